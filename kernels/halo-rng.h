@@ -1,0 +1,60 @@
+/* Counter-based random numbers, identical on the CPU and in CUDA kernels.
+ *
+ * Every random value is a pure function of a key and a counter, never of a
+ * hidden state.  Weights are keyed by (seed, layer, row, column) and dropout
+ * masks by (seed, epoch, layer, global node id, column), so a run with one
+ * rank and a run with eight draw the very same numbers.
+ *
+ * The mixing function is SplitMix64's finaliser (Steele, Lea and Flood,
+ * "Fast splittable pseudorandom number generators", OOPSLA 2014), applied
+ * once per key word.
+ */
+#ifndef HALO_RNG_H
+#define HALO_RNG_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define HALO_HD __host__ __device__ __forceinline__
+#else
+#define HALO_HD static inline
+#endif
+
+/* Stream tags, so that the same (seed, a, b) never feeds two purposes. */
+enum {
+  HALO_RNG_WEIGHTS = 1,
+  HALO_RNG_DROPOUT = 2,
+  HALO_RNG_GRAPH = 3,
+  HALO_RNG_FEATURES = 4,
+  HALO_RNG_PARTITION = 5,
+};
+
+HALO_HD uint64_t halo_rng_mix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* A key for one purpose: the seed, a stream tag and two coordinates
+ * (for dropout: epoch and layer; for weights: layer and 0). */
+HALO_HD uint64_t halo_rng_key(uint64_t seed, uint64_t tag, uint64_t a, uint64_t b) {
+  return halo_rng_mix(halo_rng_mix(halo_rng_mix(seed ^ (tag << 56)) ^ a) ^ b);
+}
+
+/* 64 random bits at position (row, col) of a keyed stream. */
+HALO_HD uint64_t halo_rng_bits(uint64_t key, uint64_t row, uint64_t col) {
+  return halo_rng_mix(halo_rng_mix(key ^ row) ^ (col * 0xd1b54a32d192ed03ull));
+}
+
+/* Uniform float in [0, 1) with 24 random bits. */
+HALO_HD float halo_rng_uniform(uint64_t key, uint64_t row, uint64_t col) {
+  return (float)(halo_rng_bits(key, row, col) >> 40) * (1.0f / 16777216.0f);
+}
+
+/* Uniform double in [0, 1) with 53 random bits. */
+HALO_HD double halo_rng_uniform_double(uint64_t key, uint64_t row, uint64_t col) {
+  return (double)(halo_rng_bits(key, row, col) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+#endif /* HALO_RNG_H */

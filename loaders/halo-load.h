@@ -1,0 +1,34 @@
+/* Loaders: every input format halo reads, behind one entry point.
+ *
+ *   OGB raw dataset folder   edge.csv[.gz], node-feat, node-label, split/, num-node-list
+ *   SNAP edge list           '#' comments, whitespace-separated ids, remapped to 0..n-1
+ *   Matrix Market            coordinate pattern|real|integer, general|symmetric
+ *   synthetic spec           sbm:nodes=..,classes=..,avg-degree=..,homophily=..,feat=..,seed=..
+ *                            rmat:scale=..,edge-factor=..,seed=..
+ *
+ * Bad input is reported once, as "FILE:LINE: what is wrong", and returned as a
+ * negative status; nothing exits.
+ */
+#ifndef HALO_LOAD_H
+#define HALO_LOAD_H
+
+#include "halo-graph.h"
+
+typedef enum {
+  HALO_FORMAT_AUTO = 0,
+  HALO_FORMAT_OGB,
+  HALO_FORMAT_EDGELIST,
+  HALO_FORMAT_MTX,
+  HALO_FORMAT_SPEC,
+} halo_format;
+
+/* Parses "auto", "ogb", "edgelist" (alias "snap"), "mtx", "spec". Local. */
+halo_status halo_format_parse(const char *name, halo_format *out);
+
+/* Loads `input` (a path or a synthetic spec) in format `fmt`; AUTO picks by
+ * what the path is: a folder is OGB, *.mtx[.gz] is Matrix Market, a string
+ * with "name:" of a known generator is a spec, anything else an edge list.
+ * On success *out owns a new graph. Local. */
+halo_status halo_load(const char *input, halo_format fmt, halo_graph **out);
+
+#endif /* HALO_LOAD_H */

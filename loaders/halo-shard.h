@@ -1,0 +1,93 @@
+/* The HDF5 shard format: one manifest per partition run and one file per part.
+ *
+ * This module alone knows the HDF5 layout; docs/shard-format.md documents it
+ * for users of h5ls/h5dump.  Every dataset is chunked and Fletcher-32
+ * checksummed, and each part's content digest is recorded in the manifest, so
+ * a bit flip anywhere in the data is found on read.
+ *
+ * Local numbering inside a part: rows 0..n_owned-1 are the owned nodes in
+ * ascending global id; rows n_owned..n_owned+n_halo-1 are the halo nodes,
+ * grouped by owner part (ascending), ascending global id within a group.
+ * Peer q therefore sends part p its rows in ascending global id, and they land
+ * in the contiguous halo range recv_ptr[q]..recv_ptr[q+1].
+ */
+#ifndef HALO_SHARD_H
+#define HALO_SHARD_H
+
+#include <stdint.h>
+
+#include "halo-status.h"
+
+#define HALO_SHARD_FORMAT_VERSION 1
+
+/* Global facts of one partition run: DIR/manifest.h5. */
+typedef struct halo_manifest {
+  int32_t format_version;
+  int64_t nodes;          /* n */
+  int64_t edges;          /* directed edges of the cleaned graph, self-loops excluded */
+  int32_t features;       /* F, 0 when none */
+  int32_t classes;        /* C, 0 when unlabelled */
+  int32_t parts;          /* P */
+  char method[16];        /* "metis", "random" or "block" */
+  char objective[8];      /* "cut" or "vol" */
+  int64_t seed;
+  int32_t ufactor;
+  char source[512];       /* input path or spec */
+  uint64_t source_digest; /* digest of the input */
+  uint64_t run_id;        /* identifies this run; every part carries the same value */
+  int32_t *part;          /* size nodes: owner part of each global node */
+  uint64_t *part_digest;  /* size parts: halo_shard_digest() of each part */
+  int64_t *part_owned;    /* size parts: owned nodes per part */
+  int64_t *part_halo;     /* size parts: halo nodes per part */
+} halo_manifest;
+
+/* One part: DIR/part-00003-of-00008.h5. */
+typedef struct halo_shard {
+  int32_t format_version;
+  int32_t part, parts;
+  uint64_t run_id;
+  int64_t nodes, edges;   /* global counts, as in the manifest */
+  int32_t features, classes;
+  int64_t n_owned, n_halo;
+  int64_t nnz;            /* local CSR entries, indptr[n_owned] */
+  int64_t *global_id;     /* size n_owned+n_halo */
+  int32_t *halo_owner;    /* size n_halo: owner part of each halo row */
+  int64_t *degree;        /* size n_owned+n_halo: global degree in the cleaned graph, self-loop excluded */
+  int64_t *indptr;        /* size n_owned+1 */
+  int32_t *indices;       /* size nnz: local column ids in [0, n_owned+n_halo), ascending within a row, no self-loops */
+  float *x;               /* size n_owned*features, row-major; NULL when features == 0 */
+  int32_t *labels;        /* size n_owned, -1 = unlabelled; NULL when classes == 0 */
+  int64_t n_train, n_valid, n_test;
+  int32_t *train;         /* size n_train: owned local rows, ascending */
+  int32_t *valid;         /* size n_valid */
+  int32_t *test;          /* size n_test */
+  int64_t *send_ptr;      /* size parts+1: rows for peer q are send_idx[send_ptr[q]..send_ptr[q+1]) */
+  int32_t *send_idx;      /* size send_ptr[parts]: owned local rows, ascending global id per peer */
+  int64_t *recv_ptr;      /* size parts+1: halo rows from peer q are n_owned+recv_ptr[q] .. n_owned+recv_ptr[q+1]-1 */
+} halo_shard;
+
+/* "DIR/part-00003-of-00008.h5" into buf; fails with HALO_ERR_ARG if it does
+ * not fit. Local. */
+halo_status halo_shard_path(char *buf, size_t size, const char *dir, int32_t part, int32_t parts);
+
+/* A 64-bit digest of every array and count in the shard (not of the HDF5
+ * bytes), recorded in the manifest and checked on read. Local. */
+uint64_t halo_shard_digest(const halo_shard *s);
+
+/* Writes `s` to `path` (which must not exist yet), chunked, Fletcher-32. Local. */
+halo_status halo_shard_write(const char *path, const halo_shard *s);
+
+/* Reads and validates one part: format version, attribute/array consistency,
+ * index ranges, checksums.  When `m` is not NULL, also checks the shard
+ * against the manifest (run id, counts, digest).  Every failure names the
+ * file. On success *out owns a new shard. Local. */
+halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard **out);
+
+/* Frees every array; accepts NULL and sets *s = NULL. Local. */
+void halo_shard_destroy(halo_shard **s);
+
+halo_status halo_manifest_write(const char *path, const halo_manifest *m);
+halo_status halo_manifest_read(const char *path, halo_manifest **out);
+void halo_manifest_destroy(halo_manifest **m);
+
+#endif /* HALO_SHARD_H */
