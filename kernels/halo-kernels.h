@@ -1,0 +1,62 @@
+/* Dense operations of the CPU backend.  Each is the oracle for its CUDA twin
+ * (kernels/halo-kernels-cuda.h), which takes the same arguments plus a stream.
+ *
+ * Matrices are row-major float32 with `rows` rows and `cols` columns, packed
+ * (leading dimension = cols) unless an ld argument says otherwise.  All calls
+ * are Local and thread-parallel with OpenMP; none allocates.
+ */
+#ifndef HALO_KERNELS_H
+#define HALO_KERNELS_H
+
+#include <stdint.h>
+
+/* C = alpha · op(A) · op(B) + beta · C, through CBLAS (row-major). */
+void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                   float *c, int64_t ldc);
+
+/* Y[i, :] += bias[:] for every row. */
+void halo_cpu_bias_add(float *y, int64_t rows, int64_t cols, const float *bias);
+
+/* grad_bias[:] = Σ_i G[i, :] (overwrites; summed in double per column). */
+void halo_cpu_colsum(const float *g, int64_t rows, int64_t cols, float *grad_bias);
+
+/* Y = max(X, 0) in place. */
+void halo_cpu_relu(float *y, int64_t n);
+
+/* G[i] = 0 where Y[i] <= 0 (Y is the ReLU output), in place. */
+void halo_cpu_relu_backward(float *g, const float *y, int64_t n);
+
+/* Inverted dropout keyed by global row id: element (i, j) is kept iff
+ * halo_rng_uniform(key, global_id[i], j) >= p, and kept values are scaled by
+ * 1/(1-p).  Applied in place to Y; the same call on a gradient applies the
+ * same mask.  key = halo_rng_key(seed, HALO_RNG_DROPOUT, epoch, layer). */
+void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id,
+                      uint64_t key, float p);
+
+/* Masked softmax cross-entropy over the rows listed in `mask` (size nmask):
+ *   loss_sum   = Σ_{i in mask} -log softmax(Z[i])[label[i]]   (double)
+ *   correct    = number of i in mask with argmax Z[i] == label[i]
+ *   G[i, :]    = (softmax(Z[i]) - onehot(label[i])) · grad_scale for i in mask, 0 elsewhere
+ * G may be NULL (evaluation only). G has `rows` rows, all of which are written. */
+void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int32_t *labels,
+                           const int32_t *mask, int64_t nmask, float grad_scale, float *g,
+                           double *loss_sum, int64_t *correct);
+
+/* One Adam step (Kingma & Ba) with L2 weight decay added to the gradient, as
+ * in PyTorch's Adam(weight_decay=wd):
+ *   g' = g + wd·w; m = b1·m + (1-b1)·g'; v = b2·v + (1-b2)·g'²
+ *   w -= lr · (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps),   t >= 1 */
+void halo_cpu_adam(float *w, const float *g, float *m, float *v, int64_t n, float lr, float b1,
+                   float b2, float eps, float wd, int64_t t);
+
+/* dst[i, :] = src[idx[i], :] for i in [0, n): packs rows to send. */
+void halo_cpu_pack(float *dst, const float *src, int64_t cols, const int32_t *idx, int64_t n);
+
+/* dst[idx[i], :] = src[i, :] for i in [0, n). */
+void halo_cpu_unpack(float *dst, const float *src, int64_t cols, const int32_t *idx, int64_t n);
+
+/* Divides each row by its sum (rows summing to 0 are left as they are). */
+void halo_cpu_row_normalize(float *x, int64_t rows, int64_t cols);
+
+#endif /* HALO_KERNELS_H */
