@@ -1,0 +1,373 @@
+/* What makes a shard or a manifest valid, its digest, and its file name.
+ *
+ * The same checks run before writing (so that a partitioner bug never reaches
+ * disk) and after reading (so that a damaged or forged file never reaches the
+ * trainer).  Messages name objects by their dataset path in the file.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-digest.h"
+#include "shard-h5.h"
+
+halo_status halo_shard_path(char *buf, size_t size, const char *dir, int32_t part, int32_t parts) {
+  halo_status st = HALO_OK;
+  if (!buf || size == 0 || !dir) HALO_FAIL(HALO_ERR_ARG, "halo_shard_path: NULL argument");
+  if (parts < 1 || part < 0 || part >= parts)
+    HALO_FAIL(HALO_ERR_ARG, "halo_shard_path: part %d of %d is out of range", (int)part, (int)parts);
+  int n = snprintf(buf, size, "%s/part-%05d-of-%05d.h5", dir, (int)part, (int)parts);
+  if (n < 0 || (size_t)n >= size)
+    HALO_FAIL(HALO_ERR_ARG, "%s: shard path does not fit in %zu bytes", dir, size);
+done:
+  return st;
+}
+
+void halo_shard_destroy(halo_shard **s) {
+  if (!s || !*s) return;
+  halo_shard *p = *s;
+  free(p->global_id);
+  free(p->halo_owner);
+  free(p->degree);
+  free(p->indptr);
+  free(p->indices);
+  free(p->x);
+  free(p->labels);
+  free(p->train);
+  free(p->valid);
+  free(p->test);
+  free(p->send_ptr);
+  free(p->send_idx);
+  free(p->recv_ptr);
+  free(p);
+  *s = NULL;
+}
+
+/* The digest is defined over little-endian byte images, so that it does not
+ * depend on the machine that computes it. */
+static void digest_feed(halo_digest *d, const void *data, size_t count, size_t size) {
+  if (!data || count == 0) return;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  const uint8_t *p = data;
+  uint8_t block[4096];
+  size_t per_block = sizeof block / size;
+  while (count > 0) {
+    size_t n = count < per_block ? count : per_block;
+    for (size_t i = 0; i < n; i++)
+      for (size_t b = 0; b < size; b++) block[i * size + b] = p[i * size + size - 1 - b];
+    halo_digest_update(d, block, n * size);
+    p += n * size;
+    count -= n;
+  }
+#else
+  halo_digest_update(d, data, count * size);
+#endif
+}
+
+static void digest_count(halo_digest *d, int64_t value) { digest_feed(d, &value, 1, sizeof value); }
+
+uint64_t halo_shard_digest(const halo_shard *s) {
+  halo_digest d;
+  halo_digest_init(&d);
+  /* Counts first, each as a 64-bit word, then the arrays in file order. */
+  digest_count(&d, s->format_version);
+  digest_count(&d, s->part);
+  digest_count(&d, s->parts);
+  digest_count(&d, (int64_t)s->run_id);
+  digest_count(&d, s->nodes);
+  digest_count(&d, s->edges);
+  digest_count(&d, s->features);
+  digest_count(&d, s->classes);
+  digest_count(&d, s->n_owned);
+  digest_count(&d, s->n_halo);
+  digest_count(&d, s->nnz);
+  digest_count(&d, s->n_train);
+  digest_count(&d, s->n_valid);
+  digest_count(&d, s->n_test);
+  size_t local = (size_t)(s->n_owned + s->n_halo);
+  size_t owned = (size_t)s->n_owned;
+  size_t peers = (size_t)s->parts + 1;
+  digest_feed(&d, s->global_id, local, sizeof *s->global_id);
+  digest_feed(&d, s->halo_owner, (size_t)s->n_halo, sizeof *s->halo_owner);
+  digest_feed(&d, s->degree, local, sizeof *s->degree);
+  digest_feed(&d, s->indptr, owned + 1, sizeof *s->indptr);
+  digest_feed(&d, s->indices, (size_t)s->nnz, sizeof *s->indices);
+  if (s->features > 0) digest_feed(&d, s->x, owned * (size_t)s->features, sizeof *s->x);
+  if (s->classes > 0) digest_feed(&d, s->labels, owned, sizeof *s->labels);
+  digest_feed(&d, s->train, (size_t)s->n_train, sizeof *s->train);
+  digest_feed(&d, s->valid, (size_t)s->n_valid, sizeof *s->valid);
+  digest_feed(&d, s->test, (size_t)s->n_test, sizeof *s->test);
+  digest_feed(&d, s->send_ptr, peers, sizeof *s->send_ptr);
+  if (s->send_ptr) digest_feed(&d, s->send_idx, (size_t)s->send_ptr[s->parts], sizeof *s->send_idx);
+  digest_feed(&d, s->recv_ptr, peers, sizeof *s->recv_ptr);
+  return halo_digest_final(&d);
+}
+
+halo_status halo__shard_check_counts(const halo_shard *s, const char *path) {
+  halo_status st = HALO_OK;
+  if (s->format_version != HALO_SHARD_FORMAT_VERSION)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads version %d)", path,
+              (int)s->format_version, HALO_SHARD_FORMAT_VERSION);
+  if (s->parts < 1) HALO_FAIL(HALO_ERR_FORMAT, "%s: parts = %d, expected at least 1", path, (int)s->parts);
+  if (s->part < 0 || s->part >= s->parts)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: part = %d is out of range [0, %d)", path, (int)s->part, (int)s->parts);
+  if (s->nodes < 0 || s->edges < 0 || s->features < 0 || s->classes < 0)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: negative count (nodes %" PRId64 ", edges %" PRId64 ", features %d, classes %d)",
+              path, s->nodes, s->edges, (int)s->features, (int)s->classes);
+  if (s->n_owned < 0 || s->n_halo < 0 || s->n_owned > s->nodes || s->n_halo > s->nodes - s->n_owned)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: n_owned = %" PRId64 " and n_halo = %" PRId64 " do not fit in %" PRId64 " nodes",
+              path, s->n_owned, s->n_halo, s->nodes);
+  if (s->n_owned + s->n_halo > INT32_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT, "%s: %" PRId64 " local rows exceed the int32 local index range", path,
+              s->n_owned + s->n_halo);
+  if (s->nnz < 0 || s->nnz > s->edges)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: nnz = %" PRId64 " is out of range [0, edges = %" PRId64 "]", path, s->nnz,
+              s->edges);
+  if (s->features > 0 && s->n_owned > INT64_MAX / 4 / s->features)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: %" PRId64 " x %d features overflow", path, s->n_owned, (int)s->features);
+  const struct {
+    const char *name;
+    int64_t n;
+  } splits[] = {{"/split/train", s->n_train}, {"/split/valid", s->n_valid}, {"/split/test", s->n_test}};
+  for (int k = 0; k < 3; k++)
+    if (splits[k].n < 0 || splits[k].n > s->n_owned)
+      HALO_FAIL(HALO_ERR_FORMAT, "%s: %s: length %" PRId64 " is out of range [0, n_owned = %" PRId64 "]", path,
+                splits[k].name, splits[k].n, s->n_owned);
+done:
+  return st;
+}
+
+halo_status halo__shard_check_ptr(const char *path, const char *name, const int64_t *ptr, int32_t parts,
+                                  int64_t max_total) {
+  halo_status st = HALO_OK;
+  if (ptr[0] != 0) HALO_FAIL(HALO_ERR_RANGE, "%s: %s[0] = %" PRId64 ", expected 0", path, name, ptr[0]);
+  for (int32_t q = 0; q < parts; q++)
+    if (ptr[q + 1] < ptr[q])
+      HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%d] = %" PRId64 " is below %s[%d] = %" PRId64 " (not monotone)", path,
+                name, (int)q + 1, ptr[q + 1], name, (int)q, ptr[q]);
+  if (ptr[parts] > max_total)
+    HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%d] = %" PRId64 " exceeds %" PRId64, path, name, (int)parts, ptr[parts],
+              max_total);
+done:
+  return st;
+}
+
+/* Fails unless arr[0..n) is strictly ascending within [lo, hi). */
+static halo_status check_rows(const char *path, const char *name, const int32_t *arr, int64_t begin,
+                              int64_t end, int64_t lo, int64_t hi) {
+  halo_status st = HALO_OK;
+  for (int64_t i = begin; i < end; i++) {
+    if (arr[i] < lo || arr[i] >= hi)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%" PRId64 "] = %d is out of range [%" PRId64 ", %" PRId64 ")", path, name,
+                i, (int)arr[i], lo, hi);
+    if (i > begin && arr[i] <= arr[i - 1])
+      HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%" PRId64 "] = %d does not ascend after %d", path, name, i, (int)arr[i],
+                (int)arr[i - 1]);
+  }
+done:
+  return st;
+}
+
+static int owns(const int64_t *owned, int64_t n, int64_t gid) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (owned[mid] < gid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && owned[lo] == gid;
+}
+
+static halo_status check_nodes(const halo_shard *s, const char *path) {
+  halo_status st = HALO_OK;
+  int64_t local = s->n_owned + s->n_halo;
+  for (int64_t i = 0; i < local; i++) {
+    int64_t gid = s->global_id[i];
+    if (gid < 0 || gid >= s->nodes)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ")",
+                path, i, gid, s->nodes);
+    if (i > 0 && i < s->n_owned && gid <= s->global_id[i - 1])
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " does not ascend (owned rows)",
+                path, i, gid);
+    int64_t deg = s->degree[i];
+    if (deg < 0 || deg >= (s->nodes > 0 ? s->nodes : 1))
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/degree[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ")",
+                path, i, deg, s->nodes);
+  }
+  for (int64_t h = 0; h < s->n_halo; h++) {
+    int32_t q = s->halo_owner[h];
+    int64_t row = s->n_owned + h;
+    if (q < 0 || q >= s->parts || q == s->part)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/halo_owner[%" PRId64 "] = %d is not another part in [0, %d)", path, h,
+                (int)q, (int)s->parts);
+    if (h > 0) {
+      int32_t prev = s->halo_owner[h - 1];
+      if (q < prev)
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/halo_owner[%" PRId64 "] = %d is not grouped (follows %d)", path, h,
+                  (int)q, (int)prev);
+      if (q == prev && s->global_id[row] <= s->global_id[row - 1])
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " does not ascend within its owner",
+                  path, row, s->global_id[row]);
+    }
+    if (owns(s->global_id, s->n_owned, s->global_id[row]))
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " is both owned and halo", path, row,
+                s->global_id[row]);
+  }
+done:
+  return st;
+}
+
+static halo_status check_graph(const halo_shard *s, const char *path) {
+  halo_status st = HALO_OK;
+  uint8_t *seen = NULL;
+  int64_t local = s->n_owned + s->n_halo;
+  const int64_t *indptr = s->indptr;
+  if (indptr[0] != 0) HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr[0] = %" PRId64 ", expected 0", path, indptr[0]);
+  for (int64_t i = 0; i < s->n_owned; i++) {
+    if (indptr[i + 1] < indptr[i] || indptr[i + 1] > s->nnz)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr[%" PRId64 "] = %" PRId64 " is not monotone within [0, nnz = %" PRId64 "]",
+                path, i + 1, indptr[i + 1], s->nnz);
+    /* An owned row holds every neighbour, so its length is the global degree. */
+    if (indptr[i + 1] - indptr[i] != s->degree[i])
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr: row %" PRId64 " has %" PRId64 " entries but /nodes/degree[%" PRId64 "] = %" PRId64,
+                path, i, indptr[i + 1] - indptr[i], i, s->degree[i]);
+  }
+  if (indptr[s->n_owned] != s->nnz)
+    HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr[%" PRId64 "] = %" PRId64 ", expected nnz = %" PRId64, path,
+              s->n_owned, indptr[s->n_owned], s->nnz);
+  HALO_ALLOC(seen, s->n_halo, "the halo coverage map");
+  for (int64_t i = 0; i < s->n_owned; i++) {
+    HALO_TRY(check_rows(path, "/graph/indices", s->indices, indptr[i], indptr[i + 1], 0, local));
+    for (int64_t j = indptr[i]; j < indptr[i + 1]; j++) {
+      int32_t col = s->indices[j];
+      if (col == i)
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indices[%" PRId64 "] = %d is a self-loop of row %" PRId64, path, j,
+                  (int)col, i);
+      if (col >= s->n_owned) seen[col - s->n_owned] = 1;
+    }
+  }
+  /* The halo is exactly the remote neighbourhood: no row is shipped for nothing. */
+  for (int64_t h = 0; h < s->n_halo; h++)
+    if (!seen[h])
+      HALO_FAIL(HALO_ERR_RANGE, "%s: halo row %" PRId64 " (global %" PRId64 ") is not a neighbour of any owned row",
+                path, s->n_owned + h, s->global_id[s->n_owned + h]);
+done:
+  free(seen);
+  return st;
+}
+
+static halo_status check_node_data(const halo_shard *s, const char *path) {
+  halo_status st = HALO_OK;
+  if (s->features > 0) {
+    int64_t count = s->n_owned * s->features;
+    for (int64_t k = 0; k < count; k++)
+      if (!isfinite(s->x[k]))
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /features[%" PRId64 "][%" PRId64 "] = %g is not finite", path,
+                  k / s->features, k % s->features, (double)s->x[k]);
+  }
+  if (s->classes > 0)
+    for (int64_t i = 0; i < s->n_owned; i++)
+      if (s->labels[i] < -1 || s->labels[i] >= s->classes)
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /labels[%" PRId64 "] = %d is out of range [-1, %d)", path, i,
+                  (int)s->labels[i], (int)s->classes);
+  HALO_TRY(check_rows(path, "/split/train", s->train, 0, s->n_train, 0, s->n_owned));
+  HALO_TRY(check_rows(path, "/split/valid", s->valid, 0, s->n_valid, 0, s->n_owned));
+  HALO_TRY(check_rows(path, "/split/test", s->test, 0, s->n_test, 0, s->n_owned));
+done:
+  return st;
+}
+
+static halo_status check_halo(const halo_shard *s, const char *path) {
+  halo_status st = HALO_OK;
+  int32_t p = s->part;
+  int64_t max_send = s->n_owned * (s->parts - 1);
+  HALO_TRY(halo__shard_check_ptr(path, "/halo/send_ptr", s->send_ptr, s->parts, max_send));
+  if (s->send_ptr[p + 1] != s->send_ptr[p])
+    HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/send_ptr sends %" PRId64 " rows to part %d itself", path,
+              s->send_ptr[p + 1] - s->send_ptr[p], (int)p);
+  for (int32_t q = 0; q < s->parts; q++)
+    HALO_TRY(check_rows(path, "/halo/send_idx", s->send_idx, s->send_ptr[q], s->send_ptr[q + 1], 0, s->n_owned));
+  HALO_TRY(halo__shard_check_ptr(path, "/halo/recv_ptr", s->recv_ptr, s->parts, s->n_halo));
+  if (s->recv_ptr[s->parts] != s->n_halo)
+    HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/recv_ptr[%d] = %" PRId64 ", expected n_halo = %" PRId64, path,
+              (int)s->parts, s->recv_ptr[s->parts], s->n_halo);
+  for (int32_t q = 0; q < s->parts; q++)
+    for (int64_t h = s->recv_ptr[q]; h < s->recv_ptr[q + 1]; h++)
+      if (s->halo_owner[h] != q)
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/recv_ptr gives halo row %" PRId64 " to part %d but /nodes/halo_owner[%" PRId64 "] = %d",
+                  path, s->n_owned + h, (int)q, h, (int)s->halo_owner[h]);
+done:
+  return st;
+}
+
+halo_status halo__shard_check_arrays(const halo_shard *s, const char *path) {
+  halo_status st = HALO_OK;
+  int64_t local = s->n_owned + s->n_halo;
+  const struct {
+    const char *name;
+    const void *ptr;
+    int needed;
+  } arrays[] = {
+      {"/nodes/global_id", s->global_id, local > 0},
+      {"/nodes/halo_owner", s->halo_owner, s->n_halo > 0},
+      {"/nodes/degree", s->degree, local > 0},
+      {"/graph/indptr", s->indptr, 1},
+      {"/graph/indices", s->indices, s->nnz > 0},
+      {"/features", s->x, s->features > 0 && s->n_owned > 0},
+      {"/labels", s->labels, s->classes > 0 && s->n_owned > 0},
+      {"/split/train", s->train, s->n_train > 0},
+      {"/split/valid", s->valid, s->n_valid > 0},
+      {"/split/test", s->test, s->n_test > 0},
+      {"/halo/send_ptr", s->send_ptr, 1},
+      {"/halo/recv_ptr", s->recv_ptr, 1},
+  };
+  for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
+    if (arrays[k].needed && !arrays[k].ptr) HALO_FAIL(HALO_ERR_ARG, "%s: %s: array is NULL", path, arrays[k].name);
+  HALO_TRY(check_nodes(s, path));
+  HALO_TRY(check_graph(s, path));
+  HALO_TRY(check_node_data(s, path));
+  if (s->send_ptr[s->parts] > 0 && !s->send_idx)
+    HALO_FAIL(HALO_ERR_ARG, "%s: /halo/send_idx: array is NULL", path);
+  HALO_TRY(check_halo(s, path));
+done:
+  return st;
+}
+
+halo_status halo__manifest_check(const halo_manifest *m, const char *path) {
+  halo_status st = HALO_OK;
+  int64_t *count = NULL;
+  if (m->format_version != HALO_SHARD_FORMAT_VERSION)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads version %d)", path,
+              (int)m->format_version, HALO_SHARD_FORMAT_VERSION);
+  if (m->nodes < 0 || m->edges < 0 || m->features < 0 || m->classes < 0 || m->parts < 1)
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: implausible counts (nodes %" PRId64 ", edges %" PRId64 ", features %d, classes %d, parts %d)", path,
+              m->nodes, m->edges, (int)m->features, (int)m->classes, (int)m->parts);
+  if (!memchr(m->method, '\0', sizeof m->method) || !memchr(m->objective, '\0', sizeof m->objective) ||
+      !memchr(m->source, '\0', sizeof m->source))
+    HALO_FAIL(HALO_ERR_ARG, "%s: method, objective or source is not NUL-terminated", path);
+  if ((m->nodes > 0 && !m->part) || !m->part_digest || !m->part_owned || !m->part_halo)
+    HALO_FAIL(HALO_ERR_ARG, "%s: a manifest array is NULL", path);
+  HALO_ALLOC(count, m->parts, "the per-part counts");
+  for (int64_t v = 0; v < m->nodes; v++) {
+    if (m->part[v] < 0 || m->part[v] >= m->parts)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /part[%" PRId64 "] = %d is out of range [0, %d)", path, v, (int)m->part[v],
+                (int)m->parts);
+    count[m->part[v]]++;
+  }
+  for (int32_t q = 0; q < m->parts; q++) {
+    if (m->part_owned[q] != count[q])
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/owned[%d] = %" PRId64 " but /part assigns %" PRId64 " nodes to part %d",
+                path, (int)q, m->part_owned[q], count[q], (int)q);
+    if (m->part_halo[q] < 0 || m->part_halo[q] > m->nodes - m->part_owned[q])
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/halo[%d] = %" PRId64 " is out of range [0, %" PRId64 "]", path, (int)q,
+                m->part_halo[q], m->nodes - m->part_owned[q]);
+  }
+done:
+  free(count);
+  return st;
+}
