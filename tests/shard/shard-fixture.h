@@ -1,0 +1,72 @@
+/* A small, random, complete partition run built in memory, independently of
+ * partition/: a random undirected graph (dense adjacency, so the reference is
+ * obviously right), a random owner per node, and every part's shard derived
+ * from them by the definitions in halo-shard.h.  Plus the file surgery the
+ * corruption tests need. */
+#ifndef SHARD_FIXTURE_H
+#define SHARD_FIXTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "halo-shard.h"
+
+typedef struct fixture {
+  uint64_t seed;
+  int64_t n;
+  int32_t parts;
+  uint8_t *adj;           /* size n*n */
+  halo_manifest *m;       /* part_digest filled from the shards */
+  halo_shard **shards;    /* size parts */
+  char dir[256];          /* a fresh temporary folder */
+} fixture;
+
+/* Seed from $HALO_TEST_SEED when set, else `fallback`; printed either way. */
+uint64_t fixture_seed(const char *test, uint64_t fallback);
+
+/* With `empty_last`, no node is owned by the last part. */
+fixture *fixture_create(uint64_t seed, int64_t n, int32_t parts, int32_t features, int32_t classes,
+                        int empty_last);
+/* Removes the temporary folder and everything in it. */
+void fixture_destroy(fixture **f);
+
+/* "DIR/name" in a static buffer ring (valid for the next few calls). */
+const char *fixture_path(const fixture *f, const char *name);
+
+/* Recomputes part_digest[part] in the manifest after that shard was edited. */
+void fixture_redigest(fixture *f, int32_t part);
+
+/* Deep copy of a shard (for tests that edit one). */
+halo_shard *shard_clone(const halo_shard *s);
+
+/* Asserts (Criterion) that two shards agree in every count and array. */
+void shard_expect_equal(const halo_shard *a, const halo_shard *b);
+
+/* Captures everything written to stderr between begin and end. */
+typedef struct capture {
+  int saved_fd;
+  int file_fd;
+} capture;
+void capture_begin(capture *c);
+/* Returns the captured text (malloc'd, NUL-terminated). */
+char *capture_end(capture *c);
+
+/* Runs halo_shard_read (or halo_manifest_read) under a stderr capture and
+ * asserts that it fails with `expect`, leaves *out NULL, prints exactly one
+ * line, and that the line names `path` and contains every needle (a
+ * NULL-terminated list of strings).  `expect` HALO_OK means any failure. */
+void expect_shard_fails(const char *path, const halo_manifest *m, halo_status expect, ...);
+void expect_manifest_fails(const char *path, halo_status expect, ...);
+
+/* File surgery. */
+void copy_file(const char *from, const char *to);
+long file_size(const char *path);
+void flip_byte(const char *path, long offset);
+void truncate_file(const char *path, long size);
+/* File offset and size of the first chunk of a chunked dataset. */
+void chunk_location(const char *path, const char *dataset, long *offset, long *size);
+
+/* Runs a shell command, returns its stdout (malloc'd) and exit status. */
+char *run_command(const char *cmd, int *status);
+
+#endif /* SHARD_FIXTURE_H */
