@@ -1,0 +1,64 @@
+/* Bias, ReLU, column sums and row normalisation on the CPU.
+ *
+ * Each loop is memory-bound, so it runs in parallel only when the array is
+ * large enough to amortise waking the OpenMP team, and vectorises along the
+ * contiguous dimension.
+ */
+#include <stdint.h>
+
+#include "halo-kernels.h"
+
+/* Fewer floats than this are processed on the calling thread alone. */
+static const int64_t PARALLEL_MIN = 1 << 15;
+
+/* Columns summed per pass of halo_cpu_colsum: its double accumulators. */
+enum { COLSUM_TILE = 64 };
+
+void halo_cpu_bias_add(float *y, int64_t rows, int64_t cols, const float *bias) {
+#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+  for (int64_t i = 0; i < rows; i++) {
+    float *restrict yr = y + i * cols;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; j++) yr[j] += bias[j];
+  }
+}
+
+void halo_cpu_colsum(const float *g, int64_t rows, int64_t cols, float *grad_bias) {
+  /* A tile of columns at a time, so that the per-thread partial sums are a
+   * fixed-size array and nothing is allocated. */
+  for (int64_t c0 = 0; c0 < cols; c0 += COLSUM_TILE) {
+    const int64_t w = cols - c0 < COLSUM_TILE ? cols - c0 : COLSUM_TILE;
+    double sum[COLSUM_TILE] = {0};
+#pragma omp parallel for schedule(static) reduction(+ : sum[:COLSUM_TILE]) \
+    if (rows * w >= PARALLEL_MIN)
+    for (int64_t i = 0; i < rows; i++) {
+      const float *restrict gr = g + i * cols + c0;
+#pragma omp simd
+      for (int64_t j = 0; j < w; j++) sum[j] += gr[j];
+    }
+    for (int64_t j = 0; j < w; j++) grad_bias[c0 + j] = (float)sum[j];
+  }
+}
+
+void halo_cpu_relu(float *y, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+  for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+}
+
+void halo_cpu_relu_backward(float *g, const float *y, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+  for (int64_t i = 0; i < n; i++) g[i] = y[i] <= 0.0f ? 0.0f : g[i];
+}
+
+void halo_cpu_row_normalize(float *x, int64_t rows, int64_t cols) {
+#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+  for (int64_t i = 0; i < rows; i++) {
+    float *restrict xr = x + i * cols;
+    double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < cols; j++) sum += xr[j];
+    if (sum == 0.0) continue;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; j++) xr[j] = (float)(xr[j] / sum);
+  }
+}

@@ -1,0 +1,186 @@
+/* Y[r, :] = beta · Y[r, :] + A[r, :] · X on the CPU.
+ *
+ * Rows are independent, so threads take rows and never share an output.
+ * Graph degrees are skewed (a hub may have 10^5 neighbours next to rows with
+ * one), so rows are handed out dynamically in small chunks rather than in
+ * equal static blocks.
+ *
+ * Each row is computed in column tiles of at most 4·TILE_VECS floats whose
+ * partial sums live in SSE registers, so Y is written exactly once and read
+ * only when beta != 0.  Every tile width is a compile-time constant (the
+ * widths 16, 32 and 64 that hidden layers use get their own copies), which
+ * lets the compiler unroll the feature loop completely.
+ *
+ * On large graphs the kernel waits on memory: each nonzero gathers one
+ * random row of X.  It therefore prefetches the X rows a fixed number of
+ * nonzeros ahead, across row boundaries, to keep many misses in flight.
+ */
+#include <stdint.h>
+
+#include "halo-spmm.h"
+
+/* Accumulator registers per column tile: 8 × 4 floats = 32 columns, which
+ * leaves half of the 16 SSE registers for loads and the broadcast value. */
+enum { TILE_VECS = 8 };
+
+/* Rows per dynamic-scheduling chunk: large enough that the shared counter is
+ * touched rarely, small enough that a hub row cannot leave threads idle. */
+enum { CHUNK = 32 };
+
+/* Prefetch distance in nonzeros, and the most columns of an X row that are
+ * prefetched (64 floats: 4 cache lines). */
+enum { PREFETCH = 16, PREFETCH_FLOATS = 64 };
+
+#define SPMM_INLINE static inline __attribute__((always_inline))
+
+/* Four floats operated on as one value: one SSE register, the x86-64
+ * baseline (wider GCC vectors are split through memory on that baseline).
+ * The _u variant may point at any float. */
+typedef float vf4 __attribute__((vector_size(16)));
+typedef float vf4_u __attribute__((vector_size(16), aligned(4), may_alias));
+
+typedef struct spmm_args {
+  const int64_t *indptr;
+  const int32_t *indices;
+  const float *values; /* NULL: every value is 1 */
+  const float *x;
+  int64_t ldx;
+  int64_t prefetch_floats; /* min(ncols, PREFETCH_FLOATS) */
+  float *y;
+  int64_t ldy;
+  float beta;
+} spmm_args;
+
+/* Asks for the cache lines of the first prefetch_floats columns of X[col, :]. */
+SPMM_INLINE void prefetch_x_row(const spmm_args *args, int32_t col) {
+  const float *xr = args->x + (int64_t)col * args->ldx;
+  for (int64_t j = 0; j < args->prefetch_floats; j += 16) __builtin_prefetch(xr + j, 0, 3);
+}
+
+/* Asks for the X rows of the first PREFETCH nonzeros of row r: issued one
+ * row ahead, so that the prefetch distance carries over row boundaries even
+ * when rows are shorter than PREFETCH. */
+SPMM_INLINE void prefetch_row_start(const spmm_args *args, int64_t r) {
+  const int64_t lo = args->indptr[r];
+  const int64_t end = args->indptr[r + 1];
+  const int64_t hi = end < lo + PREFETCH ? end : lo + PREFETCH;
+  for (int64_t k = lo; k < hi; k++) prefetch_x_row(args, args->indices[k]);
+}
+
+/* Y[r, c0 : c0 + w] (=|+=) Σ_k values[k] · X[indices[k], c0 : c0 + w] over
+ * one row's nonzeros [lo, hi), for w = 4·nv + nt columns (nt < 4) whose sums
+ * live in registers; x and yr already point at column c0.  nv and nt are
+ * constants at every call, so the loops over them unroll away. */
+SPMM_INLINE void row_tile(const spmm_args *args, const float *x, float *yr, int64_t lo,
+                          int64_t hi, const int nv, const int nt) {
+  const int32_t *restrict indices = args->indices;
+  const float *restrict values = args->values;
+  const int64_t ldx = args->ldx;
+  vf4 acc[TILE_VECS] = {{0}};
+  float tail[3] = {0};
+
+  /* Only the first tile prefetches: later tiles find the rows in L1/L2. */
+  const int64_t pf_end = x == args->x ? hi - PREFETCH : lo;
+  for (int64_t k = lo; k < hi; k++) {
+    if (k < pf_end) prefetch_x_row(args, indices[k + PREFETCH]);
+    const float *xr = x + (int64_t)indices[k] * ldx;
+    const vf4_u *xv = (const vf4_u *)xr;
+    if (values) {
+      const float v = values[k];
+#pragma GCC unroll 8
+      for (int j = 0; j < nv; j++) acc[j] += v * xv[j];
+#pragma GCC unroll 3
+      for (int j = 0; j < nt; j++) tail[j] += v * xr[4 * nv + j];
+    } else {
+#pragma GCC unroll 8
+      for (int j = 0; j < nv; j++) acc[j] += xv[j];
+#pragma GCC unroll 3
+      for (int j = 0; j < nt; j++) tail[j] += xr[4 * nv + j];
+    }
+  }
+
+  vf4_u *out = (vf4_u *)yr;
+  const float beta = args->beta;
+  if (beta == 0.0f) {
+    /* Y is never read: it may hold anything, NaN included. */
+#pragma GCC unroll 8
+    for (int j = 0; j < nv; j++) out[j] = acc[j];
+#pragma GCC unroll 3
+    for (int j = 0; j < nt; j++) yr[4 * nv + j] = tail[j];
+  } else {
+#pragma GCC unroll 8
+    for (int j = 0; j < nv; j++) out[j] = beta * out[j] + acc[j];
+#pragma GCC unroll 3
+    for (int j = 0; j < nt; j++) yr[4 * nv + j] = beta * yr[4 * nv + j] + tail[j];
+  }
+}
+
+/* One case of the switch below: a last tile of w < 4·TILE_VECS columns. */
+#define SPMM_LAST_TILE(w)                                         \
+  case w:                                                         \
+    row_tile(args, x + c0, yr + c0, lo, hi, (w) / 4, (w) % 4);    \
+    break;
+
+/* Y[r, :] for one row at width `ncols`.  Inlined with a constant ncols for
+ * the common widths, where the tile loop and the switch fold away. */
+SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols) {
+  const int64_t lo = args->indptr[r];
+  const int64_t hi = args->indptr[r + 1];
+  const float *x = args->x;
+  float *yr = args->y + r * args->ldy;
+  int64_t c0 = 0;
+  for (; c0 + 4 * TILE_VECS <= ncols; c0 += 4 * TILE_VECS)
+    row_tile(args, x + c0, yr + c0, lo, hi, TILE_VECS, 0);
+  _Static_assert(TILE_VECS == 8, "the switch lists every width below 4 * TILE_VECS");
+  switch (ncols - c0) {
+    SPMM_LAST_TILE(1) SPMM_LAST_TILE(2) SPMM_LAST_TILE(3) SPMM_LAST_TILE(4)
+    SPMM_LAST_TILE(5) SPMM_LAST_TILE(6) SPMM_LAST_TILE(7) SPMM_LAST_TILE(8)
+    SPMM_LAST_TILE(9) SPMM_LAST_TILE(10) SPMM_LAST_TILE(11) SPMM_LAST_TILE(12)
+    SPMM_LAST_TILE(13) SPMM_LAST_TILE(14) SPMM_LAST_TILE(15) SPMM_LAST_TILE(16)
+    SPMM_LAST_TILE(17) SPMM_LAST_TILE(18) SPMM_LAST_TILE(19) SPMM_LAST_TILE(20)
+    SPMM_LAST_TILE(21) SPMM_LAST_TILE(22) SPMM_LAST_TILE(23) SPMM_LAST_TILE(24)
+    SPMM_LAST_TILE(25) SPMM_LAST_TILE(26) SPMM_LAST_TILE(27) SPMM_LAST_TILE(28)
+    SPMM_LAST_TILE(29) SPMM_LAST_TILE(30) SPMM_LAST_TILE(31)
+    default:
+      break;
+  }
+}
+
+#undef SPMM_LAST_TILE
+
+void halo_spmm_cpu(const halo_csr *a, const float *x, int64_t ldx, int64_t ncols, float beta,
+                   float *y, int64_t ldy, const int32_t *rows, int64_t nrows) {
+  if (nrows <= 0 || ncols <= 0) return;
+  const spmm_args args = {
+      .indptr = a->indptr,
+      .indices = a->indices,
+      .values = a->values,
+      .x = x,
+      .ldx = ldx,
+      .prefetch_floats = ncols < PREFETCH_FLOATS ? ncols : PREFETCH_FLOATS,
+      .y = y,
+      .ldy = ldy,
+      .beta = beta,
+  };
+  /* The switch sits inside the loop so that each case is its own copy of
+   * spmm_row with a constant width; it goes the same way for every row. */
+#pragma omp parallel for schedule(dynamic, CHUNK)
+  for (int64_t i = 0; i < nrows; i++) {
+    const int64_t r = rows ? rows[i] : i;
+    if (i + 1 < nrows) prefetch_row_start(&args, rows ? rows[i + 1] : i + 1);
+    switch (ncols) {
+      case 16:
+        spmm_row(&args, r, 16);
+        break;
+      case 32:
+        spmm_row(&args, r, 32);
+        break;
+      case 64:
+        spmm_row(&args, r, 64);
+        break;
+      default:
+        spmm_row(&args, r, ncols);
+        break;
+    }
+  }
+}
