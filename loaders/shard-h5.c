@@ -18,13 +18,7 @@ enum { CHUNK_BYTES = 1 << 20 };
 /* Longest fixed-length string attribute the reader accepts. */
 enum { MAX_STRING_ATTR = 1 << 16 };
 
-void halo__h5_quiet_begin(halo__h5_quiet *q) {
-  *q = (halo__h5_quiet){0};
-  H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-void halo__h5_quiet_end(const halo__h5_quiet *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
+void halo__h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 /* What the HDF5 error stack says about the last failure. */
 typedef struct h5_cause {
@@ -40,7 +34,7 @@ static herr_t cause_walk(unsigned n, const H5E_error2_t *err, void *data) {
   const char *desc = err->desc ? err->desc : "";
   if (n == 0) snprintf(c->innermost, sizeof c->innermost, "%s", desc);
   if (strstr(desc, "Fletcher32")) c->fletcher = 1;
-  if (strstr(desc, "checksum")) c->checksum = 1;
+  if (strstr(desc, "incorrect metadata checksum")) c->checksum = 1;
   if (strstr(desc, "truncated file")) c->truncated = 1;
   if (err->min_num == H5E_NOTHDF5 || strstr(desc, "signature not found")) c->not_hdf5 = 1;
   return 0;

@@ -18,16 +18,12 @@
 /* The element types a shard stores. */
 typedef enum { HALO__H5_I32, HALO__H5_I64, HALO__H5_U64, HALO__H5_F32 } halo__h5_kind;
 
-/* HDF5 prints its whole error stack by default; the shard module turns that
- * off for the duration of each public call and restores the caller's handler
- * afterwards. */
-typedef struct halo__h5_quiet {
-  H5E_auto2_t func;
-  void *data;
-} halo__h5_quiet;
-
-void halo__h5_quiet_begin(halo__h5_quiet *q);
-void halo__h5_quiet_end(const halo__h5_quiet *q);
+/* HDF5 prints its whole error stack by default; every public shard call
+ * turns that off first, so that each failure is one halo_log_error line.  It
+ * stays off for the process: after a metadata checksum failure HDF5 1.10
+ * cannot release its cache at exit, and with printing on it would end the
+ * program with a spurious "infinite loop closing library" dump. */
+void halo__h5_quiet(void);
 
 /* Logs "PATH: OBJ: WHAT (HDF5: <innermost message>)" from the current HDF5
  * error stack.  Returns HALO_ERR_CORRUPT when HDF5 found a checksum mismatch

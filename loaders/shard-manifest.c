@@ -18,11 +18,10 @@ void halo_manifest_destroy(halo_manifest **m) {
 
 halo_status halo_manifest_write(const char *path, const halo_manifest *m) {
   halo_status st = HALO_OK;
-  halo__h5_quiet quiet;
   hid_t file = H5I_INVALID_HID;
   char tmp[4096] = "";
   int created = 0;
-  halo__h5_quiet_begin(&quiet);
+  halo__h5_quiet();
   if (!path || !m) HALO_FAIL(HALO_ERR_ARG, "halo_manifest_write: NULL argument");
   HALO_TRY(halo__manifest_check(m, path));
   HALO_TRY(halo__h5_create(path, tmp, sizeof tmp, &file));
@@ -57,17 +56,15 @@ halo_status halo_manifest_write(const char *path, const halo_manifest *m) {
   HALO_TRY(halo__h5_write(file, path, "/parts/halo", HALO__H5_I64, 1, parts, m->part_halo));
 done:
   if (created) st = halo__h5_commit(st, file, tmp, path);
-  halo__h5_quiet_end(&quiet);
   return st;
 }
 
 halo_status halo_manifest_read(const char *path, halo_manifest **out) {
   halo_status st = HALO_OK;
-  halo__h5_quiet quiet;
   hid_t file = H5I_INVALID_HID;
   halo_manifest *m = NULL;
   void *buf = NULL;
-  halo__h5_quiet_begin(&quiet);
+  halo__h5_quiet();
   if (!path || !out) HALO_FAIL(HALO_ERR_ARG, "halo_manifest_read: NULL argument");
   *out = NULL;
   HALO_TRY(halo__h5_open(path, &file));
@@ -109,6 +106,5 @@ halo_status halo_manifest_read(const char *path, halo_manifest **out) {
 done:
   halo_manifest_destroy(&m);
   if (file >= 0) H5Fclose(file);
-  halo__h5_quiet_end(&quiet);
   return st;
 }

@@ -9,11 +9,10 @@
 
 halo_status halo_shard_write(const char *path, const halo_shard *s) {
   halo_status st = HALO_OK;
-  halo__h5_quiet quiet;
   hid_t file = H5I_INVALID_HID;
   char tmp[4096] = "";
   int created = 0;
-  halo__h5_quiet_begin(&quiet);
+  halo__h5_quiet();
   if (!path || !s) HALO_FAIL(HALO_ERR_ARG, "halo_shard_write: NULL argument");
   HALO_TRY(halo__shard_check_counts(s, path));
   HALO_TRY(halo__shard_check_arrays(s, path));
@@ -69,7 +68,6 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
       HALO_TRY(halo__h5_write(file, path, sets[k].name, sets[k].kind, sets[k].rank, sets[k].dims, sets[k].data));
 done:
   if (created) st = halo__h5_commit(st, file, tmp, path);
-  halo__h5_quiet_end(&quiet);
   return st;
 }
 
@@ -123,11 +121,10 @@ done:
 
 halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard **out) {
   halo_status st = HALO_OK;
-  halo__h5_quiet quiet;
   hid_t file = H5I_INVALID_HID;
   halo_shard *s = NULL;
   void *buf = NULL;
-  halo__h5_quiet_begin(&quiet);
+  halo__h5_quiet();
   if (!path || !out) HALO_FAIL(HALO_ERR_ARG, "halo_shard_read: NULL argument");
   *out = NULL;
   HALO_TRY(halo__h5_open(path, &file));
@@ -195,6 +192,5 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
 done:
   halo_shard_destroy(&s);
   if (file >= 0) H5Fclose(file);
-  halo__h5_quiet_end(&quiet);
   return st;
 }

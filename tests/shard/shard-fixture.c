@@ -170,11 +170,18 @@ void fixture_redigest(fixture *f, int32_t part) { f->m->part_digest[part] = halo
 void fixture_destroy(fixture **fp) {
   fixture *f = *fp;
   if (!f) return;
-  DIR *d = opendir(f->dir);
+  /* HALO_TEST_KEEP=1 keeps the files for a look with h5dump. */
+  const char *keep = getenv("HALO_TEST_KEEP");
+  DIR *d = keep && *keep == '1' ? NULL : opendir(f->dir);
+  if (!d) fprintf(stderr, "files kept in %s\n", f->dir);
   if (d) {
     struct dirent *e;
-    while ((e = readdir(d)))
-      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink(fixture_path(f, e->d_name));
+    char path[1024];
+    while ((e = readdir(d))) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      snprintf(path, sizeof path, "%s/%s", f->dir, e->d_name);
+      unlink(path);
+    }
     closedir(d);
     rmdir(f->dir);
   }
@@ -182,16 +189,20 @@ void fixture_destroy(fixture **fp) {
   free(f->shards);
   halo_manifest_destroy(&f->m);
   free(f->adj);
+  for (int k = 0; k < f->npaths; k++) free(f->paths[k]);
   free(f);
   *fp = NULL;
 }
 
-const char *fixture_path(const fixture *f, const char *name) {
-  static char ring[8][512];
-  static int next;
-  char *buf = ring[next++ % 8];
-  snprintf(buf, sizeof ring[0], "%s/%s", f->dir, name);
-  return buf;
+const char *fixture_path(fixture *f, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", f->dir, name);
+  for (int k = 0; k < f->npaths; k++)
+    if (strcmp(f->paths[k], path) == 0) return f->paths[k];
+  cr_assert_lt(f->npaths, FIXTURE_MAX_PATHS, "too many distinct paths");
+  f->paths[f->npaths] = strdup(path);
+  cr_assert_not_null(f->paths[f->npaths]);
+  return f->paths[f->npaths++];
 }
 
 static void *clone_array(const void *src, size_t count, size_t size) {
@@ -310,11 +321,11 @@ void expect_shard_fails(const char *path, const halo_manifest *m, halo_status ex
   capture_begin(&c);
   halo_status st = halo_shard_read(path, m, &s);
   char *text = capture_end(&c);
-  cr_assert_null(s, "a failed read must leave *out NULL");
   va_list ap;
   va_start(ap, expect);
   expect_message("halo_shard_read", path, st, expect, text, ap);
   va_end(ap);
+  cr_assert_null(s, "a failed read must leave *out NULL");
 }
 
 void expect_manifest_fails(const char *path, halo_status expect, ...) {
@@ -323,11 +334,11 @@ void expect_manifest_fails(const char *path, halo_status expect, ...) {
   capture_begin(&c);
   halo_status st = halo_manifest_read(path, &m);
   char *text = capture_end(&c);
-  cr_assert_null(m, "a failed read must leave *out NULL");
   va_list ap;
   va_start(ap, expect);
   expect_message("halo_manifest_read", path, st, expect, text, ap);
   va_end(ap);
+  cr_assert_null(m, "a failed read must leave *out NULL");
 }
 
 void copy_file(const char *from, const char *to) {

@@ -11,6 +11,8 @@
 
 #include "halo-shard.h"
 
+enum { FIXTURE_MAX_PATHS = 64 };
+
 typedef struct fixture {
   uint64_t seed;
   int64_t n;
@@ -19,6 +21,8 @@ typedef struct fixture {
   halo_manifest *m;       /* part_digest filled from the shards */
   halo_shard **shards;    /* size parts */
   char dir[256];          /* a fresh temporary folder */
+  char *paths[FIXTURE_MAX_PATHS]; /* what fixture_path has handed out */
+  int npaths;
 } fixture;
 
 /* Seed from $HALO_TEST_SEED when set, else `fallback`; printed either way. */
@@ -30,8 +34,8 @@ fixture *fixture_create(uint64_t seed, int64_t n, int32_t parts, int32_t feature
 /* Removes the temporary folder and everything in it. */
 void fixture_destroy(fixture **f);
 
-/* "DIR/name" in a static buffer ring (valid for the next few calls). */
-const char *fixture_path(const fixture *f, const char *name);
+/* "DIR/name", valid until fixture_destroy. */
+const char *fixture_path(fixture *f, const char *name);
 
 /* Recomputes part_digest[part] in the manifest after that shard was edited. */
 void fixture_redigest(fixture *f, int32_t part);
