@@ -1,0 +1,371 @@
+/* CUDA twins of the CPU's dense operations (kernels/halo-kernels.h).
+ *
+ * One translation unit for all of them keeps nvcc's share of the build
+ * small.  Element-wise kernels use grid-stride loops over int64 indices, so
+ * any size runs with a bounded grid.  Reductions over rows give one warp to
+ * each row (rows are short: a layer's width) and combine partial results in
+ * a fixed order where the CPU's answer is deterministic.
+ *
+ * Where an op must match the CPU bit for bit (dropout, bias, ReLU,
+ * pack/unpack), the kernel performs the very same float operations in the
+ * same order as the CPU code, so no rounding can differ.
+ */
+#include <math.h>
+
+#include "cuda-check.cuh"
+#include "halo-kernels-cuda.h"
+#include "halo-rng.h"
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarp = 32;
+/* Grid-stride kernels never launch more blocks than this; 2^16 blocks of 256
+ * threads keep every multiprocessor of any current GPU busy. */
+constexpr int64_t kMaxBlocks = 65536;
+
+unsigned blocks_for(int64_t work, int64_t per_block) {
+  int64_t b = (work + per_block - 1) / per_block;
+  if (b < 1) b = 1;
+  if (b > kMaxBlocks) b = kMaxBlocks;
+  return (unsigned)b;
+}
+
+__device__ __forceinline__ int64_t thread_index() {
+  return (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ int64_t thread_count() { return (int64_t)gridDim.x * blockDim.x; }
+
+/* One log line for an argument the caller got wrong. */
+halo_status bad_arg(const char *op, const char *what) {
+  halo_log_error("%s: %s", op, what);
+  return HALO_ERR_ARG;
+}
+
+/* ---- element-wise ------------------------------------------------------- */
+
+__global__ void bias_add_kernel(float *y, int64_t n, int64_t cols, const float *bias) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) y[e] += bias[e % cols];
+}
+
+__global__ void relu_kernel(float *y, int64_t n) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) y[e] = y[e] > 0.0f ? y[e] : 0.0f;
+}
+
+__global__ void relu_backward_kernel(float *g, const float *y, int64_t n) {
+  for (int64_t e = thread_index(); e < n; e += thread_count())
+    if (y[e] <= 0.0f) g[e] = 0.0f;
+}
+
+__global__ void dropout_kernel(float *y, int64_t n, int64_t cols, const int64_t *global_id,
+                               uint64_t key, float p, float scale) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) {
+    const int64_t i = e / cols;
+    const int64_t j = e - i * cols;
+    const float u = halo_rng_uniform(key, (uint64_t)global_id[i], (uint64_t)j);
+    y[e] = u >= p ? y[e] * scale : 0.0f;
+  }
+}
+
+/* The CPU's Adam, operation for operation (kernels/cpu-adam.c).  The _rn
+ * intrinsics forbid nvcc to contract a multiply and an add into one FMA,
+ * which the C build never does either, so every rounding is the CPU's and
+ * the result is bit-identical; sqrtf and '/' are IEEE-rounded in CUDA
+ * unless fast math is asked for, which this build does not do. */
+__global__ void adam_kernel(float *w, const float *g, float *m, float *v, int64_t n, float b1,
+                            float b2, float one_minus_b1, float one_minus_b2, float eps, float wd,
+                            float step, float bias2_sqrt) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) {
+    const float gi = __fadd_rn(g[e], __fmul_rn(wd, w[e]));
+    const float mi = __fadd_rn(__fmul_rn(b1, m[e]), __fmul_rn(one_minus_b1, gi));
+    const float vi = __fadd_rn(__fmul_rn(b2, v[e]), __fmul_rn(__fmul_rn(one_minus_b2, gi), gi));
+    m[e] = mi;
+    v[e] = vi;
+    const float denom = __fadd_rn(__fdiv_rn(sqrtf(vi), bias2_sqrt), eps);
+    w[e] = __fsub_rn(w[e], __fdiv_rn(__fmul_rn(step, mi), denom));
+  }
+}
+
+__global__ void pack_kernel(float *dst, const float *src, int64_t cols, const int32_t *idx,
+                            int64_t n) {
+  for (int64_t e = thread_index(); e < n * cols; e += thread_count()) {
+    const int64_t i = e / cols;
+    dst[e] = src[(int64_t)idx[i] * cols + (e - i * cols)];
+  }
+}
+
+__global__ void unpack_kernel(float *dst, const float *src, int64_t cols, const int32_t *idx,
+                              int64_t n) {
+  for (int64_t e = thread_index(); e < n * cols; e += thread_count()) {
+    const int64_t i = e / cols;
+    dst[(int64_t)idx[i] * cols + (e - i * cols)] = src[e];
+  }
+}
+
+/* ---- reductions --------------------------------------------------------- */
+
+__device__ __forceinline__ double warp_sum(double x) {
+  for (int off = kWarp / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+  return x;
+}
+
+__device__ __forceinline__ float warp_max(float x) {
+  for (int off = kWarp / 2; off > 0; off /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, off));
+  return x;
+}
+
+/* Column sums: a block of 32×32 threads owns 32 adjacent columns, so each
+ * warp reads 128 contiguous bytes of a row; the 32 row lanes stride down the
+ * rows and are then combined through shared memory in a fixed order. */
+constexpr int kColsumRows = 32;
+
+__global__ void colsum_kernel(const float *g, int64_t rows, int64_t cols, float *out) {
+  __shared__ double part[kColsumRows][kWarp + 1];
+  const int64_t col = (int64_t)blockIdx.x * kWarp + threadIdx.x;
+  double acc = 0.0;
+  if (col < cols)
+    for (int64_t r = threadIdx.y; r < rows; r += kColsumRows) acc += g[r * cols + col];
+  part[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && col < cols) {
+    double sum = 0.0;
+    for (int r = 0; r < kColsumRows; r++) sum += part[r][threadIdx.x];
+    out[col] = (float)sum;
+  }
+}
+
+/* One warp per row: sum in double, then divide when the sum is not zero. */
+__global__ void row_normalize_kernel(float *x, int64_t rows, int64_t cols) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = thread_count() / kWarp;
+  for (int64_t r = thread_index() / kWarp; r < rows; r += warps) {
+    float *xr = x + r * cols;
+    double sum = 0.0;
+    for (int64_t j = lane; j < cols; j += kWarp) sum += xr[j];
+    sum = warp_sum(sum);
+    /* Divided in double and rounded once, as on the CPU. */
+    if (sum != 0.0)
+      for (int64_t j = lane; j < cols; j += kWarp) xr[j] = (float)((double)xr[j] / sum);
+  }
+}
+
+/* Masked softmax cross-entropy: one warp per listed row.  A warp finds the
+ * row's maximum and its first position (the CPU's argmax), the log-sum-exp
+ * (exponentials summed in double), the loss and, when asked, the gradient.
+ * Per-row losses and hits are summed per block, and one atomic per block
+ * adds them to the totals. */
+__global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t *labels,
+                                    const int32_t *mask, int64_t nmask, float grad_scale,
+                                    float *g, double *loss_sum,
+                                    unsigned long long *correct) {
+  __shared__ double block_loss[kThreads / kWarp];
+  __shared__ unsigned long long block_hits[kThreads / kWarp];
+  const int lane = threadIdx.x % kWarp;
+  const int warp = threadIdx.x / kWarp;
+  const int64_t warps = thread_count() / kWarp;
+  double loss = 0.0;
+  unsigned long long hits = 0;
+
+  for (int64_t w = thread_index() / kWarp; w < nmask; w += warps) {
+    const int64_t row = mask[w];
+    const float *zr = z + row * cols;
+    const int32_t label = labels[row];
+
+    /* Maximum, and the smallest column holding it. */
+    float best = -INFINITY;
+    int64_t arg = cols;
+    for (int64_t j = lane; j < cols; j += kWarp)
+      if (zr[j] > best) {
+        best = zr[j];
+        arg = j;
+      }
+    const float zmax = warp_max(best);
+    int64_t first = best == zmax ? arg : cols;
+    for (int off = kWarp / 2; off > 0; off /= 2) {
+      const int64_t other = __shfl_xor_sync(0xffffffffu, first, off);
+      first = other < first ? other : first;
+    }
+
+    double sum = 0.0;
+    for (int64_t j = lane; j < cols; j += kWarp) sum += exp((double)zr[j] - (double)zmax);
+    sum = warp_sum(sum);
+    const double lse = (double)zmax + log(sum);
+
+    /* A label outside [0, cols) makes the loss NaN and adds no gradient,
+     * as on the CPU, so that bad data cannot pass unnoticed. */
+    if (label < 0 || label >= cols) {
+      if (lane == 0) loss += NAN;
+      continue;
+    }
+    if (g) {
+      float *gr = g + row * cols;
+      for (int64_t j = lane; j < cols; j += kWarp) {
+        const double onehot = j == label ? 1.0 : 0.0;
+        gr[j] = (float)((exp((double)zr[j] - lse) - onehot) * grad_scale);
+      }
+    }
+    if (lane == 0) {
+      loss += lse - (double)zr[label];
+      hits += first == label;
+    }
+  }
+
+  if (lane == 0) {
+    block_loss[warp] = loss;
+    block_hits[warp] = hits;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double bl = 0.0;
+    unsigned long long bh = 0;
+    for (int i = 0; i < kThreads / kWarp; i++) {
+      bl += block_loss[i];
+      bh += block_hits[i];
+    }
+    if (bl != 0.0) atomicAdd(loss_sum, bl); /* NaN != 0 too: bad labels show */
+    if (bh != 0) atomicAdd(correct, bh);
+  }
+}
+
+}  // namespace
+
+/* ---- the C entry points --------------------------------------------------- */
+
+extern "C" halo_status halo_cuda_bias_add(float *y, int64_t rows, int64_t cols, const float *bias,
+                                          void *stream) {
+  halo_status st = HALO_OK;
+  if (rows < 0 || cols < 0) return bad_arg("halo_cuda_bias_add", "negative size");
+  if (rows == 0 || cols == 0) return HALO_OK;
+  bias_add_kernel<<<blocks_for(rows * cols, kThreads), kThreads, 0, (cudaStream_t)stream>>>(
+      y, rows * cols, cols, bias);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_colsum(const float *g, int64_t rows, int64_t cols,
+                                        float *grad_bias, void *stream) {
+  halo_status st = HALO_OK;
+  if (rows < 0 || cols < 0) return bad_arg("halo_cuda_colsum", "negative size");
+  if (cols == 0) return HALO_OK;
+  /* rows == 0 still runs: the sums are then zero, and must be written. */
+  colsum_kernel<<<(unsigned)((cols + kWarp - 1) / kWarp), dim3(kWarp, kColsumRows), 0,
+                  (cudaStream_t)stream>>>(g, rows, cols, grad_bias);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_relu(float *y, int64_t n, void *stream) {
+  halo_status st = HALO_OK;
+  if (n < 0) return bad_arg("halo_cuda_relu", "negative size");
+  if (n == 0) return HALO_OK;
+  relu_kernel<<<blocks_for(n, kThreads), kThreads, 0, (cudaStream_t)stream>>>(y, n);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_relu_backward(float *g, const float *y, int64_t n, void *stream) {
+  halo_status st = HALO_OK;
+  if (n < 0) return bad_arg("halo_cuda_relu_backward", "negative size");
+  if (n == 0) return HALO_OK;
+  relu_backward_kernel<<<blocks_for(n, kThreads), kThreads, 0, (cudaStream_t)stream>>>(g, y, n);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_dropout(float *y, int64_t rows, int64_t cols,
+                                         const int64_t *global_id, uint64_t key, float p,
+                                         void *stream) {
+  halo_status st = HALO_OK;
+  if (rows < 0 || cols < 0) return bad_arg("halo_cuda_dropout", "negative size");
+  /* As kernels/cpu-dropout.c: p <= 0 keeps everything, p >= 1 nothing, and
+   * the scale is computed once, in float. */
+  if (rows == 0 || cols == 0 || p <= 0.0f) return HALO_OK;
+  dropout_kernel<<<blocks_for(rows * cols, kThreads), kThreads, 0, (cudaStream_t)stream>>>(
+      y, rows * cols, cols, global_id, key, p, p < 1.0f ? 1.0f / (1.0f - p) : 0.0f);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_softmax_xent(const float *z, int64_t rows, int64_t cols,
+                                              const int32_t *labels, const int32_t *mask,
+                                              int64_t nmask, float grad_scale, float *g,
+                                              double *loss_sum, int64_t *correct, void *stream) {
+  halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (rows < 0 || cols <= 0 || nmask < 0 || nmask > rows)
+    return bad_arg("halo_cuda_softmax_xent", "bad sizes (need cols > 0, 0 <= nmask <= rows)");
+  if (!loss_sum || !correct)
+    return bad_arg("halo_cuda_softmax_xent", "loss_sum and correct must be device pointers");
+  HALO_CUDA(cudaMemsetAsync(loss_sum, 0, sizeof *loss_sum, s));
+  HALO_CUDA(cudaMemsetAsync(correct, 0, sizeof *correct, s));
+  if (g && rows > 0) HALO_CUDA(cudaMemsetAsync(g, 0, (size_t)(rows * cols) * sizeof *g, s));
+  if (nmask == 0) goto done;
+  softmax_xent_kernel<<<blocks_for(nmask, kThreads / kWarp), kThreads, 0, s>>>(
+      z, cols, labels, mask, nmask, grad_scale, g, loss_sum, (unsigned long long *)correct);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_adam(float *w, const float *g, float *m, float *v, int64_t n,
+                                      float lr, float b1, float b2, float eps, float wd,
+                                      int64_t t, void *stream) {
+  halo_status st = HALO_OK;
+  if (n < 0 || t < 1) return bad_arg("halo_cuda_adam", "need n >= 0 and step t >= 1");
+  if (n == 0) return HALO_OK;
+  {
+    /* The scalars exactly as kernels/cpu-adam.c computes them, in double on
+     * the host. */
+    const double bias1 = 1.0 - pow((double)b1, (double)t);
+    const double bias2 = 1.0 - pow((double)b2, (double)t);
+    const float step = (float)((double)lr / bias1);
+    const float bias2_sqrt = (float)sqrt(bias2);
+    adam_kernel<<<blocks_for(n, kThreads), kThreads, 0, (cudaStream_t)stream>>>(
+        w, g, m, v, n, b1, b2, 1.0f - b1, 1.0f - b2, eps, wd, step, bias2_sqrt);
+  }
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_pack(float *dst, const float *src, int64_t cols,
+                                      const int32_t *idx, int64_t n, void *stream) {
+  halo_status st = HALO_OK;
+  if (n < 0 || cols < 0) return bad_arg("halo_cuda_pack", "negative size");
+  if (n == 0 || cols == 0) return HALO_OK;
+  pack_kernel<<<blocks_for(n * cols, kThreads), kThreads, 0, (cudaStream_t)stream>>>(
+      dst, src, cols, idx, n);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_unpack(float *dst, const float *src, int64_t cols,
+                                        const int32_t *idx, int64_t n, void *stream) {
+  halo_status st = HALO_OK;
+  if (n < 0 || cols < 0) return bad_arg("halo_cuda_unpack", "negative size");
+  if (n == 0 || cols == 0) return HALO_OK;
+  unpack_kernel<<<blocks_for(n * cols, kThreads), kThreads, 0, (cudaStream_t)stream>>>(
+      dst, src, cols, idx, n);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_row_normalize(float *x, int64_t rows, int64_t cols,
+                                               void *stream) {
+  halo_status st = HALO_OK;
+  if (rows < 0 || cols < 0) return bad_arg("halo_cuda_row_normalize", "negative size");
+  if (rows == 0 || cols == 0) return HALO_OK;
+  row_normalize_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0,
+                         (cudaStream_t)stream>>>(x, rows, cols);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}

@@ -1,0 +1,329 @@
+/* Planned CSR × dense products on the GPU (cuSPARSE generic API).
+ *
+ * Device layout of a plan (I = int32 or int64, chosen once):
+ *   offsets    I[rows+1]          A.indptr; its first split+1 entries also
+ *                                  serve the interior part, which starts at 0
+ *   boundary   I[rows-split+1]    A.indptr[split:] - A.indptr[split], so the
+ *                                  boundary part is a CSR of its own whose
+ *                                  column and value arrays start at nonzero
+ *                                  A.indptr[split] of the shared arrays
+ *   indices    I[nnz]
+ *   values     float[nnz]         ones when A.values is NULL
+ *   workspace  the largest cusparseSpMM_bufferSize over shapes and parts
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda-check.cuh"
+#include "halo-spmm-cuda.h"
+
+namespace {
+
+constexpr int kParts = 3;
+
+/* Dense descriptors for one planned shape: X, and Y for each part (their
+ * row counts differ). */
+struct shape_descr {
+  halo_spmm_cuda_shape shape;
+  cusparseDnMatDescr_t x;
+  cusparseDnMatDescr_t y[kParts];
+};
+
+int64_t part_first_row(int64_t split, halo_spmm_part part) {
+  return part == HALO_SPMM_BOUNDARY ? split : 0;
+}
+
+}  // namespace
+
+struct halo_spmm_cuda_plan {
+  cusparseHandle_t handle;
+  cusparseSpMMAlg_t alg;
+  int index64;
+  int64_t rows, cols, nnz, split;
+  int64_t part_rows[kParts], part_nnz[kParts];
+  void *offsets, *boundary, *indices; /* device, of the index width */
+  float *values;                      /* device */
+  void *workspace;                    /* device */
+  size_t workspace_bytes;
+  int64_t device_bytes;
+  cusparseSpMatDescr_t mat[kParts]; /* NULL for a part without nonzeros */
+  shape_descr *shapes;
+  int nshapes;
+};
+
+extern "C" int halo_cuda_device_count(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError(); /* clear it: no device is an answer, not a fault */
+    return 0;
+  }
+  return n;
+}
+
+/* Checks the host CSR once, naming the first bad entry. */
+static halo_status check_csr(const halo_csr *a, int64_t split) {
+  if (a->rows < 0 || a->cols < 0 || a->nnz < 0 || !a->indptr || (a->nnz > 0 && !a->indices)) {
+    halo_log_error("halo_spmm_cuda_plan_create: malformed CSR (rows=%lld cols=%lld nnz=%lld)",
+                   (long long)a->rows, (long long)a->cols, (long long)a->nnz);
+    return HALO_ERR_ARG;
+  }
+  if (a->cols > INT32_MAX) {
+    halo_log_error("halo_spmm_cuda_plan_create: %lld columns exceed int32 column indices",
+                   (long long)a->cols);
+    return HALO_ERR_LIMIT;
+  }
+  if (split < 0 || split > a->rows) {
+    halo_log_error("halo_spmm_cuda_plan_create: split %lld is not in [0, %lld]", (long long)split,
+                   (long long)a->rows);
+    return HALO_ERR_ARG;
+  }
+  if (a->indptr[0] != 0 || a->indptr[a->rows] != a->nnz) {
+    halo_log_error("halo_spmm_cuda_plan_create: indptr[0] = %lld and indptr[%lld] = %lld, "
+                   "expected 0 and nnz = %lld",
+                   (long long)a->indptr[0], (long long)a->rows, (long long)a->indptr[a->rows],
+                   (long long)a->nnz);
+    return HALO_ERR_ARG;
+  }
+  for (int64_t r = 0; r < a->rows; r++) {
+    if (a->indptr[r + 1] < a->indptr[r]) {
+      halo_log_error("halo_spmm_cuda_plan_create: indptr[%lld] = %lld decreases to %lld",
+                     (long long)r, (long long)a->indptr[r], (long long)a->indptr[r + 1]);
+      return HALO_ERR_ARG;
+    }
+  }
+  for (int64_t k = 0; k < a->nnz; k++) {
+    if (a->indices[k] < 0 || a->indices[k] >= a->cols) {
+      halo_log_error("halo_spmm_cuda_plan_create: indices[%lld] = %d is out of range "
+                     "(columns: %lld)",
+                     (long long)k, a->indices[k], (long long)a->cols);
+      return HALO_ERR_RANGE;
+    }
+  }
+  return HALO_OK;
+}
+
+/* dst[i] = src[i] - base for i in [0, n), as int32 or int64. */
+static void fill_offsets(void *dst, int index64, const int64_t *src, int64_t n, int64_t base) {
+  if (index64) {
+    int64_t *d = (int64_t *)dst;
+    for (int64_t i = 0; i < n; i++) d[i] = src[i] - base;
+  } else {
+    int32_t *d = (int32_t *)dst;
+    for (int64_t i = 0; i < n; i++) d[i] = (int32_t)(src[i] - base);
+  }
+}
+
+/* Allocates `bytes` on the device (at least one byte, so that every array
+ * has an address) and copies `host` there when it is not NULL. */
+static halo_status upload(void **dev, const void *host, size_t bytes, cudaStream_t stream,
+                          int64_t *total, const char *what) {
+  halo_status st = HALO_OK;
+  cudaError_t e = cudaMalloc(dev, bytes ? bytes : 1);
+  if (e != cudaSuccess) {
+    halo_log_error("halo_spmm_cuda_plan_create: cudaMalloc of %s (%zu bytes): %s", what, bytes,
+                   cudaGetErrorString(e));
+    *dev = NULL;
+    return HALO_ERR_NOMEM;
+  }
+  *total += (int64_t)bytes;
+  if (host && bytes) HALO_CUDA(cudaMemcpyAsync(*dev, host, bytes, cudaMemcpyHostToDevice, stream));
+done:
+  return st;
+}
+
+extern "C" void halo_spmm_cuda_plan_destroy(halo_spmm_cuda_plan **plan) {
+  if (!plan || !*plan) return;
+  halo_spmm_cuda_plan *p = *plan;
+  for (int s = 0; s < p->nshapes; s++) {
+    if (p->shapes[s].x) cusparseDestroyDnMat(p->shapes[s].x);
+    for (int part = 0; part < kParts; part++)
+      if (p->shapes[s].y[part]) cusparseDestroyDnMat(p->shapes[s].y[part]);
+  }
+  free(p->shapes);
+  for (int part = 0; part < kParts; part++)
+    if (p->mat[part]) cusparseDestroySpMat(p->mat[part]);
+  cudaFree(p->workspace);
+  cudaFree(p->values);
+  cudaFree(p->indices);
+  cudaFree(p->boundary);
+  cudaFree(p->offsets);
+  if (p->handle) cusparseDestroy(p->handle);
+  free(p);
+  *plan = NULL;
+}
+
+extern "C" halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t split,
+                                                  const halo_spmm_cuda_shape *shapes, int nshapes,
+                                                  const halo_spmm_cuda_options *options,
+                                                  void *stream, halo_spmm_cuda_plan **out) {
+  halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  halo_spmm_cuda_plan *p = NULL;
+  void *h_offsets = NULL, *h_boundary = NULL, *h_indices = NULL;
+  float *h_ones = NULL;
+  size_t isz = 0;
+  const float one = 1.0f, zero = 0.0f;
+  const cudaDataType f32 = CUDA_R_32F;
+  cusparseIndexType_t itype;
+
+  if (!out || !a || (nshapes > 0 && !shapes) || nshapes < 0) {
+    halo_log_error("halo_spmm_cuda_plan_create: NULL argument");
+    return HALO_ERR_ARG;
+  }
+  *out = NULL;
+  HALO_TRY(check_csr(a, split));
+  for (int i = 0; i < nshapes; i++)
+    if (shapes[i].ncols < 1 || shapes[i].ldx < shapes[i].ncols || shapes[i].ldy < shapes[i].ncols)
+      HALO_FAIL(HALO_ERR_ARG,
+                "halo_spmm_cuda_plan_create: shape %d (ncols=%lld ldx=%lld ldy=%lld) needs "
+                "ldx, ldy >= ncols >= 1",
+                i, (long long)shapes[i].ncols, (long long)shapes[i].ldx,
+                (long long)shapes[i].ldy);
+
+  /* calloc, so that destroy() finds NULL in every slot not yet filled. */
+  p = (halo_spmm_cuda_plan *)calloc(1, sizeof *p);
+  if (p) p->shapes = (shape_descr *)calloc(nshapes ? (size_t)nshapes : 1, sizeof *p->shapes);
+  if (!p || !p->shapes)
+    HALO_FAIL(HALO_ERR_NOMEM, "halo_spmm_cuda_plan_create: out of host memory for the plan");
+  p->nshapes = nshapes;
+  p->rows = a->rows;
+  p->cols = a->cols;
+  p->nnz = a->nnz;
+  p->split = split;
+  p->index64 = (options && options->force_index64) || a->nnz > INT32_MAX || a->rows > INT32_MAX;
+  p->alg = CUSPARSE_SPMM_ALG_DEFAULT;
+  if (options && options->alg == HALO_SPMM_CUDA_ALG_CSR1) p->alg = CUSPARSE_SPMM_CSR_ALG1;
+  if (options && options->alg == HALO_SPMM_CUDA_ALG_CSR2) p->alg = CUSPARSE_SPMM_CSR_ALG2;
+  p->part_rows[HALO_SPMM_ALL] = a->rows;
+  p->part_rows[HALO_SPMM_INTERIOR] = split;
+  p->part_rows[HALO_SPMM_BOUNDARY] = a->rows - split;
+  p->part_nnz[HALO_SPMM_ALL] = a->nnz;
+  p->part_nnz[HALO_SPMM_INTERIOR] = a->indptr[split];
+  p->part_nnz[HALO_SPMM_BOUNDARY] = a->nnz - a->indptr[split];
+  itype = p->index64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
+  isz = p->index64 ? sizeof(int64_t) : sizeof(int32_t);
+
+  /* Host staging in the device's index width. */
+  h_offsets = malloc((size_t)(a->rows + 1) * isz);
+  h_boundary = malloc((size_t)(a->rows - split + 1) * isz);
+  h_indices = p->index64 ? malloc((size_t)(a->nnz ? a->nnz : 1) * isz) : NULL;
+  h_ones = a->values ? NULL : (float *)malloc((size_t)(a->nnz ? a->nnz : 1) * sizeof(float));
+  if (!h_offsets || !h_boundary || (p->index64 && !h_indices) || (!a->values && !h_ones))
+    HALO_FAIL(HALO_ERR_NOMEM, "halo_spmm_cuda_plan_create: out of host memory staging %lld rows",
+              (long long)a->rows);
+  fill_offsets(h_offsets, p->index64, a->indptr, a->rows + 1, 0);
+  fill_offsets(h_boundary, p->index64, a->indptr + split, a->rows - split + 1, a->indptr[split]);
+  if (p->index64)
+    for (int64_t k = 0; k < a->nnz; k++) ((int64_t *)h_indices)[k] = a->indices[k];
+  if (h_ones)
+    for (int64_t k = 0; k < a->nnz; k++) h_ones[k] = 1.0f;
+
+  HALO_CUSPARSE(cusparseCreate(&p->handle));
+  HALO_CUSPARSE(cusparseSetStream(p->handle, s));
+  HALO_TRY(upload(&p->offsets, h_offsets, (size_t)(a->rows + 1) * isz, s, &p->device_bytes,
+                  "row offsets"));
+  HALO_TRY(upload(&p->boundary, h_boundary, (size_t)(a->rows - split + 1) * isz, s,
+                  &p->device_bytes, "boundary row offsets"));
+  HALO_TRY(upload(&p->indices, p->index64 ? h_indices : (const void *)a->indices,
+                  (size_t)a->nnz * isz, s, &p->device_bytes, "column indices"));
+  HALO_TRY(upload((void **)&p->values, a->values ? (const void *)a->values : h_ones,
+                  (size_t)a->nnz * sizeof(float), s, &p->device_bytes, "values"));
+  /* The host buffers are freed below: wait for the copies out of them. */
+  HALO_CUDA(cudaStreamSynchronize(s));
+
+  for (int part = 0; part < kParts; part++) {
+    if (p->part_nnz[part] == 0) continue; /* run() handles an empty part itself */
+    const int64_t first_nz = part == HALO_SPMM_BOUNDARY ? a->indptr[split] : 0;
+    void *offsets = part == HALO_SPMM_BOUNDARY ? p->boundary : p->offsets;
+    HALO_CUSPARSE(cusparseCreateCsr(&p->mat[part], p->part_rows[part], a->cols, p->part_nnz[part],
+                                    offsets, (char *)p->indices + first_nz * (int64_t)isz,
+                                    p->values + first_nz, itype, itype, CUSPARSE_INDEX_BASE_ZERO,
+                                    f32));
+  }
+
+  /* Dense descriptors need an address; bufferSize reads no data, so the
+   * values array stands in until run() binds the caller's X and Y. */
+  for (int i = 0; i < nshapes; i++) {
+    shape_descr *d = &p->shapes[i];
+    d->shape = shapes[i];
+    HALO_CUSPARSE(cusparseCreateDnMat(&d->x, a->cols, d->shape.ncols, d->shape.ldx, p->values,
+                                      f32, CUSPARSE_ORDER_ROW));
+    for (int part = 0; part < kParts; part++) {
+      size_t bytes = 0;
+      if (!p->mat[part]) continue;
+      HALO_CUSPARSE(cusparseCreateDnMat(&d->y[part], p->part_rows[part], d->shape.ncols,
+                                        d->shape.ldy, p->values, f32, CUSPARSE_ORDER_ROW));
+      HALO_CUSPARSE(cusparseSpMM_bufferSize(p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                            CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat[part],
+                                            d->x, &zero, d->y[part], f32, p->alg, &bytes));
+      if (bytes > p->workspace_bytes) p->workspace_bytes = bytes;
+    }
+  }
+  if (p->workspace_bytes > 0)
+    HALO_TRY(upload(&p->workspace, NULL, p->workspace_bytes, s, &p->device_bytes,
+                    "SpMM workspace"));
+
+  *out = p;
+  p = NULL;
+done:
+  free(h_ones);
+  free(h_indices);
+  free(h_boundary);
+  free(h_offsets);
+  halo_spmm_cuda_plan_destroy(&p);
+  return st;
+}
+
+extern "C" halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_part part,
+                                          const float *x, int64_t ldx, int64_t ncols, float beta,
+                                          float *y, int64_t ldy, void *stream) {
+  halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  shape_descr *d = NULL;
+  float *y_part = NULL;
+  const float one = 1.0f;
+
+  if (!plan || part < HALO_SPMM_ALL || part > HALO_SPMM_BOUNDARY) {
+    halo_log_error("halo_spmm_cuda_run: %s", plan ? "unknown part" : "plan is NULL");
+    return HALO_ERR_ARG;
+  }
+  for (int i = 0; i < plan->nshapes && !d; i++) {
+    const halo_spmm_cuda_shape *sh = &plan->shapes[i].shape;
+    if (sh->ncols == ncols && sh->ldx == ldx && sh->ldy == ldy) d = &plan->shapes[i];
+  }
+  if (!d) {
+    halo_log_error("halo_spmm_cuda_run: shape ncols=%lld ldx=%lld ldy=%lld was not planned",
+                   (long long)ncols, (long long)ldx, (long long)ldy);
+    return HALO_ERR_UNSUPPORTED;
+  }
+  if (plan->part_rows[part] == 0) return HALO_OK;
+  y_part = y + part_first_row(plan->split, part) * ldy;
+
+  if (!plan->mat[part]) {
+    /* No nonzeros: the product is zero, so Y = beta · Y. */
+    if (beta == 0.0f)
+      HALO_CUDA(cudaMemset2DAsync(y_part, (size_t)ldy * sizeof(float), 0,
+                                  (size_t)ncols * sizeof(float), (size_t)plan->part_rows[part], s));
+    else if (beta != 1.0f)
+      HALO_FAIL(HALO_ERR_UNSUPPORTED,
+                "halo_spmm_cuda_run: beta = %g on a part without nonzeros", (double)beta);
+    goto done;
+  }
+
+  HALO_CUSPARSE(cusparseSetStream(plan->handle, s));
+  HALO_CUSPARSE(cusparseDnMatSetValues(d->x, (void *)x));
+  HALO_CUSPARSE(cusparseDnMatSetValues(d->y[part], y_part));
+  HALO_CUSPARSE(cusparseSpMM(plan->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                             CUSPARSE_OPERATION_NON_TRANSPOSE, &one, plan->mat[part], d->x, &beta,
+                             d->y[part], CUDA_R_32F, plan->alg, plan->workspace));
+done:
+  return st;
+}
+
+extern "C" int64_t halo_spmm_cuda_plan_bytes(const halo_spmm_cuda_plan *plan) {
+  return plan ? plan->device_bytes : 0;
+}
+
+extern "C" int halo_spmm_cuda_plan_index64(const halo_spmm_cuda_plan *plan) {
+  return plan ? plan->index64 : 0;
+}

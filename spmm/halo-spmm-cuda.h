@@ -1,0 +1,100 @@
+/* Local sparse × dense products on a GPU, through the cuSPARSE generic API.
+ *
+ *   Y[r, 0:ncols] = A[r, :] · X[:, 0:ncols] (+ beta · Y[r, 0:ncols])   for r in a part's rows
+ *
+ * Plan, then run.  halo_spmm_cuda_plan_create uploads A once, creates the
+ * cuSPARSE descriptors, asks cusparseSpMM_bufferSize for every planned shape
+ * and allocates one workspace that fits them all.  halo_spmm_cuda_run then
+ * only binds X and Y and calls cusparseSpMM: it allocates nothing, so it may
+ * run in the epoch loop.
+ *
+ * Interior and boundary rows.  To overlap the multiply with the halo
+ * exchange, the caller numbers A's rows so that the interior rows (those
+ * with no halo column) come first: rows [0, split) are interior and rows
+ * [split, A.rows) are the boundary.  The plan keeps one descriptor for each
+ * of the three parts below; each covers a contiguous block of rows and of
+ * nonzeros, so no index list is needed on the device.
+ *
+ * Index width.  cuSPARSE wants row offsets and column indices of one width.
+ * The plan stores both as int32 when A.nnz < 2^31 (halving the index
+ * traffic), and otherwise as int64 (the columns widened on upload).
+ *
+ * Dense matrices are row-major device arrays with a leading dimension in
+ * floats.  All calls are Local; runs are asynchronous on the given stream.
+ */
+#ifndef HALO_SPMM_CUDA_H
+#define HALO_SPMM_CUDA_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "halo-spmm.h"
+#include "halo-status.h"
+
+/* Number of CUDA devices this process can use; 0 when there is none, no
+ * driver, or the driver is older than the runtime.  Logs nothing. Local. */
+int halo_cuda_device_count(void);
+
+/* Which rows a run computes. */
+typedef enum halo_spmm_part {
+  HALO_SPMM_ALL = 0,      /* rows [0, A.rows) in one product */
+  HALO_SPMM_INTERIOR = 1, /* rows [0, split) */
+  HALO_SPMM_BOUNDARY = 2, /* rows [split, A.rows) */
+} halo_spmm_part;
+
+/* A dense shape the plan is sized for: X is A.cols × ncols with leading
+ * dimension ldx, Y is A.rows × ncols with leading dimension ldy. */
+typedef struct halo_spmm_cuda_shape {
+  int64_t ncols, ldx, ldy;
+} halo_spmm_cuda_shape;
+
+/* cuSPARSE's algorithm choice for CSR × row-major dense. */
+typedef enum halo_spmm_cuda_alg {
+  HALO_SPMM_CUDA_ALG_DEFAULT = 0, /* CUSPARSE_SPMM_ALG_DEFAULT */
+  HALO_SPMM_CUDA_ALG_CSR1 = 1,    /* CUSPARSE_SPMM_CSR_ALG1 */
+  HALO_SPMM_CUDA_ALG_CSR2 = 2,    /* CUSPARSE_SPMM_CSR_ALG2: deterministic */
+} halo_spmm_cuda_alg;
+
+typedef struct halo_spmm_cuda_options {
+  halo_spmm_cuda_alg alg;
+  int force_index64; /* 1: int64 indices even when int32 suffice (tests) */
+} halo_spmm_cuda_options;
+
+typedef struct halo_spmm_cuda_plan halo_spmm_cuda_plan;
+
+/* Plans products with the HOST matrix `a` (copied to the device; the caller
+ * keeps `a`), interior rows [0, split) with 0 <= split <= a->rows, and the
+ * `nshapes` dense shapes in `shapes` (each with ldx, ldy >= ncols >= 1).
+ * `options` may be NULL for the defaults.  The upload is ordered on `stream`
+ * and finished when this returns. On failure *out is NULL. Local. */
+halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t split,
+                                       const halo_spmm_cuda_shape *shapes, int nshapes,
+                                       const halo_spmm_cuda_options *options, void *stream,
+                                       halo_spmm_cuda_plan **out);
+
+/* Releases the plan's device memory and descriptors; accepts NULL and sets
+ * *plan = NULL.  Work queued with the plan must have finished. Local. */
+void halo_spmm_cuda_plan_destroy(halo_spmm_cuda_plan **plan);
+
+/* Y[r, :] = A[r, :] · X (+ beta · Y[r, :]) for the rows of `part`, with X
+ * and Y device arrays of a planned shape (ncols, ldx, ldy); beta is 0 or 1,
+ * and with beta 0, Y is not read.  X must not overlap Y.  Enqueued on
+ * `stream`.  An unplanned shape fails with HALO_ERR_UNSUPPORTED. Local. */
+halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_part part, const float *x,
+                               int64_t ldx, int64_t ncols, float beta, float *y, int64_t ldy,
+                               void *stream);
+
+/* Bytes of device memory the plan holds (matrix, offsets, workspace). Local. */
+int64_t halo_spmm_cuda_plan_bytes(const halo_spmm_cuda_plan *plan);
+
+/* 1 when the plan stores int64 indices, 0 for int32. Local. */
+int halo_spmm_cuda_plan_index64(const halo_spmm_cuda_plan *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HALO_SPMM_CUDA_H */

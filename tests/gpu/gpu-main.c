@@ -1,0 +1,61 @@
+/* main() for the CUDA unit tests: skip without a device, else run Criterion.
+ *
+ * Without a usable CUDA device the program prints "skipped: no CUDA device"
+ * and exits with 77, which tests/gpu/CMakeLists.txt declares as ctest's
+ * SKIP_RETURN_CODE: such a run counts as skipped, never as passed.
+ *
+ * The device is probed in a child process.  Criterion runs each test in a
+ * process of its own, and a CUDA context does not survive fork(), so the
+ * parent must never initialise CUDA itself.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu-test.h"
+#include "halo-spmm-cuda.h"
+
+/* 1 when a child process sees at least one CUDA device. */
+static int have_device(void) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return 0;
+  if (pid == 0) _exit(halo_cuda_device_count() > 0 ? 0 : 1);
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return 0;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* main() puts the seed in the environment, which every test process
+ * inherits, so all tests of one run share it. */
+uint64_t gpu_test_seed(const char *test) {
+  const char *env = getenv("HALO_TEST_SEED");
+  const uint64_t seed = env ? strtoull(env, NULL, 0) : 1;
+  fprintf(stderr, "%s: seed %" PRIu64 " (set HALO_TEST_SEED=%" PRIu64 " to repeat)\n", test, seed,
+          seed);
+  return seed;
+}
+
+int main(int argc, char *argv[]) {
+  if (!have_device()) {
+    printf("skipped: no CUDA device\n");
+    return 77;
+  }
+  if (!getenv("HALO_TEST_SEED")) {
+    char buf[32];
+    const uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+    snprintf(buf, sizeof buf, "%" PRIu64, seed);
+    setenv("HALO_TEST_SEED", buf, 1);
+  }
+  fprintf(stderr, "%s: seed %s\n", argv[0], getenv("HALO_TEST_SEED"));
+  struct criterion_test_set *tests = criterion_initialize();
+  int result = 0;
+  if (criterion_handle_args(argc, argv, true)) result = !criterion_run_all_tests(tests);
+  criterion_finalize(tests);
+  return result;
+}

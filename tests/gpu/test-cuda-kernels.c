@@ -1,0 +1,402 @@
+/* Every CUDA dense op against its CPU twin (kernels/halo-kernels.h).
+ *
+ * Thresholds are relative errors ‖cuda − cpu‖₂ / ‖cpu‖₂, one per op:
+ *   0     ops that perform the same float operations in the same order
+ *         (bias_add, relu, relu_backward, dropout, pack, unpack, adam):
+ *         any difference at all is a bug;
+ *   1e-9  the softmax loss, a double sum of double terms;
+ *   1e-6  ops that sum in double in another order and round to float
+ *         (colsum, row_normalize, the softmax gradient);
+ *   1e-5  fp32 GEMM, whose summation order differs (k <= 300 here);
+ *   5e-3  GEMM with TF32 allowed (10-bit mantissas on the inputs).
+ */
+#include <string.h>
+
+#include "gpu-test.h"
+#include "halo-kernels-cuda.h"
+#include "halo-kernels.h"
+
+#define EXACT 0.0
+#define LOSS 1e-9
+#define SUMS 1e-6
+#define GEMM_FP32 1e-5
+#define GEMM_TF32 5e-3
+
+static void expect_ok(halo_status st, const char *op) {
+  cr_assert_eq(st, HALO_OK, "%s returned %s", op, halo_status_str(st));
+}
+
+/* ---- GEMM --------------------------------------------------------------- */
+
+/* One case of C = alpha·op(A)·op(B) + beta·C with padded leading dims;
+ * returns the relative error against halo_cpu_gemm. */
+static double gemm_case(void *blas, uint64_t seed, int ta, int tb, int64_t m, int64_t n,
+                        int64_t k) {
+  const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 1, ldc = n + 2;
+  const int64_t a_rows = ta ? k : m, b_rows = tb ? n : k;
+  const size_t a_sz = (size_t)(a_rows * lda), b_sz = (size_t)(b_rows * ldb),
+               c_sz = (size_t)(m * ldc);
+  float *a = host_alloc(a_sz * 4), *b = host_alloc(b_sz * 4), *c = host_alloc(c_sz * 4),
+        *got = host_alloc(c_sz * 4);
+  fill_uniform(a, (int64_t)a_sz, seed, 1, -1.0f, 1.0f);
+  fill_uniform(b, (int64_t)b_sz, seed, 2, -1.0f, 1.0f);
+  fill_uniform(c, (int64_t)c_sz, seed, 3, -1.0f, 1.0f);
+  float *da = dev_upload(a, a_sz * 4), *db = dev_upload(b, b_sz * 4),
+        *dc = dev_upload(c, c_sz * 4);
+
+  expect_ok(halo_cuda_gemm(ta, tb, m, n, k, 0.75f, da, lda, db, ldb, -1.25f, dc, ldc, blas, NULL),
+            "halo_cuda_gemm");
+  halo_cpu_gemm(ta, tb, m, n, k, 0.75f, a, lda, b, ldb, -1.25f, c, ldc);
+  dev_download(got, dc, c_sz * 4);
+  double err = rel_err(got, c, (int64_t)c_sz);
+
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  free(a);
+  free(b);
+  free(c);
+  free(got);
+  return err;
+}
+
+Test(cuda_kernels, gemm_matches_cblas_for_every_transpose) {
+  const uint64_t seed = gpu_test_seed("gemm");
+  void *blas = NULL;
+  expect_ok(halo_cuda_blas_create(&blas), "halo_cuda_blas_create");
+  for (int t = 0; t < 4; t++) {
+    const int ta = t & 1, tb = t >> 1;
+    const double err = gemm_case(blas, seed + (uint64_t)t, ta, tb, 37, 29, 300);
+    fprintf(stderr, "gemm ta=%d tb=%d: rel err %.3g\n", ta, tb, err);
+    cr_expect_leq(err, GEMM_FP32, "gemm ta=%d tb=%d: rel err %g", ta, tb, err);
+  }
+  /* TF32 on: looser, but still the same product. */
+  expect_ok(halo_cuda_blas_set_tf32(blas, 1), "halo_cuda_blas_set_tf32");
+  const double tf32 = gemm_case(blas, seed, 0, 0, 128, 96, 256);
+  fprintf(stderr, "gemm tf32: rel err %.3g\n", tf32);
+  cr_expect_leq(tf32, GEMM_TF32, "tf32 gemm rel err %g", tf32);
+  /* And off again: back to fp32. */
+  expect_ok(halo_cuda_blas_set_tf32(blas, 0), "halo_cuda_blas_set_tf32");
+  const double fp32 = gemm_case(blas, seed, 0, 0, 128, 96, 256);
+  cr_expect_leq(fp32, GEMM_FP32, "fp32 gemm after tf32 off: rel err %g", fp32);
+  halo_cuda_blas_destroy(&blas);
+  cr_expect_null(blas);
+}
+
+/* ---- element-wise -------------------------------------------------------- */
+
+Test(cuda_kernels, bias_add_is_exact) {
+  const uint64_t seed = gpu_test_seed("bias_add");
+  const int64_t rows = 1001, cols = 37, n = rows * cols;
+  float *y = host_alloc((size_t)n * 4), *bias = host_alloc((size_t)cols * 4),
+        *got = host_alloc((size_t)n * 4);
+  fill_uniform(y, n, seed, 1, -2.0f, 2.0f);
+  fill_uniform(bias, cols, seed, 2, -1.0f, 1.0f);
+  float *dy = dev_upload(y, (size_t)n * 4), *db = dev_upload(bias, (size_t)cols * 4);
+  expect_ok(halo_cuda_bias_add(dy, rows, cols, db, NULL), "halo_cuda_bias_add");
+  halo_cpu_bias_add(y, rows, cols, bias);
+  dev_download(got, dy, (size_t)n * 4);
+  cr_expect_leq(rel_err(got, y, n), EXACT, "bias_add differs");
+  cudaFree(dy);
+  cudaFree(db);
+  free(y);
+  free(bias);
+  free(got);
+}
+
+Test(cuda_kernels, colsum_matches_double_sums) {
+  const uint64_t seed = gpu_test_seed("colsum");
+  const int64_t rows = 3001, cols = 70, n = rows * cols;
+  float *g = host_alloc((size_t)n * 4), *want = host_alloc((size_t)cols * 4),
+        *got = host_alloc((size_t)cols * 4);
+  fill_uniform(g, n, seed, 1, -1.0f, 1.5f);
+  float *dg = dev_upload(g, (size_t)n * 4), *dout = dev_alloc((size_t)cols * 4);
+  dev_poison(dout, (size_t)cols * 4);
+  expect_ok(halo_cuda_colsum(dg, rows, cols, dout, NULL), "halo_cuda_colsum");
+  halo_cpu_colsum(g, rows, cols, want);
+  dev_download(got, dout, (size_t)cols * 4);
+  const double err = rel_err(got, want, cols);
+  fprintf(stderr, "colsum: rel err %.3g\n", err);
+  cr_expect_leq(err, SUMS, "colsum rel err %g", err);
+  cudaFree(dg);
+  cudaFree(dout);
+  free(g);
+  free(want);
+  free(got);
+}
+
+Test(cuda_kernels, relu_and_its_backward_are_exact) {
+  const uint64_t seed = gpu_test_seed("relu");
+  const int64_t n = 100003;
+  float *y = host_alloc((size_t)n * 4), *g = host_alloc((size_t)n * 4),
+        *got = host_alloc((size_t)n * 4);
+  fill_uniform(y, n, seed, 1, -1.0f, 1.0f);
+  fill_uniform(g, n, seed, 2, -3.0f, 3.0f);
+  float *dy = dev_upload(y, (size_t)n * 4), *dg = dev_upload(g, (size_t)n * 4);
+
+  expect_ok(halo_cuda_relu(dy, n, NULL), "halo_cuda_relu");
+  halo_cpu_relu(y, n);
+  dev_download(got, dy, (size_t)n * 4);
+  cr_expect_leq(rel_err(got, y, n), EXACT, "relu differs");
+
+  expect_ok(halo_cuda_relu_backward(dg, dy, n, NULL), "halo_cuda_relu_backward");
+  halo_cpu_relu_backward(g, y, n);
+  dev_download(got, dg, (size_t)n * 4);
+  cr_expect_leq(rel_err(got, g, n), EXACT, "relu_backward differs");
+
+  cudaFree(dy);
+  cudaFree(dg);
+  free(y);
+  free(g);
+  free(got);
+}
+
+Test(cuda_kernels, dropout_masks_are_bit_identical) {
+  const uint64_t seed = gpu_test_seed("dropout");
+  const int64_t rows = 513, cols = 67, n = rows * cols;
+  const float ps[] = {0.5f, 0.1f, 0.0f, 1.0f};
+  float *y = host_alloc((size_t)n * 4), *want = host_alloc((size_t)n * 4),
+        *got = host_alloc((size_t)n * 4);
+  int64_t *gid = host_alloc((size_t)rows * sizeof *gid);
+  /* Global ids far apart and far above the row numbers, as in a shard. */
+  const uint64_t key_ids = halo_rng_key(seed, HALO_RNG_GRAPH, 7, 0);
+  for (int64_t i = 0; i < rows; i++)
+    gid[i] = (int64_t)(halo_rng_bits(key_ids, (uint64_t)i, 0) >> 24);
+  fill_uniform(y, n, seed, 1, -1.0f, 1.0f);
+  int64_t *dgid = dev_upload(gid, (size_t)rows * sizeof *gid);
+  float *dy = dev_alloc((size_t)n * 4);
+
+  for (size_t c = 0; c < sizeof ps / sizeof ps[0]; c++) {
+    const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 3 + c, 1);
+    memcpy(want, y, (size_t)n * 4);
+    cr_assert_eq(cudaMemcpy(dy, y, (size_t)n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    expect_ok(halo_cuda_dropout(dy, rows, cols, dgid, key, ps[c], NULL), "halo_cuda_dropout");
+    halo_cpu_dropout(want, rows, cols, gid, key, ps[c]);
+    dev_download(got, dy, (size_t)n * 4);
+    int64_t dropped = 0;
+    for (int64_t e = 0; e < n; e++) dropped += want[e] == 0.0f;
+    fprintf(stderr, "dropout p=%.2f: %.3f of the elements dropped\n", (double)ps[c],
+            (double)dropped / (double)n);
+    cr_expect(memcmp(got, want, (size_t)n * 4) == 0, "dropout p=%g: not bit-identical",
+              (double)ps[c]);
+  }
+  cudaFree(dy);
+  cudaFree(dgid);
+  free(gid);
+  free(y);
+  free(want);
+  free(got);
+}
+
+Test(cuda_kernels, adam_matches_over_several_steps) {
+  const uint64_t seed = gpu_test_seed("adam");
+  const int64_t n = 10007;
+  const size_t sz = (size_t)n * 4;
+  float *w = host_alloc(sz), *m = host_alloc(sz), *v = host_alloc(sz), *g = host_alloc(sz),
+        *got = host_alloc(sz);
+  fill_uniform(w, n, seed, 1, -0.5f, 0.5f);
+  fill_uniform(m, n, seed, 2, -0.01f, 0.01f);
+  fill_uniform(v, n, seed, 3, 0.0f, 1e-4f);
+  float *dw = dev_upload(w, sz), *dm = dev_upload(m, sz), *dv = dev_upload(v, sz),
+        *dg = dev_alloc(sz);
+  for (int64_t t = 1; t <= 7; t++) {
+    fill_uniform(g, n, seed, 10 + (uint64_t)t, -1.0f, 1.0f);
+    cr_assert_eq(cudaMemcpy(dg, g, sz, cudaMemcpyHostToDevice), cudaSuccess);
+    expect_ok(halo_cuda_adam(dw, dg, dm, dv, n, 0.01f, 0.9f, 0.999f, 1e-8f, 5e-4f, t, NULL),
+              "halo_cuda_adam");
+    halo_cpu_adam(w, g, m, v, n, 0.01f, 0.9f, 0.999f, 1e-8f, 5e-4f, t);
+  }
+  dev_download(got, dw, sz);
+  const double ew = rel_err(got, w, n);
+  dev_download(got, dm, sz);
+  const double em = rel_err(got, m, n);
+  dev_download(got, dv, sz);
+  const double ev = rel_err(got, v, n);
+  fprintf(stderr, "adam after 7 steps: rel err w %.3g m %.3g v %.3g\n", ew, em, ev);
+  cr_expect_leq(ew, EXACT, "adam w rel err %g", ew);
+  cr_expect_leq(em, EXACT, "adam m rel err %g", em);
+  cr_expect_leq(ev, EXACT, "adam v rel err %g", ev);
+  cudaFree(dw);
+  cudaFree(dm);
+  cudaFree(dv);
+  cudaFree(dg);
+  free(w);
+  free(m);
+  free(v);
+  free(g);
+  free(got);
+}
+
+/* ---- pack / unpack ------------------------------------------------------- */
+
+Test(cuda_kernels, pack_and_unpack_are_exact) {
+  const uint64_t seed = gpu_test_seed("pack");
+  const int64_t rows = 900, cols = 19, n = 400;
+  const size_t big = (size_t)(rows * cols) * 4, small = (size_t)(n * cols) * 4;
+  float *src = host_alloc(big), *dst = host_alloc(big), *packed = host_alloc(small),
+        *got = host_alloc(big);
+  int32_t *idx = host_alloc((size_t)rows * sizeof *idx);
+  /* n distinct rows in random order: the head of a shuffled 0..rows-1. */
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, 1, 0);
+  for (int64_t i = 0; i < rows; i++) idx[i] = (int32_t)i;
+  for (int64_t i = rows - 1; i > 0; i--) {
+    const int64_t j = rand_below(key, (uint64_t)i, i + 1);
+    const int32_t t = idx[i];
+    idx[i] = idx[j];
+    idx[j] = t;
+  }
+  fill_uniform(src, rows * cols, seed, 1, -1.0f, 1.0f);
+  fill_uniform(dst, rows * cols, seed, 2, -1.0f, 1.0f);
+  float *dsrc = dev_upload(src, big), *ddst = dev_upload(dst, big), *dpk = dev_alloc(small);
+  int32_t *didx = dev_upload(idx, (size_t)n * sizeof *idx);
+
+  dev_poison(dpk, small);
+  expect_ok(halo_cuda_pack(dpk, dsrc, cols, didx, n, NULL), "halo_cuda_pack");
+  halo_cpu_pack(packed, src, cols, idx, n);
+  dev_download(got, dpk, small);
+  cr_expect_leq(rel_err(got, packed, n * cols), EXACT, "pack differs");
+
+  /* Unpack into a destination whose other rows must stay as they were. */
+  expect_ok(halo_cuda_unpack(ddst, dpk, cols, didx, n, NULL), "halo_cuda_unpack");
+  halo_cpu_unpack(dst, packed, cols, idx, n);
+  dev_download(got, ddst, big);
+  cr_expect_leq(rel_err(got, dst, rows * cols), EXACT, "unpack differs");
+
+  cudaFree(dsrc);
+  cudaFree(ddst);
+  cudaFree(dpk);
+  cudaFree(didx);
+  free(src);
+  free(dst);
+  free(packed);
+  free(got);
+  free(idx);
+}
+
+/* ---- row-wise reductions ------------------------------------------------- */
+
+Test(cuda_kernels, row_normalize_matches_and_keeps_zero_rows) {
+  const uint64_t seed = gpu_test_seed("row_normalize");
+  const int64_t rows = 1000, cols = 50, n = rows * cols;
+  float *x = host_alloc((size_t)n * 4), *got = host_alloc((size_t)n * 4);
+  fill_uniform(x, n, seed, 1, 0.0f, 1.0f);
+  for (int64_t r = 0; r < rows; r += 97) memset(x + r * cols, 0, (size_t)cols * 4);
+  float *dx = dev_upload(x, (size_t)n * 4);
+  expect_ok(halo_cuda_row_normalize(dx, rows, cols, NULL), "halo_cuda_row_normalize");
+  halo_cpu_row_normalize(x, rows, cols);
+  dev_download(got, dx, (size_t)n * 4);
+  const double err = rel_err(got, x, n);
+  fprintf(stderr, "row_normalize: rel err %.3g\n", err);
+  cr_expect_leq(err, SUMS, "row_normalize rel err %g", err);
+  for (int64_t r = 0; r < rows; r += 97)
+    for (int64_t j = 0; j < cols; j++) cr_expect_eq(got[r * cols + j], 0.0f, "zero row %lld", (long long)r);
+  cudaFree(dx);
+  free(x);
+  free(got);
+}
+
+/* One softmax case: `cols` classes, a random mask of nmask distinct rows. */
+static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmask, int with_grad) {
+  const size_t zsz = (size_t)(rows * cols) * 4;
+  float *z = host_alloc(zsz), *g = host_alloc(zsz), *got = host_alloc(zsz);
+  int32_t *labels = host_alloc((size_t)rows * 4), *perm = host_alloc((size_t)rows * 4);
+  fill_uniform(z, rows * cols, seed, 1, -4.0f, 4.0f);
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, 2, (uint64_t)cols);
+  for (int64_t i = 0; i < rows; i++) {
+    labels[i] = (int32_t)rand_below(key, (uint64_t)i, cols);
+    perm[i] = (int32_t)i;
+  }
+  for (int64_t i = rows - 1; i > 0; i--) {
+    const int64_t j = rand_below(key, (uint64_t)(rows + i), i + 1);
+    const int32_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  float *dz = dev_upload(z, zsz), *dg = with_grad ? dev_alloc(zsz) : NULL;
+  int32_t *dl = dev_upload(labels, (size_t)rows * 4), *dm = dev_upload(perm, (size_t)nmask * 4);
+  double *dloss = dev_alloc(sizeof(double));
+  int64_t *dcorrect = dev_alloc(sizeof(int64_t));
+  if (dg) dev_poison(dg, zsz);
+  dev_poison(dloss, sizeof(double));
+  dev_poison(dcorrect, sizeof(int64_t));
+
+  const float scale = 1.0f / (float)nmask;
+  double loss = 0.0, want_loss = 0.0;
+  int64_t correct = 0, want_correct = 0;
+  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect,
+                                   NULL),
+            "halo_cuda_softmax_xent");
+  halo_cpu_softmax_xent(z, rows, cols, labels, perm, nmask, scale, with_grad ? g : NULL,
+                        &want_loss, &want_correct);
+  dev_download(&loss, dloss, sizeof loss);
+  dev_download(&correct, dcorrect, sizeof correct);
+  const double eloss = fabs(loss - want_loss) / fabs(want_loss);
+  fprintf(stderr, "softmax_xent cols=%lld grad=%d: loss %.9g vs %.9g (rel %.3g), correct %lld\n",
+          (long long)cols, with_grad, loss, want_loss, eloss, (long long)correct);
+  cr_expect_leq(eloss, LOSS, "softmax loss rel err %g", eloss);
+  cr_expect_eq(correct, want_correct, "correct %lld, CPU says %lld", (long long)correct,
+               (long long)want_correct);
+  if (with_grad) {
+    dev_download(got, dg, zsz);
+    const double eg = rel_err(got, g, rows * cols);
+    cr_expect_leq(eg, SUMS, "softmax grad rel err %g", eg);
+  }
+  cudaFree(dz);
+  cudaFree(dg);
+  cudaFree(dl);
+  cudaFree(dm);
+  cudaFree(dloss);
+  cudaFree(dcorrect);
+  free(z);
+  free(g);
+  free(got);
+  free(labels);
+  free(perm);
+}
+
+Test(cuda_kernels, softmax_xent_matches_loss_accuracy_and_gradient) {
+  const uint64_t seed = gpu_test_seed("softmax_xent");
+  softmax_case(seed, 2000, 7, 1200, 1);  /* Cora's 7 classes: fewer than a warp */
+  softmax_case(seed, 1500, 47, 1500, 1); /* more classes than a warp; every row */
+  softmax_case(seed, 999, 40, 333, 0);   /* evaluation only */
+}
+
+Test(cuda_kernels, softmax_xent_turns_a_bad_label_into_nan) {
+  const int64_t rows = 4, cols = 3;
+  const float z[] = {1, 2, 3, 3, 2, 1, 0, 0, 1, -1, 5, 2};
+  const int32_t labels[] = {2, 0, 3 /* out of range */, 1}, mask[] = {0, 1, 2, 3};
+  float *dz = dev_upload(z, sizeof z), *dg = dev_alloc(sizeof z), g[12];
+  int32_t *dl = dev_upload(labels, sizeof labels), *dm = dev_upload(mask, sizeof mask);
+  double *dloss = dev_alloc(sizeof(double)), loss = 0.0;
+  int64_t *dcorrect = dev_alloc(sizeof(int64_t)), correct = -1;
+  dev_poison(dg, sizeof z);
+  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, 4, 1.0f, dg, dloss, dcorrect, NULL),
+            "halo_cuda_softmax_xent");
+  dev_download(&loss, dloss, sizeof loss);
+  dev_download(&correct, dcorrect, sizeof correct);
+  dev_download(g, dg, sizeof g);
+  cr_expect(isnan(loss), "loss %g should be NaN", loss);
+  cr_expect_eq(correct, 3, "rows 0, 1 and 3 are right, row 2 does not count");
+  for (int j = 0; j < 3; j++) cr_expect_eq(g[2 * 3 + j], 0.0f, "bad row's gradient is zero");
+  cudaFree(dz);
+  cudaFree(dg);
+  cudaFree(dl);
+  cudaFree(dm);
+  cudaFree(dloss);
+  cudaFree(dcorrect);
+}
+
+/* ---- argument checks ----------------------------------------------------- */
+
+Test(cuda_kernels, bad_arguments_fail_with_a_status) {
+  halo_log_set_quiet(1);
+  cr_expect_eq(halo_cuda_relu(NULL, -1, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_dropout(NULL, -1, 1, NULL, 0, 0.5f, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_adam(NULL, NULL, NULL, NULL, 1, 0.1f, 0.9f, 0.999f, 1e-8f, 0, 0, NULL),
+               HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_gemm(0, 0, 4, 4, 4, 1.0f, NULL, 2, NULL, 4, 0.0f, NULL, 4, NULL, NULL),
+               HALO_ERR_ARG);
+  /* Empty sizes are no-ops, not errors. */
+  cr_expect_eq(halo_cuda_relu(NULL, 0, NULL), HALO_OK);
+  cr_expect_eq(halo_cuda_pack(NULL, NULL, 8, NULL, 0, NULL), HALO_OK);
+}

@@ -1,0 +1,187 @@
+/* cuSPARSE SpMM plans against the CPU SpMM (spmm/halo-spmm.h).
+ *
+ * Threshold: 1e-5 relative (‖cuda − cpu‖₂ / ‖cpu‖₂).  Both sum each row in
+ * fp32 but in different orders; rows here have at most 60 nonzeros, so the
+ * difference stays near 1e-7.
+ *
+ * The matrices look like shards: more columns than rows (halo columns),
+ * skewed degrees, empty rows, and a split into interior rows [0, split) and
+ * boundary rows [split, rows).
+ */
+#include <string.h>
+
+#include "gpu-test.h"
+#include "halo-spmm-cuda.h"
+#include "halo-spmm.h"
+
+#define SPMM_TOL 1e-5
+
+/* A random CSR: rows × cols, degree 0..max_deg (a tenth of the rows empty),
+ * values in [-1, 1) or NULL (all ones). */
+static halo_csr random_csr(uint64_t seed, int64_t rows, int64_t cols, int max_deg, int ones) {
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, (uint64_t)rows, (uint64_t)cols);
+  halo_csr a = {.rows = rows, .cols = cols};
+  a.indptr = host_alloc((size_t)(rows + 1) * sizeof *a.indptr);
+  a.indptr[0] = 0;
+  for (int64_t r = 0; r < rows; r++) {
+    const int64_t deg = rand_below(key, (uint64_t)r, 10) == 0 ? 0 : rand_below(key, (uint64_t)(rows + r), max_deg + 1);
+    a.indptr[r + 1] = a.indptr[r] + deg;
+  }
+  a.nnz = a.indptr[rows];
+  a.indices = host_alloc((size_t)a.nnz * sizeof *a.indices);
+  for (int64_t k = 0; k < a.nnz; k++) a.indices[k] = (int32_t)rand_below(key, (uint64_t)(3 * rows + k), cols);
+  a.values = NULL;
+  if (!ones) {
+    a.values = host_alloc((size_t)a.nnz * sizeof *a.values);
+    fill_uniform(a.values, a.nnz, seed, 99, -1.0f, 1.0f);
+  }
+  return a;
+}
+
+static void free_csr(halo_csr *a) {
+  free(a->indptr);
+  free(a->indices);
+  free(a->values);
+}
+
+/* Runs every part at every planned shape with beta 0 and 1, against the CPU. */
+static void check_plan(const halo_csr *a, int64_t split, const halo_spmm_cuda_options *opt,
+                       uint64_t seed) {
+  const halo_spmm_cuda_shape shapes[] = {{16, 16, 16}, {33, 40, 35}};
+  halo_spmm_cuda_plan *plan = NULL;
+  cr_assert_eq(halo_spmm_cuda_plan_create(a, split, shapes, 2, opt, NULL, &plan), HALO_OK,
+               "plan_create failed");
+  cr_assert_not_null(plan);
+  fprintf(stderr, "plan: rows %lld nnz %lld split %lld index64 %d alg %d, %lld device bytes\n",
+          (long long)a->rows, (long long)a->nnz, (long long)split, halo_spmm_cuda_plan_index64(plan),
+          opt ? (int)opt->alg : 0, (long long)halo_spmm_cuda_plan_bytes(plan));
+
+  int32_t *boundary_rows = host_alloc((size_t)(a->rows - split + 1) * sizeof(int32_t));
+  for (int64_t r = split; r < a->rows; r++) boundary_rows[r - split] = (int32_t)r;
+
+  for (int s = 0; s < 2; s++) {
+    const halo_spmm_cuda_shape sh = shapes[s];
+    const size_t xsz = (size_t)(a->cols * sh.ldx) * 4, ysz = (size_t)(a->rows * sh.ldy) * 4;
+    float *x = host_alloc(xsz), *y = host_alloc(ysz), *got = host_alloc(ysz);
+    fill_uniform(x, a->cols * sh.ldx, seed, 10 + (uint64_t)s, -1.0f, 1.0f);
+    float *dx = dev_upload(x, xsz), *dy = dev_alloc(ysz);
+
+    for (int part = HALO_SPMM_ALL; part <= HALO_SPMM_BOUNDARY; part++) {
+      for (int b = 0; b <= 1; b++) {
+        const float beta = (float)b;
+        /* beta 0: Y starts as NaN on both sides, and the rows outside the
+         * part must stay NaN, bit for bit. beta 1: Y starts random. */
+        if (b == 0) {
+          memset(y, 0xff, ysz);
+        } else {
+          fill_uniform(y, a->rows * sh.ldy, seed, 20 + (uint64_t)(part * 2 + s), -1.0f, 1.0f);
+        }
+        cr_assert_eq(cudaMemcpy(dy, y, ysz, cudaMemcpyHostToDevice), cudaSuccess);
+        cr_assert_eq(halo_spmm_cuda_run(plan, (halo_spmm_part)part, dx, sh.ldx, sh.ncols, beta, dy,
+                                        sh.ldy, NULL),
+                     HALO_OK, "run part %d", part);
+        if (part == HALO_SPMM_ALL)
+          halo_spmm_cpu(a, x, sh.ldx, sh.ncols, beta, y, sh.ldy, NULL, a->rows);
+        else if (part == HALO_SPMM_INTERIOR)
+          halo_spmm_cpu(a, x, sh.ldx, sh.ncols, beta, y, sh.ldy, NULL, split);
+        else
+          halo_spmm_cpu(a, x, sh.ldx, sh.ncols, beta, y, sh.ldy, boundary_rows, a->rows - split);
+        dev_download(got, dy, ysz);
+
+        /* Compare the computed rows' first ncols columns; everything else
+         * must be untouched, which NaN == NaN cannot check, so memcmp. */
+        const int64_t r0 = part == HALO_SPMM_BOUNDARY ? split : 0;
+        const int64_t r1 = part == HALO_SPMM_INTERIOR ? split : a->rows;
+        double num = 0.0, den = 0.0;
+        int finite = 1, untouched = 1;
+        for (int64_t r = 0; r < a->rows; r++) {
+          const float *gr = got + r * sh.ldy, *wr = y + r * sh.ldy;
+          if (r < r0 || r >= r1) {
+            untouched &= memcmp(gr, wr, (size_t)sh.ldy * 4) == 0;
+            continue;
+          }
+          untouched &= memcmp(gr + sh.ncols, wr + sh.ncols, (size_t)(sh.ldy - sh.ncols) * 4) == 0;
+          for (int64_t j = 0; j < sh.ncols; j++) {
+            finite &= isfinite(gr[j]) != 0;
+            num += ((double)gr[j] - wr[j]) * ((double)gr[j] - wr[j]);
+            den += (double)wr[j] * wr[j];
+          }
+        }
+        const double err = den > 0 ? sqrt(num / den) : sqrt(num);
+        cr_expect(finite, "shape %d part %d beta %d: non-finite output", s, part, b);
+        cr_expect(untouched, "shape %d part %d beta %d: wrote outside its rows/columns", s, part, b);
+        cr_expect_leq(err, SPMM_TOL, "shape %d part %d beta %d: rel err %g", s, part, b, err);
+      }
+    }
+    cudaFree(dx);
+    cudaFree(dy);
+    free(x);
+    free(y);
+    free(got);
+  }
+  free(boundary_rows);
+  halo_spmm_cuda_plan_destroy(&plan);
+  cr_expect_null(plan);
+}
+
+Test(cuda_spmm, matches_cpu_for_every_part_and_shape) {
+  const uint64_t seed = gpu_test_seed("spmm");
+  halo_csr a = random_csr(seed, 1500, 1800, 60, 0);
+  check_plan(&a, 700, NULL, seed);
+  free_csr(&a);
+}
+
+Test(cuda_spmm, implicit_ones_and_64bit_indices) {
+  const uint64_t seed = gpu_test_seed("spmm_index64");
+  halo_csr a = random_csr(seed, 1200, 1300, 40, 1);
+  const halo_spmm_cuda_options opt = {.alg = HALO_SPMM_CUDA_ALG_DEFAULT, .force_index64 = 1};
+  check_plan(&a, 400, &opt, seed);
+  free_csr(&a);
+}
+
+Test(cuda_spmm, deterministic_algorithm) {
+  const uint64_t seed = gpu_test_seed("spmm_alg2");
+  halo_csr a = random_csr(seed, 1000, 1000, 30, 0);
+  const halo_spmm_cuda_options opt = {.alg = HALO_SPMM_CUDA_ALG_CSR2, .force_index64 = 0};
+  check_plan(&a, 1000, &opt, seed); /* every row interior: the boundary is empty */
+  free_csr(&a);
+}
+
+Test(cuda_spmm, parts_without_nonzeros) {
+  const uint64_t seed = gpu_test_seed("spmm_empty");
+  halo_csr a = random_csr(seed, 800, 900, 20, 0);
+  /* Empty the boundary rows [500, 800): their product is zero. */
+  for (int64_t r = 500; r <= a.rows; r++) a.indptr[r] = a.indptr[500];
+  a.nnz = a.indptr[a.rows];
+  check_plan(&a, 500, NULL, seed);
+  check_plan(&a, 0, NULL, seed); /* no interior rows at all */
+  free_csr(&a);
+}
+
+Test(cuda_spmm, bad_input_is_refused_with_a_status) {
+  const uint64_t seed = gpu_test_seed("spmm_bad");
+  halo_log_set_quiet(1);
+  halo_csr a = random_csr(seed, 100, 100, 5, 0);
+  const halo_spmm_cuda_shape sh = {8, 8, 8};
+  halo_spmm_cuda_plan *plan = NULL;
+
+  cr_expect_eq(halo_spmm_cuda_plan_create(&a, 101, &sh, 1, NULL, NULL, &plan), HALO_ERR_ARG);
+  cr_expect_null(plan);
+  const halo_spmm_cuda_shape narrow = {8, 4, 8};
+  cr_expect_eq(halo_spmm_cuda_plan_create(&a, 50, &narrow, 1, NULL, NULL, &plan), HALO_ERR_ARG);
+  const int32_t saved = a.indices[a.nnz / 2];
+  a.indices[a.nnz / 2] = 100;
+  cr_expect_eq(halo_spmm_cuda_plan_create(&a, 50, &sh, 1, NULL, NULL, &plan), HALO_ERR_RANGE);
+  a.indices[a.nnz / 2] = saved;
+
+  /* A shape that was not planned is declined, not run with a small buffer. */
+  cr_assert_eq(halo_spmm_cuda_plan_create(&a, 50, &sh, 1, NULL, NULL, &plan), HALO_OK);
+  float *dx = dev_alloc(100 * 16 * 4), *dy = dev_alloc(100 * 16 * 4);
+  cr_expect_eq(halo_spmm_cuda_run(plan, HALO_SPMM_ALL, dx, 16, 16, 0.0f, dy, 16, NULL),
+               HALO_ERR_UNSUPPORTED);
+  cudaFree(dx);
+  cudaFree(dy);
+  halo_spmm_cuda_plan_destroy(&plan);
+  halo_spmm_cuda_plan_destroy(&plan); /* twice: a NULL plan is fine */
+  free_csr(&a);
+}
