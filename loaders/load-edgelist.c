@@ -1,0 +1,179 @@
+/* SNAP edge lists: '#' comments, two whitespace-separated ids per line.
+ *
+ * Ids are arbitrary non-negative 64-bit values; they are renumbered 0..n-1 in
+ * increasing order, so a list whose ids are already 0..n-1 keeps them.  When
+ * the ids are dense enough (the largest is below 64 times the edge count) a
+ * bitmap with per-word ranks renumbers them in (max+1)/4 bytes; otherwise the
+ * distinct ids go through a hash set, are sorted, and each id is renumbered
+ * by binary search (16 bytes per distinct id at most, on top of the edges).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-load.h"
+#include "halo-rng.h"
+#include "load-impl.h"
+
+/* Parses one data line into (src, dst). */
+static halo_status parse_edge_line(const load_reader *r, const char *p, int64_t id[2]) {
+  halo_status st = HALO_OK;
+  int cols = 0;
+  while (*p) {
+    const char *tok = p;
+    int64_t v = 0;
+    int rc = load_scan_i64(&p, &v);
+    if (rc == LOAD_SCAN_BAD || *p == ',') LOAD_FAIL_TOKEN(r, tok, "a node id");
+    if (rc == LOAD_SCAN_RANGE || v < 0)
+      LOAD_FAIL(r, HALO_ERR_RANGE, "node id %.*s is out of range (ids must be in [0, 2^63-1])",
+                (int)(p - tok), tok);
+    if (cols < 2) id[cols] = v;
+    cols++;
+    p = load_skip_blank(p);
+  }
+  if (cols != 2) LOAD_FAIL(r, HALO_ERR_PARSE, "expected 2 node ids, found %d", cols);
+done:
+  return st;
+}
+
+/* Dense ids: bit x of `bits` says id x occurs; rank[w] counts the ids below
+ * word w.  Renumbers in place and returns the node count in *n. */
+static halo_status renumber_dense(load_edges *e, int64_t max_id, int64_t *n) {
+  halo_status st = HALO_OK;
+  int64_t words = (max_id >> 6) + 1;
+  uint64_t *bits = NULL;
+  int64_t *rank = NULL;
+  HALO_ALLOC(bits, words, "id bitmap");
+  for (int64_t k = 0; k < 2 * e->count; k++) bits[e->pair[k] >> 6] |= 1ull << (e->pair[k] & 63);
+  HALO_ALLOC(rank, words, "id ranks");
+  int64_t total = 0;
+  for (int64_t w = 0; w < words; w++) {
+    rank[w] = total;
+    total += __builtin_popcountll(bits[w]);
+  }
+  *n = total;
+  if (total == max_id + 1) goto done; /* already 0..n-1 */
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < 2 * e->count; k++) {
+    int64_t x = e->pair[k];
+    uint64_t below = bits[x >> 6] & ((1ull << (x & 63)) - 1);
+    e->pair[k] = rank[x >> 6] + __builtin_popcountll(below);
+  }
+done:
+  free(rank);
+  free(bits);
+  return st;
+}
+
+static int cmp_i64(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return (a > b) - (a < b);
+}
+
+/* Doubles the hash set, reinserting its ids. */
+static halo_status set_grow(int64_t **set, int64_t *size) {
+  halo_status st = HALO_OK;
+  int64_t *grown = NULL;
+  int64_t grown_size = 2 * *size;
+  HALO_ALLOC(grown, grown_size, "id set");
+  memset(grown, 0xff, (size_t)grown_size * sizeof *grown);
+  for (int64_t s = 0; s < *size; s++) {
+    int64_t x = (*set)[s];
+    if (x < 0) continue;
+    uint64_t h = halo_rng_mix((uint64_t)x) & (uint64_t)(grown_size - 1);
+    while (grown[h] >= 0) h = (h + 1) & (uint64_t)(grown_size - 1);
+    grown[h] = x;
+  }
+  free(*set);
+  *set = grown;
+  *size = grown_size;
+done:
+  return st;
+}
+
+/* Sparse ids: an open-addressing set (empty = -1) at load <= 1/2, compacted
+ * and sorted into the list of distinct ids; each id becomes its position. */
+static halo_status renumber_sparse(load_edges *e, int64_t *n) {
+  halo_status st = HALO_OK;
+  int64_t *set = NULL;
+  int64_t size = 1024, used = 0;
+  HALO_ALLOC(set, size, "id set");
+  memset(set, 0xff, (size_t)size * sizeof *set);
+  for (int64_t k = 0; k < 2 * e->count; k++) {
+    if (2 * (used + 1) > size) HALO_TRY(set_grow(&set, &size));
+    int64_t x = e->pair[k];
+    uint64_t h = halo_rng_mix((uint64_t)x) & (uint64_t)(size - 1);
+    while (set[h] >= 0 && set[h] != x) h = (h + 1) & (uint64_t)(size - 1);
+    if (set[h] < 0) {
+      set[h] = x;
+      used++;
+    }
+  }
+  int64_t u = 0;
+  for (int64_t s = 0; s < size; s++)
+    if (set[s] >= 0) set[u++] = set[s];
+  int64_t *ids = realloc(set, (size_t)(u ? u : 1) * sizeof *ids);
+  if (ids) set = ids;
+  qsort(set, (size_t)u, sizeof *set, cmp_i64);
+  const int64_t *sorted = set;
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < 2 * e->count; k++) {
+    int64_t lo = 0, hi = u - 1, x = e->pair[k];
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (sorted[mid] < x)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    e->pair[k] = lo;
+  }
+  *n = u;
+done:
+  free(set);
+  return st;
+}
+
+halo_status load_edgelist(const char *path, halo_graph **out) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  load_edges edges = {0};
+  halo_graph *g = NULL;
+  halo_digest digest;
+  halo_digest_init(&digest);
+  *out = NULL;
+
+  HALO_TRY(load_reader_open(&r, path, &digest));
+  int64_t max_id = -1;
+  char *line;
+  size_t len;
+  int got;
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    const char *p = load_skip_blank(line);
+    if (*p == '\0' || *p == '#') continue;
+    int64_t id[2];
+    HALO_TRY(parse_edge_line(&r, p, id));
+    HALO_TRY(load_edges_push(&edges, id[0], id[1]));
+    if (id[0] > max_id) max_id = id[0];
+    if (id[1] > max_id) max_id = id[1];
+  }
+  if (got < 0) HALO_TRY(got);
+  HALO_TRY(load_reader_close(&r));
+
+  if (edges.count == 0) HALO_FAIL(HALO_ERR_PARSE, "%s: no edges, only comments or blank lines", path);
+  int64_t n = 0;
+  if (max_id < 64 * edges.count + 1024)
+    HALO_TRY(renumber_dense(&edges, max_id, &n));
+  else
+    HALO_TRY(renumber_sparse(&edges, &n));
+  HALO_TRY(halo_graph_create(n, 0, &g));
+  HALO_TRY(load_edges_to_csr(&edges, g));
+  load_set_source(g, path);
+  g->source_digest = halo_digest_final(&digest);
+  *out = g;
+  g = NULL;
+done:
+  load_reader_close(&r);
+  load_edges_free(&edges);
+  halo_graph_destroy(&g);
+  return st;
+}

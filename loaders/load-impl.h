@@ -1,0 +1,165 @@
+/* Internals shared by the loaders (private to loaders/).
+ *
+ * A loader is three layers: a line reader over a zlib stream (plain text and
+ * gzip alike), number scanners that work in place on a line, and an edge
+ * buffer that turns an unordered stream of (src, dst) pairs into a CSR without
+ * a second copy of the edges.
+ */
+#ifndef HALO_LOAD_IMPL_H
+#define HALO_LOAD_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#include "halo-digest.h"
+#include "halo-graph.h"
+#include "halo-status.h"
+
+/* ---- Line reader ------------------------------------------------------- */
+
+/* Reads a text file line by line through zlib, which also reads plain text
+ * transparently.  Each line handed out is NUL-terminated in place, without its
+ * "\n" or "\r\n"; a UTF-8 byte-order mark before the first line is skipped.
+ * Every decompressed byte (BOM included) goes into `digest` when one is given. */
+typedef struct load_reader {
+  gzFile gz;
+  const char *path;     /* borrowed, used in messages */
+  char *buf;            /* size cap + 1 */
+  size_t cap;
+  size_t pos;           /* first byte not yet handed out */
+  size_t end;           /* one past the last valid byte */
+  int64_t line;         /* 1-based number of the line last handed out */
+  int eof;              /* the stream has been read to its end */
+  halo_digest *digest;  /* borrowed, may be NULL */
+} load_reader;
+
+/* Opens `path`; a missing, unreadable or empty file is an error naming it. */
+halo_status load_reader_open(load_reader *r, const char *path, halo_digest *digest);
+
+/* Hands out the next line: 1 when *line is set, 0 at the end of the file,
+ * negative (already logged) when the stream is truncated or corrupt. */
+int load_reader_next(load_reader *r, char **line, size_t *len);
+
+/* Closes the stream; a gzip trailer that does not check out is an error.
+ * Safe to call twice and on a reader that failed to open. */
+halo_status load_reader_close(load_reader *r);
+
+/* Logs "PATH:LINE: <message>" for the line last handed out. */
+void load_reader_error(const load_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Logs "PATH:LINE: 'TOKEN' is not <what>", quoting the token at `tok`. */
+void load_reader_bad_token(const load_reader *r, const char *tok, const char *what);
+
+/* Log against the reader's current line, store `code` in `st`, goto done. */
+#define LOAD_FAIL(r, code, ...)                                                \
+  do {                                                                         \
+    load_reader_error((r), __VA_ARGS__);                                       \
+    st = (code);                                                               \
+    goto done;                                                                 \
+  } while (0)
+
+#define LOAD_FAIL_TOKEN(r, tok, what)                                          \
+  do {                                                                         \
+    load_reader_bad_token((r), (tok), (what));                                 \
+    st = HALO_ERR_PARSE;                                                       \
+    goto done;                                                                 \
+  } while (0)
+
+/* ---- Number scanners --------------------------------------------------- */
+
+enum { LOAD_SCAN_OK = 0, LOAD_SCAN_BAD = -1, LOAD_SCAN_RANGE = -2 };
+
+/* Scans a decimal integer with an optional sign at *p and advances *p past
+ * it.  LOAD_SCAN_RANGE when it does not fit int64_t; LOAD_SCAN_BAD when there
+ * is no digit or the token goes on with something that is not a separator. */
+int load_scan_i64(const char **p, int64_t *out);
+
+/* Scans a float token (decimal, exponent, "nan", "inf") at *p, correctly
+ * rounded as strtof would, and advances *p past it.  LOAD_SCAN_BAD as above.
+ * Non-finite values are returned as they are; callers decide. */
+int load_scan_f32(const char **p, float *out);
+
+/* True for the bytes that end a token: NUL, ',', space, tab. */
+static inline int load_is_sep(char c) { return c == '\0' || c == ',' || c == ' ' || c == '\t'; }
+
+/* Skips spaces and tabs. */
+static inline const char *load_skip_blank(const char *p) {
+  while (*p == ' ' || *p == '\t') p++;
+  return p;
+}
+
+/* ---- Edge buffer and CSR ----------------------------------------------- */
+
+/* Edges as interleaved (src, dst) pairs, size 2 * cap. */
+typedef struct load_edges {
+  int64_t *pair;
+  int64_t count;
+  int64_t cap;
+} load_edges;
+
+halo_status load_edges_reserve(load_edges *e, int64_t cap);
+halo_status load_edges_grow(load_edges *e);
+void load_edges_free(load_edges *e);
+
+static inline halo_status load_edges_push(load_edges *e, int64_t src, int64_t dst) {
+  if (e->count == e->cap) {
+    halo_status st = load_edges_grow(e);
+    if (st < 0) return st;
+  }
+  e->pair[2 * e->count] = src;
+  e->pair[2 * e->count + 1] = dst;
+  e->count++;
+  return HALO_OK;
+}
+
+/* Builds g->indptr/indices (g has n nodes) from the pairs, all ids in [0, n):
+ * rows by source, each row sorted by destination.  The pairs buffer is sorted
+ * in place and becomes g->indices, so the peak is 16 m + 8 n bytes; e is left
+ * empty. */
+halo_status load_edges_to_csr(load_edges *e, halo_graph *g);
+
+/* Sorts every row of g's CSR by destination (OpenMP over rows). */
+void load_csr_sort_rows(halo_graph *g);
+
+/* ---- Formats ------------------------------------------------------------ */
+
+halo_status load_ogb(const char *dir, halo_graph **out);
+halo_status load_edgelist(const char *path, halo_graph **out);
+halo_status load_mtx(const char *path, halo_graph **out);
+halo_status load_spec(const char *spec, halo_graph **out);
+
+/* True when `input` starts with "NAME:" for a known generator. */
+int load_spec_is_spec(const char *input);
+
+/* Node data shared by the OGB loader and halo_load_node_data.  Each reads one
+ * file for g's n nodes and installs the result in g (replacing what was
+ * there); the file's bytes go into `digest` when given. */
+halo_status load_features_file(halo_graph *g, const char *path, halo_digest *digest);
+halo_status load_labels_file(halo_graph *g, const char *path, halo_digest *digest);
+
+/* Reads the three split files (any may be NULL) into a new g->split. */
+halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest *digest);
+
+/* Class-dependent node data, a pure function of (seed, node id): class =
+ * uniform in [0, classes) unless `labels_in` gives it, features = a random
+ * class mean in [-1, 1)^F plus noise of standard deviation `noise`, split =
+ * train with probability `train`, valid with `valid`, else test. */
+typedef struct load_synth {
+  int32_t features;
+  int32_t classes;
+  double noise;
+  double train;
+  double valid;
+  uint64_t seed;
+} load_synth;
+
+/* Class of node `u` as drawn by load_synth_node_data. */
+int32_t load_synth_class(uint64_t seed, int32_t classes, int64_t u);
+halo_status load_synth_node_data(halo_graph *g, const load_synth *s);
+
+/* Sets g->source, truncated to fit. */
+void load_set_source(halo_graph *g, const char *source);
+
+#endif /* HALO_LOAD_IMPL_H */

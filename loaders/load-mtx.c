@@ -1,0 +1,180 @@
+/* Matrix Market coordinate files as graphs: entry (i, j) is the edge
+ * i-1 -> j-1.  Values, when present, are checked and dropped.  A symmetric
+ * file stores one triangle; both directions of each off-diagonal entry are
+ * kept, so the graph is what the matrix means.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "load-impl.h"
+
+enum mtx_field { MTX_PATTERN, MTX_REAL, MTX_INTEGER };
+
+typedef struct mtx_header {
+  enum mtx_field field;
+  int symmetric;
+  int64_t rows, cols, nnz;
+  int64_t size_line; /* where rows/cols/nnz were read, for messages */
+} mtx_header;
+
+/* Splits the banner into its five words; returns how many there were. */
+static int banner_words(char *line, char *word[6]) {
+  int count = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(line, " \t", &save); tok && count < 6; tok = strtok_r(NULL, " \t", &save))
+    word[count++] = tok;
+  return count;
+}
+
+static halo_status parse_banner(const load_reader *r, char *line, mtx_header *h) {
+  halo_status st = HALO_OK;
+  char *word[6] = {0};
+  int count = banner_words(line, word);
+  if (count < 1 || strcasecmp(word[0], "%%MatrixMarket") != 0)
+    LOAD_FAIL(r, HALO_ERR_FORMAT,
+              "not a Matrix Market file: expected '%%%%MatrixMarket matrix coordinate ...'");
+  if (count != 5 || strcasecmp(word[1], "matrix") != 0)
+    LOAD_FAIL(r, HALO_ERR_FORMAT,
+              "Matrix Market banner must read '%%%%MatrixMarket matrix coordinate FIELD SYMMETRY'");
+  if (strcasecmp(word[2], "coordinate") != 0)
+    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED, "'%s' Matrix Market files are not supported; a graph needs 'coordinate'",
+              word[2]);
+  if (strcasecmp(word[3], "pattern") == 0)
+    h->field = MTX_PATTERN;
+  else if (strcasecmp(word[3], "real") == 0 || strcasecmp(word[3], "double") == 0)
+    h->field = MTX_REAL;
+  else if (strcasecmp(word[3], "integer") == 0)
+    h->field = MTX_INTEGER;
+  else
+    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED, "field '%s' is not supported (pattern, real, integer)", word[3]);
+  if (strcasecmp(word[4], "general") == 0)
+    h->symmetric = 0;
+  else if (strcasecmp(word[4], "symmetric") == 0)
+    h->symmetric = 1;
+  else
+    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED, "symmetry '%s' is not supported (general, symmetric)", word[4]);
+done:
+  return st;
+}
+
+static halo_status parse_size_line(const load_reader *r, const char *p, mtx_header *h) {
+  halo_status st = HALO_OK;
+  int64_t v[3];
+  int count = 0;
+  while (*p) {
+    const char *tok = p;
+    if (count == 3) LOAD_FAIL(r, HALO_ERR_PARSE, "size line must be 'ROWS COLS ENTRIES', found more");
+    int rc = load_scan_i64(&p, &v[count]);
+    if (rc != LOAD_SCAN_OK || *p == ',') LOAD_FAIL_TOKEN(r, tok, "a size");
+    if (v[count] < 0) LOAD_FAIL(r, HALO_ERR_RANGE, "size %lld is negative", (long long)v[count]);
+    count++;
+    p = load_skip_blank(p);
+  }
+  if (count != 3) LOAD_FAIL(r, HALO_ERR_PARSE, "size line must be 'ROWS COLS ENTRIES', found %d numbers", count);
+  h->rows = v[0];
+  h->cols = v[1];
+  h->nnz = v[2];
+  h->size_line = r->line;
+  if (h->rows != h->cols)
+    LOAD_FAIL(r, HALO_ERR_FORMAT, "matrix is %lld x %lld; a graph needs a square matrix",
+              (long long)h->rows, (long long)h->cols);
+done:
+  return st;
+}
+
+/* Parses "i j [value]" into 0-based (src, dst). */
+static halo_status parse_entry(const load_reader *r, const char *p, const mtx_header *h, int64_t id[2]) {
+  halo_status st = HALO_OK;
+  int want = h->field == MTX_PATTERN ? 2 : 3;
+  int count = 0;
+  while (*p) {
+    const char *tok = p;
+    int rc;
+    if (count < 2) {
+      int64_t v = 0;
+      rc = load_scan_i64(&p, &v);
+      if (rc == LOAD_SCAN_BAD || *p == ',') LOAD_FAIL_TOKEN(r, tok, "an index");
+      int64_t bound = count == 0 ? h->rows : h->cols;
+      if (rc == LOAD_SCAN_RANGE || v < 1 || v > bound)
+        LOAD_FAIL(r, HALO_ERR_RANGE, "%s index %.*s is out of range [1, %lld] (size line %lld)",
+                  count == 0 ? "row" : "column", (int)(p - tok), tok, (long long)bound,
+                  (long long)h->size_line);
+      id[count] = v - 1;
+    } else if (count == 2 && want == 3) {
+      if (h->field == MTX_INTEGER) {
+        int64_t v;
+        rc = load_scan_i64(&p, &v);
+      } else {
+        float v;
+        rc = load_scan_f32(&p, &v);
+      }
+      if (rc != LOAD_SCAN_OK || *p == ',')
+        LOAD_FAIL_TOKEN(r, tok, h->field == MTX_INTEGER ? "an integer value" : "a real value");
+    } else {
+      while (*p && *p != ' ' && *p != '\t') p++;
+    }
+    count++;
+    p = load_skip_blank(p);
+  }
+  if (count != want)
+    LOAD_FAIL(r, HALO_ERR_PARSE, "expected %d columns (%s), found %d", want,
+              want == 2 ? "row column" : "row column value", count);
+done:
+  return st;
+}
+
+halo_status load_mtx(const char *path, halo_graph **out) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  load_edges edges = {0};
+  halo_graph *g = NULL;
+  halo_digest digest;
+  halo_digest_init(&digest);
+  mtx_header h = {0};
+  *out = NULL;
+
+  HALO_TRY(load_reader_open(&r, path, &digest));
+  char *line;
+  size_t len;
+  int got = load_reader_next(&r, &line, &len);
+  if (got < 0) HALO_TRY(got);
+  HALO_TRY(parse_banner(&r, line, &h));
+
+  int64_t entries = 0;
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    const char *p = load_skip_blank(line);
+    if (*p == '\0' || *p == '%') continue;
+    if (h.size_line == 0) {
+      HALO_TRY(parse_size_line(&r, p, &h));
+      int64_t reserve = h.nnz * (h.symmetric ? 2 : 1);
+      HALO_TRY(load_edges_reserve(&edges, reserve < (1 << 24) ? reserve : (1 << 24)));
+      continue;
+    }
+    int64_t id[2];
+    HALO_TRY(parse_entry(&r, p, &h, id));
+    if (++entries > h.nnz)
+      LOAD_FAIL(&r, HALO_ERR_FORMAT, "more entries than the %lld declared on the size line (line %lld)",
+                (long long)h.nnz, (long long)h.size_line);
+    HALO_TRY(load_edges_push(&edges, id[0], id[1]));
+    if (h.symmetric && id[0] != id[1]) HALO_TRY(load_edges_push(&edges, id[1], id[0]));
+  }
+  if (got < 0) HALO_TRY(got);
+  if (h.size_line == 0) LOAD_FAIL(&r, HALO_ERR_FORMAT, "no size line 'ROWS COLS ENTRIES' after the banner");
+  if (entries != h.nnz)
+    LOAD_FAIL(&r, HALO_ERR_FORMAT, "file ends after %lld entries, but the size line (line %lld) declares %lld",
+              (long long)entries, (long long)h.size_line, (long long)h.nnz);
+  HALO_TRY(load_reader_close(&r));
+
+  HALO_TRY(halo_graph_create(h.rows, 0, &g));
+  HALO_TRY(load_edges_to_csr(&edges, g));
+  load_set_source(g, path);
+  g->source_digest = halo_digest_final(&digest);
+  *out = g;
+  g = NULL;
+done:
+  load_reader_close(&r);
+  load_edges_free(&edges);
+  halo_graph_destroy(&g);
+  return st;
+}

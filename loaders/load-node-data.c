@@ -1,0 +1,281 @@
+/* Node data: feature rows, labels and splits from files, or synthesised. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "halo-load.h"
+#include "halo-rng.h"
+#include "load-impl.h"
+
+/* Counts the comma-separated fields of a line. */
+static int32_t count_fields(const char *p) {
+  int64_t count = 1;
+  for (; *p; p++) count += *p == ',';
+  return count > INT32_MAX ? INT32_MAX : (int32_t)count;
+}
+
+halo_status load_features_file(halo_graph *g, const char *path, halo_digest *digest) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  float *x = NULL;
+  const int64_t n = g->n;
+  HALO_TRY(load_reader_open(&r, path, digest));
+
+  char *line;
+  size_t len;
+  int got;
+  int32_t width = 0;
+  int64_t row = 0;
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    if (row == 0) {
+      width = count_fields(line);
+      if ((uint64_t)n * (uint64_t)width > SIZE_MAX / sizeof(float))
+        LOAD_FAIL(&r, HALO_ERR_NOMEM, "%lld x %d features exceed the address space", (long long)n, width);
+      HALO_ALLOC(x, (size_t)n * (size_t)width, "node features");
+    }
+    if (row >= n)
+      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more feature rows than the %lld nodes of the graph", (long long)n);
+    float *dst = x + (size_t)row * (size_t)width;
+    const char *p = line;
+    for (int32_t c = 0; c < width; c++) {
+      p = load_skip_blank(p);
+      const char *tok = p;
+      if (load_scan_f32(&p, &dst[c]) != LOAD_SCAN_OK) LOAD_FAIL_TOKEN(&r, tok, "a number");
+      if (!isfinite(dst[c]))
+        LOAD_FAIL(&r, HALO_ERR_RANGE, "feature %d is '%.*s': NaN and Inf are not allowed", c + 1,
+                  (int)(p - tok), tok);
+      p = load_skip_blank(p);
+      if (*p == ',' && c + 1 < width) {
+        p++;
+        continue;
+      }
+      if (*p == ',' || (*p == '\0' && c + 1 < width))
+        LOAD_FAIL(&r, HALO_ERR_PARSE, "row has %d values, expected %d as on line 1",
+                  *p == ',' ? count_fields(line) : c + 1, width);
+      if (*p != '\0') LOAD_FAIL(&r, HALO_ERR_PARSE, "unexpected '%c' after value %d", *p, c + 1);
+    }
+    row++;
+  }
+  if (got < 0) HALO_TRY(got);
+  if (row != n)
+    LOAD_FAIL(&r, HALO_ERR_MISMATCH, "%lld feature rows, but the graph has %lld nodes", (long long)row,
+              (long long)n);
+  HALO_TRY(load_reader_close(&r));
+  free(g->x);
+  g->x = x;
+  g->features = width;
+  x = NULL;
+done:
+  load_reader_close(&r);
+  free(x);
+  return st;
+}
+
+/* One label token: an integer, an integral float ("3.0"), or "nan" for an
+ * unlabelled node (as in ogbn-papers100M), which becomes -1. */
+static halo_status parse_label(const load_reader *r, const char *p, int32_t *label) {
+  halo_status st = HALO_OK;
+  p = load_skip_blank(p);
+  const char *tok = p;
+  int64_t v = 0;
+  int rc = load_scan_i64(&p, &v);
+  if (rc == LOAD_SCAN_BAD) {
+    float f;
+    p = tok;
+    if (load_scan_f32(&p, &f) != LOAD_SCAN_OK) LOAD_FAIL_TOKEN(r, tok, "a class label");
+    if (isnan(f)) {
+      v = -1;
+    } else if (isfinite(f) && f == floorf(f) && fabsf(f) < 2e9f) {
+      v = (int64_t)f;
+    } else {
+      LOAD_FAIL_TOKEN(r, tok, "an integer class label");
+    }
+  }
+  if (rc == LOAD_SCAN_RANGE || v < -1 || v >= INT32_MAX)
+    LOAD_FAIL(r, HALO_ERR_RANGE, "label %.*s is out of range (-1 for unlabelled, else 0 or more)",
+              (int)(p - tok), tok);
+  p = load_skip_blank(p);
+  if (*p != '\0')
+    LOAD_FAIL(r, HALO_ERR_PARSE, "expected 1 label per line, found %d columns (multi-task labels are not supported)",
+              count_fields(tok));
+  *label = (int32_t)v;
+done:
+  return st;
+}
+
+halo_status load_labels_file(halo_graph *g, const char *path, halo_digest *digest) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  int32_t *labels = NULL;
+  const int64_t n = g->n;
+  HALO_TRY(load_reader_open(&r, path, digest));
+  HALO_ALLOC(labels, n, "node labels");
+
+  char *line;
+  size_t len;
+  int got;
+  int64_t row = 0;
+  int32_t max_label = -1;
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    if (row >= n)
+      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more labels than the %lld nodes of the graph", (long long)n);
+    HALO_TRY(parse_label(&r, line, &labels[row]));
+    if (labels[row] > max_label) max_label = labels[row];
+    row++;
+  }
+  if (got < 0) HALO_TRY(got);
+  if (row != n)
+    LOAD_FAIL(&r, HALO_ERR_MISMATCH, "%lld labels, but the graph has %lld nodes", (long long)row,
+              (long long)n);
+  HALO_TRY(load_reader_close(&r));
+  free(g->labels);
+  g->labels = NULL;
+  g->classes = max_label + 1;
+  if (g->classes > 0) {
+    g->labels = labels;
+    labels = NULL;
+  }
+done:
+  load_reader_close(&r);
+  free(labels);
+  return st;
+}
+
+static const char *const SPLIT_NAMES[4] = {"no", "train", "valid", "test"};
+
+halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest *digest) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  uint8_t *split = NULL;
+  const int64_t n = g->n;
+  HALO_ALLOC(split, n, "node split");
+  for (int s = 0; s < 3; s++) {
+    if (!paths[s]) continue;
+    const uint8_t which = (uint8_t)(HALO_SPLIT_TRAIN + s);
+    HALO_TRY(load_reader_open(&r, paths[s], digest));
+    char *line;
+    size_t len;
+    int got;
+    while ((got = load_reader_next(&r, &line, &len)) > 0) {
+      const char *p = load_skip_blank(line);
+      const char *tok = p;
+      int64_t id = 0;
+      int rc = load_scan_i64(&p, &id);
+      if (rc == LOAD_SCAN_BAD || *p == ',') {
+        if (*p == ',') LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line, found %d columns", count_fields(tok));
+        LOAD_FAIL_TOKEN(&r, tok, "a node id");
+      }
+      if (*load_skip_blank(p) != '\0') LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line");
+      if (rc == LOAD_SCAN_RANGE || id < 0 || id >= n)
+        LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld)", (int)(p - tok), tok,
+                  (long long)n);
+      if (split[id] == which)
+        LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated in the %s split", (long long)id, SPLIT_NAMES[which]);
+      if (split[id] != HALO_SPLIT_NONE)
+        LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated: it is already in the %s split", (long long)id,
+                  SPLIT_NAMES[split[id]]);
+      split[id] = which;
+    }
+    if (got < 0) HALO_TRY(got);
+    HALO_TRY(load_reader_close(&r));
+  }
+  free(g->split);
+  g->split = split;
+  split = NULL;
+done:
+  load_reader_close(&r);
+  free(split);
+  return st;
+}
+
+halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char *label_path) {
+  halo_status st = HALO_OK;
+  if (!g) HALO_FAIL(HALO_ERR_ARG, "halo_load_node_data: no graph");
+  halo_digest digest;
+  halo_digest_init(&digest);
+  if (feat_path) HALO_TRY(load_features_file(g, feat_path, &digest));
+  if (label_path) HALO_TRY(load_labels_file(g, label_path, &digest));
+  /* The node data is part of what was loaded: fold it into the digest. */
+  if (feat_path || label_path) g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_final(&digest));
+done:
+  return st;
+}
+
+/* ---- Synthetic node data ------------------------------------------------ */
+
+int32_t load_synth_class(uint64_t seed, int32_t classes, int64_t u) {
+  uint64_t key = halo_rng_key(seed, HALO_RNG_FEATURES, 1, 0);
+  return (int32_t)(halo_rng_bits(key, (uint64_t)u, 0) % (uint64_t)classes);
+}
+
+/* Roughly standard normal: the sum of four 16-bit uniforms, centred and
+ * scaled to unit variance (Irwin-Hall), from one 64-bit draw. */
+static inline float normalish(uint64_t bits) {
+  uint32_t sum = (uint32_t)(bits & 0xffff) + (uint32_t)((bits >> 16) & 0xffff) +
+                 (uint32_t)((bits >> 32) & 0xffff) + (uint32_t)(bits >> 48);
+  return ((float)sum * (1.0f / 65536.0f) - 2.0f) * 1.7320508f;
+}
+
+halo_status load_synth_node_data(halo_graph *g, const load_synth *s) {
+  halo_status st = HALO_OK;
+  const int64_t n = g->n;
+  const int64_t width = s->features;
+  int32_t *labels = NULL;
+  float *x = NULL, *mean = NULL;
+  uint8_t *split = NULL;
+  HALO_ALLOC(labels, n, "node labels");
+  HALO_ALLOC(split, n, "node split");
+  if (width > 0) {
+    if ((uint64_t)n * (uint64_t)width > SIZE_MAX / sizeof(float))
+      HALO_FAIL(HALO_ERR_NOMEM, "%lld x %lld features exceed the address space", (long long)n, (long long)width);
+    HALO_ALLOC(x, (size_t)n * (size_t)width, "node features");
+    HALO_ALLOC(mean, (size_t)s->classes * (size_t)width, "class means");
+  }
+  const uint64_t mean_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 2, 0);
+  const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
+  const uint64_t split_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 4, 0);
+  for (int64_t c = 0; c < s->classes && x; c++)
+    for (int64_t f = 0; f < width; f++)
+      mean[c * width + f] = 2.0f * halo_rng_uniform(mean_key, (uint64_t)c, (uint64_t)f) - 1.0f;
+  const float noise = (float)s->noise;
+
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < n; u++) {
+    int32_t c = load_synth_class(s->seed, s->classes, u);
+    labels[u] = c;
+    double r = halo_rng_uniform_double(split_key, (uint64_t)u, 0);
+    split[u] = r < s->train ? HALO_SPLIT_TRAIN : r < s->train + s->valid ? HALO_SPLIT_VALID : HALO_SPLIT_TEST;
+    for (int64_t f = 0; f < width; f++)
+      x[u * width + f] = mean[c * width + f] + noise * normalish(halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f));
+  }
+
+  free(g->labels);
+  free(g->x);
+  free(g->split);
+  g->labels = labels;
+  g->x = x;
+  g->split = split;
+  g->classes = s->classes;
+  g->features = (int32_t)width;
+  labels = NULL;
+  x = NULL;
+  split = NULL;
+done:
+  free(mean);
+  free(split);
+  free(x);
+  free(labels);
+  return st;
+}
+
+halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int32_t classes, uint64_t seed) {
+  halo_status st = HALO_OK;
+  if (!g) HALO_FAIL(HALO_ERR_ARG, "halo_graph_synthesize_node_data: no graph");
+  if (features < 1) HALO_FAIL(HALO_ERR_ARG, "synthetic features: width %d must be at least 1", features);
+  if (classes < 1) HALO_FAIL(HALO_ERR_ARG, "synthetic labels: %d classes, need at least 1", classes);
+  load_synth s = {.features = features, .classes = classes, .noise = 1.0, .train = 0.1, .valid = 0.1, .seed = seed};
+  HALO_TRY(load_synth_node_data(g, &s));
+done:
+  return st;
+}

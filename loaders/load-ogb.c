@@ -1,0 +1,232 @@
+/* OGB raw dataset folders.
+ *
+ *   num-node-list.csv[.gz]   the node count n (one line)
+ *   edge.csv[.gz]            "src,dst" per line, ids in [0, n)
+ *   node-feat.csv[.gz]       optional: one comma-separated row per node
+ *   node-label.csv[.gz]      optional: one label per line, "nan" = unlabelled
+ *   split/{train,valid,test}.csv[.gz], or split/<name>/... when split/ holds
+ *                            exactly one folder, as in OGB downloads
+ *   num-edge-list.csv[.gz]   optional: sizes the edge buffer up front
+ *
+ * A downloaded dataset keeps these files in raw/ next to split/; pointing at
+ * the dataset's top folder or at its raw/ folder both work.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "load-impl.h"
+
+enum { OGB_PATH = 4096 };
+
+static int is_dir(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int is_file(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode);
+}
+
+/* Joins dir/name; an over-long path is an error naming it. */
+static halo_status join(char out[OGB_PATH], const char *dir, const char *name) {
+  halo_status st = HALO_OK;
+  if (snprintf(out, OGB_PATH, "%s/%s", dir, name) >= OGB_PATH)
+    HALO_FAIL(HALO_ERR_ARG, "%s/%s: path too long", dir, name);
+done:
+  return st;
+}
+
+/* Finds dir/NAME.csv.gz or dir/NAME.csv; returns 1 when one exists. */
+static halo_status find_csv(char out[OGB_PATH], const char *dir, const char *name, int *found) {
+  halo_status st = HALO_OK;
+  char base[OGB_PATH];
+  HALO_TRY(join(base, dir, name));
+  *found = 0;
+  static const char *const SUFFIX[2] = {".csv.gz", ".csv"};
+  for (int k = 0; k < 2 && !*found; k++) {
+    if (snprintf(out, OGB_PATH, "%s%s", base, SUFFIX[k]) >= OGB_PATH)
+      HALO_FAIL(HALO_ERR_ARG, "%s%s: path too long", base, SUFFIX[k]);
+    *found = is_file(out);
+  }
+done:
+  return st;
+}
+
+/* Reads the single number of a count file (num-node-list, num-edge-list). */
+static halo_status read_count(const char *path, halo_digest *digest, int64_t *count) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  HALO_TRY(load_reader_open(&r, path, digest));
+  char *line;
+  size_t len;
+  int got;
+  int lines = 0;
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    const char *p = load_skip_blank(line);
+    if (*p == '\0') continue;
+    if (++lines > 1)
+      LOAD_FAIL(&r, HALO_ERR_UNSUPPORTED, "more than one count: heterogeneous OGB graphs are not supported");
+    const char *tok = p;
+    int rc = load_scan_i64(&p, count);
+    if (rc != LOAD_SCAN_OK || *load_skip_blank(p) != '\0') LOAD_FAIL_TOKEN(&r, tok, "a count");
+    if (*count < 0) LOAD_FAIL(&r, HALO_ERR_RANGE, "count %lld is negative", (long long)*count);
+  }
+  if (got < 0) HALO_TRY(got);
+  if (lines == 0) LOAD_FAIL(&r, HALO_ERR_PARSE, "no count in the file");
+  HALO_TRY(load_reader_close(&r));
+done:
+  load_reader_close(&r);
+  return st;
+}
+
+static halo_status read_edges(const char *path, int64_t n, halo_digest *digest, load_edges *edges) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  HALO_TRY(load_reader_open(&r, path, digest));
+  char *line;
+  size_t len;
+  int got;
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    const char *p = line;
+    int64_t id[2];
+    for (int c = 0; c < 2; c++) {
+      p = load_skip_blank(p);
+      const char *tok = p;
+      int rc = load_scan_i64(&p, &id[c]);
+      if (rc == LOAD_SCAN_BAD) LOAD_FAIL_TOKEN(&r, tok, "a node id");
+      if (rc == LOAD_SCAN_RANGE || id[c] < 0 || id[c] >= n)
+        LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld) (num-node-list)", (int)(p - tok),
+                  tok, (long long)n);
+      p = load_skip_blank(p);
+      if (c == 0 && *p == ',') {
+        p++;
+      } else if (*p != '\0' || c == 0) {
+        int cols = 1;
+        for (const char *q = line; *q; q++) cols += *q == ',';
+        LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 2 columns 'src,dst', found %d", cols);
+      }
+    }
+    HALO_TRY(load_edges_push(edges, id[0], id[1]));
+  }
+  if (got < 0) HALO_TRY(got);
+  HALO_TRY(load_reader_close(&r));
+done:
+  load_reader_close(&r);
+  return st;
+}
+
+/* Resolves the three split files, or none when there is no split folder. */
+static halo_status find_splits(const char *data_dir, const char *top_dir, char paths[3][OGB_PATH], int *have) {
+  halo_status st = HALO_OK;
+  DIR *d = NULL;
+  static const char *const NAMES[3] = {"train", "valid", "test"};
+  char split_dir[OGB_PATH];
+  *have = 0;
+  HALO_TRY(join(split_dir, data_dir, "split"));
+  if (!is_dir(split_dir) && top_dir) HALO_TRY(join(split_dir, top_dir, "split"));
+  if (!is_dir(split_dir)) goto done;
+
+  int found = 0;
+  HALO_TRY(find_csv(paths[0], split_dir, NAMES[0], &found));
+  if (!found) {
+    /* OGB keeps each split scheme in its own folder (split/time/, split/sales_ranking/). */
+    d = opendir(split_dir);
+    if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot list: %s", split_dir, strerror(errno));
+    char sub[OGB_PATH] = "";
+    int folders = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+      if (e->d_name[0] == '.') continue;
+      char path[OGB_PATH];
+      HALO_TRY(join(path, split_dir, e->d_name));
+      if (is_dir(path)) {
+        folders++;
+        memcpy(sub, path, sizeof sub);
+      }
+    }
+    if (folders != 1)
+      HALO_FAIL(HALO_ERR_FORMAT, "%s: expected train.csv[.gz] or exactly one split folder, found %d folders",
+                split_dir, folders);
+    memcpy(split_dir, sub, sizeof split_dir);
+  }
+  for (int s = 0; s < 3; s++) {
+    HALO_TRY(find_csv(paths[s], split_dir, NAMES[s], &found));
+    if (!found) HALO_FAIL(HALO_ERR_IO, "%s/%s.csv[.gz]: missing (the split needs train, valid and test)", split_dir, NAMES[s]);
+  }
+  *have = 1;
+done:
+  if (d) closedir(d);
+  return st;
+}
+
+halo_status load_ogb(const char *dir, halo_graph **out) {
+  halo_status st = HALO_OK;
+  load_edges edges = {0};
+  halo_graph *g = NULL;
+  halo_digest digest;
+  halo_digest_init(&digest);
+  char data_dir[OGB_PATH], parent_dir[OGB_PATH], path[OGB_PATH];
+  const char *top_dir = NULL;
+  int found = 0;
+  *out = NULL;
+
+  /* The folder itself, or its raw/ as an OGB download unpacks. */
+  if (snprintf(data_dir, sizeof data_dir, "%s", dir) >= OGB_PATH) HALO_FAIL(HALO_ERR_ARG, "%s: path too long", dir);
+  if (!is_dir(dir)) HALO_FAIL(HALO_ERR_IO, "%s: not a folder", dir);
+  HALO_TRY(find_csv(path, data_dir, "edge", &found));
+  if (!found) {
+    HALO_TRY(join(data_dir, dir, "raw"));
+    HALO_TRY(find_csv(path, data_dir, "edge", &found));
+    if (!found) HALO_FAIL(HALO_ERR_IO, "%s: no edge.csv[.gz] (nor raw/edge.csv[.gz]); not an OGB dataset folder", dir);
+    top_dir = dir;
+  } else {
+    /* Pointed at DATASET/raw: the split sits in DATASET/split. */
+    size_t len = strlen(data_dir);
+    while (len > 1 && data_dir[len - 1] == '/') data_dir[--len] = '\0';
+    if (len >= 4 && strcmp(data_dir + len - 4, "/raw") == 0) {
+      memcpy(parent_dir, data_dir, len - 4);
+      parent_dir[len - 4] = '\0';
+      top_dir = parent_dir[0] ? parent_dir : "/";
+    } else if (strcmp(data_dir, "raw") == 0) {
+      top_dir = ".";
+    }
+  }
+
+  int64_t n = 0, m_hint = 0;
+  HALO_TRY(find_csv(path, data_dir, "num-node-list", &found));
+  if (!found) HALO_FAIL(HALO_ERR_IO, "%s/num-node-list.csv[.gz]: missing (the node count)", data_dir);
+  HALO_TRY(read_count(path, &digest, &n));
+  HALO_TRY(find_csv(path, data_dir, "num-edge-list", &found));
+  if (found) HALO_TRY(read_count(path, NULL, &m_hint));
+  HALO_TRY(load_edges_reserve(&edges, m_hint < (1ll << 32) ? m_hint : 0));
+
+  HALO_TRY(find_csv(path, data_dir, "edge", &found));
+  HALO_TRY(read_edges(path, n, &digest, &edges));
+  HALO_TRY(halo_graph_create(n, 0, &g));
+  HALO_TRY(load_edges_to_csr(&edges, g));
+
+  HALO_TRY(find_csv(path, data_dir, "node-feat", &found));
+  if (found) HALO_TRY(load_features_file(g, path, &digest));
+  HALO_TRY(find_csv(path, data_dir, "node-label", &found));
+  if (found) HALO_TRY(load_labels_file(g, path, &digest));
+
+  char split_paths[3][OGB_PATH];
+  int have_split = 0;
+  HALO_TRY(find_splits(data_dir, top_dir, split_paths, &have_split));
+  if (have_split) {
+    const char *const paths[3] = {split_paths[0], split_paths[1], split_paths[2]};
+    HALO_TRY(load_split_files(g, paths, &digest));
+  }
+
+  load_set_source(g, dir);
+  g->source_digest = halo_digest_final(&digest);
+  *out = g;
+  g = NULL;
+done:
+  load_edges_free(&edges);
+  halo_graph_destroy(&g);
+  return st;
+}

@@ -1,0 +1,359 @@
+/* Synthetic graphs from a spec string, "NAME:key=value,key=value".
+ *
+ *   sbm   a stochastic block model: `nodes` nodes in `classes` classes; each
+ *         node draws avg-degree/2 undirected edges (the fraction by a coin),
+ *         each to its own class with probability `homophily`, else to a node
+ *         of another class; both directions are stored, so the stored degree
+ *         averages `avg-degree`.  Labels, class-dependent features and a
+ *         train/valid/test split come with it.
+ *   rmat  a recursive-matrix (Kronecker) graph on 2^scale nodes with
+ *         edge-factor * 2^scale directed edges, quadrant probabilities
+ *         a, b, c and 1-a-b-c (Graph500 defaults).  Structure only.
+ *
+ * Every random choice is a pure function of (seed, node or edge, draw), so
+ * the CSR is built in two parallel passes over the same draws, one to count
+ * the rows and one to fill them, and never holds an edge-pair list.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-rng.h"
+#include "load-impl.h"
+
+/* ---- Key/value parsing --------------------------------------------------- */
+
+typedef enum { KEY_INT, KEY_REAL } key_kind;
+
+typedef struct spec_key {
+  const char *name;
+  key_kind kind;
+  double min, max;
+  int required;
+  union {
+    int64_t *i;
+    double *r;
+  } out;
+  int seen;
+} spec_key;
+
+static spec_key *find_key(spec_key *keys, int count, const char *name, size_t len) {
+  for (int k = 0; k < count; k++)
+    if (strlen(keys[k].name) == len && memcmp(keys[k].name, name, len) == 0) return &keys[k];
+  return NULL;
+}
+
+/* Parses "k=v,k=v" (the text after "NAME:") against the key table. */
+static halo_status parse_keys(const char *gen, const char *text, spec_key *keys, int count) {
+  halo_status st = HALO_OK;
+  const char *p = text;
+  while (*p) {
+    const char *item = p;
+    const char *comma = strchr(p, ',');
+    size_t item_len = comma ? (size_t)(comma - p) : strlen(p);
+    p = comma ? comma + 1 : p + item_len;
+    const char *eq = memchr(item, '=', item_len);
+    if (item_len == 0) HALO_FAIL(HALO_ERR_ARG, "%s: empty item in the spec (stray ',')", gen);
+    if (!eq) HALO_FAIL(HALO_ERR_ARG, "%s: '%.*s' is not key=value", gen, (int)item_len, item);
+    size_t name_len = (size_t)(eq - item);
+    spec_key *key = find_key(keys, count, item, name_len);
+    if (!key) {
+      char known[256] = "";
+      for (int k = 0; k < count; k++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "", keys[k].name);
+      HALO_FAIL(HALO_ERR_ARG, "%s: unknown key '%.*s' (known: %s)", gen, (int)name_len, item, known);
+    }
+    if (key->seen) HALO_FAIL(HALO_ERR_ARG, "%s: key '%s' is given twice", gen, key->name);
+    key->seen = 1;
+
+    char value[64];
+    size_t value_len = item_len - name_len - 1;
+    if (value_len == 0 || value_len >= sizeof value)
+      HALO_FAIL(HALO_ERR_ARG, "%s: %s= needs a value", gen, key->name);
+    memcpy(value, eq + 1, value_len);
+    value[value_len] = '\0';
+    char *end;
+    errno = 0;
+    double v;
+    if (key->kind == KEY_INT) {
+      long long iv = strtoll(value, &end, 10);
+      if (*end != '\0' || errno == ERANGE)
+        HALO_FAIL(HALO_ERR_ARG, "%s: %s=%s is not an integer", gen, key->name, value);
+      v = (double)iv;
+      *key->out.i = iv;
+    } else {
+      v = strtod(value, &end);
+      if (*end != '\0' || !isfinite(v)) HALO_FAIL(HALO_ERR_ARG, "%s: %s=%s is not a number", gen, key->name, value);
+      *key->out.r = v;
+    }
+    if (v < key->min || v > key->max)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: %s=%s is out of range [%g, %g]", gen, key->name, value, key->min, key->max);
+  }
+  for (int k = 0; k < count; k++)
+    if (keys[k].required && !keys[k].seen) HALO_FAIL(HALO_ERR_ARG, "%s: %s= is required", gen, keys[k].name);
+done:
+  return st;
+}
+
+#define KEY_I(name, var, lo, hi, req) {name, KEY_INT, lo, hi, req, {.i = &(var)}, 0}
+#define KEY_R(name, var, lo, hi, req) {name, KEY_REAL, lo, hi, req, {.r = &(var)}, 0}
+
+/* ---- Stochastic block model ---------------------------------------------- */
+
+typedef struct sbm {
+  int64_t n;
+  int32_t classes;
+  double half_degree; /* undirected edges drawn per node, on average */
+  double homophily;
+  uint64_t deg_key, edge_key, seed;
+  const int64_t *class_off; /* size classes+1: members of class c are members[class_off[c]..] */
+  const int64_t *members;   /* size n: node ids sorted by class */
+  const int32_t *cls;       /* size n: class of each node */
+} sbm;
+
+static inline int64_t sbm_draws(const sbm *s, int64_t u) {
+  double base = floor(s->half_degree);
+  return (int64_t)base + (halo_rng_uniform_double(s->deg_key, (uint64_t)u, 0) < s->half_degree - base);
+}
+
+/* The j-th neighbour drawn by u, or -1 when u has no possible neighbour. */
+static inline int64_t sbm_pick(const sbm *s, int64_t u, int64_t j) {
+  int32_t c = s->cls[u];
+  int64_t off = s->class_off[c], size = s->class_off[c + 1] - off;
+  int64_t others = s->n - size;
+  int inside = halo_rng_uniform_double(s->edge_key, (uint64_t)u, (uint64_t)(2 * j)) < s->homophily;
+  if (size < 2) inside = 0;
+  if (others == 0) inside = 1;
+  uint64_t draw = halo_rng_bits(s->edge_key, (uint64_t)u, (uint64_t)(2 * j + 1));
+  if (inside) {
+    if (size < 2) return -1;
+    /* Uniform over the class without u: the last member stands in for u. */
+    int64_t v = s->members[off + (int64_t)(draw % (uint64_t)(size - 1))];
+    return v == u ? s->members[off + size - 1] : v;
+  }
+  /* Uniform over the members of every other class, skipping class c's block. */
+  int64_t idx = (int64_t)(draw % (uint64_t)others);
+  return s->members[idx < off ? idx : idx + size];
+}
+
+static halo_status sbm_generate(const char *spec, const char *keys_text, halo_graph **out) {
+  halo_status st = HALO_OK;
+  halo_graph *g = NULL;
+  int64_t *class_off = NULL, *members = NULL, *fill = NULL;
+  int32_t *cls = NULL;
+  int64_t nodes = 0, classes = 8, feat = 32, seed = 1;
+  double degree = 10, homophily = 0.8, train = 0.1, valid = 0.1, noise = 1.0;
+  spec_key keys[] = {
+      KEY_I("nodes", nodes, 1, 1e12, 1),       KEY_I("classes", classes, 1, 1 << 16, 0),
+      KEY_R("avg-degree", degree, 0, 1e6, 0),  KEY_R("homophily", homophily, 0, 1, 0),
+      KEY_I("feat", feat, 0, 1 << 20, 0),      KEY_I("seed", seed, 0, 9.2e18, 0),
+      KEY_R("train", train, 0, 1, 0),          KEY_R("valid", valid, 0, 1, 0),
+      KEY_R("noise", noise, 0, 1e6, 0),
+  };
+  HALO_TRY(parse_keys("sbm", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
+  if (train + valid > 1) HALO_FAIL(HALO_ERR_RANGE, "sbm: train=%g plus valid=%g exceeds 1", train, valid);
+  if (classes > nodes) HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)classes, (long long)nodes);
+
+  const int64_t n = nodes;
+  HALO_ALLOC(cls, n, "sbm classes");
+  HALO_ALLOC(class_off, classes + 1, "sbm class offsets");
+  HALO_ALLOC(members, n, "sbm class members");
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < n; u++) cls[u] = load_synth_class((uint64_t)seed, (int32_t)classes, u);
+  for (int64_t u = 0; u < n; u++) class_off[cls[u] + 1]++;
+  for (int64_t c = 0; c < classes; c++) class_off[c + 1] += class_off[c];
+  HALO_ALLOC(fill, classes > n + 1 ? classes : n + 1, "sbm fill positions");
+  memcpy(fill, class_off, (size_t)classes * sizeof *fill);
+  for (int64_t u = 0; u < n; u++) members[fill[cls[u]]++] = u;
+
+  const sbm s = {
+      .n = n,
+      .classes = (int32_t)classes,
+      .half_degree = degree / 2,
+      .homophily = homophily,
+      .deg_key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 1, 0),
+      .edge_key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 2, 0),
+      .seed = (uint64_t)seed,
+      .class_off = class_off,
+      .members = members,
+      .cls = cls,
+  };
+
+  HALO_TRY(halo_graph_create(n, 0, &g));
+  int64_t *indptr = g->indptr;
+  /* Pass 1: row lengths (each drawn edge counts in both rows). */
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int64_t u = 0; u < n; u++) {
+    int64_t draws = sbm_draws(&s, u);
+    for (int64_t j = 0; j < draws; j++) {
+      int64_t v = sbm_pick(&s, u, j);
+      if (v < 0) continue;
+#pragma omp atomic
+      indptr[u + 1]++;
+#pragma omp atomic
+      indptr[v + 1]++;
+    }
+  }
+  for (int64_t u = 0; u < n; u++) indptr[u + 1] += indptr[u];
+  g->m = indptr[n];
+  free(g->indices);
+  g->indices = NULL;
+  HALO_ALLOC(g->indices, g->m, "sbm edges");
+  memcpy(fill, indptr, (size_t)n * sizeof *fill);
+
+  /* Pass 2: the same draws, placed; row order is fixed by the sort below. */
+  int64_t *indices = g->indices;
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int64_t u = 0; u < n; u++) {
+    int64_t draws = sbm_draws(&s, u);
+    for (int64_t j = 0; j < draws; j++) {
+      int64_t v = sbm_pick(&s, u, j);
+      if (v < 0) continue;
+      int64_t at_u, at_v;
+#pragma omp atomic capture
+      at_u = fill[u]++;
+#pragma omp atomic capture
+      at_v = fill[v]++;
+      indices[at_u] = v;
+      indices[at_v] = u;
+    }
+  }
+  load_csr_sort_rows(g);
+  free(fill);
+  fill = NULL;
+  free(members);
+  members = NULL;
+
+  load_synth synth = {.features = (int32_t)feat, .classes = (int32_t)classes, .noise = noise,
+                      .train = train, .valid = valid, .seed = (uint64_t)seed};
+  HALO_TRY(load_synth_node_data(g, &synth));
+  load_set_source(g, spec);
+  g->source_digest = halo_digest_bytes(spec, strlen(spec));
+  *out = g;
+  g = NULL;
+done:
+  free(fill);
+  free(members);
+  free(class_off);
+  free(cls);
+  halo_graph_destroy(&g);
+  return st;
+}
+
+/* ---- R-MAT ----------------------------------------------------------------- */
+
+typedef struct rmat {
+  int scale;
+  uint64_t key;
+  uint64_t ta, tab, tabc; /* cumulative quadrant thresholds, scaled to 2^32 */
+} rmat;
+
+/* Edge e: one 32-bit uniform per level picks the quadrant. */
+static inline void rmat_edge(const rmat *r, int64_t e, int64_t *src, int64_t *dst) {
+  uint64_t s = 0, d = 0, bits = 0;
+  for (int level = 0; level < r->scale; level++) {
+    if ((level & 1) == 0) bits = halo_rng_bits(r->key, (uint64_t)e, (uint64_t)level);
+    uint64_t x = (level & 1) ? bits >> 32 : bits & 0xffffffffull;
+    uint64_t bs = x >= r->tab, bd = (x >= r->ta && x < r->tab) || x >= r->tabc;
+    s = s << 1 | bs;
+    d = d << 1 | bd;
+  }
+  *src = (int64_t)s;
+  *dst = (int64_t)d;
+}
+
+static halo_status rmat_generate(const char *spec, const char *keys_text, halo_graph **out) {
+  halo_status st = HALO_OK;
+  halo_graph *g = NULL;
+  int64_t *fill = NULL;
+  int64_t scale = 0, factor = 16, seed = 1;
+  double a = 0.57, b = 0.19, c = 0.19;
+  spec_key keys[] = {
+      KEY_I("scale", scale, 1, 40, 1), KEY_I("edge-factor", factor, 1, 1 << 20, 0),
+      KEY_I("seed", seed, 0, 9.2e18, 0), KEY_R("a", a, 0, 1, 0),
+      KEY_R("b", b, 0, 1, 0),            KEY_R("c", c, 0, 1, 0),
+  };
+  HALO_TRY(parse_keys("rmat", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
+  if (a + b + c > 1) HALO_FAIL(HALO_ERR_RANGE, "rmat: a+b+c = %g exceeds 1", a + b + c);
+  const int64_t n = (int64_t)1 << scale;
+  if (factor > (INT64_MAX >> 1) / n) HALO_FAIL(HALO_ERR_RANGE, "rmat: edge-factor=%lld is too large for scale=%lld",
+                                              (long long)factor, (long long)scale);
+  const int64_t m = factor * n;
+  const double two32 = 4294967296.0;
+  const rmat r = {
+      .scale = (int)scale,
+      .key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 3, 0),
+      .ta = (uint64_t)(a * two32),
+      .tab = (uint64_t)((a + b) * two32),
+      .tabc = (uint64_t)((a + b + c) * two32),
+  };
+
+  HALO_TRY(halo_graph_create(n, 0, &g));
+  free(g->indices);
+  g->indices = NULL;
+  HALO_ALLOC(g->indices, m, "rmat edges");
+  HALO_ALLOC(fill, n, "rmat fill positions");
+  int64_t *indptr = g->indptr, *indices = g->indices;
+#pragma omp parallel for schedule(static)
+  for (int64_t e = 0; e < m; e++) {
+    int64_t src, dst;
+    rmat_edge(&r, e, &src, &dst);
+#pragma omp atomic
+    indptr[src + 1]++;
+  }
+  for (int64_t v = 0; v < n; v++) indptr[v + 1] += indptr[v];
+  memcpy(fill, indptr, (size_t)n * sizeof *fill);
+#pragma omp parallel for schedule(static)
+  for (int64_t e = 0; e < m; e++) {
+    int64_t src, dst, at;
+    rmat_edge(&r, e, &src, &dst);
+#pragma omp atomic capture
+    at = fill[src]++;
+    indices[at] = dst;
+  }
+  g->m = m;
+  load_csr_sort_rows(g);
+  load_set_source(g, spec);
+  g->source_digest = halo_digest_bytes(spec, strlen(spec));
+  *out = g;
+  g = NULL;
+done:
+  free(fill);
+  halo_graph_destroy(&g);
+  return st;
+}
+
+/* ---- Dispatch ------------------------------------------------------------- */
+
+typedef struct generator {
+  const char *name;
+  halo_status (*generate)(const char *spec, const char *keys, halo_graph **out);
+} generator;
+
+static const generator GENERATORS[] = {{"sbm", sbm_generate}, {"rmat", rmat_generate}};
+enum { GENERATOR_COUNT = sizeof GENERATORS / sizeof GENERATORS[0] };
+
+int load_spec_is_spec(const char *input) {
+  for (int k = 0; k < GENERATOR_COUNT; k++) {
+    size_t len = strlen(GENERATORS[k].name);
+    if (strncmp(input, GENERATORS[k].name, len) == 0 && input[len] == ':') return 1;
+  }
+  return 0;
+}
+
+halo_status load_spec(const char *spec, halo_graph **out) {
+  halo_status st = HALO_OK;
+  const char *colon = strchr(spec, ':');
+  size_t name_len = colon ? (size_t)(colon - spec) : strlen(spec);
+  for (int k = 0; k < GENERATOR_COUNT; k++)
+    if (strlen(GENERATORS[k].name) == name_len && memcmp(spec, GENERATORS[k].name, name_len) == 0) {
+      HALO_TRY(GENERATORS[k].generate(spec, colon ? colon + 1 : "", out));
+      goto done;
+    }
+  HALO_FAIL(HALO_ERR_ARG, "%.*s: unknown generator (known: sbm, rmat); a spec reads 'sbm:nodes=1000,...'",
+            (int)name_len, spec);
+done:
+  return st;
+}
