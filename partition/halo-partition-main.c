@@ -1,0 +1,561 @@
+/* halo-partition: reads a graph, partitions it and writes one HDF5 shard per
+ * part plus a manifest.  A thin CLI over halo_loaders and halo_partition;
+ * docs/partition.md is its reference. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "halo-load.h"
+#include "halo-partition.h"
+#include "halo-predict.h"
+
+#ifndef HALO_VERSION
+#define HALO_VERSION "unknown"
+#endif
+
+/* Progress lines appear for inputs of more than this many edges. */
+enum { PROGRESS_EDGES = 1000000 };
+
+static const char usage[] =
+    "usage: halo-partition --input PATH|SPEC --parts P --out DIR [options]\n"
+    "\n"
+    "Reads a graph, cleans it (symmetric, no duplicates, no self-loops), partitions\n"
+    "it and writes DIR/manifest.h5 and one DIR/part-NNNNN-of-NNNNN.h5 per part.\n"
+    "\n"
+    "input\n"
+    "  --input PATH|SPEC        OGB raw folder, edge list, .mtx[.gz] or a synthetic spec\n"
+    "                           (sbm:nodes=..,classes=..,avg-degree=..  rmat:scale=..)\n"
+    "  --format F               auto (default), ogb, edgelist, mtx, spec\n"
+    "  --features FILE          node features for a structure-only input (CSV, one row per node)\n"
+    "  --labels FILE            node labels for a structure-only input (one per line)\n"
+    "  --synthetic-features F   F random class-dependent features instead (with --synthetic-classes)\n"
+    "  --synthetic-classes C    C random classes and a random 10/10/80 split\n"
+    "partition\n"
+    "  --parts P                number of parts, 1 <= P <= nodes (required)\n"
+    "  --method M               metis (default), random or block\n"
+    "  --seed N                 METIS seed / random permutation seed (default 1)\n"
+    "  --ufactor N              METIS allowed imbalance 1+N/1000 (default 30)\n"
+    "  --objective O            METIS objective: cut (default) or vol\n"
+    "output\n"
+    "  --out DIR                output folder; written as DIR.tmp.<pid>, renamed when complete\n"
+    "  --force                  replace an existing DIR written by halo-partition\n"
+    "  --dims D0,D1,..          model widths (input, hidden.., classes): predict halo bytes\n"
+    "  --json FILE              write the statistics as JSON\n"
+    "  --write-metis FILE       write the cleaned graph in METIS format and stop\n"
+    "  --help, --version\n";
+
+typedef struct cli {
+  const char *input, *out, *json, *features, *labels, *write_metis;
+  halo_format format;
+  halo_partition_options opt;
+  int force;
+  int32_t synth_features, synth_classes;
+  int32_t dims[HALO_MAX_LAYERS + 1];
+  int ndims;
+} cli;
+
+typedef struct timing {
+  double load, clean, partition, write, total;
+} timing;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- argument parsing ------------------------------------------------ */
+
+/* Whole-string decimal integer in [lo, hi]; the error names the flag. */
+static halo_status parse_int(const char *flag, const char *text, int64_t lo, int64_t hi,
+                             int64_t *out) {
+  halo_status st = HALO_OK;
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (end == text || *end != '\0')
+    HALO_FAIL(HALO_ERR_ARG, "%s: '%s' is not an integer", flag, text);
+  if (errno == ERANGE || v < lo || v > hi)
+    HALO_FAIL(HALO_ERR_ARG, "%s: %s is out of range [%lld, %lld]", flag, text, (long long)lo,
+              (long long)hi);
+  *out = v;
+done:
+  return st;
+}
+
+/* "1433,16,7": 2 to HALO_MAX_LAYERS+1 positive widths. */
+static halo_status parse_dims(const char *text, cli *c) {
+  halo_status st = HALO_OK;
+  const char *p = text;
+  c->ndims = 0;
+  for (;;) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (end == p || (*end != ',' && *end != '\0') || *p == '-' || *p == '+')
+      HALO_FAIL(HALO_ERR_ARG, "--dims: '%s' is not a comma-separated list of widths", text);
+    if (errno == ERANGE || v < 1 || v > INT32_MAX)
+      HALO_FAIL(HALO_ERR_ARG, "--dims: width %.*s must be between 1 and %d", (int)(end - p), p,
+                INT32_MAX);
+    if (c->ndims == HALO_MAX_LAYERS + 1)
+      HALO_FAIL(HALO_ERR_ARG, "--dims: at most %d widths (%d layers)", HALO_MAX_LAYERS + 1,
+                HALO_MAX_LAYERS);
+    c->dims[c->ndims++] = (int32_t)v;
+    if (*end == '\0') break;
+    p = end + 1;
+  }
+  if (c->ndims < 2)
+    HALO_FAIL(HALO_ERR_ARG, "--dims: '%s' needs at least 2 widths (input and classes)", text);
+done:
+  return st;
+}
+
+enum {
+  OPT_FORCE = 256,
+  OPT_FEATURES,
+  OPT_LABELS,
+  OPT_SYNTH_FEATURES,
+  OPT_SYNTH_CLASSES,
+  OPT_WRITE_METIS,
+  OPT_OBJECTIVE,
+  OPT_UFACTOR,
+  OPT_DIMS,
+  OPT_JSON,
+};
+
+/* Returns 1 when the program should stop successfully (--help, --version). */
+static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
+  halo_status st = HALO_OK;
+  static const struct option longopts[] = {
+      {"input", required_argument, NULL, 'i'},
+      {"format", required_argument, NULL, 'f'},
+      {"parts", required_argument, NULL, 'p'},
+      {"out", required_argument, NULL, 'o'},
+      {"method", required_argument, NULL, 'm'},
+      {"seed", required_argument, NULL, 's'},
+      {"ufactor", required_argument, NULL, OPT_UFACTOR},
+      {"objective", required_argument, NULL, OPT_OBJECTIVE},
+      {"dims", required_argument, NULL, OPT_DIMS},
+      {"json", required_argument, NULL, OPT_JSON},
+      {"force", no_argument, NULL, OPT_FORCE},
+      {"features", required_argument, NULL, OPT_FEATURES},
+      {"labels", required_argument, NULL, OPT_LABELS},
+      {"synthetic-features", required_argument, NULL, OPT_SYNTH_FEATURES},
+      {"synthetic-classes", required_argument, NULL, OPT_SYNTH_CLASSES},
+      {"write-metis", required_argument, NULL, OPT_WRITE_METIS},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0},
+  };
+  int64_t v = 0;
+  int parts_given = 0;
+  *stop = 0;
+  opterr = 0; /* getopt's own messages are replaced by one line each below */
+  for (;;) {
+    int longindex = -1;
+    int ch = getopt_long(argc, argv, ":hV", longopts, &longindex);
+    if (ch == -1) break;
+    switch (ch) {
+    case 'i': c->input = optarg; break;
+    case 'o': c->out = optarg; break;
+    case OPT_JSON: c->json = optarg; break;
+    case OPT_FORCE: c->force = 1; break;
+    case OPT_FEATURES: c->features = optarg; break;
+    case OPT_LABELS: c->labels = optarg; break;
+    case OPT_WRITE_METIS: c->write_metis = optarg; break;
+    case 'f': HALO_TRY(halo_format_parse(optarg, &c->format)); break; /* it names --format */
+    case 'm':
+      if (halo_method_parse(optarg, &c->opt.method) != HALO_OK)
+        HALO_FAIL(HALO_ERR_ARG, "--method: unknown method '%s' (metis, random, block)", optarg);
+      break;
+    case OPT_OBJECTIVE:
+      if (halo_objective_parse(optarg, &c->opt.objective) != HALO_OK)
+        HALO_FAIL(HALO_ERR_ARG, "--objective: unknown objective '%s' (cut, vol)", optarg);
+      break;
+    case 'p':
+      HALO_TRY(parse_int("--parts", optarg, 1, INT32_MAX, &v));
+      c->opt.parts = (int32_t)v;
+      parts_given = 1;
+      break;
+    case 's':
+      HALO_TRY(parse_int("--seed", optarg, 0, INT64_MAX, &v));
+      c->opt.seed = v;
+      break;
+    case OPT_UFACTOR:
+      HALO_TRY(parse_int("--ufactor", optarg, 1, 1000000, &v));
+      c->opt.ufactor = (int32_t)v;
+      break;
+    case OPT_SYNTH_FEATURES:
+      HALO_TRY(parse_int("--synthetic-features", optarg, 1, INT32_MAX, &v));
+      c->synth_features = (int32_t)v;
+      break;
+    case OPT_SYNTH_CLASSES:
+      HALO_TRY(parse_int("--synthetic-classes", optarg, 1, INT32_MAX, &v));
+      c->synth_classes = (int32_t)v;
+      break;
+    case OPT_DIMS: HALO_TRY(parse_dims(optarg, c)); break;
+    case 'h':
+      fputs(usage, stdout);
+      *stop = 1;
+      goto done;
+    case 'V':
+      printf("halo-partition %s (shard format %d)\n", HALO_VERSION, HALO_SHARD_FORMAT_VERSION);
+      *stop = 1;
+      goto done;
+    case ':':
+      HALO_FAIL(HALO_ERR_ARG, "%s needs a value", argv[optind - 1]);
+    default:
+      HALO_FAIL(HALO_ERR_ARG, "unknown option '%s' (see --help)", argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
+  if (!c->input) HALO_FAIL(HALO_ERR_ARG, "--input is required (see --help)");
+  if (!c->write_metis) {
+    if (!parts_given) HALO_FAIL(HALO_ERR_ARG, "--parts is required (see --help)");
+    if (!c->out) HALO_FAIL(HALO_ERR_ARG, "--out is required (see --help)");
+  }
+  if ((c->synth_features || c->synth_classes) && (c->features || c->labels))
+    HALO_FAIL(HALO_ERR_ARG, "--synthetic-features/--synthetic-classes and --features/--labels "
+              "exclude each other");
+  if (!c->synth_features != !c->synth_classes)
+    HALO_FAIL(HALO_ERR_ARG, "--synthetic-features and --synthetic-classes go together");
+done:
+  return st;
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(f, "\\u%04x", ch);
+    else
+      fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+static void json_i64_array(FILE *f, const char *key, const int64_t *a, int32_t n) {
+  fprintf(f, "  \"%s\": [", key);
+  for (int32_t i = 0; i < n; i++) fprintf(f, "%s%" PRId64, i ? ", " : "", a[i]);
+  fprintf(f, "],\n");
+}
+
+/* Everything --dims derives. */
+typedef struct prediction {
+  int64_t epoch, epoch_static, setup, cagnet1d, broadcast1d;
+  halo_widths dropout, no_dropout;
+} prediction;
+
+static halo_status predict(const cli *c, const halo_partition_stats *s, prediction *out) {
+  halo_status st = HALO_OK;
+  HALO_TRY(halo_predict_widths(c->dims, c->ndims, 1, &out->dropout));
+  HALO_TRY(halo_predict_widths(c->dims, c->ndims, 0, &out->no_dropout));
+  out->epoch = halo_predict_epoch_bytes(s->comm_volume, &out->dropout);
+  out->epoch_static = halo_predict_epoch_bytes(s->comm_volume, &out->no_dropout);
+  out->setup = halo_predict_setup_bytes(s->comm_volume, &out->no_dropout);
+  out->cagnet1d = halo_predict_cagnet1d_bytes(s->nodes, s->parts, c->dims, c->ndims);
+  out->broadcast1d = halo_predict_broadcast1d_bytes(s->nodes, s->parts, &out->dropout);
+done:
+  return st;
+}
+
+static void json_ratio(FILE *f, const char *key, int64_t num, int64_t den) {
+  if (den > 0)
+    fprintf(f, "  \"%s\": %.6g,\n", key, (double)num / (double)den);
+  else
+    fprintf(f, "  \"%s\": null,\n", key);
+}
+
+static void write_json(FILE *f, const cli *c, const halo_graph *g, const halo_clean_report *clean,
+                       const halo_partition_stats *s, const prediction *pr, uint64_t run_id,
+                       const timing *t) {
+  fprintf(f, "{\n  \"input\": ");
+  json_string(f, g->source);
+  fprintf(f, ",\n  \"source_digest\": \"%016" PRIx64 "\",\n", g->source_digest);
+  fprintf(f, "  \"output\": ");
+  json_string(f, c->out);
+  fprintf(f, ",\n  \"run_id\": \"%016" PRIx64 "\",\n", run_id);
+  fprintf(f, "  \"nodes\": %" PRId64 ",\n  \"edges\": %" PRId64 ",\n", s->nodes, s->edges);
+  fprintf(f, "  \"features\": %d,\n  \"classes\": %d,\n", g->features, g->classes);
+  fprintf(f, "  \"cleanup\": {\"input_edges\": %" PRId64 ", \"self_loops\": %" PRId64
+             ", \"duplicates\": %" PRId64 ", \"reverse_added\": %" PRId64
+             ", \"isolated\": %" PRId64 "},\n",
+          clean->input_edges, clean->self_loops, clean->duplicates, clean->reverse_added,
+          clean->isolated);
+  fprintf(f, "  \"parts\": %d,\n  \"method\": \"%s\",\n", s->parts, halo_method_name(c->opt.method));
+  fprintf(f, "  \"objective\": \"%s\",\n  \"seed\": %" PRId64 ",\n  \"ufactor\": %d,\n",
+          halo_objective_name(c->opt.objective), c->opt.seed, c->opt.ufactor);
+  fprintf(f, "  \"edge_cut\": %" PRId64 ",\n  \"comm_volume\": %" PRId64 ",\n", s->edge_cut,
+          s->comm_volume);
+  json_i64_array(f, "owned", s->owned, s->parts);
+  json_i64_array(f, "halo", s->halo, s->parts);
+  json_i64_array(f, "local_edges", s->nnz, s->parts);
+  json_i64_array(f, "send", s->send, s->parts);
+  fprintf(f, "  \"peers\": [");
+  for (int32_t p = 0; p < s->parts; p++) fprintf(f, "%s%d", p ? ", " : "", s->peers[p]);
+  fprintf(f, "],\n");
+  fprintf(f, "  \"replication_factor\": %.6f,\n  \"balance\": %.6f,\n", s->replication_factor,
+          s->balance);
+  if (pr) {
+    fprintf(f, "  \"dims\": [");
+    for (int i = 0; i < c->ndims; i++) fprintf(f, "%s%d", i ? ", " : "", c->dims[i]);
+    fprintf(f, "],\n");
+    fprintf(f, "  \"predicted_halo_bytes_per_epoch\": %" PRId64 ",\n", pr->epoch);
+    fprintf(f, "  \"predicted_halo_bytes_per_epoch_static\": %" PRId64 ",\n", pr->epoch_static);
+    fprintf(f, "  \"predicted_setup_halo_bytes\": %" PRId64 ",\n", pr->setup);
+    fprintf(f, "  \"cagnet1d_bytes_per_epoch\": %" PRId64 ",\n", pr->cagnet1d);
+    fprintf(f, "  \"broadcast1d_bytes_per_epoch\": %" PRId64 ",\n", pr->broadcast1d);
+    json_ratio(f, "cagnet1d_ratio", pr->cagnet1d, pr->epoch);
+    json_ratio(f, "broadcast1d_ratio", pr->broadcast1d, pr->epoch);
+  }
+  fprintf(f, "  \"seconds\": {\"load\": %.3f, \"clean\": %.3f, \"partition\": %.3f, "
+             "\"write\": %.3f, \"total\": %.3f}\n}\n",
+          t->load, t->clean, t->partition, t->write, t->total);
+}
+
+/* "1.23 MB" (decimal units, as network traffic is usually counted). */
+static const char *human_bytes(char *buf, size_t size, int64_t bytes) {
+  static const char *const units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1000.0 && u < 5) {
+    v /= 1000.0;
+    u++;
+  }
+  snprintf(buf, size, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+static int digits(int64_t x) {
+  int d = 1;
+  while (x >= 10) {
+    x /= 10;
+    d++;
+  }
+  return d;
+}
+
+static void print_table(const cli *c, const halo_graph *g, const halo_clean_report *clean,
+                        const halo_partition_stats *s, const prediction *pr, uint64_t run_id,
+                        const timing *t) {
+  char b1[32], b2[32];
+  printf("input        %s\n", g->source);
+  printf("graph        %" PRId64 " nodes, %" PRId64 " directed edges (%" PRId64
+         " undirected), %d features, %d classes\n",
+         s->nodes, s->edges, s->edges / 2, g->features, g->classes);
+  printf("clean-up     %" PRId64 " input edges: %" PRId64 " self-loops and %" PRId64
+         " duplicates removed, %" PRId64 " reverse edges added, %" PRId64 " isolated nodes\n",
+         clean->input_edges, clean->self_loops, clean->duplicates, clean->reverse_added,
+         clean->isolated);
+  if (c->opt.method == HALO_METHOD_METIS)
+    printf("method       metis k-way, objective %s, ufactor %d, seed %" PRId64 "\n",
+           halo_objective_name(c->opt.objective), c->opt.ufactor, c->opt.seed);
+  else if (c->opt.method == HALO_METHOD_RANDOM)
+    printf("method       random, seed %" PRId64 "\n", c->opt.seed);
+  else
+    printf("method       block\n");
+  printf("\n");
+
+  int64_t total_nnz = 0, total_send = 0, widest = s->edges;
+  for (int32_t p = 0; p < s->parts; p++) {
+    total_nnz += s->nnz[p];
+    total_send += s->send[p];
+  }
+  int w = digits(widest) + 2;
+  if (w < 8) w = 8;
+  int wp = digits(s->parts) > 5 ? digits(s->parts) : 5;
+  printf("%*s%*s%*s%*s%*s%*s\n", wp, "part", w, "owned", w, "halo", w, "edges", w, "send", 7,
+         "peers");
+  for (int32_t p = 0; p < s->parts; p++)
+    printf("%*d%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "%*d\n", wp, p, w, s->owned[p], w,
+           s->halo[p], w, s->nnz[p], w, s->send[p], 7, s->peers[p]);
+  printf("%*s%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "\n\n", wp, "total", w, s->nodes, w,
+         s->comm_volume, w, total_nnz, w, total_send);
+
+  printf("edge cut            %" PRId64 " of %" PRId64 " undirected edges (%.2f%%)\n", s->edge_cut,
+         s->edges / 2, s->edges ? 100.0 * (double)s->edge_cut / (double)(s->edges / 2) : 0.0);
+  printf("comm volume         %" PRId64 " halo rows per exchange (sum of halo counts)\n",
+         s->comm_volume);
+  printf("replication factor  %.4f ((nodes + halo) / nodes)\n", s->replication_factor);
+  printf("balance             %.4f (max owned / mean owned)\n", s->balance);
+  if (pr) {
+    printf("\npredicted halo traffic for dims ");
+    for (int i = 0; i < c->ndims; i++) printf("%s%d", i ? "," : "", c->dims[i]);
+    printf(" (float32)\n");
+    printf("  per epoch, input dropout (training default)  %14" PRId64 " B  %12s  (%" PRId64
+           " columns per halo row)\n",
+           pr->epoch, human_bytes(b1, sizeof b1, pr->epoch), pr->dropout.per_epoch);
+    printf("  per epoch, no input dropout (static layer 1) %14" PRId64 " B  %12s  + %s once at "
+           "set-up\n",
+           pr->epoch_static, human_bytes(b1, sizeof b1, pr->epoch_static),
+           human_bytes(b2, sizeof b2, pr->setup));
+    printf("  CAGNET 1D per epoch                          %14" PRId64 " B  %12s", pr->cagnet1d,
+           human_bytes(b1, sizeof b1, pr->cagnet1d));
+    if (pr->epoch > 0)
+      printf("  %.1fx halo's\n", (double)pr->cagnet1d / (double)pr->epoch);
+    else
+      printf("  -\n");
+    printf("  1D broadcast of halo's widths                %14" PRId64 " B  %12s",
+           pr->broadcast1d, human_bytes(b1, sizeof b1, pr->broadcast1d));
+    if (pr->epoch > 0)
+      printf("  %.1fx halo's\n", (double)pr->broadcast1d / (double)pr->epoch);
+    else
+      printf("  -\n");
+  }
+  printf("\noutput              %s (manifest.h5 + %d parts), run id %016" PRIx64 "\n", c->out,
+         s->parts, run_id);
+  printf("time                %.2f s (load %.2f, clean %.2f, partition %.2f, write %.2f)\n",
+         t->total, t->load, t->clean, t->partition, t->write);
+}
+
+/* ---- progress -------------------------------------------------------- */
+
+typedef struct progress {
+  int on;
+  double t0;
+} progress;
+
+static void phase(const progress *pg, const char *what) {
+  if (pg->on) fprintf(stderr, "halo-partition: [%7.1f s] %s\n", now_s() - pg->t0, what);
+}
+
+static void write_progress(void *ctx, int64_t done, int64_t total) {
+  const progress *pg = ctx;
+  if (!pg->on) return;
+  fprintf(stderr, "\rhalo-partition: [%7.1f s] wrote part %" PRId64 " of %" PRId64,
+          now_s() - pg->t0, done, total);
+  if (done == total) fputc('\n', stderr);
+  fflush(stderr);
+}
+
+/* ---- main ------------------------------------------------------------ */
+
+static halo_status run(cli *c) {
+  halo_status st = HALO_OK;
+  halo_graph *g = NULL;
+  halo_outdir *outdir = NULL;
+  halo_partition_stats *stats = NULL;
+  int32_t *part = NULL;
+  FILE *json = NULL;
+  char *json_tmp = NULL;
+  halo_clean_report clean = {0};
+  prediction pred, *pr = NULL;
+  timing t = {0};
+  progress pg = {.on = 0, .t0 = now_s()};
+  const int tty = isatty(STDERR_FILENO);
+
+  /* Refuse unusable outputs before any work. */
+  if (!c->write_metis) HALO_TRY(halo_outdir_open(c->out, c->force, &outdir));
+  if (c->json) {
+    size_t len = strlen(c->json) + 32;
+    HALO_ALLOC(json_tmp, len, "file name");
+    snprintf(json_tmp, len, "%s.tmp.%ld", c->json, (long)getpid());
+    json = fopen(json_tmp, "w");
+    if (!json) HALO_FAIL(HALO_ERR_IO, "--json %s: cannot write: %s", c->json, strerror(errno));
+  }
+
+  double t0 = now_s();
+  HALO_TRY(halo_load(c->input, c->format, &g));
+  if (c->features || c->labels) HALO_TRY(halo_load_node_data(g, c->features, c->labels));
+  if (c->synth_features)
+    HALO_TRY(halo_graph_synthesize_node_data(g, c->synth_features, c->synth_classes,
+                                             (uint64_t)c->opt.seed));
+  t.load = now_s() - t0;
+  pg.on = tty && g->m > PROGRESS_EDGES;
+  if (pg.on)
+    fprintf(stderr, "halo-partition: [%7.1f s] loaded %" PRId64 " nodes, %" PRId64 " edges\n",
+            now_s() - pg.t0, g->n, g->m);
+
+  if (!c->write_metis && c->opt.parts > g->n)
+    HALO_FAIL(HALO_ERR_ARG, "--parts %d exceeds the %" PRId64 " nodes of %s", c->opt.parts, g->n,
+              g->source);
+  if (c->ndims > 0) {
+    if (g->features > 0 && c->dims[0] != g->features)
+      HALO_FAIL(HALO_ERR_ARG, "--dims: input width %d does not match the %d features of %s",
+                c->dims[0], g->features, g->source);
+    if (g->classes > 0 && c->dims[c->ndims - 1] != g->classes)
+      HALO_FAIL(HALO_ERR_ARG, "--dims: output width %d does not match the %d classes of %s",
+                c->dims[c->ndims - 1], g->classes, g->source);
+  }
+
+  phase(&pg, "cleaning (symmetrize, remove duplicates and self-loops)");
+  t0 = now_s();
+  HALO_TRY(halo_partition_clean(g, &clean));
+  t.clean = now_s() - t0;
+
+  if (c->write_metis) {
+    phase(&pg, "writing the METIS graph");
+    HALO_TRY(halo_partition_write_metis(g, c->write_metis));
+    printf("wrote %s: %" PRId64 " nodes, %" PRId64 " undirected edges\n", c->write_metis, g->n,
+           g->m / 2);
+    goto done;
+  }
+
+  if (pg.on) {
+    char what[96];
+    snprintf(what, sizeof what, "partitioning into %d parts (%s)", c->opt.parts,
+             halo_method_name(c->opt.method));
+    phase(&pg, what);
+  }
+  t0 = now_s();
+  HALO_ALLOC(part, g->n, "part vector");
+  HALO_TRY(halo_partition_lookup(c->opt.method)(g, &c->opt, part));
+  t.partition = now_s() - t0;
+
+  HALO_TRY(halo_partition_stats_create(g, part, c->opt.parts, &stats));
+  if (c->ndims > 0) {
+    HALO_TRY(predict(c, stats, &pred));
+    pr = &pred;
+  }
+  uint64_t run_id = halo_partition_run_id(g->source_digest, &c->opt, part, g->n);
+
+  phase(&pg, "writing shards");
+  t0 = now_s();
+  HALO_TRY(halo_partition_write(halo_outdir_tmp(outdir), g, part, &c->opt, run_id,
+                                write_progress, &pg));
+  HALO_TRY(halo_outdir_commit(outdir));
+  t.write = now_s() - t0;
+  t.total = now_s() - pg.t0;
+
+  print_table(c, g, &clean, stats, pr, run_id, &t);
+  fflush(stdout);
+  if (json) {
+    write_json(json, c, g, &clean, stats, pr, run_id, &t);
+    int rc = fclose(json);
+    json = NULL;
+    if (rc != 0) HALO_FAIL(HALO_ERR_IO, "--json %s: write failed: %s", c->json, strerror(errno));
+    if (rename(json_tmp, c->json) != 0)
+      HALO_FAIL(HALO_ERR_IO, "--json %s: cannot rename %s: %s", c->json, json_tmp,
+                strerror(errno));
+    free(json_tmp);
+    json_tmp = NULL;
+  }
+done:
+  if (json) fclose(json);
+  if (json_tmp) remove(json_tmp);
+  halo_partition_stats_destroy(&stats);
+  free(part);
+  halo_graph_destroy(&g);
+  halo_outdir_close(&outdir);
+  return st;
+}
+
+int main(int argc, char **argv) {
+  halo_log_set_prefix("halo-partition");
+  cli c = {.format = HALO_FORMAT_AUTO, .opt = HALO_PARTITION_OPTIONS_INIT};
+  int stop = 0;
+  halo_status st = parse_args(argc, argv, &c, &stop);
+  if (st == HALO_OK && !stop) st = run(&c);
+  return st == HALO_OK ? 0 : 1;
+}

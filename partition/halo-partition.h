@@ -1,0 +1,176 @@
+/* The partitioner: graph clean-up, partitioning, halo plans, statistics and
+ * the output folder that halo-train reads.
+ *
+ *   halo_graph ─clean─▶ simple symmetric CSR ─partitioner─▶ part[] (size n)
+ *              ─plan─▶ one halo_shard per part ─▶ DIR/part-*.h5 + DIR/manifest.h5
+ *
+ * Every partitioner has the type halo_partitioner and fills part[v] in
+ * [0, parts) for every node v.  METIS k-way is the default; random and
+ * contiguous block exist to compare against.  Every function here is Local
+ * (no MPI) and logs its own failures once.
+ */
+#ifndef HALO_PARTITION_H
+#define HALO_PARTITION_H
+
+#include <stddef.h> /* halo-shard.h uses size_t */
+#include <stdint.h>
+
+#include "halo-graph.h"
+#include "halo-shard.h"
+#include "halo-status.h"
+
+/* ---- clean-up -------------------------------------------------------- */
+
+/* What halo_partition_clean changed. */
+typedef struct halo_clean_report {
+  int64_t input_edges;   /* stored edges before clean-up */
+  int64_t self_loops;    /* self-loops removed */
+  int64_t duplicates;    /* repeated (u, v) entries removed */
+  int64_t reverse_added; /* (v, u) entries added because only (u, v) was present */
+  int64_t isolated;      /* nodes with no edge left (they are kept) */
+} halo_clean_report;
+
+/* Makes g simple and symmetric, in place: E' = {(u,v), (v,u) : (u,v) ∈ E, u ≠ v}.
+ * Rows end sorted ascending; node count, ids and node data are unchanged, and
+ * isolated nodes stay.  Extra memory: none when the input is already simple
+ * and symmetric, otherwise the added edges plus O(n).  `report` may be NULL.
+ * Fails with HALO_ERR_RANGE (naming g->source) on an edge outside [0, n);
+ * after any failure g may only be destroyed. Local. */
+halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report);
+
+/* ---- partitioners ---------------------------------------------------- */
+
+typedef enum { HALO_METHOD_METIS = 0, HALO_METHOD_RANDOM, HALO_METHOD_BLOCK } halo_method;
+typedef enum { HALO_OBJECTIVE_CUT = 0, HALO_OBJECTIVE_VOL } halo_objective;
+
+typedef struct halo_partition_options {
+  int32_t parts;            /* P >= 1 */
+  halo_method method;
+  halo_objective objective; /* METIS only: minimise edge cut or communication volume */
+  int64_t seed;             /* METIS_OPTION_SEED; the permutation of the random method */
+  int32_t ufactor;          /* METIS only: allowed imbalance 1 + ufactor/1000 */
+} halo_partition_options;
+
+/* The defaults of halo-partition: METIS k-way, edge cut, seed 1, ufactor 30
+ * (METIS' own k-way default). */
+#define HALO_PARTITION_OPTIONS_INIT                                            \
+  { .parts = 1, .method = HALO_METHOD_METIS, .objective = HALO_OBJECTIVE_CUT,  \
+    .seed = 1, .ufactor = 30 }
+
+/* Fills part[0..g->n) with values in [0, opt->parts).  g must be clean
+ * (halo_partition_clean).  A partitioner may release g's structure arrays
+ * while it runs to keep peak memory low; on success they hold the same values
+ * as before (possibly at new addresses), after a failure g may only be
+ * destroyed. Local. */
+typedef halo_status (*halo_partitioner)(halo_graph *g, const halo_partition_options *opt,
+                                        int32_t *part);
+
+/* METIS_PartGraphKway with opt's seed, ufactor and objective.  Graphs beyond
+ * METIS' idx_t (n or edges > IDX_MAX) fail with HALO_ERR_LIMIT; P == 1 does
+ * not call METIS. */
+halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *opt, int32_t *part);
+
+/* A seeded uniform random permutation cut into P blocks of n/P nodes (sizes
+ * differ by at most one): balanced, locality-blind. */
+halo_status halo_partition_random(halo_graph *g, const halo_partition_options *opt, int32_t *part);
+
+/* Contiguous id ranges of n/P nodes (sizes differ by at most one). */
+halo_status halo_partition_block(halo_graph *g, const halo_partition_options *opt, int32_t *part);
+
+/* The partitioner of a method; never NULL for a valid enum value. */
+halo_partitioner halo_partition_lookup(halo_method method);
+
+/* "metis" | "random" | "block" and "cut" | "vol"; HALO_ERR_ARG otherwise
+ * (the caller names the flag). The _name functions return static strings. */
+halo_status halo_method_parse(const char *name, halo_method *out);
+halo_status halo_objective_parse(const char *name, halo_objective *out);
+const char *halo_method_name(halo_method method);
+const char *halo_objective_name(halo_objective objective);
+
+/* Block b of n items cut into P near-equal blocks: the first n % P blocks
+ * hold n/P + 1 items, the rest n/P.  Returns the block of item i. */
+int32_t halo_partition_block_of(int64_t i, int64_t n, int32_t parts);
+
+/* ---- statistics ------------------------------------------------------ */
+
+/* Per-part and global figures of a partition of a clean graph. */
+typedef struct halo_partition_stats {
+  int64_t nodes, edges; /* n and directed edges of the clean graph */
+  int32_t parts;
+  int64_t edge_cut;     /* undirected edges whose ends lie in different parts */
+  int64_t comm_volume;  /* H = Σ_p halo[p]: rows received per exchange, all parts */
+  int64_t *owned;       /* size parts: nodes owned by p */
+  int64_t *halo;        /* size parts: remote neighbours of p's owned nodes */
+  int64_t *nnz;         /* size parts: local CSR entries (edges leaving p's owned rows) */
+  int64_t *send;        /* size parts: rows p sends per exchange (Σ_p send = H) */
+  int32_t *peers;       /* size parts: parts p receives from */
+  double replication_factor; /* (n + H) / n: rows stored over all parts per node */
+  double balance;            /* max owned / mean owned */
+} halo_partition_stats;
+
+/* One pass over the clean graph g. On success *out owns new statistics. Local. */
+halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part, int32_t parts,
+                                        halo_partition_stats **out);
+void halo_partition_stats_destroy(halo_partition_stats **s);
+
+/* ---- halo plans ------------------------------------------------------ */
+
+/* Builds the shards of a partition one part at a time, reusing O(n) scratch
+ * so that only one part's arrays exist at once.  Borrows g and part, which
+ * must outlive the plan. */
+typedef struct halo_partition_plan halo_partition_plan;
+
+halo_status halo_partition_plan_create(const halo_graph *g, const int32_t *part, int32_t parts,
+                                       uint64_t run_id, halo_partition_plan **out);
+
+/* Fills a new shard for part p exactly as halo-shard.h describes it: owned
+ * rows in ascending global id, then halo rows grouped by owner part and
+ * ascending global id; send lists in ascending global id, so that peer q's
+ * list for p matches p's halo range from q; local CSR with int32 columns;
+ * features, labels and split of the owned rows.  On success *out owns it
+ * (free with halo_shard_destroy). Local. */
+halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo_shard **out);
+
+void halo_partition_plan_destroy(halo_partition_plan **plan);
+
+/* ---- output ---------------------------------------------------------- */
+
+/* The identity of a run: a digest of the source digest, the options and
+ * part[], so that reruns with the same inputs give the same id. */
+uint64_t halo_partition_run_id(uint64_t source_digest, const halo_partition_options *opt,
+                               const int32_t *part, int64_t nodes);
+
+/* An output folder that appears only when complete: files go to
+ * DIR.tmp.<pid> and halo_outdir_commit renames it to DIR. */
+typedef struct halo_outdir halo_outdir;
+
+/* Creates DIR.tmp.<pid>.  Fails with HALO_ERR_EXISTS when DIR exists and
+ * `force` is 0, and with HALO_ERR_ARG when DIR exists but holds files that
+ * halo-partition does not write (it never deletes foreign files), or when the
+ * parent folder is missing or not writable. Local. */
+halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out);
+
+/* The temporary folder files go to until commit. */
+const char *halo_outdir_tmp(const halo_outdir *o);
+
+/* Renames the temporary folder to DIR, replacing an old DIR (force) only now
+ * that the new one is complete. Local. */
+halo_status halo_outdir_commit(halo_outdir *o);
+
+/* Removes the temporary folder unless committed; accepts NULL, sets *o = NULL. */
+void halo_outdir_close(halo_outdir **o);
+
+/* Called after each part is written (done of total). */
+typedef void (*halo_progress_fn)(void *ctx, int64_t done, int64_t total);
+
+/* Writes every part's shard and the manifest into folder `dir` (the
+ * temporary folder of an outdir), one part at a time. Local. */
+halo_status halo_partition_write(const char *dir, const halo_graph *g, const int32_t *part,
+                                 const halo_partition_options *opt, uint64_t run_id,
+                                 halo_progress_fn progress, void *progress_ctx);
+
+/* Writes the clean graph g in METIS' graph format (header "n edges", then
+ * one line of 1-based neighbours per node), for gpmetis. Local. */
+halo_status halo_partition_write_metis(const halo_graph *g, const char *path);
+
+#endif /* HALO_PARTITION_H */

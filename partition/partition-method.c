@@ -1,0 +1,46 @@
+/* Names of methods and objectives, and the method -> partitioner table. */
+#include <string.h>
+
+#include "halo-partition.h"
+
+static const struct {
+  const char *name;
+  halo_partitioner fn;
+} methods[] = {
+    [HALO_METHOD_METIS] = {"metis", halo_partition_metis},
+    [HALO_METHOD_RANDOM] = {"random", halo_partition_random},
+    [HALO_METHOD_BLOCK] = {"block", halo_partition_block},
+};
+
+static const char *const objectives[] = {[HALO_OBJECTIVE_CUT] = "cut", [HALO_OBJECTIVE_VOL] = "vol"};
+
+halo_status halo_method_parse(const char *name, halo_method *out) {
+  for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+    if (name && strcmp(name, methods[i].name) == 0) {
+      *out = (halo_method)i;
+      return HALO_OK;
+    }
+  return HALO_ERR_ARG;
+}
+
+halo_status halo_objective_parse(const char *name, halo_objective *out) {
+  for (size_t i = 0; i < sizeof objectives / sizeof objectives[0]; i++)
+    if (name && strcmp(name, objectives[i]) == 0) {
+      *out = (halo_objective)i;
+      return HALO_OK;
+    }
+  return HALO_ERR_ARG;
+}
+
+const char *halo_method_name(halo_method method) {
+  return (unsigned)method < sizeof methods / sizeof methods[0] ? methods[method].name : "?";
+}
+
+const char *halo_objective_name(halo_objective objective) {
+  return (unsigned)objective < sizeof objectives / sizeof objectives[0] ? objectives[objective]
+                                                                        : "?";
+}
+
+halo_partitioner halo_partition_lookup(halo_method method) {
+  return (unsigned)method < sizeof methods / sizeof methods[0] ? methods[method].fn : NULL;
+}

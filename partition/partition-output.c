@@ -1,0 +1,314 @@
+/* The output folder: run id, all-or-nothing folder creation, shards and
+ * manifest, and METIS' graph format for the reference tool.
+ *
+ * A folder that exists under its final name is always complete: files are
+ * written into DIR.tmp.<pid> and the folder is renamed when the manifest is
+ * on disk.  An old DIR (--force) is moved aside only then and removed last,
+ * and only when it holds nothing but files that halo-partition writes.
+ */
+#include <dirent.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "halo-digest.h"
+#include "halo-partition.h"
+
+uint64_t halo_partition_run_id(uint64_t source_digest, const halo_partition_options *opt,
+                               const int32_t *part, int64_t nodes) {
+  const int64_t fields[] = {HALO_SHARD_FORMAT_VERSION, (int64_t)source_digest, nodes,
+                            opt->parts, opt->method, opt->objective, opt->seed, opt->ufactor};
+  halo_digest d;
+  halo_digest_init(&d);
+  halo_digest_update(&d, "halo-partition run", 18);
+  halo_digest_update(&d, fields, sizeof fields);
+  halo_digest_update(&d, part, (size_t)nodes * sizeof *part);
+  return halo_digest_final(&d);
+}
+
+/* ---- the folder ------------------------------------------------------ */
+
+struct halo_outdir {
+  char *dir;     /* final name, without trailing slashes */
+  char *tmp;     /* DIR.tmp.<pid> */
+  int replace;   /* DIR existed and --force was given */
+  int committed;
+};
+
+static char *join(const char *a, const char *b) {
+  size_t len = strlen(a) + strlen(b) + 1;
+  char *s = malloc(len);
+  if (s) snprintf(s, len, "%s%s", a, b);
+  return s;
+}
+
+/* 1 for the names halo-partition writes: manifest.h5, part-N-of-N.h5, and
+ * the .tmp files of an interrupted write. */
+static int is_output_name(const char *name) {
+  size_t len = strlen(name);
+  if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) len -= 4;
+  if (len == 11 && strncmp(name, "manifest.h5", 11) == 0) return 1;
+  unsigned a, b;
+  int used = 0;
+  return sscanf(name, "part-%u-of-%u.h5%n", &a, &b, &used) == 2 && (size_t)used == len &&
+         strncmp(name, "part-", 5) == 0;
+}
+
+/* Removes folder `dir` and the files in it (one level: the outputs have no
+ * sub-folders).  With `only_ours`, refuses (HALO_ERR_ARG) before deleting
+ * anything if some entry is not an output name. */
+static halo_status remove_folder(const char *dir, int only_ours) {
+  halo_status st = HALO_OK;
+  DIR *d = NULL;
+  char *path = NULL;
+  for (int pass = only_ours ? 0 : 1; pass < 2; pass++) {
+    d = opendir(dir);
+    if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot open folder: %s", dir, strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      if (pass == 0) {
+        if (!is_output_name(e->d_name))
+          HALO_FAIL(HALO_ERR_ARG, "%s holds '%s', which halo-partition did not write; "
+                    "not replacing it (remove the folder yourself)", dir, e->d_name);
+        continue;
+      }
+      free(path);
+      path = malloc(strlen(dir) + strlen(e->d_name) + 2);
+      if (!path) HALO_FAIL(HALO_ERR_NOMEM, "out of memory removing %s", dir);
+      sprintf(path, "%s/%s", dir, e->d_name);
+      if (unlink(path) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
+    }
+    closedir(d);
+    d = NULL;
+  }
+  if (rmdir(dir) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot remove folder: %s", dir, strerror(errno));
+done:
+  if (d) closedir(d);
+  free(path);
+  return st;
+}
+
+halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out) {
+  halo_status st = HALO_OK;
+  halo_outdir *o = NULL;
+  char *parent = NULL;
+  char suffix[32];
+  *out = NULL;
+  HALO_ALLOC(o, 1, "output folder");
+  size_t len = dir ? strlen(dir) : 0;
+  while (len > 1 && dir[len - 1] == '/') len--;
+  if (len == 0 || (len == 1 && dir[0] == '/'))
+    HALO_FAIL(HALO_ERR_ARG, "output folder '%s' is not usable", dir ? dir : "");
+  o->dir = strndup(dir, len);
+  if (!o->dir) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+
+  /* The parent must exist and be writable: the folder is created inside it. */
+  char *slash = strrchr(o->dir, '/');
+  parent = slash ? strndup(o->dir, slash == o->dir ? 1 : (size_t)(slash - o->dir)) : strdup(".");
+  if (!parent) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+  struct stat sb;
+  if (stat(parent, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    HALO_FAIL(HALO_ERR_ARG, "output folder %s: parent folder %s does not exist", o->dir, parent);
+  if (access(parent, W_OK | X_OK) != 0)
+    HALO_FAIL(HALO_ERR_ARG, "output folder %s: parent folder %s is not writable", o->dir, parent);
+
+  if (lstat(o->dir, &sb) == 0) {
+    if (!S_ISDIR(sb.st_mode))
+      HALO_FAIL(HALO_ERR_EXISTS, "output folder %s exists and is not a folder", o->dir);
+    if (!force)
+      HALO_FAIL(HALO_ERR_EXISTS, "output folder %s already exists (pass --force to replace it)",
+                o->dir);
+    /* Check now, not after an hour of work, that it may be replaced. */
+    DIR *d = opendir(o->dir);
+    if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot open folder: %s", o->dir, strerror(errno));
+    struct dirent *e;
+    const char *foreign = NULL;
+    while ((e = readdir(d)) && !foreign)
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !is_output_name(e->d_name))
+        foreign = e->d_name;
+    if (foreign) {
+      halo_log_error("output folder %s holds '%s', which halo-partition did not write; "
+                     "not replacing it (remove the folder yourself)", o->dir, foreign);
+      closedir(d);
+      st = HALO_ERR_ARG;
+      goto done;
+    }
+    closedir(d);
+    o->replace = 1;
+  }
+
+  snprintf(suffix, sizeof suffix, ".tmp.%ld", (long)getpid());
+  o->tmp = join(o->dir, suffix);
+  if (!o->tmp) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+  if (mkdir(o->tmp, 0777) != 0)
+    HALO_FAIL(HALO_ERR_IO, "output folder %s: cannot create %s: %s", o->dir, o->tmp,
+              strerror(errno));
+  *out = o;
+  o = NULL;
+done:
+  free(parent);
+  halo_outdir_close(&o);
+  return st;
+}
+
+const char *halo_outdir_tmp(const halo_outdir *o) { return o->tmp; }
+
+halo_status halo_outdir_commit(halo_outdir *o) {
+  halo_status st = HALO_OK;
+  char *old = NULL, suffix[32];
+  if (o->replace) {
+    snprintf(suffix, sizeof suffix, ".old.%ld", (long)getpid());
+    old = join(o->dir, suffix);
+    if (!old) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+    if (rename(o->dir, old) != 0)
+      HALO_FAIL(HALO_ERR_IO, "cannot move the old %s aside: %s", o->dir, strerror(errno));
+  }
+  if (rename(o->tmp, o->dir) != 0) {
+    int err = errno;
+    if (old) rename(old, o->dir); /* put the old folder back */
+    HALO_FAIL(HALO_ERR_IO, "cannot rename %s to %s: %s", o->tmp, o->dir, strerror(err));
+  }
+  o->committed = 1;
+  if (old && remove_folder(old, 1) != HALO_OK)
+    halo_log_warn("the replaced folder is left at %s", old);
+done:
+  free(old);
+  return st;
+}
+
+void halo_outdir_close(halo_outdir **o) {
+  if (!o || !*o) return;
+  halo_outdir *d = *o;
+  if (d->tmp && !d->committed && access(d->tmp, F_OK) == 0) remove_folder(d->tmp, 0);
+  free(d->tmp);
+  free(d->dir);
+  free(d);
+  *o = NULL;
+}
+
+/* ---- shards and manifest --------------------------------------------- */
+
+halo_status halo_partition_write(const char *dir, const halo_graph *g, const int32_t *part,
+                                 const halo_partition_options *opt, uint64_t run_id,
+                                 halo_progress_fn progress, void *progress_ctx) {
+  halo_status st = HALO_OK;
+  halo_partition_plan *plan = NULL;
+  halo_shard *shard = NULL;
+  halo_manifest m = {0};
+  char path[4096];
+  const int32_t parts = opt->parts;
+
+  m = (halo_manifest){
+      .format_version = HALO_SHARD_FORMAT_VERSION,
+      .nodes = g->n,
+      .edges = g->m,
+      .features = g->features,
+      .classes = g->classes,
+      .parts = parts,
+      .seed = opt->seed,
+      .ufactor = opt->ufactor,
+      .source_digest = g->source_digest,
+      .run_id = run_id,
+      .part = (int32_t *)part, /* the manifest writer only reads it */
+  };
+  snprintf(m.method, sizeof m.method, "%s", halo_method_name(opt->method));
+  snprintf(m.objective, sizeof m.objective, "%s", halo_objective_name(opt->objective));
+  snprintf(m.source, sizeof m.source, "%s", g->source);
+  HALO_ALLOC(m.part_digest, parts, "part digests");
+  HALO_ALLOC(m.part_owned, parts, "part sizes");
+  HALO_ALLOC(m.part_halo, parts, "part sizes");
+
+  HALO_TRY(halo_partition_plan_create(g, part, parts, run_id, &plan));
+  for (int32_t p = 0; p < parts; p++) {
+    HALO_TRY(halo_partition_plan_shard(plan, p, &shard));
+    HALO_TRY(halo_shard_path(path, sizeof path, dir, p, parts));
+    HALO_TRY(halo_shard_write(path, shard));
+    m.part_digest[p] = halo_shard_digest(shard);
+    m.part_owned[p] = shard->n_owned;
+    m.part_halo[p] = shard->n_halo;
+    halo_shard_destroy(&shard);
+    if (progress) progress(progress_ctx, p + 1, parts);
+  }
+  if (snprintf(path, sizeof path, "%s/manifest.h5", dir) >= (int)sizeof path)
+    HALO_FAIL(HALO_ERR_ARG, "output path %s/manifest.h5 is too long", dir);
+  HALO_TRY(halo_manifest_write(path, &m));
+done:
+  halo_shard_destroy(&shard);
+  halo_partition_plan_destroy(&plan);
+  free(m.part_halo);
+  free(m.part_owned);
+  free(m.part_digest);
+  return st;
+}
+
+/* ---- METIS graph format ---------------------------------------------- */
+
+/* Appends the decimal digits of x (>= 0) at p; returns the new end. */
+static char *put_u64(char *p, uint64_t x) {
+  char digits[20];
+  int k = 0;
+  do {
+    digits[k++] = (char)('0' + x % 10);
+    x /= 10;
+  } while (x);
+  while (k) *p++ = digits[--k];
+  return p;
+}
+
+/* Writes buf[0..*end) out once it holds at least `at_least` bytes. */
+static halo_status flush_at(FILE *f, const char *path, char *buf, char **end, ptrdiff_t at_least) {
+  halo_status st = HALO_OK;
+  size_t len = (size_t)(*end - buf);
+  if (*end - buf < at_least || len == 0) goto done;
+  if (fwrite(buf, 1, len, f) != len)
+    HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+  *end = buf;
+done:
+  return st;
+}
+
+halo_status halo_partition_write_metis(const halo_graph *g, const char *path) {
+  halo_status st = HALO_OK;
+  FILE *f = NULL;
+  char *buf = NULL;
+  enum { BUF = 1 << 20, SLACK = 64 }; /* SLACK: room for one number and a separator */
+  if (g->m % 2 != 0)
+    HALO_FAIL(HALO_ERR_ARG, "%s: the graph is not symmetric (%lld directed edges); clean it first",
+              path, (long long)g->m);
+  HALO_ALLOC(buf, BUF + SLACK, "METIS file buffer");
+  f = fopen(path, "w");
+  if (!f) HALO_FAIL(HALO_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  char *p = buf;
+  p = put_u64(p, (uint64_t)g->n);
+  *p++ = ' ';
+  p = put_u64(p, (uint64_t)(g->m / 2));
+  *p++ = '\n';
+  for (int64_t v = 0; v < g->n; v++) {
+    for (int64_t k = g->indptr[v]; k < g->indptr[v + 1]; k++) {
+      if (k > g->indptr[v]) *p++ = ' ';
+      p = put_u64(p, (uint64_t)g->indices[k] + 1);
+      HALO_TRY(flush_at(f, path, buf, &p, BUF));
+    }
+    *p++ = '\n';
+    HALO_TRY(flush_at(f, path, buf, &p, BUF));
+  }
+  HALO_TRY(flush_at(f, path, buf, &p, 1));
+  int rc = fclose(f);
+  f = NULL;
+  if (rc != 0) {
+    remove(path);
+    HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+  }
+done:
+  if (f) {
+    fclose(f);
+    remove(path);
+  }
+  free(buf);
+  return st;
+}

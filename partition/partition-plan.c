@@ -1,0 +1,275 @@
+/* Halo plans: one halo_shard per part, in the local numbering of halo-shard.h.
+ *
+ * For part p with owned set O (ascending global id):
+ *   halo    = {v ∉ O : (u, v) ∈ E, u ∈ O}, grouped by part[v], ascending id;
+ *   send[q] = {u ∈ O : some neighbour of u is owned by q}, ascending id.
+ * On a symmetric graph send[q] of p is exactly the halo range of q that p
+ * owns, in the same order, so peers agree without talking to each other.
+ *
+ * The plan keeps one int32 map global -> local (size n) that is set for the
+ * rows of the part being built and reset afterwards, so building all P
+ * parts costs O(n + m) time and O(n) scratch beyond one part's arrays.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-partition.h"
+#include "partition-order.h"
+
+enum { LOCAL_NONE = -1, LOCAL_HALO_NEW = -2, LOCAL_HALO_TAKEN = -3 };
+
+struct halo_partition_plan {
+  const halo_graph *g;
+  const int32_t *part;
+  int32_t parts;
+  uint64_t run_id;
+  int64_t *order;   /* size n: nodes grouped by part, ascending id within a part */
+  int64_t *start;   /* size parts+1: part p owns order[start[p]..start[p+1]) */
+  int32_t *local;   /* size n: local row in the part being built, or LOCAL_* */
+  int64_t *mark;    /* size parts: last owned row that counted peer q */
+  int64_t *cursor;  /* size parts: fill positions per peer */
+};
+
+halo_status halo_partition_plan_create(const halo_graph *g, const int32_t *part, int32_t parts,
+                                       uint64_t run_id, halo_partition_plan **out) {
+  halo_status st = HALO_OK;
+  halo_partition_plan *plan = NULL;
+  *out = NULL;
+  if (parts < 1 || parts > g->n)
+    HALO_FAIL(HALO_ERR_ARG, "halo plan: %d parts for %lld nodes", parts, (long long)g->n);
+  HALO_ALLOC(plan, 1, "halo plan");
+  *plan = (halo_partition_plan){.g = g, .part = part, .parts = parts, .run_id = run_id};
+  HALO_TRY(halo__partition_order(part, g->n, parts, &plan->order, &plan->start));
+  HALO_ALLOC(plan->local, g->n, "halo plan node map");
+  HALO_ALLOC(plan->mark, parts, "halo plan marks");
+  HALO_ALLOC(plan->cursor, parts, "halo plan cursors");
+  for (int64_t v = 0; v < g->n; v++) plan->local[v] = LOCAL_NONE;
+  *out = plan;
+  plan = NULL;
+done:
+  halo_partition_plan_destroy(&plan);
+  return st;
+}
+
+void halo_partition_plan_destroy(halo_partition_plan **plan) {
+  if (!plan || !*plan) return;
+  free((*plan)->cursor);
+  free((*plan)->mark);
+  free((*plan)->local);
+  free((*plan)->start);
+  free((*plan)->order);
+  free(*plan);
+  *plan = NULL;
+}
+
+static int compare_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int compare_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void sort_i32(int32_t *row, int64_t len) {
+  if (len > 32) {
+    qsort(row, (size_t)len, sizeof *row, compare_i32);
+    return;
+  }
+  for (int64_t k = 1; k < len; k++) {
+    int32_t key = row[k];
+    int64_t j = k;
+    for (; j > 0 && row[j - 1] > key; j--) row[j] = row[j - 1];
+    row[j] = key;
+  }
+}
+
+/* Restores plan->local to LOCAL_NONE on every node part p may have touched. */
+static void reset_map(halo_partition_plan *plan, int32_t p) {
+  const halo_graph *g = plan->g;
+  for (int64_t i = plan->start[p]; i < plan->start[p + 1]; i++) {
+    int64_t u = plan->order[i];
+    plan->local[u] = LOCAL_NONE;
+    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) plan->local[g->indices[k]] = LOCAL_NONE;
+  }
+}
+
+/* Halo rows: discovery, grouping by owner (recv_ptr), local ids. */
+static halo_status build_halo(halo_partition_plan *plan, int32_t p, halo_shard *s) {
+  halo_status st = HALO_OK;
+  const halo_graph *g = plan->g;
+  const int64_t *owned = plan->order + plan->start[p];
+  const int64_t n_owned = s->n_owned;
+
+  HALO_ALLOC(s->recv_ptr, (int64_t)plan->parts + 1, "receive offsets");
+  int64_t n_halo = 0;
+  for (int64_t i = 0; i < n_owned; i++)
+    for (int64_t k = g->indptr[owned[i]]; k < g->indptr[owned[i] + 1]; k++) {
+      int64_t v = g->indices[k];
+      if (plan->local[v] != LOCAL_NONE) continue;
+      plan->local[v] = LOCAL_HALO_NEW;
+      s->recv_ptr[plan->part[v] + 1]++;
+      n_halo++;
+    }
+  if (n_owned + n_halo > INT32_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT, "part %d has %lld owned and %lld halo rows; local ids are int32 "
+              "(at most %d rows): use more parts", p, (long long)n_owned, (long long)n_halo,
+              INT32_MAX);
+  s->n_halo = n_halo;
+  for (int32_t q = 0; q < plan->parts; q++) s->recv_ptr[q + 1] += s->recv_ptr[q];
+
+  HALO_ALLOC(s->global_id, n_owned + n_halo, "global ids");
+  HALO_ALLOC(s->halo_owner, n_halo, "halo owners");
+  memcpy(s->global_id, owned, (size_t)n_owned * sizeof *owned);
+  int64_t *halo_id = s->global_id + n_owned;
+  for (int32_t q = 0; q < plan->parts; q++) plan->cursor[q] = s->recv_ptr[q];
+  for (int64_t i = 0; i < n_owned; i++)
+    for (int64_t k = g->indptr[owned[i]]; k < g->indptr[owned[i] + 1]; k++) {
+      int64_t v = g->indices[k];
+      if (plan->local[v] != LOCAL_HALO_NEW) continue;
+      plan->local[v] = LOCAL_HALO_TAKEN;
+      halo_id[plan->cursor[plan->part[v]]++] = v;
+    }
+  for (int32_t q = 0; q < plan->parts; q++) {
+    int64_t len = s->recv_ptr[q + 1] - s->recv_ptr[q];
+    if (len > 1) qsort(halo_id + s->recv_ptr[q], (size_t)len, sizeof *halo_id, compare_i64);
+  }
+  for (int64_t h = 0; h < n_halo; h++) {
+    plan->local[halo_id[h]] = (int32_t)(n_owned + h);
+    s->halo_owner[h] = plan->part[halo_id[h]];
+  }
+done:
+  return st;
+}
+
+/* Local CSR over owned rows with int32 columns, and global degrees. */
+static halo_status build_csr(halo_partition_plan *plan, halo_shard *s) {
+  halo_status st = HALO_OK;
+  const halo_graph *g = plan->g;
+  const int64_t rows = s->n_owned + s->n_halo;
+  HALO_ALLOC(s->degree, rows, "degrees");
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t v = s->global_id[r];
+    s->degree[r] = g->indptr[v + 1] - g->indptr[v];
+  }
+  HALO_ALLOC(s->indptr, s->n_owned + 1, "local offsets");
+  for (int64_t r = 0; r < s->n_owned; r++) s->indptr[r + 1] = s->indptr[r] + s->degree[r];
+  s->nnz = s->indptr[s->n_owned];
+  HALO_ALLOC(s->indices, s->nnz, "local columns");
+  for (int64_t r = 0; r < s->n_owned; r++) {
+    const int64_t *row = g->indices + g->indptr[s->global_id[r]];
+    int32_t *out = s->indices + s->indptr[r];
+    for (int64_t k = 0; k < s->degree[r]; k++) out[k] = plan->local[row[k]];
+    sort_i32(out, s->degree[r]);
+  }
+done:
+  return st;
+}
+
+/* Send lists: owned rows with a neighbour in q, ascending id, per peer q. */
+static halo_status build_send(halo_partition_plan *plan, int32_t p, halo_shard *s) {
+  halo_status st = HALO_OK;
+  const halo_graph *g = plan->g;
+  HALO_ALLOC(s->send_ptr, (int64_t)plan->parts + 1, "send offsets");
+  for (int32_t q = 0; q < plan->parts; q++) plan->mark[q] = -1;
+  for (int64_t r = 0; r < s->n_owned; r++) {
+    int64_t u = s->global_id[r];
+    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) {
+      int32_t q = plan->part[g->indices[k]];
+      if (q == p || plan->mark[q] == r) continue;
+      plan->mark[q] = r;
+      s->send_ptr[q + 1]++;
+    }
+  }
+  for (int32_t q = 0; q < plan->parts; q++) s->send_ptr[q + 1] += s->send_ptr[q];
+  HALO_ALLOC(s->send_idx, s->send_ptr[plan->parts], "send lists");
+  for (int32_t q = 0; q < plan->parts; q++) {
+    plan->cursor[q] = s->send_ptr[q];
+    plan->mark[q] = -1;
+  }
+  for (int64_t r = 0; r < s->n_owned; r++) {
+    int64_t u = s->global_id[r];
+    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) {
+      int32_t q = plan->part[g->indices[k]];
+      if (q == p || plan->mark[q] == r) continue;
+      plan->mark[q] = r;
+      s->send_idx[plan->cursor[q]++] = (int32_t)r;
+    }
+  }
+done:
+  return st;
+}
+
+/* Features, labels and split of the owned rows. */
+static halo_status build_node_data(const halo_graph *g, halo_shard *s) {
+  halo_status st = HALO_OK;
+  const int64_t n_owned = s->n_owned;
+  if (g->features > 0) {
+    const size_t row_bytes = (size_t)g->features * sizeof(float);
+    HALO_ALLOC(s->x, n_owned * g->features, "features");
+    for (int64_t r = 0; r < n_owned; r++)
+      memcpy(s->x + r * g->features, g->x + s->global_id[r] * g->features, row_bytes);
+  }
+  if (g->classes > 0) {
+    HALO_ALLOC(s->labels, n_owned, "labels");
+    for (int64_t r = 0; r < n_owned; r++) s->labels[r] = g->labels[s->global_id[r]];
+  }
+  int64_t count[4] = {0};
+  if (g->split)
+    for (int64_t r = 0; r < n_owned; r++) count[g->split[s->global_id[r]] & 3]++;
+  s->n_train = count[HALO_SPLIT_TRAIN];
+  s->n_valid = count[HALO_SPLIT_VALID];
+  s->n_test = count[HALO_SPLIT_TEST];
+  HALO_ALLOC(s->train, s->n_train, "train rows");
+  HALO_ALLOC(s->valid, s->n_valid, "valid rows");
+  HALO_ALLOC(s->test, s->n_test, "test rows");
+  int32_t *lists[4] = {NULL, s->train, s->valid, s->test};
+  int64_t fill[4] = {0};
+  if (g->split)
+    for (int64_t r = 0; r < n_owned; r++) {
+      int which = g->split[s->global_id[r]];
+      if (which >= HALO_SPLIT_TRAIN && which <= HALO_SPLIT_TEST) lists[which][fill[which]++] = (int32_t)r;
+    }
+done:
+  return st;
+}
+
+halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo_shard **out) {
+  halo_status st = HALO_OK;
+  halo_shard *s = NULL;
+  const halo_graph *g = plan->g;
+  int touched = 0;
+  *out = NULL;
+  if (p < 0 || p >= plan->parts)
+    HALO_FAIL(HALO_ERR_ARG, "halo plan: part %d outside [0, %d)", p, plan->parts);
+  int64_t n_owned = plan->start[p + 1] - plan->start[p];
+  if (n_owned > INT32_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT, "part %d owns %lld nodes; local ids are int32: use more parts", p,
+              (long long)n_owned);
+  HALO_ALLOC(s, 1, "shard");
+  *s = (halo_shard){
+      .format_version = HALO_SHARD_FORMAT_VERSION,
+      .part = p,
+      .parts = plan->parts,
+      .run_id = plan->run_id,
+      .nodes = g->n,
+      .edges = g->m,
+      .features = g->features,
+      .classes = g->classes,
+      .n_owned = n_owned,
+  };
+  const int64_t *owned = plan->order + plan->start[p];
+  touched = 1;
+  for (int64_t i = 0; i < n_owned; i++) plan->local[owned[i]] = (int32_t)i;
+  HALO_TRY(build_halo(plan, p, s));
+  HALO_TRY(build_csr(plan, s));
+  HALO_TRY(build_send(plan, p, s));
+  HALO_TRY(build_node_data(g, s));
+  *out = s;
+  s = NULL;
+done:
+  if (touched) reset_map(plan, p);
+  halo_shard_destroy(&s);
+  return st;
+}

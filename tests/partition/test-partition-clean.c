@@ -1,0 +1,80 @@
+/* Clean-up against a hand-checked graph and a dense reference. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "partition-util.h"
+
+static void expect_same_structure(const halo_graph *got, const halo_graph *want) {
+  cr_assert_eq(got->n, want->n);
+  cr_assert_eq(got->m, want->m, "edges: got %lld, want %lld", (long long)got->m, (long long)want->m);
+  for (int64_t v = 0; v <= got->n; v++)
+    cr_assert_eq(got->indptr[v], want->indptr[v], "indptr[%lld]", (long long)v);
+  for (int64_t k = 0; k < got->m; k++)
+    cr_assert_eq(got->indices[k], want->indices[k], "indices[%lld]", (long long)k);
+}
+
+Test(clean, hand_checked_graph) {
+  /* 0-1 given twice and reversed once, 2-2 a self-loop, 1->2 and 4->0 given
+   * in one direction only, 3-4 both ways in an unsorted row, 5 isolated,
+   * 6 has only a self-loop. */
+  int64_t src[] = {0, 0, 1, 2, 1, 3, 4, 4, 3, 6, 3};
+  int64_t dst[] = {1, 1, 0, 2, 2, 4, 3, 0, 1, 6, 1};
+  halo_graph *g = pt_graph_from_edges(7, 11, src, dst);
+  halo_clean_report rep;
+  cr_assert_eq(halo_partition_clean(g, &rep), HALO_OK);
+  /* By hand: 0:{1,4} 1:{0,2,3} 2:{1} 3:{1,4} 4:{0,3} 5:{} 6:{} */
+  int64_t want_ptr[] = {0, 2, 5, 6, 8, 10, 10, 10};
+  int64_t want_idx[] = {1, 4, 0, 2, 3, 1, 1, 4, 0, 3};
+  cr_assert_eq(g->m, 10);
+  for (int v = 0; v <= 7; v++) cr_expect_eq(g->indptr[v], want_ptr[v], "indptr[%d]", v);
+  for (int k = 0; k < 10; k++) cr_expect_eq(g->indices[k], want_idx[k], "indices[%d]", k);
+  cr_expect_eq(rep.input_edges, 11);
+  cr_expect_eq(rep.self_loops, 2);
+  cr_expect_eq(rep.duplicates, 2); /* 0->1 once, 3->1 once */
+  cr_expect_eq(rep.reverse_added, 3); /* 2->1, 0->4, 1->3 */
+  cr_expect_eq(rep.isolated, 2);
+  halo_graph_destroy(&g);
+}
+
+Test(clean, random_messy_graphs_match_dense_reference) {
+  uint64_t seed = pt_seed("clean.random_messy_graphs_match_dense_reference", 20261130);
+  for (int trial = 0; trial < 20; trial++) {
+    int64_t n = 1 + trial * 7, m = trial * 40;
+    halo_graph *g = pt_graph_random(n, m, seed + (uint64_t)trial);
+    halo_graph *want = pt_clean_dense(g);
+    halo_clean_report rep;
+    int64_t input = g->m;
+    cr_assert_eq(halo_partition_clean(g, &rep), HALO_OK, "trial %d", trial);
+    expect_same_structure(g, want);
+    cr_expect_eq(rep.input_edges, input);
+    cr_expect_eq(input - rep.self_loops - rep.duplicates + rep.reverse_added, g->m, "trial %d", trial);
+    /* Node data is untouched and a second clean-up is a no-op. */
+    cr_expect_eq(g->features, 5);
+    cr_assert_eq(halo_partition_clean(g, &rep), HALO_OK);
+    cr_expect_eq(rep.self_loops + rep.duplicates + rep.reverse_added, 0);
+    expect_same_structure(g, want);
+    halo_graph_destroy(&want);
+    halo_graph_destroy(&g);
+  }
+}
+
+Test(clean, cora_is_already_clean) {
+  halo_graph *g = pt_graph_cora();
+  halo_graph *want = pt_clean_dense(g);
+  halo_clean_report rep;
+  cr_assert_eq(halo_partition_clean(g, &rep), HALO_OK);
+  cr_expect_eq(g->m, 10556);
+  cr_expect_eq(rep.self_loops + rep.duplicates + rep.reverse_added + rep.isolated, 0);
+  expect_same_structure(g, want);
+  halo_graph_destroy(&want);
+  halo_graph_destroy(&g);
+}
+
+Test(clean, edge_out_of_range_is_refused) {
+  int64_t src[] = {0, 1}, dst[] = {1, 7};
+  halo_graph *g = pt_graph_from_edges(3, 2, src, dst);
+  halo_log_set_quiet(1);
+  cr_expect_eq(halo_partition_clean(g, NULL), HALO_ERR_RANGE);
+  halo_log_set_quiet(0);
+  halo_graph_destroy(&g);
+}

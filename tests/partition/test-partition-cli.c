@@ -1,0 +1,315 @@
+/* The halo-partition binary: statistics against hand-computed values and its
+ * own JSON, shards read back, --force, and every bad-input case. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "halo-shard.h"
+#include "partition-util.h"
+
+#define EXE HALO_PARTITION_EXE
+#define CORA HALO_DATASETS_DIR "/cora"
+
+static int exists(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0;
+}
+
+/* Entries of `dir` whose name starts with `prefix`. */
+static int count_entries(const char *dir, const char *prefix) {
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d);
+  int count = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) count++;
+  closedir(d);
+  return count;
+}
+
+/* The integers of JSON array `key`. */
+static int json_array(const char *json, const char *key, int64_t *out, int max) {
+  char pattern[64];
+  snprintf(pattern, sizeof pattern, "\"%s\": [", key);
+  const char *p = strstr(json, pattern);
+  cr_assert_not_null(p, "JSON has no array %s", key);
+  p += strlen(pattern);
+  int n = 0;
+  while (*p != ']') {
+    char *end;
+    cr_assert_lt(n, max);
+    out[n++] = strtoll(p, &end, 10);
+    cr_assert(end != p, "bad array %s", key);
+    p = end;
+    while (*p == ',' || *p == ' ') p++;
+  }
+  return n;
+}
+
+/* The number after `label` in the table. */
+static int64_t table_number(const char *table, const char *label) {
+  const char *p = strstr(table, label);
+  cr_assert_not_null(p, "table has no '%s':\n%s", label, table);
+  p += strlen(label);
+  return strtoll(p, NULL, 10);
+}
+
+Test(cli, cora_four_parts_statistics_and_shards) {
+  char *dir = pt_temp_dir("cli"), *out = NULL;
+  int rc = pt_run(&out, "%s --input %s --parts 4 --out %s/cora-4 --dims 1433,16,7 --json %s/cora.json",
+                  EXE, CORA, dir, dir);
+  cr_assert_eq(rc, 0, "halo-partition failed:\n%s", out);
+  char json_path[512];
+  snprintf(json_path, sizeof json_path, "%s/cora.json", dir);
+  char *json = pt_read_file(json_path);
+  cr_assert_not_null(json);
+
+  const char *keys[] = {"nodes", "edges", "parts", "edge_cut", "comm_volume", "replication_factor",
+                        "balance", "predicted_halo_bytes_per_epoch",
+                        "predicted_halo_bytes_per_epoch_static", "predicted_setup_halo_bytes",
+                        "cagnet1d_bytes_per_epoch", "broadcast1d_bytes_per_epoch"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) pt_json_number(json, keys[i]);
+  cr_expect_not_null(strstr(json, "\"method\": \"metis\""));
+
+  int64_t n = (int64_t)pt_json_number(json, "nodes"), H = (int64_t)pt_json_number(json, "comm_volume");
+  cr_expect_eq(n, 2708);
+  cr_expect_eq((int64_t)pt_json_number(json, "edges"), 10556);
+  cr_expect_eq((int64_t)pt_json_number(json, "parts"), 4);
+  int64_t owned[8], halo[8];
+  cr_assert_eq(json_array(json, "owned", owned, 8), 4);
+  cr_assert_eq(json_array(json, "halo", halo, 8), 4);
+  int64_t sum_owned = 0, sum_halo = 0, max_owned = 0;
+  for (int p = 0; p < 4; p++) {
+    sum_owned += owned[p];
+    sum_halo += halo[p];
+    if (owned[p] > max_owned) max_owned = owned[p];
+  }
+  cr_expect_eq(sum_owned, 2708);
+  cr_expect_eq(sum_halo, H);
+  cr_expect_float_eq(pt_json_number(json, "replication_factor"), (2708.0 + (double)H) / 2708.0, 1e-5);
+  cr_expect_float_eq(pt_json_number(json, "balance"), (double)max_owned / 677.0, 1e-5);
+
+  /* By hand, 1433 -> 16 -> 7 with input dropout: layer 1 multiplies by W
+   * first and exchanges 16 columns forward and 16 backward, layer 2 exchanges
+   * 7 and 7: 46 float32 columns per halo row per epoch. */
+  cr_expect_eq((int64_t)pt_json_number(json, "predicted_halo_bytes_per_epoch"), H * 46 * 4);
+  cr_expect_eq((int64_t)pt_json_number(json, "predicted_halo_bytes_per_epoch_static"), H * 14 * 4);
+  cr_expect_eq((int64_t)pt_json_number(json, "predicted_setup_halo_bytes"), H * 1433 * 4);
+  cr_expect_eq((int64_t)pt_json_number(json, "cagnet1d_bytes_per_epoch"), 3LL * 2708 * (1433 + 16 + 16 + 7) * 4);
+  cr_expect_eq((int64_t)pt_json_number(json, "broadcast1d_bytes_per_epoch"), 3LL * 2708 * 46 * 4);
+
+  /* The table says the same. */
+  cr_expect_eq(table_number(out, "edge cut"), (int64_t)pt_json_number(json, "edge_cut"));
+  cr_expect_eq(table_number(out, "comm volume"), H);
+  cr_expect_eq(table_number(out, "per epoch, input dropout (training default)"), H * 46 * 4);
+  cr_expect_eq(table_number(out, "CAGNET 1D per epoch"), 3LL * 2708 * 1472 * 4);
+  const char *total = strstr(out, "\ntotal");
+  cr_assert_not_null(total, "no total row:\n%s", out);
+  int64_t t_owned = 0, t_halo = 0;
+  cr_assert_eq(sscanf(total, "\ntotal %lld %lld", (long long *)&t_owned, (long long *)&t_halo), 2);
+  cr_expect_eq(t_owned, 2708);
+  cr_expect_eq(t_halo, H);
+  for (int p = 0; p < 4; p++) {
+    char row[32];
+    snprintf(row, sizeof row, "\n%5d ", p);
+    const char *line = strstr(out, row);
+    cr_assert_not_null(line, "no row for part %d:\n%s", p, out);
+    long long o, h;
+    cr_assert_eq(sscanf(line + strlen(row), "%lld %lld", &o, &h), 2);
+    cr_expect_eq(o, owned[p]);
+    cr_expect_eq(h, halo[p]);
+  }
+
+  /* The shards on disk hold exactly the plans of the cleaned graph. */
+  char path[512];
+  snprintf(path, sizeof path, "%s/cora-4/manifest.h5", dir);
+  halo_manifest *m = NULL;
+  cr_assert_eq(halo_manifest_read(path, &m), HALO_OK);
+  cr_expect_eq(m->nodes, 2708);
+  cr_expect_eq(m->parts, 4);
+  cr_expect_str_eq(m->method, "metis");
+  char run_id[32];
+  snprintf(run_id, sizeof run_id, "\"run_id\": \"%016llx\"", (unsigned long long)m->run_id);
+  cr_expect_not_null(strstr(json, run_id), "manifest run id %s not in the JSON", run_id);
+  halo_shard *shards[4] = {NULL};
+  for (int p = 0; p < 4; p++) {
+    snprintf(path, sizeof path, "%s/cora-4/part-%05d-of-%05d.h5", dir, p, 4);
+    cr_assert_eq(halo_shard_read(path, m, &shards[p]), HALO_OK, "%s", path);
+    cr_expect_eq(m->part_halo[p], halo[p]);
+  }
+  halo_graph *g = pt_graph_cora();
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+  pt_check_shards(g, m->part, 4, shards);
+  for (int p = 0; p < 4; p++) halo_shard_destroy(&shards[p]);
+
+  /* A rerun is the same run. */
+  free(out);
+  rc = pt_run(&out, "%s --input %s --parts 4 --out %s/cora-4 --force --json %s/again.json", EXE, CORA, dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  snprintf(json_path, sizeof json_path, "%s/again.json", dir);
+  char *again = pt_read_file(json_path);
+  cr_expect_not_null(strstr(again, run_id), "a rerun has another run id");
+  free(again);
+
+  halo_graph_destroy(&g);
+  halo_manifest_destroy(&m);
+  free(json);
+  free(out);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+Test(cli, one_part_and_other_methods) {
+  char *dir = pt_temp_dir("cli"), *out = NULL;
+  const char *runs[] = {"--parts 1 --dims 1433,16,7", "--parts 3 --method random --seed 9",
+                        "--parts 2 --method block", "--parts 4 --objective vol --ufactor 50"};
+  for (int i = 0; i < 4; i++) {
+    int rc = pt_run(&out, "%s --input %s %s --out %s/o%d --json %s/o%d.json", EXE, CORA, runs[i], dir, i, dir, i);
+    cr_assert_eq(rc, 0, "%s:\n%s", runs[i], out);
+    free(out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/o%d.json", dir, i);
+    char *json = pt_read_file(path);
+    if (i == 0) {
+      cr_expect_eq((int64_t)pt_json_number(json, "comm_volume"), 0);
+      cr_expect_eq((int64_t)pt_json_number(json, "predicted_halo_bytes_per_epoch"), 0);
+      cr_expect_not_null(strstr(json, "\"cagnet1d_ratio\": null"));
+    }
+    if (i == 1) cr_expect_not_null(strstr(json, "\"method\": \"random\""));
+    if (i == 2) cr_expect_not_null(strstr(json, "\"method\": \"block\""));
+    if (i == 3) cr_expect_not_null(strstr(json, "\"objective\": \"vol\""));
+    free(json);
+  }
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+Test(cli, force_replaces_only_our_own_folders) {
+  char *dir = pt_temp_dir("cli"), *out = NULL, path[512];
+  cr_assert_eq(pt_run(&out, "%s --input %s --parts 2 --out %s/o", EXE, CORA, dir), 0, "%s", out);
+  free(out);
+
+  /* Without --force an existing folder is refused and left alone. */
+  int rc = pt_run(&out, "%s --input %s --parts 3 --out %s/o", EXE, CORA, dir);
+  cr_expect_neq(rc, 0);
+  cr_expect_not_null(strstr(out, "already exists"), "%s", out);
+  cr_expect_not_null(strstr(out, "--force"), "%s", out);
+  free(out);
+  snprintf(path, sizeof path, "%s/o/part-00001-of-00002.h5", dir);
+  cr_expect(exists(path));
+
+  /* With --force it is replaced. */
+  cr_assert_eq(pt_run(&out, "%s --input %s --parts 3 --out %s/o --force", EXE, CORA, dir), 0, "%s", out);
+  free(out);
+  cr_expect(!exists(path));
+  snprintf(path, sizeof path, "%s/o/part-00002-of-00003.h5", dir);
+  cr_expect(exists(path));
+  cr_expect_eq(count_entries(dir, "o."), 0, "leftover temporary folders");
+
+  /* A folder with files halo-partition did not write is never replaced. */
+  snprintf(path, sizeof path, "%s/o/notes.txt", dir);
+  FILE *f = fopen(path, "w");
+  fputs("mine\n", f);
+  fclose(f);
+  rc = pt_run(&out, "%s --input %s --parts 2 --out %s/o --force", EXE, CORA, dir);
+  cr_expect_neq(rc, 0);
+  cr_expect_not_null(strstr(out, "notes.txt"), "%s", out);
+  free(out);
+  cr_expect(exists(path));
+  snprintf(path, sizeof path, "%s/o/part-00002-of-00003.h5", dir);
+  cr_expect(exists(path));
+  cr_expect_eq(count_entries(dir, "o."), 0, "leftover temporary folders");
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+Test(cli, write_metis_help_version) {
+  char *dir = pt_temp_dir("cli"), *out = NULL, path[512];
+  cr_assert_eq(pt_run(&out, "%s --input %s --write-metis %s/g.metis", EXE, CORA, dir), 0, "%s", out);
+  free(out);
+  snprintf(path, sizeof path, "%s/g.metis", dir);
+  char *text = pt_read_file(path);
+  cr_assert_not_null(text);
+  cr_expect_eq(strncmp(text, "2708 5278\n", 10), 0, "header: %.20s", text);
+  free(text);
+  cr_expect_eq(pt_run(&out, "%s --help", EXE), 0);
+  cr_expect_not_null(strstr(out, "usage: halo-partition"));
+  free(out);
+  cr_expect_eq(pt_run(&out, "%s --version", EXE), 0);
+  cr_expect_not_null(strstr(out, "halo-partition"));
+  free(out);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* Bad input: non-zero exit, ONE line naming the flag or file, no output
+ * folder and no temporary folder left behind. */
+static void expect_refused(const char *args, const char *named) {
+  char *dir = pt_temp_dir("bad"), *out = NULL;
+  int rc = pt_run(&out, "cd %s && %s %s", dir, EXE, args);
+  cr_expect_neq(rc, 0, "%s: exit 0", args);
+  int lines = 0;
+  for (const char *p = out; *p; p++) lines += *p == '\n';
+  cr_expect_eq(lines, 1, "%s: %d lines:\n%s", args, lines, out);
+  cr_expect_not_null(strstr(out, named), "%s: message does not name '%s':\n%s", args, named, out);
+  cr_expect_not_null(strstr(out, "halo-partition: error: "), "%s: %s", args, out);
+  cr_expect_eq(count_entries(dir, "o"), 0, "%s: left an output folder behind", args);
+  cr_expect_eq(count_entries(dir, "j"), 0, "%s: left a JSON file behind", args);
+  free(out);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+Test(cli, bad_input) {
+  const char *base = "--input " CORA;
+  char args[1024];
+  const struct {
+    const char *args, *named;
+  } cases[] = {
+      {"--parts 0 --out o", "--parts"},
+      {"--parts 2709 --out o", "--parts"},
+      {"--parts two --out o", "--parts"},
+      {"--parts 4", "--out"},
+      {"--out o", "--parts"},
+      {"--parts 4 --out o --method kmeans", "--method"},
+      {"--parts 4 --out o --format csv", "--format"},
+      {"--parts 4 --out o --objective speed", "--objective"},
+      {"--parts 4 --out o --seed -1", "--seed"},
+      {"--parts 4 --out o --ufactor 0", "--ufactor"},
+      {"--parts 4 --out o --dims 1433", "--dims"},
+      {"--parts 4 --out o --dims 1433,x,7", "--dims"},
+      {"--parts 4 --out o --dims 1433,0,7", "--dims"},
+      {"--parts 4 --out o --dims 1433,,7", "--dims"},
+      {"--parts 4 --out o --dims 100,16,7", "--dims"},
+      {"--parts 4 --out o --dims 1433,16,8", "--dims"},
+      {"--parts 4 --out /nonexistent-halo-dir/o", "/nonexistent-halo-dir"},
+      {"--parts 4 --out /proc/halo-test-o", "/proc/halo-test-o"},
+      {"--parts 4 --out o --json /nonexistent-halo-dir/j.json", "--json"},
+      {"--parts 4 --out o --synthetic-features 8", "--synthetic"},
+      {"--parts 4 --out o --bogus", "--bogus"},
+      {"--parts 4 --out o --method", "--method"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(args, sizeof args, "%s %s", base, cases[i].args);
+    expect_refused(args, cases[i].named);
+  }
+  expect_refused("--input /nonexistent-halo-input.txt --parts 2 --out o", "/nonexistent-halo-input.txt");
+  expect_refused("--parts 2 --out o", "--input");
+}
+
+Test(cli, output_file_in_the_way) {
+  char *dir = pt_temp_dir("cli"), *out = NULL, path[512];
+  snprintf(path, sizeof path, "%s/o", dir);
+  FILE *f = fopen(path, "w");
+  fclose(f);
+  int rc = pt_run(&out, "%s --input %s --parts 2 --out %s --force", EXE, CORA, path);
+  cr_expect_neq(rc, 0);
+  cr_expect_not_null(strstr(out, "not a folder"), "%s", out);
+  free(out);
+  cr_expect_eq(count_entries(dir, "o."), 0);
+  pt_remove_tree(dir);
+  free(dir);
+}
