@@ -1,0 +1,131 @@
+/* The CPU backend: every slot forwards to kernels/ (dense) or spmm/ (sparse).
+ * Buffers are host memory, so upload/download/csr_upload stay NULL and MPI
+ * reads and writes them in place. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-backend-impl.h"
+#include "halo-kernels.h"
+#include "halo-rng.h"
+#include "halo-spmm.h"
+
+/* 64-byte alignment: one cache line, and what AVX-512 loads like. */
+enum { CPU_ALIGN = 64 };
+
+static halo_status cpu_buf_alloc(halo_backend *be, size_t bytes, halo_buf *out) {
+  (void)be;
+  size_t rounded = (bytes + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
+  if (rounded == 0) rounded = CPU_ALIGN;
+  void *p = aligned_alloc(CPU_ALIGN, rounded);
+  if (!p) {
+    halo_log_error("out of memory allocating a %zu-byte buffer", bytes);
+    return HALO_ERR_NOMEM;
+  }
+  memset(p, 0, rounded);
+  *out = (halo_buf){.data = p, .bytes = bytes, .space = HALO_MEM_HOST};
+  return HALO_OK;
+}
+
+static void cpu_buf_free(halo_backend *be, halo_buf *buf) {
+  (void)be;
+  free(buf->data);
+  *buf = (halo_buf){0};
+}
+
+static void cpu_gemm(halo_backend *be, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                     float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                     float beta, float *c, int64_t ldc) {
+  (void)be;
+  halo_cpu_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+static void cpu_bias_add(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                         const float *bias) {
+  (void)be;
+  halo_cpu_bias_add(y, rows, cols, bias);
+}
+
+static void cpu_colsum(halo_backend *be, const float *g, int64_t rows, int64_t cols, float *out) {
+  (void)be;
+  halo_cpu_colsum(g, rows, cols, out);
+}
+
+static void cpu_relu(halo_backend *be, float *y, int64_t n) {
+  (void)be;
+  halo_cpu_relu(y, n);
+}
+
+static void cpu_relu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
+  (void)be;
+  halo_cpu_relu_backward(g, y, n);
+}
+
+static void cpu_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                        const int64_t *global_id, uint64_t key, float p) {
+  (void)be;
+  halo_cpu_dropout(y, rows, cols, global_id, key, p);
+}
+
+static void cpu_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
+                             const int32_t *labels, const int32_t *mask, int64_t nmask,
+                             float grad_scale, float *g, double *loss_sum, int64_t *correct) {
+  (void)be;
+  halo_cpu_softmax_xent(z, rows, cols, labels, mask, nmask, grad_scale, g, loss_sum, correct);
+}
+
+static void cpu_adam(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
+                     float lr, float b1, float b2, float eps, float wd, int64_t t) {
+  (void)be;
+  halo_cpu_adam(w, g, m, v, n, lr, b1, b2, eps, wd, t);
+}
+
+static void cpu_copy(halo_backend *be, float *dst, const float *src, int64_t n) {
+  (void)be;
+  if (n > 0 && dst != src) memcpy(dst, src, (size_t)n * sizeof(float));
+}
+
+static void cpu_pack(halo_backend *be, float *dst, const float *src, int64_t cols,
+                     const int32_t *idx, int64_t n) {
+  (void)be;
+  halo_cpu_pack(dst, src, cols, idx, n);
+}
+
+static void cpu_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx,
+                     int64_t ncols, float beta, float *y, int64_t ldy, const int32_t *rows,
+                     int64_t nrows) {
+  (void)be;
+  halo_spmm_cpu(a, x, ldx, ncols, beta, y, ldy, rows, nrows);
+}
+
+static void cpu_csr_dropout(halo_backend *be, const halo_csr *a, int transposed,
+                            const int64_t *global_id, uint64_t key, float p, float *out) {
+  (void)be;
+  const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t r = 0; r < a->rows; r++) {
+    for (int64_t k = a->indptr[r]; k < a->indptr[r + 1]; k++) {
+      uint64_t node = transposed ? (uint64_t)global_id[a->indices[k]] : (uint64_t)global_id[r];
+      uint64_t col = transposed ? (uint64_t)r : (uint64_t)a->indices[k];
+      float v = a->values ? a->values[k] : 1.0f;
+      out[k] = halo_rng_uniform(key, node, col) >= p ? v * scale : 0.0f;
+    }
+  }
+}
+
+const halo_backend_ops halo__backend_cpu_ops = {
+    .name = "cpu",
+    .buf_alloc = cpu_buf_alloc,
+    .buf_free = cpu_buf_free,
+    .gemm = cpu_gemm,
+    .bias_add = cpu_bias_add,
+    .colsum = cpu_colsum,
+    .relu = cpu_relu,
+    .relu_backward = cpu_relu_backward,
+    .dropout = cpu_dropout,
+    .softmax_xent = cpu_softmax_xent,
+    .adam = cpu_adam,
+    .copy = cpu_copy,
+    .pack = cpu_pack,
+    .spmm = cpu_spmm,
+    .csr_dropout = cpu_csr_dropout,
+};

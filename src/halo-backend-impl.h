@@ -1,0 +1,103 @@
+/* The backend operations table (private to src/).
+ *
+ * A backend is a table of function pointers plus its own context, as in
+ * ggml's ggml-backend-impl.h.  The trainer allocates every buffer through the
+ * table at plan time and calls only table slots in the epoch loop, so a new
+ * backend (CUDA) is a new table and nothing else.
+ *
+ * Slots marked REQUIRED must be set.  OPTIONAL slots may be NULL; the comment
+ * says what the caller does then.  An op may decline a case by returning
+ * HALO_ERR_UNSUPPORTED where it returns a status; the caller then uses the
+ * host path and logs that once.
+ *
+ * Pointers passed to the compute slots point into buffers allocated by the
+ * same backend (so on a device backend they are device pointers); CSR
+ * matrices are those returned by csr_upload.  Compute slots are asynchronous
+ * with respect to the host on a device backend and complete in order;
+ * synchronize waits for them.
+ */
+#ifndef HALO_BACKEND_IMPL_H
+#define HALO_BACKEND_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "halo-backend.h"
+#include "halo-spmm.h"
+#include "halo-status.h"
+
+/* Where a buffer's bytes live. MPI is handed host memory only. */
+typedef enum { HALO_MEM_HOST = 0, HALO_MEM_DEVICE = 1 } halo_mem_space;
+
+/* A block of memory owned by a backend. */
+typedef struct halo_buf {
+  void *data;           /* host or device pointer, as `space` says */
+  size_t bytes;
+  halo_mem_space space;
+} halo_buf;
+
+typedef struct halo_backend_ops {
+  const char *name;
+
+  /* --- memory --------------------------------------------------------- */
+  /* REQUIRED. Allocates `bytes` (zeroed) in the backend's space. */
+  halo_status (*buf_alloc)(halo_backend *be, size_t bytes, halo_buf *out);
+  /* REQUIRED. Frees a buffer from buf_alloc; accepts an empty buffer. */
+  void (*buf_free)(halo_backend *be, halo_buf *buf);
+  /* OPTIONAL (NULL: buffers are host memory and are used in place).
+   * Host -> buffer and buffer -> host copies, complete on return. */
+  halo_status (*upload)(halo_backend *be, halo_buf *dst, size_t offset, const void *src,
+                        size_t bytes);
+  halo_status (*download)(halo_backend *be, void *dst, const halo_buf *src, size_t offset,
+                          size_t bytes);
+  /* OPTIONAL (NULL: the host CSR is used as it is). Copies a host CSR into
+   * the backend; csr_free releases the copy. */
+  halo_status (*csr_upload)(halo_backend *be, const halo_csr *host, halo_csr *out);
+  void (*csr_free)(halo_backend *be, halo_csr *dev);
+  /* OPTIONAL (NULL: every op is complete on return). */
+  halo_status (*synchronize)(halo_backend *be);
+
+  /* --- dense ops (REQUIRED); same contracts as kernels/halo-kernels.h -- */
+  void (*gemm)(halo_backend *be, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+               float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+               float beta, float *c, int64_t ldc);
+  void (*bias_add)(halo_backend *be, float *y, int64_t rows, int64_t cols, const float *bias);
+  void (*colsum)(halo_backend *be, const float *g, int64_t rows, int64_t cols, float *out);
+  void (*relu)(halo_backend *be, float *y, int64_t n);
+  void (*relu_backward)(halo_backend *be, float *g, const float *y, int64_t n);
+  void (*dropout)(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                  const int64_t *global_id, uint64_t key, float p);
+  /* loss_sum and correct are host scalars; g may be NULL. */
+  void (*softmax_xent)(halo_backend *be, const float *z, int64_t rows, int64_t cols,
+                       const int32_t *labels, const int32_t *mask, int64_t nmask,
+                       float grad_scale, float *g, double *loss_sum, int64_t *correct);
+  void (*adam)(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
+               float lr, float b1, float b2, float eps, float wd, int64_t t);
+  void (*copy)(halo_backend *be, float *dst, const float *src, int64_t n);
+  /* dst[i, :] = src[idx[i], :]; dst may be a host staging buffer only when
+   * the backend says so through pack_to_host (below). */
+  void (*pack)(halo_backend *be, float *dst, const float *src, int64_t cols,
+               const int32_t *idx, int64_t n);
+
+  /* --- sparse ops (REQUIRED) -------------------------------------------- */
+  /* Y[rows] = A[rows, :] · X (+ beta·Y), as halo_spmm_cpu. */
+  void (*spmm)(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx, int64_t ncols,
+               float beta, float *y, int64_t ldy, const int32_t *rows, int64_t nrows);
+  /* Keyed dropout of a sparse matrix's values, the mask of `dropout` seen
+   * through the sparsity pattern:
+   *   out[k] = a.values[k] · keep(node, col) / (1 - p)
+   * where (node, col) = (global_id[r], indices[k]) for the nonzero k of row r,
+   * or (global_id[indices[k]], r) when `transposed` (A holds Xᵀ). */
+  void (*csr_dropout)(halo_backend *be, const halo_csr *a, int transposed,
+                      const int64_t *global_id, uint64_t key, float p, float *out);
+} halo_backend_ops;
+
+struct halo_backend {
+  const halo_backend_ops *ops;
+  void *context; /* the backend's own state (a CUDA stream, handles) */
+};
+
+/* The CPU backend's table (backend-cpu.c). */
+extern const halo_backend_ops halo__backend_cpu_ops;
+
+#endif /* HALO_BACKEND_IMPL_H */

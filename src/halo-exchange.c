@@ -1,0 +1,234 @@
+/* Halo exchange over nonblocking point-to-point messages.
+ *
+ * One MPI_Isend and one MPI_Irecv per neighbour and exchange.  Neighbourhood
+ * collectives (MPI_Ineighbor_alltoallv) would do the same work, but Open MPI
+ * implements them over the same point-to-point layer, and explicit messages
+ * let a host backend receive straight into the halo rows. */
+#include "halo-exchange.h"
+
+#include <stdlib.h>
+
+#include "halo-backend-impl.h"
+#include "halo-mpi.h"
+
+/* Every exchange uses one tag: exchanges never overlap, and MPI keeps the
+ * order of messages between a pair of ranks on one communicator and tag. */
+enum { EXCHANGE_TAG = 7117 };
+
+typedef struct peer {
+  int rank;
+  int64_t send_off, send_rows; /* into the plan's packed send list */
+  int64_t recv_off, recv_rows; /* halo rows, relative to n_owned */
+} peer;
+
+struct halo_plan {
+  MPI_Comm comm;
+  halo_backend *be;
+  int64_t n_owned, n_halo;
+  int32_t max_cols;
+  int npeers;
+  peer *peers;             /* size npeers */
+  int32_t *send_idx;       /* backend copy of the shard's send_idx */
+  halo_buf send_idx_buf;
+  int64_t send_total;
+  halo_buf send_buf;       /* send_total × max_cols, backend memory */
+  float *host_send;        /* host staging (device backends only) */
+  float *host_recv;        /* n_halo × max_cols host staging (device backends only) */
+  MPI_Request *requests;   /* size 2·npeers */
+  /* the exchange in flight */
+  float *rows;
+  int32_t cols;
+  int active;
+  halo_exchange_stats stats;
+};
+
+static int host_backend(const halo_backend *be) { return be->ops->download == NULL; }
+
+/* Checks the shard's send and receive lists on their own. Local. */
+static halo_status check_lists(const halo_shard *s, int rank, int size) {
+  halo_status st = HALO_OK;
+  const char *who = "shard";
+  if (s->parts != size)
+    HALO_FAIL(HALO_ERR_MISMATCH, "%s has %d parts but %d ranks run (a %d-part run needs -np %d)",
+              who, s->parts, size, s->parts, s->parts);
+  if (s->part != rank)
+    HALO_FAIL(HALO_ERR_MISMATCH, "rank %d was given part %d", rank, s->part);
+  if (s->send_ptr[0] != 0 || s->recv_ptr[0] != 0)
+    HALO_FAIL(HALO_ERR_CORRUPT, "part %d: send_ptr/recv_ptr do not start at 0", s->part);
+  for (int q = 0; q < size; q++) {
+    if (s->send_ptr[q + 1] < s->send_ptr[q] || s->recv_ptr[q + 1] < s->recv_ptr[q])
+      HALO_FAIL(HALO_ERR_CORRUPT, "part %d: send_ptr/recv_ptr decrease at peer %d", s->part, q);
+  }
+  if (s->send_ptr[rank + 1] != s->send_ptr[rank] || s->recv_ptr[rank + 1] != s->recv_ptr[rank])
+    HALO_FAIL(HALO_ERR_CORRUPT, "part %d lists itself as a peer", s->part);
+  if (s->recv_ptr[size] != s->n_halo)
+    HALO_FAIL(HALO_ERR_CORRUPT, "part %d: recv_ptr ends at %lld, but the part has %lld halo rows",
+              s->part, (long long)s->recv_ptr[size], (long long)s->n_halo);
+  for (int64_t k = 0; k < s->send_ptr[size]; k++)
+    if (s->send_idx[k] < 0 || s->send_idx[k] >= s->n_owned)
+      HALO_FAIL(HALO_ERR_CORRUPT, "part %d: send_idx[%lld] = %d is not an owned row (%lld owned)",
+                s->part, (long long)k, s->send_idx[k], (long long)s->n_owned);
+  for (int q = 0; q < size; q++)
+    for (int64_t h = s->recv_ptr[q]; h < s->recv_ptr[q + 1]; h++)
+      if (s->halo_owner[h] != q)
+        HALO_FAIL(HALO_ERR_CORRUPT, "part %d: halo row %lld is owned by part %d but sits in "
+                  "part %d's receive range", s->part, (long long)h, s->halo_owner[h], q);
+done:
+  return st;
+}
+
+halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
+                             int32_t max_cols, halo_plan **out) {
+  halo_status st = HALO_OK;
+  halo_plan *p = NULL;
+  int64_t *send_counts = NULL, *recv_counts = NULL;
+  int rank = 0, size = 1;
+  *out = NULL;
+
+  HALO_MPI(MPI_Comm_rank(comm, &rank));
+  HALO_MPI(MPI_Comm_size(comm, &size));
+  st = check_lists(s, rank, size);
+  HALO_TRY(halo_mpi_agree(comm, st));
+
+  /* Every pair must agree on the rows that cross: q's send count to us is
+   * our receive count from q. */
+  HALO_ALLOC(send_counts, size, "send counts");
+  HALO_ALLOC(recv_counts, size, "receive counts");
+  for (int q = 0; q < size; q++) send_counts[q] = s->send_ptr[q + 1] - s->send_ptr[q];
+  HALO_MPI(MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, comm));
+  for (int q = 0; q < size && st == HALO_OK; q++) {
+    int64_t expect = s->recv_ptr[q + 1] - s->recv_ptr[q];
+    if (recv_counts[q] != expect) {
+      halo_log_error("part %d expects %lld halo rows from part %d, which sends %lld: the shards "
+                     "do not come from one partition run", rank, (long long)expect, q,
+                     (long long)recv_counts[q]);
+      st = HALO_ERR_MISMATCH;
+    }
+  }
+  HALO_TRY(halo_mpi_agree(comm, st));
+
+  HALO_ALLOC(p, 1, "the exchange plan");
+  p->comm = comm;
+  p->be = be;
+  p->n_owned = s->n_owned;
+  p->n_halo = s->n_halo;
+  p->max_cols = max_cols;
+  for (int q = 0; q < size; q++)
+    if (send_counts[q] > 0 || recv_counts[q] > 0) p->npeers++;
+  HALO_ALLOC(p->peers, p->npeers, "the peer list");
+  HALO_ALLOC(p->requests, 2 * (size_t)p->npeers, "MPI requests");
+  for (int q = 0, i = 0; q < size; q++) {
+    if (send_counts[q] == 0 && recv_counts[q] == 0) continue;
+    p->peers[i++] = (peer){.rank = q,
+                           .send_off = s->send_ptr[q],
+                           .send_rows = send_counts[q],
+                           .recv_off = s->recv_ptr[q],
+                           .recv_rows = recv_counts[q]};
+  }
+  p->send_total = s->send_ptr[size];
+
+  /* Staging: the packed send rows live in backend memory; a device backend
+   * also needs host copies for MPI. */
+  const halo_backend_ops *ops = be->ops;
+  size_t idx_bytes = (size_t)p->send_total * sizeof(int32_t);
+  size_t send_bytes = (size_t)p->send_total * (size_t)max_cols * sizeof(float);
+  HALO_TRY(ops->buf_alloc(be, idx_bytes, &p->send_idx_buf));
+  HALO_TRY(ops->buf_alloc(be, send_bytes, &p->send_buf));
+  if (host_backend(be)) {
+    p->send_idx = p->send_idx_buf.data;
+    for (int64_t k = 0; k < p->send_total; k++) p->send_idx[k] = s->send_idx[k];
+  } else {
+    HALO_TRY(ops->upload(be, &p->send_idx_buf, 0, s->send_idx, idx_bytes));
+    p->send_idx = p->send_idx_buf.data;
+    HALO_ALLOC(p->host_send, (size_t)p->send_total * (size_t)max_cols, "host send staging");
+    HALO_ALLOC(p->host_recv, (size_t)p->n_halo * (size_t)max_cols, "host receive staging");
+  }
+  *out = p;
+  p = NULL;
+done:
+  free(send_counts);
+  free(recv_counts);
+  halo_plan_destroy(&p);
+  return st;
+}
+
+void halo_plan_destroy(halo_plan **pp) {
+  if (!pp || !*pp) return;
+  halo_plan *p = *pp;
+  if (p->be) {
+    p->be->ops->buf_free(p->be, &p->send_buf);
+    p->be->ops->buf_free(p->be, &p->send_idx_buf);
+  }
+  free(p->host_send);
+  free(p->host_recv);
+  free(p->requests);
+  free(p->peers);
+  free(p);
+  *pp = NULL;
+}
+
+halo_status halo_exchange_begin(halo_plan *p, float *rows, int32_t cols) {
+  halo_status st = HALO_OK;
+  double t0 = MPI_Wtime();
+  const halo_backend_ops *ops = p->be->ops;
+  int host = host_backend(p->be);
+  if (p->active || cols < 1 || cols > p->max_cols)
+    HALO_FAIL(HALO_ERR_ARG, "halo exchange of %d columns (at most %d, one at a time)", cols,
+              p->max_cols);
+
+  float *send = p->send_buf.data;
+  ops->pack(p->be, send, rows, cols, p->send_idx, p->send_total);
+  if (!host) {
+    size_t bytes = (size_t)p->send_total * (size_t)cols * sizeof(float);
+    HALO_TRY(ops->download(p->be, p->host_send, &p->send_buf, 0, bytes));
+    send = p->host_send;
+  } else if (ops->synchronize) {
+    HALO_TRY(ops->synchronize(p->be));
+  }
+  float *recv = host ? rows + p->n_owned * cols : p->host_recv;
+
+  /* Receives first, so that a message never waits for its buffer. */
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    int64_t count = q->recv_rows * cols;
+    HALO_MPI(MPI_Irecv(recv + q->recv_off * cols, (int)count, MPI_FLOAT, q->rank, EXCHANGE_TAG,
+                       p->comm, &p->requests[i]));
+    p->stats.bytes_recv += count * (int64_t)sizeof(float);
+  }
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    int64_t count = q->send_rows * cols;
+    HALO_MPI(MPI_Isend(send + q->send_off * cols, (int)count, MPI_FLOAT, q->rank, EXCHANGE_TAG,
+                       p->comm, &p->requests[p->npeers + i]));
+    p->stats.bytes_sent += count * (int64_t)sizeof(float);
+  }
+  p->rows = rows;
+  p->cols = cols;
+  p->active = 1;
+done:
+  p->stats.seconds += MPI_Wtime() - t0;
+  return st;
+}
+
+halo_status halo_exchange_end(halo_plan *p) {
+  halo_status st = HALO_OK;
+  double t0 = MPI_Wtime();
+  if (!p->active) HALO_FAIL(HALO_ERR_ARG, "halo_exchange_end without a matching begin");
+  p->active = 0;
+  HALO_MPI(MPI_Waitall(2 * p->npeers, p->requests, MPI_STATUSES_IGNORE));
+  if (!host_backend(p->be)) {
+    halo_buf dst = {.data = p->rows, .bytes = (size_t)(p->n_owned + p->n_halo) * p->cols *
+                                              sizeof(float), .space = HALO_MEM_DEVICE};
+    size_t off = (size_t)p->n_owned * (size_t)p->cols * sizeof(float);
+    size_t bytes = (size_t)p->n_halo * (size_t)p->cols * sizeof(float);
+    HALO_TRY(p->be->ops->upload(p->be, &dst, off, p->host_recv, bytes));
+  }
+  p->stats.exchanges++;
+done:
+  p->stats.seconds += MPI_Wtime() - t0;
+  return st;
+}
+
+halo_exchange_stats halo_plan_stats(const halo_plan *p) { return p->stats; }
+
+int halo_plan_peers(const halo_plan *p) { return p->npeers; }

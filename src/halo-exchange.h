@@ -1,0 +1,64 @@
+/* Halo exchange: owners send their boundary rows to the parts that hold them
+ * as halo rows, split into begin and end so that work on interior rows
+ * overlaps the messages (as PETSc's PetscSFBcastBegin/End).
+ *
+ * A matrix exchanged here has n_owned + n_halo rows of `cols` floats, packed
+ * (leading dimension = cols), in the shard's local numbering: owned rows
+ * first, then the halo rows grouped by owner part.  Part q's rows for us
+ * arrive in the contiguous range n_owned + recv_ptr[q] .. n_owned +
+ * recv_ptr[q+1] - 1, so on a host backend they are received in place and
+ * never unpacked.
+ *
+ * The forward direction (owner -> holder) is the only one GCN needs: its
+ * normalised adjacency is symmetric, so the backward pass applies the same
+ * exchange to gradients.
+ */
+#ifndef HALO_EXCHANGE_H
+#define HALO_EXCHANGE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "halo-backend.h"
+#include "halo-shard.h"
+#include "halo-status.h"
+
+typedef struct halo_plan halo_plan;
+
+/* Builds the plan of this rank's part: checks that the shard is part `rank`
+ * of `size`, that its send and receive lists are well formed and that every
+ * pair of parts agrees on how many rows cross between them, and sizes the
+ * staging buffers for exchanges of up to max_cols columns.  The shard is
+ * borrowed and must outlive the plan.  Every rank returns the same success
+ * or failure. Collective. */
+halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
+                             int32_t max_cols, halo_plan **out);
+
+/* Frees the plan; accepts NULL and sets *p = NULL. Local. */
+void halo_plan_destroy(halo_plan **p);
+
+/* Starts sending the owned rows of `rows` (a backend buffer of
+ * (n_owned + n_halo) × cols floats) that peers hold as halo, and receiving
+ * this part's halo rows into the same matrix.  Owned rows must not change,
+ * and halo rows must not be read, until halo_exchange_end.  One exchange at a
+ * time. Collective over the neighbours. */
+halo_status halo_exchange_begin(halo_plan *p, float *rows, int32_t cols);
+
+/* Waits for the exchange begun last; the halo rows are then valid. Collective
+ * over the neighbours. */
+halo_status halo_exchange_end(halo_plan *p);
+
+/* Counters, cumulative since creation. Local. */
+typedef struct halo_exchange_stats {
+  int64_t exchanges;     /* begin/end pairs completed */
+  int64_t bytes_sent;    /* bytes handed to MPI_Isend */
+  int64_t bytes_recv;    /* bytes posted with MPI_Irecv */
+  double seconds;        /* wall time inside begin and end */
+} halo_exchange_stats;
+
+halo_exchange_stats halo_plan_stats(const halo_plan *p);
+
+/* Number of peers this part exchanges with. Local. */
+int halo_plan_peers(const halo_plan *p);
+
+#endif /* HALO_EXCHANGE_H */

@@ -1,0 +1,728 @@
+/* The distributed GCN: set-up, forward, backward, Adam.
+ *
+ * Each layer takes one of three shapes, fixed at set-up by
+ * halo_predict_widths so that the bytes sent match the prediction exactly:
+ *
+ *   cached      (layer 0, no input dropout)  Z = (ÂX)·W, ÂX computed once
+ *   transform   (d_out < d_in)               T = H·W, exchange T, Z = Â·T
+ *   aggregate   (d_out >= d_in)              exchange H, Z = (Â·H)·W
+ *
+ * and the backward pass mirrors it with the same exchange applied to
+ * gradients (Âᵀ = Â).  Every exchange is split: rows of Â with no halo column
+ * are multiplied while the messages are in flight, the others after.
+ *
+ * All buffers are allocated in halo_gcn_create; the step functions allocate
+ * nothing.
+ */
+#include "halo-gcn.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-backend-impl.h"
+#include "halo-exchange.h"
+#include "halo-mpi.h"
+#include "halo-rng.h"
+
+/* X is kept as CSR when under this fraction of it is non-zero. */
+#define SPARSE_DENSITY 0.10
+
+/* Adam's constants, as torch.optim.Adam's defaults. */
+#define ADAM_BETA1 0.9f
+#define ADAM_BETA2 0.999f
+#define ADAM_EPS 1e-8f
+
+enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
+
+typedef enum { LAYER_CACHED, LAYER_TRANSFORM, LAYER_AGGREGATE } layer_kind;
+
+typedef struct layer {
+  layer_kind kind;
+  int32_t d_in, d_out;
+  int64_t w_off, b_off;   /* into the flat parameter array */
+  halo_buf hd;            /* l >= 1: dropout(ReLU(Z_{l-1})), n_all × d_in */
+  halo_buf t;             /* transform: H·W, n_all × d_out */
+  halo_buf ah;            /* aggregate: Â·H, n_owned × d_in */
+  halo_buf z;             /* n_owned × d_out; ReLU applied in place below the top */
+} layer;
+
+struct halo_gcn {
+  MPI_Comm comm;
+  halo_backend *be;
+  const halo_backend_ops *ops;
+  const halo_shard *shard;
+  halo_gcn_options opt;
+  halo_gcn_info info;
+  halo_plan *plan;
+  int nlayers;
+  layer layers[HALO_MAX_LAYERS];
+  int64_t n_owned, n_all;
+
+  /* Â, its interior and boundary rows (backend copies). */
+  halo_csr adj_host, adj;
+  halo_buf interior, boundary;
+  int64_t n_interior, n_boundary;
+  halo_buf global_id;     /* int64, n_all */
+
+  /* X: dense (n_all × F, owned rows filled) or CSR with its transpose. */
+  int sparse_x;
+  halo_buf x;             /* dense X, n_owned × F */
+  halo_buf xd;            /* dense dropout(X) with halo room, n_all × F */
+  halo_csr x_host, xt_host, x_csr, xt_csr;
+  halo_buf x_drop, xt_drop; /* dropped values of X and Xᵀ */
+  halo_buf ax;            /* cached ÂX, n_owned × F */
+
+  /* Labels and the three splits. */
+  halo_buf labels;
+  halo_buf split[3];
+  int64_t split_n[3];
+
+  /* Flat parameters, gradients and Adam moments. */
+  int64_t nparams;
+  halo_buf params, grads, adam_m, adam_v;
+  float *host_grads;      /* MPI staging for device backends */
+  int64_t adam_t;
+
+  /* Backward ping-pong, n_all × widest. */
+  halo_buf g0, g1;
+};
+
+void halo_gcn_options_default(halo_gcn_options *o) {
+  *o = (halo_gcn_options){.layers = 2,
+                          .hidden = 16,
+                          .lr = 0.01f,
+                          .weight_decay = 5e-4f,
+                          .weight_decay_all = 0,
+                          .dropout = 0.5f,
+                          .input_dropout = 0.5f,
+                          .seed = 0,
+                          .normalize_features = 1,
+                          .sparse_features = -1};
+}
+
+/* --- small helpers ------------------------------------------------------ */
+
+static float *fbuf(const halo_buf *b) { return b->data; }
+
+static halo_status buf_new(halo_gcn *g, halo_buf *b, size_t bytes) {
+  return g->ops->buf_alloc(g->be, bytes, b);
+}
+
+static void buf_del(halo_gcn *g, halo_buf *b) {
+  if (b->data) g->ops->buf_free(g->be, b);
+}
+
+/* Allocates a backend buffer holding a copy of `bytes` host bytes. */
+static halo_status buf_from_host(halo_gcn *g, halo_buf *b, const void *src, size_t bytes) {
+  halo_status st = HALO_OK;
+  HALO_TRY(buf_new(g, b, bytes));
+  if (bytes == 0) goto done;
+  if (g->ops->upload)
+    HALO_TRY(g->ops->upload(g->be, b, 0, src, bytes));
+  else
+    memcpy(b->data, src, bytes);
+done:
+  return st;
+}
+
+static halo_status buf_to_host(const halo_gcn *g, void *dst, const halo_buf *b, size_t bytes) {
+  if (bytes == 0) return HALO_OK;
+  if (g->ops->download) return g->ops->download(g->be, dst, b, 0, bytes);
+  memcpy(dst, b->data, bytes);
+  return HALO_OK;
+}
+
+static halo_status csr_to_backend(halo_gcn *g, const halo_csr *host, halo_csr *dev) {
+  if (g->ops->csr_upload) return g->ops->csr_upload(g->be, host, dev);
+  *dev = *host;
+  return HALO_OK;
+}
+
+static void csr_release(halo_gcn *g, halo_csr *host, halo_csr *dev) {
+  if (g->ops->csr_free && dev->indptr) g->ops->csr_free(g->be, dev);
+  *dev = (halo_csr){0};
+  halo_csr_free(host);
+  *host = (halo_csr){0};
+}
+
+static uint64_t dropout_key(const halo_gcn *g, int64_t epoch, int l) {
+  return halo_rng_key(g->opt.seed, HALO_RNG_DROPOUT, (uint64_t)epoch, (uint64_t)l);
+}
+
+static const int64_t *gids(const halo_gcn *g) { return g->global_id.data; }
+
+/* Y = Â·X over owned rows, exchanging X's halo rows when `exchange`: the
+ * interior rows are multiplied while the messages travel.  X has n_all rows
+ * of `cols` floats (packed), Y n_owned rows. */
+static halo_status aggregate(halo_gcn *g, float *x, int32_t cols, float *y) {
+  halo_status st = HALO_OK;
+  HALO_TRY(halo_exchange_begin(g->plan, x, cols));
+  g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->interior.data, g->n_interior);
+  HALO_TRY(halo_exchange_end(g->plan));
+  g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->boundary.data, g->n_boundary);
+done:
+  return st;
+}
+
+/* C (m × n) = A (m × k) · B (k × n), packed. */
+static void mm(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+               float *c) {
+  g->ops->gemm(g->be, 0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+}
+
+/* C (m × n) = Aᵀ · B with A stored k × m and B k × n. */
+static void mm_ta(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                  float *c) {
+  g->ops->gemm(g->be, 1, 0, m, n, k, 1.0f, a, m, b, n, 0.0f, c, n);
+}
+
+/* C (m × n) = A · Bᵀ with A stored m × k and B n × k. */
+static void mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                  float *c) {
+  g->ops->gemm(g->be, 0, 1, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
+}
+
+/* --- forward ------------------------------------------------------------ */
+
+/* The dense input of layer 0: X, or dropout(X) in xd. */
+static const float *dense_input0(halo_gcn *g, int64_t epoch, float p) {
+  const int32_t f = g->layers[0].d_in;
+  if (p <= 0.0f && g->layers[0].kind == LAYER_TRANSFORM) return fbuf(&g->x);
+  g->ops->copy(g->be, fbuf(&g->xd), fbuf(&g->x), g->n_owned * f);
+  if (p > 0.0f) g->ops->dropout(g->be, fbuf(&g->xd), g->n_owned, f, gids(g), dropout_key(g, epoch, 0), p);
+  return fbuf(&g->xd);
+}
+
+static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
+  halo_status st = HALO_OK;
+  for (int l = 0; l < g->nlayers; l++) {
+    layer *ly = &g->layers[l];
+    const float *w = fbuf(&g->params) + ly->w_off;
+    const float *b = fbuf(&g->params) + ly->b_off;
+    const float p = !train ? 0.0f : l == 0 ? g->opt.input_dropout : g->opt.dropout;
+    float *z = fbuf(&ly->z);
+
+    switch (ly->kind) {
+    case LAYER_CACHED:
+      mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&g->ax), w, z);
+      break;
+    case LAYER_TRANSFORM:
+      if (l == 0 && g->sparse_x) {
+        halo_csr xd = g->x_csr;
+        if (p > 0.0f) {
+          uint64_t key = dropout_key(g, epoch, 0);
+          g->ops->csr_dropout(g->be, &g->x_csr, 0, gids(g), key, p, fbuf(&g->x_drop));
+          g->ops->csr_dropout(g->be, &g->xt_csr, 1, gids(g), key, p, fbuf(&g->xt_drop));
+          xd.values = fbuf(&g->x_drop);
+        }
+        g->ops->spmm(g->be, &xd, w, ly->d_out, ly->d_out, 0.0f, fbuf(&ly->t), ly->d_out, NULL,
+                     g->n_owned);
+      } else {
+        const float *h = l == 0 ? dense_input0(g, epoch, p) : fbuf(&ly->hd);
+        mm(g, g->n_owned, ly->d_out, ly->d_in, h, w, fbuf(&ly->t));
+      }
+      HALO_TRY(aggregate(g, fbuf(&ly->t), ly->d_out, z));
+      break;
+    case LAYER_AGGREGATE: {
+      float *h = l == 0 ? (float *)dense_input0(g, epoch, p) : fbuf(&ly->hd);
+      HALO_TRY(aggregate(g, h, ly->d_in, fbuf(&ly->ah)));
+      mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&ly->ah), w, z);
+      break;
+    }
+    }
+    g->ops->bias_add(g->be, z, g->n_owned, ly->d_out, b);
+
+    if (l + 1 < g->nlayers) {
+      layer *next = &g->layers[l + 1];
+      const float pn = train ? g->opt.dropout : 0.0f;
+      g->ops->relu(g->be, z, g->n_owned * ly->d_out);
+      g->ops->copy(g->be, fbuf(&next->hd), z, g->n_owned * ly->d_out);
+      if (pn > 0.0f)
+        g->ops->dropout(g->be, fbuf(&next->hd), g->n_owned, ly->d_out, gids(g),
+                        dropout_key(g, epoch, l + 1), pn);
+    }
+  }
+done:
+  return st;
+}
+
+/* --- backward ----------------------------------------------------------- */
+
+/* On entry g0's owned rows hold dLoss/dZ of the top layer. */
+static halo_status backward(halo_gcn *g, int64_t epoch) {
+  halo_status st = HALO_OK;
+  float *dz = fbuf(&g->g0), *tmp = fbuf(&g->g1);
+  for (int l = g->nlayers - 1; l >= 0; l--) {
+    layer *ly = &g->layers[l];
+    const float *w = fbuf(&g->params) + ly->w_off;
+    float *dw = fbuf(&g->grads) + ly->w_off;
+    float *db = fbuf(&g->grads) + ly->b_off;
+    const int64_t n = g->n_owned;
+    g->ops->colsum(g->be, dz, n, ly->d_out, db);
+
+    switch (ly->kind) {
+    case LAYER_CACHED:
+      mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&g->ax), dz, dw);
+      break;
+    case LAYER_TRANSFORM:
+      /* dT = Âᵀ·dZ = Â·dZ; dW = Hᵀ·dT; dH = dT·Wᵀ. */
+      HALO_TRY(aggregate(g, dz, ly->d_out, tmp));
+      if (l == 0 && g->sparse_x) {
+        halo_csr xt = g->xt_csr;
+        if (g->opt.input_dropout > 0.0f) xt.values = fbuf(&g->xt_drop);
+        g->ops->spmm(g->be, &xt, tmp, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL, ly->d_in);
+      } else {
+        const float *h = l == 0 ? (g->opt.input_dropout > 0.0f ? fbuf(&g->xd) : fbuf(&g->x))
+                                : fbuf(&ly->hd);
+        mm_ta(g, ly->d_in, ly->d_out, n, h, tmp, dw);
+      }
+      if (l > 0) mm_tb(g, n, ly->d_in, ly->d_out, tmp, w, dz);
+      break;
+    case LAYER_AGGREGATE:
+      /* dW = (ÂH)ᵀ·dZ; dH = Âᵀ·(dZ·Wᵀ) = Â·(dZ·Wᵀ). */
+      mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&ly->ah), dz, dw);
+      if (l > 0) {
+        mm_tb(g, n, ly->d_in, ly->d_out, dz, w, tmp);
+        HALO_TRY(aggregate(g, tmp, ly->d_in, dz));
+      }
+      break;
+    }
+    if (l > 0) {
+      /* dz now holds dLoss/dH_l (n × d_in): back through dropout and ReLU. */
+      if (g->opt.dropout > 0.0f)
+        g->ops->dropout(g->be, dz, n, ly->d_in, gids(g), dropout_key(g, epoch, l), g->opt.dropout);
+      g->ops->relu_backward(g->be, dz, fbuf(&g->layers[l - 1].z), n * ly->d_in);
+    }
+  }
+done:
+  return st;
+}
+
+/* --- steps -------------------------------------------------------------- */
+
+halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) {
+  halo_status st = HALO_OK;
+  halo_gcn_stats s = {0};
+  double t0 = MPI_Wtime(), ar = 0.0;
+  halo_exchange_stats x0 = halo_plan_stats(g->plan);
+  const layer *top = &g->layers[g->nlayers - 1];
+  int64_t correct = 0;
+
+  HALO_TRY(forward(g, 1, epoch));
+  float scale = g->info.global_count[SPLIT_TRAIN] > 0
+                    ? 1.0f / (float)g->info.global_count[SPLIT_TRAIN] : 0.0f;
+  g->ops->softmax_xent(g->be, fbuf(&top->z), g->n_owned, top->d_out, g->labels.data,
+                       g->split[SPLIT_TRAIN].data, g->split_n[SPLIT_TRAIN], scale, fbuf(&g->g0),
+                       &s.loss_sum, &correct);
+  HALO_TRY(backward(g, epoch));
+
+  /* One allreduce of one flat buffer sums every weight gradient. */
+  double a0 = MPI_Wtime();
+  float *grads = fbuf(&g->grads);
+  size_t bytes = (size_t)g->nparams * sizeof(float);
+  if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
+  if (g->host_grads) {
+    HALO_TRY(g->ops->download(g->be, g->host_grads, &g->grads, 0, bytes));
+    grads = g->host_grads;
+  }
+  HALO_MPI(MPI_Allreduce(MPI_IN_PLACE, grads, (int)g->nparams, MPI_FLOAT, MPI_SUM, g->comm));
+  s.allreduce_bytes = (int64_t)bytes;
+  if (g->host_grads) HALO_TRY(g->ops->upload(g->be, &g->grads, 0, g->host_grads, bytes));
+  ar = MPI_Wtime() - a0;
+
+  halo_exchange_stats x1 = halo_plan_stats(g->plan);
+  s.halo_bytes = x1.bytes_sent - x0.bytes_sent;
+  s.comm_seconds = (x1.seconds - x0.seconds) + ar;
+  s.seconds = MPI_Wtime() - t0;
+  if (out) *out = s;
+done:
+  return st;
+}
+
+halo_status halo_gcn_update(halo_gcn *g) {
+  g->adam_t++;
+  for (int l = 0; l < g->nlayers; l++) {
+    const layer *ly = &g->layers[l];
+    int64_t count = (int64_t)ly->d_in * ly->d_out + ly->d_out; /* W_l then b_l */
+    float wd = (l == 0 || g->opt.weight_decay_all) ? g->opt.weight_decay : 0.0f;
+    g->ops->adam(g->be, fbuf(&g->params) + ly->w_off, fbuf(&g->grads) + ly->w_off,
+                 fbuf(&g->adam_m) + ly->w_off, fbuf(&g->adam_v) + ly->w_off, count, g->opt.lr,
+                 ADAM_BETA1, ADAM_BETA2, ADAM_EPS, wd, g->adam_t);
+  }
+  return g->ops->synchronize ? g->ops->synchronize(g->be) : HALO_OK;
+}
+
+halo_status halo_gcn_step(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) {
+  halo_status st = HALO_OK;
+  double t0 = MPI_Wtime();
+  HALO_TRY(halo_gcn_gradients(g, epoch, out));
+  HALO_TRY(halo_gcn_update(g));
+  if (out) out->seconds = MPI_Wtime() - t0;
+done:
+  return st;
+}
+
+halo_status halo_gcn_evaluate(halo_gcn *g, halo_gcn_stats *out) {
+  halo_status st = HALO_OK;
+  halo_gcn_stats s = {0};
+  double t0 = MPI_Wtime();
+  halo_exchange_stats x0 = halo_plan_stats(g->plan);
+  const layer *top = &g->layers[g->nlayers - 1];
+
+  HALO_TRY(forward(g, 0, 0));
+  for (int k = 0; k < 3; k++) {
+    double unused = 0.0;
+    g->ops->softmax_xent(g->be, fbuf(&top->z), g->n_owned, top->d_out, g->labels.data,
+                         g->split[k].data, g->split_n[k], 0.0f, NULL, &unused, &s.correct[k]);
+  }
+  if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
+  halo_exchange_stats x1 = halo_plan_stats(g->plan);
+  s.halo_bytes = x1.bytes_sent - x0.bytes_sent;
+  s.comm_seconds = x1.seconds - x0.seconds;
+  s.seconds = MPI_Wtime() - t0;
+  if (out) *out = s;
+done:
+  return st;
+}
+
+/* --- set-up ------------------------------------------------------------- */
+
+/* Checks the options and the shard's shape for this model. Local. */
+static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o) {
+  halo_status st = HALO_OK;
+  if (o->layers < 1 || o->layers > HALO_MAX_LAYERS)
+    HALO_FAIL(HALO_ERR_ARG, "--layers %d: a GCN has 1 to %d layers", o->layers, HALO_MAX_LAYERS);
+  if (o->layers > 1 && o->hidden < 1)
+    HALO_FAIL(HALO_ERR_ARG, "--hidden %d: must be at least 1", o->hidden);
+  if (!(o->dropout >= 0.0f && o->dropout < 1.0f) ||
+      !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f))
+    HALO_FAIL(HALO_ERR_ARG, "dropout must be in [0, 1)");
+  if (s->features < 1 || !s->x)
+    HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a GCN needs them", s->part);
+  if (s->classes < 1 || !s->labels)
+    HALO_FAIL(HALO_ERR_ARG, "part %d has no labels; a GCN needs them", s->part);
+  for (int64_t i = 0; i < s->n_owned; i++)
+    if (s->labels[i] < -1 || s->labels[i] >= s->classes)
+      HALO_FAIL(HALO_ERR_RANGE, "part %d: label of row %lld is %d (classes: %d)", s->part,
+                (long long)i, s->labels[i], s->classes);
+  for (int k = 0; k < 3; k++) {
+    const int32_t *rows = k == 0 ? s->train : k == 1 ? s->valid : s->test;
+    int64_t n = k == 0 ? s->n_train : k == 1 ? s->n_valid : s->n_test;
+    for (int64_t i = 0; i < n; i++)
+      if (rows[i] < 0 || rows[i] >= s->n_owned || s->labels[rows[i]] < 0)
+        HALO_FAIL(HALO_ERR_RANGE, "part %d: split entry %lld (row %d) is not a labelled owned row",
+                  s->part, (long long)i, rows[i]);
+  }
+done:
+  return st;
+}
+
+/* Glorot-uniform weights keyed by (seed, layer, row, column), zero biases. */
+static void init_params(const halo_gcn_options *o, const layer *layers, int nlayers, float *p) {
+  for (int l = 0; l < nlayers; l++) {
+    const layer *ly = &layers[l];
+    uint64_t key = halo_rng_key(o->seed, HALO_RNG_WEIGHTS, (uint64_t)l, 0);
+    double limit = sqrt(6.0 / (double)(ly->d_in + ly->d_out));
+    for (int64_t r = 0; r < ly->d_in; r++)
+      for (int64_t c = 0; c < ly->d_out; c++)
+        p[ly->w_off + r * ly->d_out + c] =
+            (float)(limit * (2.0 * halo_rng_uniform_double(key, (uint64_t)r, (uint64_t)c) - 1.0));
+    memset(p + ly->b_off, 0, (size_t)ly->d_out * sizeof(float));
+  }
+}
+
+/* X as CSR over the owned rows (and its transpose) from the dense copy. */
+static halo_status build_sparse_x(halo_gcn *g, const float *x) {
+  halo_status st = HALO_OK;
+  const int64_t n = g->n_owned, f = g->layers[0].d_in;
+  halo_csr a = {.rows = n, .cols = f};
+  for (int64_t i = 0; i < n * f; i++) a.nnz += x[i] != 0.0f;
+  HALO_ALLOC(a.indptr, n + 1, "the rows of sparse X");
+  HALO_ALLOC(a.indices, a.nnz, "the columns of sparse X");
+  HALO_ALLOC(a.values, a.nnz, "the values of sparse X");
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    for (int64_t j = 0; j < f; j++) {
+      if (x[i * f + j] == 0.0f) continue;
+      a.indices[k] = (int32_t)j;
+      a.values[k++] = x[i * f + j];
+    }
+    a.indptr[i + 1] = k;
+  }
+  HALO_TRY(halo_csr_transpose(&a, &g->xt_host));
+  g->x_host = a;
+  a = (halo_csr){0};
+  HALO_TRY(csr_to_backend(g, &g->x_host, &g->x_csr));
+  HALO_TRY(csr_to_backend(g, &g->xt_host, &g->xt_csr));
+  HALO_TRY(buf_new(g, &g->x_drop, (size_t)g->x_host.nnz * sizeof(float)));
+  HALO_TRY(buf_new(g, &g->xt_drop, (size_t)g->x_host.nnz * sizeof(float)));
+done:
+  halo_csr_free(&a);
+  return st;
+}
+
+/* Interior rows (no halo column) and boundary rows of Â. */
+static halo_status split_rows(halo_gcn *g) {
+  halo_status st = HALO_OK;
+  int32_t *in = NULL, *bd = NULL;
+  const halo_csr *a = &g->adj_host;
+  HALO_ALLOC(in, a->rows, "the interior rows");
+  HALO_ALLOC(bd, a->rows, "the boundary rows");
+  for (int64_t i = 0; i < a->rows; i++) {
+    int halo = 0;
+    for (int64_t k = a->indptr[i]; k < a->indptr[i + 1] && !halo; k++) halo = a->indices[k] >= a->rows;
+    if (halo)
+      bd[g->n_boundary++] = (int32_t)i;
+    else
+      in[g->n_interior++] = (int32_t)i;
+  }
+  HALO_TRY(buf_from_host(g, &g->interior, in, (size_t)g->n_interior * sizeof(int32_t)));
+  HALO_TRY(buf_from_host(g, &g->boundary, bd, (size_t)g->n_boundary * sizeof(int32_t)));
+done:
+  free(in);
+  free(bd);
+  return st;
+}
+
+/* Features: row-normalised host copy, then dense or sparse upload, and ÂX
+ * when it is cached (one exchange of X, counted as set-up traffic). */
+static halo_status setup_features(halo_gcn *g) {
+  halo_status st = HALO_OK;
+  const halo_shard *s = g->shard;
+  const int64_t f = s->features, n = g->n_owned;
+  float *x = NULL;
+  halo_buf xfull = {0};
+
+  HALO_ALLOC(x, (size_t)n * (size_t)f, "a copy of the features");
+  memcpy(x, s->x, (size_t)n * (size_t)f * sizeof(float));
+  if (g->opt.normalize_features) {
+    /* Same arithmetic on every rank; the kernel works on host memory. */
+    for (int64_t i = 0; i < n; i++) {
+      double sum = 0.0;
+      for (int64_t j = 0; j < f; j++) sum += x[i * f + j];
+      if (sum != 0.0)
+        for (int64_t j = 0; j < f; j++) x[i * f + j] = (float)(x[i * f + j] / sum);
+    }
+  }
+  int64_t nonzeros = 0;
+  for (int64_t i = 0; i < n * f; i++) nonzeros += x[i] != 0.0f;
+  double density = n > 0 ? (double)nonzeros / ((double)n * (double)f) : 0.0;
+
+  const layer *l0 = &g->layers[0];
+  g->sparse_x = l0->kind == LAYER_TRANSFORM &&
+                (g->opt.sparse_features == 1 ||
+                 (g->opt.sparse_features < 0 && density < SPARSE_DENSITY));
+
+  if (l0->kind == LAYER_CACHED) {
+    halo_exchange_stats x0 = halo_plan_stats(g->plan);
+    HALO_TRY(buf_new(g, &xfull, (size_t)g->n_all * (size_t)f * sizeof(float)));
+    if (g->ops->upload)
+      HALO_TRY(g->ops->upload(g->be, &xfull, 0, x, (size_t)n * (size_t)f * sizeof(float)));
+    else
+      memcpy(xfull.data, x, (size_t)n * (size_t)f * sizeof(float));
+    HALO_TRY(buf_new(g, &g->ax, (size_t)n * (size_t)f * sizeof(float)));
+    HALO_TRY(aggregate(g, fbuf(&xfull), (int32_t)f, fbuf(&g->ax)));
+    g->info.setup_halo_bytes = halo_plan_stats(g->plan).bytes_sent - x0.bytes_sent;
+  } else if (g->sparse_x) {
+    HALO_TRY(build_sparse_x(g, x));
+  } else {
+    HALO_TRY(buf_from_host(g, &g->x, x, (size_t)n * (size_t)f * sizeof(float)));
+    HALO_TRY(buf_new(g, &g->xd, (size_t)g->n_all * (size_t)f * sizeof(float)));
+  }
+done:
+  buf_del(g, &xfull);
+  free(x);
+  return st;
+}
+
+/* Everything that can fail on one rank alone, before any collective of the
+ * model (the plan has its own agreement). */
+static halo_status setup_local(halo_gcn *g) {
+  halo_status st = HALO_OK;
+  const halo_shard *s = g->shard;
+  const halo_gcn_options *o = &g->opt;
+  halo_gcn_info *info = &g->info;
+
+  HALO_TRY(check_setup(s, o));
+  info->ndims = o->layers + 1;
+  info->dims[0] = s->features;
+  for (int l = 1; l < o->layers; l++) info->dims[l] = o->hidden;
+  info->dims[o->layers] = s->classes;
+  HALO_TRY(halo_predict_widths(info->dims, info->ndims, o->input_dropout > 0.0f, &info->widths));
+
+  g->nlayers = o->layers;
+  g->n_owned = s->n_owned;
+  g->n_all = s->n_owned + s->n_halo;
+  info->n_owned = s->n_owned;
+  info->n_halo = s->n_halo;
+  int64_t off = 0;
+  for (int l = 0; l < g->nlayers; l++) {
+    layer *ly = &g->layers[l];
+    ly->d_in = info->dims[l];
+    ly->d_out = info->dims[l + 1];
+    ly->kind = (l == 0 && info->widths.setup > 0) ? LAYER_CACHED
+               : info->widths.transform_first[l] ? LAYER_TRANSFORM
+                                                 : LAYER_AGGREGATE;
+    ly->w_off = off;
+    off += (int64_t)ly->d_in * ly->d_out;
+    ly->b_off = off;
+    off += ly->d_out;
+  }
+  g->nparams = info->params = off;
+  if (g->nparams > INT32_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT, "the model has %lld parameters, more than one MPI_Allreduce sends",
+              (long long)g->nparams);
+done:
+  return st;
+}
+
+static halo_status setup_buffers(halo_gcn *g) {
+  halo_status st = HALO_OK;
+  const halo_shard *s = g->shard;
+  float *params = NULL;
+  int32_t widest = 0;
+
+  HALO_TRY(halo_gcn_adjacency(s, &g->adj_host));
+  HALO_TRY(csr_to_backend(g, &g->adj_host, &g->adj));
+  HALO_TRY(split_rows(g));
+  g->info.interior_rows = g->n_interior;
+  HALO_TRY(buf_from_host(g, &g->global_id, s->global_id, (size_t)g->n_all * sizeof(int64_t)));
+  HALO_TRY(buf_from_host(g, &g->labels, s->labels, (size_t)g->n_owned * sizeof(int32_t)));
+  const int32_t *rows[3] = {s->train, s->valid, s->test};
+  const int64_t counts[3] = {s->n_train, s->n_valid, s->n_test};
+  for (int k = 0; k < 3; k++) {
+    g->split_n[k] = counts[k];
+    HALO_TRY(buf_from_host(g, &g->split[k], rows[k], (size_t)counts[k] * sizeof(int32_t)));
+  }
+
+  for (int l = 0; l < g->nlayers; l++) {
+    layer *ly = &g->layers[l];
+    size_t in_all = (size_t)g->n_all * (size_t)ly->d_in * sizeof(float);
+    if (l > 0) HALO_TRY(buf_new(g, &ly->hd, in_all));
+    if (ly->kind == LAYER_TRANSFORM)
+      HALO_TRY(buf_new(g, &ly->t, (size_t)g->n_all * (size_t)ly->d_out * sizeof(float)));
+    if (ly->kind == LAYER_AGGREGATE)
+      HALO_TRY(buf_new(g, &ly->ah, (size_t)g->n_owned * (size_t)ly->d_in * sizeof(float)));
+    HALO_TRY(buf_new(g, &ly->z, (size_t)g->n_owned * (size_t)ly->d_out * sizeof(float)));
+    if (l > 0 && ly->d_in > widest) widest = ly->d_in;
+    if (ly->d_out > widest) widest = ly->d_out;
+  }
+  HALO_TRY(buf_new(g, &g->g0, (size_t)g->n_all * (size_t)widest * sizeof(float)));
+  HALO_TRY(buf_new(g, &g->g1, (size_t)g->n_all * (size_t)widest * sizeof(float)));
+
+  size_t pbytes = (size_t)g->nparams * sizeof(float);
+  HALO_ALLOC(params, g->nparams, "the parameters");
+  init_params(&g->opt, g->layers, g->nlayers, params);
+  HALO_TRY(buf_from_host(g, &g->params, params, pbytes));
+  HALO_TRY(buf_new(g, &g->grads, pbytes));
+  HALO_TRY(buf_new(g, &g->adam_m, pbytes));
+  HALO_TRY(buf_new(g, &g->adam_v, pbytes));
+  if (g->ops->download) HALO_ALLOC(g->host_grads, g->nparams, "gradient staging");
+done:
+  free(params);
+  return st;
+}
+
+halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
+                            const halo_gcn_options *o, halo_gcn **out) {
+  halo_status st = HALO_OK;
+  halo_gcn *g = NULL;
+  *out = NULL;
+
+  g = calloc(1, sizeof *g);
+  if (!g) {
+    halo_log_error("out of memory allocating the model");
+    st = HALO_ERR_NOMEM;
+  } else {
+    g->comm = comm;
+    g->be = be;
+    g->ops = be->ops;
+    g->shard = s;
+    g->opt = *o;
+    st = setup_local(g);
+  }
+  HALO_TRY(halo_mpi_agree(comm, st));
+
+  /* The plan's widest exchange: any d_in or d_out (set-up sends X). */
+  int32_t max_cols = 1;
+  for (int i = 0; i < g->info.ndims; i++)
+    if (g->info.dims[i] > max_cols) max_cols = g->info.dims[i];
+  HALO_TRY(halo_plan_create(comm, be, s, max_cols, &g->plan));
+
+  st = setup_buffers(g);
+  HALO_TRY(halo_mpi_agree(comm, st));
+
+  /* Global split sizes: the loss is a mean over every rank's train nodes. */
+  int64_t local[3] = {s->n_train, s->n_valid, s->n_test};
+  HALO_MPI(MPI_Allreduce(local, g->info.global_count, 3, MPI_INT64_T, MPI_SUM, comm));
+
+  /* ÂX needs an exchange, so every rank reaches it. */
+  st = setup_features(g);
+  HALO_TRY(halo_mpi_agree(comm, st));
+  g->info.sparse_features = g->sparse_x;
+  *out = g;
+  g = NULL;
+done:
+  halo_gcn_destroy(&g);
+  return st;
+}
+
+void halo_gcn_destroy(halo_gcn **gp) {
+  if (!gp || !*gp) return;
+  halo_gcn *g = *gp;
+  if (g->ops) {
+    for (int l = 0; l < g->nlayers; l++) {
+      buf_del(g, &g->layers[l].hd);
+      buf_del(g, &g->layers[l].t);
+      buf_del(g, &g->layers[l].ah);
+      buf_del(g, &g->layers[l].z);
+    }
+    buf_del(g, &g->g0);
+    buf_del(g, &g->g1);
+    buf_del(g, &g->params);
+    buf_del(g, &g->grads);
+    buf_del(g, &g->adam_m);
+    buf_del(g, &g->adam_v);
+    for (int k = 0; k < 3; k++) buf_del(g, &g->split[k]);
+    buf_del(g, &g->labels);
+    buf_del(g, &g->global_id);
+    buf_del(g, &g->interior);
+    buf_del(g, &g->boundary);
+    buf_del(g, &g->x);
+    buf_del(g, &g->xd);
+    buf_del(g, &g->x_drop);
+    buf_del(g, &g->xt_drop);
+    buf_del(g, &g->ax);
+    csr_release(g, &g->x_host, &g->x_csr);
+    csr_release(g, &g->xt_host, &g->xt_csr);
+    csr_release(g, &g->adj_host, &g->adj);
+  }
+  halo_plan_destroy(&g->plan);
+  free(g->host_grads);
+  free(g);
+  *gp = NULL;
+}
+
+/* --- accessors ---------------------------------------------------------- */
+
+void halo_gcn_info_get(const halo_gcn *g, halo_gcn_info *out) { *out = g->info; }
+
+halo_status halo_gcn_params_get(const halo_gcn *g, float *out) {
+  return buf_to_host(g, out, &g->params, (size_t)g->nparams * sizeof(float));
+}
+
+halo_status halo_gcn_grads_get(const halo_gcn *g, float *out) {
+  return buf_to_host(g, out, &g->grads, (size_t)g->nparams * sizeof(float));
+}
+
+halo_status halo_gcn_params_set(halo_gcn *g, const float *in) {
+  size_t bytes = (size_t)g->nparams * sizeof(float);
+  if (g->ops->upload) return g->ops->upload(g->be, &g->params, 0, in, bytes);
+  memcpy(g->params.data, in, bytes);
+  return HALO_OK;
+}
+
+halo_status halo_gcn_logits_get(const halo_gcn *g, float *out) {
+  const layer *top = &g->layers[g->nlayers - 1];
+  return buf_to_host(g, out, &top->z, (size_t)g->n_owned * (size_t)top->d_out * sizeof(float));
+}

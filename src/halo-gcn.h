@@ -1,0 +1,116 @@
+/* A GCN (Kipf & Welling, ICLR 2017; the math of PyG's GCNConv) trained
+ * full-batch over the parts of a partitioned graph, one part per rank.
+ *
+ *   H_0 = row-normalised X
+ *   Z_l = Â · dropout_l(H_l) · W_l + b_l,   H_{l+1} = ReLU(Z_l)   (l < L-1)
+ *   loss = mean over the GLOBAL train nodes of -log softmax(Z_{L-1})[label]
+ *   Â = D^-1/2 (A + I) D^-1/2 with D the GLOBAL degree + 1 (the self-loop)
+ *
+ * Training is the same function of the data whatever the number of parts:
+ * weights come from halo_rng keyed by (seed, layer, row, column), dropout
+ * masks by (seed, epoch, layer, global node id, column), and every row of Â
+ * is summed in ascending global id.  Each layer exchanges its narrow side
+ * and the first layer's Â·X is computed once when there is no input dropout,
+ * exactly as partition/halo-predict.h counts them.
+ */
+#ifndef HALO_GCN_H
+#define HALO_GCN_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "halo-backend.h"
+#include "halo-predict.h"
+#include "halo-shard.h"
+#include "halo-spmm.h"
+#include "halo-status.h"
+
+typedef struct halo_gcn_options {
+  int32_t layers;          /* L >= 1 graph convolutions */
+  int32_t hidden;          /* width of every hidden layer */
+  float lr;                /* Adam learning rate */
+  float weight_decay;      /* L2, added to the gradient as in torch.optim.Adam */
+  int weight_decay_all;    /* 0: first layer only (the reference); 1: every layer */
+  float dropout;           /* on the input of every layer after the first */
+  float input_dropout;     /* on the input features; 0 caches Â·X at set-up */
+  uint64_t seed;
+  int normalize_features;  /* divide each feature row by its sum */
+  int sparse_features;     /* -1: CSR when under 10% non-zero; 0: dense; 1: CSR */
+} halo_gcn_options;
+
+/* The reference settings: 2 layers, 16 hidden, lr 0.01, weight decay 5e-4 on
+ * the first layer, dropout 0.5 on the input and the hidden layer, seed 0,
+ * normalised features. Local. */
+void halo_gcn_options_default(halo_gcn_options *o);
+
+typedef struct halo_gcn halo_gcn;
+
+/* What one training step or evaluation did on this rank. */
+typedef struct halo_gcn_stats {
+  double loss_sum;          /* Σ cross-entropy over this rank's train nodes (steps only) */
+  int64_t correct[3];       /* train, valid, test nodes classified right (evaluation only) */
+  int64_t halo_bytes;       /* bytes this rank handed to MPI_Isend in halo exchanges */
+  int64_t allreduce_bytes;  /* bytes this rank handed to MPI_Allreduce (gradients) */
+  double seconds;           /* wall time of the call */
+  double comm_seconds;      /* part of it spent in exchanges and the allreduce */
+} halo_gcn_stats;
+
+/* Builds the model for this rank's part: the exchange plan, Â, features,
+ * parameters (Glorot-uniform weights, zero biases) and every buffer the epoch
+ * loop uses.  Without input dropout this is where Â·X is computed, with one
+ * exchange.  The shard is borrowed and must outlive the model.  Every rank
+ * returns the same success or failure. Collective. */
+halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
+                            const halo_gcn_options *o, halo_gcn **out);
+
+/* Frees the model; accepts NULL and sets *g = NULL. Local. */
+void halo_gcn_destroy(halo_gcn **g);
+
+/* Forward and backward pass of training epoch `epoch` (dropout keyed by it)
+ * and one MPI_Allreduce that sums the weight gradients of all ranks.  The
+ * gradients are then those of the global mean loss. Collective. */
+halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out);
+
+/* One Adam step with the gradients of the last halo_gcn_gradients. Local. */
+halo_status halo_gcn_update(halo_gcn *g);
+
+/* halo_gcn_gradients then halo_gcn_update. Collective. */
+halo_status halo_gcn_step(halo_gcn *g, int64_t epoch, halo_gcn_stats *out);
+
+/* Forward pass without dropout; counts correct predictions on this rank's
+ * train, valid and test nodes.  Its exchanges are not part of the training
+ * step's predicted volume and are reported apart. Collective. */
+halo_status halo_gcn_evaluate(halo_gcn *g, halo_gcn_stats *out);
+
+/* Model facts. Local. */
+typedef struct halo_gcn_info {
+  int ndims;
+  int32_t dims[HALO_MAX_LAYERS + 1]; /* input, hidden..., classes */
+  halo_widths widths;                 /* exchange widths, as halo-predict */
+  int64_t params;                     /* number of weights and biases */
+  int64_t n_owned, n_halo;
+  int64_t global_count[3];            /* train, valid, test nodes over all parts */
+  int64_t setup_halo_bytes;           /* bytes this rank sent at set-up */
+  int sparse_features;                /* 1 when X is kept as CSR */
+  int64_t interior_rows;              /* owned rows with no halo neighbour */
+} halo_gcn_info;
+
+void halo_gcn_info_get(const halo_gcn *g, halo_gcn_info *out);
+
+/* Parameters and gradients as one flat array: W_0 (d_0 × d_1, row-major),
+ * b_0 (d_1), W_1, b_1, ...  Copies to or from host memory. Local. */
+halo_status halo_gcn_params_get(const halo_gcn *g, float *out);
+halo_status halo_gcn_params_set(halo_gcn *g, const float *in);
+halo_status halo_gcn_grads_get(const halo_gcn *g, float *out);
+
+/* The last layer's output Z (n_owned × classes) of the last forward pass,
+ * copied to host memory. Local. */
+halo_status halo_gcn_logits_get(const halo_gcn *g, float *out);
+
+/* Â restricted to the part's owned rows, over local columns, each row sorted
+ * by global id, self-loop included, values 1/sqrt((deg_i+1)(deg_j+1)) from
+ * the global degrees.  *out's arrays are new; free them with halo_csr_free.
+ * Local. */
+halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out);
+
+#endif /* HALO_GCN_H */

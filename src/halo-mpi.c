@@ -1,0 +1,37 @@
+#include "halo-mpi.h"
+
+#include <unistd.h>
+
+halo_status halo_mpi_error(int rc, const char *call) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  text[len] = '\0';
+  halo_log_error("%s failed: %s", call, len ? text : "unknown MPI error");
+  return HALO_ERR_MPI;
+}
+
+halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) {
+  int mine = (int)local, all = 0;
+  int rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (rc != MPI_SUCCESS) return halo_mpi_error(rc, "MPI_Allreduce(status)");
+  if (all >= 0) return HALO_OK;
+  return local < 0 ? local : HALO_ERR_PEER;
+}
+
+int halo_mpi_local_ranks(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int size = 1;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    return 1;
+  if (MPI_Comm_size(node, &size) != MPI_SUCCESS) size = 1;
+  MPI_Comm_free(&node);
+  return size > 0 ? size : 1;
+}
+
+int halo_mpi_default_threads(MPI_Comm comm) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int local = halo_mpi_local_ranks(comm);
+  long threads = cores > 0 ? cores / local : 1;
+  return threads > 0 ? (int)threads : 1;
+}

@@ -1,0 +1,44 @@
+/* MPI helpers of the runtime: collective status agreement and node facts.
+ *
+ * Failures are collective (DESIGN.md): at every phase boundary (load, plan,
+ * train) all ranks call halo_mpi_agree with their own status, and all of them
+ * stop when any of them failed, so no rank is left waiting in a collective
+ * that a failed peer never enters.
+ */
+#ifndef HALO_MPI_H
+#define HALO_MPI_H
+
+#include <mpi.h>
+
+#include "halo-status.h"
+
+/* Checks an MPI return code; on failure logs the call and MPI's message,
+ * stores HALO_ERR_MPI in `st` and jumps to `done`. Communicators used with it
+ * must have MPI_ERRORS_RETURN set. */
+#define HALO_MPI(call)                                                         \
+  do {                                                                         \
+    int halo__rc = (call);                                                     \
+    if (halo__rc != MPI_SUCCESS) {                                             \
+      st = halo_mpi_error(halo__rc, #call);                                    \
+      goto done;                                                               \
+    }                                                                          \
+  } while (0)
+
+/* Logs "CALL failed: MPI's message" and returns HALO_ERR_MPI. Local. */
+halo_status halo_mpi_error(int rc, const char *call);
+
+/* The minimum of every rank's `local` status.  A rank that succeeded but
+ * learns that another failed gets HALO_ERR_PEER (and logs nothing: the
+ * failed rank already named the cause).  When the allreduce itself fails,
+ * HALO_ERR_MPI. Collective. */
+halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
+
+/* Number of ranks of `comm` on this rank's node (shared-memory domain).
+ * Collective. */
+int halo_mpi_local_ranks(MPI_Comm comm);
+
+/* Threads each rank should use by default: the node's online cores divided
+ * among the ranks on the node, at least 1. Collective. */
+int halo_mpi_default_threads(MPI_Comm comm);
+
+#endif /* HALO_MPI_H */

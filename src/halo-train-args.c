@@ -1,0 +1,173 @@
+#include "halo-train-args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: mpirun -np P halo-train DIR [options]\n"
+    "  DIR                  shards written by halo-partition (P parts)\n"
+    "  --model gcn          model (gcn)\n"
+    "  --layers N           graph convolutions (2)\n"
+    "  --hidden N           hidden width (16)\n"
+    "  --epochs N           training epochs (200)\n"
+    "  --lr X               Adam learning rate (0.01)\n"
+    "  --weight-decay X     L2 weight decay (5e-4), first layer only\n"
+    "  --weight-decay-all   apply the weight decay to every layer\n"
+    "  --dropout X          dropout of the hidden layers (0.5)\n"
+    "  --input-dropout X    dropout of the input features (= --dropout); 0 computes\n"
+    "                       the first layer's aggregation once at set-up\n"
+    "  --no-normalize       keep the input features as they are (default: rows sum to 1)\n"
+    "  --seed N             seed of weights and dropout masks (0)\n"
+    "  --device cpu|cuda    compute backend (cpu)\n"
+    "  --threads N          threads per rank (cores of the node / ranks on the node)\n"
+    "  --warmup N           epochs left out of the mean epoch time (5, or fewer on short runs)\n"
+    "  --metrics FILE       one JSON object per epoch, then a summary\n"
+    "  --quiet              print the header and the summary only\n"
+    "  --help               this text\n";
+
+const char *halo_train_usage(void) { return usage; }
+
+static halo_status parse_int(const char *flag, const char *text, int64_t lo, int64_t hi,
+                             int64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || end == text || *end != '\0' || v < lo || v > hi) {
+    halo_log_error("%s %s: expected an integer in [%lld, %lld]", flag, text, (long long)lo,
+                   (long long)hi);
+    return HALO_ERR_ARG;
+  }
+  *out = v;
+  return HALO_OK;
+}
+
+/* A finite number in [lo, hi) (hi_open) or [lo, hi]. */
+static halo_status parse_real(const char *flag, const char *text, double lo, double hi,
+                              int hi_open, float *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end != '\0' || !isfinite(v) || v < lo || v > hi ||
+      (hi_open && v == hi)) {
+    halo_log_error("%s %s: expected a number in [%g, %g%c", flag, text, lo, hi,
+                   hi_open ? ')' : ']');
+    return HALO_ERR_ARG;
+  }
+  *out = (float)v;
+  return HALO_OK;
+}
+
+static halo_status copy_word(const char *flag, const char *text, const char *const *allowed,
+                             char *out, size_t size) {
+  for (int i = 0; allowed[i]; i++) {
+    if (strcmp(text, allowed[i]) == 0) {
+      snprintf(out, size, "%s", text);
+      return HALO_OK;
+    }
+  }
+  halo_log_error("%s %s: unknown value", flag, text);
+  return HALO_ERR_ARG;
+}
+
+halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
+  halo_status st = HALO_OK;
+  static const char *const models[] = {"gcn", NULL};
+  static const char *const devices[] = {"cpu", "cuda", NULL};
+  int input_dropout_set = 0, warmup_set = 0;
+  int64_t v = 0;
+
+  *a = (halo_train_args){.epochs = 200, .warmup = 5};
+  snprintf(a->model, sizeof a->model, "gcn");
+  snprintf(a->device, sizeof a->device, "cpu");
+  halo_gcn_options_default(&a->gcn);
+
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strncmp(arg, "--", 2) != 0) {
+      if (a->dir) HALO_FAIL(HALO_ERR_ARG, "%s: only one shard folder may be given", arg);
+      a->dir = arg;
+      continue;
+    }
+    /* --flag=value or --flag value. */
+    char flag[64];
+    const char *value = NULL;
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (len >= sizeof flag) HALO_FAIL(HALO_ERR_ARG, "%s: unknown flag", arg);
+    memcpy(flag, arg, len);
+    flag[len] = '\0';
+
+    if (strcmp(flag, "--help") == 0) {
+      a->help = 1;
+      goto done;
+    }
+    if (strcmp(flag, "--quiet") == 0 || strcmp(flag, "--weight-decay-all") == 0 ||
+        strcmp(flag, "--no-normalize") == 0) {
+      if (eq) HALO_FAIL(HALO_ERR_ARG, "%s takes no value", flag);
+      if (strcmp(flag, "--quiet") == 0) a->quiet = 1;
+      if (strcmp(flag, "--weight-decay-all") == 0) a->gcn.weight_decay_all = 1;
+      if (strcmp(flag, "--no-normalize") == 0) a->gcn.normalize_features = 0;
+      continue;
+    }
+    static const char *const valued[] = {"--model", "--layers", "--hidden", "--epochs", "--lr",
+                                         "--weight-decay", "--dropout", "--input-dropout",
+                                         "--seed", "--device", "--threads", "--metrics",
+                                         "--warmup", NULL};
+    int known = 0;
+    for (int k = 0; valued[k] && !known; k++) known = strcmp(flag, valued[k]) == 0;
+    if (!known) HALO_FAIL(HALO_ERR_ARG, "%s: unknown flag (see --help)", flag);
+    if (eq) {
+      value = eq + 1;
+    } else {
+      if (i + 1 >= argc) HALO_FAIL(HALO_ERR_ARG, "%s needs a value", flag);
+      value = argv[++i];
+    }
+
+    if (strcmp(flag, "--model") == 0) {
+      HALO_TRY(copy_word(flag, value, models, a->model, sizeof a->model));
+    } else if (strcmp(flag, "--device") == 0) {
+      HALO_TRY(copy_word(flag, value, devices, a->device, sizeof a->device));
+    } else if (strcmp(flag, "--layers") == 0) {
+      HALO_TRY(parse_int(flag, value, 1, HALO_MAX_LAYERS, &v));
+      a->gcn.layers = (int32_t)v;
+    } else if (strcmp(flag, "--hidden") == 0) {
+      HALO_TRY(parse_int(flag, value, 1, 1 << 20, &v));
+      a->gcn.hidden = (int32_t)v;
+    } else if (strcmp(flag, "--epochs") == 0) {
+      HALO_TRY(parse_int(flag, value, 0, INT32_MAX, &a->epochs));
+    } else if (strcmp(flag, "--warmup") == 0) {
+      HALO_TRY(parse_int(flag, value, 0, INT32_MAX, &a->warmup));
+      warmup_set = 1;
+    } else if (strcmp(flag, "--seed") == 0) {
+      HALO_TRY(parse_int(flag, value, 0, INT64_MAX, &v));
+      a->gcn.seed = (uint64_t)v;
+    } else if (strcmp(flag, "--threads") == 0) {
+      HALO_TRY(parse_int(flag, value, 1, 4096, &v));
+      a->threads = (int)v;
+    } else if (strcmp(flag, "--lr") == 0) {
+      HALO_TRY(parse_real(flag, value, 0.0, 1e6, 0, &a->gcn.lr));
+      if (a->gcn.lr <= 0.0f) HALO_FAIL(HALO_ERR_ARG, "--lr %s: must be positive", value);
+    } else if (strcmp(flag, "--weight-decay") == 0) {
+      HALO_TRY(parse_real(flag, value, 0.0, 1e6, 0, &a->gcn.weight_decay));
+    } else if (strcmp(flag, "--dropout") == 0) {
+      HALO_TRY(parse_real(flag, value, 0.0, 1.0, 1, &a->gcn.dropout));
+    } else if (strcmp(flag, "--input-dropout") == 0) {
+      HALO_TRY(parse_real(flag, value, 0.0, 1.0, 1, &a->gcn.input_dropout));
+      input_dropout_set = 1;
+    } else if (strcmp(flag, "--metrics") == 0) {
+      if (!*value) HALO_FAIL(HALO_ERR_ARG, "--metrics needs a file name");
+      a->metrics = value;
+    }
+  }
+  if (!a->dir) HALO_FAIL(HALO_ERR_ARG, "no shard folder given (usage: halo-train DIR [options])");
+  if (!input_dropout_set) a->gcn.input_dropout = a->gcn.dropout;
+  if (!warmup_set) a->warmup = a->epochs > 10 ? 5 : a->epochs > 1 ? 1 : 0;
+  if (a->warmup >= a->epochs && a->epochs > 0)
+    HALO_FAIL(HALO_ERR_ARG, "--warmup %lld: must be less than --epochs %lld", (long long)a->warmup,
+              (long long)a->epochs);
+done:
+  return st;
+}

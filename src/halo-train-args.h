@@ -1,0 +1,30 @@
+/* The command line of halo-train. */
+#ifndef HALO_TRAIN_ARGS_H
+#define HALO_TRAIN_ARGS_H
+
+#include <stdint.h>
+
+#include "halo-gcn.h"
+#include "halo-status.h"
+
+typedef struct halo_train_args {
+  const char *dir;          /* shard folder (borrowed from argv) */
+  char model[8];            /* "gcn" */
+  halo_gcn_options gcn;
+  int64_t epochs;
+  int64_t warmup;           /* epochs left out of mean_epoch_s */
+  char device[16];          /* "cpu" or "cuda" */
+  int threads;              /* 0: the node's cores divided among its ranks */
+  const char *metrics;      /* JSON-lines file, or NULL */
+  int quiet;
+  int help;
+} halo_train_args;
+
+/* Parses argv.  A bad flag or value fails with HALO_ERR_ARG and one line that
+ * names the flag.  --help sets out->help and stops parsing. Local. */
+halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *out);
+
+/* The usage text. Local. */
+const char *halo_train_usage(void);
+
+#endif /* HALO_TRAIN_ARGS_H */

@@ -1,0 +1,292 @@
+/* halo-train: full-batch GCN training over the shards of one partition run,
+ * one MPI rank per part.
+ *
+ * Phases (each ends in a collective agreement on status, so that one rank's
+ * failure stops every rank instead of leaving them in a collective):
+ *   args -> backend -> load (manifest + own part) -> plan/model -> train.
+ * Only main() may call MPI_Abort, and only when the agreement itself fails.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-backend.h"
+#include "halo-gcn.h"
+#include "halo-mpi.h"
+#include "halo-predict.h"
+#include "halo-shard.h"
+#include "halo-train-args.h"
+
+/* From OpenBLAS; declared here so that the CLI does not depend on which
+ * cblas.h the system puts first on the include path. */
+void openblas_set_num_threads(int num_threads);
+
+/* Per-epoch figures of one rank, reduced over ranks for the report. */
+enum { F_STEP_S, F_COMM_S, F_HALO_B, F_ALLRED_B, F_EVAL_S, F_EVAL_HALO_B, F_COUNT };
+
+typedef struct epoch_report {
+  double loss;
+  double acc[3];
+  double sum[F_COUNT], min[F_COUNT], max[F_COUNT];
+} epoch_report;
+
+typedef struct run {
+  MPI_Comm comm;
+  int rank, size;
+  halo_train_args args;
+  halo_backend *be;
+  halo_manifest *manifest;
+  halo_shard *shard;
+  halo_gcn *model;
+  halo_gcn_info info;
+  int threads;
+  int64_t halo_rows;            /* Σ over parts */
+  int64_t predicted_epoch;      /* bytes per epoch, Σ over ranks */
+  int64_t setup_bytes;          /* Σ over ranks */
+  FILE *metrics;
+} run;
+
+static halo_status load(run *r) {
+  halo_status st = HALO_OK;
+  char path[4096];
+  const char *dir = r->args.dir;
+
+  if (snprintf(path, sizeof path, "%s/manifest.h5", dir) >= (int)sizeof path)
+    HALO_FAIL(HALO_ERR_ARG, "%s: shard folder path too long", dir);
+  HALO_TRY(halo_manifest_read(path, &r->manifest));
+  if (r->manifest->parts != r->size)
+    HALO_FAIL(HALO_ERR_MISMATCH, "%s: the run has %d parts but %d ranks started (a %d-part run "
+              "needs mpirun -np %d)", path, r->manifest->parts, r->size, r->manifest->parts,
+              r->manifest->parts);
+  HALO_TRY(halo_shard_path(path, sizeof path, dir, r->rank, r->size));
+  HALO_TRY(halo_shard_read(path, r->manifest, &r->shard));
+done:
+  return st;
+}
+
+static void print_header(const run *r) {
+  const halo_manifest *m = r->manifest;
+  const halo_gcn_info *in = &r->info;
+  const halo_gcn_options *o = &r->args.gcn;
+  char dims[256] = "";
+  for (int i = 0, n = 0; i < in->ndims && n < (int)sizeof dims; i++)
+    n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d", i ? "-" : "", in->dims[i]);
+  int64_t cagnet = halo_predict_cagnet1d_bytes(m->nodes, m->parts, in->dims, in->ndims);
+  int64_t bcast = halo_predict_broadcast1d_bytes(m->nodes, m->parts, &in->widths);
+
+  printf("halo-train: graph %s: %lld nodes, %lld edges, %d features, %d classes; "
+         "%lld/%lld/%lld train/valid/test\n",
+         m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
+         (long long)in->global_count[0], (long long)in->global_count[1],
+         (long long)in->global_count[2]);
+  printf("parts: %d (%s), %lld halo rows in all; %d ranks x %d threads, device %s\n", m->parts,
+         m->method, (long long)r->halo_rows, r->size, r->threads, halo_backend_name(r->be));
+  printf("model: gcn %s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
+         "seed %llu, features %s%s\n",
+         dims, (long long)in->params, o->dropout, o->input_dropout, o->lr, o->weight_decay,
+         o->weight_decay_all ? "all layers" : "first layer", (unsigned long long)o->seed,
+         in->sparse_features ? "sparse" : "dense", o->normalize_features ? ", row-normalised" : "");
+  printf("volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "
+         "CAGNET-1D %.3f MB/epoch (halo/CAGNET = 1/%.0f); 1D broadcast of the same widths "
+         "%.3f MB (1/%.0f)\n",
+         r->predicted_epoch / 1e6, (long long)in->widths.per_epoch, r->setup_bytes / 1e6,
+         cagnet / 1e6, r->predicted_epoch > 0 ? (double)cagnet / r->predicted_epoch : INFINITY,
+         bcast / 1e6, r->predicted_epoch > 0 ? (double)bcast / r->predicted_epoch : INFINITY);
+  fflush(stdout);
+}
+
+/* Reduces one epoch's figures over ranks (two small allreduces). */
+static halo_status reduce_epoch(run *r, const halo_gcn_stats *step, const halo_gcn_stats *eval,
+                                epoch_report *out) {
+  halo_status st = HALO_OK;
+  double mine[F_COUNT] = {
+      [F_STEP_S] = step->seconds, [F_COMM_S] = step->comm_seconds,
+      [F_HALO_B] = (double)step->halo_bytes, [F_ALLRED_B] = (double)step->allreduce_bytes,
+      [F_EVAL_S] = eval->seconds, [F_EVAL_HALO_B] = (double)eval->halo_bytes};
+  double sums[F_COUNT + 4], local[F_COUNT + 4];
+  double ext[2 * F_COUNT], lext[2 * F_COUNT];
+  for (int k = 0; k < F_COUNT; k++) {
+    local[k] = mine[k];
+    lext[k] = mine[k];
+    lext[F_COUNT + k] = -mine[k];
+  }
+  local[F_COUNT] = step->loss_sum;
+  for (int k = 0; k < 3; k++) local[F_COUNT + 1 + k] = (double)eval->correct[k];
+  HALO_MPI(MPI_Allreduce(local, sums, F_COUNT + 4, MPI_DOUBLE, MPI_SUM, r->comm));
+  HALO_MPI(MPI_Allreduce(lext, ext, 2 * F_COUNT, MPI_DOUBLE, MPI_MAX, r->comm));
+  for (int k = 0; k < F_COUNT; k++) {
+    out->sum[k] = sums[k];
+    out->max[k] = ext[k];
+    out->min[k] = -ext[F_COUNT + k];
+  }
+  const int64_t *count = r->info.global_count;
+  out->loss = count[0] > 0 ? sums[F_COUNT] / (double)count[0] : 0.0;
+  for (int k = 0; k < 3; k++)
+    out->acc[k] = count[k] > 0 ? sums[F_COUNT + 1 + k] / (double)count[k] : 0.0;
+done:
+  return st;
+}
+
+static void write_epoch_json(const run *r, int64_t epoch, const epoch_report *e) {
+  fprintf(r->metrics,
+          "{\"epoch\": %lld, \"loss\": %.9g, \"train_acc\": %.6f, \"val_acc\": %.6f, "
+          "\"test_acc\": %.6f, \"epoch_s\": %.9g, \"epoch_s_min\": %.9g, \"epoch_s_max\": %.9g, "
+          "\"comm_s\": %.9g, \"comm_s_min\": %.9g, \"comm_s_max\": %.9g, "
+          "\"halo_bytes\": %.0f, \"halo_bytes_predicted\": %lld, \"halo_bytes_min\": %.0f, "
+          "\"halo_bytes_max\": %.0f, \"allreduce_bytes\": %.0f, \"allreduce_bytes_min\": %.0f, "
+          "\"allreduce_bytes_max\": %.0f, \"eval_s\": %.9g, \"eval_halo_bytes\": %.0f, "
+          "\"ranks\": %d}\n",
+          (long long)epoch, e->loss, e->acc[0], e->acc[1], e->acc[2], e->max[F_STEP_S],
+          e->min[F_STEP_S], e->max[F_STEP_S], e->sum[F_COMM_S] / r->size, e->min[F_COMM_S],
+          e->max[F_COMM_S], e->sum[F_HALO_B], (long long)r->predicted_epoch, e->min[F_HALO_B],
+          e->max[F_HALO_B], e->sum[F_ALLRED_B], e->min[F_ALLRED_B], e->max[F_ALLRED_B],
+          e->max[F_EVAL_S], e->sum[F_EVAL_HALO_B], r->size);
+}
+
+static halo_status train(run *r) {
+  halo_status st = HALO_OK;
+  const halo_train_args *a = &r->args;
+  double best_val = -1.0, test_at_best = 0.0, final_test = 0.0, time_sum = 0.0;
+  int64_t timed = 0, total_halo = 0, mismatches = 0;
+
+  for (int64_t epoch = 1; epoch <= a->epochs; epoch++) {
+    halo_gcn_stats step = {0}, eval = {0};
+    epoch_report e = {0};
+    HALO_TRY(halo_gcn_step(r->model, epoch, &step));
+    HALO_TRY(halo_gcn_evaluate(r->model, &eval));
+    HALO_TRY(reduce_epoch(r, &step, &eval, &e));
+
+    int64_t halo = (int64_t)e.sum[F_HALO_B];
+    total_halo += halo;
+    mismatches += halo != r->predicted_epoch;
+    if (epoch > a->warmup) {
+      time_sum += e.max[F_STEP_S];
+      timed++;
+    }
+    if (e.acc[1] > best_val) {
+      best_val = e.acc[1];
+      test_at_best = e.acc[2];
+    }
+    final_test = e.acc[2];
+    if (r->rank != 0) continue;
+    if (!a->quiet) {
+      printf("epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.2f ms (compute "
+             "%.2f, comm %.2f)  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
+             (long long)epoch, e.loss, e.acc[0], e.acc[1], e.acc[2], 1e3 * e.max[F_STEP_S],
+             1e3 * (e.max[F_STEP_S] - e.sum[F_COMM_S] / r->size), 1e3 * e.sum[F_COMM_S] / r->size,
+             halo / 1e6, r->predicted_epoch / 1e6, e.sum[F_ALLRED_B] / 1e6);
+      fflush(stdout);
+    }
+    if (r->metrics) write_epoch_json(r, epoch, &e);
+  }
+
+  double mean = timed > 0 ? time_sum / (double)timed : 0.0;
+  if (r->rank == 0) {
+    printf("summary: %lld epochs, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
+           "(%lld warm-up epochs excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
+           (long long)a->epochs, best_val < 0 ? 0.0 : best_val, test_at_best, final_test,
+           1e3 * mean, (long long)(a->epochs - timed), total_halo / 1e6,
+           mismatches ? "DIFFERS FROM the" : "equal to the", r->setup_bytes / 1e6);
+    if (r->metrics)
+      fprintf(r->metrics,
+              "{\"summary\": true, \"epochs\": %lld, \"best_val_acc\": %.6f, "
+              "\"test_acc_at_best_val\": %.6f, \"final_test_acc\": %.6f, \"mean_epoch_s\": %.9g, "
+              "\"warmup_epochs\": %lld, \"total_halo_bytes\": %lld, \"setup_halo_bytes\": %lld, "
+              "\"halo_bytes_predicted_per_epoch\": %lld, \"epochs_off_prediction\": %lld, "
+              "\"params\": %lld, \"threads\": %d, \"ranks\": %d}\n",
+              (long long)a->epochs, best_val < 0 ? 0.0 : best_val, test_at_best, final_test, mean,
+              (long long)(a->epochs - timed), (long long)total_halo, (long long)r->setup_bytes,
+              (long long)r->predicted_epoch, (long long)mismatches, (long long)r->info.params,
+              r->threads, r->size);
+    fflush(stdout);
+  }
+  if (mismatches) {
+    halo_log_error("measured halo bytes differed from the prediction in %lld epochs",
+                   (long long)mismatches);
+    st = HALO_ERR_MISMATCH;
+  }
+done:
+  return st;
+}
+
+/* Everything after MPI_Init, returning the agreed status. */
+static halo_status run_all(run *r, int argc, char **argv) {
+  halo_status st = HALO_OK;
+
+  /* Every rank parses the same argv; rank 0 alone reports a bad flag. */
+  if (r->rank != 0) halo_log_set_quiet(1);
+  st = halo_train_args_parse(argc, argv, &r->args);
+  halo_log_set_quiet(0);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  if (r->args.help) {
+    if (r->rank == 0) fputs(halo_train_usage(), stdout);
+    goto done;
+  }
+
+  r->threads = r->args.threads > 0 ? r->args.threads : halo_mpi_default_threads(r->comm);
+  omp_set_num_threads(r->threads);
+  openblas_set_num_threads(r->threads);
+
+  st = halo_backend_create(r->args.device, &r->be);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+
+  st = load(r);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+
+  HALO_TRY(halo_gcn_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
+  halo_gcn_info_get(r->model, &r->info);
+  int64_t local[2] = {r->info.n_halo, r->info.setup_halo_bytes}, global[2];
+  HALO_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, r->comm));
+  r->halo_rows = global[0];
+  r->setup_bytes = global[1];
+  r->predicted_epoch = halo_predict_epoch_bytes(r->halo_rows, &r->info.widths);
+
+  if (r->rank == 0 && r->args.metrics) {
+    r->metrics = fopen(r->args.metrics, "w");
+    if (!r->metrics) {
+      halo_log_error("--metrics %s: cannot open for writing", r->args.metrics);
+      st = HALO_ERR_IO;
+    }
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  if (r->rank == 0) print_header(r);
+
+  st = train(r);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+done:
+  return st;
+}
+
+int main(int argc, char **argv) {
+  run r = {.comm = MPI_COMM_WORLD};
+  char prefix[64];
+
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    fprintf(stderr, "halo-train: error: MPI_Init failed\n");
+    return 1;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(r.comm, &r.rank);
+  MPI_Comm_size(r.comm, &r.size);
+  snprintf(prefix, sizeof prefix, "[rank %d] halo-train", r.rank);
+  halo_log_set_prefix(prefix);
+
+  halo_status st = run_all(&r, argc, argv);
+
+  if (r.metrics && fclose(r.metrics) != 0) {
+    halo_log_error("--metrics %s: write failed", r.args.metrics);
+    if (st == HALO_OK) st = HALO_ERR_IO;
+  }
+  halo_gcn_destroy(&r.model);
+  halo_shard_destroy(&r.shard);
+  halo_manifest_destroy(&r.manifest);
+  halo_backend_destroy(&r.be);
+  if (st == HALO_ERR_MPI) {
+    /* The agreement itself failed: a peer may be stuck in a collective. */
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return st < 0 ? 1 : 0;
+}

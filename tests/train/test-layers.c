@@ -1,0 +1,211 @@
+/* The GCN's arithmetic against a dense double-precision reference.
+ *
+ *  - Â and SpMM: every part's normalised adjacency times random features
+ *    equals the dense D^-1/2 (A+I) D^-1/2 · X of the whole graph.
+ *  - Whole model, forward and backward, at P=1 and P=3 (train-probe under
+ *    mpirun): logits equal the reference's, and the allreduced gradients equal
+ *    central finite differences of the reference loss in double.  The layer
+ *    shapes covered: sparse and dense X multiplied first, X aggregated first
+ *    (hidden wider than the input), the cached ÂX (no input dropout), and a
+ *    hidden-to-hidden layer.
+ *  - Volume: the bytes each probe sent equal halo_predict's figure.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-gcn.h"
+#include "halo-rng.h"
+#include "halo-spmm.h"
+#include "train-fixture.h"
+#include "train-run.h"
+
+#ifndef TRAIN_PROBE
+#error "TRAIN_PROBE must name the train-probe binary"
+#endif
+
+Test(layers, adjacency_spmm_matches_dense_reference) {
+  uint64_t seed = tr_seed("layers.adjacency_spmm", 11);
+  for (int trial = 0; trial < 3; trial++) {
+    fx_spec spec = {.nodes = 90 + 37 * trial, .avg_degree = 2 + 3 * trial, .features = 3,
+                    .density = 1.0f, .classes = 3, .parts = 1 + 2 * trial, .seed = seed + trial};
+    fx_graph *g = fx_graph_new(&spec);
+    const int32_t cols = 5 + 16 * trial; /* 5, 21, 37: tails of the kernel's tiles */
+    double *x = calloc((size_t)(g->n * cols), sizeof *x), *ref = calloc((size_t)(g->n * cols), sizeof *ref);
+    uint64_t key = halo_rng_key(seed + trial, HALO_RNG_FEATURES, 9, 0);
+    for (int64_t i = 0; i < g->n * cols; i++) x[i] = 2.0 * halo_rng_uniform_double(key, (uint64_t)i, 0) - 1.0;
+    /* Dense reference: Â built entry by entry from the definition. */
+    for (int64_t i = 0; i < g->n; i++) {
+      double di = (double)(g->indptr[i + 1] - g->indptr[i]) + 1.0;
+      for (int64_t j = 0; j < g->n; j++) {
+        int edge = i == j;
+        for (int64_t k = g->indptr[i]; k < g->indptr[i + 1] && !edge; k++) edge = g->indices[k] == j;
+        if (!edge) continue;
+        double dj = (double)(g->indptr[j + 1] - g->indptr[j]) + 1.0;
+        for (int32_t c = 0; c < cols; c++) ref[i * cols + c] += x[j * cols + c] / sqrt(di * dj);
+      }
+    }
+    for (int32_t p = 0; p < g->parts; p++) {
+      halo_shard *s = fx_shard_new(g, p, 1);
+      halo_csr a;
+      cr_assert_eq(halo_gcn_adjacency(s, &a), HALO_OK);
+      cr_assert_eq(a.rows, s->n_owned);
+      cr_assert_eq(a.nnz, s->nnz + s->n_owned, "one self-loop per row");
+      int64_t nl = s->n_owned + s->n_halo;
+      float *xl = calloc((size_t)(nl * cols), sizeof *xl), *y = calloc((size_t)(s->n_owned * cols + 1), sizeof *y);
+      for (int64_t r = 0; r < nl; r++)
+        for (int32_t c = 0; c < cols; c++) xl[r * cols + c] = (float)x[s->global_id[r] * cols + c];
+      halo_spmm_cpu(&a, xl, cols, cols, 0.0f, y, cols, NULL, s->n_owned);
+      for (int64_t r = 0; r < s->n_owned; r++)
+        for (int32_t c = 0; c < cols; c++) {
+          double want = ref[s->global_id[r] * cols + c];
+          cr_expect(fabs(y[r * cols + c] - want) <= 1e-5 * (1.0 + fabs(want)),
+                    "trial %d part %d row %lld (global %lld) col %d: %g vs %g", trial, p, (long long)r,
+                    (long long)s->global_id[r], c, y[r * cols + c], want);
+        }
+      /* Rows are ordered by global id, whatever the local numbering. */
+      for (int64_t r = 0; r < a.rows; r++)
+        for (int64_t k = a.indptr[r] + 1; k < a.indptr[r + 1]; k++)
+          cr_expect_lt(s->global_id[a.indices[k - 1]], s->global_id[a.indices[k]]);
+      free(xl);
+      free(y);
+      halo_csr_free(&a);
+      halo_shard_destroy(&s);
+    }
+    free(x);
+    free(ref);
+    fx_graph_free(g);
+  }
+}
+
+typedef struct probe_case {
+  const char *name;
+  int64_t nodes;
+  int32_t degree, features;
+  float density;
+  int32_t classes, layers, hidden;
+  float dropout, input_dropout;
+  int sparse;
+  int expect_sparse;
+} probe_case;
+
+/* Runs train-probe at P ranks and checks logits, gradients and bytes. */
+static void check_probe(const probe_case *pc, int np, uint64_t seed) {
+  const int64_t epoch = 3;
+  char *dir = tr_tmpdir("probe");
+  cr_assert(dir);
+  int rc = tr_mpirun(np, 120, NULL, "%s %s %lld %d %d %g %d %d %d %g %g %d %llu %llu %lld", TRAIN_PROBE,
+                     dir, (long long)pc->nodes, pc->degree, pc->features, pc->density, pc->classes,
+                     pc->layers, pc->hidden, pc->dropout, pc->input_dropout, pc->sparse,
+                     (unsigned long long)seed, (unsigned long long)seed, (long long)epoch);
+  cr_assert_eq(rc, 0, "%s: train-probe at P=%d exited with %d", pc->name, np, rc);
+
+  fx_spec spec = {.nodes = pc->nodes, .avg_degree = pc->degree, .features = pc->features,
+                  .density = pc->density, .classes = pc->classes, .parts = np, .seed = seed};
+  fx_graph *g = fx_graph_new(&spec);
+  fx_model m = {.layers = pc->layers, .dropout = pc->dropout, .input_dropout = pc->input_dropout,
+                .seed = seed, .normalize = 1, .epoch = epoch};
+  m.dims[0] = pc->features;
+  for (int l = 1; l < pc->layers; l++) m.dims[l] = pc->hidden;
+  m.dims[pc->layers] = pc->classes;
+  int64_t np_params = fx_model_params(&m);
+  double *p = calloc((size_t)np_params, sizeof *p);
+  double *z = calloc((size_t)(g->n * pc->classes), sizeof *z);
+  fx_model_init(&m, p);
+  fx_model_loss(&m, g, p, z);
+
+  /* Forward: every rank's logits, keyed by global id. */
+  int64_t seen = 0;
+  double zmax = 0.0;
+  for (int64_t i = 0; i < g->n * pc->classes; i++) zmax = fmax(zmax, fabs(z[i]));
+  for (int r = 0; r < np; r++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/logits-%d.txt", dir, r);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s: no %s", pc->name, path);
+    long long gid;
+    while (fscanf(f, "%lld", &gid) == 1) {
+      for (int32_t c = 0; c < pc->classes; c++) {
+        double v;
+        cr_assert_eq(fscanf(f, "%lf", &v), 1);
+        double want = z[gid * pc->classes + c];
+        cr_expect(fabs(v - want) <= 1e-5 * zmax + 1e-5 * fabs(want),
+                  "%s P=%d: logit of node %lld class %d is %.9g, reference %.9g", pc->name, np, gid, c, v, want);
+      }
+      seen++;
+    }
+    fclose(f);
+  }
+  cr_expect_eq(seen, g->n, "%s: the ranks reported %lld of %lld nodes", pc->name, (long long)seen, (long long)g->n);
+
+  /* Backward: gradients against central differences of the reference. */
+  char path[512];
+  snprintf(path, sizeof path, "%s/grads.txt", dir);
+  FILE *f = fopen(path, "r");
+  cr_assert(f);
+  double gmax = 0.0, *fd = calloc((size_t)np_params, sizeof *fd), *got = calloc((size_t)np_params, sizeof *got);
+  for (int64_t k = 0; k < np_params; k++) {
+    cr_assert_eq(fscanf(f, "%lf", &got[k]), 1);
+    double keep = p[k], h = 1e-5;
+    p[k] = keep + h;
+    double up = fx_model_loss(&m, g, p, NULL);
+    p[k] = keep - h;
+    double down = fx_model_loss(&m, g, p, NULL);
+    p[k] = keep;
+    fd[k] = (up - down) / (2.0 * h);
+    gmax = fmax(gmax, fabs(fd[k]));
+  }
+  fclose(f);
+  cr_assert_gt(gmax, 0.0, "%s: the reference gradient is zero", pc->name);
+  int bad = 0;
+  for (int64_t k = 0; k < np_params; k++) {
+    if (fabs(got[k] - fd[k]) > 2e-3 * fabs(fd[k]) + 2e-4 * gmax && bad++ < 5)
+      cr_expect_fail("%s P=%d: dLoss/dparam[%lld] = %.7g, finite differences %.7g", pc->name, np,
+                     (long long)k, got[k], fd[k]);
+  }
+  cr_expect_eq(bad, 0, "%s P=%d: %d of %lld gradients off", pc->name, np, bad, (long long)np_params);
+
+  /* Volume: measured == predicted, epoch and set-up. */
+  snprintf(path, sizeof path, "%s/bytes.txt", dir);
+  f = fopen(path, "r");
+  cr_assert(f);
+  long long sent, predicted, setup, setup_predicted;
+  int sparse = -1;
+  cr_assert_eq(fscanf(f, "%lld %lld %lld %lld %d", &sent, &predicted, &setup, &setup_predicted, &sparse), 5);
+  fclose(f);
+  cr_expect_eq(sent, predicted, "%s P=%d: sent %lld bytes, predicted %lld", pc->name, np, sent, predicted);
+  cr_expect_eq(setup, setup_predicted, "%s P=%d: set-up sent %lld, predicted %lld", pc->name, np, setup,
+               setup_predicted);
+  if (np > 1 && pc->input_dropout > 0.0f) cr_expect_gt(sent, 0, "%s: nothing was exchanged", pc->name);
+  cr_expect_eq(sparse, pc->expect_sparse, "%s: sparse features %d", pc->name, sparse);
+
+  free(fd);
+  free(got);
+  free(p);
+  free(z);
+  fx_graph_free(g);
+  tr_rmdir(dir);
+}
+
+static const probe_case cases[] = {
+    /* X (sparse) · W first: 24 -> 6 -> 4. */
+    {"sparse-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1},
+    /* The same with dense X. */
+    {"dense-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 0, 0},
+    /* Â·X first (hidden wider than the input), hidden -> hidden, then 12 -> 3. */
+    {"aggregate-first", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0},
+    /* No input dropout: ÂX cached at set-up. */
+    {"cached-ax", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, -1, 0},
+};
+
+Test(layers, model_forward_backward_p1, .timeout = 300) {
+  uint64_t seed = tr_seed("layers.model_p1", 5);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_probe(&cases[i], 1, seed + i);
+}
+
+Test(layers, model_forward_backward_p3, .timeout = 300) {
+  uint64_t seed = tr_seed("layers.model_p3", 6);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_probe(&cases[i], 3, seed + i);
+}

@@ -1,0 +1,353 @@
+#include "train-fixture.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "halo-rng.h"
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) {
+    fprintf(stderr, "train-fixture: out of memory\n");
+    abort();
+  }
+  return p;
+}
+
+typedef struct pair {
+  int64_t u, v;
+} pair;
+
+static int pair_cmp(const void *a, const void *b) {
+  const pair *x = a, *y = b;
+  if (x->u != y->u) return (x->u > y->u) - (x->u < y->u);
+  return (x->v > y->v) - (x->v < y->v);
+}
+
+fx_graph *fx_graph_new(const fx_spec *s) {
+  fx_graph *g = xcalloc(1, sizeof *g);
+  const int64_t n = s->nodes;
+  uint64_t gkey = halo_rng_key(s->seed, HALO_RNG_GRAPH, 1, 0);
+  uint64_t fkey = halo_rng_key(s->seed, HALO_RNG_FEATURES, 1, 0);
+  uint64_t pkey = halo_rng_key(s->seed, HALO_RNG_PARTITION, 1, 0);
+  int64_t draws = n * s->avg_degree / 2;
+  pair *e = xcalloc((size_t)(2 * draws), sizeof *e);
+  int64_t m = 0;
+  for (int64_t k = 0; k < draws; k++) {
+    int64_t u = (int64_t)(halo_rng_bits(gkey, (uint64_t)k, 0) % (uint64_t)n);
+    int64_t v = (int64_t)(halo_rng_bits(gkey, (uint64_t)k, 1) % (uint64_t)n);
+    if (u == v) continue;
+    e[m++] = (pair){u, v};
+    e[m++] = (pair){v, u};
+  }
+  qsort(e, (size_t)m, sizeof *e, pair_cmp);
+  int64_t w = 0;
+  for (int64_t k = 0; k < m; k++)
+    if (w == 0 || e[k].u != e[w - 1].u || e[k].v != e[w - 1].v) e[w++] = e[k];
+  m = w;
+
+  g->n = n;
+  g->m = m;
+  g->indptr = xcalloc((size_t)n + 1, sizeof *g->indptr);
+  g->indices = xcalloc((size_t)m, sizeof *g->indices);
+  for (int64_t k = 0; k < m; k++) {
+    g->indptr[e[k].u + 1]++;
+    g->indices[k] = e[k].v;
+  }
+  for (int64_t i = 0; i < n; i++) g->indptr[i + 1] += g->indptr[i];
+  free(e);
+
+  g->f = s->features;
+  g->c = s->classes;
+  g->x = xcalloc((size_t)(n * s->features), sizeof *g->x);
+  g->labels = xcalloc((size_t)n, sizeof *g->labels);
+  g->split = xcalloc((size_t)n, sizeof *g->split);
+  g->part = xcalloc((size_t)n, sizeof *g->part);
+  g->parts = s->parts;
+  for (int64_t i = 0; i < n; i++) {
+    for (int32_t j = 0; j < s->features; j++) {
+      double u = halo_rng_uniform_double(fkey, (uint64_t)i, (uint64_t)j);
+      if (u < s->density) g->x[i * s->features + j] = (float)(0.25 + 3.0 * u / s->density);
+    }
+    /* Every 11th node is unlabelled and in no split. */
+    uint64_t r = halo_rng_bits(fkey, (uint64_t)i, 1u << 20);
+    g->labels[i] = i % 11 == 5 ? -1 : (int32_t)(r % (uint64_t)s->classes);
+    g->split[i] = g->labels[i] < 0 ? 0 : (uint8_t)(1 + (r >> 32) % 3);
+    g->part[i] = (int32_t)(halo_rng_bits(pkey, (uint64_t)i, 0) % (uint64_t)s->parts);
+  }
+  return g;
+}
+
+void fx_graph_free(fx_graph *g) {
+  if (!g) return;
+  free(g->indptr);
+  free(g->indices);
+  free(g->x);
+  free(g->labels);
+  free(g->split);
+  free(g->part);
+  free(g);
+}
+
+typedef struct halo_key {
+  int32_t owner;
+  int64_t gid;
+} halo_key;
+
+static int halo_key_cmp(const void *a, const void *b) {
+  const halo_key *x = a, *y = b;
+  if (x->owner != y->owner) return (x->owner > y->owner) - (x->owner < y->owner);
+  return (x->gid > y->gid) - (x->gid < y->gid);
+}
+
+static int i32_cmp(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id) {
+  halo_shard *s = xcalloc(1, sizeof *s);
+  const int64_t n = g->n;
+  int64_t *local = xcalloc((size_t)n, sizeof *local);
+  for (int64_t i = 0; i < n; i++) local[i] = -1;
+
+  int64_t no = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (g->part[i] == p) local[i] = no++;
+  /* Halo: remote neighbours of owned nodes, by owner part then global id. */
+  halo_key *h = xcalloc((size_t)g->m, sizeof *h);
+  int64_t nh = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (g->part[i] != p) continue;
+    for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) {
+      int64_t v = g->indices[k];
+      if (g->part[v] != p && local[v] == -1) {
+        local[v] = -2; /* seen */
+        h[nh++] = (halo_key){g->part[v], v};
+      }
+    }
+  }
+  qsort(h, (size_t)nh, sizeof *h, halo_key_cmp);
+  for (int64_t k = 0; k < nh; k++) local[h[k].gid] = no + k;
+
+  *s = (halo_shard){.format_version = HALO_SHARD_FORMAT_VERSION,
+                    .part = p,
+                    .parts = g->parts,
+                    .run_id = run_id,
+                    .nodes = n,
+                    .edges = g->m,
+                    .features = g->f,
+                    .classes = g->c,
+                    .n_owned = no,
+                    .n_halo = nh};
+  s->global_id = xcalloc((size_t)(no + nh), sizeof(int64_t));
+  s->degree = xcalloc((size_t)(no + nh), sizeof(int64_t));
+  s->halo_owner = xcalloc((size_t)nh, sizeof(int32_t));
+  s->indptr = xcalloc((size_t)no + 1, sizeof(int64_t));
+  s->x = xcalloc((size_t)(no * g->f), sizeof(float));
+  s->labels = xcalloc((size_t)no, sizeof(int32_t));
+  s->train = xcalloc((size_t)no, sizeof(int32_t));
+  s->valid = xcalloc((size_t)no, sizeof(int32_t));
+  s->test = xcalloc((size_t)no, sizeof(int32_t));
+  s->send_ptr = xcalloc((size_t)g->parts + 1, sizeof(int64_t));
+  s->recv_ptr = xcalloc((size_t)g->parts + 1, sizeof(int64_t));
+
+  int64_t nnz = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (g->part[i] == p) nnz += g->indptr[i + 1] - g->indptr[i];
+  s->nnz = nnz;
+  s->indices = xcalloc((size_t)nnz, sizeof(int32_t));
+
+  int64_t r = 0, e = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (g->part[i] != p) continue;
+    s->global_id[r] = i;
+    s->degree[r] = g->indptr[i + 1] - g->indptr[i];
+    memcpy(s->x + r * g->f, g->x + i * g->f, (size_t)g->f * sizeof(float));
+    s->labels[r] = g->labels[i];
+    int32_t *row = s->indices + e;
+    int64_t len = 0;
+    for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) row[len++] = (int32_t)local[g->indices[k]];
+    qsort(row, (size_t)len, sizeof *row, i32_cmp);
+    e += len;
+    s->indptr[r + 1] = e;
+    if (g->split[i] == 1) s->train[s->n_train++] = (int32_t)r;
+    if (g->split[i] == 2) s->valid[s->n_valid++] = (int32_t)r;
+    if (g->split[i] == 3) s->test[s->n_test++] = (int32_t)r;
+    r++;
+  }
+  for (int64_t k = 0; k < nh; k++) {
+    s->global_id[no + k] = h[k].gid;
+    s->degree[no + k] = g->indptr[h[k].gid + 1] - g->indptr[h[k].gid];
+    s->halo_owner[k] = h[k].owner;
+    s->recv_ptr[h[k].owner + 1]++;
+  }
+  for (int32_t q = 0; q < g->parts; q++) s->recv_ptr[q + 1] += s->recv_ptr[q];
+
+  /* Send lists: owned rows with a neighbour in part q, ascending. */
+  int32_t *send = xcalloc((size_t)(no * g->parts + 1), sizeof(int32_t));
+  int64_t ns = 0;
+  for (int32_t q = 0; q < g->parts; q++) {
+    if (q != p) {
+      for (int64_t i = 0; i < n; i++) {
+        if (g->part[i] != p) continue;
+        int hit = 0;
+        for (int64_t k = g->indptr[i]; k < g->indptr[i + 1] && !hit; k++) hit = g->part[g->indices[k]] == q;
+        if (hit) send[ns++] = (int32_t)local[i];
+      }
+    }
+    s->send_ptr[q + 1] = ns;
+  }
+  s->send_idx = send;
+  free(h);
+  free(local);
+  return s;
+}
+
+static void mkdirs(const char *dir) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", dir);
+  for (char *c = buf + 1; *c; c++) {
+    if (*c != '/') continue;
+    *c = '\0';
+    mkdir(buf, 0755);
+    *c = '/';
+  }
+  mkdir(buf, 0755);
+}
+
+int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id) {
+  int rc = 0;
+  char path[1200];
+  halo_manifest m = {.format_version = HALO_SHARD_FORMAT_VERSION,
+                     .nodes = g->n,
+                     .edges = g->m,
+                     .features = g->f,
+                     .classes = g->c,
+                     .parts = g->parts,
+                     .seed = 1,
+                     .ufactor = 30,
+                     .source_digest = run_id ^ 0x5555,
+                     .run_id = run_id};
+  snprintf(m.method, sizeof m.method, "random");
+  snprintf(m.objective, sizeof m.objective, "cut");
+  snprintf(m.source, sizeof m.source, "train-fixture");
+  m.part = g->part;
+  m.part_digest = xcalloc((size_t)g->parts, sizeof(uint64_t));
+  m.part_owned = xcalloc((size_t)g->parts, sizeof(int64_t));
+  m.part_halo = xcalloc((size_t)g->parts, sizeof(int64_t));
+  mkdirs(dir);
+  for (int32_t p = 0; p < g->parts && rc == 0; p++) {
+    halo_shard *s = fx_shard_new(g, p, run_id);
+    m.part_digest[p] = halo_shard_digest(s);
+    m.part_owned[p] = s->n_owned;
+    m.part_halo[p] = s->n_halo;
+    halo_shard_path(path, sizeof path, dir, p, g->parts);
+    remove(path);
+    if (halo_shard_write(path, s) != HALO_OK) rc = -1;
+    halo_shard_destroy(&s);
+  }
+  snprintf(path, sizeof path, "%s/manifest.h5", dir);
+  remove(path);
+  if (rc == 0 && halo_manifest_write(path, &m) != HALO_OK) rc = -1;
+  free(m.part_digest);
+  free(m.part_owned);
+  free(m.part_halo);
+  return rc;
+}
+
+/* --- the dense reference model ------------------------------------------ */
+
+int64_t fx_model_params(const fx_model *m) {
+  int64_t n = 0;
+  for (int l = 0; l < m->layers; l++) n += (int64_t)m->dims[l] * m->dims[l + 1] + m->dims[l + 1];
+  return n;
+}
+
+void fx_model_init(const fx_model *m, double *p) {
+  int64_t off = 0;
+  for (int l = 0; l < m->layers; l++) {
+    int32_t a = m->dims[l], b = m->dims[l + 1];
+    uint64_t key = halo_rng_key(m->seed, HALO_RNG_WEIGHTS, (uint64_t)l, 0);
+    double limit = sqrt(6.0 / (a + b));
+    for (int32_t r = 0; r < a; r++)
+      for (int32_t c = 0; c < b; c++)
+        p[off++] = (float)(limit * (2.0 * halo_rng_uniform_double(key, (uint64_t)r, (uint64_t)c) - 1.0));
+    for (int32_t c = 0; c < b; c++) p[off++] = 0.0;
+  }
+}
+
+/* Y (n × cols) = Â · X, Â from the graph with self-loops, in double. */
+static void ref_aggregate(const fx_graph *g, const double *x, int32_t cols, double *y) {
+  for (int64_t i = 0; i < g->n; i++) {
+    double di = (double)(g->indptr[i + 1] - g->indptr[i]) + 1.0;
+    for (int32_t c = 0; c < cols; c++) y[i * cols + c] = x[i * cols + c] / di;
+    for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) {
+      int64_t j = g->indices[k];
+      double dj = (double)(g->indptr[j + 1] - g->indptr[j]) + 1.0;
+      double a = 1.0 / sqrt(di * dj);
+      for (int32_t c = 0; c < cols; c++) y[i * cols + c] += a * x[j * cols + c];
+    }
+  }
+}
+
+static void ref_dropout(double *h, int64_t n, int32_t cols, uint64_t key, float p) {
+  if (p <= 0.0f) return;
+  double scale = 1.0f / (1.0f - p);
+  for (int64_t i = 0; i < n; i++)
+    for (int32_t c = 0; c < cols; c++)
+      h[i * cols + c] = halo_rng_uniform(key, (uint64_t)i, (uint64_t)c) >= p ? h[i * cols + c] * scale : 0.0;
+}
+
+double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, double *z_out) {
+  const int64_t n = g->n;
+  int32_t widest = 0;
+  for (int l = 0; l <= m->layers; l++)
+    if (m->dims[l] > widest) widest = m->dims[l];
+  double *h = xcalloc((size_t)(n * widest), sizeof(double));
+  double *ah = xcalloc((size_t)(n * widest), sizeof(double));
+  for (int64_t i = 0; i < n; i++) {
+    double sum = 0.0;
+    for (int32_t j = 0; j < g->f; j++) sum += g->x[i * g->f + j];
+    for (int32_t j = 0; j < g->f; j++) {
+      double v = g->x[i * g->f + j];
+      /* The runtime normalises in double and rounds to float once. */
+      h[i * g->f + j] = m->normalize && sum != 0.0 ? (double)(float)(v / sum) : v;
+    }
+  }
+  int64_t off = 0;
+  for (int l = 0; l < m->layers; l++) {
+    int32_t a = m->dims[l], b = m->dims[l + 1];
+    float pl = l == 0 ? m->input_dropout : m->dropout;
+    ref_dropout(h, n, a, halo_rng_key(m->seed, HALO_RNG_DROPOUT, (uint64_t)m->epoch, (uint64_t)l), pl);
+    ref_aggregate(g, h, a, ah);
+    const double *w = p + off, *bias = p + off + (int64_t)a * b;
+    off += (int64_t)a * b + b;
+    for (int64_t i = 0; i < n; i++)
+      for (int32_t c = 0; c < b; c++) {
+        double s = bias[c];
+        for (int32_t k = 0; k < a; k++) s += ah[i * a + k] * w[k * b + c];
+        h[i * b + c] = (l + 1 < m->layers && s < 0.0) ? 0.0 : s;
+      }
+  }
+  const int32_t cls = m->dims[m->layers];
+  double loss = 0.0;
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (z_out)
+      for (int32_t c = 0; c < cls; c++) z_out[i * cls + c] = h[i * cls + c];
+    if (g->split[i] != 1) continue;
+    double mx = h[i * cls];
+    for (int32_t c = 1; c < cls; c++) mx = fmax(mx, h[i * cls + c]);
+    double s = 0.0;
+    for (int32_t c = 0; c < cls; c++) s += exp(h[i * cls + c] - mx);
+    loss += -(h[i * cls + g->labels[i]] - mx - log(s));
+    count++;
+  }
+  free(h);
+  free(ah);
+  return count ? loss / (double)count : 0.0;
+}

@@ -1,0 +1,66 @@
+/* Test fixture of the trainer: small random labelled graphs, split into
+ * shards in memory by an independent, deliberately simple implementation of
+ * the shard contract (loaders/halo-shard.h), and a dense double-precision
+ * reference GCN over the whole graph. */
+#ifndef TRAIN_FIXTURE_H
+#define TRAIN_FIXTURE_H
+
+#include <stddef.h> /* halo-shard.h uses size_t */
+#include <stdint.h>
+
+#include "halo-shard.h"
+
+typedef struct fx_spec {
+  int64_t nodes;
+  int32_t avg_degree;    /* edges drawn per node (before symmetrisation), x2 */
+  int32_t features;
+  float density;         /* fraction of non-zero features */
+  int32_t classes;
+  int32_t parts;
+  uint64_t seed;
+} fx_spec;
+
+/* A symmetric graph without self-loops or duplicates, dense features. */
+typedef struct fx_graph {
+  int64_t n, m;
+  int64_t *indptr;   /* size n+1 */
+  int64_t *indices;  /* size m, ascending per row */
+  int32_t f, c;
+  float *x;          /* n × f */
+  int32_t *labels;   /* size n; -1 for unlabelled */
+  uint8_t *split;    /* size n: 0 none, 1 train, 2 valid, 3 test */
+  int32_t *part;     /* size n: owner part */
+  int32_t parts;
+} fx_graph;
+
+/* Builds the graph of `spec`, with a random part for every node. */
+fx_graph *fx_graph_new(const fx_spec *spec);
+void fx_graph_free(fx_graph *g);
+
+/* The shard of part p, as halo-partition would write it. */
+halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id);
+
+/* Writes manifest.h5 and every part to `dir` (created). Returns 0 on success. */
+int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id);
+
+/* The dense reference model, in double. */
+typedef struct fx_model {
+  int layers;
+  int32_t dims[8];
+  float dropout, input_dropout;
+  uint64_t seed;
+  int normalize;
+  int64_t epoch;       /* keys the dropout masks */
+} fx_model;
+
+/* Number of parameters, laid out W_0, b_0, W_1, b_1, ... */
+int64_t fx_model_params(const fx_model *m);
+
+/* Glorot-uniform weights from halo_rng keyed by (seed, layer, row, col). */
+void fx_model_init(const fx_model *m, double *params);
+
+/* Forward pass over the whole graph; returns the mean cross-entropy over the
+ * train nodes and, when z is not NULL, writes the logits (n × classes). */
+double fx_model_loss(const fx_model *m, const fx_graph *g, const double *params, double *z);
+
+#endif /* TRAIN_FIXTURE_H */

@@ -1,0 +1,35 @@
+/* Helpers of the trainer's integration tests: temporary folders, running a
+ * command under a timeout the test enforces, and reading what it wrote. */
+#ifndef TRAIN_RUN_H
+#define TRAIN_RUN_H
+
+#include <stdint.h>
+
+/* Seed from $HALO_TEST_SEED when set, else `fallback`; printed either way. */
+uint64_t tr_seed(const char *test, uint64_t fallback);
+
+/* A fresh folder under /tmp (malloc'd path); tr_rmdir removes it. */
+char *tr_tmpdir(const char *tag);
+void tr_rmdir(char *dir);
+
+/* "mpirun --allow-run-as-root --oversubscribe --bind-to none -np P -x OMP_NUM_THREADS=1"
+ * followed by `args`, under `timeout`.  Output goes to OUT_FILE (stdout and
+ * stderr together) when given.  Returns the exit status: 124 when the
+ * timeout fired. */
+int tr_mpirun(int np, int timeout_s, const char *out_file, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Runs a shell command under `timeout`; same return value. */
+int tr_run(int timeout_s, const char *out_file, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The whole file (malloc'd, NUL-terminated), or NULL. */
+char *tr_slurp(const char *path);
+
+/* Number of lines in `text` that contain `needle`. */
+int tr_count_lines(const char *text, const char *needle);
+
+/* Value of "key": NUMBER in one JSON line (NAN when absent). */
+double tr_json_num(const char *line, const char *key);
+
+#endif /* TRAIN_RUN_H */
