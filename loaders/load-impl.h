@@ -31,6 +31,7 @@ typedef struct load_reader {
   size_t end;           /* one past the last valid byte */
   int64_t line;         /* 1-based number of the line last handed out */
   int eof;              /* the stream has been read to its end */
+  uint64_t bytes;       /* decompressed bytes read so far */
   halo_digest *digest;  /* borrowed, may be NULL */
 } load_reader;
 

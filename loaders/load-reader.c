@@ -60,11 +60,16 @@ static int reader_fill(load_reader *r) {
   int got = gzread(r->gz, r->buf + r->end, (unsigned)(r->cap - r->end));
   int zerr = Z_OK;
   const char *zmsg = gzerror(r->gz, &zerr);
-  if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
-    HALO_FAIL(HALO_ERR_CORRUPT, "%s:%lld: truncated or corrupt gzip data (zlib: %s)", r->path,
-              (long long)r->line + 1, zmsg ? zmsg : "unknown error");
+  if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+    /* zlib's message starts with the path again; keep only its reason. */
+    size_t len = strlen(r->path);
+    if (zmsg && strncmp(zmsg, r->path, len) == 0 && strncmp(zmsg + len, ": ", 2) == 0) zmsg += len + 2;
+    HALO_FAIL(HALO_ERR_CORRUPT, "%s: truncated or corrupt gzip data after %llu bytes (zlib: %s)", r->path,
+              (unsigned long long)r->bytes, zmsg ? zmsg : "unknown error");
+  }
   if (got == 0) r->eof = 1;
   if (r->digest) halo_digest_update(r->digest, r->buf + r->end, (size_t)got);
+  r->bytes += (uint64_t)got;
   if (r->line == 0 && r->end == 0 && got >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) r->pos = 3;
   r->end += (size_t)got;
 done:
