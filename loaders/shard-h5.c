@@ -129,7 +129,7 @@ static int type_is(hid_t type, halo__h5_kind kind) {
 
 halo_status halo__h5_create(const char *path, char *tmp, size_t tmp_size, hid_t *file) {
   halo_status st = HALO_OK;
-  hid_t fapl = H5I_INVALID_HID;
+  hid_t fapl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
   *file = H5I_INVALID_HID;
   struct stat sb;
   if (stat(path, &sb) == 0) HALO_FAIL(HALO_ERR_EXISTS, "%s: already exists; not overwriting it", path);
@@ -140,8 +140,12 @@ halo_status halo__h5_create(const char *path, char *tmp, size_t tmp_size, hid_t 
   HALO_H5(fapl = H5Pcreate(H5P_FILE_ACCESS), path, NULL, "cannot create a property list");
   HALO_H5(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V110), path, NULL,
           "cannot set the format version bounds");
-  HALO_H5(*file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), tmp, NULL, "cannot create file");
+  /* No timestamps on the root group either: the same content, the same bytes. */
+  HALO_H5(fcpl = H5Pcreate(H5P_FILE_CREATE), path, NULL, "cannot create a property list");
+  HALO_H5(H5Pset_obj_track_times(fcpl, 0), path, NULL, "cannot turn off time tracking");
+  HALO_H5(*file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl), tmp, NULL, "cannot create file");
 done:
+  if (fcpl >= 0) H5Pclose(fcpl);
   if (fapl >= 0) H5Pclose(fapl);
   return st;
 }
@@ -313,7 +317,10 @@ halo_status halo__h5_group(hid_t file, const char *path, const char *name) {
   halo_status st = HALO_OK;
   char prefix[256];
   size_t len = strlen(name);
+  hid_t gcpl = H5I_INVALID_HID;
   if (len >= sizeof prefix) HALO_FAIL(HALO_ERR_ARG, "%s: %s: object name too long", path, name);
+  HALO_H5(gcpl = H5Pcreate(H5P_GROUP_CREATE), path, name, "cannot create a property list");
+  HALO_H5(H5Pset_obj_track_times(gcpl, 0), path, name, "cannot turn off time tracking");
   for (size_t i = 1; i < len; i++) {
     if (name[i] != '/') continue;
     memcpy(prefix, name, i);
@@ -322,11 +329,12 @@ halo_status halo__h5_group(hid_t file, const char *path, const char *name) {
     HALO_H5(exists = H5Lexists(file, prefix, H5P_DEFAULT), path, prefix, "cannot look up group");
     if (exists) continue;
     hid_t group;
-    HALO_H5(group = H5Gcreate2(file, prefix, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), path, prefix,
+    HALO_H5(group = H5Gcreate2(file, prefix, H5P_DEFAULT, gcpl, H5P_DEFAULT), path, prefix,
             "cannot create group");
     H5Gclose(group);
   }
 done:
+  if (gcpl >= 0) H5Pclose(gcpl);
   return st;
 }
 
@@ -355,6 +363,8 @@ halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo_
   HALO_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), path, name, "cannot create a property list");
   HALO_H5(H5Pset_chunk(dcpl, rank, chunk), path, name, "cannot set the chunk shape");
   HALO_H5(H5Pset_fletcher32(dcpl), path, name, "cannot enable the Fletcher-32 filter");
+  /* No timestamps: the same shard always gives the same bytes. */
+  HALO_H5(H5Pset_obj_track_times(dcpl, 0), path, name, "cannot turn off time tracking");
   HALO_H5(space = H5Screate_simple(rank, dims, maxdims), path, name, "cannot create a dataspace");
   HALO_H5(dset = H5Dcreate2(file, name, kind_file_type(kind), space, H5P_DEFAULT, dcpl, H5P_DEFAULT), path,
           name, "cannot create dataset");
