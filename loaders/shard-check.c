@@ -229,11 +229,13 @@ static halo_status check_graph(const halo_shard *s, const char *path) {
   if (indptr[0] != 0) HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr[0] = %" PRId64 ", expected 0", path, indptr[0]);
   for (int64_t i = 0; i < s->n_owned; i++) {
     if (indptr[i + 1] < indptr[i] || indptr[i + 1] > s->nnz)
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr[%" PRId64 "] = %" PRId64 " is not monotone within [0, nnz = %" PRId64 "]",
-                path, i + 1, indptr[i + 1], s->nnz);
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /graph/indptr[%" PRId64 "] = %" PRId64 " is not monotone within [0, nnz = %" PRId64 "]", path,
+                i + 1, indptr[i + 1], s->nnz);
     /* An owned row holds every neighbour, so its length is the global degree. */
     if (indptr[i + 1] - indptr[i] != s->degree[i])
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr: row %" PRId64 " has %" PRId64 " entries but /nodes/degree[%" PRId64 "] = %" PRId64,
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /graph/indptr: row %" PRId64 " has %" PRId64 " entries but /nodes/degree[%" PRId64 "] = %" PRId64,
                 path, i, indptr[i + 1] - indptr[i], i, s->degree[i]);
   }
   if (indptr[s->n_owned] != s->nnz)
@@ -298,7 +300,8 @@ static halo_status check_halo(const halo_shard *s, const char *path) {
   for (int32_t q = 0; q < s->parts; q++)
     for (int64_t h = s->recv_ptr[q]; h < s->recv_ptr[q + 1]; h++)
       if (s->halo_owner[h] != q)
-        HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/recv_ptr gives halo row %" PRId64 " to part %d but /nodes/halo_owner[%" PRId64 "] = %d",
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: /halo/recv_ptr gives halo row %" PRId64 " to part %d but /nodes/halo_owner[%" PRId64 "] = %d",
                   path, s->n_owned + h, (int)q, h, (int)s->halo_owner[h]);
 done:
   return st;

@@ -91,7 +91,8 @@ static halo_status check_manifest(const halo_shard *s, const halo_manifest *m, c
   halo_status st = HALO_OK;
   if (s->run_id != m->run_id)
     HALO_FAIL(HALO_ERR_MISMATCH,
-              "%s: run_id %016" PRIx64 " differs from the manifest's %016" PRIx64 " (a shard from another partition run)",
+              "%s: run_id %016" PRIx64 " differs from the manifest's %016" PRIx64
+              " (a shard from another partition run)",
               path, s->run_id, m->run_id);
   if (s->parts != m->parts || s->nodes != m->nodes || s->edges != m->edges || s->features != m->features ||
       s->classes != m->classes)
@@ -108,8 +109,9 @@ static halo_status check_manifest(const halo_shard *s, const halo_manifest *m, c
   for (int64_t i = 0; i < s->n_owned + s->n_halo; i++) {
     int32_t owner = i < s->n_owned ? p : s->halo_owner[i - s->n_owned];
     if (m->part[s->global_id[i]] != owner)
-      HALO_FAIL(HALO_ERR_MISMATCH, "%s: row %" PRId64 " (global %" PRId64 ") belongs to part %d, but the manifest says %d",
-                path, i, s->global_id[i], (int)owner, (int)m->part[s->global_id[i]]);
+      HALO_FAIL(HALO_ERR_MISMATCH,
+                "%s: row %" PRId64 " (global %" PRId64 ") belongs to part %d, but the manifest says %d", path, i,
+                s->global_id[i], (int)owner, (int)m->part[s->global_id[i]]);
   }
   uint64_t digest = halo_shard_digest(s);
   if (digest != m->part_digest[p])

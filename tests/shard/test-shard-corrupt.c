@@ -407,3 +407,24 @@ Test(shard_corrupt, manifest_values_out_of_range) {
   expect_manifest_fails(bad, HALO_ERR_FORMAT, "attribute method is missing", NULL);
   fixture_destroy(&f);
 }
+
+/* A manifest that disagrees on counts or on who owns a node. */
+Test(shard_corrupt, manifest_disagrees) {
+  fixture *f = good_part("manifest_disagrees", 33);
+  const char *good = fixture_path(f, "good.h5");
+  halo_manifest *m = f->m;
+  m->part_halo[1] += 1;
+  expect_shard_fails(good, m, HALO_ERR_MISMATCH, "n_halo", "manifest says", NULL);
+  m->part_halo[1] -= 1;
+  /* Swap the owners of one node of part 1 and one of part 2: counts stay. */
+  int64_t a = f->shards[1]->global_id[0], b = f->shards[2]->global_id[0];
+  m->part[a] = 2;
+  m->part[b] = 1;
+  expect_shard_fails(good, m, HALO_ERR_MISMATCH, "row 0", "belongs to part 1, but the manifest says 2", NULL);
+  m->part[a] = 1;
+  m->part[b] = 2;
+  halo_shard *s = NULL;
+  cr_assert_eq(halo_shard_read(good, m, &s), HALO_OK);
+  halo_shard_destroy(&s);
+  fixture_destroy(&f);
+}
