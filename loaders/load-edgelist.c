@@ -4,8 +4,9 @@
  * increasing order, so a list whose ids are already 0..n-1 keeps them.  When
  * the ids are dense enough (the largest is below 64 times the edge count) a
  * bitmap with per-word ranks renumbers them in (max+1)/4 bytes; otherwise the
- * distinct ids go through a hash set, are sorted, and each id is renumbered
- * by binary search (16 bytes per distinct id at most, on top of the edges).
+ * distinct ids go through a hash set, are sorted, and the set is refilled
+ * with each id's position (24 bytes per distinct id at most, on top of the
+ * edges).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,11 +91,12 @@ done:
   return st;
 }
 
-/* Sparse ids: an open-addressing set (empty = -1) at load <= 1/2, compacted
- * and sorted into the list of distinct ids; each id becomes its position. */
+/* Sparse ids: an open-addressing set (empty = -1) at load <= 1/2, copied
+ * out and sorted into the list of distinct ids; each id becomes its
+ * position in that list. */
 static halo_status renumber_sparse(load_edges *e, int64_t *n) {
   halo_status st = HALO_OK;
-  int64_t *set = NULL;
+  int64_t *set = NULL, *sorted = NULL;
   int64_t size = 1024, used = 0;
   HALO_ALLOC(set, size, "id set");
   memset(set, 0xff, (size_t)size * sizeof *set);
@@ -108,27 +110,32 @@ static halo_status renumber_sparse(load_edges *e, int64_t *n) {
       used++;
     }
   }
+  /* The distinct ids, sorted: position = new id. */
   int64_t u = 0;
+  HALO_ALLOC(sorted, used, "distinct ids");
   for (int64_t s = 0; s < size; s++)
-    if (set[s] >= 0) set[u++] = set[s];
-  int64_t *ids = realloc(set, (size_t)(u ? u : 1) * sizeof *ids);
-  if (ids) set = ids;
-  qsort(set, (size_t)u, sizeof *set, cmp_i64);
-  const int64_t *sorted = set;
+    if (set[s] >= 0) sorted[u++] = set[s];
+  qsort(sorted, (size_t)u, sizeof *sorted, cmp_i64);
+  /* Refill the table with positions into `sorted`, so that renumbering an
+   * id costs one probe sequence instead of a binary search. */
+  const uint64_t mask = (uint64_t)(size - 1);
+  memset(set, 0xff, (size_t)size * sizeof *set);
+  for (int64_t r = 0; r < u; r++) {
+    uint64_t h = halo_rng_mix((uint64_t)sorted[r]) & mask;
+    while (set[h] >= 0) h = (h + 1) & mask;
+    set[h] = r;
+  }
+  const int64_t *table = set, *ids = sorted;
 #pragma omp parallel for schedule(static)
   for (int64_t k = 0; k < 2 * e->count; k++) {
-    int64_t lo = 0, hi = u - 1, x = e->pair[k];
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      if (sorted[mid] < x)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    e->pair[k] = lo;
+    int64_t x = e->pair[k];
+    uint64_t h = halo_rng_mix((uint64_t)x) & mask;
+    while (ids[table[h]] != x) h = (h + 1) & mask;
+    e->pair[k] = table[h];
   }
   *n = u;
 done:
+  free(sorted);
   free(set);
   return st;
 }
