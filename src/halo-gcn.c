@@ -496,12 +496,18 @@ static halo_status setup_features(halo_gcn *g) {
   HALO_ALLOC(x, (size_t)n * (size_t)f, "a copy of the features");
   memcpy(x, s->x, (size_t)n * (size_t)f * sizeof(float));
   if (g->opt.normalize_features) {
-    /* Same arithmetic on every rank; the kernel works on host memory. */
+    /* PyG's NormalizeFeatures: shift by the global minimum so that no
+     * feature is negative, then divide each row by max(row sum, 1).  For
+     * bag-of-words features (Cora) that is Kipf & Welling's row
+     * normalisation. Done in double on the host, once. */
+    float lo = INFINITY, global_lo = 0.0f;
+    for (int64_t i = 0; i < n * f; i++) lo = fminf(lo, x[i]);
+    HALO_MPI(MPI_Allreduce(&lo, &global_lo, 1, MPI_FLOAT, MPI_MIN, g->comm));
     for (int64_t i = 0; i < n; i++) {
       double sum = 0.0;
-      for (int64_t j = 0; j < f; j++) sum += x[i * f + j];
-      if (sum != 0.0)
-        for (int64_t j = 0; j < f; j++) x[i * f + j] = (float)(x[i * f + j] / sum);
+      for (int64_t j = 0; j < f; j++) sum += (double)x[i * f + j] - global_lo;
+      if (sum < 1.0) sum = 1.0;
+      for (int64_t j = 0; j < f; j++) x[i * f + j] = (float)(((double)x[i * f + j] - global_lo) / sum);
     }
   }
   int64_t nonzeros = 0;

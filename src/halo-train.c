@@ -55,14 +55,27 @@ static halo_status load(run *r) {
 
   if (snprintf(path, sizeof path, "%s/manifest.h5", dir) >= (int)sizeof path)
     HALO_FAIL(HALO_ERR_ARG, "%s: shard folder path too long", dir);
-  HALO_TRY(halo_manifest_read(path, &r->manifest));
-  if (r->manifest->parts != r->size)
-    HALO_FAIL(HALO_ERR_MISMATCH, "%s: the run has %d parts but %d ranks started (a %d-part run "
-              "needs mpirun -np %d)", path, r->manifest->parts, r->size, r->manifest->parts,
-              r->manifest->parts);
+  /* Every rank reads the manifest, but a fault in it is the same for all:
+   * rank 0 reports it, and another rank speaks only if it alone fails. */
+  if (r->rank != 0) halo_log_set_quiet(1);
+  st = halo_manifest_read(path, &r->manifest);
+  if (st == HALO_OK && r->manifest->parts != r->size) {
+    halo_log_error("%s: the run has %d parts but %d ranks started (a %d-part run needs "
+                   "mpirun -np %d)", path, r->manifest->parts, r->size, r->manifest->parts,
+                   r->manifest->parts);
+    st = HALO_ERR_MISMATCH;
+  }
+  halo_log_set_quiet(0);
+  int root_status = st;
+  HALO_MPI(MPI_Bcast(&root_status, 1, MPI_INT, 0, r->comm));
+  if (st < 0 && root_status == HALO_OK)
+    halo_log_error("%s: cannot be read on this rank (%s), though rank 0 read it", path,
+                   halo_status_str(st));
+  HALO_TRY(st);
   HALO_TRY(halo_shard_path(path, sizeof path, dir, r->rank, r->size));
   HALO_TRY(halo_shard_read(path, r->manifest, &r->shard));
 done:
+  halo_log_set_quiet(0);
   return st;
 }
 

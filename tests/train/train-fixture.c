@@ -309,13 +309,17 @@ double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, doub
     if (m->dims[l] > widest) widest = m->dims[l];
   double *h = xcalloc((size_t)(n * widest), sizeof(double));
   double *ah = xcalloc((size_t)(n * widest), sizeof(double));
+  /* PyG's NormalizeFeatures: x - min(x), rows divided by max(sum, 1).  The
+   * runtime does this in double and rounds to float once. */
+  double lo = INFINITY;
+  for (int64_t i = 0; i < n * g->f; i++) lo = fmin(lo, g->x[i]);
   for (int64_t i = 0; i < n; i++) {
     double sum = 0.0;
-    for (int32_t j = 0; j < g->f; j++) sum += g->x[i * g->f + j];
+    for (int32_t j = 0; j < g->f; j++) sum += g->x[i * g->f + j] - lo;
+    sum = fmax(sum, 1.0);
     for (int32_t j = 0; j < g->f; j++) {
       double v = g->x[i * g->f + j];
-      /* The runtime normalises in double and rounds to float once. */
-      h[i * g->f + j] = m->normalize && sum != 0.0 ? (double)(float)(v / sum) : v;
+      h[i * g->f + j] = m->normalize ? (double)(float)((v - lo) / sum) : v;
     }
   }
   int64_t off = 0;

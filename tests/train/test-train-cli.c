@@ -1,0 +1,277 @@
+/* halo-train end to end: the real halo-partition and halo-train binaries on
+ * the bundled Cora and on synthetic sbm graphs, under mpirun, each with a
+ * timeout the test enforces.  Figures are read from --metrics and from
+ * halo-partition --json. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train-run.h"
+
+#define TRAIN_BIN HALO_BINARY_DIR "/src/halo-train"
+#define PARTITION_BIN HALO_BINARY_DIR "/partition/halo-partition"
+#define CORA HALO_DATASETS_DIR "/cora"
+
+enum { MAX_EPOCHS = 256 };
+
+typedef struct metrics {
+  int epochs;
+  double loss[MAX_EPOCHS];
+  double halo[MAX_EPOCHS], predicted[MAX_EPOCHS];
+  double train_acc, val_acc, test_acc; /* of the last epoch */
+  double final_test, setup_bytes;
+  int has_summary;
+} metrics;
+
+static void read_metrics(const char *path, metrics *m) {
+  char *text = tr_slurp(path);
+  cr_assert(text, "no metrics file %s", path);
+  memset(m, 0, sizeof *m);
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (strstr(line, "\"summary\": true")) {
+      m->has_summary = 1;
+      m->final_test = tr_json_num(line, "final_test_acc");
+      m->setup_bytes = tr_json_num(line, "setup_halo_bytes");
+      continue;
+    }
+    int e = (int)tr_json_num(line, "epoch");
+    cr_assert(e == m->epochs + 1 && e <= MAX_EPOCHS, "%s: epoch %d out of order", path, e);
+    m->loss[m->epochs] = tr_json_num(line, "loss");
+    m->halo[m->epochs] = tr_json_num(line, "halo_bytes");
+    m->predicted[m->epochs] = tr_json_num(line, "halo_bytes_predicted");
+    m->train_acc = tr_json_num(line, "train_acc");
+    m->val_acc = tr_json_num(line, "val_acc");
+    m->test_acc = tr_json_num(line, "test_acc");
+    m->epochs++;
+  }
+  free(text);
+  cr_assert(m->has_summary, "%s has no summary line", path);
+}
+
+static void partition(const char *input, int parts, const char *method, const char *dims,
+                      const char *out, const char *json) {
+  char log[600];
+  snprintf(log, sizeof log, "%s.log", out);
+  int rc = tr_run(120, log, "%s --input '%s' --parts %d --method %s --dims %s --out '%s' --json '%s' --force",
+                  PARTITION_BIN, input, parts, method, dims, out, json);
+  cr_assert_eq(rc, 0, "halo-partition exited with %d (see %s)", rc, log);
+}
+
+static void train(int np, const char *shards, const char *extra, const char *metrics_path) {
+  char log[600];
+  snprintf(log, sizeof log, "%s.log", metrics_path);
+  int rc = tr_mpirun(np, 300, log, "%s '%s' --threads 1 --quiet --metrics '%s' %s", TRAIN_BIN, shards,
+                     metrics_path, extra);
+  cr_assert_eq(rc, 0, "halo-train -np %d exited with %d (see %s)", np, rc, log);
+}
+
+/* A number from halo-partition's --json. */
+static double json_figure(const char *path, const char *key) {
+  char *text = tr_slurp(path);
+  cr_assert(text, "no %s", path);
+  double v = tr_json_num(text, key);
+  free(text);
+  cr_assert(!isnan(v), "%s has no %s", path, key);
+  return v;
+}
+
+Test(cli, partition_invariance, .timeout = 600) {
+  char *dir = tr_tmpdir("inv");
+  char shards[512], json[600], path[600];
+  static const struct {
+    int parts;
+    const char *method;
+  } runs[] = {{1, "metis"}, {2, "metis"}, {4, "metis"}, {4, "random"}};
+  metrics *m = calloc(4, sizeof *m);
+  for (int i = 0; i < 4; i++) {
+    snprintf(shards, sizeof shards, "%s/cora-%s-%d", dir, runs[i].method, runs[i].parts);
+    snprintf(json, sizeof json, "%s.json", shards);
+    snprintf(path, sizeof path, "%s.jsonl", shards);
+    partition(CORA, runs[i].parts, runs[i].method, "1433,16,7", shards, json);
+    train(runs[i].parts, shards, "--epochs 100 --seed 3", path);
+    read_metrics(path, &m[i]);
+    cr_assert_eq(m[i].epochs, 100);
+  }
+  for (int i = 1; i < 4; i++) {
+    double worst = 0.0;
+    int at = 0;
+    for (int e = 0; e < 100; e++) {
+      double rel = fabs(m[i].loss[e] - m[0].loss[e]) / fabs(m[0].loss[e]);
+      if (rel > worst) {
+        worst = rel;
+        at = e + 1;
+      }
+    }
+    fprintf(stderr, "[cli.partition_invariance] P=%d %s: worst loss difference %.2e (epoch %d); "
+            "final test %.4f vs %.4f\n", runs[i].parts, runs[i].method, worst, at, m[i].final_test,
+            m[0].final_test);
+    cr_expect_leq(worst, 1e-4, "P=%d %s: loss at epoch %d is %.9g, P=1 has %.9g (%.2e relative)",
+                  runs[i].parts, runs[i].method, at, m[i].loss[at - 1], m[0].loss[at - 1], worst);
+    cr_expect_leq(fabs(m[i].train_acc - m[0].train_acc), 0.005, "P=%d %s: train accuracy", runs[i].parts, runs[i].method);
+    cr_expect_leq(fabs(m[i].val_acc - m[0].val_acc), 0.005, "P=%d %s: val accuracy", runs[i].parts, runs[i].method);
+    cr_expect_leq(fabs(m[i].test_acc - m[0].test_acc), 0.005, "P=%d %s: test accuracy %.4f vs %.4f",
+                  runs[i].parts, runs[i].method, m[i].test_acc, m[0].test_acc);
+  }
+  free(m);
+  tr_rmdir(dir);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+Test(cli, cora_accuracy_default_settings, .timeout = 600) {
+  char *dir = tr_tmpdir("acc");
+  char shards[512], json[600], path[600], extra[64];
+  snprintf(shards, sizeof shards, "%s/cora-4", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  partition(CORA, 4, "metis", "1433,16,7", shards, json);
+  double acc[3];
+  for (int seed = 0; seed < 3; seed++) {
+    metrics m;
+    snprintf(path, sizeof path, "%s/seed-%d.jsonl", dir, seed);
+    snprintf(extra, sizeof extra, "--seed %d", seed);
+    train(4, shards, extra, path);
+    read_metrics(path, &m);
+    cr_assert_eq(m.epochs, 200, "the default is 200 epochs");
+    acc[seed] = m.final_test;
+    fprintf(stderr, "[cli.cora_accuracy] seed %d: final test accuracy %.4f\n", seed, acc[seed]);
+  }
+  qsort(acc, 3, sizeof acc[0], cmp_double);
+  cr_expect_geq(acc[1], 0.800, "median test accuracy over 3 seeds is %.4f (Kipf & Welling: 0.815)", acc[1]);
+  tr_rmdir(dir);
+}
+
+/* Measured == predicted by the runtime == halo-partition's --json figure,
+ * every epoch, with and without input dropout. */
+static void check_volume(const char *dir, const char *input, const char *tag, int parts, const char *dims,
+                         int hidden) {
+  char shards[512], json[600], path[600], extra[128];
+  snprintf(shards, sizeof shards, "%s/%s-%d", dir, tag, parts);
+  snprintf(json, sizeof json, "%s.json", shards);
+  partition(input, parts, "metis", dims, shards, json);
+  double want = json_figure(json, "predicted_halo_bytes_per_epoch");
+  double want_static = json_figure(json, "predicted_halo_bytes_per_epoch_static");
+  double want_setup = json_figure(json, "predicted_setup_halo_bytes");
+  cr_assert_gt(want, 0.0);
+  for (int dropin = 1; dropin >= 0; dropin--) {
+    metrics m;
+    snprintf(path, sizeof path, "%s-%d.jsonl", shards, dropin);
+    snprintf(extra, sizeof extra, "--epochs 4 --hidden %d --input-dropout %s", hidden, dropin ? "0.5" : "0");
+    train(parts, shards, extra, path);
+    read_metrics(path, &m);
+    double expect = dropin ? want : want_static;
+    for (int e = 0; e < m.epochs; e++) {
+      cr_expect_eq(m.halo[e], m.predicted[e], "%s P=%d epoch %d: sent %.0f bytes, predicted %.0f", tag, parts,
+                   e + 1, m.halo[e], m.predicted[e]);
+      cr_expect_eq(m.halo[e], expect, "%s P=%d epoch %d: sent %.0f bytes, halo-partition predicted %.0f", tag,
+                   parts, e + 1, m.halo[e], expect);
+    }
+    cr_expect_eq(m.setup_bytes, dropin ? 0.0 : want_setup, "%s P=%d: set-up bytes %.0f", tag, parts, m.setup_bytes);
+  }
+}
+
+Test(cli, volume_equals_prediction, .timeout = 600) {
+  char *dir = tr_tmpdir("vol");
+  /* Hidden narrower than the input: Cora, 1433 -> 16 -> 7. */
+  check_volume(dir, CORA, "cora", 2, "1433,16,7", 16);
+  check_volume(dir, CORA, "cora", 4, "1433,16,7", 16);
+  /* Hidden wider than the input: 8 -> 32 -> 4. */
+  const char *sbm = "sbm:nodes=4000,classes=4,avg-degree=10,homophily=0.8,feat=8,seed=5";
+  check_volume(dir, sbm, "sbm", 2, "8,32,4", 32);
+  check_volume(dir, sbm, "sbm", 4, "8,32,4", 32);
+  tr_rmdir(dir);
+}
+
+/* Runs halo-train with every rank's exit status printed, and checks that
+ * every rank failed, within the timeout, with an error line that contains
+ * `needle`. */
+static void expect_failure(int np, const char *shards, const char *flags, const char *needle,
+                           int max_error_lines, const char *log) {
+  int rc = tr_mpirun(np, 60, log, "sh -c '\"$0\" \"$@\"; echo \"rank-exit $?\"' %s '%s' --threads 1 --epochs 3 %s",
+                     TRAIN_BIN, shards, flags);
+  cr_assert_neq(rc, 124, "halo-train %s hung (timeout)", flags);
+  char *out = tr_slurp(log);
+  cr_assert(out);
+  int exits = tr_count_lines(out, "rank-exit ");
+  int zero = tr_count_lines(out, "rank-exit 0");
+  int errors = tr_count_lines(out, ": error: ");
+  int named = tr_count_lines(out, needle);
+  cr_expect_eq(exits, np, "%s: %d of %d ranks finished:\n%s", flags, exits, np, out);
+  cr_expect_eq(zero, 0, "%s: %d ranks exited with status 0:\n%s", flags, zero, out);
+  cr_expect(errors >= 1 && errors <= max_error_lines, "%s: %d error lines:\n%s", flags, errors, out);
+  cr_expect_geq(named, 1, "%s: no line names '%s':\n%s", flags, needle, out);
+  free(out);
+}
+
+static void copy_file(const char *from, const char *to) {
+  cr_assert_eq(tr_run(30, NULL, "cp '%s' '%s'", from, to), 0);
+}
+
+Test(cli, bad_shards_fail_on_every_rank, .timeout = 600) {
+  char *dir = tr_tmpdir("bad");
+  char a[512], b[512], json[600], part[600], log[600], other[600];
+  snprintf(a, sizeof a, "%s/a", dir);
+  snprintf(b, sizeof b, "%s/b", dir);
+  snprintf(json, sizeof json, "%s/a.json", dir);
+  partition(CORA, 4, "metis", "1433,16,7", a, json);
+  snprintf(json, sizeof json, "%s/b.json", dir);
+  partition(CORA, 4, "random", "1433,16,7", b, json);
+  snprintf(part, sizeof part, "%s/part-00002-of-00004.h5", a);
+  snprintf(other, sizeof other, "%s/part-00002-of-00004.h5", b);
+  snprintf(log, sizeof log, "%s/run.log", dir);
+
+  /* -np differs from the number of shards. */
+  expect_failure(2, a, "", "needs mpirun -np 4", 1, log);
+  expect_failure(5, a, "", "needs mpirun -np 4", 1, log);
+
+  /* A shard from another partition run. */
+  copy_file(part, "/tmp/halo-train-keep.h5");
+  copy_file(other, part);
+  expect_failure(4, a, "", "part-00002-of-00004.h5", 1, log);
+
+  /* A bit flipped in the middle of a shard. */
+  copy_file("/tmp/halo-train-keep.h5", part);
+  cr_assert_eq(tr_run(30, NULL, "python3 -c \"import os,sys; p=sys.argv[1]; n=os.path.getsize(p); "
+                      "f=open(p,'r+b'); f.seek(n//2); c=f.read(1); f.seek(n//2); f.write(bytes([c[0]^0x10]))\" '%s'",
+                      part), 0);
+  expect_failure(4, a, "", "part-00002-of-00004.h5", 1, log);
+
+  /* A shard missing. */
+  cr_assert_eq(remove(part), 0);
+  expect_failure(4, a, "", "part-00002-of-00004.h5", 1, log);
+  remove("/tmp/halo-train-keep.h5");
+
+  /* No shards at all. */
+  snprintf(part, sizeof part, "%s/nothing-here", dir);
+  expect_failure(2, part, "", "manifest.h5", 1, log);
+  tr_rmdir(dir);
+}
+
+Test(cli, bad_flags_fail_on_every_rank, .timeout = 300) {
+  char *dir = tr_tmpdir("flags");
+  char shards[512], json[600], log[600];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  snprintf(log, sizeof log, "%s/run.log", dir);
+  partition(CORA, 2, "metis", "1433,16,7", shards, json);
+  expect_failure(2, shards, "--hidden 0", "--hidden", 1, log);
+  expect_failure(2, shards, "--epochs -1", "--epochs", 1, log);
+  expect_failure(2, shards, "--lr nan", "--lr", 1, log);
+  expect_failure(2, shards, "--dropout 1", "--dropout", 1, log);
+  expect_failure(2, shards, "--frobnicate", "--frobnicate", 1, log);
+  expect_failure(2, shards, "--layers", "--layers", 1, log);
+  /* No CUDA backend in this build: one clear line on every rank. */
+  expect_failure(2, shards, "--device cuda", "--device cuda", 2, log);
+
+  /* --help is not a failure. */
+  int rc = tr_mpirun(2, 60, log, "%s --help", TRAIN_BIN);
+  cr_expect_eq(rc, 0);
+  char *out = tr_slurp(log);
+  cr_expect(out && strstr(out, "usage: mpirun -np P halo-train DIR"), "%s", out ? out : "");
+  free(out);
+  tr_rmdir(dir);
+}
