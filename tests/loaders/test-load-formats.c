@@ -182,14 +182,13 @@ static int cmp_pair(const void *a, const void *b) {
 
 /* Random lists, with ids drawn from a small range (bitmap path) and from the
  * whole 63-bit range (hash path), against a reference renumbering by sorting. */
-static void random_edgelist(uint64_t seed, uint64_t id_range) {
-  enum { M = 3000, POOL = 700 };
-  fprintf(stderr, "random edge list: seed %llu, id range %llu\n", (unsigned long long)seed,
-          (unsigned long long)id_range);
-  uint64_t pool[POOL];
+static void random_edgelist(uint64_t seed, uint64_t id_range, int M, int POOL) {
+  fprintf(stderr, "random edge list: seed %llu, id range %llu, %d edges over %d ids\n", (unsigned long long)seed,
+          (unsigned long long)id_range, M, POOL);
+  uint64_t *pool = malloc(sizeof(uint64_t) * (size_t)POOL);
   for (int k = 0; k < POOL; k++) pool[k] = halo_rng_bits(seed, 1, (uint64_t)k) % id_range;
-  int64_t(*pairs)[2] = malloc(sizeof(int64_t[2]) * M);
-  uint64_t *ids = malloc(sizeof(uint64_t) * 2 * M);
+  int64_t(*pairs)[2] = malloc(sizeof(int64_t[2]) * (size_t)M);
+  uint64_t *ids = malloc(sizeof(uint64_t) * 2 * (size_t)M);
   char *text = malloc((size_t)M * 48 + 64);
   size_t o = (size_t)sprintf(text, "# random\n");
   for (int e = 0; e < M; e++) {
@@ -203,7 +202,7 @@ static void random_edgelist(uint64_t seed, uint64_t id_range) {
   }
   const char *path = scratch_write("random.txt", text);
 
-  qsort(ids, 2 * M, sizeof *ids, cmp_u64);
+  qsort(ids, 2 * (size_t)M, sizeof *ids, cmp_u64);
   int64_t n = 0;
   for (int k = 0; k < 2 * M; k++)
     if (k == 0 || ids[k] != ids[k - 1]) ids[n++] = ids[k];
@@ -213,8 +212,8 @@ static void random_edgelist(uint64_t seed, uint64_t id_range) {
       uint64_t *at = bsearch(&key, ids, (size_t)n, sizeof *ids, cmp_u64);
       pairs[e][c] = at - ids;
     }
-  qsort(pairs, M, sizeof *pairs, cmp_pair);
-  int64_t *indptr = calloc((size_t)n + 1, sizeof *indptr), *indices = malloc(sizeof(int64_t) * M);
+  qsort(pairs, (size_t)M, sizeof *pairs, cmp_pair);
+  int64_t *indptr = calloc((size_t)n + 1, sizeof *indptr), *indices = malloc(sizeof(int64_t) * (size_t)M);
   for (int e = 0; e < M; e++) {
     indptr[pairs[e][0] + 1]++;
     indices[e] = pairs[e][1];
@@ -229,10 +228,16 @@ static void random_edgelist(uint64_t seed, uint64_t id_range) {
   free(text);
   free(ids);
   free(pairs);
+  free(pool);
 }
 
-Test(edgelist, random_dense_ids) { random_edgelist(20261130, 5000); }
-Test(edgelist, random_sparse_ids) { random_edgelist(77, (uint64_t)INT64_MAX); }
+Test(edgelist, random_dense_ids) { random_edgelist(20261130, 5000, 3000, 700); }
+Test(edgelist, random_sparse_ids) { random_edgelist(77, (uint64_t)INT64_MAX, 3000, 700); }
+/* Enough nodes (2^17) for the radix sort to recurse, and for the hash set to grow. */
+Test(edgelist, random_large) {
+  random_edgelist(4242, 1u << 20, 300000, 100000);
+  random_edgelist(4343, (uint64_t)INT64_MAX, 300000, 150000);
+}
 
 Test(mtx, real_general) {
   halo_graph *g = load_ok(LOADER_DATA "/general.mtx", HALO_FORMAT_AUTO);
