@@ -17,14 +17,19 @@
  * write-allocate), so the ratio compares like with like.
  *
  *   spmm-stream [--rows N] [--degree D] [--ncols 16,64] [--reps R]
- *               [--stream-mib M] [--seed S] [--no-values]
+ *               [--stream-mib M] [--seed S] [--no-values] [--hugepages]
+ *
+ * --hugepages asks for transparent huge pages (madvise) on every array,
+ * STREAM's included: random gathers then miss the TLB far less often.
  */
+#define _DEFAULT_SOURCE /* madvise */
 #include <errno.h>
 #include <inttypes.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "halo-rng.h"
 #include "halo-spmm.h"
@@ -40,7 +45,21 @@ typedef struct options {
   int64_t stream_mib;
   uint64_t seed;
   int values;
+  int hugepages;
 } options;
+
+/* Huge-page size: allocations are aligned to it so that madvise can use it. */
+static const size_t HUGE_PAGE = 2u << 20;
+
+/* `bytes` of memory aligned to HUGE_PAGE, with huge pages requested if asked;
+ * NULL when out of memory. */
+static void *bench_alloc(size_t bytes, int hugepages) {
+  const size_t size = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+  void *p = aligned_alloc(HUGE_PAGE, size ? size : HUGE_PAGE);
+  if (p && hugepages && madvise(p, size, MADV_HUGEPAGE) != 0)
+    fprintf(stderr, "spmm-stream: warning: madvise(MADV_HUGEPAGE): %s\n", strerror(errno));
+  return p;
+}
 
 static int parse_int(const char *flag, const char *text, int64_t lo, int64_t hi, int64_t *out) {
   char *end = NULL;
@@ -89,6 +108,10 @@ static int parse_options(int argc, char **argv, options *opt) {
       opt->values = 0;
       continue;
     }
+    if (strcmp(flag, "--hugepages") == 0) {
+      opt->hugepages = 1;
+      continue;
+    }
     if (i + 1 == argc) {
       fprintf(stderr, "spmm-stream: error: %s: unknown flag or missing value\n", flag);
       return -1;
@@ -116,42 +139,42 @@ static int parse_options(int argc, char **argv, options *opt) {
   return 0;
 }
 
-/* Best bandwidth of the triad over `reps` timed runs after one warm-up. */
-static double stream_triad(int64_t n, int reps) {
-  double *a = malloc((size_t)n * sizeof *a);
-  double *b = malloc((size_t)n * sizeof *b);
-  double *c = malloc((size_t)n * sizeof *c);
-  double best = 0.0;
-  if (!a || !b || !c) {
-    fprintf(stderr, "spmm-stream: error: out of memory for the STREAM arrays\n");
-    goto done;
-  }
+/* The triad's arrays. */
+typedef struct stream_arrays {
+  int64_t n;
+  double *a, *b, *c;
+} stream_arrays;
+
+static int stream_setup(stream_arrays *st, int64_t n, int hugepages) {
+  st->n = n;
+  st->a = bench_alloc((size_t)n * sizeof *st->a, hugepages);
+  st->b = bench_alloc((size_t)n * sizeof *st->b, hugepages);
+  st->c = bench_alloc((size_t)n * sizeof *st->c, hugepages);
+  if (!st->a || !st->b || !st->c) return -1;
   /* First touch by the threads that will use the pages. */
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; i++) {
-    a[i] = 1.0;
-    b[i] = 2.0;
-    c[i] = 0.5;
+    st->a[i] = 1.0;
+    st->b[i] = 2.0;
+    st->c[i] = 0.5;
   }
-  const double s = 3.0;
-  for (int rep = 0; rep <= reps; rep++) {
-    const double t0 = omp_get_wtime();
+  return 0;
+}
+
+/* One triad a = b + 3·c; returns its time in seconds. */
+static double stream_run(const stream_arrays *st) {
+  double *restrict a = st->a;
+  const double *restrict b = st->b, *restrict c = st->c;
+  const double t0 = omp_get_wtime();
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < n; i++) a[i] = b[i] + s * c[i];
-    const double t = omp_get_wtime() - t0;
-    const double gbs = 3.0 * 8.0 * (double)n / t * 1e-9;
-    if (rep > 0 && gbs > best) best = gbs;
-  }
-  /* Reading a result keeps the compiler from dropping the loop. */
-  if (a[n / 2] != 2.0 + s * 0.5) {
-    fprintf(stderr, "spmm-stream: error: STREAM triad gave a wrong result\n");
-    best = 0.0;
-  }
-done:
-  free(a);
-  free(b);
-  free(c);
-  return best;
+  for (int64_t i = 0; i < st->n; i++) a[i] = b[i] + 3.0 * c[i];
+  return omp_get_wtime() - t0;
+}
+
+static void stream_free(stream_arrays *st) {
+  free(st->a);
+  free(st->b);
+  free(st->c);
 }
 
 /* A rows × rows CSR with degrees uniform in [0, 2·degree] and columns
@@ -159,7 +182,7 @@ done:
 static int make_graph(const options *opt, halo_csr *a) {
   const uint64_t key = halo_rng_key(opt->seed, HALO_RNG_GRAPH, 0, 0);
   *a = (halo_csr){.rows = opt->rows, .cols = opt->rows};
-  a->indptr = malloc((size_t)(opt->rows + 1) * sizeof *a->indptr);
+  a->indptr = bench_alloc((size_t)(opt->rows + 1) * sizeof *a->indptr, opt->hugepages);
   if (!a->indptr) return -1;
   a->indptr[0] = 0;
   for (int64_t r = 0; r < opt->rows; r++) {
@@ -167,8 +190,8 @@ static int make_graph(const options *opt, halo_csr *a) {
     a->indptr[r + 1] = a->indptr[r] + deg;
   }
   a->nnz = a->indptr[opt->rows];
-  a->indices = malloc((size_t)a->nnz * sizeof *a->indices);
-  a->values = opt->values ? malloc((size_t)a->nnz * sizeof *a->values) : NULL;
+  a->indices = bench_alloc((size_t)a->nnz * sizeof *a->indices, opt->hugepages);
+  a->values = opt->values ? bench_alloc((size_t)a->nnz * sizeof *a->values, opt->hugepages) : NULL;
   if (!a->indices || (opt->values && !a->values)) return -1;
 #pragma omp parallel for schedule(static)
   for (int64_t k = 0; k < a->nnz; k++) {
@@ -179,82 +202,117 @@ static int make_graph(const options *opt, halo_csr *a) {
   return 0;
 }
 
-/* Times halo_spmm_cpu at one width; returns the best bandwidth in GB/s. */
-static double time_spmm(const halo_csr *a, int64_t ncols, int reps, uint64_t seed,
-                        double *best_s, double *mean_s) {
+/* X and Y at one width. */
+typedef struct spmm_operands {
+  int64_t ncols;
+  float *x, *y;
+} spmm_operands;
+
+static int spmm_setup(spmm_operands *op, const halo_csr *a, int64_t ncols, const options *opt) {
   const size_t n = (size_t)a->rows * (size_t)ncols;
-  const size_t size = (n * sizeof(float) + 63) / 64 * 64; /* aligned_alloc wants a multiple */
-  float *x = aligned_alloc(64, size);
-  float *y = aligned_alloc(64, size);
-  double gbs = 0.0;
-  if (!x || !y) {
-    fprintf(stderr, "spmm-stream: error: out of memory for X and Y (ncols %" PRId64 ")\n", ncols);
-    goto done;
-  }
-  const uint64_t key = halo_rng_key(seed, HALO_RNG_FEATURES, (uint64_t)ncols, 0);
+  op->ncols = ncols;
+  op->x = bench_alloc(n * sizeof *op->x, opt->hugepages);
+  op->y = bench_alloc(n * sizeof *op->y, opt->hugepages);
+  if (!op->x || !op->y) return -1;
+  const uint64_t key = halo_rng_key(opt->seed, HALO_RNG_FEATURES, (uint64_t)ncols, 0);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < a->rows; r++) {
     for (int64_t j = 0; j < ncols; j++) {
-      x[r * ncols + j] = halo_rng_uniform(key, (uint64_t)r, (uint64_t)j) - 0.5f;
-      y[r * ncols + j] = 0.0f;
+      op->x[r * ncols + j] = halo_rng_uniform(key, (uint64_t)r, (uint64_t)j) - 0.5f;
+      op->y[r * ncols + j] = 0.0f;
     }
   }
-  const double bytes = 8.0 * (double)(a->rows + 1) + 4.0 * (double)a->nnz +
-                       (a->values ? 4.0 * (double)a->nnz : 0.0) +
-                       4.0 * (double)a->rows * (double)ncols +
-                       4.0 * (double)a->nnz * (double)ncols;
-  double best = 1e30, sum = 0.0;
-  for (int rep = 0; rep <= reps; rep++) {
-    const double t0 = omp_get_wtime();
-    halo_spmm_cpu(a, x, ncols, ncols, 0.0f, y, ncols, NULL, a->rows);
-    const double t = omp_get_wtime() - t0;
-    if (rep == 0) continue; /* warm-up */
-    sum += t;
-    if (t < best) best = t;
-  }
-  *best_s = best;
-  *mean_s = sum / reps;
-  gbs = bytes / best * 1e-9;
-done:
-  free(x);
-  free(y);
-  return gbs;
+  return 0;
+}
+
+/* Bytes of the traffic model (see the top of the file). */
+static double spmm_bytes(const halo_csr *a, int64_t ncols) {
+  return 8.0 * (double)(a->rows + 1) + 4.0 * (double)a->nnz +
+         (a->values ? 4.0 * (double)a->nnz : 0.0) + 4.0 * (double)a->rows * (double)ncols +
+         4.0 * (double)a->nnz * (double)ncols;
+}
+
+/* One Y = A·X over all rows; returns its time in seconds. */
+static double spmm_run(const halo_csr *a, const spmm_operands *op) {
+  const double t0 = omp_get_wtime();
+  halo_spmm_cpu(a, op->x, op->ncols, op->ncols, 0.0f, op->y, op->ncols, NULL, a->rows);
+  return omp_get_wtime() - t0;
+}
+
+/* Best and total time of one measured kernel. */
+typedef struct timing {
+  double best, sum;
+} timing;
+
+static void timing_add(timing *t, double s) {
+  if (t->sum == 0.0 || s < t->best) t->best = s;
+  t->sum += s;
 }
 
 int main(int argc, char **argv) {
   options opt;
   halo_csr a = {0};
+  stream_arrays st = {0};
+  spmm_operands ops[MAX_WIDTHS] = {{0}};
+  timing stream_t = {0}, spmm_t[MAX_WIDTHS] = {{0}};
   int rc = 1;
   if (parse_options(argc, argv, &opt) < 0) return 2;
 
-  const int threads = omp_get_max_threads();
-  printf("spmm-stream: %d OpenMP threads, seed %" PRIu64 "\n", threads, opt.seed);
+  printf("spmm-stream: %d OpenMP threads, seed %" PRIu64 ", %s pages\n", omp_get_max_threads(),
+         opt.seed, opt.hugepages ? "transparent huge" : "default");
   printf("traffic model: bytes = 8*(rows+1) indptr + 4*nnz indices + 4*nnz values"
          " + 4*rows*ncols Y written + 4*nnz*ncols X rows gathered\n");
 
   const int64_t n = opt.stream_mib * 1024 * 1024 / 8;
-  const double stream = stream_triad(n, opt.reps);
-  if (stream <= 0.0) goto done;
-  printf("stream triad: %" PRId64 " doubles per array (%" PRId64 " MiB each), best of %d:"
-         " %.2f GB/s\n", n, opt.stream_mib, opt.reps, stream);
-
-  if (make_graph(&opt, &a) < 0) {
-    fprintf(stderr, "spmm-stream: error: out of memory for the graph\n");
+  if (stream_setup(&st, n, opt.hugepages) < 0 || make_graph(&opt, &a) < 0) {
+    fprintf(stderr, "spmm-stream: error: out of memory for the STREAM arrays or the graph\n");
     goto done;
   }
+  for (int w = 0; w < opt.nwidths; w++) {
+    if (spmm_setup(&ops[w], &a, opt.ncols[w], &opt) < 0) {
+      fprintf(stderr, "spmm-stream: error: out of memory for X and Y (ncols %" PRId64 ")\n",
+              opt.ncols[w]);
+      goto done;
+    }
+  }
+
+  /* The kernels take turns, so that a burst of load from elsewhere on the
+   * machine slows STREAM and SpMM alike.  Round 0 is a warm-up. */
+  for (int rep = 0; rep <= opt.reps; rep++) {
+    const double ts = stream_run(&st);
+    if (rep > 0) timing_add(&stream_t, ts);
+    for (int w = 0; w < opt.nwidths; w++) {
+      const double tw = spmm_run(&a, &ops[w]);
+      if (rep > 0) timing_add(&spmm_t[w], tw);
+    }
+  }
+  /* Reading a result keeps the compiler from dropping the triad. */
+  if (st.a[n / 2] != 2.0 + 3.0 * 0.5) {
+    fprintf(stderr, "spmm-stream: error: STREAM triad gave a wrong result\n");
+    goto done;
+  }
+
+  const double stream = 24.0 * (double)n / stream_t.best * 1e-9;
+  printf("stream triad: %" PRId64 " doubles per array (%" PRId64 " MiB each), best of %d:"
+         " %.2f GB/s (mean %.2f)\n", n, opt.stream_mib, opt.reps, stream,
+         24.0 * (double)n / (stream_t.sum / opt.reps) * 1e-9);
   printf("graph: %" PRId64 " rows, %" PRId64 " nonzeros (mean degree %.2f), uniform random"
          " columns, values %s\n", a.rows, a.nnz, (double)a.nnz / (double)a.rows,
          a.values ? "random" : "NULL (all ones)");
-  printf("%6s %10s %10s %9s %8s\n", "ncols", "best_s", "mean_s", "GB/s", "stream");
+  printf("%6s %10s %10s %9s %9s %8s\n", "ncols", "best_s", "mean_s", "MB", "GB/s", "stream");
   for (int w = 0; w < opt.nwidths; w++) {
-    double best_s = 0.0, mean_s = 0.0;
-    const double gbs = time_spmm(&a, opt.ncols[w], opt.reps, opt.seed, &best_s, &mean_s);
-    if (gbs <= 0.0) goto done;
-    printf("%6" PRId64 " %10.4f %10.4f %9.2f %7.1f%%\n", opt.ncols[w], best_s, mean_s, gbs,
-           100.0 * gbs / stream);
+    const double bytes = spmm_bytes(&a, opt.ncols[w]);
+    const double gbs = bytes / spmm_t[w].best * 1e-9;
+    printf("%6" PRId64 " %10.4f %10.4f %9.1f %9.2f %7.1f%%\n", opt.ncols[w], spmm_t[w].best,
+           spmm_t[w].sum / opt.reps, bytes * 1e-6, gbs, 100.0 * gbs / stream);
   }
   rc = 0;
 done:
+  for (int w = 0; w < opt.nwidths; w++) {
+    free(ops[w].x);
+    free(ops[w].y);
+  }
+  stream_free(&st);
   free(a.indptr);
   free(a.indices);
   free(a.values);

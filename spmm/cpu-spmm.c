@@ -51,10 +51,12 @@ typedef struct spmm_args {
   float beta;
 } spmm_args;
 
-/* Asks for the cache lines of the first prefetch_floats columns of X[col, :]. */
+/* Asks for the cache lines of the first prefetch_floats columns of X[col, :]
+ * (the last float too: a row that is not line-aligned spans one more line). */
 SPMM_INLINE void prefetch_x_row(const spmm_args *args, int32_t col) {
   const float *xr = args->x + (int64_t)col * args->ldx;
   for (int64_t j = 0; j < args->prefetch_floats; j += 16) __builtin_prefetch(xr + j, 0, 3);
+  __builtin_prefetch(xr + args->prefetch_floats - 1, 0, 3);
 }
 
 /* Asks for the X rows of the first PREFETCH nonzeros of row r: issued one
