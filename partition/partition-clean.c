@@ -3,8 +3,9 @@
  * Done in place in three steps, so that an input which is already simple
  * and symmetric (the usual case) needs no second edge array:
  *   1. sort each row, drop self-loops and repeats, compact to the left;
- *   2. count, for each node v, the edges (u, v) whose reverse (v, u) is
- *      missing (binary search in the sorted row v);
+ *   2. check symmetry in one merge-like sweep (the usual answer is yes);
+ *      otherwise count, for each node v, the edges (u, v) whose reverse
+ *      (v, u) is missing (binary search in the sorted row v);
  *   3. if any: grow the edge array once, move the rows right to open a gap
  *      at the end of each row, append the missing reverses (they arrive in
  *      ascending u, so the gap is sorted) and merge each row's two runs.
@@ -82,6 +83,34 @@ done:
   return st;
 }
 
+/* Step 2, fast path: *symmetric = 1 when the simple graph g (rows sorted) is.
+ * Walking u upwards, the entries (u, v) with v > u reach row v in ascending
+ * u, so they must consume row v's entries below v in order; one cursor per
+ * row replaces a binary search per edge. */
+static halo_status check_symmetric(const halo_graph *g, int *symmetric) {
+  halo_status st = HALO_OK;
+  const int64_t n = g->n, *ptr = g->indptr, *idx = g->indices;
+  int64_t *next = NULL;
+  int ok = 1;
+  HALO_ALLOC(next, n, "clean-up cursors");
+  for (int64_t v = 0; v < n; v++) next[v] = ptr[v];
+  for (int64_t u = 0; u < n && ok; u++)
+    for (int64_t k = ptr[u + 1] - 1; k >= ptr[u] && idx[k] > u; k--) {
+      int64_t v = idx[k];
+      if (next[v] == ptr[v + 1] || idx[next[v]] != u) {
+        ok = 0;
+        break;
+      }
+      next[v]++;
+    }
+  for (int64_t v = 0; v < n && ok; v++)
+    if (next[v] < ptr[v + 1] && idx[next[v]] < v) ok = 0;
+  *symmetric = ok;
+done:
+  free(next);
+  return st;
+}
+
 /* Step 3: merges row[0..len1) and row[len1..len1+len2), both sorted, using
  * tmp (room for len2) for the second run. */
 static void merge_tail(int64_t *row, int64_t len1, int64_t len2, int64_t *tmp) {
@@ -107,11 +136,13 @@ halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report) {
 
   HALO_TRY(make_simple(g, &rep));
   int64_t n = g->n, m1 = g->m, *ptr = g->indptr;
+  int symmetric = 0;
+  HALO_TRY(check_symmetric(g, &symmetric));
 
   /* Step 2: shift[v + 1] counts the reverses node v is missing. */
   HALO_ALLOC(shift, n + 1, "clean-up row shifts");
   int64_t missing = 0, max_missing = 0;
-  for (int64_t u = 0; u < n; u++)
+  for (int64_t u = 0; u < n && !symmetric; u++)
     for (int64_t k = ptr[u]; k < ptr[u + 1]; k++) {
       int64_t v = g->indices[k];
       if (!row_has(g->indices + ptr[v], ptr[v + 1] - ptr[v], u)) shift[v + 1]++;

@@ -26,8 +26,9 @@ struct halo_partition_plan {
   int64_t *order;   /* size n: nodes grouped by part, ascending id within a part */
   int64_t *start;   /* size parts+1: part p owns order[start[p]..start[p+1]) */
   int32_t *local;   /* size n: local row in the part being built, or LOCAL_* */
-  int64_t *mark;    /* size parts: last owned row that counted peer q */
-  int64_t *cursor;  /* size parts: fill positions per peer */
+  int64_t *mark;        /* size parts: last owned row that counted peer q */
+  int64_t *cursor;      /* size parts: next halo slot per owner */
+  int64_t *send_cursor; /* size parts: next send slot per peer */
 };
 
 halo_status halo_partition_plan_create(const halo_graph *g, const int32_t *part, int32_t parts,
@@ -43,6 +44,7 @@ halo_status halo_partition_plan_create(const halo_graph *g, const int32_t *part,
   HALO_ALLOC(plan->local, g->n, "halo plan node map");
   HALO_ALLOC(plan->mark, parts, "halo plan marks");
   HALO_ALLOC(plan->cursor, parts, "halo plan cursors");
+  HALO_ALLOC(plan->send_cursor, parts, "halo plan cursors");
   for (int64_t v = 0; v < g->n; v++) plan->local[v] = LOCAL_NONE;
   *out = plan;
   plan = NULL;
@@ -53,6 +55,7 @@ done:
 
 void halo_partition_plan_destroy(halo_partition_plan **plan) {
   if (!plan || !*plan) return;
+  free((*plan)->send_cursor);
   free((*plan)->cursor);
   free((*plan)->mark);
   free((*plan)->local);
@@ -85,7 +88,8 @@ static void sort_i32(int32_t *row, int64_t len) {
   }
 }
 
-/* Restores plan->local to LOCAL_NONE on every node part p may have touched. */
+/* Restores plan->local to LOCAL_NONE on every node part p may have touched
+ * (the slow way, after a failure part-way through). */
 static void reset_map(halo_partition_plan *plan, int32_t p) {
   const halo_graph *g = plan->g;
   for (int64_t i = plan->start[p]; i < plan->start[p + 1]; i++) {
@@ -95,49 +99,91 @@ static void reset_map(halo_partition_plan *plan, int32_t p) {
   }
 }
 
-/* Halo rows: discovery, grouping by owner (recv_ptr), local ids. */
-static halo_status build_halo(halo_partition_plan *plan, int32_t p, halo_shard *s) {
+/* Pass 1 over the owned rows' edges: marks the halo nodes and counts, per
+ * peer q, the halo rows owned by q (recv_ptr) and the owned rows q needs
+ * (send_ptr). */
+static halo_status scan_edges(halo_partition_plan *plan, int32_t p, halo_shard *s) {
   halo_status st = HALO_OK;
   const halo_graph *g = plan->g;
   const int64_t *owned = plan->order + plan->start[p];
-  const int64_t n_owned = s->n_owned;
+  const int32_t *part = plan->part;
+  int32_t *local = plan->local;
+  int64_t *mark = plan->mark, n_halo = 0;
 
   HALO_ALLOC(s->recv_ptr, (int64_t)plan->parts + 1, "receive offsets");
-  int64_t n_halo = 0;
-  for (int64_t i = 0; i < n_owned; i++)
-    for (int64_t k = g->indptr[owned[i]]; k < g->indptr[owned[i] + 1]; k++) {
+  HALO_ALLOC(s->send_ptr, (int64_t)plan->parts + 1, "send offsets");
+  for (int32_t q = 0; q < plan->parts; q++) mark[q] = -1;
+  for (int64_t r = 0; r < s->n_owned; r++)
+    for (int64_t k = g->indptr[owned[r]]; k < g->indptr[owned[r] + 1]; k++) {
       int64_t v = g->indices[k];
-      if (plan->local[v] != LOCAL_NONE) continue;
-      plan->local[v] = LOCAL_HALO_NEW;
-      s->recv_ptr[plan->part[v] + 1]++;
-      n_halo++;
+      int32_t q = part[v];
+      if (q == p) continue;
+      if (local[v] == LOCAL_NONE) {
+        local[v] = LOCAL_HALO_NEW;
+        s->recv_ptr[q + 1]++;
+        n_halo++;
+      }
+      if (mark[q] != r) {
+        mark[q] = r;
+        s->send_ptr[q + 1]++;
+      }
     }
-  if (n_owned + n_halo > INT32_MAX)
+  if (s->n_owned + n_halo > INT32_MAX)
     HALO_FAIL(HALO_ERR_LIMIT, "part %d has %lld owned and %lld halo rows; local ids are int32 "
-              "(at most %d rows): use more parts", p, (long long)n_owned, (long long)n_halo,
+              "(at most %d rows): use more parts", p, (long long)s->n_owned, (long long)n_halo,
               INT32_MAX);
   s->n_halo = n_halo;
-  for (int32_t q = 0; q < plan->parts; q++) s->recv_ptr[q + 1] += s->recv_ptr[q];
+  for (int32_t q = 0; q < plan->parts; q++) {
+    s->recv_ptr[q + 1] += s->recv_ptr[q];
+    s->send_ptr[q + 1] += s->send_ptr[q];
+  }
+done:
+  return st;
+}
+
+/* Pass 2: places each halo node in its owner's range and each sent row in
+ * its peer's list (ascending id, as rows are visited in ascending id), then
+ * sorts the halo ranges and numbers the halo rows. */
+static halo_status fill_halo_and_send(halo_partition_plan *plan, int32_t p, halo_shard *s) {
+  halo_status st = HALO_OK;
+  const halo_graph *g = plan->g;
+  const int64_t *owned = plan->order + plan->start[p];
+  const int32_t *part = plan->part;
+  const int64_t n_owned = s->n_owned, n_halo = s->n_halo;
+  int32_t *local = plan->local;
+  int64_t *mark = plan->mark, *recv_at = plan->cursor, *send_at = plan->send_cursor;
 
   HALO_ALLOC(s->global_id, n_owned + n_halo, "global ids");
   HALO_ALLOC(s->halo_owner, n_halo, "halo owners");
+  HALO_ALLOC(s->send_idx, s->send_ptr[plan->parts], "send lists");
   memcpy(s->global_id, owned, (size_t)n_owned * sizeof *owned);
   int64_t *halo_id = s->global_id + n_owned;
-  for (int32_t q = 0; q < plan->parts; q++) plan->cursor[q] = s->recv_ptr[q];
-  for (int64_t i = 0; i < n_owned; i++)
-    for (int64_t k = g->indptr[owned[i]]; k < g->indptr[owned[i] + 1]; k++) {
+  for (int32_t q = 0; q < plan->parts; q++) {
+    recv_at[q] = s->recv_ptr[q];
+    send_at[q] = s->send_ptr[q];
+    mark[q] = -1;
+  }
+  for (int64_t r = 0; r < n_owned; r++)
+    for (int64_t k = g->indptr[owned[r]]; k < g->indptr[owned[r] + 1]; k++) {
       int64_t v = g->indices[k];
-      if (plan->local[v] != LOCAL_HALO_NEW) continue;
-      plan->local[v] = LOCAL_HALO_TAKEN;
-      halo_id[plan->cursor[plan->part[v]]++] = v;
+      int32_t q = part[v];
+      if (q == p) continue;
+      if (local[v] == LOCAL_HALO_NEW) {
+        local[v] = LOCAL_HALO_TAKEN;
+        halo_id[recv_at[q]++] = v;
+      }
+      if (mark[q] != r) {
+        mark[q] = r;
+        s->send_idx[send_at[q]++] = (int32_t)r;
+      }
     }
   for (int32_t q = 0; q < plan->parts; q++) {
     int64_t len = s->recv_ptr[q + 1] - s->recv_ptr[q];
     if (len > 1) qsort(halo_id + s->recv_ptr[q], (size_t)len, sizeof *halo_id, compare_i64);
   }
   for (int64_t h = 0; h < n_halo; h++) {
-    plan->local[halo_id[h]] = (int32_t)(n_owned + h);
-    s->halo_owner[h] = plan->part[halo_id[h]];
+    local[halo_id[h]] = (int32_t)(n_owned + h);
+    s->halo_owner[h] = part[halo_id[h]];
   }
 done:
   return st;
@@ -162,40 +208,6 @@ static halo_status build_csr(halo_partition_plan *plan, halo_shard *s) {
     int32_t *out = s->indices + s->indptr[r];
     for (int64_t k = 0; k < s->degree[r]; k++) out[k] = plan->local[row[k]];
     sort_i32(out, s->degree[r]);
-  }
-done:
-  return st;
-}
-
-/* Send lists: owned rows with a neighbour in q, ascending id, per peer q. */
-static halo_status build_send(halo_partition_plan *plan, int32_t p, halo_shard *s) {
-  halo_status st = HALO_OK;
-  const halo_graph *g = plan->g;
-  HALO_ALLOC(s->send_ptr, (int64_t)plan->parts + 1, "send offsets");
-  for (int32_t q = 0; q < plan->parts; q++) plan->mark[q] = -1;
-  for (int64_t r = 0; r < s->n_owned; r++) {
-    int64_t u = s->global_id[r];
-    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) {
-      int32_t q = plan->part[g->indices[k]];
-      if (q == p || plan->mark[q] == r) continue;
-      plan->mark[q] = r;
-      s->send_ptr[q + 1]++;
-    }
-  }
-  for (int32_t q = 0; q < plan->parts; q++) s->send_ptr[q + 1] += s->send_ptr[q];
-  HALO_ALLOC(s->send_idx, s->send_ptr[plan->parts], "send lists");
-  for (int32_t q = 0; q < plan->parts; q++) {
-    plan->cursor[q] = s->send_ptr[q];
-    plan->mark[q] = -1;
-  }
-  for (int64_t r = 0; r < s->n_owned; r++) {
-    int64_t u = s->global_id[r];
-    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) {
-      int32_t q = plan->part[g->indices[k]];
-      if (q == p || plan->mark[q] == r) continue;
-      plan->mark[q] = r;
-      s->send_idx[plan->cursor[q]++] = (int32_t)r;
-    }
   }
 done:
   return st;
@@ -262,10 +274,13 @@ halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo
   const int64_t *owned = plan->order + plan->start[p];
   touched = 1;
   for (int64_t i = 0; i < n_owned; i++) plan->local[owned[i]] = (int32_t)i;
-  HALO_TRY(build_halo(plan, p, s));
+  HALO_TRY(scan_edges(plan, p, s));
+  HALO_TRY(fill_halo_and_send(plan, p, s));
   HALO_TRY(build_csr(plan, s));
-  HALO_TRY(build_send(plan, p, s));
   HALO_TRY(build_node_data(g, s));
+  /* Every node this part touched is one of its rows: reset just those. */
+  for (int64_t r = 0; r < s->n_owned + s->n_halo; r++) plan->local[s->global_id[r]] = LOCAL_NONE;
+  touched = 0;
   *out = s;
   s = NULL;
 done:

@@ -58,6 +58,19 @@ Test(clean, random_messy_graphs_match_dense_reference) {
   }
 }
 
+Test(clean, directed_cycle_is_not_mistaken_for_symmetric) {
+  /* Every row has one entry and every node one in-edge, yet no reverse exists. */
+  int64_t src[] = {0, 1, 2, 3}, dst[] = {1, 2, 3, 0};
+  halo_graph *g = pt_graph_from_edges(4, 4, src, dst);
+  halo_clean_report rep;
+  cr_assert_eq(halo_partition_clean(g, &rep), HALO_OK);
+  int64_t want_ptr[] = {0, 2, 4, 6, 8}, want_idx[] = {1, 3, 0, 2, 1, 3, 0, 2};
+  for (int v = 0; v <= 4; v++) cr_expect_eq(g->indptr[v], want_ptr[v]);
+  for (int k = 0; k < 8; k++) cr_expect_eq(g->indices[k], want_idx[k]);
+  cr_expect_eq(rep.reverse_added, 4);
+  halo_graph_destroy(&g);
+}
+
 Test(clean, cora_is_already_clean) {
   halo_graph *g = pt_graph_cora();
   halo_graph *want = pt_clean_dense(g);

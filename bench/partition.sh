@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# halo-partition against gpmetis on the same graph.
+#
+# Generates an sbm graph of >= 10M directed edges, converts the cleaned graph
+# to METIS' format with `halo-partition --write-metis`, then runs, under
+# /usr/bin/time -v and alternating, N times each:
+#   gpmetis -ptype=kway -seed=S -ufactor=U -objtype=cut graph.metis P
+#       (reads the text graph, partitions, writes graph.metis.part.P)
+#   halo-partition --input SPEC --parts P --out DIR --seed S --ufactor U
+#       (generates the graph, cleans it, partitions with the same METIS call,
+#        writes P HDF5 shards with features, labels and halo plans + manifest)
+# and prints the best wall time and the peak RSS of each, with the ratios.
+# Targets (issue 2): time <= 1.3x gpmetis, peak RSS <= 1.5x gpmetis.
+#
+# Environment: HALO_BUILD (build folder, default build), HALO_BENCH_SPEC,
+# HALO_BENCH_PARTS (16), HALO_BENCH_REPEAT (3), HALO_BENCH_DIR (scratch
+# folder, default a new one under /tmp, removed at the end).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${HALO_BUILD:-build}
+exe=$build/partition/halo-partition
+spec=${HALO_BENCH_SPEC:-sbm:nodes=500000,classes=16,avg-degree=21,homophily=0.8,feat=32,seed=1}
+parts=${HALO_BENCH_PARTS:-16}
+repeat=${HALO_BENCH_REPEAT:-3}
+seed=1
+ufactor=30
+
+for tool in gpmetis /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench/partition.sh: $tool is missing (scripts/install-deps.sh)" >&2; exit 1; }
+done
+if [ ! -x "$exe" ]; then
+  cmake -S . -B "$build" >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target halo-partition >/dev/null
+fi
+
+if [ -n "${HALO_BENCH_DIR:-}" ]; then
+  work=$HALO_BENCH_DIR
+  mkdir -p "$work"
+else
+  work=$(mktemp -d /tmp/halo-bench-partition.XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+fi
+
+# "Elapsed (wall clock) time (h:mm:ss or m:ss): 1:02.50" -> seconds.
+wall_s() {
+  sed -n 's/.*Elapsed (wall clock) time.*: //p' "$1" |
+    awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f\n", s }'
+}
+rss_mb() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1" | awk '{ printf "%.1f\n", $1 / 1024 }'; }
+min() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
+max() { awk 'NR == 1 || $1 > m { m = $1 } END { print m }'; }
+
+echo "graph    $spec"
+"$exe" --input "$spec" --write-metis "$work/graph.metis"
+echo "machine  $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+echo "runs     best of $repeat, alternating; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+: >"$work/gp.wall"; : >"$work/gp.rss"; : >"$work/halo.wall"; : >"$work/halo.rss"
+for i in $(seq "$repeat"); do
+  rm -f "$work/graph.metis.part.$parts"
+  /usr/bin/time -v gpmetis -ptype=kway -seed=$seed -ufactor=$ufactor -objtype=cut \
+    "$work/graph.metis" "$parts" >"$work/gpmetis.log" 2>"$work/gpmetis.time"
+  wall_s "$work/gpmetis.time" >>"$work/gp.wall"
+  rss_mb "$work/gpmetis.time" >>"$work/gp.rss"
+
+  /usr/bin/time -v "$exe" --input "$spec" --parts "$parts" --out "$work/out" --force \
+    --seed $seed --ufactor $ufactor --json "$work/halo.json" >"$work/halo.log" 2>"$work/halo.time"
+  wall_s "$work/halo.time" >>"$work/halo.wall"
+  rss_mb "$work/halo.time" >>"$work/halo.rss"
+  echo "run $i: gpmetis $(tail -1 "$work/gp.wall") s $(tail -1 "$work/gp.rss") MB," \
+    "halo-partition $(tail -1 "$work/halo.wall") s $(tail -1 "$work/halo.rss") MB"
+done
+
+gp_t=$(min <"$work/gp.wall"); gp_m=$(max <"$work/gp.rss")
+h_t=$(min <"$work/halo.wall"); h_m=$(max <"$work/halo.rss")
+gp_cut=$(sed -n 's/.*Edgecut: \([0-9]*\),.*/\1/p' "$work/gpmetis.log")
+h_cut=$(sed -n 's/.*"edge_cut": \([0-9]*\),.*/\1/p' "$work/halo.json")
+h_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/halo.json" | tr -d '"')
+
+echo
+printf '%-16s %10s %14s %12s\n' tool "wall (s)" "peak RSS (MB)" "edge cut"
+printf '%-16s %10s %14s %12s\n' gpmetis "$gp_t" "$gp_m" "$gp_cut"
+printf '%-16s %10s %14s %12s\n' halo-partition "$h_t" "$h_m" "$h_cut"
+echo "halo-partition phases (last run, s): $h_phases"
+awk -v ht="$h_t" -v gt="$gp_t" -v hm="$h_m" -v gm="$gp_m" 'BEGIN {
+  printf "ratio: time %.2fx (target <= 1.3x), peak RSS %.2fx (target <= 1.5x)\n", ht / gt, hm / gm }'
