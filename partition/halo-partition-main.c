@@ -514,6 +514,11 @@ static halo_status run(cli *c) {
   t.partition = now_s() - t0;
 
   HALO_TRY(halo_partition_stats_create(g, part, c->opt.parts, &stats));
+  int32_t empty = 0;
+  for (int32_t p = 0; p < stats->parts; p++) empty += stats->owned[p] == 0;
+  if (empty > 0)
+    halo_log_warn("%d of %d parts own no node (%s on %" PRId64 " nodes); their ranks will idle",
+                  empty, stats->parts, halo_method_name(c->opt.method), g->n);
   if (c->ndims > 0) {
     HALO_TRY(predict(c, stats, &pred));
     pr = &pred;

@@ -141,9 +141,9 @@ done:
   return st;
 }
 
-/* Pass 2: places each halo node in its owner's range and each sent row in
- * its peer's list (ascending id, as rows are visited in ascending id), then
- * sorts the halo ranges and numbers the halo rows. */
+/* Pass 2: places each halo node in its owner's range, in ascending id, and
+ * each sent row in its peer's list (ascending id, as rows are visited in
+ * ascending id), then numbers the halo rows. */
 static halo_status fill_halo_and_send(halo_partition_plan *plan, int32_t p, halo_shard *s) {
   halo_status st = HALO_OK;
   const halo_graph *g = plan->g;
@@ -163,12 +163,18 @@ static halo_status fill_halo_and_send(halo_partition_plan *plan, int32_t p, halo
     send_at[q] = s->send_ptr[q];
     mark[q] = -1;
   }
+  /* A dense halo is cheaper to collect in id order by sweeping the map than
+   * to gather and sort; a sparse one (many parts, big graph) is gathered. */
+  const int sweep = g->n < 16 * n_halo;
+  if (sweep)
+    for (int64_t v = 0; v < g->n; v++)
+      if (local[v] == LOCAL_HALO_NEW) halo_id[recv_at[part[v]]++] = v;
   for (int64_t r = 0; r < n_owned; r++)
     for (int64_t k = g->indptr[owned[r]]; k < g->indptr[owned[r] + 1]; k++) {
       int64_t v = g->indices[k];
       int32_t q = part[v];
       if (q == p) continue;
-      if (local[v] == LOCAL_HALO_NEW) {
+      if (!sweep && local[v] == LOCAL_HALO_NEW) {
         local[v] = LOCAL_HALO_TAKEN;
         halo_id[recv_at[q]++] = v;
       }
@@ -177,7 +183,7 @@ static halo_status fill_halo_and_send(halo_partition_plan *plan, int32_t p, halo
         s->send_idx[send_at[q]++] = (int32_t)r;
       }
     }
-  for (int32_t q = 0; q < plan->parts; q++) {
+  for (int32_t q = 0; q < plan->parts && !sweep; q++) {
     int64_t len = s->recv_ptr[q + 1] - s->recv_ptr[q];
     if (len > 1) qsort(halo_id + s->recv_ptr[q], (size_t)len, sizeof *halo_id, compare_i64);
   }
