@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# run-device.sh: everything issue 4 checks on a machine with a GPU, in one run
+# of under 6 minutes.  Run it from anywhere; it works in the repository root.
+#
+#   tests/gpu/run-device.sh
+#
+# Steps, each bounded by `timeout`, each recorded as one row of the table
+# printed last:
+#   1. the GPU (nvidia-smi) and the dependencies;
+#   2. build with CUDA, natively when cmake finds every dependency (after
+#      scripts/install-deps.sh, which needs a package mirror); otherwise use
+#      the prebuilt bundle that tests/gpu/make-bundle.sh makes on a Debian 12
+#      machine with nvcc (carried as build-gpu-bundle/);
+#   3. the CUDA unit tests (tests/gpu/test-cuda-*): every op against its CPU
+#      twin;
+#   4. Cora trained with --device cuda at P=1 and P=2 for 100 epochs, the
+#      loss curve compared with --device cpu (1e-4 relative) and the halo
+#      bytes with the prediction (halo-train fails itself when they differ);
+#      skipped, with one line, while halo-train has no CUDA backend;
+#   5. bench/train-gpu.sh: SpMM against a device-to-device copy, and the epoch
+#      time against PyG.
+# Logs go to $OUT (the device tool's folder) when set, else build-gpu/device.
+# HALO_DEVICE_BUILD=bundle skips the native build and uses the bundle.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+t_start=$SECONDS
+logdir=${OUT:-$root/build-gpu/device}
+mkdir -p "$logdir"
+log="$logdir/run-device.log"
+: >"$log"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+rows=()
+failed=0
+row() {
+  rows+=("$(printf '%-22s %-8s %s' "$1" "$2" "$3")")
+  case $2 in FAIL* | MISSING | TIMEOUT | WRONG) failed=1 ;; esac
+  echo "run-device: $1: $2 $3" | tee -a "$log"
+}
+say() { echo "run-device: $*" | tee -a "$log"; }
+elapsed() { echo "$((SECONDS - t_start)) s"; }
+
+# ---- 1. machine ------------------------------------------------------------------
+if command -v nvidia-smi >/dev/null; then
+  gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)
+  row gpu ok "$gpu"
+else
+  row gpu none "nvidia-smi not found: the CUDA tests will report a skip"
+fi
+say "nvcc: $(command -v nvcc || echo none), cmake: $(command -v cmake || echo none), $(nproc) cores"
+
+# Dependencies that cmake needs besides CUDA, as install-deps.sh lists them.
+deps_present() {
+  command -v mpicc >/dev/null && pkg-config --exists criterion openblas 2>/dev/null &&
+    [ -e /usr/include/metis.h ] && { command -v h5cc >/dev/null || [ -d /usr/include/hdf5 ]; }
+}
+
+# ---- 2. build --------------------------------------------------------------------
+build=$root/build-gpu
+mode=none
+want=${HALO_DEVICE_BUILD:-auto}
+if [ "$want" != bundle ] && ! deps_present; then
+  say "dependencies missing; trying scripts/install-deps.sh (needs a package mirror)"
+  timeout 60 bash scripts/install-deps.sh >>"$log" 2>&1 || say "install-deps.sh failed"
+fi
+# Only the targets this script runs are built, the GPU ones first, so that
+# a break elsewhere in the tree cannot cost the GPU results.
+if [ "$want" != bundle ] && deps_present; then
+  t0=$SECONDS
+  if timeout 120 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHALO_WITH_CUDA=ON >>"$log" 2>&1 &&
+    timeout 240 cmake --build "$build" -j "$(nproc)" \
+      --target test-cuda-kernels test-cuda-spmm spmm-cuda >>"$log" 2>&1; then
+    mode=native
+    row "build cuda" ok "native, $((SECONDS - t0)) s"
+    t0=$SECONDS
+    if timeout 120 cmake --build "$build" -j "$(nproc)" --target halo-train halo-partition >>"$log" 2>&1; then
+      row "build runtime" ok "halo-train, halo-partition, $((SECONDS - t0)) s"
+    else
+      row "build runtime" FAIL "halo-train or halo-partition (see run-device.log)"
+    fi
+  else
+    row "build cuda" FAIL "native build (see run-device.log)"
+  fi
+fi
+if [ "$mode" = none ] && [ -f build-gpu-bundle/bundle.tar.gz ]; then
+  build=$root/build-gpu-bundle/unpacked
+  rm -rf "$build" && mkdir -p "$build"
+  tar -xzf build-gpu-bundle/bundle.tar.gz -C "$build"
+  # The bundle's own libraries, then the CUDA libraries of this machine.
+  cudalibs=$(ls -d /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib 2>/dev/null | paste -sd:)
+  pylibs=$(python3 -c 'import glob, site; print(":".join(sorted(glob.glob(site.getsitepackages()[0] + "/nvidia/*/lib"))))' 2>/dev/null || true)
+  export LD_LIBRARY_PATH="$build/lib:${cudalibs}:${pylibs}:${LD_LIBRARY_PATH:-}"
+  mode=bundle
+  row "build cuda" ok "prebuilt bundle ($(cat "$build/BUNDLE" 2>/dev/null || echo unknown origin))"
+fi
+if [ "$mode" = none ]; then
+  row "build cuda" FAIL "no dependencies and no build-gpu-bundle/bundle.tar.gz"
+fi
+
+# ---- 3. CUDA unit tests -------------------------------------------------------------
+for t in test-cuda-kernels test-cuda-spmm; do
+  bin="$build/tests/gpu/$t"
+  if [ ! -x "$bin" ]; then
+    row "$t" MISSING "not built"
+    continue
+  fi
+  timeout 180 "$bin" --jobs 4 >"$logdir/$t.log" 2>&1
+  rc=$?
+  cat "$logdir/$t.log" >>"$log"
+  case $rc in
+    0) row "$t" pass "$(grep -m1 -o 'Tested: .*' "$logdir/$t.log" || true)" ;;
+    77) row "$t" skipped "no CUDA device" ;;
+    *) row "$t" FAIL "exit $rc: $(grep -m1 -E 'FAIL|error|Assertion' "$logdir/$t.log" | cut -c1-90)" ;;
+  esac
+done
+
+# ---- 4. Cora, CPU against CUDA ----------------------------------------------------
+train=$build/src/halo-train
+partition=$build/partition/halo-partition
+cora_dir=$build/device-cora
+if [ ! -x "$train" ] || [ ! -x "$partition" ]; then
+  row "cora cuda" skipped "halo-train or halo-partition not built"
+elif ! command -v mpirun >/dev/null; then
+  row "cora cuda" skipped "no mpirun on this machine"
+else
+  mkdir -p "$cora_dir"
+  for p in 1 2; do
+    dir="$cora_dir/p$p"
+    rm -rf "$dir"
+    if ! timeout 60 "$partition" --input datasets/cora --parts "$p" --out "$dir" >>"$log" 2>&1; then
+      row "cora P=$p" FAIL "halo-partition failed"
+      continue
+    fi
+    if ! timeout 60 mpirun -np "$p" "$train" "$dir" --device cuda --epochs 1 --quiet >"$dir/probe.log" 2>&1; then
+      cat "$dir/probe.log" >>"$log"
+      row "cora P=$p cuda" skipped "$(grep -m1 -i cuda "$dir/probe.log" | cut -c1-100 || echo 'halo-train --device cuda failed')"
+      continue
+    fi
+    ok=1
+    for device in cpu cuda; do
+      timeout 120 mpirun -np "$p" "$train" "$dir" --device "$device" --epochs 100 --quiet \
+        --metrics "$dir/$device.jsonl" >"$dir/$device.txt" 2>&1 || ok=0
+      cat "$dir/$device.txt" >>"$log"
+    done
+    if [ "$ok" = 0 ]; then
+      row "cora P=$p cuda" FAIL "a training run failed (halo bytes off the prediction also fail)"
+      continue
+    fi
+    # Largest relative difference between the two loss curves.
+    worst=$(paste <(grep -o '"loss": [^,]*' "$dir/cpu.jsonl" | cut -d' ' -f2) \
+                  <(grep -o '"loss": [^,]*' "$dir/cuda.jsonl" | cut -d' ' -f2) |
+      awk '{d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > m) m = r; n++}
+           END {if (n != 100) print "epochs=" n; else printf "%.3g\n", m}')
+    epoch_ms=$(grep -o 'mean epoch [0-9.]* ms' "$dir/cuda.txt" | head -1)
+    if awk -v w="$worst" 'BEGIN {exit !(w ~ /^[0-9.e+-]+$/ && w + 0 <= 1e-4)}'; then
+      row "cora P=$p cuda" pass "loss within $worst of CPU, $epoch_ms"
+    else
+      row "cora P=$p cuda" FAIL "loss differs from CPU by $worst (limit 1e-4)"
+    fi
+  done
+fi
+
+# ---- 5. benchmark --------------------------------------------------------------------
+if [ -x "$build/bench/spmm-cuda" ]; then
+  export HALO_BENCH_OUT="$build/device-bench"
+  remaining=$((330 - (SECONDS - t_start)))
+  if [ "$remaining" -lt 60 ]; then
+    row benchmark skipped "only $remaining s left of the 6-minute budget"
+  else
+    timeout "$remaining" bash bench/train-gpu.sh "$build" >"$logdir/train-gpu.log" 2>&1
+    rc=$?
+    cat "$logdir/train-gpu.log" >>"$log"
+    copy=$(grep -o 'copy of [0-9]* MiB: [0-9.]* ms, [0-9]* GB/s' "$logdir/train-gpu.log" | awk '{print $(NF)}' | head -1)
+    while read -r w ms gb gbs ratio gflops check; do
+      row "spmm ncols=$w" "$check" "$ms ms, $gbs GB/s = $ratio of copy ($copy GB/s; target 0.60)"
+    done < <(awk '$1 ~ /^[0-9]+$/ && NF == 7' "$logdir/train-gpu.log")
+    epoch=$(grep -m1 -E '^halo: mean epoch|epoch comparison skipped' "$logdir/train-gpu.log" | sed 's/^train-gpu: //')
+    case $rc in
+      0) row "epoch vs PyG" "$( [[ $epoch == halo:* ]] && echo ran || echo skipped)" "${epoch:-see train-gpu.log}" ;;
+      77) row benchmark skipped "no CUDA device" ;;
+      124) row benchmark TIMEOUT "stopped after $remaining s" ;;
+      *) row benchmark FAIL "exit $rc (see train-gpu.log)" ;;
+    esac
+  fi
+else
+  row benchmark skipped "spmm-cuda not built"
+fi
+
+# ---- the table ---------------------------------------------------------------------------
+{
+  echo
+  echo "== run-device summary ($(date -u +%Y-%m-%dT%H:%MZ), $(elapsed), build: $mode) =="
+  printf '%-22s %-8s %s\n' step result detail
+  printf '%s\n' "${rows[@]}"
+} | tee "$logdir/summary.txt" | tee -a "$log"
+exit "$failed"
