@@ -1,26 +1,37 @@
 /* From an unordered stream of (src, dst) pairs to a CSR sorted by row, in
  * place.
  *
- * The pairs are sorted into row order in place by an MSD radix sort whose
- * only extra memory is a few bucket tables on the stack; the destinations
- * are then packed into the front of the same buffer, which becomes
- * g->indices.  A grown buffer is a realloc, which glibc serves with
- * mremap for blocks this large, so growth never holds two copies either.
+ * While all ids fit in 32 bits (the node count is known up front, or the ids
+ * have been renumbered) an edge is one 64-bit word, src << 32 | dst, the same
+ * size as its final entry in g->indices.  The words are sorted by source in
+ * place with an MSD radix sort whose only extra memory is a few bucket tables
+ * on the stack, and each word is then replaced by its destination, so the
+ * buffer becomes g->indices: loading peaks at the final CSR's size.  Readers
+ * whose raw ids may be wider (edge lists) collect two words per edge and
+ * narrow them once the ids are renumbered.  A buffer grows by realloc, which
+ * glibc serves with mremap for blocks this large, so growth never holds two
+ * copies either.  Graphs of more than 2^32 nodes are refused (METIS's idx_t
+ * is 32-bit as well); the generators, which build their CSR directly, are not
+ * limited.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "load-impl.h"
 
+#define NARROW_MAX ((int64_t)1 << 32)
+
+static int64_t words_per_edge(const load_edges *e) { return e->narrow ? 1 : 2; }
+
 halo_status load_edges_reserve(load_edges *e, int64_t cap) {
   halo_status st = HALO_OK;
   if (cap <= e->cap) return HALO_OK;
-  if ((uint64_t)cap > SIZE_MAX / (2 * sizeof(int64_t)))
+  const size_t edge_bytes = (size_t)words_per_edge(e) * sizeof(int64_t);
+  if ((uint64_t)cap > SIZE_MAX / edge_bytes)
     HALO_FAIL(HALO_ERR_NOMEM, "edge buffer of %lld edges exceeds the address space", (long long)cap);
-  int64_t *grown = realloc(e->pair, (size_t)cap * 2 * sizeof(int64_t));
+  int64_t *grown = realloc(e->pair, (size_t)cap * edge_bytes);
   if (!grown)
-    HALO_FAIL(HALO_ERR_NOMEM, "out of memory for %lld edges (%zu bytes)", (long long)cap,
-              (size_t)cap * 2 * sizeof(int64_t));
+    HALO_FAIL(HALO_ERR_NOMEM, "out of memory for %lld edges (%zu bytes)", (long long)cap, (size_t)cap * edge_bytes);
   e->pair = grown;
   e->cap = cap;
 done:
@@ -60,30 +71,32 @@ void load_csr_sort_rows(halo_graph *g) {
   for (int64_t v = 0; v < g->n; v++) sort_i64(indices + indptr[v], indptr[v + 1] - indptr[v]);
 }
 
-/* In-place MSD radix sort ("American flag sort") of pairs by source id,
- * RADIX_BITS at a time from bit `shift` down.  Each pass moves every pair
- * once, with one write cursor per bucket, so the writes stay in a few
- * thousand cache lines instead of scattering over the whole buffer. */
+/* In-place MSD radix sort ("American flag sort") of edge words by source
+ * id, RADIX_BITS at a time from bit `shift` of the id down.  Each pass moves
+ * every edge once, with one write cursor per bucket, so the writes stay in a
+ * few thousand cache lines instead of scattering over the whole buffer. */
 enum { RADIX_BITS = 10, RADIX = 1 << RADIX_BITS, SMALL_BUCKET = 32 };
 
-static void sort_pairs_small(int64_t *pair, int64_t count) {
+static inline uint64_t edge_src(int64_t edge) { return (uint64_t)edge >> 32; }
+
+static inline int edge_digit(int64_t edge, int shift) {
+  return (int)((edge_src(edge) >> shift) & (RADIX - 1));
+}
+
+static void sort_edges_small(int64_t *edge, int64_t count) {
   for (int64_t i = 1; i < count; i++) {
-    int64_t src = pair[2 * i], dst = pair[2 * i + 1], j = i;
-    for (; j > 0 && pair[2 * (j - 1)] > src; j--) {
-      pair[2 * j] = pair[2 * (j - 1)];
-      pair[2 * j + 1] = pair[2 * (j - 1) + 1];
-    }
-    pair[2 * j] = src;
-    pair[2 * j + 1] = dst;
+    int64_t held = edge[i], j = i;
+    for (; j > 0 && edge_src(edge[j - 1]) > edge_src(held); j--) edge[j] = edge[j - 1];
+    edge[j] = held;
   }
 }
 
-/* One pass: permutes the pairs so that digit (src >> shift) & (RADIX-1)
- * ascends; start[b] is where bucket b begins (start[RADIX] = count). */
-static void radix_partition(int64_t *pair, int64_t count, int shift, int64_t start[RADIX + 1]) {
+/* One pass: permutes the edges so that their digit at `shift` ascends;
+ * start[b] is where bucket b begins (start[RADIX] = count). */
+static void radix_partition(int64_t *edge, int64_t count, int shift, int64_t start[RADIX + 1]) {
   int64_t head[RADIX], tail[RADIX];
   memset(tail, 0, sizeof tail);
-  for (int64_t k = 0; k < count; k++) tail[((uint64_t)pair[2 * k] >> shift) & (RADIX - 1)]++;
+  for (int64_t k = 0; k < count; k++) tail[edge_digit(edge[k], shift)]++;
   int64_t sum = 0;
   for (int b = 0; b < RADIX; b++) {
     head[b] = sum;
@@ -94,69 +107,68 @@ static void radix_partition(int64_t *pair, int64_t count, int shift, int64_t sta
   start[RADIX] = count;
   for (int b = 0; b < RADIX; b++) {
     while (head[b] < tail[b]) {
-      int64_t src = pair[2 * head[b]], dst = pair[2 * head[b] + 1];
-      int d = (int)(((uint64_t)src >> shift) & (RADIX - 1));
+      int64_t held = edge[head[b]];
+      int d = edge_digit(held, shift);
       while (d != b) {
-        /* Drop the pair into its bucket and carry on with the one it displaces. */
-        int64_t at = head[d]++;
-        int64_t next_src = pair[2 * at], next_dst = pair[2 * at + 1];
-        pair[2 * at] = src;
-        pair[2 * at + 1] = dst;
-        src = next_src;
-        dst = next_dst;
-        d = (int)(((uint64_t)src >> shift) & (RADIX - 1));
+        /* Drop the edge into its bucket and carry on with the one it displaces. */
+        int64_t displaced = edge[head[d]];
+        edge[head[d]++] = held;
+        held = displaced;
+        d = edge_digit(held, shift);
       }
-      pair[2 * head[b]] = src;
-      pair[2 * head[b] + 1] = dst;
-      head[b]++;
+      edge[head[b]++] = held;
     }
   }
 }
 
-static void sort_pairs_radix(int64_t *pair, int64_t count, int shift) {
+static void sort_edges_radix(int64_t *edge, int64_t count, int shift) {
   if (count <= SMALL_BUCKET) {
-    sort_pairs_small(pair, count);
+    sort_edges_small(edge, count);
     return;
   }
   int64_t start[RADIX + 1];
-  radix_partition(pair, count, shift, start);
+  radix_partition(edge, count, shift, start);
   if (shift == 0) return;
   int next = shift > RADIX_BITS ? shift - RADIX_BITS : 0;
-  for (int b = 0; b < RADIX; b++) sort_pairs_radix(pair + 2 * start[b], start[b + 1] - start[b], next);
+  for (int b = 0; b < RADIX; b++) sort_edges_radix(edge + start[b], start[b + 1] - start[b], next);
 }
 
 halo_status load_edges_to_csr(load_edges *e, halo_graph *g) {
   halo_status st = HALO_OK;
   const int64_t n = g->n, m = e->count;
-  int64_t *pair = e->pair;
   int64_t *indptr = g->indptr; /* size n+1, zeroed by halo_graph_create */
 
-  for (int64_t k = 0; k < m; k++) indptr[pair[2 * k] + 1]++;
+  if (n > NARROW_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT, "%lld nodes exceed the loaders' limit of 2^32 nodes", (long long)n);
+  /* Two words per edge become one (slot k reads 2k and 2k+1 >= k). */
+  if (!e->narrow) {
+    for (int64_t k = 0; k < m; k++)
+      e->pair[k] = (int64_t)((uint64_t)e->pair[2 * k] << 32 | (uint64_t)e->pair[2 * k + 1]);
+    e->narrow = 1;
+    int64_t *shrunk = m ? realloc(e->pair, (size_t)m * sizeof *shrunk) : NULL;
+    if (shrunk) e->pair = shrunk;
+  }
+  int64_t *edge = e->pair;
+
+  for (int64_t k = 0; k < m; k++) indptr[edge_src(edge[k]) + 1]++;
   for (int64_t v = 0; v < n; v++) indptr[v + 1] += indptr[v];
 
-  /* Sort by source: the top digit first, so that ids below 2^shift+RADIX_BITS
-   * are covered; then pack the destinations into the front of the buffer
-   * (slot k reads 2k+1 >= k) and shrink it into g->indices. */
+  /* Sort by source, the top digit first; the top level runs sequentially,
+   * its buckets in parallel.  Then each edge becomes its destination. */
   int bits = 1;
   while (bits < 63 && ((int64_t)1 << bits) < n) bits++;
   int shift = bits > RADIX_BITS ? bits - RADIX_BITS : 0;
   int64_t start[RADIX + 1];
-  radix_partition(pair, m, shift, start);
+  radix_partition(edge, m, shift, start);
   if (shift > 0) {
     int next = shift > RADIX_BITS ? shift - RADIX_BITS : 0;
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int b = 0; b < RADIX; b++) sort_pairs_radix(pair + 2 * start[b], start[b + 1] - start[b], next);
+    for (int b = 0; b < RADIX; b++) sort_edges_radix(edge + start[b], start[b + 1] - start[b], next);
   }
-  for (int64_t k = 0; k < m; k++) pair[k] = pair[2 * k + 1];
+  for (int64_t k = 0; k < m; k++) edge[k] = (int64_t)((uint64_t)edge[k] & 0xffffffffu);
 
-  int64_t *indices;
-  if (m > 0) {
-    indices = realloc(pair, (size_t)m * sizeof *indices);
-    if (!indices) indices = pair; /* a failed shrink leaves the block as it was */
-  } else {
-    free(pair);
-    indices = calloc(1, sizeof *indices);
-  }
+  int64_t *indices = m > 0 ? edge : calloc(1, sizeof *indices);
+  if (m == 0) free(edge);
   *e = (load_edges){0};
   free(g->indices);
   g->indices = indices;

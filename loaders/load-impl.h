@@ -93,11 +93,14 @@ static inline const char *load_skip_blank(const char *p) {
 
 /* ---- Edge buffer and CSR ----------------------------------------------- */
 
-/* Edges as interleaved (src, dst) pairs, size 2 * cap. */
+/* Edges as they are read.  Narrow (set before the first push, when every id
+ * is known to be below 2^32): one word src << 32 | dst per edge, size cap.
+ * Otherwise interleaved (src, dst) words, size 2 * cap. */
 typedef struct load_edges {
   int64_t *pair;
   int64_t count;
   int64_t cap;
+  int narrow;
 } load_edges;
 
 halo_status load_edges_reserve(load_edges *e, int64_t cap);
@@ -109,16 +112,20 @@ static inline halo_status load_edges_push(load_edges *e, int64_t src, int64_t ds
     halo_status st = load_edges_grow(e);
     if (st < 0) return st;
   }
-  e->pair[2 * e->count] = src;
-  e->pair[2 * e->count + 1] = dst;
+  if (e->narrow) {
+    e->pair[e->count] = (int64_t)((uint64_t)src << 32 | (uint64_t)dst);
+  } else {
+    e->pair[2 * e->count] = src;
+    e->pair[2 * e->count + 1] = dst;
+  }
   e->count++;
   return HALO_OK;
 }
 
-/* Builds g->indptr/indices (g has n nodes) from the pairs, all ids in [0, n):
- * rows by source, each row sorted by destination.  The pairs buffer is sorted
- * in place and becomes g->indices, so the peak is 16 m + 8 n bytes; e is left
- * empty. */
+/* Builds g->indptr/indices (g has n nodes) from the edges, all ids in
+ * [0, n): rows by source, each row sorted by destination.  The edge buffer is
+ * sorted in place and becomes g->indices, so a narrow buffer peaks at the
+ * final CSR's 8 m + 8 n bytes; e is left empty. */
 halo_status load_edges_to_csr(load_edges *e, halo_graph *g);
 
 /* Sorts every row of g's CSR by destination (OpenMP over rows). */

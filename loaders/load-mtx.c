@@ -147,6 +147,9 @@ halo_status load_mtx(const char *path, halo_graph **out) {
     if (*p == '\0' || *p == '%') continue;
     if (h.size_line == 0) {
       HALO_TRY(parse_size_line(&r, p, &h));
+      if (h.rows > ((int64_t)1 << 32))
+        LOAD_FAIL(&r, HALO_ERR_LIMIT, "%lld rows exceed the loaders' limit of 2^32 nodes", (long long)h.rows);
+      edges.narrow = 1; /* 0-based ids in [0, rows) fit 32 bits */
       int64_t reserve = h.nnz * (h.symmetric ? 2 : 1);
       HALO_TRY(load_edges_reserve(&edges, reserve < (1 << 24) ? reserve : (1 << 24)));
       continue;

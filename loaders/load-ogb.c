@@ -199,8 +199,11 @@ halo_status load_ogb(const char *dir, halo_graph **out) {
   HALO_TRY(find_csv(path, data_dir, "num-node-list", &found));
   if (!found) HALO_FAIL(HALO_ERR_IO, "%s/num-node-list.csv[.gz]: missing (the node count)", data_dir);
   HALO_TRY(read_count(path, &digest, &n));
+  if (n > ((int64_t)1 << 32))
+    HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld nodes exceed the loaders' limit of 2^32", path, (long long)n);
   HALO_TRY(find_csv(path, data_dir, "num-edge-list", &found));
   if (found) HALO_TRY(read_count(path, NULL, &m_hint));
+  edges.narrow = 1; /* ids in [0, n) fit 32 bits */
   HALO_TRY(load_edges_reserve(&edges, m_hint < (1ll << 32) ? m_hint : 0));
 
   HALO_TRY(find_csv(path, data_dir, "edge", &found));

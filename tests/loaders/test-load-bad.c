@@ -210,6 +210,11 @@ Test(bad_ogb, heterogeneous_node_count) {
                     "num-node-list.csv:2:", "heterogeneous");
 }
 
+Test(bad_ogb, more_nodes_than_the_loaders_take) {
+  EXPECT_LOAD_ERROR(spoil("d", "num-node-list.csv", "5000000000\n"), HALO_FORMAT_OGB, HALO_ERR_LIMIT,
+                    "num-node-list.csv: 5000000000 nodes exceed the loaders' limit of 2^32");
+}
+
 /* ---- SNAP edge lists ---------------------------------------------------- */
 
 Test(bad_edgelist, missing_file) {
@@ -292,6 +297,11 @@ Test(bad_mtx, value_column) {
                     HALO_FORMAT_AUTO, HALO_ERR_PARSE, "p.mtx:3:", "expected 2 columns", "found 3");
   EXPECT_LOAD_ERROR(scratch_write("q.mtx", MM_REAL "2 2 1\n1 2 x\n"), HALO_FORMAT_AUTO, HALO_ERR_PARSE,
                     "q.mtx:3:", "'x' is not a real value");
+}
+
+Test(bad_mtx, more_rows_than_the_loaders_take) {
+  EXPECT_LOAD_ERROR(scratch_write("l.mtx", MM_REAL "5000000000 5000000000 1\n1 1 1\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_LIMIT, "l.mtx:2:", "5000000000 rows exceed");
 }
 
 Test(bad_mtx, no_size_line) {

@@ -190,6 +190,7 @@ static void random_edgelist(uint64_t seed, uint64_t id_range, int M, int POOL) {
   int64_t(*pairs)[2] = malloc(sizeof(int64_t[2]) * (size_t)M);
   uint64_t *ids = malloc(sizeof(uint64_t) * 2 * (size_t)M);
   char *text = malloc((size_t)M * 48 + 64);
+  cr_assert(pool && pairs && ids && text);
   size_t o = (size_t)sprintf(text, "# random\n");
   for (int e = 0; e < M; e++) {
     uint64_t s = pool[halo_rng_bits(seed, 2, (uint64_t)e) % POOL], d = pool[halo_rng_bits(seed, 3, (uint64_t)e) % POOL];
