@@ -189,17 +189,18 @@ static void random_edgelist(uint64_t seed, uint64_t id_range, int M, int POOL) {
   for (int k = 0; k < POOL; k++) pool[k] = halo_rng_bits(seed, 1, (uint64_t)k) % id_range;
   int64_t(*pairs)[2] = malloc(sizeof(int64_t[2]) * (size_t)M);
   uint64_t *ids = malloc(sizeof(uint64_t) * 2 * (size_t)M);
-  char *text = malloc((size_t)M * 48 + 64);
+  const size_t cap = (size_t)M * 48 + 64;
+  char *text = malloc(cap);
   cr_assert(pool && pairs && ids && text);
-  size_t o = (size_t)sprintf(text, "# random\n");
+  size_t o = (size_t)snprintf(text, cap, "# random\n");
   for (int e = 0; e < M; e++) {
     uint64_t s = pool[halo_rng_bits(seed, 2, (uint64_t)e) % POOL], d = pool[halo_rng_bits(seed, 3, (uint64_t)e) % POOL];
     ids[2 * e] = s;
     ids[2 * e + 1] = d;
     pairs[e][0] = (int64_t)s;
     pairs[e][1] = (int64_t)d;
-    o += (size_t)sprintf(text + o, e % 3 ? "%llu\t%llu\n" : "  %llu   %llu  \n", (unsigned long long)s,
-                         (unsigned long long)d);
+    o += (size_t)snprintf(text + o, cap - o, e % 3 ? "%llu\t%llu\n" : "  %llu   %llu  \n", (unsigned long long)s,
+                          (unsigned long long)d);
   }
   const char *path = scratch_write("random.txt", text);
 
