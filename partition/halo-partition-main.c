@@ -549,6 +549,7 @@ static halo_status run(cli *c) {
 done:
   if (json) fclose(json);
   if (json_tmp) remove(json_tmp);
+  free(json_tmp);
   halo_partition_stats_destroy(&stats);
   free(part);
   halo_graph_destroy(&g);

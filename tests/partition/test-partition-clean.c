@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
+#include "halo-rng.h"
 #include "partition-util.h"
 
 static void expect_same_structure(const halo_graph *got, const halo_graph *want) {
@@ -56,6 +57,53 @@ Test(clean, random_messy_graphs_match_dense_reference) {
     halo_graph_destroy(&want);
     halo_graph_destroy(&g);
   }
+}
+
+static int cmp_pair(const void *a, const void *b) {
+  const int64_t *x = a, *y = b;
+  if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]);
+  return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+Test(clean, large_graph_with_hubs_matches_sorted_pairs) {
+  /* Hubs give rows far longer than the insertion-sort cut-off, in random
+   * order, half of them one-directional: the qsort and merge paths. */
+  uint64_t seed = pt_seed("clean.large_graph_with_hubs_matches_sorted_pairs", 31337);
+  const int64_t n = 5000, m = 60000;
+  int64_t *src = malloc(m * sizeof *src), *dst = malloc(m * sizeof *dst);
+  int64_t *pairs = malloc(2 * m * 2 * sizeof *pairs), np = 0;
+  uint64_t key = halo_rng_key(seed, 7, 0, 0);
+  for (int64_t k = 0; k < m; k++) {
+    uint64_t r = halo_rng_bits(key, (uint64_t)k, 0);
+    src[k] = r % 4 == 0 ? (int64_t)(r >> 8) % 3 : (int64_t)(halo_rng_bits(key, (uint64_t)k, 1) % n);
+    dst[k] = (int64_t)(halo_rng_bits(key, (uint64_t)k, 2) % (r % 7 == 0 ? 50 : n));
+    if (src[k] == dst[k]) continue;
+    pairs[2 * np] = src[k];
+    pairs[2 * np++ + 1] = dst[k];
+    pairs[2 * np] = dst[k];
+    pairs[2 * np++ + 1] = src[k];
+  }
+  qsort(pairs, (size_t)np, 2 * sizeof *pairs, cmp_pair);
+  int64_t unique = 0;
+  for (int64_t i = 0; i < np; i++)
+    if (unique == 0 || cmp_pair(pairs + 2 * i, pairs + 2 * (unique - 1)) != 0) {
+      pairs[2 * unique] = pairs[2 * i];
+      pairs[2 * unique++ + 1] = pairs[2 * i + 1];
+    }
+  halo_graph *g = pt_graph_from_edges(n, m, src, dst);
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+  cr_assert_eq(g->m, unique, "edges: got %lld, want %lld", (long long)g->m, (long long)unique);
+  cr_expect_gt(g->indptr[1] - g->indptr[0], 1000, "node 0 should be a hub");
+  for (int64_t i = 0; i < unique; i++) {
+    int64_t u = pairs[2 * i], v = pairs[2 * i + 1];
+    cr_assert(i >= g->indptr[u] && i < g->indptr[u + 1], "edge %lld (%lld, %lld) in the wrong row", (long long)i,
+              (long long)u, (long long)v);
+    cr_assert_eq(g->indices[i], v, "edge %lld", (long long)i);
+  }
+  free(pairs);
+  free(src);
+  free(dst);
+  halo_graph_destroy(&g);
 }
 
 Test(clean, directed_cycle_is_not_mistaken_for_symmetric) {
