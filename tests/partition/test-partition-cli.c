@@ -313,3 +313,58 @@ Test(cli, output_file_in_the_way) {
   pt_remove_tree(dir);
   free(dir);
 }
+
+Test(cli, structure_only_input_with_node_data) {
+  char *dir = pt_temp_dir("cli"), *out = NULL, path[512];
+  /* A 6-node edge list with sparse ids, one direction only, a self-loop and
+   * a repeat; features and labels from files, then synthetic ones. */
+  snprintf(path, sizeof path, "%s/g.txt", dir);
+  FILE *f = fopen(path, "w");
+  fputs("# tiny\n10 20\n20 30\n30 10\n40 50\n50 60\n60 60\n10 20\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/x.csv", dir);
+  f = fopen(path, "w");
+  for (int v = 0; v < 6; v++) fprintf(f, "%d.5,%d,1\n", v, -v);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/y.csv", dir);
+  f = fopen(path, "w");
+  for (int v = 0; v < 6; v++) fprintf(f, "%d\n", v % 2);
+  fclose(f);
+
+  int rc = pt_run(&out, "%s --input %s/g.txt --features %s/x.csv --labels %s/y.csv --parts 2 --out %s/a "
+                  "--dims 3,2 --json %s/a.json", EXE, dir, dir, dir, dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  snprintf(path, sizeof path, "%s/a.json", dir);
+  char *json = pt_read_file(path);
+  cr_expect_eq((int64_t)pt_json_number(json, "nodes"), 6);
+  cr_expect_eq((int64_t)pt_json_number(json, "edges"), 10); /* 5 undirected edges */
+  cr_expect_eq((int64_t)pt_json_number(json, "features"), 3);
+  cr_expect_eq((int64_t)pt_json_number(json, "classes"), 2);
+  cr_expect_not_null(strstr(json, "\"self_loops\": 1, \"duplicates\": 1, \"reverse_added\": 5"), "%s", json);
+  free(json);
+
+  rc = pt_run(&out, "%s --input %s/g.txt --synthetic-features 8 --synthetic-classes 3 --parts 3 --out %s/b "
+              "--dims 8,4,3 --json %s/b.json", EXE, dir, dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  snprintf(path, sizeof path, "%s/b.json", dir);
+  json = pt_read_file(path);
+  cr_expect_eq((int64_t)pt_json_number(json, "features"), 8);
+  cr_expect_eq((int64_t)pt_json_number(json, "classes"), 3);
+  free(json);
+
+  /* Labels out of range are the loader's to report: one line naming the file. */
+  snprintf(path, sizeof path, "%s/y.csv", dir);
+  f = fopen(path, "w");
+  fputs("0\n1\n0\n-7\n1\n0\n", f);
+  fclose(f);
+  rc = pt_run(&out, "%s --input %s/g.txt --features %s/x.csv --labels %s/y.csv --parts 2 --out %s/c", EXE, dir,
+              dir, dir, dir);
+  cr_expect_neq(rc, 0);
+  cr_expect_not_null(strstr(out, "y.csv"), "%s", out);
+  free(out);
+  cr_expect_eq(count_entries(dir, "c"), 0);
+  pt_remove_tree(dir);
+  free(dir);
+}
