@@ -16,6 +16,8 @@
  * (I = 4 or 8: the plan's index width; the last term gathers one X row per
  * nonzero).  The copy moves 2·size bytes (read and write).  Both are timed
  * with CUDA events; the median of --reps runs after warm-up is reported.
+ * Two methods run at each width: the planned cuSPARSE product
+ * (halo_spmm_cuda_run) and halo's own row kernel (halo_spmm_cuda_run_rows).
  * A sample of rows is checked against a double-precision product on the
  * host, so that a fast wrong answer cannot pass.
  *
@@ -276,52 +278,61 @@ int main(int argc, char **argv) {
                   "download X"))
     goto done;
 
-  printf("\n%-6s %10s %10s %8s %10s %8s %10s\n", "ncols", "median_ms", "model_GB", "GB/s",
-         "vs_copy", "GFLOP/s", "check");
+  printf("\n%-6s %-8s %10s %10s %8s %8s %8s %6s\n", "ncols", "method", "median_ms", "model_GB",
+         "GB/s", "vs_copy", "GFLOP/s", "check");
   for (int i = 0; i < opt.nwidths; i++) {
     const int64_t w = opt.ncols[i];
     const double isz = halo_spmm_cuda_plan_index64(plan) ? 8.0 : 4.0;
     const double bytes = isz * (double)(a.rows + 1) + isz * (double)a.nnz + 4.0 * (double)a.nnz +
                          4.0 * (double)(a.rows * w) + 4.0 * (double)a.nnz * (double)w;
-    std::vector<float> ms;
-    for (int r = -3; r < opt.reps; r++) {
-      float t = 0.0f;
-      cudaEventRecord(start);
-      if (halo_spmm_cuda_run(plan, HALO_SPMM_ALL, x, w, w, 0.0f, y, w, NULL) != HALO_OK) goto done;
-      cudaEventRecord(stop);
-      if (cuda_failed(cudaEventSynchronize(stop), "SpMM") ||
-          cuda_failed(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime"))
-        goto done;
-      if (r >= 0) ms.push_back(t);
-    }
-    const double med = median(ms);
-    const double gbs = bytes / (med * 1e-3) / 1e9;
-
-    /* Check 2000 sampled rows against a double-precision product. */
-    host_y.resize((size_t)(a.rows * w));
-    if (cuda_failed(cudaMemcpy(host_y.data(), y, host_y.size() * 4, cudaMemcpyDeviceToHost),
-                    "download Y"))
-      goto done;
-    double num = 0.0, den = 0.0;
-    for (int s = 0; s < 2000; s++) {
-      const int64_t r = (int64_t)(halo_rng_bits(opt.seed, 77, (uint64_t)s) % (uint64_t)a.rows);
-      for (int64_t j = 0; j < w; j++) {
-        double ref = 0.0;
-        for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; k++)
-          ref += (double)a.values[k] * host_x[(size_t)(a.indices[k] * w + j)];
-        const double d = host_y[(size_t)(r * w + j)] - ref;
-        num += d * d;
-        den += ref * ref;
+    /* method 0: the planned cuSPARSE product; 1: halo's row kernel. */
+    for (int method = 0; method < 2; method++) {
+      std::vector<float> ms;
+      if (cuda_failed(cudaMemset(y, 0xff, (size_t)(a.rows * w) * 4), "poison Y")) goto done;
+      for (int r = -3; r < opt.reps; r++) {
+        float t = 0.0f;
+        halo_status st = HALO_OK;
+        cudaEventRecord(start);
+        if (method == 0)
+          st = halo_spmm_cuda_run(plan, HALO_SPMM_ALL, x, w, w, 0.0f, y, w, NULL);
+        else
+          st = halo_spmm_cuda_run_rows(plan, x, w, w, 0.0f, y, w, NULL, a.rows, NULL);
+        cudaEventRecord(stop);
+        if (st != HALO_OK || cuda_failed(cudaEventSynchronize(stop), "SpMM") ||
+            cuda_failed(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime"))
+          goto done;
+        if (r >= 0) ms.push_back(t);
       }
-    }
-    const double err = sqrt(num / (den > 0 ? den : 1.0));
-    printf("%-6lld %10.3f %10.2f %8.0f %10.2f %8.0f %10s\n", (long long)w, med, bytes / 1e9, gbs,
-           gbs / copy_gbs, 2.0 * (double)a.nnz * (double)w / (med * 1e-3) / 1e9,
-           err < 1e-5 ? "ok" : "WRONG");
-    if (!(err < 1e-5)) {
-      fprintf(stderr, "spmm-cuda: error: ncols %lld: relative error %g against the host\n",
-              (long long)w, err);
-      goto done;
+      const double med = median(ms);
+      const double gbs = bytes / (med * 1e-3) / 1e9;
+
+      /* Check 2000 sampled rows against a double-precision product. */
+      host_y.resize((size_t)(a.rows * w));
+      if (cuda_failed(cudaMemcpy(host_y.data(), y, host_y.size() * 4, cudaMemcpyDeviceToHost),
+                      "download Y"))
+        goto done;
+      double num = 0.0, den = 0.0;
+      for (int s = 0; s < 2000; s++) {
+        const int64_t r = (int64_t)(halo_rng_bits(opt.seed, 77, (uint64_t)s) % (uint64_t)a.rows);
+        for (int64_t j = 0; j < w; j++) {
+          double ref = 0.0;
+          for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; k++)
+            ref += (double)a.values[k] * host_x[(size_t)(a.indices[k] * w + j)];
+          const double d = host_y[(size_t)(r * w + j)] - ref;
+          num += d * d;
+          den += ref * ref;
+        }
+      }
+      const double err = sqrt(num / (den > 0 ? den : 1.0));
+      printf("%-6lld %-8s %10.3f %10.2f %8.0f %8.2f %8.0f %6s\n", (long long)w,
+             method == 0 ? "cusparse" : "rows", med, bytes / 1e9, gbs, gbs / copy_gbs,
+             2.0 * (double)a.nnz * (double)w / (med * 1e-3) / 1e9, err < 1e-5 ? "ok" : "WRONG");
+      fflush(stdout);
+      if (!(err < 1e-5)) {
+        fprintf(stderr, "spmm-cuda: error: ncols %lld: relative error %g against the host\n",
+                (long long)w, err);
+        goto done;
+      }
     }
   }
   rc = 0;

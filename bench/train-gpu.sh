@@ -76,8 +76,8 @@ rm -rf "$probe"
 "$partition" --input "sbm:nodes=500,classes=4,avg-degree=8,homophily=0.8,feat=8,seed=1" \
   --parts 1 --out "$probe" >"$out/probe.log" 2>&1 || { say "probe partition failed (see $out/probe.log)"; exit 1; }
 if ! "$train" "$probe" --device cuda --epochs 1 --quiet >>"$out/probe.log" 2>&1; then
-  say "epoch comparison skipped: it needs \`halo-train --device cuda\`, which this build does not have:"
-  say "  $(grep -m1 -i 'cuda' "$out/probe.log" || tail -1 "$out/probe.log")"
+  say "epoch comparison skipped: needs \`halo-train --device cuda\`; this halo-train says:" \
+    "$(grep -m1 -i 'cuda' "$out/probe.log" | sed 's/.*error: //' || tail -1 "$out/probe.log")"
   exit 0
 fi
 

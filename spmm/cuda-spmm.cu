@@ -33,6 +33,44 @@ int64_t part_first_row(int64_t split, halo_spmm_part part) {
   return part == HALO_SPMM_BOUNDARY ? split : 0;
 }
 
+/* halo_spmm_cuda_run_rows: one warp per listed row.  Lane l accumulates
+ * columns c0 + l + 32q for q < kColsPerLane, so a warp covers 32·4 = 128
+ * columns per pass over the row's nonzeros and reads each X row in 128-byte
+ * coalesced pieces; wider matrices take several passes.  The nonzero's
+ * index and value are the same for all lanes, which the cache broadcasts. */
+constexpr int kWarp = 32;
+constexpr int kColsPerLane = 4;
+constexpr int kRowsThreads = 256;
+
+template <typename I>
+__global__ void spmm_rows_kernel(const I *offsets, const I *indices, const float *values,
+                                 const float *x, int64_t ldx, int64_t ncols, float beta, float *y,
+                                 int64_t ldy, const int32_t *rows, int64_t nrows) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = (int64_t)gridDim.x * blockDim.x / kWarp;
+  for (int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / kWarp; w < nrows;
+       w += warps) {
+    const int64_t r = rows ? rows[w] : w;
+    const int64_t lo = offsets[r], hi = offsets[r + 1];
+    float *yr = y + r * ldy;
+    for (int64_t c0 = 0; c0 < ncols; c0 += kWarp * kColsPerLane) {
+      float acc[kColsPerLane] = {};
+      for (int64_t k = lo; k < hi; k++) {
+        const float v = values[k];
+        const float *xr = x + (int64_t)indices[k] * ldx + c0 + lane;
+#pragma unroll
+        for (int q = 0; q < kColsPerLane; q++)
+          if (c0 + lane + kWarp * q < ncols) acc[q] += v * xr[kWarp * q];
+      }
+#pragma unroll
+      for (int q = 0; q < kColsPerLane; q++) {
+        const int64_t j = c0 + lane + kWarp * q;
+        if (j < ncols) yr[j] = beta == 0.0f ? acc[q] : beta * yr[j] + acc[q];
+      }
+    }
+  }
+}
+
 }  // namespace
 
 struct halo_spmm_cuda_plan {
@@ -102,6 +140,36 @@ static halo_status check_csr(const halo_csr *a, int64_t split) {
   return HALO_OK;
 }
 
+/* Creates the dense descriptors of one shape and returns in *bytes the
+ * largest workspace cuSPARSE asks for over the parts.  Dense descriptors
+ * need an address; bufferSize reads no data, so the values array stands in
+ * until run() binds the caller's X and Y. */
+static halo_status plan_shape(halo_spmm_cuda_plan *p, const halo_spmm_cuda_shape *shape,
+                              shape_descr *d, size_t *bytes) {
+  halo_status st = HALO_OK;
+  const float one = 1.0f, zero = 0.0f;
+  *bytes = 0;
+  d->shape = *shape;
+  HALO_CUSPARSE(cusparseCreateDnMat(&d->x, p->cols, shape->ncols, shape->ldx, p->values,
+                                    CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  for (int part = 0; part < kParts; part++) {
+    size_t need = 0;
+    if (!p->mat[part]) continue;
+    HALO_CUSPARSE(cusparseCreateDnMat(&d->y[part], p->part_rows[part], shape->ncols, shape->ldy,
+                                      p->values, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    HALO_CUSPARSE(cusparseSpMM_bufferSize(p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                          CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat[part],
+                                          d->x, &zero, d->y[part], CUDA_R_32F, p->alg, &need));
+    if (need > *bytes) *bytes = need;
+  }
+done:
+  return st;
+}
+
+static int shape_valid(const halo_spmm_cuda_shape *sh) {
+  return sh->ncols >= 1 && sh->ldx >= sh->ncols && sh->ldy >= sh->ncols;
+}
+
 /* dst[i] = src[i] - base for i in [0, n), as int32 or int64. */
 static void fill_offsets(void *dst, int index64, const int64_t *src, int64_t n, int64_t base) {
   if (index64) {
@@ -131,14 +199,17 @@ done:
   return st;
 }
 
+static void shape_descr_destroy(shape_descr *d) {
+  if (d->x) cusparseDestroyDnMat(d->x);
+  for (int part = 0; part < kParts; part++)
+    if (d->y[part]) cusparseDestroyDnMat(d->y[part]);
+  memset(d, 0, sizeof *d);
+}
+
 extern "C" void halo_spmm_cuda_plan_destroy(halo_spmm_cuda_plan **plan) {
   if (!plan || !*plan) return;
   halo_spmm_cuda_plan *p = *plan;
-  for (int s = 0; s < p->nshapes; s++) {
-    if (p->shapes[s].x) cusparseDestroyDnMat(p->shapes[s].x);
-    for (int part = 0; part < kParts; part++)
-      if (p->shapes[s].y[part]) cusparseDestroyDnMat(p->shapes[s].y[part]);
-  }
+  for (int s = 0; s < p->nshapes; s++) shape_descr_destroy(&p->shapes[s]);
   free(p->shapes);
   for (int part = 0; part < kParts; part++)
     if (p->mat[part]) cusparseDestroySpMat(p->mat[part]);
@@ -162,7 +233,6 @@ extern "C" halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t spl
   void *h_offsets = NULL, *h_boundary = NULL, *h_indices = NULL;
   float *h_ones = NULL;
   size_t isz = 0;
-  const float one = 1.0f, zero = 0.0f;
   const cudaDataType f32 = CUDA_R_32F;
   cusparseIndexType_t itype;
 
@@ -173,7 +243,7 @@ extern "C" halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t spl
   *out = NULL;
   HALO_TRY(check_csr(a, split));
   for (int i = 0; i < nshapes; i++)
-    if (shapes[i].ncols < 1 || shapes[i].ldx < shapes[i].ncols || shapes[i].ldy < shapes[i].ncols)
+    if (!shape_valid(&shapes[i]))
       HALO_FAIL(HALO_ERR_ARG,
                 "halo_spmm_cuda_plan_create: shape %d (ncols=%lld ldx=%lld ldy=%lld) needs "
                 "ldx, ldy >= ncols >= 1",
@@ -241,23 +311,10 @@ extern "C" halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t spl
                                     f32));
   }
 
-  /* Dense descriptors need an address; bufferSize reads no data, so the
-   * values array stands in until run() binds the caller's X and Y. */
   for (int i = 0; i < nshapes; i++) {
-    shape_descr *d = &p->shapes[i];
-    d->shape = shapes[i];
-    HALO_CUSPARSE(cusparseCreateDnMat(&d->x, a->cols, d->shape.ncols, d->shape.ldx, p->values,
-                                      f32, CUSPARSE_ORDER_ROW));
-    for (int part = 0; part < kParts; part++) {
-      size_t bytes = 0;
-      if (!p->mat[part]) continue;
-      HALO_CUSPARSE(cusparseCreateDnMat(&d->y[part], p->part_rows[part], d->shape.ncols,
-                                        d->shape.ldy, p->values, f32, CUSPARSE_ORDER_ROW));
-      HALO_CUSPARSE(cusparseSpMM_bufferSize(p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                            CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat[part],
-                                            d->x, &zero, d->y[part], f32, p->alg, &bytes));
-      if (bytes > p->workspace_bytes) p->workspace_bytes = bytes;
-    }
+    size_t bytes = 0;
+    HALO_TRY(plan_shape(p, &shapes[i], &p->shapes[i], &bytes));
+    if (bytes > p->workspace_bytes) p->workspace_bytes = bytes;
   }
   if (p->workspace_bytes > 0)
     HALO_TRY(upload(&p->workspace, NULL, p->workspace_bytes, s, &p->device_bytes,
@@ -316,6 +373,79 @@ extern "C" halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_p
   HALO_CUSPARSE(cusparseSpMM(plan->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
                              CUSPARSE_OPERATION_NON_TRANSPOSE, &one, plan->mat[part], d->x, &beta,
                              d->y[part], CUDA_R_32F, plan->alg, plan->workspace));
+done:
+  return st;
+}
+
+extern "C" halo_status halo_spmm_cuda_plan_add_shape(halo_spmm_cuda_plan *plan,
+                                                     const halo_spmm_cuda_shape *shape) {
+  halo_status st = HALO_OK;
+  shape_descr *grown = NULL, *added = NULL;
+  size_t bytes = 0;
+  void *workspace = NULL;
+  if (!plan || !shape || !shape_valid(shape)) {
+    halo_log_error("halo_spmm_cuda_plan_add_shape: %s",
+                   plan && shape ? "needs ldx, ldy >= ncols >= 1" : "NULL argument");
+    return HALO_ERR_ARG;
+  }
+  for (int i = 0; i < plan->nshapes; i++) {
+    const halo_spmm_cuda_shape *sh = &plan->shapes[i].shape;
+    if (sh->ncols == shape->ncols && sh->ldx == shape->ldx && sh->ldy == shape->ldy)
+      return HALO_OK;
+  }
+  grown = (shape_descr *)realloc(plan->shapes, (size_t)(plan->nshapes + 1) * sizeof *grown);
+  if (!grown)
+    HALO_FAIL(HALO_ERR_NOMEM, "halo_spmm_cuda_plan_add_shape: out of host memory");
+  plan->shapes = grown;
+  memset(&plan->shapes[plan->nshapes], 0, sizeof *grown);
+  added = &plan->shapes[plan->nshapes++];
+  HALO_TRY(plan_shape(plan, shape, added, &bytes));
+  if (bytes > plan->workspace_bytes) {
+    /* Queued runs may still use the old workspace. */
+    HALO_CUDA(cudaDeviceSynchronize());
+    if (cudaMalloc(&workspace, bytes) != cudaSuccess)
+      HALO_FAIL(HALO_ERR_NOMEM, "halo_spmm_cuda_plan_add_shape: cudaMalloc of %zu bytes failed",
+                bytes);
+    cudaFree(plan->workspace);
+    plan->device_bytes += (int64_t)bytes - (int64_t)plan->workspace_bytes;
+    plan->workspace = workspace;
+    plan->workspace_bytes = bytes;
+  }
+done:
+  if (st < 0 && added) {
+    /* Not planned after all: a later run must not find it. */
+    shape_descr_destroy(added);
+    plan->nshapes--;
+  }
+  return st;
+}
+
+extern "C" halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const float *x,
+                                               int64_t ldx, int64_t ncols, float beta, float *y,
+                                               int64_t ldy, const int32_t *rows, int64_t nrows,
+                                               void *stream) {
+  halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  int64_t blocks = 0;
+  if (!plan || ncols < 1 || ldx < ncols || ldy < ncols || nrows < 0 ||
+      (!rows && nrows > plan->rows)) {
+    halo_log_error("halo_spmm_cuda_run_rows: bad arguments (ncols=%lld ldx=%lld ldy=%lld "
+                   "nrows=%lld)",
+                   (long long)ncols, (long long)ldx, (long long)ldy, (long long)nrows);
+    return HALO_ERR_ARG;
+  }
+  if (nrows == 0) return HALO_OK;
+  blocks = (nrows + kRowsThreads / kWarp - 1) / (kRowsThreads / kWarp);
+  if (blocks > 65536) blocks = 65536;
+  if (plan->index64)
+    spmm_rows_kernel<int64_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
+        (const int64_t *)plan->offsets, (const int64_t *)plan->indices, plan->values, x, ldx,
+        ncols, beta, y, ldy, rows, nrows);
+  else
+    spmm_rows_kernel<int32_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
+        (const int32_t *)plan->offsets, (const int32_t *)plan->indices, plan->values, x, ldx,
+        ncols, beta, y, ldy, rows, nrows);
+  HALO_CUDA(cudaGetLastError());
 done:
   return st;
 }

@@ -19,8 +19,15 @@
  * The plan stores both as int32 when A.nnz < 2^31 (halving the index
  * traffic), and otherwise as int64 (the columns widened on upload).
  *
+ * Any row list.  halo_spmm_cuda_run_rows computes the rows of a device
+ * index list (as halo_spmm_cpu does) with halo's own kernel over the plan's
+ * device copy of A; it needs neither a workspace nor a planned shape.  Use
+ * it where rows cannot be numbered interior-first.
+ *
  * Dense matrices are row-major device arrays with a leading dimension in
  * floats.  All calls are Local; runs are asynchronous on the given stream.
+ * A plan belongs to one host thread at a time (a run binds X and Y into the
+ * plan's descriptors).
  */
 #ifndef HALO_SPMM_CUDA_H
 #define HALO_SPMM_CUDA_H
@@ -86,6 +93,23 @@ void halo_spmm_cuda_plan_destroy(halo_spmm_cuda_plan **plan);
 halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_part part, const float *x,
                                int64_t ldx, int64_t ncols, float beta, float *y, int64_t ldy,
                                void *stream);
+
+/* Y[rows[i], :] = A[rows[i], :] · X (+ beta · Y[rows[i], :]) for i in
+ * [0, nrows), with `rows` a DEVICE array of distinct row numbers, or NULL
+ * for rows 0..nrows-1; any ncols >= 1 and ldx, ldy >= ncols; beta is 0 or 1
+ * (with 0, Y is not read).  One warp per row, the columns spread over the
+ * lanes; rounding differs from cuSPARSE's and the CPU's by the summation
+ * order only.  Enqueued on `stream`. Local. */
+halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const float *x, int64_t ldx,
+                                    int64_t ncols, float beta, float *y, int64_t ldy,
+                                    const int32_t *rows, int64_t nrows, void *stream);
+
+/* Adds a dense shape to a plan after its creation, growing the workspace
+ * when cuSPARSE asks for more.  For set-up time, not the epoch loop: it may
+ * allocate device memory, and it waits for all work queued on the device.
+ * A shape already planned is accepted as it is. Local. */
+halo_status halo_spmm_cuda_plan_add_shape(halo_spmm_cuda_plan *plan,
+                                          const halo_spmm_cuda_shape *shape);
 
 /* Bytes of device memory the plan holds (matrix, offsets, workspace). Local. */
 int64_t halo_spmm_cuda_plan_bytes(const halo_spmm_cuda_plan *plan);

@@ -171,10 +171,10 @@ if [ -x "$build/bench/spmm-cuda" ]; then
     timeout "$remaining" bash bench/train-gpu.sh "$build" >"$logdir/train-gpu.log" 2>&1
     rc=$?
     cat "$logdir/train-gpu.log" >>"$log"
-    copy=$(grep -o 'copy of [0-9]* MiB: [0-9.]* ms, [0-9]* GB/s' "$logdir/train-gpu.log" | awk '{print $(NF)}' | head -1)
-    while read -r w ms gb gbs ratio gflops check; do
-      row "spmm ncols=$w" "$check" "$ms ms, $gbs GB/s = $ratio of copy ($copy GB/s; target 0.60)"
-    done < <(awk '$1 ~ /^[0-9]+$/ && NF == 7' "$logdir/train-gpu.log")
+    copy=$(grep -o 'copy of [0-9]* MiB: [0-9.]* ms, [0-9]* GB/s' "$logdir/train-gpu.log" | awk '{print $(NF - 1)}' | head -1)
+    while read -r w method ms gb gbs ratio gflops check; do
+      row "spmm $method $w" "$check" "$ms ms, $gbs GB/s = $ratio of copy ($copy GB/s; target 0.60)"
+    done < <(awk '$1 ~ /^[0-9]+$/ && NF == 8' "$logdir/train-gpu.log")
     epoch=$(grep -m1 -E '^halo: mean epoch|epoch comparison skipped' "$logdir/train-gpu.log" | sed 's/^train-gpu: //')
     case $rc in
       0) row "epoch vs PyG" "$( [[ $epoch == halo:* ]] && echo ran || echo skipped)" "${epoch:-see train-gpu.log}" ;;

@@ -44,6 +44,32 @@ static void free_csr(halo_csr *a) {
   free(a->values);
 }
 
+/* Compares Y from the GPU with Y from the CPU: the first ncols columns of
+ * the rows with computed[r] set within SPMM_TOL, and every other float bit
+ * for bit (NaN == NaN cannot check that they were left alone). */
+static void expect_same_y(const float *got, const float *want, int64_t rows, int64_t ncols,
+                          int64_t ldy, const char *computed, const char *what) {
+  double num = 0.0, den = 0.0;
+  int finite = 1, untouched = 1;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *gr = got + r * ldy, *wr = want + r * ldy;
+    if (!computed[r]) {
+      untouched &= memcmp(gr, wr, (size_t)ldy * 4) == 0;
+      continue;
+    }
+    untouched &= memcmp(gr + ncols, wr + ncols, (size_t)(ldy - ncols) * 4) == 0;
+    for (int64_t j = 0; j < ncols; j++) {
+      finite &= isfinite(gr[j]) != 0;
+      num += ((double)gr[j] - wr[j]) * ((double)gr[j] - wr[j]);
+      den += (double)wr[j] * wr[j];
+    }
+  }
+  const double err = den > 0 ? sqrt(num / den) : sqrt(num);
+  cr_expect(finite, "%s: non-finite output", what);
+  cr_expect(untouched, "%s: wrote outside its rows or columns", what);
+  cr_expect_leq(err, SPMM_TOL, "%s: rel err %g", what, err);
+}
+
 /* Runs every part at every planned shape with beta 0 and 1, against the CPU. */
 static void check_plan(const halo_csr *a, int64_t split, const halo_spmm_cuda_options *opt,
                        uint64_t seed) {
@@ -57,6 +83,7 @@ static void check_plan(const halo_csr *a, int64_t split, const halo_spmm_cuda_op
           opt ? (int)opt->alg : 0, (long long)halo_spmm_cuda_plan_bytes(plan));
 
   int32_t *boundary_rows = host_alloc((size_t)(a->rows - split + 1) * sizeof(int32_t));
+  char *computed = host_alloc((size_t)a->rows);
   for (int64_t r = split; r < a->rows; r++) boundary_rows[r - split] = (int32_t)r;
 
   for (int s = 0; s < 2; s++) {
@@ -88,29 +115,12 @@ static void check_plan(const halo_csr *a, int64_t split, const halo_spmm_cuda_op
           halo_spmm_cpu(a, x, sh.ldx, sh.ncols, beta, y, sh.ldy, boundary_rows, a->rows - split);
         dev_download(got, dy, ysz);
 
-        /* Compare the computed rows' first ncols columns; everything else
-         * must be untouched, which NaN == NaN cannot check, so memcmp. */
         const int64_t r0 = part == HALO_SPMM_BOUNDARY ? split : 0;
         const int64_t r1 = part == HALO_SPMM_INTERIOR ? split : a->rows;
-        double num = 0.0, den = 0.0;
-        int finite = 1, untouched = 1;
-        for (int64_t r = 0; r < a->rows; r++) {
-          const float *gr = got + r * sh.ldy, *wr = y + r * sh.ldy;
-          if (r < r0 || r >= r1) {
-            untouched &= memcmp(gr, wr, (size_t)sh.ldy * 4) == 0;
-            continue;
-          }
-          untouched &= memcmp(gr + sh.ncols, wr + sh.ncols, (size_t)(sh.ldy - sh.ncols) * 4) == 0;
-          for (int64_t j = 0; j < sh.ncols; j++) {
-            finite &= isfinite(gr[j]) != 0;
-            num += ((double)gr[j] - wr[j]) * ((double)gr[j] - wr[j]);
-            den += (double)wr[j] * wr[j];
-          }
-        }
-        const double err = den > 0 ? sqrt(num / den) : sqrt(num);
-        cr_expect(finite, "shape %d part %d beta %d: non-finite output", s, part, b);
-        cr_expect(untouched, "shape %d part %d beta %d: wrote outside its rows/columns", s, part, b);
-        cr_expect_leq(err, SPMM_TOL, "shape %d part %d beta %d: rel err %g", s, part, b, err);
+        for (int64_t r = 0; r < a->rows; r++) computed[r] = r >= r0 && r < r1;
+        char what[64];
+        snprintf(what, sizeof what, "shape %d part %d beta %d", s, part, b);
+        expect_same_y(got, y, a->rows, sh.ncols, sh.ldy, computed, what);
       }
     }
     cudaFree(dx);
@@ -120,8 +130,67 @@ static void check_plan(const halo_csr *a, int64_t split, const halo_spmm_cuda_op
     free(got);
   }
   free(boundary_rows);
+  free(computed);
   halo_spmm_cuda_plan_destroy(&plan);
   cr_expect_null(plan);
+}
+
+/* halo_spmm_cuda_run_rows on a shuffled subset of rows (and on all rows,
+ * rows == NULL) at widths below, at and above one warp pass (128). */
+static void check_rows(const halo_csr *a, const halo_spmm_cuda_options *opt, uint64_t seed) {
+  const int64_t widths[] = {7, 128, 200};
+  halo_spmm_cuda_plan *plan = NULL;
+  cr_assert_eq(halo_spmm_cuda_plan_create(a, 0, NULL, 0, opt, NULL, &plan), HALO_OK);
+  const int64_t nlist = a->rows * 3 / 5;
+  int32_t *list = host_alloc((size_t)a->rows * sizeof *list);
+  char *computed = host_alloc((size_t)a->rows);
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, 5, 0);
+  for (int64_t i = 0; i < a->rows; i++) list[i] = (int32_t)i;
+  for (int64_t i = a->rows - 1; i > 0; i--) {
+    const int64_t j = rand_below(key, (uint64_t)i, i + 1);
+    const int32_t t = list[i];
+    list[i] = list[j];
+    list[j] = t;
+  }
+  int32_t *dlist = dev_upload(list, (size_t)nlist * sizeof *list);
+
+  for (int w = 0; w < 3; w++) {
+    const int64_t ncols = widths[w], ldx = ncols + 1, ldy = ncols + 3;
+    const size_t xsz = (size_t)(a->cols * ldx) * 4, ysz = (size_t)(a->rows * ldy) * 4;
+    float *x = host_alloc(xsz), *y = host_alloc(ysz), *got = host_alloc(ysz);
+    fill_uniform(x, a->cols * ldx, seed, 30 + (uint64_t)w, -1.0f, 1.0f);
+    float *dx = dev_upload(x, xsz), *dy = dev_alloc(ysz);
+    for (int all = 0; all <= 1; all++) {
+      for (int b = 0; b <= 1; b++) {
+        if (b == 0)
+          memset(y, 0xff, ysz);
+        else
+          fill_uniform(y, a->rows * ldy, seed, 40 + (uint64_t)w, -1.0f, 1.0f);
+        cr_assert_eq(cudaMemcpy(dy, y, ysz, cudaMemcpyHostToDevice), cudaSuccess);
+        const int64_t n = all ? a->rows : nlist;
+        cr_assert_eq(halo_spmm_cuda_run_rows(plan, dx, ldx, ncols, (float)b, dy, ldy,
+                                             all ? NULL : dlist, n, NULL),
+                     HALO_OK);
+        halo_spmm_cpu(a, x, ldx, ncols, (float)b, y, ldy, all ? NULL : list, n);
+        dev_download(got, dy, ysz);
+        memset(computed, all, (size_t)a->rows);
+        for (int64_t i = 0; i < n && !all; i++) computed[list[i]] = 1;
+        char what[80];
+        snprintf(what, sizeof what, "rows: ncols %lld, %s, beta %d", (long long)ncols,
+                 all ? "all rows" : "a row list", b);
+        expect_same_y(got, y, a->rows, ncols, ldy, computed, what);
+      }
+    }
+    cudaFree(dx);
+    cudaFree(dy);
+    free(x);
+    free(y);
+    free(got);
+  }
+  cudaFree(dlist);
+  free(list);
+  free(computed);
+  halo_spmm_cuda_plan_destroy(&plan);
 }
 
 Test(cuda_spmm, matches_cpu_for_every_part_and_shape) {
@@ -158,6 +227,57 @@ Test(cuda_spmm, parts_without_nonzeros) {
   free_csr(&a);
 }
 
+Test(cuda_spmm, row_lists_match_cpu) {
+  const uint64_t seed = gpu_test_seed("spmm_rows");
+  halo_csr a = random_csr(seed, 1100, 1400, 50, 0);
+  check_rows(&a, NULL, seed);
+  const halo_spmm_cuda_options opt = {.alg = HALO_SPMM_CUDA_ALG_DEFAULT, .force_index64 = 1};
+  check_rows(&a, &opt, seed);
+  free_csr(&a);
+}
+
+Test(cuda_spmm, shapes_can_be_added_after_planning) {
+  const uint64_t seed = gpu_test_seed("spmm_add_shape");
+  halo_log_set_quiet(1);
+  halo_csr a = random_csr(seed, 600, 700, 30, 0);
+  const halo_spmm_cuda_shape first = {16, 16, 16}, later = {48, 50, 48};
+  halo_spmm_cuda_plan *plan = NULL;
+  cr_assert_eq(halo_spmm_cuda_plan_create(&a, 300, &first, 1, NULL, NULL, &plan), HALO_OK);
+  const size_t xsz = (size_t)(a.cols * later.ldx) * 4, ysz = (size_t)(a.rows * later.ldy) * 4;
+  float *x = host_alloc(xsz), *y = host_alloc(ysz), *got = host_alloc(ysz);
+  char *computed = host_alloc((size_t)a.rows);
+  fill_uniform(x, a.cols * later.ldx, seed, 1, -1.0f, 1.0f);
+  memset(y, 0xff, ysz);
+  float *dx = dev_upload(x, xsz), *dy = dev_upload(y, ysz);
+
+  cr_expect_eq(halo_spmm_cuda_run(plan, HALO_SPMM_BOUNDARY, dx, later.ldx, later.ncols, 0.0f, dy,
+                                  later.ldy, NULL),
+               HALO_ERR_UNSUPPORTED);
+  cr_assert_eq(halo_spmm_cuda_plan_add_shape(plan, &later), HALO_OK);
+  cr_assert_eq(halo_spmm_cuda_plan_add_shape(plan, &later), HALO_OK); /* again: no-op */
+  cr_assert_eq(halo_spmm_cuda_run(plan, HALO_SPMM_BOUNDARY, dx, later.ldx, later.ncols, 0.0f, dy,
+                                  later.ldy, NULL),
+               HALO_OK);
+  int32_t *rows = host_alloc(300 * sizeof *rows);
+  for (int i = 0; i < 300; i++) rows[i] = 300 + i;
+  halo_spmm_cpu(&a, x, later.ldx, later.ncols, 0.0f, y, later.ldy, rows, 300);
+  dev_download(got, dy, ysz);
+  for (int64_t r = 0; r < a.rows; r++) computed[r] = r >= 300;
+  expect_same_y(got, y, a.rows, later.ncols, later.ldy, computed, "added shape");
+
+  const halo_spmm_cuda_shape bad = {8, 4, 8};
+  cr_expect_eq(halo_spmm_cuda_plan_add_shape(plan, &bad), HALO_ERR_ARG);
+  cudaFree(dx);
+  cudaFree(dy);
+  free(x);
+  free(y);
+  free(got);
+  free(rows);
+  free(computed);
+  halo_spmm_cuda_plan_destroy(&plan);
+  free_csr(&a);
+}
+
 Test(cuda_spmm, bad_input_is_refused_with_a_status) {
   const uint64_t seed = gpu_test_seed("spmm_bad");
   halo_log_set_quiet(1);
@@ -179,6 +299,10 @@ Test(cuda_spmm, bad_input_is_refused_with_a_status) {
   float *dx = dev_alloc(100 * 16 * 4), *dy = dev_alloc(100 * 16 * 4);
   cr_expect_eq(halo_spmm_cuda_run(plan, HALO_SPMM_ALL, dx, 16, 16, 0.0f, dy, 16, NULL),
                HALO_ERR_UNSUPPORTED);
+  cr_expect_eq(halo_spmm_cuda_run_rows(plan, dx, 8, 16, 0.0f, dy, 16, NULL, 100, NULL),
+               HALO_ERR_ARG, "ldx < ncols");
+  cr_expect_eq(halo_spmm_cuda_run_rows(plan, dx, 16, 16, 0.0f, dy, 16, NULL, 101, NULL),
+               HALO_ERR_ARG, "more rows than A has");
   cudaFree(dx);
   cudaFree(dy);
   halo_spmm_cuda_plan_destroy(&plan);
