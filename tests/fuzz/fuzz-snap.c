@@ -1,0 +1,27 @@
+/* SNAP edge lists: the input is the file, plain text or gzip. */
+#include <stdlib.h>
+
+#include "fuzz-util.h"
+#include "halo-load.h"
+
+int fuzz_snap(const uint8_t *data, size_t size) {
+  fuzz_init();
+  if (size > FUZZ_MAX_INPUT) return 0;
+  const char *path = fuzz_write("edges.txt", data, size);
+  halo_graph *g = NULL;
+  fuzz_capture_begin();
+  halo_status st = halo_load(path, HALO_FORMAT_EDGELIST, &g);
+  const char *text = fuzz_capture_end();
+  fuzz_expect_outcome(st, text, path);
+  if (st == HALO_OK) {
+    fuzz_check_graph(g);
+    /* Renumbering keeps only ids that occur, and every edge is kept. */
+    if (g->n > 2 * g->m) fuzz_fail("%lld nodes for %lld edges", (long long)g->n, (long long)g->m);
+  } else if (g) {
+    fuzz_fail("failure left a graph behind");
+  }
+  halo_graph_destroy(&g);
+  return 0;
+}
+
+FUZZ_ENTRY(fuzz_snap)
