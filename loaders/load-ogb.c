@@ -107,6 +107,7 @@ static halo_status read_edges(const char *path, int64_t n, halo_digest *digest, 
       } else if (*p != '\0' || c == 0) {
         int cols = 1;
         for (const char *q = line; *q; q++) cols += *q == ',';
+        if (c == 1 && cols == 2) LOAD_FAIL(&r, HALO_ERR_PARSE, "unexpected text '%.20s' after 'src,dst'", p);
         LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 2 columns 'src,dst', found %d", cols);
       }
     }

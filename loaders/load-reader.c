@@ -91,6 +91,12 @@ int load_reader_next(load_reader *r, char **line, size_t *len) {
       start[n] = '\0';
       *nl = '\0';
       r->line++;
+      /* A NUL would silently end the line early: the file is not text. */
+      const char *nul = memchr(start, '\0', n);
+      if (nul) {
+        load_reader_error(r, "NUL byte at column %zu: not a text file", (size_t)(nul - start) + 1);
+        return HALO_ERR_PARSE;
+      }
       *line = start;
       *len = n;
       return 1;
