@@ -27,9 +27,10 @@ enum { TILE_VECS = 8 };
  * touched rarely, small enough that a hub row cannot leave threads idle. */
 enum { CHUNK = 32 };
 
-/* Prefetch distance in nonzeros, and the most columns of an X row that are
- * prefetched (64 floats: 4 cache lines). */
-enum { PREFETCH = 16, PREFETCH_FLOATS = 64 };
+/* Prefetching: the cache lines to keep in flight per thread, and the most
+ * columns of an X row that are prefetched (64 floats: 4 cache lines).  The
+ * distance in nonzeros follows: PREFETCH_LINES / (lines per X row). */
+enum { PREFETCH_LINES = 32, PREFETCH_FLOATS = 64 };
 
 #define SPMM_INLINE static inline __attribute__((always_inline))
 
@@ -46,6 +47,7 @@ typedef struct spmm_args {
   const float *x;
   int64_t ldx;
   int64_t prefetch_floats; /* min(ncols, PREFETCH_FLOATS) */
+  int64_t prefetch_dist;   /* in nonzeros */
   float *y;
   int64_t ldy;
   float beta;
@@ -59,13 +61,13 @@ SPMM_INLINE void prefetch_x_row(const spmm_args *args, int32_t col) {
   __builtin_prefetch(xr + args->prefetch_floats - 1, 0, 3);
 }
 
-/* Asks for the X rows of the first PREFETCH nonzeros of row r: issued one
- * row ahead, so that the prefetch distance carries over row boundaries even
- * when rows are shorter than PREFETCH. */
+/* Asks for the X rows of the first prefetch_dist nonzeros of row r: issued
+ * one row ahead, so that the prefetch distance carries over row boundaries
+ * even when rows are shorter than it. */
 SPMM_INLINE void prefetch_row_start(const spmm_args *args, int64_t r) {
   const int64_t lo = args->indptr[r];
   const int64_t end = args->indptr[r + 1];
-  const int64_t hi = end < lo + PREFETCH ? end : lo + PREFETCH;
+  const int64_t hi = end < lo + args->prefetch_dist ? end : lo + args->prefetch_dist;
   for (int64_t k = lo; k < hi; k++) prefetch_x_row(args, args->indices[k]);
 }
 
@@ -82,9 +84,10 @@ SPMM_INLINE void row_tile(const spmm_args *args, const float *x, float *yr, int6
   float tail[3] = {0};
 
   /* Only the first tile prefetches: later tiles find the rows in L1/L2. */
-  const int64_t pf_end = x == args->x ? hi - PREFETCH : lo;
+  const int64_t dist = args->prefetch_dist;
+  const int64_t pf_end = x == args->x ? hi - dist : lo;
   for (int64_t k = lo; k < hi; k++) {
-    if (k < pf_end) prefetch_x_row(args, indices[k + PREFETCH]);
+    if (k < pf_end) prefetch_x_row(args, indices[k + dist]);
     const float *xr = x + (int64_t)indices[k] * ldx;
     const vf4_u *xv = (const vf4_u *)xr;
     if (values) {
@@ -153,13 +156,15 @@ SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols) {
 void halo_spmm_cpu(const halo_csr *a, const float *x, int64_t ldx, int64_t ncols, float beta,
                    float *y, int64_t ldy, const int32_t *rows, int64_t nrows) {
   if (nrows <= 0 || ncols <= 0) return;
+  const int64_t prefetch_floats = ncols < PREFETCH_FLOATS ? ncols : PREFETCH_FLOATS;
   const spmm_args args = {
       .indptr = a->indptr,
       .indices = a->indices,
       .values = a->values,
       .x = x,
       .ldx = ldx,
-      .prefetch_floats = ncols < PREFETCH_FLOATS ? ncols : PREFETCH_FLOATS,
+      .prefetch_floats = prefetch_floats,
+      .prefetch_dist = PREFETCH_LINES / ((prefetch_floats + 15) / 16),
       .y = y,
       .ldy = ldy,
       .beta = beta,
