@@ -6,9 +6,9 @@
  * size as its final entry in g->indices.  The words are sorted by source in
  * place with an MSD radix sort whose only extra memory is a few bucket tables
  * on the stack, and each word is then replaced by its destination, so the
- * buffer becomes g->indices: loading peaks at the final CSR's size.  Readers
- * whose raw ids may be wider (edge lists) collect two words per edge and
- * narrow them once the ids are renumbered.  A buffer grows by realloc, which
+ * buffer becomes g->indices: loading peaks at the final CSR's size.  An edge
+ * list whose raw ids go beyond 32 bits widens its buffer to two words per
+ * edge and narrows it again once the ids are renumbered.  A buffer grows by realloc, which
  * glibc serves with mremap for blocks this large, so growth never holds two
  * copies either.  Graphs of more than 2^32 nodes are refused (METIS's idx_t
  * is 32-bit as well); the generators, which build their CSR directly, are not
@@ -42,20 +42,59 @@ halo_status load_edges_grow(load_edges *e) {
   return load_edges_reserve(e, e->cap < 4096 ? 4096 : e->cap + e->cap / 2);
 }
 
+halo_status load_edges_widen(load_edges *e) {
+  halo_status st = HALO_OK;
+  int64_t *grown = realloc(e->pair, (size_t)(e->cap > 0 ? e->cap : 1) * 2 * sizeof(int64_t));
+  if (!grown)
+    HALO_FAIL(HALO_ERR_NOMEM, "out of memory widening %lld edges to 64-bit ids", (long long)e->count);
+  e->pair = grown;
+  /* From the back: edge k moves from word k to words 2k, 2k+1, above every
+   * narrow word still to be read. */
+  for (int64_t k = e->count - 1; k >= 0; k--) {
+    uint64_t word = (uint64_t)e->pair[k];
+    e->pair[2 * k + 1] = (int64_t)(word & 0xffffffffu);
+    e->pair[2 * k] = (int64_t)(word >> 32);
+  }
+  e->narrow = 0;
+done:
+  return st;
+}
+
 void load_edges_free(load_edges *e) {
   free(e->pair);
   *e = (load_edges){0};
 }
 
-static int cmp_i64(const void *pa, const void *pb) {
-  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-  return (a > b) - (a < b);
-}
-
+/* Sorts a row of column ids: insertion sort for short rows, else quicksort
+ * with a median-of-three pivot and a three-way partition (hub rows of R-MAT
+ * graphs repeat ids a lot), recursing into the smaller side only. */
 static void sort_i64(int64_t *a, int64_t len) {
-  if (len > 32) {
-    qsort(a, (size_t)len, sizeof *a, cmp_i64);
-    return;
+  while (len > 24) {
+    int64_t x = a[0], y = a[len / 2], z = a[len - 1];
+    int64_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    /* [0, lt) < pivot, [lt, i) == pivot, (gt, len) > pivot. */
+    int64_t lt = 0, i = 0, gt = len - 1;
+    while (i <= gt) {
+      int64_t v = a[i];
+      if (v < pivot) {
+        a[i++] = a[lt];
+        a[lt++] = v;
+      } else if (v > pivot) {
+        a[i] = a[gt];
+        a[gt--] = v;
+      } else {
+        i++;
+      }
+    }
+    int64_t right = len - gt - 1;
+    if (lt < right) {
+      sort_i64(a, lt);
+      a += gt + 1;
+      len = right;
+    } else {
+      sort_i64(a + gt + 1, right);
+      len = lt;
+    }
   }
   for (int64_t i = 1; i < len; i++) {
     int64_t v = a[i], j = i;

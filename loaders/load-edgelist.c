@@ -44,7 +44,11 @@ static halo_status renumber_dense(load_edges *e, int64_t max_id, int64_t *n) {
   uint64_t *bits = NULL;
   int64_t *rank = NULL;
   HALO_ALLOC(bits, words, "id bitmap");
-  for (int64_t k = 0; k < 2 * e->count; k++) bits[e->pair[k] >> 6] |= 1ull << (e->pair[k] & 63);
+  for (int64_t j = 0; j < e->count; j++) {
+    int64_t id[2];
+    load_edges_get(e, j, id);
+    for (int c = 0; c < 2; c++) bits[id[c] >> 6] |= 1ull << (id[c] & 63);
+  }
   HALO_ALLOC(rank, words, "id ranks");
   int64_t total = 0;
   for (int64_t w = 0; w < words; w++) {
@@ -54,10 +58,14 @@ static halo_status renumber_dense(load_edges *e, int64_t max_id, int64_t *n) {
   *n = total;
   if (total == max_id + 1) goto done; /* already 0..n-1 */
 #pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < 2 * e->count; k++) {
-    int64_t x = e->pair[k];
-    uint64_t below = bits[x >> 6] & ((1ull << (x & 63)) - 1);
-    e->pair[k] = rank[x >> 6] + __builtin_popcountll(below);
+  for (int64_t j = 0; j < e->count; j++) {
+    int64_t id[2];
+    load_edges_get(e, j, id);
+    for (int c = 0; c < 2; c++) {
+      uint64_t below = bits[id[c] >> 6] & ((1ull << (id[c] & 63)) - 1);
+      id[c] = rank[id[c] >> 6] + __builtin_popcountll(below);
+    }
+    load_edges_set(e, j, id);
   }
 done:
   free(rank);
@@ -100,14 +108,17 @@ static halo_status renumber_sparse(load_edges *e, int64_t *n) {
   int64_t size = 1024, used = 0;
   HALO_ALLOC(set, size, "id set");
   memset(set, 0xff, (size_t)size * sizeof *set);
-  for (int64_t k = 0; k < 2 * e->count; k++) {
-    if (2 * (used + 1) > size) HALO_TRY(set_grow(&set, &size));
-    int64_t x = e->pair[k];
-    uint64_t h = halo_rng_mix((uint64_t)x) & (uint64_t)(size - 1);
-    while (set[h] >= 0 && set[h] != x) h = (h + 1) & (uint64_t)(size - 1);
-    if (set[h] < 0) {
-      set[h] = x;
-      used++;
+  for (int64_t j = 0; j < e->count; j++) {
+    int64_t id[2];
+    load_edges_get(e, j, id);
+    for (int c = 0; c < 2; c++) {
+      if (2 * (used + 1) > size) HALO_TRY(set_grow(&set, &size));
+      uint64_t h = halo_rng_mix((uint64_t)id[c]) & (uint64_t)(size - 1);
+      while (set[h] >= 0 && set[h] != id[c]) h = (h + 1) & (uint64_t)(size - 1);
+      if (set[h] < 0) {
+        set[h] = id[c];
+        used++;
+      }
     }
   }
   /* The distinct ids, sorted: position = new id. */
@@ -127,11 +138,15 @@ static halo_status renumber_sparse(load_edges *e, int64_t *n) {
   }
   const int64_t *table = set, *ids = sorted;
 #pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < 2 * e->count; k++) {
-    int64_t x = e->pair[k];
-    uint64_t h = halo_rng_mix((uint64_t)x) & mask;
-    while (ids[table[h]] != x) h = (h + 1) & mask;
-    e->pair[k] = table[h];
+  for (int64_t j = 0; j < e->count; j++) {
+    int64_t id[2];
+    load_edges_get(e, j, id);
+    for (int c = 0; c < 2; c++) {
+      uint64_t h = halo_rng_mix((uint64_t)id[c]) & mask;
+      while (ids[table[h]] != id[c]) h = (h + 1) & mask;
+      id[c] = table[h];
+    }
+    load_edges_set(e, j, id);
   }
   *n = u;
 done:
@@ -143,7 +158,7 @@ done:
 halo_status load_edgelist(const char *path, halo_graph **out) {
   halo_status st = HALO_OK;
   load_reader r = {0};
-  load_edges edges = {0};
+  load_edges edges = {.narrow = 1}; /* widens itself at the first id >= 2^32 */
   halo_graph *g = NULL;
   halo_digest digest;
   halo_digest_init(&digest);

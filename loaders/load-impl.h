@@ -93,9 +93,9 @@ static inline const char *load_skip_blank(const char *p) {
 
 /* ---- Edge buffer and CSR ----------------------------------------------- */
 
-/* Edges as they are read.  Narrow (set before the first push, when every id
- * is known to be below 2^32): one word src << 32 | dst per edge, size cap.
- * Otherwise interleaved (src, dst) words, size 2 * cap. */
+/* Edges as they are read.  Narrow (set before the first push): one word
+ * src << 32 | dst per edge, size cap, while every id is below 2^32.
+ * Otherwise wide: interleaved (src, dst) words, size 2 * cap. */
 typedef struct load_edges {
   int64_t *pair;
   int64_t count;
@@ -107,11 +107,15 @@ halo_status load_edges_reserve(load_edges *e, int64_t cap);
 halo_status load_edges_grow(load_edges *e);
 void load_edges_free(load_edges *e);
 
+/* Turns a narrow buffer into a wide one, in place after a realloc. */
+halo_status load_edges_widen(load_edges *e);
+
+/* Appends an edge; a narrow buffer widens itself for an id of 2^32 or more. */
 static inline halo_status load_edges_push(load_edges *e, int64_t src, int64_t dst) {
-  if (e->count == e->cap) {
-    halo_status st = load_edges_grow(e);
-    if (st < 0) return st;
-  }
+  halo_status st = HALO_OK;
+  if (e->narrow && ((uint64_t)src | (uint64_t)dst) >> 32) st = load_edges_widen(e);
+  if (st == HALO_OK && e->count == e->cap) st = load_edges_grow(e);
+  if (st < 0) return st;
   if (e->narrow) {
     e->pair[e->count] = (int64_t)((uint64_t)src << 32 | (uint64_t)dst);
   } else {
@@ -120,6 +124,26 @@ static inline halo_status load_edges_push(load_edges *e, int64_t src, int64_t ds
   }
   e->count++;
   return HALO_OK;
+}
+
+/* Edge j as (src, dst), and back; ids set on a narrow buffer must fit 32 bits. */
+static inline void load_edges_get(const load_edges *e, int64_t j, int64_t id[2]) {
+  if (e->narrow) {
+    id[0] = (int64_t)((uint64_t)e->pair[j] >> 32);
+    id[1] = (int64_t)((uint64_t)e->pair[j] & 0xffffffffu);
+  } else {
+    id[0] = e->pair[2 * j];
+    id[1] = e->pair[2 * j + 1];
+  }
+}
+
+static inline void load_edges_set(load_edges *e, int64_t j, const int64_t id[2]) {
+  if (e->narrow) {
+    e->pair[j] = (int64_t)((uint64_t)id[0] << 32 | (uint64_t)id[1]);
+  } else {
+    e->pair[2 * j] = id[0];
+    e->pair[2 * j + 1] = id[1];
+  }
 }
 
 /* Builds g->indptr/indices (g has n nodes) from the edges, all ids in

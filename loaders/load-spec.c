@@ -8,11 +8,12 @@
  *         train/valid/test split come with it.
  *   rmat  a recursive-matrix (Kronecker) graph on 2^scale nodes with
  *         edge-factor * 2^scale directed edges, quadrant probabilities
- *         a, b, c and 1-a-b-c (Graph500 defaults).  Structure only.
+ *         a, b, c and 1-a-b-c (Graph500 defaults, resolved to 1/65536).
+ *         Structure only; ids are not permuted, so hubs have small ids.
  *
  * Every random choice is a pure function of (seed, node or edge, draw), so
- * the CSR is built in two parallel passes over the same draws, one to count
- * the rows and one to fill them, and never holds an edge-pair list.
+ * the edges are drawn in parallel straight into the one-word-per-edge buffer
+ * that load_edges_to_csr sorts into the CSR in place.
  */
 #include <errno.h>
 #include <math.h>
@@ -114,11 +115,12 @@ typedef struct sbm {
 } sbm;
 
 static inline int64_t sbm_draws(const sbm *s, int64_t u) {
+  if (s->n < 2) return 0; /* a lone node has no one to link to */
   double base = floor(s->half_degree);
   return (int64_t)base + (halo_rng_uniform_double(s->deg_key, (uint64_t)u, 0) < s->half_degree - base);
 }
 
-/* The j-th neighbour drawn by u, or -1 when u has no possible neighbour. */
+/* The j-th neighbour drawn by u (never u itself; n >= 2). */
 static inline int64_t sbm_pick(const sbm *s, int64_t u, int64_t j) {
   int32_t c = s->cls[u];
   int64_t off = s->class_off[c], size = s->class_off[c + 1] - off;
@@ -128,7 +130,6 @@ static inline int64_t sbm_pick(const sbm *s, int64_t u, int64_t j) {
   if (others == 0) inside = 1;
   uint64_t draw = halo_rng_bits(s->edge_key, (uint64_t)u, (uint64_t)(2 * j + 1));
   if (inside) {
-    if (size < 2) return -1;
     /* Uniform over the class without u: the last member stands in for u. */
     int64_t v = s->members[off + (int64_t)(draw % (uint64_t)(size - 1))];
     return v == u ? s->members[off + size - 1] : v;
@@ -143,10 +144,11 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
   halo_graph *g = NULL;
   int64_t *class_off = NULL, *members = NULL, *fill = NULL;
   int32_t *cls = NULL;
+  load_edges edges = {.narrow = 1};
   int64_t nodes = 0, classes = 8, feat = 32, seed = 1;
   double degree = 10, homophily = 0.8, train = 0.1, valid = 0.1, noise = 1.0;
   spec_key keys[] = {
-      KEY_I("nodes", nodes, 1, 1e12, 1),       KEY_I("classes", classes, 1, 1 << 16, 0),
+      KEY_I("nodes", nodes, 1, 4294967296.0, 1),       KEY_I("classes", classes, 1, 1 << 16, 0),
       KEY_R("avg-degree", degree, 0, 1e6, 0),  KEY_R("homophily", homophily, 0, 1, 0),
       KEY_I("feat", feat, 0, 1 << 20, 0),      KEY_I("seed", seed, 0, 9.2e18, 0),
       KEY_R("train", train, 0, 1, 0),          KEY_R("valid", valid, 0, 1, 0),
@@ -164,9 +166,11 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
   for (int64_t u = 0; u < n; u++) cls[u] = load_synth_class((uint64_t)seed, (int32_t)classes, u);
   for (int64_t u = 0; u < n; u++) class_off[cls[u] + 1]++;
   for (int64_t c = 0; c < classes; c++) class_off[c + 1] += class_off[c];
-  HALO_ALLOC(fill, classes > n + 1 ? classes : n + 1, "sbm fill positions");
+  HALO_ALLOC(fill, classes, "sbm fill positions");
   memcpy(fill, class_off, (size_t)classes * sizeof *fill);
   for (int64_t u = 0; u < n; u++) members[fill[cls[u]]++] = u;
+  free(fill);
+  fill = NULL;
 
   const sbm s = {
       .n = n,
@@ -181,50 +185,27 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
       .cls = cls,
   };
 
+  /* Node u's draws fill edge words [2 first[u], 2 first[u+1]): u -> v and
+   * v -> u, so every node writes its own slots and no write is shared.
+   * first[] lives in g->indptr until the CSR build needs it back. */
   HALO_TRY(halo_graph_create(n, 0, &g));
-  int64_t *indptr = g->indptr;
-  /* Pass 1: row lengths (each drawn edge counts in both rows). */
+  int64_t *first = g->indptr;
+  for (int64_t u = 0; u < n; u++) first[u + 1] = first[u] + sbm_draws(&s, u);
+  HALO_TRY(load_edges_reserve(&edges, 2 * first[n]));
+  edges.count = 2 * first[n];
+  int64_t *word = edges.pair;
 #pragma omp parallel for schedule(dynamic, 1024)
   for (int64_t u = 0; u < n; u++) {
-    int64_t draws = sbm_draws(&s, u);
-    for (int64_t j = 0; j < draws; j++) {
-      int64_t v = sbm_pick(&s, u, j);
-      if (v < 0) continue;
-#pragma omp atomic
-      indptr[u + 1]++;
-#pragma omp atomic
-      indptr[v + 1]++;
+    for (int64_t j = 0; j < first[u + 1] - first[u]; j++) {
+      uint64_t v = (uint64_t)sbm_pick(&s, u, j);
+      word[2 * (first[u] + j)] = (int64_t)((uint64_t)u << 32 | v);
+      word[2 * (first[u] + j) + 1] = (int64_t)(v << 32 | (uint64_t)u);
     }
   }
-  for (int64_t u = 0; u < n; u++) indptr[u + 1] += indptr[u];
-  g->m = indptr[n];
-  free(g->indices);
-  g->indices = NULL;
-  HALO_ALLOC(g->indices, g->m, "sbm edges");
-  memcpy(fill, indptr, (size_t)n * sizeof *fill);
-
-  /* Pass 2: the same draws, placed; row order is fixed by the sort below. */
-  int64_t *indices = g->indices;
-#pragma omp parallel for schedule(dynamic, 1024)
-  for (int64_t u = 0; u < n; u++) {
-    int64_t draws = sbm_draws(&s, u);
-    for (int64_t j = 0; j < draws; j++) {
-      int64_t v = sbm_pick(&s, u, j);
-      if (v < 0) continue;
-      int64_t at_u, at_v;
-#pragma omp atomic capture
-      at_u = fill[u]++;
-#pragma omp atomic capture
-      at_v = fill[v]++;
-      indices[at_u] = v;
-      indices[at_v] = u;
-    }
-  }
-  load_csr_sort_rows(g);
-  free(fill);
-  fill = NULL;
+  memset(first, 0, (size_t)(n + 1) * sizeof *first);
   free(members);
   members = NULL;
+  HALO_TRY(load_edges_to_csr(&edges, g));
 
   load_synth synth = {.features = (int32_t)feat, .classes = (int32_t)classes, .noise = noise,
                       .train = train, .valid = valid, .seed = (uint64_t)seed};
@@ -234,6 +215,7 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
   *out = g;
   g = NULL;
 done:
+  load_edges_free(&edges);
   free(fill);
   free(members);
   free(class_off);
@@ -247,80 +229,62 @@ done:
 typedef struct rmat {
   int scale;
   uint64_t key;
-  uint64_t ta, tab, tabc; /* cumulative quadrant thresholds, scaled to 2^32 */
+  uint32_t ta, tab, tabc; /* cumulative quadrant thresholds, scaled to 2^16 */
 } rmat;
 
-/* Edge e: one 32-bit uniform per level picks the quadrant. */
-static inline void rmat_edge(const rmat *r, int64_t e, int64_t *src, int64_t *dst) {
-  uint64_t s = 0, d = 0, bits = 0;
+/* Edge e as the word src << 32 | dst: one 16-bit uniform per level picks the
+ * quadrant, four levels per 64-bit draw. */
+static inline int64_t rmat_edge(const rmat *r, int64_t e) {
+  uint64_t src = 0, dst = 0, bits = 0;
   for (int level = 0; level < r->scale; level++) {
-    if ((level & 1) == 0) bits = halo_rng_bits(r->key, (uint64_t)e, (uint64_t)level);
-    uint64_t x = (level & 1) ? bits >> 32 : bits & 0xffffffffull;
-    uint64_t bs = x >= r->tab, bd = (x >= r->ta && x < r->tab) || x >= r->tabc;
-    s = s << 1 | bs;
-    d = d << 1 | bd;
+    if ((level & 3) == 0) bits = halo_rng_bits(r->key, (uint64_t)e, (uint64_t)level);
+    uint32_t x = (uint32_t)(bits & 0xffff);
+    bits >>= 16;
+    src = src << 1 | (x >= r->tab);
+    dst = dst << 1 | ((x >= r->ta && x < r->tab) || x >= r->tabc);
   }
-  *src = (int64_t)s;
-  *dst = (int64_t)d;
+  return (int64_t)(src << 32 | dst);
 }
 
 static halo_status rmat_generate(const char *spec, const char *keys_text, halo_graph **out) {
   halo_status st = HALO_OK;
   halo_graph *g = NULL;
-  int64_t *fill = NULL;
+  load_edges edges = {.narrow = 1};
   int64_t scale = 0, factor = 16, seed = 1;
   double a = 0.57, b = 0.19, c = 0.19;
   spec_key keys[] = {
-      KEY_I("scale", scale, 1, 40, 1), KEY_I("edge-factor", factor, 1, 1 << 20, 0),
+      KEY_I("scale", scale, 1, 32, 1), KEY_I("edge-factor", factor, 1, 1 << 20, 0),
       KEY_I("seed", seed, 0, 9.2e18, 0), KEY_R("a", a, 0, 1, 0),
       KEY_R("b", b, 0, 1, 0),            KEY_R("c", c, 0, 1, 0),
   };
   HALO_TRY(parse_keys("rmat", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
   if (a + b + c > 1) HALO_FAIL(HALO_ERR_RANGE, "rmat: a+b+c = %g exceeds 1", a + b + c);
   const int64_t n = (int64_t)1 << scale;
-  if (factor > (INT64_MAX >> 1) / n) HALO_FAIL(HALO_ERR_RANGE, "rmat: edge-factor=%lld is too large for scale=%lld",
-                                              (long long)factor, (long long)scale);
+  if (factor > (INT64_MAX >> 1) / n)
+    HALO_FAIL(HALO_ERR_RANGE, "rmat: edge-factor=%lld is too large for scale=%lld", (long long)factor,
+              (long long)scale);
   const int64_t m = factor * n;
-  const double two32 = 4294967296.0;
   const rmat r = {
       .scale = (int)scale,
       .key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 3, 0),
-      .ta = (uint64_t)(a * two32),
-      .tab = (uint64_t)((a + b) * two32),
-      .tabc = (uint64_t)((a + b + c) * two32),
+      .ta = (uint32_t)lround(a * 65536),
+      .tab = (uint32_t)lround((a + b) * 65536),
+      .tabc = (uint32_t)lround((a + b + c) * 65536),
   };
 
   HALO_TRY(halo_graph_create(n, 0, &g));
-  free(g->indices);
-  g->indices = NULL;
-  HALO_ALLOC(g->indices, m, "rmat edges");
-  HALO_ALLOC(fill, n, "rmat fill positions");
-  int64_t *indptr = g->indptr, *indices = g->indices;
+  HALO_TRY(load_edges_reserve(&edges, m));
+  edges.count = m;
+  int64_t *word = edges.pair;
 #pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < m; e++) {
-    int64_t src, dst;
-    rmat_edge(&r, e, &src, &dst);
-#pragma omp atomic
-    indptr[src + 1]++;
-  }
-  for (int64_t v = 0; v < n; v++) indptr[v + 1] += indptr[v];
-  memcpy(fill, indptr, (size_t)n * sizeof *fill);
-#pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < m; e++) {
-    int64_t src, dst, at;
-    rmat_edge(&r, e, &src, &dst);
-#pragma omp atomic capture
-    at = fill[src]++;
-    indices[at] = dst;
-  }
-  g->m = m;
-  load_csr_sort_rows(g);
+  for (int64_t e = 0; e < m; e++) word[e] = rmat_edge(&r, e);
+  HALO_TRY(load_edges_to_csr(&edges, g));
   load_set_source(g, spec);
   g->source_digest = halo_digest_bytes(spec, strlen(spec));
   *out = g;
   g = NULL;
 done:
-  free(fill);
+  load_edges_free(&edges);
   halo_graph_destroy(&g);
   return st;
 }

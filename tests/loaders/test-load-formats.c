@@ -169,6 +169,15 @@ Test(edgelist, dense_ids_with_gap) {
   halo_graph_destroy(&g);
 }
 
+/* The buffer starts with 32-bit ids and widens at 2^32, keeping what it held. */
+Test(edgelist, ids_cross_32_bits_midway) {
+  const char *path = scratch_write("cross.txt", "5 6\n6 7\n7 5\n4294967296 5\n");
+  halo_graph *g = load_ok(path, HALO_FORMAT_EDGELIST);
+  const int64_t indptr[] = {0, 1, 2, 3, 4}, indices[] = {1, 2, 0, 0};
+  expect_csr(g, 4, indptr, 4, indices);
+  halo_graph_destroy(&g);
+}
+
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
@@ -235,10 +244,13 @@ static void random_edgelist(uint64_t seed, uint64_t id_range, int M, int POOL) {
 
 Test(edgelist, random_dense_ids) { random_edgelist(20261130, 5000, 3000, 700); }
 Test(edgelist, random_sparse_ids) { random_edgelist(77, (uint64_t)INT64_MAX, 3000, 700); }
+/* Long rows full of repeated ids, for the quicksort of each row. */
+Test(edgelist, random_long_rows) { random_edgelist(55, 1000, 20000, 40); }
 /* Enough nodes (2^17) for the radix sort to recurse, and for the hash set to grow. */
 Test(edgelist, random_large) {
   random_edgelist(4242, 1u << 20, 300000, 100000);
   random_edgelist(4343, (uint64_t)INT64_MAX, 300000, 150000);
+  random_edgelist(4444, (uint64_t)1 << 33, 300000, 150000);
 }
 
 Test(mtx, real_general) {
