@@ -9,7 +9,8 @@
 #   halo-partition --input SPEC --parts P --out DIR --seed S --ufactor U
 #       (generates the graph, cleans it, partitions with the same METIS call,
 #        writes P HDF5 shards with features, labels and halo plans + manifest)
-# and prints the best wall time and the peak RSS of each, with the ratios.
+# and prints the best wall time, the best cpu time (user + system: steadier
+# than wall time on a shared machine) and the peak RSS of each, with ratios.
 # Targets (issue 2): time <= 1.3x gpmetis, peak RSS <= 1.5x gpmetis.
 #
 # Environment: HALO_BUILD (build folder, default build), HALO_BENCH_SPEC,
@@ -47,6 +48,7 @@ wall_s() {
   sed -n 's/.*Elapsed (wall clock) time.*: //p' "$1" |
     awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f\n", s }'
 }
+cpu_s() { awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f\n", s }' "$1"; }
 rss_mb() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1" | awk '{ printf "%.1f\n", $1 / 1024 }'; }
 min() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
 max() { awk 'NR == 1 || $1 > m { m = $1 } END { print m }'; }
@@ -57,32 +59,37 @@ echo "machine  $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 10485
 echo "runs     best of $repeat, alternating; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
-: >"$work/gp.wall"; : >"$work/gp.rss"; : >"$work/halo.wall"; : >"$work/halo.rss"
+: >"$work/gp.wall"; : >"$work/gp.rss"; : >"$work/gp.cpu"
+: >"$work/halo.wall"; : >"$work/halo.rss"; : >"$work/halo.cpu"
 for i in $(seq "$repeat"); do
   rm -f "$work/graph.metis.part.$parts"
   /usr/bin/time -v gpmetis -ptype=kway -seed=$seed -ufactor=$ufactor -objtype=cut \
     "$work/graph.metis" "$parts" >"$work/gpmetis.log" 2>"$work/gpmetis.time"
   wall_s "$work/gpmetis.time" >>"$work/gp.wall"
   rss_mb "$work/gpmetis.time" >>"$work/gp.rss"
+  cpu_s "$work/gpmetis.time" >>"$work/gp.cpu"
 
   /usr/bin/time -v "$exe" --input "$spec" --parts "$parts" --out "$work/out" --force \
     --seed $seed --ufactor $ufactor --json "$work/halo.json" >"$work/halo.log" 2>"$work/halo.time"
   wall_s "$work/halo.time" >>"$work/halo.wall"
   rss_mb "$work/halo.time" >>"$work/halo.rss"
-  echo "run $i: gpmetis $(tail -1 "$work/gp.wall") s $(tail -1 "$work/gp.rss") MB," \
-    "halo-partition $(tail -1 "$work/halo.wall") s $(tail -1 "$work/halo.rss") MB"
+  cpu_s "$work/halo.time" >>"$work/halo.cpu"
+  echo "run $i: gpmetis $(tail -1 "$work/gp.wall") s wall $(tail -1 "$work/gp.cpu") s cpu" \
+    "$(tail -1 "$work/gp.rss") MB; halo-partition $(tail -1 "$work/halo.wall") s wall" \
+    "$(tail -1 "$work/halo.cpu") s cpu $(tail -1 "$work/halo.rss") MB"
 done
 
-gp_t=$(min <"$work/gp.wall"); gp_m=$(max <"$work/gp.rss")
-h_t=$(min <"$work/halo.wall"); h_m=$(max <"$work/halo.rss")
+gp_t=$(min <"$work/gp.wall"); gp_c=$(min <"$work/gp.cpu"); gp_m=$(max <"$work/gp.rss")
+h_t=$(min <"$work/halo.wall"); h_c=$(min <"$work/halo.cpu"); h_m=$(max <"$work/halo.rss")
 gp_cut=$(sed -n 's/.*Edgecut: \([0-9]*\),.*/\1/p' "$work/gpmetis.log")
 h_cut=$(sed -n 's/.*"edge_cut": \([0-9]*\),.*/\1/p' "$work/halo.json")
 h_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/halo.json" | tr -d '"')
 
 echo
-printf '%-16s %10s %14s %12s\n' tool "wall (s)" "peak RSS (MB)" "edge cut"
-printf '%-16s %10s %14s %12s\n' gpmetis "$gp_t" "$gp_m" "$gp_cut"
-printf '%-16s %10s %14s %12s\n' halo-partition "$h_t" "$h_m" "$h_cut"
-echo "halo-partition phases (last run, s): $h_phases"
-awk -v ht="$h_t" -v gt="$gp_t" -v hm="$h_m" -v gm="$gp_m" 'BEGIN {
-  printf "ratio: time %.2fx (target <= 1.3x), peak RSS %.2fx (target <= 1.5x)\n", ht / gt, hm / gm }'
+printf '%-16s %10s %10s %14s %12s\n' tool "wall (s)" "cpu (s)" "peak RSS (MB)" "edge cut"
+printf '%-16s %10s %10s %14s %12s\n' gpmetis "$gp_t" "$gp_c" "$gp_m" "$gp_cut"
+printf '%-16s %10s %10s %14s %12s\n' halo-partition "$h_t" "$h_c" "$h_m" "$h_cut"
+echo "halo-partition phases (last run, wall s): $h_phases"
+awk -v ht="$h_t" -v gt="$gp_t" -v hc="$h_c" -v gc="$gp_c" -v hm="$h_m" -v gm="$gp_m" 'BEGIN {
+  printf "ratio: wall time %.2fx (target <= 1.3x), cpu time %.2fx, peak RSS %.2fx (target <= 1.5x)\n",
+         ht / gt, hc / gc, hm / gm }'

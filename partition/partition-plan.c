@@ -8,7 +8,9 @@
  *
  * The plan keeps one int32 map global -> local (size n) that is set for the
  * rows of the part being built and reset afterwards, so building all P
- * parts costs O(n + m) time and O(n) scratch beyond one part's arrays.
+ * parts costs O(n + m + H log H) time (a sweep of the map replaces the sort
+ * only when it costs less than 16 H) and O(n) scratch beyond one part's
+ * arrays.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -141,10 +143,25 @@ done:
   return st;
 }
 
+/* Local columns of owned row r (its halo rows numbered already), ascending. */
+static void fill_row(const halo_partition_plan *plan, halo_shard *s, int64_t r) {
+  const halo_graph *g = plan->g;
+  const int64_t *row = g->indices + g->indptr[s->global_id[r]];
+  int32_t *out = s->indices + s->indptr[r];
+  const int64_t len = s->indptr[r + 1] - s->indptr[r];
+  for (int64_t k = 0; k < len; k++) out[k] = plan->local[row[k]];
+  sort_i32(out, len);
+}
+
 /* Pass 2: places each halo node in its owner's range, in ascending id, and
  * each sent row in its peer's list (ascending id, as rows are visited in
- * ascending id), then numbers the halo rows. */
-static halo_status fill_halo_and_send(halo_partition_plan *plan, int32_t p, halo_shard *s) {
+ * ascending id); numbers the halo rows and fills the local CSR.
+ *
+ * A dense halo is cheaper to collect in id order by sweeping the node map
+ * than to gather and sort, and once it is numbered the same pass over the
+ * edges also fills the CSR.  A sparse one (many parts, a big graph) is
+ * gathered, sorted per owner, and the CSR takes a third pass. */
+static halo_status fill_halo_send_csr(halo_partition_plan *plan, int32_t p, halo_shard *s) {
   halo_status st = HALO_OK;
   const halo_graph *g = plan->g;
   const int64_t *owned = plan->order + plan->start[p];
@@ -156,6 +173,11 @@ static halo_status fill_halo_and_send(halo_partition_plan *plan, int32_t p, halo
   HALO_ALLOC(s->global_id, n_owned + n_halo, "global ids");
   HALO_ALLOC(s->halo_owner, n_halo, "halo owners");
   HALO_ALLOC(s->send_idx, s->send_ptr[plan->parts], "send lists");
+  HALO_ALLOC(s->indptr, n_owned + 1, "local offsets");
+  for (int64_t r = 0; r < n_owned; r++)
+    s->indptr[r + 1] = s->indptr[r] + g->indptr[owned[r] + 1] - g->indptr[owned[r]];
+  s->nnz = s->indptr[n_owned];
+  HALO_ALLOC(s->indices, s->nnz, "local columns");
   memcpy(s->global_id, owned, (size_t)n_owned * sizeof *owned);
   int64_t *halo_id = s->global_id + n_owned;
   for (int32_t q = 0; q < plan->parts; q++) {
@@ -163,13 +185,16 @@ static halo_status fill_halo_and_send(halo_partition_plan *plan, int32_t p, halo
     send_at[q] = s->send_ptr[q];
     mark[q] = -1;
   }
-  /* A dense halo is cheaper to collect in id order by sweeping the map than
-   * to gather and sort; a sparse one (many parts, big graph) is gathered. */
+
   const int sweep = g->n < 16 * n_halo;
   if (sweep)
     for (int64_t v = 0; v < g->n; v++)
-      if (local[v] == LOCAL_HALO_NEW) halo_id[recv_at[part[v]]++] = v;
-  for (int64_t r = 0; r < n_owned; r++)
+      if (local[v] == LOCAL_HALO_NEW) {
+        int64_t h = recv_at[part[v]]++;
+        halo_id[h] = v;
+        local[v] = (int32_t)(n_owned + h);
+      }
+  for (int64_t r = 0; r < n_owned; r++) {
     for (int64_t k = g->indptr[owned[r]]; k < g->indptr[owned[r] + 1]; k++) {
       int64_t v = g->indices[k];
       int32_t q = part[v];
@@ -183,37 +208,23 @@ static halo_status fill_halo_and_send(halo_partition_plan *plan, int32_t p, halo
         s->send_idx[send_at[q]++] = (int32_t)r;
       }
     }
-  for (int32_t q = 0; q < plan->parts && !sweep; q++) {
-    int64_t len = s->recv_ptr[q + 1] - s->recv_ptr[q];
-    if (len > 1) qsort(halo_id + s->recv_ptr[q], (size_t)len, sizeof *halo_id, compare_i64);
+    if (sweep) fill_row(plan, s, r);
   }
-  for (int64_t h = 0; h < n_halo; h++) {
-    local[halo_id[h]] = (int32_t)(n_owned + h);
-    s->halo_owner[h] = part[halo_id[h]];
+  if (!sweep) {
+    for (int32_t q = 0; q < plan->parts; q++) {
+      int64_t len = s->recv_ptr[q + 1] - s->recv_ptr[q];
+      if (len > 1) qsort(halo_id + s->recv_ptr[q], (size_t)len, sizeof *halo_id, compare_i64);
+    }
+    for (int64_t h = 0; h < n_halo; h++) local[halo_id[h]] = (int32_t)(n_owned + h);
+    for (int64_t r = 0; r < n_owned; r++) fill_row(plan, s, r);
   }
-done:
-  return st;
-}
+  for (int64_t h = 0; h < n_halo; h++) s->halo_owner[h] = part[halo_id[h]];
 
-/* Local CSR over owned rows with int32 columns, and global degrees. */
-static halo_status build_csr(halo_partition_plan *plan, halo_shard *s) {
-  halo_status st = HALO_OK;
-  const halo_graph *g = plan->g;
-  const int64_t rows = s->n_owned + s->n_halo;
-  HALO_ALLOC(s->degree, rows, "degrees");
-  for (int64_t r = 0; r < rows; r++) {
+  /* Global degrees of owned and halo rows. */
+  HALO_ALLOC(s->degree, n_owned + n_halo, "degrees");
+  for (int64_t r = 0; r < n_owned + n_halo; r++) {
     int64_t v = s->global_id[r];
     s->degree[r] = g->indptr[v + 1] - g->indptr[v];
-  }
-  HALO_ALLOC(s->indptr, s->n_owned + 1, "local offsets");
-  for (int64_t r = 0; r < s->n_owned; r++) s->indptr[r + 1] = s->indptr[r] + s->degree[r];
-  s->nnz = s->indptr[s->n_owned];
-  HALO_ALLOC(s->indices, s->nnz, "local columns");
-  for (int64_t r = 0; r < s->n_owned; r++) {
-    const int64_t *row = g->indices + g->indptr[s->global_id[r]];
-    int32_t *out = s->indices + s->indptr[r];
-    for (int64_t k = 0; k < s->degree[r]; k++) out[k] = plan->local[row[k]];
-    sort_i32(out, s->degree[r]);
   }
 done:
   return st;
@@ -281,8 +292,7 @@ halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo
   touched = 1;
   for (int64_t i = 0; i < n_owned; i++) plan->local[owned[i]] = (int32_t)i;
   HALO_TRY(scan_edges(plan, p, s));
-  HALO_TRY(fill_halo_and_send(plan, p, s));
-  HALO_TRY(build_csr(plan, s));
+  HALO_TRY(fill_halo_send_csr(plan, p, s));
   HALO_TRY(build_node_data(g, s));
   /* Every node this part touched is one of its rows: reset just those. */
   for (int64_t r = 0; r < s->n_owned + s->n_halo; r++) plan->local[s->global_id[r]] = LOCAL_NONE;
