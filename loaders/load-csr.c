@@ -31,7 +31,8 @@ halo_status load_edges_reserve(load_edges *e, int64_t cap) {
     HALO_FAIL(HALO_ERR_NOMEM, "edge buffer of %lld edges exceeds the address space", (long long)cap);
   int64_t *grown = realloc(e->pair, (size_t)cap * edge_bytes);
   if (!grown)
-    HALO_FAIL(HALO_ERR_NOMEM, "out of memory for %lld edges (%zu bytes)", (long long)cap, (size_t)cap * edge_bytes);
+    HALO_FAIL(HALO_ERR_NOMEM, "out of memory for %lld edges (%zu bytes)", (long long)cap,
+              (size_t)cap * edge_bytes);
   e->pair = grown;
   e->cap = cap;
 done:

@@ -10,7 +10,7 @@ static const struct {
   const char *name;
   halo_format format;
 } FORMAT_NAMES[] = {
-    {"auto", HALO_FORMAT_AUTO}, {"ogb", HALO_FORMAT_OGB}, {"edgelist", HALO_FORMAT_EDGELIST},
+    {"auto", HALO_FORMAT_AUTO},     {"ogb", HALO_FORMAT_OGB}, {"edgelist", HALO_FORMAT_EDGELIST},
     {"snap", HALO_FORMAT_EDGELIST}, {"mtx", HALO_FORMAT_MTX}, {"spec", HALO_FORMAT_SPEC},
 };
 

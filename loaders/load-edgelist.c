@@ -188,7 +188,8 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   else
     HALO_TRY(renumber_sparse(&edges, &n));
   if (n > ((int64_t)1 << 32))
-    HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld distinct ids exceed the loaders' limit of 2^32 nodes", path, (long long)n);
+    HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld distinct ids exceed the loaders' limit of 2^32 nodes", path,
+              (long long)n);
   HALO_TRY(halo_graph_create(n, 0, &g));
   HALO_TRY(load_edges_to_csr(&edges, g));
   load_set_source(g, path);

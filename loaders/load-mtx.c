@@ -38,8 +38,8 @@ static halo_status parse_banner(const load_reader *r, char *line, mtx_header *h)
     LOAD_FAIL(r, HALO_ERR_FORMAT,
               "Matrix Market banner must read '%%%%MatrixMarket matrix coordinate FIELD SYMMETRY'");
   if (strcasecmp(word[2], "coordinate") != 0)
-    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED, "'%s' Matrix Market files are not supported; a graph needs 'coordinate'",
-              word[2]);
+    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED,
+              "'%s' Matrix Market files are not supported; a graph needs 'coordinate'", word[2]);
   if (strcasecmp(word[3], "pattern") == 0)
     h->field = MTX_PATTERN;
   else if (strcasecmp(word[3], "real") == 0 || strcasecmp(word[3], "double") == 0)
@@ -71,14 +71,15 @@ static halo_status parse_size_line(const load_reader *r, const char *p, mtx_head
     count++;
     p = load_skip_blank(p);
   }
-  if (count != 3) LOAD_FAIL(r, HALO_ERR_PARSE, "size line must be 'ROWS COLS ENTRIES', found %d numbers", count);
+  if (count != 3)
+    LOAD_FAIL(r, HALO_ERR_PARSE, "size line must be 'ROWS COLS ENTRIES', found %d numbers", count);
   h->rows = v[0];
   h->cols = v[1];
   h->nnz = v[2];
   h->size_line = r->line;
   if (h->rows != h->cols)
-    LOAD_FAIL(r, HALO_ERR_FORMAT, "matrix is %lld x %lld; a graph needs a square matrix",
-              (long long)h->rows, (long long)h->cols);
+    LOAD_FAIL(r, HALO_ERR_FORMAT, "matrix is %lld x %lld; a graph needs a square matrix", (long long)h->rows,
+              (long long)h->cols);
 done:
   return st;
 }
@@ -165,8 +166,9 @@ halo_status load_mtx(const char *path, halo_graph **out) {
   if (got < 0) HALO_TRY(got);
   if (h.size_line == 0) LOAD_FAIL(&r, HALO_ERR_FORMAT, "no size line 'ROWS COLS ENTRIES' after the banner");
   if (entries != h.nnz)
-    LOAD_FAIL(&r, HALO_ERR_FORMAT, "file ends after %lld entries, but the size line (line %lld) declares %lld",
-              (long long)entries, (long long)h.size_line, (long long)h.nnz);
+    LOAD_FAIL(&r, HALO_ERR_FORMAT,
+              "file ends after %lld entries, but the size line (line %lld) declares %lld", (long long)entries,
+              (long long)h.size_line, (long long)h.nnz);
   HALO_TRY(load_reader_close(&r));
 
   HALO_TRY(halo_graph_create(h.rows, 0, &g));

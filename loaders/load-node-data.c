@@ -97,7 +97,8 @@ static halo_status parse_label(const load_reader *r, const char *p, int32_t *lab
               (int)(p - tok), tok);
   p = load_skip_blank(p);
   if (*p != '\0')
-    LOAD_FAIL(r, HALO_ERR_PARSE, "expected 1 label per line, found %d columns (multi-task labels are not supported)",
+    LOAD_FAIL(r, HALO_ERR_PARSE,
+              "expected 1 label per line, found %d columns (multi-task labels are not supported)",
               count_fields(tok));
   *label = (int32_t)v;
 done:
@@ -163,7 +164,8 @@ halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_dig
       int64_t id = 0;
       int rc = load_scan_i64(&p, &id);
       if (rc == LOAD_SCAN_BAD || *p == ',') {
-        if (*p == ',') LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line, found %d columns", count_fields(tok));
+        if (*p == ',')
+          LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line, found %d columns", count_fields(tok));
         LOAD_FAIL_TOKEN(&r, tok, "a node id");
       }
       if (*load_skip_blank(p) != '\0') LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line");
@@ -171,7 +173,8 @@ halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_dig
         LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld)", (int)(p - tok), tok,
                   (long long)n);
       if (split[id] == which)
-        LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated in the %s split", (long long)id, SPLIT_NAMES[which]);
+        LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated in the %s split", (long long)id,
+                  SPLIT_NAMES[which]);
       if (split[id] != HALO_SPLIT_NONE)
         LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated: it is already in the %s split", (long long)id,
                   SPLIT_NAMES[split[id]]);
@@ -228,7 +231,8 @@ halo_status load_synth_node_data(halo_graph *g, const load_synth *s) {
   HALO_ALLOC(split, n, "node split");
   if (width > 0) {
     if ((uint64_t)n * (uint64_t)width > SIZE_MAX / sizeof(float))
-      HALO_FAIL(HALO_ERR_NOMEM, "%lld x %lld features exceed the address space", (long long)n, (long long)width);
+      HALO_FAIL(HALO_ERR_NOMEM, "%lld x %lld features exceed the address space", (long long)n,
+                (long long)width);
     HALO_ALLOC(x, (size_t)n * (size_t)width, "node features");
     HALO_ALLOC(mean, (size_t)s->classes * (size_t)width, "class means");
   }
@@ -247,7 +251,8 @@ halo_status load_synth_node_data(halo_graph *g, const load_synth *s) {
     double r = halo_rng_uniform_double(split_key, (uint64_t)u, 0);
     split[u] = r < s->train ? HALO_SPLIT_TRAIN : r < s->train + s->valid ? HALO_SPLIT_VALID : HALO_SPLIT_TEST;
     for (int64_t f = 0; f < width; f++)
-      x[u * width + f] = mean[c * width + f] + noise * normalish(halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f));
+      x[u * width + f] =
+          mean[c * width + f] + noise * normalish(halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f));
   }
 
   free(g->labels);
@@ -274,7 +279,8 @@ halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int
   if (!g) HALO_FAIL(HALO_ERR_ARG, "halo_graph_synthesize_node_data: no graph");
   if (features < 1) HALO_FAIL(HALO_ERR_ARG, "synthetic features: width %d must be at least 1", features);
   if (classes < 1) HALO_FAIL(HALO_ERR_ARG, "synthetic labels: %d classes, need at least 1", classes);
-  load_synth s = {.features = features, .classes = classes, .noise = 1.0, .train = 0.1, .valid = 0.1, .seed = seed};
+  load_synth s = {
+      .features = features, .classes = classes, .noise = 1.0, .train = 0.1, .valid = 0.1, .seed = seed};
   HALO_TRY(load_synth_node_data(g, &s));
 done:
   return st;

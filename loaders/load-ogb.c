@@ -99,8 +99,8 @@ static halo_status read_edges(const char *path, int64_t n, halo_digest *digest, 
       int rc = load_scan_i64(&p, &id[c]);
       if (rc == LOAD_SCAN_BAD) LOAD_FAIL_TOKEN(&r, tok, "a node id");
       if (rc == LOAD_SCAN_RANGE || id[c] < 0 || id[c] >= n)
-        LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld) (num-node-list)", (int)(p - tok),
-                  tok, (long long)n);
+        LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld) (num-node-list)",
+                  (int)(p - tok), tok, (long long)n);
       p = load_skip_blank(p);
       if (c == 0 && *p == ',') {
         p++;
@@ -121,7 +121,8 @@ done:
 }
 
 /* Resolves the three split files, or none when there is no split folder. */
-static halo_status find_splits(const char *data_dir, const char *top_dir, char paths[3][OGB_PATH], int *have) {
+static halo_status find_splits(const char *data_dir, const char *top_dir, char paths[3][OGB_PATH],
+                               int *have) {
   halo_status st = HALO_OK;
   DIR *d = NULL;
   static const char *const NAMES[3] = {"train", "valid", "test"};
@@ -155,7 +156,9 @@ static halo_status find_splits(const char *data_dir, const char *top_dir, char p
   }
   for (int s = 0; s < 3; s++) {
     HALO_TRY(find_csv(paths[s], split_dir, NAMES[s], &found));
-    if (!found) HALO_FAIL(HALO_ERR_IO, "%s/%s.csv[.gz]: missing (the split needs train, valid and test)", split_dir, NAMES[s]);
+    if (!found)
+      HALO_FAIL(HALO_ERR_IO, "%s/%s.csv[.gz]: missing (the split needs train, valid and test)", split_dir,
+                NAMES[s]);
   }
   *have = 1;
 done:
@@ -175,13 +178,15 @@ halo_status load_ogb(const char *dir, halo_graph **out) {
   *out = NULL;
 
   /* The folder itself, or its raw/ as an OGB download unpacks. */
-  if (snprintf(data_dir, sizeof data_dir, "%s", dir) >= OGB_PATH) HALO_FAIL(HALO_ERR_ARG, "%s: path too long", dir);
+  if (snprintf(data_dir, sizeof data_dir, "%s", dir) >= OGB_PATH)
+    HALO_FAIL(HALO_ERR_ARG, "%s: path too long", dir);
   if (!is_dir(dir)) HALO_FAIL(HALO_ERR_IO, "%s: not a folder", dir);
   HALO_TRY(find_csv(path, data_dir, "edge", &found));
   if (!found) {
     HALO_TRY(join(data_dir, dir, "raw"));
     HALO_TRY(find_csv(path, data_dir, "edge", &found));
-    if (!found) HALO_FAIL(HALO_ERR_IO, "%s: no edge.csv[.gz] (nor raw/edge.csv[.gz]); not an OGB dataset folder", dir);
+    if (!found)
+      HALO_FAIL(HALO_ERR_IO, "%s: no edge.csv[.gz] (nor raw/edge.csv[.gz]); not an OGB dataset folder", dir);
     top_dir = dir;
   } else {
     /* Pointed at DATASET/raw: the split sits in DATASET/split. */

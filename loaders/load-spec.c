@@ -86,11 +86,13 @@ static halo_status parse_keys(const char *gen, const char *text, spec_key *keys,
       *key->out.i = iv;
     } else {
       v = strtod(value, &end);
-      if (*end != '\0' || !isfinite(v)) HALO_FAIL(HALO_ERR_ARG, "%s: %s=%s is not a number", gen, key->name, value);
+      if (*end != '\0' || !isfinite(v))
+        HALO_FAIL(HALO_ERR_ARG, "%s: %s=%s is not a number", gen, key->name, value);
       *key->out.r = v;
     }
     if (v < key->min || v > key->max)
-      HALO_FAIL(HALO_ERR_RANGE, "%s: %s=%s is out of range [%g, %g]", gen, key->name, value, key->min, key->max);
+      HALO_FAIL(HALO_ERR_RANGE, "%s: %s=%s is out of range [%g, %g]", gen, key->name, value, key->min,
+                key->max);
   }
   for (int k = 0; k < count; k++)
     if (keys[k].required && !keys[k].seen) HALO_FAIL(HALO_ERR_ARG, "%s: %s= is required", gen, keys[k].name);
@@ -98,8 +100,10 @@ done:
   return st;
 }
 
-#define KEY_I(name, var, lo, hi, req) {name, KEY_INT, lo, hi, req, {.i = &(var)}, 0}
-#define KEY_R(name, var, lo, hi, req) {name, KEY_REAL, lo, hi, req, {.r = &(var)}, 0}
+#define KEY_I(name, var, lo, hi, req)                                                                        \
+  { name, KEY_INT, lo, hi, req, {.i = &(var)}, 0 }
+#define KEY_R(name, var, lo, hi, req)                                                                        \
+  { name, KEY_REAL, lo, hi, req, {.r = &(var)}, 0 }
 
 /* ---- Stochastic block model ---------------------------------------------- */
 
@@ -148,15 +152,20 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
   int64_t nodes = 0, classes = 8, feat = 32, seed = 1;
   double degree = 10, homophily = 0.8, train = 0.1, valid = 0.1, noise = 1.0;
   spec_key keys[] = {
-      KEY_I("nodes", nodes, 1, 4294967296.0, 1),       KEY_I("classes", classes, 1, 1 << 16, 0),
-      KEY_R("avg-degree", degree, 0, 1e6, 0),  KEY_R("homophily", homophily, 0, 1, 0),
-      KEY_I("feat", feat, 0, 1 << 20, 0),      KEY_I("seed", seed, 0, 9.2e18, 0),
-      KEY_R("train", train, 0, 1, 0),          KEY_R("valid", valid, 0, 1, 0),
+      KEY_I("nodes", nodes, 1, 4294967296.0, 1),
+      KEY_I("classes", classes, 1, 1 << 16, 0),
+      KEY_R("avg-degree", degree, 0, 1e6, 0),
+      KEY_R("homophily", homophily, 0, 1, 0),
+      KEY_I("feat", feat, 0, 1 << 20, 0),
+      KEY_I("seed", seed, 0, 9.2e18, 0),
+      KEY_R("train", train, 0, 1, 0),
+      KEY_R("valid", valid, 0, 1, 0),
       KEY_R("noise", noise, 0, 1e6, 0),
   };
   HALO_TRY(parse_keys("sbm", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
   if (train + valid > 1) HALO_FAIL(HALO_ERR_RANGE, "sbm: train=%g plus valid=%g exceeds 1", train, valid);
-  if (classes > nodes) HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)classes, (long long)nodes);
+  if (classes > nodes)
+    HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)classes, (long long)nodes);
 
   const int64_t n = nodes;
   HALO_ALLOC(cls, n, "sbm classes");
@@ -207,8 +216,12 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
   members = NULL;
   HALO_TRY(load_edges_to_csr(&edges, g));
 
-  load_synth synth = {.features = (int32_t)feat, .classes = (int32_t)classes, .noise = noise,
-                      .train = train, .valid = valid, .seed = (uint64_t)seed};
+  load_synth synth = {.features = (int32_t)feat,
+                      .classes = (int32_t)classes,
+                      .noise = noise,
+                      .train = train,
+                      .valid = valid,
+                      .seed = (uint64_t)seed};
   HALO_TRY(load_synth_node_data(g, &synth));
   load_set_source(g, spec);
   g->source_digest = halo_digest_bytes(spec, strlen(spec));
@@ -253,9 +266,12 @@ static halo_status rmat_generate(const char *spec, const char *keys_text, halo_g
   int64_t scale = 0, factor = 16, seed = 1;
   double a = 0.57, b = 0.19, c = 0.19;
   spec_key keys[] = {
-      KEY_I("scale", scale, 1, 32, 1), KEY_I("edge-factor", factor, 1, 1 << 20, 0),
-      KEY_I("seed", seed, 0, 9.2e18, 0), KEY_R("a", a, 0, 1, 0),
-      KEY_R("b", b, 0, 1, 0),            KEY_R("c", c, 0, 1, 0),
+      KEY_I("scale", scale, 1, 32, 1),
+      KEY_I("edge-factor", factor, 1, 1 << 20, 0),
+      KEY_I("seed", seed, 0, 9.2e18, 0),
+      KEY_R("a", a, 0, 1, 0),
+      KEY_R("b", b, 0, 1, 0),
+      KEY_R("c", c, 0, 1, 0),
   };
   HALO_TRY(parse_keys("rmat", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
   if (a + b + c > 1) HALO_FAIL(HALO_ERR_RANGE, "rmat: a+b+c = %g exceeds 1", a + b + c);

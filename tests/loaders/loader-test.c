@@ -119,12 +119,14 @@ void expect_load_error(const char *input, halo_format fmt, halo_status want, con
   halo_status st = halo_load(input, fmt, &g);
   const char *text = capture_end();
   fprintf(stderr, "expected failure, got: %s", text);
-  cr_expect_eq(st, want, "status %d (%s), expected %d (%s)", st, halo_status_str(st), want, halo_status_str(want));
+  cr_expect_eq(st, want, "status %d (%s), expected %d (%s)", st, halo_status_str(st), want,
+               halo_status_str(want));
   cr_expect_null(g);
   int lines = 0;
   for (const char *p = text; *p; p++) lines += *p == '\n';
   cr_expect_eq(lines, 1, "expected one line, got %d: %s", lines, text);
-  for (const char *const *w = words; *w; w++) cr_expect(strstr(text, *w) != NULL, "'%s' not in: %s", *w, text);
+  for (const char *const *w = words; *w; w++)
+    cr_expect(strstr(text, *w) != NULL, "'%s' not in: %s", *w, text);
   halo_graph_destroy(&g);
 }
 
@@ -147,7 +149,8 @@ void expect_csr_valid(const halo_graph *g) {
     for (int64_t k = g->indptr[v]; k < g->indptr[v + 1]; k++) {
       cr_assert(g->indices[k] >= 0 && g->indices[k] < g->n, "edge %lld -> %lld", (long long)v,
                 (long long)g->indices[k]);
-      if (k > g->indptr[v]) cr_assert_leq(g->indices[k - 1], g->indices[k], "row %lld unsorted", (long long)v);
+      if (k > g->indptr[v])
+        cr_assert_leq(g->indices[k - 1], g->indices[k], "row %lld unsorted", (long long)v);
     }
   }
 }

@@ -12,9 +12,12 @@ static const char *good_ogb(const char *dir) {
   static char path[512];
   char name[256];
   static const char *const FILES[][2] = {
-      {"num-node-list.csv", "5\n"},       {"edge.csv", "0,1\n1,2\n2,3\n3,4\n"},
-      {"node-feat.csv", "1,2,3\n4,5,6\n7,8,9\n1,1,1\n0,0,0\n"}, {"node-label.csv", "0\n1\n2\n0\n1\n"},
-      {"split/train.csv", "0\n1\n"},      {"split/valid.csv", "2\n"},
+      {"num-node-list.csv", "5\n"},
+      {"edge.csv", "0,1\n1,2\n2,3\n3,4\n"},
+      {"node-feat.csv", "1,2,3\n4,5,6\n7,8,9\n1,1,1\n0,0,0\n"},
+      {"node-label.csv", "0\n1\n2\n0\n1\n"},
+      {"split/train.csv", "0\n1\n"},
+      {"split/valid.csv", "2\n"},
       {"split/test.csv", "3\n4\n"},
   };
   for (size_t k = 0; k < sizeof FILES / sizeof FILES[0]; k++) {
@@ -71,28 +74,28 @@ Test(bad_ogb, empty_gzip_file) {
 }
 
 Test(bad_ogb, non_numeric_edge) {
-  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "0,1\n0,x1\n"), HALO_FORMAT_OGB, HALO_ERR_PARSE, "edge.csv:2:",
-                    "'x1' is not a node id");
+  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "0,1\n0,x1\n"), HALO_FORMAT_OGB, HALO_ERR_PARSE,
+                    "edge.csv:2:", "'x1' is not a node id");
 }
 
 Test(bad_ogb, edge_row_with_three_columns) {
-  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "0,1\n1,2\n2,3,4\n"), HALO_FORMAT_OGB, HALO_ERR_PARSE, "edge.csv:3:",
-                    "expected 2 columns", "found 3");
+  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "0,1\n1,2\n2,3,4\n"), HALO_FORMAT_OGB, HALO_ERR_PARSE,
+                    "edge.csv:3:", "expected 2 columns", "found 3");
 }
 
 Test(bad_ogb, edge_row_with_one_column) {
-  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "0\n"), HALO_FORMAT_OGB, HALO_ERR_PARSE, "edge.csv:1:",
-                    "expected 2 columns", "found 1");
+  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "0\n"), HALO_FORMAT_OGB, HALO_ERR_PARSE,
+                    "edge.csv:1:", "expected 2 columns", "found 1");
 }
 
 Test(bad_ogb, node_id_at_node_count) {
-  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "0,1\n4,5\n"), HALO_FORMAT_OGB, HALO_ERR_RANGE, "edge.csv:2:",
-                    "node id 5 is out of range [0, 5)");
+  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "0,1\n4,5\n"), HALO_FORMAT_OGB, HALO_ERR_RANGE,
+                    "edge.csv:2:", "node id 5 is out of range [0, 5)");
 }
 
 Test(bad_ogb, negative_node_id) {
-  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "-1,1\n"), HALO_FORMAT_OGB, HALO_ERR_RANGE, "edge.csv:1:",
-                    "node id -1 is out of range");
+  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", "-1,1\n"), HALO_FORMAT_OGB, HALO_ERR_RANGE,
+                    "edge.csv:1:", "node id -1 is out of range");
 }
 
 Test(bad_ogb, feature_rows_of_unequal_length) {
@@ -232,27 +235,28 @@ Test(bad_edgelist, only_comments) {
 }
 
 Test(bad_edgelist, negative_id) {
-  EXPECT_LOAD_ERROR(scratch_write("n.txt", "# x\n1 2\n2 -3\n"), HALO_FORMAT_EDGELIST, HALO_ERR_RANGE, "n.txt:3:",
-                    "node id -3 is out of range");
+  EXPECT_LOAD_ERROR(scratch_write("n.txt", "# x\n1 2\n2 -3\n"), HALO_FORMAT_EDGELIST, HALO_ERR_RANGE,
+                    "n.txt:3:", "node id -3 is out of range");
 }
 
 Test(bad_edgelist, id_above_int64) {
   EXPECT_LOAD_ERROR(scratch_write("big.txt", "9223372036854775807 1\n9223372036854775808 1\n"),
-                    HALO_FORMAT_EDGELIST, HALO_ERR_RANGE, "big.txt:2:", "node id 9223372036854775808 is out of range");
+                    HALO_FORMAT_EDGELIST, HALO_ERR_RANGE,
+                    "big.txt:2:", "node id 9223372036854775808 is out of range");
 }
 
 Test(bad_edgelist, non_numeric) {
-  EXPECT_LOAD_ERROR(scratch_write("a.txt", "1 2\n1 abc\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE, "a.txt:2:",
-                    "'abc' is not a node id");
-  EXPECT_LOAD_ERROR(scratch_write("b.txt", "1 2x\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE, "b.txt:1:",
-                    "'2x' is not a node id");
+  EXPECT_LOAD_ERROR(scratch_write("a.txt", "1 2\n1 abc\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
+                    "a.txt:2:", "'abc' is not a node id");
+  EXPECT_LOAD_ERROR(scratch_write("b.txt", "1 2x\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
+                    "b.txt:1:", "'2x' is not a node id");
 }
 
 Test(bad_edgelist, wrong_column_count) {
-  EXPECT_LOAD_ERROR(scratch_write("w.txt", "1 2\n1 2 3\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE, "w.txt:2:",
-                    "expected 2 node ids, found 3");
-  EXPECT_LOAD_ERROR(scratch_write("w1.txt", "1 2\r\n7\r\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE, "w1.txt:2:",
-                    "expected 2 node ids, found 1");
+  EXPECT_LOAD_ERROR(scratch_write("w.txt", "1 2\n1 2 3\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
+                    "w.txt:2:", "expected 2 node ids, found 3");
+  EXPECT_LOAD_ERROR(scratch_write("w1.txt", "1 2\r\n7\r\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
+                    "w1.txt:2:", "expected 2 node ids, found 1");
 }
 
 /* ---- Matrix Market -------------------------------------------------------- */
@@ -261,12 +265,14 @@ Test(bad_edgelist, wrong_column_count) {
 
 Test(bad_mtx, fewer_entries_than_declared) {
   EXPECT_LOAD_ERROR(scratch_write("f.mtx", MM_REAL "4 4 3\n1 2 1.0\n2 3 1.0\n"), HALO_FORMAT_AUTO,
-                    HALO_ERR_FORMAT, "f.mtx:4:", "file ends after 2 entries", "size line (line 2) declares 3");
+                    HALO_ERR_FORMAT, "f.mtx:4:", "file ends after 2 entries",
+                    "size line (line 2) declares 3");
 }
 
 Test(bad_mtx, more_entries_than_declared) {
-  EXPECT_LOAD_ERROR(scratch_write("m.mtx", MM_REAL "% c\n4 4 2\n1 2 1.0\n2 3 1.0\n3 4 1.0\n"), HALO_FORMAT_AUTO,
-                    HALO_ERR_FORMAT, "m.mtx:6:", "more entries than the 2 declared", "line 3");
+  EXPECT_LOAD_ERROR(scratch_write("m.mtx", MM_REAL "% c\n4 4 2\n1 2 1.0\n2 3 1.0\n3 4 1.0\n"),
+                    HALO_FORMAT_AUTO, HALO_ERR_FORMAT, "m.mtx:6:", "more entries than the 2 declared",
+                    "line 3");
 }
 
 Test(bad_mtx, index_beyond_size) {
@@ -282,8 +288,8 @@ Test(bad_mtx, not_square) {
 }
 
 Test(bad_mtx, bad_banner) {
-  EXPECT_LOAD_ERROR(scratch_write("b.mtx", "4 4 1\n1 2\n"), HALO_FORMAT_AUTO, HALO_ERR_FORMAT, "b.mtx:1:",
-                    "not a Matrix Market file");
+  EXPECT_LOAD_ERROR(scratch_write("b.mtx", "4 4 1\n1 2\n"), HALO_FORMAT_AUTO, HALO_ERR_FORMAT,
+                    "b.mtx:1:", "not a Matrix Market file");
   EXPECT_LOAD_ERROR(scratch_write("a.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n"),
                     HALO_FORMAT_AUTO, HALO_ERR_UNSUPPORTED, "a.mtx:1:", "'array'", "coordinate");
   EXPECT_LOAD_ERROR(scratch_write("h.mtx", "%%MatrixMarket matrix coordinate complex hermitian\n1 1 0\n"),
@@ -291,10 +297,11 @@ Test(bad_mtx, bad_banner) {
 }
 
 Test(bad_mtx, value_column) {
-  EXPECT_LOAD_ERROR(scratch_write("v.mtx", MM_REAL "2 2 1\n1 2\n"), HALO_FORMAT_AUTO, HALO_ERR_PARSE, "v.mtx:3:",
-                    "expected 3 columns", "found 2");
-  EXPECT_LOAD_ERROR(scratch_write("p.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2 3\n"),
-                    HALO_FORMAT_AUTO, HALO_ERR_PARSE, "p.mtx:3:", "expected 2 columns", "found 3");
+  EXPECT_LOAD_ERROR(scratch_write("v.mtx", MM_REAL "2 2 1\n1 2\n"), HALO_FORMAT_AUTO, HALO_ERR_PARSE,
+                    "v.mtx:3:", "expected 3 columns", "found 2");
+  EXPECT_LOAD_ERROR(
+      scratch_write("p.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2 3\n"),
+      HALO_FORMAT_AUTO, HALO_ERR_PARSE, "p.mtx:3:", "expected 2 columns", "found 3");
   EXPECT_LOAD_ERROR(scratch_write("q.mtx", MM_REAL "2 2 1\n1 2 x\n"), HALO_FORMAT_AUTO, HALO_ERR_PARSE,
                     "q.mtx:3:", "'x' is not a real value");
 }
@@ -320,12 +327,14 @@ Test(bad_spec, bad_values) {
   EXPECT_LOAD_ERROR("sbm:nodes=100,homophily=1.5", HALO_FORMAT_SPEC, HALO_ERR_RANGE,
                     "sbm: homophily=1.5 is out of range [0, 1]");
   EXPECT_LOAD_ERROR("sbm:nodes=abc", HALO_FORMAT_SPEC, HALO_ERR_ARG, "sbm: nodes=abc is not an integer");
-  EXPECT_LOAD_ERROR("sbm:nodes=10,avg-degree=x", HALO_FORMAT_SPEC, HALO_ERR_ARG, "avg-degree=x is not a number");
+  EXPECT_LOAD_ERROR("sbm:nodes=10,avg-degree=x", HALO_FORMAT_SPEC, HALO_ERR_ARG,
+                    "avg-degree=x is not a number");
   EXPECT_LOAD_ERROR("rmat:scale=0", HALO_FORMAT_SPEC, HALO_ERR_RANGE, "rmat: scale=0 is out of range");
   EXPECT_LOAD_ERROR("rmat:scale=4,a=0.5,b=0.5,c=0.5", HALO_FORMAT_SPEC, HALO_ERR_RANGE, "rmat: a+b+c");
   EXPECT_LOAD_ERROR("sbm:nodes=10,train=0.7,valid=0.5", HALO_FORMAT_SPEC, HALO_ERR_RANGE, "sbm: train=0.7",
                     "valid=0.5");
-  EXPECT_LOAD_ERROR("sbm:nodes=10,seed=1,seed=2", HALO_FORMAT_SPEC, HALO_ERR_ARG, "key 'seed' is given twice");
+  EXPECT_LOAD_ERROR("sbm:nodes=10,seed=1,seed=2", HALO_FORMAT_SPEC, HALO_ERR_ARG,
+                    "key 'seed' is given twice");
   EXPECT_LOAD_ERROR("sbm:nodes=10,,seed=2", HALO_FORMAT_SPEC, HALO_ERR_ARG, "sbm: empty item");
   EXPECT_LOAD_ERROR("sbm:nodes", HALO_FORMAT_SPEC, HALO_ERR_ARG, "sbm: 'nodes' is not key=value");
 }

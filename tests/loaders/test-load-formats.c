@@ -37,8 +37,9 @@ static void expect_tiny(const halo_graph *g) {
   for (int k = 0; k < 5; k++) cr_expect_eq(g->split[k], TINY_SPLIT[k], "split %d", k);
 }
 
-static const char *const TINY_FILES[] = {"num-node-list.csv", "num-edge-list.csv", "edge.csv", "node-feat.csv",
-                                         "node-label.csv", "split/train.csv", "split/valid.csv", "split/test.csv"};
+static const char *const TINY_FILES[] = {"num-node-list.csv", "num-edge-list.csv", "edge.csv",
+                                         "node-feat.csv",     "node-label.csv",    "split/train.csv",
+                                         "split/valid.csv",   "split/test.csv"};
 enum { TINY_FILE_COUNT = sizeof TINY_FILES / sizeof TINY_FILES[0] };
 
 /* Copies ogb-tiny into scratch folder `dir`, its split files into `split_dir`
@@ -129,7 +130,7 @@ Test(ogb, split_in_one_named_folder_and_raw_layout) {
 
 Test(ogb, structure_only_folder) {
   scratch_write("s/num-node-list.csv", "4\n");
-  scratch_write("s/edge.csv", "3,0\n0,3");  /* no final newline */
+  scratch_write("s/edge.csv", "3,0\n0,3"); /* no final newline */
   halo_graph *g = load_ok(scratch_sub("s"), HALO_FORMAT_OGB);
   const int64_t indptr[] = {0, 1, 1, 1, 2}, indices[] = {3, 0};
   expect_csr(g, 4, indptr, 2, indices);
@@ -192,8 +193,8 @@ static int cmp_pair(const void *a, const void *b) {
 /* Random lists, with ids drawn from a small range (bitmap path) and from the
  * whole 63-bit range (hash path), against a reference renumbering by sorting. */
 static void random_edgelist(uint64_t seed, uint64_t id_range, int M, int POOL) {
-  fprintf(stderr, "random edge list: seed %llu, id range %llu, %d edges over %d ids\n", (unsigned long long)seed,
-          (unsigned long long)id_range, M, POOL);
+  fprintf(stderr, "random edge list: seed %llu, id range %llu, %d edges over %d ids\n",
+          (unsigned long long)seed, (unsigned long long)id_range, M, POOL);
   uint64_t *pool = malloc(sizeof(uint64_t) * (size_t)POOL);
   for (int k = 0; k < POOL; k++) pool[k] = halo_rng_bits(seed, 1, (uint64_t)k) % id_range;
   int64_t(*pairs)[2] = malloc(sizeof(int64_t[2]) * (size_t)M);
@@ -203,13 +204,14 @@ static void random_edgelist(uint64_t seed, uint64_t id_range, int M, int POOL) {
   cr_assert(pool && pairs && ids && text);
   size_t o = (size_t)snprintf(text, cap, "# random\n");
   for (int e = 0; e < M; e++) {
-    uint64_t s = pool[halo_rng_bits(seed, 2, (uint64_t)e) % POOL], d = pool[halo_rng_bits(seed, 3, (uint64_t)e) % POOL];
+    uint64_t s = pool[halo_rng_bits(seed, 2, (uint64_t)e) % POOL],
+             d = pool[halo_rng_bits(seed, 3, (uint64_t)e) % POOL];
     ids[2 * e] = s;
     ids[2 * e + 1] = d;
     pairs[e][0] = (int64_t)s;
     pairs[e][1] = (int64_t)d;
-    o += (size_t)snprintf(text + o, cap - o, e % 3 ? "%llu\t%llu\n" : "  %llu   %llu  \n", (unsigned long long)s,
-                          (unsigned long long)d);
+    o += (size_t)snprintf(text + o, cap - o, e % 3 ? "%llu\t%llu\n" : "  %llu   %llu  \n",
+                          (unsigned long long)s, (unsigned long long)d);
   }
   const char *path = scratch_write("random.txt", text);
 

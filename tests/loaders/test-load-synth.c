@@ -146,8 +146,8 @@ Test(rmat, sizes_and_quadrants) {
   }
   const double want[4] = {0.57, 0.19, 0.19, 0.05};
   for (int q = 0; q < 4; q++)
-    cr_expect(fabs((double)quadrant[q] / (double)g->m - want[q]) < 0.015, "quadrant %d: %.4f, expected %.2f", q,
-              (double)quadrant[q] / (double)g->m, want[q]);
+    cr_expect(fabs((double)quadrant[q] / (double)g->m - want[q]) < 0.015, "quadrant %d: %.4f, expected %.2f",
+              q, (double)quadrant[q] / (double)g->m, want[q]);
   cr_expect_gt(max_degree, 10 * 8, "R-MAT degrees are skewed; max %lld", (long long)max_degree);
   halo_graph_destroy(&g);
 }
@@ -169,7 +169,8 @@ Test(rmat, corner_and_uniform) {
 }
 
 Test(rmat, deterministic_for_a_seed) {
-  halo_graph *a = generate("rmat:scale=10,edge-factor=4,seed=8"), *b = generate("rmat:scale=10,edge-factor=4,seed=8");
+  halo_graph *a = generate("rmat:scale=10,edge-factor=4,seed=8"),
+             *b = generate("rmat:scale=10,edge-factor=4,seed=8");
   cr_expect_arr_eq(a->indptr, b->indptr, sizeof(int64_t) * (size_t)(a->n + 1));
   cr_expect_arr_eq(a->indices, b->indices, sizeof(int64_t) * (size_t)a->m);
   halo_graph *c = generate("rmat:scale=10,edge-factor=4,seed=9");
