@@ -90,6 +90,9 @@ static halo_status parse_keys(const char *gen, const char *text, spec_key *keys,
         HALO_FAIL(HALO_ERR_ARG, "%s: %s=%s is not a number", gen, key->name, value);
       *key->out.r = v;
     }
+    if ((v < key->min || v > key->max) && key->kind == KEY_INT)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: %s=%s is out of range [%lld, %lld]", gen, key->name, value,
+                (long long)key->min, (long long)key->max);
     if (v < key->min || v > key->max)
       HALO_FAIL(HALO_ERR_RANGE, "%s: %s=%s is out of range [%g, %g]", gen, key->name, value, key->min,
                 key->max);
@@ -157,7 +160,7 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
       KEY_R("avg-degree", degree, 0, 1e6, 0),
       KEY_R("homophily", homophily, 0, 1, 0),
       KEY_I("feat", feat, 0, 1 << 20, 0),
-      KEY_I("seed", seed, 0, 9.2e18, 0),
+      KEY_I("seed", seed, 0, 9e18, 0),
       KEY_R("train", train, 0, 1, 0),
       KEY_R("valid", valid, 0, 1, 0),
       KEY_R("noise", noise, 0, 1e6, 0),
@@ -268,7 +271,7 @@ static halo_status rmat_generate(const char *spec, const char *keys_text, halo_g
   spec_key keys[] = {
       KEY_I("scale", scale, 1, 32, 1),
       KEY_I("edge-factor", factor, 1, 1 << 20, 0),
-      KEY_I("seed", seed, 0, 9.2e18, 0),
+      KEY_I("seed", seed, 0, 9e18, 0),
       KEY_R("a", a, 0, 1, 0),
       KEY_R("b", b, 0, 1, 0),
       KEY_R("c", c, 0, 1, 0),
