@@ -25,6 +25,7 @@
  *             [--ncols 128,256,16] [--reps R] [--copy-mib M] [--seed S]
  *             [--alg default|csr1|csr2]
  */
+#include <cuda_runtime.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,8 +35,6 @@
 
 #include <algorithm>
 #include <vector>
-
-#include <cuda_runtime.h>
 
 #include "halo-rng.h"
 #include "halo-spmm-cuda.h"
@@ -120,9 +119,12 @@ int parse_args(int argc, char **argv, options *opt) {
       if (parse_int(flag, val, 0, INT64_MAX, &v)) return -1;
       opt->seed = (uint64_t)v;
     } else if (!strcmp(flag, "--alg")) {
-      if (!strcmp(val, "default")) opt->alg = HALO_SPMM_CUDA_ALG_DEFAULT;
-      else if (!strcmp(val, "csr1")) opt->alg = HALO_SPMM_CUDA_ALG_CSR1;
-      else if (!strcmp(val, "csr2")) opt->alg = HALO_SPMM_CUDA_ALG_CSR2;
+      if (!strcmp(val, "default"))
+        opt->alg = HALO_SPMM_CUDA_ALG_DEFAULT;
+      else if (!strcmp(val, "csr1"))
+        opt->alg = HALO_SPMM_CUDA_ALG_CSR1;
+      else if (!strcmp(val, "csr2"))
+        opt->alg = HALO_SPMM_CUDA_ALG_CSR2;
       else {
         fprintf(stderr, "spmm-cuda: error: --alg %s: expected default, csr1 or csr2\n", val);
         return -1;
@@ -147,7 +149,8 @@ int build_sbm(const options *opt, halo_csr *a) {
   a->indptr[0] = 0;
   const int64_t lo = opt->avg_degree / 2, span = opt->avg_degree + 1;
   for (int64_t v = 0; v < n; v++)
-    a->indptr[v + 1] = a->indptr[v] + lo + (int64_t)(halo_rng_bits(key, (uint64_t)v, 0) % (uint64_t)span);
+    a->indptr[v + 1] =
+        a->indptr[v] + lo + (int64_t)(halo_rng_bits(key, (uint64_t)v, 0) % (uint64_t)span);
   a->nnz = a->indptr[n];
   a->indices = (int32_t *)malloc((size_t)a->nnz * sizeof(int32_t));
   a->values = (float *)malloc((size_t)a->nnz * sizeof(float));
@@ -219,10 +222,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "spmm-cuda: error: out of host memory building the graph\n");
     goto done;
   }
-  printf("spmm-cuda: sbm:nodes=%lld,classes=%lld,avg-degree=%lld,homophily=%.2f,seed=%llu: "
-         "%lld nonzeros, built in %.1f s\n",
-         (long long)opt.nodes, (long long)opt.classes, (long long)opt.avg_degree, opt.homophily,
-         (unsigned long long)opt.seed, (long long)a.nnz, seconds_since(t0));
+  printf(
+      "spmm-cuda: sbm:nodes=%lld,classes=%lld,avg-degree=%lld,homophily=%.2f,seed=%llu: "
+      "%lld nonzeros, built in %.1f s\n",
+      (long long)opt.nodes, (long long)opt.classes, (long long)opt.avg_degree, opt.homophily,
+      (unsigned long long)opt.seed, (long long)a.nnz, seconds_since(t0));
 
   for (int i = 0; i < opt.nwidths; i++) {
     shapes.push_back({opt.ncols[i], opt.ncols[i], opt.ncols[i]});

@@ -58,10 +58,11 @@ extern "C" halo_status halo_cuda_gemm(int trans_a, int trans_b, int64_t m, int64
   const int64_t b_width = trans_b ? k : n;
   if (!handle || m < 0 || n < 0 || k < 0 || lda < (a_width > 1 ? a_width : 1) ||
       ldb < (b_width > 1 ? b_width : 1) || ldc < (n > 1 ? n : 1)) {
-    halo_log_error("halo_cuda_gemm: bad arguments (m=%lld n=%lld k=%lld lda=%lld ldb=%lld "
-                   "ldc=%lld, handle %s)",
-                   (long long)m, (long long)n, (long long)k, (long long)lda, (long long)ldb,
-                   (long long)ldc, handle ? "set" : "NULL");
+    halo_log_error(
+        "halo_cuda_gemm: bad arguments (m=%lld n=%lld k=%lld lda=%lld ldb=%lld "
+        "ldc=%lld, handle %s)",
+        (long long)m, (long long)n, (long long)k, (long long)lda, (long long)ldb, (long long)ldc,
+        handle ? "set" : "NULL");
     return HALO_ERR_ARG;
   }
   if (m == 0 || n == 0) return HALO_OK;

@@ -19,37 +19,36 @@ extern "C" {
 #include "halo-status.h"
 }
 
-#define HALO__CHECK(ok, errtext, call, status)                                 \
-  do {                                                                         \
-    if (!(ok)) {                                                               \
-      halo_log_error("%s:%d: %s: %s", __FILE__, __LINE__, call, errtext);      \
-      st = (status);                                                           \
-      goto done;                                                               \
-    }                                                                          \
+#define HALO__CHECK(ok, errtext, call, status)                            \
+  do {                                                                    \
+    if (!(ok)) {                                                          \
+      halo_log_error("%s:%d: %s: %s", __FILE__, __LINE__, call, errtext); \
+      st = (status);                                                      \
+      goto done;                                                          \
+    }                                                                     \
   } while (0)
 
 /* A CUDA runtime call (cudaError_t). */
-#define HALO_CUDA(call)                                                        \
-  do {                                                                         \
-    cudaError_t halo__e = (call);                                              \
-    HALO__CHECK(halo__e == cudaSuccess, cudaGetErrorString(halo__e), #call,    \
-                HALO_ERR_CUDA);                                                \
+#define HALO_CUDA(call)                                                                     \
+  do {                                                                                      \
+    cudaError_t halo__e = (call);                                                           \
+    HALO__CHECK(halo__e == cudaSuccess, cudaGetErrorString(halo__e), #call, HALO_ERR_CUDA); \
   } while (0)
 
 /* A cuBLAS call (cublasStatus_t). */
-#define HALO_CUBLAS(call)                                                      \
-  do {                                                                         \
-    cublasStatus_t halo__e = (call);                                           \
-    HALO__CHECK(halo__e == CUBLAS_STATUS_SUCCESS,                              \
-                cublasGetStatusString(halo__e), #call, HALO_ERR_CUDA);         \
+#define HALO_CUBLAS(call)                                                                \
+  do {                                                                                   \
+    cublasStatus_t halo__e = (call);                                                     \
+    HALO__CHECK(halo__e == CUBLAS_STATUS_SUCCESS, cublasGetStatusString(halo__e), #call, \
+                HALO_ERR_CUDA);                                                          \
   } while (0)
 
 /* A cuSPARSE call (cusparseStatus_t). */
-#define HALO_CUSPARSE(call)                                                    \
-  do {                                                                         \
-    cusparseStatus_t halo__e = (call);                                         \
-    HALO__CHECK(halo__e == CUSPARSE_STATUS_SUCCESS,                            \
-                cusparseGetErrorString(halo__e), #call, HALO_ERR_CUDA);        \
+#define HALO_CUSPARSE(call)                                                                 \
+  do {                                                                                      \
+    cusparseStatus_t halo__e = (call);                                                      \
+    HALO__CHECK(halo__e == CUSPARSE_STATUS_SUCCESS, cusparseGetErrorString(halo__e), #call, \
+                HALO_ERR_CUDA);                                                             \
   } while (0)
 
 /* After a kernel launch: a bad configuration is reported here, a fault in

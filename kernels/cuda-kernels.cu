@@ -68,6 +68,23 @@ __global__ void dropout_kernel(float *y, int64_t n, int64_t cols, const int64_t 
   }
 }
 
+/* One warp per row, the lanes over its nonzeros. */
+__global__ void csr_dropout_kernel(const int64_t *indptr, const int32_t *indices,
+                                   const float *values, int64_t rows, int transposed,
+                                   const int64_t *global_id, uint64_t key, float p, float scale,
+                                   float *out) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = thread_count() / kWarp;
+  for (int64_t r = thread_index() / kWarp; r < rows; r += warps) {
+    for (int64_t k = indptr[r] + lane; k < indptr[r + 1]; k += kWarp) {
+      const uint64_t node = transposed ? (uint64_t)global_id[indices[k]] : (uint64_t)global_id[r];
+      const uint64_t col = transposed ? (uint64_t)r : (uint64_t)indices[k];
+      const float v = values ? values[k] : 1.0f;
+      out[k] = halo_rng_uniform(key, node, col) >= p ? v * scale : 0.0f;
+    }
+  }
+}
+
 /* The CPU's Adam, operation for operation (kernels/cpu-adam.c).  The _rn
  * intrinsics forbid nvcc to contract a multiply and an add into one FMA,
  * which the C build never does either, so every rounding is the CPU's and
@@ -156,9 +173,8 @@ __global__ void row_normalize_kernel(float *x, int64_t rows, int64_t cols) {
  * Per-row losses and hits are summed per block, and one atomic per block
  * adds them to the totals. */
 __global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t *labels,
-                                    const int32_t *mask, int64_t nmask, float grad_scale,
-                                    float *g, double *loss_sum,
-                                    unsigned long long *correct) {
+                                    const int32_t *mask, int64_t nmask, float grad_scale, float *g,
+                                    double *loss_sum, unsigned long long *correct) {
   __shared__ double block_loss[kThreads / kWarp];
   __shared__ unsigned long long block_hits[kThreads / kWarp];
   const int lane = threadIdx.x % kWarp;
@@ -292,6 +308,21 @@ done:
   return st;
 }
 
+extern "C" halo_status halo_cuda_csr_dropout(const int64_t *indptr, const int32_t *indices,
+                                             const float *values, int64_t rows, int transposed,
+                                             const int64_t *global_id, uint64_t key, float p,
+                                             float *out, void *stream) {
+  halo_status st = HALO_OK;
+  if (rows < 0) return bad_arg("halo_cuda_csr_dropout", "negative size");
+  if (rows == 0) return HALO_OK;
+  csr_dropout_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0, (cudaStream_t)stream>>>(
+      indptr, indices, values, rows, transposed, global_id, key, p,
+      p < 1.0f ? 1.0f / (1.0f - p) : 0.0f, out);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
 extern "C" halo_status halo_cuda_softmax_xent(const float *z, int64_t rows, int64_t cols,
                                               const int32_t *labels, const int32_t *mask,
                                               int64_t nmask, float grad_scale, float *g,
@@ -314,8 +345,8 @@ done:
 }
 
 extern "C" halo_status halo_cuda_adam(float *w, const float *g, float *m, float *v, int64_t n,
-                                      float lr, float b1, float b2, float eps, float wd,
-                                      int64_t t, void *stream) {
+                                      float lr, float b1, float b2, float eps, float wd, int64_t t,
+                                      void *stream) {
   halo_status st = HALO_OK;
   if (n < 0 || t < 1) return bad_arg("halo_cuda_adam", "need n >= 0 and step t >= 1");
   if (n == 0) return HALO_OK;
@@ -339,8 +370,8 @@ extern "C" halo_status halo_cuda_pack(float *dst, const float *src, int64_t cols
   halo_status st = HALO_OK;
   if (n < 0 || cols < 0) return bad_arg("halo_cuda_pack", "negative size");
   if (n == 0 || cols == 0) return HALO_OK;
-  pack_kernel<<<blocks_for(n * cols, kThreads), kThreads, 0, (cudaStream_t)stream>>>(
-      dst, src, cols, idx, n);
+  pack_kernel<<<blocks_for(n * cols, kThreads), kThreads, 0, (cudaStream_t)stream>>>(dst, src, cols,
+                                                                                     idx, n);
   HALO_CUDA_LAUNCHED();
 done:
   return st;
@@ -358,13 +389,12 @@ done:
   return st;
 }
 
-extern "C" halo_status halo_cuda_row_normalize(float *x, int64_t rows, int64_t cols,
-                                               void *stream) {
+extern "C" halo_status halo_cuda_row_normalize(float *x, int64_t rows, int64_t cols, void *stream) {
   halo_status st = HALO_OK;
   if (rows < 0 || cols < 0) return bad_arg("halo_cuda_row_normalize", "negative size");
   if (rows == 0 || cols == 0) return HALO_OK;
-  row_normalize_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0,
-                         (cudaStream_t)stream>>>(x, rows, cols);
+  row_normalize_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0, (cudaStream_t)stream>>>(
+      x, rows, cols);
   HALO_CUDA_LAUNCHED();
 done:
   return st;

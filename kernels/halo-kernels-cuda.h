@@ -1,5 +1,8 @@
 /* Dense operations of the CUDA backend: the twins of kernels/halo-kernels.h.
  *
+ * Besides the ops, a few device, memory and stream helpers let plain C code
+ * (the runtime) drive the GPU without including a CUDA header.
+ *
  * Each halo_cuda_<op> takes the arguments of halo_cpu_<op> in the same order,
  * then the stream to run on (a cudaStream_t passed as `void *`; NULL is the
  * legacy default stream).  Every pointer argument is DEVICE memory unless a
@@ -12,9 +15,9 @@
  * synchronising CUDA call on that stream.
  *
  * Results equal the CPU's within fp32 rounding, per op:
- *   exact       bias_add, relu, relu_backward, dropout (same mask bits),
- *               pack, unpack
- *   rounding    colsum (double sums, as on the CPU), softmax_xent, adam,
+ *   exact       bias_add, relu, relu_backward, dropout and csr_dropout
+ *               (same mask bits), adam, pack, unpack
+ *   rounding    colsum (double sums, as on the CPU), softmax_xent,
  *               row_normalize, gemm (a different summation order)
  * tests/gpu/test-cuda-kernels.c holds the per-op thresholds.
  *
@@ -24,6 +27,7 @@
 #ifndef HALO_KERNELS_CUDA_H
 #define HALO_KERNELS_CUDA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -31,6 +35,42 @@ extern "C" {
 #endif
 
 #include "halo-status.h"
+
+/* ---- device, memory and streams ------------------------------------- */
+
+/* Makes device (local_rank mod the number of devices) current for the
+ * calling thread, so that ranks on one node spread over its GPUs and, when
+ * there are more ranks than GPUs, share them.  *device (may be NULL) gets
+ * its number.  Without a device: HALO_ERR_CUDA and one line. Local. */
+halo_status halo_cuda_select_device(int local_rank, int *device);
+
+/* The current device's name ("NVIDIA H200"), copied into buf[size]. Local. */
+halo_status halo_cuda_device_name(char *buf, size_t size);
+
+/* Allocates `bytes` of device memory, zeroed; `what` names it in the error
+ * line.  halo_cuda_free accepts NULL and *ptr == NULL and sets *ptr = NULL;
+ * it waits for work using the memory (cudaFree does). Local. */
+halo_status halo_cuda_malloc(void **ptr, size_t bytes, const char *what);
+void halo_cuda_free(void **ptr);
+
+/* Pinned (page-locked) host memory, zeroed: what makes host <-> device
+ * copies asynchronous, for staging halo rows for MPI. Local. */
+halo_status halo_cuda_malloc_host(void **ptr, size_t bytes, const char *what);
+void halo_cuda_free_host(void **ptr);
+
+/* Copies `bytes` between any two of host and device memory (the direction
+ * is inferred from the addresses, as cudaMemcpyDefault does), ordered on
+ * `stream`.  Returns at once for pinned or device memory; for pageable host
+ * memory the copy is complete on return. Local. */
+halo_status halo_cuda_memcpy(void *dst, const void *src, size_t bytes, void *stream);
+
+/* A stream that does not synchronise with the legacy default stream. */
+halo_status halo_cuda_stream_create(void **stream);
+void halo_cuda_stream_destroy(void **stream);
+
+/* Waits for the work queued on `stream` (NULL: the legacy default stream)
+ * and reports a fault of any kernel it ran. Local. */
+halo_status halo_cuda_stream_synchronize(void *stream);
 
 /* ---- cuBLAS handle --------------------------------------------------- */
 
@@ -76,6 +116,19 @@ halo_status halo_cuda_relu_backward(float *g, const float *y, int64_t n, void *s
  * array of `rows` ids. */
 halo_status halo_cuda_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id,
                               uint64_t key, float p, void *stream);
+
+/* Dropout of a CSR matrix's values (sparse input features), the dense
+ * dropout's mask seen through the sparsity pattern, as the CPU backend's
+ * csr_dropout (src/backend-cpu.c), bit for bit:
+ *   out[k] = values[k] · (halo_rng_uniform(key, node, col) >= p) / (1 - p)
+ * for each nonzero k of row r, with (node, col) = (global_id[r], indices[k])
+ * or, when `transposed` (the matrix holds Xᵀ), (global_id[indices[k]], r).
+ * values NULL means all ones; p >= 1 drops everything.  indptr has rows+1
+ * entries; every array is on the device. */
+halo_status halo_cuda_csr_dropout(const int64_t *indptr, const int32_t *indices,
+                                  const float *values, int64_t rows, int transposed,
+                                  const int64_t *global_id, uint64_t key, float p, float *out,
+                                  void *stream);
 
 /* Masked softmax cross-entropy, as halo_cpu_softmax_xent.  loss_sum and
  * correct are DEVICE pointers to one double and one int64_t, which the call

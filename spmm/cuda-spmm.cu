@@ -116,10 +116,11 @@ static halo_status check_csr(const halo_csr *a, int64_t split) {
     return HALO_ERR_ARG;
   }
   if (a->indptr[0] != 0 || a->indptr[a->rows] != a->nnz) {
-    halo_log_error("halo_spmm_cuda_plan_create: indptr[0] = %lld and indptr[%lld] = %lld, "
-                   "expected 0 and nnz = %lld",
-                   (long long)a->indptr[0], (long long)a->rows, (long long)a->indptr[a->rows],
-                   (long long)a->nnz);
+    halo_log_error(
+        "halo_spmm_cuda_plan_create: indptr[0] = %lld and indptr[%lld] = %lld, "
+        "expected 0 and nnz = %lld",
+        (long long)a->indptr[0], (long long)a->rows, (long long)a->indptr[a->rows],
+        (long long)a->nnz);
     return HALO_ERR_ARG;
   }
   for (int64_t r = 0; r < a->rows; r++) {
@@ -131,9 +132,10 @@ static halo_status check_csr(const halo_csr *a, int64_t split) {
   }
   for (int64_t k = 0; k < a->nnz; k++) {
     if (a->indices[k] < 0 || a->indices[k] >= a->cols) {
-      halo_log_error("halo_spmm_cuda_plan_create: indices[%lld] = %d is out of range "
-                     "(columns: %lld)",
-                     (long long)k, a->indices[k], (long long)a->cols);
+      halo_log_error(
+          "halo_spmm_cuda_plan_create: indices[%lld] = %d is out of range "
+          "(columns: %lld)",
+          (long long)k, a->indices[k], (long long)a->cols);
       return HALO_ERR_RANGE;
     }
   }
@@ -150,8 +152,8 @@ static halo_status plan_shape(halo_spmm_cuda_plan *p, const halo_spmm_cuda_shape
   const float one = 1.0f, zero = 0.0f;
   *bytes = 0;
   d->shape = *shape;
-  HALO_CUSPARSE(cusparseCreateDnMat(&d->x, p->cols, shape->ncols, shape->ldx, p->values,
-                                    CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  HALO_CUSPARSE(cusparseCreateDnMat(&d->x, p->cols, shape->ncols, shape->ldx, p->values, CUDA_R_32F,
+                                    CUSPARSE_ORDER_ROW));
   for (int part = 0; part < kParts; part++) {
     size_t need = 0;
     if (!p->mat[part]) continue;
@@ -247,8 +249,7 @@ extern "C" halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t spl
       HALO_FAIL(HALO_ERR_ARG,
                 "halo_spmm_cuda_plan_create: shape %d (ncols=%lld ldx=%lld ldy=%lld) needs "
                 "ldx, ldy >= ncols >= 1",
-                i, (long long)shapes[i].ncols, (long long)shapes[i].ldx,
-                (long long)shapes[i].ldy);
+                i, (long long)shapes[i].ncols, (long long)shapes[i].ldx, (long long)shapes[i].ldy);
 
   /* calloc, so that destroy() finds NULL in every slot not yet filled. */
   p = (halo_spmm_cuda_plan *)calloc(1, sizeof *p);
@@ -317,8 +318,8 @@ extern "C" halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t spl
     if (bytes > p->workspace_bytes) p->workspace_bytes = bytes;
   }
   if (p->workspace_bytes > 0)
-    HALO_TRY(upload(&p->workspace, NULL, p->workspace_bytes, s, &p->device_bytes,
-                    "SpMM workspace"));
+    HALO_TRY(
+        upload(&p->workspace, NULL, p->workspace_bytes, s, &p->device_bytes, "SpMM workspace"));
 
   *out = p;
   p = NULL;
@@ -362,8 +363,8 @@ extern "C" halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_p
       HALO_CUDA(cudaMemset2DAsync(y_part, (size_t)ldy * sizeof(float), 0,
                                   (size_t)ncols * sizeof(float), (size_t)plan->part_rows[part], s));
     else if (beta != 1.0f)
-      HALO_FAIL(HALO_ERR_UNSUPPORTED,
-                "halo_spmm_cuda_run: beta = %g on a part without nonzeros", (double)beta);
+      HALO_FAIL(HALO_ERR_UNSUPPORTED, "halo_spmm_cuda_run: beta = %g on a part without nonzeros",
+                (double)beta);
     goto done;
   }
 
@@ -390,12 +391,10 @@ extern "C" halo_status halo_spmm_cuda_plan_add_shape(halo_spmm_cuda_plan *plan,
   }
   for (int i = 0; i < plan->nshapes; i++) {
     const halo_spmm_cuda_shape *sh = &plan->shapes[i].shape;
-    if (sh->ncols == shape->ncols && sh->ldx == shape->ldx && sh->ldy == shape->ldy)
-      return HALO_OK;
+    if (sh->ncols == shape->ncols && sh->ldx == shape->ldx && sh->ldy == shape->ldy) return HALO_OK;
   }
   grown = (shape_descr *)realloc(plan->shapes, (size_t)(plan->nshapes + 1) * sizeof *grown);
-  if (!grown)
-    HALO_FAIL(HALO_ERR_NOMEM, "halo_spmm_cuda_plan_add_shape: out of host memory");
+  if (!grown) HALO_FAIL(HALO_ERR_NOMEM, "halo_spmm_cuda_plan_add_shape: out of host memory");
   plan->shapes = grown;
   memset(&plan->shapes[plan->nshapes], 0, sizeof *grown);
   added = &plan->shapes[plan->nshapes++];
@@ -429,9 +428,10 @@ extern "C" halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const 
   int64_t blocks = 0;
   if (!plan || ncols < 1 || ldx < ncols || ldy < ncols || nrows < 0 ||
       (!rows && nrows > plan->rows)) {
-    halo_log_error("halo_spmm_cuda_run_rows: bad arguments (ncols=%lld ldx=%lld ldy=%lld "
-                   "nrows=%lld)",
-                   (long long)ncols, (long long)ldx, (long long)ldy, (long long)nrows);
+    halo_log_error(
+        "halo_spmm_cuda_run_rows: bad arguments (ncols=%lld ldx=%lld ldy=%lld "
+        "nrows=%lld)",
+        (long long)ncols, (long long)ldx, (long long)ldy, (long long)nrows);
     return HALO_ERR_ARG;
   }
   if (nrows == 0) return HALO_OK;
@@ -439,12 +439,12 @@ extern "C" halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const 
   if (blocks > 65536) blocks = 65536;
   if (plan->index64)
     spmm_rows_kernel<int64_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
-        (const int64_t *)plan->offsets, (const int64_t *)plan->indices, plan->values, x, ldx,
-        ncols, beta, y, ldy, rows, nrows);
+        (const int64_t *)plan->offsets, (const int64_t *)plan->indices, plan->values, x, ldx, ncols,
+        beta, y, ldy, rows, nrows);
   else
     spmm_rows_kernel<int32_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
-        (const int32_t *)plan->offsets, (const int32_t *)plan->indices, plan->values, x, ldx,
-        ncols, beta, y, ldy, rows, nrows);
+        (const int32_t *)plan->offsets, (const int32_t *)plan->indices, plan->values, x, ldx, ncols,
+        beta, y, ldy, rows, nrows);
   HALO_CUDA(cudaGetLastError());
 done:
   return st;

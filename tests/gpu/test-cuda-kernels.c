@@ -2,7 +2,8 @@
  *
  * Thresholds are relative errors ‖cuda − cpu‖₂ / ‖cpu‖₂, one per op:
  *   0     ops that perform the same float operations in the same order
- *         (bias_add, relu, relu_backward, dropout, pack, unpack, adam):
+ *         (bias_add, relu, relu_backward, dropout, csr_dropout, pack,
+ *         unpack, adam):
  *         any difference at all is a bug;
  *   1e-9  the softmax loss, a double sum of double terms;
  *   1e-6  ops that sum in double in another order and round to float
@@ -41,8 +42,7 @@ static double gemm_case(void *blas, uint64_t seed, int ta, int tb, int64_t m, in
   fill_uniform(a, (int64_t)a_sz, seed, 1, -1.0f, 1.0f);
   fill_uniform(b, (int64_t)b_sz, seed, 2, -1.0f, 1.0f);
   fill_uniform(c, (int64_t)c_sz, seed, 3, -1.0f, 1.0f);
-  float *da = dev_upload(a, a_sz * 4), *db = dev_upload(b, b_sz * 4),
-        *dc = dev_upload(c, c_sz * 4);
+  float *da = dev_upload(a, a_sz * 4), *db = dev_upload(b, b_sz * 4), *dc = dev_upload(c, c_sz * 4);
 
   expect_ok(halo_cuda_gemm(ta, tb, m, n, k, 0.75f, da, lda, db, ldb, -1.25f, dc, ldc, blas, NULL),
             "halo_cuda_gemm");
@@ -188,6 +188,72 @@ Test(cuda_kernels, dropout_masks_are_bit_identical) {
   free(got);
 }
 
+/* The CPU backend's csr_dropout is static in src/backend-cpu.c; this is
+ * its formula, written out again as the reference. */
+static void csr_dropout_ref(const int64_t *indptr, const int32_t *indices, const float *values,
+                            int64_t rows, int transposed, const int64_t *gid, uint64_t key, float p,
+                            float *out) {
+  const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t k = indptr[r]; k < indptr[r + 1]; k++) {
+      const uint64_t node = transposed ? (uint64_t)gid[indices[k]] : (uint64_t)gid[r];
+      const uint64_t col = transposed ? (uint64_t)r : (uint64_t)indices[k];
+      const float v = values ? values[k] : 1.0f;
+      out[k] = halo_rng_uniform(key, node, col) >= p ? v * scale : 0.0f;
+    }
+}
+
+Test(cuda_kernels, csr_dropout_masks_are_bit_identical) {
+  const uint64_t seed = gpu_test_seed("csr_dropout");
+  const int64_t rows = 700, cols = 300;
+  const uint64_t key_g = halo_rng_key(seed, HALO_RNG_GRAPH, 9, 0);
+  int64_t *indptr = host_alloc((size_t)(rows + 1) * sizeof *indptr);
+  int64_t *gid = host_alloc((size_t)rows * sizeof *gid);
+  indptr[0] = 0;
+  for (int64_t r = 0; r < rows; r++) {
+    indptr[r + 1] = indptr[r] + rand_below(key_g, (uint64_t)r, 70);
+    gid[r] = (int64_t)(halo_rng_bits(key_g, (uint64_t)r, 5) >> 30);
+  }
+  const int64_t nnz = indptr[rows];
+  int32_t *indices = host_alloc((size_t)nnz * sizeof *indices);
+  float *values = host_alloc((size_t)nnz * 4), *want = host_alloc((size_t)nnz * 4),
+        *got = host_alloc((size_t)nnz * 4);
+  for (int64_t k = 0; k < nnz; k++)
+    indices[k] = (int32_t)rand_below(key_g, (uint64_t)(rows + k), cols);
+  fill_uniform(values, nnz, seed, 1, 0.0f, 1.0f);
+  int64_t *dptr = dev_upload(indptr, (size_t)(rows + 1) * sizeof *indptr);
+  int64_t *dgid = dev_upload(gid, (size_t)rows * sizeof *gid);
+  int32_t *dind = dev_upload(indices, (size_t)nnz * sizeof *indices);
+  float *dval = dev_upload(values, (size_t)nnz * 4), *dout = dev_alloc((size_t)nnz * 4);
+
+  for (int c = 0; c < 6; c++) {
+    const int transposed = c & 1, ones = (c >> 1) & 1;
+    const float p = c >= 4 ? 1.0f : 0.5f;
+    const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 0, (uint64_t)c);
+    /* Transposed, the column indices (< cols <= rows) index global_id. */
+    dev_poison(dout, (size_t)nnz * 4);
+    expect_ok(halo_cuda_csr_dropout(dptr, dind, ones ? NULL : dval, rows, transposed, dgid, key, p,
+                                    dout, NULL),
+              "halo_cuda_csr_dropout");
+    csr_dropout_ref(indptr, indices, ones ? NULL : values, rows, transposed, gid, key, p, want);
+    dev_download(got, dout, (size_t)nnz * 4);
+    cr_expect(memcmp(got, want, (size_t)nnz * 4) == 0,
+              "csr_dropout transposed=%d ones=%d p=%g: not bit-identical", transposed, ones,
+              (double)p);
+  }
+  cudaFree(dptr);
+  cudaFree(dgid);
+  cudaFree(dind);
+  cudaFree(dval);
+  cudaFree(dout);
+  free(indptr);
+  free(gid);
+  free(indices);
+  free(values);
+  free(want);
+  free(got);
+}
+
 Test(cuda_kernels, adam_matches_over_several_steps) {
   const uint64_t seed = gpu_test_seed("adam");
   const int64_t n = 10007;
@@ -289,7 +355,8 @@ Test(cuda_kernels, row_normalize_matches_and_keeps_zero_rows) {
   fprintf(stderr, "row_normalize: rel err %.3g\n", err);
   cr_expect_leq(err, SUMS, "row_normalize rel err %g", err);
   for (int64_t r = 0; r < rows; r += 97)
-    for (int64_t j = 0; j < cols; j++) cr_expect_eq(got[r * cols + j], 0.0f, "zero row %lld", (long long)r);
+    for (int64_t j = 0; j < cols; j++)
+      cr_expect_eq(got[r * cols + j], 0.0f, "zero row %lld", (long long)r);
   cudaFree(dx);
   free(x);
   free(got);
@@ -323,11 +390,10 @@ static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmas
   const float scale = 1.0f / (float)nmask;
   double loss = 0.0, want_loss = 0.0;
   int64_t correct = 0, want_correct = 0;
-  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect,
-                                   NULL),
+  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect, NULL),
             "halo_cuda_softmax_xent");
-  halo_cpu_softmax_xent(z, rows, cols, labels, perm, nmask, scale, with_grad ? g : NULL,
-                        &want_loss, &want_correct);
+  halo_cpu_softmax_xent(z, rows, cols, labels, perm, nmask, scale, with_grad ? g : NULL, &want_loss,
+                        &want_correct);
   dev_download(&loss, dloss, sizeof loss);
   dev_download(&correct, dcorrect, sizeof correct);
   const double eloss = fabs(loss - want_loss) / fabs(want_loss);
@@ -384,6 +450,60 @@ Test(cuda_kernels, softmax_xent_turns_a_bad_label_into_nan) {
   cudaFree(dm);
   cudaFree(dloss);
   cudaFree(dcorrect);
+}
+
+/* ---- device, memory and streams ------------------------------------------- */
+
+Test(cuda_kernels, device_memory_and_streams_round_trip) {
+  const uint64_t seed = gpu_test_seed("device");
+  int device = -1;
+  char name[256];
+  cr_assert_eq(halo_cuda_select_device(3, &device), HALO_OK);
+  cr_expect(device >= 0, "device %d", device);
+  cr_assert_eq(halo_cuda_device_name(name, sizeof name), HALO_OK);
+  fprintf(stderr, "device %d: %s\n", device, name);
+  cr_expect(name[0] != '\0');
+
+  const int64_t n = 100003;
+  const size_t bytes = (size_t)n * 4;
+  float *host = host_alloc(bytes), *pinned = NULL, *back = host_alloc(bytes), *zeros = NULL;
+  float *da = NULL, *db = NULL;
+  void *stream = NULL;
+  fill_uniform(host, n, seed, 1, -1.0f, 1.0f);
+  cr_assert_eq(halo_cuda_malloc((void **)&da, bytes, "test buffer a"), HALO_OK);
+  cr_assert_eq(halo_cuda_malloc((void **)&db, bytes, "test buffer b"), HALO_OK);
+  cr_assert_eq(halo_cuda_malloc_host((void **)&pinned, bytes, "pinned buffer"), HALO_OK);
+  cr_assert_eq(halo_cuda_stream_create(&stream), HALO_OK);
+
+  /* Fresh device memory is zeroed. */
+  zeros = host_alloc(bytes);
+  cr_assert_eq(halo_cuda_memcpy(zeros, da, bytes, NULL), HALO_OK);
+  cr_assert_eq(halo_cuda_stream_synchronize(NULL), HALO_OK);
+  for (int64_t i = 0; i < n; i++) cr_expect_eq(zeros[i], 0.0f, "element %lld", (long long)i);
+
+  /* pageable -> device -> device -> pinned -> pageable, on one stream. */
+  memcpy(pinned, host, bytes);
+  cr_assert_eq(halo_cuda_memcpy(da, pinned, bytes, stream), HALO_OK);
+  cr_assert_eq(halo_cuda_relu(da, n, stream), HALO_OK);
+  cr_assert_eq(halo_cuda_memcpy(db, da, bytes, stream), HALO_OK);
+  memset(pinned, 0xff, bytes);
+  cr_assert_eq(halo_cuda_memcpy(pinned, db, bytes, stream), HALO_OK);
+  cr_assert_eq(halo_cuda_stream_synchronize(stream), HALO_OK);
+  memcpy(back, pinned, bytes);
+  halo_cpu_relu(host, n);
+  cr_expect(memcmp(back, host, bytes) == 0, "round trip through the stream changed the data");
+
+  halo_cuda_stream_destroy(&stream);
+  halo_cuda_free((void **)&da);
+  halo_cuda_free((void **)&db);
+  halo_cuda_free_host((void **)&pinned);
+  cr_expect_null(stream);
+  cr_expect_null(da);
+  cr_expect_null(pinned);
+  halo_cuda_free((void **)&da); /* NULL is fine */
+  free(host);
+  free(back);
+  free(zeros);
 }
 
 /* ---- argument checks ----------------------------------------------------- */

@@ -24,12 +24,15 @@ static halo_csr random_csr(uint64_t seed, int64_t rows, int64_t cols, int max_de
   a.indptr = host_alloc((size_t)(rows + 1) * sizeof *a.indptr);
   a.indptr[0] = 0;
   for (int64_t r = 0; r < rows; r++) {
-    const int64_t deg = rand_below(key, (uint64_t)r, 10) == 0 ? 0 : rand_below(key, (uint64_t)(rows + r), max_deg + 1);
+    const int64_t deg = rand_below(key, (uint64_t)r, 10) == 0
+                            ? 0
+                            : rand_below(key, (uint64_t)(rows + r), max_deg + 1);
     a.indptr[r + 1] = a.indptr[r] + deg;
   }
   a.nnz = a.indptr[rows];
   a.indices = host_alloc((size_t)a.nnz * sizeof *a.indices);
-  for (int64_t k = 0; k < a.nnz; k++) a.indices[k] = (int32_t)rand_below(key, (uint64_t)(3 * rows + k), cols);
+  for (int64_t k = 0; k < a.nnz; k++)
+    a.indices[k] = (int32_t)rand_below(key, (uint64_t)(3 * rows + k), cols);
   a.values = NULL;
   if (!ones) {
     a.values = host_alloc((size_t)a.nnz * sizeof *a.values);
@@ -79,8 +82,9 @@ static void check_plan(const halo_csr *a, int64_t split, const halo_spmm_cuda_op
                "plan_create failed");
   cr_assert_not_null(plan);
   fprintf(stderr, "plan: rows %lld nnz %lld split %lld index64 %d alg %d, %lld device bytes\n",
-          (long long)a->rows, (long long)a->nnz, (long long)split, halo_spmm_cuda_plan_index64(plan),
-          opt ? (int)opt->alg : 0, (long long)halo_spmm_cuda_plan_bytes(plan));
+          (long long)a->rows, (long long)a->nnz, (long long)split,
+          halo_spmm_cuda_plan_index64(plan), opt ? (int)opt->alg : 0,
+          (long long)halo_spmm_cuda_plan_bytes(plan));
 
   int32_t *boundary_rows = host_alloc((size_t)(a->rows - split + 1) * sizeof(int32_t));
   char *computed = host_alloc((size_t)a->rows);
