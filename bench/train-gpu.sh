@@ -94,52 +94,77 @@ fi
 "$train" "$data" --device cuda --layers "$layers" --hidden "$hidden" --epochs "$epochs" \
   --warmup 5 --metrics "$out/halo-train.jsonl" --quiet | tee "$out/halo-train.txt"
 
-# PyG on the very shard halo trained on: same graph, widths, dropout and Adam.
-# cached=True: halo normalises the adjacency once at set-up, so PyG may too.
+# PyG on the very shard halo trained on, with halo-train's model (PyG's
+# examples/gcn.py): GCNConv with cached normalisation (halo normalises once at
+# set-up too), dropout on the input and hidden layers, ReLU, Adam with weight
+# decay on the first layer only, row-normalised features.  Both of PyG's
+# adjacency layouts are timed (edge_index; a torch.sparse CSR adjacency, which
+# runs on cuSPARSE), and the ratio uses the faster.  Timed like halo's epoch_s:
+# forward, loss, backward and the optimiser step.
 python3 - "$data/part-00000-of-00001.h5" "$hidden" "$layers" "$epochs" "$out/halo-train.jsonl" <<'EOF' | tee "$out/pyg.txt"
 import json, sys, time
 import h5py, torch
+import torch.nn.functional as F
 from torch_geometric.nn import GCNConv
 
 path, hidden, layers, epochs, metrics = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 dev = torch.device("cuda")
 with h5py.File(path, "r") as f:
-    indptr = torch.from_numpy(f["/graph/indptr"][:])
+    indptr = torch.from_numpy(f["/graph/indptr"][:].astype("int64"))
     col = torch.from_numpy(f["/graph/indices"][:].astype("int64"))
     x = torch.from_numpy(f["/features"][:]).to(dev)
     y = torch.from_numpy(f["/labels"][:].astype("int64")).to(dev)
     train = torch.from_numpy(f["/split/train"][:].astype("int64")).to(dev)
+x = x - x.min()
+x = x / x.sum(1, keepdim=True).clamp(min=1e-12)
 n = indptr.numel() - 1
 row = torch.repeat_interleave(torch.arange(n), indptr[1:] - indptr[:-1])
-edge_index = torch.stack([col, row]).to(dev)  # messages flow col -> row, as in A·X
+adjacency = {
+    "edge_index": torch.stack([col, row]).to(dev),  # messages flow col -> row, as in A·X
+    "csr": torch.sparse_csr_tensor(indptr, col, torch.ones(col.numel()), (n, n)).to(dev),
+}
 widths = [x.shape[1]] + [hidden] * (layers - 1) + [int(y.max()) + 1]
-convs = torch.nn.ModuleList(GCNConv(a, b, cached=True) for a, b in zip(widths, widths[1:])).to(dev)
-opt = torch.optim.Adam(convs.parameters(), lr=0.01, weight_decay=5e-4)
 
-def step():
-    h = x
-    for i, conv in enumerate(convs):
-        h = conv(torch.nn.functional.dropout(h, 0.5, True), edge_index)
-        if i + 1 < len(convs):
-            h = h.relu()
-    loss = torch.nn.functional.cross_entropy(h[train], y[train])
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
 
-times = []
-for e in range(epochs):
-    torch.cuda.synchronize(); t0 = time.perf_counter()
-    step()
-    torch.cuda.synchronize(); times.append(time.perf_counter() - t0)
-pyg = sum(times[5:]) / len(times[5:])
+def mean_epoch(adj):
+    torch.manual_seed(0)
+    convs = torch.nn.ModuleList(GCNConv(a, b, cached=True) for a, b in zip(widths, widths[1:])).to(dev)
+    opt = torch.optim.Adam([dict(params=convs[0].parameters(), weight_decay=5e-4),
+                            dict(params=convs[1:].parameters(), weight_decay=0.0)], lr=0.01)
+    times = []
+    for _ in range(epochs):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        h = x
+        for i, conv in enumerate(convs):
+            h = conv(F.dropout(h, 0.5, True), adj)
+            if i + 1 < len(convs):
+                h = h.relu()
+        loss = F.cross_entropy(h[train], y[train])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return sum(times[5:]) / len(times[5:])
+
+
+pyg = {}
+for name, adj in adjacency.items():
+    try:
+        pyg[name] = mean_epoch(adj)
+        print(f"pyg {name}: {n} nodes, {col.numel()} edges, widths {widths}: "
+              f"mean epoch {1e3 * pyg[name]:.2f} ms")
+    except Exception as err:  # a layout this PyG build cannot run
+        print(f"pyg {name}: failed: {err}")
 halo = None
 with open(metrics) as f:
     for line in f:
         rec = json.loads(line)
         if rec.get("summary"):
             halo = rec["mean_epoch_s"]
-print(f"pyg: {n} nodes, {col.numel()} edges, widths {widths}: mean epoch {1e3 * pyg:.2f} ms")
-if halo:
-    print(f"halo: mean epoch {1e3 * halo:.2f} ms = {halo / pyg:.2f} of PyG's (target <= 0.70)")
+if halo and pyg:
+    best = min(pyg, key=pyg.get)
+    print(f"halo: mean epoch {1e3 * halo:.2f} ms = {halo / pyg[best]:.2f} of PyG's {best} "
+          f"({1e3 * pyg[best]:.2f} ms; target <= 0.70)")
 EOF
