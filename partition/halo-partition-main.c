@@ -513,7 +513,16 @@ static halo_status run(cli *c) {
   HALO_TRY(halo_partition_lookup(c->opt.method)(g, &c->opt, part));
   t.partition = now_s() - t0;
 
-  HALO_TRY(halo_partition_stats_create(g, part, c->opt.parts, &stats));
+  uint64_t run_id = halo_partition_run_id(g->source_digest, &c->opt, part, g->n);
+
+  phase(&pg, "writing shards");
+  t0 = now_s();
+  HALO_TRY(halo_partition_write(halo_outdir_tmp(outdir), g, part, &c->opt, run_id,
+                                write_progress, &pg, &stats));
+  HALO_TRY(halo_outdir_commit(outdir));
+  t.write = now_s() - t0;
+  t.total = now_s() - pg.t0;
+
   int32_t empty = 0;
   for (int32_t p = 0; p < stats->parts; p++) empty += stats->owned[p] == 0;
   if (empty > 0)
@@ -523,15 +532,6 @@ static halo_status run(cli *c) {
     HALO_TRY(predict(c, stats, &pred));
     pr = &pred;
   }
-  uint64_t run_id = halo_partition_run_id(g->source_digest, &c->opt, part, g->n);
-
-  phase(&pg, "writing shards");
-  t0 = now_s();
-  HALO_TRY(halo_partition_write(halo_outdir_tmp(outdir), g, part, &c->opt, run_id,
-                                write_progress, &pg));
-  HALO_TRY(halo_outdir_commit(outdir));
-  t.write = now_s() - t0;
-  t.total = now_s() - pg.t0;
 
   print_table(c, g, &clean, stats, pr, run_id, &t);
   fflush(stdout);

@@ -164,10 +164,14 @@ void halo_outdir_close(halo_outdir **o);
 typedef void (*halo_progress_fn)(void *ctx, int64_t done, int64_t total);
 
 /* Writes every part's shard and the manifest into folder `dir` (the
- * temporary folder of an outdir), one part at a time. Local. */
+ * temporary folder of an outdir), one part at a time.  When `stats` is not
+ * NULL, *stats receives the partition statistics read off the shards as they
+ * are written (the same figures as halo_partition_stats_create, without
+ * another pass over the graph). Local. */
 halo_status halo_partition_write(const char *dir, const halo_graph *g, const int32_t *part,
                                  const halo_partition_options *opt, uint64_t run_id,
-                                 halo_progress_fn progress, void *progress_ctx);
+                                 halo_progress_fn progress, void *progress_ctx,
+                                 halo_partition_stats **stats);
 
 /* Writes the clean graph g in METIS' graph format (header "n edges", then
  * one line of 1-based neighbours per node), for gpmetis. Local. */

@@ -1,6 +1,6 @@
 #include <stdlib.h>
 
-#include "partition-order.h"
+#include "partition-impl.h"
 
 halo_status halo__partition_order(const int32_t *part, int64_t n, int32_t parts, int64_t **order,
                                   int64_t **start) {

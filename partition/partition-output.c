@@ -17,6 +17,7 @@
 
 #include "halo-digest.h"
 #include "halo-partition.h"
+#include "partition-impl.h"
 
 uint64_t halo_partition_run_id(uint64_t source_digest, const halo_partition_options *opt,
                                const int32_t *part, int64_t nodes) {
@@ -195,9 +196,11 @@ void halo_outdir_close(halo_outdir **o) {
 
 halo_status halo_partition_write(const char *dir, const halo_graph *g, const int32_t *part,
                                  const halo_partition_options *opt, uint64_t run_id,
-                                 halo_progress_fn progress, void *progress_ctx) {
+                                 halo_progress_fn progress, void *progress_ctx,
+                                 halo_partition_stats **stats) {
   halo_status st = HALO_OK;
   halo_partition_plan *plan = NULL;
+  halo_partition_stats *figures = NULL;
   halo_shard *shard = NULL;
   halo_manifest m = {0};
   char path[4096];
@@ -223,6 +226,10 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
   HALO_ALLOC(m.part_owned, parts, "part sizes");
   HALO_ALLOC(m.part_halo, parts, "part sizes");
 
+  if (stats) {
+    *stats = NULL;
+    HALO_TRY(halo__stats_alloc(g->n, g->m, parts, &figures));
+  }
   HALO_TRY(halo_partition_plan_create(g, part, parts, run_id, &plan));
   for (int32_t p = 0; p < parts; p++) {
     HALO_TRY(halo_partition_plan_shard(plan, p, &shard));
@@ -231,13 +238,20 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
     m.part_digest[p] = halo_shard_digest(shard);
     m.part_owned[p] = shard->n_owned;
     m.part_halo[p] = shard->n_halo;
+    if (figures) halo__stats_add_shard(figures, shard);
     halo_shard_destroy(&shard);
     if (progress) progress(progress_ctx, p + 1, parts);
   }
   if (snprintf(path, sizeof path, "%s/manifest.h5", dir) >= (int)sizeof path)
     HALO_FAIL(HALO_ERR_ARG, "output path %s/manifest.h5 is too long", dir);
   HALO_TRY(halo_manifest_write(path, &m));
+  if (figures) {
+    halo__stats_finish(figures);
+    *stats = figures;
+    figures = NULL;
+  }
 done:
+  halo_partition_stats_destroy(&figures);
   halo_shard_destroy(&shard);
   halo_partition_plan_destroy(&plan);
   free(m.part_halo);

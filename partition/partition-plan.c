@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "halo-partition.h"
-#include "partition-order.h"
+#include "partition-impl.h"
 
 enum { LOCAL_NONE = -1, LOCAL_HALO_NEW = -2, LOCAL_HALO_TAKEN = -3 };
 

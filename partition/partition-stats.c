@@ -1,12 +1,61 @@
-/* Partition statistics in one pass over the edges, part by part:
+/* Partition statistics.
  *   halo[p]  = |{v : part[v] ≠ p, v adjacent to some u with part[u] = p}|
  *   send[p]  = Σ_{u in p} |{part[v] ≠ p : v adjacent to u}|
  *   edge_cut = |{(u,v) : part[u] ≠ part[v]}| / 2  (each undirected edge is stored twice)
- * On a symmetric graph Σ send = Σ halo = H, the rows one exchange moves. */
+ * On a symmetric graph Σ send = Σ halo = H, the rows one exchange moves.
+ *
+ * halo_partition_stats_create computes them from the graph in one pass;
+ * halo_partition_write gets the same figures from the shards it writes
+ * (halo__stats_add_shard), which costs no extra pass over the edges. */
 #include <stdlib.h>
 
 #include "halo-partition.h"
-#include "partition-order.h"
+#include "partition-impl.h"
+
+halo_status halo__stats_alloc(int64_t nodes, int64_t edges, int32_t parts,
+                              halo_partition_stats **out) {
+  halo_status st = HALO_OK;
+  halo_partition_stats *s = NULL;
+  *out = NULL;
+  HALO_ALLOC(s, 1, "partition statistics");
+  *s = (halo_partition_stats){.nodes = nodes, .edges = edges, .parts = parts};
+  HALO_ALLOC(s->owned, parts, "statistics");
+  HALO_ALLOC(s->halo, parts, "statistics");
+  HALO_ALLOC(s->nnz, parts, "statistics");
+  HALO_ALLOC(s->send, parts, "statistics");
+  HALO_ALLOC(s->peers, parts, "statistics");
+  *out = s;
+  s = NULL;
+done:
+  halo_partition_stats_destroy(&s);
+  return st;
+}
+
+void halo__stats_add_shard(halo_partition_stats *s, const halo_shard *shard) {
+  const int32_t p = shard->part;
+  s->owned[p] = shard->n_owned;
+  s->halo[p] = shard->n_halo;
+  s->nnz[p] = shard->nnz;
+  s->send[p] = shard->send_ptr[shard->parts];
+  s->peers[p] = 0;
+  for (int32_t q = 0; q < shard->parts; q++) s->peers[p] += shard->recv_ptr[q + 1] > shard->recv_ptr[q];
+  /* Columns past the owned rows are halo rows: edges that leave the part. */
+  int64_t cut = 0;
+  for (int64_t k = 0; k < shard->nnz; k++) cut += shard->indices[k] >= shard->n_owned;
+  s->edge_cut += cut;
+}
+
+void halo__stats_finish(halo_partition_stats *s) {
+  int64_t max_owned = 0;
+  s->comm_volume = 0;
+  for (int32_t p = 0; p < s->parts; p++) {
+    s->comm_volume += s->halo[p];
+    if (s->owned[p] > max_owned) max_owned = s->owned[p];
+  }
+  s->edge_cut /= 2;
+  s->replication_factor = (double)(s->nodes + s->comm_volume) / (double)s->nodes;
+  s->balance = (double)max_owned / ((double)s->nodes / s->parts);
+}
 
 halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part, int32_t parts,
                                         halo_partition_stats **out) {
@@ -19,15 +68,7 @@ halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part
   if (parts < 1 || parts > n)
     HALO_FAIL(HALO_ERR_ARG, "statistics: %d parts for %lld nodes", parts, (long long)n);
 
-  HALO_ALLOC(s, 1, "partition statistics");
-  s->nodes = n;
-  s->edges = g->m;
-  s->parts = parts;
-  HALO_ALLOC(s->owned, parts, "statistics");
-  HALO_ALLOC(s->halo, parts, "statistics");
-  HALO_ALLOC(s->nnz, parts, "statistics");
-  HALO_ALLOC(s->send, parts, "statistics");
-  HALO_ALLOC(s->peers, parts, "statistics");
+  HALO_TRY(halo__stats_alloc(n, g->m, parts, &s));
   HALO_TRY(halo__partition_order(part, n, parts, &order, &start));
   HALO_ALLOC(node_mark, n, "statistics node marks");
   HALO_ALLOC(peer_mark, parts, "statistics part marks");
@@ -38,7 +79,6 @@ halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part
     send_mark[q] = -1;
   }
 
-  int64_t cut = 0;
   for (int32_t p = 0; p < parts; p++) {
     s->owned[p] = start[p + 1] - start[p];
     for (int64_t i = start[p]; i < start[p + 1]; i++) {
@@ -48,7 +88,7 @@ halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part
         int64_t v = g->indices[k];
         int32_t q = part[v];
         if (q == p) continue;
-        cut++;
+        s->edge_cut++;
         if (node_mark[v] != p) {
           node_mark[v] = p;
           s->halo[p]++;
@@ -64,14 +104,7 @@ halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part
       }
     }
   }
-  int64_t max_owned = 0;
-  for (int32_t p = 0; p < parts; p++) {
-    s->comm_volume += s->halo[p];
-    if (s->owned[p] > max_owned) max_owned = s->owned[p];
-  }
-  s->edge_cut = cut / 2;
-  s->replication_factor = (double)(n + s->comm_volume) / (double)n;
-  s->balance = (double)max_owned / ((double)n / parts);
+  halo__stats_finish(s);
   *out = s;
   s = NULL;
 done:

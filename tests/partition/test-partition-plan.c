@@ -141,3 +141,54 @@ Test(plan, bad_parts_are_refused) {
   free(part);
   halo_graph_destroy(&g);
 }
+
+/* The statistics halo_partition_write reads off the shards equal the ones
+ * computed from the graph, and the folder holds the manifest and P parts. */
+static void check_write(halo_graph *g, halo_method method, int32_t parts) {
+  char *dir = pt_temp_dir("write");
+  int32_t *part = run_method(g, method, parts, 5);
+  halo_partition_options opt = HALO_PARTITION_OPTIONS_INIT;
+  opt.parts = parts;
+  opt.method = method;
+  opt.seed = 5;
+  halo_partition_stats *want = NULL, *got = NULL;
+  cr_assert_eq(halo_partition_stats_create(g, part, parts, &want), HALO_OK);
+  cr_assert_eq(halo_partition_write(dir, g, part, &opt, 99, NULL, NULL, &got), HALO_OK);
+  cr_expect_eq(got->edge_cut, want->edge_cut);
+  cr_expect_eq(got->comm_volume, want->comm_volume);
+  cr_expect_float_eq(got->balance, want->balance, 1e-12);
+  cr_expect_float_eq(got->replication_factor, want->replication_factor, 1e-12);
+  for (int32_t p = 0; p < parts; p++) {
+    cr_expect_eq(got->owned[p], want->owned[p]);
+    cr_expect_eq(got->halo[p], want->halo[p]);
+    cr_expect_eq(got->nnz[p], want->nnz[p]);
+    cr_expect_eq(got->send[p], want->send[p]);
+    cr_expect_eq(got->peers[p], want->peers[p]);
+  }
+  char path[512];
+  snprintf(path, sizeof path, "%s/manifest.h5", dir);
+  halo_manifest *m = NULL;
+  cr_assert_eq(halo_manifest_read(path, &m), HALO_OK);
+  cr_expect_eq(m->run_id, 99);
+  cr_expect_eq(m->parts, parts);
+  for (int64_t v = 0; v < g->n; v++) cr_assert_eq(m->part[v], part[v]);
+  halo_manifest_destroy(&m);
+  halo_partition_stats_destroy(&got);
+  halo_partition_stats_destroy(&want);
+  free(part);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+Test(plan, write_reports_the_same_statistics) {
+  halo_graph *g = pt_graph_cora();
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+  check_write(g, HALO_METHOD_METIS, 3);
+  check_write(g, HALO_METHOD_RANDOM, 4);
+  halo_graph_destroy(&g);
+  uint64_t seed = pt_seed("plan.write_reports_the_same_statistics", 8);
+  g = pt_graph_random(400, 2000, seed);
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+  check_write(g, HALO_METHOD_BLOCK, 2);
+  halo_graph_destroy(&g);
+}

@@ -1,0 +1,22 @@
+/* Private to partition/: shared internals of the partitioner's files. */
+#ifndef HALO_PARTITION_IMPL_H
+#define HALO_PARTITION_IMPL_H
+
+#include "halo-partition.h"
+
+/* Counting sort of the nodes by part: part p owns
+ * order[start[p] .. start[p+1]), in ascending global id.  *order (size n)
+ * and *start (size parts+1) are new arrays owned by the caller.  Fails with
+ * HALO_ERR_RANGE when some part[v] is outside [0, parts). Local. */
+halo_status halo__partition_order(const int32_t *part, int64_t n, int32_t parts, int64_t **order,
+                                  int64_t **start);
+
+/* Statistics accumulated part by part: alloc (zeroed per-part arrays), add
+ * each part's figures (edge_cut collects directed cut edges meanwhile), then
+ * finish (halves the cut, totals and ratios). Local. */
+halo_status halo__stats_alloc(int64_t nodes, int64_t edges, int32_t parts,
+                              halo_partition_stats **out);
+void halo__stats_add_shard(halo_partition_stats *s, const halo_shard *shard);
+void halo__stats_finish(halo_partition_stats *s);
+
+#endif /* HALO_PARTITION_IMPL_H */
