@@ -33,7 +33,7 @@ static const char usage[] =
     "  --format F               auto (default), ogb, edgelist, mtx, spec\n"
     "  --features FILE          node features for a structure-only input (CSV, one row per node)\n"
     "  --labels FILE            node labels for a structure-only input (one per line)\n"
-    "  --synthetic-features F   F random class-dependent features instead (with --synthetic-classes)\n"
+    "  --synthetic-features F   F random class-dependent features (with --synthetic-classes)\n"
     "  --synthetic-classes C    C random classes and a random 10/10/80 split\n"
     "partition\n"
     "  --parts P                number of parts, 1 <= P <= nodes (required)\n"
@@ -207,22 +207,18 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
       printf("halo-partition %s (shard format %d)\n", HALO_VERSION, HALO_SHARD_FORMAT_VERSION);
       *stop = 1;
       goto done;
-    case ':':
-      HALO_FAIL(HALO_ERR_ARG, "%s needs a value", argv[optind - 1]);
-    default:
-      HALO_FAIL(HALO_ERR_ARG, "unknown option '%s' (see --help)", argv[optind - 1]);
+    case ':': HALO_FAIL(HALO_ERR_ARG, "%s needs a value", argv[optind - 1]);
+    default: HALO_FAIL(HALO_ERR_ARG, "unknown option '%s' (see --help)", argv[optind - 1]);
     }
   }
-  if (optind < argc)
-    HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
+  if (optind < argc) HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
   if (!c->input) HALO_FAIL(HALO_ERR_ARG, "--input is required (see --help)");
   if (!c->write_metis) {
     if (!parts_given) HALO_FAIL(HALO_ERR_ARG, "--parts is required (see --help)");
     if (!c->out) HALO_FAIL(HALO_ERR_ARG, "--out is required (see --help)");
   }
   if ((c->synth_features || c->synth_classes) && (c->features || c->labels))
-    HALO_FAIL(HALO_ERR_ARG, "--synthetic-features/--synthetic-classes and --features/--labels "
-              "exclude each other");
+    HALO_FAIL(HALO_ERR_ARG, "--synthetic-* and --features/--labels exclude each other");
   if (!c->synth_features != !c->synth_classes)
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-features and --synthetic-classes go together");
 done:
@@ -288,12 +284,14 @@ static void write_json(FILE *f, const cli *c, const halo_graph *g, const halo_cl
   fprintf(f, ",\n  \"run_id\": \"%016" PRIx64 "\",\n", run_id);
   fprintf(f, "  \"nodes\": %" PRId64 ",\n  \"edges\": %" PRId64 ",\n", s->nodes, s->edges);
   fprintf(f, "  \"features\": %d,\n  \"classes\": %d,\n", g->features, g->classes);
-  fprintf(f, "  \"cleanup\": {\"input_edges\": %" PRId64 ", \"self_loops\": %" PRId64
-             ", \"duplicates\": %" PRId64 ", \"reverse_added\": %" PRId64
-             ", \"isolated\": %" PRId64 "},\n",
+  fprintf(f,
+          "  \"cleanup\": {\"input_edges\": %" PRId64 ", \"self_loops\": %" PRId64
+          ", \"duplicates\": %" PRId64 ", \"reverse_added\": %" PRId64 ", \"isolated\": %" PRId64
+          "},\n",
           clean->input_edges, clean->self_loops, clean->duplicates, clean->reverse_added,
           clean->isolated);
-  fprintf(f, "  \"parts\": %d,\n  \"method\": \"%s\",\n", s->parts, halo_method_name(c->opt.method));
+  fprintf(f, "  \"parts\": %d,\n  \"method\": \"%s\",\n", s->parts,
+          halo_method_name(c->opt.method));
   fprintf(f, "  \"objective\": \"%s\",\n  \"seed\": %" PRId64 ",\n  \"ufactor\": %d,\n",
           halo_objective_name(c->opt.objective), c->opt.seed, c->opt.ufactor);
   fprintf(f, "  \"edge_cut\": %" PRId64 ",\n  \"comm_volume\": %" PRId64 ",\n", s->edge_cut,
@@ -319,8 +317,9 @@ static void write_json(FILE *f, const cli *c, const halo_graph *g, const halo_cl
     json_ratio(f, "cagnet1d_ratio", pr->cagnet1d, pr->epoch);
     json_ratio(f, "broadcast1d_ratio", pr->broadcast1d, pr->epoch);
   }
-  fprintf(f, "  \"seconds\": {\"load\": %.3f, \"clean\": %.3f, \"partition\": %.3f, "
-             "\"write\": %.3f, \"total\": %.3f}\n}\n",
+  fprintf(f,
+          "  \"seconds\": {\"load\": %.3f, \"clean\": %.3f, \"partition\": %.3f, "
+          "\"write\": %.3f, \"total\": %.3f}\n}\n",
           t->load, t->clean, t->partition, t->write, t->total);
 }
 
@@ -406,8 +405,8 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
       printf("  %.1fx halo's\n", (double)pr->cagnet1d / (double)pr->epoch);
     else
       printf("  -\n");
-    printf("  1D broadcast of halo's widths                %14" PRId64 " B  %12s",
-           pr->broadcast1d, human_bytes(b1, sizeof b1, pr->broadcast1d));
+    printf("  1D broadcast of halo's widths                %14" PRId64 " B  %12s", pr->broadcast1d,
+           human_bytes(b1, sizeof b1, pr->broadcast1d));
     if (pr->epoch > 0)
       printf("  %.1fx halo's\n", (double)pr->broadcast1d / (double)pr->epoch);
     else
@@ -517,8 +516,8 @@ static halo_status run(cli *c) {
 
   phase(&pg, "writing shards");
   t0 = now_s();
-  HALO_TRY(halo_partition_write(halo_outdir_tmp(outdir), g, part, &c->opt, run_id,
-                                write_progress, &pg, &stats));
+  HALO_TRY(halo_partition_write(halo_outdir_tmp(outdir), g, part, &c->opt, run_id, write_progress,
+                                &pg, &stats));
   HALO_TRY(halo_outdir_commit(outdir));
   t.write = now_s() - t0;
   t.total = now_s() - pg.t0;
@@ -541,8 +540,7 @@ static halo_status run(cli *c) {
     json = NULL;
     if (rc != 0) HALO_FAIL(HALO_ERR_IO, "--json %s: write failed: %s", c->json, strerror(errno));
     if (rename(json_tmp, c->json) != 0)
-      HALO_FAIL(HALO_ERR_IO, "--json %s: cannot rename %s: %s", c->json, json_tmp,
-                strerror(errno));
+      HALO_FAIL(HALO_ERR_IO, "--json %s: cannot rename %s: %s", c->json, json_tmp, strerror(errno));
     free(json_tmp);
     json_tmp = NULL;
   }

@@ -44,7 +44,7 @@ typedef enum { HALO_METHOD_METIS = 0, HALO_METHOD_RANDOM, HALO_METHOD_BLOCK } ha
 typedef enum { HALO_OBJECTIVE_CUT = 0, HALO_OBJECTIVE_VOL } halo_objective;
 
 typedef struct halo_partition_options {
-  int32_t parts;            /* P >= 1 */
+  int32_t parts; /* P >= 1 */
   halo_method method;
   halo_objective objective; /* METIS only: minimise edge cut or communication volume */
   int64_t seed;             /* METIS_OPTION_SEED; the permutation of the random method */
@@ -53,9 +53,11 @@ typedef struct halo_partition_options {
 
 /* The defaults of halo-partition: METIS k-way, edge cut, seed 1, ufactor 30
  * (METIS' own k-way default). */
-#define HALO_PARTITION_OPTIONS_INIT                                            \
-  { .parts = 1, .method = HALO_METHOD_METIS, .objective = HALO_OBJECTIVE_CUT,  \
-    .seed = 1, .ufactor = 30 }
+#define HALO_PARTITION_OPTIONS_INIT                                                                \
+  {                                                                                                \
+    .parts = 1, .method = HALO_METHOD_METIS, .objective = HALO_OBJECTIVE_CUT, .seed = 1,           \
+    .ufactor = 30                                                                                  \
+  }
 
 /* Fills part[0..g->n) with values in [0, opt->parts).  g must be clean
  * (halo_partition_clean).  A partitioner may release g's structure arrays
@@ -97,13 +99,13 @@ int32_t halo_partition_block_of(int64_t i, int64_t n, int32_t parts);
 typedef struct halo_partition_stats {
   int64_t nodes, edges; /* n and directed edges of the clean graph */
   int32_t parts;
-  int64_t edge_cut;     /* undirected edges whose ends lie in different parts */
-  int64_t comm_volume;  /* H = Σ_p halo[p]: rows received per exchange, all parts */
-  int64_t *owned;       /* size parts: nodes owned by p */
-  int64_t *halo;        /* size parts: remote neighbours of p's owned nodes */
-  int64_t *nnz;         /* size parts: local CSR entries (edges leaving p's owned rows) */
-  int64_t *send;        /* size parts: rows p sends per exchange (Σ_p send = H) */
-  int32_t *peers;       /* size parts: parts p receives from */
+  int64_t edge_cut;          /* undirected edges whose ends lie in different parts */
+  int64_t comm_volume;       /* H = Σ_p halo[p]: rows received per exchange, all parts */
+  int64_t *owned;            /* size parts: nodes owned by p */
+  int64_t *halo;             /* size parts: remote neighbours of p's owned nodes */
+  int64_t *nnz;              /* size parts: local CSR entries (edges leaving p's owned rows) */
+  int64_t *send;             /* size parts: rows p sends per exchange (Σ_p send = H) */
+  int32_t *peers;            /* size parts: parts p receives from */
   double replication_factor; /* (n + H) / n: rows stored over all parts per node */
   double balance;            /* max owned / mean owned */
 } halo_partition_stats;

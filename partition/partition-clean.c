@@ -60,8 +60,8 @@ static halo_status make_simple(halo_graph *g, halo_clean_report *rep) {
                 g->source, (long long)(v + 1), (long long)end, (long long)g->m);
     for (int64_t k = start; k < end; k++)
       if (idx[k] < 0 || idx[k] >= g->n)
-        HALO_FAIL(HALO_ERR_RANGE, "%s: edge (%lld, %lld) names a node outside [0, %lld)",
-                  g->source, (long long)v, (long long)idx[k], (long long)g->n);
+        HALO_FAIL(HALO_ERR_RANGE, "%s: edge (%lld, %lld) names a node outside [0, %lld)", g->source,
+                  (long long)v, (long long)idx[k], (long long)g->n);
     sort_row(idx + start, end - start);
     ptr[v] = kept;
     int64_t prev = -1;

@@ -12,7 +12,8 @@ static const struct {
     [HALO_METHOD_BLOCK] = {"block", halo_partition_block},
 };
 
-static const char *const objectives[] = {[HALO_OBJECTIVE_CUT] = "cut", [HALO_OBJECTIVE_VOL] = "vol"};
+static const char *const objectives[] = {
+    [HALO_OBJECTIVE_CUT] = "cut", [HALO_OBJECTIVE_VOL] = "vol"};
 
 halo_status halo_method_parse(const char *name, halo_method *out) {
   for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)

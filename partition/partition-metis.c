@@ -45,8 +45,8 @@ halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *op
   const int64_t n = g->n, m = g->m, limit = (int64_t)IDX_MAX;
 
   if (opt->parts < 1 || opt->parts > n)
-    HALO_FAIL(HALO_ERR_ARG, "METIS: %d parts for %lld nodes; need 1 <= parts <= nodes",
-              opt->parts, (long long)n);
+    HALO_FAIL(HALO_ERR_ARG, "METIS: %d parts for %lld nodes; need 1 <= parts <= nodes", opt->parts,
+              (long long)n);
   if (opt->parts == 1) {
     for (int64_t v = 0; v < n; v++) part[v] = 0;
     goto done;
@@ -59,8 +59,7 @@ halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *op
   if (opt->seed < 0 || opt->seed > limit)
     HALO_FAIL(HALO_ERR_ARG, "METIS: seed %lld is outside [0, %lld]", (long long)opt->seed,
               (long long)limit);
-  if (opt->ufactor < 1)
-    HALO_FAIL(HALO_ERR_ARG, "METIS: ufactor %d must be >= 1", opt->ufactor);
+  if (opt->ufactor < 1) HALO_FAIL(HALO_ERR_ARG, "METIS: ufactor %d must be >= 1", opt->ufactor);
 
   idx_t options[METIS_NOPTIONS];
   METIS_SetDefaultOptions(options);
@@ -75,8 +74,8 @@ halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *op
   HALO_TRY(narrow(&g->indptr, n + 1, &xadj, "METIS xadj"));
   HALO_TRY(narrow(&g->indices, m, &adjncy, "METIS adjncy"));
 
-  int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj, adjncy, NULL, NULL, NULL, &nparts, NULL,
-                               NULL, options, &objval, where);
+  int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj, adjncy, NULL, NULL, NULL, &nparts, NULL, NULL,
+                               options, &objval, where);
 
   HALO_TRY(widen(&xadj, n + 1, &g->indptr, "graph offsets"));
   HALO_TRY(widen(&adjncy, m, &g->indices, "graph edges"));

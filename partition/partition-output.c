@@ -21,8 +21,14 @@
 
 uint64_t halo_partition_run_id(uint64_t source_digest, const halo_partition_options *opt,
                                const int32_t *part, int64_t nodes) {
-  const int64_t fields[] = {HALO_SHARD_FORMAT_VERSION, (int64_t)source_digest, nodes,
-                            opt->parts, opt->method, opt->objective, opt->seed, opt->ufactor};
+  const int64_t fields[] = {HALO_SHARD_FORMAT_VERSION,
+                            (int64_t)source_digest,
+                            nodes,
+                            opt->parts,
+                            opt->method,
+                            opt->objective,
+                            opt->seed,
+                            opt->ufactor};
   halo_digest d;
   halo_digest_init(&d);
   halo_digest_update(&d, "halo-partition run", 18);
@@ -34,9 +40,9 @@ uint64_t halo_partition_run_id(uint64_t source_digest, const halo_partition_opti
 /* ---- the folder ------------------------------------------------------ */
 
 struct halo_outdir {
-  char *dir;     /* final name, without trailing slashes */
-  char *tmp;     /* DIR.tmp.<pid> */
-  int replace;   /* DIR existed and --force was given */
+  char *dir;   /* final name, without trailing slashes */
+  char *tmp;   /* DIR.tmp.<pid> */
+  int replace; /* DIR existed and --force was given */
   int committed;
 };
 
@@ -74,8 +80,10 @@ static halo_status remove_folder(const char *dir, int only_ours) {
       if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
       if (pass == 0) {
         if (!is_output_name(e->d_name))
-          HALO_FAIL(HALO_ERR_ARG, "%s holds '%s', which halo-partition did not write; "
-                    "not replacing it (remove the folder yourself)", dir, e->d_name);
+          HALO_FAIL(HALO_ERR_ARG,
+                    "%s holds '%s', which halo-partition did not write; "
+                    "not replacing it (remove the folder yourself)",
+                    dir, e->d_name);
         continue;
       }
       free(path);
@@ -134,7 +142,8 @@ halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out) {
         foreign = e->d_name;
     if (foreign) {
       halo_log_error("output folder %s holds '%s', which halo-partition did not write; "
-                     "not replacing it (remove the folder yourself)", o->dir, foreign);
+                     "not replacing it (remove the folder yourself)",
+                     o->dir, foreign);
       closedir(d);
       st = HALO_ERR_ARG;
       goto done;

@@ -25,9 +25,9 @@ struct halo_partition_plan {
   const int32_t *part;
   int32_t parts;
   uint64_t run_id;
-  int64_t *order;   /* size n: nodes grouped by part, ascending id within a part */
-  int64_t *start;   /* size parts+1: part p owns order[start[p]..start[p+1]) */
-  int32_t *local;   /* size n: local row in the part being built, or LOCAL_* */
+  int64_t *order;       /* size n: nodes grouped by part, ascending id within a part */
+  int64_t *start;       /* size parts+1: part p owns order[start[p]..start[p+1]) */
+  int32_t *local;       /* size n: local row in the part being built, or LOCAL_* */
   int64_t *mark;        /* size parts: last owned row that counted peer q */
   int64_t *cursor;      /* size parts: next halo slot per owner */
   int64_t *send_cursor; /* size parts: next send slot per peer */
@@ -97,7 +97,8 @@ static void reset_map(halo_partition_plan *plan, int32_t p) {
   for (int64_t i = plan->start[p]; i < plan->start[p + 1]; i++) {
     int64_t u = plan->order[i];
     plan->local[u] = LOCAL_NONE;
-    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) plan->local[g->indices[k]] = LOCAL_NONE;
+    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++)
+      plan->local[g->indices[k]] = LOCAL_NONE;
   }
 }
 
@@ -131,9 +132,10 @@ static halo_status scan_edges(halo_partition_plan *plan, int32_t p, halo_shard *
       }
     }
   if (s->n_owned + n_halo > INT32_MAX)
-    HALO_FAIL(HALO_ERR_LIMIT, "part %d has %lld owned and %lld halo rows; local ids are int32 "
-              "(at most %d rows): use more parts", p, (long long)s->n_owned, (long long)n_halo,
-              INT32_MAX);
+    HALO_FAIL(HALO_ERR_LIMIT,
+              "part %d has %lld owned and %lld halo rows; local ids are int32 "
+              "(at most %d rows): use more parts",
+              p, (long long)s->n_owned, (long long)n_halo, INT32_MAX);
   s->n_halo = n_halo;
   for (int32_t q = 0; q < plan->parts; q++) {
     s->recv_ptr[q + 1] += s->recv_ptr[q];
@@ -258,7 +260,8 @@ static halo_status build_node_data(const halo_graph *g, halo_shard *s) {
   if (g->split)
     for (int64_t r = 0; r < n_owned; r++) {
       int which = g->split[s->global_id[r]];
-      if (which >= HALO_SPLIT_TRAIN && which <= HALO_SPLIT_TEST) lists[which][fill[which]++] = (int32_t)r;
+      if (which >= HALO_SPLIT_TRAIN && which <= HALO_SPLIT_TEST)
+        lists[which][fill[which]++] = (int32_t)r;
     }
 done:
   return st;

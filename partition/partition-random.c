@@ -22,8 +22,8 @@ halo_status halo_partition_random(halo_graph *g, const halo_partition_options *o
   int64_t *perm = NULL;
   const int64_t n = g->n;
   if (opt->parts < 1 || opt->parts > n)
-    HALO_FAIL(HALO_ERR_ARG, "random: %d parts for %lld nodes; need 1 <= parts <= nodes",
-              opt->parts, (long long)n);
+    HALO_FAIL(HALO_ERR_ARG, "random: %d parts for %lld nodes; need 1 <= parts <= nodes", opt->parts,
+              (long long)n);
   HALO_ALLOC(perm, n, "random permutation");
   uint64_t key = halo_rng_key((uint64_t)opt->seed, HALO_RNG_PARTITION, 0, 0);
   for (int64_t i = 0; i < n; i++) perm[i] = i;

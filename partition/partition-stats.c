@@ -38,7 +38,8 @@ void halo__stats_add_shard(halo_partition_stats *s, const halo_shard *shard) {
   s->nnz[p] = shard->nnz;
   s->send[p] = shard->send_ptr[shard->parts];
   s->peers[p] = 0;
-  for (int32_t q = 0; q < shard->parts; q++) s->peers[p] += shard->recv_ptr[q + 1] > shard->recv_ptr[q];
+  for (int32_t q = 0; q < shard->parts; q++)
+    s->peers[p] += shard->recv_ptr[q + 1] > shard->recv_ptr[q];
   /* Columns past the owned rows are halo rows: edges that leave the part. */
   int64_t cut = 0;
   for (int64_t k = 0; k < shard->nnz; k++) cut += shard->indices[k] >= shard->n_owned;

@@ -54,8 +54,8 @@ halo_graph *pt_graph_random(int64_t n, int64_t m, uint64_t seed) {
     int64_t v = (int64_t)(halo_rng_bits(key, (uint64_t)k, 2) % (uint64_t)n);
     if (u % 11 == 5 || v % 11 == 5) continue; /* these nodes stay isolated */
     switch (r % 20) {
-    case 0: v = u; break;                       /* self-loop */
-    case 1:                                      /* repeat an earlier edge */
+    case 0: v = u; break; /* self-loop */
+    case 1:               /* repeat an earlier edge */
       if (count > 0) {
         int64_t j = (int64_t)(r / 20 % (uint64_t)count);
         u = src[j];
@@ -80,8 +80,10 @@ halo_graph *pt_graph_random(int64_t n, int64_t m, uint64_t seed) {
   g->labels = xcalloc((size_t)n, sizeof *g->labels);
   g->split = xcalloc((size_t)n, sizeof *g->split);
   for (int64_t v = 0; v < n; v++) {
-    for (int f = 0; f < g->features; f++) g->x[v * g->features + f] = halo_rng_uniform(key, 1000 + (uint64_t)v, (uint64_t)f);
-    g->labels[v] = (int32_t)(halo_rng_bits(key, 2000 + (uint64_t)v, 0) % 4) - 1; /* -1 = unlabelled */
+    for (int f = 0; f < g->features; f++)
+      g->x[v * g->features + f] = halo_rng_uniform(key, 1000 + (uint64_t)v, (uint64_t)f);
+    g->labels[v] =
+        (int32_t)(halo_rng_bits(key, 2000 + (uint64_t)v, 0) % 4) - 1; /* -1 = unlabelled */
     g->split[v] = (uint8_t)(halo_rng_bits(key, 3000 + (uint64_t)v, 0) % 4);
   }
   g->source_digest = seed;
@@ -190,7 +192,8 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
       for (int64_t v = 0; v < n; v++)
         if (is_halo[v] && part[v] == q) {
           cr_assert_lt(n_halo, s->n_halo, "part %d: halo too short", p);
-          cr_assert_eq(s->global_id[n_owned + n_halo], v, "part %d halo row %lld", p, (long long)n_halo);
+          cr_assert_eq(s->global_id[n_owned + n_halo], v, "part %d halo row %lld", p,
+                       (long long)n_halo);
           cr_assert_eq(s->halo_owner[n_halo], q);
           n_halo++;
           from_q++;
@@ -198,8 +201,8 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
       cr_assert_eq(s->recv_ptr[q + 1] - s->recv_ptr[q], from_q, "part %d recv from %d", p, q);
     }
     cr_assert_eq(s->recv_ptr[0], 0);
-    cr_assert_eq(s->n_halo, n_halo, "part %d: %lld halo rows, expected %lld", p, (long long)s->n_halo,
-                 (long long)n_halo);
+    cr_assert_eq(s->n_halo, n_halo, "part %d: %lld halo rows, expected %lld", p,
+                 (long long)s->n_halo, (long long)n_halo);
 
     /* Degrees of owned and halo rows. */
     for (int64_t r = 0; r < n_owned + n_halo; r++) {
@@ -213,11 +216,14 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
     cr_assert_eq(s->nnz, s->indptr[n_owned]);
     for (int64_t r = 0; r < n_owned; r++) {
       int64_t v = s->global_id[r], len = s->indptr[r + 1] - s->indptr[r];
-      cr_assert_eq(len, g->indptr[v + 1] - g->indptr[v], "part %d row %lld length", p, (long long)r);
+      cr_assert_eq(len, g->indptr[v + 1] - g->indptr[v], "part %d row %lld length", p,
+                   (long long)r);
       for (int64_t k = 0; k < len; k++) {
         int32_t col = s->indices[s->indptr[r] + k];
         cr_assert(col >= 0 && col < n_owned + n_halo, "part %d: column %d out of range", p, col);
-        if (k > 0) cr_assert_lt(s->indices[s->indptr[r] + k - 1], col, "part %d row %lld not ascending", p, (long long)r);
+        if (k > 0)
+          cr_assert_lt(s->indices[s->indptr[r] + k - 1], col, "part %d row %lld not ascending", p,
+                       (long long)r);
         scratch[k] = s->global_id[col];
       }
       qsort(scratch, (size_t)len, sizeof *scratch, cmp_i64);
@@ -230,7 +236,9 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
     for (int64_t r = 0; r < n_owned; r++) {
       int64_t v = s->global_id[r];
       if (g->features)
-        cr_assert_eq(memcmp(s->x + r * g->features, g->x + v * g->features, (size_t)g->features * sizeof(float)), 0);
+        cr_assert_eq(memcmp(s->x + r * g->features, g->x + v * g->features,
+                            (size_t)g->features * sizeof(float)),
+                     0);
       if (g->classes) cr_assert_eq(s->labels[r], g->labels[v]);
     }
     int32_t *lists[4] = {NULL, s->train, s->valid, s->test};
@@ -246,15 +254,16 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
       cr_assert_eq(k, counts[which], "part %d split %d count", p, which);
     }
   }
-  for (int64_t v = 0; v < n; v++) cr_assert_eq(owned_count[v], 1, "node %lld owned %d times", (long long)v, owned_count[v]);
+  for (int64_t v = 0; v < n; v++)
+    cr_assert_eq(owned_count[v], 1, "node %lld owned %d times", (long long)v, owned_count[v]);
 
   /* Send lists agree with the receivers' halo ranges, pairwise. */
   for (int32_t p = 0; p < parts; p++)
     for (int32_t q = 0; q < parts; q++) {
       const halo_shard *from = shards[p], *to = shards[q];
       int64_t len = from->send_ptr[q + 1] - from->send_ptr[q];
-      cr_assert_eq(len, to->recv_ptr[p + 1] - to->recv_ptr[p], "send %d->%d: %lld rows vs %lld", p, q,
-                   (long long)len, (long long)(to->recv_ptr[p + 1] - to->recv_ptr[p]));
+      cr_assert_eq(len, to->recv_ptr[p + 1] - to->recv_ptr[p], "send %d->%d: %lld rows vs %lld", p,
+                   q, (long long)len, (long long)(to->recv_ptr[p + 1] - to->recv_ptr[p]));
       if (p == q) cr_assert_eq(len, 0);
       for (int64_t k = 0; k < len; k++) {
         int32_t row = from->send_idx[from->send_ptr[q] + k];

@@ -7,7 +7,8 @@
 
 static void expect_same_structure(const halo_graph *got, const halo_graph *want) {
   cr_assert_eq(got->n, want->n);
-  cr_assert_eq(got->m, want->m, "edges: got %lld, want %lld", (long long)got->m, (long long)want->m);
+  cr_assert_eq(got->m, want->m, "edges: got %lld, want %lld", (long long)got->m,
+               (long long)want->m);
   for (int64_t v = 0; v <= got->n; v++)
     cr_assert_eq(got->indptr[v], want->indptr[v], "indptr[%lld]", (long long)v);
   for (int64_t k = 0; k < got->m; k++)
@@ -31,7 +32,7 @@ Test(clean, hand_checked_graph) {
   for (int k = 0; k < 10; k++) cr_expect_eq(g->indices[k], want_idx[k], "indices[%d]", k);
   cr_expect_eq(rep.input_edges, 11);
   cr_expect_eq(rep.self_loops, 2);
-  cr_expect_eq(rep.duplicates, 2); /* 0->1 once, 3->1 once */
+  cr_expect_eq(rep.duplicates, 2);    /* 0->1 once, 3->1 once */
   cr_expect_eq(rep.reverse_added, 3); /* 2->1, 0->4, 1->3 */
   cr_expect_eq(rep.isolated, 2);
   halo_graph_destroy(&g);
@@ -48,7 +49,8 @@ Test(clean, random_messy_graphs_match_dense_reference) {
     cr_assert_eq(halo_partition_clean(g, &rep), HALO_OK, "trial %d", trial);
     expect_same_structure(g, want);
     cr_expect_eq(rep.input_edges, input);
-    cr_expect_eq(input - rep.self_loops - rep.duplicates + rep.reverse_added, g->m, "trial %d", trial);
+    cr_expect_eq(input - rep.self_loops - rep.duplicates + rep.reverse_added, g->m, "trial %d",
+                 trial);
     /* Node data is untouched and a second clean-up is a no-op. */
     cr_expect_eq(g->features, 5);
     cr_assert_eq(halo_partition_clean(g, &rep), HALO_OK);
@@ -96,8 +98,8 @@ Test(clean, large_graph_with_hubs_matches_sorted_pairs) {
   cr_expect_gt(g->indptr[1] - g->indptr[0], 1000, "node 0 should be a hub");
   for (int64_t i = 0; i < unique; i++) {
     int64_t u = pairs[2 * i], v = pairs[2 * i + 1];
-    cr_assert(i >= g->indptr[u] && i < g->indptr[u + 1], "edge %lld (%lld, %lld) in the wrong row", (long long)i,
-              (long long)u, (long long)v);
+    cr_assert(i >= g->indptr[u] && i < g->indptr[u + 1], "edge %lld (%lld, %lld) in the wrong row",
+              (long long)i, (long long)u, (long long)v);
     cr_assert_eq(g->indices[i], v, "edge %lld", (long long)i);
   }
   free(pairs);

@@ -59,22 +59,32 @@ static int64_t table_number(const char *table, const char *label) {
 
 Test(cli, cora_four_parts_statistics_and_shards) {
   char *dir = pt_temp_dir("cli"), *out = NULL;
-  int rc = pt_run(&out, "%s --input %s --parts 4 --out %s/cora-4 --dims 1433,16,7 --json %s/cora.json",
-                  EXE, CORA, dir, dir);
+  int rc =
+      pt_run(&out, "%s --input %s --parts 4 --out %s/cora-4 --dims 1433,16,7 --json %s/cora.json",
+             EXE, CORA, dir, dir);
   cr_assert_eq(rc, 0, "halo-partition failed:\n%s", out);
   char json_path[512];
   snprintf(json_path, sizeof json_path, "%s/cora.json", dir);
   char *json = pt_read_file(json_path);
   cr_assert_not_null(json);
 
-  const char *keys[] = {"nodes", "edges", "parts", "edge_cut", "comm_volume", "replication_factor",
-                        "balance", "predicted_halo_bytes_per_epoch",
-                        "predicted_halo_bytes_per_epoch_static", "predicted_setup_halo_bytes",
-                        "cagnet1d_bytes_per_epoch", "broadcast1d_bytes_per_epoch"};
+  const char *keys[] = {"nodes",
+                        "edges",
+                        "parts",
+                        "edge_cut",
+                        "comm_volume",
+                        "replication_factor",
+                        "balance",
+                        "predicted_halo_bytes_per_epoch",
+                        "predicted_halo_bytes_per_epoch_static",
+                        "predicted_setup_halo_bytes",
+                        "cagnet1d_bytes_per_epoch",
+                        "broadcast1d_bytes_per_epoch"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) pt_json_number(json, keys[i]);
   cr_expect_not_null(strstr(json, "\"method\": \"metis\""));
 
-  int64_t n = (int64_t)pt_json_number(json, "nodes"), H = (int64_t)pt_json_number(json, "comm_volume");
+  int64_t n = (int64_t)pt_json_number(json, "nodes"),
+          H = (int64_t)pt_json_number(json, "comm_volume");
   cr_expect_eq(n, 2708);
   cr_expect_eq((int64_t)pt_json_number(json, "edges"), 10556);
   cr_expect_eq((int64_t)pt_json_number(json, "parts"), 4);
@@ -89,7 +99,8 @@ Test(cli, cora_four_parts_statistics_and_shards) {
   }
   cr_expect_eq(sum_owned, 2708);
   cr_expect_eq(sum_halo, H);
-  cr_expect_float_eq(pt_json_number(json, "replication_factor"), (2708.0 + (double)H) / 2708.0, 1e-5);
+  cr_expect_float_eq(pt_json_number(json, "replication_factor"), (2708.0 + (double)H) / 2708.0,
+                     1e-5);
   cr_expect_float_eq(pt_json_number(json, "balance"), (double)max_owned / 677.0, 1e-5);
 
   /* By hand, 1433 -> 16 -> 7 with input dropout: layer 1 multiplies by W
@@ -98,7 +109,8 @@ Test(cli, cora_four_parts_statistics_and_shards) {
   cr_expect_eq((int64_t)pt_json_number(json, "predicted_halo_bytes_per_epoch"), H * 46 * 4);
   cr_expect_eq((int64_t)pt_json_number(json, "predicted_halo_bytes_per_epoch_static"), H * 14 * 4);
   cr_expect_eq((int64_t)pt_json_number(json, "predicted_setup_halo_bytes"), H * 1433 * 4);
-  cr_expect_eq((int64_t)pt_json_number(json, "cagnet1d_bytes_per_epoch"), 3LL * 2708 * (1433 + 16 + 16 + 7) * 4);
+  cr_expect_eq((int64_t)pt_json_number(json, "cagnet1d_bytes_per_epoch"),
+               3LL * 2708 * (1433 + 16 + 16 + 7) * 4);
   cr_expect_eq((int64_t)pt_json_number(json, "broadcast1d_bytes_per_epoch"), 3LL * 2708 * 46 * 4);
 
   /* The table says the same. */
@@ -147,7 +159,8 @@ Test(cli, cora_four_parts_statistics_and_shards) {
 
   /* A rerun is the same run. */
   free(out);
-  rc = pt_run(&out, "%s --input %s --parts 4 --out %s/cora-4 --force --json %s/again.json", EXE, CORA, dir, dir);
+  rc = pt_run(&out, "%s --input %s --parts 4 --out %s/cora-4 --force --json %s/again.json", EXE,
+              CORA, dir, dir);
   cr_assert_eq(rc, 0, "%s", out);
   snprintf(json_path, sizeof json_path, "%s/again.json", dir);
   char *again = pt_read_file(json_path);
@@ -167,7 +180,8 @@ Test(cli, one_part_and_other_methods) {
   const char *runs[] = {"--parts 1 --dims 1433,16,7", "--parts 3 --method random --seed 9",
                         "--parts 2 --method block", "--parts 4 --objective vol --ufactor 50"};
   for (int i = 0; i < 4; i++) {
-    int rc = pt_run(&out, "%s --input %s %s --out %s/o%d --json %s/o%d.json", EXE, CORA, runs[i], dir, i, dir, i);
+    int rc = pt_run(&out, "%s --input %s %s --out %s/o%d --json %s/o%d.json", EXE, CORA, runs[i],
+                    dir, i, dir, i);
     cr_assert_eq(rc, 0, "%s:\n%s", runs[i], out);
     free(out);
     char path[512];
@@ -202,7 +216,8 @@ Test(cli, force_replaces_only_our_own_folders) {
   cr_expect(exists(path));
 
   /* With --force it is replaced. */
-  cr_assert_eq(pt_run(&out, "%s --input %s --parts 3 --out %s/o --force", EXE, CORA, dir), 0, "%s", out);
+  cr_assert_eq(pt_run(&out, "%s --input %s --parts 3 --out %s/o --force", EXE, CORA, dir), 0, "%s",
+               out);
   free(out);
   cr_expect(!exists(path));
   snprintf(path, sizeof path, "%s/o/part-00002-of-00003.h5", dir);
@@ -228,7 +243,8 @@ Test(cli, force_replaces_only_our_own_folders) {
 
 Test(cli, write_metis_help_version) {
   char *dir = pt_temp_dir("cli"), *out = NULL, path[512];
-  cr_assert_eq(pt_run(&out, "%s --input %s --write-metis %s/g.metis", EXE, CORA, dir), 0, "%s", out);
+  cr_assert_eq(pt_run(&out, "%s --input %s --write-metis %s/g.metis", EXE, CORA, dir), 0, "%s",
+               out);
   free(out);
   snprintf(path, sizeof path, "%s/g.metis", dir);
   char *text = pt_read_file(path);
@@ -296,7 +312,8 @@ Test(cli, bad_input) {
     snprintf(args, sizeof args, "%s %s", base, cases[i].args);
     expect_refused(args, cases[i].named);
   }
-  expect_refused("--input /nonexistent-halo-input.txt --parts 2 --out o", "/nonexistent-halo-input.txt");
+  expect_refused("--input /nonexistent-halo-input.txt --parts 2 --out o",
+                 "/nonexistent-halo-input.txt");
   expect_refused("--parts 2 --out o", "--input");
 }
 
@@ -331,8 +348,10 @@ Test(cli, structure_only_input_with_node_data) {
   for (int v = 0; v < 6; v++) fprintf(f, "%d\n", v % 2);
   fclose(f);
 
-  int rc = pt_run(&out, "%s --input %s/g.txt --features %s/x.csv --labels %s/y.csv --parts 2 --out %s/a "
-                  "--dims 3,2 --json %s/a.json", EXE, dir, dir, dir, dir, dir);
+  int rc = pt_run(&out,
+                  "%s --input %s/g.txt --features %s/x.csv --labels %s/y.csv --parts 2 --out %s/a "
+                  "--dims 3,2 --json %s/a.json",
+                  EXE, dir, dir, dir, dir, dir);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   snprintf(path, sizeof path, "%s/a.json", dir);
@@ -341,11 +360,15 @@ Test(cli, structure_only_input_with_node_data) {
   cr_expect_eq((int64_t)pt_json_number(json, "edges"), 10); /* 5 undirected edges */
   cr_expect_eq((int64_t)pt_json_number(json, "features"), 3);
   cr_expect_eq((int64_t)pt_json_number(json, "classes"), 2);
-  cr_expect_not_null(strstr(json, "\"self_loops\": 1, \"duplicates\": 1, \"reverse_added\": 5"), "%s", json);
+  cr_expect_not_null(strstr(json, "\"self_loops\": 1, \"duplicates\": 1, \"reverse_added\": 5"),
+                     "%s", json);
   free(json);
 
-  rc = pt_run(&out, "%s --input %s/g.txt --synthetic-features 8 --synthetic-classes 3 --parts 3 --out %s/b "
-              "--dims 8,4,3 --json %s/b.json", EXE, dir, dir, dir);
+  rc = pt_run(
+      &out,
+      "%s --input %s/g.txt --synthetic-features 8 --synthetic-classes 3 --parts 3 --out %s/b "
+      "--dims 8,4,3 --json %s/b.json",
+      EXE, dir, dir, dir);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   snprintf(path, sizeof path, "%s/b.json", dir);
@@ -359,8 +382,9 @@ Test(cli, structure_only_input_with_node_data) {
   f = fopen(path, "w");
   fputs("0\n1\n0\n-7\n1\n0\n", f);
   fclose(f);
-  rc = pt_run(&out, "%s --input %s/g.txt --features %s/x.csv --labels %s/y.csv --parts 2 --out %s/c", EXE, dir,
-              dir, dir, dir);
+  rc =
+      pt_run(&out, "%s --input %s/g.txt --features %s/x.csv --labels %s/y.csv --parts 2 --out %s/c",
+             EXE, dir, dir, dir, dir);
   cr_expect_neq(rc, 0);
   cr_expect_not_null(strstr(out, "y.csv"), "%s", out);
   free(out);

@@ -31,7 +31,8 @@ static int32_t *gpmetis(const halo_graph *g, const char *dir, int32_t parts, int
   FILE *f = fopen(part_path, "r");
   cr_assert_not_null(f, "gpmetis wrote no %s", part_path);
   int32_t *part = calloc((size_t)g->n, sizeof *part);
-  for (int64_t v = 0; v < g->n; v++) cr_assert_eq(fscanf(f, "%d", &part[v]), 1, "%s: line %lld", part_path, (long long)v + 1);
+  for (int64_t v = 0; v < g->n; v++)
+    cr_assert_eq(fscanf(f, "%d", &part[v]), 1, "%s: line %lld", part_path, (long long)v + 1);
   fclose(f);
   remove(part_path);
   remove(path);
@@ -54,10 +55,11 @@ static void compare(halo_graph *g, const char *name, int32_t parts, int64_t seed
   for (int64_t v = 0; v < g->n; v++) same += part[v] == ref[v];
   int64_t cut = pt_edge_cut(g, part), ref_cut = pt_edge_cut(g, ref);
   int64_t vol = comm_volume(g, part, parts), ref_vol = comm_volume(g, ref, parts);
-  fprintf(stderr, "%s P=%d seed=%lld ufactor=%d %s: cut %lld (gpmetis %lld), volume %lld (gpmetis %lld), "
-          "%lld of %lld nodes in the same part\n", name, parts, (long long)seed, ufactor, objtype,
-          (long long)cut, (long long)ref_cut, (long long)vol, (long long)ref_vol, (long long)same,
-          (long long)g->n);
+  fprintf(stderr,
+          "%s P=%d seed=%lld ufactor=%d %s: cut %lld (gpmetis %lld), volume %lld (gpmetis %lld), "
+          "%lld of %lld nodes in the same part\n",
+          name, parts, (long long)seed, ufactor, objtype, (long long)cut, (long long)ref_cut,
+          (long long)vol, (long long)ref_vol, (long long)same, (long long)g->n);
   cr_expect_leq(llabs(cut - ref_cut) * 100, ref_cut, "%s P=%d: edge cut %lld vs gpmetis %lld", name,
                 parts, (long long)cut, (long long)ref_cut);
   if (objective == HALO_OBJECTIVE_VOL)
@@ -92,13 +94,15 @@ Test(metis, beats_random_on_cora_by_3x) {
   cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
   halo_partition_options opt = HALO_PARTITION_OPTIONS_INIT;
   opt.parts = 4;
-  int32_t *metis = calloc((size_t)g->n, sizeof *metis), *random = calloc((size_t)g->n, sizeof *random);
+  int32_t *metis = calloc((size_t)g->n, sizeof *metis),
+          *random = calloc((size_t)g->n, sizeof *random);
   cr_assert_eq(halo_partition_metis(g, &opt, metis), HALO_OK);
   cr_assert_eq(halo_partition_random(g, &opt, random), HALO_OK);
   int64_t vm = comm_volume(g, metis, 4), vr = comm_volume(g, random, 4);
-  fprintf(stderr, "cora P=4: comm_volume metis %lld, random %lld (%.2fx)\n", (long long)vm, (long long)vr,
-          (double)vr / (double)vm);
-  cr_expect_geq(vr, 3 * vm, "METIS volume %lld is not 3x below random's %lld", (long long)vm, (long long)vr);
+  fprintf(stderr, "cora P=4: comm_volume metis %lld, random %lld (%.2fx)\n", (long long)vm,
+          (long long)vr, (double)vr / (double)vm);
+  cr_expect_geq(vr, 3 * vm, "METIS volume %lld is not 3x below random's %lld", (long long)vm,
+                (long long)vr);
   free(metis);
   free(random);
   halo_graph_destroy(&g);

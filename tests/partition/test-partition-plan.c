@@ -43,7 +43,8 @@ static void check_stats(const halo_graph *g, const int32_t *part, int32_t parts)
     halo_shard_destroy(&sh);
   }
   cr_expect_eq(s->comm_volume, volume);
-  cr_expect_eq(sent, volume, "rows sent %lld != rows received %lld", (long long)sent, (long long)volume);
+  cr_expect_eq(sent, volume, "rows sent %lld != rows received %lld", (long long)sent,
+               (long long)volume);
   cr_expect_eq(s->edge_cut, pt_edge_cut(g, part));
   cr_expect_float_eq(s->replication_factor, (double)(g->n + volume) / (double)g->n, 1e-12);
   cr_expect_float_eq(s->balance, (double)max_owned * parts / (double)g->n, 1e-12);
@@ -85,7 +86,8 @@ Test(plan, random_parts_of_arbitrary_shape) {
   cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
   int32_t parts = 7;
   int32_t *part = calloc((size_t)g->n, sizeof *part);
-  for (int64_t v = 0; v < g->n; v++) part[v] = (int32_t)((uint64_t)(v * 2654435761u + seed) % 5); /* parts 5, 6 empty */
+  for (int64_t v = 0; v < g->n; v++)
+    part[v] = (int32_t)((uint64_t)(v * 2654435761u + seed) % 5); /* parts 5, 6 empty */
   pt_build_and_check(g, part, parts);
   check_stats(g, part, parts);
   free(part);
@@ -110,8 +112,10 @@ Test(plan, balanced_methods_are_balanced_and_seeded) {
     }
     if (parts > 1) cr_expect_gt(differ, g->n / 4, "seeds 11 and 12 give nearly the same partition");
     for (int32_t p = 0; p < parts; p++) {
-      cr_expect(size[p] == g->n / parts || size[p] == g->n / parts + 1, "random part %d has %lld", p, (long long)size[p]);
-      cr_expect(bsize[p] == g->n / parts || bsize[p] == g->n / parts + 1, "block part %d has %lld", p, (long long)bsize[p]);
+      cr_expect(size[p] == g->n / parts || size[p] == g->n / parts + 1, "random part %d has %lld",
+                p, (long long)size[p]);
+      cr_expect(bsize[p] == g->n / parts || bsize[p] == g->n / parts + 1, "block part %d has %lld",
+                p, (long long)bsize[p]);
     }
     free(a);
     free(b);
