@@ -13,6 +13,8 @@
 #    so in one line and is skipped.
 #
 # Environment: HALO_BENCH_OUT (results; default bench/results/gpu),
+# HALO_GPU_LIBRARY_PATH (library path for spmm-cuda alone: run-device.sh sets
+# it for a prebuilt bundle),
 # SBM_NODES (2000000), SBM_DEGREE (51: degrees uniform in [25, 76], so at
 # least 100M nonzeros), EPOCHS (25, the first 5 are warm-up).
 # Exit status: 0 when every part that could run ran; 77 without a GPU.
@@ -49,7 +51,8 @@ fi
 
 # ---- 1. SpMM against a device-to-device copy ---------------------------------
 set +e
-"$build/bench/spmm-cuda" --nodes "$nodes" --avg-degree "$degree" --classes "$classes" \
+LD_LIBRARY_PATH="${HALO_GPU_LIBRARY_PATH:-${LD_LIBRARY_PATH:-}}" \
+  "$build/bench/spmm-cuda" --nodes "$nodes" --avg-degree "$degree" --classes "$classes" \
   --ncols "$feat,$hidden,$classes" --reps 20 | tee "$out/spmm-cuda.txt"
 rc=${PIPESTATUS[0]}
 set -e

@@ -90,7 +90,9 @@ if [ "$mode" = none ] && [ -f build-gpu-bundle/bundle.tar.gz ]; then
   # The bundle's own libraries, then the CUDA libraries of this machine.
   cudalibs=$(ls -d /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib 2>/dev/null | paste -sd:)
   pylibs=$(python3 -c 'import glob, site; print(":".join(sorted(glob.glob(site.getsitepackages()[0] + "/nvidia/*/lib"))))' 2>/dev/null || true)
-  export LD_LIBRARY_PATH="$build/lib:${cudalibs}:${pylibs}:${LD_LIBRARY_PATH:-}"
+  # Only the bundle's programs get this path: its Debian libraries must not
+  # replace the system's under python3 or nvidia-smi.
+  export HALO_GPU_LIBRARY_PATH="$build/lib:${cudalibs}:${pylibs}:${LD_LIBRARY_PATH:-}"
   mode=bundle
   row "build cuda" ok "prebuilt bundle ($(cat "$build/BUNDLE" 2>/dev/null || echo unknown origin))"
 fi
@@ -105,7 +107,8 @@ for t in test-cuda-kernels test-cuda-spmm; do
     row "$t" MISSING "not built"
     continue
   fi
-  timeout 180 "$bin" --jobs 4 >"$logdir/$t.log" 2>&1
+  LD_LIBRARY_PATH="${HALO_GPU_LIBRARY_PATH:-${LD_LIBRARY_PATH:-}}" \
+    timeout 180 "$bin" --jobs 4 >"$logdir/$t.log" 2>&1
   rc=$?
   cat "$logdir/$t.log" >>"$log"
   case $rc in
