@@ -6,8 +6,9 @@
 #
 # Builds build-gpu-bundle/build with CUDA and packs, into
 # build-gpu-bundle/bundle.tar.gz, the CUDA unit tests and bench/spmm-cuda
-# with the shared libraries they need (ldd), except glibc's and CUDA's own,
-# which the GPU machine has.  tests/gpu/run-device.sh unpacks it when it
+# with the shared libraries they need (ldd), except glibc's, libstdc++ and
+# the big CUDA libraries (cuBLAS, cuSPARSE), which the GPU machine has; the
+# small CUDA runtime (13.0, driver >= 580) goes in.  tests/gpu/run-device.sh unpacks it when it
 # cannot build natively; the device tool carries it with
 # carry: ["build-gpu-bundle"] (build*/ is git-ignored, so it must be named).
 set -euo pipefail
@@ -25,7 +26,7 @@ for bin in "$stage"/tests/gpu/* "$stage"/bench/*; do
 done | sort -u | while read -r lib; do
   case $(basename "$lib") in
     libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | libresolv.so* | ld-linux*) ;;
-    libcuda* | libcublas* | libcusparse* | libnvJitLink*) ;;
+    libcuda.so* | libcublas* | libcusparse* | libnvJitLink*) ;; # big; the GPU machine has them
     libstdc++* | libgcc_s*) ;; # newer on the GPU machine, and backward compatible
     *) cp -L "$lib" "$stage/lib/" ;;
   esac
