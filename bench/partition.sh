@@ -84,12 +84,14 @@ h_t=$(min <"$work/halo.wall"); h_c=$(min <"$work/halo.cpu"); h_m=$(max <"$work/h
 gp_cut=$(sed -n 's/.*Edgecut: \([0-9]*\),.*/\1/p' "$work/gpmetis.log")
 h_cut=$(sed -n 's/.*"edge_cut": \([0-9]*\),.*/\1/p' "$work/halo.json")
 h_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/halo.json" | tr -d '"')
+h_cpu_phases=$(sed -n 's/.*"cpu_seconds": {\(.*\)}.*/\1/p' "$work/halo.json" | tr -d '"')
 
 echo
 printf '%-16s %10s %10s %14s %12s\n' tool "wall (s)" "cpu (s)" "peak RSS (MB)" "edge cut"
 printf '%-16s %10s %10s %14s %12s\n' gpmetis "$gp_t" "$gp_c" "$gp_m" "$gp_cut"
 printf '%-16s %10s %10s %14s %12s\n' halo-partition "$h_t" "$h_c" "$h_m" "$h_cut"
-echo "halo-partition phases (last run, wall s): $h_phases"
+echo "halo-partition phases, last run, wall s: $h_phases"
+echo "halo-partition phases, last run, cpu s:  $h_cpu_phases"
 awk -v ht="$h_t" -v gt="$gp_t" -v hc="$h_c" -v gc="$gp_c" -v hm="$h_m" -v gm="$gp_m" 'BEGIN {
   printf "ratio: wall time %.2fx (target <= 1.3x), cpu time %.2fx, peak RSS %.2fx (target <= 1.5x)\n",
          ht / gt, hc / gc, hm / gm }'

@@ -59,14 +59,38 @@ typedef struct cli {
   int ndims;
 } cli;
 
+static double clock_s(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
+
+/* Wall and cpu (all threads, user + system) seconds per phase. */
+enum { PHASE_LOAD, PHASE_CLEAN, PHASE_PARTITION, PHASE_WRITE, PHASE_TOTAL, PHASES };
+static const char *const phase_names[PHASES] = {"load", "clean", "partition", "write", "total"};
+
 typedef struct timing {
-  double load, clean, partition, write, total;
+  double wall[PHASES], cpu[PHASES];
+  double wall_start, cpu_start, wall_mark, cpu_mark;
 } timing;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+static void timing_start(timing *t) {
+  *t = (timing){.wall_start = now_s(), .cpu_start = clock_s(CLOCK_PROCESS_CPUTIME_ID)};
+  t->wall_mark = t->wall_start;
+  t->cpu_mark = t->cpu_start;
+}
+
+/* Charges the time since the last lap to `phase`, and updates the total. */
+static void timing_lap(timing *t, int phase) {
+  double wall = now_s(), cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+  t->wall[phase] += wall - t->wall_mark;
+  t->cpu[phase] += cpu - t->cpu_mark;
+  t->wall[PHASE_TOTAL] = wall - t->wall_start;
+  t->cpu[PHASE_TOTAL] = cpu - t->cpu_start;
+  t->wall_mark = wall;
+  t->cpu_mark = cpu;
 }
 
 /* ---- argument parsing ------------------------------------------------ */
@@ -317,10 +341,13 @@ static void write_json(FILE *f, const cli *c, const halo_graph *g, const halo_cl
     json_ratio(f, "cagnet1d_ratio", pr->cagnet1d, pr->epoch);
     json_ratio(f, "broadcast1d_ratio", pr->broadcast1d, pr->epoch);
   }
-  fprintf(f,
-          "  \"seconds\": {\"load\": %.3f, \"clean\": %.3f, \"partition\": %.3f, "
-          "\"write\": %.3f, \"total\": %.3f}\n}\n",
-          t->load, t->clean, t->partition, t->write, t->total);
+  for (int kind = 0; kind < 2; kind++) {
+    const double *v = kind == 0 ? t->wall : t->cpu;
+    fprintf(f, "  \"%s\": {", kind == 0 ? "seconds" : "cpu_seconds");
+    for (int i = 0; i < PHASES; i++)
+      fprintf(f, "%s\"%s\": %.3f", i ? ", " : "", phase_names[i], v[i]);
+    fprintf(f, kind == 0 ? "},\n" : "}\n}\n");
+  }
 }
 
 /* "1.23 MB" (decimal units, as network traffic is usually counted). */
@@ -414,8 +441,10 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
   }
   printf("\noutput              %s (manifest.h5 + %d parts), run id %016" PRIx64 "\n", c->out,
          s->parts, run_id);
-  printf("time                %.2f s (load %.2f, clean %.2f, partition %.2f, write %.2f)\n",
-         t->total, t->load, t->clean, t->partition, t->write);
+  printf("time                %.2f s wall, %.2f s cpu (wall: load %.2f, clean %.2f, partition "
+         "%.2f, write %.2f)\n",
+         t->wall[PHASE_TOTAL], t->cpu[PHASE_TOTAL], t->wall[PHASE_LOAD], t->wall[PHASE_CLEAN],
+         t->wall[PHASE_PARTITION], t->wall[PHASE_WRITE]);
 }
 
 /* ---- progress -------------------------------------------------------- */
@@ -450,8 +479,9 @@ static halo_status run(cli *c) {
   char *json_tmp = NULL;
   halo_clean_report clean = {0};
   prediction pred, *pr = NULL;
-  timing t = {0};
-  progress pg = {.on = 0, .t0 = now_s()};
+  timing t;
+  timing_start(&t);
+  progress pg = {.on = 0, .t0 = t.wall_start};
   const int tty = isatty(STDERR_FILENO);
 
   /* Refuse unusable outputs before any work. */
@@ -464,13 +494,13 @@ static halo_status run(cli *c) {
     if (!json) HALO_FAIL(HALO_ERR_IO, "--json %s: cannot write: %s", c->json, strerror(errno));
   }
 
-  double t0 = now_s();
+  timing_lap(&t, PHASE_LOAD); /* checking the outputs counts as loading */
   HALO_TRY(halo_load(c->input, c->format, &g));
   if (c->features || c->labels) HALO_TRY(halo_load_node_data(g, c->features, c->labels));
   if (c->synth_features)
     HALO_TRY(halo_graph_synthesize_node_data(g, c->synth_features, c->synth_classes,
                                              (uint64_t)c->opt.seed));
-  t.load = now_s() - t0;
+  timing_lap(&t, PHASE_LOAD);
   pg.on = tty && g->m > PROGRESS_EDGES;
   if (pg.on)
     fprintf(stderr, "halo-partition: [%7.1f s] loaded %" PRId64 " nodes, %" PRId64 " edges\n",
@@ -489,9 +519,9 @@ static halo_status run(cli *c) {
   }
 
   phase(&pg, "cleaning (symmetrize, remove duplicates and self-loops)");
-  t0 = now_s();
+  timing_lap(&t, PHASE_LOAD);
   HALO_TRY(halo_partition_clean(g, &clean));
-  t.clean = now_s() - t0;
+  timing_lap(&t, PHASE_CLEAN);
 
   if (c->write_metis) {
     phase(&pg, "writing the METIS graph");
@@ -507,20 +537,17 @@ static halo_status run(cli *c) {
              halo_method_name(c->opt.method));
     phase(&pg, what);
   }
-  t0 = now_s();
   HALO_ALLOC(part, g->n, "part vector");
   HALO_TRY(halo_partition_lookup(c->opt.method)(g, &c->opt, part));
-  t.partition = now_s() - t0;
+  timing_lap(&t, PHASE_PARTITION);
 
   uint64_t run_id = halo_partition_run_id(g->source_digest, &c->opt, part, g->n);
 
   phase(&pg, "writing shards");
-  t0 = now_s();
   HALO_TRY(halo_partition_write(halo_outdir_tmp(outdir), g, part, &c->opt, run_id, write_progress,
                                 &pg, &stats));
   HALO_TRY(halo_outdir_commit(outdir));
-  t.write = now_s() - t0;
-  t.total = now_s() - pg.t0;
+  timing_lap(&t, PHASE_WRITE);
 
   int32_t empty = 0;
   for (int32_t p = 0; p < stats->parts; p++) empty += stats->owned[p] == 0;
