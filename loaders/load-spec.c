@@ -112,10 +112,9 @@ done:
 
 typedef struct sbm {
   int64_t n;
-  int32_t classes;
   double half_degree; /* undirected edges drawn per node, on average */
   double homophily;
-  uint64_t deg_key, edge_key, seed;
+  uint64_t deg_key, edge_key;
   const int64_t *class_off; /* size classes+1: members of class c are members[class_off[c]..] */
   const int64_t *members;   /* size n: node ids sorted by class */
   const int32_t *cls;       /* size n: class of each node */
@@ -186,12 +185,10 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
 
   const sbm s = {
       .n = n,
-      .classes = (int32_t)classes,
       .half_degree = degree / 2,
       .homophily = homophily,
       .deg_key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 1, 0),
       .edge_key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 2, 0),
-      .seed = (uint64_t)seed,
       .class_off = class_off,
       .members = members,
       .cls = cls,
