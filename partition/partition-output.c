@@ -7,8 +7,8 @@
  * and only when it holds nothing but files that halo-partition writes.
  */
 #include <dirent.h>
-#include <stddef.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,35 +65,39 @@ static int is_output_name(const char *name) {
          strncmp(name, "part-", 5) == 0;
 }
 
-/* Removes folder `dir` and the files in it (one level: the outputs have no
- * sub-folders).  With `only_ours`, refuses (HALO_ERR_ARG) before deleting
- * anything if some entry is not an output name. */
-static halo_status remove_folder(const char *dir, int only_ours) {
+/* Fails (HALO_ERR_ARG, logged) when folder `dir` holds an entry that is not
+ * an output name: halo-partition never deletes what it did not write. */
+static halo_status check_only_ours(const char *dir) {
   halo_status st = HALO_OK;
-  DIR *d = NULL;
+  DIR *d = opendir(dir);
+  if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot open folder: %s", dir, strerror(errno));
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !is_output_name(e->d_name))
+      HALO_FAIL(HALO_ERR_ARG,
+                "output folder %s holds '%s', which halo-partition did not write; "
+                "not replacing it (remove the folder yourself)",
+                dir, e->d_name);
+done:
+  if (d) closedir(d);
+  return st;
+}
+
+/* Removes folder `dir` and the files in it (one level: the outputs have no
+ * sub-folders). */
+static halo_status remove_folder(const char *dir) {
+  halo_status st = HALO_OK;
   char *path = NULL;
-  for (int pass = only_ours ? 0 : 1; pass < 2; pass++) {
-    d = opendir(dir);
-    if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot open folder: %s", dir, strerror(errno));
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-      if (pass == 0) {
-        if (!is_output_name(e->d_name))
-          HALO_FAIL(HALO_ERR_ARG,
-                    "%s holds '%s', which halo-partition did not write; "
-                    "not replacing it (remove the folder yourself)",
-                    dir, e->d_name);
-        continue;
-      }
-      free(path);
-      path = malloc(strlen(dir) + strlen(e->d_name) + 2);
-      if (!path) HALO_FAIL(HALO_ERR_NOMEM, "out of memory removing %s", dir);
-      sprintf(path, "%s/%s", dir, e->d_name);
-      if (unlink(path) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
-    }
-    closedir(d);
-    d = NULL;
+  DIR *d = opendir(dir);
+  if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot open folder: %s", dir, strerror(errno));
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    free(path);
+    path = malloc(strlen(dir) + strlen(e->d_name) + 2);
+    if (!path) HALO_FAIL(HALO_ERR_NOMEM, "out of memory removing %s", dir);
+    sprintf(path, "%s/%s", dir, e->d_name);
+    if (unlink(path) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
   }
   if (rmdir(dir) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot remove folder: %s", dir, strerror(errno));
 done:
@@ -133,22 +137,7 @@ halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out) {
       HALO_FAIL(HALO_ERR_EXISTS, "output folder %s already exists (pass --force to replace it)",
                 o->dir);
     /* Check now, not after an hour of work, that it may be replaced. */
-    DIR *d = opendir(o->dir);
-    if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot open folder: %s", o->dir, strerror(errno));
-    struct dirent *e;
-    const char *foreign = NULL;
-    while ((e = readdir(d)) && !foreign)
-      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !is_output_name(e->d_name))
-        foreign = e->d_name;
-    if (foreign) {
-      halo_log_error("output folder %s holds '%s', which halo-partition did not write; "
-                     "not replacing it (remove the folder yourself)",
-                     o->dir, foreign);
-      closedir(d);
-      st = HALO_ERR_ARG;
-      goto done;
-    }
-    closedir(d);
+    HALO_TRY(check_only_ours(o->dir));
     o->replace = 1;
   }
 
@@ -184,7 +173,7 @@ halo_status halo_outdir_commit(halo_outdir *o) {
     HALO_FAIL(HALO_ERR_IO, "cannot rename %s to %s: %s", o->tmp, o->dir, strerror(err));
   }
   o->committed = 1;
-  if (old && remove_folder(old, 1) != HALO_OK)
+  if (old && (check_only_ours(old) != HALO_OK || remove_folder(old) != HALO_OK))
     halo_log_warn("the replaced folder is left at %s", old);
 done:
   free(old);
@@ -194,7 +183,7 @@ done:
 void halo_outdir_close(halo_outdir **o) {
   if (!o || !*o) return;
   halo_outdir *d = *o;
-  if (d->tmp && !d->committed && access(d->tmp, F_OK) == 0) remove_folder(d->tmp, 0);
+  if (d->tmp && !d->committed && access(d->tmp, F_OK) == 0) remove_folder(d->tmp);
   free(d->tmp);
   free(d->dir);
   free(d);
