@@ -60,8 +60,10 @@ void halo_cuda_free_host(void **ptr);
 
 /* Copies `bytes` between any two of host and device memory (the direction
  * is inferred from the addresses, as cudaMemcpyDefault does), ordered on
- * `stream`.  Returns at once for pinned or device memory; for pageable host
- * memory the copy is complete on return. Local. */
+ * `stream`.  Returns at once between device and pinned memory.  With
+ * pageable host memory the call returns once the host side is done with:
+ * a download into it is complete, an upload from it has taken its bytes,
+ * so the buffer may be reused either way. Local. */
 halo_status halo_cuda_memcpy(void *dst, const void *src, size_t bytes, void *stream);
 
 /* A stream that does not synchronise with the legacy default stream. */
