@@ -68,8 +68,12 @@ static void set_element(hid_t file, const char *name, uint16_t index, int64_t va
   hid_t space = H5Dget_space(dset), type = H5Dget_type(dset);
   hssize_t points = H5Sget_simple_extent_npoints(space);
   if (points > 0) {
-    hsize_t at = index % (hsize_t)points, one = 1;
-    H5Sselect_elements(space, H5S_SELECT_SET, 1, &at);
+    /* One element, by its coordinates (rank 1, or rank 2 for /features). */
+    hsize_t dims[2] = {(hsize_t)points, 1}, one = 1, at = index % (hsize_t)points;
+    int rank = H5Sget_simple_extent_ndims(space);
+    H5Sget_simple_extent_dims(space, dims, NULL);
+    hsize_t coord[2] = {rank == 2 ? at / dims[1] : at, rank == 2 ? at % dims[1] : 0};
+    H5Sselect_elements(space, H5S_SELECT_SET, 1, coord);
     hid_t mem = H5Screate_simple(1, &one, NULL);
     if (H5Tget_class(type) == H5T_FLOAT) {
       /* A float's bits, or a small number: NaN and Inf come from the bits. */

@@ -27,6 +27,10 @@ const char *__asan_default_options(void) {
   return "allocator_may_return_null=1:max_allocation_size_mb=128:detect_leaks=1";
 }
 
+/* Undefined behaviour stops the run, in the fuzzer and in the replay test. */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void) { return "halt_on_error=1:print_stacktrace=1"; }
+
 /* HDF5 1.10 keeps a metadata cache entry when an object header fails its
  * checksum; that is the library's memory, not halo's (tests/shard/lsan.supp). */
 const char *__lsan_default_suppressions(void);
