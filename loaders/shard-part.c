@@ -177,13 +177,13 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   s->valid = buf;
   HALO_TRY(read_upto(file, path, "/split/test", s->n_owned, &s->n_test, &buf));
   s->test = buf;
-  HALO_TRY(read_exact(file, path, "/halo/send_ptr", HALO__H5_I64, s->parts + 1, &buf));
+  HALO_TRY(read_exact(file, path, "/halo/send_ptr", HALO__H5_I64, (int64_t)s->parts + 1, &buf));
   s->send_ptr = buf;
   /* send_ptr sizes send_idx, so it is checked before that read. */
   HALO_TRY(halo__shard_check_ptr(path, "/halo/send_ptr", s->send_ptr, s->parts, s->n_owned * (s->parts - 1)));
   HALO_TRY(read_exact(file, path, "/halo/send_idx", HALO__H5_I32, s->send_ptr[s->parts], &buf));
   s->send_idx = buf;
-  HALO_TRY(read_exact(file, path, "/halo/recv_ptr", HALO__H5_I64, s->parts + 1, &buf));
+  HALO_TRY(read_exact(file, path, "/halo/recv_ptr", HALO__H5_I64, (int64_t)s->parts + 1, &buf));
   s->recv_ptr = buf;
   buf = NULL;
 
