@@ -46,6 +46,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/pip" install --quiet torch torch_geometric h5py
 fi
 py="$venv/bin/python"
+export PYTHONWARNINGS=ignore
 
 echo "# halo train-cpu benchmark, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/{print $2}') GiB"

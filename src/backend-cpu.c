@@ -66,6 +66,22 @@ static void cpu_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
   halo_cpu_dropout(y, rows, cols, global_id, key, p);
 }
 
+/* The mask of halo_cpu_dropout (kernels/halo-kernels.h), out of place: one
+ * pass over the input instead of a copy and a pass. */
+static void cpu_dropout_to(halo_backend *be, float *dst, const float *src, int64_t rows,
+                           int64_t cols, const int64_t *global_id, uint64_t key, float p) {
+  (void)be;
+  const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows; i++) {
+    const uint64_t row = (uint64_t)global_id[i];
+    const float *restrict in = src + i * cols;
+    float *restrict out = dst + i * cols;
+    for (int64_t j = 0; j < cols; j++)
+      out[j] = halo_rng_uniform(key, row, (uint64_t)j) >= p ? in[j] * scale : 0.0f;
+  }
+}
+
 static void cpu_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
                              const int32_t *labels, const int32_t *mask, int64_t nmask,
                              float grad_scale, float *g, double *loss_sum, int64_t *correct) {
@@ -122,6 +138,7 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .relu = cpu_relu,
     .relu_backward = cpu_relu_backward,
     .dropout = cpu_dropout,
+    .dropout_to = cpu_dropout_to,
     .softmax_xent = cpu_softmax_xent,
     .adam = cpu_adam,
     .copy = cpu_copy,

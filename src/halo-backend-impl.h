@@ -67,6 +67,10 @@ typedef struct halo_backend_ops {
   void (*relu_backward)(halo_backend *be, float *g, const float *y, int64_t n);
   void (*dropout)(halo_backend *be, float *y, int64_t rows, int64_t cols,
                   const int64_t *global_id, uint64_t key, float p);
+  /* OPTIONAL (NULL: copy, then dropout). dst = dropout(src), the mask of
+   * `dropout`, in one pass; dst and src do not overlap. */
+  void (*dropout_to)(halo_backend *be, float *dst, const float *src, int64_t rows, int64_t cols,
+                     const int64_t *global_id, uint64_t key, float p);
   /* loss_sum and correct are host scalars; g may be NULL. */
   void (*softmax_xent)(halo_backend *be, const float *z, int64_t rows, int64_t cols,
                        const int32_t *labels, const int32_t *mask, int64_t nmask,

@@ -6,6 +6,7 @@
  * let a host backend receive straight into the halo rows. */
 #include "halo-exchange.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 #include "halo-backend-impl.h"
@@ -47,10 +48,9 @@ static int host_backend(const halo_backend *be) { return be->ops->download == NU
 /* Checks the shard's send and receive lists on their own. Local. */
 static halo_status check_lists(const halo_shard *s, int rank, int size) {
   halo_status st = HALO_OK;
-  const char *who = "shard";
   if (s->parts != size)
-    HALO_FAIL(HALO_ERR_MISMATCH, "%s has %d parts but %d ranks run (a %d-part run needs -np %d)",
-              who, s->parts, size, s->parts, s->parts);
+    HALO_FAIL(HALO_ERR_MISMATCH, "part %d comes from a %d-part run but %d ranks run (a %d-part "
+              "run needs -np %d)", s->part, s->parts, size, s->parts, s->parts);
   if (s->part != rank)
     HALO_FAIL(HALO_ERR_MISMATCH, "rank %d was given part %d", rank, s->part);
   if (s->send_ptr[0] != 0 || s->recv_ptr[0] != 0)
@@ -77,38 +77,13 @@ done:
   return st;
 }
 
-halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
-                             int32_t max_cols, halo_plan **out) {
+/* Everything after the counts are known; local, so that its failure can be
+ * agreed on before anyone exchanges. */
+static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, int size,
+                              int32_t max_cols, const int64_t *send_counts,
+                              const int64_t *recv_counts, halo_plan *p) {
   halo_status st = HALO_OK;
-  halo_plan *p = NULL;
-  int64_t *send_counts = NULL, *recv_counts = NULL;
-  int rank = 0, size = 1;
-  *out = NULL;
-
-  HALO_MPI(MPI_Comm_rank(comm, &rank));
-  HALO_MPI(MPI_Comm_size(comm, &size));
-  st = check_lists(s, rank, size);
-  HALO_TRY(halo_mpi_agree(comm, st));
-
-  /* Every pair must agree on the rows that cross: q's send count to us is
-   * our receive count from q. */
-  HALO_ALLOC(send_counts, size, "send counts");
-  HALO_ALLOC(recv_counts, size, "receive counts");
-  for (int q = 0; q < size; q++) send_counts[q] = s->send_ptr[q + 1] - s->send_ptr[q];
-  HALO_MPI(MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, comm));
-  for (int q = 0; q < size && st == HALO_OK; q++) {
-    int64_t expect = s->recv_ptr[q + 1] - s->recv_ptr[q];
-    if (recv_counts[q] != expect) {
-      halo_log_error("part %d expects %lld halo rows from part %d, which sends %lld: the shards "
-                     "do not come from one partition run", rank, (long long)expect, q,
-                     (long long)recv_counts[q]);
-      st = HALO_ERR_MISMATCH;
-    }
-  }
-  HALO_TRY(halo_mpi_agree(comm, st));
-
-  HALO_ALLOC(p, 1, "the exchange plan");
-  p->comm = comm;
+  const halo_backend_ops *ops = be->ops;
   p->be = be;
   p->n_owned = s->n_owned;
   p->n_halo = s->n_halo;
@@ -126,23 +101,72 @@ halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *
                            .recv_rows = recv_counts[q]};
   }
   p->send_total = s->send_ptr[size];
+  /* MPI counts are int: one message carries at most INT_MAX floats. */
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    int64_t rows = q->send_rows > q->recv_rows ? q->send_rows : q->recv_rows;
+    if (rows * (int64_t)max_cols > INT_MAX)
+      HALO_FAIL(HALO_ERR_LIMIT, "part %d exchanges %lld rows of %d floats with part %d: more "
+                "than one MPI message holds (INT_MAX elements)", rank, (long long)rows, max_cols,
+                q->rank);
+  }
 
-  /* Staging: the packed send rows live in backend memory; a device backend
-   * also needs host copies for MPI. */
-  const halo_backend_ops *ops = be->ops;
+  /* The packed send rows live in backend memory; a device backend also
+   * needs host copies for MPI. */
   size_t idx_bytes = (size_t)p->send_total * sizeof(int32_t);
   size_t send_bytes = (size_t)p->send_total * (size_t)max_cols * sizeof(float);
   HALO_TRY(ops->buf_alloc(be, idx_bytes, &p->send_idx_buf));
   HALO_TRY(ops->buf_alloc(be, send_bytes, &p->send_buf));
+  p->send_idx = p->send_idx_buf.data;
   if (host_backend(be)) {
-    p->send_idx = p->send_idx_buf.data;
     for (int64_t k = 0; k < p->send_total; k++) p->send_idx[k] = s->send_idx[k];
   } else {
     HALO_TRY(ops->upload(be, &p->send_idx_buf, 0, s->send_idx, idx_bytes));
-    p->send_idx = p->send_idx_buf.data;
     HALO_ALLOC(p->host_send, (size_t)p->send_total * (size_t)max_cols, "host send staging");
     HALO_ALLOC(p->host_recv, (size_t)p->n_halo * (size_t)max_cols, "host receive staging");
   }
+done:
+  return st;
+}
+
+halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
+                             int32_t max_cols, halo_plan **out) {
+  halo_status st = HALO_OK;
+  halo_plan *p = NULL;
+  int64_t *send_counts = NULL, *recv_counts = NULL;
+  int rank = 0, size = 1;
+  *out = NULL;
+
+  HALO_MPI(MPI_Comm_rank(comm, &rank));
+  HALO_MPI(MPI_Comm_size(comm, &size));
+  st = check_lists(s, rank, size);
+  if (st == HALO_OK) {
+    send_counts = calloc((size_t)size, sizeof *send_counts);
+    recv_counts = calloc((size_t)size, sizeof *recv_counts);
+    p = calloc(1, sizeof *p);
+    if (!send_counts || !recv_counts || !p) {
+      halo_log_error("out of memory allocating the exchange plan");
+      st = HALO_ERR_NOMEM;
+    }
+  }
+  HALO_TRY(halo_mpi_agree(comm, st));
+
+  /* Every pair must agree on the rows that cross: q's send count to us is
+   * our receive count from q. */
+  for (int q = 0; q < size; q++) send_counts[q] = s->send_ptr[q + 1] - s->send_ptr[q];
+  HALO_MPI(MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, comm));
+  for (int q = 0; q < size && st == HALO_OK; q++) {
+    int64_t expect = s->recv_ptr[q + 1] - s->recv_ptr[q];
+    if (recv_counts[q] != expect) {
+      halo_log_error("part %d expects %lld halo rows from part %d, which sends %lld: the shards "
+                     "do not come from one partition run", rank, (long long)expect, q,
+                     (long long)recv_counts[q]);
+      st = HALO_ERR_MISMATCH;
+    }
+  }
+  p->comm = comm;
+  if (st == HALO_OK) st = plan_build(be, s, rank, size, max_cols, send_counts, recv_counts, p);
+  HALO_TRY(halo_mpi_agree(comm, st));
   *out = p;
   p = NULL;
 done:

@@ -185,12 +185,25 @@ static void mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, 
 
 /* --- forward ------------------------------------------------------------ */
 
+/* dst = dropout(src) over the owned rows, keyed by (epoch, layer); a copy
+ * when p is 0. */
+static void dropout_to(halo_gcn *g, float *dst, const float *src, int32_t cols, int64_t epoch,
+                       int l, float p) {
+  const int64_t n = g->n_owned;
+  if (p <= 0.0f) {
+    g->ops->copy(g->be, dst, src, n * cols);
+  } else if (g->ops->dropout_to) {
+    g->ops->dropout_to(g->be, dst, src, n, cols, gids(g), dropout_key(g, epoch, l), p);
+  } else {
+    g->ops->copy(g->be, dst, src, n * cols);
+    g->ops->dropout(g->be, dst, n, cols, gids(g), dropout_key(g, epoch, l), p);
+  }
+}
+
 /* The dense input of layer 0: X, or dropout(X) in xd. */
 static const float *dense_input0(halo_gcn *g, int64_t epoch, float p) {
-  const int32_t f = g->layers[0].d_in;
   if (p <= 0.0f && g->layers[0].kind == LAYER_TRANSFORM) return fbuf(&g->x);
-  g->ops->copy(g->be, fbuf(&g->xd), fbuf(&g->x), g->n_owned * f);
-  if (p > 0.0f) g->ops->dropout(g->be, fbuf(&g->xd), g->n_owned, f, gids(g), dropout_key(g, epoch, 0), p);
+  dropout_to(g, fbuf(&g->xd), fbuf(&g->x), g->layers[0].d_in, epoch, 0, p);
   return fbuf(&g->xd);
 }
 
@@ -237,10 +250,7 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
       layer *next = &g->layers[l + 1];
       const float pn = train ? g->opt.dropout : 0.0f;
       g->ops->relu(g->be, z, g->n_owned * ly->d_out);
-      g->ops->copy(g->be, fbuf(&next->hd), z, g->n_owned * ly->d_out);
-      if (pn > 0.0f)
-        g->ops->dropout(g->be, fbuf(&next->hd), g->n_owned, ly->d_out, gids(g),
-                        dropout_key(g, epoch, l + 1), pn);
+      dropout_to(g, fbuf(&next->hd), z, ly->d_out, epoch, l + 1, pn);
     }
   }
 done:
@@ -484,22 +494,34 @@ done:
   return st;
 }
 
-/* Features: row-normalised host copy, then dense or sparse upload, and ÂX
- * when it is cached (one exchange of X, counted as set-up traffic). */
+/* Features: a normalised host copy, then dense or sparse upload, and ÂX
+ * when it is cached (one exchange of X, counted as set-up traffic).  The
+ * allocations come first and are agreed on, so that no rank leaves while
+ * the others wait in the collectives that follow. Collective. */
 static halo_status setup_features(halo_gcn *g) {
   halo_status st = HALO_OK;
   const halo_shard *s = g->shard;
   const int64_t f = s->features, n = g->n_owned;
-  float *x = NULL;
+  const size_t owned_bytes = (size_t)n * (size_t)f * sizeof(float);
+  const layer *l0 = &g->layers[0];
+  float *x = malloc(owned_bytes ? owned_bytes : 1);
   halo_buf xfull = {0};
 
-  HALO_ALLOC(x, (size_t)n * (size_t)f, "a copy of the features");
-  memcpy(x, s->x, (size_t)n * (size_t)f * sizeof(float));
+  if (!x) {
+    halo_log_error("out of memory copying the features (%zu bytes)", owned_bytes);
+    st = HALO_ERR_NOMEM;
+  } else if (l0->kind == LAYER_CACHED) {
+    st = buf_new(g, &xfull, (size_t)g->n_all * (size_t)f * sizeof(float));
+    if (st == HALO_OK) st = buf_new(g, &g->ax, owned_bytes);
+  }
+  HALO_TRY(halo_mpi_agree(g->comm, st));
+
+  memcpy(x, s->x, owned_bytes);
   if (g->opt.normalize_features) {
     /* PyG's NormalizeFeatures: shift by the global minimum so that no
      * feature is negative, then divide each row by max(row sum, 1).  For
      * bag-of-words features (Cora) that is Kipf & Welling's row
-     * normalisation. Done in double on the host, once. */
+     * normalisation. In double, once. */
     float lo = INFINITY, global_lo = 0.0f;
     for (int64_t i = 0; i < n * f; i++) lo = fminf(lo, x[i]);
     HALO_MPI(MPI_Allreduce(&lo, &global_lo, 1, MPI_FLOAT, MPI_MIN, g->comm));
@@ -510,29 +532,28 @@ static halo_status setup_features(halo_gcn *g) {
       for (int64_t j = 0; j < f; j++) x[i * f + j] = (float)(((double)x[i * f + j] - global_lo) / sum);
     }
   }
-  int64_t nonzeros = 0;
-  for (int64_t i = 0; i < n * f; i++) nonzeros += x[i] != 0.0f;
-  double density = n > 0 ? (double)nonzeros / ((double)n * (double)f) : 0.0;
-
-  const layer *l0 = &g->layers[0];
-  g->sparse_x = l0->kind == LAYER_TRANSFORM &&
-                (g->opt.sparse_features == 1 ||
-                 (g->opt.sparse_features < 0 && density < SPARSE_DENSITY));
 
   if (l0->kind == LAYER_CACHED) {
     halo_exchange_stats x0 = halo_plan_stats(g->plan);
-    HALO_TRY(buf_new(g, &xfull, (size_t)g->n_all * (size_t)f * sizeof(float)));
     if (g->ops->upload)
-      HALO_TRY(g->ops->upload(g->be, &xfull, 0, x, (size_t)n * (size_t)f * sizeof(float)));
+      HALO_TRY(g->ops->upload(g->be, &xfull, 0, x, owned_bytes));
     else
-      memcpy(xfull.data, x, (size_t)n * (size_t)f * sizeof(float));
-    HALO_TRY(buf_new(g, &g->ax, (size_t)n * (size_t)f * sizeof(float)));
+      memcpy(xfull.data, x, owned_bytes);
     HALO_TRY(aggregate(g, fbuf(&xfull), (int32_t)f, fbuf(&g->ax)));
     g->info.setup_halo_bytes = halo_plan_stats(g->plan).bytes_sent - x0.bytes_sent;
-  } else if (g->sparse_x) {
+    goto done;
+  }
+
+  int64_t nonzeros = 0;
+  for (int64_t i = 0; i < n * f; i++) nonzeros += x[i] != 0.0f;
+  double density = n > 0 ? (double)nonzeros / ((double)n * (double)f) : 0.0;
+  g->sparse_x = l0->kind == LAYER_TRANSFORM &&
+                (g->opt.sparse_features == 1 ||
+                 (g->opt.sparse_features < 0 && density < SPARSE_DENSITY));
+  if (g->sparse_x) {
     HALO_TRY(build_sparse_x(g, x));
   } else {
-    HALO_TRY(buf_from_host(g, &g->x, x, (size_t)n * (size_t)f * sizeof(float)));
+    HALO_TRY(buf_from_host(g, &g->x, x, owned_bytes));
     HALO_TRY(buf_new(g, &g->xd, (size_t)g->n_all * (size_t)f * sizeof(float)));
   }
 done:
@@ -662,7 +683,6 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   int64_t local[3] = {s->n_train, s->n_valid, s->n_test};
   HALO_MPI(MPI_Allreduce(local, g->info.global_count, 3, MPI_INT64_T, MPI_SUM, comm));
 
-  /* ÂX needs an exchange, so every rank reaches it. */
   st = setup_features(g);
   HALO_TRY(halo_mpi_agree(comm, st));
   g->info.sparse_features = g->sparse_x;
