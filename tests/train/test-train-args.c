@@ -1,0 +1,113 @@
+/* halo-train's flag parser, without MPI: defaults, every flag, and each kind
+ * of bad value rejected with a line that names the flag. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "halo-train-args.h"
+
+static halo_status parse(halo_train_args *a, const char *line) {
+  /* The parser borrows argv strings (dir, metrics): keep them alive. */
+  static char buf[512];
+  char *argv[32];
+  int argc = 0;
+  snprintf(buf, sizeof buf, "halo-train %s", line);
+  for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  argv[argc] = NULL;
+  return halo_train_args_parse(argc, argv, a);
+}
+
+Test(args, defaults_are_the_reference_settings) {
+  halo_train_args a;
+  cr_assert_eq(parse(&a, "shards"), HALO_OK);
+  cr_expect_str_eq(a.dir, "shards");
+  cr_expect_str_eq(a.model, "gcn");
+  cr_expect_str_eq(a.device, "cpu");
+  cr_expect_eq(a.gcn.layers, 2);
+  cr_expect_eq(a.gcn.hidden, 16);
+  cr_expect_eq(a.epochs, 200);
+  cr_expect_float_eq(a.gcn.lr, 0.01f, 1e-9);
+  cr_expect_float_eq(a.gcn.weight_decay, 5e-4f, 1e-9);
+  cr_expect_eq(a.gcn.weight_decay_all, 0);
+  cr_expect_float_eq(a.gcn.dropout, 0.5f, 1e-9);
+  cr_expect_float_eq(a.gcn.input_dropout, 0.5f, 1e-9);
+  cr_expect_eq(a.gcn.seed, 0);
+  cr_expect_eq(a.gcn.normalize_features, 1);
+  cr_expect_eq(a.threads, 0);
+  cr_expect_eq(a.warmup, 5);
+  cr_expect_null(a.metrics);
+  cr_expect_eq(a.quiet, 0);
+}
+
+Test(args, every_flag) {
+  halo_train_args a;
+  cr_assert_eq(parse(&a, "--layers 3 --hidden=64 d --epochs 7 --lr 0.5 --weight-decay 0 --weight-decay-all "
+                         "--dropout 0.25 --seed 99 --device cuda --threads 3 --metrics m.jsonl --quiet "
+                         "--no-normalize --warmup 2 --model gcn"),
+               HALO_OK);
+  cr_expect_str_eq(a.dir, "d");
+  cr_expect_eq(a.gcn.layers, 3);
+  cr_expect_eq(a.gcn.hidden, 64);
+  cr_expect_eq(a.epochs, 7);
+  cr_expect_float_eq(a.gcn.lr, 0.5f, 1e-9);
+  cr_expect_float_eq(a.gcn.weight_decay, 0.0f, 1e-12);
+  cr_expect_eq(a.gcn.weight_decay_all, 1);
+  cr_expect_float_eq(a.gcn.dropout, 0.25f, 1e-9);
+  cr_expect_float_eq(a.gcn.input_dropout, 0.25f, 1e-9, "the input dropout follows --dropout");
+  cr_expect_eq(a.gcn.seed, 99);
+  cr_expect_str_eq(a.device, "cuda");
+  cr_expect_eq(a.threads, 3);
+  cr_expect_str_eq(a.metrics, "m.jsonl");
+  cr_expect_eq(a.quiet, 1);
+  cr_expect_eq(a.gcn.normalize_features, 0);
+  cr_expect_eq(a.warmup, 2);
+  cr_assert_eq(parse(&a, "d --dropout 0.3 --input-dropout 0"), HALO_OK);
+  cr_expect_float_eq(a.gcn.input_dropout, 0.0f, 1e-12);
+  cr_assert_eq(parse(&a, "d --epochs 4"), HALO_OK);
+  cr_expect_eq(a.warmup, 1, "short runs keep one warm-up epoch");
+  cr_assert_eq(parse(&a, "--help"), HALO_OK);
+  cr_expect_eq(a.help, 1);
+}
+
+Test(args, bad_values_name_the_flag) {
+  static const char *cases[][2] = {
+      {"d --hidden 0", "--hidden"},       {"d --epochs -1", "--epochs"},
+      {"d --lr nan", "--lr"},             {"d --lr 0", "--lr"},
+      {"d --lr inf", "--lr"},             {"d --dropout 1", "--dropout"},
+      {"d --dropout -0.1", "--dropout"},  {"d --input-dropout x", "--input-dropout"},
+      {"d --layers 17", "--layers"},      {"d --layers", "--layers"},
+      {"d --threads 0", "--threads"},     {"d --seed -3", "--seed"},
+      {"d --hidden 12x", "--hidden"},     {"d --frobnicate", "--frobnicate"},
+      {"d --device tpu", "--device"},     {"d --model sage", "--model"},
+      {"d --quiet=1", "--quiet"},         {"d --epochs 3 --warmup 3", "--warmup"},
+      {"", "shard folder"},               {"d e", "e"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    halo_train_args a;
+    char path[] = "/tmp/halo-args-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    fflush(stderr);
+    FILE *saved = fdopen(dup(2), "w");
+    dup2(fd, 2);
+    halo_status st = parse(&a, cases[i][0]);
+    fflush(stderr);
+    dup2(fileno(saved), 2);
+    fclose(saved);
+    char text[1024] = "";
+    lseek(fd, 0, SEEK_SET);
+    ssize_t got = read(fd, text, sizeof text - 1);
+    text[got > 0 ? got : 0] = '\0';
+    close(fd);
+    unlink(path);
+    cr_expect_eq(st, HALO_ERR_ARG, "'%s' was accepted", cases[i][0]);
+    cr_expect(strstr(text, cases[i][1]) != NULL, "'%s': the message does not name %s: %s", cases[i][0],
+              cases[i][1], text);
+    int lines = 0;
+    for (const char *c = text; *c; c++) lines += *c == '\n';
+    cr_expect_eq(lines, 1, "'%s': %d lines: %s", cases[i][0], lines, text);
+  }
+}
