@@ -166,7 +166,8 @@ void halo_outdir_close(halo_outdir **o);
 typedef void (*halo_progress_fn)(void *ctx, int64_t done, int64_t total);
 
 /* Writes every part's shard and the manifest into folder `dir` (the
- * temporary folder of an outdir), one part at a time.  When `stats` is not
+ * temporary folder of an outdir), planning part p+1 on a second thread while
+ * part p is written, so that at most two parts exist at once.  When `stats` is not
  * NULL, *stats receives the partition statistics read off the shards as they
  * are written (the same figures as halo_partition_stats_create, without
  * another pass over the graph). Local. */

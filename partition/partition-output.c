@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,35 @@ void halo_outdir_close(halo_outdir **o) {
 
 /* ---- shards and manifest --------------------------------------------- */
 
+/* Planning one part on a helper thread. */
+typedef struct plan_job {
+  halo_partition_plan *plan;
+  int32_t part;
+  halo_shard *shard;
+  halo_status st;
+} plan_job;
+
+static void *run_plan_job(void *arg) {
+  plan_job *job = arg;
+  job->st = halo_partition_plan_shard(job->plan, job->part, &job->shard);
+  return NULL;
+}
+
+/* Writes one part's shard and records its digest, sizes and statistics. */
+static halo_status write_part(const char *dir, const halo_shard *shard, halo_manifest *m,
+                              halo_partition_stats *figures) {
+  halo_status st = HALO_OK;
+  char path[4096];
+  HALO_TRY(halo_shard_path(path, sizeof path, dir, shard->part, shard->parts));
+  HALO_TRY(halo_shard_write(path, shard));
+  m->part_digest[shard->part] = halo_shard_digest(shard);
+  m->part_owned[shard->part] = shard->n_owned;
+  m->part_halo[shard->part] = shard->n_halo;
+  if (figures) halo__stats_add_shard(figures, shard);
+done:
+  return st;
+}
+
 halo_status halo_partition_write(const char *dir, const halo_graph *g, const int32_t *part,
                                  const halo_partition_options *opt, uint64_t run_id,
                                  halo_progress_fn progress, void *progress_ctx,
@@ -199,7 +229,7 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
   halo_status st = HALO_OK;
   halo_partition_plan *plan = NULL;
   halo_partition_stats *figures = NULL;
-  halo_shard *shard = NULL;
+  halo_shard *ready = NULL;
   halo_manifest m = {0};
   char path[4096];
   const int32_t parts = opt->parts;
@@ -229,15 +259,25 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
     HALO_TRY(halo__stats_alloc(g->n, g->m, parts, &figures));
   }
   HALO_TRY(halo_partition_plan_create(g, part, parts, run_id, &plan));
+
+  /* A two-stage pipeline: a helper thread plans part p+1 while this thread
+   * writes part p (HDF5 is only ever called from this thread, as the serial
+   * library requires).  At most two parts exist in memory at once.  If no
+   * thread can be started, the part is planned after the write instead. */
+  HALO_TRY(halo_partition_plan_shard(plan, 0, &ready));
   for (int32_t p = 0; p < parts; p++) {
-    HALO_TRY(halo_partition_plan_shard(plan, p, &shard));
-    HALO_TRY(halo_shard_path(path, sizeof path, dir, p, parts));
-    HALO_TRY(halo_shard_write(path, shard));
-    m.part_digest[p] = halo_shard_digest(shard);
-    m.part_owned[p] = shard->n_owned;
-    m.part_halo[p] = shard->n_halo;
-    if (figures) halo__stats_add_shard(figures, shard);
-    halo_shard_destroy(&shard);
+    plan_job job = {.plan = plan, .part = p + 1};
+    pthread_t helper;
+    int threaded = p + 1 < parts && pthread_create(&helper, NULL, run_plan_job, &job) == 0;
+    halo_status write_st = write_part(dir, ready, &m, figures);
+    if (threaded)
+      pthread_join(helper, NULL);
+    else if (p + 1 < parts && write_st == HALO_OK)
+      run_plan_job(&job);
+    halo_shard_destroy(&ready);
+    ready = job.shard;
+    HALO_TRY(write_st);
+    HALO_TRY(job.st);
     if (progress) progress(progress_ctx, p + 1, parts);
   }
   if (snprintf(path, sizeof path, "%s/manifest.h5", dir) >= (int)sizeof path)
@@ -250,7 +290,7 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
   }
 done:
   halo_partition_stats_destroy(&figures);
-  halo_shard_destroy(&shard);
+  halo_shard_destroy(&ready);
   halo_partition_plan_destroy(&plan);
   free(m.part_halo);
   free(m.part_owned);
