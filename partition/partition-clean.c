@@ -124,10 +124,66 @@ static void merge_tail(int64_t *row, int64_t len1, int64_t len2, int64_t *tmp) {
   }
 }
 
+/* Steps 2 (slow path) and 3: adds (v, u) for every (u, v) whose reverse is
+ * missing; rows stay sorted. */
+static halo_status add_missing_reverses(halo_graph *g, halo_clean_report *rep) {
+  halo_status st = HALO_OK;
+  int64_t *shift = NULL, *fill = NULL, *tmp = NULL;
+  const int64_t n = g->n, m1 = g->m;
+  int64_t *ptr = g->indptr;
+
+  /* shift[v + 1] counts the reverses row v is missing. */
+  HALO_ALLOC(shift, n + 1, "clean-up row shifts");
+  for (int64_t u = 0; u < n; u++)
+    for (int64_t k = ptr[u]; k < ptr[u + 1]; k++) {
+      int64_t v = g->indices[k];
+      if (!row_has(g->indices + ptr[v], ptr[v + 1] - ptr[v], u)) shift[v + 1]++;
+    }
+  int64_t missing = 0, max_missing = 0;
+  for (int64_t v = 0; v < n; v++) {
+    if (shift[v + 1] > max_missing) max_missing = shift[v + 1];
+    missing += shift[v + 1];
+    shift[v + 1] = missing; /* now: entries added to rows before v + 1 */
+  }
+  rep->reverse_added = missing;
+
+  int64_t *idx = realloc(g->indices, (size_t)(m1 + missing) * sizeof *idx);
+  if (!idx)
+    HALO_FAIL(HALO_ERR_NOMEM, "out of memory symmetrizing %s (%lld more edges)", g->source,
+              (long long)missing);
+  g->indices = idx;
+  HALO_ALLOC(fill, n, "clean-up fill positions");
+  HALO_ALLOC(tmp, max_missing, "clean-up merge buffer");
+  /* Rows move right by shift[v]; walking down never overwrites a row not yet moved. */
+  for (int64_t v = n - 1; v >= 0; v--) {
+    int64_t len = ptr[v + 1] - ptr[v];
+    memmove(idx + ptr[v] + shift[v], idx + ptr[v], (size_t)len * sizeof *idx);
+    fill[v] = ptr[v + 1] + shift[v];
+  }
+  /* Searches read only the original part of each row; appends go past it. */
+  for (int64_t u = 0; u < n; u++) {
+    const int64_t *row_u = idx + ptr[u] + shift[u];
+    for (int64_t k = 0; k < ptr[u + 1] - ptr[u]; k++) {
+      int64_t v = row_u[k];
+      if (!row_has(idx + ptr[v] + shift[v], ptr[v + 1] - ptr[v], u)) idx[fill[v]++] = u;
+    }
+  }
+  for (int64_t v = 0; v < n; v++) {
+    int64_t len1 = ptr[v + 1] - ptr[v], len2 = shift[v + 1] - shift[v];
+    if (len2 > 0 && len1 > 0) merge_tail(idx + ptr[v] + shift[v], len1, len2, tmp);
+  }
+  for (int64_t v = 1; v <= n; v++) ptr[v] += shift[v];
+  g->m = m1 + missing;
+done:
+  free(tmp);
+  free(fill);
+  free(shift);
+  return st;
+}
+
 halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report) {
   halo_status st = HALO_OK;
   halo_clean_report rep = {.input_edges = g ? g->m : 0};
-  int64_t *shift = NULL, *fill = NULL, *tmp = NULL;
   if (!g || g->n < 0 || g->m < 0 || !g->indptr || (g->m > 0 && !g->indices))
     HALO_FAIL(HALO_ERR_ARG, "halo_partition_clean: not a valid graph");
   if (g->indptr[0] != 0 || g->indptr[g->n] != g->m)
@@ -135,67 +191,17 @@ halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report) {
               g->source, (long long)g->indptr[0], (long long)g->indptr[g->n], (long long)g->m);
 
   HALO_TRY(make_simple(g, &rep));
-  int64_t n = g->n, m1 = g->m, *ptr = g->indptr;
   int symmetric = 0;
   HALO_TRY(check_symmetric(g, &symmetric));
-
-  /* Step 2: shift[v + 1] counts the reverses node v is missing. */
-  HALO_ALLOC(shift, n + 1, "clean-up row shifts");
-  int64_t missing = 0, max_missing = 0;
-  for (int64_t u = 0; u < n && !symmetric; u++)
-    for (int64_t k = ptr[u]; k < ptr[u + 1]; k++) {
-      int64_t v = g->indices[k];
-      if (!row_has(g->indices + ptr[v], ptr[v + 1] - ptr[v], u)) shift[v + 1]++;
-    }
-  for (int64_t v = 0; v < n; v++) {
-    if (shift[v + 1] > max_missing) max_missing = shift[v + 1];
-    missing += shift[v + 1];
-    shift[v + 1] = missing; /* now: entries added to rows before v + 1 */
-  }
-  rep.reverse_added = missing;
-
-  if (missing == 0) {
+  if (!symmetric) {
+    HALO_TRY(add_missing_reverses(g, &rep));
+  } else if (g->m > 0 && g->m < rep.input_edges) {
     /* Give back what step 1 removed. */
-    if (m1 > 0 && m1 < rep.input_edges) {
-      int64_t *small = realloc(g->indices, (size_t)m1 * sizeof *small);
-      if (small) g->indices = small;
-    }
-  } else {
-    int64_t *grown = realloc(g->indices, (size_t)(m1 + missing) * sizeof *grown);
-    if (!grown)
-      HALO_FAIL(HALO_ERR_NOMEM, "out of memory symmetrizing %s (%lld more edges)", g->source,
-                (long long)missing);
-    g->indices = grown;
-    int64_t *idx = grown;
-    HALO_ALLOC(fill, n, "clean-up fill positions");
-    HALO_ALLOC(tmp, max_missing, "clean-up merge buffer");
-    /* Rows move right by shift[v]; walking down never overwrites a row not yet moved. */
-    for (int64_t v = n - 1; v >= 0; v--) {
-      int64_t len = ptr[v + 1] - ptr[v];
-      memmove(idx + ptr[v] + shift[v], idx + ptr[v], (size_t)len * sizeof *idx);
-      fill[v] = ptr[v + 1] + shift[v];
-    }
-    /* Searches read only the original part of each row; appends go past it. */
-    for (int64_t u = 0; u < n; u++) {
-      const int64_t *row_u = idx + ptr[u] + shift[u];
-      for (int64_t k = 0; k < ptr[u + 1] - ptr[u]; k++) {
-        int64_t v = row_u[k];
-        if (!row_has(idx + ptr[v] + shift[v], ptr[v + 1] - ptr[v], u)) idx[fill[v]++] = u;
-      }
-    }
-    for (int64_t v = 0; v < n; v++) {
-      int64_t len1 = ptr[v + 1] - ptr[v], len2 = shift[v + 1] - shift[v];
-      if (len2 > 0 && len1 > 0) merge_tail(idx + ptr[v] + shift[v], len1, len2, tmp);
-    }
-    for (int64_t v = 1; v <= n; v++) ptr[v] += shift[v];
-    g->m = m1 + missing;
+    int64_t *small = realloc(g->indices, (size_t)g->m * sizeof *small);
+    if (small) g->indices = small;
   }
-  for (int64_t v = 0; v < n; v++) rep.isolated += ptr[v + 1] == ptr[v];
-
+  for (int64_t v = 0; v < g->n; v++) rep.isolated += g->indptr[v + 1] == g->indptr[v];
 done:
-  free(tmp);
-  free(fill);
-  free(shift);
   if (report) *report = rep;
   return st;
 }
