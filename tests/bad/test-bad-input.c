@@ -52,7 +52,7 @@ static size_t load_cases(bad_case **out) {
     perror(CASES_FILE);
     abort();
   }
-  size_t count = 0, cap = 128;
+  size_t count = 0, cap = 512;
   bad_case *cases = cr_malloc(cap * sizeof *cases);
   char line[4096];
   int lineno = 0;
