@@ -32,8 +32,9 @@ typedef struct halo_clean_report {
 
 /* Makes g simple and symmetric, in place: E' = {(u,v), (v,u) : (u,v) ∈ E, u ≠ v}.
  * Rows end sorted ascending; node count, ids and node data are unchanged, and
- * isolated nodes stay.  Extra memory: none when the input is already simple
- * and symmetric, otherwise the added edges plus O(n).  `report` may be NULL.
+ * isolated nodes stay.  Extra memory: O(n) when the input is already simple
+ * and symmetric (no second edge array), otherwise also the added edges.
+ * `report` may be NULL.
  * Fails with HALO_ERR_RANGE (naming g->source) on an edge outside [0, n);
  * after any failure g may only be destroyed. Local. */
 halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report);

@@ -57,7 +57,7 @@ halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *op
               "use --method random or block, or a METIS built with IDXTYPEWIDTH=64",
               g->source, (long long)n, (long long)m, IDXTYPEWIDTH, (long long)limit);
   if (opt->seed < 0 || opt->seed > limit)
-    HALO_FAIL(HALO_ERR_ARG, "METIS: seed %lld is outside [0, %lld]", (long long)opt->seed,
+    HALO_FAIL(HALO_ERR_ARG, "METIS seed (--seed) %lld is outside [0, %lld]", (long long)opt->seed,
               (long long)limit);
   if (opt->ufactor < 1) HALO_FAIL(HALO_ERR_ARG, "METIS: ufactor %d must be >= 1", opt->ufactor);
 

@@ -294,6 +294,7 @@ Test(cli, bad_input) {
       {"--parts 4 --out o --format csv", "--format"},
       {"--parts 4 --out o --objective speed", "--objective"},
       {"--parts 4 --out o --seed -1", "--seed"},
+      {"--parts 4 --out o --seed 3000000000", "--seed"},
       {"--parts 4 --out o --ufactor 0", "--ufactor"},
       {"--parts 4 --out o --dims 1433", "--dims"},
       {"--parts 4 --out o --dims 1433,x,7", "--dims"},
