@@ -541,7 +541,7 @@ static halo_status run(cli *c) {
   HALO_TRY(halo_partition_lookup(c->opt.method)(g, &c->opt, part));
   timing_lap(&t, PHASE_PARTITION);
 
-  uint64_t run_id = halo_partition_run_id(g->source_digest, &c->opt, part, g->n);
+  uint64_t run_id = halo_partition_run_id(g, &c->opt, part);
 
   phase(&pg, "writing shards");
   HALO_TRY(halo_partition_write(halo_outdir_tmp(outdir), g, part, &c->opt, run_id, write_progress,

@@ -138,10 +138,13 @@ void halo_partition_plan_destroy(halo_partition_plan **plan);
 
 /* ---- output ---------------------------------------------------------- */
 
-/* The identity of a run: a digest of the source digest, the options and
- * part[], so that reruns with the same inputs give the same id. */
-uint64_t halo_partition_run_id(uint64_t source_digest, const halo_partition_options *opt,
-                               const int32_t *part, int64_t nodes);
+/* The identity of a run: a digest of what was read (g->source_digest, which
+ * the loaders also fold node-data files into), the counts of the clean graph
+ * (nodes, edges, features, classes: synthetic node data is a function of
+ * them and the seed), the options and part[], so that a rerun with the same
+ * inputs gives the same id and a different run a different one. Local. */
+uint64_t halo_partition_run_id(const halo_graph *g, const halo_partition_options *opt,
+                               const int32_t *part);
 
 /* An output folder that appears only when complete: files go to
  * DIR.tmp.<pid> and halo_outdir_commit renames it to DIR. */

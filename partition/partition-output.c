@@ -20,11 +20,14 @@
 #include "halo-partition.h"
 #include "partition-impl.h"
 
-uint64_t halo_partition_run_id(uint64_t source_digest, const halo_partition_options *opt,
-                               const int32_t *part, int64_t nodes) {
+uint64_t halo_partition_run_id(const halo_graph *g, const halo_partition_options *opt,
+                               const int32_t *part) {
   const int64_t fields[] = {HALO_SHARD_FORMAT_VERSION,
-                            (int64_t)source_digest,
-                            nodes,
+                            (int64_t)g->source_digest,
+                            g->n,
+                            g->m,
+                            g->features,
+                            g->classes,
                             opt->parts,
                             opt->method,
                             opt->objective,
@@ -34,7 +37,7 @@ uint64_t halo_partition_run_id(uint64_t source_digest, const halo_partition_opti
   halo_digest_init(&d);
   halo_digest_update(&d, "halo-partition run", 18);
   halo_digest_update(&d, fields, sizeof fields);
-  halo_digest_update(&d, part, (size_t)nodes * sizeof *part);
+  halo_digest_update(&d, part, (size_t)g->n * sizeof *part);
   return halo_digest_final(&d);
 }
 

@@ -376,6 +376,20 @@ Test(cli, structure_only_input_with_node_data) {
   json = pt_read_file(path);
   cr_expect_eq((int64_t)pt_json_number(json, "features"), 8);
   cr_expect_eq((int64_t)pt_json_number(json, "classes"), 3);
+
+  /* Other synthetic node data is another run, even with the same partition. */
+  rc = pt_run(&out,
+              "%s --input %s/g.txt --synthetic-features 9 --synthetic-classes 3 --parts 3 "
+              "--out %s/b9 --json %s/b9.json",
+              EXE, dir, dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  snprintf(path, sizeof path, "%s/b9.json", dir);
+  char *json9 = pt_read_file(path);
+  const char *id8 = strstr(json, "\"run_id\""), *id9 = strstr(json9, "\"run_id\"");
+  cr_assert(id8 && id9);
+  cr_expect_neq(strncmp(id8, id9, 30), 0, "same run id for 8 and 9 synthetic features");
+  free(json9);
   free(json);
 
   /* Labels out of range are the loader's to report: one line naming the file. */
