@@ -66,8 +66,8 @@ static int parse_int(const char *flag, const char *text, int64_t lo, int64_t hi,
   errno = 0;
   long long v = strtoll(text, &end, 10);
   if (errno || end == text || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "spmm-stream: error: %s %s: expected an integer in [%lld, %lld]\n", flag,
-            text, (long long)lo, (long long)hi);
+    fprintf(stderr, "spmm-stream: error: %s %s: expected an integer in [%lld, %lld]\n", flag, text,
+            (long long)lo, (long long)hi);
     return -1;
   }
   *out = v;
@@ -82,8 +82,7 @@ static int parse_widths(const char *text, options *opt) {
   }
   strcpy(buf, text);
   opt->nwidths = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-       tok = strtok_r(NULL, ",", &save)) {
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     if (opt->nwidths == MAX_WIDTHS) {
       fprintf(stderr, "spmm-stream: error: --ncols %s: at most %d widths\n", text, MAX_WIDTHS);
       return -1;
@@ -99,8 +98,14 @@ static int parse_widths(const char *text, options *opt) {
 }
 
 static int parse_options(int argc, char **argv, options *opt) {
-  *opt = (options){.rows = 1000000, .degree = 16, .ncols = {16, 64}, .nwidths = 2, .reps = 10,
-                   .stream_mib = 128, .seed = 1, .values = 1};
+  *opt = (options){.rows = 1000000,
+                   .degree = 16,
+                   .ncols = {16, 64},
+                   .nwidths = 2,
+                   .reps = 10,
+                   .stream_mib = 128,
+                   .seed = 1,
+                   .values = 1};
   for (int i = 1; i < argc; i++) {
     const char *flag = argv[i];
     int64_t v = 0;
@@ -186,7 +191,8 @@ static int make_graph(const options *opt, halo_csr *a) {
   if (!a->indptr) return -1;
   a->indptr[0] = 0;
   for (int64_t r = 0; r < opt->rows; r++) {
-    const int64_t deg = (int64_t)(halo_rng_bits(key, (uint64_t)r, 0) % (uint64_t)(2 * opt->degree + 1));
+    const int64_t deg =
+        (int64_t)(halo_rng_bits(key, (uint64_t)r, 0) % (uint64_t)(2 * opt->degree + 1));
     a->indptr[r + 1] = a->indptr[r] + deg;
   }
   a->nnz = a->indptr[opt->rows];
@@ -260,8 +266,9 @@ int main(int argc, char **argv) {
 
   printf("spmm-stream: %d OpenMP threads, seed %" PRIu64 ", %s pages\n", omp_get_max_threads(),
          opt.seed, opt.hugepages ? "transparent huge" : "default");
-  printf("traffic model: bytes = 8*(rows+1) indptr + 4*nnz indices + 4*nnz values"
-         " + 4*rows*ncols Y written + 4*nnz*ncols X rows gathered\n");
+  printf(
+      "traffic model: bytes = 8*(rows+1) indptr + 4*nnz indices + 4*nnz values"
+      " + 4*rows*ncols Y written + 4*nnz*ncols X rows gathered\n");
 
   const int64_t n = opt.stream_mib * 1024 * 1024 / 8;
   if (stream_setup(&st, n, opt.hugepages) < 0 || make_graph(&opt, &a) < 0) {
@@ -293,12 +300,14 @@ int main(int argc, char **argv) {
   }
 
   const double stream = 24.0 * (double)n / stream_t.best * 1e-9;
-  printf("stream triad: %" PRId64 " doubles per array (%" PRId64 " MiB each), best of %d:"
-         " %.2f GB/s (mean %.2f)\n", n, opt.stream_mib, opt.reps, stream,
-         24.0 * (double)n / (stream_t.sum / opt.reps) * 1e-9);
-  printf("graph: %" PRId64 " rows, %" PRId64 " nonzeros (mean degree %.2f), uniform random"
-         " columns, values %s\n", a.rows, a.nnz, (double)a.nnz / (double)a.rows,
-         a.values ? "random" : "NULL (all ones)");
+  printf("stream triad: %" PRId64 " doubles per array (%" PRId64
+         " MiB each), best of %d:"
+         " %.2f GB/s (mean %.2f)\n",
+         n, opt.stream_mib, opt.reps, stream, 24.0 * (double)n / (stream_t.sum / opt.reps) * 1e-9);
+  printf("graph: %" PRId64 " rows, %" PRId64
+         " nonzeros (mean degree %.2f), uniform random"
+         " columns, values %s\n",
+         a.rows, a.nnz, (double)a.nnz / (double)a.rows, a.values ? "random" : "NULL (all ones)");
   printf("%6s %10s %10s %9s %9s %8s\n", "ncols", "best_s", "mean_s", "MB", "GB/s", "stream");
   for (int w = 0; w < opt.nwidths; w++) {
     const double bytes = spmm_bytes(&a, opt.ncols[w]);

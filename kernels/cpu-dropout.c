@@ -14,8 +14,8 @@
 /* Fewer floats than this are processed on the calling thread alone. */
 static const int64_t PARALLEL_MIN = 1 << 14;
 
-void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id,
-                      uint64_t key, float p) {
+void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id, uint64_t key,
+                      float p) {
   if (p <= 0.0f) return;
   /* p >= 1 keeps nothing (uniform draws are < 1), and 1/(1-p) would be inf. */
   const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;

@@ -22,8 +22,8 @@ static void scale_rows(float *c, int64_t mb, int64_t n, int64_t ldc, float beta)
 }
 
 void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
-                   float *c, int64_t ldc) {
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                   int64_t ldc) {
   assert(n <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX);
   if (m <= 0 || n <= 0) return;
   const enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
@@ -45,8 +45,8 @@ void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, fl
       const float *b_blk = trans_b ? b + p0 : b + p0 * ldb;
       /* Later blocks of the k sum add to what the first one wrote. */
       const float beta_blk = p0 == 0 ? beta : 1.0f;
-      cblas_sgemm(CblasRowMajor, ta, tb, (int)mb, (int)n, (int)kb, alpha, a_blk, (int)lda,
-                  b_blk, (int)ldb, beta_blk, c_rows, (int)ldc);
+      cblas_sgemm(CblasRowMajor, ta, tb, (int)mb, (int)n, (int)kb, alpha, a_blk, (int)lda, b_blk,
+                  (int)ldb, beta_blk, c_rows, (int)ldc);
     }
   }
 }

@@ -76,8 +76,8 @@ SPMM_INLINE void prefetch_row_start(const spmm_args *args, int64_t r) {
  * one row's nonzeros [lo, hi), for w = 4·nv + nt columns (nt < 4) whose sums
  * live in registers; x and yr already point at column c0.  nv and nt are
  * constants at every call, so the loops over them unroll away. */
-SPMM_INLINE void row_tile(const spmm_args *args, const float *x, float *yr, int64_t lo,
-                          int64_t hi, const int nv, const int nt) {
+SPMM_INLINE void row_tile(const spmm_args *args, const float *x, float *yr, int64_t lo, int64_t hi,
+                          const int nv, const int nt) {
   const int32_t *restrict indices = args->indices;
   const float *restrict values = args->values;
   const int64_t ldx = args->ldx;
@@ -122,9 +122,9 @@ SPMM_INLINE void row_tile(const spmm_args *args, const float *x, float *yr, int6
 }
 
 /* One case of the switch below: a last tile of w < 4·TILE_VECS columns. */
-#define SPMM_LAST_TILE(w)                                         \
-  case w:                                                         \
-    row_tile(args, x + c0, yr + c0, lo, hi, (w) / 4, (w) % 4);    \
+#define SPMM_LAST_TILE(w)                                      \
+  case w:                                                      \
+    row_tile(args, x + c0, yr + c0, lo, hi, (w) / 4, (w) % 4); \
     break;
 
 /* Y[r, :] for one row at width `ncols`.  Inlined with a constant ncols for
@@ -139,6 +139,7 @@ SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols) {
     row_tile(args, x + c0, yr + c0, lo, hi, TILE_VECS, 0);
   _Static_assert(TILE_VECS == 8, "the switch lists every width below 4 * TILE_VECS");
   switch (ncols - c0) {
+    /* clang-format off */
     SPMM_LAST_TILE(1) SPMM_LAST_TILE(2) SPMM_LAST_TILE(3) SPMM_LAST_TILE(4)
     SPMM_LAST_TILE(5) SPMM_LAST_TILE(6) SPMM_LAST_TILE(7) SPMM_LAST_TILE(8)
     SPMM_LAST_TILE(9) SPMM_LAST_TILE(10) SPMM_LAST_TILE(11) SPMM_LAST_TILE(12)
@@ -149,6 +150,7 @@ SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols) {
     SPMM_LAST_TILE(29) SPMM_LAST_TILE(30) SPMM_LAST_TILE(31)
     default:
       break;
+    /* clang-format on */
   }
 }
 

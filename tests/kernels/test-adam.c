@@ -58,7 +58,8 @@ Test(adam, matches_double_reference) {
   for (int i = 0; i < N; i++) {
     /* Each step moves w by about lr; float rounding stays far below that. */
     const double err = fabs(w[i] - rw[i]);
-    cr_assert(err < 1e-5 * lr * STEPS + 1e-6 * fabs(rw[i]), "w[%d] = %.9g, reference %.9g", i, w[i], rw[i]);
+    cr_assert(err < 1e-5 * lr * STEPS + 1e-6 * fabs(rw[i]), "w[%d] = %.9g, reference %.9g", i, w[i],
+              rw[i]);
     if (err > worst) worst = err;
   }
   cr_log_info("worst |w - reference| after %d steps: %.3g", STEPS, worst);

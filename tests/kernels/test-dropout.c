@@ -22,7 +22,8 @@ static float *random_rows(uint64_t key) {
 
 /* Global ids: scattered, large and not equal to the local row. */
 static void make_ids(int64_t *ids, uint64_t key) {
-  for (int64_t i = 0; i < ROWS; i++) ids[i] = 1000000007LL * i % 99991 + test_below(key, (uint64_t)i, 7) * 100000;
+  for (int64_t i = 0; i < ROWS; i++)
+    ids[i] = 1000000007LL * i % 99991 + test_below(key, (uint64_t)i, 7) * 100000;
 }
 
 Test(dropout, keep_rate_scale_and_formula) {
@@ -45,16 +46,20 @@ Test(dropout, keep_rate_scale_and_formula) {
         const float got = y[i * COLS + j];
         if (got != 0.0f) {
           kept++;
-          cr_assert(u >= p, "p %.1f: (%lld, %lld) kept with u = %g", p, (long long)i, (long long)j, u);
-          cr_assert_eq(got, y0[i * COLS + j] * scale, "p %.1f: kept value not scaled by 1/(1-p)", p);
+          cr_assert(u >= p, "p %.1f: (%lld, %lld) kept with u = %g", p, (long long)i, (long long)j,
+                    u);
+          cr_assert_eq(got, y0[i * COLS + j] * scale, "p %.1f: kept value not scaled by 1/(1-p)",
+                       p);
         } else {
-          cr_assert(u < p, "p %.1f: (%lld, %lld) dropped with u = %g", p, (long long)i, (long long)j, u);
+          cr_assert(u < p, "p %.1f: (%lld, %lld) dropped with u = %g", p, (long long)i,
+                    (long long)j, u);
         }
       }
     }
     /* Binomial(n, 1-p): the kept count lies within 5 standard deviations. */
     const double n = ROWS * COLS, mean = n * (1.0 - p), sd = sqrt(n * p * (1.0 - p));
-    cr_log_info("p %.1f: kept %lld of %.0f (expected %.0f ± %.0f)", p, (long long)kept, n, mean, sd);
+    cr_log_info("p %.1f: kept %lld of %.0f (expected %.0f ± %.0f)", p, (long long)kept, n, mean,
+                sd);
     cr_assert(fabs((double)kept - mean) < 5.0 * sd, "p %.1f: kept %lld, expected %.0f ± %.0f", p,
               (long long)kept, mean, sd);
     free(y);
@@ -104,8 +109,8 @@ Test(dropout, mask_follows_global_id_not_local_row) {
   halo_cpu_dropout(b, ROWS, COLS, reversed, key, 0.3f);
   for (int64_t i = 0; i < ROWS; i++)
     cr_assert(memcmp(b + i * COLS, a + (ROWS - 1 - i) * COLS, COLS * sizeof *b) == 0,
-              "global id %lld: local rows %lld and %lld got different masks", (long long)ids[ROWS - 1 - i],
-              (long long)(ROWS - 1 - i), (long long)i);
+              "global id %lld: local rows %lld and %lld got different masks",
+              (long long)ids[ROWS - 1 - i], (long long)(ROWS - 1 - i), (long long)i);
 
   /* Two local rows with one global id get the same mask; columns differ. */
   int64_t same[2] = {424242, 424242};
@@ -129,7 +134,8 @@ Test(dropout, extreme_rates) {
   halo_cpu_dropout(y, ROWS, COLS, ids, 1, 0.0f);
   cr_expect(memcmp(y, y0, ROWS * COLS * sizeof *y) == 0, "p = 0 changed Y");
   halo_cpu_dropout(y, ROWS, COLS, ids, 1, 1.0f);
-  for (int64_t i = 0; i < ROWS * COLS; i++) cr_assert_eq(y[i], 0.0f, "p = 1 kept element %lld", (long long)i);
+  for (int64_t i = 0; i < ROWS * COLS; i++)
+    cr_assert_eq(y[i], 0.0f, "p = 1 kept element %lld", (long long)i);
   free(y);
   free(y0);
 }

@@ -145,8 +145,9 @@ Test(elementwise, pack_then_unpack) {
   char *hit = calloc((size_t)rows, 1);
   for (int64_t i = 0; i < n; i++) hit[perm[i]] = 1;
   for (int64_t r = 0; r < rows; r++)
-    cr_assert(memcmp(dst + r * cols, (hit[r] ? src : dst0) + r * cols, (size_t)cols * sizeof *dst) == 0,
-              "unpacked row %lld", (long long)r);
+    cr_assert(
+        memcmp(dst + r * cols, (hit[r] ? src : dst0) + r * cols, (size_t)cols * sizeof *dst) == 0,
+        "unpacked row %lld", (long long)r);
   free(src);
   free(buf);
   free(dst);

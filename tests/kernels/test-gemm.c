@@ -41,8 +41,8 @@ static void check_gemm(uint64_t seed, int id, int ta, int tb, int64_t m, int64_t
   for (int64_t i = 0; i < m; i++) {
     for (int64_t j = 0; j < ldc; j++) {
       if (j >= n) {
-        cr_assert_eq(c[i * ldc + j], c0[i * ldc + j], "case %d: padding C[%lld, %lld] changed",
-                     id, (long long)i, (long long)j);
+        cr_assert_eq(c[i * ldc + j], c0[i * ldc + j], "case %d: padding C[%lld, %lld] changed", id,
+                     (long long)i, (long long)j);
         continue;
       }
       double ref = beta == 0.0f ? 0.0 : (double)beta * c0[i * ldc + j];

@@ -28,8 +28,7 @@ static inline uint64_t test_key(uint64_t seed, uint64_t input) {
 
 /* a[i] = uniform in [lo, hi), drawn at (key, i). */
 static inline void test_fill(float *a, int64_t n, uint64_t key, float lo, float hi) {
-  for (int64_t i = 0; i < n; i++)
-    a[i] = lo + (hi - lo) * halo_rng_uniform(key, (uint64_t)i, 0);
+  for (int64_t i = 0; i < n; i++) a[i] = lo + (hi - lo) * halo_rng_uniform(key, (uint64_t)i, 0);
 }
 
 /* An integer uniform in [0, n), drawn at (key, i). */

@@ -25,9 +25,10 @@ Test(softmax_xent, hand_computed_2x3) {
   halo_cpu_softmax_xent(z, 2, 3, labels, mask, 2, 0.5f, g, &loss, &correct);
   cr_expect(fabs(loss - (0.4076059644 + 1.0986122887)) < 1e-9, "loss %.12f", loss);
   cr_expect_eq(correct, 2);
-  const double want[6] = {0.5 * 0.0900305732, 0.5 * 0.2447284711, 0.5 * (0.6652409558 - 1.0),
-                          0.5 * (1.0 / 3.0 - 1.0), 0.5 / 3.0, 0.5 / 3.0};
-  for (int i = 0; i < 6; i++) cr_expect(fabs(g[i] - want[i]) < 1e-7, "G[%d] = %.9f, want %.9f", i, g[i], want[i]);
+  const double want[6] = {0.5 * 0.0900305732,      0.5 * 0.2447284711, 0.5 * (0.6652409558 - 1.0),
+                          0.5 * (1.0 / 3.0 - 1.0), 0.5 / 3.0,          0.5 / 3.0};
+  for (int i = 0; i < 6; i++)
+    cr_expect(fabs(g[i] - want[i]) < 1e-7, "G[%d] = %.9f, want %.9f", i, g[i], want[i]);
 
   /* Only row 1 in the mask: row 0's gradient is zero and its loss is gone. */
   halo_cpu_softmax_xent(z, 2, 3, labels, mask + 1, 1, 1.0f, g, &loss, &correct);
@@ -52,7 +53,8 @@ Test(softmax_xent, gradient_matches_finite_differences) {
   int32_t labels[ROWS];
   const int32_t mask[4] = {0, 2, 3, 5};
   test_fill(z, ROWS * COLS, test_key(seed, 1), -3.0f, 3.0f);
-  for (int i = 0; i < ROWS; i++) labels[i] = (int32_t)test_below(test_key(seed, 2), (uint64_t)i, COLS);
+  for (int i = 0; i < ROWS; i++)
+    labels[i] = (int32_t)test_below(test_key(seed, 2), (uint64_t)i, COLS);
   double loss = 0.0;
   int64_t correct = 0;
   halo_cpu_softmax_xent(z, ROWS, COLS, labels, mask, 4, 1.0f, g, &loss, &correct);
@@ -67,7 +69,8 @@ Test(softmax_xent, gradient_matches_finite_differences) {
     const double ld = loss_of(z, ROWS, COLS, labels, mask, 4);
     z[e] = saved;
     const double fd = (lu - ld) / ((double)up - (double)down);
-    cr_assert(fabs(fd - g[e]) < 1e-4, "dL/dz[%d]: finite difference %.7f, kernel %.7f", e, fd, g[e]);
+    cr_assert(fabs(fd - g[e]) < 1e-4, "dL/dz[%d]: finite difference %.7f, kernel %.7f", e, fd,
+              g[e]);
   }
 }
 
@@ -117,9 +120,11 @@ Test(softmax_xent, matches_double_reference_and_is_stable) {
     }
   }
   for (int i = 0; i < ROWS; i++)
-    for (int j = 0; j < COLS && !in_mask[i]; j++) cr_assert_eq(g[i * COLS + j], 0.0f, "unmasked row %d", i);
+    for (int j = 0; j < COLS && !in_mask[i]; j++)
+      cr_assert_eq(g[i * COLS + j], 0.0f, "unmasked row %d", i);
   cr_assert(isfinite(loss));
-  cr_expect(fabs(loss - ref_loss) <= 1e-12 * fabs(ref_loss), "loss %.15g, reference %.15g", loss, ref_loss);
+  cr_expect(fabs(loss - ref_loss) <= 1e-12 * fabs(ref_loss), "loss %.15g, reference %.15g", loss,
+            ref_loss);
   cr_expect_eq(correct, ref_correct);
   cr_log_info("loss %.6f over %lld rows, %lld correct", loss, (long long)nmask, (long long)correct);
 

@@ -14,11 +14,14 @@ static halo_csr random_csr(uint64_t key, int64_t rows, int64_t cols, int with_va
   a.indptr = calloc((size_t)rows + 1, sizeof *a.indptr);
   cr_assert(a.indptr);
   for (int64_t r = 0; r < rows; r++)
-    a.indptr[r + 1] = a.indptr[r] + (test_below(key, (uint64_t)r, 4) == 0 ? 0 : test_below(key ^ 1, (uint64_t)r, 9));
+    a.indptr[r + 1] =
+        a.indptr[r] +
+        (test_below(key, (uint64_t)r, 4) == 0 ? 0 : test_below(key ^ 1, (uint64_t)r, 9));
   a.nnz = a.indptr[rows];
   a.indices = malloc((size_t)(a.nnz ? a.nnz : 1) * sizeof *a.indices);
   cr_assert(a.indices);
-  for (int64_t k = 0; k < a.nnz; k++) a.indices[k] = (int32_t)test_below(key ^ 2, (uint64_t)k, cols);
+  for (int64_t k = 0; k < a.nnz; k++)
+    a.indices[k] = (int32_t)test_below(key ^ 2, (uint64_t)k, cols);
   if (with_values) {
     a.values = malloc((size_t)(a.nnz ? a.nnz : 1) * sizeof *a.values);
     cr_assert(a.values);
@@ -53,7 +56,8 @@ Test(csr_transpose, matches_dense_transpose) {
       /* Column indices come out sorted within each row. */
       for (int64_t r = 0; r < t.rows; r++)
         for (int64_t k = t.indptr[r] + 1; k < t.indptr[r + 1]; k++)
-          cr_assert_leq(t.indices[k - 1], t.indices[k], "row %lld of Aᵀ is not sorted", (long long)r);
+          cr_assert_leq(t.indices[k - 1], t.indices[k], "row %lld of Aᵀ is not sorted",
+                        (long long)r);
 
       double *da = dense(&a), *dt = dense(&t);
       for (int64_t r = 0; r < a.rows; r++)

@@ -15,20 +15,22 @@
 /* A random rows × cols CSR: about a fifth of the rows are empty, the others
  * have 1..2·degree nonzeros, and row `hub` (if >= 0) has `hub_degree`.
  * Columns are random and may repeat within a row, as a multigraph's would. */
-static halo_csr random_csr(uint64_t key, int64_t rows, int64_t cols, int64_t degree,
-                           int64_t hub, int64_t hub_degree, int with_values) {
+static halo_csr random_csr(uint64_t key, int64_t rows, int64_t cols, int64_t degree, int64_t hub,
+                           int64_t hub_degree, int with_values) {
   halo_csr a = {.rows = rows, .cols = cols};
   a.indptr = calloc((size_t)rows + 1, sizeof *a.indptr);
   cr_assert(a.indptr);
   for (int64_t r = 0; r < rows; r++) {
-    int64_t deg = test_below(key, (uint64_t)r, 5) == 0 ? 0 : 1 + test_below(key ^ 1, (uint64_t)r, 2 * degree);
+    int64_t deg =
+        test_below(key, (uint64_t)r, 5) == 0 ? 0 : 1 + test_below(key ^ 1, (uint64_t)r, 2 * degree);
     if (r == hub) deg = hub_degree;
     a.indptr[r + 1] = a.indptr[r] + deg;
   }
   a.nnz = a.indptr[rows];
   a.indices = malloc((size_t)(a.nnz ? a.nnz : 1) * sizeof *a.indices);
   cr_assert(a.indices);
-  for (int64_t k = 0; k < a.nnz; k++) a.indices[k] = (int32_t)test_below(key ^ 2, (uint64_t)k, cols);
+  for (int64_t k = 0; k < a.nnz; k++)
+    a.indices[k] = (int32_t)test_below(key ^ 2, (uint64_t)k, cols);
   if (with_values) {
     a.values = malloc((size_t)(a.nnz ? a.nnz : 1) * sizeof *a.values);
     cr_assert(a.values);
@@ -134,11 +136,17 @@ Test(spmm, matches_dense_reference) {
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
       for (int variant = 0; variant < 8; variant++) {
         spmm_case c = {
-            .rows = shapes[s][0], .cols = shapes[s][1], .degree = shapes[s][2],
-            .ncols = widths[w], .subset = variant & 1, .with_values = (variant >> 1) & 1,
-            .beta = (variant >> 2) & 1 ? 1.0f : 0.0f, .hub = -1,
+            .rows = shapes[s][0],
+            .cols = shapes[s][1],
+            .degree = shapes[s][2],
+            .ncols = widths[w],
+            .subset = variant & 1,
+            .with_values = (variant >> 1) & 1,
+            .beta = (variant >> 2) & 1 ? 1.0f : 0.0f,
+            .hub = -1,
             /* Pad the leading dimensions in half of the cases. */
-            .ldx_pad = (variant + (int)w) % 2 ? 3 : 0, .ldy_pad = (variant + (int)s) % 2 ? 5 : 0,
+            .ldx_pad = (variant + (int)w) % 2 ? 3 : 0,
+            .ldy_pad = (variant + (int)s) % 2 ? 5 : 0,
         };
         check_case(seed, id++, c);
       }
@@ -149,9 +157,16 @@ Test(spmm, every_width_up_to_70) {
    * count; every one of them is hit here. */
   const uint64_t seed = test_seed("spmm.every_width_up_to_70");
   for (int64_t w = 1; w <= 70; w++) {
-    spmm_case c = {.rows = 60, .cols = 45, .degree = 5, .ncols = w, .with_values = (int)(w & 1),
-                   .beta = w % 3 == 0 ? 1.0f : 0.0f, .subset = w % 4 == 0, .hub = -1,
-                   .ldx_pad = w % 5 == 0 ? 1 : 0, .ldy_pad = w % 7 == 0 ? 2 : 0};
+    spmm_case c = {.rows = 60,
+                   .cols = 45,
+                   .degree = 5,
+                   .ncols = w,
+                   .with_values = (int)(w & 1),
+                   .beta = w % 3 == 0 ? 1.0f : 0.0f,
+                   .subset = w % 4 == 0,
+                   .hub = -1,
+                   .ldx_pad = w % 5 == 0 ? 1 : 0,
+                   .ldy_pad = w % 7 == 0 ? 2 : 0};
     check_case(seed, 1000 + (int)w, c);
   }
 }
@@ -162,8 +177,14 @@ Test(spmm, skewed_degrees_with_a_hub) {
   const uint64_t seed = test_seed("spmm.skewed_degrees_with_a_hub");
   const int64_t widths[] = {16, 64, 40};
   for (size_t w = 0; w < 3; w++) {
-    spmm_case c = {.rows = 3000, .cols = 3000, .degree = 2, .ncols = widths[w],
-                   .with_values = 1, .beta = 1.0f, .hub = 1234, .hub_degree = 5000,
+    spmm_case c = {.rows = 3000,
+                   .cols = 3000,
+                   .degree = 2,
+                   .ncols = widths[w],
+                   .with_values = 1,
+                   .beta = 1.0f,
+                   .hub = 1234,
+                   .hub_degree = 5000,
                    .subset = (int)(w & 1)};
     check_case(seed, 2000 + (int)w, c);
   }
