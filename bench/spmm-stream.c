@@ -24,7 +24,9 @@
  */
 #define _DEFAULT_SOURCE /* madvise */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +247,30 @@ static double spmm_run(const halo_csr *a, const spmm_operands *op) {
   return omp_get_wtime() - t0;
 }
 
+/* Checks 1000 sampled rows of Y against a double-precision sum, so that a
+ * fast but wrong kernel cannot pass; returns the worst error relative to
+ * Σ|terms|, or -1 for an error above float rounding. */
+static double spmm_check(const halo_csr *a, const spmm_operands *op, uint64_t seed) {
+  double worst = 0.0;
+  for (uint64_t s = 0; s < 1000; s++) {
+    const int64_t r = (int64_t)(halo_rng_bits(seed, s, 7) % (uint64_t)a->rows);
+    const int64_t deg = a->indptr[r + 1] - a->indptr[r];
+    for (int64_t j = 0; j < op->ncols; j++) {
+      double ref = 0.0, mag = 0.0;
+      for (int64_t k = a->indptr[r]; k < a->indptr[r + 1]; k++) {
+        const double term =
+            (a->values ? a->values[k] : 1.0) * op->x[(int64_t)a->indices[k] * op->ncols + j];
+        ref += term;
+        mag += fabs(term);
+      }
+      const double err = fabs(op->y[r * op->ncols + j] - ref);
+      if (err > (double)(deg + 1) * FLT_EPSILON * mag + FLT_MIN) return -1.0;
+      if (mag > 0.0 && err / mag > worst) worst = err / mag;
+    }
+  }
+  return worst;
+}
+
 /* Best and total time of one measured kernel. */
 typedef struct timing {
   double best, sum;
@@ -297,6 +323,16 @@ int main(int argc, char **argv) {
   if (st.a[n / 2] != 2.0 + 3.0 * 0.5) {
     fprintf(stderr, "spmm-stream: error: STREAM triad gave a wrong result\n");
     goto done;
+  }
+
+  for (int w = 0; w < opt.nwidths; w++) {
+    const double err = spmm_check(&a, &ops[w], opt.seed);
+    if (err < 0.0) {
+      fprintf(stderr, "spmm-stream: error: Y is wrong at width %" PRId64 "\n", opt.ncols[w]);
+      goto done;
+    }
+    printf("check: width %" PRId64 ", 1000 sampled rows, worst relative error %.2g\n", opt.ncols[w],
+           err);
   }
 
   const double stream = 24.0 * (double)n / stream_t.best * 1e-9;
