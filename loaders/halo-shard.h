@@ -14,6 +14,7 @@
 #ifndef HALO_SHARD_H
 #define HALO_SHARD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "halo-status.h"
