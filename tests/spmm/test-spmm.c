@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,4 +202,28 @@ Test(spmm, no_rows_or_no_columns_changes_nothing) {
   halo_spmm_cpu(&a, x, 4, 0, 0.0f, y, 4, NULL, 10);
   cr_expect(memcmp(y, y0, sizeof y) == 0);
   free_csr(&a);
+}
+
+Test(spmm, same_bits_for_any_thread_count) {
+  /* Each row is summed by one thread in index order, so the result cannot
+   * depend on how many threads there are or which one took the row. */
+  const uint64_t seed = test_seed("spmm.same_bits_for_any_thread_count");
+  const int64_t rows = 2000, ncols = 24;
+  halo_csr a = random_csr(test_key(seed, 1), rows, rows, 10, 17, 3000, 1);
+  float *x = malloc((size_t)(rows * ncols) * sizeof *x);
+  float *y1 = malloc((size_t)(rows * ncols) * sizeof *y1);
+  float *y3 = malloc((size_t)(rows * ncols) * sizeof *y3);
+  cr_assert(x && y1 && y3);
+  test_fill(x, rows * ncols, test_key(seed, 2), -1.0f, 1.0f);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  halo_spmm_cpu(&a, x, ncols, ncols, 0.0f, y1, ncols, NULL, rows);
+  omp_set_num_threads(3);
+  halo_spmm_cpu(&a, x, ncols, ncols, 0.0f, y3, ncols, NULL, rows);
+  omp_set_num_threads(saved);
+  cr_expect(memcmp(y1, y3, (size_t)(rows * ncols) * sizeof *y1) == 0);
+  free_csr(&a);
+  free(x);
+  free(y1);
+  free(y3);
 }
