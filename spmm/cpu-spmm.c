@@ -54,12 +54,13 @@ typedef struct spmm_args {
   float beta;
 } spmm_args;
 
-/* Asks for the cache lines of the first prefetch_floats columns of X[col, :]
- * (the last float too: a row that is not line-aligned spans one more line). */
-SPMM_INLINE void prefetch_x_row(const spmm_args *args, int32_t col) {
-  const float *xr = args->x + (int64_t)col * args->ldx;
-  for (int64_t j = 0; j < args->prefetch_floats; j += 16) __builtin_prefetch(xr + j, 0, 3);
-  __builtin_prefetch(xr + args->prefetch_floats - 1, 0, 3);
+/* Asks for the cache lines of X[col, 0 : w], x pointing at the first
+ * column wanted (the last float too: a row that is not line-aligned spans
+ * one more line). */
+SPMM_INLINE void prefetch_x_row(const float *x, int64_t ldx, int32_t col, int64_t w) {
+  const float *xr = x + (int64_t)col * ldx;
+  for (int64_t j = 0; j < w; j += 16) __builtin_prefetch(xr + j, 0, 3);
+  __builtin_prefetch(xr + w - 1, 0, 3);
 }
 
 /* Asks for the X rows of the first prefetch_dist nonzeros of row r: issued
@@ -69,26 +70,32 @@ SPMM_INLINE void prefetch_row_start(const spmm_args *args, int64_t r) {
   const int64_t lo = args->indptr[r];
   const int64_t end = args->indptr[r + 1];
   const int64_t hi = end < lo + args->prefetch_dist ? end : lo + args->prefetch_dist;
-  for (int64_t k = lo; k < hi; k++) prefetch_x_row(args, args->indices[k]);
+  for (int64_t k = lo; k < hi; k++)
+    prefetch_x_row(args->x, args->ldx, args->indices[k], args->prefetch_floats);
 }
 
 /* Y[r, c0 : c0 + w] (=|+=) Σ_k values[k] · X[indices[k], c0 : c0 + w] over
- * one row's nonzeros [lo, hi), for w = 4·nv + nt columns (nt < 4) whose sums
- * live in registers; x and yr already point at column c0.  nv and nt are
- * constants at every call, so the loops over them unroll away. */
-SPMM_INLINE void row_tile(const spmm_args *args, const float *x, float *yr, int64_t lo, int64_t hi,
+ * row r's nonzeros [lo, hi), for w = 4·nv + nt columns (nt < 4) whose sums
+ * live in registers.  nv and nt are constants at every call, so the loops
+ * over them unroll away. */
+SPMM_INLINE void row_tile(const spmm_args *args, int64_t r, int64_t lo, int64_t hi, int64_t c0,
                           const int nv, const int nt) {
   const int32_t *restrict indices = args->indices;
   const float *restrict values = args->values;
   const int64_t ldx = args->ldx;
+  const float *x = args->x + c0;
+  float *yr = args->y + r * args->ldy + c0;
   vf4 acc[TILE_VECS] = {{0}};
   float tail[3] = {0};
 
-  /* Only the first tile prefetches: later tiles find the rows in L1/L2. */
+  /* Only the first tile prefetches (up to PREFETCH_FLOATS columns): later
+   * tiles find the rows in L1/L2 or behind the hardware's line prefetcher;
+   * prefetching them as well measured no faster at width 130. */
+  const int64_t pf_w = c0 == 0 ? args->prefetch_floats : 0;
   const int64_t dist = args->prefetch_dist;
-  const int64_t pf_end = x == args->x ? hi - dist : lo;
+  const int64_t pf_end = pf_w > 0 ? hi - dist : lo;
   for (int64_t k = lo; k < hi; k++) {
-    if (k < pf_end) prefetch_x_row(args, indices[k + dist]);
+    if (k < pf_end) prefetch_x_row(x, ldx, indices[k + dist], pf_w);
     const float *xr = x + (int64_t)indices[k] * ldx;
     const vf4_u *xv = (const vf4_u *)xr;
     if (values) {
@@ -122,9 +129,9 @@ SPMM_INLINE void row_tile(const spmm_args *args, const float *x, float *yr, int6
 }
 
 /* One case of the switch below: a last tile of w < 4·TILE_VECS columns. */
-#define SPMM_LAST_TILE(w)                                      \
-  case w:                                                      \
-    row_tile(args, x + c0, yr + c0, lo, hi, (w) / 4, (w) % 4); \
+#define SPMM_LAST_TILE(w)                            \
+  case w:                                            \
+    row_tile(args, r, lo, hi, c0, (w) / 4, (w) % 4); \
     break;
 
 /* Y[r, :] for one row at width `ncols`.  Inlined with a constant ncols for
@@ -132,11 +139,9 @@ SPMM_INLINE void row_tile(const spmm_args *args, const float *x, float *yr, int6
 SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols) {
   const int64_t lo = args->indptr[r];
   const int64_t hi = args->indptr[r + 1];
-  const float *x = args->x;
-  float *yr = args->y + r * args->ldy;
   int64_t c0 = 0;
   for (; c0 + 4 * TILE_VECS <= ncols; c0 += 4 * TILE_VECS)
-    row_tile(args, x + c0, yr + c0, lo, hi, TILE_VECS, 0);
+    row_tile(args, r, lo, hi, c0, TILE_VECS, 0);
   _Static_assert(TILE_VECS == 8, "the switch lists every width below 4 * TILE_VECS");
   switch (ncols - c0) {
     /* clang-format off */
