@@ -1,9 +1,10 @@
 /* spmm-stream: how close halo_spmm_cpu comes to the machine's memory bandwidth.
  *
- * One run measures a STREAM triad (a[i] = b[i] + s·c[i], arrays far larger
- * than the last-level cache, best of N, all OpenMP threads) and then
- * halo_spmm_cpu on a random CSR matrix, and prints the ratio of the two
- * bandwidths.  SpMM bandwidth is counted with a minimal traffic model: every
+ * One run times a STREAM triad (a[i] = b[i] + s·c[i], arrays far larger
+ * than the last-level cache, all OpenMP threads) and halo_spmm_cpu on a
+ * random CSR matrix in alternating rounds, keeps the best of N for each,
+ * checks sampled rows of Y, and prints the ratio of the two bandwidths.
+ * SpMM bandwidth is counted with a minimal traffic model: every
  * byte the kernel must move at least once when X does not fit in cache and
  * columns are random, and nothing else (no write-allocate, no reuse):
  *
