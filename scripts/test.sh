@@ -1,21 +1,45 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds halo and runs every test.
-#   scripts/test.sh            Release-with-debug-info build in build/
-#   HALO_SANITIZE=1 scripts/test.sh   ASan+UBSan build in build-asan/
+#   scripts/test.sh                   Release-with-debug-info build in build/
+#   HALO_SANITIZE=1 scripts/test.sh   ASan+UBSan build in build-asan/ only
+#   CI=true or HALO_FULL=1            after build/: the ASan+UBSan build and its
+#                                     tests, then every fuzz harness for 60 s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 
-build=build
-flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+jobs=$(nproc)
+
+# build_and_test DIR CMAKE-FLAGS...
+build_and_test() {
+  local build=$1
+  shift
+  cmake -S . -B "$build" "$@"
+  cmake --build "$build" -j "$jobs"
+  # MPI integration tests start their own ranks, so tests run one at a time.
+  ctest --test-dir "$build" --output-on-failure --timeout 900
+}
+
+# The ASan+UBSan build.  Leaks inside Open MPI, OpenBLAS, HDF5 and Criterion
+# (their own start-up allocations) are suppressed; a leak in halo is not.
+# Every UBSan report is fatal.
+sanitized() {
+  export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
+  build_and_test build-asan -DCMAKE_BUILD_TYPE=Debug -DHALO_SANITIZE=ON
+}
+
 if [ "${HALO_SANITIZE:-0}" = 1 ]; then
-  build=build-asan
-  flags=(-DCMAKE_BUILD_TYPE=Debug -DHALO_SANITIZE=ON)
+  sanitized
+  exit 0
 fi
 
-jobs=$(nproc)
-cmake -S . -B "$build" "${flags[@]}"
-cmake --build "$build" -j "$jobs"
-# MPI integration tests start their own ranks, so tests run one at a time.
-ctest --test-dir "$build" --output-on-failure --timeout 900
+build_and_test build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+if [ "${CI:-}" = true ] || [ "${HALO_FULL:-0}" = 1 ]; then
+  echo "test.sh: full run: the ASan+UBSan tests, then 60 s of each fuzz harness"
+  (sanitized)
+  bash scripts/fuzz.sh 60
+fi

@@ -143,7 +143,7 @@ ParameterizedTest(bad_case *c, bad, corpus, .timeout = 180) {
   setenv("MPIRUN", "mpirun --allow-run-as-root --oversubscribe --bind-to none", 1);
   setenv("BAD", HALO_SOURCE_DIR "/tests/data/bad", 1);
   setenv("TMP", tmp, 1);
-  setenv("LSAN_OPTIONS", "suppressions=" HALO_SOURCE_DIR "/tests/shard/lsan.supp", 1);
+  setenv("LSAN_OPTIONS", "suppressions=" HALO_SOURCE_DIR "/tests/lsan.supp", 1);
   setenv("HALO_BAD_COMMAND", c->command, 1);
   char run[2048], out_path[512], err_path[512];
   snprintf(out_path, sizeof out_path, "%s/.stdout", tmp);
