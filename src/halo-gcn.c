@@ -152,13 +152,15 @@ static uint64_t dropout_key(const halo_gcn *g, int64_t epoch, int l) {
 
 static const int64_t *gids(const halo_gcn *g) { return g->global_id.data; }
 
-/* Y = Â·X over owned rows, exchanging X's halo rows when `exchange`: the
- * interior rows are multiplied while the messages travel.  X has n_all rows
- * of `cols` floats (packed), Y n_owned rows. */
+/* Y = Â·X over the owned rows, after exchanging X's halo rows: the interior
+ * rows are multiplied while the messages travel, the boundary rows after.
+ * X has n_all rows of `cols` floats (packed), Y n_owned rows. */
 static halo_status aggregate(halo_gcn *g, float *x, int32_t cols, float *y) {
   halo_status st = HALO_OK;
+  /* With no boundary row the interior list is 0..n-1: let SpMM run over it directly. */
+  const int32_t *interior = g->n_boundary > 0 ? g->interior.data : NULL;
   HALO_TRY(halo_exchange_begin(g->plan, x, cols));
-  g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->interior.data, g->n_interior);
+  g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, interior, g->n_interior);
   HALO_TRY(halo_exchange_end(g->plan));
   g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->boundary.data, g->n_boundary);
 done:
