@@ -15,15 +15,32 @@
  *         + 4·nnz·ncols      X rows gathered, one per nonzero
  *
  * STREAM counts its traffic the same way (24 bytes per element, no
- * write-allocate), so the ratio compares like with like.
+ * write-allocate), so the ratio compares like with like.  When gathers have
+ * locality, X rows come from cache more than once and the kernel moves
+ * fewer bytes than the model counts, so the ratio may pass 100%: it is then
+ * "the speed at which the model's bytes were consumed", as on any graph.
  *
  *   spmm-stream [--rows N] [--degree D] [--ncols 16,64] [--reps R]
+ *               [--graphs uniform,sbm-class] [--sbm KEYS]
  *               [--stream-mib M] [--seed S] [--no-values] [--hugepages]
+ *
+ * Graph kinds (--graphs, a comma list, each measured in turn):
+ *   uniform    degrees uniform in [0, 2·degree], columns uniform at random:
+ *              the worst case for the gathers
+ *   sbm        the loader's stochastic block model
+ *              (halo_load("sbm:nodes=rows,avg-degree=degree,KEYS")), node
+ *              ids as generated: classes are scattered over the ids, so the
+ *              gathers are nearly as random as `uniform`
+ *   sbm-class  the same graph with nodes renumbered class block by class
+ *              block (in id order inside a block): the order a partitioner
+ *              that cuts along the blocks would give a part's owned rows
+ *   sbm-rcm    the same graph in reverse Cuthill-McKee order, found from the
+ *              structure alone
  *
  * --hugepages asks for transparent huge pages (madvise) on every array,
  * STREAM's included: random gathers then miss the TLB far less often.
  */
-#define _DEFAULT_SOURCE /* madvise */
+#define _DEFAULT_SOURCE /* strtok_r */
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -32,12 +49,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "halo-hostmem.h"
+#include "halo-load.h"
 #include "halo-rng.h"
 #include "halo-spmm.h"
 
-enum { MAX_WIDTHS = 8 };
+enum { MAX_WIDTHS = 8, MAX_GRAPHS = 4 };
+
+typedef enum { GRAPH_UNIFORM, GRAPH_SBM, GRAPH_SBM_CLASS, GRAPH_SBM_RCM } graph_kind;
+
+static const char *const GRAPH_NAMES[] = {"uniform", "sbm", "sbm-class", "sbm-rcm"};
 
 typedef struct options {
   int64_t rows;
@@ -45,23 +67,22 @@ typedef struct options {
   int64_t ncols[MAX_WIDTHS];
   int nwidths;
   int reps;
+  graph_kind graphs[MAX_GRAPHS];
+  int ngraphs;
+  char sbm_keys[256];
   int64_t stream_mib;
   uint64_t seed;
   int values;
   int hugepages;
 } options;
 
-/* Huge-page size: allocations are aligned to it so that madvise can use it. */
-static const size_t HUGE_PAGE = 2u << 20;
-
-/* `bytes` of memory aligned to HUGE_PAGE, with huge pages requested if asked;
- * NULL when out of memory. */
+/* `bytes` of memory aligned to 2 MiB either way (so that the two page
+ * settings differ in nothing else), with transparent huge pages requested
+ * if asked; NULL when out of memory.  Released with free(). */
 static void *bench_alloc(size_t bytes, int hugepages) {
-  const size_t size = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-  void *p = aligned_alloc(HUGE_PAGE, size ? size : HUGE_PAGE);
-  if (p && hugepages && madvise(p, size, MADV_HUGEPAGE) != 0)
-    fprintf(stderr, "spmm-stream: warning: madvise(MADV_HUGEPAGE): %s\n", strerror(errno));
-  return p;
+  if (hugepages) return halo_hostmem_alloc(bytes);
+  const size_t align = HALO_HOSTMEM_ALIGN;
+  return aligned_alloc(align, bytes ? (bytes + align - 1) / align * align : align);
 }
 
 static int parse_int(const char *flag, const char *text, int64_t lo, int64_t hi, int64_t *out) {
@@ -100,12 +121,47 @@ static int parse_widths(const char *text, options *opt) {
   return 0;
 }
 
+static int parse_graphs(const char *text, options *opt) {
+  char buf[256];
+  if (strlen(text) >= sizeof buf) {
+    fprintf(stderr, "spmm-stream: error: --graphs %s: list too long\n", text);
+    return -1;
+  }
+  strcpy(buf, text);
+  opt->ngraphs = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int kind = -1;
+    for (int k = 0; k < MAX_GRAPHS; k++)
+      if (strcmp(tok, GRAPH_NAMES[k]) == 0) kind = k;
+    if (kind < 0) {
+      fprintf(stderr,
+              "spmm-stream: error: --graphs %s: unknown graph '%s' (known: uniform, sbm,"
+              " sbm-class, sbm-rcm)\n",
+              text, tok);
+      return -1;
+    }
+    if (opt->ngraphs == MAX_GRAPHS) {
+      fprintf(stderr, "spmm-stream: error: --graphs %s: at most %d graphs\n", text, MAX_GRAPHS);
+      return -1;
+    }
+    opt->graphs[opt->ngraphs++] = (graph_kind)kind;
+  }
+  if (opt->ngraphs == 0) {
+    fprintf(stderr, "spmm-stream: error: --graphs %s: no graph given\n", text);
+    return -1;
+  }
+  return 0;
+}
+
 static int parse_options(int argc, char **argv, options *opt) {
   *opt = (options){.rows = 1000000,
                    .degree = 16,
                    .ncols = {16, 64},
                    .nwidths = 2,
                    .reps = 10,
+                   .graphs = {GRAPH_UNIFORM, GRAPH_SBM_CLASS},
+                   .ngraphs = 2,
+                   .sbm_keys = "classes=1024,homophily=0.8",
                    .stream_mib = 128,
                    .seed = 1,
                    .values = 1};
@@ -134,6 +190,14 @@ static int parse_options(int argc, char **argv, options *opt) {
     } else if (strcmp(flag, "--reps") == 0) {
       if (parse_int(flag, arg, 2, 1000, &v) < 0) return -1;
       opt->reps = (int)v;
+    } else if (strcmp(flag, "--graphs") == 0) {
+      if (parse_graphs(arg, opt) < 0) return -1;
+    } else if (strcmp(flag, "--sbm") == 0) {
+      if (strlen(arg) >= sizeof opt->sbm_keys) {
+        fprintf(stderr, "spmm-stream: error: --sbm %s: too long\n", arg);
+        return -1;
+      }
+      strcpy(opt->sbm_keys, arg);
     } else if (strcmp(flag, "--stream-mib") == 0) {
       if (parse_int(flag, arg, 1, 1 << 16, &opt->stream_mib) < 0) return -1;
     } else if (strcmp(flag, "--seed") == 0) {
@@ -185,9 +249,16 @@ static void stream_free(stream_arrays *st) {
   free(st->c);
 }
 
+/* Random values in [0.5, 1.5), a pure function of (seed, position). */
+static void fill_values(halo_csr *a, uint64_t key) {
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < a->nnz; k++)
+    a->values[k] = 0.5f + (float)(halo_rng_bits(key, (uint64_t)k, 2) >> 40) * (1.0f / 16777216.0f);
+}
+
 /* A rows × rows CSR with degrees uniform in [0, 2·degree] and columns
  * uniform at random: no locality for the gathers to exploit. */
-static int make_graph(const options *opt, halo_csr *a) {
+static int make_uniform(const options *opt, halo_csr *a) {
   const uint64_t key = halo_rng_key(opt->seed, HALO_RNG_GRAPH, 0, 0);
   *a = (halo_csr){.rows = opt->rows, .cols = opt->rows};
   a->indptr = bench_alloc((size_t)(opt->rows + 1) * sizeof *a->indptr, opt->hugepages);
@@ -209,6 +280,147 @@ static int make_graph(const options *opt, halo_csr *a) {
     if (a->values) a->values[k] = 0.5f + (float)(bits >> 40) * (1.0f / 16777216.0f);
   }
   return 0;
+}
+
+/* Reverse Cuthill-McKee order of g's (symmetric) structure: perm[new] =
+ * old.  Each component is searched breadth-first from a node of least
+ * degree, the unvisited neighbours of a node taken in increasing degree, and
+ * the whole order reversed.  Returns -1 when out of memory. */
+static int rcm_order(const halo_graph *g, int64_t *perm) {
+  const int64_t n = g->n;
+  int64_t max_deg = 0;
+  for (int64_t u = 0; u < n; u++)
+    if (g->indptr[u + 1] - g->indptr[u] > max_deg) max_deg = g->indptr[u + 1] - g->indptr[u];
+  uint8_t *seen = calloc((size_t)n, 1);
+  int64_t *by_deg = malloc((size_t)n * sizeof *by_deg);
+  int64_t *count = calloc((size_t)max_deg + 2, sizeof *count);
+  int rc = -1;
+  if (!seen || !by_deg || !count) goto done;
+  /* Start candidates: every node, in increasing degree (a counting sort). */
+  for (int64_t u = 0; u < n; u++) count[g->indptr[u + 1] - g->indptr[u] + 1]++;
+  for (int64_t d = 0; d <= max_deg; d++) count[d + 1] += count[d];
+  for (int64_t u = 0; u < n; u++) by_deg[count[g->indptr[u + 1] - g->indptr[u]]++] = u;
+
+  int64_t head = 0, tail = 0, next_start = 0;
+  while (tail < n) {
+    while (seen[by_deg[next_start]]) next_start++;
+    perm[tail++] = by_deg[next_start];
+    seen[by_deg[next_start]] = 1;
+    while (head < tail) {
+      const int64_t u = perm[head++], first = tail;
+      for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) {
+        const int64_t v = g->indices[k];
+        if (!seen[v]) {
+          seen[v] = 1;
+          perm[tail++] = v;
+        }
+      }
+      /* Insertion sort by degree: a node adds a few dozen at most. */
+      for (int64_t i = first + 1; i < tail; i++) {
+        const int64_t v = perm[i], dv = g->indptr[v + 1] - g->indptr[v];
+        int64_t j = i;
+        for (; j > first && g->indptr[perm[j - 1] + 1] - g->indptr[perm[j - 1]] > dv; j--)
+          perm[j] = perm[j - 1];
+        perm[j] = v;
+      }
+    }
+  }
+  for (int64_t i = 0, j = n - 1; i < j; i++, j--) {
+    const int64_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  rc = 0;
+done:
+  free(count);
+  free(by_deg);
+  free(seen);
+  return rc;
+}
+
+static int cmp_int32(const void *a, const void *b) {
+  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The loader's SBM on opt->rows nodes, renumbered as `kind` says, as a CSR
+ * with columns sorted inside each row (as a shard stores them). */
+static int make_sbm(const options *opt, graph_kind kind, halo_csr *a) {
+  char spec[512];
+  halo_graph *g = NULL;
+  int64_t *perm = NULL, *inv = NULL;
+  int rc = -1;
+  *a = (halo_csr){0};
+  snprintf(spec, sizeof spec, "sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s",
+           opt->rows, opt->degree, opt->seed, opt->sbm_keys);
+  const halo_status st = halo_load(spec, HALO_FORMAT_SPEC, &g);
+  if (st != HALO_OK) {
+    fprintf(stderr, "spmm-stream: error: --sbm: %s: %s\n", spec, halo_status_str(st));
+    goto done;
+  }
+  const int64_t n = g->n;
+  perm = malloc((size_t)n * sizeof *perm);
+  inv = malloc((size_t)n * sizeof *inv);
+  if (!perm || !inv) goto oom;
+  if (kind == GRAPH_SBM) {
+    for (int64_t u = 0; u < n; u++) perm[u] = u;
+  } else if (kind == GRAPH_SBM_CLASS) {
+    /* A stable counting sort by class: blocks in class order, ids rising. */
+    int64_t *start = calloc((size_t)g->classes + 1, sizeof *start);
+    if (!start) goto oom;
+    for (int64_t u = 0; u < n; u++) start[g->labels[u] + 1]++;
+    for (int32_t c = 0; c < g->classes; c++) start[c + 1] += start[c];
+    for (int64_t u = 0; u < n; u++) perm[start[g->labels[u]]++] = u;
+    free(start);
+  } else if (rcm_order(g, perm) < 0) {
+    goto oom;
+  }
+  for (int64_t i = 0; i < n; i++) inv[perm[i]] = i;
+
+  *a = (halo_csr){.rows = n, .cols = n, .nnz = g->m};
+  a->indptr = bench_alloc((size_t)(n + 1) * sizeof *a->indptr, opt->hugepages);
+  a->indices = bench_alloc((size_t)a->nnz * sizeof *a->indices, opt->hugepages);
+  a->values = opt->values ? bench_alloc((size_t)a->nnz * sizeof *a->values, opt->hugepages) : NULL;
+  if (!a->indptr || !a->indices || (opt->values && !a->values)) goto oom;
+  a->indptr[0] = 0;
+  for (int64_t i = 0; i < n; i++)
+    a->indptr[i + 1] = a->indptr[i] + g->indptr[perm[i] + 1] - g->indptr[perm[i]];
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t u = perm[i];
+    int32_t *row = a->indices + a->indptr[i];
+    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++)
+      row[k - g->indptr[u]] = (int32_t)inv[g->indices[k]];
+    qsort(row, (size_t)(a->indptr[i + 1] - a->indptr[i]), sizeof *row, cmp_int32);
+  }
+  if (a->values) fill_values(a, halo_rng_key(opt->seed, HALO_RNG_GRAPH, 0, 0));
+  rc = 0;
+  goto done;
+oom:
+  fprintf(stderr, "spmm-stream: error: out of memory building the %s graph\n", GRAPH_NAMES[kind]);
+done:
+  free(inv);
+  free(perm);
+  halo_graph_destroy(&g);
+  return rc;
+}
+
+/* The share of nonzeros whose column lies within `window` rows of their
+ * row: how local the gathers are. */
+static double near_share(const halo_csr *a, int64_t window) {
+  int64_t near = 0;
+#pragma omp parallel for schedule(static) reduction(+ : near)
+  for (int64_t r = 0; r < a->rows; r++)
+    for (int64_t k = a->indptr[r]; k < a->indptr[r + 1]; k++)
+      near += llabs((int64_t)a->indices[k] - r) <= window;
+  return a->nnz ? (double)near / (double)a->nnz : 0.0;
+}
+
+static void csr_free(halo_csr *a) {
+  free(a->indptr);
+  free(a->indices);
+  free(a->values);
+  *a = (halo_csr){0};
 }
 
 /* X and Y at one width. */
@@ -282,12 +494,84 @@ static void timing_add(timing *t, double s) {
   t->sum += s;
 }
 
-int main(int argc, char **argv) {
-  options opt;
+/* Builds one graph kind, times it against STREAM in alternating rounds,
+ * checks Y and prints one line per width; returns 0 or -1. */
+static int bench_graph(const options *opt, graph_kind kind, const stream_arrays *st) {
   halo_csr a = {0};
-  stream_arrays st = {0};
   spmm_operands ops[MAX_WIDTHS] = {{0}};
   timing stream_t = {0}, spmm_t[MAX_WIDTHS] = {{0}};
+  int rc = -1;
+
+  const double t_build = omp_get_wtime();
+  if ((kind == GRAPH_UNIFORM ? make_uniform(opt, &a) : make_sbm(opt, kind, &a)) < 0) goto done;
+  printf("\ngraph %s: %" PRId64 " rows, %" PRId64 " nonzeros (mean degree %.2f), values %s,"
+         " built in %.1f s\n",
+         GRAPH_NAMES[kind], a.rows, a.nnz, (double)a.nnz / (double)a.rows,
+         a.values ? "random" : "NULL (all ones)", omp_get_wtime() - t_build);
+  if (kind != GRAPH_UNIFORM)
+    printf("  sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s\n", opt->rows,
+           opt->degree, opt->seed, opt->sbm_keys);
+  printf("  locality: %.1f%% of nonzeros within 1024 rows of their row, %.1f%% within 16384\n",
+         100.0 * near_share(&a, 1024), 100.0 * near_share(&a, 16384));
+  for (int w = 0; w < opt->nwidths; w++) {
+    if (spmm_setup(&ops[w], &a, opt->ncols[w], opt) < 0) {
+      fprintf(stderr, "spmm-stream: error: out of memory for X and Y (ncols %" PRId64 ")\n",
+              opt->ncols[w]);
+      goto done;
+    }
+  }
+
+  /* The kernels take turns, so that a burst of load from elsewhere on the
+   * machine slows STREAM and SpMM alike.  Round 0 is a warm-up. */
+  for (int rep = 0; rep <= opt->reps; rep++) {
+    const double ts = stream_run(st);
+    if (rep > 0) timing_add(&stream_t, ts);
+    for (int w = 0; w < opt->nwidths; w++) {
+      const double tw = spmm_run(&a, &ops[w]);
+      if (rep > 0) timing_add(&spmm_t[w], tw);
+    }
+  }
+  /* Reading a result keeps the compiler from dropping the triad. */
+  if (st->a[st->n / 2] != 2.0 + 3.0 * 0.5) {
+    fprintf(stderr, "spmm-stream: error: STREAM triad gave a wrong result\n");
+    goto done;
+  }
+  for (int w = 0; w < opt->nwidths; w++) {
+    const double err = spmm_check(&a, &ops[w], opt->seed);
+    if (err < 0.0) {
+      fprintf(stderr, "spmm-stream: error: %s: Y is wrong at width %" PRId64 "\n",
+              GRAPH_NAMES[kind], opt->ncols[w]);
+      goto done;
+    }
+    printf("  check: width %" PRId64 ", 1000 sampled rows, worst relative error %.2g\n",
+           opt->ncols[w], err);
+  }
+
+  const double stream = 24.0 * (double)st->n / stream_t.best * 1e-9;
+  printf("  stream triad: best of %d %.2f GB/s (mean %.2f)\n", opt->reps, stream,
+         24.0 * (double)st->n / (stream_t.sum / opt->reps) * 1e-9);
+  printf("  %-10s %6s %10s %10s %9s %9s %8s\n", "graph", "ncols", "best_s", "mean_s", "MB", "GB/s",
+         "stream");
+  for (int w = 0; w < opt->nwidths; w++) {
+    const double bytes = spmm_bytes(&a, opt->ncols[w]);
+    const double gbs = bytes / spmm_t[w].best * 1e-9;
+    printf("  %-10s %6" PRId64 " %10.4f %10.4f %9.1f %9.2f %7.1f%%\n", GRAPH_NAMES[kind],
+           opt->ncols[w], spmm_t[w].best, spmm_t[w].sum / opt->reps, bytes * 1e-6, gbs,
+           100.0 * gbs / stream);
+  }
+  rc = 0;
+done:
+  for (int w = 0; w < opt->nwidths; w++) {
+    free(ops[w].x);
+    free(ops[w].y);
+  }
+  csr_free(&a);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  options opt;
+  stream_arrays st = {0};
   int rc = 1;
   if (parse_options(argc, argv, &opt) < 0) return 2;
 
@@ -296,71 +580,16 @@ int main(int argc, char **argv) {
   printf(
       "traffic model: bytes = 8*(rows+1) indptr + 4*nnz indices + 4*nnz values"
       " + 4*rows*ncols Y written + 4*nnz*ncols X rows gathered\n");
-
   const int64_t n = opt.stream_mib * 1024 * 1024 / 8;
-  if (stream_setup(&st, n, opt.hugepages) < 0 || make_graph(&opt, &a) < 0) {
-    fprintf(stderr, "spmm-stream: error: out of memory for the STREAM arrays or the graph\n");
+  if (stream_setup(&st, n, opt.hugepages) < 0) {
+    fprintf(stderr, "spmm-stream: error: out of memory for the STREAM arrays\n");
     goto done;
   }
-  for (int w = 0; w < opt.nwidths; w++) {
-    if (spmm_setup(&ops[w], &a, opt.ncols[w], &opt) < 0) {
-      fprintf(stderr, "spmm-stream: error: out of memory for X and Y (ncols %" PRId64 ")\n",
-              opt.ncols[w]);
-      goto done;
-    }
-  }
-
-  /* The kernels take turns, so that a burst of load from elsewhere on the
-   * machine slows STREAM and SpMM alike.  Round 0 is a warm-up. */
-  for (int rep = 0; rep <= opt.reps; rep++) {
-    const double ts = stream_run(&st);
-    if (rep > 0) timing_add(&stream_t, ts);
-    for (int w = 0; w < opt.nwidths; w++) {
-      const double tw = spmm_run(&a, &ops[w]);
-      if (rep > 0) timing_add(&spmm_t[w], tw);
-    }
-  }
-  /* Reading a result keeps the compiler from dropping the triad. */
-  if (st.a[n / 2] != 2.0 + 3.0 * 0.5) {
-    fprintf(stderr, "spmm-stream: error: STREAM triad gave a wrong result\n");
-    goto done;
-  }
-
-  for (int w = 0; w < opt.nwidths; w++) {
-    const double err = spmm_check(&a, &ops[w], opt.seed);
-    if (err < 0.0) {
-      fprintf(stderr, "spmm-stream: error: Y is wrong at width %" PRId64 "\n", opt.ncols[w]);
-      goto done;
-    }
-    printf("check: width %" PRId64 ", 1000 sampled rows, worst relative error %.2g\n", opt.ncols[w],
-           err);
-  }
-
-  const double stream = 24.0 * (double)n / stream_t.best * 1e-9;
-  printf("stream triad: %" PRId64 " doubles per array (%" PRId64
-         " MiB each), best of %d:"
-         " %.2f GB/s (mean %.2f)\n",
-         n, opt.stream_mib, opt.reps, stream, 24.0 * (double)n / (stream_t.sum / opt.reps) * 1e-9);
-  printf("graph: %" PRId64 " rows, %" PRId64
-         " nonzeros (mean degree %.2f), uniform random"
-         " columns, values %s\n",
-         a.rows, a.nnz, (double)a.nnz / (double)a.rows, a.values ? "random" : "NULL (all ones)");
-  printf("%6s %10s %10s %9s %9s %8s\n", "ncols", "best_s", "mean_s", "MB", "GB/s", "stream");
-  for (int w = 0; w < opt.nwidths; w++) {
-    const double bytes = spmm_bytes(&a, opt.ncols[w]);
-    const double gbs = bytes / spmm_t[w].best * 1e-9;
-    printf("%6" PRId64 " %10.4f %10.4f %9.1f %9.2f %7.1f%%\n", opt.ncols[w], spmm_t[w].best,
-           spmm_t[w].sum / opt.reps, bytes * 1e-6, gbs, 100.0 * gbs / stream);
-  }
+  printf("stream triad: %" PRId64 " doubles per array (%" PRId64 " MiB each)\n", n, opt.stream_mib);
+  for (int g = 0; g < opt.ngraphs; g++)
+    if (bench_graph(&opt, opt.graphs[g], &st) < 0) goto done;
   rc = 0;
 done:
-  for (int w = 0; w < opt.nwidths; w++) {
-    free(ops[w].x);
-    free(ops[w].y);
-  }
   stream_free(&st);
-  free(a.indptr);
-  free(a.indices);
-  free(a.values);
   return rc;
 }

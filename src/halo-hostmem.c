@@ -1,0 +1,29 @@
+/* Huge-page-friendly host allocations; see halo-hostmem.h. */
+#define _DEFAULT_SOURCE /* madvise */
+#include "halo-hostmem.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+void *halo_hostmem_alloc(size_t bytes) {
+  const size_t align = HALO_HOSTMEM_ALIGN;
+  if (bytes > SIZE_MAX - align) return NULL;
+  /* aligned_alloc wants a multiple of the alignment; rounding up also lets
+   * the last huge page be whole, so madvise covers all of it. */
+  const size_t size = bytes == 0 ? align : (bytes + align - 1) / align * align;
+  void *p = aligned_alloc(align, size);
+  /* Advice only: a kernel without THP refuses it, and the memory is still
+   * good, so the result is not checked. */
+  if (p && bytes >= align) (void)madvise(p, size, MADV_HUGEPAGE);
+  return p;
+}
+
+void *halo_hostmem_calloc(size_t bytes) {
+  void *p = halo_hostmem_alloc(bytes);
+  if (p) memset(p, 0, bytes);
+  return p;
+}
+
+void halo_hostmem_free(void *p) { free(p); }
