@@ -21,8 +21,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "halo-memory.h"
 #include "halo-rng.h"
 #include "load-impl.h"
+
+/* ---- Size admission ------------------------------------------------------ */
+
+/* Refuses a graph whose build would not fit in the memory left: about 16
+ * bytes per directed edge (the edge words, then the CSR columns) and 32 plus
+ * 4 per feature per node, against halo_memory_available().  The spec is
+ * checked before anything is allocated, so a typo of a few zeros costs one
+ * line instead of the machine. */
+static halo_status spec_fits(const char *gen, const char *keys_text, double nodes, double edges,
+                             double feat) {
+  double need = 16.0 * edges + nodes * (32.0 + 4.0 * feat);
+  int64_t avail = halo_memory_available();
+  if (avail < 0 || need <= (double)avail) return HALO_OK;
+  char b0[32], b1[32];
+  int64_t bytes = need > 9e18 ? INT64_MAX : (int64_t)need;
+  halo_log_error("%s:%s: about %.0f directed edges and %.0f nodes need about %s but %s of memory is "
+                 "available",
+                 gen, keys_text, edges, nodes, halo_memory_str(bytes, b0, sizeof b0),
+                 halo_memory_str(avail, b1, sizeof b1));
+  return HALO_ERR_NOMEM;
+}
 
 /* ---- Key/value parsing --------------------------------------------------- */
 
@@ -168,6 +190,7 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
   if (train + valid > 1) HALO_FAIL(HALO_ERR_RANGE, "sbm: train=%g plus valid=%g exceeds 1", train, valid);
   if (classes > nodes)
     HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)classes, (long long)nodes);
+  HALO_TRY(spec_fits("sbm", keys_text, (double)nodes, (double)nodes * degree, (double)feat));
 
   const int64_t n = nodes;
   HALO_ALLOC(cls, n, "sbm classes");
@@ -280,6 +303,7 @@ static halo_status rmat_generate(const char *spec, const char *keys_text, halo_g
     HALO_FAIL(HALO_ERR_RANGE, "rmat: edge-factor=%lld is too large for scale=%lld", (long long)factor,
               (long long)scale);
   const int64_t m = factor * n;
+  HALO_TRY(spec_fits("rmat", keys_text, (double)n, (double)m, 0.0));
   const rmat r = {
       .scale = (int)scale,
       .key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 3, 0),

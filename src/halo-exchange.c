@@ -11,6 +11,7 @@
 
 #include "halo-backend-impl.h"
 #include "halo-mpi.h"
+#include "halo-watchdog.h"
 
 /* Every exchange uses one tag: exchanges never overlap, and MPI keeps the
  * order of messages between a pair of ranks on one communicator and tag. */
@@ -35,7 +36,8 @@ struct halo_plan {
   halo_buf send_buf;       /* send_total × max_cols, backend memory */
   float *host_send;        /* host staging (device backends only) */
   float *host_recv;        /* n_halo × max_cols host staging (device backends only) */
-  MPI_Request *requests;   /* size 2·npeers */
+  MPI_Request *requests;   /* size 2·npeers: receives, then sends */
+  int *request_peer;       /* size 2·npeers: the rank of each request, for the watchdog */
   /* the exchange in flight */
   float *rows;
   int32_t cols;
@@ -92,6 +94,7 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
     if (send_counts[q] > 0 || recv_counts[q] > 0) p->npeers++;
   HALO_ALLOC(p->peers, p->npeers, "the peer list");
   HALO_ALLOC(p->requests, 2 * (size_t)p->npeers, "MPI requests");
+  HALO_ALLOC(p->request_peer, 2 * (size_t)p->npeers, "MPI requests");
   for (int q = 0, i = 0; q < size; q++) {
     if (send_counts[q] == 0 && recv_counts[q] == 0) continue;
     p->peers[i++] = (peer){.rank = q,
@@ -100,6 +103,8 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
                            .recv_off = s->recv_ptr[q],
                            .recv_rows = recv_counts[q]};
   }
+  for (int i = 0; i < p->npeers; i++)
+    p->request_peer[i] = p->request_peer[p->npeers + i] = p->peers[i].rank;
   p->send_total = s->send_ptr[size];
   /* MPI counts are int: one message carries at most INT_MAX floats. */
   for (int i = 0; i < p->npeers; i++) {
@@ -186,6 +191,7 @@ void halo_plan_destroy(halo_plan **pp) {
   free(p->host_send);
   free(p->host_recv);
   free(p->requests);
+  free(p->request_peer);
   free(p->peers);
   free(p);
   *pp = NULL;
@@ -239,7 +245,7 @@ halo_status halo_exchange_end(halo_plan *p) {
   double t0 = MPI_Wtime();
   if (!p->active) HALO_FAIL(HALO_ERR_ARG, "halo_exchange_end without a matching begin");
   p->active = 0;
-  HALO_MPI(MPI_Waitall(2 * p->npeers, p->requests, MPI_STATUSES_IGNORE));
+  HALO_TRY(halo_watch_waitall(2 * p->npeers, p->requests, p->request_peer, "the halo exchange"));
   if (!host_backend(p->be)) {
     halo_buf dst = {.data = p->rows, .bytes = (size_t)(p->n_owned + p->n_halo) * p->cols *
                                               sizeof(float), .space = HALO_MEM_DEVICE};

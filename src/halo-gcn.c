@@ -24,6 +24,7 @@
 #include "halo-exchange.h"
 #include "halo-mpi.h"
 #include "halo-rng.h"
+#include "halo-watchdog.h"
 
 /* X is kept as CSR when under this fraction of it is non-zero. */
 #define SPARSE_DENSITY 0.10
@@ -213,6 +214,7 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
   halo_status st = HALO_OK;
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
+    halo_watch_layer(train ? "forward" : "evaluation", l);
     const float *w = fbuf(&g->params) + ly->w_off;
     const float *b = fbuf(&g->params) + ly->b_off;
     const float p = !train ? 0.0f : l == 0 ? g->opt.input_dropout : g->opt.dropout;
@@ -267,6 +269,7 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
   float *dz = fbuf(&g->g0), *tmp = fbuf(&g->g1);
   for (int l = g->nlayers - 1; l >= 0; l--) {
     layer *ly = &g->layers[l];
+    halo_watch_layer("backward", l);
     const float *w = fbuf(&g->params) + ly->w_off;
     float *dw = fbuf(&g->grads) + ly->w_off;
     float *db = fbuf(&g->grads) + ly->b_off;
@@ -338,7 +341,9 @@ halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) 
     HALO_TRY(g->ops->download(g->be, g->host_grads, &g->grads, 0, bytes));
     grads = g->host_grads;
   }
-  HALO_MPI(MPI_Allreduce(MPI_IN_PLACE, grads, (int)g->nparams, MPI_FLOAT, MPI_SUM, g->comm));
+  halo_watch_layer("gradient allreduce", -1);
+  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, grads, (int)g->nparams, MPI_FLOAT, MPI_SUM, g->comm,
+                                "the gradient allreduce"));
   s.allreduce_bytes = (int64_t)bytes;
   if (g->host_grads) HALO_TRY(g->ops->upload(g->be, &g->grads, 0, g->host_grads, bytes));
   ar = MPI_Wtime() - a0;
@@ -748,6 +753,32 @@ halo_status halo_gcn_params_set(halo_gcn *g, const float *in) {
   if (g->ops->upload) return g->ops->upload(g->be, &g->params, 0, in, bytes);
   memcpy(g->params.data, in, bytes);
   return HALO_OK;
+}
+
+halo_status halo_gcn_adam_get(const halo_gcn *g, float *m, float *v, int64_t *steps) {
+  halo_status st = HALO_OK;
+  size_t bytes = (size_t)g->nparams * sizeof(float);
+  HALO_TRY(buf_to_host(g, m, &g->adam_m, bytes));
+  HALO_TRY(buf_to_host(g, v, &g->adam_v, bytes));
+  *steps = g->adam_t;
+done:
+  return st;
+}
+
+halo_status halo_gcn_adam_set(halo_gcn *g, const float *m, const float *v, int64_t steps) {
+  halo_status st = HALO_OK;
+  size_t bytes = (size_t)g->nparams * sizeof(float);
+  if (steps < 0) HALO_FAIL(HALO_ERR_ARG, "Adam step count %lld is negative", (long long)steps);
+  if (g->ops->upload) {
+    HALO_TRY(g->ops->upload(g->be, &g->adam_m, 0, m, bytes));
+    HALO_TRY(g->ops->upload(g->be, &g->adam_v, 0, v, bytes));
+  } else {
+    memcpy(g->adam_m.data, m, bytes);
+    memcpy(g->adam_v.data, v, bytes);
+  }
+  g->adam_t = steps;
+done:
+  return st;
 }
 
 halo_status halo_gcn_logits_get(const halo_gcn *g, float *out) {

@@ -103,6 +103,12 @@ halo_status halo_gcn_params_get(const halo_gcn *g, float *out);
 halo_status halo_gcn_params_set(halo_gcn *g, const float *in);
 halo_status halo_gcn_grads_get(const halo_gcn *g, float *out);
 
+/* Adam's state: the first and second moments m and v (nparams each, laid
+ * out as the parameters) and the number of steps taken.  Restoring them
+ * with the parameters resumes training exactly (checkpoints). Local. */
+halo_status halo_gcn_adam_get(const halo_gcn *g, float *m, float *v, int64_t *steps);
+halo_status halo_gcn_adam_set(halo_gcn *g, const float *m, const float *v, int64_t steps);
+
 /* The last layer's output Z (n_owned × classes) of the last forward pass,
  * copied to host memory. Local. */
 halo_status halo_gcn_logits_get(const halo_gcn *g, float *out);

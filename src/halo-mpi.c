@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "halo-watchdog.h"
+
 halo_status halo_mpi_error(int rc, const char *call) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -12,9 +14,13 @@ halo_status halo_mpi_error(int rc, const char *call) {
 }
 
 halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) {
+  /* After a timeout or an MPI failure the peers cannot be trusted to reach
+   * the agreement: do not wait for them (main aborts the job). */
+  if (local == HALO_ERR_TIMEOUT || local == HALO_ERR_MPI) return local;
   int mine = (int)local, all = 0;
-  int rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
-  if (rc != MPI_SUCCESS) return halo_mpi_error(rc, "MPI_Allreduce(status)");
+  halo_status st =
+      halo_watch_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, "the status agreement");
+  if (st != HALO_OK) return st;
   if (all >= 0) return HALO_OK;
   return local < 0 ? local : HALO_ERR_PEER;
 }

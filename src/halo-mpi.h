@@ -30,7 +30,10 @@ halo_status halo_mpi_error(int rc, const char *call);
 /* The minimum of every rank's `local` status.  A rank that succeeded but
  * learns that another failed gets HALO_ERR_PEER (and logs nothing: the
  * failed rank already named the cause).  When the allreduce itself fails,
- * HALO_ERR_MPI. Collective. */
+ * HALO_ERR_MPI; when the watchdog (halo-watchdog.h) gives up on it,
+ * HALO_ERR_TIMEOUT.  A local HALO_ERR_TIMEOUT or HALO_ERR_MPI is returned at
+ * once without a collective: the communicator is no longer trusted and main
+ * aborts the job. Collective. */
 halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
 
 /* Number of ranks of `comm` on this rank's node (shared-memory domain).

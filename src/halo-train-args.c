@@ -25,6 +25,13 @@ static const char usage[] =
     "  --threads N          threads per rank (cores of the node / ranks on the node)\n"
     "  --warmup N           epochs left out of the mean epoch time (5, or fewer on short runs)\n"
     "  --metrics FILE       one JSON object per epoch, then a summary\n"
+    "  --checkpoint DIR     save the training state in DIR (one HDF5 file per save)\n"
+    "  --checkpoint-every N save after every N epochs and after the last (10)\n"
+    "  --keep K             keep the newest K checkpoints (2)\n"
+    "  --resume             continue from the newest valid checkpoint in DIR, up to\n"
+    "                       --epochs in all (any P, any partition of the same graph)\n"
+    "  --timeout SECONDS    abort the job when an exchange or a collective makes no\n"
+    "                       progress for this long, naming the ranks waited for (off)\n"
     "  --quiet              print the header and the summary only\n"
     "  --help               this text\n";
 
@@ -76,10 +83,10 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   halo_status st = HALO_OK;
   static const char *const models[] = {"gcn", NULL};
   static const char *const devices[] = {"cpu", "cuda", NULL};
-  int input_dropout_set = 0, warmup_set = 0;
+  int input_dropout_set = 0, warmup_set = 0, every_set = 0, keep_set = 0;
   int64_t v = 0;
 
-  *a = (halo_train_args){.epochs = 200, .warmup = 5};
+  *a = (halo_train_args){.epochs = 200, .warmup = 5, .checkpoint_every = 10, .keep = 2};
   snprintf(a->model, sizeof a->model, "gcn");
   snprintf(a->device, sizeof a->device, "cpu");
   halo_gcn_options_default(&a->gcn);
@@ -105,17 +112,19 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       goto done;
     }
     if (strcmp(flag, "--quiet") == 0 || strcmp(flag, "--weight-decay-all") == 0 ||
-        strcmp(flag, "--no-normalize") == 0) {
+        strcmp(flag, "--no-normalize") == 0 || strcmp(flag, "--resume") == 0) {
       if (eq) HALO_FAIL(HALO_ERR_ARG, "%s takes no value", flag);
       if (strcmp(flag, "--quiet") == 0) a->quiet = 1;
       if (strcmp(flag, "--weight-decay-all") == 0) a->gcn.weight_decay_all = 1;
       if (strcmp(flag, "--no-normalize") == 0) a->gcn.normalize_features = 0;
+      if (strcmp(flag, "--resume") == 0) a->resume = 1;
       continue;
     }
     static const char *const valued[] = {"--model", "--layers", "--hidden", "--epochs", "--lr",
                                          "--weight-decay", "--dropout", "--input-dropout",
                                          "--seed", "--device", "--threads", "--metrics",
-                                         "--warmup", NULL};
+                                         "--warmup", "--checkpoint", "--checkpoint-every",
+                                         "--keep", "--timeout", NULL};
     int known = 0;
     for (int k = 0; valued[k] && !known; k++) known = strcmp(flag, valued[k]) == 0;
     if (!known) HALO_FAIL(HALO_ERR_ARG, "%s: unknown flag (see --help)", flag);
@@ -157,12 +166,30 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     } else if (strcmp(flag, "--input-dropout") == 0) {
       HALO_TRY(parse_real(flag, value, 0.0, 1.0, 1, &a->gcn.input_dropout));
       input_dropout_set = 1;
+    } else if (strcmp(flag, "--checkpoint") == 0) {
+      if (!*value) HALO_FAIL(HALO_ERR_ARG, "--checkpoint needs a folder name");
+      a->checkpoint = value;
+    } else if (strcmp(flag, "--checkpoint-every") == 0) {
+      HALO_TRY(parse_int(flag, value, 1, INT32_MAX, &a->checkpoint_every));
+      every_set = 1;
+    } else if (strcmp(flag, "--keep") == 0) {
+      HALO_TRY(parse_int(flag, value, 1, 1000000, &v));
+      a->keep = (int)v;
+      keep_set = 1;
+    } else if (strcmp(flag, "--timeout") == 0) {
+      float t = 0.0f;
+      HALO_TRY(parse_real(flag, value, 0.0, 1e6, 0, &t));
+      if (t <= 0.0f) HALO_FAIL(HALO_ERR_ARG, "--timeout %s: must be positive", value);
+      a->timeout = t;
     } else if (strcmp(flag, "--metrics") == 0) {
       if (!*value) HALO_FAIL(HALO_ERR_ARG, "--metrics needs a file name");
       a->metrics = value;
     }
   }
   if (!a->dir) HALO_FAIL(HALO_ERR_ARG, "no shard folder given (usage: halo-train DIR [options])");
+  if (!a->checkpoint && (a->resume || every_set || keep_set))
+    HALO_FAIL(HALO_ERR_ARG, "%s needs --checkpoint DIR",
+              a->resume ? "--resume" : every_set ? "--checkpoint-every" : "--keep");
   if (!input_dropout_set) a->gcn.input_dropout = a->gcn.dropout;
   if (!warmup_set) a->warmup = a->epochs > 10 ? 5 : a->epochs > 1 ? 1 : 0;
   if (a->warmup >= a->epochs && a->epochs > 0)

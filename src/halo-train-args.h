@@ -16,6 +16,11 @@ typedef struct halo_train_args {
   char device[16];          /* "cpu" or "cuda" */
   int threads;              /* 0: the node's cores divided among its ranks */
   const char *metrics;      /* JSON-lines file, or NULL */
+  const char *checkpoint;   /* checkpoint folder, or NULL (borrowed from argv) */
+  int64_t checkpoint_every; /* save after every N epochs (and after the last) */
+  int keep;                 /* checkpoints kept */
+  int resume;               /* start from the newest valid checkpoint */
+  double timeout;           /* watchdog seconds; 0: off */
   int quiet;
   int help;
 } halo_train_args;

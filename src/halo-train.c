@@ -3,21 +3,27 @@
  *
  * Phases (each ends in a collective agreement on status, so that one rank's
  * failure stops every rank instead of leaving them in a collective):
- *   args -> backend -> load (manifest + own part) -> plan/model -> train.
- * Only main() may call MPI_Abort, and only when the agreement itself fails.
+ *   args -> backend -> load (manifest + own part) -> resume (checkpoint) ->
+ *   memory check -> plan/model -> train (checkpoints saved on the way).
+ * Only main() may call MPI_Abort, and only when the agreement itself fails
+ * or the watchdog (--timeout) gave up on a peer.
  */
 #include <math.h>
+#include <stdint.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "halo-backend.h"
+#include "halo-checkpoint.h"
 #include "halo-gcn.h"
+#include "halo-memory.h"
 #include "halo-mpi.h"
 #include "halo-predict.h"
 #include "halo-shard.h"
 #include "halo-train-args.h"
+#include "halo-watchdog.h"
 
 /* From OpenBLAS; declared here so that the CLI does not depend on which
  * cblas.h the system puts first on the include path. */
@@ -46,6 +52,9 @@ typedef struct run {
   int64_t predicted_epoch;      /* bytes per epoch, Σ over ranks */
   int64_t setup_bytes;          /* Σ over ranks */
   FILE *metrics;
+  int64_t start_epoch;          /* epochs done before this run (resume) */
+  halo_checkpoint ckpt;         /* resume: the state read; then the save buffers (rank 0) */
+  char ckpt_path[4096];
 } run;
 
 static halo_status load(run *r) {
@@ -77,6 +86,117 @@ static halo_status load(run *r) {
 done:
   halo_log_set_quiet(0);
   return st;
+}
+
+/* --resume, on rank 0: the newest valid checkpoint, which must belong to
+ * this graph and model and lie within --epochs. */
+static halo_status resume_find(run *r) {
+  halo_status st = HALO_OK;
+  halo_checkpoint *c = &r->ckpt;
+  HALO_TRY(halo_checkpoint_latest(r->args.checkpoint, c, r->ckpt_path, sizeof r->ckpt_path));
+  HALO_TRY(halo_checkpoint_match(c, r->ckpt_path, r->manifest, r->args.model, &r->args.gcn));
+  if (c->epoch > r->args.epochs)
+    HALO_FAIL(HALO_ERR_ARG, "--epochs %lld: %s is already at epoch %lld (--epochs is the total)",
+              (long long)r->args.epochs, r->ckpt_path, (long long)c->epoch);
+done:
+  return st;
+}
+
+/* --resume: rank 0 finds the checkpoint; every rank then receives it. */
+static halo_status resume_read(run *r) {
+  halo_status st = HALO_OK;
+  halo_checkpoint *c = &r->ckpt;
+  HALO_TRY(halo_mpi_agree(r->comm, r->rank == 0 ? resume_find(r) : HALO_OK));
+  int64_t head[3] = {c->epoch, c->adam_t, c->nparams};
+  HALO_MPI(MPI_Bcast(head, 3, MPI_INT64_T, 0, r->comm));
+  if (r->rank != 0) {
+    st = halo_checkpoint_alloc(c, head[2]);
+    c->epoch = head[0];
+    c->adam_t = head[1];
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  float *arrays[3] = {c->params, c->adam_m, c->adam_v};
+  for (int k = 0; k < 3; k++)
+    HALO_MPI(MPI_Bcast(arrays[k], (int)c->nparams, MPI_FLOAT, 0, r->comm));
+done:
+  return st;
+}
+
+/* Bytes halo_gcn_create and the epoch loop allocate for this rank's part:
+ * an upper estimate of Â (host and backend copies), X and its dropout copy,
+ * each layer's activations, the backward buffers, the parameters with
+ * their gradients, Adam's moments and the checkpoint copy. */
+static int64_t model_bytes(const halo_shard *s, const halo_gcn_options *o) {
+  double n_own = (double)s->n_owned, n_all = (double)(s->n_owned + s->n_halo);
+  double nnz = (double)s->nnz + n_own, feat = (double)s->features;
+  double bytes = 2.0 * (nnz * 8.0 + (n_own + 1.0) * 8.0) + n_own * 4.0 + n_all * 8.0;
+  bytes += (n_own + n_all) * feat * 4.0;
+  double widest = 0.0, params = 0.0;
+  for (int l = 0; l < o->layers; l++) {
+    double d_in = l == 0 ? feat : (double)o->hidden;
+    double d_out = l == o->layers - 1 ? (double)s->classes : (double)o->hidden;
+    bytes += (n_all + n_own) * (d_in + d_out) * 4.0;
+    widest = fmax(widest, fmax(d_in, d_out));
+    params += d_in * d_out + d_out;
+  }
+  bytes += 2.0 * n_all * widest * 4.0 + 7.0 * params * 4.0;
+  return bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
+}
+
+/* Refuses, before the model allocates, a part whose model does not fit in
+ * what its node has left: the ranks of a node share its memory, so their
+ * needs are summed.  The lowest rank that does not fit says so. */
+static halo_status check_memory(run *r) {
+  halo_status st = HALO_OK;
+  MPI_Comm node = MPI_COMM_NULL;
+  int64_t need = model_bytes(r->shard, &r->args.gcn), node_need = 0;
+  HALO_MPI(MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  HALO_MPI(MPI_Allreduce(&need, &node_need, 1, MPI_INT64_T, MPI_SUM, node));
+  int64_t avail = halo_memory_available();
+  int fits = avail < 0 || node_need <= avail;
+  int mine[2] = {fits ? INT32_MAX : r->rank, !fits}, first = 0, count = 0;
+  HALO_MPI(MPI_Allreduce(&mine[0], &first, 1, MPI_INT, MPI_MIN, r->comm));
+  HALO_MPI(MPI_Allreduce(&mine[1], &count, 1, MPI_INT, MPI_SUM, r->comm));
+  if (count == 0) goto done;
+  st = HALO_ERR_NOMEM;
+  if (first == r->rank) {
+    char b0[32], b1[32], b2[32];
+    halo_log_error("rank %d needs about %s for its part's model (%s with the other ranks of its "
+                   "node) but %s is available%s; run on more nodes or with more parts",
+                   r->rank, halo_memory_str(need, b0, sizeof b0),
+                   halo_memory_str(node_need, b1, sizeof b1), halo_memory_str(avail, b2, sizeof b2),
+                   count > 1 ? " (other ranks fall short too)" : "");
+  }
+done:
+  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+  return st;
+}
+
+/* Saves the state after `epoch` (rank 0 writes; weights are replicated).
+ * The buffers were allocated before the epoch loop. Collective. */
+static halo_status save_checkpoint(run *r, int64_t epoch) {
+  halo_status st = HALO_OK;
+  halo_checkpoint *c = &r->ckpt;
+  if (r->rank == 0) {
+    const halo_manifest *m = r->manifest;
+    c->epoch = epoch;
+    snprintf(c->model, sizeof c->model, "%s", r->args.model);
+    c->gcn = r->args.gcn;
+    c->source_digest = m->source_digest;
+    c->nodes = m->nodes;
+    c->edges = m->edges;
+    c->features = m->features;
+    c->classes = m->classes;
+    c->parts = m->parts;
+    c->run_id = m->run_id;
+    HALO_TRY(halo_gcn_params_get(r->model, c->params));
+    HALO_TRY(halo_gcn_adam_get(r->model, c->adam_m, c->adam_v, &c->adam_t));
+    HALO_TRY(halo_checkpoint_save(r->args.checkpoint, c, r->args.keep, r->ckpt_path,
+                                  sizeof r->ckpt_path));
+  }
+done:
+  halo_watch_layer("checkpoint", -1);
+  return halo_mpi_agree(r->comm, st);
 }
 
 static void print_header(const run *r) {
@@ -127,8 +247,11 @@ static halo_status reduce_epoch(run *r, const halo_gcn_stats *step, const halo_g
   }
   local[F_COUNT] = step->loss_sum;
   for (int k = 0; k < 3; k++) local[F_COUNT + 1 + k] = (double)eval->correct[k];
-  HALO_MPI(MPI_Allreduce(local, sums, F_COUNT + 4, MPI_DOUBLE, MPI_SUM, r->comm));
-  HALO_MPI(MPI_Allreduce(lext, ext, 2 * F_COUNT, MPI_DOUBLE, MPI_MAX, r->comm));
+  halo_watch_layer("epoch report", -1);
+  HALO_TRY(halo_watch_allreduce(local, sums, F_COUNT + 4, MPI_DOUBLE, MPI_SUM, r->comm,
+                                "the epoch report"));
+  HALO_TRY(halo_watch_allreduce(lext, ext, 2 * F_COUNT, MPI_DOUBLE, MPI_MAX, r->comm,
+                                "the epoch report"));
   for (int k = 0; k < F_COUNT; k++) {
     out->sum[k] = sums[k];
     out->max[k] = ext[k];
@@ -163,10 +286,15 @@ static halo_status train(run *r) {
   const halo_train_args *a = &r->args;
   double best_val = -1.0, test_at_best = 0.0, final_test = 0.0, time_sum = 0.0;
   int64_t timed = 0, total_halo = 0, mismatches = 0;
+  /* A resumed run shorter than the warm-up still times most of its epochs. */
+  int64_t trained = a->epochs - r->start_epoch;
+  int64_t warmup = a->warmup < trained ? a->warmup : trained > 10 ? 5 : trained > 1 ? 1 : 0;
 
-  for (int64_t epoch = 1; epoch <= a->epochs; epoch++) {
+  for (int64_t epoch = r->start_epoch + 1; epoch <= a->epochs; epoch++) {
     halo_gcn_stats step = {0}, eval = {0};
     epoch_report e = {0};
+    halo_watch_where("step", epoch, -1);
+    halo_watch_fault_stall(r->rank, epoch);
     HALO_TRY(halo_gcn_step(r->model, epoch, &step));
     HALO_TRY(halo_gcn_evaluate(r->model, &eval));
     HALO_TRY(reduce_epoch(r, &step, &eval, &e));
@@ -174,7 +302,7 @@ static halo_status train(run *r) {
     int64_t halo = (int64_t)e.sum[F_HALO_B];
     total_halo += halo;
     mismatches += halo != r->predicted_epoch;
-    if (epoch > a->warmup) {
+    if (epoch > r->start_epoch + warmup) {
       time_sum += e.max[F_STEP_S];
       timed++;
     }
@@ -183,6 +311,8 @@ static halo_status train(run *r) {
       test_at_best = e.acc[2];
     }
     final_test = e.acc[2];
+    if (a->checkpoint && (epoch % a->checkpoint_every == 0 || epoch == a->epochs))
+      HALO_TRY(save_checkpoint(r, epoch));
     if (r->rank != 0) continue;
     if (!a->quiet) {
       printf("epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.2f ms (compute "
@@ -199,8 +329,8 @@ static halo_status train(run *r) {
   if (r->rank == 0) {
     printf("summary: %lld epochs, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
            "(%lld warm-up epochs excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
-           (long long)a->epochs, best_val < 0 ? 0.0 : best_val, test_at_best, final_test,
-           1e3 * mean, (long long)(a->epochs - timed), total_halo / 1e6,
+           (long long)trained, best_val < 0 ? 0.0 : best_val, test_at_best, final_test,
+           1e3 * mean, (long long)(trained - timed), total_halo / 1e6,
            mismatches ? "DIFFERS FROM the" : "equal to the", r->setup_bytes / 1e6);
     if (r->metrics)
       fprintf(r->metrics,
@@ -209,8 +339,8 @@ static halo_status train(run *r) {
               "\"warmup_epochs\": %lld, \"total_halo_bytes\": %lld, \"setup_halo_bytes\": %lld, "
               "\"halo_bytes_predicted_per_epoch\": %lld, \"epochs_off_prediction\": %lld, "
               "\"params\": %lld, \"threads\": %d, \"ranks\": %d}\n",
-              (long long)a->epochs, best_val < 0 ? 0.0 : best_val, test_at_best, final_test, mean,
-              (long long)(a->epochs - timed), (long long)total_halo, (long long)r->setup_bytes,
+              (long long)trained, best_val < 0 ? 0.0 : best_val, test_at_best, final_test, mean,
+              (long long)(trained - timed), (long long)total_halo, (long long)r->setup_bytes,
               (long long)r->predicted_epoch, (long long)mismatches, (long long)r->info.params,
               r->threads, r->size);
     fflush(stdout);
@@ -233,6 +363,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   st = halo_train_args_parse(argc, argv, &r->args);
   halo_log_set_quiet(0);
   HALO_TRY(halo_mpi_agree(r->comm, st));
+  halo_watch_init(r->comm, r->args.timeout);
   if (r->args.help) {
     if (r->rank == 0) fputs(halo_train_usage(), stdout);
     goto done;
@@ -247,9 +378,33 @@ static halo_status run_all(run *r, int argc, char **argv) {
 
   st = load(r);
   HALO_TRY(halo_mpi_agree(r->comm, st));
+  if (r->args.resume) HALO_TRY(resume_read(r));
+  st = check_memory(r);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
 
   HALO_TRY(halo_gcn_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
   halo_gcn_info_get(r->model, &r->info);
+  if (r->args.resume) {
+    /* Every rank knows both counts: rank 0 alone says so. */
+    if (r->ckpt.nparams != r->info.params) {
+      if (r->rank == 0)
+        halo_log_error("--resume: %s is a checkpoint of another model (%lld parameters; this "
+                       "model has %lld)", r->ckpt_path, (long long)r->ckpt.nparams,
+                       (long long)r->info.params);
+      st = HALO_ERR_MISMATCH;
+      goto done;
+    }
+    st = halo_gcn_params_set(r->model, r->ckpt.params);
+    if (st == HALO_OK)
+      st = halo_gcn_adam_set(r->model, r->ckpt.adam_m, r->ckpt.adam_v, r->ckpt.adam_t);
+    HALO_TRY(halo_mpi_agree(r->comm, st));
+    r->start_epoch = r->ckpt.epoch;
+  }
+  /* The save buffers, allocated before the epoch loop; a resumed run reuses
+   * the ones it read. */
+  if (r->args.checkpoint && r->rank == 0 && !r->args.resume)
+    st = halo_checkpoint_alloc(&r->ckpt, r->info.params);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
   int64_t local[2] = {r->info.n_halo, r->info.setup_halo_bytes}, global[2];
   HALO_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, r->comm));
   r->halo_rows = global[0];
@@ -264,7 +419,14 @@ static halo_status run_all(run *r, int argc, char **argv) {
     }
   }
   HALO_TRY(halo_mpi_agree(r->comm, st));
-  if (r->rank == 0) print_header(r);
+  if (r->rank == 0) {
+    print_header(r);
+    if (r->args.resume)
+      printf("resumed from %s (epoch %lld, Adam step %lld); training epochs %lld..%lld\n",
+             r->ckpt_path, (long long)r->start_epoch, (long long)r->ckpt.adam_t,
+             (long long)r->start_epoch + 1, (long long)r->args.epochs);
+    fflush(stdout);
+  }
 
   st = train(r);
   HALO_TRY(halo_mpi_agree(r->comm, st));
@@ -296,8 +458,11 @@ int main(int argc, char **argv) {
   halo_shard_destroy(&r.shard);
   halo_manifest_destroy(&r.manifest);
   halo_backend_destroy(&r.be);
-  if (st == HALO_ERR_MPI) {
-    /* The agreement itself failed: a peer may be stuck in a collective. */
+  halo_checkpoint_clear(&r.ckpt);
+  if (st == HALO_ERR_MPI || st == HALO_ERR_TIMEOUT) {
+    /* The agreement itself failed, or the watchdog gave up on a peer: a
+     * rank may be stuck in a collective, so only the runtime can end it. */
+    fprintf(stderr, "[rank %d] halo-train: aborting the job (MPI_Abort)\n", r.rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Finalize();

@@ -1,4 +1,5 @@
-# halo_runtime: MPI helpers, halo exchange, backends and the distributed GCN.
+# halo_runtime: MPI helpers, halo exchange, backends, the distributed GCN,
+# checkpoints and the watchdog.
 # halo-train: the command line over it.
 #
 # Included from src/CMakeLists.txt, before kernels/, spmm/ and loaders/ are
@@ -6,11 +7,11 @@
 # generates the build.
 add_library(halo_runtime STATIC
   halo-mpi.c halo-exchange.c halo-backend.c backend-cpu.c
-  gcn-adjacency.c halo-gcn.c halo-train-args.c)
+  gcn-adjacency.c halo-gcn.c halo-train-args.c halo-checkpoint.c halo-watchdog.c)
 target_include_directories(halo_runtime PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(halo_runtime
   PUBLIC halo_core halo_shard halo_predict halo_spmm MPI::MPI_C
-  PRIVATE halo_kernels halo_rng OpenMP::OpenMP_C m)
+  PRIVATE halo_kernels halo_rng halo::hdf5 OpenMP::OpenMP_C m)
 
 add_executable(halo-train halo-train.c)
 target_link_libraries(halo-train PRIVATE halo_runtime OpenMP::OpenMP_C PkgConfig::OPENBLAS m)

@@ -140,10 +140,15 @@ ParameterizedTest(bad_case *c, bad, corpus, .timeout = 180) {
   setenv("PARTITION", HALO_PARTITION_EXE, 1);
   setenv("SHARD", HALO_BAD_SHARD_EXE, 1);
   setenv("TRAIN", HALO_TRAIN_EXE, 1);
-  setenv("MPIRUN", "mpirun --allow-run-as-root --oversubscribe --bind-to none", 1);
+  /* Under ASan, LeakSanitizer's tracer crashes (SIGSEGV in StopTheWorld) in
+   * ranks started from this runner, though not in the same ranks started
+   * from a shell or from test-checkpoint; the ranks here check for leaks
+   * there, not here.  Harmless in a build without sanitizers. */
+  setenv("MPIRUN",
+         "mpirun --allow-run-as-root --oversubscribe --bind-to none -x ASAN_OPTIONS=detect_leaks=0", 1);
   setenv("BAD", HALO_SOURCE_DIR "/tests/data/bad", 1);
   setenv("TMP", tmp, 1);
-  setenv("LSAN_OPTIONS", "suppressions=" HALO_SOURCE_DIR "/tests/lsan.supp", 1);
+  setenv("LSAN_OPTIONS", "suppressions=" HALO_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0", 1);
   setenv("HALO_BAD_COMMAND", c->command, 1);
   char run[2048], out_path[512], err_path[512];
   snprintf(out_path, sizeof out_path, "%s/.stdout", tmp);

@@ -40,6 +40,21 @@ Test(args, defaults_are_the_reference_settings) {
   cr_expect_eq(a.warmup, 5);
   cr_expect_null(a.metrics);
   cr_expect_eq(a.quiet, 0);
+  cr_expect_null(a.checkpoint);
+  cr_expect_eq(a.checkpoint_every, 10);
+  cr_expect_eq(a.keep, 2);
+  cr_expect_eq(a.resume, 0);
+  cr_expect_eq(a.timeout, 0.0, "the watchdog is off by default");
+}
+
+Test(args, checkpoint_and_watchdog_flags) {
+  halo_train_args a;
+  cr_assert_eq(parse(&a, "d --checkpoint ck --checkpoint-every 25 --keep 5 --resume --timeout 2.5"), HALO_OK);
+  cr_expect_str_eq(a.checkpoint, "ck");
+  cr_expect_eq(a.checkpoint_every, 25);
+  cr_expect_eq(a.keep, 5);
+  cr_expect_eq(a.resume, 1);
+  cr_expect_float_eq(a.timeout, 2.5, 1e-9);
 }
 
 Test(args, every_flag) {
@@ -84,6 +99,14 @@ Test(args, bad_values_name_the_flag) {
       {"d --device tpu", "--device"},     {"d --model sage", "--model"},
       {"d --quiet=1", "--quiet"},         {"d --epochs 3 --warmup 3", "--warmup"},
       {"", "shard folder"},               {"d e", "e"},
+      {"d --resume", "--resume needs --checkpoint"},
+      {"d --checkpoint-every 5", "--checkpoint-every needs --checkpoint"},
+      {"d --keep 3", "--keep needs --checkpoint"},
+      {"d --checkpoint c --checkpoint-every 0", "--checkpoint-every"},
+      {"d --checkpoint c --keep 0", "--keep"},
+      {"d --checkpoint=", "--checkpoint"},
+      {"d --timeout 0", "--timeout"},     {"d --timeout nan", "--timeout"},
+      {"d --resume=1", "--resume"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     halo_train_args a;

@@ -1,0 +1,284 @@
+#include "halo-checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shard-h5.h"
+
+#define CKPT_FORMAT "halo-checkpoint"
+#define CKPT_PREFIX "ckpt-"
+#define CKPT_SUFFIX ".h5"
+#define CKPT_MAX_LISTED 4096
+
+halo_status halo_checkpoint_alloc(halo_checkpoint *c, int64_t nparams) {
+  halo_status st = HALO_OK;
+  c->params = c->adam_m = c->adam_v = NULL;
+  c->nparams = nparams;
+  HALO_ALLOC(c->params, nparams, "checkpoint parameters");
+  HALO_ALLOC(c->adam_m, nparams, "checkpoint Adam moments");
+  HALO_ALLOC(c->adam_v, nparams, "checkpoint Adam moments");
+done:
+  if (st != HALO_OK) halo_checkpoint_clear(c);
+  return st;
+}
+
+void halo_checkpoint_clear(halo_checkpoint *c) {
+  free(c->params);
+  free(c->adam_m);
+  free(c->adam_v);
+  c->params = c->adam_m = c->adam_v = NULL;
+}
+
+/* The epoch of a file name "ckpt-EEEEEEEE.h5", or -1 for any other name. */
+static int64_t name_epoch(const char *name) {
+  size_t n = strlen(name), pre = strlen(CKPT_PREFIX), suf = strlen(CKPT_SUFFIX);
+  if (n <= pre + suf || strncmp(name, CKPT_PREFIX, pre) != 0 ||
+      strcmp(name + n - suf, CKPT_SUFFIX) != 0)
+    return -1;
+  int64_t epoch = 0;
+  for (size_t i = pre; i < n - suf; i++) {
+    if (name[i] < '0' || name[i] > '9' || epoch > INT64_MAX / 10 - 9) return -1;
+    epoch = epoch * 10 + (name[i] - '0');
+  }
+  return epoch;
+}
+
+static int by_epoch_desc(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x < y) - (x > y);
+}
+
+/* The epochs of DIR's checkpoints, newest first (at most CKPT_MAX_LISTED). */
+static halo_status list_epochs(const char *dir, int64_t *epochs, int *count) {
+  halo_status st = HALO_OK;
+  *count = 0;
+  DIR *d = opendir(dir);
+  if (!d) HALO_FAIL(HALO_ERR_IO, "--checkpoint %s: cannot open: %s", dir, strerror(errno));
+  for (struct dirent *e; (e = readdir(d));) {
+    int64_t epoch = name_epoch(e->d_name);
+    if (epoch >= 0 && *count < CKPT_MAX_LISTED) epochs[(*count)++] = epoch;
+  }
+  closedir(d);
+  qsort(epochs, (size_t)*count, sizeof *epochs, by_epoch_desc);
+done:
+  return st;
+}
+
+static halo_status epoch_path(char *path, size_t size, const char *dir, int64_t epoch) {
+  int n = snprintf(path, size, "%s/" CKPT_PREFIX "%08lld" CKPT_SUFFIX, dir, (long long)epoch);
+  if (n < 0 || (size_t)n >= size) {
+    halo_log_error("--checkpoint %s: path too long", dir);
+    return HALO_ERR_ARG;
+  }
+  return HALO_OK;
+}
+
+static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint *c) {
+  halo_status st = HALO_OK;
+  const halo_gcn_options *o = &c->gcn;
+  int32_t version = HALO_CHECKPOINT_FORMAT_VERSION;
+  int32_t wd_all = o->weight_decay_all, norm = o->normalize_features;
+  HALO_TRY(halo__h5_attr_write_str(f, path, "format", CKPT_FORMAT));
+  HALO_TRY(halo__h5_attr_write(f, path, "format_version", HALO__H5_I32, &version));
+  HALO_TRY(halo__h5_attr_write(f, path, "epoch", HALO__H5_I64, &c->epoch));
+  HALO_TRY(halo__h5_attr_write(f, path, "adam_t", HALO__H5_I64, &c->adam_t));
+  HALO_TRY(halo__h5_attr_write_str(f, path, "model", c->model));
+  HALO_TRY(halo__h5_attr_write(f, path, "layers", HALO__H5_I32, &o->layers));
+  HALO_TRY(halo__h5_attr_write(f, path, "hidden", HALO__H5_I32, &o->hidden));
+  HALO_TRY(halo__h5_attr_write(f, path, "normalize_features", HALO__H5_I32, &norm));
+  HALO_TRY(halo__h5_attr_write(f, path, "lr", HALO__H5_F32, &o->lr));
+  HALO_TRY(halo__h5_attr_write(f, path, "weight_decay", HALO__H5_F32, &o->weight_decay));
+  HALO_TRY(halo__h5_attr_write(f, path, "weight_decay_all", HALO__H5_I32, &wd_all));
+  HALO_TRY(halo__h5_attr_write(f, path, "dropout", HALO__H5_F32, &o->dropout));
+  HALO_TRY(halo__h5_attr_write(f, path, "input_dropout", HALO__H5_F32, &o->input_dropout));
+  HALO_TRY(halo__h5_attr_write(f, path, "seed", HALO__H5_U64, &o->seed));
+  HALO_TRY(halo__h5_attr_write(f, path, "source_digest", HALO__H5_U64, &c->source_digest));
+  HALO_TRY(halo__h5_attr_write(f, path, "nodes", HALO__H5_I64, &c->nodes));
+  HALO_TRY(halo__h5_attr_write(f, path, "edges", HALO__H5_I64, &c->edges));
+  HALO_TRY(halo__h5_attr_write(f, path, "features", HALO__H5_I32, &c->features));
+  HALO_TRY(halo__h5_attr_write(f, path, "classes", HALO__H5_I32, &c->classes));
+  HALO_TRY(halo__h5_attr_write(f, path, "parts", HALO__H5_I32, &c->parts));
+  HALO_TRY(halo__h5_attr_write(f, path, "run_id", HALO__H5_U64, &c->run_id));
+  HALO_TRY(halo__h5_attr_write(f, path, "nparams", HALO__H5_I64, &c->nparams));
+done:
+  return st;
+}
+
+halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int keep,
+                                 char *path_out, size_t path_size) {
+  halo_status st = HALO_OK;
+  char path[4096], tmp[4200] = "";
+  hid_t file = H5I_INVALID_HID;
+  int64_t *epochs = NULL;
+  int count = 0;
+
+  halo__h5_quiet();
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    HALO_FAIL(HALO_ERR_IO, "--checkpoint %s: cannot create: %s", dir, strerror(errno));
+  HALO_TRY(epoch_path(path, sizeof path, dir, c->epoch));
+  /* A checkpoint of the same epoch (a run resumed from an earlier one) is
+   * the same state; it is replaced. */
+  if (unlink(path) != 0 && errno != ENOENT)
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot replace: %s", path, strerror(errno));
+  HALO_TRY(halo__h5_create(path, tmp, sizeof tmp, &file));
+  HALO_TRY(write_attrs(file, path, c));
+  hsize_t dims[1] = {(hsize_t)c->nparams};
+  HALO_TRY(halo__h5_write(file, path, "/params", HALO__H5_F32, 1, dims, c->params));
+  HALO_TRY(halo__h5_write(file, path, "/adam_m", HALO__H5_F32, 1, dims, c->adam_m));
+  HALO_TRY(halo__h5_write(file, path, "/adam_v", HALO__H5_F32, 1, dims, c->adam_v));
+done:
+  /* Close, flush and rename; on failure the temporary goes, the rest stays. */
+  if (tmp[0]) st = halo__h5_commit(st, file, tmp, path);
+  if (st == HALO_OK && path_out) snprintf(path_out, path_size, "%s", path);
+  /* Keep the newest `keep`; a failure here costs disk space, not state. */
+  if (st == HALO_OK && keep > 0) {
+    epochs = malloc(CKPT_MAX_LISTED * sizeof *epochs);
+    if (epochs && list_epochs(dir, epochs, &count) == HALO_OK) {
+      for (int i = keep; i < count; i++) {
+        if (epoch_path(path, sizeof path, dir, epochs[i]) == HALO_OK && unlink(path) != 0)
+          halo_log_warn("%s: cannot remove an old checkpoint: %s", path, strerror(errno));
+      }
+    }
+    free(epochs);
+  }
+  return st;
+}
+
+halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
+  halo_status st = HALO_OK;
+  hid_t f = H5I_INVALID_HID;
+  char format[32], model[sizeof c->model];
+  int32_t version = 0, wd_all = 0, norm = 0;
+  halo_gcn_options *o = &c->gcn;
+  float *arrays[3] = {NULL, NULL, NULL};
+  static const char *const names[3] = {"/params", "/adam_m", "/adam_v"};
+
+  memset(c, 0, sizeof *c);
+  halo__h5_quiet();
+  HALO_TRY(halo__h5_open(path, &f));
+  HALO_TRY(halo__h5_attr_read_str(f, path, "format", format, sizeof format));
+  if (strcmp(format, CKPT_FORMAT) != 0)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: not a halo checkpoint (format '%s')", path, format);
+  HALO_TRY(halo__h5_attr_read(f, path, "format_version", HALO__H5_I32, &version));
+  if (version != HALO_CHECKPOINT_FORMAT_VERSION)
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: checkpoint format_version %d is not supported (this halo reads %d)", path,
+              version, HALO_CHECKPOINT_FORMAT_VERSION);
+  HALO_TRY(halo__h5_attr_read(f, path, "epoch", HALO__H5_I64, &c->epoch));
+  HALO_TRY(halo__h5_attr_read(f, path, "adam_t", HALO__H5_I64, &c->adam_t));
+  HALO_TRY(halo__h5_attr_read_str(f, path, "model", model, sizeof model));
+  snprintf(c->model, sizeof c->model, "%s", model);
+  HALO_TRY(halo__h5_attr_read(f, path, "layers", HALO__H5_I32, &o->layers));
+  HALO_TRY(halo__h5_attr_read(f, path, "hidden", HALO__H5_I32, &o->hidden));
+  HALO_TRY(halo__h5_attr_read(f, path, "normalize_features", HALO__H5_I32, &norm));
+  HALO_TRY(halo__h5_attr_read(f, path, "lr", HALO__H5_F32, &o->lr));
+  HALO_TRY(halo__h5_attr_read(f, path, "weight_decay", HALO__H5_F32, &o->weight_decay));
+  HALO_TRY(halo__h5_attr_read(f, path, "weight_decay_all", HALO__H5_I32, &wd_all));
+  HALO_TRY(halo__h5_attr_read(f, path, "dropout", HALO__H5_F32, &o->dropout));
+  HALO_TRY(halo__h5_attr_read(f, path, "input_dropout", HALO__H5_F32, &o->input_dropout));
+  HALO_TRY(halo__h5_attr_read(f, path, "seed", HALO__H5_U64, &o->seed));
+  HALO_TRY(halo__h5_attr_read(f, path, "source_digest", HALO__H5_U64, &c->source_digest));
+  HALO_TRY(halo__h5_attr_read(f, path, "nodes", HALO__H5_I64, &c->nodes));
+  HALO_TRY(halo__h5_attr_read(f, path, "edges", HALO__H5_I64, &c->edges));
+  HALO_TRY(halo__h5_attr_read(f, path, "features", HALO__H5_I32, &c->features));
+  HALO_TRY(halo__h5_attr_read(f, path, "classes", HALO__H5_I32, &c->classes));
+  HALO_TRY(halo__h5_attr_read(f, path, "parts", HALO__H5_I32, &c->parts));
+  HALO_TRY(halo__h5_attr_read(f, path, "run_id", HALO__H5_U64, &c->run_id));
+  HALO_TRY(halo__h5_attr_read(f, path, "nparams", HALO__H5_I64, &c->nparams));
+  o->weight_decay_all = wd_all;
+  o->normalize_features = norm;
+  if (c->epoch < 0 || c->adam_t < 0 || c->nparams <= 0 || c->nparams > ((int64_t)1 << 40) ||
+      o->layers < 1 || o->layers > HALO_MAX_LAYERS || o->hidden < 1)
+    HALO_FAIL(
+        HALO_ERR_FORMAT,
+        "%s: inconsistent checkpoint (epoch %lld, Adam step %lld, %lld parameters, %d layers, "
+        "hidden %d)",
+        path, (long long)c->epoch, (long long)c->adam_t, (long long)c->nparams, o->layers,
+        o->hidden);
+  for (int k = 0; k < 3; k++) {
+    hsize_t dims[1] = {(hsize_t)c->nparams};
+    void *data = NULL;
+    HALO_TRY(halo__h5_read(f, path, names[k], HALO__H5_F32, 1, dims, 1, &data));
+    arrays[k] = data;
+    for (int64_t i = 0; i < c->nparams; i++)
+      if (!isfinite(arrays[k][i]))
+        HALO_FAIL(HALO_ERR_FORMAT, "%s: %s[%lld] is not finite", path, names[k], (long long)i);
+  }
+  c->params = arrays[0];
+  c->adam_m = arrays[1];
+  c->adam_v = arrays[2];
+  arrays[0] = arrays[1] = arrays[2] = NULL;
+done:
+  for (int k = 0; k < 3; k++) free(arrays[k]);
+  if (f >= 0) H5Fclose(f);
+  return st;
+}
+
+halo_status halo_checkpoint_latest(const char *dir, halo_checkpoint *c, char *path,
+                                   size_t path_size) {
+  halo_status st = HALO_OK;
+  int64_t *epochs = NULL;
+  int count = 0, skipped = 0;
+
+  memset(c, 0, sizeof *c);
+  HALO_ALLOC(epochs, CKPT_MAX_LISTED, "the checkpoint list");
+  HALO_TRY(list_epochs(dir, epochs, &count));
+  for (int i = 0; i < count; i++) {
+    HALO_TRY(epoch_path(path, path_size, dir, epochs[i]));
+    /* A damaged checkpoint is skipped with one warning, not an error. */
+    halo_log_set_quiet(1);
+    halo_status rs = halo_checkpoint_read(path, c);
+    halo_log_set_quiet(0);
+    if (rs == HALO_OK && c->epoch != epochs[i]) {
+      halo_checkpoint_clear(c);
+      rs = HALO_ERR_MISMATCH;
+    }
+    if (rs == HALO_OK) goto done;
+    halo_log_warn("%s: skipping a checkpoint that does not read (%s)", path, halo_status_str(rs));
+    skipped++;
+  }
+  HALO_FAIL(HALO_ERR_IO, "--resume: %s holds no valid checkpoint (%d found, %d damaged)", dir,
+            count, skipped);
+done:
+  free(epochs);
+  return st;
+}
+
+halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
+                                  const halo_manifest *m, const char *model,
+                                  const halo_gcn_options *o) {
+  halo_status st = HALO_OK;
+  const halo_gcn_options *k = &c->gcn;
+  if (c->source_digest != m->source_digest || c->nodes != m->nodes || c->edges != m->edges ||
+      c->features != m->features || c->classes != m->classes)
+    HALO_FAIL(HALO_ERR_MISMATCH,
+              "--resume: %s is a checkpoint of another graph (%lld nodes, %lld edges, %d features, "
+              "%d classes, digest %016llx; this graph: %lld, %lld, %d, %d, %016llx)",
+              path, (long long)c->nodes, (long long)c->edges, c->features, c->classes,
+              (unsigned long long)c->source_digest, (long long)m->nodes, (long long)m->edges,
+              m->features, m->classes, (unsigned long long)m->source_digest);
+  if (strcmp(c->model, model) != 0 || k->layers != o->layers || k->hidden != o->hidden ||
+      !k->normalize_features != !o->normalize_features)
+    HALO_FAIL(
+        HALO_ERR_MISMATCH,
+        "--resume: %s is a checkpoint of another model (%s, %d layers, hidden %d%s; this run: "
+        "%s, %d layers, hidden %d%s)",
+        path, c->model, k->layers, k->hidden, k->normalize_features ? "" : ", --no-normalize",
+        model, o->layers, o->hidden, o->normalize_features ? "" : ", --no-normalize");
+  if (k->lr != o->lr || k->weight_decay != o->weight_decay ||
+      k->weight_decay_all != o->weight_decay_all || k->dropout != o->dropout ||
+      k->input_dropout != o->input_dropout || k->seed != o->seed)
+    halo_log_warn(
+        "--resume: %s was written with other optimiser settings or seed (lr %g, weight "
+        "decay %g, dropout %g, input dropout %g, seed %llu); this run's apply",
+        path, k->lr, k->weight_decay, k->dropout, k->input_dropout, (unsigned long long)k->seed);
+done:
+  return st;
+}

@@ -1,0 +1,80 @@
+/* Training checkpoints: one HDF5 file per save, holding global state only
+ * (weights, Adam moments and step, epoch, seed, model settings and the
+ * identity of the graph), so that a run resumes at any P and on any
+ * partition of the same graph.
+ *
+ * DIR/ckpt-EEEEEEEE.h5 holds the state after epoch E.  A save writes
+ * DIR/ckpt-EEEEEEEE.h5.tmp, flushes it to disk and renames it into place, so
+ * a crash during a save never damages an earlier checkpoint; then it removes
+ * all but the newest `keep`.  Every dataset carries a Fletcher-32 checksum.
+ *
+ * The graph is identified by the partition's source digest and its node,
+ * edge, feature and class counts, never by the partition run id: the same
+ * graph partitioned again (another P, another method) is the same graph.
+ *
+ * These calls are local; the trainer has rank 0 call them and broadcasts.
+ */
+#ifndef HALO_CHECKPOINT_H
+#define HALO_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "halo-gcn.h"
+#include "halo-shard.h"
+#include "halo-status.h"
+
+#define HALO_CHECKPOINT_FORMAT_VERSION 1
+
+typedef struct halo_checkpoint {
+  int64_t epoch;        /* training epochs completed */
+  int64_t adam_t;       /* Adam steps taken */
+  char model[8];        /* "gcn" */
+  halo_gcn_options gcn; /* model and optimiser settings, seed included */
+  /* The graph. */
+  uint64_t source_digest;
+  int64_t nodes, edges;
+  int32_t features, classes;
+  /* The partition it was written from (reported, never compared). */
+  int32_t parts;
+  uint64_t run_id;
+  /* Parameters as halo_gcn_params_get lays them out, and Adam's moments. */
+  int64_t nparams;
+  float *params, *adam_m, *adam_v;
+} halo_checkpoint;
+
+/* Allocates the three arrays for `nparams` values (zeroed). Local. */
+halo_status halo_checkpoint_alloc(halo_checkpoint *c, int64_t nparams);
+
+/* Frees the arrays; the struct may then be reused. Local. */
+void halo_checkpoint_clear(halo_checkpoint *c);
+
+/* Writes DIR/ckpt-EEEEEEEE.h5 for c->epoch (creating DIR when missing, and
+ * replacing a checkpoint of the same epoch), then removes the older
+ * checkpoints beyond the newest `keep`.  The written path goes to `path`
+ * when it is not NULL. Local. */
+halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int keep, char *path,
+                                 size_t path_size);
+
+/* Reads one checkpoint file into *c (arrays allocated here; clear them with
+ * halo_checkpoint_clear).  A missing, truncated or damaged file, or one
+ * whose checksums do not match, fails with one line naming it. Local. */
+halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c);
+
+/* Reads the newest checkpoint of DIR that reads cleanly.  Damaged ones are
+ * skipped, each with one warning line.  Fails with HALO_ERR_IO and one line
+ * when DIR holds no valid checkpoint.  Its path goes to `path`. Local. */
+halo_status halo_checkpoint_latest(const char *dir, halo_checkpoint *c, char *path,
+                                   size_t path_size);
+
+/* Checks that checkpoint `c` (read from `path`) belongs to the graph of
+ * manifest `m` and to the model `model`/`o`: same graph identity, same
+ * architecture (layers, hidden width, feature normalisation).  Fails with
+ * HALO_ERR_MISMATCH and one line that says what differs.  Optimiser
+ * settings and the seed may differ; each difference gets a warning and the
+ * new value applies. Local. */
+halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
+                                  const halo_manifest *m, const char *model,
+                                  const halo_gcn_options *o);
+
+#endif /* HALO_CHECKPOINT_H */

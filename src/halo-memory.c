@@ -1,0 +1,74 @@
+#include "halo-memory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The first integer of a one-line file, or -1 ("max", missing, unreadable). */
+static int64_t read_int_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  long long v = -1;
+  if (fscanf(f, "%lld", &v) != 1) v = -1;
+  fclose(f);
+  return v;
+}
+
+static int64_t meminfo_available(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return -1;
+  char line[256];
+  int64_t kib = -1;
+  while (fgets(line, sizeof line, f)) {
+    long long v = 0;
+    if (sscanf(line, "MemAvailable: %lld kB", &v) == 1) {
+      kib = v;
+      break;
+    }
+  }
+  fclose(f);
+  return kib >= 0 ? kib * 1024 : -1;
+}
+
+/* limit - usage of the cgroup, or -1 when there is no limit. */
+static int64_t cgroup_room(void) {
+  static const char *const files[2][2] = {
+      {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+      {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+       "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
+  for (int k = 0; k < 2; k++) {
+    int64_t limit = read_int_file(files[k][0]);
+    int64_t usage = read_int_file(files[k][1]);
+    /* v1 reports "no limit" as a number near 2^63. */
+    if (limit <= 0 || limit >= ((int64_t)1 << 60)) continue;
+    return usage >= 0 && usage < limit ? limit - usage : 0;
+  }
+  return -1;
+}
+
+int64_t halo_memory_available(void) {
+  const char *forced = getenv("HALO_MEMORY_AVAILABLE");
+  if (forced && *forced) {
+    char *end = NULL;
+    long long v = strtoll(forced, &end, 10);
+    if (end != forced && *end == '\0' && v >= 0) return v;
+  }
+  int64_t avail = meminfo_available(), room = cgroup_room();
+  if (room >= 0 && (avail < 0 || room < avail)) avail = room;
+  return avail;
+}
+
+const char *halo_memory_str(int64_t bytes, char *buf, size_t size) {
+  static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1000.0 && u < 6) {
+    v /= 1000.0;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, size, "%lld B", (long long)bytes);
+  else
+    snprintf(buf, size, "%.1f %s", v, units[u]);
+  return buf;
+}

@@ -1,0 +1,23 @@
+/* Memory admission: before a large allocation (a rank's model, a synthetic
+ * graph) the caller estimates the bytes it needs and compares them with what
+ * the machine and its cgroup still have, so that a request too large is
+ * refused with a number instead of dying in the kernel's OOM killer.
+ */
+#ifndef HALO_MEMORY_H
+#define HALO_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes this process can still allocate: MemAvailable of /proc/meminfo,
+ * lowered to the cgroup's limit minus its usage when a limit is set (cgroup
+ * v2 memory.max/memory.current, or v1 memory.limit_in_bytes/usage_in_bytes).
+ * $HALO_MEMORY_AVAILABLE (bytes) overrides both, for tests.  -1 when
+ * unknown. Local. */
+int64_t halo_memory_available(void);
+
+/* "1.5 GB", "12.0 MB", "512 B": `bytes` in decimal units, for messages.
+ * Returns buf. Local. */
+const char *halo_memory_str(int64_t bytes, char *buf, size_t size);
+
+#endif /* HALO_MEMORY_H */
