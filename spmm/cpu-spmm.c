@@ -31,7 +31,10 @@ enum { CHUNK = 32 };
 /* Prefetching: the cache lines to keep in flight per thread, and the most
  * columns of an X row that are prefetched (64 floats: 4 cache lines).  The
  * distance in nonzeros follows: PREFETCH_LINES / (lines per X row). */
-enum { PREFETCH_LINES = 32, PREFETCH_FLOATS = 64 };
+#ifndef HALO_SPMM_PREFETCH_LINES /* a build-time knob for tuning runs */
+#define HALO_SPMM_PREFETCH_LINES 32
+#endif
+enum { PREFETCH_LINES = HALO_SPMM_PREFETCH_LINES, PREFETCH_FLOATS = 64 };
 
 #define SPMM_INLINE static inline __attribute__((always_inline))
 

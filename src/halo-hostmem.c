@@ -8,15 +8,16 @@
 #include <sys/mman.h>
 
 void *halo_hostmem_alloc(size_t bytes) {
-  const size_t align = HALO_HOSTMEM_ALIGN;
+  const int huge = bytes >= HALO_HOSTMEM_HUGE;
+  const size_t align = huge ? HALO_HOSTMEM_HUGE : HALO_HOSTMEM_LINE;
   if (bytes > SIZE_MAX - align) return NULL;
-  /* aligned_alloc wants a multiple of the alignment; rounding up also lets
-   * the last huge page be whole, so madvise covers all of it. */
+  /* aligned_alloc wants a multiple of the alignment; rounding up also makes
+   * the last huge page whole, so that madvise covers all of it. */
   const size_t size = bytes == 0 ? align : (bytes + align - 1) / align * align;
   void *p = aligned_alloc(align, size);
   /* Advice only: a kernel without THP refuses it, and the memory is still
    * good, so the result is not checked. */
-  if (p && bytes >= align) (void)madvise(p, size, MADV_HUGEPAGE);
+  if (p && huge) (void)madvise(p, size, MADV_HUGEPAGE);
   return p;
 }
 
