@@ -151,6 +151,24 @@ done:
   return st;
 }
 
+halo_status halo_checkpoint_check_fresh(const char *dir) {
+  halo_status st = HALO_OK;
+  int64_t *epochs = NULL;
+  int count = 0;
+  struct stat sb;
+  if (stat(dir, &sb) != 0 && errno == ENOENT) goto done;
+  HALO_ALLOC(epochs, CKPT_MAX_LISTED, "the checkpoint list");
+  HALO_TRY(list_epochs(dir, epochs, &count));
+  if (count > 0)
+    HALO_FAIL(HALO_ERR_EXISTS,
+              "--checkpoint %s: already holds checkpoints (the newest of epoch %lld); add --resume "
+              "to continue from it, or give another folder",
+              dir, (long long)epochs[0]);
+done:
+  free(epochs);
+  return st;
+}
+
 halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   halo_status st = HALO_OK;
   hid_t f = H5I_INVALID_HID;

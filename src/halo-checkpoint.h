@@ -56,6 +56,12 @@ void halo_checkpoint_clear(halo_checkpoint *c);
 halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int keep, char *path,
                                  size_t path_size);
 
+/* For a run that does not resume: fails with HALO_ERR_EXISTS and one line
+ * when DIR already holds checkpoints, since --keep would then delete the new
+ * run's saves in favour of the old run's later epochs.  A missing or empty
+ * DIR passes. Local. */
+halo_status halo_checkpoint_check_fresh(const char *dir);
+
 /* Reads one checkpoint file into *c (arrays allocated here; clear them with
  * halo_checkpoint_clear).  A missing, truncated or damaged file, or one
  * whose checksums do not match, fails with one line naming it. Local. */

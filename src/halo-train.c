@@ -378,7 +378,12 @@ static halo_status run_all(run *r, int argc, char **argv) {
 
   st = load(r);
   HALO_TRY(halo_mpi_agree(r->comm, st));
-  if (r->args.resume) HALO_TRY(resume_read(r));
+  if (r->args.resume) {
+    HALO_TRY(resume_read(r));
+  } else if (r->args.checkpoint) {
+    st = r->rank == 0 ? halo_checkpoint_check_fresh(r->args.checkpoint) : HALO_OK;
+    HALO_TRY(halo_mpi_agree(r->comm, st));
+  }
   st = check_memory(r);
   HALO_TRY(halo_mpi_agree(r->comm, st));
 
