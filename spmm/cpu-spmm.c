@@ -30,9 +30,14 @@ enum { CHUNK = 32 };
 
 /* Prefetching: the cache lines to keep in flight per thread, and the most
  * columns of an X row that are prefetched (64 floats: 4 cache lines).  The
- * distance in nonzeros follows: PREFETCH_LINES / (lines per X row). */
+ * distance in nonzeros follows: PREFETCH_LINES / (lines per X row).  When
+ * most gathers hit cache (a graph ordered for locality) only the misses
+ * among those lines are in flight, so the distance is set by that case:
+ * 64 lines ran 10% faster than 32 at width 64 on a community-ordered graph
+ * and no slower on a uniformly random one; 128 was no faster than 64
+ * (docs/benchmarks.md, "SpMM vs STREAM (CPU)"). */
 #ifndef HALO_SPMM_PREFETCH_LINES /* a build-time knob for tuning runs */
-#define HALO_SPMM_PREFETCH_LINES 32
+#define HALO_SPMM_PREFETCH_LINES 64
 #endif
 enum { PREFETCH_LINES = HALO_SPMM_PREFETCH_LINES, PREFETCH_FLOATS = 64 };
 
