@@ -357,13 +357,11 @@ static int make_sbm(const options *opt, graph_kind kind, halo_csr *a) {
   int64_t *perm = NULL, *inv = NULL;
   int rc = -1;
   *a = (halo_csr){0};
-  snprintf(spec, sizeof spec, "sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s",
+  snprintf(spec, sizeof spec,
+           "sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s",
            opt->rows, opt->degree, opt->seed, opt->sbm_keys);
   const halo_status st = halo_load(spec, HALO_FORMAT_SPEC, &g);
-  if (st != HALO_OK) {
-    fprintf(stderr, "spmm-stream: error: --sbm: %s: %s\n", spec, halo_status_str(st));
-    goto done;
-  }
+  if (st != HALO_OK) goto done; /* the loader has said what is wrong */
   const int64_t n = g->n;
   perm = malloc((size_t)n * sizeof *perm);
   inv = malloc((size_t)n * sizeof *inv);

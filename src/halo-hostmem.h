@@ -20,9 +20,10 @@ enum { HALO_HOSTMEM_HUGE = 2 << 20, HALO_HOSTMEM_LINE = 64 };
 
 /* `bytes` (0 allowed) of uninitialised memory: HALO_HOSTMEM_HUGE-aligned
  * with transparent huge pages requested when bytes >= HALO_HOSTMEM_HUGE,
- * else HALO_HOSTMEM_LINE-aligned; NULL when out of memory.  Release with halo_hostmem_free.  Pages are
- * placed at first touch, so a caller that wants them near its threads
- * writes them first from those threads.  Local. */
+ * else HALO_HOSTMEM_LINE-aligned; NULL when out of memory.  Release with
+ * halo_hostmem_free.  Pages are placed at first touch, so a caller that
+ * wants them near its threads writes them first from those threads.
+ * Local. */
 void *halo_hostmem_alloc(size_t bytes);
 
 /* The same, zero-filled. Local. */
