@@ -5,30 +5,28 @@
 #include <string.h>
 
 #include "halo-backend-impl.h"
+#include "halo-hostmem.h"
 #include "halo-kernels.h"
 #include "halo-rng.h"
 #include "halo-spmm.h"
 
-/* 64-byte alignment: one cache line, and what AVX-512 loads like. */
-enum { CPU_ALIGN = 64 };
-
+/* Large buffers (X, activations: what SpMM gathers from) get 2 MiB-aligned
+ * huge pages, which halve the TLB misses of the random row gathers
+ * (docs/benchmarks.md, "SpMM vs STREAM"); small ones are cache-line aligned. */
 static halo_status cpu_buf_alloc(halo_backend *be, size_t bytes, halo_buf *out) {
   (void)be;
-  size_t rounded = (bytes + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
-  if (rounded == 0) rounded = CPU_ALIGN;
-  void *p = aligned_alloc(CPU_ALIGN, rounded);
+  void *p = halo_hostmem_calloc(bytes ? bytes : 1);
   if (!p) {
     halo_log_error("out of memory allocating a %zu-byte buffer", bytes);
     return HALO_ERR_NOMEM;
   }
-  memset(p, 0, rounded);
   *out = (halo_buf){.data = p, .bytes = bytes, .space = HALO_MEM_HOST};
   return HALO_OK;
 }
 
 static void cpu_buf_free(halo_backend *be, halo_buf *buf) {
   (void)be;
-  free(buf->data);
+  halo_hostmem_free(buf->data);
   *buf = (halo_buf){0};
 }
 

@@ -677,10 +677,15 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   }
   HALO_TRY(halo_mpi_agree(comm, st));
 
-  /* The plan's widest exchange: any d_in or d_out (set-up sends X). */
-  int32_t max_cols = 1;
-  for (int i = 0; i < g->info.ndims; i++)
-    if (g->info.dims[i] > max_cols) max_cols = g->info.dims[i];
+  /* The plan's widest exchange, from the same rules as the prediction: the
+   * buffers (and the INT_MAX message check) follow what really crosses, not
+   * the input width when X never leaves its rank. */
+  const halo_widths *w = &g->info.widths;
+  int32_t max_cols = w->setup > 1 ? w->setup : 1;
+  for (int l = 0; l < w->layers; l++) {
+    if (w->fwd[l] > max_cols) max_cols = w->fwd[l];
+    if (w->bwd[l] > max_cols) max_cols = w->bwd[l];
+  }
   HALO_TRY(halo_plan_create(comm, be, s, max_cols, &g->plan));
 
   st = setup_buffers(g);
@@ -689,6 +694,13 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   /* Global split sizes: the loss is a mean over every rank's train nodes. */
   int64_t local[3] = {s->n_train, s->n_valid, s->n_test};
   HALO_MPI(MPI_Allreduce(local, g->info.global_count, 3, MPI_INT64_T, MPI_SUM, comm));
+  if (g->info.global_count[0] == 0) {
+    /* Every rank sees the same sum, so every rank fails here together. */
+    if (s->part == 0)
+      halo_log_error("no part has a train node: the loss would be 0 and nothing would train");
+    st = HALO_ERR_ARG;
+    goto done;
+  }
 
   st = setup_features(g);
   HALO_TRY(halo_mpi_agree(comm, st));

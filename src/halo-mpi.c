@@ -1,5 +1,7 @@
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "halo-mpi.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include "halo-watchdog.h"
@@ -36,7 +38,12 @@ int halo_mpi_local_ranks(MPI_Comm comm) {
 }
 
 int halo_mpi_default_threads(MPI_Comm comm) {
+  /* The cores this process may run on (a cpuset under Slurm, taskset, or
+   * mpirun's binding), not all the node's cores. */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0)
+    cores = CPU_COUNT(&allowed);
   int local = halo_mpi_local_ranks(comm);
   long threads = cores > 0 ? cores / local : 1;
   return threads > 0 ? (int)threads : 1;

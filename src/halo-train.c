@@ -55,6 +55,7 @@ typedef struct run {
   int64_t start_epoch;          /* epochs done before this run (resume) */
   halo_checkpoint ckpt;         /* resume: the state read; then the save buffers (rank 0) */
   char ckpt_path[4096];
+  int fatal;                    /* failed inside the epoch loop, where peers may wait in an exchange */
 } run;
 
 static halo_status load(run *r) {
@@ -281,6 +282,13 @@ static void write_epoch_json(const run *r, int64_t epoch, const epoch_report *e)
           e->max[F_EVAL_S], e->sum[F_EVAL_HALO_B], r->size);
 }
 
+/* A failure inside the epoch loop cannot be agreed on: the other ranks may be
+ * waiting for this one's halo rows. It marks the run for MPI_Abort in main. */
+static halo_status fatal_if(run *r, halo_status st) {
+  if (st < 0) r->fatal = 1;
+  return st;
+}
+
 static halo_status train(run *r) {
   halo_status st = HALO_OK;
   const halo_train_args *a = &r->args;
@@ -295,8 +303,8 @@ static halo_status train(run *r) {
     epoch_report e = {0};
     halo_watch_where("step", epoch, -1);
     halo_watch_fault_stall(r->rank, epoch);
-    HALO_TRY(halo_gcn_step(r->model, epoch, &step));
-    HALO_TRY(halo_gcn_evaluate(r->model, &eval));
+    HALO_TRY(fatal_if(r, halo_gcn_step(r->model, epoch, &step)));
+    HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
     HALO_TRY(reduce_epoch(r, &step, &eval, &e));
 
     int64_t halo = (int64_t)e.sum[F_HALO_B];
@@ -434,6 +442,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   }
 
   st = train(r);
+  if (r->fatal) goto done;
   HALO_TRY(halo_mpi_agree(r->comm, st));
 done:
   return st;
@@ -443,8 +452,11 @@ int main(int argc, char **argv) {
   run r = {.comm = MPI_COMM_WORLD};
   char prefix[64];
 
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    fprintf(stderr, "halo-train: error: MPI_Init failed\n");
+  /* OpenMP and OpenBLAS threads run between MPI calls; only the main thread
+   * calls MPI. */
+  int provided = MPI_THREAD_SINGLE;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "halo-train: error: MPI_Init_thread failed\n");
     return 1;
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -464,9 +476,10 @@ int main(int argc, char **argv) {
   halo_manifest_destroy(&r.manifest);
   halo_backend_destroy(&r.be);
   halo_checkpoint_clear(&r.ckpt);
-  if (st == HALO_ERR_MPI || st == HALO_ERR_TIMEOUT) {
-    /* The agreement itself failed, or the watchdog gave up on a peer: a
-     * rank may be stuck in a collective, so only the runtime can end it. */
+  if (st == HALO_ERR_MPI || st == HALO_ERR_TIMEOUT || r.fatal) {
+    /* The agreement itself failed, the watchdog gave up on a peer, or the
+     * epoch loop failed on this rank: a peer may be stuck in a collective or
+     * an exchange, so only the runtime can end it. */
     fprintf(stderr, "[rank %d] halo-train: aborting the job (MPI_Abort)\n", r.rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
