@@ -198,9 +198,10 @@ halo_status load_edges_to_csr(load_edges *e, halo_graph *g) {
   int bits = 1;
   while (bits < 63 && ((int64_t)1 << bits) < n) bits++;
   int shift = bits > RADIX_BITS ? bits - RADIX_BITS : 0;
-  int64_t start[RADIX + 1];
-  radix_partition(edge, m, shift, start);
-  if (shift > 0) {
+  int64_t start[RADIX + 1] = {0};
+  /* An empty edge list may have no buffer at all: NULL + 0 is undefined. */
+  if (m > 0) radix_partition(edge, m, shift, start);
+  if (m > 0 && shift > 0) {
     int next = shift > RADIX_BITS ? shift - RADIX_BITS : 0;
 #pragma omp parallel for schedule(dynamic, 1)
     for (int b = 0; b < RADIX; b++) sort_edges_radix(edge + start[b], start[b + 1] - start[b], next);
