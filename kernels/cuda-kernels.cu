@@ -63,8 +63,7 @@ __global__ void dropout_kernel(float *y, int64_t n, int64_t cols, const int64_t 
   for (int64_t e = thread_index(); e < n; e += thread_count()) {
     const int64_t i = e / cols;
     const int64_t j = e - i * cols;
-    const float u = halo_rng_uniform(key, (uint64_t)global_id[i], (uint64_t)j);
-    y[e] = u >= p ? y[e] * scale : 0.0f;
+    y[e] = halo_dropout_apply(y[e], key, (uint64_t)global_id[i], (uint64_t)j, p, scale);
   }
 }
 
@@ -79,8 +78,7 @@ __global__ void csr_dropout_kernel(const int64_t *indptr, const int32_t *indices
     for (int64_t k = indptr[r] + lane; k < indptr[r + 1]; k += kWarp) {
       const uint64_t node = transposed ? (uint64_t)global_id[indices[k]] : (uint64_t)global_id[r];
       const uint64_t col = transposed ? (uint64_t)r : (uint64_t)indices[k];
-      const float v = values ? values[k] : 1.0f;
-      out[k] = halo_rng_uniform(key, node, col) >= p ? v * scale : 0.0f;
+      out[k] = halo_dropout_apply(values ? values[k] : 1.0f, key, node, col, p, scale);
     }
   }
 }
@@ -299,10 +297,10 @@ extern "C" halo_status halo_cuda_dropout(float *y, int64_t rows, int64_t cols,
   halo_status st = HALO_OK;
   if (rows < 0 || cols < 0) return bad_arg("halo_cuda_dropout", "negative size");
   /* As kernels/cpu-dropout.c: p <= 0 keeps everything, p >= 1 nothing, and
-   * the scale is computed once, in float. */
+   * the scale is computed once, in float, by the same halo-rng.h helper. */
   if (rows == 0 || cols == 0 || p <= 0.0f) return HALO_OK;
   dropout_kernel<<<blocks_for(rows * cols, kThreads), kThreads, 0, (cudaStream_t)stream>>>(
-      y, rows * cols, cols, global_id, key, p, p < 1.0f ? 1.0f / (1.0f - p) : 0.0f);
+      y, rows * cols, cols, global_id, key, p, halo_dropout_scale(p));
   HALO_CUDA_LAUNCHED();
 done:
   return st;
@@ -316,8 +314,7 @@ extern "C" halo_status halo_cuda_csr_dropout(const int64_t *indptr, const int32_
   if (rows < 0) return bad_arg("halo_cuda_csr_dropout", "negative size");
   if (rows == 0) return HALO_OK;
   csr_dropout_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0, (cudaStream_t)stream>>>(
-      indptr, indices, values, rows, transposed, global_id, key, p,
-      p < 1.0f ? 1.0f / (1.0f - p) : 0.0f, out);
+      indptr, indices, values, rows, transposed, global_id, key, p, halo_dropout_scale(p), out);
   HALO_CUDA_LAUNCHED();
 done:
   return st;

@@ -28,11 +28,28 @@ void halo_cpu_relu(float *y, int64_t n);
 void halo_cpu_relu_backward(float *g, const float *y, int64_t n);
 
 /* Inverted dropout keyed by global row id: element (i, j) is kept iff
- * halo_rng_uniform(key, global_id[i], j) >= p, and kept values are scaled by
- * 1/(1-p).  Applied in place to Y; the same call on a gradient applies the
- * same mask.  key = halo_rng_key(seed, HALO_RNG_DROPOUT, epoch, layer). */
+ * halo_dropout_keep(key, global_id[i], j, p), and kept values are scaled by
+ * halo_dropout_scale(p) = 1/(1-p) (kernels/halo-rng.h).  Applied in place to
+ * Y; the same call on a gradient applies the same mask.
+ * key = halo_rng_key(seed, HALO_RNG_DROPOUT, epoch, layer). */
 void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id,
                       uint64_t key, float p);
+
+/* DST = dropout(SRC) with the mask of halo_cpu_dropout, in one pass; a copy
+ * when p <= 0.  DST and SRC (rows × cols each) do not overlap. */
+void halo_cpu_dropout_to(float *dst, const float *src, int64_t rows, int64_t cols,
+                         const int64_t *global_id, uint64_t key, float p);
+
+/* The mask of halo_cpu_dropout seen through the non-zeros of a CSR matrix
+ * (indptr size rows+1, indices and values size indptr[rows]; values NULL
+ * means every value is 1):
+ *   out[k] = values[k] · keep(node, col) · 1/(1-p)
+ * with (node, col) = (global_id[r], indices[k]) for the non-zero k of row r,
+ * or (global_id[indices[k]], r) when `transposed` (the matrix holds Xᵀ).
+ * out has indptr[rows] floats. */
+void halo_cpu_csr_dropout(const int64_t *indptr, const int32_t *indices, const float *values,
+                          int64_t rows, int transposed, const int64_t *global_id, uint64_t key,
+                          float p, float *out);
 
 /* Masked softmax cross-entropy over the rows listed in `mask` (size nmask):
  *   loss_sum   = Σ_{i in mask} -log softmax(Z[i])[label[i]]   (double)

@@ -14,11 +14,16 @@
 
 #include <stdint.h>
 
+/* Marks a function callable from host code and from CUDA device code. */
 #if defined(__CUDACC__)
-#define HALO_HD __host__ __device__ __forceinline__
+#define HALO_HOST_DEVICE __host__ __device__
 #else
-#define HALO_HD static inline
+#define HALO_HOST_DEVICE
 #endif
+
+/* Every function of this header: private to each translation unit that
+ * includes it, on the host and on the device alike. */
+#define HALO_HD static inline HALO_HOST_DEVICE
 
 /* Stream tags, so that the same (seed, a, b) never feeds two purposes. */
 enum {
@@ -55,6 +60,32 @@ HALO_HD float halo_rng_uniform(uint64_t key, uint64_t row, uint64_t col) {
 /* Uniform double in [0, 1) with 53 random bits. */
 HALO_HD double halo_rng_uniform_double(uint64_t key, uint64_t row, uint64_t col) {
   return (double)(halo_rng_bits(key, row, col) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Inverted dropout with rate p, in one place for every kernel that applies
+ * it (kernels/cpu-dropout.c, kernels/cuda-kernels.cu): element (node, col)
+ * of the keyed stream is kept iff its uniform draw is >= p, and a kept value
+ * v becomes v · halo_dropout_scale(p).  Every rank and every device performs
+ * these same float operations, which is what makes masks independent of the
+ * partition and CPU and GPU results equal bit for bit.
+ * key = halo_rng_key(seed, HALO_RNG_DROPOUT, epoch, layer); node is a GLOBAL
+ * node id. */
+
+/* 1/(1-p) computed once in float; 0 when p >= 1 (nothing is kept, and
+ * 1/(1-p) would be inf or negative). */
+HALO_HD float halo_dropout_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; }
+
+/* 1 when dropout with rate p keeps element (node, col), else 0.  p <= 0
+ * keeps everything and p >= 1 nothing (draws lie in [0, 1)). */
+HALO_HD int halo_dropout_keep(uint64_t key, uint64_t node, uint64_t col, float p) {
+  return halo_rng_uniform(key, node, col) >= p;
+}
+
+/* The value v after dropout: v · scale when kept, else 0, with scale =
+ * halo_dropout_scale(p) hoisted out of the caller's loop. */
+HALO_HD float halo_dropout_apply(float v, uint64_t key, uint64_t node, uint64_t col, float p,
+                                 float scale) {
+  return halo_dropout_keep(key, node, col, p) ? v * scale : 0.0f;
 }
 
 #endif /* HALO_RNG_H */

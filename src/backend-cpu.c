@@ -7,7 +7,6 @@
 #include "halo-backend-impl.h"
 #include "halo-hostmem.h"
 #include "halo-kernels.h"
-#include "halo-rng.h"
 #include "halo-spmm.h"
 
 /* Large buffers (X, activations: what SpMM gathers from) get 2 MiB-aligned
@@ -64,20 +63,10 @@ static void cpu_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
   halo_cpu_dropout(y, rows, cols, global_id, key, p);
 }
 
-/* The mask of halo_cpu_dropout (kernels/halo-kernels.h), out of place: one
- * pass over the input instead of a copy and a pass. */
 static void cpu_dropout_to(halo_backend *be, float *dst, const float *src, int64_t rows,
                            int64_t cols, const int64_t *global_id, uint64_t key, float p) {
   (void)be;
-  const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; i++) {
-    const uint64_t row = (uint64_t)global_id[i];
-    const float *restrict in = src + i * cols;
-    float *restrict out = dst + i * cols;
-    for (int64_t j = 0; j < cols; j++)
-      out[j] = halo_rng_uniform(key, row, (uint64_t)j) >= p ? in[j] * scale : 0.0f;
-  }
+  halo_cpu_dropout_to(dst, src, rows, cols, global_id, key, p);
 }
 
 static void cpu_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
@@ -114,16 +103,8 @@ static void cpu_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_
 static void cpu_csr_dropout(halo_backend *be, const halo_csr *a, int transposed,
                             const int64_t *global_id, uint64_t key, float p, float *out) {
   (void)be;
-  const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
-#pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t r = 0; r < a->rows; r++) {
-    for (int64_t k = a->indptr[r]; k < a->indptr[r + 1]; k++) {
-      uint64_t node = transposed ? (uint64_t)global_id[a->indices[k]] : (uint64_t)global_id[r];
-      uint64_t col = transposed ? (uint64_t)r : (uint64_t)a->indices[k];
-      float v = a->values ? a->values[k] : 1.0f;
-      out[k] = halo_rng_uniform(key, node, col) >= p ? v * scale : 0.0f;
-    }
-  }
+  halo_cpu_csr_dropout(a->indptr, a->indices, a->values, a->rows, transposed, global_id, key, p,
+                       out);
 }
 
 const halo_backend_ops halo__backend_cpu_ops = {

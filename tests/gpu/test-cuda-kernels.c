@@ -188,21 +188,6 @@ Test(cuda_kernels, dropout_masks_are_bit_identical) {
   free(got);
 }
 
-/* The CPU backend's csr_dropout is static in src/backend-cpu.c; this is
- * its formula, written out again as the reference. */
-static void csr_dropout_ref(const int64_t *indptr, const int32_t *indices, const float *values,
-                            int64_t rows, int transposed, const int64_t *gid, uint64_t key, float p,
-                            float *out) {
-  const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
-  for (int64_t r = 0; r < rows; r++)
-    for (int64_t k = indptr[r]; k < indptr[r + 1]; k++) {
-      const uint64_t node = transposed ? (uint64_t)gid[indices[k]] : (uint64_t)gid[r];
-      const uint64_t col = transposed ? (uint64_t)r : (uint64_t)indices[k];
-      const float v = values ? values[k] : 1.0f;
-      out[k] = halo_rng_uniform(key, node, col) >= p ? v * scale : 0.0f;
-    }
-}
-
 Test(cuda_kernels, csr_dropout_masks_are_bit_identical) {
   const uint64_t seed = gpu_test_seed("csr_dropout");
   const int64_t rows = 700, cols = 300;
@@ -235,7 +220,8 @@ Test(cuda_kernels, csr_dropout_masks_are_bit_identical) {
     expect_ok(halo_cuda_csr_dropout(dptr, dind, ones ? NULL : dval, rows, transposed, dgid, key, p,
                                     dout, NULL),
               "halo_cuda_csr_dropout");
-    csr_dropout_ref(indptr, indices, ones ? NULL : values, rows, transposed, gid, key, p, want);
+    halo_cpu_csr_dropout(indptr, indices, ones ? NULL : values, rows, transposed, gid, key, p,
+                         want);
     dev_download(got, dout, (size_t)nnz * 4);
     cr_expect(memcmp(got, want, (size_t)nnz * 4) == 0,
               "csr_dropout transposed=%d ones=%d p=%g: not bit-identical", transposed, ones,

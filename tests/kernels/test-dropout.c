@@ -139,3 +139,125 @@ Test(dropout, extreme_rates) {
   free(y);
   free(y0);
 }
+
+Test(dropout, rng_helpers_are_the_formula) {
+  const uint64_t seed = test_seed("dropout.rng_helpers_are_the_formula");
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 2, 7);
+  cr_expect_eq(halo_dropout_scale(0.0f), 1.0f);
+  cr_expect_eq(halo_dropout_scale(0.5f), 2.0f);
+  cr_expect_eq(halo_dropout_scale(0.75f), 4.0f);
+  cr_expect_eq(halo_dropout_scale(0.3f), 1.0f / 0.7f, "the scale is 1/(1-p) in float");
+  cr_expect_eq(halo_dropout_scale(1.0f), 0.0f, "p = 1 keeps nothing: no inf scale");
+  cr_expect_eq(halo_dropout_scale(2.0f), 0.0f, "p > 1 keeps nothing: no negative scale");
+  const float ps[] = {0.0f, 0.2f, 0.5f, 0.99f, 1.0f};
+  for (size_t t = 0; t < sizeof ps / sizeof ps[0]; t++) {
+    const float p = ps[t], scale = halo_dropout_scale(p);
+    for (uint64_t node = 0; node < 200; node++) {
+      const uint64_t gid = halo_rng_bits(key, node, 99) >> 20, col = node % 37;
+      const float u = halo_rng_uniform(key, gid, col), v = 0.5f + (float)node;
+      cr_assert_eq(halo_dropout_keep(key, gid, col, p), u >= p, "p %g node %llu", (double)p,
+                   (unsigned long long)gid);
+      cr_assert_eq(halo_dropout_apply(v, key, gid, col, p, scale), u >= p ? v * scale : 0.0f);
+    }
+  }
+}
+
+Test(dropout, out_of_place_is_the_in_place_mask) {
+  const uint64_t seed = test_seed("dropout.out_of_place_is_the_in_place_mask");
+  int64_t ids[ROWS];
+  make_ids(ids, test_key(seed, 1));
+  const float ps[] = {0.0f, 0.3f, 0.8f, 1.0f};
+  for (size_t t = 0; t < sizeof ps / sizeof ps[0]; t++) {
+    const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 4, t);
+    float *src = random_rows(test_key(seed, 2));
+    float *keep = random_rows(test_key(seed, 2));
+    float *want = random_rows(test_key(seed, 2));
+    float *dst = random_rows(test_key(seed, 3));
+    halo_cpu_dropout(want, ROWS, COLS, ids, key, ps[t]);
+    halo_cpu_dropout_to(dst, src, ROWS, COLS, ids, key, ps[t]);
+    cr_expect(memcmp(dst, want, ROWS * COLS * sizeof *dst) == 0, "p %g: dropout_to differs",
+              (double)ps[t]);
+    cr_expect(memcmp(src, keep, ROWS * COLS * sizeof *src) == 0, "p %g: the source changed",
+              (double)ps[t]);
+    free(src);
+    free(keep);
+    free(want);
+    free(dst);
+  }
+}
+
+/* A random sparse matrix, stored dense (S, rows × cols, zeros where empty)
+ * and as CSR of S (transposed == 0) or of Sᵀ (transposed == 1). */
+typedef struct sparse_case {
+  int64_t rows, cols, nnz;
+  float *dense;
+  int64_t *indptr;
+  int32_t *indices;
+  float *values;
+} sparse_case;
+
+static sparse_case sparse_new(uint64_t key, int64_t rows, int64_t cols, int transposed) {
+  sparse_case c = {.rows = rows, .cols = cols};
+  c.dense = calloc((size_t)(rows * cols), sizeof *c.dense);
+  for (int64_t e = 0; e < rows * cols; e++)
+    if (halo_rng_uniform(key, (uint64_t)e, 1) < 0.15f)
+      c.dense[e] = 0.5f + halo_rng_uniform(key, (uint64_t)e, 2);
+  for (int64_t e = 0; e < rows * cols; e++) c.nnz += c.dense[e] != 0.0f;
+  const int64_t outer = transposed ? cols : rows, inner = transposed ? rows : cols;
+  c.indptr = calloc((size_t)outer + 1, sizeof *c.indptr);
+  c.indices = malloc((size_t)c.nnz * sizeof *c.indices + 1);
+  c.values = malloc((size_t)c.nnz * sizeof *c.values + 1);
+  for (int64_t o = 0, k = 0; o < outer; o++) {
+    for (int64_t i = 0; i < inner; i++) {
+      const float v = transposed ? c.dense[i * cols + o] : c.dense[o * cols + i];
+      if (v == 0.0f) continue;
+      c.indices[k] = (int32_t)i;
+      c.values[k++] = v;
+    }
+    c.indptr[o + 1] = k;
+  }
+  return c;
+}
+
+static void sparse_free(sparse_case *c) {
+  free(c->dense);
+  free(c->indptr);
+  free(c->indices);
+  free(c->values);
+}
+
+Test(dropout, csr_mask_is_the_dense_mask) {
+  const uint64_t seed = test_seed("dropout.csr_mask_is_the_dense_mask");
+  int64_t ids[ROWS];
+  make_ids(ids, test_key(seed, 1));
+  const int64_t rows = ROWS, cols = COLS;
+  for (int c = 0; c < 8; c++) {
+    const int transposed = c & 1, ones = (c >> 1) & 1;
+    const float p = c >= 4 ? 1.0f : 0.4f;
+    const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 9, (uint64_t)c);
+    sparse_case s = sparse_new(test_key(seed, 10 + (uint64_t)c), rows, cols, transposed);
+    cr_assert_gt(s.nnz, 0);
+    if (ones)
+      for (int64_t e = 0; e < rows * cols; e++) s.dense[e] = s.dense[e] != 0.0f ? 1.0f : 0.0f;
+    /* The dense mask of the rows' global ids is the oracle. */
+    halo_cpu_dropout(s.dense, rows, cols, ids, key, p);
+    float *out = malloc((size_t)s.nnz * sizeof *out);
+    for (int64_t k = 0; k < s.nnz; k++) out[k] = NAN;
+    halo_cpu_csr_dropout(s.indptr, s.indices, ones ? NULL : s.values, transposed ? cols : rows,
+                         transposed, ids, key, p, out);
+    int64_t kept = 0;
+    for (int64_t o = 0; o < (transposed ? cols : rows); o++)
+      for (int64_t k = s.indptr[o]; k < s.indptr[o + 1]; k++) {
+        const int64_t i = transposed ? s.indices[k] : o, j = transposed ? o : s.indices[k];
+        kept += out[k] != 0.0f;
+        cr_assert_eq(out[k], s.dense[i * cols + j],
+                     "transposed %d ones %d p %g: entry (%lld, %lld) is %g, dense mask %g",
+                     transposed, ones, (double)p, (long long)i, (long long)j, (double)out[k],
+                     (double)s.dense[i * cols + j]);
+      }
+    if (p < 1.0f) cr_expect(kept > 0 && kept < s.nnz, "kept %lld of %lld", (long long)kept,
+                            (long long)s.nnz);
+    free(out);
+    sparse_free(&s);
+  }
+}
