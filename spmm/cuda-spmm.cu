@@ -42,8 +42,8 @@ constexpr int kWarp = 32;
 constexpr int kColsPerLane = 4;
 constexpr int kRowsThreads = 256;
 
-template <typename I>
-__global__ void spmm_rows_kernel(const I *offsets, const I *indices, const float *values,
+template <typename O, typename I>
+__global__ void spmm_rows_kernel(const O *offsets, const I *indices, const float *values,
                                  const float *x, int64_t ldx, int64_t ncols, float beta, float *y,
                                  int64_t ldy, const int32_t *rows, int64_t nrows) {
   const int lane = threadIdx.x % kWarp;
@@ -69,6 +69,12 @@ __global__ void spmm_rows_kernel(const I *offsets, const I *indices, const float
       }
     }
   }
+}
+
+/* Blocks for one warp per row, capped: the kernel's loop strides over the rest. */
+int64_t rows_blocks(int64_t nrows) {
+  const int64_t blocks = (nrows + kRowsThreads / kWarp - 1) / (kRowsThreads / kWarp);
+  return blocks < 65536 ? blocks : 65536;
 }
 
 }  // namespace
@@ -435,14 +441,13 @@ extern "C" halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const 
     return HALO_ERR_ARG;
   }
   if (nrows == 0) return HALO_OK;
-  blocks = (nrows + kRowsThreads / kWarp - 1) / (kRowsThreads / kWarp);
-  if (blocks > 65536) blocks = 65536;
+  blocks = rows_blocks(nrows);
   if (plan->index64)
-    spmm_rows_kernel<int64_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
+    spmm_rows_kernel<int64_t, int64_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
         (const int64_t *)plan->offsets, (const int64_t *)plan->indices, plan->values, x, ldx, ncols,
         beta, y, ldy, rows, nrows);
   else
-    spmm_rows_kernel<int32_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
+    spmm_rows_kernel<int32_t, int32_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
         (const int32_t *)plan->offsets, (const int32_t *)plan->indices, plan->values, x, ldx, ncols,
         beta, y, ldy, rows, nrows);
   HALO_CUDA(cudaGetLastError());
@@ -456,4 +461,25 @@ extern "C" int64_t halo_spmm_cuda_plan_bytes(const halo_spmm_cuda_plan *plan) {
 
 extern "C" int halo_spmm_cuda_plan_index64(const halo_spmm_cuda_plan *plan) {
   return plan ? plan->index64 : 0;
+}
+
+extern "C" halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x, int64_t ldx,
+                                               int64_t ncols, float beta, float *y, int64_t ldy,
+                                               const int32_t *rows, int64_t nrows, void *stream) {
+  halo_status st = HALO_OK;
+  int64_t blocks = 0;
+  if (!a || !a->indptr || (a->nnz > 0 && (!a->indices || !a->values)) || ncols < 1 ||
+      ldx < ncols || ldy < ncols || nrows < 0 || (!rows && nrows > a->rows)) {
+    halo_log_error(
+        "halo_spmm_cuda_csr_rows: bad arguments (ncols=%lld ldx=%lld ldy=%lld nrows=%lld)",
+        (long long)ncols, (long long)ldx, (long long)ldy, (long long)nrows);
+    return HALO_ERR_ARG;
+  }
+  if (nrows == 0) return HALO_OK;
+  blocks = rows_blocks(nrows);
+  spmm_rows_kernel<int64_t, int32_t><<<(unsigned)blocks, kRowsThreads, 0, (cudaStream_t)stream>>>(
+      a->indptr, a->indices, a->values, x, ldx, ncols, beta, y, ldy, rows, nrows);
+  HALO_CUDA(cudaGetLastError());
+done:
+  return st;
 }

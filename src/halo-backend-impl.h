@@ -26,7 +26,7 @@
 #include "halo-spmm.h"
 #include "halo-status.h"
 
-/* Where a buffer's bytes live. MPI is handed host memory only. */
+/* Where a buffer's bytes live. */
 typedef enum { HALO_MEM_HOST = 0, HALO_MEM_DEVICE = 1 } halo_mem_space;
 
 /* A block of memory owned by a backend. */
@@ -38,6 +38,11 @@ typedef struct halo_buf {
 
 typedef struct halo_backend_ops {
   const char *name;
+  /* Where buf_alloc puts buffers.  HALO_MEM_HOST (the zero default): MPI and
+   * the host read and write them in place, and upload/download stay NULL. */
+  halo_mem_space space;
+  /* OPTIONAL. Releases be->context (halo_backend_destroy frees be itself). */
+  void (*destroy)(halo_backend *be);
 
   /* --- memory --------------------------------------------------------- */
   /* REQUIRED. Allocates `bytes` (zeroed) in the backend's space. */
@@ -54,8 +59,22 @@ typedef struct halo_backend_ops {
    * the backend; csr_free releases the copy. */
   halo_status (*csr_upload)(halo_backend *be, const halo_csr *host, halo_csr *out);
   void (*csr_free)(halo_backend *be, halo_csr *dev);
-  /* OPTIONAL (NULL: every op is complete on return). */
+  /* OPTIONAL (NULL: every op is complete on return).  Waits for the queued
+   * work and returns the first failure of any compute slot since the last
+   * call (compute slots return nothing: a device backend records a failed
+   * launch or a kernel fault and reports it here). */
   halo_status (*synchronize)(halo_backend *be);
+
+  /* --- MPI staging (device backends) ------------------------------------ */
+  /* OPTIONAL (NULL: no).  1 when MPI may be handed this backend's buffers
+   * directly (CUDA-aware MPI); the halo exchange then sends and receives in
+   * place, after a synchronize.  Otherwise it stages rows through host
+   * buffers from host_alloc. */
+  int (*mpi_takes_device)(halo_backend *be);
+  /* OPTIONAL (NULL: malloc/free).  Zeroed host memory that the backend copies
+   * to and from fastest (pinned memory on a GPU). */
+  halo_status (*host_alloc)(halo_backend *be, size_t bytes, void **out);
+  void (*host_free)(halo_backend *be, void **p);
 
   /* --- dense ops (REQUIRED); same contracts as kernels/halo-kernels.h -- */
   void (*gemm)(halo_backend *be, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
@@ -98,10 +117,18 @@ typedef struct halo_backend_ops {
 
 struct halo_backend {
   const halo_backend_ops *ops;
-  void *context; /* the backend's own state (a CUDA stream, handles) */
+  void *context;         /* the backend's own state (a CUDA stream, handles) */
+  char description[160]; /* for halo_backend_describe; empty: the name */
 };
 
 /* The CPU backend's table (backend-cpu.c). */
 extern const halo_backend_ops halo__backend_cpu_ops;
+
+#ifdef HALO_HAVE_CUDA
+/* The CUDA backend (backend-cuda.c): selects the device of o->local_rank,
+ * creates its stream and library handles, and fills *be.  On failure *be may
+ * hold a partial context, which halo_backend_destroy releases. Local. */
+halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend *be);
+#endif
 
 #endif /* HALO_BACKEND_IMPL_H */

@@ -5,33 +5,49 @@
 
 #include "halo-backend-impl.h"
 
-const char *halo_backend_list(void) { return "cpu"; }
+const char *halo_backend_list(void) {
+#ifdef HALO_HAVE_CUDA
+  return "cpu, cuda";
+#else
+  return "cpu";
+#endif
+}
 
-halo_status halo_backend_create(const char *device, halo_backend **out) {
+halo_status halo_backend_create(const halo_backend_options *o, halo_backend **out) {
   halo_status st = HALO_OK;
   halo_backend *be = NULL;
   *out = NULL;
-  if (strcmp(device, "cpu") != 0) {
-    if (strcmp(device, "cuda") == 0)
-      HALO_FAIL(HALO_ERR_UNSUPPORTED,
-                "--device cuda: this build of halo has no CUDA backend (devices: %s)",
-                halo_backend_list());
-    HALO_FAIL(HALO_ERR_UNSUPPORTED, "--device %s: unknown device (devices: %s)", device,
+  const int cpu = strcmp(o->device, "cpu") == 0, cuda = strcmp(o->device, "cuda") == 0;
+  if (!cpu && !cuda)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED, "--device %s: unknown device (devices: %s)", o->device,
               halo_backend_list());
-  }
+#ifndef HALO_HAVE_CUDA
+  if (cuda)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "--device cuda: this build of halo has no CUDA backend (it was configured without "
+              "the CUDA toolkit; devices: %s)", halo_backend_list());
+#endif
   HALO_ALLOC(be, 1, "the backend");
   be->ops = &halo__backend_cpu_ops;
+#ifdef HALO_HAVE_CUDA
+  if (cuda) HALO_TRY(halo__backend_cuda_init(o, be));
+#endif
   *out = be;
   be = NULL;
 done:
-  free(be);
+  halo_backend_destroy(&be);
   return st;
 }
 
 const char *halo_backend_name(const halo_backend *be) { return be->ops->name; }
 
+const char *halo_backend_describe(const halo_backend *be) {
+  return be->description[0] ? be->description : be->ops->name;
+}
+
 void halo_backend_destroy(halo_backend **be) {
   if (!be || !*be) return;
+  if ((*be)->ops && (*be)->ops->destroy) (*be)->ops->destroy(*be);
   free(*be);
   *be = NULL;
 }

@@ -13,16 +13,28 @@
 
 typedef struct halo_backend halo_backend;
 
-/* Creates the backend called `device` ("cpu"; "cuda" when this build has it).
- * An unknown or unavailable device fails with HALO_ERR_UNSUPPORTED and one
- * line that says which devices this build offers. Local. */
-halo_status halo_backend_create(const char *device, halo_backend **out);
+typedef struct halo_backend_options {
+  const char *device; /* "cpu" or "cuda" */
+  int local_rank;     /* this rank's index on its node: picks the GPU */
+  int tf32;           /* cuda: let GEMM round its inputs to TF32 */
+} halo_backend_options;
 
-/* The backend's name ("cpu"). Local. */
+/* Creates the backend o->device ("cpu"; "cuda" when this build has it).
+ * "cuda" takes GPU (local_rank mod the node's GPU count), so ranks spread
+ * over a node's GPUs and share them when there are more ranks than GPUs.
+ * An unknown device, a build without CUDA or a machine without a GPU fails
+ * with HALO_ERR_UNSUPPORTED and one line that says why. Local. */
+halo_status halo_backend_create(const halo_backend_options *o, halo_backend **out);
+
+/* The backend's name ("cpu", "cuda"). Local. */
 const char *halo_backend_name(const halo_backend *be);
 
 /* Devices this build offers, as "cpu" or "cpu, cuda". Local. */
 const char *halo_backend_list(void);
+
+/* What the backend runs on, for the run header: "cpu", or "cuda: NVIDIA
+ * H200 (device 0), halo rows staged through pinned host memory". Local. */
+const char *halo_backend_describe(const halo_backend *be);
 
 /* Releases the backend; accepts NULL and sets *be = NULL. Local. */
 void halo_backend_destroy(halo_backend **be);

@@ -3,7 +3,18 @@
  * One MPI_Isend and one MPI_Irecv per neighbour and exchange.  Neighbourhood
  * collectives (MPI_Ineighbor_alltoallv) would do the same work, but Open MPI
  * implements them over the same point-to-point layer, and explicit messages
- * let a host backend receive straight into the halo rows. */
+ * let a backend receive straight into the halo rows.
+ *
+ * Where the rows travel from and to depends on the backend:
+ *   host     send rows are packed into a host buffer; receives land in place;
+ *   device   (CUDA-aware MPI) the same, with device pointers, after the pack
+ *            has finished on the device;
+ *   staged   (device, MPI without device support) packed rows are copied to
+ *            a pinned host buffer, receives land in another one and are
+ *            copied up to the halo rows at the end.
+ * A device backend's interior SpMM is enqueued between begin and end, so it
+ * runs on the GPU while end waits for the messages.  The bytes counted are
+ * those handed to MPI, the same in every mode. */
 #include "halo-exchange.h"
 
 #include <limits.h>
@@ -17,6 +28,8 @@
  * order of messages between a pair of ranks on one communicator and tag. */
 enum { EXCHANGE_TAG = 7117 };
 
+typedef enum { MODE_HOST, MODE_DEVICE, MODE_STAGED } exchange_mode;
+
 typedef struct peer {
   int rank;
   int64_t send_off, send_rows; /* into the plan's packed send list */
@@ -26,6 +39,7 @@ typedef struct peer {
 struct halo_plan {
   MPI_Comm comm;
   halo_backend *be;
+  exchange_mode mode;
   int64_t n_owned, n_halo;
   int32_t max_cols;
   int npeers;
@@ -34,8 +48,8 @@ struct halo_plan {
   halo_buf send_idx_buf;
   int64_t send_total;
   halo_buf send_buf;       /* send_total × max_cols, backend memory */
-  float *host_send;        /* host staging (device backends only) */
-  float *host_recv;        /* n_halo × max_cols host staging (device backends only) */
+  float *host_send;        /* send_total × max_cols host staging (MODE_STAGED) */
+  float *host_recv;        /* n_halo × max_cols host staging (MODE_STAGED) */
   MPI_Request *requests;   /* size 2·npeers: receives, then sends */
   int *request_peer;       /* size 2·npeers: the rank of each request, for the watchdog */
   /* the exchange in flight */
@@ -45,7 +59,29 @@ struct halo_plan {
   halo_exchange_stats stats;
 };
 
-static int host_backend(const halo_backend *be) { return be->ops->download == NULL; }
+static exchange_mode mode_of(halo_backend *be) {
+  if (be->ops->space == HALO_MEM_HOST) return MODE_HOST;
+  return be->ops->mpi_takes_device && be->ops->mpi_takes_device(be) ? MODE_DEVICE : MODE_STAGED;
+}
+
+static halo_status host_alloc(halo_backend *be, size_t bytes, float **out) {
+  *out = NULL;
+  if (be->ops->host_alloc) return be->ops->host_alloc(be, bytes, (void **)out);
+  *out = calloc(bytes ? bytes : 1, 1);
+  if (!*out) {
+    halo_log_error("out of memory allocating %zu bytes of halo staging", bytes);
+    return HALO_ERR_NOMEM;
+  }
+  return HALO_OK;
+}
+
+static void host_free(halo_backend *be, float **p) {
+  if (be->ops->host_free)
+    be->ops->host_free(be, (void **)p);
+  else
+    free(*p);
+  *p = NULL;
+}
 
 /* Checks the shard's send and receive lists on their own. Local. */
 static halo_status check_lists(const halo_shard *s, int rank, int size) {
@@ -87,6 +123,7 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
   halo_status st = HALO_OK;
   const halo_backend_ops *ops = be->ops;
   p->be = be;
+  p->mode = mode_of(be);
   p->n_owned = s->n_owned;
   p->n_halo = s->n_halo;
   p->max_cols = max_cols;
@@ -123,12 +160,14 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
   HALO_TRY(ops->buf_alloc(be, idx_bytes, &p->send_idx_buf));
   HALO_TRY(ops->buf_alloc(be, send_bytes, &p->send_buf));
   p->send_idx = p->send_idx_buf.data;
-  if (host_backend(be)) {
+  if (p->mode == MODE_HOST) {
     for (int64_t k = 0; k < p->send_total; k++) p->send_idx[k] = s->send_idx[k];
   } else {
     HALO_TRY(ops->upload(be, &p->send_idx_buf, 0, s->send_idx, idx_bytes));
-    HALO_ALLOC(p->host_send, (size_t)p->send_total * (size_t)max_cols, "host send staging");
-    HALO_ALLOC(p->host_recv, (size_t)p->n_halo * (size_t)max_cols, "host receive staging");
+  }
+  if (p->mode == MODE_STAGED) {
+    HALO_TRY(host_alloc(be, send_bytes, &p->host_send));
+    HALO_TRY(host_alloc(be, (size_t)p->n_halo * (size_t)max_cols * sizeof(float), &p->host_recv));
   }
 done:
   return st;
@@ -187,9 +226,9 @@ void halo_plan_destroy(halo_plan **pp) {
   if (p->be) {
     p->be->ops->buf_free(p->be, &p->send_buf);
     p->be->ops->buf_free(p->be, &p->send_idx_buf);
+    if (p->host_send) host_free(p->be, &p->host_send);
+    if (p->host_recv) host_free(p->be, &p->host_recv);
   }
-  free(p->host_send);
-  free(p->host_recv);
   free(p->requests);
   free(p->request_peer);
   free(p->peers);
@@ -201,21 +240,21 @@ halo_status halo_exchange_begin(halo_plan *p, float *rows, int32_t cols) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
   const halo_backend_ops *ops = p->be->ops;
-  int host = host_backend(p->be);
   if (p->active || cols < 1 || cols > p->max_cols)
     HALO_FAIL(HALO_ERR_ARG, "halo exchange of %d columns (at most %d, one at a time)", cols,
               p->max_cols);
 
+  /* The packed rows must be complete before MPI reads them. */
   float *send = p->send_buf.data;
   ops->pack(p->be, send, rows, cols, p->send_idx, p->send_total);
-  if (!host) {
+  if (p->mode == MODE_STAGED) {
     size_t bytes = (size_t)p->send_total * (size_t)cols * sizeof(float);
     HALO_TRY(ops->download(p->be, p->host_send, &p->send_buf, 0, bytes));
     send = p->host_send;
   } else if (ops->synchronize) {
     HALO_TRY(ops->synchronize(p->be));
   }
-  float *recv = host ? rows + p->n_owned * cols : p->host_recv;
+  float *recv = p->mode == MODE_STAGED ? p->host_recv : rows + p->n_owned * cols;
 
   /* Receives first, so that a message never waits for its buffer. */
   for (int i = 0; i < p->npeers; i++) {
@@ -246,7 +285,7 @@ halo_status halo_exchange_end(halo_plan *p) {
   if (!p->active) HALO_FAIL(HALO_ERR_ARG, "halo_exchange_end without a matching begin");
   p->active = 0;
   HALO_TRY(halo_watch_waitall(2 * p->npeers, p->requests, p->request_peer, "the halo exchange"));
-  if (!host_backend(p->be)) {
+  if (p->mode == MODE_STAGED) {
     halo_buf dst = {.data = p->rows, .bytes = (size_t)(p->n_owned + p->n_halo) * p->cols *
                                               sizeof(float), .space = HALO_MEM_DEVICE};
     size_t off = (size_t)p->n_owned * (size_t)p->cols * sizeof(float);

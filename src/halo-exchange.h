@@ -29,7 +29,7 @@ typedef struct halo_plan halo_plan;
  * of `size`, that its send and receive lists are well formed and that every
  * pair of parts agrees on how many rows cross between them, and sizes the
  * staging buffers for exchanges of up to max_cols columns.  The shard is
- * borrowed and must outlive the plan.  Every rank returns the same success
+ * only read during the call.  Every rank returns the same success
  * or failure. Collective. */
 halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
                              int32_t max_cols, halo_plan **out);

@@ -2,7 +2,11 @@
 #include "halo-mpi.h"
 
 #include <sched.h>
+#include <stdlib.h>
 #include <unistd.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
+#endif
 
 #include "halo-watchdog.h"
 
@@ -35,6 +39,31 @@ int halo_mpi_local_ranks(MPI_Comm comm) {
   if (MPI_Comm_size(node, &size) != MPI_SUCCESS) size = 1;
   MPI_Comm_free(&node);
   return size > 0 ? size : 1;
+}
+
+int halo_mpi_local_rank(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int rank = 0;
+  /* Split even when the variable is set: the call is collective either way. */
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    if (MPI_Comm_rank(node, &rank) != MPI_SUCCESS) rank = 0;
+    MPI_Comm_free(&node);
+  }
+  const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  if (env && *env) {
+    char *end = NULL;
+    long v = strtol(env, &end, 10);
+    if (*end == '\0' && v >= 0 && v < 1 << 20) rank = (int)v;
+  }
+  return rank;
+}
+
+int halo_mpi_cuda_aware(void) {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return 0;
+#endif
 }
 
 int halo_mpi_default_threads(MPI_Comm comm) {

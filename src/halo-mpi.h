@@ -40,6 +40,16 @@ halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
  * Collective. */
 int halo_mpi_local_ranks(MPI_Comm comm);
 
+/* This rank's index among the ranks of `comm` on its node: Open MPI's
+ * OMPI_COMM_WORLD_LOCAL_RANK when mpirun sets it (it follows mpirun's
+ * mapping), otherwise the rank in the node's shared-memory communicator.
+ * Collective. */
+int halo_mpi_local_rank(MPI_Comm comm);
+
+/* 1 when the MPI library says, at build and at run time, that it takes CUDA
+ * device pointers (Open MPI's MPIX_Query_cuda_support); 0 otherwise. Local. */
+int halo_mpi_cuda_aware(void);
+
 /* Threads each rank should use by default: the node's online cores divided
  * among the ranks on the node, at least 1. Collective. */
 int halo_mpi_default_threads(MPI_Comm comm);

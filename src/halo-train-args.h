@@ -14,6 +14,7 @@ typedef struct halo_train_args {
   int64_t epochs;
   int64_t warmup;           /* epochs left out of mean_epoch_s */
   char device[16];          /* "cpu" or "cuda" */
+  int tf32;                 /* cuda: TF32 GEMM */
   int threads;              /* 0: the node's cores divided among its ranks */
   const char *metrics;      /* JSON-lines file, or NULL */
   const char *checkpoint;   /* checkpoint folder, or NULL (borrowed from argv) */

@@ -216,7 +216,7 @@ static void print_header(const run *r) {
          (long long)in->global_count[0], (long long)in->global_count[1],
          (long long)in->global_count[2]);
   printf("parts: %d (%s), %lld halo rows in all; %d ranks x %d threads, device %s\n", m->parts,
-         m->method, (long long)r->halo_rows, r->size, r->threads, halo_backend_name(r->be));
+         m->method, (long long)r->halo_rows, r->size, r->threads, halo_backend_describe(r->be));
   printf("model: gcn %s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
          "seed %llu, features %s%s\n",
          dims, (long long)in->params, o->dropout, o->input_dropout, o->lr, o->weight_decay,
@@ -381,7 +381,10 @@ static halo_status run_all(run *r, int argc, char **argv) {
   omp_set_num_threads(r->threads);
   openblas_set_num_threads(r->threads);
 
-  st = halo_backend_create(r->args.device, &r->be);
+  halo_backend_options bo = {.device = r->args.device,
+                             .local_rank = halo_mpi_local_rank(r->comm),
+                             .tf32 = r->args.tf32};
+  st = halo_backend_create(&bo, &r->be);
   HALO_TRY(halo_mpi_agree(r->comm, st));
 
   st = load(r);

@@ -13,5 +13,13 @@ target_link_libraries(halo_runtime
   PUBLIC halo_core halo_shard halo_predict halo_spmm MPI::MPI_C
   PRIVATE halo_kernels halo_rng halo::hdf5 OpenMP::OpenMP_C m)
 
+# The CUDA backend: plain C over the C-callable CUDA libraries of kernels/
+# and spmm/, so halo_runtime itself needs no CUDA compiler.
+if(HALO_HAVE_CUDA)
+  target_sources(halo_runtime PRIVATE backend-cuda.c)
+  target_compile_definitions(halo_runtime PUBLIC HALO_HAVE_CUDA)
+  target_link_libraries(halo_runtime PRIVATE halo_kernels_cuda halo_spmm_cuda)
+endif()
+
 add_executable(halo-train halo-train.c)
 target_link_libraries(halo-train PRIVATE halo_runtime OpenMP::OpenMP_C PkgConfig::OPENBLAS m)

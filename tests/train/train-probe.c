@@ -5,6 +5,12 @@
  *   logits-R.txt   "gid z_0 z_1 ..." for every owned node of rank R
  *   grads.txt      one gradient value per line (rank 0; allreduced, so global)
  *   bytes.txt      "halo_bytes predicted setup_bytes predicted_setup" (rank 0, Σ over ranks)
+ *   after.txt      the parameters after one Adam step, then the train/valid/test
+ *                  nodes an evaluation classifies right (rank 0; Σ over ranks)
+ *
+ * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
+ * checked backend of backend-checked.c with the halo exchange staged
+ * ("staged") or in place ("device-mpi").
  *
  * usage: train-probe OUT nodes degree features density classes layers hidden
  *                    dropout input_dropout sparse(-1|0|1) seed epoch
@@ -13,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "backend-checked.h"
 #include "halo-backend.h"
 #include "halo-gcn.h"
 #include "halo-mpi.h"
@@ -53,7 +62,16 @@ int main(int argc, char **argv) {
 
   graph = fx_graph_new(&spec);
   shard = fx_shard_new(graph, rank, 77);
-  if (halo_backend_create("cpu", &be) != HALO_OK) goto done;
+  const char *kind = getenv("HALO_PROBE_BACKEND");
+  halo_status made = !kind || strcmp(kind, "cpu") == 0
+                         ? halo_backend_create(&(halo_backend_options){.device = "cpu"}, &be)
+                     : strcmp(kind, "staged") == 0     ? checked_backend_create(0, &be)
+                     : strcmp(kind, "device-mpi") == 0 ? checked_backend_create(1, &be)
+                                                       : HALO_ERR_ARG;
+  if (made != HALO_OK) {
+    fprintf(stderr, "train-probe: HALO_PROBE_BACKEND=%s: cannot create it\n", kind);
+    goto done;
+  }
   if (halo_gcn_create(MPI_COMM_WORLD, be, shard, &o, &model) != HALO_OK) goto done;
 
   halo_gcn_stats stats;
@@ -89,6 +107,22 @@ int main(int argc, char **argv) {
     fprintf(f, "%lld %lld %lld %lld %d\n", (long long)sum[0],
             (long long)halo_predict_epoch_bytes(sum[2], &info.widths), (long long)sum[1],
             (long long)halo_predict_setup_bytes(sum[2], &info.widths), info.sparse_features);
+    fclose(f);
+  }
+
+  /* One Adam step and an evaluation: the rest of what an epoch does. */
+  halo_gcn_stats eval;
+  if (halo_gcn_update(model) != HALO_OK || halo_gcn_evaluate(model, &eval) != HALO_OK) goto done;
+  int64_t correct[3];
+  MPI_Allreduce(eval.correct, correct, 3, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) {
+    if (halo_gcn_params_get(model, buf) != HALO_OK) goto done;
+    snprintf(path, sizeof path, "%s/after.txt", out);
+    f = fopen(path, "w");
+    if (!f) goto done;
+    for (int64_t k = 0; k < info.params; k++) fprintf(f, "%.9g\n", buf[k]);
+    fprintf(f, "%lld %lld %lld\n", (long long)correct[0], (long long)correct[1],
+            (long long)correct[2]);
     fclose(f);
   }
   rc = 0;

@@ -1,0 +1,317 @@
+/* The CUDA backend: buffers in device memory, every slot forwarded to the
+ * CUDA twins of kernels/ (halo-kernels-cuda.h) and spmm/ (halo-spmm-cuda.h),
+ * all enqueued on one stream of the rank's GPU.
+ *
+ * Compute slots return nothing, so a failed launch is recorded in the
+ * context and the next synchronize reports it (with a kernel fault, which
+ * surfaces there anyway): the trainer synchronizes once per step, before the
+ * gradient allreduce, so a failure is agreed on like any other.
+ *
+ * MPI: with a CUDA-aware MPI the halo exchange hands device buffers to MPI
+ * directly; otherwise it stages rows through pinned host buffers from
+ * host_alloc.  HALO_CUDA_AWARE=0 or 1 in the environment overrides what MPI
+ * reports (for an MPI that is CUDA-aware without saying so, or to compare).
+ *
+ * Plain C: no CUDA header is included here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-backend-impl.h"
+#include "halo-kernels-cuda.h"
+#include "halo-mpi.h"
+#include "halo-spmm-cuda.h"
+
+typedef struct cuda_ctx {
+  int device;
+  void *stream;        /* cudaStream_t */
+  void *blas;          /* cublasHandle_t */
+  int mpi_device;      /* 1: MPI takes device pointers */
+  halo_status error;   /* first failure of a compute slot since the last synchronize */
+  /* softmax_xent's device results and their pinned host copies */
+  void *scalars;       /* device: double loss, int64_t correct */
+  void *host_scalars;  /* pinned */
+} cuda_ctx;
+
+static cuda_ctx *ctx_of(halo_backend *be) { return be->context; }
+
+/* Keeps the first failure for synchronize. */
+static void note(halo_backend *be, halo_status st) {
+  cuda_ctx *c = ctx_of(be);
+  if (st < 0 && c->error == HALO_OK) c->error = st;
+}
+
+/* --- memory ------------------------------------------------------------- */
+
+static halo_status cuda_buf_alloc(halo_backend *be, size_t bytes, halo_buf *out) {
+  (void)be;
+  void *p = NULL;
+  halo_status st = halo_cuda_malloc(&p, bytes, "a training buffer");
+  if (st == HALO_OK) *out = (halo_buf){.data = p, .bytes = bytes, .space = HALO_MEM_DEVICE};
+  return st;
+}
+
+static void cuda_buf_free(halo_backend *be, halo_buf *buf) {
+  (void)be;
+  halo_cuda_free(&buf->data);
+  *buf = (halo_buf){0};
+}
+
+static halo_status check_range(const halo_buf *b, size_t offset, size_t bytes, const char *op) {
+  if (offset > b->bytes || bytes > b->bytes - offset) {
+    halo_log_error("cuda %s: bytes [%zu, %zu) outside a %zu-byte buffer", op, offset,
+                   offset + bytes, b->bytes);
+    return HALO_ERR_ARG;
+  }
+  return HALO_OK;
+}
+
+/* Copies complete on return (the contract of the slots), so that the host
+ * side may be reused or read at once. */
+static halo_status cuda_upload(halo_backend *be, halo_buf *dst, size_t offset, const void *src,
+                               size_t bytes) {
+  halo_status st = HALO_OK;
+  if (bytes == 0) return HALO_OK;
+  HALO_TRY(check_range(dst, offset, bytes, "upload"));
+  HALO_TRY(halo_cuda_memcpy((char *)dst->data + offset, src, bytes, ctx_of(be)->stream));
+  HALO_TRY(halo_cuda_stream_synchronize(ctx_of(be)->stream));
+done:
+  return st;
+}
+
+static halo_status cuda_download(halo_backend *be, void *dst, const halo_buf *src, size_t offset,
+                                 size_t bytes) {
+  halo_status st = HALO_OK;
+  if (bytes == 0) return HALO_OK;
+  HALO_TRY(check_range(src, offset, bytes, "download"));
+  HALO_TRY(halo_cuda_memcpy(dst, (const char *)src->data + offset, bytes, ctx_of(be)->stream));
+  HALO_TRY(halo_cuda_stream_synchronize(ctx_of(be)->stream));
+done:
+  return st;
+}
+
+static void cuda_csr_free(halo_backend *be, halo_csr *dev) {
+  (void)be;
+  halo_cuda_free((void **)&dev->indptr);
+  halo_cuda_free((void **)&dev->indices);
+  halo_cuda_free((void **)&dev->values);
+  *dev = (halo_csr){0};
+}
+
+/* A device copy in halo_csr's own layout; values are always stored (ones
+ * when the host matrix has none), as the device kernels read them. */
+static halo_status cuda_csr_upload(halo_backend *be, const halo_csr *host, halo_csr *out) {
+  halo_status st = HALO_OK;
+  void *stream = ctx_of(be)->stream;
+  float *ones = NULL;
+  halo_csr dev = {.rows = host->rows, .cols = host->cols, .nnz = host->nnz};
+  const size_t ptr_bytes = (size_t)(host->rows + 1) * sizeof(int64_t);
+  const size_t idx_bytes = (size_t)host->nnz * sizeof(int32_t);
+  const size_t val_bytes = (size_t)host->nnz * sizeof(float);
+  *out = (halo_csr){0};
+
+  HALO_TRY(halo_cuda_malloc((void **)&dev.indptr, ptr_bytes, "a sparse matrix's row offsets"));
+  HALO_TRY(halo_cuda_malloc((void **)&dev.indices, idx_bytes, "a sparse matrix's columns"));
+  HALO_TRY(halo_cuda_malloc((void **)&dev.values, val_bytes, "a sparse matrix's values"));
+  const float *values = host->values;
+  if (!values && host->nnz > 0) {
+    HALO_ALLOC(ones, host->nnz, "sparse matrix values");
+    for (int64_t k = 0; k < host->nnz; k++) ones[k] = 1.0f;
+    values = ones;
+  }
+  HALO_TRY(halo_cuda_memcpy(dev.indptr, host->indptr, ptr_bytes, stream));
+  if (host->nnz > 0) {
+    HALO_TRY(halo_cuda_memcpy(dev.indices, host->indices, idx_bytes, stream));
+    HALO_TRY(halo_cuda_memcpy(dev.values, values, val_bytes, stream));
+  }
+  HALO_TRY(halo_cuda_stream_synchronize(stream));
+  *out = dev;
+  dev = (halo_csr){0};
+done:
+  free(ones);
+  cuda_csr_free(be, &dev);
+  return st;
+}
+
+static halo_status cuda_synchronize(halo_backend *be) {
+  cuda_ctx *c = ctx_of(be);
+  halo_status st = halo_cuda_stream_synchronize(c->stream);
+  if (c->error < 0) st = c->error;
+  c->error = HALO_OK;
+  return st;
+}
+
+/* --- MPI staging -------------------------------------------------------- */
+
+static int cuda_mpi_takes_device(halo_backend *be) { return ctx_of(be)->mpi_device; }
+
+static halo_status cuda_host_alloc(halo_backend *be, size_t bytes, void **out) {
+  (void)be;
+  return halo_cuda_malloc_host(out, bytes, "pinned halo staging");
+}
+
+static void cuda_host_free(halo_backend *be, void **p) {
+  (void)be;
+  halo_cuda_free_host(p);
+}
+
+/* --- dense ops ----------------------------------------------------------- */
+
+static void cuda_gemm(halo_backend *be, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                      float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                      float beta, float *c, int64_t ldc) {
+  cuda_ctx *x = ctx_of(be);
+  note(be, halo_cuda_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, x->blas,
+                          x->stream));
+}
+
+static void cuda_bias_add(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                          const float *bias) {
+  note(be, halo_cuda_bias_add(y, rows, cols, bias, ctx_of(be)->stream));
+}
+
+static void cuda_colsum(halo_backend *be, const float *g, int64_t rows, int64_t cols,
+                        float *out) {
+  note(be, halo_cuda_colsum(g, rows, cols, out, ctx_of(be)->stream));
+}
+
+static void cuda_relu(halo_backend *be, float *y, int64_t n) {
+  note(be, halo_cuda_relu(y, n, ctx_of(be)->stream));
+}
+
+static void cuda_relu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
+  note(be, halo_cuda_relu_backward(g, y, n, ctx_of(be)->stream));
+}
+
+static void cuda_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                         const int64_t *global_id, uint64_t key, float p) {
+  note(be, halo_cuda_dropout(y, rows, cols, global_id, key, p, ctx_of(be)->stream));
+}
+
+/* The host needs the loss and the count at once, so this slot waits for
+ * the kernel: once per step and per evaluation. */
+static void cuda_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
+                              const int32_t *labels, const int32_t *mask, int64_t nmask,
+                              float grad_scale, float *g, double *loss_sum, int64_t *correct) {
+  halo_status st = HALO_OK;
+  cuda_ctx *c = ctx_of(be);
+  double *d_loss = c->scalars;
+  int64_t *d_correct = (int64_t *)(d_loss + 1);
+  const size_t bytes = sizeof(double) + sizeof(int64_t);
+  *loss_sum = 0.0;
+  *correct = 0;
+  HALO_TRY(halo_cuda_softmax_xent(z, rows, cols, labels, mask, nmask, grad_scale, g, d_loss,
+                                  d_correct, c->stream));
+  HALO_TRY(halo_cuda_memcpy(c->host_scalars, c->scalars, bytes, c->stream));
+  HALO_TRY(halo_cuda_stream_synchronize(c->stream));
+  memcpy(loss_sum, c->host_scalars, sizeof(double));
+  memcpy(correct, (const char *)c->host_scalars + sizeof(double), sizeof(int64_t));
+done:
+  note(be, st);
+}
+
+static void cuda_adam(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
+                      float lr, float b1, float b2, float eps, float wd, int64_t t) {
+  note(be, halo_cuda_adam(w, g, m, v, n, lr, b1, b2, eps, wd, t, ctx_of(be)->stream));
+}
+
+static void cuda_copy(halo_backend *be, float *dst, const float *src, int64_t n) {
+  if (n <= 0 || dst == src) return;
+  note(be, halo_cuda_memcpy(dst, src, (size_t)n * sizeof(float), ctx_of(be)->stream));
+}
+
+static void cuda_pack(halo_backend *be, float *dst, const float *src, int64_t cols,
+                      const int32_t *idx, int64_t n) {
+  note(be, halo_cuda_pack(dst, src, cols, idx, n, ctx_of(be)->stream));
+}
+
+/* --- sparse ops ------------------------------------------------------------ */
+
+static void cuda_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx,
+                      int64_t ncols, float beta, float *y, int64_t ldy, const int32_t *rows,
+                      int64_t nrows) {
+  note(be, halo_spmm_cuda_csr_rows(a, x, ldx, ncols, beta, y, ldy, rows, nrows,
+                                   ctx_of(be)->stream));
+}
+
+static void cuda_csr_dropout(halo_backend *be, const halo_csr *a, int transposed,
+                             const int64_t *global_id, uint64_t key, float p, float *out) {
+  note(be, halo_cuda_csr_dropout(a->indptr, a->indices, a->values, a->rows, transposed,
+                                 global_id, key, p, out, ctx_of(be)->stream));
+}
+
+static void cuda_destroy(halo_backend *be) {
+  cuda_ctx *c = be->context;
+  if (!c) return;
+  if (c->stream) (void)halo_cuda_stream_synchronize(c->stream);
+  halo_cuda_free(&c->scalars);
+  halo_cuda_free_host(&c->host_scalars);
+  halo_cuda_blas_destroy(&c->blas);
+  halo_cuda_stream_destroy(&c->stream);
+  free(c);
+  be->context = NULL;
+}
+
+static const halo_backend_ops cuda_ops = {
+    .name = "cuda",
+    .space = HALO_MEM_DEVICE,
+    .destroy = cuda_destroy,
+    .buf_alloc = cuda_buf_alloc,
+    .buf_free = cuda_buf_free,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .csr_upload = cuda_csr_upload,
+    .csr_free = cuda_csr_free,
+    .synchronize = cuda_synchronize,
+    .mpi_takes_device = cuda_mpi_takes_device,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .gemm = cuda_gemm,
+    .bias_add = cuda_bias_add,
+    .colsum = cuda_colsum,
+    .relu = cuda_relu,
+    .relu_backward = cuda_relu_backward,
+    .dropout = cuda_dropout,
+    .softmax_xent = cuda_softmax_xent,
+    .adam = cuda_adam,
+    .copy = cuda_copy,
+    .pack = cuda_pack,
+    .spmm = cuda_spmm,
+    .csr_dropout = cuda_csr_dropout,
+};
+
+/* HALO_CUDA_AWARE=0|1 overrides what MPI reports. */
+static int mpi_device_pointers(void) {
+  const char *env = getenv("HALO_CUDA_AWARE");
+  if (env && strcmp(env, "0") == 0) return 0;
+  if (env && strcmp(env, "1") == 0) return 1;
+  return halo_mpi_cuda_aware();
+}
+
+halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend *be) {
+  halo_status st = HALO_OK;
+  cuda_ctx *c = NULL;
+  char name[96] = "";
+  if (halo_cuda_device_count() == 0)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "--device cuda: no CUDA device is visible to this process (no GPU, no driver, or "
+              "CUDA_VISIBLE_DEVICES hides them); use --device cpu");
+  HALO_ALLOC(c, 1, "the CUDA backend");
+  be->context = c;
+  be->ops = &cuda_ops;
+  HALO_TRY(halo_cuda_select_device(o->local_rank, &c->device));
+  HALO_TRY(halo_cuda_stream_create(&c->stream));
+  HALO_TRY(halo_cuda_blas_create(&c->blas));
+  HALO_TRY(halo_cuda_blas_set_tf32(c->blas, o->tf32));
+  HALO_TRY(halo_cuda_malloc(&c->scalars, sizeof(double) + sizeof(int64_t), "loss scalars"));
+  HALO_TRY(halo_cuda_malloc_host(&c->host_scalars, sizeof(double) + sizeof(int64_t),
+                                 "loss scalars"));
+  HALO_TRY(halo_cuda_device_name(name, sizeof name));
+  c->mpi_device = mpi_device_pointers();
+  snprintf(be->description, sizeof be->description, "cuda: %s (device %d)%s, halo rows %s",
+           name, c->device, o->tf32 ? ", TF32 GEMM" : "",
+           c->mpi_device ? "handed to CUDA-aware MPI" : "staged through pinned host memory");
+done:
+  return st; /* on failure halo_backend_destroy calls cuda_destroy */
+}

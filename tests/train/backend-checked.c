@@ -1,0 +1,342 @@
+/* A test backend that behaves like a device backend without a device.
+ *
+ * Its buffers are host memory, but it declares them HALO_MEM_DEVICE, so the
+ * trainer and the halo exchange take every path a GPU backend takes: uploads
+ * and downloads, CSR copies, host staging of the gradient allreduce, and
+ * either the staged halo exchange (through host_alloc) or, with
+ * `mpi_device`, the in-place exchange of a CUDA-aware MPI.  The arithmetic
+ * is the CPU backend's, so results must equal a CPU run's bit for bit.
+ *
+ * Every allocation is registered, and every compute slot checks that each
+ * pointer it gets lies, with its whole extent, inside a registered buffer
+ * (device memory), and that the host scalars of softmax_xent and the host
+ * side of uploads and downloads do not.  A violation is what would be an
+ * illegal address on a GPU: it prints one line and aborts.
+ */
+#include "backend-checked.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-backend-impl.h"
+
+typedef struct region {
+  const char *base;
+  size_t bytes;
+} region;
+
+typedef struct checked_ctx {
+  int mpi_device;
+  region *regions;
+  size_t nregions, cap;
+  int64_t uploads, downloads, host_allocs;
+} checked_ctx;
+
+static const halo_backend_ops *const cpu = &halo__backend_cpu_ops;
+
+static checked_ctx *ctx_of(halo_backend *be) { return be->context; }
+
+static void fail(const char *slot, const char *arg, const char *why) {
+  fprintf(stderr, "checked backend: %s: %s %s\n", slot, arg, why);
+  abort();
+}
+
+static const region *find(halo_backend *be, const void *p) {
+  checked_ctx *c = ctx_of(be);
+  for (size_t i = 0; i < c->nregions; i++) {
+    const region *r = &c->regions[i];
+    if ((const char *)p >= r->base && (const char *)p <= r->base + r->bytes) return r;
+  }
+  return NULL;
+}
+
+/* [p, p + bytes) must lie inside one device buffer. */
+static void device(halo_backend *be, const char *slot, const char *arg, const void *p,
+                   size_t bytes) {
+  if (bytes == 0) return;
+  const region *r = p ? find(be, p) : NULL;
+  if (!r) fail(slot, arg, "is not device memory");
+  if ((size_t)((const char *)p - r->base) + bytes > r->bytes)
+    fail(slot, arg, "runs past the end of its device buffer");
+}
+
+static void host(halo_backend *be, const char *slot, const char *arg, const void *p) {
+  if (p && find(be, p)) fail(slot, arg, "is device memory where host memory is expected");
+}
+
+/* Bytes spanned by a row-major rows × cols block with leading dimension ld. */
+static size_t span(int64_t rows, int64_t cols, int64_t ld, size_t elem) {
+  return rows > 0 && cols > 0 ? (size_t)((rows - 1) * ld + cols) * elem : 0;
+}
+
+static halo_status track(halo_backend *be, void *p, size_t bytes) {
+  checked_ctx *c = ctx_of(be);
+  if (c->nregions == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 64;
+    region *grown = realloc(c->regions, cap * sizeof *grown);
+    if (!grown) return HALO_ERR_NOMEM;
+    c->regions = grown;
+    c->cap = cap;
+  }
+  c->regions[c->nregions++] = (region){.base = p, .bytes = bytes};
+  return HALO_OK;
+}
+
+static void untrack(halo_backend *be, const void *p) {
+  checked_ctx *c = ctx_of(be);
+  for (size_t i = 0; i < c->nregions; i++) {
+    if (c->regions[i].base == p) {
+      c->regions[i] = c->regions[--c->nregions];
+      return;
+    }
+  }
+  if (p) fail("free", "pointer", "was never allocated by this backend");
+}
+
+static void *dev_alloc(halo_backend *be, size_t bytes) {
+  void *p = calloc(bytes ? bytes : 1, 1);
+  if (p && track(be, p, bytes) != HALO_OK) {
+    free(p);
+    p = NULL;
+  }
+  return p;
+}
+
+static void dev_free(halo_backend *be, void *p) {
+  untrack(be, p);
+  free(p);
+}
+
+/* --- memory --------------------------------------------------------------- */
+
+static halo_status ck_buf_alloc(halo_backend *be, size_t bytes, halo_buf *out) {
+  void *p = dev_alloc(be, bytes);
+  if (!p) return HALO_ERR_NOMEM;
+  *out = (halo_buf){.data = p, .bytes = bytes, .space = HALO_MEM_DEVICE};
+  return HALO_OK;
+}
+
+static void ck_buf_free(halo_backend *be, halo_buf *buf) {
+  if (buf->data) dev_free(be, buf->data);
+  *buf = (halo_buf){0};
+}
+
+static halo_status ck_upload(halo_backend *be, halo_buf *dst, size_t offset, const void *src,
+                             size_t bytes) {
+  if (offset + bytes > dst->bytes) fail("upload", "range", "is outside the buffer");
+  device(be, "upload", "dst", (char *)dst->data + offset, bytes);
+  host(be, "upload", "src", src);
+  memcpy((char *)dst->data + offset, src, bytes);
+  ctx_of(be)->uploads++;
+  return HALO_OK;
+}
+
+static halo_status ck_download(halo_backend *be, void *dst, const halo_buf *src, size_t offset,
+                               size_t bytes) {
+  if (offset + bytes > src->bytes) fail("download", "range", "is outside the buffer");
+  device(be, "download", "src", (const char *)src->data + offset, bytes);
+  host(be, "download", "dst", dst);
+  memcpy(dst, (const char *)src->data + offset, bytes);
+  ctx_of(be)->downloads++;
+  return HALO_OK;
+}
+
+static void ck_csr_free(halo_backend *be, halo_csr *dev) {
+  if (dev->indptr) dev_free(be, dev->indptr);
+  if (dev->indices) dev_free(be, dev->indices);
+  if (dev->values) dev_free(be, dev->values);
+  *dev = (halo_csr){0};
+}
+
+/* Values are always stored, ones when the host has none (as on a GPU). */
+static halo_status ck_csr_upload(halo_backend *be, const halo_csr *h, halo_csr *out) {
+  halo_csr d = {.rows = h->rows, .cols = h->cols, .nnz = h->nnz};
+  d.indptr = dev_alloc(be, (size_t)(h->rows + 1) * sizeof(int64_t));
+  d.indices = dev_alloc(be, (size_t)h->nnz * sizeof(int32_t));
+  d.values = dev_alloc(be, (size_t)h->nnz * sizeof(float));
+  if (!d.indptr || !d.indices || !d.values) {
+    ck_csr_free(be, &d);
+    return HALO_ERR_NOMEM;
+  }
+  memcpy(d.indptr, h->indptr, (size_t)(h->rows + 1) * sizeof(int64_t));
+  if (h->nnz > 0) memcpy(d.indices, h->indices, (size_t)h->nnz * sizeof(int32_t));
+  for (int64_t k = 0; k < h->nnz; k++) d.values[k] = h->values ? h->values[k] : 1.0f;
+  *out = d;
+  return HALO_OK;
+}
+
+static void device_csr(halo_backend *be, const char *slot, const halo_csr *a) {
+  device(be, slot, "A.indptr", a->indptr, (size_t)(a->rows + 1) * sizeof(int64_t));
+  device(be, slot, "A.indices", a->indices, (size_t)a->nnz * sizeof(int32_t));
+  device(be, slot, "A.values", a->values, (size_t)a->nnz * sizeof(float));
+}
+
+static int ck_mpi_takes_device(halo_backend *be) { return ctx_of(be)->mpi_device; }
+
+static halo_status ck_host_alloc(halo_backend *be, size_t bytes, void **out) {
+  *out = calloc(bytes ? bytes : 1, 1);
+  if (!*out) return HALO_ERR_NOMEM;
+  ctx_of(be)->host_allocs++;
+  return HALO_OK;
+}
+
+static void ck_host_free(halo_backend *be, void **p) {
+  (void)be;
+  free(*p);
+  *p = NULL;
+}
+
+/* --- compute: check, then the CPU's arithmetic ------------------------------ */
+
+static void ck_gemm(halo_backend *be, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                    float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                    float beta, float *c, int64_t ldc) {
+  device(be, "gemm", "A", a, ta ? span(k, m, lda, 4) : span(m, k, lda, 4));
+  device(be, "gemm", "B", b, tb ? span(n, k, ldb, 4) : span(k, n, ldb, 4));
+  device(be, "gemm", "C", c, span(m, n, ldc, 4));
+  cpu->gemm(be, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+static void ck_bias_add(halo_backend *be, float *y, int64_t rows, int64_t cols, const float *b) {
+  device(be, "bias_add", "Y", y, span(rows, cols, cols, 4));
+  device(be, "bias_add", "bias", b, (size_t)cols * 4);
+  cpu->bias_add(be, y, rows, cols, b);
+}
+
+static void ck_colsum(halo_backend *be, const float *g, int64_t rows, int64_t cols, float *out) {
+  device(be, "colsum", "G", g, span(rows, cols, cols, 4));
+  device(be, "colsum", "out", out, (size_t)cols * 4);
+  cpu->colsum(be, g, rows, cols, out);
+}
+
+static void ck_relu(halo_backend *be, float *y, int64_t n) {
+  device(be, "relu", "Y", y, (size_t)n * 4);
+  cpu->relu(be, y, n);
+}
+
+static void ck_relu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
+  device(be, "relu_backward", "G", g, (size_t)n * 4);
+  device(be, "relu_backward", "Y", y, (size_t)n * 4);
+  cpu->relu_backward(be, g, y, n);
+}
+
+static void ck_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                       const int64_t *gid, uint64_t key, float p) {
+  device(be, "dropout", "Y", y, span(rows, cols, cols, 4));
+  device(be, "dropout", "global_id", gid, (size_t)rows * 8);
+  cpu->dropout(be, y, rows, cols, gid, key, p);
+}
+
+static void ck_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
+                            const int32_t *labels, const int32_t *mask, int64_t nmask,
+                            float scale, float *g, double *loss, int64_t *correct) {
+  device(be, "softmax_xent", "Z", z, span(rows, cols, cols, 4));
+  device(be, "softmax_xent", "labels", labels, (size_t)rows * 4);
+  device(be, "softmax_xent", "mask", mask, (size_t)nmask * 4);
+  if (g) device(be, "softmax_xent", "G", g, span(rows, cols, cols, 4));
+  host(be, "softmax_xent", "loss_sum", loss);
+  host(be, "softmax_xent", "correct", correct);
+  cpu->softmax_xent(be, z, rows, cols, labels, mask, nmask, scale, g, loss, correct);
+}
+
+static void ck_adam(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
+                    float lr, float b1, float b2, float eps, float wd, int64_t t) {
+  device(be, "adam", "W", w, (size_t)n * 4);
+  device(be, "adam", "G", g, (size_t)n * 4);
+  device(be, "adam", "M", m, (size_t)n * 4);
+  device(be, "adam", "V", v, (size_t)n * 4);
+  cpu->adam(be, w, g, m, v, n, lr, b1, b2, eps, wd, t);
+}
+
+static void ck_copy(halo_backend *be, float *dst, const float *src, int64_t n) {
+  device(be, "copy", "dst", dst, (size_t)n * 4);
+  device(be, "copy", "src", src, (size_t)n * 4);
+  cpu->copy(be, dst, src, n);
+}
+
+static void ck_pack(halo_backend *be, float *dst, const float *src, int64_t cols,
+                    const int32_t *idx, int64_t n) {
+  device(be, "pack", "dst", dst, span(n, cols, cols, 4));
+  device(be, "pack", "idx", idx, (size_t)n * 4);
+  if (n > 0) device(be, "pack", "src", src, (size_t)cols * 4);
+  cpu->pack(be, dst, src, cols, idx, n);
+}
+
+static void ck_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx,
+                    int64_t ncols, float beta, float *y, int64_t ldy, const int32_t *rows,
+                    int64_t nrows) {
+  device_csr(be, "spmm", a);
+  device(be, "spmm", "X", x, span(a->cols, ncols, ldx, 4));
+  device(be, "spmm", "Y", y, span(rows ? a->rows : nrows, ncols, ldy, 4));
+  if (rows) device(be, "spmm", "rows", rows, (size_t)nrows * 4);
+  cpu->spmm(be, a, x, ldx, ncols, beta, y, ldy, rows, nrows);
+}
+
+static void ck_csr_dropout(halo_backend *be, const halo_csr *a, int transposed,
+                           const int64_t *gid, uint64_t key, float p, float *out) {
+  device_csr(be, "csr_dropout", a);
+  device(be, "csr_dropout", "global_id", gid, 8);
+  device(be, "csr_dropout", "out", out, (size_t)a->nnz * 4);
+  cpu->csr_dropout(be, a, transposed, gid, key, p, out);
+}
+
+static void ck_destroy(halo_backend *be) {
+  checked_ctx *c = ctx_of(be);
+  if (c && c->nregions > 0)
+    fprintf(stderr, "checked backend: %zu device buffers were never freed\n", c->nregions);
+  if (c) free(c->regions);
+  free(c);
+  be->context = NULL;
+}
+
+static const halo_backend_ops checked_ops = {
+    .name = "checked",
+    .space = HALO_MEM_DEVICE,
+    .destroy = ck_destroy,
+    .buf_alloc = ck_buf_alloc,
+    .buf_free = ck_buf_free,
+    .upload = ck_upload,
+    .download = ck_download,
+    .csr_upload = ck_csr_upload,
+    .csr_free = ck_csr_free,
+    .mpi_takes_device = ck_mpi_takes_device,
+    .host_alloc = ck_host_alloc,
+    .host_free = ck_host_free,
+    .gemm = ck_gemm,
+    .bias_add = ck_bias_add,
+    .colsum = ck_colsum,
+    .relu = ck_relu,
+    .relu_backward = ck_relu_backward,
+    .dropout = ck_dropout,
+    .softmax_xent = ck_softmax_xent,
+    .adam = ck_adam,
+    .copy = ck_copy,
+    .pack = ck_pack,
+    .spmm = ck_spmm,
+    .csr_dropout = ck_csr_dropout,
+};
+
+halo_status checked_backend_create(int mpi_device, halo_backend **out) {
+  halo_backend *be = calloc(1, sizeof *be);
+  checked_ctx *c = calloc(1, sizeof *c);
+  *out = NULL;
+  if (!be || !c) {
+    free(be);
+    free(c);
+    return HALO_ERR_NOMEM;
+  }
+  c->mpi_device = mpi_device;
+  be->ops = &checked_ops;
+  be->context = c;
+  *out = be;
+  return HALO_OK;
+}
+
+void checked_backend_counts(const halo_backend *be, int64_t *uploads, int64_t *downloads,
+                            int64_t *host_allocs) {
+  const checked_ctx *c = be->context;
+  *uploads = c->uploads;
+  *downloads = c->downloads;
+  *host_allocs = c->host_allocs;
+}

@@ -1,0 +1,103 @@
+/* The trainer's device paths, without a device.
+ *
+ * train-probe runs one training epoch, an Adam step and an evaluation with
+ * the CPU backend and with the checked backend (backend-checked.c), which
+ * declares its buffers device memory: the trainer must then upload, download
+ * and stage exactly as it would for a GPU, and the checked backend aborts on
+ * any host pointer handed to a compute slot.  Both halo exchange modes of a
+ * device backend run: staged through host buffers, and in place (CUDA-aware
+ * MPI).  The arithmetic is the CPU's in every case, so every number the
+ * probe writes must be the same text, at P=1 and P=3.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend-checked.h"
+#include "halo-backend-impl.h"
+#include "train-run.h"
+
+#ifndef TRAIN_PROBE
+#error "TRAIN_PROBE must name the train-probe binary"
+#endif
+
+typedef struct probe_args {
+  const char *name;
+  const char *args; /* nodes degree features density classes layers hidden dropout
+                       input_dropout sparse */
+} probe_args;
+
+static const probe_args cases[] = {
+    {"sparse X", "300 6 40 0.1 5 2 16 0.5 0.5 1"},
+    {"dense X, 3 layers", "300 6 40 0.5 5 3 24 0.5 0.5 0"},
+    {"cached AX", "300 6 40 0.1 5 2 16 0.5 0.0 -1"},
+    {"aggregate first", "200 4 8 0.5 3 3 32 0.3 0.0 0"},
+};
+
+static const char *const files[] = {"grads.txt", "bytes.txt", "after.txt", "logits-0.txt",
+                                    "logits-1.txt", "logits-2.txt"};
+
+static void run_probe(const char *backend, int np, const probe_args *pc, uint64_t seed,
+                      const char *dir) {
+  setenv("HALO_PROBE_BACKEND", backend, 1);
+  int rc = tr_mpirun(np, 120, NULL, "%s %s %s %llu %llu 4", TRAIN_PROBE, dir, pc->args,
+                     (unsigned long long)seed, (unsigned long long)seed);
+  unsetenv("HALO_PROBE_BACKEND");
+  cr_assert_eq(rc, 0, "%s, %s backend, P=%d: train-probe exited with %d", pc->name, backend, np, rc);
+}
+
+static void check_same(int np, uint64_t seed) {
+  static const char *const backends[] = {"staged", "device-mpi"};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char *ref = tr_tmpdir("cpu");
+    run_probe("cpu", np, &cases[c], seed + c, ref);
+    for (size_t b = 0; b < 2; b++) {
+      char *dir = tr_tmpdir(backends[b]);
+      run_probe(backends[b], np, &cases[c], seed + c, dir);
+      for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        if (strncmp(files[f], "logits-", 7) == 0 && files[f][7] - '0' >= np) continue;
+        char a[600], d[600];
+        snprintf(a, sizeof a, "%s/%s", ref, files[f]);
+        snprintf(d, sizeof d, "%s/%s", dir, files[f]);
+        char *want = tr_slurp(a), *got = tr_slurp(d);
+        cr_assert(want && got, "%s: %s missing", cases[c].name, files[f]);
+        cr_expect_str_eq(got, want, "%s, P=%d, %s backend: %s differs from the CPU run's",
+                         cases[c].name, np, backends[b], files[f]);
+        free(want);
+        free(got);
+      }
+      tr_rmdir(dir);
+    }
+    tr_rmdir(ref);
+  }
+}
+
+Test(backends, device_paths_equal_cpu_p1, .timeout = 300) {
+  check_same(1, tr_seed("backends.p1", 21));
+}
+
+Test(backends, device_paths_equal_cpu_p3, .timeout = 300) {
+  check_same(3, tr_seed("backends.p3", 22));
+}
+
+/* The checker itself: a host pointer handed to a compute slot aborts. */
+Test(backends, checked_backend_refuses_host_pointers, .signal = SIGABRT) {
+  halo_backend *be = NULL;
+  cr_assert_eq(checked_backend_create(0, &be), HALO_OK);
+  halo_buf y = {0};
+  cr_assert_eq(be->ops->buf_alloc(be, 64 * sizeof(float), &y), HALO_OK);
+  be->ops->relu(be, y.data, 64); /* device memory: fine */
+  float host[64] = {1.0f};
+  be->ops->relu(be, host, 64); /* aborts */
+}
+
+/* ... and so does a range that runs past its buffer. */
+Test(backends, checked_backend_refuses_overruns, .signal = SIGABRT) {
+  halo_backend *be = NULL;
+  cr_assert_eq(checked_backend_create(0, &be), HALO_OK);
+  halo_buf y = {0};
+  cr_assert_eq(be->ops->buf_alloc(be, 64 * sizeof(float), &y), HALO_OK);
+  be->ops->relu(be, y.data, 65);
+}

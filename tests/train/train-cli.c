@@ -1,0 +1,73 @@
+#include "train-cli.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train-run.h"
+
+void read_metrics(const char *path, metrics *m) {
+  char *text = tr_slurp(path);
+  cr_assert(text, "no metrics file %s", path);
+  memset(m, 0, sizeof *m);
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (strstr(line, "\"summary\": true")) {
+      m->has_summary = 1;
+      m->final_test = tr_json_num(line, "final_test_acc");
+      m->setup_bytes = tr_json_num(line, "setup_halo_bytes");
+      continue;
+    }
+    int e = (int)tr_json_num(line, "epoch");
+    cr_assert(e == m->epochs + 1 && e <= MAX_EPOCHS, "%s: epoch %d out of order", path, e);
+    m->loss[m->epochs] = tr_json_num(line, "loss");
+    m->halo[m->epochs] = tr_json_num(line, "halo_bytes");
+    m->predicted[m->epochs] = tr_json_num(line, "halo_bytes_predicted");
+    m->train_acc = tr_json_num(line, "train_acc");
+    m->val_acc = tr_json_num(line, "val_acc");
+    m->test_acc = tr_json_num(line, "test_acc");
+    m->epochs++;
+  }
+  free(text);
+  cr_assert(m->has_summary, "%s has no summary line", path);
+}
+
+void partition(const char *input, int parts, const char *method, const char *dims,
+               const char *out, const char *json) {
+  char log[600];
+  snprintf(log, sizeof log, "%s.log", out);
+  int rc = tr_run(120, log, "%s --input '%s' --parts %d --method %s --dims %s --out '%s' --json '%s' --force",
+                  PARTITION_BIN, input, parts, method, dims, out, json);
+  cr_assert_eq(rc, 0, "halo-partition exited with %d (see %s)", rc, log);
+}
+
+void train(int np, const char *shards, const char *extra, const char *metrics_path) {
+  char log[600];
+  snprintf(log, sizeof log, "%s.log", metrics_path);
+  int rc = tr_mpirun(np, 300, log, "%s '%s' --threads 1 --quiet --metrics '%s' %s", TRAIN_BIN, shards,
+                     metrics_path, extra);
+  cr_assert_eq(rc, 0, "halo-train -np %d exited with %d (see %s)", np, rc, log);
+}
+
+double json_figure(const char *path, const char *key) {
+  char *text = tr_slurp(path);
+  cr_assert(text, "no %s", path);
+  double v = tr_json_num(text, key);
+  free(text);
+  cr_assert(!isnan(v), "%s has no %s", path, key);
+  return v;
+}
+
+double worst_loss_difference(const metrics *a, const metrics *b, int n, int *at) {
+  double worst = 0.0;
+  *at = 1;
+  for (int e = 0; e < n; e++) {
+    double rel = fabs(b->loss[e] - a->loss[e]) / fabs(a->loss[e]);
+    if (!(rel <= worst)) { /* NaN counts as the worst */
+      worst = rel;
+      *at = e + 1;
+    }
+  }
+  return worst;
+}

@@ -1,0 +1,39 @@
+/* Criterion helpers of the end-to-end trainer tests (tests/train and
+ * tests/gpu): run the real halo-partition and halo-train binaries, under a
+ * timeout, and read what they report.  Each helper fails the calling test
+ * with one message when something goes wrong. */
+#ifndef TRAIN_CLI_H
+#define TRAIN_CLI_H
+
+#define TRAIN_BIN HALO_BINARY_DIR "/src/halo-train"
+#define PARTITION_BIN HALO_BINARY_DIR "/partition/halo-partition"
+
+enum { MAX_EPOCHS = 256 };
+
+/* The --metrics file of one run. */
+typedef struct metrics {
+  int epochs;
+  double loss[MAX_EPOCHS];
+  double halo[MAX_EPOCHS], predicted[MAX_EPOCHS];
+  double train_acc, val_acc, test_acc; /* of the last epoch */
+  double final_test, setup_bytes;
+  int has_summary;
+} metrics;
+
+void read_metrics(const char *path, metrics *m);
+
+/* halo-partition --input INPUT --parts P --method M --dims D --out OUT --json JSON. */
+void partition(const char *input, int parts, const char *method, const char *dims,
+               const char *out, const char *json);
+
+/* mpirun -np NP halo-train SHARDS --threads 1 --quiet --metrics PATH EXTRA. */
+void train(int np, const char *shards, const char *extra, const char *metrics_path);
+
+/* A number from halo-partition's --json. */
+double json_figure(const char *path, const char *key);
+
+/* Largest |a - b| / |a| over the first n epochs' losses; *at gets the epoch
+ * (1-based) where it occurs. */
+double worst_loss_difference(const metrics *a, const metrics *b, int n, int *at);
+
+#endif /* TRAIN_CLI_H */
