@@ -5,11 +5,15 @@
  * checksummed, and each part's content digest is recorded in the manifest, so
  * a bit flip anywhere in the data is found on read.
  *
- * Local numbering inside a part: rows 0..n_owned-1 are the owned nodes in
- * ascending global id; rows n_owned..n_owned+n_halo-1 are the halo nodes,
- * grouped by owner part (ascending), ascending global id within a group.
- * Peer q therefore sends part p its rows in ascending global id, and they land
- * in the contiguous halo range recv_ptr[q]..recv_ptr[q+1].
+ * Local numbering inside a part: rows 0..n_owned-1 are the owned nodes, each
+ * once, in the partitioner's order (format 1: ascending global id; format 2:
+ * any order, halo-partition's default puts the n_interior rows without a halo
+ * neighbour first, then groups neighbours together); rows
+ * n_owned..n_owned+n_halo-1 are the halo nodes, grouped by owner part
+ * (ascending), ascending global id within a group.  Send lists name owned
+ * rows in ascending GLOBAL id per peer, so peer q sends part p its rows in
+ * ascending global id, and they land in the contiguous halo range
+ * recv_ptr[q]..recv_ptr[q+1], whatever order either side gives its own rows.
  */
 #ifndef HALO_SHARD_H
 #define HALO_SHARD_H
@@ -19,7 +23,10 @@
 
 #include "halo-status.h"
 
-#define HALO_SHARD_FORMAT_VERSION 1
+/* The version written.  The reader accepts HALO_SHARD_FORMAT_OLDEST up to
+ * it; docs/shard-format.md says what differs. */
+#define HALO_SHARD_FORMAT_VERSION 2
+#define HALO_SHARD_FORMAT_OLDEST 1
 
 /* Global facts of one partition run: DIR/manifest.h5. */
 typedef struct halo_manifest {
@@ -51,6 +58,7 @@ typedef struct halo_shard {
   int32_t features, classes;
   int64_t n_owned, n_halo;
   int64_t nnz;            /* local CSR entries, indptr[n_owned] */
+  int64_t n_interior;     /* rows [0, n_interior) have no halo column (format 1 reads 0) */
   int64_t *global_id;     /* size n_owned+n_halo */
   int32_t *halo_owner;    /* size n_halo: owner part of each halo row */
   int64_t *degree;        /* size n_owned+n_halo: global degree in the cleaned graph, self-loop excluded */

@@ -86,6 +86,7 @@ uint64_t halo_shard_digest(const halo_shard *s) {
   digest_count(&d, s->n_train);
   digest_count(&d, s->n_valid);
   digest_count(&d, s->n_test);
+  if (s->format_version >= 2) digest_count(&d, s->n_interior); /* format 1 digests stay as they were */
   size_t local = (size_t)(s->n_owned + s->n_halo);
   size_t owned = (size_t)s->n_owned;
   size_t peers = (size_t)s->parts + 1;
@@ -105,11 +106,18 @@ uint64_t halo_shard_digest(const halo_shard *s) {
   return halo_digest_final(&d);
 }
 
+static halo_status check_version(int32_t version, const char *path) {
+  halo_status st = HALO_OK;
+  if (version < HALO_SHARD_FORMAT_OLDEST || version > HALO_SHARD_FORMAT_VERSION)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads versions %d to %d)",
+              path, (int)version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
+done:
+  return st;
+}
+
 halo_status halo__shard_check_counts(const halo_shard *s, const char *path) {
   halo_status st = HALO_OK;
-  if (s->format_version != HALO_SHARD_FORMAT_VERSION)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads version %d)", path,
-              (int)s->format_version, HALO_SHARD_FORMAT_VERSION);
+  HALO_TRY(check_version(s->format_version, path));
   if (s->parts < 1) HALO_FAIL(HALO_ERR_FORMAT, "%s: parts = %d, expected at least 1", path, (int)s->parts);
   if (s->part < 0 || s->part >= s->parts)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: part = %d is out of range [0, %d)", path, (int)s->part, (int)s->parts);
@@ -125,6 +133,9 @@ halo_status halo__shard_check_counts(const halo_shard *s, const char *path) {
   if (s->nnz < 0 || s->nnz > s->edges)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: nnz = %" PRId64 " is out of range [0, edges = %" PRId64 "]", path, s->nnz,
               s->edges);
+  if (s->n_interior < 0 || s->n_interior > s->n_owned || (s->format_version < 2 && s->n_interior != 0))
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: n_interior = %" PRId64 " is out of range [0, n_owned = %" PRId64 "]%s", path,
+              s->n_interior, s->n_owned, s->format_version < 2 ? " (format 1 has none: 0)" : "");
   if (s->features > 0 && s->n_owned > INT64_MAX / 4 / s->features)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: %" PRId64 " x %d features overflow", path, s->n_owned, (int)s->features);
   const struct {
@@ -170,34 +181,76 @@ done:
   return st;
 }
 
-static int owns(const int64_t *owned, int64_t n, int64_t gid) {
+static int owns(const int64_t *sorted, int64_t n, int64_t gid) {
   int64_t lo = 0, hi = n;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (owned[mid] < gid)
+    if (sorted[mid] < gid)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo < n && owned[lo] == gid;
+  return lo < n && sorted[lo] == gid;
+}
+
+static int compare_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The owned global ids in ascending order, for the halo check: the array
+ * itself in format 1 (where it must ascend), a sorted copy in format 2
+ * (where it must hold each id once).  *copy receives the copy to free. */
+static halo_status owned_sorted(const halo_shard *s, const char *path, const int64_t **sorted, int64_t **copy) {
+  halo_status st = HALO_OK;
+  const int64_t *gid = s->global_id;
+  *sorted = gid;
+  *copy = NULL;
+  if (s->format_version < 2) {
+    for (int64_t i = 1; i < s->n_owned; i++)
+      if (gid[i] <= gid[i - 1])
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " does not ascend (owned rows)",
+                  path, i, gid[i]);
+    goto done;
+  }
+  HALO_ALLOC(*copy, s->n_owned, "the sorted owned ids");
+  memcpy(*copy, gid, (size_t)s->n_owned * sizeof *gid);
+  qsort(*copy, (size_t)s->n_owned, sizeof **copy, compare_i64);
+  for (int64_t k = 1; k < s->n_owned; k++)
+    if ((*copy)[k] == (*copy)[k - 1]) {
+      /* Name both rows: the slow search runs only on a bad file. */
+      int64_t first = -1, second = -1;
+      for (int64_t i = 0; i < s->n_owned && second < 0; i++)
+        if (gid[i] == (*copy)[k]) {
+          if (first < 0)
+            first = i;
+          else
+            second = i;
+        }
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " repeats owned row %" PRId64,
+                path, second, gid[second], first);
+    }
+  *sorted = *copy;
+done:
+  return st;
 }
 
 static halo_status check_nodes(const halo_shard *s, const char *path) {
   halo_status st = HALO_OK;
+  int64_t *copy = NULL;
+  const int64_t *sorted = NULL;
   int64_t local = s->n_owned + s->n_halo;
   for (int64_t i = 0; i < local; i++) {
     int64_t gid = s->global_id[i];
     if (gid < 0 || gid >= s->nodes)
       HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ")",
                 path, i, gid, s->nodes);
-    if (i > 0 && i < s->n_owned && gid <= s->global_id[i - 1])
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " does not ascend (owned rows)",
-                path, i, gid);
     int64_t deg = s->degree[i];
     if (deg < 0 || deg >= (s->nodes > 0 ? s->nodes : 1))
       HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/degree[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ")",
                 path, i, deg, s->nodes);
   }
+  HALO_TRY(owned_sorted(s, path, &sorted, &copy));
   for (int64_t h = 0; h < s->n_halo; h++) {
     int32_t q = s->halo_owner[h];
     int64_t row = s->n_owned + h;
@@ -213,11 +266,12 @@ static halo_status check_nodes(const halo_shard *s, const char *path) {
         HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " does not ascend within its owner",
                   path, row, s->global_id[row]);
     }
-    if (owns(s->global_id, s->n_owned, s->global_id[row]))
+    if (owns(sorted, s->n_owned, s->global_id[row]))
       HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " is both owned and halo", path, row,
                 s->global_id[row]);
   }
 done:
+  free(copy);
   return st;
 }
 
@@ -249,7 +303,14 @@ static halo_status check_graph(const halo_shard *s, const char *path) {
       if (col == i)
         HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indices[%" PRId64 "] = %d is a self-loop of row %" PRId64, path, j,
                   (int)col, i);
-      if (col >= s->n_owned) seen[col - s->n_owned] = 1;
+      if (col >= s->n_owned) {
+        if (i < s->n_interior)
+          HALO_FAIL(HALO_ERR_RANGE,
+                    "%s: /graph/indices[%" PRId64 "] = %d is a halo row, but row %" PRId64
+                    " is below n_interior = %" PRId64,
+                    path, j, (int)col, i, s->n_interior);
+        seen[col - s->n_owned] = 1;
+      }
     }
   }
   /* The halo is exactly the remote neighbourhood: no row is shipped for nothing. */
@@ -291,8 +352,19 @@ static halo_status check_halo(const halo_shard *s, const char *path) {
   if (s->send_ptr[p + 1] != s->send_ptr[p])
     HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/send_ptr sends %" PRId64 " rows to part %d itself", path,
               s->send_ptr[p + 1] - s->send_ptr[p], (int)p);
+  /* Ascending GLOBAL id per peer: the order the peer's halo range has. */
   for (int32_t q = 0; q < s->parts; q++)
-    HALO_TRY(check_rows(path, "/halo/send_idx", s->send_idx, s->send_ptr[q], s->send_ptr[q + 1], 0, s->n_owned));
+    for (int64_t k = s->send_ptr[q]; k < s->send_ptr[q + 1]; k++) {
+      int32_t row = s->send_idx[k];
+      if (row < 0 || row >= s->n_owned)
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/send_idx[%" PRId64 "] = %d is out of range [0, %" PRId64 ")", path, k,
+                  (int)row, s->n_owned);
+      if (k > s->send_ptr[q] && s->global_id[row] <= s->global_id[s->send_idx[k - 1]])
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: /halo/send_idx[%" PRId64 "] = %d (global %" PRId64 ") does not ascend in global id after "
+                  "global %" PRId64 " (peer %d)",
+                  path, k, (int)row, s->global_id[row], s->global_id[s->send_idx[k - 1]], (int)q);
+    }
   HALO_TRY(halo__shard_check_ptr(path, "/halo/recv_ptr", s->recv_ptr, s->parts, s->n_halo));
   if (s->recv_ptr[s->parts] != s->n_halo)
     HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/recv_ptr[%d] = %" PRId64 ", expected n_halo = %" PRId64, path,
@@ -343,9 +415,7 @@ done:
 halo_status halo__manifest_check(const halo_manifest *m, const char *path) {
   halo_status st = HALO_OK;
   int64_t *count = NULL;
-  if (m->format_version != HALO_SHARD_FORMAT_VERSION)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads version %d)", path,
-              (int)m->format_version, HALO_SHARD_FORMAT_VERSION);
+  HALO_TRY(check_version(m->format_version, path));
   if (m->nodes < 0 || m->edges < 0 || m->features < 0 || m->classes < 0 || m->parts < 1)
     HALO_FAIL(HALO_ERR_FORMAT,
               "%s: implausible counts (nodes %" PRId64 ", edges %" PRId64 ", features %d, classes %d, parts %d)", path,

@@ -38,6 +38,7 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
   };
   for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
     HALO_TRY(halo__h5_attr_write(file, path, attrs[k].name, attrs[k].kind, attrs[k].value));
+  if (s->format_version >= 2) HALO_TRY(halo__h5_attr_write(file, path, "n_interior", HALO__H5_I64, &s->n_interior));
 
   hsize_t local = (hsize_t)(s->n_owned + s->n_halo), owned = (hsize_t)s->n_owned;
   hsize_t peers = (hsize_t)s->parts + 1;
@@ -134,9 +135,9 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
 
   /* The version decides how to read everything else, so it comes first. */
   HALO_TRY(halo__h5_attr_read(file, path, "format_version", HALO__H5_I32, &s->format_version));
-  if (s->format_version != HALO_SHARD_FORMAT_VERSION)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads version %d)", path,
-              (int)s->format_version, HALO_SHARD_FORMAT_VERSION);
+  if (s->format_version < HALO_SHARD_FORMAT_OLDEST || s->format_version > HALO_SHARD_FORMAT_VERSION)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads versions %d to %d)",
+              path, (int)s->format_version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
   HALO_TRY(halo__h5_attr_read(file, path, "part", HALO__H5_I32, &s->part));
   HALO_TRY(halo__h5_attr_read(file, path, "parts", HALO__H5_I32, &s->parts));
   HALO_TRY(halo__h5_attr_read(file, path, "run_id", HALO__H5_U64, &s->run_id));
@@ -147,6 +148,7 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   HALO_TRY(halo__h5_attr_read(file, path, "n_owned", HALO__H5_I64, &s->n_owned));
   HALO_TRY(halo__h5_attr_read(file, path, "n_halo", HALO__H5_I64, &s->n_halo));
   HALO_TRY(halo__h5_attr_read(file, path, "nnz", HALO__H5_I64, &s->nnz));
+  if (s->format_version >= 2) HALO_TRY(halo__h5_attr_read(file, path, "n_interior", HALO__H5_I64, &s->n_interior));
   HALO_TRY(halo__shard_check_counts(s, path));
   if (m && (s->parts != m->parts))
     HALO_FAIL(HALO_ERR_MISMATCH, "%s: parts = %d but the manifest says %d", path, (int)s->parts, (int)m->parts);

@@ -41,6 +41,10 @@ static const char usage[] =
     "  --seed N                 METIS seed / random permutation seed (default 1)\n"
     "  --ufactor N              METIS allowed imbalance 1+N/1000 (default 30)\n"
     "  --objective O            METIS objective: cut (default) or vol\n"
+    "  --order O                local numbering of each part's owned rows: community\n"
+    "                           (default: rows without remote neighbours first, then\n"
+    "                           neighbours together, for SpMM locality) or id (ascending\n"
+    "                           global id, as format 1 had it)\n"
     "output\n"
     "  --out DIR                output folder; written as DIR.tmp.<pid>, renamed when complete\n"
     "  --force                  replace an existing DIR written by halo-partition\n"
@@ -150,6 +154,7 @@ enum {
   OPT_UFACTOR,
   OPT_DIMS,
   OPT_JSON,
+  OPT_ORDER,
 };
 
 /* Returns 1 when the program should stop successfully (--help, --version). */
@@ -164,6 +169,7 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
       {"seed", required_argument, NULL, 's'},
       {"ufactor", required_argument, NULL, OPT_UFACTOR},
       {"objective", required_argument, NULL, OPT_OBJECTIVE},
+      {"order", required_argument, NULL, OPT_ORDER},
       {"dims", required_argument, NULL, OPT_DIMS},
       {"json", required_argument, NULL, OPT_JSON},
       {"force", no_argument, NULL, OPT_FORCE},
@@ -200,6 +206,10 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     case OPT_OBJECTIVE:
       if (halo_objective_parse(optarg, &c->opt.objective) != HALO_OK)
         HALO_FAIL(HALO_ERR_ARG, "--objective: unknown objective '%s' (cut, vol)", optarg);
+      break;
+    case OPT_ORDER:
+      if (halo_order_parse(optarg, &c->opt.order) != HALO_OK)
+        HALO_FAIL(HALO_ERR_ARG, "--order: unknown order '%s' (community, id)", optarg);
       break;
     case 'p':
       HALO_TRY(parse_int("--parts", optarg, 1, INT32_MAX, &v));
@@ -318,6 +328,7 @@ static void write_json(FILE *f, const cli *c, const halo_graph *g, const halo_cl
           halo_method_name(c->opt.method));
   fprintf(f, "  \"objective\": \"%s\",\n  \"seed\": %" PRId64 ",\n  \"ufactor\": %d,\n",
           halo_objective_name(c->opt.objective), c->opt.seed, c->opt.ufactor);
+  fprintf(f, "  \"order\": \"%s\",\n", halo_order_name(c->opt.order));
   fprintf(f, "  \"edge_cut\": %" PRId64 ",\n  \"comm_volume\": %" PRId64 ",\n", s->edge_cut,
           s->comm_volume);
   json_i64_array(f, "owned", s->owned, s->parts);
@@ -391,6 +402,11 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
     printf("method       random, seed %" PRId64 "\n", c->opt.seed);
   else
     printf("method       block\n");
+  if (c->opt.order == HALO_ORDER_COMMUNITY)
+    printf("row order    community: interior rows first, METIS blocks of ~%d rows\n",
+           HALO_PARTITION_BLOCK_ROWS);
+  else
+    printf("row order    id: ascending global id\n");
   printf("\n");
 
   int64_t total_nnz = 0, total_send = 0, widest = s->edges;

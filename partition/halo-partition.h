@@ -44,20 +44,38 @@ halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report);
 typedef enum { HALO_METHOD_METIS = 0, HALO_METHOD_RANDOM, HALO_METHOD_BLOCK } halo_method;
 typedef enum { HALO_OBJECTIVE_CUT = 0, HALO_OBJECTIVE_VOL } halo_objective;
 
+/* How a shard numbers its owned rows (halo rows are the same either way).
+ * COMMUNITY: rows with no neighbour in another part ("interior") first, then
+ * the boundary rows; within each group, block by block, where the blocks are
+ * a METIS k-way cut of the part's induced subgraph into pieces of about
+ * HALO_PARTITION_BLOCK_ROWS rows, and ascending global id inside a block.
+ * Neighbours then sit close together, so the rows of X an SpMM gathers come
+ * from cache, and the interior rows are a prefix [0, n_interior) of the local
+ * CSR.  ID: ascending global id (format 1's only order). */
+typedef enum { HALO_ORDER_COMMUNITY = 0, HALO_ORDER_ID } halo_order;
+
+/* Rows per locality block.  At width 64 (float) the X rows of one block take
+ * 1000 · 256 B = 256 KB, half of a 512 KB L2, so a block's inner gathers
+ * stay in L2 at the widths the trainer uses (16 to 64); smaller blocks cut
+ * more of a community's edges.  Measured in docs/benchmarks.md ("SpMM vs
+ * STREAM"): 1000 against 250 and 4000 on the 1M-node SBM. */
+#define HALO_PARTITION_BLOCK_ROWS 1000
+
 typedef struct halo_partition_options {
   int32_t parts; /* P >= 1 */
   halo_method method;
   halo_objective objective; /* METIS only: minimise edge cut or communication volume */
   int64_t seed;             /* METIS_OPTION_SEED; the permutation of the random method */
   int32_t ufactor;          /* METIS only: allowed imbalance 1 + ufactor/1000 */
+  halo_order order;         /* local numbering of each shard's owned rows */
 } halo_partition_options;
 
 /* The defaults of halo-partition: METIS k-way, edge cut, seed 1, ufactor 30
- * (METIS' own k-way default). */
+ * (METIS' own k-way default), community order. */
 #define HALO_PARTITION_OPTIONS_INIT                                                                \
   {                                                                                                \
     .parts = 1, .method = HALO_METHOD_METIS, .objective = HALO_OBJECTIVE_CUT, .seed = 1,           \
-    .ufactor = 30                                                                                  \
+    .ufactor = 30, .order = HALO_ORDER_COMMUNITY                                                   \
   }
 
 /* Fills part[0..g->n) with values in [0, opt->parts).  g must be clean
@@ -83,12 +101,15 @@ halo_status halo_partition_block(halo_graph *g, const halo_partition_options *op
 /* The partitioner of a method; never NULL for a valid enum value. */
 halo_partitioner halo_partition_lookup(halo_method method);
 
-/* "metis" | "random" | "block" and "cut" | "vol"; HALO_ERR_ARG otherwise
- * (the caller names the flag). The _name functions return static strings. */
+/* "metis" | "random" | "block", "cut" | "vol" and "community" | "id";
+ * HALO_ERR_ARG otherwise (the caller names the flag). The _name functions
+ * return static strings. */
 halo_status halo_method_parse(const char *name, halo_method *out);
 halo_status halo_objective_parse(const char *name, halo_objective *out);
+halo_status halo_order_parse(const char *name, halo_order *out);
 const char *halo_method_name(halo_method method);
 const char *halo_objective_name(halo_objective objective);
+const char *halo_order_name(halo_order order);
 
 /* Block b of n items cut into P near-equal blocks: the first n % P blocks
  * hold n/P + 1 items, the rest n/P.  Returns the block of item i. */
@@ -120,18 +141,22 @@ void halo_partition_stats_destroy(halo_partition_stats **s);
 
 /* Builds the shards of a partition one part at a time, reusing O(n) scratch
  * so that only one part's arrays exist at once.  Borrows g and part, which
- * must outlive the plan. */
+ * must outlive the plan.  `order` numbers the owned rows (halo_order). */
 typedef struct halo_partition_plan halo_partition_plan;
 
 halo_status halo_partition_plan_create(const halo_graph *g, const int32_t *part, int32_t parts,
-                                       uint64_t run_id, halo_partition_plan **out);
+                                       halo_order order, uint64_t run_id,
+                                       halo_partition_plan **out);
 
 /* Fills a new shard for part p exactly as halo-shard.h describes it: owned
- * rows in ascending global id, then halo rows grouped by owner part and
- * ascending global id; send lists in ascending global id, so that peer q's
- * list for p matches p's halo range from q; local CSR with int32 columns;
- * features, labels and split of the owned rows.  On success *out owns it
- * (free with halo_shard_destroy). Local. */
+ * rows in the plan's order (n_interior: the leading rows with no halo
+ * neighbour), then halo rows grouped by owner part and ascending global id;
+ * send lists in ascending global id, so that peer q's list for p matches p's
+ * halo range from q; local CSR with int32 columns; features, labels and split
+ * of the owned rows.  The same graph, part[] and order always give the same
+ * shard.  Scratch beyond the shard: O(owned rows + their edges) for the
+ * blocks of HALO_ORDER_COMMUNITY.  On success *out owns it (free with
+ * halo_shard_destroy). Local. */
 halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo_shard **out);
 
 void halo_partition_plan_destroy(halo_partition_plan **plan);
@@ -141,7 +166,7 @@ void halo_partition_plan_destroy(halo_partition_plan **plan);
 /* The identity of a run: a digest of what was read (g->source_digest, which
  * the loaders also fold node-data files into), the counts of the clean graph
  * (nodes, edges, features, classes: synthetic node data is a function of
- * them and the seed), the options and part[], so that a rerun with the same
+ * them and the seed), the options (the row order included) and part[], so that a rerun with the same
  * inputs gives the same id and a different run a different one. Local. */
 uint64_t halo_partition_run_id(const halo_graph *g, const halo_partition_options *opt,
                                const int32_t *part);

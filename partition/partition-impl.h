@@ -11,6 +11,15 @@
 halo_status halo__partition_order(const int32_t *part, int64_t n, int32_t parts, int64_t **order,
                                   int64_t **start);
 
+/* Cuts the subgraph induced by owned[0..n_owned) into blocks of about
+ * block_rows rows with METIS k-way (fixed seed: deterministic) and writes
+ * block[i] in [0, ceil(n_owned / block_rows)) for owned[i].  local[v] is i
+ * for v = owned[i] and negative for every other neighbour of an owned node.
+ * All zero when one block suffices, when the subgraph has no edge, or when
+ * it exceeds METIS' idx_t. Scratch: the subgraph in idx_t. Local. */
+halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, int64_t n_owned,
+                                   const int32_t *local, int64_t block_rows, int32_t *block);
+
 /* Statistics accumulated part by part: alloc (zeroed per-part arrays), add
  * each part's figures (edge_cut collects directed cut edges meanwhile), then
  * finish (halves the cut, totals and ratios). Local. */

@@ -32,7 +32,8 @@ uint64_t halo_partition_run_id(const halo_graph *g, const halo_partition_options
                             opt->method,
                             opt->objective,
                             opt->seed,
-                            opt->ufactor};
+                            opt->ufactor,
+                            opt->order};
   halo_digest d;
   halo_digest_init(&d);
   halo_digest_update(&d, "halo-partition run", 18);
@@ -261,7 +262,7 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
     *stats = NULL;
     HALO_TRY(halo__stats_alloc(g->n, g->m, parts, &figures));
   }
-  HALO_TRY(halo_partition_plan_create(g, part, parts, run_id, &plan));
+  HALO_TRY(halo_partition_plan_create(g, part, parts, opt->order, run_id, &plan));
 
   /* A two-stage pipeline: a helper thread plans part p+1 while this thread
    * writes part p (HDF5 is only ever called from this thread, as the serial

@@ -1,16 +1,23 @@
 /* Halo plans: one halo_shard per part, in the local numbering of halo-shard.h.
  *
- * For part p with owned set O (ascending global id):
+ * For part p with owned set O:
+ *   owned rows (HALO_ORDER_COMMUNITY): interior rows (no neighbour outside
+ *           O) first, then boundary rows; within each group block by block
+ *           (a METIS cut of the subgraph induced by O, halo__partition_blocks),
+ *           ascending id inside a block.  HALO_ORDER_ID: ascending id.
  *   halo    = {v ∉ O : (u, v) ∈ E, u ∈ O}, grouped by part[v], ascending id;
  *   send[q] = {u ∈ O : some neighbour of u is owned by q}, ascending id.
  * On a symmetric graph send[q] of p is exactly the halo range of q that p
  * owns, in the same order, so peers agree without talking to each other.
+ * Only the owned rows move with the order: halo ranges and send lists are
+ * defined by global ids, which both sides know, never by local rows.
  *
  * The plan keeps one int32 map global -> local (size n) that is set for the
  * rows of the part being built and reset afterwards, so building all P
  * parts costs O(n + m + H log H) time (a sweep of the map replaces the sort
- * only when it costs less than 16 H) and O(n) scratch beyond one part's
- * arrays.
+ * only when it costs less than 16 H), plus METIS on each part's induced
+ * subgraph for the community order, and O(n) scratch beyond one part's
+ * arrays and its METIS blocks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +31,7 @@ struct halo_partition_plan {
   const halo_graph *g;
   const int32_t *part;
   int32_t parts;
+  halo_order row_order;
   uint64_t run_id;
   int64_t *order;       /* size n: nodes grouped by part, ascending id within a part */
   int64_t *start;       /* size parts+1: part p owns order[start[p]..start[p+1]) */
@@ -34,14 +42,18 @@ struct halo_partition_plan {
 };
 
 halo_status halo_partition_plan_create(const halo_graph *g, const int32_t *part, int32_t parts,
-                                       uint64_t run_id, halo_partition_plan **out) {
+                                       halo_order order, uint64_t run_id,
+                                       halo_partition_plan **out) {
   halo_status st = HALO_OK;
   halo_partition_plan *plan = NULL;
   *out = NULL;
   if (parts < 1 || parts > g->n)
     HALO_FAIL(HALO_ERR_ARG, "halo plan: %d parts for %lld nodes", parts, (long long)g->n);
+  if (order != HALO_ORDER_COMMUNITY && order != HALO_ORDER_ID)
+    HALO_FAIL(HALO_ERR_ARG, "halo plan: unknown row order %d", (int)order);
   HALO_ALLOC(plan, 1, "halo plan");
-  *plan = (halo_partition_plan){.g = g, .part = part, .parts = parts, .run_id = run_id};
+  *plan = (halo_partition_plan){
+      .g = g, .part = part, .parts = parts, .row_order = order, .run_id = run_id};
   HALO_TRY(halo__partition_order(part, g->n, parts, &plan->order, &plan->start));
   HALO_ALLOC(plan->local, g->n, "halo plan node map");
   HALO_ALLOC(plan->mark, parts, "halo plan marks");
@@ -102,10 +114,11 @@ static void reset_map(halo_partition_plan *plan, int32_t p) {
   }
 }
 
-/* Pass 1 over the owned rows' edges: marks the halo nodes and counts, per
- * peer q, the halo rows owned by q (recv_ptr) and the owned rows q needs
- * (send_ptr). */
-static halo_status scan_edges(halo_partition_plan *plan, int32_t p, halo_shard *s) {
+/* Pass 1 over the owned rows' edges: marks the halo nodes, flags the
+ * boundary rows (boundary[i] for by_id[i]) and counts, per peer q, the halo
+ * rows owned by q (recv_ptr) and the owned rows q needs (send_ptr). */
+static halo_status scan_edges(halo_partition_plan *plan, int32_t p, halo_shard *s,
+                              uint8_t *boundary) {
   halo_status st = HALO_OK;
   const halo_graph *g = plan->g;
   const int64_t *owned = plan->order + plan->start[p];
@@ -121,6 +134,7 @@ static halo_status scan_edges(halo_partition_plan *plan, int32_t p, halo_shard *
       int64_t v = g->indices[k];
       int32_t q = part[v];
       if (q == p) continue;
+      boundary[r] = 1;
       if (local[v] == LOCAL_NONE) {
         local[v] = LOCAL_HALO_NEW;
         s->recv_ptr[q + 1]++;
@@ -145,6 +159,37 @@ done:
   return st;
 }
 
+/* The local order of part p's owned rows: rows[r] is the global id of row
+ * r, and plan->local maps it back.  by_id lists the owned nodes in ascending
+ * id and boundary[i] flags by_id[i]; the community order is a stable
+ * counting sort of by_id on (boundary, block), so ids ascend inside a block. */
+static halo_status order_rows(halo_partition_plan *plan, const int64_t *by_id, int64_t n_owned,
+                              const uint8_t *boundary, int64_t *rows) {
+  halo_status st = HALO_OK;
+  int32_t *block = NULL;
+  int64_t *next = NULL;
+  if (plan->row_order == HALO_ORDER_ID) {
+    memcpy(rows, by_id, (size_t)n_owned * sizeof *rows);
+  } else {
+    HALO_ALLOC(block, n_owned, "row blocks");
+    HALO_TRY(halo__partition_blocks(plan->g, by_id, n_owned, plan->local,
+                                    HALO_PARTITION_BLOCK_ROWS, block));
+    int64_t blocks = 1;
+    for (int64_t i = 0; i < n_owned; i++)
+      if (block[i] >= blocks) blocks = (int64_t)block[i] + 1;
+    /* Key (boundary, block) = boundary · blocks + block; next[] starts as counts. */
+    HALO_ALLOC(next, 2 * blocks + 1, "row block offsets");
+    for (int64_t i = 0; i < n_owned; i++) next[boundary[i] * blocks + block[i] + 1]++;
+    for (int64_t k = 0; k < 2 * blocks; k++) next[k + 1] += next[k];
+    for (int64_t i = 0; i < n_owned; i++) rows[next[boundary[i] * blocks + block[i]]++] = by_id[i];
+  }
+  for (int64_t r = 0; r < n_owned; r++) plan->local[rows[r]] = (int32_t)r;
+done:
+  free(next);
+  free(block);
+  return st;
+}
+
 /* Local columns of owned row r (its halo rows numbered already), ascending. */
 static void fill_row(const halo_partition_plan *plan, halo_shard *s, int64_t r) {
   const halo_graph *g = plan->g;
@@ -156,17 +201,19 @@ static void fill_row(const halo_partition_plan *plan, halo_shard *s, int64_t r) 
 }
 
 /* Pass 2: places each halo node in its owner's range, in ascending id, and
- * each sent row in its peer's list (ascending id, as rows are visited in
- * ascending id); numbers the halo rows and fills the local CSR.
+ * each sent row in its peer's list (ascending id, as the owned nodes are
+ * visited in ascending id, whatever their local rows); numbers the halo rows
+ * and fills the local CSR of the owned rows rows[0..n_owned).
  *
  * A dense halo is cheaper to collect in id order by sweeping the node map
  * than to gather and sort, and once it is numbered the same pass over the
  * edges also fills the CSR.  A sparse one (many parts, a big graph) is
  * gathered, sorted per owner, and the CSR takes a third pass. */
-static halo_status fill_halo_send_csr(halo_partition_plan *plan, int32_t p, halo_shard *s) {
+static halo_status fill_halo_send_csr(halo_partition_plan *plan, int32_t p, halo_shard *s,
+                                      const int64_t *rows) {
   halo_status st = HALO_OK;
   const halo_graph *g = plan->g;
-  const int64_t *owned = plan->order + plan->start[p];
+  const int64_t *by_id = plan->order + plan->start[p];
   const int32_t *part = plan->part;
   const int64_t n_owned = s->n_owned, n_halo = s->n_halo;
   int32_t *local = plan->local;
@@ -177,10 +224,10 @@ static halo_status fill_halo_send_csr(halo_partition_plan *plan, int32_t p, halo
   HALO_ALLOC(s->send_idx, s->send_ptr[plan->parts], "send lists");
   HALO_ALLOC(s->indptr, n_owned + 1, "local offsets");
   for (int64_t r = 0; r < n_owned; r++)
-    s->indptr[r + 1] = s->indptr[r] + g->indptr[owned[r] + 1] - g->indptr[owned[r]];
+    s->indptr[r + 1] = s->indptr[r] + g->indptr[rows[r] + 1] - g->indptr[rows[r]];
   s->nnz = s->indptr[n_owned];
   HALO_ALLOC(s->indices, s->nnz, "local columns");
-  memcpy(s->global_id, owned, (size_t)n_owned * sizeof *owned);
+  memcpy(s->global_id, rows, (size_t)n_owned * sizeof *rows);
   int64_t *halo_id = s->global_id + n_owned;
   for (int32_t q = 0; q < plan->parts; q++) {
     recv_at[q] = s->recv_ptr[q];
@@ -196,8 +243,9 @@ static halo_status fill_halo_send_csr(halo_partition_plan *plan, int32_t p, halo
         halo_id[h] = v;
         local[v] = (int32_t)(n_owned + h);
       }
-  for (int64_t r = 0; r < n_owned; r++) {
-    for (int64_t k = g->indptr[owned[r]]; k < g->indptr[owned[r] + 1]; k++) {
+  for (int64_t i = 0; i < n_owned; i++) {
+    const int64_t u = by_id[i], r = local[u];
+    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) {
       int64_t v = g->indices[k];
       int32_t q = part[v];
       if (q == p) continue;
@@ -230,6 +278,16 @@ static halo_status fill_halo_send_csr(halo_partition_plan *plan, int32_t p, halo
   }
 done:
   return st;
+}
+
+/* The leading owned rows with no halo column (columns ascend, so the last
+ * one decides). */
+static int64_t interior_prefix(const halo_shard *s) {
+  int64_t r = 0;
+  while (r < s->n_owned &&
+         (s->indptr[r + 1] == s->indptr[r] || s->indices[s->indptr[r + 1] - 1] < s->n_owned))
+    r++;
+  return r;
 }
 
 /* Features, labels and split of the owned rows. */
@@ -271,6 +329,8 @@ halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo
   halo_status st = HALO_OK;
   halo_shard *s = NULL;
   const halo_graph *g = plan->g;
+  int64_t *rows = NULL;
+  uint8_t *boundary = NULL;
   int touched = 0;
   *out = NULL;
   if (p < 0 || p >= plan->parts)
@@ -291,11 +351,15 @@ halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo
       .classes = g->classes,
       .n_owned = n_owned,
   };
-  const int64_t *owned = plan->order + plan->start[p];
+  const int64_t *by_id = plan->order + plan->start[p];
+  HALO_ALLOC(rows, n_owned, "owned rows");
+  HALO_ALLOC(boundary, n_owned, "boundary flags");
   touched = 1;
-  for (int64_t i = 0; i < n_owned; i++) plan->local[owned[i]] = (int32_t)i;
-  HALO_TRY(scan_edges(plan, p, s));
-  HALO_TRY(fill_halo_send_csr(plan, p, s));
+  for (int64_t i = 0; i < n_owned; i++) plan->local[by_id[i]] = (int32_t)i;
+  HALO_TRY(scan_edges(plan, p, s, boundary));
+  HALO_TRY(order_rows(plan, by_id, n_owned, boundary, rows));
+  HALO_TRY(fill_halo_send_csr(plan, p, s, rows));
+  s->n_interior = interior_prefix(s);
   HALO_TRY(build_node_data(g, s));
   /* Every node this part touched is one of its rows: reset just those. */
   for (int64_t r = 0; r < s->n_owned + s->n_halo; r++) plan->local[s->global_id[r]] = LOCAL_NONE;
@@ -305,5 +369,7 @@ halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo
 done:
   if (touched) reset_map(plan, p);
   halo_shard_destroy(&s);
+  free(boundary);
+  free(rows);
   return st;
 }

@@ -154,7 +154,56 @@ int64_t pt_edge_cut(const halo_graph *g, const int32_t *part) {
 
 /* ---- plan checks ----------------------------------------------------- */
 
-void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, halo_shard **shards) {
+/* 1 when u has a neighbour in another part. */
+static int is_boundary(const halo_graph *g, const int32_t *part, int64_t u) {
+  for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++)
+    if (part[g->indices[k]] != part[u]) return 1;
+  return 0;
+}
+
+/* Owned rows of shard s in `order`: a permutation of expect[0..n_owned)
+ * (the part's nodes, ascending).  ID: ascending.  COMMUNITY: the interior
+ * nodes first (exactly n_interior of them), then the boundary nodes; ids
+ * ascend inside a METIS block, so each group is at most one ascending run
+ * per block. */
+static void check_owned_order(const halo_graph *g, const int32_t *part, const halo_shard *s,
+                              halo_order order, const int64_t *expect, int64_t n_owned,
+                              int *owned_count) {
+  const int32_t p = s->part;
+  int64_t *sorted = xcalloc((size_t)n_owned + 1, sizeof *sorted);
+  memcpy(sorted, s->global_id, (size_t)n_owned * sizeof *sorted);
+  qsort(sorted, (size_t)n_owned, sizeof *sorted, cmp_i64);
+  for (int64_t r = 0; r < n_owned; r++) {
+    cr_assert_eq(sorted[r], expect[r], "part %d: owned rows are not the part's nodes (sorted %lld)",
+                 p, (long long)r);
+    owned_count[s->global_id[r]]++;
+  }
+  free(sorted);
+
+  int64_t interior = 0, prefix = 0;
+  for (int64_t r = 0; r < n_owned; r++) interior += !is_boundary(g, part, s->global_id[r]);
+  while (prefix < n_owned && !is_boundary(g, part, s->global_id[prefix])) prefix++;
+  cr_assert_eq(s->n_interior, prefix, "part %d: n_interior %lld, leading interior rows %lld", p,
+               (long long)s->n_interior, (long long)prefix);
+  if (order == HALO_ORDER_ID) {
+    for (int64_t r = 0; r < n_owned; r++)
+      cr_assert_eq(s->global_id[r], expect[r], "part %d owned row %lld (--order id)", p,
+                   (long long)r);
+    return;
+  }
+  cr_assert_eq(prefix, interior, "part %d: %lld interior rows but only %lld come first", p,
+               (long long)interior, (long long)prefix);
+  const int64_t blocks = (n_owned + HALO_PARTITION_BLOCK_ROWS - 1) / HALO_PARTITION_BLOCK_ROWS;
+  int64_t runs[2] = {interior > 0, n_owned > interior};
+  for (int64_t r = 1; r < n_owned; r++)
+    if (r != interior) runs[r > interior] += s->global_id[r] < s->global_id[r - 1];
+  for (int k = 0; k < 2; k++)
+    cr_assert_leq(runs[k], blocks, "part %d: %lld ascending runs of %s rows in %lld blocks", p,
+                  (long long)runs[k], k ? "boundary" : "interior", (long long)blocks);
+}
+
+void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, halo_order order,
+                     halo_shard **shards) {
   const int64_t n = g->n;
   int *owned_count = xcalloc((size_t)n, sizeof *owned_count);
   int64_t *expect = xcalloc((size_t)n, sizeof *expect);
@@ -169,17 +218,15 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
     cr_assert_eq(s->edges, g->m);
     cr_assert_eq(s->features, g->features);
     cr_assert_eq(s->classes, g->classes);
+    cr_assert_eq(s->format_version, HALO_SHARD_FORMAT_VERSION);
 
-    /* Owned rows: exactly {v : part[v] = p}, ascending. */
+    /* Owned rows: exactly {v : part[v] = p}, in the order asked for. */
     int64_t n_owned = 0;
     for (int64_t v = 0; v < n; v++)
       if (part[v] == p) expect[n_owned++] = v;
     cr_assert_eq(s->n_owned, n_owned, "part %d owns %lld, expected %lld", p, (long long)s->n_owned,
                  (long long)n_owned);
-    for (int64_t r = 0; r < n_owned; r++) {
-      cr_assert_eq(s->global_id[r], expect[r], "part %d owned row %lld", p, (long long)r);
-      owned_count[s->global_id[r]]++;
-    }
+    check_owned_order(g, part, s, order, expect, n_owned, owned_count);
 
     /* Halo: the remote neighbours of owned nodes, by owner then id. */
     memset(is_halo, 0, (size_t)n);
@@ -268,6 +315,10 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
       for (int64_t k = 0; k < len; k++) {
         int32_t row = from->send_idx[from->send_ptr[q] + k];
         cr_assert(row >= 0 && row < from->n_owned, "send %d->%d row %d not owned", p, q, row);
+        if (k > 0)
+          cr_assert_lt(from->global_id[from->send_idx[from->send_ptr[q] + k - 1]],
+                       from->global_id[row], "send %d->%d: global ids do not ascend at %lld", p, q,
+                       (long long)k);
         cr_assert_eq(from->global_id[row], to->global_id[to->n_owned + to->recv_ptr[p] + k],
                      "send %d->%d position %lld", p, q, (long long)k);
       }
@@ -278,15 +329,15 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
   free(owned_count);
 }
 
-void pt_build_and_check(const halo_graph *g, const int32_t *part, int32_t parts) {
+void pt_build_and_check(const halo_graph *g, const int32_t *part, int32_t parts, halo_order order) {
   halo_partition_plan *plan = NULL;
   halo_shard **shards = xcalloc((size_t)parts, sizeof *shards);
-  cr_assert_eq(halo_partition_plan_create(g, part, parts, 42, &plan), HALO_OK);
+  cr_assert_eq(halo_partition_plan_create(g, part, parts, order, 42, &plan), HALO_OK);
   for (int32_t p = 0; p < parts; p++) {
     cr_assert_eq(halo_partition_plan_shard(plan, p, &shards[p]), HALO_OK);
     cr_assert_eq(shards[p]->run_id, 42);
   }
-  pt_check_shards(g, part, parts, shards);
+  pt_check_shards(g, part, parts, order, shards);
   for (int32_t p = 0; p < parts; p++) halo_shard_destroy(&shards[p]);
   halo_partition_plan_destroy(&plan);
   free(shards);

@@ -31,12 +31,13 @@ halo_graph *pt_graph_copy(const halo_graph *g);
 halo_graph *pt_clean_dense(const halo_graph *g);
 
 /* Checks every invariant of the P shards built from clean graph g and
- * part[] against brute-force references computed from g alone; reports
- * failures through Criterion. */
-void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, halo_shard **shards);
+ * part[] with owned-row order `order` against brute-force references
+ * computed from g alone; reports failures through Criterion. */
+void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, halo_order order,
+                     halo_shard **shards);
 
-/* Builds all shards of a partition (in memory) and checks them. */
-void pt_build_and_check(const halo_graph *g, const int32_t *part, int32_t parts);
+/* Builds all shards of a partition (in memory) in `order` and checks them. */
+void pt_build_and_check(const halo_graph *g, const int32_t *part, int32_t parts, halo_order order);
 
 /* Edge cut of part[] on clean g: undirected edges across parts. */
 int64_t pt_edge_cut(const halo_graph *g, const int32_t *part);

@@ -154,7 +154,7 @@ Test(cli, cora_four_parts_statistics_and_shards) {
   }
   halo_graph *g = pt_graph_cora();
   cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
-  pt_check_shards(g, m->part, 4, shards);
+  pt_check_shards(g, m->part, 4, HALO_ORDER_COMMUNITY, shards);
   for (int p = 0; p < 4; p++) halo_shard_destroy(&shards[p]);
 
   /* A rerun is the same run. */

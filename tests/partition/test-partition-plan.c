@@ -1,6 +1,7 @@
-/* Halo-plan invariants for every method and P in {1,2,3,4}, on Cora and on a
- * random messy graph, checked against brute-force references; statistics
- * against the plans. */
+/* Halo-plan invariants for every method, P in {1,2,3,4} and both row orders,
+ * on Cora and on random graphs, checked against brute-force references;
+ * statistics against the plans; the community order on graphs whose
+ * expected order is known by construction. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ static void check_stats(const halo_graph *g, const int32_t *part, int32_t parts)
   halo_partition_stats *s = NULL;
   halo_partition_plan *plan = NULL;
   cr_assert_eq(halo_partition_stats_create(g, part, parts, &s), HALO_OK);
-  cr_assert_eq(halo_partition_plan_create(g, part, parts, 7, &plan), HALO_OK);
+  cr_assert_eq(halo_partition_plan_create(g, part, parts, HALO_ORDER_COMMUNITY, 7, &plan), HALO_OK);
   int64_t volume = 0, sent = 0, max_owned = 0;
   for (int32_t p = 0; p < parts; p++) {
     halo_shard *sh = NULL;
@@ -58,7 +59,8 @@ static void check_all(halo_graph *g, const char *name) {
     for (int32_t parts = 1; parts <= 4; parts++) {
       fprintf(stderr, "%s: %s P=%d\n", name, halo_method_name(methods[i]), parts);
       int32_t *part = run_method(g, methods[i], parts, 3);
-      pt_build_and_check(g, part, parts);
+      pt_build_and_check(g, part, parts, HALO_ORDER_COMMUNITY);
+      pt_build_and_check(g, part, parts, HALO_ORDER_ID);
       check_stats(g, part, parts);
       free(part);
     }
@@ -88,7 +90,8 @@ Test(plan, random_parts_of_arbitrary_shape) {
   int32_t *part = calloc((size_t)g->n, sizeof *part);
   for (int64_t v = 0; v < g->n; v++)
     part[v] = (int32_t)((uint64_t)(v * 2654435761u + seed) % 5); /* parts 5, 6 empty */
-  pt_build_and_check(g, part, parts);
+  pt_build_and_check(g, part, parts, HALO_ORDER_COMMUNITY);
+  pt_build_and_check(g, part, parts, HALO_ORDER_ID);
   check_stats(g, part, parts);
   free(part);
   halo_graph_destroy(&g);
@@ -139,7 +142,11 @@ Test(plan, bad_parts_are_refused) {
   }
   halo_partition_plan *plan = NULL;
   part[3] = 9;
-  cr_expect_eq(halo_partition_plan_create(g, part, 4, 0, &plan), HALO_ERR_RANGE);
+  cr_expect_eq(halo_partition_plan_create(g, part, 4, HALO_ORDER_COMMUNITY, 0, &plan),
+               HALO_ERR_RANGE);
+  cr_expect_null(plan);
+  part[3] = 0;
+  cr_expect_eq(halo_partition_plan_create(g, part, 4, (halo_order)7, 0, &plan), HALO_ERR_ARG);
   cr_expect_null(plan);
   halo_log_set_quiet(0);
   free(part);
@@ -195,4 +202,165 @@ Test(plan, write_reports_the_same_statistics) {
   cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
   check_write(g, HALO_METHOD_BLOCK, 2);
   halo_graph_destroy(&g);
+}
+
+/* ---- the community order ---------------------------------------------- */
+
+static halo_shard *plan_one(const halo_graph *g, const int32_t *part, int32_t parts,
+                            halo_order order, int32_t p) {
+  halo_partition_plan *plan = NULL;
+  halo_shard *s = NULL;
+  cr_assert_eq(halo_partition_plan_create(g, part, parts, order, 1, &plan), HALO_OK);
+  cr_assert_eq(halo_partition_plan_shard(plan, p, &s), HALO_OK);
+  halo_partition_plan_destroy(&plan);
+  return s;
+}
+
+static void expect_i64(const int64_t *got, const int64_t *want, int64_t n, const char *what) {
+  for (int64_t i = 0; i < n; i++)
+    cr_expect_eq(got[i], want[i], "%s[%lld] = %lld, expected %lld", what, (long long)i,
+                 (long long)got[i], (long long)want[i]);
+}
+
+static void expect_i32(const int32_t *got, const int32_t *want, int64_t n, const char *what) {
+  for (int64_t i = 0; i < n; i++)
+    cr_expect_eq(got[i], want[i], "%s[%d] = %d, expected %d", what, (int)i, got[i], want[i]);
+}
+
+/* Two 4-cycles, evens in part 0 and odds in part 1, joined by 2-3 and 6-7:
+ *
+ *   0 - 2 - 4 - 6 - 0      1 - 3 - 5 - 7      1 - 5
+ *       |       |              |       |
+ *       3       7              2       6
+ *
+ * Part 0: interior 0, 4 then boundary 2, 6 (one block: ascending id), halo
+ * 3, 7 from part 1.  Part 1: interior 1, 5 then boundary 3, 7, halo 2, 6.
+ * Worked out by hand below, local CSR included. */
+Test(order, hand_checked_two_parts) {
+  const int64_t src[] = {0, 2, 4, 6, 6, 2, 1, 3, 5, 1};
+  const int64_t dst[] = {2, 4, 6, 0, 7, 3, 3, 5, 7, 5};
+  halo_graph *g = pt_graph_from_edges(8, 10, src, dst);
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+  const int32_t part[8] = {0, 1, 0, 1, 0, 1, 0, 1};
+
+  halo_shard *s = plan_one(g, part, 2, HALO_ORDER_COMMUNITY, 0);
+  cr_assert_eq(s->n_owned, 4);
+  cr_assert_eq(s->n_halo, 2);
+  cr_expect_eq(s->n_interior, 2);
+  expect_i64(s->global_id, (const int64_t[]){0, 4, 2, 6, 3, 7}, 6, "part 0 global_id");
+  expect_i64(s->indptr, (const int64_t[]){0, 2, 4, 7, 10}, 5, "part 0 indptr");
+  expect_i32(s->indices, (const int32_t[]){2, 3, 2, 3, 0, 1, 4, 0, 1, 5}, 10, "part 0 indices");
+  expect_i64(s->send_ptr, (const int64_t[]){0, 0, 2}, 3, "part 0 send_ptr");
+  expect_i32(s->send_idx, (const int32_t[]){2, 3}, 2, "part 0 send_idx");
+  halo_shard_destroy(&s);
+
+  s = plan_one(g, part, 2, HALO_ORDER_COMMUNITY, 1);
+  cr_expect_eq(s->n_interior, 2);
+  expect_i64(s->global_id, (const int64_t[]){1, 5, 3, 7, 2, 6}, 6, "part 1 global_id");
+  expect_i64(s->indptr, (const int64_t[]){0, 2, 5, 8, 10}, 5, "part 1 indptr");
+  expect_i32(s->indices, (const int32_t[]){1, 2, 0, 2, 3, 0, 1, 4, 1, 5}, 10, "part 1 indices");
+  expect_i64(s->send_ptr, (const int64_t[]){0, 2, 2}, 3, "part 1 send_ptr");
+  expect_i32(s->send_idx, (const int32_t[]){2, 3}, 2, "part 1 send_idx");
+  halo_shard_destroy(&s);
+
+  /* --order id: ascending ids; only 0 leads as an interior row. */
+  s = plan_one(g, part, 2, HALO_ORDER_ID, 0);
+  cr_expect_eq(s->n_interior, 1);
+  expect_i64(s->global_id, (const int64_t[]){0, 2, 4, 6, 3, 7}, 6, "id order global_id");
+  expect_i32(s->send_idx, (const int32_t[]){1, 3}, 2, "id order send_idx");
+  halo_shard_destroy(&s);
+  halo_graph_destroy(&g);
+}
+
+/* K communities of HALO_PARTITION_BLOCK_ROWS nodes each, node v in
+ * community v % K (so ids interleave), random edges inside a community only,
+ * plus `bridges` random edges from community 0 to community 2. */
+static halo_graph *communities(int K, int64_t bridges, uint64_t seed) {
+  const int64_t size = HALO_PARTITION_BLOCK_ROWS, n = K * size, inner = n * 5;
+  int64_t *src = calloc((size_t)(inner + bridges), sizeof *src);
+  int64_t *dst = calloc((size_t)(inner + bridges), sizeof *dst);
+  cr_assert(src && dst);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t e = 0; e < inner + bridges; e++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int64_t c = e < inner ? e % K : 0, other = e < inner ? c : 2;
+    src[e] = (int64_t)((x >> 8) % (uint64_t)size) * K + c;
+    dst[e] = (int64_t)((x >> 32) % (uint64_t)size) * K + other;
+  }
+  halo_graph *g = pt_graph_from_edges(n, inner + bridges, src, dst);
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+  free(src);
+  free(dst);
+  return g;
+}
+
+/* Rows [begin, end): each community one contiguous run, ascending id. */
+static void expect_community_runs(const halo_shard *s, int K, int64_t begin, int64_t end,
+                                  const char *what) {
+  int seen[8] = {0};
+  for (int64_t r = begin; r < end; r++) {
+    int c = (int)(s->global_id[r] % K);
+    int same = r > begin && s->global_id[r - 1] % K == c;
+    if (same)
+      cr_expect_gt(s->global_id[r], s->global_id[r - 1], "%s: row %lld: ids do not ascend", what,
+                   (long long)r);
+    else
+      cr_expect_eq(seen[c]++, 0, "%s: community %d is split (row %lld)", what, c, (long long)r);
+  }
+}
+
+Test(order, blocks_follow_communities) {
+  uint64_t seed = pt_seed("order.blocks_follow_communities", 3);
+  halo_graph *g = communities(4, 0, seed);
+  int32_t *part = calloc((size_t)g->n, sizeof *part);
+  halo_shard *s = plan_one(g, part, 1, HALO_ORDER_COMMUNITY, 0);
+  cr_expect_eq(s->n_interior, g->n, "P = 1: every row is interior");
+  expect_community_runs(s, 4, 0, s->n_owned, "P=1");
+  halo_shard_destroy(&s);
+
+  /* Two parts along the communities, bridges 0-2 make boundary rows: the
+   * interior rows lead, and in each group a community is one run. */
+  halo_graph_destroy(&g);
+  g = communities(4, 40, seed);
+  for (int64_t v = 0; v < g->n; v++) part[v] = v % 4 == 0 || v % 4 == 1 ? 0 : 1;
+  s = plan_one(g, part, 2, HALO_ORDER_COMMUNITY, 0);
+  cr_assert_gt(s->n_interior, 0);
+  cr_assert_lt(s->n_interior, s->n_owned);
+  expect_community_runs(s, 4, 0, s->n_interior, "part 0 interior");
+  expect_community_runs(s, 4, s->n_interior, s->n_owned, "part 0 boundary");
+  for (int64_t r = 0; r < s->n_owned; r++) {
+    int remote = s->indptr[r + 1] > s->indptr[r] && s->indices[s->indptr[r + 1] - 1] >= s->n_owned;
+    cr_expect_eq(remote, r >= s->n_interior, "row %lld (global %lld)", (long long)r,
+                 (long long)s->global_id[r]);
+  }
+  halo_shard_destroy(&s);
+  free(part);
+  halo_graph_destroy(&g);
+}
+
+/* Random graphs large enough for several blocks per part: every invariant
+ * in both orders, and the same input gives the same shards. */
+Test(order, random_graphs_both_orders_deterministic) {
+  uint64_t seed = pt_seed("order.random_graphs_both_orders_deterministic", 21);
+  for (int round = 0; round < 3; round++) {
+    halo_graph *g = pt_graph_random(3000 + 700 * round, 15000 + 4000 * round, seed + round);
+    cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+    for (int32_t parts = 1; parts <= 3; parts++) {
+      halo_method method = round == 1 ? HALO_METHOD_RANDOM : HALO_METHOD_METIS;
+      int32_t *part = run_method(g, method, parts, (int64_t)(seed % 1000) + round);
+      fprintf(stderr, "order: round %d, %s P=%d\n", round, halo_method_name(method), parts);
+      pt_build_and_check(g, part, parts, HALO_ORDER_COMMUNITY);
+      pt_build_and_check(g, part, parts, HALO_ORDER_ID);
+      for (int32_t p = 0; p < parts; p++) {
+        halo_shard *a = plan_one(g, part, parts, HALO_ORDER_COMMUNITY, p);
+        halo_shard *b = plan_one(g, part, parts, HALO_ORDER_COMMUNITY, p);
+        cr_expect_eq(halo_shard_digest(a), halo_shard_digest(b), "P=%d part %d differs between runs",
+                     parts, p);
+        halo_shard_destroy(&a);
+        halo_shard_destroy(&b);
+      }
+      free(part);
+    }
+    halo_graph_destroy(&g);
+  }
 }

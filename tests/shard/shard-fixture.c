@@ -29,7 +29,16 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Shard `p` from the definitions: owned ascending, halo grouped by owner. */
+/* 1 when v has a neighbour outside part p. */
+static int boundary(const fixture *f, int32_t p, int64_t v) {
+  for (int64_t u = 0; u < f->n; u++)
+    if (f->adj[v * f->n + u] && f->m->part[u] != p) return 1;
+  return 0;
+}
+
+/* Shard `p` from the definitions, in format 2: owned rows interior first
+ * (n_interior of them), then boundary, each group in DESCENDING id (legal,
+ * and unlike any order format 1 allowed); halo grouped by owner. */
 static halo_shard *build_shard(const fixture *f, int32_t p, int32_t features, int32_t classes, uint64_t key) {
   int64_t n = f->n;
   const int32_t *part = f->m->part;
@@ -53,8 +62,10 @@ static halo_shard *build_shard(const fixture *f, int32_t p, int32_t features, in
   s->halo_owner = xcalloc((size_t)s->n_halo, sizeof *s->halo_owner);
   s->recv_ptr = xcalloc((size_t)f->parts + 1, sizeof *s->recv_ptr);
   int64_t row = 0;
-  for (int64_t v = 0; v < n; v++)
-    if (part[v] == p) s->global_id[row++] = v;
+  for (int group = 0; group < 2; group++)
+    for (int64_t v = n - 1; v >= 0; v--)
+      if (part[v] == p && boundary(f, p, v) == group) s->global_id[row++] = v;
+  for (int64_t i = 0; i < s->n_owned && !boundary(f, p, s->global_id[i]); i++) s->n_interior++;
   for (int32_t q = 0; q < f->parts; q++) {
     for (int64_t u = 0; u < n; u++)
       if (is_halo[u] && part[u] == q) {
@@ -102,12 +113,13 @@ static halo_shard *build_shard(const fixture *f, int32_t p, int32_t features, in
     }
   }
 
-  /* Part p sends peer q each owned row that has a neighbour owned by q. */
+  /* Part p sends peer q each owned row that has a neighbour owned by q, in
+   * ascending global id: the rows to send are boundary rows, which descend. */
   s->send_ptr = xcalloc((size_t)f->parts + 1, sizeof *s->send_ptr);
   s->send_idx = xcalloc((size_t)(s->n_owned * f->parts), sizeof *s->send_idx);
   int64_t sent = 0;
   for (int32_t q = 0; q < f->parts; q++) {
-    for (int64_t i = 0; i < s->n_owned && q != p; i++) {
+    for (int64_t i = s->n_owned - 1; i >= 0 && q != p; i--) {
       int64_t v = s->global_id[i];
       int hit = 0;
       for (int64_t u = 0; u < n && !hit; u++) hit = f->adj[v * n + u] && part[u] == q;
@@ -255,6 +267,7 @@ void shard_expect_equal(const halo_shard *a, const halo_shard *b) {
   cr_assert_eq(a->n_owned, b->n_owned);
   cr_assert_eq(a->n_halo, b->n_halo);
   cr_assert_eq(a->nnz, b->nnz);
+  cr_assert_eq(a->n_interior, b->n_interior);
   cr_assert_eq(a->n_train, b->n_train);
   cr_assert_eq(a->n_valid, b->n_valid);
   cr_assert_eq(a->n_test, b->n_test);

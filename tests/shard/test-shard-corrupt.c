@@ -209,7 +209,7 @@ Test(shard_corrupt, other_format_version) {
   H5Fclose(file);
   char have[64], want[64];
   snprintf(have, sizeof have, "format_version %d", version);
-  snprintf(want, sizeof want, "reads version %d", HALO_SHARD_FORMAT_VERSION);
+  snprintf(want, sizeof want, "reads versions %d to %d", HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
   expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, have, want, NULL);
 
   const char *manifest = fixture_path(f, "manifest-v2.h5");
@@ -426,5 +426,101 @@ Test(shard_corrupt, manifest_disagrees) {
   halo_shard *s = NULL;
   cr_assert_eq(halo_shard_read(good, m, &s), HALO_OK);
   halo_shard_destroy(&s);
+  fixture_destroy(&f);
+}
+
+/* ---- format versions --------------------------------------------------- */
+
+/* A partition written by format 1 (tests/fuzz/shard-base, made by the
+ * halo-partition of that time) still reads: owned ids ascend, no interior
+ * prefix is promised. */
+Test(shard_version, reads_format_1) {
+  const char *base = HALO_SOURCE_DIR "/tests/fuzz/shard-base";
+  char path[1024];
+  snprintf(path, sizeof path, "%s/manifest.h5", base);
+  halo_manifest *m = NULL;
+  cr_assert_eq(halo_manifest_read(path, &m), HALO_OK, "%s", path);
+  cr_assert_eq(m->format_version, 1);
+  for (int32_t p = 0; p < m->parts; p++) {
+    halo_shard *s = NULL;
+    cr_assert_eq(halo_shard_path(path, sizeof path, base, p, m->parts), HALO_OK);
+    cr_assert_eq(halo_shard_read(path, m, &s), HALO_OK, "%s", path);
+    cr_expect_eq(s->format_version, 1);
+    cr_expect_eq(s->n_interior, 0);
+    for (int64_t i = 1; i < s->n_owned; i++) cr_expect_gt(s->global_id[i], s->global_id[i - 1]);
+    halo_shard_destroy(&s);
+  }
+  halo_manifest_destroy(&m);
+}
+
+/* The fixture's owned rows descend within each group: legal in format 2,
+ * refused as format 1, whose owned ids must ascend. */
+Test(shard_version, format_1_owned_rows_ascend) {
+  fixture *f = good_part("format_1_owned_rows_ascend", 41);
+  cr_assert_gt(f->shards[1]->global_id[0], f->shards[1]->global_id[1], "fixture rows should descend");
+  halo_shard *s = NULL;
+  cr_assert_eq(halo_shard_read(fixture_path(f, "good.h5"), f->m, &s), HALO_OK);
+  cr_expect_eq(s->format_version, 2);
+  cr_expect_eq(s->n_interior, f->shards[1]->n_interior);
+  halo_shard_destroy(&s);
+  hid_t file = open_copy(f);
+  int32_t version = 1;
+  set_attr(file, "format_version", H5T_NATIVE_INT32, &version);
+  H5Fclose(file);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "/nodes/global_id[1]",
+                     "does not ascend (owned rows)", NULL);
+  fixture_destroy(&f);
+}
+
+/* What format 2 checks instead: distinct owned ids, send lists in ascending
+ * global id, a true interior prefix, and the n_interior attribute itself. */
+Test(shard_version, format_2_rules) {
+  fixture *f = good_part("format_2_rules", 42);
+  const halo_shard *s = f->shards[1];
+  cr_assert(s->n_interior > 0 && s->n_interior < s->n_owned, "fixture needs both kinds of rows");
+
+  hid_t file = open_copy(f);
+  poke(file, "/nodes/global_id", 2, H5T_NATIVE_INT64, &s->global_id[0]);
+  H5Fclose(file);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "/nodes/global_id[2]",
+                     "repeats owned row 0", NULL);
+
+  int32_t q = 0;
+  while (q < s->parts && s->send_ptr[q + 1] - s->send_ptr[q] < 2) q++;
+  cr_assert_lt(q, s->parts, "fixture needs a send list of two rows");
+  int64_t k = s->send_ptr[q];
+  file = open_copy(f);
+  poke(file, "/halo/send_idx", (hsize_t)k, H5T_NATIVE_INT32, &s->send_idx[k + 1]);
+  poke(file, "/halo/send_idx", (hsize_t)k + 1, H5T_NATIVE_INT32, &s->send_idx[k]);
+  H5Fclose(file);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "/halo/send_idx[", "does not ascend in global id",
+                     NULL);
+
+  int64_t interior = s->n_interior + 1;
+  file = open_copy(f);
+  set_attr(file, "n_interior", H5T_NATIVE_INT64, &interior);
+  H5Fclose(file);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "is a halo row", "n_interior", NULL);
+
+  interior = s->n_owned + 1;
+  file = open_copy(f);
+  set_attr(file, "n_interior", H5T_NATIVE_INT64, &interior);
+  H5Fclose(file);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, "n_interior", "out of range", NULL);
+
+  file = open_copy(f);
+  cr_assert(H5Adelete(file, "n_interior") >= 0);
+  H5Fclose(file);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, "n_interior", "missing", NULL);
+
+  /* A smaller n_interior is still true (a prefix of interior rows). */
+  interior = s->n_interior - 1;
+  file = open_copy(f);
+  set_attr(file, "n_interior", H5T_NATIVE_INT64, &interior);
+  H5Fclose(file);
+  halo_shard *read = NULL;
+  cr_assert_eq(halo_shard_read(fixture_path(f, "bad.h5"), NULL, &read), HALO_OK);
+  cr_expect_eq(read->n_interior, interior);
+  halo_shard_destroy(&read);
   fixture_destroy(&f);
 }

@@ -137,6 +137,7 @@ Test(shard_io, digest_covers_every_array) {
   SHRINK(n_halo);
   SHRINK(nnz);
   SHRINK(n_train);
+  FLIP(n_interior);
   FLIP(global_id[s->n_owned + s->n_halo - 1]);
   FLIP(halo_owner[0]);
   FLIP(degree[3]);
