@@ -8,9 +8,9 @@
 #    (features), 256 (hidden) and 16 (classes).  Target: SpMM >= 0.6 of copy.
 # 2. Epoch time of a 3-layer GCN (128 -> 256 -> 256 -> 16) against PyTorch
 #    Geometric's GCNConv on the same GPU and the same graph, written as one
-#    shard by halo-partition.  Target: halo <= 0.7 of PyG.  This part needs
-#    `halo-train --device cuda`; until the runtime has a CUDA backend, it says
-#    so in one line and is skipped.
+#    shard by halo-partition.  Target: halo <= 0.7 of PyG.  When
+#    `halo-train --device cuda` cannot run (no device, a build without CUDA)
+#    it says so in one line and is skipped.
 #
 # Environment: HALO_BENCH_OUT (results; default bench/results/gpu),
 # HALO_GPU_LIBRARY_PATH (library path for spmm-cuda alone: run-device.sh sets

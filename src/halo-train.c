@@ -346,11 +346,11 @@ static halo_status train(run *r) {
               "\"test_acc_at_best_val\": %.6f, \"final_test_acc\": %.6f, \"mean_epoch_s\": %.9g, "
               "\"warmup_epochs\": %lld, \"total_halo_bytes\": %lld, \"setup_halo_bytes\": %lld, "
               "\"halo_bytes_predicted_per_epoch\": %lld, \"epochs_off_prediction\": %lld, "
-              "\"params\": %lld, \"threads\": %d, \"ranks\": %d}\n",
+              "\"params\": %lld, \"threads\": %d, \"ranks\": %d, \"device\": \"%s\"}\n",
               (long long)trained, best_val < 0 ? 0.0 : best_val, test_at_best, final_test, mean,
               (long long)(trained - timed), (long long)total_halo, (long long)r->setup_bytes,
               (long long)r->predicted_epoch, (long long)mismatches, (long long)r->info.params,
-              r->threads, r->size);
+              r->threads, r->size, halo_backend_name(r->be));
     fflush(stdout);
   }
   if (mismatches) {

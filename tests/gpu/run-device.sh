@@ -11,12 +11,13 @@
 #      scripts/install-deps.sh, which needs a package mirror); otherwise use
 #      the prebuilt bundle that tests/gpu/make-bundle.sh makes on a Debian 12
 #      machine with nvcc (carried as build-gpu-bundle/);
-#   3. the CUDA unit tests (tests/gpu/test-cuda-*): every op against its CPU
-#      twin;
+#   3. the GPU tests: every CUDA op and SpMM against its CPU twin
+#      (test-cuda-*), and test-train-cuda (Cora, --device cuda against
+#      --device cpu, both halo exchange modes; native builds only, as it
+#      runs the binaries of its own build tree);
 #   4. Cora trained with --device cuda at P=1 and P=2 for 100 epochs, the
 #      loss curve compared with --device cpu (1e-4 relative) and the halo
 #      bytes with the prediction (halo-train fails itself when they differ);
-#      skipped, with one line, while halo-train has no CUDA backend;
 #   5. bench/train-gpu.sh: SpMM against a device-to-device copy, and the epoch
 #      time against PyG.
 # Logs go to $OUT (the device tool's folder) when set, else build-gpu/device.
@@ -74,8 +75,8 @@ if [ "$want" != bundle ] && deps_present; then
     mode=native
     row "build cuda" ok "native, $((SECONDS - t0)) s"
     t0=$SECONDS
-    if timeout 120 cmake --build "$build" -j "$(nproc)" --target halo-train halo-partition >>"$log" 2>&1; then
-      row "build runtime" ok "halo-train, halo-partition, $((SECONDS - t0)) s"
+    if timeout 150 cmake --build "$build" -j "$(nproc)" --target halo-train halo-partition test-train-cuda >>"$log" 2>&1; then
+      row "build runtime" ok "halo-train, halo-partition, test-train-cuda, $((SECONDS - t0)) s"
     else
       row "build runtime" FAIL "halo-train or halo-partition (see run-device.log)"
     fi
@@ -101,8 +102,12 @@ if [ "$mode" = none ]; then
 fi
 
 # ---- 3. CUDA unit tests -------------------------------------------------------------
-for t in test-cuda-kernels test-cuda-spmm; do
+for t in test-cuda-kernels test-cuda-spmm test-train-cuda; do
   bin="$build/tests/gpu/$t"
+  if [ "$t" = test-train-cuda ] && [ "$mode" != native ]; then
+    row "$t" skipped "needs a native build (step 4 covers it)"
+    continue
+  fi
   if [ ! -x "$bin" ]; then
     row "$t" MISSING "not built"
     continue
