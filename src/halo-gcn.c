@@ -7,6 +7,11 @@
  *   transform   (d_out < d_in)               T = H·W, exchange T, Z = Â·T
  *   aggregate   (d_out >= d_in)              exchange H, Z = (Â·H)·W
  *
+ * The first layer's input of a cached or transform layer, ÂX or X, is kept
+ * as CSR when it is mostly zeros (Cora's X: 1.3%, its ÂX: 4.7%), and
+ * its products with W and dT are then sparse × dense (the spmm slot), with
+ * a transposed copy for dW.
+ *
  * and the backward pass mirrors it with the same exchange applied to
  * gradients (Âᵀ = Â).  Every exchange is split: rows of Â with no halo column
  * are multiplied while the messages are in flight, the others after.
@@ -26,7 +31,8 @@
 #include "halo-rng.h"
 #include "halo-watchdog.h"
 
-/* X is kept as CSR when under this fraction of it is non-zero. */
+/* The first layer's input (X, or the cached ÂX) is kept as CSR when under
+ * this fraction of it, over all ranks, is non-zero. */
 #define SPARSE_DENSITY 0.10
 
 /* Adam's constants, as torch.optim.Adam's defaults. */
@@ -52,7 +58,6 @@ struct halo_gcn {
   MPI_Comm comm;
   halo_backend *be;
   const halo_backend_ops *ops;
-  const halo_shard *shard;
   halo_gcn_options opt;
   halo_gcn_info info;
   halo_plan *plan;
@@ -66,13 +71,15 @@ struct halo_gcn {
   int64_t n_interior, n_boundary;
   halo_buf global_id;     /* int64, n_all */
 
-  /* X: dense (n_all × F, owned rows filled) or CSR with its transpose. */
-  int sparse_x;
+  /* The first layer's input: X (transform, aggregate) or ÂX (cached), dense
+   * or, when sparse_in, as a CSR matrix S (n_owned × F) with its transpose
+   * Sᵀ for dW = Sᵀ·dT. */
+  int sparse_in;
   halo_buf x;             /* dense X, n_owned × F */
   halo_buf xd;            /* dense dropout(X) with halo room, n_all × F */
-  halo_csr x_host, xt_host, x_csr, xt_csr;
-  halo_buf x_drop, xt_drop; /* dropped values of X and Xᵀ */
-  halo_buf ax;            /* cached ÂX, n_owned × F */
+  halo_buf ax;            /* dense cached ÂX, n_owned × F */
+  halo_csr s_host, st_host, s_csr, st_csr; /* S and Sᵀ: host arrays, backend copies */
+  halo_buf s_drop, st_drop; /* dropped values of S and Sᵀ (X with input dropout only) */
 
   /* Labels and the three splits. */
   halo_buf labels;
@@ -112,6 +119,7 @@ static halo_status buf_new(halo_gcn *g, halo_buf *b, size_t bytes) {
 
 static void buf_del(halo_gcn *g, halo_buf *b) {
   if (b->data) g->ops->buf_free(g->be, b);
+  *b = (halo_buf){0};
 }
 
 /* Allocates a backend buffer holding a copy of `bytes` host bytes. */
@@ -222,16 +230,21 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
 
     switch (ly->kind) {
     case LAYER_CACHED:
-      mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&g->ax), w, z);
+      /* ÂX holds no halo row: Z is local, with no exchange. */
+      if (g->sparse_in)
+        g->ops->spmm(g->be, &g->s_csr, w, ly->d_out, ly->d_out, 0.0f, z, ly->d_out, NULL,
+                     g->n_owned);
+      else
+        mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&g->ax), w, z);
       break;
     case LAYER_TRANSFORM:
-      if (l == 0 && g->sparse_x) {
-        halo_csr xd = g->x_csr;
+      if (l == 0 && g->sparse_in) {
+        halo_csr xd = g->s_csr;
         if (p > 0.0f) {
           uint64_t key = dropout_key(g, epoch, 0);
-          g->ops->csr_dropout(g->be, &g->x_csr, 0, gids(g), key, p, fbuf(&g->x_drop));
-          g->ops->csr_dropout(g->be, &g->xt_csr, 1, gids(g), key, p, fbuf(&g->xt_drop));
-          xd.values = fbuf(&g->x_drop);
+          g->ops->csr_dropout(g->be, &g->s_csr, 0, gids(g), key, p, fbuf(&g->s_drop));
+          g->ops->csr_dropout(g->be, &g->st_csr, 1, gids(g), key, p, fbuf(&g->st_drop));
+          xd.values = fbuf(&g->s_drop);
         }
         g->ops->spmm(g->be, &xd, w, ly->d_out, ly->d_out, 0.0f, fbuf(&ly->t), ly->d_out, NULL,
                      g->n_owned);
@@ -278,14 +291,19 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
 
     switch (ly->kind) {
     case LAYER_CACHED:
-      mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&g->ax), dz, dw);
+      /* dW = (ÂX)ᵀ·dZ, no exchange. */
+      if (g->sparse_in)
+        g->ops->spmm(g->be, &g->st_csr, dz, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL,
+                     ly->d_in);
+      else
+        mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&g->ax), dz, dw);
       break;
     case LAYER_TRANSFORM:
       /* dT = Âᵀ·dZ = Â·dZ; dW = Hᵀ·dT; dH = dT·Wᵀ. */
       HALO_TRY(aggregate(g, dz, ly->d_out, tmp));
-      if (l == 0 && g->sparse_x) {
-        halo_csr xt = g->xt_csr;
-        if (g->opt.input_dropout > 0.0f) xt.values = fbuf(&g->xt_drop);
+      if (l == 0 && g->sparse_in) {
+        halo_csr xt = g->st_csr;
+        if (g->opt.input_dropout > 0.0f) xt.values = fbuf(&g->st_drop);
         g->ops->spmm(g->be, &xt, tmp, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL, ly->d_in);
       } else {
         const float *h = l == 0 ? (g->opt.input_dropout > 0.0f ? fbuf(&g->xd) : fbuf(&g->x))
@@ -449,15 +467,34 @@ static void init_params(const halo_gcn_options *o, const layer *layers, int nlay
   }
 }
 
-/* X as CSR over the owned rows (and its transpose) from the dense copy. */
-static halo_status build_sparse_x(halo_gcn *g, const float *x) {
+/* Whether the first layer's input (X, or ÂX when cached: n × f floats on
+ * this rank, host memory) is kept as CSR: as --sparse-features says, or when
+ * under SPARSE_DENSITY of it is non-zero over ALL ranks.  One decision for
+ * every rank, so that all take the same path and round the same way, and
+ * the choice does not depend on the partition. Collective. */
+static halo_status decide_sparse(halo_gcn *g, const float *x, int64_t n, int64_t f,
+                                 int *sparse) {
+  halo_status st = HALO_OK;
+  *sparse = g->opt.sparse_features == 1;
+  if (g->opt.sparse_features >= 0) goto done;
+  int64_t local[2] = {0, n * f}, total[2] = {0, 0};
+  for (int64_t i = 0; i < n * f; i++) local[0] += x[i] != 0.0f;
+  HALO_MPI(MPI_Allreduce(local, total, 2, MPI_INT64_T, MPI_SUM, g->comm));
+  *sparse = (double)total[0] < SPARSE_DENSITY * (double)total[1];
+done:
+  return st;
+}
+
+/* S = the non-zeros of the host matrix x (n_owned × F) as CSR, and Sᵀ, both
+ * uploaded; with `dropout`, room for their dropped values too. Local. */
+static halo_status build_sparse_input(halo_gcn *g, const float *x, int dropout) {
   halo_status st = HALO_OK;
   const int64_t n = g->n_owned, f = g->layers[0].d_in;
   halo_csr a = {.rows = n, .cols = f};
   for (int64_t i = 0; i < n * f; i++) a.nnz += x[i] != 0.0f;
-  HALO_ALLOC(a.indptr, n + 1, "the rows of sparse X");
-  HALO_ALLOC(a.indices, a.nnz, "the columns of sparse X");
-  HALO_ALLOC(a.values, a.nnz, "the values of sparse X");
+  HALO_ALLOC(a.indptr, n + 1, "the rows of the sparse input");
+  HALO_ALLOC(a.indices, a.nnz, "the columns of the sparse input");
+  HALO_ALLOC(a.values, a.nnz, "the values of the sparse input");
   for (int64_t i = 0, k = 0; i < n; i++) {
     for (int64_t j = 0; j < f; j++) {
       if (x[i * f + j] == 0.0f) continue;
@@ -466,13 +503,15 @@ static halo_status build_sparse_x(halo_gcn *g, const float *x) {
     }
     a.indptr[i + 1] = k;
   }
-  HALO_TRY(halo_csr_transpose(&a, &g->xt_host));
-  g->x_host = a;
+  HALO_TRY(halo_csr_transpose(&a, &g->st_host));
+  g->s_host = a;
   a = (halo_csr){0};
-  HALO_TRY(csr_to_backend(g, &g->x_host, &g->x_csr));
-  HALO_TRY(csr_to_backend(g, &g->xt_host, &g->xt_csr));
-  HALO_TRY(buf_new(g, &g->x_drop, (size_t)g->x_host.nnz * sizeof(float)));
-  HALO_TRY(buf_new(g, &g->xt_drop, (size_t)g->x_host.nnz * sizeof(float)));
+  HALO_TRY(csr_to_backend(g, &g->s_host, &g->s_csr));
+  HALO_TRY(csr_to_backend(g, &g->st_host, &g->st_csr));
+  if (dropout) {
+    HALO_TRY(buf_new(g, &g->s_drop, (size_t)g->s_host.nnz * sizeof(float)));
+    HALO_TRY(buf_new(g, &g->st_drop, (size_t)g->s_host.nnz * sizeof(float)));
+  }
 done:
   halo_csr_free(&a);
   return st;
@@ -501,23 +540,24 @@ done:
   return st;
 }
 
-/* Features: a normalised host copy, then dense or sparse upload, and ÂX
- * when it is cached (one exchange of X, counted as set-up traffic).  The
- * allocations come first and are agreed on, so that no rank leaves while
- * the others wait in the collectives that follow. Collective. */
-static halo_status setup_features(halo_gcn *g) {
+/* Features: a normalised host copy; ÂX when it is cached (one exchange of
+ * X, counted as set-up traffic); then the first layer's input, X or ÂX,
+ * dense or sparse.  The allocations come first and are agreed on, so that
+ * no rank leaves while the others wait in the collectives that follow.
+ * Collective. */
+static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
   halo_status st = HALO_OK;
-  const halo_shard *s = g->shard;
   const int64_t f = s->features, n = g->n_owned;
   const size_t owned_bytes = (size_t)n * (size_t)f * sizeof(float);
   const layer *l0 = &g->layers[0];
+  const int cached = l0->kind == LAYER_CACHED;
   float *x = malloc(owned_bytes ? owned_bytes : 1);
   halo_buf xfull = {0};
 
   if (!x) {
     halo_log_error("out of memory copying the features (%zu bytes)", owned_bytes);
     st = HALO_ERR_NOMEM;
-  } else if (l0->kind == LAYER_CACHED) {
+  } else if (cached) {
     st = buf_new(g, &xfull, (size_t)g->n_all * (size_t)f * sizeof(float));
     if (st == HALO_OK) st = buf_new(g, &g->ax, owned_bytes);
   }
@@ -540,7 +580,8 @@ static halo_status setup_features(halo_gcn *g) {
     }
   }
 
-  if (l0->kind == LAYER_CACHED) {
+  if (cached) {
+    /* ÂX, then its host copy in x for the density count and the CSR. */
     halo_exchange_stats x0 = halo_plan_stats(g->plan);
     if (g->ops->upload)
       HALO_TRY(g->ops->upload(g->be, &xfull, 0, x, owned_bytes));
@@ -548,18 +589,18 @@ static halo_status setup_features(halo_gcn *g) {
       memcpy(xfull.data, x, owned_bytes);
     HALO_TRY(aggregate(g, fbuf(&xfull), (int32_t)f, fbuf(&g->ax)));
     g->info.setup_halo_bytes = halo_plan_stats(g->plan).bytes_sent - x0.bytes_sent;
-    goto done;
+    buf_del(g, &xfull);
+    st = buf_to_host(g, x, &g->ax, owned_bytes);
+    HALO_TRY(halo_mpi_agree(g->comm, st));
   }
 
-  int64_t nonzeros = 0;
-  for (int64_t i = 0; i < n * f; i++) nonzeros += x[i] != 0.0f;
-  double density = n > 0 ? (double)nonzeros / ((double)n * (double)f) : 0.0;
-  g->sparse_x = l0->kind == LAYER_TRANSFORM &&
-                (g->opt.sparse_features == 1 ||
-                 (g->opt.sparse_features < 0 && density < SPARSE_DENSITY));
-  if (g->sparse_x) {
-    HALO_TRY(build_sparse_x(g, x));
-  } else {
+  /* Only an input multiplied by W first can be sparse: aggregated first,
+   * X is exchanged and multiplied by Â as a dense matrix. */
+  if (cached || l0->kind == LAYER_TRANSFORM) HALO_TRY(decide_sparse(g, x, n, f, &g->sparse_in));
+  if (g->sparse_in) {
+    HALO_TRY(build_sparse_input(g, x, !cached && g->opt.input_dropout > 0.0f));
+    buf_del(g, &g->ax);
+  } else if (!cached) {
     HALO_TRY(buf_from_host(g, &g->x, x, owned_bytes));
     HALO_TRY(buf_new(g, &g->xd, (size_t)g->n_all * (size_t)f * sizeof(float)));
   }
@@ -571,9 +612,8 @@ done:
 
 /* Everything that can fail on one rank alone, before any collective of the
  * model (the plan has its own agreement). */
-static halo_status setup_local(halo_gcn *g) {
+static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
   halo_status st = HALO_OK;
-  const halo_shard *s = g->shard;
   const halo_gcn_options *o = &g->opt;
   halo_gcn_info *info = &g->info;
 
@@ -610,9 +650,8 @@ done:
   return st;
 }
 
-static halo_status setup_buffers(halo_gcn *g) {
+static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
   halo_status st = HALO_OK;
-  const halo_shard *s = g->shard;
   float *params = NULL;
   int32_t widest = 0;
 
@@ -671,9 +710,8 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
     g->comm = comm;
     g->be = be;
     g->ops = be->ops;
-    g->shard = s;
     g->opt = *o;
-    st = setup_local(g);
+    st = setup_local(g, s);
   }
   HALO_TRY(halo_mpi_agree(comm, st));
 
@@ -688,7 +726,7 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   }
   HALO_TRY(halo_plan_create(comm, be, s, max_cols, &g->plan));
 
-  st = setup_buffers(g);
+  st = setup_buffers(g, s);
   HALO_TRY(halo_mpi_agree(comm, st));
 
   /* Global split sizes: the loss is a mean over every rank's train nodes. */
@@ -702,9 +740,9 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
     goto done;
   }
 
-  st = setup_features(g);
+  st = setup_features(g, s);
   HALO_TRY(halo_mpi_agree(comm, st));
-  g->info.sparse_features = g->sparse_x;
+  g->info.sparse_features = g->sparse_in;
   *out = g;
   g = NULL;
 done:
@@ -735,11 +773,11 @@ void halo_gcn_destroy(halo_gcn **gp) {
     buf_del(g, &g->boundary);
     buf_del(g, &g->x);
     buf_del(g, &g->xd);
-    buf_del(g, &g->x_drop);
-    buf_del(g, &g->xt_drop);
+    buf_del(g, &g->s_drop);
+    buf_del(g, &g->st_drop);
     buf_del(g, &g->ax);
-    csr_release(g, &g->x_host, &g->x_csr);
-    csr_release(g, &g->xt_host, &g->xt_csr);
+    csr_release(g, &g->s_host, &g->s_csr);
+    csr_release(g, &g->st_host, &g->st_csr);
     csr_release(g, &g->adj_host, &g->adj);
   }
   halo_plan_destroy(&g->plan);

@@ -35,7 +35,8 @@ typedef struct halo_gcn_options {
   float input_dropout;     /* on the input features; 0 caches Â·X at set-up */
   uint64_t seed;
   int normalize_features;  /* divide each feature row by its sum */
-  int sparse_features;     /* -1: CSR when under 10% non-zero; 0: dense; 1: CSR */
+  int sparse_features;     /* the first layer's input, X or the cached ÂX: -1: CSR when
+                              under 10% of it is non-zero over all ranks; 0: dense; 1: CSR */
 } halo_gcn_options;
 
 /* The reference settings: 2 layers, 16 hidden, lr 0.01, weight decay 5e-4 on
@@ -58,8 +59,9 @@ typedef struct halo_gcn_stats {
 /* Builds the model for this rank's part: the exchange plan, Â, features,
  * parameters (Glorot-uniform weights, zero biases) and every buffer the epoch
  * loop uses.  Without input dropout this is where Â·X is computed, with one
- * exchange.  The shard is borrowed and must outlive the model.  Every rank
- * returns the same success or failure. Collective. */
+ * exchange.  The shard is only read during the call: the model copies what
+ * it needs, and the caller may free the shard as soon as this returns.
+ * Every rank returns the same success or failure. Collective. */
 halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
                             const halo_gcn_options *o, halo_gcn **out);
 
@@ -91,7 +93,8 @@ typedef struct halo_gcn_info {
   int64_t n_owned, n_halo;
   int64_t global_count[3];            /* train, valid, test nodes over all parts */
   int64_t setup_halo_bytes;           /* bytes this rank sent at set-up */
-  int sparse_features;                /* 1 when X is kept as CSR */
+  int sparse_features;                /* 1 when the first layer's input (X, or the
+                                         cached ÂX) is kept as CSR; equal on every rank */
   int64_t interior_rows;              /* owned rows with no halo neighbour */
 } halo_gcn_info;
 

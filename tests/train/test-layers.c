@@ -6,8 +6,8 @@
  *    mpirun): logits equal the reference's, and the allreduced gradients equal
  *    central finite differences of the reference loss in double.  The layer
  *    shapes covered: sparse and dense X multiplied first, X aggregated first
- *    (hidden wider than the input), the cached ÂX (no input dropout), and a
- *    hidden-to-hidden layer.
+ *    (hidden wider than the input), the cached ÂX (no input dropout) dense
+ *    and as CSR, and a hidden-to-hidden layer.
  *  - Volume: the bytes each probe sent equal halo_predict's figure.
  */
 #include <criterion/criterion.h>
@@ -196,8 +196,14 @@ static const probe_case cases[] = {
     {"dense-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 0, 0},
     /* Â·X first (hidden wider than the input), hidden -> hidden, then 12 -> 3. */
     {"aggregate-first", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0},
-    /* No input dropout: ÂX cached at set-up. */
+    /* No input dropout: ÂX cached at set-up, dense (mostly non-zero). */
     {"cached-ax", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, -1, 0},
+    /* The same, ÂX about 7% non-zero: kept as CSR by the density rule.  Wide
+     * enough that no row of ÂX is all zeros, which would put Z_0 = b_0 = 0
+     * on ReLU's kink and the finite differences of b_0 astride it. */
+    {"cached-sparse-ax", 90, 3, 256, 0.01f, 3, 2, 7, 0.5f, 0.0f, -1, 1},
+    /* A dense ÂX kept as CSR because --sparse-features 1 says so. */
+    {"cached-forced-csr", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, 1, 1},
 };
 
 Test(layers, model_forward_backward_p1, .timeout = 300) {
