@@ -7,14 +7,14 @@
  *   transform   (d_out < d_in)               T = H·W, exchange T, Z = Â·T
  *   aggregate   (d_out >= d_in)              exchange H, Z = (Â·H)·W
  *
- * The first layer's input of a cached or transform layer, ÂX or X, is kept
- * as CSR when it is mostly zeros (Cora's X: 1.3%, its ÂX: 4.7%), and
- * its products with W and dT are then sparse × dense (the spmm slot), with
- * a transposed copy for dW.
- *
  * and the backward pass mirrors it with the same exchange applied to
  * gradients (Âᵀ = Â).  Every exchange is split: rows of Â with no halo column
  * are multiplied while the messages are in flight, the others after.
+ *
+ * The first layer's input of a cached or transform layer, ÂX or X, is kept
+ * as CSR when it is mostly zeros (Cora's X is 1.3% non-zero, its ÂX 4.7%):
+ * its products with W (forward) and with dZ or dT (dW, through a transposed
+ * copy) are then sparse × dense, through the spmm slot.
  *
  * All buffers are allocated in halo_gcn_create; the step functions allocate
  * nothing.
@@ -475,9 +475,11 @@ static void init_params(const halo_gcn_options *o, const layer *layers, int nlay
 static halo_status decide_sparse(halo_gcn *g, const float *x, int64_t n, int64_t f,
                                  int *sparse) {
   halo_status st = HALO_OK;
-  *sparse = g->opt.sparse_features == 1;
-  if (g->opt.sparse_features >= 0) goto done;
-  int64_t local[2] = {0, n * f}, total[2] = {0, 0};
+  int64_t local[2] = {0, n * f}, total[2] = {0, 0}; /* non-zeros, entries */
+  if (g->opt.sparse_features >= 0) {
+    *sparse = g->opt.sparse_features == 1;
+    goto done;
+  }
   for (int64_t i = 0; i < n * f; i++) local[0] += x[i] != 0.0f;
   HALO_MPI(MPI_Allreduce(local, total, 2, MPI_INT64_T, MPI_SUM, g->comm));
   *sparse = (double)total[0] < SPARSE_DENSITY * (double)total[1];
