@@ -6,15 +6,18 @@
 # /usr/bin/time -v and alternating, N times each:
 #   gpmetis -ptype=kway -seed=S -ufactor=U -objtype=cut graph.metis P
 #       (reads the text graph, partitions, writes graph.metis.part.P)
-#   halo-partition --input SPEC --parts P --out DIR --seed S --ufactor U
+#   halo-partition --input SPEC --parts P --out DIR --seed S --ufactor U --order O
 #       (generates the graph, cleans it, partitions with the same METIS call,
-#        writes P HDF5 shards with features, labels and halo plans + manifest)
+#        writes P HDF5 shards with features, labels and halo plans + manifest;
+#        --order community also cuts each part into METIS blocks of ~1000
+#        rows to number its rows, which gpmetis does not do)
 # and prints the best wall time, the best cpu time (user + system: steadier
 # than wall time on a shared machine) and the peak RSS of each, with ratios.
 # Targets (issue 2): time <= 1.3x gpmetis, peak RSS <= 1.5x gpmetis.
 #
 # Environment: HALO_BUILD (build folder, default build), HALO_BENCH_SPEC,
-# HALO_BENCH_PARTS (16), HALO_BENCH_REPEAT (3), HALO_BENCH_DIR (scratch
+# HALO_BENCH_PARTS (16), HALO_BENCH_REPEAT (3), HALO_BENCH_ORDER (community
+# or id: halo-partition's --order, default community), HALO_BENCH_DIR (scratch
 # folder, default a new one under /tmp, removed at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +27,7 @@ exe=$build/partition/halo-partition
 spec=${HALO_BENCH_SPEC:-sbm:nodes=500000,classes=16,avg-degree=21,homophily=0.8,feat=32,seed=1}
 parts=${HALO_BENCH_PARTS:-16}
 repeat=${HALO_BENCH_REPEAT:-3}
+order=${HALO_BENCH_ORDER:-community}
 seed=1
 ufactor=30
 
@@ -54,6 +58,7 @@ min() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
 max() { awk 'NR == 1 || $1 > m { m = $1 } END { print m }'; }
 
 echo "graph    $spec"
+echo "order    halo-partition --order $order"
 "$exe" --input "$spec" --write-metis "$work/graph.metis"
 echo "machine  $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
 echo "runs     best of $repeat, alternating; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -70,7 +75,8 @@ for i in $(seq "$repeat"); do
   cpu_s "$work/gpmetis.time" >>"$work/gp.cpu"
 
   /usr/bin/time -v "$exe" --input "$spec" --parts "$parts" --out "$work/out" --force \
-    --seed $seed --ufactor $ufactor --json "$work/halo.json" >"$work/halo.log" 2>"$work/halo.time"
+    --seed $seed --ufactor $ufactor --order "$order" --json "$work/halo.json" \
+    >"$work/halo.log" 2>"$work/halo.time"
   wall_s "$work/halo.time" >>"$work/halo.wall"
   rss_mb "$work/halo.time" >>"$work/halo.rss"
   cpu_s "$work/halo.time" >>"$work/halo.cpu"

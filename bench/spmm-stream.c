@@ -36,6 +36,13 @@
  *              that cuts along the blocks would give a part's owned rows
  *   sbm-rcm    the same graph in reverse Cuthill-McKee order, found from the
  *              structure alone
+ *   sbm-part1  the same graph as halo-partition --parts 1 numbers it: the
+ *              local CSR of the one shard, built by halo_partition_plan_shard
+ *              (default --order community: METIS blocks of ~1000 rows)
+ *   sbm-part4  the owned rows of part 0 of halo-partition --parts 4 (METIS
+ *              k-way, then the same plan): a rectangular CSR whose columns
+ *              are the part's owned and halo rows, as the trainer multiplies
+ *   (the last two need the partitioner, built when HDF5 is found)
  *
  * --hugepages asks for transparent huge pages (madvise) on every array,
  * STREAM's included: random gathers then miss the TLB far less often.
@@ -54,12 +61,24 @@
 #include "halo-load.h"
 #include "halo-rng.h"
 #include "halo-spmm.h"
+#ifdef HALO_BENCH_PARTITION
+#include "halo-partition.h"
+#endif
 
-enum { MAX_WIDTHS = 8, MAX_GRAPHS = 4 };
+typedef enum {
+  GRAPH_UNIFORM,
+  GRAPH_SBM,
+  GRAPH_SBM_CLASS,
+  GRAPH_SBM_RCM,
+  GRAPH_SBM_PART1,
+  GRAPH_SBM_PART4,
+  GRAPH_KINDS
+} graph_kind;
 
-typedef enum { GRAPH_UNIFORM, GRAPH_SBM, GRAPH_SBM_CLASS, GRAPH_SBM_RCM } graph_kind;
+static const char *const GRAPH_NAMES[GRAPH_KINDS] = {"uniform", "sbm",       "sbm-class",
+                                                     "sbm-rcm", "sbm-part1", "sbm-part4"};
 
-static const char *const GRAPH_NAMES[] = {"uniform", "sbm", "sbm-class", "sbm-rcm"};
+enum { MAX_WIDTHS = 8, MAX_GRAPHS = 8 };
 
 typedef struct options {
   int64_t rows;
@@ -132,15 +151,22 @@ static int parse_graphs(const char *text, options *opt) {
   opt->ngraphs = 0;
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     int kind = -1;
-    for (int k = 0; k < MAX_GRAPHS; k++)
+    for (int k = 0; k < GRAPH_KINDS; k++)
       if (strcmp(tok, GRAPH_NAMES[k]) == 0) kind = k;
     if (kind < 0) {
       fprintf(stderr,
               "spmm-stream: error: --graphs %s: unknown graph '%s' (known: uniform, sbm,"
-              " sbm-class, sbm-rcm)\n",
+              " sbm-class, sbm-rcm, sbm-part1, sbm-part4)\n",
               text, tok);
       return -1;
     }
+#ifndef HALO_BENCH_PARTITION
+    if (kind == GRAPH_SBM_PART1 || kind == GRAPH_SBM_PART4) {
+      fprintf(stderr, "spmm-stream: error: --graphs %s: '%s' needs the partitioner (HDF5)\n",
+              text, tok);
+      return -1;
+    }
+#endif
     if (opt->ngraphs == MAX_GRAPHS) {
       fprintf(stderr, "spmm-stream: error: --graphs %s: at most %d graphs\n", text, MAX_GRAPHS);
       return -1;
@@ -409,6 +435,72 @@ done:
   return rc;
 }
 
+#ifdef HALO_BENCH_PARTITION
+/* The loader's SBM partitioned as halo-partition does it (clean-up, METIS
+ * k-way into `parts`, seed 1, then halo_partition_plan_shard in the default
+ * row order), and part 0's local CSR copied out: rows are its owned nodes,
+ * columns its owned and halo rows. */
+static int make_part(const options *opt, int32_t parts, halo_csr *a) {
+  char spec[512];
+  halo_graph *g = NULL;
+  int32_t *part = NULL;
+  halo_partition_plan *plan = NULL;
+  halo_shard *s = NULL;
+  int rc = -1;
+  *a = (halo_csr){0};
+  snprintf(spec, sizeof spec,
+           "sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s",
+           opt->rows, opt->degree, opt->seed, opt->sbm_keys);
+  halo_partition_options popt = HALO_PARTITION_OPTIONS_INIT;
+  popt.parts = parts;
+  /* Every library call below logs its own failure. */
+  if (halo_load(spec, HALO_FORMAT_SPEC, &g) != HALO_OK) goto done;
+  if (halo_partition_clean(g, NULL) != HALO_OK) goto done;
+  part = malloc((size_t)g->n * sizeof *part);
+  if (!part) goto oom;
+  const double t0 = omp_get_wtime();
+  if (halo_partition_metis(g, &popt, part) != HALO_OK) goto done;
+  const double t1 = omp_get_wtime();
+  if (halo_partition_plan_create(g, part, parts, popt.order, 0, &plan) != HALO_OK) goto done;
+  if (halo_partition_plan_shard(plan, 0, &s) != HALO_OK) goto done;
+  printf("  partition: METIS %d parts %.1f s, part 0 planned (%s order) in %.1f s: %" PRId64
+         " owned rows (%" PRId64 " interior), %" PRId64 " halo rows\n",
+         parts, t1 - t0, halo_order_name(popt.order), omp_get_wtime() - t1, s->n_owned,
+         s->n_interior, s->n_halo);
+
+  *a = (halo_csr){.rows = s->n_owned, .cols = s->n_owned + s->n_halo, .nnz = s->nnz};
+  a->indptr = bench_alloc((size_t)(a->rows + 1) * sizeof *a->indptr, opt->hugepages);
+  a->indices = bench_alloc((size_t)a->nnz * sizeof *a->indices, opt->hugepages);
+  a->values = opt->values ? bench_alloc((size_t)a->nnz * sizeof *a->values, opt->hugepages) : NULL;
+  if (!a->indptr || !a->indices || (opt->values && !a->values)) goto oom;
+  memcpy(a->indptr, s->indptr, (size_t)(a->rows + 1) * sizeof *a->indptr);
+  memcpy(a->indices, s->indices, (size_t)a->nnz * sizeof *a->indices);
+  if (a->values) fill_values(a, halo_rng_key(opt->seed, HALO_RNG_GRAPH, 0, 0));
+  rc = 0;
+  goto done;
+oom:
+  fprintf(stderr, "spmm-stream: error: out of memory building the partitioned graph\n");
+done:
+  halo_shard_destroy(&s);
+  halo_partition_plan_destroy(&plan);
+  free(part);
+  halo_graph_destroy(&g);
+  return rc;
+}
+#endif
+
+/* Builds graph `kind` into a; returns 0 or -1 (the error is printed). */
+static int make_graph(const options *opt, graph_kind kind, halo_csr *a) {
+  switch (kind) {
+  case GRAPH_UNIFORM: return make_uniform(opt, a);
+#ifdef HALO_BENCH_PARTITION
+  case GRAPH_SBM_PART1: return make_part(opt, 1, a);
+  case GRAPH_SBM_PART4: return make_part(opt, 4, a);
+#endif
+  default: return make_sbm(opt, kind, a);
+  }
+}
+
 /* The share of nonzeros whose column lies within `window` rows of their
  * row: how local the gathers are. */
 static double near_share(const halo_csr *a, int64_t window) {
@@ -433,20 +525,20 @@ typedef struct spmm_operands {
   float *x, *y;
 } spmm_operands;
 
+/* X has a->cols rows (a part's owned and halo rows), Y a->rows. */
 static int spmm_setup(spmm_operands *op, const halo_csr *a, int64_t ncols, const options *opt) {
-  const size_t n = (size_t)a->rows * (size_t)ncols;
   op->ncols = ncols;
-  op->x = bench_alloc(n * sizeof *op->x, opt->hugepages);
-  op->y = bench_alloc(n * sizeof *op->y, opt->hugepages);
+  op->x = bench_alloc((size_t)a->cols * (size_t)ncols * sizeof *op->x, opt->hugepages);
+  op->y = bench_alloc((size_t)a->rows * (size_t)ncols * sizeof *op->y, opt->hugepages);
   if (!op->x || !op->y) return -1;
   const uint64_t key = halo_rng_key(opt->seed, HALO_RNG_FEATURES, (uint64_t)ncols, 0);
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < a->rows; r++) {
-    for (int64_t j = 0; j < ncols; j++) {
+  for (int64_t r = 0; r < a->cols; r++)
+    for (int64_t j = 0; j < ncols; j++)
       op->x[r * ncols + j] = halo_rng_uniform(key, (uint64_t)r, (uint64_t)j) - 0.5f;
-      op->y[r * ncols + j] = 0.0f;
-    }
-  }
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < a->rows; r++)
+    for (int64_t j = 0; j < ncols; j++) op->y[r * ncols + j] = 0.0f;
   return 0;
 }
 
@@ -508,10 +600,11 @@ static int bench_graph(const options *opt, graph_kind kind, const stream_arrays 
   int rc = -1;
 
   const double t_build = omp_get_wtime();
-  if ((kind == GRAPH_UNIFORM ? make_uniform(opt, &a) : make_sbm(opt, kind, &a)) < 0) goto done;
-  printf("\ngraph %s: %" PRId64 " rows, %" PRId64 " nonzeros (mean degree %.2f), values %s,"
-         " built in %.1f s\n",
-         GRAPH_NAMES[kind], a.rows, a.nnz, (double)a.nnz / (double)a.rows,
+  printf("\ngraph %s:\n", GRAPH_NAMES[kind]);
+  if (make_graph(opt, kind, &a) < 0) goto done;
+  printf("  %" PRId64 " rows, %" PRId64 " columns, %" PRId64
+         " nonzeros (mean degree %.2f), values %s, built in %.1f s\n",
+         a.rows, a.cols, a.nnz, a.rows ? (double)a.nnz / (double)a.rows : 0.0,
          a.values ? "random" : "NULL (all ones)", omp_get_wtime() - t_build);
   if (kind != GRAPH_UNIFORM)
     printf("  sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s\n", opt->rows,

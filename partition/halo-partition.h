@@ -58,8 +58,11 @@ typedef enum { HALO_ORDER_COMMUNITY = 0, HALO_ORDER_ID } halo_order;
  * 1000 · 256 B = 256 KB, half of a 512 KB L2, so a block's inner gathers
  * stay in L2 at the widths the trainer uses (16 to 64); smaller blocks cut
  * more of a community's edges.  Measured in docs/benchmarks.md ("SpMM vs
- * STREAM"): 1000 against 250 and 4000 on the 1M-node SBM. */
+ * STREAM"): 1000 against 250 and 4000 on the 1M-node SBM.  A build may set
+ * it (-DHALO_PARTITION_BLOCK_ROWS=N) to measure another size. */
+#ifndef HALO_PARTITION_BLOCK_ROWS
 #define HALO_PARTITION_BLOCK_ROWS 1000
+#endif
 
 typedef struct halo_partition_options {
   int32_t parts; /* P >= 1 */
