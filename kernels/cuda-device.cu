@@ -36,6 +36,13 @@ done:
   return st;
 }
 
+extern "C" halo_status halo_cuda_mem_info(size_t *free_bytes, size_t *total_bytes) {
+  halo_status st = HALO_OK;
+  HALO_CUDA(cudaMemGetInfo(free_bytes, total_bytes));
+done:
+  return st;
+}
+
 extern "C" halo_status halo_cuda_malloc(void **ptr, size_t bytes, const char *what) {
   halo_status st = HALO_OK;
   cudaError_t e;

@@ -47,6 +47,9 @@ halo_status halo_cuda_select_device(int local_rank, int *device);
 /* The current device's name ("NVIDIA H200"), copied into buf[size]. Local. */
 halo_status halo_cuda_device_name(char *buf, size_t size);
 
+/* Free and total bytes of the current device's memory. Local. */
+halo_status halo_cuda_mem_info(size_t *free_bytes, size_t *total_bytes);
+
 /* Allocates `bytes` of device memory, zeroed; `what` names it in the error
  * line.  halo_cuda_free accepts NULL and *ptr == NULL and sets *ptr = NULL;
  * it waits for work using the memory (cudaFree does). Local. */

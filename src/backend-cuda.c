@@ -44,6 +44,13 @@ static void note(halo_backend *be, halo_status st) {
 
 /* --- memory ------------------------------------------------------------- */
 
+static int64_t cuda_mem_available(halo_backend *be, int *pool) {
+  size_t free_bytes = 0, total = 0;
+  *pool = ctx_of(be)->device;
+  if (halo_cuda_mem_info(&free_bytes, &total) != HALO_OK) return -1;
+  return (int64_t)free_bytes;
+}
+
 static halo_status cuda_buf_alloc(halo_backend *be, size_t bytes, halo_buf *out) {
   (void)be;
   void *p = NULL;
@@ -257,6 +264,7 @@ static const halo_backend_ops cuda_ops = {
     .name = "cuda",
     .space = HALO_MEM_DEVICE,
     .destroy = cuda_destroy,
+    .mem_available = cuda_mem_available,
     .buf_alloc = cuda_buf_alloc,
     .buf_free = cuda_buf_free,
     .upload = cuda_upload,

@@ -43,6 +43,10 @@ typedef struct halo_backend_ops {
   halo_mem_space space;
   /* OPTIONAL. Releases be->context (halo_backend_destroy frees be itself). */
   void (*destroy)(halo_backend *be);
+  /* OPTIONAL (NULL: host memory, halo_memory_available()).  Bytes free where
+   * buf_alloc allocates, and in *pool an id shared by the ranks of a node
+   * that draw on the same memory (the GPU's number); -1 when unknown. */
+  int64_t (*mem_available)(halo_backend *be, int *pool);
 
   /* --- memory --------------------------------------------------------- */
   /* REQUIRED. Allocates `bytes` (zeroed) in the backend's space. */

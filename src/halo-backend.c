@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "halo-backend-impl.h"
+#include "halo-memory.h"
 
 const char *halo_backend_list(void) {
 #ifdef HALO_HAVE_CUDA
@@ -43,6 +44,14 @@ const char *halo_backend_name(const halo_backend *be) { return be->ops->name; }
 
 const char *halo_backend_describe(const halo_backend *be) {
   return be->description[0] ? be->description : be->ops->name;
+}
+
+int64_t halo_backend_mem_available(halo_backend *be, int *pool) {
+  int ignored = 0;
+  if (!pool) pool = &ignored;
+  *pool = 0;
+  if (be->ops->mem_available) return be->ops->mem_available(be, pool);
+  return halo_memory_available();
 }
 
 void halo_backend_destroy(halo_backend **be) {

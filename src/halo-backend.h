@@ -9,6 +9,8 @@
 #ifndef HALO_BACKEND_H
 #define HALO_BACKEND_H
 
+#include <stdint.h>
+
 #include "halo-status.h"
 
 typedef struct halo_backend halo_backend;
@@ -35,6 +37,11 @@ const char *halo_backend_list(void);
 /* What the backend runs on, for the run header: "cpu", or "cuda: NVIDIA
  * H200 (device 0), halo rows staged through pinned host memory". Local. */
 const char *halo_backend_describe(const halo_backend *be);
+
+/* Bytes free in the memory the backend allocates from (the node's RAM, or
+ * the GPU's memory), -1 when unknown; *pool (may be NULL) identifies that
+ * memory among the ranks of a node: ranks with the same pool share it. Local. */
+int64_t halo_backend_mem_available(halo_backend *be, int *pool);
 
 /* Releases the backend; accepts NULL and sets *be = NULL. Local. */
 void halo_backend_destroy(halo_backend **be);

@@ -145,15 +145,19 @@ static int64_t model_bytes(const halo_shard *s, const halo_gcn_options *o) {
 }
 
 /* Refuses, before the model allocates, a part whose model does not fit in
- * what its node has left: the ranks of a node share its memory, so their
- * needs are summed.  The lowest rank that does not fit says so. */
+ * what its memory has left: the node's RAM, or its GPU's memory with
+ * --device cuda.  The ranks of a node that share that memory (all of them,
+ * or those on one GPU) have their needs summed.  The lowest rank that does
+ * not fit says so. */
 static halo_status check_memory(run *r) {
   halo_status st = HALO_OK;
-  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm node = MPI_COMM_NULL, pool_comm = MPI_COMM_NULL;
   int64_t need = model_bytes(r->shard, &r->args.gcn), node_need = 0;
+  int pool = 0;
+  int64_t avail = halo_backend_mem_available(r->be, &pool);
   HALO_MPI(MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  HALO_MPI(MPI_Allreduce(&need, &node_need, 1, MPI_INT64_T, MPI_SUM, node));
-  int64_t avail = halo_memory_available();
+  HALO_MPI(MPI_Comm_split(node, pool < 0 ? 0 : pool, 0, &pool_comm));
+  HALO_MPI(MPI_Allreduce(&need, &node_need, 1, MPI_INT64_T, MPI_SUM, pool_comm));
   int fits = avail < 0 || node_need <= avail;
   int mine[2] = {fits ? INT32_MAX : r->rank, !fits}, first = 0, count = 0;
   HALO_MPI(MPI_Allreduce(&mine[0], &first, 1, MPI_INT, MPI_MIN, r->comm));
@@ -162,13 +166,18 @@ static halo_status check_memory(run *r) {
   st = HALO_ERR_NOMEM;
   if (first == r->rank) {
     char b0[32], b1[32], b2[32];
-    halo_log_error("rank %d needs about %s for its part's model (%s with the other ranks of its "
-                   "node) but %s is available%s; run on more nodes or with more parts",
+    char where[32] = "memory";
+    if (strcmp(halo_backend_name(r->be), "cpu") != 0)
+      snprintf(where, sizeof where, "%s device %d", halo_backend_name(r->be), pool);
+    halo_log_error("rank %d needs about %s for its part's model (%s with the other ranks that "
+                   "share its %s) but %s is available%s; run on more nodes or with more parts",
                    r->rank, halo_memory_str(need, b0, sizeof b0),
-                   halo_memory_str(node_need, b1, sizeof b1), halo_memory_str(avail, b2, sizeof b2),
+                   halo_memory_str(node_need, b1, sizeof b1), where,
+                   halo_memory_str(avail, b2, sizeof b2),
                    count > 1 ? " (other ranks fall short too)" : "");
   }
 done:
+  if (pool_comm != MPI_COMM_NULL) MPI_Comm_free(&pool_comm);
   if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
   return st;
 }
@@ -400,6 +409,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
 
   HALO_TRY(halo_gcn_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
   halo_gcn_info_get(r->model, &r->info);
+  halo_shard_destroy(&r->shard); /* the model holds what it needs */
   if (r->args.resume) {
     /* Every rank knows both counts: rank 0 alone says so. */
     if (r->ckpt.nparams != r->info.params) {
