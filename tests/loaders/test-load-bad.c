@@ -162,7 +162,7 @@ Test(bad_ogb, split_id_in_two_splits) {
 
 Test(bad_ogb, split_file_missing) {
   const char *dir = good_ogb("d");
-  char path[512];
+  char path[600]; /* the folder (up to 511 bytes) and the file name */
   snprintf(path, sizeof path, "%s/split/valid.csv", dir);
   remove(path);
   EXPECT_LOAD_ERROR(dir, HALO_FORMAT_OGB, HALO_ERR_IO, "split/valid.csv[.gz]: missing");
