@@ -9,7 +9,10 @@
  *
  * and the backward pass mirrors it with the same exchange applied to
  * gradients (Âᵀ = Â).  Every exchange is split: rows of Â with no halo column
- * are multiplied while the messages are in flight, the others after.
+ * are multiplied while the messages are in flight, the others after.  When
+ * the part numbers its interior rows first (shard format 2), both products
+ * run over contiguous rows, the second through a view of Â's trailing rows;
+ * otherwise through row-index lists.
  *
  * The first layer's input of a cached or transform layer, ÂX or X, is kept
  * as CSR when it is mostly zeros (Cora's X is 1.3% non-zero, its ÂX 4.7%):
@@ -65,8 +68,16 @@ struct halo_gcn {
   layer layers[HALO_MAX_LAYERS];
   int64_t n_owned, n_all;
 
-  /* Â, its interior and boundary rows (backend copies). */
+  /* Â and how its rows are split for the exchange: n_interior rows with no
+   * halo column, multiplied while the messages travel, and n_boundary rows
+   * after.  When the interior rows are [0, n_interior) (contiguous),
+   * adj_boundary is a view of Â's rows [n_interior, n_owned): it shares adj's
+   * arrays, indptr offset by n_interior, whose entries are absolute offsets
+   * into indices and values.  Otherwise the two row lists (backend copies)
+   * name the rows. */
   halo_csr adj_host, adj;
+  int contiguous;
+  halo_csr adj_boundary;  /* view; never freed */
   halo_buf interior, boundary;
   int64_t n_interior, n_boundary;
   halo_buf global_id;     /* int64, n_all */
@@ -106,7 +117,8 @@ void halo_gcn_options_default(halo_gcn_options *o) {
                           .input_dropout = 0.5f,
                           .seed = 0,
                           .normalize_features = 1,
-                          .sparse_features = -1};
+                          .sparse_features = -1,
+                          .row_lists = 0};
 }
 
 /* --- small helpers ------------------------------------------------------ */
@@ -166,12 +178,17 @@ static const int64_t *gids(const halo_gcn *g) { return g->global_id.data; }
  * X has n_all rows of `cols` floats (packed), Y n_owned rows. */
 static halo_status aggregate(halo_gcn *g, float *x, int32_t cols, float *y) {
   halo_status st = HALO_OK;
-  /* With no boundary row the interior list is 0..n-1: let SpMM run over it directly. */
-  const int32_t *interior = g->n_boundary > 0 ? g->interior.data : NULL;
   HALO_TRY(halo_exchange_begin(g->plan, x, cols));
-  g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, interior, g->n_interior);
-  HALO_TRY(halo_exchange_end(g->plan));
-  g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->boundary.data, g->n_boundary);
+  if (g->contiguous) {
+    g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, NULL, g->n_interior);
+    HALO_TRY(halo_exchange_end(g->plan));
+    g->ops->spmm(g->be, &g->adj_boundary, x, cols, cols, 0.0f, y + g->n_interior * cols, cols,
+                 NULL, g->n_boundary);
+  } else {
+    g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->interior.data, g->n_interior);
+    HALO_TRY(halo_exchange_end(g->plan));
+    g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->boundary.data, g->n_boundary);
+  }
 done:
   return st;
 }
@@ -519,20 +536,44 @@ done:
   return st;
 }
 
-/* Interior rows (no halo column) and boundary rows of Â. */
+/* Whether row i of Â (owned rows × local columns) has a halo column. */
+static int has_halo_column(const halo_csr *a, int64_t i) {
+  for (int64_t k = a->indptr[i]; k < a->indptr[i + 1]; k++)
+    if (a->indices[k] >= a->rows) return 1;
+  return 0;
+}
+
+/* Splits Â's rows into interior (no halo column) and boundary rows.  The
+ * split is read from Â itself, not from the shard's n_interior: when the
+ * interior rows are a prefix (format-2 shards, and any part without a
+ * boundary row), the two products run over contiguous rows and no row list
+ * is built; otherwise (format 1, --order id, or opt.row_lists) over lists. */
 static halo_status split_rows(halo_gcn *g) {
   halo_status st = HALO_OK;
   int32_t *in = NULL, *bd = NULL;
   const halo_csr *a = &g->adj_host;
-  HALO_ALLOC(in, a->rows, "the interior rows");
-  HALO_ALLOC(bd, a->rows, "the boundary rows");
+  int64_t first_boundary = a->rows;
   for (int64_t i = 0; i < a->rows; i++) {
-    int halo = 0;
-    for (int64_t k = a->indptr[i]; k < a->indptr[i + 1] && !halo; k++) halo = a->indices[k] >= a->rows;
-    if (halo)
-      bd[g->n_boundary++] = (int32_t)i;
+    if (!has_halo_column(a, i)) continue;
+    if (g->n_boundary++ == 0) first_boundary = i;
+  }
+  g->n_interior = a->rows - g->n_boundary;
+  g->contiguous = first_boundary == g->n_interior && !g->opt.row_lists;
+  if (g->contiguous) {
+    /* nnz stays Â's: indices and values are the whole arrays. */
+    g->adj_boundary = g->adj;
+    g->adj_boundary.indptr = g->adj.indptr + g->n_interior;
+    g->adj_boundary.rows = g->n_boundary;
+    goto done;
+  }
+
+  HALO_ALLOC(in, g->n_interior, "the interior rows");
+  HALO_ALLOC(bd, g->n_boundary, "the boundary rows");
+  for (int64_t i = 0, ni = 0, nb = 0; i < a->rows; i++) {
+    if (has_halo_column(a, i))
+      bd[nb++] = (int32_t)i;
     else
-      in[g->n_interior++] = (int32_t)i;
+      in[ni++] = (int32_t)i;
   }
   HALO_TRY(buf_from_host(g, &g->interior, in, (size_t)g->n_interior * sizeof(int32_t)));
   HALO_TRY(buf_from_host(g, &g->boundary, bd, (size_t)g->n_boundary * sizeof(int32_t)));
@@ -661,6 +702,7 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
   HALO_TRY(csr_to_backend(g, &g->adj_host, &g->adj));
   HALO_TRY(split_rows(g));
   g->info.interior_rows = g->n_interior;
+  g->info.contiguous_rows = g->contiguous;
   HALO_TRY(buf_from_host(g, &g->global_id, s->global_id, (size_t)g->n_all * sizeof(int64_t)));
   HALO_TRY(buf_from_host(g, &g->labels, s->labels, (size_t)g->n_owned * sizeof(int32_t)));
   const int32_t *rows[3] = {s->train, s->valid, s->test};

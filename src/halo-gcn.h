@@ -37,6 +37,9 @@ typedef struct halo_gcn_options {
   int normalize_features;  /* divide each feature row by its sum */
   int sparse_features;     /* the first layer's input, X or the cached ÂX: -1: CSR when
                               under 10% of it is non-zero over all ranks; 0: dense; 1: CSR */
+  int row_lists;           /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
+                              shards), multiply them and the boundary rows as two contiguous
+                              blocks; 1: always through row-index lists (tests, comparisons) */
 } halo_gcn_options;
 
 /* The reference settings: 2 layers, 16 hidden, lr 0.01, weight decay 5e-4 on
@@ -96,6 +99,8 @@ typedef struct halo_gcn_info {
   int sparse_features;                /* 1 when the first layer's input (X, or the
                                          cached ÂX) is kept as CSR; equal on every rank */
   int64_t interior_rows;              /* owned rows with no halo neighbour */
+  int contiguous_rows;                /* 1 when they are rows [0, interior_rows) and Â is
+                                         multiplied without row-index lists */
 } halo_gcn_info;
 
 void halo_gcn_info_get(const halo_gcn *g, halo_gcn_info *out);

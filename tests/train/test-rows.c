@@ -1,0 +1,565 @@
+/* Â's interior and boundary rows: contiguous blocks against row-index lists.
+ *
+ * A format-2 shard numbers its interior rows (no halo neighbour) first, and
+ * the model then multiplies Â's two row groups as contiguous blocks, the
+ * boundary rows through a view of Â's trailing rows, without index lists.
+ * This binary is both the Criterion test and, under `--probe`, the MPI
+ * program the test runs with mpirun.  Every rank of the probe builds the same
+ * random fixture graph, takes its own part's shard and renumbers its owned
+ * rows twice:
+ *
+ *   interior first   the format-2 order: qualifies for contiguous blocks
+ *   boundary first   the same part, boundary rows first: does not qualify
+ *
+ * and trains three models side by side: interior first (contiguous),
+ * interior first with row lists forced (opt.row_lists), boundary first
+ * (row lists, because its interior rows are not a prefix).  The test checks:
+ *
+ *  - each model reports the path expected of its order, and the interior
+ *    row count the graph itself gives (every neighbour in the same part);
+ *  - the contiguous and the row-list path on the same shard compute the same
+ *    losses, gradients, parameters and logits, bit for bit (each row of Â is
+ *    the same sum either way);
+ *  - the boundary-first shard, a different numbering of the same part, gives
+ *    the same to fp32 rounding;
+ *  - the first loss and the trained logits equal the dense double-precision
+ *    reference; P=1 and P=3 give the same losses;
+ *  - on the device-like checked backend, which aborts when a compute slot
+ *    gets a pointer outside a device buffer (a wrong view of Â would), the
+ *    contiguous model equals the CPU run bit for bit.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend-checked.h"
+#include "halo-backend.h"
+#include "halo-gcn.h"
+#include "train-fixture.h"
+#include "train-run.h"
+
+#ifndef ROWS_PROBE
+#error "ROWS_PROBE must name this test's own binary"
+#endif
+
+/* The graph and the model, shared by the probe and the test. */
+typedef struct rows_case {
+  int64_t nodes;
+  int32_t degree, features;
+  float density;
+  int32_t classes, hidden;
+  float input_dropout;
+  int epochs;
+} rows_case;
+
+/* The three models: interior first (contiguous), interior first with row
+ * lists, boundary first. */
+enum { MODEL_CONTIGUOUS, MODEL_LISTS, MODEL_BOUNDARY_FIRST, MODELS };
+static const char *const model_name[MODELS] = {"contiguous", "row lists", "boundary first"};
+
+/* ---- the probe (runs under mpirun) --------------------------------------- */
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) {
+    fprintf(stderr, "test-rows: out of memory\n");
+    abort();
+  }
+  return p;
+}
+
+static int i32_cmp(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Owned row i of the shard has a halo neighbour. */
+static int is_boundary(const halo_shard *s, int64_t i) {
+  for (int64_t k = s->indptr[i]; k < s->indptr[i + 1]; k++)
+    if (s->indices[k] >= s->n_owned) return 1;
+  return 0;
+}
+
+/* Maps a split list through new_of and sorts it (the shard keeps them ascending). */
+static void renumber_split(int32_t *rows, int64_t n, const int32_t *new_of) {
+  for (int64_t i = 0; i < n; i++) rows[i] = new_of[rows[i]];
+  qsort(rows, (size_t)n, sizeof *rows, i32_cmp);
+}
+
+/* A copy of `s` whose owned rows are renumbered: new row r is old row
+ * old_of[r].  Halo rows keep their numbers; send lists keep their order
+ * (ascending global id per peer) with renumbered rows. */
+static halo_shard *shard_renumbered(const halo_shard *s, const int32_t *old_of,
+                                    int64_t n_interior) {
+  const int64_t n = s->n_owned, n_all = s->n_owned + s->n_halo, f = s->features;
+  halo_shard *t = xcalloc(1, sizeof *t);
+  int32_t *new_of = xcalloc((size_t)n, sizeof *new_of);
+  for (int64_t r = 0; r < n; r++) new_of[old_of[r]] = (int32_t)r;
+
+  *t = *s;
+  t->n_interior = n_interior;
+  t->global_id = xcalloc((size_t)n_all, sizeof *t->global_id);
+  t->degree = xcalloc((size_t)n_all, sizeof *t->degree);
+  t->halo_owner = xcalloc((size_t)s->n_halo, sizeof *t->halo_owner);
+  t->indptr = xcalloc((size_t)n + 1, sizeof *t->indptr);
+  t->indices = xcalloc((size_t)s->nnz, sizeof *t->indices);
+  t->x = xcalloc((size_t)(n * f), sizeof *t->x);
+  t->labels = xcalloc((size_t)n, sizeof *t->labels);
+  t->train = xcalloc((size_t)s->n_train, sizeof *t->train);
+  t->valid = xcalloc((size_t)s->n_valid, sizeof *t->valid);
+  t->test = xcalloc((size_t)s->n_test, sizeof *t->test);
+  t->send_ptr = xcalloc((size_t)s->parts + 1, sizeof *t->send_ptr);
+  t->send_idx = xcalloc((size_t)s->send_ptr[s->parts], sizeof *t->send_idx);
+  t->recv_ptr = xcalloc((size_t)s->parts + 1, sizeof *t->recv_ptr);
+
+  for (int64_t r = 0; r < n; r++) {
+    const int64_t o = old_of[r];
+    t->global_id[r] = s->global_id[o];
+    t->degree[r] = s->degree[o];
+    memcpy(t->x + r * f, s->x + o * f, (size_t)f * sizeof *t->x);
+    t->labels[r] = s->labels[o];
+    int32_t *row = t->indices + t->indptr[r];
+    const int64_t len = s->indptr[o + 1] - s->indptr[o];
+    for (int64_t k = 0; k < len; k++) {
+      const int32_t c = s->indices[s->indptr[o] + k];
+      row[k] = c < n ? new_of[c] : c;
+    }
+    qsort(row, (size_t)len, sizeof *row, i32_cmp);
+    t->indptr[r + 1] = t->indptr[r] + len;
+  }
+  for (int64_t h = n; h < n_all; h++) {
+    t->global_id[h] = s->global_id[h];
+    t->degree[h] = s->degree[h];
+  }
+  memcpy(t->halo_owner, s->halo_owner, (size_t)s->n_halo * sizeof *t->halo_owner);
+  memcpy(t->train, s->train, (size_t)s->n_train * sizeof *t->train);
+  memcpy(t->valid, s->valid, (size_t)s->n_valid * sizeof *t->valid);
+  memcpy(t->test, s->test, (size_t)s->n_test * sizeof *t->test);
+  renumber_split(t->train, s->n_train, new_of);
+  renumber_split(t->valid, s->n_valid, new_of);
+  renumber_split(t->test, s->n_test, new_of);
+  memcpy(t->send_ptr, s->send_ptr, (size_t)(s->parts + 1) * sizeof *t->send_ptr);
+  memcpy(t->recv_ptr, s->recv_ptr, (size_t)(s->parts + 1) * sizeof *t->recv_ptr);
+  for (int64_t k = 0; k < s->send_ptr[s->parts]; k++) t->send_idx[k] = new_of[s->send_idx[k]];
+  free(new_of);
+  return t;
+}
+
+/* The part with its interior rows first (boundary_first 0) or last. */
+static halo_shard *shard_ordered(const halo_shard *s, int boundary_first) {
+  const int64_t n = s->n_owned;
+  int32_t *old_of = xcalloc((size_t)n, sizeof *old_of);
+  int64_t k = 0, interior = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    const int want_boundary = pass == 0 ? boundary_first : !boundary_first;
+    for (int64_t i = 0; i < n; i++)
+      if (is_boundary(s, i) == want_boundary) old_of[k++] = (int32_t)i;
+  }
+  for (int64_t i = 0; i < n; i++) interior += !is_boundary(s, i);
+  /* The attribute is a claim about the prefix only: 0 when it is boundary rows. */
+  halo_shard *t = shard_renumbered(s, old_of, boundary_first ? 0 : interior);
+  free(old_of);
+  return t;
+}
+
+static FILE *open_out(const char *dir, const char *name, int model, int rank) {
+  char path[1024];
+  if (model >= 0)
+    snprintf(path, sizeof path, "%s/%s-%d-%d.txt", dir, name, model, rank);
+  else if (rank >= 0)
+    snprintf(path, sizeof path, "%s/%s-%d.txt", dir, name, rank);
+  else
+    snprintf(path, sizeof path, "%s/%s.txt", dir, name);
+  return fopen(path, "w");
+}
+
+/* usage: --probe OUT BACKEND nodes degree features density classes hidden
+ *                input_dropout epochs seed
+ * BACKEND is cpu or checked (the device-like backend, exchange staged).
+ * Writes OUT/info-R.txt ("n_owned interior contiguous[0..2]"),
+ * OUT/losses.txt (rank 0: "epoch loss[0..2]"), OUT/grads.txt (rank 0: the
+ * first step's gradients, "g[0..2]" per parameter), OUT/params.txt (rank 0:
+ * after the last step) and OUT/logits-M-R.txt ("gid z..." of model M). */
+static int probe_main(int argc, char **argv) {
+  int rank = 0, size = 1, rc = 1;
+  fx_graph *graph = NULL;
+  halo_shard *base = NULL, *shard[MODELS] = {NULL};
+  halo_backend *be = NULL;
+  halo_gcn *model[MODELS] = {NULL};
+  float *buf[MODELS] = {NULL};
+  FILE *f = NULL;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc != 13) {
+    if (rank == 0) fprintf(stderr, "--probe: expected 11 arguments, got %d\n", argc - 2);
+    goto done;
+  }
+  const char *out = argv[2], *backend = argv[3];
+  const rows_case c = {.nodes = atoll(argv[4]),
+                       .degree = atoi(argv[5]),
+                       .features = atoi(argv[6]),
+                       .density = (float)atof(argv[7]),
+                       .classes = atoi(argv[8]),
+                       .hidden = atoi(argv[9]),
+                       .input_dropout = (float)atof(argv[10]),
+                       .epochs = atoi(argv[11])};
+  const uint64_t seed = strtoull(argv[12], NULL, 10);
+  fx_spec spec = {.nodes = c.nodes, .avg_degree = c.degree, .features = c.features,
+                  .density = c.density, .classes = c.classes, .parts = size, .seed = seed};
+  graph = fx_graph_new(&spec);
+  base = fx_shard_new(graph, rank, 41);
+  shard[MODEL_CONTIGUOUS] = shard_ordered(base, 0);
+  shard[MODEL_LISTS] = shard_ordered(base, 0);
+  shard[MODEL_BOUNDARY_FIRST] = shard_ordered(base, 1);
+  const halo_status made =
+      strcmp(backend, "checked") == 0
+          ? checked_backend_create(0, &be)
+          : halo_backend_create(&(halo_backend_options){.device = "cpu"}, &be);
+  if (made != HALO_OK) goto done;
+
+  halo_gcn_options o;
+  halo_gcn_options_default(&o);
+  o.hidden = c.hidden;
+  o.dropout = 0.5f;
+  o.input_dropout = c.input_dropout;
+  o.seed = seed;
+  for (int k = 0; k < MODELS; k++) {
+    o.row_lists = k == MODEL_LISTS;
+    if (halo_gcn_create(MPI_COMM_WORLD, be, shard[k], &o, &model[k]) != HALO_OK) goto done;
+  }
+
+  halo_gcn_info info[MODELS];
+  for (int k = 0; k < MODELS; k++) halo_gcn_info_get(model[k], &info[k]);
+  if (!(f = open_out(out, "info", -1, rank))) goto done;
+  fprintf(f, "%lld %lld %d %d %d\n", (long long)info[0].n_owned, (long long)info[0].interior_rows,
+          info[0].contiguous_rows, info[1].contiguous_rows, info[2].contiguous_rows);
+  fclose(f);
+  f = NULL;
+
+  const int64_t params = info[0].params, n_owned = info[0].n_owned;
+  const int64_t classes = info[0].dims[info[0].ndims - 1];
+  const int64_t len = params > n_owned * classes ? params : n_owned * classes;
+  for (int k = 0; k < MODELS; k++)
+    if (!(buf[k] = malloc((size_t)len * sizeof(float) + 1))) goto done;
+
+  if (rank == 0 && !(f = open_out(out, "losses", -1, -1))) goto done;
+  const double train = (double)info[0].global_count[0];
+  for (int64_t epoch = 0; epoch < c.epochs; epoch++) {
+    double local[MODELS], sum[MODELS];
+    for (int k = 0; k < MODELS; k++) {
+      halo_gcn_stats st;
+      if (halo_gcn_gradients(model[k], epoch, &st) != HALO_OK) goto done;
+      if (epoch == 0 && halo_gcn_grads_get(model[k], buf[k]) != HALO_OK) goto done;
+      if (halo_gcn_update(model[k]) != HALO_OK) goto done;
+      local[k] = st.loss_sum;
+    }
+    MPI_Allreduce(local, sum, MODELS, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (f) fprintf(f, "%lld %.9g %.9g %.9g\n", (long long)epoch, sum[0] / train, sum[1] / train,
+                   sum[2] / train);
+    if (epoch == 0 && rank == 0) {
+      FILE *g = open_out(out, "grads", -1, -1);
+      if (!g) goto done;
+      for (int64_t i = 0; i < params; i++) fprintf(g, "%.9g %.9g %.9g\n", buf[0][i], buf[1][i], buf[2][i]);
+      fclose(g);
+    }
+  }
+  if (f) fclose(f);
+  f = NULL;
+
+  if (rank == 0) {
+    for (int k = 0; k < MODELS; k++)
+      if (halo_gcn_params_get(model[k], buf[k]) != HALO_OK) goto done;
+    if (!(f = open_out(out, "params", -1, -1))) goto done;
+    for (int64_t i = 0; i < params; i++) fprintf(f, "%.9g %.9g %.9g\n", buf[0][i], buf[1][i], buf[2][i]);
+    fclose(f);
+    f = NULL;
+  }
+  for (int k = 0; k < MODELS; k++) {
+    halo_gcn_stats st;
+    if (halo_gcn_evaluate(model[k], &st) != HALO_OK) goto done;
+    if (halo_gcn_logits_get(model[k], buf[k]) != HALO_OK) goto done;
+    if (!(f = open_out(out, "logits", k, rank))) goto done;
+    for (int64_t i = 0; i < n_owned; i++) {
+      fprintf(f, "%lld", (long long)shard[k]->global_id[i]);
+      for (int64_t j = 0; j < classes; j++) fprintf(f, " %.9g", buf[k][i * classes + j]);
+      fprintf(f, "\n");
+    }
+    fclose(f);
+    f = NULL;
+  }
+  rc = 0;
+done:
+  if (f) fclose(f);
+  for (int k = 0; k < MODELS; k++) {
+    free(buf[k]);
+    halo_gcn_destroy(&model[k]);
+    halo_shard_destroy(&shard[k]);
+  }
+  halo_backend_destroy(&be);
+  halo_shard_destroy(&base);
+  fx_graph_free(graph);
+  MPI_Finalize();
+  return rc;
+}
+
+/* ---- the test -------------------------------------------------------------- */
+
+typedef struct probe_result {
+  int np;
+  int64_t nparams;
+  int64_t n_owned[4], interior[4];
+  int contiguous[4][MODELS];
+  double *loss[MODELS];   /* per epoch */
+  double *grad[MODELS];   /* the first step's */
+  double *param[MODELS];  /* after the last step */
+  double *logits[MODELS]; /* n × classes, by global id */
+} probe_result;
+
+static void result_free(probe_result *r) {
+  for (int k = 0; k < MODELS; k++) {
+    free(r->loss[k]);
+    free(r->grad[k]);
+    free(r->param[k]);
+    free(r->logits[k]);
+  }
+}
+
+/* Reads n rows of MODELS numbers (after a leading epoch number when `numbered`). */
+static void read_columns(const char *dir, const char *name, int64_t n, int numbered,
+                         double *col[MODELS]) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s.txt", dir, name);
+  FILE *f = fopen(path, "r");
+  cr_assert(f, "no %s", path);
+  for (int k = 0; k < MODELS; k++) col[k] = calloc((size_t)n, sizeof(double));
+  for (int64_t i = 0; i < n; i++) {
+    long long e = i;
+    if (numbered) cr_assert_eq(fscanf(f, "%lld", &e), 1, "%s: line %lld", path, (long long)i);
+    cr_assert_eq(e, i);
+    for (int k = 0; k < MODELS; k++)
+      cr_assert_eq(fscanf(f, "%lf", &col[k][i]), 1, "%s: line %lld", path, (long long)i);
+  }
+  fclose(f);
+}
+
+static probe_result run_probe(const rows_case *c, int np, const char *backend, uint64_t seed,
+                              int64_t nparams) {
+  probe_result r = {.np = np, .nparams = nparams};
+  char *dir = tr_tmpdir("rows");
+  cr_assert(dir);
+  /* Criterion's sandbox hands its workers BXFI_MAP; a probe that inherited
+   * it would take itself for one of them, so it starts without. */
+  int rc = tr_mpirun(np, 120, NULL, "env -u BXFI_MAP %s --probe %s %s %lld %d %d %g %d %d %g %d %llu",
+                     ROWS_PROBE, dir, backend, (long long)c->nodes, c->degree, c->features,
+                     (double)c->density, c->classes, c->hidden, (double)c->input_dropout,
+                     c->epochs, (unsigned long long)seed);
+  cr_assert_eq(rc, 0, "the probe at P=%d (%s backend) exited with %d", np, backend, rc);
+
+  read_columns(dir, "losses", c->epochs, 1, r.loss);
+  read_columns(dir, "grads", nparams, 0, r.grad);
+  read_columns(dir, "params", nparams, 0, r.param);
+
+  char path[1024];
+  for (int k = 0; k < MODELS; k++)
+    r.logits[k] = calloc((size_t)(c->nodes * c->classes), sizeof(double));
+  for (int q = 0; q < np; q++) {
+    snprintf(path, sizeof path, "%s/info-%d.txt", dir, q);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "no %s", path);
+    long long n_owned, interior;
+    cr_assert_eq(fscanf(f, "%lld %lld %d %d %d", &n_owned, &interior, &r.contiguous[q][0],
+                        &r.contiguous[q][1], &r.contiguous[q][2]), 5);
+    r.n_owned[q] = n_owned;
+    r.interior[q] = interior;
+    fclose(f);
+    for (int k = 0; k < MODELS; k++) {
+      snprintf(path, sizeof path, "%s/logits-%d-%d.txt", dir, k, q);
+      f = fopen(path, "r");
+      cr_assert(f, "no %s", path);
+      long long gid;
+      int64_t seen = 0;
+      while (fscanf(f, "%lld", &gid) == 1) {
+        cr_assert(gid >= 0 && gid < c->nodes);
+        for (int32_t j = 0; j < c->classes; j++)
+          cr_assert_eq(fscanf(f, "%lf", &r.logits[k][gid * c->classes + j]), 1);
+        seen++;
+      }
+      fclose(f);
+      cr_assert_eq(seen, r.n_owned[q], "%s: %lld rows, rank %d owns %lld", path,
+                   (long long)seen, q, (long long)r.n_owned[q]);
+    }
+  }
+  tr_rmdir(dir);
+  return r;
+}
+
+static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-30); }
+
+static double max_abs(const double *v, int64_t n) {
+  double m = 0.0;
+  for (int64_t i = 0; i < n; i++) m = fmax(m, fabs(v[i]));
+  return m;
+}
+
+/* Compares n values `got` of run `got_name` with `want` of `want_name`:
+ * exactly when tol is 0, else within tol · max|want|. */
+static void compare(const char *name, int np, const char *what, const char *got_name,
+                    const double *got, const char *want_name, const double *want, int64_t n,
+                    double tol) {
+  const double bound = tol * max_abs(want, n);
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const int off = tol == 0.0 ? got[i] != want[i] : fabs(got[i] - want[i]) > bound;
+    if (off && bad++ < 5)
+      cr_expect_fail("%s P=%d: %s %lld is %.9g (%s), %.9g (%s)", name, np, what, (long long)i,
+                     got[i], got_name, want[i], want_name);
+  }
+  cr_expect_eq(bad, 0, "%s P=%d: %d %s values (%s) off those of %s", name, np, bad, what,
+               got_name, want_name);
+}
+
+/* Interior rows of part q, from the graph: nodes whose neighbours are all in q. */
+static int64_t graph_interior(const fx_graph *g, int32_t q) {
+  int64_t count = 0;
+  for (int64_t i = 0; i < g->n; i++) {
+    if (g->part[i] != q) continue;
+    int inside = 1;
+    for (int64_t k = g->indptr[i]; k < g->indptr[i + 1] && inside; k++)
+      inside = g->part[g->indices[k]] == q;
+    count += inside;
+  }
+  return count;
+}
+
+/* Runs one case at P=1 and P=3 (CPU), and P=3 on the checked backend, and
+ * checks everything in the file comment. */
+static void check_case(const char *name, const rows_case *c, uint64_t seed) {
+  fx_model m = {.layers = 2, .dims = {c->features, c->hidden, c->classes}, .dropout = 0.0f,
+                .input_dropout = 0.0f, .seed = seed, .normalize = 1};
+  const int64_t nparams = fx_model_params(&m), nz = c->nodes * c->classes;
+  const int nps[2] = {1, 3};
+  probe_result r[2];
+  for (int t = 0; t < 2; t++) {
+    const int np = nps[t];
+    r[t] = run_probe(c, np, "cpu", seed, nparams);
+    fx_spec spec = {.nodes = c->nodes, .avg_degree = c->degree, .features = c->features,
+                    .density = c->density, .classes = c->classes, .parts = np, .seed = seed};
+    fx_graph *g = fx_graph_new(&spec);
+
+    for (int q = 0; q < np; q++) {
+      const int64_t interior = graph_interior(g, q);
+      const int both = interior > 0 && interior < r[t].n_owned[q];
+      cr_log_info("%s P=%d part %d: %lld of %lld rows interior", name, np, q, (long long)interior,
+                  (long long)r[t].n_owned[q]);
+      cr_expect_eq(r[t].interior[q], interior, "%s P=%d part %d: the model counts %lld interior "
+                   "rows, the graph has %lld", name, np, q, (long long)r[t].interior[q],
+                   (long long)interior);
+      /* At P=3 each part must hold both kinds, or the orders would not differ. */
+      if (np > 1)
+        cr_assert(both, "%s P=%d part %d: %lld of %lld rows interior: pick another graph", name,
+                  np, q, (long long)interior, (long long)r[t].n_owned[q]);
+      cr_expect_eq(r[t].contiguous[q][MODEL_CONTIGUOUS], 1,
+                   "%s P=%d part %d: interior rows first, but no contiguous blocks", name, np, q);
+      cr_expect_eq(r[t].contiguous[q][MODEL_LISTS], 0,
+                   "%s P=%d part %d: row_lists set, but contiguous blocks", name, np, q);
+      cr_expect_eq(r[t].contiguous[q][MODEL_BOUNDARY_FIRST], !both,
+                   "%s P=%d part %d: boundary rows first, contiguous %d", name, np, q,
+                   r[t].contiguous[q][MODEL_BOUNDARY_FIRST]);
+    }
+
+    /* The same shard through lists: the same numbers, bit for bit; another
+     * numbering of the same part changes the order of the sums over rows
+     * (dW), so fp32 rounding. */
+    const char *c0 = model_name[MODEL_CONTIGUOUS];
+    for (int k = MODEL_LISTS; k < MODELS; k++) {
+      const double tol = k == MODEL_LISTS ? 0.0 : 1e-5;
+      const probe_result *p = &r[t];
+      compare(name, np, "loss", model_name[k], p->loss[k], c0, p->loss[0], c->epochs, tol);
+      compare(name, np, "gradient", model_name[k], p->grad[k], c0, p->grad[0], nparams, tol);
+      compare(name, np, "parameter", model_name[k], p->param[k], c0, p->param[0], nparams,
+              10.0 * tol);
+      compare(name, np, "logit", model_name[k], p->logits[k], c0, p->logits[0], nz, 10.0 * tol);
+    }
+
+    /* The first loss (initial weights, dropout keyed by epoch 0 and global
+     * ids) and the trained logits (evaluation: no dropout) against the dense
+     * double reference. */
+    fx_model m0 = m;
+    m0.dropout = 0.5f;
+    m0.input_dropout = c->input_dropout;
+    double *p0 = calloc((size_t)nparams, sizeof *p0);
+    fx_model_init(&m0, p0);
+    const double want0 = fx_model_loss(&m0, g, p0, NULL);
+    cr_expect(rel(r[t].loss[0][0], want0) <= 1e-5, "%s P=%d: first loss %.9g, reference %.9g",
+              name, np, r[t].loss[0][0], want0);
+    free(p0);
+    double *z = calloc((size_t)nz, sizeof *z);
+    fx_model_loss(&m, g, r[t].param[0], z);
+    const double zmax = max_abs(z, nz);
+    cr_assert_gt(zmax, 0.0);
+    int bad = 0;
+    for (int64_t i = 0; i < nz; i++)
+      if (fabs(r[t].logits[0][i] - z[i]) > 1e-5 * zmax + 1e-5 * fabs(z[i]) && bad++ < 5)
+        cr_expect_fail("%s P=%d: logit %lld is %.9g, reference %.9g", name, np, (long long)i,
+                       r[t].logits[0][i], z[i]);
+    cr_expect_eq(bad, 0, "%s P=%d: %d logits off the reference", name, np, bad);
+    free(z);
+    fx_graph_free(g);
+  }
+
+  /* The same function of the data at P=1 and P=3. */
+  for (int e = 0; e < c->epochs; e++)
+    cr_expect(rel(r[1].loss[0][e], r[0].loss[0][e]) <= 1e-5,
+              "%s epoch %d: loss %.9g at P=3, %.9g at P=1", name, e, r[1].loss[0][e],
+              r[0].loss[0][e]);
+  cr_expect(r[0].loss[0][c->epochs - 1] < r[0].loss[0][0], "%s: the loss did not fall (%.6g -> %.6g)",
+            name, r[0].loss[0][0], r[0].loss[0][c->epochs - 1]);
+
+  /* The device-like backend: every pointer inside a device buffer, and the
+   * CPU's numbers. */
+  probe_result d = run_probe(c, 3, "checked", seed, nparams);
+  cr_expect(memcmp(d.contiguous, r[1].contiguous, sizeof d.contiguous) == 0,
+            "%s: the checked backend took other paths than the CPU", name);
+  for (int k = 0; k < MODELS; k++) {
+    char got[64], want[64];
+    snprintf(got, sizeof got, "%s, checked backend", model_name[k]);
+    snprintf(want, sizeof want, "%s, CPU", model_name[k]);
+    compare(name, 3, "loss", got, d.loss[k], want, r[1].loss[k], c->epochs, 0.0);
+    compare(name, 3, "gradient", got, d.grad[k], want, r[1].grad[k], nparams, 0.0);
+    compare(name, 3, "logit", got, d.logits[k], want, r[1].logits[k], nz, 0.0);
+  }
+  result_free(&d);
+  result_free(&r[0]);
+  result_free(&r[1]);
+}
+
+Test(rows, transform_and_aggregate_layers, .timeout = 300) {
+  uint64_t seed = tr_seed("rows.transform_aggregate", 29);
+  /* Layer 0 transforms (24 -> 6) and layer 1 aggregates (6 -> 8), so both
+   * exchange shapes, forward and backward, go through the split; average
+   * degree 2 leaves about a quarter of each part's rows interior at P=3. */
+  const rows_case tc = {.nodes = 160, .degree = 2, .features = 24, .density = 0.3f,
+                        .classes = 8, .hidden = 6, .input_dropout = 0.5f, .epochs = 8};
+  check_case("transform-aggregate", &tc, seed);
+}
+
+Test(rows, cached_first_layer, .timeout = 300) {
+  uint64_t seed = tr_seed("rows.cached", 31);
+  /* No input dropout: ÂX is computed once at set-up, through the split. */
+  const rows_case cc = {.nodes = 150, .degree = 2, .features = 20, .density = 0.2f,
+                        .classes = 4, .hidden = 6, .input_dropout = 0.0f, .epochs = 8};
+  check_case("cached", &cc, seed);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--probe") == 0) return probe_main(argc, argv);
+  struct criterion_test_set *tests = criterion_initialize();
+  int result = 0;
+  if (criterion_handle_args(argc, argv, true)) result = !criterion_run_all_tests(tests);
+  criterion_finalize(tests);
+  return result;
+}
