@@ -88,7 +88,8 @@ int parse_args(int argc, char **argv, options *opt) {
     const char *val = argv[++i];
     int64_t v = 0;
     if (!strcmp(flag, "--nodes")) {
-      if (parse_int(flag, val, 1, (int64_t)1 << 31, &opt->nodes)) return -1;
+      /* Columns are int32 in halo_csr, so at most INT32_MAX nodes. */
+      if (parse_int(flag, val, 1, INT32_MAX, &opt->nodes)) return -1;
     } else if (!strcmp(flag, "--avg-degree")) {
       if (parse_int(flag, val, 1, 100000, &opt->avg_degree)) return -1;
     } else if (!strcmp(flag, "--classes")) {

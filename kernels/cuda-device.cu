@@ -55,7 +55,15 @@ extern "C" halo_status halo_cuda_malloc(void **ptr, size_t bytes, const char *wh
     *ptr = NULL;
     return HALO_ERR_NOMEM;
   }
+  /* cudaMemset on device memory is asynchronous: it is queued on the
+   * default stream, which the backend's stream (cudaStreamNonBlocking) does
+   * not wait for.  Without this wait, an upload or a kernel queued on that
+   * stream right after the allocation could run before the zeros land, or
+   * under them (csr_upload copies into fresh buffers at once; Adam reads
+   * its zeroed moments).  Allocation is set-up work, so waiting costs
+   * nothing that matters. */
   HALO_CUDA(cudaMemset(*ptr, 0, bytes));
+  HALO_CUDA(cudaStreamSynchronize(0));
 done:
   if (st < 0) halo_cuda_free(ptr);
   return st;

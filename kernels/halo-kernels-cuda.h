@@ -51,8 +51,10 @@ halo_status halo_cuda_device_name(char *buf, size_t size);
 halo_status halo_cuda_mem_info(size_t *free_bytes, size_t *total_bytes);
 
 /* Allocates `bytes` of device memory, zeroed; `what` names it in the error
- * line.  halo_cuda_free accepts NULL and *ptr == NULL and sets *ptr = NULL;
- * it waits for work using the memory (cudaFree does). Local. */
+ * line.  The zeros are in place on return, so work queued on any stream
+ * afterwards sees them (the call waits for its own memset).  halo_cuda_free
+ * accepts NULL and *ptr == NULL and sets *ptr = NULL; it waits for work
+ * using the memory (cudaFree does). Local. */
 halo_status halo_cuda_malloc(void **ptr, size_t bytes, const char *what);
 void halo_cuda_free(void **ptr);
 

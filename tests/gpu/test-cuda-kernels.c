@@ -70,6 +70,13 @@ Test(cuda_kernels, gemm_matches_cblas_for_every_transpose) {
     fprintf(stderr, "gemm ta=%d tb=%d: rel err %.3g\n", ta, tb, err);
     cr_expect_leq(err, GEMM_FP32, "gemm ta=%d tb=%d: rel err %g", ta, tb, err);
   }
+  /* An empty sum (k = 0): C = beta·C, which CBLAS does and cuBLAS must do
+   * too (a rank with no owned rows computes dW = Hᵀ·dT with k = 0). */
+  for (int ta = 0; ta <= 1; ta++) {
+    const double err = gemm_case(blas, seed + 4 + (uint64_t)ta, ta, 0, 37, 29, 0);
+    fprintf(stderr, "gemm k=0 ta=%d: rel err %.3g\n", ta, err);
+    cr_expect_leq(err, GEMM_FP32, "gemm k=0 ta=%d: rel err %g", ta, err);
+  }
   /* TF32 on: looser, but still the same product. */
   expect_ok(halo_cuda_blas_set_tf32(blas, 1), "halo_cuda_blas_set_tf32");
   const double tf32 = gemm_case(blas, seed, 0, 0, 128, 96, 256);
@@ -490,6 +497,43 @@ Test(cuda_kernels, device_memory_and_streams_round_trip) {
   free(host);
   free(back);
   free(zeros);
+}
+
+/* halo_cuda_malloc's zeros must be in place for work on ANY stream, not
+ * only on the default stream its memset runs on: the backend queues all its
+ * work on a non-blocking stream, which does not wait for the default one.
+ * The default stream is kept busy first, so that a memset left queued
+ * behind it would still be pending when the copy on the other stream reads
+ * the buffer; the buffer just freed held 0x7f bytes, which a fresh
+ * allocation of the same size usually gets back. */
+Test(cuda_kernels, fresh_memory_is_zero_for_another_stream) {
+  const int64_t n = (int64_t)64 << 20; /* 256 MiB of floats */
+  const size_t bytes = (size_t)n * 4;
+  void *stream = NULL;
+  unsigned char *pinned = NULL;
+  float *busy = dev_alloc(bytes);
+  cr_assert_eq(halo_cuda_stream_create(&stream), HALO_OK);
+  cr_assert_eq(halo_cuda_malloc_host((void **)&pinned, bytes, "pinned buffer"), HALO_OK);
+  for (int round = 0; round < 3; round++) {
+    void *old = dev_alloc(bytes);
+    cr_assert_eq(cudaMemset(old, 0x7f, bytes), cudaSuccess);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    cudaFree(old);
+    for (int i = 0; i < 100; i++) cr_assert_eq(halo_cuda_relu(busy, n, NULL), HALO_OK);
+    void *fresh = NULL;
+    cr_assert_eq(halo_cuda_malloc(&fresh, bytes, "fresh buffer"), HALO_OK);
+    cr_assert_eq(halo_cuda_memcpy(pinned, fresh, bytes, stream), HALO_OK);
+    cr_assert_eq(halo_cuda_stream_synchronize(stream), HALO_OK);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < bytes; i++) nonzero += pinned[i] != 0;
+    cr_expect_eq(nonzero, 0, "round %d: %zu of %zu bytes of fresh memory are not zero", round,
+                 nonzero, bytes);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    halo_cuda_free(&fresh);
+  }
+  halo_cuda_free_host((void **)&pinned);
+  halo_cuda_stream_destroy(&stream);
+  cudaFree(busy);
 }
 
 /* ---- argument checks ----------------------------------------------------- */

@@ -220,6 +220,16 @@ Test(cuda_spmm, deterministic_algorithm) {
   free_csr(&a);
 }
 
+/* CSR_ALG1 with row-major X and Y (the plan's only layout): cuSPARSE must
+ * accept the pair, or plan_create must fail with a status, never a wrong Y. */
+Test(cuda_spmm, csr_alg1_with_row_major_dense) {
+  const uint64_t seed = gpu_test_seed("spmm_alg1");
+  halo_csr a = random_csr(seed, 900, 1100, 25, 0);
+  const halo_spmm_cuda_options opt = {.alg = HALO_SPMM_CUDA_ALG_CSR1, .force_index64 = 0};
+  check_plan(&a, 450, &opt, seed);
+  free_csr(&a);
+}
+
 Test(cuda_spmm, parts_without_nonzeros) {
   const uint64_t seed = gpu_test_seed("spmm_empty");
   halo_csr a = random_csr(seed, 800, 900, 20, 0);
