@@ -67,6 +67,15 @@ __global__ void dropout_kernel(float *y, int64_t n, int64_t cols, const int64_t 
   }
 }
 
+__global__ void dropout_to_kernel(float *dst, const float *src, int64_t n, int64_t cols,
+                                  const int64_t *global_id, uint64_t key, float p, float scale) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) {
+    const int64_t i = e / cols;
+    const int64_t j = e - i * cols;
+    dst[e] = halo_dropout_apply(src[e], key, (uint64_t)global_id[i], (uint64_t)j, p, scale);
+  }
+}
+
 /* One warp per row, the lanes over its nonzeros. */
 __global__ void csr_dropout_kernel(const int64_t *indptr, const int32_t *indices,
                                    const float *values, int64_t rows, int transposed,
@@ -130,9 +139,11 @@ __device__ __forceinline__ float warp_max(float x) {
   return x;
 }
 
-/* Column sums: a block of 32×32 threads owns 32 adjacent columns, so each
- * warp reads 128 contiguous bytes of a row; the 32 row lanes stride down the
- * rows and are then combined through shared memory in a fixed order. */
+/* Column sums, without a workspace: a block of 32×32 threads owns 32
+ * adjacent columns, so each warp reads 128 contiguous bytes of a row; the 32
+ * row lanes stride down the rows and are then combined through shared
+ * memory in a fixed order.  Only cols/32 blocks run, so this is for small
+ * matrices (and callers without a workspace). */
 constexpr int kColsumRows = 32;
 
 __global__ void colsum_kernel(const float *g, int64_t rows, int64_t cols, float *out) {
@@ -148,6 +159,49 @@ __global__ void colsum_kernel(const float *g, int64_t rows, int64_t cols, float 
     for (int r = 0; r < kColsumRows; r++) sum += part[r][threadIdx.x];
     out[col] = (float)sum;
   }
+}
+
+/* Column sums with a workspace, in two passes that fill the GPU: the rows
+ * are cut into `chunks` equal runs (a number that depends on `rows` alone,
+ * so the order of the sums never depends on the device), each block sums 32
+ * columns of one run into work[chunk][col], and one thread per column then
+ * adds the runs in order.  Columns go in tiles of kColsumTile, so the
+ * workspace has a fixed size. */
+constexpr int kColsumPartRows = 8;         /* row lanes of a pass-1 block */
+constexpr int64_t kColsumChunks = 128;      /* at most, per tile */
+constexpr int64_t kColsumChunkRows = 512;   /* at least, per chunk */
+constexpr int64_t kColsumTile = 1024;       /* columns per tile */
+static_assert(HALO_CUDA_COLSUM_WORK_BYTES == kColsumChunks * kColsumTile * sizeof(double),
+              "HALO_CUDA_COLSUM_WORK_BYTES must match the kernel's tiling");
+
+__global__ void colsum_part_kernel(const float *g, int64_t rows, int64_t cols, int64_t c0,
+                                   int64_t width, int64_t chunk_rows, double *work) {
+  __shared__ double part[kColsumPartRows][kWarp + 1];
+  const int64_t j = (int64_t)blockIdx.x * kWarp + threadIdx.x; /* column within the tile */
+  const int64_t r0 = (int64_t)blockIdx.y * chunk_rows;
+  const int64_t r1 = r0 + chunk_rows < rows ? r0 + chunk_rows : rows;
+  double acc = 0.0;
+  if (j < width) {
+    const float *gc = g + c0 + j;
+#pragma unroll 4
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += kColsumPartRows) acc += gc[r * cols];
+  }
+  part[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < width) {
+    double sum = 0.0;
+    for (int y = 0; y < kColsumPartRows; y++) sum += part[y][threadIdx.x];
+    work[(int64_t)blockIdx.y * width + j] = sum;
+  }
+}
+
+__global__ void colsum_finish_kernel(const double *work, int64_t chunks, int64_t width,
+                                     float *out) {
+  const int64_t j = thread_index();
+  if (j >= width) return;
+  double sum = 0.0;
+  for (int64_t c = 0; c < chunks; c++) sum += work[c * width + j];
+  out[j] = (float)sum;
 }
 
 /* One warp per row: sum in double, then divide when the sum is not zero. */
@@ -259,14 +313,32 @@ done:
 }
 
 extern "C" halo_status halo_cuda_colsum(const float *g, int64_t rows, int64_t cols,
-                                        float *grad_bias, void *stream) {
+                                        float *grad_bias, void *work, void *stream) {
   halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  int64_t chunks = 0, chunk_rows = 0;
   if (rows < 0 || cols < 0) return bad_arg("halo_cuda_colsum", "negative size");
   if (cols == 0) return HALO_OK;
   /* rows == 0 still runs: the sums are then zero, and must be written. */
-  colsum_kernel<<<(unsigned)((cols + kWarp - 1) / kWarp), dim3(kWarp, kColsumRows), 0,
-                  (cudaStream_t)stream>>>(g, rows, cols, grad_bias);
-  HALO_CUDA_LAUNCHED();
+  if (!work) {
+    colsum_kernel<<<(unsigned)((cols + kWarp - 1) / kWarp), dim3(kWarp, kColsumRows), 0, s>>>(
+        g, rows, cols, grad_bias);
+    HALO_CUDA_LAUNCHED();
+    goto done;
+  }
+  chunks = (rows + kColsumChunkRows - 1) / kColsumChunkRows;
+  chunks = chunks < 1 ? 1 : chunks > kColsumChunks ? kColsumChunks : chunks;
+  chunk_rows = (rows + chunks - 1) / chunks;
+  for (int64_t c0 = 0; c0 < cols; c0 += kColsumTile) {
+    const int64_t width = cols - c0 < kColsumTile ? cols - c0 : kColsumTile;
+    const dim3 grid((unsigned)((width + kWarp - 1) / kWarp), (unsigned)chunks);
+    colsum_part_kernel<<<grid, dim3(kWarp, kColsumPartRows), 0, s>>>(g, rows, cols, c0, width,
+                                                                     chunk_rows, (double *)work);
+    HALO_CUDA_LAUNCHED();
+    colsum_finish_kernel<<<blocks_for(width, kThreads), kThreads, 0, s>>>(
+        (const double *)work, chunks, width, grad_bias + c0);
+    HALO_CUDA_LAUNCHED();
+  }
 done:
   return st;
 }
@@ -301,6 +373,26 @@ extern "C" halo_status halo_cuda_dropout(float *y, int64_t rows, int64_t cols,
   if (rows == 0 || cols == 0 || p <= 0.0f) return HALO_OK;
   dropout_kernel<<<blocks_for(rows * cols, kThreads), kThreads, 0, (cudaStream_t)stream>>>(
       y, rows * cols, cols, global_id, key, p, halo_dropout_scale(p));
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_dropout_to(float *dst, const float *src, int64_t rows,
+                                            int64_t cols, const int64_t *global_id, uint64_t key,
+                                            float p, void *stream) {
+  halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (rows < 0 || cols < 0) return bad_arg("halo_cuda_dropout_to", "negative size");
+  if (rows == 0 || cols == 0) return HALO_OK;
+  if (p <= 0.0f) {
+    /* As kernels/cpu-dropout.c: a copy. */
+    HALO_CUDA(cudaMemcpyAsync(dst, src, (size_t)(rows * cols) * sizeof *dst,
+                              cudaMemcpyDeviceToDevice, s));
+    goto done;
+  }
+  dropout_to_kernel<<<blocks_for(rows * cols, kThreads), kThreads, 0, s>>>(
+      dst, src, rows * cols, cols, global_id, key, p, halo_dropout_scale(p));
   HALO_CUDA_LAUNCHED();
 done:
   return st;

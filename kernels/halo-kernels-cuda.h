@@ -15,8 +15,8 @@
  * synchronising CUDA call on that stream.
  *
  * Results equal the CPU's within fp32 rounding, per op:
- *   exact       bias_add, relu, relu_backward, dropout and csr_dropout
- *               (same mask bits), adam, pack, unpack
+ *   exact       bias_add, relu, relu_backward, dropout, dropout_to and
+ *               csr_dropout (same mask bits), adam, pack, unpack
  *   rounding    colsum (double sums, as on the CPU), softmax_xent,
  *               row_normalize, gemm (a different summation order)
  * tests/gpu/test-cuda-kernels.c holds the per-op thresholds.
@@ -108,9 +108,15 @@ halo_status halo_cuda_bias_add(float *y, int64_t rows, int64_t cols, const float
                                void *stream);
 
 /* grad_bias[:] = Σ_i G[i, :] (overwrites; summed in double per column, in a
- * fixed order, so the result does not change from run to run). */
+ * fixed order that depends on the shape alone, so the result does not change
+ * from run to run or from GPU to GPU).  `work` is a device workspace of
+ * HALO_CUDA_COLSUM_WORK_BYTES, which lets the rows be split over the whole
+ * GPU; it must not be in use by other work at the same time.  NULL runs one
+ * block per 32 columns instead, which is far slower on tall matrices (and
+ * rounds differently). */
+#define HALO_CUDA_COLSUM_WORK_BYTES ((size_t)128 * 1024 * sizeof(double))
 halo_status halo_cuda_colsum(const float *g, int64_t rows, int64_t cols, float *grad_bias,
-                             void *stream);
+                             void *work, void *stream);
 
 /* Y = max(X, 0) in place. */
 halo_status halo_cuda_relu(float *y, int64_t n, void *stream);
@@ -123,6 +129,12 @@ halo_status halo_cuda_relu_backward(float *g, const float *y, int64_t n, void *s
  * array of `rows` ids. */
 halo_status halo_cuda_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id,
                               uint64_t key, float p, void *stream);
+
+/* DST = dropout(SRC) with the mask of halo_cuda_dropout, in one pass, as
+ * halo_cpu_dropout_to, bit for bit (a copy when p <= 0).  DST and SRC
+ * (rows × cols each) do not overlap. */
+halo_status halo_cuda_dropout_to(float *dst, const float *src, int64_t rows, int64_t cols,
+                                 const int64_t *global_id, uint64_t key, float p, void *stream);
 
 /* Dropout of a CSR matrix's values (sparse input features), the dense
  * dropout's mask seen through the sparsity pattern, as the CPU backend's

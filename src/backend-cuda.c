@@ -32,6 +32,7 @@ typedef struct cuda_ctx {
   /* softmax_xent's device results and their pinned host copies */
   void *scalars;       /* device: double loss, int64_t correct */
   void *host_scalars;  /* pinned */
+  void *colsum_work;   /* device, HALO_CUDA_COLSUM_WORK_BYTES */
 } cuda_ctx;
 
 static cuda_ctx *ctx_of(halo_backend *be) { return be->context; }
@@ -180,7 +181,8 @@ static void cuda_bias_add(halo_backend *be, float *y, int64_t rows, int64_t cols
 
 static void cuda_colsum(halo_backend *be, const float *g, int64_t rows, int64_t cols,
                         float *out) {
-  note(be, halo_cuda_colsum(g, rows, cols, out, ctx_of(be)->stream));
+  cuda_ctx *c = ctx_of(be);
+  note(be, halo_cuda_colsum(g, rows, cols, out, c->colsum_work, c->stream));
 }
 
 static void cuda_relu(halo_backend *be, float *y, int64_t n) {
@@ -194,6 +196,11 @@ static void cuda_relu_backward(halo_backend *be, float *g, const float *y, int64
 static void cuda_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
                          const int64_t *global_id, uint64_t key, float p) {
   note(be, halo_cuda_dropout(y, rows, cols, global_id, key, p, ctx_of(be)->stream));
+}
+
+static void cuda_dropout_to(halo_backend *be, float *dst, const float *src, int64_t rows,
+                            int64_t cols, const int64_t *global_id, uint64_t key, float p) {
+  note(be, halo_cuda_dropout_to(dst, src, rows, cols, global_id, key, p, ctx_of(be)->stream));
 }
 
 /* The host needs the loss and the count at once, so this slot waits for
@@ -252,6 +259,7 @@ static void cuda_destroy(halo_backend *be) {
   cuda_ctx *c = be->context;
   if (!c) return;
   if (c->stream) (void)halo_cuda_stream_synchronize(c->stream);
+  halo_cuda_free(&c->colsum_work);
   halo_cuda_free(&c->scalars);
   halo_cuda_free_host(&c->host_scalars);
   halo_cuda_blas_destroy(&c->blas);
@@ -281,6 +289,7 @@ static const halo_backend_ops cuda_ops = {
     .relu = cuda_relu,
     .relu_backward = cuda_relu_backward,
     .dropout = cuda_dropout,
+    .dropout_to = cuda_dropout_to,
     .softmax_xent = cuda_softmax_xent,
     .adam = cuda_adam,
     .copy = cuda_copy,
@@ -315,6 +324,7 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
   HALO_TRY(halo_cuda_malloc(&c->scalars, sizeof(double) + sizeof(int64_t), "loss scalars"));
   HALO_TRY(halo_cuda_malloc_host(&c->host_scalars, sizeof(double) + sizeof(int64_t),
                                  "loss scalars"));
+  HALO_TRY(halo_cuda_malloc(&c->colsum_work, HALO_CUDA_COLSUM_WORK_BYTES, "colsum workspace"));
   HALO_TRY(halo_cuda_device_name(name, sizeof name));
   c->mpi_device = mpi_device_pointers();
   snprintf(be->description, sizeof be->description, "cuda: %s (device %d)%s, halo rows %s",

@@ -2,8 +2,8 @@
  *
  * Thresholds are relative errors ‖cuda − cpu‖₂ / ‖cpu‖₂, one per op:
  *   0     ops that perform the same float operations in the same order
- *         (bias_add, relu, relu_backward, dropout, csr_dropout, pack,
- *         unpack, adam):
+ *         (bias_add, relu, relu_backward, dropout, dropout_to, csr_dropout,
+ *         pack, unpack, adam):
  *         any difference at all is a bug;
  *   1e-9  the softmax loss, a double sum of double terms;
  *   1e-6  ops that sum in double in another order and round to float
@@ -111,25 +111,50 @@ Test(cuda_kernels, bias_add_is_exact) {
   free(got);
 }
 
-Test(cuda_kernels, colsum_matches_double_sums) {
-  const uint64_t seed = gpu_test_seed("colsum");
-  const int64_t rows = 3001, cols = 70, n = rows * cols;
+/* One colsum shape, with the workspace and without, against the CPU; with
+ * the workspace twice, which must give the same bits. */
+static void colsum_case(uint64_t seed, int64_t rows, int64_t cols, void *work) {
+  const int64_t n = rows * cols;
   float *g = host_alloc((size_t)n * 4), *want = host_alloc((size_t)cols * 4),
-        *got = host_alloc((size_t)cols * 4);
+        *got = host_alloc((size_t)cols * 4), *again = host_alloc((size_t)cols * 4);
   fill_uniform(g, n, seed, 1, -1.0f, 1.5f);
   float *dg = dev_upload(g, (size_t)n * 4), *dout = dev_alloc((size_t)cols * 4);
-  dev_poison(dout, (size_t)cols * 4);
-  expect_ok(halo_cuda_colsum(dg, rows, cols, dout, NULL), "halo_cuda_colsum");
   halo_cpu_colsum(g, rows, cols, want);
-  dev_download(got, dout, (size_t)cols * 4);
-  const double err = rel_err(got, want, cols);
-  fprintf(stderr, "colsum: rel err %.3g\n", err);
-  cr_expect_leq(err, SUMS, "colsum rel err %g", err);
+  for (int with_work = 0; with_work <= 1; with_work++) {
+    dev_poison(dout, (size_t)cols * 4);
+    expect_ok(halo_cuda_colsum(dg, rows, cols, dout, with_work ? work : NULL, NULL),
+              "halo_cuda_colsum");
+    dev_download(got, dout, (size_t)cols * 4);
+    const double err = rel_err(got, want, cols);
+    fprintf(stderr, "colsum %lld x %lld, %s: rel err %.3g\n", (long long)rows, (long long)cols,
+            with_work ? "workspace" : "no workspace", err);
+    cr_expect_leq(err, SUMS, "colsum %lld x %lld work=%d: rel err %g", (long long)rows,
+                  (long long)cols, with_work, err);
+    if (rows == 0)
+      for (int64_t j = 0; j < cols; j++)
+        cr_expect_eq(got[j], 0.0f, "no rows: column %lld", (long long)j);
+  }
+  dev_poison(dout, (size_t)cols * 4);
+  expect_ok(halo_cuda_colsum(dg, rows, cols, dout, work, NULL), "halo_cuda_colsum");
+  dev_download(again, dout, (size_t)cols * 4);
+  cr_expect(memcmp(got, again, (size_t)cols * 4) == 0,
+            "colsum %lld x %lld: not the same bits twice", (long long)rows, (long long)cols);
   cudaFree(dg);
   cudaFree(dout);
   free(g);
   free(want);
   free(got);
+  free(again);
+}
+
+Test(cuda_kernels, colsum_matches_double_sums) {
+  const uint64_t seed = gpu_test_seed("colsum");
+  void *work = dev_alloc(HALO_CUDA_COLSUM_WORK_BYTES);
+  colsum_case(seed, 3001, 70, work);       /* a few chunks, a partial warp of columns */
+  colsum_case(seed + 1, 200003, 16, work); /* every chunk, rows not a multiple of anything */
+  colsum_case(seed + 2, 1500, 2100, work); /* three column tiles, the last partial */
+  colsum_case(seed + 3, 0, 40, work);      /* no rows: zeros */
+  cudaFree(work);
 }
 
 Test(cuda_kernels, relu_and_its_backward_are_exact) {
@@ -191,6 +216,41 @@ Test(cuda_kernels, dropout_masks_are_bit_identical) {
   cudaFree(dgid);
   free(gid);
   free(y);
+  free(want);
+  free(got);
+}
+
+Test(cuda_kernels, dropout_to_masks_are_bit_identical) {
+  const uint64_t seed = gpu_test_seed("dropout_to");
+  const int64_t rows = 777, cols = 45, n = rows * cols;
+  const float ps[] = {0.5f, 0.2f, 0.0f, 1.0f};
+  float *x = host_alloc((size_t)n * 4), *want = host_alloc((size_t)n * 4),
+        *got = host_alloc((size_t)n * 4);
+  int64_t *gid = host_alloc((size_t)rows * sizeof *gid);
+  const uint64_t key_ids = halo_rng_key(seed, HALO_RNG_GRAPH, 8, 0);
+  for (int64_t i = 0; i < rows; i++)
+    gid[i] = (int64_t)(halo_rng_bits(key_ids, (uint64_t)i, 0) >> 24);
+  fill_uniform(x, n, seed, 1, -1.0f, 1.0f);
+  int64_t *dgid = dev_upload(gid, (size_t)rows * sizeof *gid);
+  float *dx = dev_upload(x, (size_t)n * 4), *dy = dev_alloc((size_t)n * 4);
+  for (size_t c = 0; c < sizeof ps / sizeof ps[0]; c++) {
+    const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 9 + c, 2);
+    dev_poison(dy, (size_t)n * 4);
+    expect_ok(halo_cuda_dropout_to(dy, dx, rows, cols, dgid, key, ps[c], NULL),
+              "halo_cuda_dropout_to");
+    halo_cpu_dropout_to(want, x, rows, cols, gid, key, ps[c]);
+    dev_download(got, dy, (size_t)n * 4);
+    cr_expect(memcmp(got, want, (size_t)n * 4) == 0, "dropout_to p=%g: not bit-identical",
+              (double)ps[c]);
+  }
+  /* The source is left as it was. */
+  dev_download(got, dx, (size_t)n * 4);
+  cr_expect(memcmp(got, x, (size_t)n * 4) == 0, "dropout_to wrote its source");
+  cudaFree(dx);
+  cudaFree(dy);
+  cudaFree(dgid);
+  free(gid);
+  free(x);
   free(want);
   free(got);
 }
