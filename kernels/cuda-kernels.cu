@@ -222,11 +222,20 @@ __global__ void row_normalize_kernel(float *x, int64_t rows, int64_t cols) {
 /* Masked softmax cross-entropy: one warp per listed row.  A warp finds the
  * row's maximum and its first position (the CPU's argmax), the log-sum-exp
  * (exponentials summed in double), the loss and, when asked, the gradient.
- * Per-row losses and hits are summed per block, and one atomic per block
- * adds them to the totals. */
+ * Per-row losses and hits are summed per block in warp order.  With a
+ * workspace, each block writes its sums to part_loss/part_hits[blockIdx.x]
+ * and softmax_finish_kernel adds them in block order, so the loss has the
+ * same bits on every run; without one, an atomic per block adds them to the
+ * totals in whatever order the blocks finish. */
+constexpr int64_t kSoftmaxBlocks = 1024; /* at most, with a workspace */
+static_assert(HALO_CUDA_SOFTMAX_WORK_BYTES ==
+                  kSoftmaxBlocks * (sizeof(double) + sizeof(unsigned long long)),
+              "HALO_CUDA_SOFTMAX_WORK_BYTES must match the kernel's grid");
+
 __global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t *labels,
                                     const int32_t *mask, int64_t nmask, float grad_scale, float *g,
-                                    double *loss_sum, unsigned long long *correct) {
+                                    double *loss_sum, unsigned long long *correct,
+                                    double *part_loss, unsigned long long *part_hits) {
   __shared__ double block_loss[kThreads / kWarp];
   __shared__ unsigned long long block_hits[kThreads / kWarp];
   const int lane = threadIdx.x % kWarp;
@@ -291,9 +300,28 @@ __global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t 
       bl += block_loss[i];
       bh += block_hits[i];
     }
-    if (bl != 0.0) atomicAdd(loss_sum, bl); /* NaN != 0 too: bad labels show */
-    if (bh != 0) atomicAdd(correct, bh);
+    if (part_loss) {
+      part_loss[blockIdx.x] = bl;
+      part_hits[blockIdx.x] = bh;
+    } else {
+      if (bl != 0.0) atomicAdd(loss_sum, bl); /* NaN != 0 too: bad labels show */
+      if (bh != 0) atomicAdd(correct, bh);
+    }
   }
+}
+
+/* One thread: the blocks' sums in block order. */
+__global__ void softmax_finish_kernel(const double *part_loss,
+                                      const unsigned long long *part_hits, int64_t nblocks,
+                                      double *loss_sum, unsigned long long *correct) {
+  double loss = 0.0;
+  unsigned long long hits = 0;
+  for (int64_t b = 0; b < nblocks; b++) {
+    loss += part_loss[b];
+    hits += part_hits[b];
+  }
+  *loss_sum = loss;
+  *correct = hits;
 }
 
 }  // namespace
@@ -415,9 +443,13 @@ done:
 extern "C" halo_status halo_cuda_softmax_xent(const float *z, int64_t rows, int64_t cols,
                                               const int32_t *labels, const int32_t *mask,
                                               int64_t nmask, float grad_scale, float *g,
-                                              double *loss_sum, int64_t *correct, void *stream) {
+                                              double *loss_sum, int64_t *correct, void *work,
+                                              void *stream) {
   halo_status st = HALO_OK;
   cudaStream_t s = (cudaStream_t)stream;
+  int64_t blocks = 0;
+  double *part_loss = NULL;
+  unsigned long long *part_hits = NULL;
   if (rows < 0 || cols <= 0 || nmask < 0 || nmask > rows)
     return bad_arg("halo_cuda_softmax_xent", "bad sizes (need cols > 0, 0 <= nmask <= rows)");
   if (!loss_sum || !correct)
@@ -426,9 +458,23 @@ extern "C" halo_status halo_cuda_softmax_xent(const float *z, int64_t rows, int6
   HALO_CUDA(cudaMemsetAsync(correct, 0, sizeof *correct, s));
   if (g && rows > 0) HALO_CUDA(cudaMemsetAsync(g, 0, (size_t)(rows * cols) * sizeof *g, s));
   if (nmask == 0) goto done;
-  softmax_xent_kernel<<<blocks_for(nmask, kThreads / kWarp), kThreads, 0, s>>>(
-      z, cols, labels, mask, nmask, grad_scale, g, loss_sum, (unsigned long long *)correct);
+  /* The grid depends on nmask alone (and whether there is a workspace), so
+   * the order of the sums does too. */
+  blocks = blocks_for(nmask, kThreads / kWarp);
+  if (work) {
+    blocks = blocks < kSoftmaxBlocks ? blocks : kSoftmaxBlocks;
+    part_loss = (double *)work;
+    part_hits = (unsigned long long *)(part_loss + kSoftmaxBlocks);
+  }
+  softmax_xent_kernel<<<(unsigned)blocks, kThreads, 0, s>>>(
+      z, cols, labels, mask, nmask, grad_scale, g, loss_sum, (unsigned long long *)correct,
+      part_loss, part_hits);
   HALO_CUDA_LAUNCHED();
+  if (work) {
+    softmax_finish_kernel<<<1, 1, 0, s>>>(part_loss, part_hits, blocks, loss_sum,
+                                          (unsigned long long *)correct);
+    HALO_CUDA_LAUNCHED();
+  }
 done:
   return st;
 }

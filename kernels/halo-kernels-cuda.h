@@ -153,11 +153,15 @@ halo_status halo_cuda_csr_dropout(const int64_t *indptr, const int32_t *indices,
  * correct are DEVICE pointers to one double and one int64_t, which the call
  * overwrites (the caller copies them back when it needs them, so that the
  * epoch loop need not wait here).  G may be NULL; otherwise all `rows` rows
- * of G are written. */
+ * of G are written.  `work`, a device workspace of
+ * HALO_CUDA_SOFTMAX_WORK_BYTES not in use by other work meanwhile, makes the
+ * loss the same bits on every run (the blocks' sums are added in a fixed
+ * order); NULL adds them with atomics, in the order the blocks finish. */
+#define HALO_CUDA_SOFTMAX_WORK_BYTES ((size_t)1024 * (sizeof(double) + sizeof(int64_t)))
 halo_status halo_cuda_softmax_xent(const float *z, int64_t rows, int64_t cols,
                                    const int32_t *labels, const int32_t *mask, int64_t nmask,
                                    float grad_scale, float *g, double *loss_sum, int64_t *correct,
-                                   void *stream);
+                                   void *work, void *stream);
 
 /* One Adam step with L2 weight decay, as halo_cpu_adam; t >= 1. */
 halo_status halo_cuda_adam(float *w, const float *g, float *m, float *v, int64_t n, float lr,

@@ -33,6 +33,7 @@ typedef struct cuda_ctx {
   void *scalars;       /* device: double loss, int64_t correct */
   void *host_scalars;  /* pinned */
   void *colsum_work;   /* device, HALO_CUDA_COLSUM_WORK_BYTES */
+  void *softmax_work;  /* device, HALO_CUDA_SOFTMAX_WORK_BYTES: a loss with fixed bits */
 } cuda_ctx;
 
 static cuda_ctx *ctx_of(halo_backend *be) { return be->context; }
@@ -216,7 +217,7 @@ static void cuda_softmax_xent(halo_backend *be, const float *z, int64_t rows, in
   *loss_sum = 0.0;
   *correct = 0;
   HALO_TRY(halo_cuda_softmax_xent(z, rows, cols, labels, mask, nmask, grad_scale, g, d_loss,
-                                  d_correct, c->stream));
+                                  d_correct, c->softmax_work, c->stream));
   HALO_TRY(halo_cuda_memcpy(c->host_scalars, c->scalars, bytes, c->stream));
   HALO_TRY(halo_cuda_stream_synchronize(c->stream));
   memcpy(loss_sum, c->host_scalars, sizeof(double));
@@ -259,6 +260,7 @@ static void cuda_destroy(halo_backend *be) {
   cuda_ctx *c = be->context;
   if (!c) return;
   if (c->stream) (void)halo_cuda_stream_synchronize(c->stream);
+  halo_cuda_free(&c->softmax_work);
   halo_cuda_free(&c->colsum_work);
   halo_cuda_free(&c->scalars);
   halo_cuda_free_host(&c->host_scalars);
@@ -325,6 +327,7 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
   HALO_TRY(halo_cuda_malloc_host(&c->host_scalars, sizeof(double) + sizeof(int64_t),
                                  "loss scalars"));
   HALO_TRY(halo_cuda_malloc(&c->colsum_work, HALO_CUDA_COLSUM_WORK_BYTES, "colsum workspace"));
+  HALO_TRY(halo_cuda_malloc(&c->softmax_work, HALO_CUDA_SOFTMAX_WORK_BYTES, "loss workspace"));
   HALO_TRY(halo_cuda_device_name(name, sizeof name));
   c->mpi_device = mpi_device_pointers();
   snprintf(be->description, sizeof be->description, "cuda: %s (device %d)%s, halo rows %s",

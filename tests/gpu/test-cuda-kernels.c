@@ -415,8 +415,10 @@ Test(cuda_kernels, row_normalize_matches_and_keeps_zero_rows) {
   free(got);
 }
 
-/* One softmax case: `cols` classes, a random mask of nmask distinct rows. */
-static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmask, int with_grad) {
+/* One softmax case: `cols` classes, a random mask of nmask distinct rows;
+ * with `work` (the workspace), run twice, which must give the same bits. */
+static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmask, int with_grad,
+                         void *work) {
   const size_t zsz = (size_t)(rows * cols) * 4;
   float *z = host_alloc(zsz), *g = host_alloc(zsz), *got = host_alloc(zsz);
   int32_t *labels = host_alloc((size_t)rows * 4), *perm = host_alloc((size_t)rows * 4);
@@ -443,15 +445,29 @@ static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmas
   const float scale = 1.0f / (float)nmask;
   double loss = 0.0, want_loss = 0.0;
   int64_t correct = 0, want_correct = 0;
-  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect, NULL),
+  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect, work,
+                                   NULL),
             "halo_cuda_softmax_xent");
   halo_cpu_softmax_xent(z, rows, cols, labels, perm, nmask, scale, with_grad ? g : NULL, &want_loss,
                         &want_correct);
   dev_download(&loss, dloss, sizeof loss);
   dev_download(&correct, dcorrect, sizeof correct);
   const double eloss = fabs(loss - want_loss) / fabs(want_loss);
-  fprintf(stderr, "softmax_xent cols=%lld grad=%d: loss %.9g vs %.9g (rel %.3g), correct %lld\n",
-          (long long)cols, with_grad, loss, want_loss, eloss, (long long)correct);
+  fprintf(stderr,
+          "softmax_xent cols=%lld nmask=%lld grad=%d work=%d: loss %.9g vs %.9g (rel %.3g), "
+          "correct %lld\n",
+          (long long)cols, (long long)nmask, with_grad, work != NULL, loss, want_loss, eloss,
+          (long long)correct);
+  if (work) {
+    double again = 0.0;
+    dev_poison(dloss, sizeof(double));
+    expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect,
+                                     work, NULL),
+              "halo_cuda_softmax_xent");
+    dev_download(&again, dloss, sizeof again);
+    cr_expect(memcmp(&again, &loss, sizeof loss) == 0, "loss %.17g, then %.17g: not the same bits",
+              loss, again);
+  }
   cr_expect_leq(eloss, LOSS, "softmax loss rel err %g", eloss);
   cr_expect_eq(correct, want_correct, "correct %lld, CPU says %lld", (long long)correct,
                (long long)want_correct);
@@ -475,9 +491,16 @@ static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmas
 
 Test(cuda_kernels, softmax_xent_matches_loss_accuracy_and_gradient) {
   const uint64_t seed = gpu_test_seed("softmax_xent");
-  softmax_case(seed, 2000, 7, 1200, 1);  /* Cora's 7 classes: fewer than a warp */
-  softmax_case(seed, 1500, 47, 1500, 1); /* more classes than a warp; every row */
-  softmax_case(seed, 999, 40, 333, 0);   /* evaluation only */
+  void *work = dev_alloc(HALO_CUDA_SOFTMAX_WORK_BYTES);
+  for (int w = 0; w <= 1; w++) {
+    void *ws = w ? work : NULL;
+    softmax_case(seed, 2000, 7, 1200, 1, ws);  /* Cora's 7 classes: fewer than a warp */
+    softmax_case(seed, 1500, 47, 1500, 1, ws); /* more classes than a warp; every row */
+    softmax_case(seed, 999, 40, 333, 0, ws);   /* evaluation only */
+    /* More rows than the workspace's 1024 blocks × 8 warps: warps loop. */
+    softmax_case(seed, 30011, 5, 20000, 1, ws);
+  }
+  cudaFree(work);
 }
 
 Test(cuda_kernels, softmax_xent_turns_a_bad_label_into_nan) {
@@ -489,8 +512,10 @@ Test(cuda_kernels, softmax_xent_turns_a_bad_label_into_nan) {
   double *dloss = dev_alloc(sizeof(double)), loss = 0.0;
   int64_t *dcorrect = dev_alloc(sizeof(int64_t)), correct = -1;
   dev_poison(dg, sizeof z);
-  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, 4, 1.0f, dg, dloss, dcorrect, NULL),
-            "halo_cuda_softmax_xent");
+  void *work = dev_alloc(HALO_CUDA_SOFTMAX_WORK_BYTES);
+  expect_ok(
+      halo_cuda_softmax_xent(dz, rows, cols, dl, dm, 4, 1.0f, dg, dloss, dcorrect, work, NULL),
+      "halo_cuda_softmax_xent");
   dev_download(&loss, dloss, sizeof loss);
   dev_download(&correct, dcorrect, sizeof correct);
   dev_download(g, dg, sizeof g);
@@ -503,6 +528,7 @@ Test(cuda_kernels, softmax_xent_turns_a_bad_label_into_nan) {
   cudaFree(dm);
   cudaFree(dloss);
   cudaFree(dcorrect);
+  cudaFree(work);
 }
 
 /* ---- device, memory and streams ------------------------------------------- */
