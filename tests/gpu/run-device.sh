@@ -12,7 +12,9 @@
 #      the prebuilt bundle that tests/gpu/make-bundle.sh makes on a Debian 12
 #      machine with nvcc (carried as build-gpu-bundle/);
 #   3. the GPU tests: every CUDA op and SpMM against its CPU twin
-#      (test-cuda-*), and test-train-cuda (Cora, --device cuda against
+#      (test-cuda-kernels, test-cuda-spmm), the CUDA backend's table slot by
+#      slot against the CPU's (test-cuda-backend, native builds that declare
+#      it), and test-train-cuda (Cora, --device cuda against
 #      --device cpu, both halo exchange modes; native builds only, as it
 #      runs the binaries of its own build tree);
 #   4. Cora trained with --device cuda at P=1 and P=2 for 100 epochs, the
@@ -75,8 +77,14 @@ if [ "$want" != bundle ] && deps_present; then
     mode=native
     row "build cuda" ok "native, $((SECONDS - t0)) s"
     t0=$SECONDS
-    if timeout 150 cmake --build "$build" -j "$(nproc)" --target halo-train halo-partition test-train-cuda >>"$log" 2>&1; then
-      row "build runtime" ok "halo-train, halo-partition, test-train-cuda, $((SECONDS - t0)) s"
+    runtime_targets="halo-train halo-partition test-train-cuda"
+    # The backend-table test, where tests/gpu/CMakeLists.txt declares it.
+    if cmake --build "$build" --target help 2>/dev/null | grep -qw test-cuda-backend; then
+      runtime_targets="$runtime_targets test-cuda-backend"
+    fi
+    # shellcheck disable=SC2086 # a list of target names
+    if timeout 150 cmake --build "$build" -j "$(nproc)" --target $runtime_targets >>"$log" 2>&1; then
+      row "build runtime" ok "${runtime_targets// /, }, $((SECONDS - t0)) s"
     else
       row "build runtime" FAIL "halo-train or halo-partition (see run-device.log)"
     fi
@@ -102,10 +110,14 @@ if [ "$mode" = none ]; then
 fi
 
 # ---- 3. CUDA unit tests -------------------------------------------------------------
-for t in test-cuda-kernels test-cuda-spmm test-train-cuda; do
+for t in test-cuda-kernels test-cuda-spmm test-cuda-backend test-train-cuda; do
   bin="$build/tests/gpu/$t"
   if [ "$t" = test-train-cuda ] && [ "$mode" != native ]; then
     row "$t" skipped "needs a native build (step 4 covers it)"
+    continue
+  fi
+  if [ "$t" = test-cuda-backend ] && [ ! -x "$bin" ]; then
+    row "$t" skipped "not built (native builds that declare it only)"
     continue
   fi
   if [ ! -x "$bin" ]; then

@@ -1,0 +1,352 @@
+/* The CUDA backend's table (src/backend-cuda.c) against the CPU backend's,
+ * slot by slot, as the trainer calls them (ggml's test-backend-ops).
+ *
+ * test-cuda-kernels and test-cuda-spmm check the CUDA functions; this
+ * checks the table over them: every slot keeps the contract of
+ * src/halo-backend-impl.h (uploads and downloads at an offset and complete
+ * on return, softmax_xent's HOST scalars, spmm with rows == NULL, with a row
+ * list and on a view of a CSR's trailing rows, csr_dropout both ways, the
+ * row-major GEMM conventions for all four transposes), and a failed launch
+ * comes back from synchronize, once.
+ *
+ * Both backends get the same random inputs (seeded, printed); thresholds as
+ * in test-cuda-kernels.c: 0 for ops that perform the CPU's float
+ * operations, 1e-6 for double sums, 1e-5 for fp32 GEMM and SpMM.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-test.h"
+#include "halo-backend-impl.h"
+#include "halo-backend.h"
+
+#define EXACT 0.0
+#define SUMS 1e-6
+#define FP32 1e-5
+
+typedef struct backends {
+  halo_backend *cpu, *gpu;
+} backends;
+
+static backends open_backends(void) {
+  backends b = {0};
+  setenv("HALO_CUDA_AWARE", "0", 1); /* no MPI here to ask */
+  const halo_backend_options cpu = {.device = "cpu"}, gpu = {.device = "cuda"};
+  cr_assert_eq(halo_backend_create(&cpu, &b.cpu), HALO_OK);
+  cr_assert_eq(halo_backend_create(&gpu, &b.gpu), HALO_OK, "--device cuda: no backend");
+  cr_assert_eq(b.gpu->ops->space, HALO_MEM_DEVICE);
+  fprintf(stderr, "backend: %s\n", halo_backend_describe(b.gpu));
+  return b;
+}
+
+static void close_backends(backends *b) {
+  halo_backend_destroy(&b->cpu);
+  halo_backend_destroy(&b->gpu);
+}
+
+/* A buffer on each backend holding the same `bytes` host bytes (zeros when
+ * host is NULL). */
+typedef struct twin {
+  halo_buf cpu, gpu;
+} twin;
+
+static twin twin_new(const backends *b, const void *host, size_t bytes) {
+  twin t = {0};
+  cr_assert_eq(b->cpu->ops->buf_alloc(b->cpu, bytes, &t.cpu), HALO_OK);
+  cr_assert_eq(b->gpu->ops->buf_alloc(b->gpu, bytes, &t.gpu), HALO_OK);
+  if (host && bytes) {
+    memcpy(t.cpu.data, host, bytes);
+    cr_assert_eq(b->gpu->ops->upload(b->gpu, &t.gpu, 0, host, bytes), HALO_OK);
+  }
+  return t;
+}
+
+static void twin_free(const backends *b, twin *t) {
+  b->cpu->ops->buf_free(b->cpu, &t->cpu);
+  b->gpu->ops->buf_free(b->gpu, &t->gpu);
+}
+
+/* synchronize is optional in the contract: without it, every op is done. */
+static halo_status sync(halo_backend *be) {
+  return be->ops->synchronize ? be->ops->synchronize(be) : HALO_OK;
+}
+
+/* The GPU side, downloaded after a synchronize that must report no failure. */
+static void *gpu_side(const backends *b, const twin *t) {
+  void *host = host_alloc(t->gpu.bytes);
+  cr_assert_eq(sync(b->gpu), HALO_OK, "a CUDA slot failed");
+  cr_assert_eq(b->gpu->ops->download(b->gpu, host, &t->gpu, 0, t->gpu.bytes), HALO_OK);
+  return host;
+}
+
+/* Relative error of the GPU side against the CPU side, as floats. */
+static double twin_err(const backends *b, const twin *t) {
+  float *got = gpu_side(b, t);
+  const double err = rel_err(got, t->cpu.data, (int64_t)(t->cpu.bytes / sizeof(float)));
+  free(got);
+  return err;
+}
+
+static float *random_floats(uint64_t seed, uint64_t tag, int64_t n, float lo, float hi) {
+  float *x = host_alloc((size_t)n * sizeof *x);
+  fill_uniform(x, n, seed, tag, lo, hi);
+  return x;
+}
+
+#define F(t) ((float *)(t).data)
+
+Test(cuda_backend, gemm_slot_follows_the_row_major_conventions) {
+  const uint64_t seed = gpu_test_seed("backend gemm");
+  backends b = open_backends();
+  const int64_t m = 37, n = 29, k = 53;
+  for (int t = 0; t < 4; t++) {
+    const int ta = t & 1, tb = t >> 1;
+    const int64_t lda = (ta ? m : k) + 2, ldb = (tb ? k : n) + 3, ldc = n + 1;
+    const int64_t a_n = (ta ? k : m) * lda, b_n = (tb ? n : k) * ldb, c_n = m * ldc;
+    float *ha = random_floats(seed, 1, a_n, -1, 1), *hb = random_floats(seed, 2, b_n, -1, 1),
+          *hc = random_floats(seed, 3, c_n, -1, 1);
+    twin A = twin_new(&b, ha, (size_t)a_n * 4), B = twin_new(&b, hb, (size_t)b_n * 4),
+         C = twin_new(&b, hc, (size_t)c_n * 4);
+    b.cpu->ops->gemm(b.cpu, ta, tb, m, n, k, 0.5f, F(A.cpu), lda, F(B.cpu), ldb, 2.0f, F(C.cpu),
+                     ldc);
+    b.gpu->ops->gemm(b.gpu, ta, tb, m, n, k, 0.5f, F(A.gpu), lda, F(B.gpu), ldb, 2.0f, F(C.gpu),
+                     ldc);
+    const double err = twin_err(&b, &C);
+    fprintf(stderr, "gemm slot ta=%d tb=%d: rel err %.3g\n", ta, tb, err);
+    cr_expect_leq(err, FP32, "gemm slot ta=%d tb=%d: rel err %g", ta, tb, err);
+    twin_free(&b, &A);
+    twin_free(&b, &B);
+    twin_free(&b, &C);
+    free(ha);
+    free(hb);
+    free(hc);
+  }
+  close_backends(&b);
+}
+
+Test(cuda_backend, softmax_xent_slot_returns_host_scalars) {
+  const uint64_t seed = gpu_test_seed("backend softmax");
+  backends b = open_backends();
+  const int64_t rows = 700, cols = 7, nmask = 300;
+  float *z = random_floats(seed, 1, rows * cols, -3, 3);
+  int32_t *labels = host_alloc((size_t)rows * 4), *mask = host_alloc((size_t)nmask * 4);
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, 3, 0);
+  for (int64_t i = 0; i < rows; i++) labels[i] = (int32_t)rand_below(key, (uint64_t)i, cols);
+  for (int64_t i = 0; i < nmask; i++) mask[i] = (int32_t)(2 * i + 1);
+  twin Z = twin_new(&b, z, (size_t)(rows * cols) * 4), G = twin_new(&b, NULL, Z.cpu.bytes),
+       L = twin_new(&b, labels, (size_t)rows * 4), M = twin_new(&b, mask, (size_t)nmask * 4);
+  double loss[2] = {0.0, 0.0};
+  int64_t correct[2] = {-1, -1};
+  b.cpu->ops->softmax_xent(b.cpu, F(Z.cpu), rows, cols, L.cpu.data, M.cpu.data, nmask, 0.01f,
+                           F(G.cpu), &loss[0], &correct[0]);
+  /* On the stack, host memory: the slot must write them, not a kernel. */
+  b.gpu->ops->softmax_xent(b.gpu, F(Z.gpu), rows, cols, L.gpu.data, M.gpu.data, nmask, 0.01f,
+                           F(G.gpu), &loss[1], &correct[1]);
+  fprintf(stderr, "softmax slot: loss %.12g vs %.12g, correct %lld vs %lld\n", loss[1], loss[0],
+          (long long)correct[1], (long long)correct[0]);
+  cr_expect_leq(fabs(loss[1] - loss[0]) / loss[0], 1e-9, "loss %.12g, CPU %.12g", loss[1],
+                loss[0]);
+  cr_expect_eq(correct[1], correct[0]);
+  const double err = twin_err(&b, &G);
+  cr_expect_leq(err, SUMS, "softmax gradient rel err %g", err);
+  /* Evaluation: g NULL. */
+  b.gpu->ops->softmax_xent(b.gpu, F(Z.gpu), rows, cols, L.gpu.data, M.gpu.data, nmask, 0.0f, NULL,
+                           &loss[1], &correct[1]);
+  cr_expect_eq(correct[1], correct[0], "evaluation: correct %lld", (long long)correct[1]);
+  cr_expect_eq(sync(b.gpu), HALO_OK);
+  twin_free(&b, &Z);
+  twin_free(&b, &G);
+  twin_free(&b, &L);
+  twin_free(&b, &M);
+  free(z);
+  free(labels);
+  free(mask);
+  close_backends(&b);
+}
+
+/* A random CSR (rows × cols, degree 0..max_deg), values NULL (all ones) or
+ * random. */
+static halo_csr random_csr(uint64_t seed, int64_t rows, int64_t cols, int max_deg, int ones) {
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, (uint64_t)rows, 11);
+  halo_csr a = {.rows = rows, .cols = cols};
+  a.indptr = host_alloc((size_t)(rows + 1) * sizeof *a.indptr);
+  a.indptr[0] = 0;
+  for (int64_t r = 0; r < rows; r++)
+    a.indptr[r + 1] = a.indptr[r] + rand_below(key, (uint64_t)r, max_deg + 1);
+  a.nnz = a.indptr[rows];
+  a.indices = host_alloc((size_t)a.nnz * sizeof *a.indices);
+  for (int64_t k = 0; k < a.nnz; k++)
+    a.indices[k] = (int32_t)rand_below(key, (uint64_t)(rows + k), cols);
+  a.values = ones ? NULL : random_floats(seed, 7, a.nnz, -1, 1);
+  return a;
+}
+
+Test(cuda_backend, spmm_slot_on_all_rows_a_row_list_and_a_view) {
+  const uint64_t seed = gpu_test_seed("backend spmm");
+  backends b = open_backends();
+  const int64_t rows = 500, cols = 650, ncols = 19, ldx = 21, ldy = 20, split = 180;
+  for (int ones = 0; ones <= 1; ones++) {
+    halo_csr host = random_csr(seed, rows, cols, 30, ones), dev = {0};
+    cr_assert_eq(b.gpu->ops->csr_upload(b.gpu, &host, &dev), HALO_OK);
+    float *hx = random_floats(seed, 2, cols * ldx, -1, 1);
+    int32_t *list = host_alloc((size_t)rows * 4);
+    for (int64_t i = 0; i < rows / 2; i++) list[i] = (int32_t)(rows - 1 - 2 * i);
+    twin X = twin_new(&b, hx, (size_t)(cols * ldx) * 4), I = twin_new(&b, list, (size_t)rows * 4);
+    for (int c = 0; c < 3; c++) {
+      float *hy = random_floats(seed, 3 + (uint64_t)c, rows * ldy, -1, 1);
+      twin Y = twin_new(&b, hy, (size_t)(rows * ldy) * 4);
+      if (c == 0) { /* rows == NULL: rows 0..nrows-1 */
+        b.cpu->ops->spmm(b.cpu, &host, F(X.cpu), ldx, ncols, 0.0f, F(Y.cpu), ldy, NULL, rows);
+        b.gpu->ops->spmm(b.gpu, &dev, F(X.gpu), ldx, ncols, 0.0f, F(Y.gpu), ldy, NULL, rows);
+      } else if (c == 1) { /* a row list, beta 1 */
+        b.cpu->ops->spmm(b.cpu, &host, F(X.cpu), ldx, ncols, 1.0f, F(Y.cpu), ldy, I.cpu.data,
+                         rows / 2);
+        b.gpu->ops->spmm(b.gpu, &dev, F(X.gpu), ldx, ncols, 1.0f, F(Y.gpu), ldy, I.gpu.data,
+                         rows / 2);
+      } else { /* rows [split, rows) as a view: indptr offset, absolute entries */
+        halo_csr hv = host, dv = dev;
+        hv.indptr += split;
+        dv.indptr += split;
+        hv.rows = dv.rows = rows - split;
+        b.cpu->ops->spmm(b.cpu, &hv, F(X.cpu), ldx, ncols, 0.0f, F(Y.cpu) + split * ldy, ldy,
+                         NULL, rows - split);
+        b.gpu->ops->spmm(b.gpu, &dv, F(X.gpu), ldx, ncols, 0.0f, F(Y.gpu) + split * ldy, ldy,
+                         NULL, rows - split);
+      }
+      const double err = twin_err(&b, &Y);
+      fprintf(stderr, "spmm slot ones=%d case %d: rel err %.3g\n", ones, c, err);
+      cr_expect_leq(err, FP32, "spmm slot ones=%d case %d: rel err %g", ones, c, err);
+      twin_free(&b, &Y);
+      free(hy);
+    }
+    b.gpu->ops->csr_free(b.gpu, &dev);
+    twin_free(&b, &X);
+    twin_free(&b, &I);
+    free(hx);
+    free(list);
+    free(host.indptr);
+    free(host.indices);
+    free(host.values);
+  }
+  close_backends(&b);
+}
+
+Test(cuda_backend, elementwise_slots_equal_the_cpu_bit_for_bit) {
+  const uint64_t seed = gpu_test_seed("backend elementwise");
+  backends b = open_backends();
+  const int64_t rows = 333, cols = 24, n = rows * cols;
+  float *hy = random_floats(seed, 1, n, -1, 1), *hbias = random_floats(seed, 2, cols, -1, 1);
+  int64_t *gid = host_alloc((size_t)rows * sizeof *gid);
+  for (int64_t i = 0; i < rows; i++) gid[i] = 1000003 * i + 17;
+  int32_t *idx = host_alloc((size_t)rows * 4);
+  for (int64_t i = 0; i < rows; i++) idx[i] = (int32_t)((i * 7) % rows);
+  twin Y = twin_new(&b, hy, (size_t)n * 4), Bias = twin_new(&b, hbias, (size_t)cols * 4),
+       D = twin_new(&b, NULL, (size_t)n * 4), P = twin_new(&b, NULL, (size_t)n * 4),
+       Gid = twin_new(&b, gid, (size_t)rows * sizeof *gid),
+       Idx = twin_new(&b, idx, (size_t)rows * 4), S = twin_new(&b, NULL, (size_t)cols * 4);
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 5, 1);
+  const backends *bb = &b;
+  for (int side = 0; side < 2; side++) {
+    halo_backend *be = side ? bb->gpu : bb->cpu;
+    const halo_backend_ops *o = be->ops;
+    float *y = F(side ? Y.gpu : Y.cpu), *d = F(side ? D.gpu : D.cpu), *p = F(side ? P.gpu : P.cpu);
+    const int64_t *g = (side ? Gid.gpu : Gid.cpu).data;
+    o->bias_add(be, y, rows, cols, F(side ? Bias.gpu : Bias.cpu));
+    o->relu(be, y, n);
+    o->copy(be, d, y, n);
+    o->dropout(be, d, rows, cols, g, key, 0.4f);
+    o->relu_backward(be, d, y, n);
+    if (o->dropout_to) {
+      o->dropout_to(be, p, d, rows, cols, g, key + 1, 0.3f);
+    } else { /* optional: what the trainer does without it */
+      o->copy(be, p, d, n);
+      o->dropout(be, p, rows, cols, g, key + 1, 0.3f);
+    }
+    o->pack(be, d, p, cols, (side ? Idx.gpu : Idx.cpu).data, rows);
+    o->colsum(be, d, rows, cols, F(side ? S.gpu : S.cpu));
+  }
+  cr_expect_leq(twin_err(&b, &Y), EXACT, "bias_add + relu differ");
+  cr_expect_leq(twin_err(&b, &P), EXACT, "dropout, relu_backward, dropout_to differ");
+  cr_expect_leq(twin_err(&b, &D), EXACT, "pack differs");
+  const double es = twin_err(&b, &S);
+  cr_expect_leq(es, SUMS, "colsum rel err %g", es);
+
+  /* Adam, three steps. */
+  float *hw = random_floats(seed, 3, n, -1, 1), *hg = random_floats(seed, 4, n, -1, 1);
+  twin W = twin_new(&b, hw, (size_t)n * 4), Gr = twin_new(&b, hg, (size_t)n * 4),
+       Mo = twin_new(&b, NULL, (size_t)n * 4), Vo = twin_new(&b, NULL, (size_t)n * 4);
+  for (int64_t t = 1; t <= 3; t++) {
+    b.cpu->ops->adam(b.cpu, F(W.cpu), F(Gr.cpu), F(Mo.cpu), F(Vo.cpu), n, 0.01f, 0.9f, 0.999f,
+                     1e-8f, 5e-4f, t);
+    b.gpu->ops->adam(b.gpu, F(W.gpu), F(Gr.gpu), F(Mo.gpu), F(Vo.gpu), n, 0.01f, 0.9f, 0.999f,
+                     1e-8f, 5e-4f, t);
+  }
+  cr_expect_leq(twin_err(&b, &W), EXACT, "adam differs");
+  twin *all[] = {&Y, &Bias, &D, &P, &Gid, &Idx, &S, &W, &Gr, &Mo, &Vo};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) twin_free(&b, all[i]);
+  free(hy);
+  free(hbias);
+  free(gid);
+  free(idx);
+  free(hw);
+  free(hg);
+  close_backends(&b);
+}
+
+Test(cuda_backend, csr_dropout_slot_both_ways) {
+  const uint64_t seed = gpu_test_seed("backend csr_dropout");
+  backends b = open_backends();
+  const int64_t rows = 400, cols = 90;
+  halo_csr host = random_csr(seed, rows, cols, 20, 0), dev = {0};
+  cr_assert_eq(b.gpu->ops->csr_upload(b.gpu, &host, &dev), HALO_OK);
+  int64_t *gid = host_alloc((size_t)rows * sizeof *gid);
+  for (int64_t i = 0; i < rows; i++) gid[i] = 77 * i + 5;
+  twin Gid = twin_new(&b, gid, (size_t)rows * sizeof *gid);
+  for (int transposed = 0; transposed <= 1; transposed++) {
+    twin Out = twin_new(&b, NULL, (size_t)host.nnz * 4);
+    const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 2, (uint64_t)transposed);
+    b.cpu->ops->csr_dropout(b.cpu, &host, transposed, Gid.cpu.data, key, 0.5f, F(Out.cpu));
+    b.gpu->ops->csr_dropout(b.gpu, &dev, transposed, Gid.gpu.data, key, 0.5f, F(Out.gpu));
+    cr_expect_leq(twin_err(&b, &Out), EXACT, "csr_dropout transposed=%d differs", transposed);
+    twin_free(&b, &Out);
+  }
+  b.gpu->ops->csr_free(b.gpu, &dev);
+  twin_free(&b, &Gid);
+  free(gid);
+  free(host.indptr);
+  free(host.indices);
+  free(host.values);
+  close_backends(&b);
+}
+
+Test(cuda_backend, transfers_at_offsets_and_failures_reach_synchronize) {
+  const uint64_t seed = gpu_test_seed("backend transfers");
+  backends b = open_backends();
+  const halo_backend_ops *o = b.gpu->ops;
+  const int64_t n = 1000;
+  float *h = random_floats(seed, 1, n, -1, 1), *back = host_alloc((size_t)n * 4);
+  halo_buf buf = {0};
+  cr_assert_eq(o->buf_alloc(b.gpu, (size_t)n * 4, &buf), HALO_OK);
+  cr_assert_eq(buf.space, HALO_MEM_DEVICE);
+  /* Two halves, the second at an offset; pageable host memory reused at once. */
+  cr_assert_eq(o->upload(b.gpu, &buf, 0, h, (size_t)n * 2), HALO_OK);
+  cr_assert_eq(o->upload(b.gpu, &buf, (size_t)n * 2, h + n / 2, (size_t)n * 2), HALO_OK);
+  cr_assert_eq(o->download(b.gpu, back, &buf, 0, (size_t)n * 4), HALO_OK);
+  cr_expect(memcmp(back, h, (size_t)n * 4) == 0, "upload at an offset");
+  memset(back, 0, (size_t)n * 4);
+  cr_assert_eq(o->download(b.gpu, back, &buf, (size_t)n, (size_t)n * 3), HALO_OK);
+  cr_expect(memcmp(back, h + n / 4, (size_t)n * 3) == 0, "download at an offset");
+
+  halo_log_set_quiet(1);
+  cr_expect_eq(o->upload(b.gpu, &buf, (size_t)n * 3, h, (size_t)n * 2), HALO_ERR_ARG,
+               "an upload past the end is refused");
+  /* A compute slot that fails records it; synchronize reports it once. */
+  o->gemm(b.gpu, 0, 0, 4, 4, 4, 1.0f, F(buf), 2, F(buf), 4, 0.0f, F(buf), 4);
+  cr_expect_eq(o->synchronize(b.gpu), HALO_ERR_ARG, "a bad GEMM is reported by synchronize");
+  cr_expect_eq(o->synchronize(b.gpu), HALO_OK, "and only once");
+  o->buf_free(b.gpu, &buf);
+  cr_expect_null(buf.data);
+  free(h);
+  free(back);
+  close_backends(&b);
+}
