@@ -33,48 +33,70 @@ int64_t part_first_row(int64_t split, halo_spmm_part part) {
   return part == HALO_SPMM_BOUNDARY ? split : 0;
 }
 
-/* halo_spmm_cuda_run_rows: one warp per listed row.  Lane l accumulates
- * columns c0 + l + 32q for q < kColsPerLane, so a warp covers 32·4 = 128
- * columns per pass over the row's nonzeros and reads each X row in 128-byte
- * coalesced pieces; wider matrices take several passes.  The nonzero's
- * index and value are the same for all lanes, which the cache broadcasts. */
+/* halo_spmm_cuda_run_rows: a group of L lanes per listed row (L = 32, a
+ * warp, or 16 or 8 for matrices at most that wide, so that narrow products
+ * such as the class layer's do not leave most lanes idle).  Lane l of a
+ * group accumulates columns c0 + l + L·q for q < kColsPerLane, so a group
+ * covers L·4 columns per pass over the row's nonzeros and reads each X row
+ * in coalesced pieces; wider matrices take several passes.  The nonzero's
+ * index and value are the same for all lanes of a group, which the cache
+ * broadcasts.  No lane waits for another, so groups may diverge. */
 constexpr int kWarp = 32;
 constexpr int kColsPerLane = 4;
 constexpr int kRowsThreads = 256;
 
-template <typename O, typename I>
+template <typename O, typename I, int L>
 __global__ void spmm_rows_kernel(const O *offsets, const I *indices, const float *values,
                                  const float *x, int64_t ldx, int64_t ncols, float beta, float *y,
                                  int64_t ldy, const int32_t *rows, int64_t nrows) {
-  const int lane = threadIdx.x % kWarp;
-  const int64_t warps = (int64_t)gridDim.x * blockDim.x / kWarp;
-  for (int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / kWarp; w < nrows;
-       w += warps) {
+  const int lane = threadIdx.x % L;
+  const int64_t groups = (int64_t)gridDim.x * blockDim.x / L;
+  for (int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / L; w < nrows;
+       w += groups) {
     const int64_t r = rows ? rows[w] : w;
     const int64_t lo = offsets[r], hi = offsets[r + 1];
     float *yr = y + r * ldy;
-    for (int64_t c0 = 0; c0 < ncols; c0 += kWarp * kColsPerLane) {
+    for (int64_t c0 = 0; c0 < ncols; c0 += L * kColsPerLane) {
       float acc[kColsPerLane] = {};
       for (int64_t k = lo; k < hi; k++) {
         const float v = values[k];
         const float *xr = x + (int64_t)indices[k] * ldx + c0 + lane;
 #pragma unroll
         for (int q = 0; q < kColsPerLane; q++)
-          if (c0 + lane + kWarp * q < ncols) acc[q] += v * xr[kWarp * q];
+          if (c0 + lane + L * q < ncols) acc[q] += v * xr[L * q];
       }
 #pragma unroll
       for (int q = 0; q < kColsPerLane; q++) {
-        const int64_t j = c0 + lane + kWarp * q;
+        const int64_t j = c0 + lane + L * q;
         if (j < ncols) yr[j] = beta == 0.0f ? acc[q] : beta * yr[j] + acc[q];
       }
     }
   }
 }
 
-/* Blocks for one warp per row, capped: the kernel's loop strides over the rest. */
-int64_t rows_blocks(int64_t nrows) {
-  const int64_t blocks = (nrows + kRowsThreads / kWarp - 1) / (kRowsThreads / kWarp);
+/* Blocks for one group of `lanes` per row, capped: the kernel's loop
+ * strides over the rest. */
+int64_t rows_blocks(int64_t nrows, int lanes) {
+  const int64_t per_block = kRowsThreads / lanes;
+  const int64_t blocks = (nrows + per_block - 1) / per_block;
   return blocks < 65536 ? blocks : 65536;
+}
+
+/* Launches spmm_rows_kernel with the narrowest group that covers ncols in
+ * one pass of one column per lane, or a warp. */
+template <typename O, typename I>
+void launch_rows(const O *offsets, const I *indices, const float *values, const float *x,
+                 int64_t ldx, int64_t ncols, float beta, float *y, int64_t ldy,
+                 const int32_t *rows, int64_t nrows, cudaStream_t s) {
+  if (ncols <= 8)
+    spmm_rows_kernel<O, I, 8><<<(unsigned)rows_blocks(nrows, 8), kRowsThreads, 0, s>>>(
+        offsets, indices, values, x, ldx, ncols, beta, y, ldy, rows, nrows);
+  else if (ncols <= 16)
+    spmm_rows_kernel<O, I, 16><<<(unsigned)rows_blocks(nrows, 16), kRowsThreads, 0, s>>>(
+        offsets, indices, values, x, ldx, ncols, beta, y, ldy, rows, nrows);
+  else
+    spmm_rows_kernel<O, I, kWarp><<<(unsigned)rows_blocks(nrows, kWarp), kRowsThreads, 0, s>>>(
+        offsets, indices, values, x, ldx, ncols, beta, y, ldy, rows, nrows);
 }
 
 }  // namespace
@@ -431,7 +453,6 @@ extern "C" halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const 
                                                void *stream) {
   halo_status st = HALO_OK;
   cudaStream_t s = (cudaStream_t)stream;
-  int64_t blocks = 0;
   if (!plan || ncols < 1 || ldx < ncols || ldy < ncols || nrows < 0 ||
       (!rows && nrows > plan->rows)) {
     halo_log_error(
@@ -441,15 +462,12 @@ extern "C" halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const 
     return HALO_ERR_ARG;
   }
   if (nrows == 0) return HALO_OK;
-  blocks = rows_blocks(nrows);
   if (plan->index64)
-    spmm_rows_kernel<int64_t, int64_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
-        (const int64_t *)plan->offsets, (const int64_t *)plan->indices, plan->values, x, ldx, ncols,
-        beta, y, ldy, rows, nrows);
+    launch_rows((const int64_t *)plan->offsets, (const int64_t *)plan->indices, plan->values, x,
+                ldx, ncols, beta, y, ldy, rows, nrows, s);
   else
-    spmm_rows_kernel<int32_t, int32_t><<<(unsigned)blocks, kRowsThreads, 0, s>>>(
-        (const int32_t *)plan->offsets, (const int32_t *)plan->indices, plan->values, x, ldx, ncols,
-        beta, y, ldy, rows, nrows);
+    launch_rows((const int32_t *)plan->offsets, (const int32_t *)plan->indices, plan->values, x,
+                ldx, ncols, beta, y, ldy, rows, nrows, s);
   HALO_CUDA(cudaGetLastError());
 done:
   return st;
@@ -467,7 +485,6 @@ extern "C" halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x
                                                int64_t ncols, float beta, float *y, int64_t ldy,
                                                const int32_t *rows, int64_t nrows, void *stream) {
   halo_status st = HALO_OK;
-  int64_t blocks = 0;
   if (!a || !a->indptr || (a->nnz > 0 && (!a->indices || !a->values)) || ncols < 1 ||
       ldx < ncols || ldy < ncols || nrows < 0 || (!rows && nrows > a->rows)) {
     halo_log_error(
@@ -476,9 +493,8 @@ extern "C" halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x
     return HALO_ERR_ARG;
   }
   if (nrows == 0) return HALO_OK;
-  blocks = rows_blocks(nrows);
-  spmm_rows_kernel<int64_t, int32_t><<<(unsigned)blocks, kRowsThreads, 0, (cudaStream_t)stream>>>(
-      a->indptr, a->indices, a->values, x, ldx, ncols, beta, y, ldy, rows, nrows);
+  launch_rows<int64_t, int32_t>(a->indptr, a->indices, a->values, x, ldx, ncols, beta, y, ldy,
+                                rows, nrows, (cudaStream_t)stream);
   HALO_CUDA(cudaGetLastError());
 done:
   return st;

@@ -97,9 +97,10 @@ halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_part part, c
 /* Y[rows[i], :] = A[rows[i], :] · X (+ beta · Y[rows[i], :]) for i in
  * [0, nrows), with `rows` a DEVICE array of distinct row numbers, or NULL
  * for rows 0..nrows-1; any ncols >= 1 and ldx, ldy >= ncols; beta is 0 or 1
- * (with 0, Y is not read).  One warp per row, the columns spread over the
- * lanes; rounding differs from cuSPARSE's and the CPU's by the summation
- * order only.  Enqueued on `stream`. Local. */
+ * (with 0, Y is not read).  One warp per row (a half or a quarter warp when
+ * ncols <= 16 or <= 8), the columns spread over the lanes; rounding differs
+ * from cuSPARSE's and the CPU's by the summation order only.  Enqueued on
+ * `stream`. Local. */
 halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const float *x, int64_t ldx,
                                     int64_t ncols, float beta, float *y, int64_t ldy,
                                     const int32_t *rows, int64_t nrows, void *stream);

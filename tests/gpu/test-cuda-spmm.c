@@ -140,9 +140,10 @@ static void check_plan(const halo_csr *a, int64_t split, const halo_spmm_cuda_op
 }
 
 /* halo_spmm_cuda_run_rows on a shuffled subset of rows (and on all rows,
- * rows == NULL) at widths below, at and above one warp pass (128). */
+ * rows == NULL) at widths for a quarter warp (7), a half warp (16), and
+ * at and above one warp pass (128). */
 static void check_rows(const halo_csr *a, const halo_spmm_cuda_options *opt, uint64_t seed) {
-  const int64_t widths[] = {7, 128, 200};
+  const int64_t widths[] = {7, 16, 128, 200};
   halo_spmm_cuda_plan *plan = NULL;
   cr_assert_eq(halo_spmm_cuda_plan_create(a, 0, NULL, 0, opt, NULL, &plan), HALO_OK);
   const int64_t nlist = a->rows * 3 / 5;
@@ -158,7 +159,7 @@ static void check_rows(const halo_csr *a, const halo_spmm_cuda_options *opt, uin
   }
   int32_t *dlist = dev_upload(list, (size_t)nlist * sizeof *list);
 
-  for (int w = 0; w < 3; w++) {
+  for (int w = 0; w < (int)(sizeof widths / sizeof widths[0]); w++) {
     const int64_t ncols = widths[w], ldx = ncols + 1, ldy = ncols + 3;
     const size_t xsz = (size_t)(a->cols * ldx) * 4, ysz = (size_t)(a->rows * ldy) * 4;
     float *x = host_alloc(xsz), *y = host_alloc(ysz), *got = host_alloc(ysz);
