@@ -263,6 +263,9 @@ __global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t 
       const int64_t other = __shfl_xor_sync(0xffffffffu, first, off);
       first = other < first ? other : first;
     }
+    /* The CPU's scan starts at column 0 and moves only to a larger value:
+     * it stays at 0 when z[0] is NaN or nothing exceeds it (-inf only). */
+    if (first == cols || isnan(zr[0])) first = 0;
 
     double sum = 0.0;
     for (int64_t j = lane; j < cols; j += kWarp) sum += exp((double)zr[j] - (double)zmax);

@@ -531,6 +531,35 @@ Test(cuda_kernels, softmax_xent_turns_a_bad_label_into_nan) {
   cudaFree(work);
 }
 
+/* Rows the argmax cannot rank (NaN, -inf only) count as the CPU counts
+ * them: its scan starts at column 0 and moves only to a larger value. */
+Test(cuda_kernels, softmax_xent_argmax_of_nan_and_infinite_rows) {
+  const int64_t rows = 4, cols = 3;
+  const float z[] = {NAN, 5, 1, -INFINITY, -INFINITY, -INFINITY, 1, NAN, 3, 2, 7, 7};
+  const int32_t labels[] = {0, 0, 2, 1}, mask[] = {0, 1, 2, 3};
+  float *dz = dev_upload(z, sizeof z);
+  int32_t *dl = dev_upload(labels, sizeof labels), *dm = dev_upload(mask, sizeof mask);
+  double *dloss = dev_alloc(sizeof(double)), loss = 0.0, want_loss = 0.0;
+  int64_t *dcorrect = dev_alloc(sizeof(int64_t)), correct = -1, want_correct = -1;
+  void *work = dev_alloc(HALO_CUDA_SOFTMAX_WORK_BYTES);
+  expect_ok(
+      halo_cuda_softmax_xent(dz, rows, cols, dl, dm, 4, 1.0f, NULL, dloss, dcorrect, work, NULL),
+      "halo_cuda_softmax_xent");
+  halo_cpu_softmax_xent(z, rows, cols, labels, mask, 4, 1.0f, NULL, &want_loss, &want_correct);
+  dev_download(&loss, dloss, sizeof loss);
+  dev_download(&correct, dcorrect, sizeof correct);
+  cr_expect_eq(want_correct, 4, "the CPU's own count changed: %lld", (long long)want_correct);
+  cr_expect_eq(correct, want_correct, "correct %lld, CPU says %lld", (long long)correct,
+               (long long)want_correct);
+  cr_expect(isnan(loss) && isnan(want_loss), "loss %g (CPU %g) should be NaN", loss, want_loss);
+  cudaFree(dz);
+  cudaFree(dl);
+  cudaFree(dm);
+  cudaFree(dloss);
+  cudaFree(dcorrect);
+  cudaFree(work);
+}
+
 /* ---- device, memory and streams ------------------------------------------- */
 
 Test(cuda_kernels, device_memory_and_streams_round_trip) {
