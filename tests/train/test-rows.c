@@ -176,6 +176,14 @@ static FILE *open_out(const char *dir, const char *name, int model, int rank) {
   return fopen(path, "w");
 }
 
+/* Writes OUT/NAME.txt: line i holds value i of each model's buffer. */
+static int write_columns(const char *dir, const char *name, float *const buf[MODELS], int64_t n) {
+  FILE *f = open_out(dir, name, -1, -1);
+  if (!f) return -1;
+  for (int64_t i = 0; i < n; i++) fprintf(f, "%.9g %.9g %.9g\n", buf[0][i], buf[1][i], buf[2][i]);
+  return fclose(f);
+}
+
 /* usage: --probe OUT BACKEND nodes degree features density classes hidden
  *                input_dropout epochs seed
  * BACKEND is cpu or checked (the device-like backend, exchange staged).
@@ -260,12 +268,7 @@ static int probe_main(int argc, char **argv) {
     MPI_Allreduce(local, sum, MODELS, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (f) fprintf(f, "%lld %.9g %.9g %.9g\n", (long long)epoch, sum[0] / train, sum[1] / train,
                    sum[2] / train);
-    if (epoch == 0 && rank == 0) {
-      FILE *g = open_out(out, "grads", -1, -1);
-      if (!g) goto done;
-      for (int64_t i = 0; i < params; i++) fprintf(g, "%.9g %.9g %.9g\n", buf[0][i], buf[1][i], buf[2][i]);
-      fclose(g);
-    }
+    if (epoch == 0 && rank == 0 && write_columns(out, "grads", buf, params) != 0) goto done;
   }
   if (f) fclose(f);
   f = NULL;
@@ -273,10 +276,7 @@ static int probe_main(int argc, char **argv) {
   if (rank == 0) {
     for (int k = 0; k < MODELS; k++)
       if (halo_gcn_params_get(model[k], buf[k]) != HALO_OK) goto done;
-    if (!(f = open_out(out, "params", -1, -1))) goto done;
-    for (int64_t i = 0; i < params; i++) fprintf(f, "%.9g %.9g %.9g\n", buf[0][i], buf[1][i], buf[2][i]);
-    fclose(f);
-    f = NULL;
+    if (write_columns(out, "params", buf, params) != 0) goto done;
   }
   for (int k = 0; k < MODELS; k++) {
     halo_gcn_stats st;
@@ -353,8 +353,9 @@ static probe_result run_probe(const rows_case *c, int np, const char *backend, u
   cr_assert(dir);
   /* Criterion's sandbox hands its workers BXFI_MAP; a probe that inherited
    * it would take itself for one of them, so it starts without. */
-  int rc = tr_mpirun(np, 120, NULL, "env -u BXFI_MAP %s --probe %s %s %lld %d %d %g %d %d %g %d %llu",
-                     ROWS_PROBE, dir, backend, (long long)c->nodes, c->degree, c->features,
+  int rc = tr_mpirun(np, 120, NULL,
+                     "env -u BXFI_MAP %s --probe %s %s %lld %d %d %g %d %d %g %d %llu", ROWS_PROBE,
+                     dir, backend, (long long)c->nodes, c->degree, c->features,
                      (double)c->density, c->classes, c->hidden, (double)c->input_dropout,
                      c->epochs, (unsigned long long)seed);
   cr_assert_eq(rc, 0, "the probe at P=%d (%s backend) exited with %d", np, backend, rc);
@@ -516,8 +517,9 @@ static void check_case(const char *name, const rows_case *c, uint64_t seed) {
     cr_expect(rel(r[1].loss[0][e], r[0].loss[0][e]) <= 1e-5,
               "%s epoch %d: loss %.9g at P=3, %.9g at P=1", name, e, r[1].loss[0][e],
               r[0].loss[0][e]);
-  cr_expect(r[0].loss[0][c->epochs - 1] < r[0].loss[0][0], "%s: the loss did not fall (%.6g -> %.6g)",
-            name, r[0].loss[0][0], r[0].loss[0][c->epochs - 1]);
+  cr_expect(r[0].loss[0][c->epochs - 1] < r[0].loss[0][0],
+            "%s: the loss did not fall (%.6g -> %.6g)", name, r[0].loss[0][0],
+            r[0].loss[0][c->epochs - 1]);
 
   /* The device-like backend: every pointer inside a device buffer, and the
    * CPU's numbers. */
