@@ -101,8 +101,7 @@ typedef struct halo_backend_ops {
   void (*adam)(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
                float lr, float b1, float b2, float eps, float wd, int64_t t);
   void (*copy)(halo_backend *be, float *dst, const float *src, int64_t n);
-  /* dst[i, :] = src[idx[i], :]; dst may be a host staging buffer only when
-   * the backend says so through pack_to_host (below). */
+  /* dst[i, :] = src[idx[i], :]; dst and src are both backend buffers. */
   void (*pack)(halo_backend *be, float *dst, const float *src, int64_t cols,
                const int32_t *idx, int64_t n);
 

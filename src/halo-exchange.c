@@ -56,6 +56,7 @@ struct halo_plan {
   float *rows;
   int32_t cols;
   int active;
+  halo_status failed; /* a local failure of begin, reported by end */
   halo_exchange_stats stats;
 };
 
@@ -244,15 +245,19 @@ halo_status halo_exchange_begin(halo_plan *p, float *rows, int32_t cols) {
     HALO_FAIL(HALO_ERR_ARG, "halo exchange of %d columns (at most %d, one at a time)", cols,
               p->max_cols);
 
-  /* The packed rows must be complete before MPI reads them. */
+  /* The packed rows must be complete before MPI reads them.  A failure here
+   * (a device fault reported by the copy or the synchronize) is kept for
+   * halo_exchange_end: the messages are posted anyway, so that the peers'
+   * exchange completes and the failure is agreed on afterwards instead of
+   * leaving them waiting for rows that never come. */
   float *send = p->send_buf.data;
   ops->pack(p->be, send, rows, cols, p->send_idx, p->send_total);
   if (p->mode == MODE_STAGED) {
     size_t bytes = (size_t)p->send_total * (size_t)cols * sizeof(float);
-    HALO_TRY(ops->download(p->be, p->host_send, &p->send_buf, 0, bytes));
+    p->failed = ops->download(p->be, p->host_send, &p->send_buf, 0, bytes);
     send = p->host_send;
   } else if (ops->synchronize) {
-    HALO_TRY(ops->synchronize(p->be));
+    p->failed = ops->synchronize(p->be);
   }
   float *recv = p->mode == MODE_STAGED ? p->host_recv : rows + p->n_owned * cols;
 
@@ -285,6 +290,11 @@ halo_status halo_exchange_end(halo_plan *p) {
   if (!p->active) HALO_FAIL(HALO_ERR_ARG, "halo_exchange_end without a matching begin");
   p->active = 0;
   HALO_TRY(halo_watch_waitall(2 * p->npeers, p->requests, p->request_peer, "the halo exchange"));
+  if (p->failed < 0) {
+    st = p->failed;
+    p->failed = HALO_OK;
+    goto done;
+  }
   if (p->mode == MODE_STAGED) {
     halo_buf dst = {.data = p->rows, .bytes = (size_t)(p->n_owned + p->n_halo) * p->cols *
                                               sizeof(float), .space = HALO_MEM_DEVICE};

@@ -44,8 +44,11 @@ void halo_plan_destroy(halo_plan **p);
  * time. Collective over the neighbours. */
 halo_status halo_exchange_begin(halo_plan *p, float *rows, int32_t cols);
 
-/* Waits for the exchange begun last; the halo rows are then valid. Collective
- * over the neighbours. */
+/* Waits for the exchange begun last; the halo rows are then valid.  A local
+ * failure of halo_exchange_begin after its argument check (the backend could
+ * not complete the packed rows) is returned here, once every message of the
+ * exchange has completed, so that no peer is left waiting. Collective over
+ * the neighbours. */
 halo_status halo_exchange_end(halo_plan *p);
 
 /* Counters, cumulative since creation. Local. */

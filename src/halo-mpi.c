@@ -19,15 +19,39 @@ halo_status halo_mpi_error(int rc, const char *call) {
   return HALO_ERR_MPI;
 }
 
+/* The attribute that marks a communicator on which an agreement failed. */
+static int failed_keyval = MPI_KEYVAL_INVALID;
+
+static int agreement_failed(MPI_Comm comm) {
+  int found = 0;
+  void *value = NULL;
+  if (failed_keyval == MPI_KEYVAL_INVALID) return 0;
+  return MPI_Comm_get_attr(comm, failed_keyval, &value, &found) == MPI_SUCCESS && found;
+}
+
+static void mark_failed(MPI_Comm comm) {
+  if (failed_keyval == MPI_KEYVAL_INVALID &&
+      MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &failed_keyval,
+                             NULL) != MPI_SUCCESS)
+    return;
+  (void)MPI_Comm_set_attr(comm, failed_keyval, NULL);
+}
+
 halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) {
   /* After a timeout or an MPI failure the peers cannot be trusted to reach
    * the agreement: do not wait for them (main aborts the job). */
   if (local == HALO_ERR_TIMEOUT || local == HALO_ERR_MPI) return local;
+  /* Every rank saw the failed agreement, so every rank returns here
+   * without a collective: a caller that agrees again on a status an inner
+   * call already agreed on (nested phases) cannot wait for a peer that is
+   * on its way out. */
+  if (agreement_failed(comm)) return local < 0 ? local : HALO_ERR_PEER;
   int mine = (int)local, all = 0;
   halo_status st =
       halo_watch_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, "the status agreement");
   if (st != HALO_OK) return st;
   if (all >= 0) return HALO_OK;
+  mark_failed(comm);
   return local < 0 ? local : HALO_ERR_PEER;
 }
 

@@ -33,7 +33,9 @@ halo_status halo_mpi_error(int rc, const char *call);
  * HALO_ERR_MPI; when the watchdog (halo-watchdog.h) gives up on it,
  * HALO_ERR_TIMEOUT.  A local HALO_ERR_TIMEOUT or HALO_ERR_MPI is returned at
  * once without a collective: the communicator is no longer trusted and main
- * aborts the job. Collective. */
+ * aborts the job.  Once an agreement on `comm` has failed, later calls
+ * return at once too (every rank knows), so phases may nest their
+ * agreements. Collective until an agreement fails. */
 halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
 
 /* Number of ranks of `comm` on this rank's node (shared-memory domain).

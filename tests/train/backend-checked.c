@@ -12,9 +12,14 @@
  * (device memory), and that the host scalars of softmax_xent and the host
  * side of uploads and downloads do not.  A violation is what would be an
  * illegal address on a GPU: it prints one line and aborts.
+ *
+ * HALO_CHECKED_FAIL_DOWNLOAD=RANK:N makes the N-th download of world rank
+ * RANK fail, as a device fault surfacing at a copy would: the tests use it
+ * to check that such a failure is agreed on rather than hanging the peers.
  */
 #include "backend-checked.h"
 
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +36,7 @@ typedef struct checked_ctx {
   region *regions;
   size_t nregions, cap;
   int64_t uploads, downloads, host_allocs;
+  int64_t fail_download; /* 1-based download number that fails; 0: none */
 } checked_ctx;
 
 static const halo_backend_ops *const cpu = &halo__backend_cpu_ops;
@@ -138,7 +144,11 @@ static halo_status ck_download(halo_backend *be, void *dst, const halo_buf *src,
   device(be, "download", "src", (const char *)src->data + offset, bytes);
   host(be, "download", "dst", dst);
   memcpy(dst, (const char *)src->data + offset, bytes);
-  ctx_of(be)->downloads++;
+  if (++ctx_of(be)->downloads == ctx_of(be)->fail_download) {
+    halo_log_error("checked backend: download %lld fails (HALO_CHECKED_FAIL_DOWNLOAD)",
+                   (long long)ctx_of(be)->downloads);
+    return HALO_ERR_CUDA;
+  }
   return HALO_OK;
 }
 
@@ -327,6 +337,12 @@ halo_status checked_backend_create(int mpi_device, halo_backend **out) {
     return HALO_ERR_NOMEM;
   }
   c->mpi_device = mpi_device;
+  const char *fail = getenv("HALO_CHECKED_FAIL_DOWNLOAD");
+  int rank = 0, fail_rank = -1, mpi = 0;
+  long long nth = 0;
+  if (MPI_Initialized(&mpi) == MPI_SUCCESS && mpi) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (fail && sscanf(fail, "%d:%lld", &fail_rank, &nth) == 2 && fail_rank == rank)
+    c->fail_download = nth;
   be->ops = &checked_ops;
   be->context = c;
   *out = be;

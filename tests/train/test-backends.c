@@ -82,6 +82,28 @@ Test(backends, device_paths_equal_cpu_p3, .timeout = 300) {
   check_same(3, tr_seed("backends.p3", 22));
 }
 
+/* A device failure while one rank packs its rows for the set-up exchange
+ * (ÂX, no input dropout): every rank must fail, and none may wait forever
+ * for the rows of the rank that failed. */
+Test(backends, failed_pack_fails_every_rank_without_hang, .timeout = 120) {
+  char *dir = tr_tmpdir("fail");
+  char log[600];
+  snprintf(log, sizeof log, "%s/run.log", dir);
+  setenv("HALO_PROBE_BACKEND", "staged", 1);
+  setenv("HALO_CHECKED_FAIL_DOWNLOAD", "1:1", 1);
+  int rc = tr_mpirun(3, 60, log, "%s %s %s 5 5 4", TRAIN_PROBE, dir,
+                     "300 6 40 0.1 5 2 16 0.5 0.0 -1");
+  unsetenv("HALO_CHECKED_FAIL_DOWNLOAD");
+  unsetenv("HALO_PROBE_BACKEND");
+  char *out = tr_slurp(log);
+  cr_assert(out);
+  cr_expect_neq(rc, 124, "the ranks hung after rank 1 failed:\n%s", out);
+  cr_expect_neq(rc, 0, "train-probe succeeded although rank 1 failed:\n%s", out);
+  cr_expect_eq(tr_count_lines(out, "download 1 fails"), 1, "%s", out);
+  free(out);
+  tr_rmdir(dir);
+}
+
 /* The checker itself: a host pointer handed to a compute slot aborts. */
 Test(backends, checked_backend_refuses_host_pointers, .signal = SIGABRT) {
   halo_backend *be = NULL;
