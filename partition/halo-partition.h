@@ -169,8 +169,9 @@ void halo_partition_plan_destroy(halo_partition_plan **plan);
 /* The identity of a run: a digest of what was read (g->source_digest, which
  * the loaders also fold node-data files into), the counts of the clean graph
  * (nodes, edges, features, classes: synthetic node data is a function of
- * them and the seed), the options (the row order included) and part[], so that a rerun with the same
- * inputs gives the same id and a different run a different one. Local. */
+ * them and the seed), the options (the row order included) and part[], so
+ * that a rerun with the same inputs gives the same id and a different run a
+ * different one. Local. */
 uint64_t halo_partition_run_id(const halo_graph *g, const halo_partition_options *opt,
                                const int32_t *part);
 

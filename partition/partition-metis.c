@@ -17,7 +17,9 @@ _Static_assert(IDXTYPEWIDTH == 8 * sizeof(idx_t), "metis.h: IDXTYPEWIDTH disagre
 _Static_assert(IDXTYPEWIDTH == 32 || IDXTYPEWIDTH == 64, "METIS idx_t must be 32 or 64 bits");
 
 static const char *metis_error(int rc) {
-  return rc == METIS_ERROR_INPUT ? "input error" : rc == METIS_ERROR_MEMORY ? "out of memory" : "error";
+  return rc == METIS_ERROR_INPUT    ? "input error"
+         : rc == METIS_ERROR_MEMORY ? "out of memory"
+                                    : "error";
 }
 
 /* idx_t copy of src[0..count); frees src and clears *src. */

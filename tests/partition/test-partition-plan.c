@@ -354,8 +354,8 @@ Test(order, random_graphs_both_orders_deterministic) {
       for (int32_t p = 0; p < parts; p++) {
         halo_shard *a = plan_one(g, part, parts, HALO_ORDER_COMMUNITY, p);
         halo_shard *b = plan_one(g, part, parts, HALO_ORDER_COMMUNITY, p);
-        cr_expect_eq(halo_shard_digest(a), halo_shard_digest(b), "P=%d part %d differs between runs",
-                     parts, p);
+        cr_expect_eq(halo_shard_digest(a), halo_shard_digest(b),
+                     "P=%d part %d differs between runs", parts, p);
         halo_shard_destroy(&a);
         halo_shard_destroy(&b);
       }
