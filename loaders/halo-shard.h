@@ -43,7 +43,8 @@ typedef struct halo_manifest {
   char source[512];       /* input path or spec */
   uint64_t source_digest; /* digest of the input */
   uint64_t run_id;        /* identifies this run; every part carries the same value */
-  int32_t *part;          /* size nodes: owner part of each global node */
+  int32_t *part;          /* size nodes: owner part of each global node;
+                           * NULL when read with HALO_MANIFEST_NO_PART */
   uint64_t *part_digest;  /* size parts: halo_shard_digest() of each part */
   int64_t *part_owned;    /* size parts: owned nodes per part */
   int64_t *part_halo;     /* size parts: halo nodes per part */
@@ -88,15 +89,36 @@ halo_status halo_shard_write(const char *path, const halo_shard *s);
 
 /* Reads and validates one part: format version, attribute/array consistency,
  * index ranges, checksums.  When `m` is not NULL, also checks the shard
- * against the manifest (run id, counts, digest).  Every failure names the
- * file. On success *out owns a new shard. Local. */
+ * against the manifest (run id, counts, digest, and when m->part is not NULL
+ * the owner of every row).  Every failure names the file. On success *out
+ * owns a new shard. Local. */
 halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard **out);
 
 /* Frees every array; accepts NULL and sets *s = NULL. Local. */
 void halo_shard_destroy(halo_shard **s);
 
+/* Writes `m` (every array, `part` included) to `path`, which must not exist
+ * yet. Local. */
 halo_status halo_manifest_write(const char *path, const halo_manifest *m);
+
+/* What halo_manifest_read_opts leaves out. */
+enum {
+  /* Do not load /part (4 bytes per GLOBAL node, on every rank that reads
+   * the manifest): m->part stays NULL.  /part must still be present with
+   * its type and shape, but its values are neither read nor checked, so
+   * the checks that need them (each value in [0, parts), /parts/owned equal
+   * to their counts) are skipped; /parts/owned must still sum to nodes.
+   * halo_shard_read then skips only its row-owner cross-check against /part:
+   * the part's content digest, checked against /parts/digest, already pins
+   * the shard to the one the partitioner wrote alongside that /part. */
+  HALO_MANIFEST_NO_PART = 1u << 0,
+};
+
+/* Reads and validates DIR/manifest.h5, /part included; on success *out owns
+ * a new manifest. Equal to halo_manifest_read_opts(path, 0, out). Local. */
 halo_status halo_manifest_read(const char *path, halo_manifest **out);
+/* As halo_manifest_read, leaving out what `flags` (HALO_MANIFEST_*) name. */
+halo_status halo_manifest_read_opts(const char *path, unsigned flags, halo_manifest **out);
 void halo_manifest_destroy(halo_manifest **m);
 
 #endif /* HALO_SHARD_H */

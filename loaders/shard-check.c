@@ -412,7 +412,7 @@ done:
   return st;
 }
 
-halo_status halo__manifest_check(const halo_manifest *m, const char *path) {
+halo_status halo__manifest_check(const halo_manifest *m, const char *path, int with_part) {
   halo_status st = HALO_OK;
   int64_t *count = NULL;
   HALO_TRY(check_version(m->format_version, path));
@@ -423,23 +423,37 @@ halo_status halo__manifest_check(const halo_manifest *m, const char *path) {
   if (!memchr(m->method, '\0', sizeof m->method) || !memchr(m->objective, '\0', sizeof m->objective) ||
       !memchr(m->source, '\0', sizeof m->source))
     HALO_FAIL(HALO_ERR_ARG, "%s: method, objective or source is not NUL-terminated", path);
-  if ((m->nodes > 0 && !m->part) || !m->part_digest || !m->part_owned || !m->part_halo)
+  if ((with_part && m->nodes > 0 && !m->part) || !m->part_digest || !m->part_owned || !m->part_halo)
     HALO_FAIL(HALO_ERR_ARG, "%s: a manifest array is NULL", path);
-  HALO_ALLOC(count, m->parts, "the per-part counts");
-  for (int64_t v = 0; v < m->nodes; v++) {
-    if (m->part[v] < 0 || m->part[v] >= m->parts)
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /part[%" PRId64 "] = %d is out of range [0, %d)", path, v, (int)m->part[v],
-                (int)m->parts);
-    count[m->part[v]]++;
-  }
   for (int32_t q = 0; q < m->parts; q++) {
-    if (m->part_owned[q] != count[q])
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/owned[%d] = %" PRId64 " but /part assigns %" PRId64 " nodes to part %d",
-                path, (int)q, m->part_owned[q], count[q], (int)q);
+    if (m->part_owned[q] < 0 || m->part_owned[q] > m->nodes)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/owned[%d] = %" PRId64 " is out of range [0, %" PRId64 "]", path, (int)q,
+                m->part_owned[q], m->nodes);
     if (m->part_halo[q] < 0 || m->part_halo[q] > m->nodes - m->part_owned[q])
       HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/halo[%d] = %" PRId64 " is out of range [0, %" PRId64 "]", path, (int)q,
                 m->part_halo[q], m->nodes - m->part_owned[q]);
   }
+  if (with_part) {
+    HALO_ALLOC(count, m->parts, "the per-part counts");
+    for (int64_t v = 0; v < m->nodes; v++) {
+      if (m->part[v] < 0 || m->part[v] >= m->parts)
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /part[%" PRId64 "] = %d is out of range [0, %d)", path, v, (int)m->part[v],
+                  (int)m->parts);
+      count[m->part[v]]++;
+    }
+    for (int32_t q = 0; q < m->parts; q++)
+      if (m->part_owned[q] != count[q])
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/owned[%d] = %" PRId64 " but /part assigns %" PRId64 " nodes to part %d",
+                  path, (int)q, m->part_owned[q], count[q], (int)q);
+  }
+  /* Every node has one owner, so the sizes add up to nodes.  With /part this
+   * follows from the counts above; without it, it is all that is left to
+   * check them against.  Each term is at most nodes: the sum cannot wrap. */
+  int64_t owned = 0;
+  for (int32_t q = 0; q < m->parts && owned <= m->nodes; q++) owned += m->part_owned[q];
+  if (owned != m->nodes)
+    HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/owned sums to %s%" PRId64 ", expected nodes = %" PRId64, path,
+              owned > m->nodes ? "more than " : "", owned > m->nodes ? m->nodes : owned, m->nodes);
 done:
   free(count);
   return st;

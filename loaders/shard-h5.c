@@ -385,7 +385,7 @@ halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__
   halo_status st = HALO_OK;
   hid_t dset = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID;
   void *buf = NULL;
-  *out = NULL;
+  if (out) *out = NULL;
   int exists = halo__h5_exists(file, path, name);
   if (exists < 0) HALO_TRY((halo_status)exists);
   if (!exists) HALO_FAIL(HALO_ERR_FORMAT, "%s: %s: dataset is missing", path, name);
@@ -432,6 +432,7 @@ halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__
       HALO_FAIL(HALO_ERR_CORRUPT, "%s: %s: only %llu of its %llu bytes are stored (incomplete dataset)", path,
                 name, (unsigned long long)stored, (unsigned long long)bytes);
   }
+  if (!out) goto done;
   buf = calloc(count ? count : 1, kind_size(kind));
   if (!buf)
     HALO_FAIL(HALO_ERR_NOMEM, "%s: %s: out of memory allocating %llu bytes", path, name,

@@ -80,7 +80,9 @@ halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo_
  * `rank`.  With `exact`, its shape must equal dims; otherwise dims[0] is an
  * upper bound and receives the actual length (later dims stay exact).  Only
  * once the shape is known good, and the bytes are known to be stored in the
- * file, is *out allocated (at least one element, zeroed) and filled. */
+ * file, is *out allocated (at least one element, zeroed) and filled.  With
+ * `out` NULL it stops there: the dataset is checked but not read (so its
+ * Fletcher-32 checksum is not either). */
 halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__h5_kind kind, int rank,
                           hsize_t *dims, int exact, void **out);
 
@@ -95,6 +97,8 @@ halo_status halo__shard_check_counts(const halo_shard *s, const char *path);
 halo_status halo__shard_check_ptr(const char *path, const char *name, const int64_t *ptr, int32_t parts,
                                   int64_t max_total);
 halo_status halo__shard_check_arrays(const halo_shard *s, const char *path);
-halo_status halo__manifest_check(const halo_manifest *m, const char *path);
+/* With `with_part`, m->part must be present and agree with /parts/owned;
+ * without, m->part is ignored. */
+halo_status halo__manifest_check(const halo_manifest *m, const char *path, int with_part);
 
 #endif /* HALO_SHARD_H5_H */

@@ -23,7 +23,7 @@ halo_status halo_manifest_write(const char *path, const halo_manifest *m) {
   int created = 0;
   halo__h5_quiet();
   if (!path || !m) HALO_FAIL(HALO_ERR_ARG, "halo_manifest_write: NULL argument");
-  HALO_TRY(halo__manifest_check(m, path));
+  HALO_TRY(halo__manifest_check(m, path, 1));
   HALO_TRY(halo__h5_create(path, tmp, sizeof tmp, &file));
   created = 1;
 
@@ -60,6 +60,10 @@ done:
 }
 
 halo_status halo_manifest_read(const char *path, halo_manifest **out) {
+  return halo_manifest_read_opts(path, 0, out);
+}
+
+halo_status halo_manifest_read_opts(const char *path, unsigned flags, halo_manifest **out) {
   halo_status st = HALO_OK;
   hid_t file = H5I_INVALID_HID;
   halo_manifest *m = NULL;
@@ -67,6 +71,9 @@ halo_status halo_manifest_read(const char *path, halo_manifest **out) {
   halo__h5_quiet();
   if (!path || !out) HALO_FAIL(HALO_ERR_ARG, "halo_manifest_read: NULL argument");
   *out = NULL;
+  unsigned unknown = flags & ~(unsigned)HALO_MANIFEST_NO_PART;
+  if (unknown) HALO_FAIL(HALO_ERR_ARG, "%s: halo_manifest_read_opts: unknown flags 0x%x", path, unknown);
+  int with_part = !(flags & HALO_MANIFEST_NO_PART);
   HALO_TRY(halo__h5_open(path, &file));
   HALO_ALLOC(m, 1, "a manifest");
 
@@ -91,7 +98,9 @@ halo_status halo_manifest_read(const char *path, halo_manifest **out) {
               (int)m->parts);
 
   hsize_t nodes[2] = {(hsize_t)m->nodes, 0}, parts[2] = {(hsize_t)m->parts, 0};
-  HALO_TRY(halo__h5_read(file, path, "/part", HALO__H5_I32, 1, nodes, 1, &buf));
+  /* Without /part's values, its type and shape are still checked (metadata
+   * only): a manifest reads as valid or not the same way for every reader. */
+  HALO_TRY(halo__h5_read(file, path, "/part", HALO__H5_I32, 1, nodes, 1, with_part ? &buf : NULL));
   m->part = buf;
   HALO_TRY(halo__h5_read(file, path, "/parts/digest", HALO__H5_U64, 1, parts, 1, &buf));
   m->part_digest = buf;
@@ -100,7 +109,7 @@ halo_status halo_manifest_read(const char *path, halo_manifest **out) {
   HALO_TRY(halo__h5_read(file, path, "/parts/halo", HALO__H5_I64, 1, parts, 1, &buf));
   m->part_halo = buf;
   buf = NULL;
-  HALO_TRY(halo__manifest_check(m, path));
+  HALO_TRY(halo__manifest_check(m, path, with_part));
   *out = m;
   m = NULL;
 done:

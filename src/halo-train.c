@@ -66,9 +66,12 @@ static halo_status load(run *r) {
   if (snprintf(path, sizeof path, "%s/manifest.h5", dir) >= (int)sizeof path)
     HALO_FAIL(HALO_ERR_ARG, "%s: shard folder path too long", dir);
   /* Every rank reads the manifest, but a fault in it is the same for all:
-   * rank 0 reports it, and another rank speaks only if it alone fails. */
+   * rank 0 reports it, and another rank speaks only if it alone fails.
+   * /part (4 bytes per global node, on every rank) stays on disk: nothing
+   * here needs it, and each part's digest in the manifest already ties the
+   * shard to the assignment /part records (docs/shard-format.md). */
   if (r->rank != 0) halo_log_set_quiet(1);
-  st = halo_manifest_read(path, &r->manifest);
+  st = halo_manifest_read_opts(path, HALO_MANIFEST_NO_PART, &r->manifest);
   if (st == HALO_OK && r->manifest->parts != r->size) {
     halo_log_error("%s: the run has %d parts but %d ranks started (a %d-part run needs "
                    "mpirun -np %d)", path, r->manifest->parts, r->size, r->manifest->parts,

@@ -341,17 +341,28 @@ void expect_shard_fails(const char *path, const halo_manifest *m, halo_status ex
   cr_assert_null(s, "a failed read must leave *out NULL");
 }
 
-void expect_manifest_fails(const char *path, halo_status expect, ...) {
+static void expect_manifest_fails_v(const char *path, unsigned flags, halo_status expect, va_list needles) {
   capture c;
   halo_manifest *m = (halo_manifest *)0x1;
   capture_begin(&c);
-  halo_status st = halo_manifest_read(path, &m);
+  halo_status st = halo_manifest_read_opts(path, flags, &m);
   char *text = capture_end(&c);
+  expect_message(flags ? "halo_manifest_read_opts" : "halo_manifest_read", path, st, expect, text, needles);
+  cr_assert_null(m, "a failed read must leave *out NULL");
+}
+
+void expect_manifest_fails(const char *path, halo_status expect, ...) {
   va_list ap;
   va_start(ap, expect);
-  expect_message("halo_manifest_read", path, st, expect, text, ap);
+  expect_manifest_fails_v(path, 0, expect, ap);
   va_end(ap);
-  cr_assert_null(m, "a failed read must leave *out NULL");
+}
+
+void expect_manifest_opts_fails(const char *path, unsigned flags, halo_status expect, ...) {
+  va_list ap;
+  va_start(ap, expect);
+  expect_manifest_fails_v(path, flags, expect, ap);
+  va_end(ap);
 }
 
 void copy_file(const char *from, const char *to) {

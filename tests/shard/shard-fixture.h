@@ -61,6 +61,8 @@ char *capture_end(capture *c);
  * NULL-terminated list of strings).  `expect` HALO_OK means any failure. */
 void expect_shard_fails(const char *path, const halo_manifest *m, halo_status expect, ...);
 void expect_manifest_fails(const char *path, halo_status expect, ...);
+/* As expect_manifest_fails, through halo_manifest_read_opts(path, flags). */
+void expect_manifest_opts_fails(const char *path, unsigned flags, halo_status expect, ...);
 
 /* File surgery. */
 void copy_file(const char *from, const char *to);
