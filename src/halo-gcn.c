@@ -627,9 +627,12 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
     /* ÂX, then its host copy in x for the density count and the CSR. */
     halo_exchange_stats x0 = halo_plan_stats(g->plan);
     if (g->ops->upload)
-      HALO_TRY(g->ops->upload(g->be, &xfull, 0, x, owned_bytes));
+      st = g->ops->upload(g->be, &xfull, 0, x, owned_bytes);
     else
       memcpy(xfull.data, x, owned_bytes);
+    /* Agreed before the exchange: a rank that cannot upload X must not
+     * leave its peers waiting for its rows. */
+    HALO_TRY(halo_mpi_agree(g->comm, st));
     HALO_TRY(aggregate(g, fbuf(&xfull), (int32_t)f, fbuf(&g->ax)));
     g->info.setup_halo_bytes = halo_plan_stats(g->plan).bytes_sent - x0.bytes_sent;
     buf_del(g, &xfull);

@@ -13,9 +13,10 @@
  * side of uploads and downloads do not.  A violation is what would be an
  * illegal address on a GPU: it prints one line and aborts.
  *
- * HALO_CHECKED_FAIL_DOWNLOAD=RANK:N makes the N-th download of world rank
- * RANK fail, as a device fault surfacing at a copy would: the tests use it
- * to check that such a failure is agreed on rather than hanging the peers.
+ * HALO_CHECKED_FAIL_DOWNLOAD=RANK:N (HALO_CHECKED_FAIL_UPLOAD=RANK:N) makes
+ * the N-th download (upload) of world rank RANK fail, as a device fault
+ * surfacing at a copy would: the tests use them to check that such a
+ * failure is agreed on rather than hanging the peers.
  */
 #include "backend-checked.h"
 
@@ -37,6 +38,7 @@ typedef struct checked_ctx {
   size_t nregions, cap;
   int64_t uploads, downloads, host_allocs;
   int64_t fail_download; /* 1-based download number that fails; 0: none */
+  int64_t fail_upload;   /* 1-based upload number that fails; 0: none */
 } checked_ctx;
 
 static const halo_backend_ops *const cpu = &halo__backend_cpu_ops;
@@ -134,7 +136,11 @@ static halo_status ck_upload(halo_backend *be, halo_buf *dst, size_t offset, con
   device(be, "upload", "dst", (char *)dst->data + offset, bytes);
   host(be, "upload", "src", src);
   memcpy((char *)dst->data + offset, src, bytes);
-  ctx_of(be)->uploads++;
+  if (++ctx_of(be)->uploads == ctx_of(be)->fail_upload) {
+    halo_log_error("checked backend: upload %lld fails (HALO_CHECKED_FAIL_UPLOAD)",
+                   (long long)ctx_of(be)->uploads);
+    return HALO_ERR_CUDA;
+  }
   return HALO_OK;
 }
 
@@ -327,6 +333,15 @@ static const halo_backend_ops checked_ops = {
     .csr_dropout = ck_csr_dropout,
 };
 
+/* N of the environment variable `name` = "RANK:N" on world rank RANK; 0 otherwise. */
+static int64_t nth_failure(const char *name, int rank) {
+  const char *spec = getenv(name);
+  int fail_rank = -1;
+  long long nth = 0;
+  if (spec && sscanf(spec, "%d:%lld", &fail_rank, &nth) == 2 && fail_rank == rank) return nth;
+  return 0;
+}
+
 halo_status checked_backend_create(int mpi_device, halo_backend **out) {
   halo_backend *be = calloc(1, sizeof *be);
   checked_ctx *c = calloc(1, sizeof *c);
@@ -337,12 +352,10 @@ halo_status checked_backend_create(int mpi_device, halo_backend **out) {
     return HALO_ERR_NOMEM;
   }
   c->mpi_device = mpi_device;
-  const char *fail = getenv("HALO_CHECKED_FAIL_DOWNLOAD");
-  int rank = 0, fail_rank = -1, mpi = 0;
-  long long nth = 0;
+  int rank = 0, mpi = 0;
   if (MPI_Initialized(&mpi) == MPI_SUCCESS && mpi) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (fail && sscanf(fail, "%d:%lld", &fail_rank, &nth) == 2 && fail_rank == rank)
-    c->fail_download = nth;
+  c->fail_download = nth_failure("HALO_CHECKED_FAIL_DOWNLOAD", rank);
+  c->fail_upload = nth_failure("HALO_CHECKED_FAIL_UPLOAD", rank);
   be->ops = &checked_ops;
   be->context = c;
   *out = be;

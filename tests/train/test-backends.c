@@ -104,6 +104,44 @@ Test(backends, failed_pack_fails_every_rank_without_hang, .timeout = 120) {
   tr_rmdir(dir);
 }
 
+/* A device failure at any upload of the set-up, on one rank (ÂX cached, the
+ * halo rows staged): every rank must fail, and none may wait forever for
+ * the rows of the rank that failed.  The count comes from a run without a
+ * failure. */
+Test(backends, failed_setup_upload_fails_every_rank_without_hang, .timeout = 300) {
+  const char *args = "300 6 40 0.1 5 2 16 0.5 0.0 -1";
+  char *dir = tr_tmpdir("uploads");
+  char path[600];
+  setenv("HALO_PROBE_BACKEND", "staged", 1);
+  int rc = tr_mpirun(3, 60, NULL, "%s %s %s 5 5 4", TRAIN_PROBE, dir, args);
+  cr_assert_eq(rc, 0, "train-probe without a failure exited with %d", rc);
+  snprintf(path, sizeof path, "%s/setup-copies-1.txt", dir);
+  char *counts = tr_slurp(path);
+  long long uploads = 0, downloads = 0;
+  cr_assert(counts && sscanf(counts, "%lld %lld", &uploads, &downloads) == 2, "%s", path);
+  free(counts);
+  cr_assert_gt(uploads, 3, "rank 1 made only %lld uploads at set-up", uploads);
+  for (long long nth = 1; nth <= uploads; nth++) {
+    char spec[64], log[600];
+    snprintf(spec, sizeof spec, "1:%lld", nth);
+    snprintf(log, sizeof log, "%s/run-%lld.log", dir, nth);
+    setenv("HALO_CHECKED_FAIL_UPLOAD", spec, 1);
+    rc = tr_mpirun(3, 30, log, "%s %s %s 5 5 4", TRAIN_PROBE, dir, args);
+    unsetenv("HALO_CHECKED_FAIL_UPLOAD");
+    char *out = tr_slurp(log);
+    cr_assert(out);
+    cr_expect_neq(rc, 124, "upload %lld of %lld: the ranks hung after rank 1 failed:\n%s", nth,
+                  uploads, out);
+    cr_expect_neq(rc, 0, "upload %lld: train-probe succeeded although rank 1 failed:\n%s", nth,
+                  out);
+    snprintf(spec, sizeof spec, "upload %lld fails", nth);
+    cr_expect_eq(tr_count_lines(out, spec), 1, "%s", out);
+    free(out);
+  }
+  unsetenv("HALO_PROBE_BACKEND");
+  tr_rmdir(dir);
+}
+
 /* The checker itself: a host pointer handed to a compute slot aborts. */
 Test(backends, checked_backend_refuses_host_pointers, .signal = SIGABRT) {
   halo_backend *be = NULL;
