@@ -82,61 +82,45 @@ Test(backends, device_paths_equal_cpu_p3, .timeout = 300) {
   check_same(3, tr_seed("backends.p3", 22));
 }
 
-/* A device failure while one rank packs its rows for the set-up exchange
- * (ÂX, no input dropout): every rank must fail, and none may wait forever
- * for the rows of the rank that failed. */
-Test(backends, failed_pack_fails_every_rank_without_hang, .timeout = 120) {
-  char *dir = tr_tmpdir("fail");
-  char log[600];
-  snprintf(log, sizeof log, "%s/run.log", dir);
-  setenv("HALO_PROBE_BACKEND", "staged", 1);
-  setenv("HALO_CHECKED_FAIL_DOWNLOAD", "1:1", 1);
-  int rc = tr_mpirun(3, 60, log, "%s %s %s 5 5 4", TRAIN_PROBE, dir,
-                     "300 6 40 0.1 5 2 16 0.5 0.0 -1");
-  unsetenv("HALO_CHECKED_FAIL_DOWNLOAD");
-  unsetenv("HALO_PROBE_BACKEND");
-  char *out = tr_slurp(log);
-  cr_assert(out);
-  cr_expect_neq(rc, 124, "the ranks hung after rank 1 failed:\n%s", out);
-  cr_expect_neq(rc, 0, "train-probe succeeded although rank 1 failed:\n%s", out);
-  cr_expect_eq(tr_count_lines(out, "download 1 fails"), 1, "%s", out);
-  free(out);
-  tr_rmdir(dir);
-}
-
-/* A device failure at any upload of the set-up, on one rank (ÂX cached, the
- * halo rows staged): every rank must fail, and none may wait forever for
- * the rows of the rank that failed.  The count comes from a run without a
- * failure. */
-Test(backends, failed_setup_upload_fails_every_rank_without_hang, .timeout = 300) {
+/* A device failure at any upload or download of the set-up, on one rank
+ * (ÂX cached, the halo rows staged; download 1 packs the rows of the ÂX
+ * exchange): every rank must fail, and none may wait
+ * forever for the rows of the rank that failed.  The counts come from a run
+ * without a failure. */
+Test(backends, failed_setup_copy_fails_every_rank_without_hang, .timeout = 300) {
   const char *args = "300 6 40 0.1 5 2 16 0.5 0.0 -1";
-  char *dir = tr_tmpdir("uploads");
+  static const char *const copy[2] = {"upload", "download"};
+  static const char *const env[2] = {"HALO_CHECKED_FAIL_UPLOAD", "HALO_CHECKED_FAIL_DOWNLOAD"};
+  char *dir = tr_tmpdir("copies");
   char path[600];
   setenv("HALO_PROBE_BACKEND", "staged", 1);
   int rc = tr_mpirun(3, 60, NULL, "%s %s %s 5 5 4", TRAIN_PROBE, dir, args);
   cr_assert_eq(rc, 0, "train-probe without a failure exited with %d", rc);
   snprintf(path, sizeof path, "%s/setup-copies-1.txt", dir);
   char *counts = tr_slurp(path);
-  long long uploads = 0, downloads = 0;
-  cr_assert(counts && sscanf(counts, "%lld %lld", &uploads, &downloads) == 2, "%s", path);
+  long long made[2] = {0, 0};
+  cr_assert(counts && sscanf(counts, "%lld %lld", &made[0], &made[1]) == 2, "%s", path);
   free(counts);
-  cr_assert_gt(uploads, 3, "rank 1 made only %lld uploads at set-up", uploads);
-  for (long long nth = 1; nth <= uploads; nth++) {
-    char spec[64], log[600];
-    snprintf(spec, sizeof spec, "1:%lld", nth);
-    snprintf(log, sizeof log, "%s/run-%lld.log", dir, nth);
-    setenv("HALO_CHECKED_FAIL_UPLOAD", spec, 1);
-    rc = tr_mpirun(3, 30, log, "%s %s %s 5 5 4", TRAIN_PROBE, dir, args);
-    unsetenv("HALO_CHECKED_FAIL_UPLOAD");
-    char *out = tr_slurp(log);
-    cr_assert(out);
-    cr_expect_neq(rc, 124, "upload %lld of %lld: the ranks hung after rank 1 failed:\n%s", nth,
-                  uploads, out);
-    cr_expect_neq(rc, 0, "upload %lld: train-probe succeeded although rank 1 failed:\n%s", nth,
-                  out);
-    snprintf(spec, sizeof spec, "upload %lld fails", nth);
-    cr_expect_eq(tr_count_lines(out, spec), 1, "%s", out);
-    free(out);
+  cr_assert_gt(made[0], 3, "rank 1 made only %lld uploads at set-up", made[0]);
+  cr_assert_gt(made[1], 0, "rank 1 made no download at set-up");
+  for (int c = 0; c < 2; c++) {
+    for (long long nth = 1; nth <= made[c]; nth++) {
+      char spec[64], log[600];
+      snprintf(spec, sizeof spec, "1:%lld", nth);
+      snprintf(log, sizeof log, "%s/%s-%lld.log", dir, copy[c], nth);
+      setenv(env[c], spec, 1);
+      rc = tr_mpirun(3, 30, log, "%s %s %s 5 5 4", TRAIN_PROBE, dir, args);
+      unsetenv(env[c]);
+      char *out = tr_slurp(log);
+      cr_assert(out);
+      cr_expect_neq(rc, 124, "%s %lld of %lld: the ranks hung after rank 1 failed:\n%s",
+                    copy[c], nth, made[c], out);
+      cr_expect_neq(rc, 0, "%s %lld: train-probe succeeded although rank 1 failed:\n%s",
+                    copy[c], nth, out);
+      snprintf(spec, sizeof spec, "%s %lld fails", copy[c], nth);
+      cr_expect_eq(tr_count_lines(out, spec), 1, "%s", out);
+      free(out);
+    }
   }
   unsetenv("HALO_PROBE_BACKEND");
   tr_rmdir(dir);
