@@ -831,9 +831,12 @@ void halo_gcn_destroy(halo_gcn **gp) {
     csr_release(g, &g->adj_host, &g->adj);
   }
   halo_plan_destroy(&g->plan);
-  if (g->host_grads && g->ops->host_free)
+  /* Released as it was allocated (setup_buffers): host_free need not clear
+   * the pointer, so free() never sees pinned memory. */
+  if (g->host_grads && g->ops->host_alloc)
     g->ops->host_free(g->be, (void **)&g->host_grads);
-  free(g->host_grads);
+  else
+    free(g->host_grads);
   free(g);
   *gp = NULL;
 }
