@@ -39,6 +39,8 @@ typedef struct cached_case {
   float density;
   int32_t classes, hidden;
   int epochs;
+  int split_at_p3; /* 1: at P=3 some part's own ÂX is known to be on the other side of
+                      10% (the default seed's input); otherwise only logged */
 } cached_case;
 
 enum { MODEL_SPARSE, MODEL_DENSE, MODEL_AUTO, MODELS };
@@ -303,13 +305,14 @@ static void check_case(const char *name, const cached_case *c, uint64_t seed, in
 
     /* One decision, from the whole graph's density; each part's own density
      * is logged to show where a per-rank choice would have differed. */
-    int64_t nnz, size;
+    int64_t nnz, size, other_side = 0;
     ax_nonzeros(g, -1, &nnz, &size);
     cr_log_info("%s P=%d: ÂX %.4f dense over the graph", name, np, (double)nnz / (double)size);
     for (int q = 0; q < np; q++) {
       int64_t pn, ps;
       ax_nonzeros(g, q, &pn, &ps);
       cr_log_info("%s P=%d: part %d's ÂX is %.4f dense", name, np, q, (double)pn / (double)ps);
+      other_side += ((double)pn < 0.10 * (double)ps) != expect_auto;
       cr_expect_eq(r[t].choice[q][MODEL_SPARSE], 1, "%s P=%d rank %d: --sparse-features 1 "
                    "did not keep ÂX as CSR", name, np, q);
       cr_expect_eq(r[t].choice[q][MODEL_DENSE], 0, "%s P=%d rank %d: --sparse-features 0 "
@@ -320,6 +323,13 @@ static void check_case(const char *name, const cached_case *c, uint64_t seed, in
     }
     cr_expect_eq((double)nnz < 0.10 * (double)size, expect_auto,
                  "%s: the case's density is not on the side it was chosen for", name);
+    /* Otherwise a per-rank choice would pass too: another seed may lose the
+     * split, so only the default seed's input must have it. */
+    if (np == 3 && other_side == 0) {
+      cr_log_warn("%s P=3: no part's own density disagrees with the graph's, so the single "
+                  "decision is not tested (seed %llu)", name, (unsigned long long)seed);
+      cr_expect(!c->split_at_p3, "%s P=3: the default seed's input lost its split", name);
+    }
 
     /* Sparse against dense ÂX: the same training, to fp32 rounding. */
     for (int e = 0; e < c->epochs; e++)
@@ -383,7 +393,8 @@ Test(cached, sparse_ax_matches_dense_and_reference, .timeout = 300) {
    * so that the automatic choice keeps it as CSR, while at P=3 one part alone
    * is over 10% with the default seed (0.087, 0.100, 0.097: see the log). */
   const cached_case sparse = {.nodes = 150, .degree = 2, .features = 48, .density = 0.03f,
-                              .classes = 4, .hidden = 8, .epochs = 30};
+                              .classes = 4, .hidden = 8, .epochs = 30,
+                              .split_at_p3 = seed == 17};
   check_case("sparse-ax", &sparse, seed, 1);
 }
 
