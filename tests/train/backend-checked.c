@@ -13,10 +13,11 @@
  * side of uploads and downloads do not.  A violation is what would be an
  * illegal address on a GPU: it prints one line and aborts.
  *
- * HALO_CHECKED_FAIL_DOWNLOAD=RANK:N (HALO_CHECKED_FAIL_UPLOAD=RANK:N) makes
- * the N-th download (upload) of world rank RANK fail, as a device fault
- * surfacing at a copy would: the tests use them to check that such a
- * failure is agreed on rather than hanging the peers.
+ * HALO_CHECKED_FAIL_DOWNLOAD=RANK:N (HALO_CHECKED_FAIL_UPLOAD,
+ * HALO_CHECKED_FAIL_SYNCHRONIZE) makes the N-th download (upload,
+ * synchronize) of world rank RANK fail, as a device fault surfacing at a
+ * copy or a wait would: the tests use them to check that such a failure is
+ * agreed on rather than hanging the peers.
  */
 #include "backend-checked.h"
 
@@ -36,9 +37,10 @@ typedef struct checked_ctx {
   int mpi_device;
   region *regions;
   size_t nregions, cap;
-  int64_t uploads, downloads, host_allocs;
+  int64_t uploads, downloads, host_allocs, synchronizes;
   int64_t fail_download; /* 1-based download number that fails; 0: none */
   int64_t fail_upload;   /* 1-based upload number that fails; 0: none */
+  int64_t fail_synchronize; /* 1-based synchronize number that fails; 0: none */
 } checked_ctx;
 
 static const halo_backend_ops *const cpu = &halo__backend_cpu_ops;
@@ -188,6 +190,17 @@ static void device_csr(halo_backend *be, const char *slot, const halo_csr *a) {
   device(be, slot, "A.values", a->values, (size_t)a->nnz * sizeof(float));
 }
 
+/* Every slot completes on return, as the CPU's do: only the injected
+ * failure is left to report. */
+static halo_status ck_synchronize(halo_backend *be) {
+  if (++ctx_of(be)->synchronizes == ctx_of(be)->fail_synchronize) {
+    halo_log_error("checked backend: synchronize %lld fails (HALO_CHECKED_FAIL_SYNCHRONIZE)",
+                   (long long)ctx_of(be)->synchronizes);
+    return HALO_ERR_CUDA;
+  }
+  return HALO_OK;
+}
+
 static int ck_mpi_takes_device(halo_backend *be) { return ctx_of(be)->mpi_device; }
 
 static halo_status ck_host_alloc(halo_backend *be, size_t bytes, void **out) {
@@ -316,6 +329,7 @@ static const halo_backend_ops checked_ops = {
     .download = ck_download,
     .csr_upload = ck_csr_upload,
     .csr_free = ck_csr_free,
+    .synchronize = ck_synchronize,
     .mpi_takes_device = ck_mpi_takes_device,
     .host_alloc = ck_host_alloc,
     .host_free = ck_host_free,
@@ -356,6 +370,7 @@ halo_status checked_backend_create(int mpi_device, halo_backend **out) {
   if (MPI_Initialized(&mpi) == MPI_SUCCESS && mpi) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   c->fail_download = nth_failure("HALO_CHECKED_FAIL_DOWNLOAD", rank);
   c->fail_upload = nth_failure("HALO_CHECKED_FAIL_UPLOAD", rank);
+  c->fail_synchronize = nth_failure("HALO_CHECKED_FAIL_SYNCHRONIZE", rank);
   be->ops = &checked_ops;
   be->context = c;
   *out = be;
@@ -363,9 +378,10 @@ halo_status checked_backend_create(int mpi_device, halo_backend **out) {
 }
 
 void checked_backend_counts(const halo_backend *be, int64_t *uploads, int64_t *downloads,
-                            int64_t *host_allocs) {
+                            int64_t *host_allocs, int64_t *synchronizes) {
   const checked_ctx *c = be->context;
   *uploads = c->uploads;
   *downloads = c->downloads;
   *host_allocs = c->host_allocs;
+  *synchronizes = c->synchronizes;
 }

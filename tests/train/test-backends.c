@@ -82,48 +82,61 @@ Test(backends, device_paths_equal_cpu_p3, .timeout = 300) {
   check_same(3, tr_seed("backends.p3", 22));
 }
 
-/* A device failure at any upload or download of the set-up, on one rank
- * (ÂX cached, the halo rows staged; download 1 packs the rows of the ÂX
- * exchange): every rank must fail, and none may wait
- * forever for the rows of the rank that failed.  The counts come from a run
- * without a failure. */
-Test(backends, failed_setup_copy_fails_every_rank_without_hang, .timeout = 300) {
+/* A device failure at each upload, download and synchronize of the set-up
+ * in turn, on rank 1 (ÂX cached, so the set-up exchanges X: staged, its rows
+ * are packed then downloaded; in place, packed then waited for): every rank
+ * must fail, and none may wait forever for the rows of the rank that failed.
+ * The counts come from a run without a failure. */
+static void fail_each_setup_step(const char *backend) {
   const char *args = "300 6 40 0.1 5 2 16 0.5 0.0 -1";
-  static const char *const copy[2] = {"upload", "download"};
-  static const char *const env[2] = {"HALO_CHECKED_FAIL_UPLOAD", "HALO_CHECKED_FAIL_DOWNLOAD"};
-  char *dir = tr_tmpdir("copies");
+  static const char *const step[3] = {"upload", "download", "synchronize"};
+  static const char *const env[3] = {"HALO_CHECKED_FAIL_UPLOAD", "HALO_CHECKED_FAIL_DOWNLOAD",
+                                     "HALO_CHECKED_FAIL_SYNCHRONIZE"};
+  char *dir = tr_tmpdir(backend);
   char path[600];
-  setenv("HALO_PROBE_BACKEND", "staged", 1);
+  setenv("HALO_PROBE_BACKEND", backend, 1);
   int rc = tr_mpirun(3, 60, NULL, "%s %s %s 5 5 4", TRAIN_PROBE, dir, args);
-  cr_assert_eq(rc, 0, "train-probe without a failure exited with %d", rc);
+  cr_assert_eq(rc, 0, "%s: train-probe without a failure exited with %d", backend, rc);
   snprintf(path, sizeof path, "%s/setup-copies-1.txt", dir);
   char *counts = tr_slurp(path);
-  long long made[2] = {0, 0};
-  cr_assert(counts && sscanf(counts, "%lld %lld", &made[0], &made[1]) == 2, "%s", path);
+  long long made[3] = {0, 0, 0};
+  cr_assert(counts && sscanf(counts, "%lld %lld %lld", &made[0], &made[1], &made[2]) == 3, "%s",
+            path);
   free(counts);
-  cr_assert_gt(made[0], 3, "rank 1 made only %lld uploads at set-up", made[0]);
-  cr_assert_gt(made[1], 0, "rank 1 made no download at set-up");
-  for (int c = 0; c < 2; c++) {
-    for (long long nth = 1; nth <= made[c]; nth++) {
+  cr_log_info("%s: rank 1's set-up made %lld uploads, %lld downloads, %lld synchronizes",
+              backend, made[0], made[1], made[2]);
+  cr_assert_gt(made[0], 3, "%s: rank 1 made only %lld uploads at set-up", backend, made[0]);
+  /* The exchange of X: a download (staged) or a synchronize (in place). */
+  cr_assert_gt(made[1] + made[2], 1, "%s: rank 1 neither downloaded nor waited", backend);
+  for (int k = 0; k < 3; k++) {
+    for (long long nth = 1; nth <= made[k]; nth++) {
       char spec[64], log[600];
       snprintf(spec, sizeof spec, "1:%lld", nth);
-      snprintf(log, sizeof log, "%s/%s-%lld.log", dir, copy[c], nth);
-      setenv(env[c], spec, 1);
+      snprintf(log, sizeof log, "%s/%s-%lld.log", dir, step[k], nth);
+      setenv(env[k], spec, 1);
       rc = tr_mpirun(3, 30, log, "%s %s %s 5 5 4", TRAIN_PROBE, dir, args);
-      unsetenv(env[c]);
+      unsetenv(env[k]);
       char *out = tr_slurp(log);
       cr_assert(out);
-      cr_expect_neq(rc, 124, "%s %lld of %lld: the ranks hung after rank 1 failed:\n%s",
-                    copy[c], nth, made[c], out);
-      cr_expect_neq(rc, 0, "%s %lld: train-probe succeeded although rank 1 failed:\n%s",
-                    copy[c], nth, out);
-      snprintf(spec, sizeof spec, "%s %lld fails", copy[c], nth);
+      cr_expect_neq(rc, 124, "%s, %s %lld of %lld: the ranks hung after rank 1 failed:\n%s",
+                    backend, step[k], nth, made[k], out);
+      cr_expect_neq(rc, 0, "%s, %s %lld: train-probe succeeded although rank 1 failed:\n%s",
+                    backend, step[k], nth, out);
+      snprintf(spec, sizeof spec, "%s %lld fails", step[k], nth);
       cr_expect_eq(tr_count_lines(out, spec), 1, "%s", out);
       free(out);
     }
   }
   unsetenv("HALO_PROBE_BACKEND");
   tr_rmdir(dir);
+}
+
+Test(backends, failed_setup_step_staged_fails_every_rank_without_hang, .timeout = 300) {
+  fail_each_setup_step("staged");
+}
+
+Test(backends, failed_setup_step_in_place_fails_every_rank_without_hang, .timeout = 300) {
+  fail_each_setup_step("device-mpi");
 }
 
 /* The checker itself: a host pointer handed to a compute slot aborts. */

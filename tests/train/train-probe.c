@@ -7,7 +7,7 @@
  *   bytes.txt      "halo_bytes predicted setup_bytes predicted_setup" (rank 0, Σ over ranks)
  *   after.txt      the parameters after one Adam step, then the train/valid/test
  *                  nodes an evaluation classifies right (rank 0; Σ over ranks)
- *   setup-copies-R.txt  "uploads downloads" of rank R's halo_gcn_create
+ *   setup-copies-R.txt  "uploads downloads synchronizes" of rank R's halo_gcn_create
  *                  (checked backend only)
  *
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
@@ -77,13 +77,13 @@ int main(int argc, char **argv) {
   if (halo_gcn_create(MPI_COMM_WORLD, be, shard, &o, &model) != HALO_OK) goto done;
   if (kind && strcmp(kind, "cpu") != 0) {
     /* The copies set-up made, for the tests that fail each of them in turn. */
-    int64_t uploads = 0, downloads = 0, host_allocs = 0;
-    checked_backend_counts(be, &uploads, &downloads, &host_allocs);
+    int64_t uploads = 0, downloads = 0, host_allocs = 0, syncs = 0;
+    checked_backend_counts(be, &uploads, &downloads, &host_allocs, &syncs);
     char counts[1024];
     snprintf(counts, sizeof counts, "%s/setup-copies-%d.txt", out, rank);
     FILE *cf = fopen(counts, "w");
     if (!cf) goto done;
-    fprintf(cf, "%lld %lld\n", (long long)uploads, (long long)downloads);
+    fprintf(cf, "%lld %lld %lld\n", (long long)uploads, (long long)downloads, (long long)syncs);
     fclose(cf);
   }
 
