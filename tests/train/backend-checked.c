@@ -257,6 +257,17 @@ static void ck_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
   cpu->dropout(be, y, rows, cols, gid, key, p);
 }
 
+/* The slot the CUDA backend has: without it the trainer takes copy, then dropout. */
+static void ck_dropout_to(halo_backend *be, float *dst, const float *src, int64_t rows,
+                          int64_t cols, const int64_t *gid, uint64_t key, float p) {
+  device(be, "dropout_to", "dst", dst, span(rows, cols, cols, 4));
+  device(be, "dropout_to", "src", src, span(rows, cols, cols, 4));
+  device(be, "dropout_to", "global_id", gid, (size_t)rows * 8);
+  if (rows > 0 && cols > 0 && dst < src + rows * cols && src < dst + rows * cols)
+    fail("dropout_to", "dst", "overlaps src");
+  cpu->dropout_to(be, dst, src, rows, cols, gid, key, p);
+}
+
 static void ck_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
                             const int32_t *labels, const int32_t *mask, int64_t nmask,
                             float scale, float *g, double *loss, int64_t *correct) {
@@ -339,6 +350,7 @@ static const halo_backend_ops checked_ops = {
     .relu = ck_relu,
     .relu_backward = ck_relu_backward,
     .dropout = ck_dropout,
+    .dropout_to = ck_dropout_to,
     .softmax_xent = ck_softmax_xent,
     .adam = ck_adam,
     .copy = ck_copy,
