@@ -33,7 +33,8 @@ uint64_t halo_partition_run_id(const halo_graph *g, const halo_partition_options
                             opt->objective,
                             opt->seed,
                             opt->ufactor,
-                            opt->order};
+                            opt->order,
+                            opt->order == HALO_ORDER_COMMUNITY ? HALO_PARTITION_BLOCK_ROWS : 0};
   halo_digest d;
   halo_digest_init(&d);
   halo_digest_update(&d, "halo-partition run", 18);

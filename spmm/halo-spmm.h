@@ -13,6 +13,11 @@
 #include "halo-status.h"
 
 /* A CSR matrix. Arrays are borrowed: whoever fills the struct owns them. */
+/* Row r's nonzeros are indices/values[indptr[r] .. indptr[r+1]).  The
+ * offsets are absolute, so a view of rows [a, b) of a matrix is the same
+ * arrays with indptr + a and rows = b - a (nnz may then stay the whole
+ * matrix's); the products below accept such views, halo_csr_transpose
+ * does not. */
 typedef struct halo_csr {
   int64_t rows, cols, nnz;
   int64_t *indptr;   /* size rows+1 */

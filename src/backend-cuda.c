@@ -44,6 +44,16 @@ static void note(halo_backend *be, halo_status st) {
   if (st < 0 && c->error == HALO_OK) c->error = st;
 }
 
+/* Waits for the queued work and returns the first failure since the last
+ * call: a recorded launch failure, else a fault the stream reports. */
+static halo_status cuda_synchronize(halo_backend *be) {
+  cuda_ctx *c = ctx_of(be);
+  halo_status st = halo_cuda_stream_synchronize(c->stream);
+  if (c->error < 0) st = c->error;
+  c->error = HALO_OK;
+  return st;
+}
+
 /* --- memory ------------------------------------------------------------- */
 
 static int64_t cuda_mem_available(halo_backend *be, int *pool) {
@@ -84,7 +94,7 @@ static halo_status cuda_upload(halo_backend *be, halo_buf *dst, size_t offset, c
   if (bytes == 0) return HALO_OK;
   HALO_TRY(check_range(dst, offset, bytes, "upload"));
   HALO_TRY(halo_cuda_memcpy((char *)dst->data + offset, src, bytes, ctx_of(be)->stream));
-  HALO_TRY(halo_cuda_stream_synchronize(ctx_of(be)->stream));
+  HALO_TRY(cuda_synchronize(be));
 done:
   return st;
 }
@@ -95,7 +105,7 @@ static halo_status cuda_download(halo_backend *be, void *dst, const halo_buf *sr
   if (bytes == 0) return HALO_OK;
   HALO_TRY(check_range(src, offset, bytes, "download"));
   HALO_TRY(halo_cuda_memcpy(dst, (const char *)src->data + offset, bytes, ctx_of(be)->stream));
-  HALO_TRY(halo_cuda_stream_synchronize(ctx_of(be)->stream));
+  HALO_TRY(cuda_synchronize(be)); /* also reports a failed launch queued before */
 done:
   return st;
 }
@@ -143,13 +153,6 @@ done:
   return st;
 }
 
-static halo_status cuda_synchronize(halo_backend *be) {
-  cuda_ctx *c = ctx_of(be);
-  halo_status st = halo_cuda_stream_synchronize(c->stream);
-  if (c->error < 0) st = c->error;
-  c->error = HALO_OK;
-  return st;
-}
 
 /* --- MPI staging -------------------------------------------------------- */
 

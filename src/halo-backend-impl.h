@@ -75,8 +75,10 @@ typedef struct halo_backend_ops {
    * place, after a synchronize.  Otherwise it stages rows through host
    * buffers from host_alloc. */
   int (*mpi_takes_device)(halo_backend *be);
-  /* OPTIONAL (NULL: malloc/free).  Zeroed host memory that the backend copies
-   * to and from fastest (pinned memory on a GPU). */
+  /* OPTIONAL (NULL: calloc/free).  Zeroed host memory that the backend copies
+   * to and from fastest (pinned memory on a GPU).  host_free accepts *p ==
+   * NULL.  Callers go through halo__backend_host_alloc/free (below), which
+   * take the fallback and always leave *p NULL. */
   halo_status (*host_alloc)(halo_backend *be, size_t bytes, void **out);
   void (*host_free)(halo_backend *be, void **p);
 
@@ -123,6 +125,12 @@ struct halo_backend {
   void *context;         /* the backend's own state (a CUDA stream, handles) */
   char description[160]; /* for halo_backend_describe; empty: the name */
 };
+
+/* Host staging memory from ops->host_alloc, or calloc; `what` names it in
+ * the error line.  halo__backend_host_free accepts *p == NULL and sets it to
+ * NULL. Local. */
+halo_status halo__backend_host_alloc(halo_backend *be, size_t bytes, const char *what, void **p);
+void halo__backend_host_free(halo_backend *be, void **p);
 
 /* The CPU backend's table (backend-cpu.c). */
 extern const halo_backend_ops halo__backend_cpu_ops;

@@ -46,6 +46,27 @@ const char *halo_backend_describe(const halo_backend *be) {
   return be->description[0] ? be->description : be->ops->name;
 }
 
+halo_status halo__backend_host_alloc(halo_backend *be, size_t bytes, const char *what,
+                                     void **p) {
+  *p = NULL;
+  if (be->ops->host_alloc) return be->ops->host_alloc(be, bytes, p);
+  *p = calloc(bytes ? bytes : 1, 1);
+  if (!*p) {
+    halo_log_error("out of memory allocating %zu bytes of %s", bytes, what);
+    return HALO_ERR_NOMEM;
+  }
+  return HALO_OK;
+}
+
+void halo__backend_host_free(halo_backend *be, void **p) {
+  if (!*p) return;
+  if (be->ops->host_free)
+    be->ops->host_free(be, p);
+  else
+    free(*p);
+  *p = NULL;
+}
+
 int64_t halo_backend_mem_available(halo_backend *be, int *pool) {
   int ignored = 0;
   if (!pool) pool = &ignored;

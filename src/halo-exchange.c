@@ -65,25 +65,6 @@ static exchange_mode mode_of(halo_backend *be) {
   return be->ops->mpi_takes_device && be->ops->mpi_takes_device(be) ? MODE_DEVICE : MODE_STAGED;
 }
 
-static halo_status host_alloc(halo_backend *be, size_t bytes, float **out) {
-  *out = NULL;
-  if (be->ops->host_alloc) return be->ops->host_alloc(be, bytes, (void **)out);
-  *out = calloc(bytes ? bytes : 1, 1);
-  if (!*out) {
-    halo_log_error("out of memory allocating %zu bytes of halo staging", bytes);
-    return HALO_ERR_NOMEM;
-  }
-  return HALO_OK;
-}
-
-static void host_free(halo_backend *be, float **p) {
-  if (be->ops->host_free)
-    be->ops->host_free(be, (void **)p);
-  else
-    free(*p);
-  *p = NULL;
-}
-
 /* Checks the shard's send and receive lists on their own. Local. */
 static halo_status check_lists(const halo_shard *s, int rank, int size) {
   halo_status st = HALO_OK;
@@ -167,8 +148,10 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
     HALO_TRY(ops->upload(be, &p->send_idx_buf, 0, s->send_idx, idx_bytes));
   }
   if (p->mode == MODE_STAGED) {
-    HALO_TRY(host_alloc(be, send_bytes, &p->host_send));
-    HALO_TRY(host_alloc(be, (size_t)p->n_halo * (size_t)max_cols * sizeof(float), &p->host_recv));
+    size_t recv_bytes = (size_t)p->n_halo * (size_t)max_cols * sizeof(float);
+    HALO_TRY(halo__backend_host_alloc(be, send_bytes, "halo send staging", (void **)&p->host_send));
+    HALO_TRY(halo__backend_host_alloc(be, recv_bytes, "halo receive staging",
+                                      (void **)&p->host_recv));
   }
 done:
   return st;
@@ -227,8 +210,8 @@ void halo_plan_destroy(halo_plan **pp) {
   if (p->be) {
     p->be->ops->buf_free(p->be, &p->send_buf);
     p->be->ops->buf_free(p->be, &p->send_idx_buf);
-    if (p->host_send) host_free(p->be, &p->host_send);
-    if (p->host_recv) host_free(p->be, &p->host_recv);
+    halo__backend_host_free(p->be, (void **)&p->host_send);
+    halo__backend_host_free(p->be, (void **)&p->host_recv);
   }
   free(p->requests);
   free(p->request_peer);

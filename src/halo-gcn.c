@@ -737,10 +737,8 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
   HALO_TRY(buf_new(g, &g->grads, pbytes));
   HALO_TRY(buf_new(g, &g->adam_m, pbytes));
   HALO_TRY(buf_new(g, &g->adam_v, pbytes));
-  if (g->ops->download && g->ops->host_alloc)
-    HALO_TRY(g->ops->host_alloc(g->be, pbytes, (void **)&g->host_grads)); /* pinned on a GPU */
-  else if (g->ops->download)
-    HALO_ALLOC(g->host_grads, g->nparams, "gradient staging");
+  if (g->ops->download) /* pinned on a GPU */
+    HALO_TRY(halo__backend_host_alloc(g->be, pbytes, "gradient staging", (void **)&g->host_grads));
 done:
   free(params);
   return st;
@@ -831,12 +829,7 @@ void halo_gcn_destroy(halo_gcn **gp) {
     csr_release(g, &g->adj_host, &g->adj);
   }
   halo_plan_destroy(&g->plan);
-  /* Released as it was allocated (setup_buffers): host_free need not clear
-   * the pointer, so free() never sees pinned memory. */
-  if (g->host_grads && g->ops->host_alloc)
-    g->ops->host_free(g->be, (void **)&g->host_grads);
-  else
-    free(g->host_grads);
+  if (g->host_grads) halo__backend_host_free(g->be, (void **)&g->host_grads);
   free(g);
   *gp = NULL;
 }

@@ -73,7 +73,10 @@ void halo_gcn_destroy(halo_gcn **g);
 
 /* Forward and backward pass of training epoch `epoch` (dropout keyed by it)
  * and one MPI_Allreduce that sums the weight gradients of all ranks.  The
- * gradients are then those of the global mean loss. Collective. */
+ * gradients are then those of the global mean loss.  A failure on one rank
+ * (a backend fault, a failed copy) returns before the allreduce that its
+ * peers are in: the caller must then end the job (halo-train calls
+ * MPI_Abort), not agree on the status. Collective. */
 halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out);
 
 /* One Adam step with the gradients of the last halo_gcn_gradients. Local. */

@@ -73,8 +73,11 @@ int halo_mpi_local_rank(MPI_Comm comm) {
     if (MPI_Comm_rank(node, &rank) != MPI_SUCCESS) rank = 0;
     MPI_Comm_free(&node);
   }
+  /* Open MPI's number is about MPI_COMM_WORLD: use it for that or a dup. */
+  int same = MPI_UNEQUAL;
+  if (MPI_Comm_compare(comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS) same = MPI_UNEQUAL;
   const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  if (env && *env) {
+  if (env && *env && (same == MPI_IDENT || same == MPI_CONGRUENT)) {
     char *end = NULL;
     long v = strtol(env, &end, 10);
     if (*end == '\0' && v >= 0 && v < 1 << 20) rank = (int)v;

@@ -35,7 +35,9 @@ halo_status halo_mpi_error(int rc, const char *call);
  * once without a collective: the communicator is no longer trusted and main
  * aborts the job.  Once an agreement on `comm` has failed, later calls
  * return at once too (every rank knows), so phases may nest their
- * agreements. Collective until an agreement fails. */
+ * agreements; the mark lasts as long as `comm` (a caller that wants to go
+ * on after a failure uses a fresh MPI_Comm_dup). Collective until an
+ * agreement fails. */
 halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
 
 /* Number of ranks of `comm` on this rank's node (shared-memory domain).
@@ -43,8 +45,9 @@ halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
 int halo_mpi_local_ranks(MPI_Comm comm);
 
 /* This rank's index among the ranks of `comm` on its node: Open MPI's
- * OMPI_COMM_WORLD_LOCAL_RANK when mpirun sets it (it follows mpirun's
- * mapping), otherwise the rank in the node's shared-memory communicator.
+ * OMPI_COMM_WORLD_LOCAL_RANK when mpirun sets it and `comm` is
+ * MPI_COMM_WORLD or a dup of it (the number follows mpirun's mapping),
+ * otherwise the rank in the node's shared-memory communicator.
  * Collective. */
 int halo_mpi_local_rank(MPI_Comm comm);
 

@@ -159,7 +159,8 @@ static halo_status check_memory(run *r) {
   int pool = 0;
   int64_t avail = halo_backend_mem_available(r->be, &pool);
   HALO_MPI(MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  HALO_MPI(MPI_Comm_split(node, pool < 0 ? 0 : pool, 0, &pool_comm));
+  /* Colour 0: memory of unknown size (nothing to check); device d: d + 1. */
+  HALO_MPI(MPI_Comm_split(node, pool < 0 ? 0 : pool + 1, 0, &pool_comm));
   HALO_MPI(MPI_Allreduce(&need, &node_need, 1, MPI_INT64_T, MPI_SUM, pool_comm));
   int fits = avail < 0 || node_need <= avail;
   int mine[2] = {fits ? INT32_MAX : r->rank, !fits}, first = 0, count = 0;
