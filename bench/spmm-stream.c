@@ -162,8 +162,8 @@ static int parse_graphs(const char *text, options *opt) {
     }
 #ifndef HALO_BENCH_PARTITION
     if (kind == GRAPH_SBM_PART1 || kind == GRAPH_SBM_PART4) {
-      fprintf(stderr, "spmm-stream: error: --graphs %s: '%s' needs the partitioner (HDF5)\n",
-              text, tok);
+      fprintf(stderr, "spmm-stream: error: --graphs %s: '%s' needs the partitioner (HDF5)\n", text,
+              tok);
       return -1;
     }
 #endif
@@ -250,7 +250,7 @@ static int stream_setup(stream_arrays *st, int64_t n, int hugepages) {
   st->b = bench_alloc((size_t)n * sizeof *st->b, hugepages);
   st->c = bench_alloc((size_t)n * sizeof *st->c, hugepages);
   if (!st->a || !st->b || !st->c) return -1;
-  /* First touch by the threads that will use the pages. */
+    /* First touch by the threads that will use the pages. */
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; i++) {
     st->a[i] = 1.0;
@@ -384,8 +384,8 @@ static int make_sbm(const options *opt, graph_kind kind, halo_csr *a) {
   int rc = -1;
   *a = (halo_csr){0};
   snprintf(spec, sizeof spec,
-           "sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s",
-           opt->rows, opt->degree, opt->seed, opt->sbm_keys);
+           "sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s", opt->rows,
+           opt->degree, opt->seed, opt->sbm_keys);
   const halo_status st = halo_load(spec, HALO_FORMAT_SPEC, &g);
   if (st != HALO_OK) goto done; /* the loader has said what is wrong */
   const int64_t n = g->n;
@@ -449,8 +449,8 @@ static int make_part(const options *opt, int32_t parts, halo_csr *a) {
   int rc = -1;
   *a = (halo_csr){0};
   snprintf(spec, sizeof spec,
-           "sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s",
-           opt->rows, opt->degree, opt->seed, opt->sbm_keys);
+           "sbm:nodes=%" PRId64 ",avg-degree=%" PRId64 ",feat=0,seed=%" PRIu64 ",%s", opt->rows,
+           opt->degree, opt->seed, opt->sbm_keys);
   halo_partition_options popt = HALO_PARTITION_OPTIONS_INIT;
   popt.parts = parts;
   /* Every library call below logs its own failure. */
@@ -492,12 +492,16 @@ done:
 /* Builds graph `kind` into a; returns 0 or -1 (the error is printed). */
 static int make_graph(const options *opt, graph_kind kind, halo_csr *a) {
   switch (kind) {
-  case GRAPH_UNIFORM: return make_uniform(opt, a);
+    case GRAPH_UNIFORM:
+      return make_uniform(opt, a);
 #ifdef HALO_BENCH_PARTITION
-  case GRAPH_SBM_PART1: return make_part(opt, 1, a);
-  case GRAPH_SBM_PART4: return make_part(opt, 4, a);
+    case GRAPH_SBM_PART1:
+      return make_part(opt, 1, a);
+    case GRAPH_SBM_PART4:
+      return make_part(opt, 4, a);
 #endif
-  default: return make_sbm(opt, kind, a);
+    default:
+      return make_sbm(opt, kind, a);
   }
 }
 
@@ -663,8 +667,8 @@ static int bench_graph(const options *opt, graph_kind kind, const stream_arrays 
     const double gbs = bytes / spmm_t[w].best * 1e-9;
     double *pw = paired + w * opt->reps;
     qsort(pw, (size_t)opt->reps, sizeof *pw, cmp_double);
-    const double median = opt->reps % 2 ? pw[opt->reps / 2]
-                                        : 0.5 * (pw[opt->reps / 2 - 1] + pw[opt->reps / 2]);
+    const double median =
+        opt->reps % 2 ? pw[opt->reps / 2] : 0.5 * (pw[opt->reps / 2 - 1] + pw[opt->reps / 2]);
     printf("  %-10s %6" PRId64 " %10.4f %10.4f %9.1f %9.2f %7.1f%% %7.1f%%\n", GRAPH_NAMES[kind],
            opt->ncols[w], spmm_t[w].best, spmm_t[w].sum / opt->reps, bytes * 1e-6, gbs,
            100.0 * gbs / stream, 100.0 * median);

@@ -29,8 +29,8 @@ void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *globa
   }
 }
 
-void halo_cpu_dropout_to(float *restrict dst, const float *restrict src, int64_t rows,
-                         int64_t cols, const int64_t *global_id, uint64_t key, float p) {
+void halo_cpu_dropout_to(float *restrict dst, const float *restrict src, int64_t rows, int64_t cols,
+                         const int64_t *global_id, uint64_t key, float p) {
   if (p <= 0.0f) {
     if (rows > 0 && cols > 0) memcpy(dst, src, (size_t)(rows * cols) * sizeof *dst);
     return;

@@ -167,10 +167,10 @@ __global__ void colsum_kernel(const float *g, int64_t rows, int64_t cols, float 
  * columns of one run into work[chunk][col], and one thread per column then
  * adds the runs in order.  Columns go in tiles of kColsumTile, so the
  * workspace has a fixed size. */
-constexpr int kColsumPartRows = 8;         /* row lanes of a pass-1 block */
-constexpr int64_t kColsumChunks = 128;      /* at most, per tile */
-constexpr int64_t kColsumChunkRows = 512;   /* at least, per chunk */
-constexpr int64_t kColsumTile = 1024;       /* columns per tile */
+constexpr int kColsumPartRows = 8;        /* row lanes of a pass-1 block */
+constexpr int64_t kColsumChunks = 128;    /* at most, per tile */
+constexpr int64_t kColsumChunkRows = 512; /* at least, per chunk */
+constexpr int64_t kColsumTile = 1024;     /* columns per tile */
 static_assert(HALO_CUDA_COLSUM_WORK_BYTES == kColsumChunks * kColsumTile * sizeof(double),
               "HALO_CUDA_COLSUM_WORK_BYTES must match the kernel's tiling");
 
@@ -314,9 +314,9 @@ __global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t 
 }
 
 /* One thread: the blocks' sums in block order. */
-__global__ void softmax_finish_kernel(const double *part_loss,
-                                      const unsigned long long *part_hits, int64_t nblocks,
-                                      double *loss_sum, unsigned long long *correct) {
+__global__ void softmax_finish_kernel(const double *part_loss, const unsigned long long *part_hits,
+                                      int64_t nblocks, double *loss_sum,
+                                      unsigned long long *correct) {
   double loss = 0.0;
   unsigned long long hits = 0;
   for (int64_t b = 0; b < nblocks; b++) {

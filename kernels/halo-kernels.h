@@ -12,8 +12,8 @@
 
 /* C = alpha · op(A) · op(B) + beta · C, through CBLAS (row-major). */
 void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
-                   float *c, int64_t ldc);
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                   int64_t ldc);
 
 /* Y[i, :] += bias[:] for every row. */
 void halo_cpu_bias_add(float *y, int64_t rows, int64_t cols, const float *bias);
@@ -32,8 +32,8 @@ void halo_cpu_relu_backward(float *g, const float *y, int64_t n);
  * halo_dropout_scale(p) = 1/(1-p) (kernels/halo-rng.h).  Applied in place to
  * Y; the same call on a gradient applies the same mask.
  * key = halo_rng_key(seed, HALO_RNG_DROPOUT, epoch, layer). */
-void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id,
-                      uint64_t key, float p);
+void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id, uint64_t key,
+                      float p);
 
 /* DST = dropout(SRC) with the mask of halo_cpu_dropout, in one pass; a copy
  * when p <= 0.  DST and SRC (rows × cols each) do not overlap. */

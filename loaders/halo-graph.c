@@ -7,8 +7,8 @@ halo_status halo_graph_create(int64_t n, int64_t m, halo_graph **out) {
   halo_graph *g = NULL;
   *out = NULL;
   if (n < 0 || m < 0)
-    HALO_FAIL(HALO_ERR_ARG, "graph size must not be negative (nodes %lld, edges %lld)", (long long)n,
-              (long long)m);
+    HALO_FAIL(HALO_ERR_ARG, "graph size must not be negative (nodes %lld, edges %lld)",
+              (long long)n, (long long)m);
   HALO_ALLOC(g, 1, "graph");
   g->n = n;
   g->m = m;

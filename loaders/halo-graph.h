@@ -16,16 +16,16 @@
 enum { HALO_SPLIT_NONE = 0, HALO_SPLIT_TRAIN = 1, HALO_SPLIT_VALID = 2, HALO_SPLIT_TEST = 3 };
 
 typedef struct halo_graph {
-  int64_t n;          /* nodes */
-  int64_t m;          /* stored directed edges, indptr[n] */
-  int64_t *indptr;    /* size n+1 */
-  int64_t *indices;   /* size m: destination of each edge, in [0, n) */
-  int32_t features;   /* feature width F; 0 when the input has no features */
-  float *x;           /* size n*F, row-major; NULL when features == 0 */
-  int32_t classes;    /* number of classes; 0 when unlabelled */
-  int32_t *labels;    /* size n, in [0, classes) or -1 for unlabelled; NULL when classes == 0 */
-  uint8_t *split;     /* size n, HALO_SPLIT_*; NULL when the input has no split */
-  char source[512];   /* what was loaded: a path or a synthetic spec */
+  int64_t n;              /* nodes */
+  int64_t m;              /* stored directed edges, indptr[n] */
+  int64_t *indptr;        /* size n+1 */
+  int64_t *indices;       /* size m: destination of each edge, in [0, n) */
+  int32_t features;       /* feature width F; 0 when the input has no features */
+  float *x;               /* size n*F, row-major; NULL when features == 0 */
+  int32_t classes;        /* number of classes; 0 when unlabelled */
+  int32_t *labels;        /* size n, in [0, classes) or -1 for unlabelled; NULL when classes == 0 */
+  uint8_t *split;         /* size n, HALO_SPLIT_*; NULL when the input has no split */
+  char source[512];       /* what was loaded: a path or a synthetic spec */
   uint64_t source_digest; /* digest of the input's bytes (or of the spec) */
 } halo_graph;
 

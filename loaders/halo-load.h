@@ -31,10 +31,13 @@ halo_status halo_format_parse(const char *name, halo_format *out);
  * On success *out owns a new graph. Local. */
 halo_status halo_load(const char *input, halo_format fmt, halo_graph **out);
 
-/* Reads features (CSV rows, one per node) and/or labels (one per line) from files into g; either path may be NULL. */
+/* Reads features (CSV rows, one per node) and/or labels (one per line) from files into g; either
+ * path may be NULL. */
 halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char *label_path);
 
-/* Gives g `classes` labels, class-dependent features of width `features`, and a 10/10/80 split, from `seed`. */
-halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int32_t classes, uint64_t seed);
+/* Gives g `classes` labels, class-dependent features of width `features`, and a 10/10/80 split,
+ * from `seed`. */
+halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int32_t classes,
+                                            uint64_t seed);
 
 #endif /* HALO_LOAD_H */

@@ -31,13 +31,13 @@
 /* Global facts of one partition run: DIR/manifest.h5. */
 typedef struct halo_manifest {
   int32_t format_version;
-  int64_t nodes;          /* n */
-  int64_t edges;          /* directed edges of the cleaned graph, self-loops excluded */
-  int32_t features;       /* F, 0 when none */
-  int32_t classes;        /* C, 0 when unlabelled */
-  int32_t parts;          /* P */
-  char method[16];        /* "metis", "random" or "block" */
-  char objective[8];      /* "cut" or "vol" */
+  int64_t nodes;     /* n */
+  int64_t edges;     /* directed edges of the cleaned graph, self-loops excluded */
+  int32_t features;  /* F, 0 when none */
+  int32_t classes;   /* C, 0 when unlabelled */
+  int32_t parts;     /* P */
+  char method[16];   /* "metis", "random" or "block" */
+  char objective[8]; /* "cut" or "vol" */
   int64_t seed;
   int32_t ufactor;
   char source[512];       /* input path or spec */
@@ -55,25 +55,27 @@ typedef struct halo_shard {
   int32_t format_version;
   int32_t part, parts;
   uint64_t run_id;
-  int64_t nodes, edges;   /* global counts, as in the manifest */
+  int64_t nodes, edges; /* global counts, as in the manifest */
   int32_t features, classes;
   int64_t n_owned, n_halo;
-  int64_t nnz;            /* local CSR entries, indptr[n_owned] */
-  int64_t n_interior;     /* rows [0, n_interior) have no halo column (format 1 reads 0) */
-  int64_t *global_id;     /* size n_owned+n_halo */
-  int32_t *halo_owner;    /* size n_halo: owner part of each halo row */
-  int64_t *degree;        /* size n_owned+n_halo: global degree in the cleaned graph, self-loop excluded */
-  int64_t *indptr;        /* size n_owned+1 */
-  int32_t *indices;       /* size nnz: local column ids in [0, n_owned+n_halo), ascending within a row, no self-loops */
-  float *x;               /* size n_owned*features, row-major; NULL when features == 0 */
-  int32_t *labels;        /* size n_owned, -1 = unlabelled; NULL when classes == 0 */
+  int64_t nnz;         /* local CSR entries, indptr[n_owned] */
+  int64_t n_interior;  /* rows [0, n_interior) have no halo column (format 1 reads 0) */
+  int64_t *global_id;  /* size n_owned+n_halo */
+  int32_t *halo_owner; /* size n_halo: owner part of each halo row */
+  int64_t *degree; /* size n_owned+n_halo: global degree in the cleaned graph, self-loop excluded */
+  int64_t *indptr; /* size n_owned+1 */
+  int32_t *indices; /* size nnz: local column ids in [0, n_owned+n_halo), ascending within a row, no
+                       self-loops */
+  float *x;         /* size n_owned*features, row-major; NULL when features == 0 */
+  int32_t *labels;  /* size n_owned, -1 = unlabelled; NULL when classes == 0 */
   int64_t n_train, n_valid, n_test;
-  int32_t *train;         /* size n_train: owned local rows, ascending */
-  int32_t *valid;         /* size n_valid */
-  int32_t *test;          /* size n_test */
-  int64_t *send_ptr;      /* size parts+1: rows for peer q are send_idx[send_ptr[q]..send_ptr[q+1]) */
-  int32_t *send_idx;      /* size send_ptr[parts]: owned local rows, ascending global id per peer */
-  int64_t *recv_ptr;      /* size parts+1: halo rows from peer q are n_owned+recv_ptr[q] .. n_owned+recv_ptr[q+1]-1 */
+  int32_t *train;    /* size n_train: owned local rows, ascending */
+  int32_t *valid;    /* size n_valid */
+  int32_t *test;     /* size n_test */
+  int64_t *send_ptr; /* size parts+1: rows for peer q are send_idx[send_ptr[q]..send_ptr[q+1]) */
+  int32_t *send_idx; /* size send_ptr[parts]: owned local rows, ascending global id per peer */
+  int64_t *recv_ptr; /* size parts+1: halo rows from peer q are n_owned+recv_ptr[q] ..
+                        n_owned+recv_ptr[q+1]-1 */
 } halo_shard;
 
 /* "DIR/part-00003-of-00008.h5" into buf; fails with HALO_ERR_ARG if it does

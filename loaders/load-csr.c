@@ -28,7 +28,8 @@ halo_status load_edges_reserve(load_edges *e, int64_t cap) {
   if (cap <= e->cap) return HALO_OK;
   const size_t edge_bytes = (size_t)words_per_edge(e) * sizeof(int64_t);
   if ((uint64_t)cap > SIZE_MAX / edge_bytes)
-    HALO_FAIL(HALO_ERR_NOMEM, "edge buffer of %lld edges exceeds the address space", (long long)cap);
+    HALO_FAIL(HALO_ERR_NOMEM, "edge buffer of %lld edges exceeds the address space",
+              (long long)cap);
   int64_t *grown = realloc(e->pair, (size_t)cap * edge_bytes);
   if (!grown)
     HALO_FAIL(HALO_ERR_NOMEM, "out of memory for %lld edges (%zu bytes)", (long long)cap,
@@ -47,7 +48,8 @@ halo_status load_edges_widen(load_edges *e) {
   halo_status st = HALO_OK;
   int64_t *grown = realloc(e->pair, (size_t)(e->cap > 0 ? e->cap : 1) * 2 * sizeof(int64_t));
   if (!grown)
-    HALO_FAIL(HALO_ERR_NOMEM, "out of memory widening %lld edges to 64-bit ids", (long long)e->count);
+    HALO_FAIL(HALO_ERR_NOMEM, "out of memory widening %lld edges to 64-bit ids",
+              (long long)e->count);
   e->pair = grown;
   /* From the back: edge k moves from word k to words 2k, 2k+1, above every
    * narrow word still to be read. */
@@ -204,7 +206,8 @@ halo_status load_edges_to_csr(load_edges *e, halo_graph *g) {
   if (m > 0 && shift > 0) {
     int next = shift > RADIX_BITS ? shift - RADIX_BITS : 0;
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int b = 0; b < RADIX; b++) sort_edges_radix(edge + start[b], start[b + 1] - start[b], next);
+    for (int b = 0; b < RADIX; b++)
+      sort_edges_radix(edge + start[b], start[b + 1] - start[b], next);
   }
   for (int64_t k = 0; k < m; k++) edge[k] = (int64_t)((uint64_t)edge[k] & 0xffffffffu);
 

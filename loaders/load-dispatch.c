@@ -21,7 +21,8 @@ halo_status halo_format_parse(const char *name, halo_format *out) {
       *out = FORMAT_NAMES[k].format;
       goto done;
     }
-  HALO_FAIL(HALO_ERR_ARG, "--format: unknown format '%s' (expected auto, ogb, edgelist, snap, mtx, spec)",
+  HALO_FAIL(HALO_ERR_ARG,
+            "--format: unknown format '%s' (expected auto, ogb, edgelist, snap, mtx, spec)",
             name ? name : "(null)");
 done:
   return st;
@@ -47,20 +48,20 @@ halo_status halo_load(const char *input, halo_format fmt, halo_graph **out) {
   if (!input || !*input) HALO_FAIL(HALO_ERR_ARG, "--input: no input path or spec given");
   if (fmt == HALO_FORMAT_AUTO) fmt = guess_format(input);
   switch (fmt) {
-  case HALO_FORMAT_OGB:
-    HALO_TRY(load_ogb(input, out));
-    break;
-  case HALO_FORMAT_EDGELIST:
-    HALO_TRY(load_edgelist(input, out));
-    break;
-  case HALO_FORMAT_MTX:
-    HALO_TRY(load_mtx(input, out));
-    break;
-  case HALO_FORMAT_SPEC:
-    HALO_TRY(load_spec(input, out));
-    break;
-  default:
-    HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)fmt);
+    case HALO_FORMAT_OGB:
+      HALO_TRY(load_ogb(input, out));
+      break;
+    case HALO_FORMAT_EDGELIST:
+      HALO_TRY(load_edgelist(input, out));
+      break;
+    case HALO_FORMAT_MTX:
+      HALO_TRY(load_mtx(input, out));
+      break;
+    case HALO_FORMAT_SPEC:
+      HALO_TRY(load_spec(input, out));
+      break;
+    default:
+      HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)fmt);
   }
 done:
   return st;

@@ -181,7 +181,8 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   if (got < 0) HALO_TRY(got);
   HALO_TRY(load_reader_close(&r));
 
-  if (edges.count == 0) HALO_FAIL(HALO_ERR_PARSE, "%s: no edges, only comments or blank lines", path);
+  if (edges.count == 0)
+    HALO_FAIL(HALO_ERR_PARSE, "%s: no edges, only comments or blank lines", path);
   int64_t n = 0;
   if (max_id < 64 * edges.count + 1024)
     HALO_TRY(renumber_dense(&edges, max_id, &n));

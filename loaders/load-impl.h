@@ -24,15 +24,15 @@
  * Every decompressed byte (BOM included) goes into `digest` when one is given. */
 typedef struct load_reader {
   gzFile gz;
-  const char *path;     /* borrowed, used in messages */
-  char *buf;            /* size cap + 1 */
+  const char *path; /* borrowed, used in messages */
+  char *buf;        /* size cap + 1 */
   size_t cap;
-  size_t pos;           /* first byte not yet handed out */
-  size_t end;           /* one past the last valid byte */
-  int64_t line;         /* 1-based number of the line last handed out */
-  int eof;              /* the stream has been read to its end */
-  uint64_t bytes;       /* decompressed bytes read so far */
-  halo_digest *digest;  /* borrowed, may be NULL */
+  size_t pos;          /* first byte not yet handed out */
+  size_t end;          /* one past the last valid byte */
+  int64_t line;        /* 1-based number of the line last handed out */
+  int eof;             /* the stream has been read to its end */
+  uint64_t bytes;      /* decompressed bytes read so far */
+  halo_digest *digest; /* borrowed, may be NULL */
 } load_reader;
 
 /* Opens `path`; a missing, unreadable or empty file is an error naming it. */
@@ -54,18 +54,18 @@ void load_reader_error(const load_reader *r, const char *fmt, ...)
 void load_reader_bad_token(const load_reader *r, const char *tok, const char *what);
 
 /* Log against the reader's current line, store `code` in `st`, goto done. */
-#define LOAD_FAIL(r, code, ...)                                                \
-  do {                                                                         \
-    load_reader_error((r), __VA_ARGS__);                                       \
-    st = (code);                                                               \
-    goto done;                                                                 \
+#define LOAD_FAIL(r, code, ...)          \
+  do {                                   \
+    load_reader_error((r), __VA_ARGS__); \
+    st = (code);                         \
+    goto done;                           \
   } while (0)
 
-#define LOAD_FAIL_TOKEN(r, tok, what)                                          \
-  do {                                                                         \
-    load_reader_bad_token((r), (tok), (what));                                 \
-    st = HALO_ERR_PARSE;                                                       \
-    goto done;                                                                 \
+#define LOAD_FAIL_TOKEN(r, tok, what)          \
+  do {                                         \
+    load_reader_bad_token((r), (tok), (what)); \
+    st = HALO_ERR_PARSE;                       \
+    goto done;                                 \
   } while (0)
 
 /* ---- Number scanners --------------------------------------------------- */

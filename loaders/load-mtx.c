@@ -22,7 +22,8 @@ typedef struct mtx_header {
 static int banner_words(char *line, char *word[6]) {
   int count = 0;
   char *save = NULL;
-  for (char *tok = strtok_r(line, " \t", &save); tok && count < 6; tok = strtok_r(NULL, " \t", &save))
+  for (char *tok = strtok_r(line, " \t", &save); tok && count < 6;
+       tok = strtok_r(NULL, " \t", &save))
     word[count++] = tok;
   return count;
 }
@@ -47,13 +48,15 @@ static halo_status parse_banner(const load_reader *r, char *line, mtx_header *h)
   else if (strcasecmp(word[3], "integer") == 0)
     h->field = MTX_INTEGER;
   else
-    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED, "field '%s' is not supported (pattern, real, integer)", word[3]);
+    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED, "field '%s' is not supported (pattern, real, integer)",
+              word[3]);
   if (strcasecmp(word[4], "general") == 0)
     h->symmetric = 0;
   else if (strcasecmp(word[4], "symmetric") == 0)
     h->symmetric = 1;
   else
-    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED, "symmetry '%s' is not supported (general, symmetric)", word[4]);
+    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED, "symmetry '%s' is not supported (general, symmetric)",
+              word[4]);
 done:
   return st;
 }
@@ -64,7 +67,8 @@ static halo_status parse_size_line(const load_reader *r, const char *p, mtx_head
   int count = 0;
   while (*p) {
     const char *tok = p;
-    if (count == 3) LOAD_FAIL(r, HALO_ERR_PARSE, "size line must be 'ROWS COLS ENTRIES', found more");
+    if (count == 3)
+      LOAD_FAIL(r, HALO_ERR_PARSE, "size line must be 'ROWS COLS ENTRIES', found more");
     int rc = load_scan_i64(&p, &v[count]);
     if (rc != LOAD_SCAN_OK || *p == ',') LOAD_FAIL_TOKEN(r, tok, "a size");
     if (v[count] < 0) LOAD_FAIL(r, HALO_ERR_RANGE, "size %lld is negative", (long long)v[count]);
@@ -78,14 +82,15 @@ static halo_status parse_size_line(const load_reader *r, const char *p, mtx_head
   h->nnz = v[2];
   h->size_line = r->line;
   if (h->rows != h->cols)
-    LOAD_FAIL(r, HALO_ERR_FORMAT, "matrix is %lld x %lld; a graph needs a square matrix", (long long)h->rows,
-              (long long)h->cols);
+    LOAD_FAIL(r, HALO_ERR_FORMAT, "matrix is %lld x %lld; a graph needs a square matrix",
+              (long long)h->rows, (long long)h->cols);
 done:
   return st;
 }
 
 /* Parses "i j [value]" into 0-based (src, dst). */
-static halo_status parse_entry(const load_reader *r, const char *p, const mtx_header *h, int64_t id[2]) {
+static halo_status parse_entry(const load_reader *r, const char *p, const mtx_header *h,
+                               int64_t id[2]) {
   halo_status st = HALO_OK;
   int want = h->field == MTX_PATTERN ? 2 : 3;
   int count = 0;
@@ -149,7 +154,8 @@ halo_status load_mtx(const char *path, halo_graph **out) {
     if (h.size_line == 0) {
       HALO_TRY(parse_size_line(&r, p, &h));
       if (h.rows > ((int64_t)1 << 32))
-        LOAD_FAIL(&r, HALO_ERR_LIMIT, "%lld rows exceed the loaders' limit of 2^32 nodes", (long long)h.rows);
+        LOAD_FAIL(&r, HALO_ERR_LIMIT, "%lld rows exceed the loaders' limit of 2^32 nodes",
+                  (long long)h.rows);
       edges.narrow = 1; /* 0-based ids in [0, rows) fit 32 bits */
       int64_t reserve = h.nnz * (h.symmetric ? 2 : 1);
       HALO_TRY(load_edges_reserve(&edges, reserve < (1 << 24) ? reserve : (1 << 24)));
@@ -158,17 +164,19 @@ halo_status load_mtx(const char *path, halo_graph **out) {
     int64_t id[2];
     HALO_TRY(parse_entry(&r, p, &h, id));
     if (++entries > h.nnz)
-      LOAD_FAIL(&r, HALO_ERR_FORMAT, "more entries than the %lld declared on the size line (line %lld)",
+      LOAD_FAIL(&r, HALO_ERR_FORMAT,
+                "more entries than the %lld declared on the size line (line %lld)",
                 (long long)h.nnz, (long long)h.size_line);
     HALO_TRY(load_edges_push(&edges, id[0], id[1]));
     if (h.symmetric && id[0] != id[1]) HALO_TRY(load_edges_push(&edges, id[1], id[0]));
   }
   if (got < 0) HALO_TRY(got);
-  if (h.size_line == 0) LOAD_FAIL(&r, HALO_ERR_FORMAT, "no size line 'ROWS COLS ENTRIES' after the banner");
+  if (h.size_line == 0)
+    LOAD_FAIL(&r, HALO_ERR_FORMAT, "no size line 'ROWS COLS ENTRIES' after the banner");
   if (entries != h.nnz)
     LOAD_FAIL(&r, HALO_ERR_FORMAT,
-              "file ends after %lld entries, but the size line (line %lld) declares %lld", (long long)entries,
-              (long long)h.size_line, (long long)h.nnz);
+              "file ends after %lld entries, but the size line (line %lld) declares %lld",
+              (long long)entries, (long long)h.size_line, (long long)h.nnz);
   HALO_TRY(load_reader_close(&r));
 
   HALO_TRY(halo_graph_create(h.rows, 0, &g));

@@ -31,11 +31,13 @@ halo_status load_features_file(halo_graph *g, const char *path, halo_digest *dig
     if (row == 0) {
       width = count_fields(line);
       if ((uint64_t)n * (uint64_t)width > SIZE_MAX / sizeof(float))
-        LOAD_FAIL(&r, HALO_ERR_NOMEM, "%lld x %d features exceed the address space", (long long)n, width);
+        LOAD_FAIL(&r, HALO_ERR_NOMEM, "%lld x %d features exceed the address space", (long long)n,
+                  width);
       HALO_ALLOC(x, (size_t)n * (size_t)width, "node features");
     }
     if (row >= n)
-      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more feature rows than the %lld nodes of the graph", (long long)n);
+      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more feature rows than the %lld nodes of the graph",
+                (long long)n);
     float *dst = x + (size_t)row * (size_t)width;
     const char *p = line;
     for (int32_t c = 0; c < width; c++) {
@@ -59,8 +61,8 @@ halo_status load_features_file(halo_graph *g, const char *path, halo_digest *dig
   }
   if (got < 0) HALO_TRY(got);
   if (row != n)
-    LOAD_FAIL(&r, HALO_ERR_MISMATCH, "%lld feature rows, but the graph has %lld nodes", (long long)row,
-              (long long)n);
+    LOAD_FAIL(&r, HALO_ERR_MISMATCH, "%lld feature rows, but the graph has %lld nodes",
+              (long long)row, (long long)n);
   HALO_TRY(load_reader_close(&r));
   free(g->x);
   g->x = x;
@@ -120,7 +122,8 @@ halo_status load_labels_file(halo_graph *g, const char *path, halo_digest *diges
   int32_t max_label = -1;
   while ((got = load_reader_next(&r, &line, &len)) > 0) {
     if (row >= n)
-      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more labels than the %lld nodes of the graph", (long long)n);
+      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more labels than the %lld nodes of the graph",
+                (long long)n);
     HALO_TRY(parse_label(&r, line, &labels[row]));
     if (labels[row] > max_label) max_label = labels[row];
     row++;
@@ -165,7 +168,8 @@ halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_dig
       int rc = load_scan_i64(&p, &id);
       if (rc == LOAD_SCAN_BAD || *p == ',') {
         if (*p == ',')
-          LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line, found %d columns", count_fields(tok));
+          LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line, found %d columns",
+                    count_fields(tok));
         LOAD_FAIL_TOKEN(&r, tok, "a node id");
       }
       if (*load_skip_blank(p) != '\0') LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line");
@@ -176,8 +180,8 @@ halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_dig
         LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated in the %s split", (long long)id,
                   SPLIT_NAMES[which]);
       if (split[id] != HALO_SPLIT_NONE)
-        LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated: it is already in the %s split", (long long)id,
-                  SPLIT_NAMES[split[id]]);
+        LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated: it is already in the %s split",
+                  (long long)id, SPLIT_NAMES[split[id]]);
       split[id] = which;
     }
     if (got < 0) HALO_TRY(got);
@@ -200,7 +204,8 @@ halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char
   if (feat_path) HALO_TRY(load_features_file(g, feat_path, &digest));
   if (label_path) HALO_TRY(load_labels_file(g, label_path, &digest));
   /* The node data is part of what was loaded: fold it into the digest. */
-  if (feat_path || label_path) g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_final(&digest));
+  if (feat_path || label_path)
+    g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_final(&digest));
 done:
   return st;
 }
@@ -249,10 +254,12 @@ halo_status load_synth_node_data(halo_graph *g, const load_synth *s) {
     int32_t c = load_synth_class(s->seed, s->classes, u);
     labels[u] = c;
     double r = halo_rng_uniform_double(split_key, (uint64_t)u, 0);
-    split[u] = r < s->train ? HALO_SPLIT_TRAIN : r < s->train + s->valid ? HALO_SPLIT_VALID : HALO_SPLIT_TEST;
+    split[u] = r < s->train              ? HALO_SPLIT_TRAIN
+               : r < s->train + s->valid ? HALO_SPLIT_VALID
+                                         : HALO_SPLIT_TEST;
     for (int64_t f = 0; f < width; f++)
-      x[u * width + f] =
-          mean[c * width + f] + noise * normalish(halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f));
+      x[u * width + f] = mean[c * width + f] +
+                         noise * normalish(halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f));
   }
 
   free(g->labels);
@@ -274,13 +281,20 @@ done:
   return st;
 }
 
-halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int32_t classes, uint64_t seed) {
+halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int32_t classes,
+                                            uint64_t seed) {
   halo_status st = HALO_OK;
   if (!g) HALO_FAIL(HALO_ERR_ARG, "halo_graph_synthesize_node_data: no graph");
-  if (features < 1) HALO_FAIL(HALO_ERR_ARG, "synthetic features: width %d must be at least 1", features);
-  if (classes < 1) HALO_FAIL(HALO_ERR_ARG, "synthetic labels: %d classes, need at least 1", classes);
-  load_synth s = {
-      .features = features, .classes = classes, .noise = 1.0, .train = 0.1, .valid = 0.1, .seed = seed};
+  if (features < 1)
+    HALO_FAIL(HALO_ERR_ARG, "synthetic features: width %d must be at least 1", features);
+  if (classes < 1)
+    HALO_FAIL(HALO_ERR_ARG, "synthetic labels: %d classes, need at least 1", classes);
+  load_synth s = {.features = features,
+                  .classes = classes,
+                  .noise = 1.0,
+                  .train = 0.1,
+                  .valid = 0.1,
+                  .seed = seed};
   HALO_TRY(load_synth_node_data(g, &s));
 done:
   return st;

@@ -69,7 +69,8 @@ static halo_status read_count(const char *path, halo_digest *digest, int64_t *co
     const char *p = load_skip_blank(line);
     if (*p == '\0') continue;
     if (++lines > 1)
-      LOAD_FAIL(&r, HALO_ERR_UNSUPPORTED, "more than one count: heterogeneous OGB graphs are not supported");
+      LOAD_FAIL(&r, HALO_ERR_UNSUPPORTED,
+                "more than one count: heterogeneous OGB graphs are not supported");
     const char *tok = p;
     int rc = load_scan_i64(&p, count);
     if (rc != LOAD_SCAN_OK || *load_skip_blank(p) != '\0') LOAD_FAIL_TOKEN(&r, tok, "a count");
@@ -107,7 +108,8 @@ static halo_status read_edges(const char *path, int64_t n, halo_digest *digest, 
       } else if (*p != '\0' || c == 0) {
         int cols = 1;
         for (const char *q = line; *q; q++) cols += *q == ',';
-        if (c == 1 && cols == 2) LOAD_FAIL(&r, HALO_ERR_PARSE, "unexpected text '%.20s' after 'src,dst'", p);
+        if (c == 1 && cols == 2)
+          LOAD_FAIL(&r, HALO_ERR_PARSE, "unexpected text '%.20s' after 'src,dst'", p);
         LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 2 columns 'src,dst', found %d", cols);
       }
     }
@@ -150,15 +152,16 @@ static halo_status find_splits(const char *data_dir, const char *top_dir, char p
       }
     }
     if (folders != 1)
-      HALO_FAIL(HALO_ERR_FORMAT, "%s: expected train.csv[.gz] or exactly one split folder, found %d folders",
+      HALO_FAIL(HALO_ERR_FORMAT,
+                "%s: expected train.csv[.gz] or exactly one split folder, found %d folders",
                 split_dir, folders);
     memcpy(split_dir, sub, sizeof split_dir);
   }
   for (int s = 0; s < 3; s++) {
     HALO_TRY(find_csv(paths[s], split_dir, NAMES[s], &found));
     if (!found)
-      HALO_FAIL(HALO_ERR_IO, "%s/%s.csv[.gz]: missing (the split needs train, valid and test)", split_dir,
-                NAMES[s]);
+      HALO_FAIL(HALO_ERR_IO, "%s/%s.csv[.gz]: missing (the split needs train, valid and test)",
+                split_dir, NAMES[s]);
   }
   *have = 1;
 done:
@@ -186,7 +189,8 @@ halo_status load_ogb(const char *dir, halo_graph **out) {
     HALO_TRY(join(data_dir, dir, "raw"));
     HALO_TRY(find_csv(path, data_dir, "edge", &found));
     if (!found)
-      HALO_FAIL(HALO_ERR_IO, "%s: no edge.csv[.gz] (nor raw/edge.csv[.gz]); not an OGB dataset folder", dir);
+      HALO_FAIL(HALO_ERR_IO,
+                "%s: no edge.csv[.gz] (nor raw/edge.csv[.gz]); not an OGB dataset folder", dir);
     top_dir = dir;
   } else {
     /* Pointed at DATASET/raw: the split sits in DATASET/split. */
@@ -203,10 +207,12 @@ halo_status load_ogb(const char *dir, halo_graph **out) {
 
   int64_t n = 0, m_hint = 0;
   HALO_TRY(find_csv(path, data_dir, "num-node-list", &found));
-  if (!found) HALO_FAIL(HALO_ERR_IO, "%s/num-node-list.csv[.gz]: missing (the node count)", data_dir);
+  if (!found)
+    HALO_FAIL(HALO_ERR_IO, "%s/num-node-list.csv[.gz]: missing (the node count)", data_dir);
   HALO_TRY(read_count(path, &digest, &n));
   if (n > ((int64_t)1 << 32))
-    HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld nodes exceed the loaders' limit of 2^32", path, (long long)n);
+    HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld nodes exceed the loaders' limit of 2^32", path,
+              (long long)n);
   HALO_TRY(find_csv(path, data_dir, "num-edge-list", &found));
   if (found) HALO_TRY(read_count(path, NULL, &m_hint));
   edges.narrow = 1; /* ids in [0, n) fit 32 bits */

@@ -24,7 +24,8 @@ halo_status load_reader_open(load_reader *r, const char *path, halo_digest *dige
   if (stat(path, &sb) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   if (S_ISDIR(sb.st_mode)) HALO_FAIL(HALO_ERR_IO, "%s: is a folder, expected a file", path);
   r->gz = gzopen(path, "rb");
-  if (!r->gz) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, errno ? strerror(errno) : "zlib failed");
+  if (!r->gz)
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, errno ? strerror(errno) : "zlib failed");
   gzbuffer(r->gz, 256 * 1024);
   r->cap = READER_BLOCK;
   HALO_ALLOC(r->buf, r->cap + 1, "read buffer");
@@ -49,10 +50,11 @@ static int reader_fill(load_reader *r) {
   }
   if (r->end == r->cap) {
     if (r->cap >= READER_MAX_LINE)
-      HALO_FAIL(HALO_ERR_PARSE, "%s:%lld: line longer than %d bytes", r->path, (long long)r->line + 1,
-                READER_MAX_LINE);
+      HALO_FAIL(HALO_ERR_PARSE, "%s:%lld: line longer than %d bytes", r->path,
+                (long long)r->line + 1, READER_MAX_LINE);
     char *grown = realloc(r->buf, 2 * r->cap + 1);
-    if (!grown) HALO_FAIL(HALO_ERR_NOMEM, "%s: out of memory for a %zu-byte line", r->path, 2 * r->cap);
+    if (!grown)
+      HALO_FAIL(HALO_ERR_NOMEM, "%s: out of memory for a %zu-byte line", r->path, 2 * r->cap);
     r->buf = grown;
     r->cap *= 2;
   }
@@ -62,9 +64,10 @@ static int reader_fill(load_reader *r) {
   if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
     /* zlib's message starts with the path again; keep only its reason. */
     size_t len = strlen(r->path);
-    if (zmsg && strncmp(zmsg, r->path, len) == 0 && strncmp(zmsg + len, ": ", 2) == 0) zmsg += len + 2;
-    HALO_FAIL(HALO_ERR_CORRUPT, "%s: truncated or corrupt gzip data after %llu bytes (zlib: %s)", r->path,
-              (unsigned long long)r->bytes, zmsg ? zmsg : "unknown error");
+    if (zmsg && strncmp(zmsg, r->path, len) == 0 && strncmp(zmsg + len, ": ", 2) == 0)
+      zmsg += len + 2;
+    HALO_FAIL(HALO_ERR_CORRUPT, "%s: truncated or corrupt gzip data after %llu bytes (zlib: %s)",
+              r->path, (unsigned long long)r->bytes, zmsg ? zmsg : "unknown error");
   }
   if (got == 0) r->eof = 1;
   if (r->digest) halo_digest_update(r->digest, r->buf + r->end, (size_t)got);
@@ -111,7 +114,8 @@ halo_status load_reader_close(load_reader *r) {
     int zret = gzclose_r(r->gz);
     r->gz = NULL;
     if (zret != Z_OK && r->eof)
-      HALO_FAIL(HALO_ERR_CORRUPT, "%s: truncated or corrupt gzip data (zlib error %d)", r->path, zret);
+      HALO_FAIL(HALO_ERR_CORRUPT, "%s: truncated or corrupt gzip data (zlib error %d)", r->path,
+                zret);
   }
 done:
   free(r->buf);
@@ -162,8 +166,9 @@ int load_scan_i64(const char **p, int64_t *out) {
 }
 
 /* Powers of ten that are exact in a double. */
-static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 /* The fast path: a decimal of at most 19 significant digits becomes an exact
  * integer times an exact power of ten, so one IEEE operation rounds it

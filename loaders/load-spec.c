@@ -39,10 +39,11 @@ static halo_status spec_fits(const char *gen, const char *keys_text, double node
   if (avail < 0 || need <= (double)avail) return HALO_OK;
   char b0[32], b1[32];
   int64_t bytes = need > 9e18 ? INT64_MAX : (int64_t)need;
-  halo_log_error("%s:%s: about %.0f directed edges and %.0f nodes need about %s but %s of memory is "
-                 "available",
-                 gen, keys_text, edges, nodes, halo_memory_str(bytes, b0, sizeof b0),
-                 halo_memory_str(avail, b1, sizeof b1));
+  halo_log_error(
+      "%s:%s: about %.0f directed edges and %.0f nodes need about %s but %s of memory is "
+      "available",
+      gen, keys_text, edges, nodes, halo_memory_str(bytes, b0, sizeof b0),
+      halo_memory_str(avail, b1, sizeof b1));
   return HALO_ERR_NOMEM;
 }
 
@@ -85,8 +86,10 @@ static halo_status parse_keys(const char *gen, const char *text, spec_key *keys,
     if (!key) {
       char known[256] = "";
       for (int k = 0; k < count; k++)
-        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "", keys[k].name);
-      HALO_FAIL(HALO_ERR_ARG, "%s: unknown key '%.*s' (known: %s)", gen, (int)name_len, item, known);
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "",
+                 keys[k].name);
+      HALO_FAIL(HALO_ERR_ARG, "%s: unknown key '%.*s' (known: %s)", gen, (int)name_len, item,
+                known);
     }
     if (key->seen) HALO_FAIL(HALO_ERR_ARG, "%s: key '%s' is given twice", gen, key->name);
     key->seen = 1;
@@ -116,18 +119,19 @@ static halo_status parse_keys(const char *gen, const char *text, spec_key *keys,
       HALO_FAIL(HALO_ERR_RANGE, "%s: %s=%s is out of range [%lld, %lld]", gen, key->name, value,
                 (long long)key->min, (long long)key->max);
     if (v < key->min || v > key->max)
-      HALO_FAIL(HALO_ERR_RANGE, "%s: %s=%s is out of range [%g, %g]", gen, key->name, value, key->min,
-                key->max);
+      HALO_FAIL(HALO_ERR_RANGE, "%s: %s=%s is out of range [%g, %g]", gen, key->name, value,
+                key->min, key->max);
   }
   for (int k = 0; k < count; k++)
-    if (keys[k].required && !keys[k].seen) HALO_FAIL(HALO_ERR_ARG, "%s: %s= is required", gen, keys[k].name);
+    if (keys[k].required && !keys[k].seen)
+      HALO_FAIL(HALO_ERR_ARG, "%s: %s= is required", gen, keys[k].name);
 done:
   return st;
 }
 
-#define KEY_I(name, var, lo, hi, req)                                                                        \
+#define KEY_I(name, var, lo, hi, req) \
   { name, KEY_INT, lo, hi, req, {.i = &(var)}, 0 }
-#define KEY_R(name, var, lo, hi, req)                                                                        \
+#define KEY_R(name, var, lo, hi, req) \
   { name, KEY_REAL, lo, hi, req, {.r = &(var)}, 0 }
 
 /* ---- Stochastic block model ---------------------------------------------- */
@@ -145,7 +149,8 @@ typedef struct sbm {
 static inline int64_t sbm_draws(const sbm *s, int64_t u) {
   if (s->n < 2) return 0; /* a lone node has no one to link to */
   double base = floor(s->half_degree);
-  return (int64_t)base + (halo_rng_uniform_double(s->deg_key, (uint64_t)u, 0) < s->half_degree - base);
+  return (int64_t)base +
+         (halo_rng_uniform_double(s->deg_key, (uint64_t)u, 0) < s->half_degree - base);
 }
 
 /* The j-th neighbour drawn by u (never u itself; n >= 2). */
@@ -187,9 +192,11 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
       KEY_R("noise", noise, 0, 1e6, 0),
   };
   HALO_TRY(parse_keys("sbm", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
-  if (train + valid > 1) HALO_FAIL(HALO_ERR_RANGE, "sbm: train=%g plus valid=%g exceeds 1", train, valid);
+  if (train + valid > 1)
+    HALO_FAIL(HALO_ERR_RANGE, "sbm: train=%g plus valid=%g exceeds 1", train, valid);
   if (classes > nodes)
-    HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)classes, (long long)nodes);
+    HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)classes,
+              (long long)nodes);
   HALO_TRY(spec_fits("sbm", keys_text, (double)nodes, (double)nodes * degree, (double)feat));
 
   const int64_t n = nodes;
@@ -289,19 +296,16 @@ static halo_status rmat_generate(const char *spec, const char *keys_text, halo_g
   int64_t scale = 0, factor = 16, seed = 1;
   double a = 0.57, b = 0.19, c = 0.19;
   spec_key keys[] = {
-      KEY_I("scale", scale, 1, 32, 1),
-      KEY_I("edge-factor", factor, 1, 1 << 20, 0),
-      KEY_I("seed", seed, 0, 9e18, 0),
-      KEY_R("a", a, 0, 1, 0),
-      KEY_R("b", b, 0, 1, 0),
-      KEY_R("c", c, 0, 1, 0),
+      KEY_I("scale", scale, 1, 32, 1), KEY_I("edge-factor", factor, 1, 1 << 20, 0),
+      KEY_I("seed", seed, 0, 9e18, 0), KEY_R("a", a, 0, 1, 0),
+      KEY_R("b", b, 0, 1, 0),          KEY_R("c", c, 0, 1, 0),
   };
   HALO_TRY(parse_keys("rmat", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
   if (a + b + c > 1) HALO_FAIL(HALO_ERR_RANGE, "rmat: a+b+c = %g exceeds 1", a + b + c);
   const int64_t n = (int64_t)1 << scale;
   if (factor > (INT64_MAX >> 1) / n)
-    HALO_FAIL(HALO_ERR_RANGE, "rmat: edge-factor=%lld is too large for scale=%lld", (long long)factor,
-              (long long)scale);
+    HALO_FAIL(HALO_ERR_RANGE, "rmat: edge-factor=%lld is too large for scale=%lld",
+              (long long)factor, (long long)scale);
   const int64_t m = factor * n;
   HALO_TRY(spec_fits("rmat", keys_text, (double)n, (double)m, 0.0));
   const rmat r = {
@@ -356,7 +360,8 @@ halo_status load_spec(const char *spec, halo_graph **out) {
       HALO_TRY(GENERATORS[k].generate(spec, colon ? colon + 1 : "", out));
       goto done;
     }
-  HALO_FAIL(HALO_ERR_ARG, "%.*s: unknown generator (known: sbm, rmat); a spec reads 'sbm:nodes=1000,...'",
+  HALO_FAIL(HALO_ERR_ARG,
+            "%.*s: unknown generator (known: sbm, rmat); a spec reads 'sbm:nodes=1000,...'",
             (int)name_len, spec);
 done:
   return st;

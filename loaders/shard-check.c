@@ -17,7 +17,8 @@ halo_status halo_shard_path(char *buf, size_t size, const char *dir, int32_t par
   halo_status st = HALO_OK;
   if (!buf || size == 0 || !dir) HALO_FAIL(HALO_ERR_ARG, "halo_shard_path: NULL argument");
   if (parts < 1 || part < 0 || part >= parts)
-    HALO_FAIL(HALO_ERR_ARG, "halo_shard_path: part %d of %d is out of range", (int)part, (int)parts);
+    HALO_FAIL(HALO_ERR_ARG, "halo_shard_path: part %d of %d is out of range", (int)part,
+              (int)parts);
   int n = snprintf(buf, size, "%s/part-%05d-of-%05d.h5", dir, (int)part, (int)parts);
   if (n < 0 || (size_t)n >= size)
     HALO_FAIL(HALO_ERR_ARG, "%s: shard path does not fit in %zu bytes", dir, size);
@@ -86,7 +87,8 @@ uint64_t halo_shard_digest(const halo_shard *s) {
   digest_count(&d, s->n_train);
   digest_count(&d, s->n_valid);
   digest_count(&d, s->n_test);
-  if (s->format_version >= 2) digest_count(&d, s->n_interior); /* format 1 digests stay as they were */
+  if (s->format_version >= 2)
+    digest_count(&d, s->n_interior); /* format 1 digests stay as they were */
   size_t local = (size_t)(s->n_owned + s->n_halo);
   size_t owned = (size_t)s->n_owned;
   size_t peers = (size_t)s->parts + 1;
@@ -109,8 +111,9 @@ uint64_t halo_shard_digest(const halo_shard *s) {
 static halo_status check_version(int32_t version, const char *path) {
   halo_status st = HALO_OK;
   if (version < HALO_SHARD_FORMAT_OLDEST || version > HALO_SHARD_FORMAT_VERSION)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads versions %d to %d)",
-              path, (int)version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: format_version %d is not supported (this build reads versions %d to %d)", path,
+              (int)version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
 done:
   return st;
 }
@@ -118,49 +121,60 @@ done:
 halo_status halo__shard_check_counts(const halo_shard *s, const char *path) {
   halo_status st = HALO_OK;
   HALO_TRY(check_version(s->format_version, path));
-  if (s->parts < 1) HALO_FAIL(HALO_ERR_FORMAT, "%s: parts = %d, expected at least 1", path, (int)s->parts);
+  if (s->parts < 1)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: parts = %d, expected at least 1", path, (int)s->parts);
   if (s->part < 0 || s->part >= s->parts)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: part = %d is out of range [0, %d)", path, (int)s->part, (int)s->parts);
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: part = %d is out of range [0, %d)", path, (int)s->part,
+              (int)s->parts);
   if (s->nodes < 0 || s->edges < 0 || s->features < 0 || s->classes < 0)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: negative count (nodes %" PRId64 ", edges %" PRId64 ", features %d, classes %d)",
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: negative count (nodes %" PRId64 ", edges %" PRId64 ", features %d, classes %d)",
               path, s->nodes, s->edges, (int)s->features, (int)s->classes);
   if (s->n_owned < 0 || s->n_halo < 0 || s->n_owned > s->nodes || s->n_halo > s->nodes - s->n_owned)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: n_owned = %" PRId64 " and n_halo = %" PRId64 " do not fit in %" PRId64 " nodes",
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: n_owned = %" PRId64 " and n_halo = %" PRId64 " do not fit in %" PRId64 " nodes",
               path, s->n_owned, s->n_halo, s->nodes);
   if (s->n_owned + s->n_halo > INT32_MAX)
     HALO_FAIL(HALO_ERR_LIMIT, "%s: %" PRId64 " local rows exceed the int32 local index range", path,
               s->n_owned + s->n_halo);
   if (s->nnz < 0 || s->nnz > s->edges)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: nnz = %" PRId64 " is out of range [0, edges = %" PRId64 "]", path, s->nnz,
-              s->edges);
-  if (s->n_interior < 0 || s->n_interior > s->n_owned || (s->format_version < 2 && s->n_interior != 0))
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: n_interior = %" PRId64 " is out of range [0, n_owned = %" PRId64 "]%s", path,
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: nnz = %" PRId64 " is out of range [0, edges = %" PRId64 "]",
+              path, s->nnz, s->edges);
+  if (s->n_interior < 0 || s->n_interior > s->n_owned ||
+      (s->format_version < 2 && s->n_interior != 0))
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: n_interior = %" PRId64 " is out of range [0, n_owned = %" PRId64 "]%s", path,
               s->n_interior, s->n_owned, s->format_version < 2 ? " (format 1 has none: 0)" : "");
   if (s->features > 0 && s->n_owned > INT64_MAX / 4 / s->features)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: %" PRId64 " x %d features overflow", path, s->n_owned, (int)s->features);
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: %" PRId64 " x %d features overflow", path, s->n_owned,
+              (int)s->features);
   const struct {
     const char *name;
     int64_t n;
-  } splits[] = {{"/split/train", s->n_train}, {"/split/valid", s->n_valid}, {"/split/test", s->n_test}};
+  } splits[] = {
+      {"/split/train", s->n_train}, {"/split/valid", s->n_valid}, {"/split/test", s->n_test}};
   for (int k = 0; k < 3; k++)
     if (splits[k].n < 0 || splits[k].n > s->n_owned)
-      HALO_FAIL(HALO_ERR_FORMAT, "%s: %s: length %" PRId64 " is out of range [0, n_owned = %" PRId64 "]", path,
+      HALO_FAIL(HALO_ERR_FORMAT,
+                "%s: %s: length %" PRId64 " is out of range [0, n_owned = %" PRId64 "]", path,
                 splits[k].name, splits[k].n, s->n_owned);
 done:
   return st;
 }
 
-halo_status halo__shard_check_ptr(const char *path, const char *name, const int64_t *ptr, int32_t parts,
-                                  int64_t max_total) {
+halo_status halo__shard_check_ptr(const char *path, const char *name, const int64_t *ptr,
+                                  int32_t parts, int64_t max_total) {
   halo_status st = HALO_OK;
-  if (ptr[0] != 0) HALO_FAIL(HALO_ERR_RANGE, "%s: %s[0] = %" PRId64 ", expected 0", path, name, ptr[0]);
+  if (ptr[0] != 0)
+    HALO_FAIL(HALO_ERR_RANGE, "%s: %s[0] = %" PRId64 ", expected 0", path, name, ptr[0]);
   for (int32_t q = 0; q < parts; q++)
     if (ptr[q + 1] < ptr[q])
-      HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%d] = %" PRId64 " is below %s[%d] = %" PRId64 " (not monotone)", path,
-                name, (int)q + 1, ptr[q + 1], name, (int)q, ptr[q]);
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: %s[%d] = %" PRId64 " is below %s[%d] = %" PRId64 " (not monotone)", path, name,
+                (int)q + 1, ptr[q + 1], name, (int)q, ptr[q]);
   if (ptr[parts] > max_total)
-    HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%d] = %" PRId64 " exceeds %" PRId64, path, name, (int)parts, ptr[parts],
-              max_total);
+    HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%d] = %" PRId64 " exceeds %" PRId64, path, name, (int)parts,
+              ptr[parts], max_total);
 done:
   return st;
 }
@@ -171,11 +185,12 @@ static halo_status check_rows(const char *path, const char *name, const int32_t 
   halo_status st = HALO_OK;
   for (int64_t i = begin; i < end; i++) {
     if (arr[i] < lo || arr[i] >= hi)
-      HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%" PRId64 "] = %d is out of range [%" PRId64 ", %" PRId64 ")", path, name,
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: %s[%" PRId64 "] = %d is out of range [%" PRId64 ", %" PRId64 ")", path, name,
                 i, (int)arr[i], lo, hi);
     if (i > begin && arr[i] <= arr[i - 1])
-      HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%" PRId64 "] = %d does not ascend after %d", path, name, i, (int)arr[i],
-                (int)arr[i - 1]);
+      HALO_FAIL(HALO_ERR_RANGE, "%s: %s[%" PRId64 "] = %d does not ascend after %d", path, name, i,
+                (int)arr[i], (int)arr[i - 1]);
   }
 done:
   return st;
@@ -201,7 +216,8 @@ static int compare_i64(const void *a, const void *b) {
 /* The owned global ids in ascending order, for the halo check: the array
  * itself in format 1 (where it must ascend), a sorted copy in format 2
  * (where it must hold each id once).  *copy receives the copy to free. */
-static halo_status owned_sorted(const halo_shard *s, const char *path, const int64_t **sorted, int64_t **copy) {
+static halo_status owned_sorted(const halo_shard *s, const char *path, const int64_t **sorted,
+                                int64_t **copy) {
   halo_status st = HALO_OK;
   const int64_t *gid = s->global_id;
   *sorted = gid;
@@ -209,7 +225,8 @@ static halo_status owned_sorted(const halo_shard *s, const char *path, const int
   if (s->format_version < 2) {
     for (int64_t i = 1; i < s->n_owned; i++)
       if (gid[i] <= gid[i - 1])
-        HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " does not ascend (owned rows)",
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " does not ascend (owned rows)",
                   path, i, gid[i]);
     goto done;
   }
@@ -227,8 +244,9 @@ static halo_status owned_sorted(const halo_shard *s, const char *path, const int
           else
             second = i;
         }
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " repeats owned row %" PRId64,
-                path, second, gid[second], first);
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " repeats owned row %" PRId64, path,
+                second, gid[second], first);
     }
   *sorted = *copy;
 done:
@@ -243,11 +261,13 @@ static halo_status check_nodes(const halo_shard *s, const char *path) {
   for (int64_t i = 0; i < local; i++) {
     int64_t gid = s->global_id[i];
     if (gid < 0 || gid >= s->nodes)
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ")",
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ")",
                 path, i, gid, s->nodes);
     int64_t deg = s->degree[i];
     if (deg < 0 || deg >= (s->nodes > 0 ? s->nodes : 1))
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/degree[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ")",
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /nodes/degree[%" PRId64 "] = %" PRId64 " is out of range [0, %" PRId64 ")",
                 path, i, deg, s->nodes);
   }
   HALO_TRY(owned_sorted(s, path, &sorted, &copy));
@@ -255,19 +275,24 @@ static halo_status check_nodes(const halo_shard *s, const char *path) {
     int32_t q = s->halo_owner[h];
     int64_t row = s->n_owned + h;
     if (q < 0 || q >= s->parts || q == s->part)
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/halo_owner[%" PRId64 "] = %d is not another part in [0, %d)", path, h,
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /nodes/halo_owner[%" PRId64 "] = %d is not another part in [0, %d)", path, h,
                 (int)q, (int)s->parts);
     if (h > 0) {
       int32_t prev = s->halo_owner[h - 1];
       if (q < prev)
-        HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/halo_owner[%" PRId64 "] = %d is not grouped (follows %d)", path, h,
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: /nodes/halo_owner[%" PRId64 "] = %d is not grouped (follows %d)", path, h,
                   (int)q, (int)prev);
       if (q == prev && s->global_id[row] <= s->global_id[row - 1])
-        HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " does not ascend within its owner",
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: /nodes/global_id[%" PRId64 "] = %" PRId64
+                  " does not ascend within its owner",
                   path, row, s->global_id[row]);
     }
     if (owns(sorted, s->n_owned, s->global_id[row]))
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " is both owned and halo", path, row,
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /nodes/global_id[%" PRId64 "] = %" PRId64 " is both owned and halo", path, row,
                 s->global_id[row]);
   }
 done:
@@ -280,20 +305,24 @@ static halo_status check_graph(const halo_shard *s, const char *path) {
   uint8_t *seen = NULL;
   int64_t local = s->n_owned + s->n_halo;
   const int64_t *indptr = s->indptr;
-  if (indptr[0] != 0) HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr[0] = %" PRId64 ", expected 0", path, indptr[0]);
+  if (indptr[0] != 0)
+    HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr[0] = %" PRId64 ", expected 0", path, indptr[0]);
   for (int64_t i = 0; i < s->n_owned; i++) {
     if (indptr[i + 1] < indptr[i] || indptr[i + 1] > s->nnz)
       HALO_FAIL(HALO_ERR_RANGE,
-                "%s: /graph/indptr[%" PRId64 "] = %" PRId64 " is not monotone within [0, nnz = %" PRId64 "]", path,
-                i + 1, indptr[i + 1], s->nnz);
+                "%s: /graph/indptr[%" PRId64 "] = %" PRId64
+                " is not monotone within [0, nnz = %" PRId64 "]",
+                path, i + 1, indptr[i + 1], s->nnz);
     /* An owned row holds every neighbour, so its length is the global degree. */
     if (indptr[i + 1] - indptr[i] != s->degree[i])
       HALO_FAIL(HALO_ERR_RANGE,
-                "%s: /graph/indptr: row %" PRId64 " has %" PRId64 " entries but /nodes/degree[%" PRId64 "] = %" PRId64,
+                "%s: /graph/indptr: row %" PRId64 " has %" PRId64
+                " entries but /nodes/degree[%" PRId64 "] = %" PRId64,
                 path, i, indptr[i + 1] - indptr[i], i, s->degree[i]);
   }
   if (indptr[s->n_owned] != s->nnz)
-    HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indptr[%" PRId64 "] = %" PRId64 ", expected nnz = %" PRId64, path,
+    HALO_FAIL(HALO_ERR_RANGE,
+              "%s: /graph/indptr[%" PRId64 "] = %" PRId64 ", expected nnz = %" PRId64, path,
               s->n_owned, indptr[s->n_owned], s->nnz);
   HALO_ALLOC(seen, s->n_halo, "the halo coverage map");
   for (int64_t i = 0; i < s->n_owned; i++) {
@@ -301,7 +330,8 @@ static halo_status check_graph(const halo_shard *s, const char *path) {
     for (int64_t j = indptr[i]; j < indptr[i + 1]; j++) {
       int32_t col = s->indices[j];
       if (col == i)
-        HALO_FAIL(HALO_ERR_RANGE, "%s: /graph/indices[%" PRId64 "] = %d is a self-loop of row %" PRId64, path, j,
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: /graph/indices[%" PRId64 "] = %d is a self-loop of row %" PRId64, path, j,
                   (int)col, i);
       if (col >= s->n_owned) {
         if (i < s->n_interior)
@@ -316,7 +346,8 @@ static halo_status check_graph(const halo_shard *s, const char *path) {
   /* The halo is exactly the remote neighbourhood: no row is shipped for nothing. */
   for (int64_t h = 0; h < s->n_halo; h++)
     if (!seen[h])
-      HALO_FAIL(HALO_ERR_RANGE, "%s: halo row %" PRId64 " (global %" PRId64 ") is not a neighbour of any owned row",
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: halo row %" PRId64 " (global %" PRId64 ") is not a neighbour of any owned row",
                 path, s->n_owned + h, s->global_id[s->n_owned + h]);
 done:
   free(seen);
@@ -329,8 +360,8 @@ static halo_status check_node_data(const halo_shard *s, const char *path) {
     int64_t count = s->n_owned * s->features;
     for (int64_t k = 0; k < count; k++)
       if (!isfinite(s->x[k]))
-        HALO_FAIL(HALO_ERR_RANGE, "%s: /features[%" PRId64 "][%" PRId64 "] = %g is not finite", path,
-                  k / s->features, k % s->features, (double)s->x[k]);
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /features[%" PRId64 "][%" PRId64 "] = %g is not finite",
+                  path, k / s->features, k % s->features, (double)s->x[k]);
   }
   if (s->classes > 0)
     for (int64_t i = 0; i < s->n_owned; i++)
@@ -357,23 +388,26 @@ static halo_status check_halo(const halo_shard *s, const char *path) {
     for (int64_t k = s->send_ptr[q]; k < s->send_ptr[q + 1]; k++) {
       int32_t row = s->send_idx[k];
       if (row < 0 || row >= s->n_owned)
-        HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/send_idx[%" PRId64 "] = %d is out of range [0, %" PRId64 ")", path, k,
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: /halo/send_idx[%" PRId64 "] = %d is out of range [0, %" PRId64 ")", path, k,
                   (int)row, s->n_owned);
       if (k > s->send_ptr[q] && s->global_id[row] <= s->global_id[s->send_idx[k - 1]])
         HALO_FAIL(HALO_ERR_RANGE,
-                  "%s: /halo/send_idx[%" PRId64 "] = %d (global %" PRId64 ") does not ascend in global id after "
+                  "%s: /halo/send_idx[%" PRId64 "] = %d (global %" PRId64
+                  ") does not ascend in global id after "
                   "global %" PRId64 " (peer %d)",
                   path, k, (int)row, s->global_id[row], s->global_id[s->send_idx[k - 1]], (int)q);
     }
   HALO_TRY(halo__shard_check_ptr(path, "/halo/recv_ptr", s->recv_ptr, s->parts, s->n_halo));
   if (s->recv_ptr[s->parts] != s->n_halo)
-    HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/recv_ptr[%d] = %" PRId64 ", expected n_halo = %" PRId64, path,
-              (int)s->parts, s->recv_ptr[s->parts], s->n_halo);
+    HALO_FAIL(HALO_ERR_RANGE, "%s: /halo/recv_ptr[%d] = %" PRId64 ", expected n_halo = %" PRId64,
+              path, (int)s->parts, s->recv_ptr[s->parts], s->n_halo);
   for (int32_t q = 0; q < s->parts; q++)
     for (int64_t h = s->recv_ptr[q]; h < s->recv_ptr[q + 1]; h++)
       if (s->halo_owner[h] != q)
         HALO_FAIL(HALO_ERR_RANGE,
-                  "%s: /halo/recv_ptr gives halo row %" PRId64 " to part %d but /nodes/halo_owner[%" PRId64 "] = %d",
+                  "%s: /halo/recv_ptr gives halo row %" PRId64
+                  " to part %d but /nodes/halo_owner[%" PRId64 "] = %d",
                   path, s->n_owned + h, (int)q, h, (int)s->halo_owner[h]);
 done:
   return st;
@@ -401,7 +435,8 @@ halo_status halo__shard_check_arrays(const halo_shard *s, const char *path) {
       {"/halo/recv_ptr", s->recv_ptr, 1},
   };
   for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
-    if (arrays[k].needed && !arrays[k].ptr) HALO_FAIL(HALO_ERR_ARG, "%s: %s: array is NULL", path, arrays[k].name);
+    if (arrays[k].needed && !arrays[k].ptr)
+      HALO_FAIL(HALO_ERR_ARG, "%s: %s: array is NULL", path, arrays[k].name);
   HALO_TRY(check_nodes(s, path));
   HALO_TRY(check_graph(s, path));
   HALO_TRY(check_node_data(s, path));
@@ -418,32 +453,38 @@ halo_status halo__manifest_check(const halo_manifest *m, const char *path, int w
   HALO_TRY(check_version(m->format_version, path));
   if (m->nodes < 0 || m->edges < 0 || m->features < 0 || m->classes < 0 || m->parts < 1)
     HALO_FAIL(HALO_ERR_FORMAT,
-              "%s: implausible counts (nodes %" PRId64 ", edges %" PRId64 ", features %d, classes %d, parts %d)", path,
-              m->nodes, m->edges, (int)m->features, (int)m->classes, (int)m->parts);
-  if (!memchr(m->method, '\0', sizeof m->method) || !memchr(m->objective, '\0', sizeof m->objective) ||
+              "%s: implausible counts (nodes %" PRId64 ", edges %" PRId64
+              ", features %d, classes %d, parts %d)",
+              path, m->nodes, m->edges, (int)m->features, (int)m->classes, (int)m->parts);
+  if (!memchr(m->method, '\0', sizeof m->method) ||
+      !memchr(m->objective, '\0', sizeof m->objective) ||
       !memchr(m->source, '\0', sizeof m->source))
     HALO_FAIL(HALO_ERR_ARG, "%s: method, objective or source is not NUL-terminated", path);
   if ((with_part && m->nodes > 0 && !m->part) || !m->part_digest || !m->part_owned || !m->part_halo)
     HALO_FAIL(HALO_ERR_ARG, "%s: a manifest array is NULL", path);
   for (int32_t q = 0; q < m->parts; q++) {
     if (m->part_owned[q] < 0 || m->part_owned[q] > m->nodes)
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/owned[%d] = %" PRId64 " is out of range [0, %" PRId64 "]", path, (int)q,
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /parts/owned[%d] = %" PRId64 " is out of range [0, %" PRId64 "]", path, (int)q,
                 m->part_owned[q], m->nodes);
     if (m->part_halo[q] < 0 || m->part_halo[q] > m->nodes - m->part_owned[q])
-      HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/halo[%d] = %" PRId64 " is out of range [0, %" PRId64 "]", path, (int)q,
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /parts/halo[%d] = %" PRId64 " is out of range [0, %" PRId64 "]", path, (int)q,
                 m->part_halo[q], m->nodes - m->part_owned[q]);
   }
   if (with_part) {
     HALO_ALLOC(count, m->parts, "the per-part counts");
     for (int64_t v = 0; v < m->nodes; v++) {
       if (m->part[v] < 0 || m->part[v] >= m->parts)
-        HALO_FAIL(HALO_ERR_RANGE, "%s: /part[%" PRId64 "] = %d is out of range [0, %d)", path, v, (int)m->part[v],
-                  (int)m->parts);
+        HALO_FAIL(HALO_ERR_RANGE, "%s: /part[%" PRId64 "] = %d is out of range [0, %d)", path, v,
+                  (int)m->part[v], (int)m->parts);
       count[m->part[v]]++;
     }
     for (int32_t q = 0; q < m->parts; q++)
       if (m->part_owned[q] != count[q])
-        HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/owned[%d] = %" PRId64 " but /part assigns %" PRId64 " nodes to part %d",
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: /parts/owned[%d] = %" PRId64 " but /part assigns %" PRId64
+                  " nodes to part %d",
                   path, (int)q, m->part_owned[q], count[q], (int)q);
   }
   /* Every node has one owner, so the sizes add up to nodes.  With /part this
@@ -452,8 +493,9 @@ halo_status halo__manifest_check(const halo_manifest *m, const char *path, int w
   int64_t owned = 0;
   for (int32_t q = 0; q < m->parts && owned <= m->nodes; q++) owned += m->part_owned[q];
   if (owned != m->nodes)
-    HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/owned sums to %s%" PRId64 ", expected nodes = %" PRId64, path,
-              owned > m->nodes ? "more than " : "", owned > m->nodes ? m->nodes : owned, m->nodes);
+    HALO_FAIL(HALO_ERR_RANGE, "%s: /parts/owned sums to %s%" PRId64 ", expected nodes = %" PRId64,
+              path, owned > m->nodes ? "more than " : "", owned > m->nodes ? m->nodes : owned,
+              m->nodes);
 done:
   free(count);
   return st;

@@ -23,10 +23,10 @@ void halo__h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 /* What the HDF5 error stack says about the last failure. */
 typedef struct h5_cause {
   char innermost[256];
-  int fletcher;   /* a raw-data checksum failed */
-  int checksum;   /* a metadata checksum failed */
-  int truncated;  /* the file is shorter than its superblock says */
-  int not_hdf5;   /* no HDF5 signature */
+  int fletcher;  /* a raw-data checksum failed */
+  int checksum;  /* a metadata checksum failed */
+  int truncated; /* the file is shorter than its superblock says */
+  int not_hdf5;  /* no HDF5 signature */
 } h5_cause;
 
 static herr_t cause_walk(unsigned n, const H5E_error2_t *err, void *data) {
@@ -72,32 +72,46 @@ halo_status halo__h5_fail(const char *path, const char *obj, const char *what) {
 
 static hid_t kind_file_type(halo__h5_kind kind) {
   switch (kind) {
-  case HALO__H5_I32: return H5T_STD_I32LE;
-  case HALO__H5_I64: return H5T_STD_I64LE;
-  case HALO__H5_U64: return H5T_STD_U64LE;
-  case HALO__H5_F32: return H5T_IEEE_F32LE;
+    case HALO__H5_I32:
+      return H5T_STD_I32LE;
+    case HALO__H5_I64:
+      return H5T_STD_I64LE;
+    case HALO__H5_U64:
+      return H5T_STD_U64LE;
+    case HALO__H5_F32:
+      return H5T_IEEE_F32LE;
   }
   return H5I_INVALID_HID;
 }
 
 static hid_t kind_mem_type(halo__h5_kind kind) {
   switch (kind) {
-  case HALO__H5_I32: return H5T_NATIVE_INT32;
-  case HALO__H5_I64: return H5T_NATIVE_INT64;
-  case HALO__H5_U64: return H5T_NATIVE_UINT64;
-  case HALO__H5_F32: return H5T_NATIVE_FLOAT;
+    case HALO__H5_I32:
+      return H5T_NATIVE_INT32;
+    case HALO__H5_I64:
+      return H5T_NATIVE_INT64;
+    case HALO__H5_U64:
+      return H5T_NATIVE_UINT64;
+    case HALO__H5_F32:
+      return H5T_NATIVE_FLOAT;
   }
   return H5I_INVALID_HID;
 }
 
-static size_t kind_size(halo__h5_kind kind) { return kind == HALO__H5_I32 || kind == HALO__H5_F32 ? 4 : 8; }
+static size_t kind_size(halo__h5_kind kind) {
+  return kind == HALO__H5_I32 || kind == HALO__H5_F32 ? 4 : 8;
+}
 
 static const char *kind_name(halo__h5_kind kind) {
   switch (kind) {
-  case HALO__H5_I32: return "int32";
-  case HALO__H5_I64: return "int64";
-  case HALO__H5_U64: return "uint64";
-  case HALO__H5_F32: return "float32";
+    case HALO__H5_I32:
+      return "int32";
+    case HALO__H5_I64:
+      return "int64";
+    case HALO__H5_U64:
+      return "uint64";
+    case HALO__H5_F32:
+      return "float32";
   }
   return "?";
 }
@@ -107,13 +121,21 @@ static void type_describe(hid_t type, char *buf, size_t size) {
   H5T_class_t cls = H5Tget_class(type);
   size_t bits = H5Tget_size(type) * 8;
   switch (cls) {
-  case H5T_INTEGER:
-    snprintf(buf, size, "%sint%zu", H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "", bits);
-    return;
-  case H5T_FLOAT: snprintf(buf, size, "float%zu", bits); return;
-  case H5T_STRING: snprintf(buf, size, "string"); return;
-  case H5T_COMPOUND: snprintf(buf, size, "compound"); return;
-  default: snprintf(buf, size, "HDF5 type class %d", (int)cls); return;
+    case H5T_INTEGER:
+      snprintf(buf, size, "%sint%zu", H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "", bits);
+      return;
+    case H5T_FLOAT:
+      snprintf(buf, size, "float%zu", bits);
+      return;
+    case H5T_STRING:
+      snprintf(buf, size, "string");
+      return;
+    case H5T_COMPOUND:
+      snprintf(buf, size, "compound");
+      return;
+    default:
+      snprintf(buf, size, "HDF5 type class %d", (int)cls);
+      return;
   }
 }
 
@@ -132,7 +154,8 @@ halo_status halo__h5_create(const char *path, char *tmp, size_t tmp_size, hid_t 
   hid_t fapl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
   *file = H5I_INVALID_HID;
   struct stat sb;
-  if (stat(path, &sb) == 0) HALO_FAIL(HALO_ERR_EXISTS, "%s: already exists; not overwriting it", path);
+  if (stat(path, &sb) == 0)
+    HALO_FAIL(HALO_ERR_EXISTS, "%s: already exists; not overwriting it", path);
   int n = snprintf(tmp, tmp_size, "%s.tmp", path);
   if (n < 0 || (size_t)n >= tmp_size) HALO_FAIL(HALO_ERR_ARG, "%s: path is too long", path);
   /* Format 1.8+ objects carry metadata checksums; 1.10 is what Debian 12 and
@@ -151,7 +174,8 @@ done:
 }
 
 halo_status halo__h5_commit(halo_status st, hid_t file, const char *tmp, const char *path) {
-  if (file >= 0 && H5Fclose(file) < 0 && st == HALO_OK) st = halo__h5_fail(tmp, NULL, "cannot close file");
+  if (file >= 0 && H5Fclose(file) < 0 && st == HALO_OK)
+    st = halo__h5_fail(tmp, NULL, "cannot close file");
   if (st == HALO_OK) {
     /* The data must be on disk before the name says the file is complete. */
     int fd = open(tmp, O_RDONLY);
@@ -186,8 +210,8 @@ halo_status halo__h5_attr_write(hid_t loc, const char *path, const char *name, h
   halo_status st = HALO_OK;
   hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
   HALO_H5(space = H5Screate(H5S_SCALAR), path, name, "cannot create a dataspace");
-  HALO_H5(attr = H5Acreate2(loc, name, kind_file_type(kind), space, H5P_DEFAULT, H5P_DEFAULT), path, name,
-          "cannot create attribute");
+  HALO_H5(attr = H5Acreate2(loc, name, kind_file_type(kind), space, H5P_DEFAULT, H5P_DEFAULT), path,
+          name, "cannot create attribute");
   HALO_H5(H5Awrite(attr, kind_mem_type(kind), value), path, name, "cannot write attribute");
 done:
   if (attr >= 0) H5Aclose(attr);
@@ -195,7 +219,8 @@ done:
   return st;
 }
 
-halo_status halo__h5_attr_write_str(hid_t loc, const char *path, const char *name, const char *value) {
+halo_status halo__h5_attr_write_str(hid_t loc, const char *path, const char *name,
+                                    const char *value) {
   halo_status st = HALO_OK;
   hid_t type = H5I_INVALID_HID, space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
   /* Fixed length, NUL-terminated ASCII: h5dump prints it as "metis". */
@@ -214,7 +239,8 @@ done:
 }
 
 /* Opens a scalar attribute and returns its file type in *type. */
-static halo_status attr_open(hid_t loc, const char *path, const char *name, hid_t *attr, hid_t *type) {
+static halo_status attr_open(hid_t loc, const char *path, const char *name, hid_t *attr,
+                             hid_t *type) {
   halo_status st = HALO_OK;
   hid_t space = H5I_INVALID_HID;
   htri_t exists;
@@ -241,7 +267,8 @@ halo_status halo__h5_attr_read(hid_t loc, const char *path, const char *name, ha
   if (!type_is(type, kind)) {
     char got[64];
     type_describe(type, got, sizeof got);
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: attribute %s has type %s, expected %s", path, name, got, kind_name(kind));
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: attribute %s has type %s, expected %s", path, name, got,
+              kind_name(kind));
   }
   HALO_H5(H5Aread(attr, kind_mem_type(kind), value), path, name, "cannot read attribute");
 done:
@@ -250,7 +277,8 @@ done:
   return st;
 }
 
-halo_status halo__h5_attr_read_str(hid_t loc, const char *path, const char *name, char *buf, size_t size) {
+halo_status halo__h5_attr_read_str(hid_t loc, const char *path, const char *name, char *buf,
+                                   size_t size) {
   halo_status st = HALO_OK;
   hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID, mem = H5I_INVALID_HID;
   char *text = NULL;
@@ -278,8 +306,8 @@ halo_status halo__h5_attr_read_str(hid_t loc, const char *path, const char *name
   }
   size_t n = strlen(text);
   if (n >= size)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: attribute %s is %zu characters long; at most %zu fit", path, name, n,
-              size - 1);
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: attribute %s is %zu characters long; at most %zu fit", path,
+              name, n, size - 1);
   memcpy(buf, text, n + 1);
 done:
   if (variable > 0) {
@@ -338,14 +366,15 @@ done:
   return st;
 }
 
-halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo__h5_kind kind, int rank,
-                           const hsize_t *dims, const void *data) {
+halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo__h5_kind kind,
+                           int rank, const hsize_t *dims, const void *data) {
   halo_status st = HALO_OK;
   hid_t dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID, dset = H5I_INVALID_HID;
   hsize_t maxdims[2], chunk[2];
   size_t per_chunk = CHUNK_BYTES / kind_size(kind);
   if (rank < 1 || rank > 2 || (rank == 2 && dims[1] == 0))
-    HALO_FAIL(HALO_ERR_ARG, "%s: %s: cannot store a dataset of rank %d with an empty row", path, name, rank);
+    HALO_FAIL(HALO_ERR_ARG, "%s: %s: cannot store a dataset of rank %d with an empty row", path,
+              name, rank);
   hsize_t total = dims[0] * (rank == 2 ? dims[1] : 1);
   for (int d = 0; d < rank; d++) maxdims[d] = dims[d];
   if (dims[0] == 0) maxdims[0] = H5S_UNLIMITED;
@@ -366,10 +395,13 @@ halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo_
   /* No timestamps: the same shard always gives the same bytes. */
   HALO_H5(H5Pset_obj_track_times(dcpl, 0), path, name, "cannot turn off time tracking");
   HALO_H5(space = H5Screate_simple(rank, dims, maxdims), path, name, "cannot create a dataspace");
-  HALO_H5(dset = H5Dcreate2(file, name, kind_file_type(kind), space, H5P_DEFAULT, dcpl, H5P_DEFAULT), path,
-          name, "cannot create dataset");
+  HALO_H5(
+      dset = H5Dcreate2(file, name, kind_file_type(kind), space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+      path, name, "cannot create dataset");
   if (total > 0) {
-    if (!data) HALO_FAIL(HALO_ERR_ARG, "%s: %s: %llu values but no data", path, name, (unsigned long long)total);
+    if (!data)
+      HALO_FAIL(HALO_ERR_ARG, "%s: %s: %llu values but no data", path, name,
+                (unsigned long long)total);
     HALO_H5(H5Dwrite(dset, kind_mem_type(kind), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), path, name,
             "cannot write dataset");
   }
@@ -380,8 +412,8 @@ done:
   return st;
 }
 
-halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__h5_kind kind, int rank,
-                          hsize_t *dims, int exact, void **out) {
+halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__h5_kind kind,
+                          int rank, hsize_t *dims, int exact, void **out) {
   halo_status st = HALO_OK;
   hid_t dset = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID;
   void *buf = NULL;
@@ -394,7 +426,8 @@ halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__
   if (!type_is(type, kind)) {
     char got[64];
     type_describe(type, got, sizeof got);
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: %s: element type is %s, expected %s", path, name, got, kind_name(kind));
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: %s: element type is %s, expected %s", path, name, got,
+              kind_name(kind));
   }
   HALO_H5(space = H5Dget_space(dset), path, name, "cannot read the dataspace");
   int got_rank = H5Sget_simple_extent_ndims(space);
@@ -425,12 +458,13 @@ halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__
     hsize_t file_size = 0;
     HALO_H5(H5Fget_filesize(file, &file_size), path, NULL, "cannot read the file size");
     if (bytes > file_size)
-      HALO_FAIL(HALO_ERR_CORRUPT, "%s: %s: %llu bytes of data cannot fit in the %llu-byte file", path, name,
-                (unsigned long long)bytes, (unsigned long long)file_size);
+      HALO_FAIL(HALO_ERR_CORRUPT, "%s: %s: %llu bytes of data cannot fit in the %llu-byte file",
+                path, name, (unsigned long long)bytes, (unsigned long long)file_size);
     hsize_t stored = H5Dget_storage_size(dset);
     if (stored < bytes)
-      HALO_FAIL(HALO_ERR_CORRUPT, "%s: %s: only %llu of its %llu bytes are stored (incomplete dataset)", path,
-                name, (unsigned long long)stored, (unsigned long long)bytes);
+      HALO_FAIL(HALO_ERR_CORRUPT,
+                "%s: %s: only %llu of its %llu bytes are stored (incomplete dataset)", path, name,
+                (unsigned long long)stored, (unsigned long long)bytes);
   }
   if (!out) goto done;
   buf = calloc(count ? count : 1, kind_size(kind));

@@ -34,12 +34,12 @@ halo_status halo__h5_fail(const char *path, const char *obj, const char *what);
 
 /* Checks an HDF5 return value (hid_t or herr_t): on a negative one, logs via
  * halo__h5_fail, stores the status in `st` and jumps to `done`. */
-#define HALO_H5(expr, path, obj, what)                                         \
-  do {                                                                         \
-    if ((expr) < 0) {                                                          \
-      st = halo__h5_fail((path), (obj), (what));                               \
-      goto done;                                                               \
-    }                                                                          \
+#define HALO_H5(expr, path, obj, what)           \
+  do {                                           \
+    if ((expr) < 0) {                            \
+      st = halo__h5_fail((path), (obj), (what)); \
+      goto done;                                 \
+    }                                            \
   } while (0)
 
 /* Creates PATH.tmp for writing (replacing a stale one); *tmp receives the
@@ -58,7 +58,8 @@ halo_status halo__h5_open(const char *path, hid_t *file);
 /* Scalar attributes on `loc` (the root group). */
 halo_status halo__h5_attr_write(hid_t loc, const char *path, const char *name, halo__h5_kind kind,
                                 const void *value);
-halo_status halo__h5_attr_write_str(hid_t loc, const char *path, const char *name, const char *value);
+halo_status halo__h5_attr_write_str(hid_t loc, const char *path, const char *name,
+                                    const char *value);
 /* Reads a scalar attribute whose stored type must be exactly `kind`. */
 halo_status halo__h5_attr_read(hid_t loc, const char *path, const char *name, halo__h5_kind kind,
                                void *value);
@@ -73,8 +74,8 @@ halo_status halo__h5_group(hid_t file, const char *path, const char *name);
 /* Writes a chunked, Fletcher-32 checksummed dataset of rank 1 or 2.  A
  * zero-size dataset gets an unlimited first dimension, since HDF5 cannot
  * chunk a fixed dimension of size 0.  `data` may be NULL when it is empty. */
-halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo__h5_kind kind, int rank,
-                           const hsize_t *dims, const void *data);
+halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo__h5_kind kind,
+                           int rank, const hsize_t *dims, const void *data);
 
 /* Reads dataset `name`, which must exist, have element type `kind` and rank
  * `rank`.  With `exact`, its shape must equal dims; otherwise dims[0] is an
@@ -83,8 +84,8 @@ halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo_
  * file, is *out allocated (at least one element, zeroed) and filled.  With
  * `out` NULL it stops there: the dataset is checked but not read (so its
  * Fletcher-32 checksum is not either). */
-halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__h5_kind kind, int rank,
-                          hsize_t *dims, int exact, void **out);
+halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__h5_kind kind,
+                          int rank, hsize_t *dims, int exact, void **out);
 
 /* 1 when the link `name` ("/graph/indices") exists, 0 when not, negative
  * on an HDF5 error (already logged). */
@@ -94,8 +95,8 @@ int halo__h5_exists(hid_t file, const char *path, const char *name);
  * written) and the readers (so that a bad file is never returned).  `path`
  * only names the file in messages. */
 halo_status halo__shard_check_counts(const halo_shard *s, const char *path);
-halo_status halo__shard_check_ptr(const char *path, const char *name, const int64_t *ptr, int32_t parts,
-                                  int64_t max_total);
+halo_status halo__shard_check_ptr(const char *path, const char *name, const int64_t *ptr,
+                                  int32_t parts, int64_t max_total);
 halo_status halo__shard_check_arrays(const halo_shard *s, const char *path);
 /* With `with_part`, m->part must be present and agree with /parts/owned;
  * without, m->part is ignored. */

@@ -72,15 +72,17 @@ halo_status halo_manifest_read_opts(const char *path, unsigned flags, halo_manif
   if (!path || !out) HALO_FAIL(HALO_ERR_ARG, "halo_manifest_read: NULL argument");
   *out = NULL;
   unsigned unknown = flags & ~(unsigned)HALO_MANIFEST_NO_PART;
-  if (unknown) HALO_FAIL(HALO_ERR_ARG, "%s: halo_manifest_read_opts: unknown flags 0x%x", path, unknown);
+  if (unknown)
+    HALO_FAIL(HALO_ERR_ARG, "%s: halo_manifest_read_opts: unknown flags 0x%x", path, unknown);
   int with_part = !(flags & HALO_MANIFEST_NO_PART);
   HALO_TRY(halo__h5_open(path, &file));
   HALO_ALLOC(m, 1, "a manifest");
 
   HALO_TRY(halo__h5_attr_read(file, path, "format_version", HALO__H5_I32, &m->format_version));
   if (m->format_version < HALO_SHARD_FORMAT_OLDEST || m->format_version > HALO_SHARD_FORMAT_VERSION)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads versions %d to %d)",
-              path, (int)m->format_version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: format_version %d is not supported (this build reads versions %d to %d)", path,
+              (int)m->format_version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
   HALO_TRY(halo__h5_attr_read(file, path, "nodes", HALO__H5_I64, &m->nodes));
   HALO_TRY(halo__h5_attr_read(file, path, "edges", HALO__H5_I64, &m->edges));
   HALO_TRY(halo__h5_attr_read(file, path, "features", HALO__H5_I32, &m->features));
@@ -94,8 +96,8 @@ halo_status halo_manifest_read_opts(const char *path, unsigned flags, halo_manif
   HALO_TRY(halo__h5_attr_read_str(file, path, "objective", m->objective, sizeof m->objective));
   HALO_TRY(halo__h5_attr_read_str(file, path, "source", m->source, sizeof m->source));
   if (m->nodes < 0 || m->parts < 1)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: nodes = %lld, parts = %d are implausible", path, (long long)m->nodes,
-              (int)m->parts);
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: nodes = %lld, parts = %d are implausible", path,
+              (long long)m->nodes, (int)m->parts);
 
   hsize_t nodes[2] = {(hsize_t)m->nodes, 0}, parts[2] = {(hsize_t)m->parts, 0};
   /* Without /part's values, its type and shape are still checked (metadata

@@ -38,7 +38,8 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
   };
   for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
     HALO_TRY(halo__h5_attr_write(file, path, attrs[k].name, attrs[k].kind, attrs[k].value));
-  if (s->format_version >= 2) HALO_TRY(halo__h5_attr_write(file, path, "n_interior", HALO__H5_I64, &s->n_interior));
+  if (s->format_version >= 2)
+    HALO_TRY(halo__h5_attr_write(file, path, "n_interior", HALO__H5_I64, &s->n_interior));
 
   hsize_t local = (hsize_t)(s->n_owned + s->n_halo), owned = (hsize_t)s->n_owned;
   hsize_t peers = (hsize_t)s->parts + 1;
@@ -66,22 +67,23 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
   };
   for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++)
     if (sets[k].present)
-      HALO_TRY(halo__h5_write(file, path, sets[k].name, sets[k].kind, sets[k].rank, sets[k].dims, sets[k].data));
+      HALO_TRY(halo__h5_write(file, path, sets[k].name, sets[k].kind, sets[k].rank, sets[k].dims,
+                              sets[k].data));
 done:
   if (created) st = halo__h5_commit(st, file, tmp, path);
   return st;
 }
 
 /* Reads a dataset whose length must be exactly n. */
-static halo_status read_exact(hid_t file, const char *path, const char *name, halo__h5_kind kind, int64_t n,
-                              void **out) {
+static halo_status read_exact(hid_t file, const char *path, const char *name, halo__h5_kind kind,
+                              int64_t n, void **out) {
   hsize_t dims[2] = {(hsize_t)n, 0};
   return halo__h5_read(file, path, name, kind, 1, dims, 1, out);
 }
 
 /* Reads a dataset of at most max elements; *n receives its length. */
-static halo_status read_upto(hid_t file, const char *path, const char *name, int64_t max, int64_t *n,
-                             void **out) {
+static halo_status read_upto(hid_t file, const char *path, const char *name, int64_t max,
+                             int64_t *n, void **out) {
   hsize_t dims[2] = {(hsize_t)max, 0};
   halo_status st = halo__h5_read(file, path, name, HALO__H5_I32, 1, dims, 0, out);
   *n = (int64_t)dims[0];
@@ -95,18 +97,20 @@ static halo_status check_manifest(const halo_shard *s, const halo_manifest *m, c
               "%s: run_id %016" PRIx64 " differs from the manifest's %016" PRIx64
               " (a shard from another partition run)",
               path, s->run_id, m->run_id);
-  if (s->parts != m->parts || s->nodes != m->nodes || s->edges != m->edges || s->features != m->features ||
-      s->classes != m->classes)
+  if (s->parts != m->parts || s->nodes != m->nodes || s->edges != m->edges ||
+      s->features != m->features || s->classes != m->classes)
     HALO_FAIL(HALO_ERR_MISMATCH,
-              "%s: counts (parts %d, nodes %" PRId64 ", edges %" PRId64 ", features %d, classes %d) differ from the "
+              "%s: counts (parts %d, nodes %" PRId64 ", edges %" PRId64
+              ", features %d, classes %d) differ from the "
               "manifest's (%d, %" PRId64 ", %" PRId64 ", %d, %d)",
-              path, (int)s->parts, s->nodes, s->edges, (int)s->features, (int)s->classes, (int)m->parts, m->nodes,
-              m->edges, (int)m->features, (int)m->classes);
+              path, (int)s->parts, s->nodes, s->edges, (int)s->features, (int)s->classes,
+              (int)m->parts, m->nodes, m->edges, (int)m->features, (int)m->classes);
   int32_t p = s->part;
   if (s->n_owned != m->part_owned[p] || s->n_halo != m->part_halo[p])
     HALO_FAIL(HALO_ERR_MISMATCH,
-              "%s: n_owned = %" PRId64 ", n_halo = %" PRId64 " but the manifest says %" PRId64 ", %" PRId64, path,
-              s->n_owned, s->n_halo, m->part_owned[p], m->part_halo[p]);
+              "%s: n_owned = %" PRId64 ", n_halo = %" PRId64 " but the manifest says %" PRId64
+              ", %" PRId64,
+              path, s->n_owned, s->n_halo, m->part_owned[p], m->part_halo[p]);
   /* Without /part (HALO_MANIFEST_NO_PART) the owners go unchecked here, and
    * need not be: the digest below covers global_id and halo_owner, and the
    * manifest's digest was taken by the run that wrote /part from the same
@@ -115,12 +119,14 @@ static halo_status check_manifest(const halo_shard *s, const halo_manifest *m, c
     int32_t owner = i < s->n_owned ? p : s->halo_owner[i - s->n_owned];
     if (m->part[s->global_id[i]] != owner)
       HALO_FAIL(HALO_ERR_MISMATCH,
-                "%s: row %" PRId64 " (global %" PRId64 ") belongs to part %d, but the manifest says %d", path, i,
-                s->global_id[i], (int)owner, (int)m->part[s->global_id[i]]);
+                "%s: row %" PRId64 " (global %" PRId64
+                ") belongs to part %d, but the manifest says %d",
+                path, i, s->global_id[i], (int)owner, (int)m->part[s->global_id[i]]);
   }
   uint64_t digest = halo_shard_digest(s);
   if (digest != m->part_digest[p])
-    HALO_FAIL(HALO_ERR_CORRUPT, "%s: content digest %016" PRIx64 " does not match the manifest's %016" PRIx64, path,
+    HALO_FAIL(HALO_ERR_CORRUPT,
+              "%s: content digest %016" PRIx64 " does not match the manifest's %016" PRIx64, path,
               digest, m->part_digest[p]);
 done:
   return st;
@@ -140,8 +146,9 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   /* The version decides how to read everything else, so it comes first. */
   HALO_TRY(halo__h5_attr_read(file, path, "format_version", HALO__H5_I32, &s->format_version));
   if (s->format_version < HALO_SHARD_FORMAT_OLDEST || s->format_version > HALO_SHARD_FORMAT_VERSION)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: format_version %d is not supported (this build reads versions %d to %d)",
-              path, (int)s->format_version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: format_version %d is not supported (this build reads versions %d to %d)", path,
+              (int)s->format_version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
   HALO_TRY(halo__h5_attr_read(file, path, "part", HALO__H5_I32, &s->part));
   HALO_TRY(halo__h5_attr_read(file, path, "parts", HALO__H5_I32, &s->parts));
   HALO_TRY(halo__h5_attr_read(file, path, "run_id", HALO__H5_U64, &s->run_id));
@@ -152,10 +159,12 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   HALO_TRY(halo__h5_attr_read(file, path, "n_owned", HALO__H5_I64, &s->n_owned));
   HALO_TRY(halo__h5_attr_read(file, path, "n_halo", HALO__H5_I64, &s->n_halo));
   HALO_TRY(halo__h5_attr_read(file, path, "nnz", HALO__H5_I64, &s->nnz));
-  if (s->format_version >= 2) HALO_TRY(halo__h5_attr_read(file, path, "n_interior", HALO__H5_I64, &s->n_interior));
+  if (s->format_version >= 2)
+    HALO_TRY(halo__h5_attr_read(file, path, "n_interior", HALO__H5_I64, &s->n_interior));
   HALO_TRY(halo__shard_check_counts(s, path));
   if (m && (s->parts != m->parts))
-    HALO_FAIL(HALO_ERR_MISMATCH, "%s: parts = %d but the manifest says %d", path, (int)s->parts, (int)m->parts);
+    HALO_FAIL(HALO_ERR_MISMATCH, "%s: parts = %d but the manifest says %d", path, (int)s->parts,
+              (int)m->parts);
 
   int64_t local = s->n_owned + s->n_halo;
   HALO_TRY(read_exact(file, path, "/nodes/global_id", HALO__H5_I64, local, &buf));
@@ -186,7 +195,8 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   HALO_TRY(read_exact(file, path, "/halo/send_ptr", HALO__H5_I64, (int64_t)s->parts + 1, &buf));
   s->send_ptr = buf;
   /* send_ptr sizes send_idx, so it is checked before that read. */
-  HALO_TRY(halo__shard_check_ptr(path, "/halo/send_ptr", s->send_ptr, s->parts, s->n_owned * (s->parts - 1)));
+  HALO_TRY(halo__shard_check_ptr(path, "/halo/send_ptr", s->send_ptr, s->parts,
+                                 s->n_owned * (s->parts - 1)));
   HALO_TRY(read_exact(file, path, "/halo/send_idx", HALO__H5_I32, s->send_ptr[s->parts], &buf));
   s->send_idx = buf;
   HALO_TRY(read_exact(file, path, "/halo/recv_ptr", HALO__H5_I64, (int64_t)s->parts + 1, &buf));

@@ -191,58 +191,78 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     int ch = getopt_long(argc, argv, ":hV", longopts, &longindex);
     if (ch == -1) break;
     switch (ch) {
-    case 'i': c->input = optarg; break;
-    case 'o': c->out = optarg; break;
-    case OPT_JSON: c->json = optarg; break;
-    case OPT_FORCE: c->force = 1; break;
-    case OPT_FEATURES: c->features = optarg; break;
-    case OPT_LABELS: c->labels = optarg; break;
-    case OPT_WRITE_METIS: c->write_metis = optarg; break;
-    case 'f': HALO_TRY(halo_format_parse(optarg, &c->format)); break; /* it names --format */
-    case 'm':
-      if (halo_method_parse(optarg, &c->opt.method) != HALO_OK)
-        HALO_FAIL(HALO_ERR_ARG, "--method: unknown method '%s' (metis, random, block)", optarg);
-      break;
-    case OPT_OBJECTIVE:
-      if (halo_objective_parse(optarg, &c->opt.objective) != HALO_OK)
-        HALO_FAIL(HALO_ERR_ARG, "--objective: unknown objective '%s' (cut, vol)", optarg);
-      break;
-    case OPT_ORDER:
-      if (halo_order_parse(optarg, &c->opt.order) != HALO_OK)
-        HALO_FAIL(HALO_ERR_ARG, "--order: unknown order '%s' (community, id)", optarg);
-      break;
-    case 'p':
-      HALO_TRY(parse_int("--parts", optarg, 1, INT32_MAX, &v));
-      c->opt.parts = (int32_t)v;
-      parts_given = 1;
-      break;
-    case 's':
-      HALO_TRY(parse_int("--seed", optarg, 0, INT64_MAX, &v));
-      c->opt.seed = v;
-      break;
-    case OPT_UFACTOR:
-      HALO_TRY(parse_int("--ufactor", optarg, 1, 1000000, &v));
-      c->opt.ufactor = (int32_t)v;
-      break;
-    case OPT_SYNTH_FEATURES:
-      HALO_TRY(parse_int("--synthetic-features", optarg, 1, INT32_MAX, &v));
-      c->synth_features = (int32_t)v;
-      break;
-    case OPT_SYNTH_CLASSES:
-      HALO_TRY(parse_int("--synthetic-classes", optarg, 1, INT32_MAX, &v));
-      c->synth_classes = (int32_t)v;
-      break;
-    case OPT_DIMS: HALO_TRY(parse_dims(optarg, c)); break;
-    case 'h':
-      fputs(usage, stdout);
-      *stop = 1;
-      goto done;
-    case 'V':
-      printf("halo-partition %s (shard format %d)\n", HALO_VERSION, HALO_SHARD_FORMAT_VERSION);
-      *stop = 1;
-      goto done;
-    case ':': HALO_FAIL(HALO_ERR_ARG, "%s needs a value", argv[optind - 1]);
-    default: HALO_FAIL(HALO_ERR_ARG, "unknown option '%s' (see --help)", argv[optind - 1]);
+      case 'i':
+        c->input = optarg;
+        break;
+      case 'o':
+        c->out = optarg;
+        break;
+      case OPT_JSON:
+        c->json = optarg;
+        break;
+      case OPT_FORCE:
+        c->force = 1;
+        break;
+      case OPT_FEATURES:
+        c->features = optarg;
+        break;
+      case OPT_LABELS:
+        c->labels = optarg;
+        break;
+      case OPT_WRITE_METIS:
+        c->write_metis = optarg;
+        break;
+      case 'f':
+        HALO_TRY(halo_format_parse(optarg, &c->format));
+        break; /* it names --format */
+      case 'm':
+        if (halo_method_parse(optarg, &c->opt.method) != HALO_OK)
+          HALO_FAIL(HALO_ERR_ARG, "--method: unknown method '%s' (metis, random, block)", optarg);
+        break;
+      case OPT_OBJECTIVE:
+        if (halo_objective_parse(optarg, &c->opt.objective) != HALO_OK)
+          HALO_FAIL(HALO_ERR_ARG, "--objective: unknown objective '%s' (cut, vol)", optarg);
+        break;
+      case OPT_ORDER:
+        if (halo_order_parse(optarg, &c->opt.order) != HALO_OK)
+          HALO_FAIL(HALO_ERR_ARG, "--order: unknown order '%s' (community, id)", optarg);
+        break;
+      case 'p':
+        HALO_TRY(parse_int("--parts", optarg, 1, INT32_MAX, &v));
+        c->opt.parts = (int32_t)v;
+        parts_given = 1;
+        break;
+      case 's':
+        HALO_TRY(parse_int("--seed", optarg, 0, INT64_MAX, &v));
+        c->opt.seed = v;
+        break;
+      case OPT_UFACTOR:
+        HALO_TRY(parse_int("--ufactor", optarg, 1, 1000000, &v));
+        c->opt.ufactor = (int32_t)v;
+        break;
+      case OPT_SYNTH_FEATURES:
+        HALO_TRY(parse_int("--synthetic-features", optarg, 1, INT32_MAX, &v));
+        c->synth_features = (int32_t)v;
+        break;
+      case OPT_SYNTH_CLASSES:
+        HALO_TRY(parse_int("--synthetic-classes", optarg, 1, INT32_MAX, &v));
+        c->synth_classes = (int32_t)v;
+        break;
+      case OPT_DIMS:
+        HALO_TRY(parse_dims(optarg, c));
+        break;
+      case 'h':
+        fputs(usage, stdout);
+        *stop = 1;
+        goto done;
+      case 'V':
+        printf("halo-partition %s (shard format %d)\n", HALO_VERSION, HALO_SHARD_FORMAT_VERSION);
+        *stop = 1;
+        goto done;
+      case ':':
+        HALO_FAIL(HALO_ERR_ARG, "%s needs a value", argv[optind - 1]);
+      default:
+        HALO_FAIL(HALO_ERR_ARG, "unknown option '%s' (see --help)", argv[optind - 1]);
     }
   }
   if (optind < argc) HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
@@ -438,7 +458,8 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
     printf("  per epoch, input dropout (training default)  %14" PRId64 " B  %12s  (%" PRId64
            " columns per halo row)\n",
            pr->epoch, human_bytes(b1, sizeof b1, pr->epoch), pr->dropout.per_epoch);
-    printf("  per epoch, no input dropout (static layer 1) %14" PRId64 " B  %12s  + %s once at "
+    printf("  per epoch, no input dropout (static layer 1) %14" PRId64
+           " B  %12s  + %s once at "
            "set-up\n",
            pr->epoch_static, human_bytes(b1, sizeof b1, pr->epoch_static),
            human_bytes(b2, sizeof b2, pr->setup));
@@ -457,10 +478,11 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
   }
   printf("\noutput              %s (manifest.h5 + %d parts), run id %016" PRIx64 "\n", c->out,
          s->parts, run_id);
-  printf("time                %.2f s wall, %.2f s cpu (wall: load %.2f, clean %.2f, partition "
-         "%.2f, write %.2f)\n",
-         t->wall[PHASE_TOTAL], t->cpu[PHASE_TOTAL], t->wall[PHASE_LOAD], t->wall[PHASE_CLEAN],
-         t->wall[PHASE_PARTITION], t->wall[PHASE_WRITE]);
+  printf(
+      "time                %.2f s wall, %.2f s cpu (wall: load %.2f, clean %.2f, partition "
+      "%.2f, write %.2f)\n",
+      t->wall[PHASE_TOTAL], t->cpu[PHASE_TOTAL], t->wall[PHASE_LOAD], t->wall[PHASE_CLEAN],
+      t->wall[PHASE_PARTITION], t->wall[PHASE_WRITE]);
 }
 
 /* ---- progress -------------------------------------------------------- */

@@ -75,10 +75,10 @@ typedef struct halo_partition_options {
 
 /* The defaults of halo-partition: METIS k-way, edge cut, seed 1, ufactor 30
  * (METIS' own k-way default), community order. */
-#define HALO_PARTITION_OPTIONS_INIT                                                                \
-  {                                                                                                \
-    .parts = 1, .method = HALO_METHOD_METIS, .objective = HALO_OBJECTIVE_CUT, .seed = 1,           \
-    .ufactor = 30, .order = HALO_ORDER_COMMUNITY                                                   \
+#define HALO_PARTITION_OPTIONS_INIT                                                      \
+  {                                                                                      \
+    .parts = 1, .method = HALO_METHOD_METIS, .objective = HALO_OBJECTIVE_CUT, .seed = 1, \
+    .ufactor = 30, .order = HALO_ORDER_COMMUNITY                                         \
   }
 
 /* Fills part[0..g->n) with values in [0, opt->parts).  g must be clean

@@ -6,7 +6,8 @@ halo_status halo_predict_widths(const int32_t *dims, int ndims, int input_dropou
   if (ndims < 2 || ndims > HALO_MAX_LAYERS + 1)
     HALO_FAIL(HALO_ERR_ARG, "a model needs 2 to %d widths, got %d", HALO_MAX_LAYERS + 1, ndims);
   for (int i = 0; i < ndims; i++)
-    if (dims[i] < 1) HALO_FAIL(HALO_ERR_ARG, "width %d of the model is %d; widths must be >= 1", i, dims[i]);
+    if (dims[i] < 1)
+      HALO_FAIL(HALO_ERR_ARG, "width %d of the model is %d; widths must be >= 1", i, dims[i]);
 
   *out = (halo_widths){.layers = ndims - 1};
   for (int l = 0; l < out->layers; l++) {

@@ -23,12 +23,12 @@
 #define HALO_MAX_LAYERS 16
 
 typedef struct halo_widths {
-  int layers;                       /* L = ndims - 1 */
-  int32_t fwd[HALO_MAX_LAYERS];     /* columns exchanged forward by layer l (0 = none) */
-  int32_t bwd[HALO_MAX_LAYERS];     /* columns exchanged backward by layer l (0 = none) */
+  int layers;                           /* L = ndims - 1 */
+  int32_t fwd[HALO_MAX_LAYERS];         /* columns exchanged forward by layer l (0 = none) */
+  int32_t bwd[HALO_MAX_LAYERS];         /* columns exchanged backward by layer l (0 = none) */
   int transform_first[HALO_MAX_LAYERS]; /* 1 when layer l multiplies by W before aggregating */
-  int32_t setup;                    /* columns exchanged once at set-up (0 = none) */
-  int64_t per_epoch;                /* sum of fwd and bwd: columns per halo row per epoch */
+  int32_t setup;                        /* columns exchanged once at set-up (0 = none) */
+  int64_t per_epoch;                    /* sum of fwd and bwd: columns per halo row per epoch */
 } halo_widths;
 
 /* Fills *out for a model of widths dims[0..ndims-1] (input, hidden..., classes).

@@ -15,8 +15,7 @@ static const struct {
 static const char *const objectives[] = {
     [HALO_OBJECTIVE_CUT] = "cut", [HALO_OBJECTIVE_VOL] = "vol"};
 
-static const char *const orders[] = {[HALO_ORDER_COMMUNITY] = "community",
-                                     [HALO_ORDER_ID] = "id"};
+static const char *const orders[] = {[HALO_ORDER_COMMUNITY] = "community", [HALO_ORDER_ID] = "id"};
 
 halo_status halo_method_parse(const char *name, halo_method *out) {
   for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)

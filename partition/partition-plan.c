@@ -172,8 +172,8 @@ static halo_status order_rows(halo_partition_plan *plan, const int64_t *by_id, i
     memcpy(rows, by_id, (size_t)n_owned * sizeof *rows);
   } else {
     HALO_ALLOC(block, n_owned, "row blocks");
-    HALO_TRY(halo__partition_blocks(plan->g, by_id, n_owned, plan->local,
-                                    HALO_PARTITION_BLOCK_ROWS, block));
+    HALO_TRY(halo__partition_blocks(plan->g, by_id, n_owned, plan->local, HALO_PARTITION_BLOCK_ROWS,
+                                    block));
     int64_t blocks = 1;
     for (int64_t i = 0; i < n_owned; i++)
       if (block[i] >= blocks) blocks = (int64_t)block[i] + 1;

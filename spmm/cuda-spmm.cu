@@ -51,8 +51,7 @@ __global__ void spmm_rows_kernel(const O *offsets, const I *indices, const float
                                  int64_t ldy, const int32_t *rows, int64_t nrows) {
   const int lane = threadIdx.x % L;
   const int64_t groups = (int64_t)gridDim.x * blockDim.x / L;
-  for (int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / L; w < nrows;
-       w += groups) {
+  for (int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / L; w < nrows; w += groups) {
     const int64_t r = rows ? rows[w] : w;
     const int64_t lo = offsets[r], hi = offsets[r + 1];
     float *yr = y + r * ldy;
@@ -86,8 +85,8 @@ int64_t rows_blocks(int64_t nrows, int lanes) {
  * one pass of one column per lane, or a warp. */
 template <typename O, typename I>
 void launch_rows(const O *offsets, const I *indices, const float *values, const float *x,
-                 int64_t ldx, int64_t ncols, float beta, float *y, int64_t ldy,
-                 const int32_t *rows, int64_t nrows, cudaStream_t s) {
+                 int64_t ldx, int64_t ncols, float beta, float *y, int64_t ldy, const int32_t *rows,
+                 int64_t nrows, cudaStream_t s) {
   if (ncols <= 8)
     spmm_rows_kernel<O, I, 8><<<(unsigned)rows_blocks(nrows, 8), kRowsThreads, 0, s>>>(
         offsets, indices, values, x, ldx, ncols, beta, y, ldy, rows, nrows);
@@ -485,16 +484,16 @@ extern "C" halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x
                                                int64_t ncols, float beta, float *y, int64_t ldy,
                                                const int32_t *rows, int64_t nrows, void *stream) {
   halo_status st = HALO_OK;
-  if (!a || !a->indptr || (a->nnz > 0 && (!a->indices || !a->values)) || ncols < 1 ||
-      ldx < ncols || ldy < ncols || nrows < 0 || (!rows && nrows > a->rows)) {
+  if (!a || !a->indptr || (a->nnz > 0 && (!a->indices || !a->values)) || ncols < 1 || ldx < ncols ||
+      ldy < ncols || nrows < 0 || (!rows && nrows > a->rows)) {
     halo_log_error(
         "halo_spmm_cuda_csr_rows: bad arguments (ncols=%lld ldx=%lld ldy=%lld nrows=%lld)",
         (long long)ncols, (long long)ldx, (long long)ldy, (long long)nrows);
     return HALO_ERR_ARG;
   }
   if (nrows == 0) return HALO_OK;
-  launch_rows<int64_t, int32_t>(a->indptr, a->indices, a->values, x, ldx, ncols, beta, y, ldy,
-                                rows, nrows, (cudaStream_t)stream);
+  launch_rows<int64_t, int32_t>(a->indptr, a->indices, a->values, x, ldx, ncols, beta, y, ldy, rows,
+                                nrows, (cudaStream_t)stream);
   HALO_CUDA(cudaGetLastError());
 done:
   return st;

@@ -111,9 +111,9 @@ halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const float *x, i
  * uses it for matrices whose values change every epoch (dropout of sparse
  * features).  Every pointer, `a`'s arrays included, is device memory except
  * `a` itself.  Enqueued on `stream`. Local. */
-halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x, int64_t ldx,
-                                    int64_t ncols, float beta, float *y, int64_t ldy,
-                                    const int32_t *rows, int64_t nrows, void *stream);
+halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x, int64_t ldx, int64_t ncols,
+                                    float beta, float *y, int64_t ldy, const int32_t *rows,
+                                    int64_t nrows, void *stream);
 
 /* Adds a dense shape to a plan after its creation, growing the workspace
  * when cuSPARSE asks for more.  For set-up time, not the epoch loop: it may

@@ -20,16 +20,16 @@
  * does not. */
 typedef struct halo_csr {
   int64_t rows, cols, nnz;
-  int64_t *indptr;   /* size rows+1 */
-  int32_t *indices;  /* size nnz, in [0, cols) */
-  float *values;     /* size nnz; NULL means every value is 1 */
+  int64_t *indptr;  /* size rows+1 */
+  int32_t *indices; /* size nnz, in [0, cols) */
+  float *values;    /* size nnz; NULL means every value is 1 */
 } halo_csr;
 
 /* Y[rows[i], 0:ncols] = A[rows[i], :] · X[:, 0:ncols] (+ beta · Y) for
  * i in [0, nrows); `rows` NULL means rows 0..nrows-1.  X has A.cols rows.
  * beta is 0 or 1. Local. */
-void halo_spmm_cpu(const halo_csr *a, const float *x, int64_t ldx, int64_t ncols,
-                   float beta, float *y, int64_t ldy, const int32_t *rows, int64_t nrows);
+void halo_spmm_cpu(const halo_csr *a, const float *x, int64_t ldx, int64_t ncols, float beta,
+                   float *y, int64_t ldy, const int32_t *rows, int64_t nrows);
 
 /* Builds Aᵀ as a new CSR whose arrays the caller frees with
  * halo_csr_free(). Local. */

@@ -25,15 +25,15 @@
 
 typedef struct cuda_ctx {
   int device;
-  void *stream;        /* cudaStream_t */
-  void *blas;          /* cublasHandle_t */
-  int mpi_device;      /* 1: MPI takes device pointers */
-  halo_status error;   /* first failure of a compute slot since the last synchronize */
+  void *stream;      /* cudaStream_t */
+  void *blas;        /* cublasHandle_t */
+  int mpi_device;    /* 1: MPI takes device pointers */
+  halo_status error; /* first failure of a compute slot since the last synchronize */
   /* softmax_xent's device results and their pinned host copies */
-  void *scalars;       /* device: double loss, int64_t correct */
-  void *host_scalars;  /* pinned */
-  void *colsum_work;   /* device, HALO_CUDA_COLSUM_WORK_BYTES */
-  void *softmax_work;  /* device, HALO_CUDA_SOFTMAX_WORK_BYTES: a loss with fixed bits */
+  void *scalars;      /* device: double loss, int64_t correct */
+  void *host_scalars; /* pinned */
+  void *colsum_work;  /* device, HALO_CUDA_COLSUM_WORK_BYTES */
+  void *softmax_work; /* device, HALO_CUDA_SOFTMAX_WORK_BYTES: a loss with fixed bits */
 } cuda_ctx;
 
 static cuda_ctx *ctx_of(halo_backend *be) { return be->context; }
@@ -153,7 +153,6 @@ done:
   return st;
 }
 
-
 /* --- MPI staging -------------------------------------------------------- */
 
 static int cuda_mpi_takes_device(halo_backend *be) { return ctx_of(be)->mpi_device; }
@@ -183,8 +182,7 @@ static void cuda_bias_add(halo_backend *be, float *y, int64_t rows, int64_t cols
   note(be, halo_cuda_bias_add(y, rows, cols, bias, ctx_of(be)->stream));
 }
 
-static void cuda_colsum(halo_backend *be, const float *g, int64_t rows, int64_t cols,
-                        float *out) {
+static void cuda_colsum(halo_backend *be, const float *g, int64_t rows, int64_t cols, float *out) {
   cuda_ctx *c = ctx_of(be);
   note(be, halo_cuda_colsum(g, rows, cols, out, c->colsum_work, c->stream));
 }
@@ -249,14 +247,14 @@ static void cuda_pack(halo_backend *be, float *dst, const float *src, int64_t co
 static void cuda_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx,
                       int64_t ncols, float beta, float *y, int64_t ldy, const int32_t *rows,
                       int64_t nrows) {
-  note(be, halo_spmm_cuda_csr_rows(a, x, ldx, ncols, beta, y, ldy, rows, nrows,
-                                   ctx_of(be)->stream));
+  note(be,
+       halo_spmm_cuda_csr_rows(a, x, ldx, ncols, beta, y, ldy, rows, nrows, ctx_of(be)->stream));
 }
 
 static void cuda_csr_dropout(halo_backend *be, const halo_csr *a, int transposed,
                              const int64_t *global_id, uint64_t key, float p, float *out) {
-  note(be, halo_cuda_csr_dropout(a->indptr, a->indices, a->values, a->rows, transposed,
-                                 global_id, key, p, out, ctx_of(be)->stream));
+  note(be, halo_cuda_csr_dropout(a->indptr, a->indices, a->values, a->rows, transposed, global_id,
+                                 key, p, out, ctx_of(be)->stream));
 }
 
 static void cuda_destroy(halo_backend *be) {
@@ -327,14 +325,14 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
   HALO_TRY(halo_cuda_blas_create(&c->blas));
   HALO_TRY(halo_cuda_blas_set_tf32(c->blas, o->tf32));
   HALO_TRY(halo_cuda_malloc(&c->scalars, sizeof(double) + sizeof(int64_t), "loss scalars"));
-  HALO_TRY(halo_cuda_malloc_host(&c->host_scalars, sizeof(double) + sizeof(int64_t),
-                                 "loss scalars"));
+  HALO_TRY(
+      halo_cuda_malloc_host(&c->host_scalars, sizeof(double) + sizeof(int64_t), "loss scalars"));
   HALO_TRY(halo_cuda_malloc(&c->colsum_work, HALO_CUDA_COLSUM_WORK_BYTES, "colsum workspace"));
   HALO_TRY(halo_cuda_malloc(&c->softmax_work, HALO_CUDA_SOFTMAX_WORK_BYTES, "loss workspace"));
   HALO_TRY(halo_cuda_device_name(name, sizeof name));
   c->mpi_device = mpi_device_pointers();
-  snprintf(be->description, sizeof be->description, "cuda: %s (device %d)%s, halo rows %s",
-           name, c->device, o->tf32 ? ", TF32 GEMM" : "",
+  snprintf(be->description, sizeof be->description, "cuda: %s (device %d)%s, halo rows %s", name,
+           c->device, o->tf32 ? ", TF32 GEMM" : "",
            c->mpi_device ? "handed to CUDA-aware MPI" : "staged through pinned host memory");
 done:
   return st; /* on failure halo_backend_destroy calls cuda_destroy */

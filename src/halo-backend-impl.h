@@ -31,7 +31,7 @@ typedef enum { HALO_MEM_HOST = 0, HALO_MEM_DEVICE = 1 } halo_mem_space;
 
 /* A block of memory owned by a backend. */
 typedef struct halo_buf {
-  void *data;           /* host or device pointer, as `space` says */
+  void *data; /* host or device pointer, as `space` says */
   size_t bytes;
   halo_mem_space space;
 } halo_buf;
@@ -84,28 +84,28 @@ typedef struct halo_backend_ops {
 
   /* --- dense ops (REQUIRED); same contracts as kernels/halo-kernels.h -- */
   void (*gemm)(halo_backend *be, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-               float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-               float beta, float *c, int64_t ldc);
+               float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+               float *c, int64_t ldc);
   void (*bias_add)(halo_backend *be, float *y, int64_t rows, int64_t cols, const float *bias);
   void (*colsum)(halo_backend *be, const float *g, int64_t rows, int64_t cols, float *out);
   void (*relu)(halo_backend *be, float *y, int64_t n);
   void (*relu_backward)(halo_backend *be, float *g, const float *y, int64_t n);
-  void (*dropout)(halo_backend *be, float *y, int64_t rows, int64_t cols,
-                  const int64_t *global_id, uint64_t key, float p);
+  void (*dropout)(halo_backend *be, float *y, int64_t rows, int64_t cols, const int64_t *global_id,
+                  uint64_t key, float p);
   /* OPTIONAL (NULL: copy, then dropout). dst = dropout(src), the mask of
    * `dropout`, in one pass; dst and src do not overlap. */
   void (*dropout_to)(halo_backend *be, float *dst, const float *src, int64_t rows, int64_t cols,
                      const int64_t *global_id, uint64_t key, float p);
   /* loss_sum and correct are host scalars; g may be NULL. */
   void (*softmax_xent)(halo_backend *be, const float *z, int64_t rows, int64_t cols,
-                       const int32_t *labels, const int32_t *mask, int64_t nmask,
-                       float grad_scale, float *g, double *loss_sum, int64_t *correct);
-  void (*adam)(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
-               float lr, float b1, float b2, float eps, float wd, int64_t t);
+                       const int32_t *labels, const int32_t *mask, int64_t nmask, float grad_scale,
+                       float *g, double *loss_sum, int64_t *correct);
+  void (*adam)(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n, float lr,
+               float b1, float b2, float eps, float wd, int64_t t);
   void (*copy)(halo_backend *be, float *dst, const float *src, int64_t n);
   /* dst[i, :] = src[idx[i], :]; dst and src are both backend buffers. */
-  void (*pack)(halo_backend *be, float *dst, const float *src, int64_t cols,
-               const int32_t *idx, int64_t n);
+  void (*pack)(halo_backend *be, float *dst, const float *src, int64_t cols, const int32_t *idx,
+               int64_t n);
 
   /* --- sparse ops (REQUIRED) -------------------------------------------- */
   /* Y[rows] = A[rows, :] · X (+ beta·Y), as halo_spmm_cpu. */
@@ -116,8 +116,8 @@ typedef struct halo_backend_ops {
    *   out[k] = a.values[k] · keep(node, col) / (1 - p)
    * where (node, col) = (global_id[r], indices[k]) for the nonzero k of row r,
    * or (global_id[indices[k]], r) when `transposed` (A holds Xᵀ). */
-  void (*csr_dropout)(halo_backend *be, const halo_csr *a, int transposed,
-                      const int64_t *global_id, uint64_t key, float p, float *out);
+  void (*csr_dropout)(halo_backend *be, const halo_csr *a, int transposed, const int64_t *global_id,
+                      uint64_t key, float p, float *out);
 } halo_backend_ops;
 
 struct halo_backend {

@@ -26,7 +26,8 @@ halo_status halo_backend_create(const halo_backend_options *o, halo_backend **ou
   if (cuda)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
               "--device cuda: this build of halo has no CUDA backend (it was configured without "
-              "the CUDA toolkit; devices: %s)", halo_backend_list());
+              "the CUDA toolkit; devices: %s)",
+              halo_backend_list());
 #endif
   HALO_ALLOC(be, 1, "the backend");
   be->ops = &halo__backend_cpu_ops;
@@ -46,8 +47,7 @@ const char *halo_backend_describe(const halo_backend *be) {
   return be->description[0] ? be->description : be->ops->name;
 }
 
-halo_status halo__backend_host_alloc(halo_backend *be, size_t bytes, const char *what,
-                                     void **p) {
+halo_status halo__backend_host_alloc(halo_backend *be, size_t bytes, const char *what, void **p) {
   *p = NULL;
   if (be->ops->host_alloc) return be->ops->host_alloc(be, bytes, p);
   *p = calloc(bytes ? bytes : 1, 1);

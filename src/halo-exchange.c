@@ -43,15 +43,15 @@ struct halo_plan {
   int64_t n_owned, n_halo;
   int32_t max_cols;
   int npeers;
-  peer *peers;             /* size npeers */
-  int32_t *send_idx;       /* backend copy of the shard's send_idx */
+  peer *peers;       /* size npeers */
+  int32_t *send_idx; /* backend copy of the shard's send_idx */
   halo_buf send_idx_buf;
   int64_t send_total;
-  halo_buf send_buf;       /* send_total × max_cols, backend memory */
-  float *host_send;        /* send_total × max_cols host staging (MODE_STAGED) */
-  float *host_recv;        /* n_halo × max_cols host staging (MODE_STAGED) */
-  MPI_Request *requests;   /* size 2·npeers: receives, then sends */
-  int *request_peer;       /* size 2·npeers: the rank of each request, for the watchdog */
+  halo_buf send_buf;     /* send_total × max_cols, backend memory */
+  float *host_send;      /* send_total × max_cols host staging (MODE_STAGED) */
+  float *host_recv;      /* n_halo × max_cols host staging (MODE_STAGED) */
+  MPI_Request *requests; /* size 2·npeers: receives, then sends */
+  int *request_peer;     /* size 2·npeers: the rank of each request, for the watchdog */
   /* the exchange in flight */
   float *rows;
   int32_t cols;
@@ -69,10 +69,11 @@ static exchange_mode mode_of(halo_backend *be) {
 static halo_status check_lists(const halo_shard *s, int rank, int size) {
   halo_status st = HALO_OK;
   if (s->parts != size)
-    HALO_FAIL(HALO_ERR_MISMATCH, "part %d comes from a %d-part run but %d ranks run (a %d-part "
-              "run needs -np %d)", s->part, s->parts, size, s->parts, s->parts);
-  if (s->part != rank)
-    HALO_FAIL(HALO_ERR_MISMATCH, "rank %d was given part %d", rank, s->part);
+    HALO_FAIL(HALO_ERR_MISMATCH,
+              "part %d comes from a %d-part run but %d ranks run (a %d-part "
+              "run needs -np %d)",
+              s->part, s->parts, size, s->parts, s->parts);
+  if (s->part != rank) HALO_FAIL(HALO_ERR_MISMATCH, "rank %d was given part %d", rank, s->part);
   if (s->send_ptr[0] != 0 || s->recv_ptr[0] != 0)
     HALO_FAIL(HALO_ERR_CORRUPT, "part %d: send_ptr/recv_ptr do not start at 0", s->part);
   for (int q = 0; q < size; q++) {
@@ -91,8 +92,10 @@ static halo_status check_lists(const halo_shard *s, int rank, int size) {
   for (int q = 0; q < size; q++)
     for (int64_t h = s->recv_ptr[q]; h < s->recv_ptr[q + 1]; h++)
       if (s->halo_owner[h] != q)
-        HALO_FAIL(HALO_ERR_CORRUPT, "part %d: halo row %lld is owned by part %d but sits in "
-                  "part %d's receive range", s->part, (long long)h, s->halo_owner[h], q);
+        HALO_FAIL(HALO_ERR_CORRUPT,
+                  "part %d: halo row %lld is owned by part %d but sits in "
+                  "part %d's receive range",
+                  s->part, (long long)h, s->halo_owner[h], q);
 done:
   return st;
 }
@@ -130,9 +133,10 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
     const peer *q = &p->peers[i];
     int64_t rows = q->send_rows > q->recv_rows ? q->send_rows : q->recv_rows;
     if (rows * (int64_t)max_cols > INT_MAX)
-      HALO_FAIL(HALO_ERR_LIMIT, "part %d exchanges %lld rows of %d floats with part %d: more "
-                "than one MPI message holds (INT_MAX elements)", rank, (long long)rows, max_cols,
-                q->rank);
+      HALO_FAIL(HALO_ERR_LIMIT,
+                "part %d exchanges %lld rows of %d floats with part %d: more "
+                "than one MPI message holds (INT_MAX elements)",
+                rank, (long long)rows, max_cols, q->rank);
   }
 
   /* The packed send rows live in backend memory; a device backend also
@@ -150,15 +154,15 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
   if (p->mode == MODE_STAGED) {
     size_t recv_bytes = (size_t)p->n_halo * (size_t)max_cols * sizeof(float);
     HALO_TRY(halo__backend_host_alloc(be, send_bytes, "halo send staging", (void **)&p->host_send));
-    HALO_TRY(halo__backend_host_alloc(be, recv_bytes, "halo receive staging",
-                                      (void **)&p->host_recv));
+    HALO_TRY(
+        halo__backend_host_alloc(be, recv_bytes, "halo receive staging", (void **)&p->host_recv));
   }
 done:
   return st;
 }
 
-halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
-                             int32_t max_cols, halo_plan **out) {
+halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s, int32_t max_cols,
+                             halo_plan **out) {
   halo_status st = HALO_OK;
   halo_plan *p = NULL;
   int64_t *send_counts = NULL, *recv_counts = NULL;
@@ -186,9 +190,10 @@ halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *
   for (int q = 0; q < size && st == HALO_OK; q++) {
     int64_t expect = s->recv_ptr[q + 1] - s->recv_ptr[q];
     if (recv_counts[q] != expect) {
-      halo_log_error("part %d expects %lld halo rows from part %d, which sends %lld: the shards "
-                     "do not come from one partition run", rank, (long long)expect, q,
-                     (long long)recv_counts[q]);
+      halo_log_error(
+          "part %d expects %lld halo rows from part %d, which sends %lld: the shards "
+          "do not come from one partition run",
+          rank, (long long)expect, q, (long long)recv_counts[q]);
       st = HALO_ERR_MISMATCH;
     }
   }
@@ -279,8 +284,9 @@ halo_status halo_exchange_end(halo_plan *p) {
     goto done;
   }
   if (p->mode == MODE_STAGED) {
-    halo_buf dst = {.data = p->rows, .bytes = (size_t)(p->n_owned + p->n_halo) * p->cols *
-                                              sizeof(float), .space = HALO_MEM_DEVICE};
+    halo_buf dst = {.data = p->rows,
+                    .bytes = (size_t)(p->n_owned + p->n_halo) * p->cols * sizeof(float),
+                    .space = HALO_MEM_DEVICE};
     size_t off = (size_t)p->n_owned * (size_t)p->cols * sizeof(float);
     size_t bytes = (size_t)p->n_halo * (size_t)p->cols * sizeof(float);
     HALO_TRY(p->be->ops->upload(p->be, &dst, off, p->host_recv, bytes));

@@ -31,8 +31,8 @@ typedef struct halo_plan halo_plan;
  * staging buffers for exchanges of up to max_cols columns.  The shard is
  * only read during the call.  Every rank returns the same success
  * or failure. Collective. */
-halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
-                             int32_t max_cols, halo_plan **out);
+halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s, int32_t max_cols,
+                             halo_plan **out);
 
 /* Frees the plan; accepts NULL and sets *p = NULL. Local. */
 void halo_plan_destroy(halo_plan **p);
@@ -53,10 +53,10 @@ halo_status halo_exchange_end(halo_plan *p);
 
 /* Counters, cumulative since creation. Local. */
 typedef struct halo_exchange_stats {
-  int64_t exchanges;     /* begin/end pairs completed */
-  int64_t bytes_sent;    /* bytes handed to MPI_Isend */
-  int64_t bytes_recv;    /* bytes posted with MPI_Irecv */
-  double seconds;        /* wall time inside begin and end */
+  int64_t exchanges;  /* begin/end pairs completed */
+  int64_t bytes_sent; /* bytes handed to MPI_Isend */
+  int64_t bytes_recv; /* bytes posted with MPI_Irecv */
+  double seconds;     /* wall time inside begin and end */
 } halo_exchange_stats;
 
 halo_exchange_stats halo_plan_stats(const halo_plan *p);

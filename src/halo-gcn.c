@@ -50,11 +50,11 @@ typedef enum { LAYER_CACHED, LAYER_TRANSFORM, LAYER_AGGREGATE } layer_kind;
 typedef struct layer {
   layer_kind kind;
   int32_t d_in, d_out;
-  int64_t w_off, b_off;   /* into the flat parameter array */
-  halo_buf hd;            /* l >= 1: dropout(ReLU(Z_{l-1})), n_all × d_in */
-  halo_buf t;             /* transform: H·W, n_all × d_out */
-  halo_buf ah;            /* aggregate: Â·H, n_owned × d_in */
-  halo_buf z;             /* n_owned × d_out; ReLU applied in place below the top */
+  int64_t w_off, b_off; /* into the flat parameter array */
+  halo_buf hd;          /* l >= 1: dropout(ReLU(Z_{l-1})), n_all × d_in */
+  halo_buf t;           /* transform: H·W, n_all × d_out */
+  halo_buf ah;          /* aggregate: Â·H, n_owned × d_in */
+  halo_buf z;           /* n_owned × d_out; ReLU applied in place below the top */
 } layer;
 
 struct halo_gcn {
@@ -77,18 +77,18 @@ struct halo_gcn {
    * name the rows. */
   halo_csr adj_host, adj;
   int contiguous;
-  halo_csr adj_boundary;  /* view; never freed */
+  halo_csr adj_boundary; /* view; never freed */
   halo_buf interior, boundary;
   int64_t n_interior, n_boundary;
-  halo_buf global_id;     /* int64, n_all */
+  halo_buf global_id; /* int64, n_all */
 
   /* The first layer's input: X (transform, aggregate) or ÂX (cached), dense
    * or, when sparse_in, as a CSR matrix S (n_owned × F) with its transpose
    * Sᵀ for dW = Sᵀ·dT. */
   int sparse_in;
-  halo_buf x;             /* dense X, n_owned × F */
-  halo_buf xd;            /* dense dropout(X) with halo room, n_all × F */
-  halo_buf ax;            /* dense cached ÂX, n_owned × F */
+  halo_buf x;                              /* dense X, n_owned × F */
+  halo_buf xd;                             /* dense dropout(X) with halo room, n_all × F */
+  halo_buf ax;                             /* dense cached ÂX, n_owned × F */
   halo_csr s_host, st_host, s_csr, st_csr; /* S and Sᵀ: host arrays, backend copies */
   halo_buf s_drop, st_drop; /* dropped values of S and Sᵀ (X with input dropout only) */
 
@@ -100,7 +100,7 @@ struct halo_gcn {
   /* Flat parameters, gradients and Adam moments. */
   int64_t nparams;
   halo_buf params, grads, adam_m, adam_v;
-  float *host_grads;      /* MPI staging for device backends */
+  float *host_grads; /* MPI staging for device backends */
   int64_t adam_t;
 
   /* Backward ping-pong, n_all × widest. */
@@ -182,8 +182,8 @@ static halo_status aggregate(halo_gcn *g, float *x, int32_t cols, float *y) {
   if (g->contiguous) {
     g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, NULL, g->n_interior);
     HALO_TRY(halo_exchange_end(g->plan));
-    g->ops->spmm(g->be, &g->adj_boundary, x, cols, cols, 0.0f, y + g->n_interior * cols, cols,
-                 NULL, g->n_boundary);
+    g->ops->spmm(g->be, &g->adj_boundary, x, cols, cols, 0.0f, y + g->n_interior * cols, cols, NULL,
+                 g->n_boundary);
   } else {
     g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->interior.data, g->n_interior);
     HALO_TRY(halo_exchange_end(g->plan));
@@ -246,37 +246,37 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
     float *z = fbuf(&ly->z);
 
     switch (ly->kind) {
-    case LAYER_CACHED:
-      /* ÂX holds no halo row: Z is local, with no exchange. */
-      if (g->sparse_in)
-        g->ops->spmm(g->be, &g->s_csr, w, ly->d_out, ly->d_out, 0.0f, z, ly->d_out, NULL,
-                     g->n_owned);
-      else
-        mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&g->ax), w, z);
-      break;
-    case LAYER_TRANSFORM:
-      if (l == 0 && g->sparse_in) {
-        halo_csr xd = g->s_csr;
-        if (p > 0.0f) {
-          uint64_t key = dropout_key(g, epoch, 0);
-          g->ops->csr_dropout(g->be, &g->s_csr, 0, gids(g), key, p, fbuf(&g->s_drop));
-          g->ops->csr_dropout(g->be, &g->st_csr, 1, gids(g), key, p, fbuf(&g->st_drop));
-          xd.values = fbuf(&g->s_drop);
+      case LAYER_CACHED:
+        /* ÂX holds no halo row: Z is local, with no exchange. */
+        if (g->sparse_in)
+          g->ops->spmm(g->be, &g->s_csr, w, ly->d_out, ly->d_out, 0.0f, z, ly->d_out, NULL,
+                       g->n_owned);
+        else
+          mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&g->ax), w, z);
+        break;
+      case LAYER_TRANSFORM:
+        if (l == 0 && g->sparse_in) {
+          halo_csr xd = g->s_csr;
+          if (p > 0.0f) {
+            uint64_t key = dropout_key(g, epoch, 0);
+            g->ops->csr_dropout(g->be, &g->s_csr, 0, gids(g), key, p, fbuf(&g->s_drop));
+            g->ops->csr_dropout(g->be, &g->st_csr, 1, gids(g), key, p, fbuf(&g->st_drop));
+            xd.values = fbuf(&g->s_drop);
+          }
+          g->ops->spmm(g->be, &xd, w, ly->d_out, ly->d_out, 0.0f, fbuf(&ly->t), ly->d_out, NULL,
+                       g->n_owned);
+        } else {
+          const float *h = l == 0 ? dense_input0(g, epoch, p) : fbuf(&ly->hd);
+          mm(g, g->n_owned, ly->d_out, ly->d_in, h, w, fbuf(&ly->t));
         }
-        g->ops->spmm(g->be, &xd, w, ly->d_out, ly->d_out, 0.0f, fbuf(&ly->t), ly->d_out, NULL,
-                     g->n_owned);
-      } else {
-        const float *h = l == 0 ? dense_input0(g, epoch, p) : fbuf(&ly->hd);
-        mm(g, g->n_owned, ly->d_out, ly->d_in, h, w, fbuf(&ly->t));
+        HALO_TRY(aggregate(g, fbuf(&ly->t), ly->d_out, z));
+        break;
+      case LAYER_AGGREGATE: {
+        float *h = l == 0 ? (float *)dense_input0(g, epoch, p) : fbuf(&ly->hd);
+        HALO_TRY(aggregate(g, h, ly->d_in, fbuf(&ly->ah)));
+        mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&ly->ah), w, z);
+        break;
       }
-      HALO_TRY(aggregate(g, fbuf(&ly->t), ly->d_out, z));
-      break;
-    case LAYER_AGGREGATE: {
-      float *h = l == 0 ? (float *)dense_input0(g, epoch, p) : fbuf(&ly->hd);
-      HALO_TRY(aggregate(g, h, ly->d_in, fbuf(&ly->ah)));
-      mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&ly->ah), w, z);
-      break;
-    }
     }
     g->ops->bias_add(g->be, z, g->n_owned, ly->d_out, b);
 
@@ -307,36 +307,36 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
     g->ops->colsum(g->be, dz, n, ly->d_out, db);
 
     switch (ly->kind) {
-    case LAYER_CACHED:
-      /* dW = (ÂX)ᵀ·dZ, no exchange. */
-      if (g->sparse_in)
-        g->ops->spmm(g->be, &g->st_csr, dz, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL,
-                     ly->d_in);
-      else
-        mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&g->ax), dz, dw);
-      break;
-    case LAYER_TRANSFORM:
-      /* dT = Âᵀ·dZ = Â·dZ; dW = Hᵀ·dT; dH = dT·Wᵀ. */
-      HALO_TRY(aggregate(g, dz, ly->d_out, tmp));
-      if (l == 0 && g->sparse_in) {
-        halo_csr xt = g->st_csr;
-        if (g->opt.input_dropout > 0.0f) xt.values = fbuf(&g->st_drop);
-        g->ops->spmm(g->be, &xt, tmp, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL, ly->d_in);
-      } else {
-        const float *h = l == 0 ? (g->opt.input_dropout > 0.0f ? fbuf(&g->xd) : fbuf(&g->x))
-                                : fbuf(&ly->hd);
-        mm_ta(g, ly->d_in, ly->d_out, n, h, tmp, dw);
-      }
-      if (l > 0) mm_tb(g, n, ly->d_in, ly->d_out, tmp, w, dz);
-      break;
-    case LAYER_AGGREGATE:
-      /* dW = (ÂH)ᵀ·dZ; dH = Âᵀ·(dZ·Wᵀ) = Â·(dZ·Wᵀ). */
-      mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&ly->ah), dz, dw);
-      if (l > 0) {
-        mm_tb(g, n, ly->d_in, ly->d_out, dz, w, tmp);
-        HALO_TRY(aggregate(g, tmp, ly->d_in, dz));
-      }
-      break;
+      case LAYER_CACHED:
+        /* dW = (ÂX)ᵀ·dZ, no exchange. */
+        if (g->sparse_in)
+          g->ops->spmm(g->be, &g->st_csr, dz, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL,
+                       ly->d_in);
+        else
+          mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&g->ax), dz, dw);
+        break;
+      case LAYER_TRANSFORM:
+        /* dT = Âᵀ·dZ = Â·dZ; dW = Hᵀ·dT; dH = dT·Wᵀ. */
+        HALO_TRY(aggregate(g, dz, ly->d_out, tmp));
+        if (l == 0 && g->sparse_in) {
+          halo_csr xt = g->st_csr;
+          if (g->opt.input_dropout > 0.0f) xt.values = fbuf(&g->st_drop);
+          g->ops->spmm(g->be, &xt, tmp, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL, ly->d_in);
+        } else {
+          const float *h =
+              l == 0 ? (g->opt.input_dropout > 0.0f ? fbuf(&g->xd) : fbuf(&g->x)) : fbuf(&ly->hd);
+          mm_ta(g, ly->d_in, ly->d_out, n, h, tmp, dw);
+        }
+        if (l > 0) mm_tb(g, n, ly->d_in, ly->d_out, tmp, w, dz);
+        break;
+      case LAYER_AGGREGATE:
+        /* dW = (ÂH)ᵀ·dZ; dH = Âᵀ·(dZ·Wᵀ) = Â·(dZ·Wᵀ). */
+        mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&ly->ah), dz, dw);
+        if (l > 0) {
+          mm_tb(g, n, ly->d_in, ly->d_out, dz, w, tmp);
+          HALO_TRY(aggregate(g, tmp, ly->d_in, dz));
+        }
+        break;
     }
     if (l > 0) {
       /* dz now holds dLoss/dH_l (n × d_in): back through dropout and ReLU. */
@@ -361,7 +361,8 @@ halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) 
 
   HALO_TRY(forward(g, 1, epoch));
   float scale = g->info.global_count[SPLIT_TRAIN] > 0
-                    ? 1.0f / (float)g->info.global_count[SPLIT_TRAIN] : 0.0f;
+                    ? 1.0f / (float)g->info.global_count[SPLIT_TRAIN]
+                    : 0.0f;
   g->ops->softmax_xent(g->be, fbuf(&top->z), g->n_owned, top->d_out, g->labels.data,
                        g->split[SPLIT_TRAIN].data, g->split_n[SPLIT_TRAIN], scale, fbuf(&g->g0),
                        &s.loss_sum, &correct);
@@ -489,8 +490,7 @@ static void init_params(const halo_gcn_options *o, const layer *layers, int nlay
  * under SPARSE_DENSITY of it is non-zero over ALL ranks.  One decision for
  * every rank, so that all take the same path and round the same way, and
  * the choice does not depend on the partition. Collective. */
-static halo_status decide_sparse(halo_gcn *g, const float *x, int64_t n, int64_t f,
-                                 int *sparse) {
+static halo_status decide_sparse(halo_gcn *g, const float *x, int64_t n, int64_t f, int *sparse) {
   halo_status st = HALO_OK;
   int64_t local[2] = {0, n * f}, total[2] = {0, 0}; /* non-zeros, entries */
   if (g->opt.sparse_features >= 0) {
@@ -619,7 +619,8 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
       double sum = 0.0;
       for (int64_t j = 0; j < f; j++) sum += (double)x[i * f + j] - global_lo;
       if (sum < 1.0) sum = 1.0;
-      for (int64_t j = 0; j < f; j++) x[i * f + j] = (float)(((double)x[i * f + j] - global_lo) / sum);
+      for (int64_t j = 0; j < f; j++)
+        x[i * f + j] = (float)(((double)x[i * f + j] - global_lo) / sum);
     }
   }
 
@@ -681,8 +682,8 @@ static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
     ly->d_in = info->dims[l];
     ly->d_out = info->dims[l + 1];
     ly->kind = (l == 0 && info->widths.setup > 0) ? LAYER_CACHED
-               : info->widths.transform_first[l] ? LAYER_TRANSFORM
-                                                 : LAYER_AGGREGATE;
+               : info->widths.transform_first[l]  ? LAYER_TRANSFORM
+                                                  : LAYER_AGGREGATE;
     ly->w_off = off;
     off += (int64_t)ly->d_in * ly->d_out;
     ly->b_off = off;

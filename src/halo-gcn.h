@@ -26,20 +26,20 @@
 #include "halo-status.h"
 
 typedef struct halo_gcn_options {
-  int32_t layers;          /* L >= 1 graph convolutions */
-  int32_t hidden;          /* width of every hidden layer */
-  float lr;                /* Adam learning rate */
-  float weight_decay;      /* L2, added to the gradient as in torch.optim.Adam */
-  int weight_decay_all;    /* 0: first layer only (the reference); 1: every layer */
-  float dropout;           /* on the input of every layer after the first */
-  float input_dropout;     /* on the input features; 0 caches Â·X at set-up */
+  int32_t layers;       /* L >= 1 graph convolutions */
+  int32_t hidden;       /* width of every hidden layer */
+  float lr;             /* Adam learning rate */
+  float weight_decay;   /* L2, added to the gradient as in torch.optim.Adam */
+  int weight_decay_all; /* 0: first layer only (the reference); 1: every layer */
+  float dropout;        /* on the input of every layer after the first */
+  float input_dropout;  /* on the input features; 0 caches Â·X at set-up */
   uint64_t seed;
-  int normalize_features;  /* divide each feature row by its sum */
-  int sparse_features;     /* the first layer's input, X or the cached ÂX: -1: CSR when
-                              under 10% of it is non-zero over all ranks; 0: dense; 1: CSR */
-  int row_lists;           /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
-                              shards), multiply them and the boundary rows as two contiguous
-                              blocks; 1: always through row-index lists (tests, comparisons) */
+  int normalize_features; /* divide each feature row by its sum */
+  int sparse_features;    /* the first layer's input, X or the cached ÂX: -1: CSR when
+                             under 10% of it is non-zero over all ranks; 0: dense; 1: CSR */
+  int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
+                             shards), multiply them and the boundary rows as two contiguous
+                             blocks; 1: always through row-index lists (tests, comparisons) */
 } halo_gcn_options;
 
 /* The reference settings: 2 layers, 16 hidden, lr 0.01, weight decay 5e-4 on
@@ -51,12 +51,12 @@ typedef struct halo_gcn halo_gcn;
 
 /* What one training step or evaluation did on this rank. */
 typedef struct halo_gcn_stats {
-  double loss_sum;          /* Σ cross-entropy over this rank's train nodes (steps only) */
-  int64_t correct[3];       /* train, valid, test nodes classified right (evaluation only) */
-  int64_t halo_bytes;       /* bytes this rank handed to MPI_Isend in halo exchanges */
-  int64_t allreduce_bytes;  /* bytes this rank handed to MPI_Allreduce (gradients) */
-  double seconds;           /* wall time of the call */
-  double comm_seconds;      /* part of it spent in exchanges and the allreduce */
+  double loss_sum;         /* Σ cross-entropy over this rank's train nodes (steps only) */
+  int64_t correct[3];      /* train, valid, test nodes classified right (evaluation only) */
+  int64_t halo_bytes;      /* bytes this rank handed to MPI_Isend in halo exchanges */
+  int64_t allreduce_bytes; /* bytes this rank handed to MPI_Allreduce (gradients) */
+  double seconds;          /* wall time of the call */
+  double comm_seconds;     /* part of it spent in exchanges and the allreduce */
 } halo_gcn_stats;
 
 /* Builds the model for this rank's part: the exchange plan, Â, features,
@@ -94,16 +94,16 @@ halo_status halo_gcn_evaluate(halo_gcn *g, halo_gcn_stats *out);
 typedef struct halo_gcn_info {
   int ndims;
   int32_t dims[HALO_MAX_LAYERS + 1]; /* input, hidden..., classes */
-  halo_widths widths;                 /* exchange widths, as halo-predict */
-  int64_t params;                     /* number of weights and biases */
+  halo_widths widths;                /* exchange widths, as halo-predict */
+  int64_t params;                    /* number of weights and biases */
   int64_t n_owned, n_halo;
-  int64_t global_count[3];            /* train, valid, test nodes over all parts */
-  int64_t setup_halo_bytes;           /* bytes this rank sent at set-up */
-  int sparse_features;                /* 1 when the first layer's input (X, or the
-                                         cached ÂX) is kept as CSR; equal on every rank */
-  int64_t interior_rows;              /* owned rows with no halo neighbour */
-  int contiguous_rows;                /* 1 when they are rows [0, interior_rows) and Â is
-                                         multiplied without row-index lists */
+  int64_t global_count[3];  /* train, valid, test nodes over all parts */
+  int64_t setup_halo_bytes; /* bytes this rank sent at set-up */
+  int sparse_features;      /* 1 when the first layer's input (X, or the
+                               cached ÂX) is kept as CSR; equal on every rank */
+  int64_t interior_rows;    /* owned rows with no halo neighbour */
+  int contiguous_rows;      /* 1 when they are rows [0, interior_rows) and Â is
+                               multiplied without row-index lists */
 } halo_gcn_info;
 
 void halo_gcn_info_get(const halo_gcn *g, halo_gcn_info *out);

@@ -15,13 +15,13 @@
 /* Checks an MPI return code; on failure logs the call and MPI's message,
  * stores HALO_ERR_MPI in `st` and jumps to `done`. Communicators used with it
  * must have MPI_ERRORS_RETURN set. */
-#define HALO_MPI(call)                                                         \
-  do {                                                                         \
-    int halo__rc = (call);                                                     \
-    if (halo__rc != MPI_SUCCESS) {                                             \
-      st = halo_mpi_error(halo__rc, #call);                                    \
-      goto done;                                                               \
-    }                                                                          \
+#define HALO_MPI(call)                      \
+  do {                                      \
+    int halo__rc = (call);                  \
+    if (halo__rc != MPI_SUCCESS) {          \
+      st = halo_mpi_error(halo__rc, #call); \
+      goto done;                            \
+    }                                       \
   } while (0)
 
 /* Logs "CALL failed: MPI's message" and returns HALO_ERR_MPI. Local. */

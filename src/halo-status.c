@@ -8,8 +8,8 @@ static int log_quiet;
 
 const char *halo_status_str(halo_status st) {
   switch (st) {
-#define HALO__STATUS_CASE(name, value, text)                                   \
-  case name:                                                                   \
+#define HALO__STATUS_CASE(name, value, text) \
+  case name:                                 \
     return text;
     HALO_STATUS_TABLE(HALO__STATUS_CASE)
 #undef HALO__STATUS_CASE

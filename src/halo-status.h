@@ -10,24 +10,24 @@
 #include <stdarg.h>
 
 /* One table generates both the enum and halo_status_str(). */
-#define HALO_STATUS_TABLE(X)                                                   \
-  X(HALO_OK, 0, "success")                                                     \
-  X(HALO_ERR_ARG, -1, "invalid argument")                                      \
-  X(HALO_ERR_IO, -2, "input/output error")                                     \
-  X(HALO_ERR_PARSE, -3, "malformed input")                                     \
-  X(HALO_ERR_RANGE, -4, "value out of range")                                  \
-  X(HALO_ERR_NOMEM, -5, "out of memory")                                       \
-  X(HALO_ERR_FORMAT, -6, "unsupported or invalid file format")                 \
-  X(HALO_ERR_CORRUPT, -7, "corrupt data (checksum or digest mismatch)")        \
-  X(HALO_ERR_MISMATCH, -8, "inconsistent inputs")                              \
-  X(HALO_ERR_LIMIT, -9, "size exceeds a library limit")                        \
-  X(HALO_ERR_METIS, -10, "METIS failed")                                       \
-  X(HALO_ERR_HDF5, -11, "HDF5 error")                                          \
-  X(HALO_ERR_MPI, -12, "MPI error")                                            \
-  X(HALO_ERR_CUDA, -13, "CUDA error")                                          \
-  X(HALO_ERR_UNSUPPORTED, -14, "not supported")                                \
-  X(HALO_ERR_EXISTS, -15, "already exists")                                    \
-  X(HALO_ERR_TIMEOUT, -16, "timed out")                                        \
+#define HALO_STATUS_TABLE(X)                                            \
+  X(HALO_OK, 0, "success")                                              \
+  X(HALO_ERR_ARG, -1, "invalid argument")                               \
+  X(HALO_ERR_IO, -2, "input/output error")                              \
+  X(HALO_ERR_PARSE, -3, "malformed input")                              \
+  X(HALO_ERR_RANGE, -4, "value out of range")                           \
+  X(HALO_ERR_NOMEM, -5, "out of memory")                                \
+  X(HALO_ERR_FORMAT, -6, "unsupported or invalid file format")          \
+  X(HALO_ERR_CORRUPT, -7, "corrupt data (checksum or digest mismatch)") \
+  X(HALO_ERR_MISMATCH, -8, "inconsistent inputs")                       \
+  X(HALO_ERR_LIMIT, -9, "size exceeds a library limit")                 \
+  X(HALO_ERR_METIS, -10, "METIS failed")                                \
+  X(HALO_ERR_HDF5, -11, "HDF5 error")                                   \
+  X(HALO_ERR_MPI, -12, "MPI error")                                     \
+  X(HALO_ERR_CUDA, -13, "CUDA error")                                   \
+  X(HALO_ERR_UNSUPPORTED, -14, "not supported")                         \
+  X(HALO_ERR_EXISTS, -15, "already exists")                             \
+  X(HALO_ERR_TIMEOUT, -16, "timed out")                                 \
   X(HALO_ERR_PEER, -17, "another rank failed")
 
 typedef enum {
@@ -55,29 +55,29 @@ void halo_log_set_quiet(int quiet);
 
 /* Evaluates a halo_status expression; on failure stores it in `st` and jumps
  * to `done`. The callee has already logged the context. */
-#define HALO_TRY(expr)                                                         \
-  do {                                                                         \
-    st = (expr);                                                               \
-    if (st < 0) goto done;                                                     \
+#define HALO_TRY(expr)     \
+  do {                     \
+    st = (expr);           \
+    if (st < 0) goto done; \
   } while (0)
 
 /* Logs one line, stores `code` in `st` and jumps to `done`. */
-#define HALO_FAIL(code, ...)                                                   \
-  do {                                                                         \
-    halo_log_error(__VA_ARGS__);                                               \
-    st = (code);                                                               \
-    goto done;                                                                 \
+#define HALO_FAIL(code, ...)     \
+  do {                           \
+    halo_log_error(__VA_ARGS__); \
+    st = (code);                 \
+    goto done;                   \
   } while (0)
 
 /* Allocates `count` elements of *ptr's type (zeroed) or fails with
  * HALO_ERR_NOMEM, naming what was being allocated. */
-#define HALO_ALLOC(ptr, count, what)                                           \
-  do {                                                                         \
-    size_t halo__n = (size_t)(count);                                          \
-    (ptr) = calloc(halo__n ? halo__n : 1, sizeof(*(ptr)));                     \
-    if (!(ptr))                                                                \
-      HALO_FAIL(HALO_ERR_NOMEM, "out of memory allocating %s (%zu bytes)",     \
-                (what), halo__n * sizeof(*(ptr)));                             \
+#define HALO_ALLOC(ptr, count, what)                                               \
+  do {                                                                             \
+    size_t halo__n = (size_t)(count);                                              \
+    (ptr) = calloc(halo__n ? halo__n : 1, sizeof(*(ptr)));                         \
+    if (!(ptr))                                                                    \
+      HALO_FAIL(HALO_ERR_NOMEM, "out of memory allocating %s (%zu bytes)", (what), \
+                halo__n * sizeof(*(ptr)));                                         \
   } while (0)
 
 #endif /* HALO_STATUS_H */

@@ -54,8 +54,8 @@ static halo_status parse_int(const char *flag, const char *text, int64_t lo, int
 }
 
 /* A finite number in [lo, hi) (hi_open) or [lo, hi]. */
-static halo_status parse_real(const char *flag, const char *text, double lo, double hi,
-                              int hi_open, float *out) {
+static halo_status parse_real(const char *flag, const char *text, double lo, double hi, int hi_open,
+                              float *out) {
   char *end = NULL;
   errno = 0;
   double v = strtod(text, &end);
@@ -124,11 +124,24 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       if (strcmp(flag, "--tf32") == 0) a->tf32 = 1;
       continue;
     }
-    static const char *const valued[] = {"--model", "--layers", "--hidden", "--epochs", "--lr",
-                                         "--weight-decay", "--dropout", "--input-dropout",
-                                         "--seed", "--device", "--threads", "--metrics",
-                                         "--warmup", "--checkpoint", "--checkpoint-every",
-                                         "--keep", "--timeout", NULL};
+    static const char *const valued[] = {"--model",
+                                         "--layers",
+                                         "--hidden",
+                                         "--epochs",
+                                         "--lr",
+                                         "--weight-decay",
+                                         "--dropout",
+                                         "--input-dropout",
+                                         "--seed",
+                                         "--device",
+                                         "--threads",
+                                         "--metrics",
+                                         "--warmup",
+                                         "--checkpoint",
+                                         "--checkpoint-every",
+                                         "--keep",
+                                         "--timeout",
+                                         NULL};
     int known = 0;
     for (int k = 0; valued[k] && !known; k++) known = strcmp(flag, valued[k]) == 0;
     if (!known) HALO_FAIL(HALO_ERR_ARG, "%s: unknown flag (see --help)", flag);
@@ -193,7 +206,9 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   if (!a->dir) HALO_FAIL(HALO_ERR_ARG, "no shard folder given (usage: halo-train DIR [options])");
   if (!a->checkpoint && (a->resume || every_set || keep_set))
     HALO_FAIL(HALO_ERR_ARG, "%s needs --checkpoint DIR",
-              a->resume ? "--resume" : every_set ? "--checkpoint-every" : "--keep");
+              a->resume   ? "--resume"
+              : every_set ? "--checkpoint-every"
+                          : "--keep");
   if (a->tf32 && strcmp(a->device, "cuda") != 0)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
   if (!input_dropout_set) a->gcn.input_dropout = a->gcn.dropout;

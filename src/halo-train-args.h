@@ -8,8 +8,8 @@
 #include "halo-status.h"
 
 typedef struct halo_train_args {
-  const char *dir;          /* shard folder (borrowed from argv) */
-  char model[8];            /* "gcn" */
+  const char *dir; /* shard folder (borrowed from argv) */
+  char model[8];   /* "gcn" */
   halo_gcn_options gcn;
   int64_t epochs;
   int64_t warmup;           /* epochs left out of mean_epoch_s */

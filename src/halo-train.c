@@ -9,8 +9,8 @@
  * or the watchdog (--timeout) gave up on a peer.
  */
 #include <math.h>
-#include <stdint.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,14 +48,14 @@ typedef struct run {
   halo_gcn *model;
   halo_gcn_info info;
   int threads;
-  int64_t halo_rows;            /* Σ over parts */
-  int64_t predicted_epoch;      /* bytes per epoch, Σ over ranks */
-  int64_t setup_bytes;          /* Σ over ranks */
+  int64_t halo_rows;       /* Σ over parts */
+  int64_t predicted_epoch; /* bytes per epoch, Σ over ranks */
+  int64_t setup_bytes;     /* Σ over ranks */
   FILE *metrics;
-  int64_t start_epoch;          /* epochs done before this run (resume) */
-  halo_checkpoint ckpt;         /* resume: the state read; then the save buffers (rank 0) */
+  int64_t start_epoch;  /* epochs done before this run (resume) */
+  halo_checkpoint ckpt; /* resume: the state read; then the save buffers (rank 0) */
   char ckpt_path[4096];
-  int fatal;                    /* failed inside the epoch loop, where peers may wait in an exchange */
+  int fatal; /* failed inside the epoch loop, where peers may wait in an exchange */
 } run;
 
 static halo_status load(run *r) {
@@ -73,9 +73,10 @@ static halo_status load(run *r) {
   if (r->rank != 0) halo_log_set_quiet(1);
   st = halo_manifest_read_opts(path, HALO_MANIFEST_NO_PART, &r->manifest);
   if (st == HALO_OK && r->manifest->parts != r->size) {
-    halo_log_error("%s: the run has %d parts but %d ranks started (a %d-part run needs "
-                   "mpirun -np %d)", path, r->manifest->parts, r->size, r->manifest->parts,
-                   r->manifest->parts);
+    halo_log_error(
+        "%s: the run has %d parts but %d ranks started (a %d-part run needs "
+        "mpirun -np %d)",
+        path, r->manifest->parts, r->size, r->manifest->parts, r->manifest->parts);
     st = HALO_ERR_MISMATCH;
   }
   halo_log_set_quiet(0);
@@ -173,12 +174,12 @@ static halo_status check_memory(run *r) {
     char where[32] = "memory";
     if (strcmp(halo_backend_name(r->be), "cpu") != 0)
       snprintf(where, sizeof where, "%s device %d", halo_backend_name(r->be), pool);
-    halo_log_error("rank %d needs about %s for its part's model (%s with the other ranks that "
-                   "share its %s) but %s is available%s; run on more nodes or with more parts",
-                   r->rank, halo_memory_str(need, b0, sizeof b0),
-                   halo_memory_str(node_need, b1, sizeof b1), where,
-                   halo_memory_str(avail, b2, sizeof b2),
-                   count > 1 ? " (other ranks fall short too)" : "");
+    halo_log_error(
+        "rank %d needs about %s for its part's model (%s with the other ranks that "
+        "share its %s) but %s is available%s; run on more nodes or with more parts",
+        r->rank, halo_memory_str(need, b0, sizeof b0), halo_memory_str(node_need, b1, sizeof b1),
+        where, halo_memory_str(avail, b2, sizeof b2),
+        count > 1 ? " (other ranks fall short too)" : "");
   }
 done:
   if (pool_comm != MPI_COMM_NULL) MPI_Comm_free(&pool_comm);
@@ -223,24 +224,27 @@ static void print_header(const run *r) {
   int64_t cagnet = halo_predict_cagnet1d_bytes(m->nodes, m->parts, in->dims, in->ndims);
   int64_t bcast = halo_predict_broadcast1d_bytes(m->nodes, m->parts, &in->widths);
 
-  printf("halo-train: graph %s: %lld nodes, %lld edges, %d features, %d classes; "
-         "%lld/%lld/%lld train/valid/test\n",
-         m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
-         (long long)in->global_count[0], (long long)in->global_count[1],
-         (long long)in->global_count[2]);
+  printf(
+      "halo-train: graph %s: %lld nodes, %lld edges, %d features, %d classes; "
+      "%lld/%lld/%lld train/valid/test\n",
+      m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
+      (long long)in->global_count[0], (long long)in->global_count[1],
+      (long long)in->global_count[2]);
   printf("parts: %d (%s), %lld halo rows in all; %d ranks x %d threads, device %s\n", m->parts,
          m->method, (long long)r->halo_rows, r->size, r->threads, halo_backend_describe(r->be));
-  printf("model: gcn %s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
-         "seed %llu, features %s%s\n",
-         dims, (long long)in->params, o->dropout, o->input_dropout, o->lr, o->weight_decay,
-         o->weight_decay_all ? "all layers" : "first layer", (unsigned long long)o->seed,
-         in->sparse_features ? "sparse" : "dense", o->normalize_features ? ", row-normalised" : "");
-  printf("volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "
-         "CAGNET-1D %.3f MB/epoch (halo/CAGNET = 1/%.0f); 1D broadcast of the same widths "
-         "%.3f MB (1/%.0f)\n",
-         r->predicted_epoch / 1e6, (long long)in->widths.per_epoch, r->setup_bytes / 1e6,
-         cagnet / 1e6, r->predicted_epoch > 0 ? (double)cagnet / r->predicted_epoch : INFINITY,
-         bcast / 1e6, r->predicted_epoch > 0 ? (double)bcast / r->predicted_epoch : INFINITY);
+  printf(
+      "model: gcn %s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
+      "seed %llu, features %s%s\n",
+      dims, (long long)in->params, o->dropout, o->input_dropout, o->lr, o->weight_decay,
+      o->weight_decay_all ? "all layers" : "first layer", (unsigned long long)o->seed,
+      in->sparse_features ? "sparse" : "dense", o->normalize_features ? ", row-normalised" : "");
+  printf(
+      "volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "
+      "CAGNET-1D %.3f MB/epoch (halo/CAGNET = 1/%.0f); 1D broadcast of the same widths "
+      "%.3f MB (1/%.0f)\n",
+      r->predicted_epoch / 1e6, (long long)in->widths.per_epoch, r->setup_bytes / 1e6, cagnet / 1e6,
+      r->predicted_epoch > 0 ? (double)cagnet / r->predicted_epoch : INFINITY, bcast / 1e6,
+      r->predicted_epoch > 0 ? (double)bcast / r->predicted_epoch : INFINITY);
   fflush(stdout);
 }
 
@@ -248,10 +252,12 @@ static void print_header(const run *r) {
 static halo_status reduce_epoch(run *r, const halo_gcn_stats *step, const halo_gcn_stats *eval,
                                 epoch_report *out) {
   halo_status st = HALO_OK;
-  double mine[F_COUNT] = {
-      [F_STEP_S] = step->seconds, [F_COMM_S] = step->comm_seconds,
-      [F_HALO_B] = (double)step->halo_bytes, [F_ALLRED_B] = (double)step->allreduce_bytes,
-      [F_EVAL_S] = eval->seconds, [F_EVAL_HALO_B] = (double)eval->halo_bytes};
+  double mine[F_COUNT] = {[F_STEP_S] = step->seconds,
+                          [F_COMM_S] = step->comm_seconds,
+                          [F_HALO_B] = (double)step->halo_bytes,
+                          [F_ALLRED_B] = (double)step->allreduce_bytes,
+                          [F_EVAL_S] = eval->seconds,
+                          [F_EVAL_HALO_B] = (double)eval->halo_bytes};
   double sums[F_COUNT + 4], local[F_COUNT + 4];
   double ext[2 * F_COUNT], lext[2 * F_COUNT];
   for (int k = 0; k < F_COUNT; k++) {
@@ -336,11 +342,12 @@ static halo_status train(run *r) {
       HALO_TRY(save_checkpoint(r, epoch));
     if (r->rank != 0) continue;
     if (!a->quiet) {
-      printf("epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.2f ms (compute "
-             "%.2f, comm %.2f)  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
-             (long long)epoch, e.loss, e.acc[0], e.acc[1], e.acc[2], 1e3 * e.max[F_STEP_S],
-             1e3 * (e.max[F_STEP_S] - e.sum[F_COMM_S] / r->size), 1e3 * e.sum[F_COMM_S] / r->size,
-             halo / 1e6, r->predicted_epoch / 1e6, e.sum[F_ALLRED_B] / 1e6);
+      printf(
+          "epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.2f ms (compute "
+          "%.2f, comm %.2f)  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
+          (long long)epoch, e.loss, e.acc[0], e.acc[1], e.acc[2], 1e3 * e.max[F_STEP_S],
+          1e3 * (e.max[F_STEP_S] - e.sum[F_COMM_S] / r->size), 1e3 * e.sum[F_COMM_S] / r->size,
+          halo / 1e6, r->predicted_epoch / 1e6, e.sum[F_ALLRED_B] / 1e6);
       fflush(stdout);
     }
     if (r->metrics) write_epoch_json(r, epoch, &e);
@@ -348,11 +355,12 @@ static halo_status train(run *r) {
 
   double mean = timed > 0 ? time_sum / (double)timed : 0.0;
   if (r->rank == 0) {
-    printf("summary: %lld epochs, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
-           "(%lld warm-up epochs excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
-           (long long)trained, best_val < 0 ? 0.0 : best_val, test_at_best, final_test,
-           1e3 * mean, (long long)(trained - timed), total_halo / 1e6,
-           mismatches ? "DIFFERS FROM the" : "equal to the", r->setup_bytes / 1e6);
+    printf(
+        "summary: %lld epochs, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
+        "(%lld warm-up epochs excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
+        (long long)trained, best_val < 0 ? 0.0 : best_val, test_at_best, final_test, 1e3 * mean,
+        (long long)(trained - timed), total_halo / 1e6,
+        mismatches ? "DIFFERS FROM the" : "equal to the", r->setup_bytes / 1e6);
     if (r->metrics)
       fprintf(r->metrics,
               "{\"summary\": true, \"epochs\": %lld, \"best_val_acc\": %.6f, "
@@ -394,9 +402,8 @@ static halo_status run_all(run *r, int argc, char **argv) {
   omp_set_num_threads(r->threads);
   openblas_set_num_threads(r->threads);
 
-  halo_backend_options bo = {.device = r->args.device,
-                             .local_rank = halo_mpi_local_rank(r->comm),
-                             .tf32 = r->args.tf32};
+  halo_backend_options bo = {
+      .device = r->args.device, .local_rank = halo_mpi_local_rank(r->comm), .tf32 = r->args.tf32};
   st = halo_backend_create(&bo, &r->be);
   HALO_TRY(halo_mpi_agree(r->comm, st));
 
@@ -418,9 +425,10 @@ static halo_status run_all(run *r, int argc, char **argv) {
     /* Every rank knows both counts: rank 0 alone says so. */
     if (r->ckpt.nparams != r->info.params) {
       if (r->rank == 0)
-        halo_log_error("--resume: %s is a checkpoint of another model (%lld parameters; this "
-                       "model has %lld)", r->ckpt_path, (long long)r->ckpt.nparams,
-                       (long long)r->info.params);
+        halo_log_error(
+            "--resume: %s is a checkpoint of another model (%lld parameters; this "
+            "model has %lld)",
+            r->ckpt_path, (long long)r->ckpt.nparams, (long long)r->info.params);
       st = HALO_ERR_MISMATCH;
       goto done;
     }

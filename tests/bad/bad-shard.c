@@ -37,7 +37,8 @@ static int check(const char *dir) {
     nnz += s->nnz;
     halo_shard_destroy(&s);
   }
-  printf("%s: %d parts, %" PRId64 " nodes, %" PRId64 " local edges: valid\n", dir, (int)m->parts, m->nodes, nnz);
+  printf("%s: %d parts, %" PRId64 " nodes, %" PRId64 " local edges: valid\n", dir, (int)m->parts,
+         m->nodes, nnz);
 done:
   halo_shard_destroy(&s);
   halo_manifest_destroy(&m);
@@ -86,14 +87,16 @@ static void replace(hid_t file, const char *name, hid_t type, int delta) {
   hid_t space = H5Dget_space(dset);
   hsize_t len = (hsize_t)H5Sget_simple_extent_npoints(space);
   double *values = calloc(len + 1, sizeof *values);
-  need(values && H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0, name);
+  need(values && H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0,
+       name);
   H5Sclose(space);
   H5Dclose(dset);
   need(H5Ldelete(file, name, H5P_DEFAULT) >= 0, name);
   hsize_t dims = len + (hsize_t)delta;
   space = H5Screate_simple(1, &dims, NULL);
   dset = H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  need(dset >= 0 && H5Dwrite(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0, name);
+  need(dset >= 0 && H5Dwrite(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) >= 0,
+       name);
   H5Dclose(dset);
   H5Sclose(space);
   free(values);

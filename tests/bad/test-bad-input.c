@@ -41,7 +41,8 @@ typedef struct bad_case {
 static char *trim(char *s) {
   while (*s == ' ' || *s == '\t') s++;
   size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+    s[--n] = '\0';
   return s;
 }
 
@@ -145,24 +146,29 @@ ParameterizedTest(bad_case *c, bad, corpus, .timeout = 180) {
    * from a shell or from test-checkpoint; the ranks here check for leaks
    * there, not here.  Harmless in a build without sanitizers. */
   setenv("MPIRUN",
-         "mpirun --allow-run-as-root --oversubscribe --bind-to none -x ASAN_OPTIONS=detect_leaks=0", 1);
+         "mpirun --allow-run-as-root --oversubscribe --bind-to none -x ASAN_OPTIONS=detect_leaks=0",
+         1);
   setenv("BAD", HALO_SOURCE_DIR "/tests/data/bad", 1);
   setenv("TMP", tmp, 1);
-  setenv("LSAN_OPTIONS", "suppressions=" HALO_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0", 1);
+  setenv("LSAN_OPTIONS", "suppressions=" HALO_SOURCE_DIR "/tests/lsan.supp:print_suppressions=0",
+         1);
   setenv("HALO_BAD_COMMAND", c->command, 1);
   char run[2048], out_path[512], err_path[512];
   snprintf(out_path, sizeof out_path, "%s/.stdout", tmp);
   snprintf(err_path, sizeof err_path, "%s/.stderr", tmp);
-  snprintf(run, sizeof run, "cd '%s' && timeout 120 sh -c \"$HALO_BAD_COMMAND\" >'%s' 2>'%s' </dev/null", tmp,
+  snprintf(run, sizeof run,
+           "cd '%s' && timeout 120 sh -c \"$HALO_BAD_COMMAND\" >'%s' 2>'%s' </dev/null", tmp,
            out_path, err_path);
   int status = system(run);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   char *out = slurp(out_path), *err = slurp(err_path);
   fprintf(stderr, "case %s (cases.txt:%d): exit %d\n", c->name, c->line, code);
 
-  cr_expect_eq(code, c->exit_code, "%s: exit %d, expected %d\ncommand: %s\nstdout:\n%s\nstderr:\n%s", c->name, code,
+  cr_expect_eq(code, c->exit_code,
+               "%s: exit %d, expected %d\ncommand: %s\nstdout:\n%s\nstderr:\n%s", c->name, code,
                c->exit_code, c->command, out, err);
-  cr_expect(!strstr(err, "runtime error:") && !strstr(err, "Sanitizer"), "%s: sanitizer report:\n%s", c->name, err);
+  cr_expect(!strstr(err, "runtime error:") && !strstr(err, "Sanitizer"),
+            "%s: sanitizer report:\n%s", c->name, err);
   char first[2048];
   int errors = error_lines(err, first, sizeof first);
   const char *where = c->exit_code ? first : out;
@@ -175,10 +181,13 @@ ParameterizedTest(bad_case *c, bad, corpus, .timeout = 180) {
   char *save = NULL;
   for (char *w = strtok_r(words, ";", &save); w; w = strtok_r(NULL, ";", &save)) {
     w = trim(w);
-    if (*w) cr_expect_not_null(strstr(where, w), "%s: '%s' not in %s:\n%s", c->name, w, c->exit_code ? "the error line" : "stdout", where);
+    if (*w)
+      cr_expect_not_null(strstr(where, w), "%s: '%s' not in %s:\n%s", c->name, w,
+                         c->exit_code ? "the error line" : "stdout", where);
   }
   char name[256];
-  if (c->exit_code) cr_expect(!leftovers(tmp, name, sizeof name), "%s: left %s behind", c->name, name);
+  if (c->exit_code)
+    cr_expect(!leftovers(tmp, name, sizeof name), "%s: left %s behind", c->name, name);
 
   free(out);
   free(err);

@@ -16,9 +16,10 @@
 #include "halo-load.h"
 
 static const char *const NAMES[] = {
-    "num-node-list.csv", "num-edge-list.csv", "edge.csv",        "node-feat.csv",    "node-label.csv",
-    "split/train.csv",   "split/valid.csv",   "split/test.csv",  "edge.csv.gz",      "node-feat.csv.gz",
-    "node-label.csv.gz", "num-node-list.csv.gz", "split/train.csv.gz",
+    "num-node-list.csv",  "num-edge-list.csv", "edge.csv",          "node-feat.csv",
+    "node-label.csv",     "split/train.csv",   "split/valid.csv",   "split/test.csv",
+    "edge.csv.gz",        "node-feat.csv.gz",  "node-label.csv.gz", "num-node-list.csv.gz",
+    "split/train.csv.gz",
 };
 enum { NAME_COUNT = sizeof NAMES / sizeof NAMES[0] };
 

@@ -27,15 +27,17 @@
 #error "HALO_FUZZ_SHARD_BASE must name the folder of the base partition"
 #endif
 
-static const char *const ATTRS[] = {"format_version", "part",     "parts",  "run_id", "nodes", "edges",
-                                    "features",       "classes",  "n_owned", "n_halo", "nnz"};
-static const char *const SETS[] = {"/nodes/global_id", "/nodes/halo_owner", "/nodes/degree", "/graph/indptr",
-                                   "/graph/indices",   "/features",         "/labels",       "/split/train",
-                                   "/split/valid",     "/split/test",       "/halo/send_ptr", "/halo/send_idx",
-                                   "/halo/recv_ptr"};
-static const char *const MANIFEST_ATTRS[] = {"format_version", "nodes", "edges", "features", "classes",
-                                             "parts", "run_id", "source_digest"};
-static const char *const MANIFEST_SETS[] = {"/part", "/parts/digest", "/parts/owned", "/parts/halo"};
+static const char *const ATTRS[] = {"format_version", "part",   "parts",    "run_id",
+                                    "nodes",          "edges",  "features", "classes",
+                                    "n_owned",        "n_halo", "nnz"};
+static const char *const SETS[] = {
+    "/nodes/global_id", "/nodes/halo_owner", "/nodes/degree", "/graph/indptr", "/graph/indices",
+    "/features",        "/labels",           "/split/train",  "/split/valid",  "/split/test",
+    "/halo/send_ptr",   "/halo/send_idx",    "/halo/recv_ptr"};
+static const char *const MANIFEST_ATTRS[] = {"format_version", "nodes", "edges",  "features",
+                                             "classes",        "parts", "run_id", "source_digest"};
+static const char *const MANIFEST_SETS[] = {"/part", "/parts/digest", "/parts/owned",
+                                            "/parts/halo"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 typedef struct edit {
@@ -113,7 +115,8 @@ static void retype(hid_t file, const char *name, hid_t type, int delta) {
   hsize_t new_dims[2] = {new_rows, cols};
   space = H5Screate_simple(rank, new_dims, NULL);
   dset = H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (dset >= 0 && new_rows * cols > 0) H5Dwrite(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, fresh);
+  if (dset >= 0 && new_rows * cols > 0)
+    H5Dwrite(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, fresh);
   if (dset >= 0) H5Dclose(dset);
   H5Sclose(space);
   free(fresh);
@@ -125,15 +128,22 @@ static void retype_attr(hid_t file, const char *name, int how, int64_t value) {
   if (H5Aexists(file, name) <= 0) return;
   H5Adelete(file, name);
   hid_t space = H5Screate(H5S_SCALAR);
-  hid_t type = how == 0 ? H5Tcopy(H5T_IEEE_F64LE) : how == 1 ? H5Tcopy(H5T_STD_I16LE) : H5Tcopy(H5T_C_S1);
+  hid_t type = how == 0   ? H5Tcopy(H5T_IEEE_F64LE)
+               : how == 1 ? H5Tcopy(H5T_STD_I16LE)
+                          : H5Tcopy(H5T_C_S1);
   if (how == 2) H5Tset_size(type, 8);
   hid_t attr = H5Acreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
   if (attr >= 0) {
     double d = (double)value;
     int16_t h = (int16_t)value;
     char text[8] = "1";
-    H5Awrite(attr, how == 0 ? H5T_NATIVE_DOUBLE : how == 1 ? H5T_NATIVE_INT16 : type,
-             how == 0 ? (void *)&d : how == 1 ? (void *)&h : (void *)text);
+    H5Awrite(attr,
+             how == 0   ? H5T_NATIVE_DOUBLE
+             : how == 1 ? H5T_NATIVE_INT16
+                        : type,
+             how == 0   ? (void *)&d
+             : how == 1 ? (void *)&h
+                        : (void *)text);
     H5Aclose(attr);
   }
   H5Tclose(type);
@@ -144,27 +154,34 @@ static void apply(hid_t part, hid_t manifest, const edit *e) {
   int small = e->op & 0x80;
   int64_t v = small ? (int8_t)(e->value & 0xff) : e->value;
   switch ((e->op & 0x7f) % 6) {
-  case 0: set_attr(part, ATTRS[e->target % COUNT(ATTRS)], v); break;
-  case 1: set_element(part, SETS[e->target % COUNT(SETS)], e->index, v, small); break;
-  case 2:
-    if (e->index & 1)
-      H5Adelete(part, ATTRS[e->target % COUNT(ATTRS)]);
-    else
-      H5Ldelete(part, SETS[e->target % COUNT(SETS)], H5P_DEFAULT);
-    break;
-  case 3: {
-    static const hid_t *const TYPES[] = {&H5T_STD_I16LE_g, &H5T_STD_I32LE_g, &H5T_STD_I64LE_g, &H5T_STD_U32LE_g,
-                                         &H5T_IEEE_F64LE_g, &H5T_IEEE_F32LE_g};
-    retype(part, SETS[e->target % COUNT(SETS)], *TYPES[e->index % 6], (int8_t)(e->index >> 8));
-    break;
-  }
-  case 4: retype_attr(part, ATTRS[e->target % COUNT(ATTRS)], e->index % 3, v); break;
-  case 5:
-    if (e->index & 1)
-      set_attr(manifest, MANIFEST_ATTRS[e->target % COUNT(MANIFEST_ATTRS)], v);
-    else
-      set_element(manifest, MANIFEST_SETS[e->target % COUNT(MANIFEST_SETS)], (uint16_t)(e->index >> 1), v, small);
-    break;
+    case 0:
+      set_attr(part, ATTRS[e->target % COUNT(ATTRS)], v);
+      break;
+    case 1:
+      set_element(part, SETS[e->target % COUNT(SETS)], e->index, v, small);
+      break;
+    case 2:
+      if (e->index & 1)
+        H5Adelete(part, ATTRS[e->target % COUNT(ATTRS)]);
+      else
+        H5Ldelete(part, SETS[e->target % COUNT(SETS)], H5P_DEFAULT);
+      break;
+    case 3: {
+      static const hid_t *const TYPES[] = {&H5T_STD_I16LE_g, &H5T_STD_I32LE_g,  &H5T_STD_I64LE_g,
+                                           &H5T_STD_U32LE_g, &H5T_IEEE_F64LE_g, &H5T_IEEE_F32LE_g};
+      retype(part, SETS[e->target % COUNT(SETS)], *TYPES[e->index % 6], (int8_t)(e->index >> 8));
+      break;
+    }
+    case 4:
+      retype_attr(part, ATTRS[e->target % COUNT(ATTRS)], e->index % 3, v);
+      break;
+    case 5:
+      if (e->index & 1)
+        set_attr(manifest, MANIFEST_ATTRS[e->target % COUNT(MANIFEST_ATTRS)], v);
+      else
+        set_element(manifest, MANIFEST_SETS[e->target % COUNT(MANIFEST_SETS)],
+                    (uint16_t)(e->index >> 1), v, small);
+      break;
   }
 }
 
@@ -178,26 +195,34 @@ static void check_shard(const halo_shard *s) {
   for (int64_t i = 0; i < s->n_owned; i++)
     if (s->indptr[i + 1] < s->indptr[i]) fuzz_fail("indptr decreases at %lld", (long long)i);
   for (int64_t k = 0; k < s->nnz; k++)
-    if (s->indices[k] < 0 || s->indices[k] >= local) fuzz_fail("indices[%lld] out of range", (long long)k);
+    if (s->indices[k] < 0 || s->indices[k] >= local)
+      fuzz_fail("indices[%lld] out of range", (long long)k);
   for (int64_t i = 0; i < local; i++)
-    if (s->global_id[i] < 0 || s->global_id[i] >= s->nodes) fuzz_fail("global_id[%lld] out of range", (long long)i);
+    if (s->global_id[i] < 0 || s->global_id[i] >= s->nodes)
+      fuzz_fail("global_id[%lld] out of range", (long long)i);
   for (int64_t h = 0; h < s->n_halo; h++)
-    if (s->halo_owner[h] < 0 || s->halo_owner[h] >= s->parts) fuzz_fail("halo_owner[%lld] out of range", (long long)h);
+    if (s->halo_owner[h] < 0 || s->halo_owner[h] >= s->parts)
+      fuzz_fail("halo_owner[%lld] out of range", (long long)h);
   for (int64_t k = 0; k < s->n_owned * s->features; k++)
     if (!isfinite(s->x[k])) fuzz_fail("feature %lld not finite", (long long)k);
   for (int64_t i = 0; s->classes > 0 && i < s->n_owned; i++)
-    if (s->labels[i] < -1 || s->labels[i] >= s->classes) fuzz_fail("label %lld out of range", (long long)i);
+    if (s->labels[i] < -1 || s->labels[i] >= s->classes)
+      fuzz_fail("label %lld out of range", (long long)i);
   const int32_t *splits[3] = {s->train, s->valid, s->test};
   const int64_t lens[3] = {s->n_train, s->n_valid, s->n_test};
   for (int k = 0; k < 3; k++)
     for (int64_t i = 0; i < lens[k]; i++)
-      if (splits[k][i] < 0 || splits[k][i] >= s->n_owned) fuzz_fail("split %d row %lld out of range", k, (long long)i);
+      if (splits[k][i] < 0 || splits[k][i] >= s->n_owned)
+        fuzz_fail("split %d row %lld out of range", k, (long long)i);
   for (int32_t q = 0; q < s->parts; q++) {
-    if (s->send_ptr[q + 1] < s->send_ptr[q] || s->recv_ptr[q + 1] < s->recv_ptr[q]) fuzz_fail("ptr decreases");
+    if (s->send_ptr[q + 1] < s->send_ptr[q] || s->recv_ptr[q + 1] < s->recv_ptr[q])
+      fuzz_fail("ptr decreases");
     for (int64_t k = s->send_ptr[q]; k < s->send_ptr[q + 1]; k++)
-      if (s->send_idx[k] < 0 || s->send_idx[k] >= s->n_owned) fuzz_fail("send_idx[%lld] out of range", (long long)k);
+      if (s->send_idx[k] < 0 || s->send_idx[k] >= s->n_owned)
+        fuzz_fail("send_idx[%lld] out of range", (long long)k);
   }
-  if (s->send_ptr[0] != 0 || s->recv_ptr[0] != 0 || s->recv_ptr[s->parts] != s->n_halo) fuzz_fail("ptr ends wrong");
+  if (s->send_ptr[0] != 0 || s->recv_ptr[0] != 0 || s->recv_ptr[s->parts] != s->n_halo)
+    fuzz_fail("ptr ends wrong");
 }
 
 int fuzz_shard(const uint8_t *data, size_t size) {
@@ -214,7 +239,8 @@ int fuzz_shard(const uint8_t *data, size_t size) {
   copy_file(from, manifest);
 
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  hid_t pf = H5Fopen(part, H5F_ACC_RDWR, H5P_DEFAULT), mf = H5Fopen(manifest, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t pf = H5Fopen(part, H5F_ACC_RDWR, H5P_DEFAULT),
+        mf = H5Fopen(manifest, H5F_ACC_RDWR, H5P_DEFAULT);
   if (pf < 0 || mf < 0) fuzz_fail("cannot open the base partition in %s", HALO_FUZZ_SHARD_BASE);
   for (size_t at = 1; at + 12 <= size; at += 12) {
     const uint8_t *b = data + at;

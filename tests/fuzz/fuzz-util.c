@@ -15,7 +15,7 @@
 void __sanitizer_set_report_fd(void *fd) __attribute__((weak));
 
 static char scratch[256];
-static int report_fd = -1;  /* the real stderr, kept while fd 2 is captured */
+static int report_fd = -1; /* the real stderr, kept while fd 2 is captured */
 static int capture_fd = -1;
 static char captured[16384];
 
@@ -34,7 +34,9 @@ const char *__ubsan_default_options(void) { return "halt_on_error=1:print_stackt
 /* HDF5 1.10 keeps a metadata cache entry when an object header fails its
  * checksum; that is the library's memory, not halo's (tests/shard/lsan.supp). */
 const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) { return "leak:libhdf5_serial.so\nleak:libhdf5.so\n"; }
+const char *__lsan_default_suppressions(void) {
+  return "leak:libhdf5_serial.so\nleak:libhdf5.so\n";
+}
 
 static void remove_scratch(void) {
   if (!scratch[0]) return;
@@ -49,7 +51,9 @@ void fuzz_init(void) {
    * and executions are not spent starting a team. */
   setenv("OMP_NUM_THREADS", "1", 1);
   halo_log_set_prefix("fuzz");
-  const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+                     : getenv("TMPDIR")            ? getenv("TMPDIR")
+                                                   : "/tmp";
   snprintf(scratch, sizeof scratch, "%s/halo-fuzz.%ld", base, (long)getpid());
   if (mkdir(scratch, 0700) != 0 && errno != EEXIST) {
     fprintf(stderr, "fuzz: cannot create %s: %s\n", scratch, strerror(errno));
@@ -135,7 +139,8 @@ void fuzz_expect_outcome(halo_status st, const char *text, const char *name) {
   }
   const char *nl = strchr(text, '\n');
   if (!nl) fuzz_fail("failure '%s' printed no line", halo_status_str(st));
-  if (nl[1] != '\0') fuzz_fail("failure '%s' printed more than one line:\n%s", halo_status_str(st), text);
+  if (nl[1] != '\0')
+    fuzz_fail("failure '%s' printed more than one line:\n%s", halo_status_str(st), text);
   if (!strstr(text, ": error: ")) fuzz_fail("failure line is not an error line: %s", text);
   if (st != HALO_ERR_NOMEM && name && !strstr(text, name))
     fuzz_fail("failure line does not name '%s': %s", name, text);
@@ -143,27 +148,31 @@ void fuzz_expect_outcome(halo_status st, const char *text, const char *name) {
 
 void fuzz_check_graph(const halo_graph *g) {
   if (!g) fuzz_fail("success without a graph");
-  if (g->n < 0 || g->m < 0 || !g->indptr) fuzz_fail("graph has n = %lld, m = %lld", (long long)g->n, (long long)g->m);
+  if (g->n < 0 || g->m < 0 || !g->indptr)
+    fuzz_fail("graph has n = %lld, m = %lld", (long long)g->n, (long long)g->m);
   if (g->indptr[0] != 0 || g->indptr[g->n] != g->m)
-    fuzz_fail("indptr runs from %lld to %lld, m = %lld", (long long)g->indptr[0], (long long)g->indptr[g->n],
-              (long long)g->m);
+    fuzz_fail("indptr runs from %lld to %lld, m = %lld", (long long)g->indptr[0],
+              (long long)g->indptr[g->n], (long long)g->m);
   for (int64_t v = 0; v < g->n; v++) {
     if (g->indptr[v + 1] < g->indptr[v]) fuzz_fail("indptr[%lld] decreases", (long long)v + 1);
     for (int64_t k = g->indptr[v]; k < g->indptr[v + 1]; k++) {
       if (g->indices[k] < 0 || g->indices[k] >= g->n)
-        fuzz_fail("indices[%lld] = %lld is out of [0, %lld)", (long long)k, (long long)g->indices[k],
-                  (long long)g->n);
+        fuzz_fail("indices[%lld] = %lld is out of [0, %lld)", (long long)k,
+                  (long long)g->indices[k], (long long)g->n);
       if (k > g->indptr[v] && g->indices[k] < g->indices[k - 1])
         fuzz_fail("row %lld is not sorted at %lld", (long long)v, (long long)k);
     }
   }
-  if (g->features < 0 || (g->features > 0) != (g->x != NULL)) fuzz_fail("features = %d disagrees with x", g->features);
+  if (g->features < 0 || (g->features > 0) != (g->x != NULL))
+    fuzz_fail("features = %d disagrees with x", g->features);
   for (int64_t k = 0; k < g->n * g->features; k++)
     if (!isfinite(g->x[k])) fuzz_fail("feature %lld is not finite", (long long)k);
-  if (g->classes < 0 || (g->classes > 0) != (g->labels != NULL)) fuzz_fail("classes = %d disagrees with labels", g->classes);
+  if (g->classes < 0 || (g->classes > 0) != (g->labels != NULL))
+    fuzz_fail("classes = %d disagrees with labels", g->classes);
   for (int64_t v = 0; g->labels && v < g->n; v++)
     if (g->labels[v] < -1 || g->labels[v] >= g->classes)
       fuzz_fail("label %d of node %lld is out of [-1, %d)", g->labels[v], (long long)v, g->classes);
   for (int64_t v = 0; g->split && v < g->n; v++)
-    if (g->split[v] > HALO_SPLIT_TEST) fuzz_fail("split %d of node %lld is unknown", g->split[v], (long long)v);
+    if (g->split[v] > HALO_SPLIT_TEST)
+      fuzz_fail("split %d of node %lld is unknown", g->split[v], (long long)v);
 }

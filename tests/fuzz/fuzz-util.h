@@ -61,8 +61,8 @@ void fuzz_expect_outcome(halo_status st, const char *text, const char *name);
 void fuzz_check_graph(const halo_graph *g);
 
 #ifdef HALO_FUZZ_ENTRY
-#define FUZZ_ENTRY(fn)                                                         \
-  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                \
+#define FUZZ_ENTRY(fn)                                          \
+  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); \
   int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fn(data, size); }
 #else
 #define FUZZ_ENTRY(fn)

@@ -61,7 +61,8 @@ Test(fuzz_replay, shard_base_is_valid) {
   char path[1024];
   halo_manifest *m = NULL;
   snprintf(path, sizeof path, "%s/manifest.h5", HALO_FUZZ_SHARD_BASE);
-  cr_assert_eq(halo_manifest_read(path, &m), HALO_OK, "%s (regenerate it: see docs/reliability.md, Fuzzing)", path);
+  cr_assert_eq(halo_manifest_read(path, &m), HALO_OK,
+               "%s (regenerate it: see docs/reliability.md, Fuzzing)", path);
   for (int p = 0; p < 2; p++) {
     halo_shard *s = NULL;
     cr_assert_eq(halo_shard_path(path, sizeof path, HALO_FUZZ_SHARD_BASE, p, 2), HALO_OK);

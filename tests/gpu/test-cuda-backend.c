@@ -144,8 +144,7 @@ Test(cuda_backend, softmax_xent_slot_returns_host_scalars) {
                            F(G.gpu), &loss[1], &correct[1]);
   fprintf(stderr, "softmax slot: loss %.12g vs %.12g, correct %lld vs %lld\n", loss[1], loss[0],
           (long long)correct[1], (long long)correct[0]);
-  cr_expect_leq(fabs(loss[1] - loss[0]) / loss[0], 1e-9, "loss %.12g, CPU %.12g", loss[1],
-                loss[0]);
+  cr_expect_leq(fabs(loss[1] - loss[0]) / loss[0], 1e-9, "loss %.12g, CPU %.12g", loss[1], loss[0]);
   cr_expect_eq(correct[1], correct[0]);
   const double err = twin_err(&b, &G);
   cr_expect_leq(err, SUMS, "softmax gradient rel err %g", err);
@@ -208,10 +207,10 @@ Test(cuda_backend, spmm_slot_on_all_rows_a_row_list_and_a_view) {
         hv.indptr += split;
         dv.indptr += split;
         hv.rows = dv.rows = rows - split;
-        b.cpu->ops->spmm(b.cpu, &hv, F(X.cpu), ldx, ncols, 0.0f, F(Y.cpu) + split * ldy, ldy,
-                         NULL, rows - split);
-        b.gpu->ops->spmm(b.gpu, &dv, F(X.gpu), ldx, ncols, 0.0f, F(Y.gpu) + split * ldy, ldy,
-                         NULL, rows - split);
+        b.cpu->ops->spmm(b.cpu, &hv, F(X.cpu), ldx, ncols, 0.0f, F(Y.cpu) + split * ldy, ldy, NULL,
+                         rows - split);
+        b.gpu->ops->spmm(b.gpu, &dv, F(X.gpu), ldx, ncols, 0.0f, F(Y.gpu) + split * ldy, ldy, NULL,
+                         rows - split);
       }
       const double err = twin_err(&b, &Y);
       fprintf(stderr, "spmm slot ones=%d case %d: rel err %.3g\n", ones, c, err);

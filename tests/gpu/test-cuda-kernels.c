@@ -445,9 +445,9 @@ static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmas
   const float scale = 1.0f / (float)nmask;
   double loss = 0.0, want_loss = 0.0;
   int64_t correct = 0, want_correct = 0;
-  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect, work,
-                                   NULL),
-            "halo_cuda_softmax_xent");
+  expect_ok(
+      halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect, work, NULL),
+      "halo_cuda_softmax_xent");
   halo_cpu_softmax_xent(z, rows, cols, labels, perm, nmask, scale, with_grad ? g : NULL, &want_loss,
                         &want_correct);
   dev_download(&loss, dloss, sizeof loss);

@@ -42,9 +42,10 @@ static void check_against_cpu(int parts, const char *aware) {
 
   int at = 0;
   double worst = worst_loss_difference(&m[0], &m[1], 100, &at);
-  fprintf(stderr, "[train_cuda] P=%d HALO_CUDA_AWARE=%s: worst loss difference %.2e (epoch %d); "
-          "final test %.4f (cuda) vs %.4f (cpu)\n", parts, aware, worst, at, m[1].final_test,
-          m[0].final_test);
+  fprintf(stderr,
+          "[train_cuda] P=%d HALO_CUDA_AWARE=%s: worst loss difference %.2e (epoch %d); "
+          "final test %.4f (cuda) vs %.4f (cpu)\n",
+          parts, aware, worst, at, m[1].final_test, m[0].final_test);
   cr_expect_leq(worst, 1e-4, "P=%d: cuda loss at epoch %d is %.9g, cpu has %.9g (%.2e relative)",
                 parts, at, m[1].loss[at - 1], m[0].loss[at - 1], worst);
   cr_expect_leq(fabs(m[1].final_test - m[0].final_test), 0.005, "P=%d: final test %.4f vs %.4f",
@@ -62,8 +63,9 @@ Test(train_cuda, cora_p2_staged_equals_cpu, .timeout = 300) { check_against_cpu(
 
 /* In place, with device pointers handed to MPI: only where MPI takes them. */
 Test(train_cuda, cora_p2_cuda_aware_equals_cpu, .timeout = 300) {
-  if (tr_run(30, NULL, "ompi_info --parsable --all 2>/dev/null | "
-                       "grep -q 'mpi_built_with_cuda_support:value:true'") != 0)
+  if (tr_run(30, NULL,
+             "ompi_info --parsable --all 2>/dev/null | "
+             "grep -q 'mpi_built_with_cuda_support:value:true'") != 0)
     cr_skip_test("this Open MPI is not CUDA-aware");
   check_against_cpu(2, "1");
 }

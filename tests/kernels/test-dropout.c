@@ -255,8 +255,8 @@ Test(dropout, csr_mask_is_the_dense_mask) {
                      transposed, ones, (double)p, (long long)i, (long long)j, (double)out[k],
                      (double)s.dense[i * cols + j]);
       }
-    if (p < 1.0f) cr_expect(kept > 0 && kept < s.nnz, "kept %lld of %lld", (long long)kept,
-                            (long long)s.nnz);
+    if (p < 1.0f)
+      cr_expect(kept > 0 && kept < s.nnz, "kept %lld of %lld", (long long)kept, (long long)s.nnz);
     free(out);
     sparse_free(&s);
   }

@@ -113,7 +113,8 @@ const char *capture_end(void) {
   return captured;
 }
 
-void expect_load_error(const char *input, halo_format fmt, halo_status want, const char *const *words) {
+void expect_load_error(const char *input, halo_format fmt, halo_status want,
+                       const char *const *words) {
   halo_graph *g = NULL;
   capture_begin();
   halo_status st = halo_load(input, fmt, &g);
@@ -130,7 +131,8 @@ void expect_load_error(const char *input, halo_format fmt, halo_status want, con
   halo_graph_destroy(&g);
 }
 
-void expect_csr(const halo_graph *g, int64_t n, const int64_t *indptr, int64_t m, const int64_t *indices) {
+void expect_csr(const halo_graph *g, int64_t n, const int64_t *indptr, int64_t m,
+                const int64_t *indices) {
   cr_assert_eq(g->n, n, "n = %lld, expected %lld", (long long)g->n, (long long)n);
   cr_assert_eq(g->m, m, "m = %lld, expected %lld", (long long)g->m, (long long)m);
   for (int64_t v = 0; v <= n; v++)

@@ -30,13 +30,15 @@ const char *capture_end(void);
 
 /* Loads `input`, expecting failure with status `want` and one stderr line
  * that contains every word in the NULL-terminated list. */
-void expect_load_error(const char *input, halo_format fmt, halo_status want, const char *const *words);
+void expect_load_error(const char *input, halo_format fmt, halo_status want,
+                       const char *const *words);
 
-#define EXPECT_LOAD_ERROR(input, fmt, want, ...)                               \
+#define EXPECT_LOAD_ERROR(input, fmt, want, ...) \
   expect_load_error((input), (fmt), (want), (const char *const[]){__VA_ARGS__, NULL})
 
 /* Checks that g's CSR equals the expected arrays (n+1 offsets, m indices). */
-void expect_csr(const halo_graph *g, int64_t n, const int64_t *indptr, int64_t m, const int64_t *indices);
+void expect_csr(const halo_graph *g, int64_t n, const int64_t *indptr, int64_t m,
+                const int64_t *indices);
 
 /* Checks the CSR invariants: offsets monotone, ids in range, rows sorted. */
 void expect_csr_valid(const halo_graph *g);

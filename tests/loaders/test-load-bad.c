@@ -45,8 +45,8 @@ Test(bad_ogb, good_folder_loads) {
 }
 
 Test(bad_ogb, missing_folder) {
-  EXPECT_LOAD_ERROR("/nonexistent/halo/folder", HALO_FORMAT_OGB, HALO_ERR_IO, "/nonexistent/halo/folder",
-                    "not a folder");
+  EXPECT_LOAD_ERROR("/nonexistent/halo/folder", HALO_FORMAT_OGB, HALO_ERR_IO,
+                    "/nonexistent/halo/folder", "not a folder");
 }
 
 Test(bad_ogb, missing_edge_file) {
@@ -64,7 +64,8 @@ Test(bad_ogb, missing_node_count) {
 }
 
 Test(bad_ogb, empty_edge_file) {
-  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", ""), HALO_FORMAT_OGB, HALO_ERR_PARSE, "edge.csv: file is empty");
+  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", ""), HALO_FORMAT_OGB, HALO_ERR_PARSE,
+                    "edge.csv: file is empty");
 }
 
 Test(bad_ogb, empty_gzip_file) {
@@ -99,40 +100,43 @@ Test(bad_ogb, negative_node_id) {
 }
 
 Test(bad_ogb, feature_rows_of_unequal_length) {
-  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,5,6\n7,8\n1,1,1\n0,0,0\n"), HALO_FORMAT_OGB,
-                    HALO_ERR_PARSE, "node-feat.csv:3:", "row has 2 values, expected 3");
-  EXPECT_LOAD_ERROR(spoil("d2", "node-feat.csv", "1,2,3\n4,5,6,7\n"), HALO_FORMAT_OGB, HALO_ERR_PARSE,
-                    "node-feat.csv:2:", "row has 4 values, expected 3");
+  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,5,6\n7,8\n1,1,1\n0,0,0\n"),
+                    HALO_FORMAT_OGB, HALO_ERR_PARSE,
+                    "node-feat.csv:3:", "row has 2 values, expected 3");
+  EXPECT_LOAD_ERROR(spoil("d2", "node-feat.csv", "1,2,3\n4,5,6,7\n"), HALO_FORMAT_OGB,
+                    HALO_ERR_PARSE, "node-feat.csv:2:", "row has 4 values, expected 3");
 }
 
 Test(bad_ogb, nan_feature) {
-  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,nan,6\n7,8,9\n1,1,1\n0,0,0\n"), HALO_FORMAT_OGB,
-                    HALO_ERR_RANGE, "node-feat.csv:2:", "feature 2 is 'nan'", "NaN and Inf");
+  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,nan,6\n7,8,9\n1,1,1\n0,0,0\n"),
+                    HALO_FORMAT_OGB, HALO_ERR_RANGE, "node-feat.csv:2:", "feature 2 is 'nan'",
+                    "NaN and Inf");
 }
 
 Test(bad_ogb, inf_feature) {
-  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,5,6\n7,8,-inf\n1,1,1\n0,0,0\n"), HALO_FORMAT_OGB,
-                    HALO_ERR_RANGE, "node-feat.csv:3:", "feature 3 is '-inf'");
+  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,5,6\n7,8,-inf\n1,1,1\n0,0,0\n"),
+                    HALO_FORMAT_OGB, HALO_ERR_RANGE, "node-feat.csv:3:", "feature 3 is '-inf'");
   /* Too large for a float is infinite as well. */
-  EXPECT_LOAD_ERROR(spoil("d2", "node-feat.csv", "1,2,3\n4,5,6\n7,8,9\n1e39,1,1\n0,0,0\n"), HALO_FORMAT_OGB,
-                    HALO_ERR_RANGE, "node-feat.csv:4:", "feature 1 is '1e39'");
+  EXPECT_LOAD_ERROR(spoil("d2", "node-feat.csv", "1,2,3\n4,5,6\n7,8,9\n1e39,1,1\n0,0,0\n"),
+                    HALO_FORMAT_OGB, HALO_ERR_RANGE, "node-feat.csv:4:", "feature 1 is '1e39'");
 }
 
 Test(bad_ogb, non_numeric_feature) {
-  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,5,6\n7,8,9\n1,abc,1\n0,0,0\n"), HALO_FORMAT_OGB,
-                    HALO_ERR_PARSE, "node-feat.csv:4:", "'abc' is not a number");
+  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,5,6\n7,8,9\n1,abc,1\n0,0,0\n"),
+                    HALO_FORMAT_OGB, HALO_ERR_PARSE, "node-feat.csv:4:", "'abc' is not a number");
   EXPECT_LOAD_ERROR(spoil("d2", "node-feat.csv", "1,2,3\n4,,6\n"), HALO_FORMAT_OGB, HALO_ERR_PARSE,
                     "node-feat.csv:2:", "missing value");
 }
 
 Test(bad_ogb, too_few_feature_rows) {
-  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,5,6\n"), HALO_FORMAT_OGB, HALO_ERR_MISMATCH,
+  EXPECT_LOAD_ERROR(spoil("d", "node-feat.csv", "1,2,3\n4,5,6\n"), HALO_FORMAT_OGB,
+                    HALO_ERR_MISMATCH,
                     "node-feat.csv:2:", "2 feature rows, but the graph has 5 nodes");
 }
 
 Test(bad_ogb, label_below_minus_one) {
-  EXPECT_LOAD_ERROR(spoil("d", "node-label.csv", "0\n1\n-2\n0\n1\n"), HALO_FORMAT_OGB, HALO_ERR_RANGE,
-                    "node-label.csv:3:", "label -2 is out of range");
+  EXPECT_LOAD_ERROR(spoil("d", "node-label.csv", "0\n1\n-2\n0\n1\n"), HALO_FORMAT_OGB,
+                    HALO_ERR_RANGE, "node-label.csv:3:", "label -2 is out of range");
 }
 
 Test(bad_ogb, label_not_integral) {
@@ -141,8 +145,8 @@ Test(bad_ogb, label_not_integral) {
 }
 
 Test(bad_ogb, too_many_labels) {
-  EXPECT_LOAD_ERROR(spoil("d", "node-label.csv", "0\n1\n2\n0\n1\n1\n"), HALO_FORMAT_OGB, HALO_ERR_MISMATCH,
-                    "node-label.csv:6:", "more labels than the 5 nodes");
+  EXPECT_LOAD_ERROR(spoil("d", "node-label.csv", "0\n1\n2\n0\n1\n1\n"), HALO_FORMAT_OGB,
+                    HALO_ERR_MISMATCH, "node-label.csv:6:", "more labels than the 5 nodes");
 }
 
 Test(bad_ogb, split_id_out_of_range) {
@@ -182,7 +186,8 @@ Test(bad_ogb, split_folder_ambiguous) {
 
 /* A gzip stream cut short, and one with a flipped byte (CRC mismatch). */
 static const char *gz_bytes(size_t *len) {
-  const char *plain = scratch_write("whole.csv.gz", "0,1\n1,2\n2,3\n3,4\n4,0\n0,2\n1,3\n2,4\n3,0\n4,1\n");
+  const char *plain =
+      scratch_write("whole.csv.gz", "0,1\n1,2\n2,3\n3,4\n4,0\n0,2\n1,3\n2,4\n3,0\n4,1\n");
   return read_all(plain, len);
 }
 
@@ -191,10 +196,12 @@ Test(bad_ogb, truncated_gzip) {
   char *bytes = (char *)gz_bytes(&len);
   const char *dir = good_ogb("d");
   scratch_write_bytes("d/edge.csv.gz", bytes, len - 6);
-  EXPECT_LOAD_ERROR(dir, HALO_FORMAT_OGB, HALO_ERR_CORRUPT, "edge.csv.gz:", "truncated or corrupt gzip data");
+  EXPECT_LOAD_ERROR(dir, HALO_FORMAT_OGB, HALO_ERR_CORRUPT,
+                    "edge.csv.gz:", "truncated or corrupt gzip data");
   /* Cut in the middle of the deflate stream too. */
   scratch_write_bytes("d/edge.csv.gz", bytes, len / 2);
-  EXPECT_LOAD_ERROR(dir, HALO_FORMAT_OGB, HALO_ERR_CORRUPT, "edge.csv.gz:", "truncated or corrupt gzip data");
+  EXPECT_LOAD_ERROR(dir, HALO_FORMAT_OGB, HALO_ERR_CORRUPT,
+                    "edge.csv.gz:", "truncated or corrupt gzip data");
   free(bytes);
 }
 
@@ -204,39 +211,42 @@ Test(bad_ogb, corrupt_gzip) {
   bytes[len - 5] ^= 0x40; /* inside the stored length/CRC trailer */
   const char *dir = good_ogb("d");
   scratch_write_bytes("d/edge.csv.gz", bytes, len);
-  EXPECT_LOAD_ERROR(dir, HALO_FORMAT_OGB, HALO_ERR_CORRUPT, "edge.csv.gz", "truncated or corrupt gzip data");
+  EXPECT_LOAD_ERROR(dir, HALO_FORMAT_OGB, HALO_ERR_CORRUPT, "edge.csv.gz",
+                    "truncated or corrupt gzip data");
   free(bytes);
 }
 
 Test(bad_ogb, heterogeneous_node_count) {
-  EXPECT_LOAD_ERROR(spoil("d", "num-node-list.csv", "5\n7\n"), HALO_FORMAT_OGB, HALO_ERR_UNSUPPORTED,
-                    "num-node-list.csv:2:", "heterogeneous");
+  EXPECT_LOAD_ERROR(spoil("d", "num-node-list.csv", "5\n7\n"), HALO_FORMAT_OGB,
+                    HALO_ERR_UNSUPPORTED, "num-node-list.csv:2:", "heterogeneous");
 }
 
 Test(bad_ogb, more_nodes_than_the_loaders_take) {
-  EXPECT_LOAD_ERROR(spoil("d", "num-node-list.csv", "5000000000\n"), HALO_FORMAT_OGB, HALO_ERR_LIMIT,
+  EXPECT_LOAD_ERROR(spoil("d", "num-node-list.csv", "5000000000\n"), HALO_FORMAT_OGB,
+                    HALO_ERR_LIMIT,
                     "num-node-list.csv: 5000000000 nodes exceed the loaders' limit of 2^32");
 }
 
 /* ---- SNAP edge lists ---------------------------------------------------- */
 
 Test(bad_edgelist, missing_file) {
-  EXPECT_LOAD_ERROR("/nonexistent/graph.txt", HALO_FORMAT_AUTO, HALO_ERR_IO, "/nonexistent/graph.txt",
-                    "cannot open");
+  EXPECT_LOAD_ERROR("/nonexistent/graph.txt", HALO_FORMAT_AUTO, HALO_ERR_IO,
+                    "/nonexistent/graph.txt", "cannot open");
 }
 
 Test(bad_edgelist, empty_file) {
-  EXPECT_LOAD_ERROR(scratch_write("e.txt", ""), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE, "e.txt: file is empty");
+  EXPECT_LOAD_ERROR(scratch_write("e.txt", ""), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
+                    "e.txt: file is empty");
 }
 
 Test(bad_edgelist, only_comments) {
-  EXPECT_LOAD_ERROR(scratch_write("c.txt", "# nothing\n\n# here\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
-                    "c.txt: no edges");
+  EXPECT_LOAD_ERROR(scratch_write("c.txt", "# nothing\n\n# here\n"), HALO_FORMAT_EDGELIST,
+                    HALO_ERR_PARSE, "c.txt: no edges");
 }
 
 Test(bad_edgelist, negative_id) {
-  EXPECT_LOAD_ERROR(scratch_write("n.txt", "# x\n1 2\n2 -3\n"), HALO_FORMAT_EDGELIST, HALO_ERR_RANGE,
-                    "n.txt:3:", "node id -3 is out of range");
+  EXPECT_LOAD_ERROR(scratch_write("n.txt", "# x\n1 2\n2 -3\n"), HALO_FORMAT_EDGELIST,
+                    HALO_ERR_RANGE, "n.txt:3:", "node id -3 is out of range");
 }
 
 Test(bad_edgelist, id_above_int64) {
@@ -271,68 +281,73 @@ Test(bad_mtx, fewer_entries_than_declared) {
 
 Test(bad_mtx, more_entries_than_declared) {
   EXPECT_LOAD_ERROR(scratch_write("m.mtx", MM_REAL "% c\n4 4 2\n1 2 1.0\n2 3 1.0\n3 4 1.0\n"),
-                    HALO_FORMAT_AUTO, HALO_ERR_FORMAT, "m.mtx:6:", "more entries than the 2 declared",
-                    "line 3");
+                    HALO_FORMAT_AUTO, HALO_ERR_FORMAT,
+                    "m.mtx:6:", "more entries than the 2 declared", "line 3");
 }
 
 Test(bad_mtx, index_beyond_size) {
   EXPECT_LOAD_ERROR(scratch_write("i.mtx", MM_REAL "4 4 2\n1 2 1.0\n5 3 1.0\n"), HALO_FORMAT_AUTO,
                     HALO_ERR_RANGE, "i.mtx:4:", "row index 5 is out of range [1, 4]");
-  EXPECT_LOAD_ERROR(scratch_write("z.mtx", MM_REAL "4 4 1\n1 0 1.0\n"), HALO_FORMAT_AUTO, HALO_ERR_RANGE,
-                    "z.mtx:3:", "column index 0 is out of range [1, 4]");
+  EXPECT_LOAD_ERROR(scratch_write("z.mtx", MM_REAL "4 4 1\n1 0 1.0\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_RANGE, "z.mtx:3:", "column index 0 is out of range [1, 4]");
 }
 
 Test(bad_mtx, not_square) {
-  EXPECT_LOAD_ERROR(scratch_write("r.mtx", MM_REAL "4 5 1\n1 2 1.0\n"), HALO_FORMAT_AUTO, HALO_ERR_FORMAT,
-                    "r.mtx:2:", "4 x 5", "square");
+  EXPECT_LOAD_ERROR(scratch_write("r.mtx", MM_REAL "4 5 1\n1 2 1.0\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_FORMAT, "r.mtx:2:", "4 x 5", "square");
 }
 
 Test(bad_mtx, bad_banner) {
   EXPECT_LOAD_ERROR(scratch_write("b.mtx", "4 4 1\n1 2\n"), HALO_FORMAT_AUTO, HALO_ERR_FORMAT,
                     "b.mtx:1:", "not a Matrix Market file");
-  EXPECT_LOAD_ERROR(scratch_write("a.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n"),
-                    HALO_FORMAT_AUTO, HALO_ERR_UNSUPPORTED, "a.mtx:1:", "'array'", "coordinate");
-  EXPECT_LOAD_ERROR(scratch_write("h.mtx", "%%MatrixMarket matrix coordinate complex hermitian\n1 1 0\n"),
-                    HALO_FORMAT_AUTO, HALO_ERR_UNSUPPORTED, "h.mtx:1:", "field 'complex'");
+  EXPECT_LOAD_ERROR(
+      scratch_write("a.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n"),
+      HALO_FORMAT_AUTO, HALO_ERR_UNSUPPORTED, "a.mtx:1:", "'array'", "coordinate");
+  EXPECT_LOAD_ERROR(
+      scratch_write("h.mtx", "%%MatrixMarket matrix coordinate complex hermitian\n1 1 0\n"),
+      HALO_FORMAT_AUTO, HALO_ERR_UNSUPPORTED, "h.mtx:1:", "field 'complex'");
 }
 
 Test(bad_mtx, value_column) {
-  EXPECT_LOAD_ERROR(scratch_write("v.mtx", MM_REAL "2 2 1\n1 2\n"), HALO_FORMAT_AUTO, HALO_ERR_PARSE,
-                    "v.mtx:3:", "expected 3 columns", "found 2");
+  EXPECT_LOAD_ERROR(scratch_write("v.mtx", MM_REAL "2 2 1\n1 2\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_PARSE, "v.mtx:3:", "expected 3 columns", "found 2");
   EXPECT_LOAD_ERROR(
       scratch_write("p.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2 3\n"),
       HALO_FORMAT_AUTO, HALO_ERR_PARSE, "p.mtx:3:", "expected 2 columns", "found 3");
-  EXPECT_LOAD_ERROR(scratch_write("q.mtx", MM_REAL "2 2 1\n1 2 x\n"), HALO_FORMAT_AUTO, HALO_ERR_PARSE,
-                    "q.mtx:3:", "'x' is not a real value");
+  EXPECT_LOAD_ERROR(scratch_write("q.mtx", MM_REAL "2 2 1\n1 2 x\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_PARSE, "q.mtx:3:", "'x' is not a real value");
 }
 
 Test(bad_mtx, more_rows_than_the_loaders_take) {
-  EXPECT_LOAD_ERROR(scratch_write("l.mtx", MM_REAL "5000000000 5000000000 1\n1 1 1\n"), HALO_FORMAT_AUTO,
-                    HALO_ERR_LIMIT, "l.mtx:2:", "5000000000 rows exceed");
+  EXPECT_LOAD_ERROR(scratch_write("l.mtx", MM_REAL "5000000000 5000000000 1\n1 1 1\n"),
+                    HALO_FORMAT_AUTO, HALO_ERR_LIMIT, "l.mtx:2:", "5000000000 rows exceed");
 }
 
 Test(bad_mtx, no_size_line) {
-  EXPECT_LOAD_ERROR(scratch_write("s.mtx", MM_REAL "% only a comment\n"), HALO_FORMAT_AUTO, HALO_ERR_FORMAT,
-                    "s.mtx:2:", "no size line");
+  EXPECT_LOAD_ERROR(scratch_write("s.mtx", MM_REAL "% only a comment\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_FORMAT, "s.mtx:2:", "no size line");
 }
 
 /* ---- Specs and format names ---------------------------------------------- */
 
 Test(bad_spec, unknown_key) {
-  EXPECT_LOAD_ERROR("sbm:nodes=10,colors=3", HALO_FORMAT_AUTO, HALO_ERR_ARG, "sbm: unknown key 'colors'",
-                    "known: nodes, classes");
+  EXPECT_LOAD_ERROR("sbm:nodes=10,colors=3", HALO_FORMAT_AUTO, HALO_ERR_ARG,
+                    "sbm: unknown key 'colors'", "known: nodes, classes");
 }
 
 Test(bad_spec, bad_values) {
   EXPECT_LOAD_ERROR("sbm:nodes=100,homophily=1.5", HALO_FORMAT_SPEC, HALO_ERR_RANGE,
                     "sbm: homophily=1.5 is out of range [0, 1]");
-  EXPECT_LOAD_ERROR("sbm:nodes=abc", HALO_FORMAT_SPEC, HALO_ERR_ARG, "sbm: nodes=abc is not an integer");
+  EXPECT_LOAD_ERROR("sbm:nodes=abc", HALO_FORMAT_SPEC, HALO_ERR_ARG,
+                    "sbm: nodes=abc is not an integer");
   EXPECT_LOAD_ERROR("sbm:nodes=10,avg-degree=x", HALO_FORMAT_SPEC, HALO_ERR_ARG,
                     "avg-degree=x is not a number");
-  EXPECT_LOAD_ERROR("rmat:scale=0", HALO_FORMAT_SPEC, HALO_ERR_RANGE, "rmat: scale=0 is out of range");
-  EXPECT_LOAD_ERROR("rmat:scale=4,a=0.5,b=0.5,c=0.5", HALO_FORMAT_SPEC, HALO_ERR_RANGE, "rmat: a+b+c");
-  EXPECT_LOAD_ERROR("sbm:nodes=10,train=0.7,valid=0.5", HALO_FORMAT_SPEC, HALO_ERR_RANGE, "sbm: train=0.7",
-                    "valid=0.5");
+  EXPECT_LOAD_ERROR("rmat:scale=0", HALO_FORMAT_SPEC, HALO_ERR_RANGE,
+                    "rmat: scale=0 is out of range");
+  EXPECT_LOAD_ERROR("rmat:scale=4,a=0.5,b=0.5,c=0.5", HALO_FORMAT_SPEC, HALO_ERR_RANGE,
+                    "rmat: a+b+c");
+  EXPECT_LOAD_ERROR("sbm:nodes=10,train=0.7,valid=0.5", HALO_FORMAT_SPEC, HALO_ERR_RANGE,
+                    "sbm: train=0.7", "valid=0.5");
   EXPECT_LOAD_ERROR("sbm:nodes=10,seed=1,seed=2", HALO_FORMAT_SPEC, HALO_ERR_ARG,
                     "key 'seed' is given twice");
   EXPECT_LOAD_ERROR("sbm:nodes=10,,seed=2", HALO_FORMAT_SPEC, HALO_ERR_ARG, "sbm: empty item");
@@ -345,7 +360,8 @@ Test(bad_spec, missing_required_key) {
 }
 
 Test(bad_spec, unknown_generator) {
-  EXPECT_LOAD_ERROR("er:nodes=10", HALO_FORMAT_SPEC, HALO_ERR_ARG, "er: unknown generator", "sbm, rmat");
+  EXPECT_LOAD_ERROR("er:nodes=10", HALO_FORMAT_SPEC, HALO_ERR_ARG, "er: unknown generator",
+                    "sbm, rmat");
 }
 
 Test(bad_spec, unknown_format_name) {

@@ -24,8 +24,8 @@ static const int64_t TINY_INDPTR[] = {0, 3, 4, 5, 7, 8};
 static const int64_t TINY_INDICES[] = {1, 2, 4, 2, 2, 0, 0, 3};
 static const float TINY_X[] = {0.5f, -1, 2e-3f, 1, 0, 0, -0.25f, 3.5f, 100, 0, 0, 0.1f, 7, 8, 9};
 static const int32_t TINY_LABELS[] = {0, 2, -1, 1, 2};
-static const uint8_t TINY_SPLIT[] = {HALO_SPLIT_TRAIN, HALO_SPLIT_TRAIN, HALO_SPLIT_NONE, HALO_SPLIT_VALID,
-                                     HALO_SPLIT_TEST};
+static const uint8_t TINY_SPLIT[] = {HALO_SPLIT_TRAIN, HALO_SPLIT_TRAIN, HALO_SPLIT_NONE,
+                                     HALO_SPLIT_VALID, HALO_SPLIT_TEST};
 
 static void expect_tiny(const halo_graph *g) {
   expect_csr(g, 5, TINY_INDPTR, 8, TINY_INDICES);
@@ -37,9 +37,9 @@ static void expect_tiny(const halo_graph *g) {
   for (int k = 0; k < 5; k++) cr_expect_eq(g->split[k], TINY_SPLIT[k], "split %d", k);
 }
 
-static const char *const TINY_FILES[] = {"num-node-list.csv", "num-edge-list.csv", "edge.csv",
-                                         "node-feat.csv",     "node-label.csv",    "split/train.csv",
-                                         "split/valid.csv",   "split/test.csv"};
+static const char *const TINY_FILES[] = {
+    "num-node-list.csv", "num-edge-list.csv", "edge.csv",        "node-feat.csv",
+    "node-label.csv",    "split/train.csv",   "split/valid.csv", "split/test.csv"};
 enum { TINY_FILE_COUNT = sizeof TINY_FILES / sizeof TINY_FILES[0] };
 
 /* Copies ogb-tiny into scratch folder `dir`, its split files into `split_dir`
@@ -98,7 +98,8 @@ Test(ogb, digest_covers_the_decompressed_bytes) {
   halo_graph *a = load_ok(scratch_sub("plain"), HALO_FORMAT_OGB);
   halo_graph *b = load_ok(scratch_sub("gz"), HALO_FORMAT_OGB);
   halo_graph *c = load_ok(scratch_sub("crlf"), HALO_FORMAT_OGB);
-  cr_expect_eq(a->source_digest, b->source_digest, "gzip must not change the digest of the content");
+  cr_expect_eq(a->source_digest, b->source_digest,
+               "gzip must not change the digest of the content");
   cr_expect_neq(a->source_digest, c->source_digest, "other bytes, other digest");
   halo_graph_destroy(&a);
   halo_graph_destroy(&b);
@@ -226,7 +227,8 @@ static void random_edgelist(uint64_t seed, uint64_t id_range, int M, int POOL) {
       pairs[e][c] = at - ids;
     }
   qsort(pairs, (size_t)M, sizeof *pairs, cmp_pair);
-  int64_t *indptr = calloc((size_t)n + 1, sizeof *indptr), *indices = malloc(sizeof(int64_t) * (size_t)M);
+  int64_t *indptr = calloc((size_t)n + 1, sizeof *indptr),
+          *indices = malloc(sizeof(int64_t) * (size_t)M);
   for (int e = 0; e < M; e++) {
     indptr[pairs[e][0] + 1]++;
     indices[e] = pairs[e][1];

@@ -21,8 +21,8 @@ static void expect_like_strtof(const char *text) {
   uint32_t a, b;
   memcpy(&a, &got, 4);
   memcpy(&b, &want, 4);
-  cr_assert(a == b || (isnan(got) && isnan(want)), "'%s': got %.9g (0x%08x), strtof %.9g (0x%08x)", text, got,
-            a, want, b);
+  cr_assert(a == b || (isnan(got) && isnan(want)), "'%s': got %.9g (0x%08x), strtof %.9g (0x%08x)",
+            text, got, a, want, b);
 }
 
 Test(scan, hand_picked_floats) {
@@ -65,7 +65,8 @@ Test(scan, hand_picked_floats) {
 Test(scan, random_floats_in_many_spellings) {
   uint64_t seed = 20261130;
   fprintf(stderr, "scan seed %llu\n", (unsigned long long)seed);
-  static const char *const FORMATS[] = {"%.9g", "%.6g", "%.3g", "%.1g", "%e", "%.12e", "%f", "%.10f"};
+  static const char *const FORMATS[] = {"%.9g", "%.6g",  "%.3g", "%.1g",
+                                        "%e",   "%.12e", "%f",   "%.10f"};
   char text[512];
   for (uint64_t i = 0; i < 20000; i++) {
     uint32_t bits = (uint32_t)halo_rng_bits(seed, i, 0);
@@ -77,7 +78,8 @@ Test(scan, random_floats_in_many_spellings) {
     expect_like_strtof(text);
     /* The double nearest a random decimal, printed long: exercises the
      * rounding of digits beyond float precision. */
-    double d = ldexp((double)(halo_rng_bits(seed, i, 1) >> 11), (int)(halo_rng_bits(seed, i, 2) % 200) - 150);
+    double d = ldexp((double)(halo_rng_bits(seed, i, 1) >> 11),
+                     (int)(halo_rng_bits(seed, i, 2) % 200) - 150);
     snprintf(text, sizeof text, "%.17g", d);
     expect_like_strtof(text);
   }

@@ -57,10 +57,13 @@ Test(sbm, statistics) {
     per_split[g->split[u]]++;
   }
   for (int c = 0; c < 5; c++)
-    cr_expect(fabs(per_class[c] / 4000.0 - 1) < 0.08, "class %d has %lld nodes", c, (long long)per_class[c]);
+    cr_expect(fabs(per_class[c] / 4000.0 - 1) < 0.08, "class %d has %lld nodes", c,
+              (long long)per_class[c]);
   cr_expect_eq(per_split[HALO_SPLIT_NONE], 0);
-  cr_expect(fabs(per_split[HALO_SPLIT_TRAIN] / 20000.0 - 0.1) < 0.01, "train %lld", (long long)per_split[1]);
-  cr_expect(fabs(per_split[HALO_SPLIT_VALID] / 20000.0 - 0.1) < 0.01, "valid %lld", (long long)per_split[2]);
+  cr_expect(fabs(per_split[HALO_SPLIT_TRAIN] / 20000.0 - 0.1) < 0.01, "train %lld",
+            (long long)per_split[1]);
+  cr_expect(fabs(per_split[HALO_SPLIT_VALID] / 20000.0 - 0.1) < 0.01, "valid %lld",
+            (long long)per_split[2]);
   halo_graph_destroy(&g);
 }
 
@@ -100,14 +103,16 @@ Test(sbm, features_depend_on_the_class) {
     double best_d = INFINITY;
     for (int c = 0; c < C; c++) {
       double d = 0;
-      for (int f = 0; f < F; f++) d += (g->x[u * F + f] - mean[c][f]) * (g->x[u * F + f] - mean[c][f]);
+      for (int f = 0; f < F; f++)
+        d += (g->x[u * F + f] - mean[c][f]) * (g->x[u * F + f] - mean[c][f]);
       if (d < best_d) best_d = d, best = c;
     }
     right += best == g->labels[u];
     tested++;
   }
   double accuracy = (double)right / (double)tested;
-  fprintf(stderr, "nearest-class-mean accuracy %.3f on %lld test nodes\n", accuracy, (long long)tested);
+  fprintf(stderr, "nearest-class-mean accuracy %.3f on %lld test nodes\n", accuracy,
+          (long long)tested);
   cr_expect_gt(accuracy, 0.9);
   halo_graph_destroy(&g);
 }
@@ -123,7 +128,8 @@ Test(sbm, deterministic_for_a_seed) {
   cr_expect_arr_eq(a->split, b->split, (size_t)a->n);
   cr_expect_eq(a->source_digest, b->source_digest);
   halo_graph *c = generate("sbm:nodes=4000,classes=3,avg-degree=5,homophily=0.6,feat=3,seed=10");
-  cr_expect_neq(memcmp(a->indices, c->indices, sizeof(int64_t) * (size_t)(a->m < c->m ? a->m : c->m)), 0);
+  cr_expect_neq(
+      memcmp(a->indices, c->indices, sizeof(int64_t) * (size_t)(a->m < c->m ? a->m : c->m)), 0);
   cr_expect_neq(a->source_digest, c->source_digest);
   halo_graph_destroy(&a);
   halo_graph_destroy(&b);
@@ -146,8 +152,8 @@ Test(rmat, sizes_and_quadrants) {
   }
   const double want[4] = {0.57, 0.19, 0.19, 0.05};
   for (int q = 0; q < 4; q++)
-    cr_expect(fabs((double)quadrant[q] / (double)g->m - want[q]) < 0.015, "quadrant %d: %.4f, expected %.2f",
-              q, (double)quadrant[q] / (double)g->m, want[q]);
+    cr_expect(fabs((double)quadrant[q] / (double)g->m - want[q]) < 0.015,
+              "quadrant %d: %.4f, expected %.2f", q, (double)quadrant[q] / (double)g->m, want[q]);
   cr_expect_gt(max_degree, 10 * 8, "R-MAT degrees are skewed; max %lld", (long long)max_degree);
   halo_graph_destroy(&g);
 }

@@ -54,15 +54,18 @@ halo_graph *pt_graph_random(int64_t n, int64_t m, uint64_t seed) {
     int64_t v = (int64_t)(halo_rng_bits(key, (uint64_t)k, 2) % (uint64_t)n);
     if (u % 11 == 5 || v % 11 == 5) continue; /* these nodes stay isolated */
     switch (r % 20) {
-    case 0: v = u; break; /* self-loop */
-    case 1:               /* repeat an earlier edge */
-      if (count > 0) {
-        int64_t j = (int64_t)(r / 20 % (uint64_t)count);
-        u = src[j];
-        v = dst[j];
-      }
-      break;
-    default: break;
+      case 0:
+        v = u;
+        break; /* self-loop */
+      case 1:  /* repeat an earlier edge */
+        if (count > 0) {
+          int64_t j = (int64_t)(r / 20 % (uint64_t)count);
+          u = src[j];
+          v = dst[j];
+        }
+        break;
+      default:
+        break;
     }
     src[count] = u;
     dst[count++] = v;

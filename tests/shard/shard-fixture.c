@@ -39,12 +39,18 @@ static int boundary(const fixture *f, int32_t p, int64_t v) {
 /* Shard `p` from the definitions, in format 2: owned rows interior first
  * (n_interior of them), then boundary, each group in DESCENDING id (legal,
  * and unlike any order format 1 allowed); halo grouped by owner. */
-static halo_shard *build_shard(const fixture *f, int32_t p, int32_t features, int32_t classes, uint64_t key) {
+static halo_shard *build_shard(const fixture *f, int32_t p, int32_t features, int32_t classes,
+                               uint64_t key) {
   int64_t n = f->n;
   const int32_t *part = f->m->part;
   halo_shard *s = xcalloc(1, sizeof *s);
-  *s = (halo_shard){.format_version = HALO_SHARD_FORMAT_VERSION, .part = p, .parts = f->parts,
-                    .run_id = f->m->run_id, .nodes = n, .edges = f->m->edges, .features = features,
+  *s = (halo_shard){.format_version = HALO_SHARD_FORMAT_VERSION,
+                    .part = p,
+                    .parts = f->parts,
+                    .run_id = f->m->run_id,
+                    .nodes = n,
+                    .edges = f->m->edges,
+                    .features = features,
                     .classes = classes};
   int64_t *local = xcalloc((size_t)n, sizeof *local);
   uint8_t *is_halo = xcalloc((size_t)n, 1);
@@ -99,17 +105,25 @@ static halo_shard *build_shard(const fixture *f, int32_t p, int32_t features, in
   if (classes > 0) {
     s->labels = xcalloc((size_t)s->n_owned, sizeof *s->labels);
     for (int64_t i = 0; i < s->n_owned; i++)
-      s->labels[i] = (int32_t)(halo_rng_bits(key ^ 1, (uint64_t)p, (uint64_t)i) % (uint64_t)(classes + 1)) - 1;
+      s->labels[i] =
+          (int32_t)(halo_rng_bits(key ^ 1, (uint64_t)p, (uint64_t)i) % (uint64_t)(classes + 1)) - 1;
   }
   s->train = xcalloc((size_t)s->n_owned, sizeof *s->train);
   s->valid = xcalloc((size_t)s->n_owned, sizeof *s->valid);
   s->test = xcalloc((size_t)s->n_owned, sizeof *s->test);
   for (int64_t i = 0; i < s->n_owned; i++) {
     switch (halo_rng_bits(key ^ 2, (uint64_t)p, (uint64_t)i) % 4) {
-    case 0: s->train[s->n_train++] = (int32_t)i; break;
-    case 1: s->valid[s->n_valid++] = (int32_t)i; break;
-    case 2: s->test[s->n_test++] = (int32_t)i; break;
-    default: break;
+      case 0:
+        s->train[s->n_train++] = (int32_t)i;
+        break;
+      case 1:
+        s->valid[s->n_valid++] = (int32_t)i;
+        break;
+      case 2:
+        s->test[s->n_test++] = (int32_t)i;
+        break;
+      default:
+        break;
     }
   }
 
@@ -150,12 +164,19 @@ fixture *fixture_create(uint64_t seed, int64_t n, int32_t parts, int32_t feature
   }
   halo_manifest *m = xcalloc(1, sizeof *m);
   f->m = m;
-  *m = (halo_manifest){.format_version = HALO_SHARD_FORMAT_VERSION, .nodes = n, .features = features,
-                       .classes = classes, .parts = parts, .seed = (int64_t)seed, .ufactor = 30,
-                       .source_digest = halo_rng_bits(key, 7, 7), .run_id = halo_rng_bits(key, 8, 8)};
+  *m = (halo_manifest){.format_version = HALO_SHARD_FORMAT_VERSION,
+                       .nodes = n,
+                       .features = features,
+                       .classes = classes,
+                       .parts = parts,
+                       .seed = (int64_t)seed,
+                       .ufactor = 30,
+                       .source_digest = halo_rng_bits(key, 7, 7),
+                       .run_id = halo_rng_bits(key, 8, 8)};
   snprintf(m->method, sizeof m->method, "metis");
   snprintf(m->objective, sizeof m->objective, "cut");
-  snprintf(m->source, sizeof m->source, "test:random:n=%lld,seed=%llu", (long long)n, (unsigned long long)seed);
+  snprintf(m->source, sizeof m->source, "test:random:n=%lld,seed=%llu", (long long)n,
+           (unsigned long long)seed);
   for (int64_t k = 0; k < n * n; k++) m->edges += f->adj[k];
   m->part = xcalloc((size_t)n, sizeof *m->part);
   m->part_owned = xcalloc((size_t)parts, sizeof *m->part_owned);
@@ -177,7 +198,9 @@ fixture *fixture_create(uint64_t seed, int64_t n, int32_t parts, int32_t feature
   return f;
 }
 
-void fixture_redigest(fixture *f, int32_t part) { f->m->part_digest[part] = halo_shard_digest(f->shards[part]); }
+void fixture_redigest(fixture *f, int32_t part) {
+  f->m->part_digest[part] = halo_shard_digest(f->shards[part]);
+}
 
 void fixture_destroy(fixture **fp) {
   fixture *f = *fp;
@@ -227,7 +250,8 @@ static void *clone_array(const void *src, size_t count, size_t size) {
 halo_shard *shard_clone(const halo_shard *s) {
   halo_shard *c = xcalloc(1, sizeof *c);
   *c = *s;
-  size_t rows = (size_t)(s->n_owned + s->n_halo), owned = (size_t)s->n_owned, peers = (size_t)s->parts + 1;
+  size_t rows = (size_t)(s->n_owned + s->n_halo), owned = (size_t)s->n_owned,
+         peers = (size_t)s->parts + 1;
   c->global_id = clone_array(s->global_id, rows, sizeof *s->global_id);
   c->halo_owner = clone_array(s->halo_owner, (size_t)s->n_halo, sizeof *s->halo_owner);
   c->degree = clone_array(s->degree, rows, sizeof *s->degree);
@@ -244,15 +268,15 @@ halo_shard *shard_clone(const halo_shard *s) {
   return c;
 }
 
-#define EXPECT_ARRAY(field, count)                                                                   \
-  do {                                                                                               \
-    size_t n_ = (size_t)(count);                                                                     \
-    if (n_ == 0) break;                                                                              \
-    cr_assert_not_null(a->field, #field);                                                            \
-    cr_assert_not_null(b->field, #field);                                                            \
-    for (size_t k_ = 0; k_ < n_; k_++)                                                               \
-      if (memcmp(&a->field[k_], &b->field[k_], sizeof a->field[0]) != 0)                             \
-        cr_assert_fail("part %d: " #field "[%zu] differs", (int)a->part, k_);                       \
+#define EXPECT_ARRAY(field, count)                                            \
+  do {                                                                        \
+    size_t n_ = (size_t)(count);                                              \
+    if (n_ == 0) break;                                                       \
+    cr_assert_not_null(a->field, #field);                                     \
+    cr_assert_not_null(b->field, #field);                                     \
+    for (size_t k_ = 0; k_ < n_; k_++)                                        \
+      if (memcmp(&a->field[k_], &b->field[k_], sizeof a->field[0]) != 0)      \
+        cr_assert_fail("part %d: " #field "[%zu] differs", (int)a->part, k_); \
   } while (0)
 
 void shard_expect_equal(const halo_shard *a, const halo_shard *b) {
@@ -315,7 +339,8 @@ static void expect_message(const char *what, const char *path, halo_status got, 
                            char *text, va_list needles) {
   fprintf(stderr, "%s -> %s | %s", what, halo_status_str(got), text);
   if (expect == HALO_OK)
-    cr_assert(got < 0, "%s: status %d (%s), expected a failure; message: %s", path, got, halo_status_str(got), text);
+    cr_assert(got < 0, "%s: status %d (%s), expected a failure; message: %s", path, got,
+              halo_status_str(got), text);
   else
     cr_assert_eq(got, expect, "%s: status %d (%s), expected %d (%s); message: %s", path, got,
                  halo_status_str(got), expect, halo_status_str(expect), text);
@@ -341,13 +366,15 @@ void expect_shard_fails(const char *path, const halo_manifest *m, halo_status ex
   cr_assert_null(s, "a failed read must leave *out NULL");
 }
 
-static void expect_manifest_fails_v(const char *path, unsigned flags, halo_status expect, va_list needles) {
+static void expect_manifest_fails_v(const char *path, unsigned flags, halo_status expect,
+                                    va_list needles) {
   capture c;
   halo_manifest *m = (halo_manifest *)0x1;
   capture_begin(&c);
   halo_status st = halo_manifest_read_opts(path, flags, &m);
   char *text = capture_end(&c);
-  expect_message(flags ? "halo_manifest_read_opts" : "halo_manifest_read", path, st, expect, text, needles);
+  expect_message(flags ? "halo_manifest_read_opts" : "halo_manifest_read", path, st, expect, text,
+                 needles);
   cr_assert_null(m, "a failed read must leave *out NULL");
 }
 
@@ -395,7 +422,9 @@ void flip_byte(const char *path, long offset) {
   cr_assert_eq(fclose(f), 0);
 }
 
-void truncate_file(const char *path, long size) { cr_assert_eq(truncate(path, size), 0, "truncate %s", path); }
+void truncate_file(const char *path, long size) {
+  cr_assert_eq(truncate(path, size), 0, "truncate %s", path);
+}
 
 void chunk_location(const char *path, const char *dataset, long *offset, long *size) {
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -405,7 +434,8 @@ void chunk_location(const char *path, const char *dataset, long *offset, long *s
   hsize_t origin[2] = {0, 0}, bytes = 0;
   haddr_t addr = HADDR_UNDEF;
   unsigned mask = 0;
-  cr_assert(H5Dget_chunk_info_by_coord(dset, origin, &mask, &addr, &bytes) >= 0, "%s: no chunk info", dataset);
+  cr_assert(H5Dget_chunk_info_by_coord(dset, origin, &mask, &addr, &bytes) >= 0,
+            "%s: no chunk info", dataset);
   cr_assert(addr != HADDR_UNDEF && bytes > 0, "%s: first chunk not allocated", dataset);
   *offset = (long)addr;
   *size = (long)bytes;

@@ -17,10 +17,10 @@ typedef struct fixture {
   uint64_t seed;
   int64_t n;
   int32_t parts;
-  uint8_t *adj;           /* size n*n */
-  halo_manifest *m;       /* part_digest filled from the shards */
-  halo_shard **shards;    /* size parts */
-  char dir[256];          /* a fresh temporary folder */
+  uint8_t *adj;                   /* size n*n */
+  halo_manifest *m;               /* part_digest filled from the shards */
+  halo_shard **shards;            /* size parts */
+  char dir[256];                  /* a fresh temporary folder */
   char *paths[FIXTURE_MAX_PATHS]; /* what fixture_path has handed out */
   int npaths;
 } fixture;

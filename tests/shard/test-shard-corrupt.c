@@ -23,8 +23,8 @@ static fixture *good_part(const char *test, uint64_t fallback_seed) {
 }
 
 static const char *const DATASETS[] = {
-    "/nodes/global_id", "/nodes/halo_owner", "/nodes/degree", "/graph/indptr", "/graph/indices",
-    "/features",        "/labels",           "/split/train",  "/split/valid",  "/split/test",
+    "/nodes/global_id", "/nodes/halo_owner", "/nodes/degree",  "/graph/indptr", "/graph/indices",
+    "/features",        "/labels",           "/split/train",   "/split/valid",  "/split/test",
     "/halo/send_ptr",   "/halo/send_idx",    "/halo/recv_ptr",
 };
 enum { NDATASETS = sizeof DATASETS / sizeof DATASETS[0] };
@@ -40,7 +40,8 @@ Test(shard_corrupt, bit_flip_in_each_dataset) {
     long offset, size;
     chunk_location(bad, DATASETS[k], &offset, &size);
     flip_byte(bad, offset + (size - 4) / 2);
-    expect_shard_fails(bad, NULL, HALO_ERR_CORRUPT, DATASETS[k], "checksum mismatch (Fletcher-32)", NULL);
+    expect_shard_fails(bad, NULL, HALO_ERR_CORRUPT, DATASETS[k], "checksum mismatch (Fletcher-32)",
+                       NULL);
     expect_shard_fails(bad, f->m, HALO_ERR_CORRUPT, DATASETS[k], "Fletcher-32", NULL);
   }
   halo_shard *s = NULL;
@@ -86,8 +87,10 @@ Test(shard_corrupt, byte_flip_anywhere) {
       harmless++;
     } else {
       cr_assert_null(s);
-      cr_assert_not_null(strstr(text, bad), "offset %ld: message does not name the file: %s", offset, text);
-      cr_assert_eq(strchr(text, '\n'), text + strlen(text) - 1, "offset %ld: not one line: %s", offset, text);
+      cr_assert_not_null(strstr(text, bad), "offset %ld: message does not name the file: %s",
+                         offset, text);
+      cr_assert_eq(strchr(text, '\n'), text + strlen(text) - 1, "offset %ld: not one line: %s",
+                   offset, text);
       refused++;
     }
     free(text);
@@ -95,8 +98,9 @@ Test(shard_corrupt, byte_flip_anywhere) {
     ssize_t open_ids = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
     cr_assert_eq(open_ids, 0, "offset %ld: %zd HDF5 objects left open", offset, open_ids);
   }
-  fprintf(stderr, "byte_flip_anywhere: %d refused, %d harmless (unused bytes) of 64 in a %ld-byte file\n", refused,
-          harmless, size);
+  fprintf(stderr,
+          "byte_flip_anywhere: %d refused, %d harmless (unused bytes) of 64 in a %ld-byte file\n",
+          refused, harmless, size);
   cr_assert_gt(refused, 0);
   fixture_destroy(&f);
 }
@@ -154,7 +158,8 @@ Test(shard_corrupt, shard_from_another_run) {
   /* A different partition of a different graph: counts disagree first. */
   fixture *g = fixture_create(f->seed + 1, 90, 3, 6, 4, 0);
   g->m->run_id = f->m->run_id;
-  expect_shard_fails(fixture_path(f, "good.h5"), g->m, HALO_ERR_MISMATCH, "parts = 4", "manifest says 3", NULL);
+  expect_shard_fails(fixture_path(f, "good.h5"), g->m, HALO_ERR_MISMATCH, "parts = 4",
+                     "manifest says 3", NULL);
   fixture_destroy(&g);
   fixture_destroy(&f);
 }
@@ -209,7 +214,8 @@ Test(shard_corrupt, other_format_version) {
   H5Fclose(file);
   char have[64], want[64];
   snprintf(have, sizeof have, "format_version %d", version);
-  snprintf(want, sizeof want, "reads versions %d to %d", HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
+  snprintf(want, sizeof want, "reads versions %d to %d", HALO_SHARD_FORMAT_OLDEST,
+           HALO_SHARD_FORMAT_VERSION);
   expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, have, want, NULL);
 
   const char *manifest = fixture_path(f, "manifest-v2.h5");
@@ -251,7 +257,8 @@ Test(shard_corrupt, wrong_type_or_shape) {
   hsize_t dims[2] = {(hsize_t)s->nnz, 0};
   replace_dataset(file, "/graph/indices", H5T_NATIVE_DOUBLE, 1, dims, wide);
   H5Fclose(file);
-  expect_shard_fails(bad, NULL, HALO_ERR_FORMAT, "/graph/indices", "float64", "expected int32", NULL);
+  expect_shard_fails(bad, NULL, HALO_ERR_FORMAT, "/graph/indices", "float64", "expected int32",
+                     NULL);
 
   file = open_copy(f);
   dims[0] = (hsize_t)s->n_halo;
@@ -379,7 +386,8 @@ Test(shard_corrupt, values_out_of_range) {
   float nan = 0.0f / 0.0f;
   poke(file, "/features", 7, H5T_NATIVE_FLOAT, &nan);
   H5Fclose(file);
-  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "/features[1][1]", "not finite", NULL);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "/features[1][1]",
+                     "not finite", NULL);
   fixture_destroy(&f);
 }
 
@@ -420,7 +428,8 @@ Test(shard_corrupt, manifest_disagrees) {
   int64_t a = f->shards[1]->global_id[0], b = f->shards[2]->global_id[0];
   m->part[a] = 2;
   m->part[b] = 1;
-  expect_shard_fails(good, m, HALO_ERR_MISMATCH, "row 0", "belongs to part 1, but the manifest says 2", NULL);
+  expect_shard_fails(good, m, HALO_ERR_MISMATCH, "row 0",
+                     "belongs to part 1, but the manifest says 2", NULL);
   m->part[a] = 1;
   m->part[b] = 2;
   halo_shard *s = NULL;
@@ -457,7 +466,8 @@ Test(shard_version, reads_format_1) {
  * refused as format 1, whose owned ids must ascend. */
 Test(shard_version, format_1_owned_rows_ascend) {
   fixture *f = good_part("format_1_owned_rows_ascend", 41);
-  cr_assert_gt(f->shards[1]->global_id[0], f->shards[1]->global_id[1], "fixture rows should descend");
+  cr_assert_gt(f->shards[1]->global_id[0], f->shards[1]->global_id[1],
+               "fixture rows should descend");
   halo_shard *s = NULL;
   cr_assert_eq(halo_shard_read(fixture_path(f, "good.h5"), f->m, &s), HALO_OK);
   cr_expect_eq(s->format_version, 2);
@@ -493,25 +503,28 @@ Test(shard_version, format_2_rules) {
   poke(file, "/halo/send_idx", (hsize_t)k, H5T_NATIVE_INT32, &s->send_idx[k + 1]);
   poke(file, "/halo/send_idx", (hsize_t)k + 1, H5T_NATIVE_INT32, &s->send_idx[k]);
   H5Fclose(file);
-  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "/halo/send_idx[", "does not ascend in global id",
-                     NULL);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "/halo/send_idx[",
+                     "does not ascend in global id", NULL);
 
   int64_t interior = s->n_interior + 1;
   file = open_copy(f);
   set_attr(file, "n_interior", H5T_NATIVE_INT64, &interior);
   H5Fclose(file);
-  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "is a halo row", "n_interior", NULL);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "is a halo row", "n_interior",
+                     NULL);
 
   interior = s->n_owned + 1;
   file = open_copy(f);
   set_attr(file, "n_interior", H5T_NATIVE_INT64, &interior);
   H5Fclose(file);
-  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, "n_interior", "out of range", NULL);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, "n_interior", "out of range",
+                     NULL);
 
   file = open_copy(f);
   cr_assert(H5Adelete(file, "n_interior") >= 0);
   H5Fclose(file);
-  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, "n_interior", "missing", NULL);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, "n_interior", "missing",
+                     NULL);
 
   /* A smaller n_interior is still true (a prefix of interior rows). */
   interior = s->n_interior - 1;

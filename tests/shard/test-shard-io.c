@@ -60,7 +60,8 @@ static void roundtrip(fixture *f) {
 Test(shard_io, roundtrip_four_parts) {
   fixture *f = fixture_create(fixture_seed("roundtrip_four_parts", 11), 150, 4, 7, 5, 0);
   for (int32_t p = 0; p < f->parts; p++)
-    cr_assert(f->shards[p]->n_halo > 0 && f->shards[p]->nnz > 0, "fixture too trivial (part %d)", p);
+    cr_assert(f->shards[p]->n_halo > 0 && f->shards[p]->nnz > 0, "fixture too trivial (part %d)",
+              p);
   roundtrip(f);
   fixture_destroy(&f);
 }
@@ -75,7 +76,8 @@ Test(shard_io, roundtrip_empty_part_without_node_data) {
   halo_shard_path(path, sizeof path, f->dir, 2, 3);
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   cr_assert(file >= 0);
-  cr_assert_eq(H5Lexists(file, "/features", H5P_DEFAULT), 0, "/features is omitted when features == 0");
+  cr_assert_eq(H5Lexists(file, "/features", H5P_DEFAULT), 0,
+               "/features is omitted when features == 0");
   cr_assert_eq(H5Lexists(file, "/labels", H5P_DEFAULT), 0, "/labels is omitted when classes == 0");
   H5Fclose(file);
   fixture_destroy(&f);
@@ -94,7 +96,8 @@ Test(shard_io, roundtrip_multi_chunk_features) {
   hsize_t chunks = 0;
   cr_assert(H5Dget_num_chunks(dset, space, &chunks) >= 0);
   H5Sclose(space);
-  cr_assert_geq(chunks, 3, "expected the features to span several chunks, got %llu", (unsigned long long)chunks);
+  cr_assert_geq(chunks, 3, "expected the features to span several chunks, got %llu",
+                (unsigned long long)chunks);
   hid_t dcpl = H5Dget_create_plist(dset);
   hsize_t chunk[2];
   cr_assert_eq(H5Pget_chunk(dcpl, 2, chunk), 2);
@@ -113,18 +116,18 @@ Test(shard_io, digest_covers_every_array) {
   cr_assert_eq(base, halo_shard_digest(s), "the digest is deterministic");
   halo_shard *c = shard_clone(s);
   cr_assert_eq(halo_shard_digest(c), base, "a copy has the same digest");
-#define FLIP(field)                                                                                  \
-  do {                                                                                               \
-    c->field ^= 1;                                                                                   \
-    cr_expect_neq(halo_shard_digest(c), base, #field);                                              \
-    c->field ^= 1;                                                                                   \
+#define FLIP(field)                                    \
+  do {                                                 \
+    c->field ^= 1;                                     \
+    cr_expect_neq(halo_shard_digest(c), base, #field); \
+    c->field ^= 1;                                     \
   } while (0)
   /* Counts that size arrays only shrink, so that the digest stays in bounds. */
-#define SHRINK(field)                                                                                \
-  do {                                                                                               \
-    c->field -= 1;                                                                                   \
-    cr_expect_neq(halo_shard_digest(c), base, #field);                                              \
-    c->field += 1;                                                                                   \
+#define SHRINK(field)                                  \
+  do {                                                 \
+    c->field -= 1;                                     \
+    cr_expect_neq(halo_shard_digest(c), base, #field); \
+    c->field += 1;                                     \
   } while (0)
   FLIP(part);
   FLIP(run_id);
@@ -167,7 +170,8 @@ Test(shard_io, path_names) {
   cr_assert_eq(halo_shard_path(buf, sizeof buf, "runs/a", 0, 1), HALO_OK);
   cr_assert_str_eq(buf, "runs/a/part-00000-of-00001.h5");
   halo_log_set_quiet(1);
-  cr_assert_eq(halo_shard_path(buf, 20, "out", 3, 8), HALO_ERR_ARG, "26 characters do not fit in 20");
+  cr_assert_eq(halo_shard_path(buf, 20, "out", 3, 8), HALO_ERR_ARG,
+               "26 characters do not fit in 20");
   cr_assert_eq(halo_shard_path(buf, sizeof buf, "out", 8, 8), HALO_ERR_ARG);
   cr_assert_eq(halo_shard_path(buf, sizeof buf, "out", -1, 8), HALO_ERR_ARG);
   cr_assert_eq(halo_shard_path(buf, sizeof buf, "out", 0, 0), HALO_ERR_ARG);
@@ -220,27 +224,36 @@ Test(shard_io, write_rejects_an_invalid_shard) {
     const char *needle;
     halo_status status;
   } cases[] = {
-      {"/graph/indices[", HALO_ERR_RANGE},
-      {"/labels[0]", HALO_ERR_RANGE},
-      {"/halo/recv_ptr", HALO_ERR_RANGE},
-      {"/nodes/degree", HALO_ERR_RANGE},
+      {"/graph/indices[", HALO_ERR_RANGE},   {"/labels[0]", HALO_ERR_RANGE},
+      {"/halo/recv_ptr", HALO_ERR_RANGE},    {"/nodes/degree", HALO_ERR_RANGE},
       {"format_version 7", HALO_ERR_FORMAT},
   };
   for (int k = 0; k < 5; k++) {
     halo_shard *c = shard_clone(f->shards[0]);
     switch (k) {
-    case 0: c->indices[c->nnz / 2] = (int32_t)(c->n_owned + c->n_halo); break;
-    case 1: c->labels[0] = c->classes; break;
-    case 2: c->recv_ptr[c->parts] += 1; break;
-    case 3: c->degree[0] += 1; break;
-    case 4: c->format_version = 7; break;
+      case 0:
+        c->indices[c->nnz / 2] = (int32_t)(c->n_owned + c->n_halo);
+        break;
+      case 1:
+        c->labels[0] = c->classes;
+        break;
+      case 2:
+        c->recv_ptr[c->parts] += 1;
+        break;
+      case 3:
+        c->degree[0] += 1;
+        break;
+      case 4:
+        c->format_version = 7;
+        break;
     }
     capture cap;
     capture_begin(&cap);
     halo_status st = halo_shard_write(path, c);
     char *text = capture_end(&cap);
     cr_assert_eq(st, cases[k].status, "case %d: %s", k, text);
-    cr_assert_not_null(strstr(text, cases[k].needle), "case %d lacks %s: %s", k, cases[k].needle, text);
+    cr_assert_not_null(strstr(text, cases[k].needle), "case %d lacks %s: %s", k, cases[k].needle,
+                       text);
     cr_assert_not_null(strstr(text, path), "%s", text);
     free(text);
     cr_assert_neq(access(path, F_OK), 0, "case %d left a file", k);

@@ -45,7 +45,8 @@ static void poke_i64(const char *path, const char *name, hsize_t index, hid_t ty
   cr_assert(H5Sselect_hyperslab(space, H5S_SELECT_SET, &index, NULL, &one, NULL) >= 0);
   hid_t mem = H5Screate_simple(1, &one, NULL);
   int32_t narrow = (int32_t)value;
-  const void *data = H5Tequal(type, H5T_NATIVE_INT32) > 0 ? (const void *)&narrow : (const void *)&value;
+  const void *data =
+      H5Tequal(type, H5T_NATIVE_INT32) > 0 ? (const void *)&narrow : (const void *)&value;
   cr_assert(H5Dwrite(dset, type, mem, space, H5P_DEFAULT, data) >= 0, "write %s", name);
   H5Sclose(mem);
   H5Sclose(space);
@@ -93,7 +94,8 @@ Test(shard_no_part, reads_every_good_shard) {
  * its own and rewritten with good checksums, but its digest no longer
  * matches the manifest's: refused without /part as with it. */
 Test(shard_no_part, refuses_a_reassigned_halo_row) {
-  fixture *f = fixture_create(fixture_seed("no_part_refuses_a_reassigned_halo_row", 52), 150, 4, 6, 4, 1);
+  fixture *f =
+      fixture_create(fixture_seed("no_part_refuses_a_reassigned_halo_row", 52), 150, 4, 6, 4, 1);
   cr_assert_eq(f->m->part_owned[3], 0, "part 3 should own nothing");
   write_run(f);
   halo_shard *s = shard_clone(f->shards[1]);
@@ -110,7 +112,8 @@ Test(shard_no_part, refuses_a_reassigned_halo_row) {
   halo_shard_destroy(&back);
 
   halo_manifest *m = read_no_part(fixture_path(f, "manifest.h5"));
-  expect_shard_fails(path, m, HALO_ERR_CORRUPT, "content digest", "does not match the manifest's", NULL);
+  expect_shard_fails(path, m, HALO_ERR_CORRUPT, "content digest", "does not match the manifest's",
+                     NULL);
   char says[96];
   snprintf(says, sizeof says, "belongs to part 3, but the manifest says %d", (int)was);
   expect_shard_fails(path, f->m, HALO_ERR_MISMATCH, says, NULL);
@@ -156,7 +159,8 @@ Test(shard_no_part, refuses_another_run) {
 /* Every manifest check that does not need the values of /part still runs;
  * the ones that do run only in the full read. */
 Test(shard_no_part, manifest_checks_that_remain) {
-  fixture *f = fixture_create(fixture_seed("no_part_manifest_checks_that_remain", 54), 150, 4, 6, 4, 0);
+  fixture *f =
+      fixture_create(fixture_seed("no_part_manifest_checks_that_remain", 54), 150, 4, 6, 4, 0);
   write_run(f);
   const char *good = fixture_path(f, "manifest.h5"), *bad = fixture_path(f, "manifest-bad.h5");
   const unsigned NO_PART = HALO_MANIFEST_NO_PART;
@@ -175,14 +179,16 @@ Test(shard_no_part, manifest_checks_that_remain) {
   cr_assert(H5Ldelete(file, "/part", H5P_DEFAULT) >= 0);
   hsize_t short_len = (hsize_t)f->n - 1;
   hid_t space = H5Screate_simple(1, &short_len, NULL);
-  hid_t dset = H5Dcreate2(file, "/part", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t dset =
+      H5Dcreate2(file, "/part", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   cr_assert(dset >= 0);
   cr_assert(H5Dwrite(dset, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, f->m->part) >= 0);
   H5Dclose(dset);
   H5Sclose(space);
   H5Fclose(file);
   char length[64];
-  snprintf(length, sizeof length, "length is %lld, expected %lld", (long long)f->n - 1, (long long)f->n);
+  snprintf(length, sizeof length, "length is %lld, expected %lld", (long long)f->n - 1,
+           (long long)f->n);
   expect_manifest_opts_fails(bad, NO_PART, HALO_ERR_FORMAT, "/part", length, NULL);
   file = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
   cr_assert(H5Ldelete(file, "/part", H5P_DEFAULT) >= 0);
@@ -193,7 +199,8 @@ Test(shard_no_part, manifest_checks_that_remain) {
   int64_t owned2 = f->m->part_owned[2];
   cr_assert_gt(owned2, 0, "fixture too trivial");
   char sums[64];
-  snprintf(sums, sizeof sums, "sums to %lld, expected nodes = %lld", (long long)f->n - 1, (long long)f->n);
+  snprintf(sums, sizeof sums, "sums to %lld, expected nodes = %lld", (long long)f->n - 1,
+           (long long)f->n);
   copy_file(good, bad);
   poke_i64(bad, "/parts/owned", 2, H5T_NATIVE_INT64, owned2 - 1);
   expect_manifest_opts_fails(bad, NO_PART, HALO_ERR_RANGE, "/parts/owned", sums, NULL);
@@ -202,7 +209,8 @@ Test(shard_no_part, manifest_checks_that_remain) {
   poke_i64(bad, "/parts/owned", 2, H5T_NATIVE_INT64, owned2 + 1);
   expect_manifest_opts_fails(bad, NO_PART, HALO_ERR_RANGE, "/parts/owned", sums, NULL);
   poke_i64(bad, "/parts/owned", 2, H5T_NATIVE_INT64, -1);
-  expect_manifest_opts_fails(bad, NO_PART, HALO_ERR_RANGE, "/parts/owned[2] = -1", "out of range", NULL);
+  expect_manifest_opts_fails(bad, NO_PART, HALO_ERR_RANGE, "/parts/owned[2] = -1", "out of range",
+                             NULL);
 
   copy_file(good, bad);
   poke_i64(bad, "/parts/halo", 1, H5T_NATIVE_INT64, f->n);

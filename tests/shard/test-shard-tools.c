@@ -29,12 +29,14 @@ static char *tool_output(const char *tool, const char *args, const char *path) {
 static void expect_listed(const char *listing, const char *name, const char *shape) {
   char want[128];
   snprintf(want, sizeof want, "Dataset {%s}", shape);
-  for (const char *line = listing; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+  for (const char *line = listing; line && *line;
+       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
     size_t len = strlen(name);
     if (strncmp(line, name, len) != 0 || line[len] != ' ') continue;
     const char *end = strchr(line, '\n');
     const char *hit = strstr(line, want);
-    cr_assert(hit && (!end || hit < end), "h5ls shows %.*s, expected %s", (int)(end ? end - line : 80), line, want);
+    cr_assert(hit && (!end || hit < end), "h5ls shows %.*s, expected %s",
+              (int)(end ? end - line : 80), line, want);
     return;
   }
   cr_assert_fail("h5ls -r does not list %s:\n%s", name, listing);
@@ -66,15 +68,16 @@ static double *dumped_values(const char *path, const char *name, size_t *count) 
 }
 
 /* Values compare as `type`: %.9g round-trips a float, not the double it came from. */
-#define EXPECT_DUMPED(path, name, array, n, type)                                                    \
-  do {                                                                                               \
-    size_t got_;                                                                                     \
-    double *v_ = dumped_values((path), (name), &got_);                                               \
-    cr_assert_eq(got_, (size_t)(n), "h5dump %s: %zu values, expected %zu", (name), got_, (size_t)(n)); \
-    for (size_t k_ = 0; k_ < got_; k_++)                                                             \
-      cr_assert_eq((type)v_[k_], (type)(array)[k_], "h5dump %s[%zu] = %.9g, expected %.9g", (name), k_, \
-                   v_[k_], (double)(array)[k_]);                                                     \
-    free(v_);                                                                                        \
+#define EXPECT_DUMPED(path, name, array, n, type)                                           \
+  do {                                                                                      \
+    size_t got_;                                                                            \
+    double *v_ = dumped_values((path), (name), &got_);                                      \
+    cr_assert_eq(got_, (size_t)(n), "h5dump %s: %zu values, expected %zu", (name), got_,    \
+                 (size_t)(n));                                                              \
+    for (size_t k_ = 0; k_ < got_; k_++)                                                    \
+      cr_assert_eq((type)v_[k_], (type)(array)[k_], "h5dump %s[%zu] = %.9g, expected %.9g", \
+                   (name), k_, v_[k_], (double)(array)[k_]);                                \
+    free(v_);                                                                               \
   } while (0)
 
 /* The scalar printed in the ATTRIBUTE "name" block of `h5dump -A`. */
@@ -85,8 +88,8 @@ static const char *dumped_attribute(const char *dump, const char *name, const ch
   cr_assert_not_null(block, "h5dump -A lacks attribute %s", name);
   const char *t = strstr(block, "DATATYPE");
   cr_assert(t && strncmp(t + strlen("DATATYPE"), "  ", 2) == 0);
-  cr_assert(strncmp(t + strlen("DATATYPE  "), type, strlen(type)) == 0, "attribute %s: type %.30s, expected %s",
-            name, t + strlen("DATATYPE  "), type);
+  cr_assert(strncmp(t + strlen("DATATYPE  "), type, strlen(type)) == 0,
+            "attribute %s: type %.30s, expected %s", name, t + strlen("DATATYPE  "), type);
   const char *value = strstr(block, "(0): ");
   cr_assert_not_null(value);
   return value + strlen("(0): ");
@@ -94,17 +97,18 @@ static const char *dumped_attribute(const char *dump, const char *name, const ch
 
 Test(shard_tools, h5ls_lists_the_documented_layout) {
   require_tool("h5ls");
-  fixture *f = fixture_create(fixture_seed("h5ls_lists_the_documented_layout", 41), 120, 3, 5, 3, 0);
+  fixture *f =
+      fixture_create(fixture_seed("h5ls_lists_the_documented_layout", 41), 120, 3, 5, 3, 0);
   const halo_shard *s = f->shards[2];
   char path[512];
   halo_shard_path(path, sizeof path, f->dir, 2, 3);
   cr_assert_eq(halo_shard_write(path, s), HALO_OK);
   char *listing = tool_output("h5ls", "-r", path);
   char shape[64];
-#define LISTED(name, fmt, ...)                                                                       \
-  do {                                                                                               \
-    snprintf(shape, sizeof shape, fmt, __VA_ARGS__);                                                 \
-    expect_listed(listing, name, shape);                                                             \
+#define LISTED(name, fmt, ...)                       \
+  do {                                               \
+    snprintf(shape, sizeof shape, fmt, __VA_ARGS__); \
+    expect_listed(listing, name, shape);             \
   } while (0)
   long long local = (long long)(s->n_owned + s->n_halo), owned = (long long)s->n_owned;
   LISTED("/nodes/global_id", "%lld", local);
@@ -158,13 +162,15 @@ Test(shard_tools, h5dump_shows_the_values) {
   EXPECT_DUMPED(path, "/labels", s->labels, s->n_owned, double);
 
   /* Every dataset is chunked and Fletcher-32 checksummed. */
-  const char *names[] = {"/nodes/global_id", "/graph/indices", "/features", "/split/test", "/halo/recv_ptr"};
+  const char *names[] = {"/nodes/global_id", "/graph/indices", "/features", "/split/test",
+                         "/halo/recv_ptr"};
   for (int k = 0; k < 5; k++) {
     char args[128];
     snprintf(args, sizeof args, "-p -H -d %s", names[k]);
     char *props = tool_output("h5dump", args, path);
     cr_assert_not_null(strstr(props, "CHUNKED"), "%s is not chunked:\n%s", names[k], props);
-    cr_assert_not_null(strstr(props, "CHECKSUM FLETCHER32"), "%s has no Fletcher-32:\n%s", names[k], props);
+    cr_assert_not_null(strstr(props, "CHECKSUM FLETCHER32"), "%s has no Fletcher-32:\n%s", names[k],
+                       props);
     free(props);
   }
   fixture_destroy(&f);
@@ -179,7 +185,8 @@ Test(shard_tools, h5dump_shows_the_manifest) {
   const char *method = dumped_attribute(dump, "method", "H5T_STRING");
   cr_assert(strncmp(method, "\"metis\"\n", 8) == 0, "method shows as %.20s", method);
   cr_assert_eq(strtoull(dumped_attribute(dump, "run_id", "H5T_STD_U64LE"), NULL, 10), f->m->run_id);
-  cr_assert_eq(strtoull(dumped_attribute(dump, "source_digest", "H5T_STD_U64LE"), NULL, 10), f->m->source_digest);
+  cr_assert_eq(strtoull(dumped_attribute(dump, "source_digest", "H5T_STD_U64LE"), NULL, 10),
+               f->m->source_digest);
   cr_assert_eq(strtoll(dumped_attribute(dump, "parts", "H5T_STD_I32LE"), NULL, 10), 4);
   free(dump);
   EXPECT_DUMPED(path, "/part", f->m->part, f->m->nodes, double);

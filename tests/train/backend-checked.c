@@ -38,8 +38,8 @@ typedef struct checked_ctx {
   region *regions;
   size_t nregions, cap;
   int64_t uploads, downloads, host_allocs, synchronizes;
-  int64_t fail_download; /* 1-based download number that fails; 0: none */
-  int64_t fail_upload;   /* 1-based upload number that fails; 0: none */
+  int64_t fail_download;    /* 1-based download number that fails; 0: none */
+  int64_t fail_upload;      /* 1-based upload number that fails; 0: none */
   int64_t fail_synchronize; /* 1-based synchronize number that fails; 0: none */
 } checked_ctx;
 
@@ -218,9 +218,9 @@ static void ck_host_free(halo_backend *be, void **p) {
 
 /* --- compute: check, then the CPU's arithmetic ------------------------------ */
 
-static void ck_gemm(halo_backend *be, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                    float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                    float beta, float *c, int64_t ldc) {
+static void ck_gemm(halo_backend *be, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                    int64_t ldc) {
   device(be, "gemm", "A", a, ta ? span(k, m, lda, 4) : span(m, k, lda, 4));
   device(be, "gemm", "B", b, tb ? span(n, k, ldb, 4) : span(k, n, ldb, 4));
   device(be, "gemm", "C", c, span(m, n, ldc, 4));
@@ -250,8 +250,8 @@ static void ck_relu_backward(halo_backend *be, float *g, const float *y, int64_t
   cpu->relu_backward(be, g, y, n);
 }
 
-static void ck_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
-                       const int64_t *gid, uint64_t key, float p) {
+static void ck_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols, const int64_t *gid,
+                       uint64_t key, float p) {
   device(be, "dropout", "Y", y, span(rows, cols, cols, 4));
   device(be, "dropout", "global_id", gid, (size_t)rows * 8);
   cpu->dropout(be, y, rows, cols, gid, key, p);
@@ -269,8 +269,8 @@ static void ck_dropout_to(halo_backend *be, float *dst, const float *src, int64_
 }
 
 static void ck_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
-                            const int32_t *labels, const int32_t *mask, int64_t nmask,
-                            float scale, float *g, double *loss, int64_t *correct) {
+                            const int32_t *labels, const int32_t *mask, int64_t nmask, float scale,
+                            float *g, double *loss, int64_t *correct) {
   device(be, "softmax_xent", "Z", z, span(rows, cols, cols, 4));
   device(be, "softmax_xent", "labels", labels, (size_t)rows * 4);
   device(be, "softmax_xent", "mask", mask, (size_t)nmask * 4);
@@ -303,9 +303,8 @@ static void ck_pack(halo_backend *be, float *dst, const float *src, int64_t cols
   cpu->pack(be, dst, src, cols, idx, n);
 }
 
-static void ck_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx,
-                    int64_t ncols, float beta, float *y, int64_t ldy, const int32_t *rows,
-                    int64_t nrows) {
+static void ck_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx, int64_t ncols,
+                    float beta, float *y, int64_t ldy, const int32_t *rows, int64_t nrows) {
   device_csr(be, "spmm", a);
   device(be, "spmm", "X", x, span(a->cols, ncols, ldx, 4));
   device(be, "spmm", "Y", y, span(rows ? a->rows : nrows, ncols, ldy, 4));
@@ -313,8 +312,8 @@ static void ck_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t
   cpu->spmm(be, a, x, ldx, ncols, beta, y, ldy, rows, nrows);
 }
 
-static void ck_csr_dropout(halo_backend *be, const halo_csr *a, int transposed,
-                           const int64_t *gid, uint64_t key, float p, float *out) {
+static void ck_csr_dropout(halo_backend *be, const halo_csr *a, int transposed, const int64_t *gid,
+                           uint64_t key, float p, float *out) {
   device_csr(be, "csr_dropout", a);
   device(be, "csr_dropout", "global_id", gid, 8);
   device(be, "csr_dropout", "out", out, (size_t)a->nnz * 4);

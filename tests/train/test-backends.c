@@ -36,8 +36,8 @@ static const probe_args cases[] = {
     {"aggregate first", "200 4 8 0.5 3 3 32 0.3 0.0 0"},
 };
 
-static const char *const files[] = {"grads.txt", "bytes.txt", "after.txt", "logits-0.txt",
-                                    "logits-1.txt", "logits-2.txt"};
+static const char *const files[] = {"grads.txt",    "bytes.txt",    "after.txt",
+                                    "logits-0.txt", "logits-1.txt", "logits-2.txt"};
 
 static void run_probe(const char *backend, int np, const probe_args *pc, uint64_t seed,
                       const char *dir) {
@@ -45,7 +45,8 @@ static void run_probe(const char *backend, int np, const probe_args *pc, uint64_
   int rc = tr_mpirun(np, 120, NULL, "%s %s %s %llu %llu 4", TRAIN_PROBE, dir, pc->args,
                      (unsigned long long)seed, (unsigned long long)seed);
   unsetenv("HALO_PROBE_BACKEND");
-  cr_assert_eq(rc, 0, "%s, %s backend, P=%d: train-probe exited with %d", pc->name, backend, np, rc);
+  cr_assert_eq(rc, 0, "%s, %s backend, P=%d: train-probe exited with %d", pc->name, backend, np,
+               rc);
 }
 
 static void check_same(int np, uint64_t seed) {
@@ -103,8 +104,8 @@ static void fail_each_setup_step(const char *backend) {
   cr_assert(counts && sscanf(counts, "%lld %lld %lld", &made[0], &made[1], &made[2]) == 3, "%s",
             path);
   free(counts);
-  cr_log_info("%s: rank 1's set-up made %lld uploads, %lld downloads, %lld synchronizes",
-              backend, made[0], made[1], made[2]);
+  cr_log_info("%s: rank 1's set-up made %lld uploads, %lld downloads, %lld synchronizes", backend,
+              made[0], made[1], made[2]);
   cr_assert_gt(made[0], 3, "%s: rank 1 made only %lld uploads at set-up", backend, made[0]);
   /* The exchange of X: a download (staged) or a synchronize (in place). */
   cr_assert_gt(made[1] + made[2], 1, "%s: rank 1 neither downloaded nor waited", backend);

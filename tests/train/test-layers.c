@@ -29,19 +29,27 @@
 Test(layers, adjacency_spmm_matches_dense_reference) {
   uint64_t seed = tr_seed("layers.adjacency_spmm", 11);
   for (int trial = 0; trial < 3; trial++) {
-    fx_spec spec = {.nodes = 90 + 37 * trial, .avg_degree = 2 + 3 * trial, .features = 3,
-                    .density = 1.0f, .classes = 3, .parts = 1 + 2 * trial, .seed = seed + trial};
+    fx_spec spec = {.nodes = 90 + 37 * trial,
+                    .avg_degree = 2 + 3 * trial,
+                    .features = 3,
+                    .density = 1.0f,
+                    .classes = 3,
+                    .parts = 1 + 2 * trial,
+                    .seed = seed + trial};
     fx_graph *g = fx_graph_new(&spec);
     const int32_t cols = 5 + 16 * trial; /* 5, 21, 37: tails of the kernel's tiles */
-    double *x = calloc((size_t)(g->n * cols), sizeof *x), *ref = calloc((size_t)(g->n * cols), sizeof *ref);
+    double *x = calloc((size_t)(g->n * cols), sizeof *x),
+           *ref = calloc((size_t)(g->n * cols), sizeof *ref);
     uint64_t key = halo_rng_key(seed + trial, HALO_RNG_FEATURES, 9, 0);
-    for (int64_t i = 0; i < g->n * cols; i++) x[i] = 2.0 * halo_rng_uniform_double(key, (uint64_t)i, 0) - 1.0;
+    for (int64_t i = 0; i < g->n * cols; i++)
+      x[i] = 2.0 * halo_rng_uniform_double(key, (uint64_t)i, 0) - 1.0;
     /* Dense reference: Â built entry by entry from the definition. */
     for (int64_t i = 0; i < g->n; i++) {
       double di = (double)(g->indptr[i + 1] - g->indptr[i]) + 1.0;
       for (int64_t j = 0; j < g->n; j++) {
         int edge = i == j;
-        for (int64_t k = g->indptr[i]; k < g->indptr[i + 1] && !edge; k++) edge = g->indices[k] == j;
+        for (int64_t k = g->indptr[i]; k < g->indptr[i + 1] && !edge; k++)
+          edge = g->indices[k] == j;
         if (!edge) continue;
         double dj = (double)(g->indptr[j + 1] - g->indptr[j]) + 1.0;
         for (int32_t c = 0; c < cols; c++) ref[i * cols + c] += x[j * cols + c] / sqrt(di * dj);
@@ -54,7 +62,8 @@ Test(layers, adjacency_spmm_matches_dense_reference) {
       cr_assert_eq(a.rows, s->n_owned);
       cr_assert_eq(a.nnz, s->nnz + s->n_owned, "one self-loop per row");
       int64_t nl = s->n_owned + s->n_halo;
-      float *xl = calloc((size_t)(nl * cols), sizeof *xl), *y = calloc((size_t)(s->n_owned * cols + 1), sizeof *y);
+      float *xl = calloc((size_t)(nl * cols), sizeof *xl),
+            *y = calloc((size_t)(s->n_owned * cols + 1), sizeof *y);
       for (int64_t r = 0; r < nl; r++)
         for (int32_t c = 0; c < cols; c++) xl[r * cols + c] = (float)x[s->global_id[r] * cols + c];
       halo_spmm_cpu(&a, xl, cols, cols, 0.0f, y, cols, NULL, s->n_owned);
@@ -62,8 +71,8 @@ Test(layers, adjacency_spmm_matches_dense_reference) {
         for (int32_t c = 0; c < cols; c++) {
           double want = ref[s->global_id[r] * cols + c];
           cr_expect(fabs(y[r * cols + c] - want) <= 1e-5 * (1.0 + fabs(want)),
-                    "trial %d part %d row %lld (global %lld) col %d: %g vs %g", trial, p, (long long)r,
-                    (long long)s->global_id[r], c, y[r * cols + c], want);
+                    "trial %d part %d row %lld (global %lld) col %d: %g vs %g", trial, p,
+                    (long long)r, (long long)s->global_id[r], c, y[r * cols + c], want);
         }
       /* Rows are ordered by global id, whatever the local numbering. */
       for (int64_t r = 0; r < a.rows; r++)
@@ -96,17 +105,27 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
   const int64_t epoch = 3;
   char *dir = tr_tmpdir("probe");
   cr_assert(dir);
-  int rc = tr_mpirun(np, 120, NULL, "%s %s %lld %d %d %g %d %d %d %g %g %d %llu %llu %lld", TRAIN_PROBE,
-                     dir, (long long)pc->nodes, pc->degree, pc->features, pc->density, pc->classes,
-                     pc->layers, pc->hidden, pc->dropout, pc->input_dropout, pc->sparse,
-                     (unsigned long long)seed, (unsigned long long)seed, (long long)epoch);
+  int rc =
+      tr_mpirun(np, 120, NULL, "%s %s %lld %d %d %g %d %d %d %g %g %d %llu %llu %lld", TRAIN_PROBE,
+                dir, (long long)pc->nodes, pc->degree, pc->features, pc->density, pc->classes,
+                pc->layers, pc->hidden, pc->dropout, pc->input_dropout, pc->sparse,
+                (unsigned long long)seed, (unsigned long long)seed, (long long)epoch);
   cr_assert_eq(rc, 0, "%s: train-probe at P=%d exited with %d", pc->name, np, rc);
 
-  fx_spec spec = {.nodes = pc->nodes, .avg_degree = pc->degree, .features = pc->features,
-                  .density = pc->density, .classes = pc->classes, .parts = np, .seed = seed};
+  fx_spec spec = {.nodes = pc->nodes,
+                  .avg_degree = pc->degree,
+                  .features = pc->features,
+                  .density = pc->density,
+                  .classes = pc->classes,
+                  .parts = np,
+                  .seed = seed};
   fx_graph *g = fx_graph_new(&spec);
-  fx_model m = {.layers = pc->layers, .dropout = pc->dropout, .input_dropout = pc->input_dropout,
-                .seed = seed, .normalize = 1, .epoch = epoch};
+  fx_model m = {.layers = pc->layers,
+                .dropout = pc->dropout,
+                .input_dropout = pc->input_dropout,
+                .seed = seed,
+                .normalize = 1,
+                .epoch = epoch};
   m.dims[0] = pc->features;
   for (int l = 1; l < pc->layers; l++) m.dims[l] = pc->hidden;
   m.dims[pc->layers] = pc->classes;
@@ -132,20 +151,23 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
         cr_assert_eq(fscanf(f, "%lf", &v), 1);
         double want = z[gid * pc->classes + c];
         cr_expect(fabs(v - want) <= 1e-5 * zmax + 1e-5 * fabs(want),
-                  "%s P=%d: logit of node %lld class %d is %.9g, reference %.9g", pc->name, np, gid, c, v, want);
+                  "%s P=%d: logit of node %lld class %d is %.9g, reference %.9g", pc->name, np, gid,
+                  c, v, want);
       }
       seen++;
     }
     fclose(f);
   }
-  cr_expect_eq(seen, g->n, "%s: the ranks reported %lld of %lld nodes", pc->name, (long long)seen, (long long)g->n);
+  cr_expect_eq(seen, g->n, "%s: the ranks reported %lld of %lld nodes", pc->name, (long long)seen,
+               (long long)g->n);
 
   /* Backward: gradients against central differences of the reference. */
   char path[512];
   snprintf(path, sizeof path, "%s/grads.txt", dir);
   FILE *f = fopen(path, "r");
   cr_assert(f);
-  double gmax = 0.0, *fd = calloc((size_t)np_params, sizeof *fd), *got = calloc((size_t)np_params, sizeof *got);
+  double gmax = 0.0, *fd = calloc((size_t)np_params, sizeof *fd),
+         *got = calloc((size_t)np_params, sizeof *got);
   for (int64_t k = 0; k < np_params; k++) {
     cr_assert_eq(fscanf(f, "%lf", &got[k]), 1);
     double keep = p[k], h = 1e-5;
@@ -165,7 +187,8 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
       cr_expect_fail("%s P=%d: dLoss/dparam[%lld] = %.7g, finite differences %.7g", pc->name, np,
                      (long long)k, got[k], fd[k]);
   }
-  cr_expect_eq(bad, 0, "%s P=%d: %d of %lld gradients off", pc->name, np, bad, (long long)np_params);
+  cr_expect_eq(bad, 0, "%s P=%d: %d of %lld gradients off", pc->name, np, bad,
+               (long long)np_params);
 
   /* Volume: measured == predicted, epoch and set-up. */
   snprintf(path, sizeof path, "%s/bytes.txt", dir);
@@ -173,12 +196,15 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
   cr_assert(f);
   long long sent, predicted, setup, setup_predicted;
   int sparse = -1;
-  cr_assert_eq(fscanf(f, "%lld %lld %lld %lld %d", &sent, &predicted, &setup, &setup_predicted, &sparse), 5);
+  cr_assert_eq(
+      fscanf(f, "%lld %lld %lld %lld %d", &sent, &predicted, &setup, &setup_predicted, &sparse), 5);
   fclose(f);
-  cr_expect_eq(sent, predicted, "%s P=%d: sent %lld bytes, predicted %lld", pc->name, np, sent, predicted);
-  cr_expect_eq(setup, setup_predicted, "%s P=%d: set-up sent %lld, predicted %lld", pc->name, np, setup,
-               setup_predicted);
-  if (np > 1 && pc->input_dropout > 0.0f) cr_expect_gt(sent, 0, "%s: nothing was exchanged", pc->name);
+  cr_expect_eq(sent, predicted, "%s P=%d: sent %lld bytes, predicted %lld", pc->name, np, sent,
+               predicted);
+  cr_expect_eq(setup, setup_predicted, "%s P=%d: set-up sent %lld, predicted %lld", pc->name, np,
+               setup, setup_predicted);
+  if (np > 1 && pc->input_dropout > 0.0f)
+    cr_expect_gt(sent, 0, "%s: nothing was exchanged", pc->name);
   cr_expect_eq(sparse, pc->expect_sparse, "%s: sparse features %d", pc->name, sparse);
 
   free(fd);

@@ -1,11 +1,11 @@
 /* halo-train's flag parser, without MPI: defaults, every flag, and each kind
  * of bad value rejected with a line that names the flag. */
 #include <criterion/criterion.h>
-#include <stdlib.h>
-#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "halo-train-args.h"
 
@@ -49,7 +49,8 @@ Test(args, defaults_are_the_reference_settings) {
 
 Test(args, checkpoint_and_watchdog_flags) {
   halo_train_args a;
-  cr_assert_eq(parse(&a, "d --checkpoint ck --checkpoint-every 25 --keep 5 --resume --timeout 2.5"), HALO_OK);
+  cr_assert_eq(parse(&a, "d --checkpoint ck --checkpoint-every 25 --keep 5 --resume --timeout 2.5"),
+               HALO_OK);
   cr_expect_str_eq(a.checkpoint, "ck");
   cr_expect_eq(a.checkpoint_every, 25);
   cr_expect_eq(a.keep, 5);
@@ -59,10 +60,12 @@ Test(args, checkpoint_and_watchdog_flags) {
 
 Test(args, every_flag) {
   halo_train_args a;
-  cr_assert_eq(parse(&a, "--layers 3 --hidden=64 d --epochs 7 --lr 0.5 --weight-decay 0 --weight-decay-all "
-                         "--dropout 0.25 --seed 99 --device cuda --threads 3 --metrics m.jsonl --quiet "
-                         "--no-normalize --warmup 2 --model gcn"),
-               HALO_OK);
+  cr_assert_eq(
+      parse(&a,
+            "--layers 3 --hidden=64 d --epochs 7 --lr 0.5 --weight-decay 0 --weight-decay-all "
+            "--dropout 0.25 --seed 99 --device cuda --threads 3 --metrics m.jsonl --quiet "
+            "--no-normalize --warmup 2 --model gcn"),
+      HALO_OK);
   cr_expect_str_eq(a.dir, "d");
   cr_expect_eq(a.gcn.layers, 3);
   cr_expect_eq(a.gcn.hidden, 64);
@@ -89,23 +92,34 @@ Test(args, every_flag) {
 
 Test(args, bad_values_name_the_flag) {
   static const char *cases[][2] = {
-      {"d --hidden 0", "--hidden"},       {"d --epochs -1", "--epochs"},
-      {"d --lr nan", "--lr"},             {"d --lr 0", "--lr"},
-      {"d --lr inf", "--lr"},             {"d --dropout 1", "--dropout"},
-      {"d --dropout -0.1", "--dropout"},  {"d --input-dropout x", "--input-dropout"},
-      {"d --layers 17", "--layers"},      {"d --layers", "--layers"},
-      {"d --threads 0", "--threads"},     {"d --seed -3", "--seed"},
-      {"d --hidden 12x", "--hidden"},     {"d --frobnicate", "--frobnicate"},
-      {"d --device tpu", "--device"},     {"d --model sage", "--model"},
-      {"d --quiet=1", "--quiet"},         {"d --epochs 3 --warmup 3", "--warmup"},
-      {"", "shard folder"},               {"d e", "e"},
+      {"d --hidden 0", "--hidden"},
+      {"d --epochs -1", "--epochs"},
+      {"d --lr nan", "--lr"},
+      {"d --lr 0", "--lr"},
+      {"d --lr inf", "--lr"},
+      {"d --dropout 1", "--dropout"},
+      {"d --dropout -0.1", "--dropout"},
+      {"d --input-dropout x", "--input-dropout"},
+      {"d --layers 17", "--layers"},
+      {"d --layers", "--layers"},
+      {"d --threads 0", "--threads"},
+      {"d --seed -3", "--seed"},
+      {"d --hidden 12x", "--hidden"},
+      {"d --frobnicate", "--frobnicate"},
+      {"d --device tpu", "--device"},
+      {"d --model sage", "--model"},
+      {"d --quiet=1", "--quiet"},
+      {"d --epochs 3 --warmup 3", "--warmup"},
+      {"", "shard folder"},
+      {"d e", "e"},
       {"d --resume", "--resume needs --checkpoint"},
       {"d --checkpoint-every 5", "--checkpoint-every needs --checkpoint"},
       {"d --keep 3", "--keep needs --checkpoint"},
       {"d --checkpoint c --checkpoint-every 0", "--checkpoint-every"},
       {"d --checkpoint c --keep 0", "--keep"},
       {"d --checkpoint=", "--checkpoint"},
-      {"d --timeout 0", "--timeout"},     {"d --timeout nan", "--timeout"},
+      {"d --timeout 0", "--timeout"},
+      {"d --timeout nan", "--timeout"},
       {"d --resume=1", "--resume"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -127,8 +141,8 @@ Test(args, bad_values_name_the_flag) {
     close(fd);
     unlink(path);
     cr_expect_eq(st, HALO_ERR_ARG, "'%s' was accepted", cases[i][0]);
-    cr_expect(strstr(text, cases[i][1]) != NULL, "'%s': the message does not name %s: %s", cases[i][0],
-              cases[i][1], text);
+    cr_expect(strstr(text, cases[i][1]) != NULL, "'%s': the message does not name %s: %s",
+              cases[i][0], cases[i][1], text);
     int lines = 0;
     for (const char *c = text; *c; c++) lines += *c == '\n';
     cr_expect_eq(lines, 1, "'%s': %d lines: %s", cases[i][0], lines, text);

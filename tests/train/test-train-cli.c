@@ -33,13 +33,16 @@ Test(cli, partition_invariance, .timeout = 600) {
   for (int i = 1; i < 4; i++) {
     int at = 0;
     double worst = worst_loss_difference(&m[0], &m[i], 100, &at);
-    fprintf(stderr, "[cli.partition_invariance] P=%d %s: worst loss difference %.2e (epoch %d); "
-            "final test %.4f vs %.4f\n", runs[i].parts, runs[i].method, worst, at, m[i].final_test,
-            m[0].final_test);
+    fprintf(stderr,
+            "[cli.partition_invariance] P=%d %s: worst loss difference %.2e (epoch %d); "
+            "final test %.4f vs %.4f\n",
+            runs[i].parts, runs[i].method, worst, at, m[i].final_test, m[0].final_test);
     cr_expect_leq(worst, 1e-4, "P=%d %s: loss at epoch %d is %.9g, P=1 has %.9g (%.2e relative)",
                   runs[i].parts, runs[i].method, at, m[i].loss[at - 1], m[0].loss[at - 1], worst);
-    cr_expect_leq(fabs(m[i].train_acc - m[0].train_acc), 0.005, "P=%d %s: train accuracy", runs[i].parts, runs[i].method);
-    cr_expect_leq(fabs(m[i].val_acc - m[0].val_acc), 0.005, "P=%d %s: val accuracy", runs[i].parts, runs[i].method);
+    cr_expect_leq(fabs(m[i].train_acc - m[0].train_acc), 0.005, "P=%d %s: train accuracy",
+                  runs[i].parts, runs[i].method);
+    cr_expect_leq(fabs(m[i].val_acc - m[0].val_acc), 0.005, "P=%d %s: val accuracy", runs[i].parts,
+                  runs[i].method);
     cr_expect_leq(fabs(m[i].test_acc - m[0].test_acc), 0.005, "P=%d %s: test accuracy %.4f vs %.4f",
                   runs[i].parts, runs[i].method, m[i].test_acc, m[0].test_acc);
   }
@@ -75,14 +78,15 @@ Test(cli, cora_accuracy_default_settings, .timeout = 600) {
     fprintf(stderr, "[cli.cora_accuracy] seed %d: final test accuracy %.4f\n", seed, acc[seed]);
   }
   qsort(acc, 3, sizeof acc[0], cmp_double);
-  cr_expect_geq(acc[1], 0.800, "median test accuracy over 3 seeds is %.4f (Kipf & Welling: 0.815)", acc[1]);
+  cr_expect_geq(acc[1], 0.800, "median test accuracy over 3 seeds is %.4f (Kipf & Welling: 0.815)",
+                acc[1]);
   tr_rmdir(dir);
 }
 
 /* Measured == predicted by the runtime == halo-partition's --json figure,
  * every epoch, with and without input dropout. */
-static void check_volume(const char *dir, const char *input, const char *tag, int parts, const char *dims,
-                         int hidden) {
+static void check_volume(const char *dir, const char *input, const char *tag, int parts,
+                         const char *dims, int hidden) {
   char shards[512], json[600], path[600], extra[128];
   snprintf(shards, sizeof shards, "%s/%s-%d", dir, tag, parts);
   snprintf(json, sizeof json, "%s.json", shards);
@@ -94,17 +98,20 @@ static void check_volume(const char *dir, const char *input, const char *tag, in
   for (int dropin = 1; dropin >= 0; dropin--) {
     metrics m;
     snprintf(path, sizeof path, "%s-%d.jsonl", shards, dropin);
-    snprintf(extra, sizeof extra, "--epochs 4 --hidden %d --input-dropout %s", hidden, dropin ? "0.5" : "0");
+    snprintf(extra, sizeof extra, "--epochs 4 --hidden %d --input-dropout %s", hidden,
+             dropin ? "0.5" : "0");
     train(parts, shards, extra, path);
     read_metrics(path, &m);
     double expect = dropin ? want : want_static;
     for (int e = 0; e < m.epochs; e++) {
-      cr_expect_eq(m.halo[e], m.predicted[e], "%s P=%d epoch %d: sent %.0f bytes, predicted %.0f", tag, parts,
-                   e + 1, m.halo[e], m.predicted[e]);
-      cr_expect_eq(m.halo[e], expect, "%s P=%d epoch %d: sent %.0f bytes, halo-partition predicted %.0f", tag,
-                   parts, e + 1, m.halo[e], expect);
+      cr_expect_eq(m.halo[e], m.predicted[e], "%s P=%d epoch %d: sent %.0f bytes, predicted %.0f",
+                   tag, parts, e + 1, m.halo[e], m.predicted[e]);
+      cr_expect_eq(m.halo[e], expect,
+                   "%s P=%d epoch %d: sent %.0f bytes, halo-partition predicted %.0f", tag, parts,
+                   e + 1, m.halo[e], expect);
     }
-    cr_expect_eq(m.setup_bytes, dropin ? 0.0 : want_setup, "%s P=%d: set-up bytes %.0f", tag, parts, m.setup_bytes);
+    cr_expect_eq(m.setup_bytes, dropin ? 0.0 : want_setup, "%s P=%d: set-up bytes %.0f", tag, parts,
+                 m.setup_bytes);
   }
 }
 
@@ -125,8 +132,9 @@ Test(cli, volume_equals_prediction, .timeout = 600) {
  * `needle`. */
 static void expect_failure(int np, const char *shards, const char *flags, const char *needle,
                            int max_error_lines, const char *log) {
-  int rc = tr_mpirun(np, 60, log, "sh -c '\"$0\" \"$@\"; echo \"rank-exit $?\"' %s '%s' --threads 1 --epochs 3 %s",
-                     TRAIN_BIN, shards, flags);
+  int rc = tr_mpirun(
+      np, 60, log, "sh -c '\"$0\" \"$@\"; echo \"rank-exit $?\"' %s '%s' --threads 1 --epochs 3 %s",
+      TRAIN_BIN, shards, flags);
   cr_assert_neq(rc, 124, "halo-train %s hung (timeout)", flags);
   char *out = tr_slurp(log);
   cr_assert(out);
@@ -136,7 +144,8 @@ static void expect_failure(int np, const char *shards, const char *flags, const 
   int named = tr_count_lines(out, needle);
   cr_expect_eq(exits, np, "%s: %d of %d ranks finished:\n%s", flags, exits, np, out);
   cr_expect_eq(zero, 0, "%s: %d ranks exited with status 0:\n%s", flags, zero, out);
-  cr_expect(errors >= 1 && errors <= max_error_lines, "%s: %d error lines:\n%s", flags, errors, out);
+  cr_expect(errors >= 1 && errors <= max_error_lines, "%s: %d error lines:\n%s", flags, errors,
+            out);
   cr_expect_geq(named, 1, "%s: no line names '%s':\n%s", flags, needle, out);
   free(out);
 }
@@ -169,9 +178,12 @@ Test(cli, bad_shards_fail_on_every_rank, .timeout = 600) {
 
   /* A bit flipped in the middle of a shard. */
   copy_file("/tmp/halo-train-keep.h5", part);
-  cr_assert_eq(tr_run(30, NULL, "python3 -c \"import os,sys; p=sys.argv[1]; n=os.path.getsize(p); "
-                      "f=open(p,'r+b'); f.seek(n//2); c=f.read(1); f.seek(n//2); f.write(bytes([c[0]^0x10]))\" '%s'",
-                      part), 0);
+  cr_assert_eq(tr_run(30, NULL,
+                      "python3 -c \"import os,sys; p=sys.argv[1]; n=os.path.getsize(p); "
+                      "f=open(p,'r+b'); f.seek(n//2); c=f.read(1); f.seek(n//2); "
+                      "f.write(bytes([c[0]^0x10]))\" '%s'",
+                      part),
+               0);
   expect_failure(4, a, "", "part-00002-of-00004.h5", 1, log);
 
   /* A shard missing. */

@@ -33,11 +33,12 @@ void read_metrics(const char *path, metrics *m) {
   cr_assert(m->has_summary, "%s has no summary line", path);
 }
 
-void partition(const char *input, int parts, const char *method, const char *dims,
-               const char *out, const char *json) {
+void partition(const char *input, int parts, const char *method, const char *dims, const char *out,
+               const char *json) {
   char log[600];
   snprintf(log, sizeof log, "%s.log", out);
-  int rc = tr_run(120, log, "%s --input '%s' --parts %d --method %s --dims %s --out '%s' --json '%s' --force",
+  int rc = tr_run(120, log,
+                  "%s --input '%s' --parts %d --method %s --dims %s --out '%s' --json '%s' --force",
                   PARTITION_BIN, input, parts, method, dims, out, json);
   cr_assert_eq(rc, 0, "halo-partition exited with %d (see %s)", rc, log);
 }
@@ -45,8 +46,8 @@ void partition(const char *input, int parts, const char *method, const char *dim
 void train(int np, const char *shards, const char *extra, const char *metrics_path) {
   char log[600];
   snprintf(log, sizeof log, "%s.log", metrics_path);
-  int rc = tr_mpirun(np, 300, log, "%s '%s' --threads 1 --quiet --metrics '%s' %s", TRAIN_BIN, shards,
-                     metrics_path, extra);
+  int rc = tr_mpirun(np, 300, log, "%s '%s' --threads 1 --quiet --metrics '%s' %s", TRAIN_BIN,
+                     shards, metrics_path, extra);
   cr_assert_eq(rc, 0, "halo-train -np %d exited with %d (see %s)", np, rc, log);
 }
 

@@ -23,8 +23,8 @@ typedef struct metrics {
 void read_metrics(const char *path, metrics *m);
 
 /* halo-partition --input INPUT --parts P --method M --dims D --out OUT --json JSON. */
-void partition(const char *input, int parts, const char *method, const char *dims,
-               const char *out, const char *json);
+void partition(const char *input, int parts, const char *method, const char *dims, const char *out,
+               const char *json);
 
 /* mpirun -np NP halo-train SHARDS --threads 1 --quiet --metrics PATH EXTRA. */
 void train(int np, const char *shards, const char *extra, const char *metrics_path);
