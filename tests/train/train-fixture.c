@@ -8,7 +8,7 @@
 
 #include "halo-rng.h"
 
-static void *xcalloc(size_t n, size_t size) {
+void *fx_xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size);
   if (!p) {
     fprintf(stderr, "train-fixture: out of memory\n");
@@ -27,14 +27,24 @@ static int pair_cmp(const void *a, const void *b) {
   return (x->v > y->v) - (x->v < y->v);
 }
 
+fx_spec fx_spec_parse(char *const *argv, int32_t parts, uint64_t seed) {
+  return (fx_spec){.nodes = atoll(argv[0]),
+                   .avg_degree = atoi(argv[1]),
+                   .features = atoi(argv[2]),
+                   .density = (float)atof(argv[3]),
+                   .classes = atoi(argv[4]),
+                   .parts = parts,
+                   .seed = seed};
+}
+
 fx_graph *fx_graph_new(const fx_spec *s) {
-  fx_graph *g = xcalloc(1, sizeof *g);
+  fx_graph *g = fx_xcalloc(1, sizeof *g);
   const int64_t n = s->nodes;
   uint64_t gkey = halo_rng_key(s->seed, HALO_RNG_GRAPH, 1, 0);
   uint64_t fkey = halo_rng_key(s->seed, HALO_RNG_FEATURES, 1, 0);
   uint64_t pkey = halo_rng_key(s->seed, HALO_RNG_PARTITION, 1, 0);
   int64_t draws = n * s->avg_degree / 2;
-  pair *e = xcalloc((size_t)(2 * draws), sizeof *e);
+  pair *e = fx_xcalloc((size_t)(2 * draws), sizeof *e);
   int64_t m = 0;
   for (int64_t k = 0; k < draws; k++) {
     int64_t u = (int64_t)(halo_rng_bits(gkey, (uint64_t)k, 0) % (uint64_t)n);
@@ -51,8 +61,8 @@ fx_graph *fx_graph_new(const fx_spec *s) {
 
   g->n = n;
   g->m = m;
-  g->indptr = xcalloc((size_t)n + 1, sizeof *g->indptr);
-  g->indices = xcalloc((size_t)m, sizeof *g->indices);
+  g->indptr = fx_xcalloc((size_t)n + 1, sizeof *g->indptr);
+  g->indices = fx_xcalloc((size_t)m, sizeof *g->indices);
   for (int64_t k = 0; k < m; k++) {
     g->indptr[e[k].u + 1]++;
     g->indices[k] = e[k].v;
@@ -62,10 +72,10 @@ fx_graph *fx_graph_new(const fx_spec *s) {
 
   g->f = s->features;
   g->c = s->classes;
-  g->x = xcalloc((size_t)(n * s->features), sizeof *g->x);
-  g->labels = xcalloc((size_t)n, sizeof *g->labels);
-  g->split = xcalloc((size_t)n, sizeof *g->split);
-  g->part = xcalloc((size_t)n, sizeof *g->part);
+  g->x = fx_xcalloc((size_t)(n * s->features), sizeof *g->x);
+  g->labels = fx_xcalloc((size_t)n, sizeof *g->labels);
+  g->split = fx_xcalloc((size_t)n, sizeof *g->split);
+  g->part = fx_xcalloc((size_t)n, sizeof *g->part);
   g->parts = s->parts;
   for (int64_t i = 0; i < n; i++) {
     for (int32_t j = 0; j < s->features; j++) {
@@ -109,16 +119,16 @@ static int i32_cmp(const void *a, const void *b) {
 }
 
 halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id) {
-  halo_shard *s = xcalloc(1, sizeof *s);
+  halo_shard *s = fx_xcalloc(1, sizeof *s);
   const int64_t n = g->n;
-  int64_t *local = xcalloc((size_t)n, sizeof *local);
+  int64_t *local = fx_xcalloc((size_t)n, sizeof *local);
   for (int64_t i = 0; i < n; i++) local[i] = -1;
 
   int64_t no = 0;
   for (int64_t i = 0; i < n; i++)
     if (g->part[i] == p) local[i] = no++;
   /* Halo: remote neighbours of owned nodes, by owner part then global id. */
-  halo_key *h = xcalloc((size_t)g->m, sizeof *h);
+  halo_key *h = fx_xcalloc((size_t)g->m, sizeof *h);
   int64_t nh = 0;
   for (int64_t i = 0; i < n; i++) {
     if (g->part[i] != p) continue;
@@ -143,23 +153,23 @@ halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id) {
                     .classes = g->c,
                     .n_owned = no,
                     .n_halo = nh};
-  s->global_id = xcalloc((size_t)(no + nh), sizeof(int64_t));
-  s->degree = xcalloc((size_t)(no + nh), sizeof(int64_t));
-  s->halo_owner = xcalloc((size_t)nh, sizeof(int32_t));
-  s->indptr = xcalloc((size_t)no + 1, sizeof(int64_t));
-  s->x = xcalloc((size_t)(no * g->f), sizeof(float));
-  s->labels = xcalloc((size_t)no, sizeof(int32_t));
-  s->train = xcalloc((size_t)no, sizeof(int32_t));
-  s->valid = xcalloc((size_t)no, sizeof(int32_t));
-  s->test = xcalloc((size_t)no, sizeof(int32_t));
-  s->send_ptr = xcalloc((size_t)g->parts + 1, sizeof(int64_t));
-  s->recv_ptr = xcalloc((size_t)g->parts + 1, sizeof(int64_t));
+  s->global_id = fx_xcalloc((size_t)(no + nh), sizeof(int64_t));
+  s->degree = fx_xcalloc((size_t)(no + nh), sizeof(int64_t));
+  s->halo_owner = fx_xcalloc((size_t)nh, sizeof(int32_t));
+  s->indptr = fx_xcalloc((size_t)no + 1, sizeof(int64_t));
+  s->x = fx_xcalloc((size_t)(no * g->f), sizeof(float));
+  s->labels = fx_xcalloc((size_t)no, sizeof(int32_t));
+  s->train = fx_xcalloc((size_t)no, sizeof(int32_t));
+  s->valid = fx_xcalloc((size_t)no, sizeof(int32_t));
+  s->test = fx_xcalloc((size_t)no, sizeof(int32_t));
+  s->send_ptr = fx_xcalloc((size_t)g->parts + 1, sizeof(int64_t));
+  s->recv_ptr = fx_xcalloc((size_t)g->parts + 1, sizeof(int64_t));
 
   int64_t nnz = 0;
   for (int64_t i = 0; i < n; i++)
     if (g->part[i] == p) nnz += g->indptr[i + 1] - g->indptr[i];
   s->nnz = nnz;
-  s->indices = xcalloc((size_t)nnz, sizeof(int32_t));
+  s->indices = fx_xcalloc((size_t)nnz, sizeof(int32_t));
 
   int64_t r = 0, e = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -188,7 +198,7 @@ halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id) {
   for (int32_t q = 0; q < g->parts; q++) s->recv_ptr[q + 1] += s->recv_ptr[q];
 
   /* Send lists: owned rows with a neighbour in part q, ascending. */
-  int32_t *send = xcalloc((size_t)(no * g->parts + 1), sizeof(int32_t));
+  int32_t *send = fx_xcalloc((size_t)(no * g->parts + 1), sizeof(int32_t));
   int64_t ns = 0;
   for (int32_t q = 0; q < g->parts; q++) {
     if (q != p) {
@@ -236,9 +246,9 @@ int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id) {
   snprintf(m.objective, sizeof m.objective, "cut");
   snprintf(m.source, sizeof m.source, "train-fixture");
   m.part = g->part;
-  m.part_digest = xcalloc((size_t)g->parts, sizeof(uint64_t));
-  m.part_owned = xcalloc((size_t)g->parts, sizeof(int64_t));
-  m.part_halo = xcalloc((size_t)g->parts, sizeof(int64_t));
+  m.part_digest = fx_xcalloc((size_t)g->parts, sizeof(uint64_t));
+  m.part_owned = fx_xcalloc((size_t)g->parts, sizeof(int64_t));
+  m.part_halo = fx_xcalloc((size_t)g->parts, sizeof(int64_t));
   mkdirs(dir);
   for (int32_t p = 0; p < g->parts && rc == 0; p++) {
     halo_shard *s = fx_shard_new(g, p, run_id);
@@ -307,8 +317,8 @@ double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, doub
   int32_t widest = 0;
   for (int l = 0; l <= m->layers; l++)
     if (m->dims[l] > widest) widest = m->dims[l];
-  double *h = xcalloc((size_t)(n * widest), sizeof(double));
-  double *ah = xcalloc((size_t)(n * widest), sizeof(double));
+  double *h = fx_xcalloc((size_t)(n * widest), sizeof(double));
+  double *ah = fx_xcalloc((size_t)(n * widest), sizeof(double));
   /* PyG's NormalizeFeatures: x - min(x), rows divided by max(sum, 1).  The
    * runtime does this in double and rounds to float once. */
   double lo = INFINITY;
@@ -354,4 +364,38 @@ double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, doub
   free(h);
   free(ah);
   return count ? loss / (double)count : 0.0;
+}
+
+/* --- the probes' cases --------------------------------------------------- */
+
+fx_case fx_case_parse(char *const *argv) {
+  const fx_spec s = fx_spec_parse(argv, 1, 0);
+  return (fx_case){.nodes = s.nodes,
+                   .degree = s.avg_degree,
+                   .features = s.features,
+                   .density = s.density,
+                   .classes = s.classes,
+                   .hidden = atoi(argv[5]),
+                   .input_dropout = (float)atof(argv[6]),
+                   .epochs = atoi(argv[7])};
+}
+
+fx_spec fx_case_spec(const fx_case *c, int32_t parts, uint64_t seed) {
+  return (fx_spec){.nodes = c->nodes, .avg_degree = c->degree, .features = c->features,
+                   .density = c->density, .classes = c->classes, .parts = parts, .seed = seed};
+}
+
+fx_model fx_case_model(const fx_case *c, uint64_t seed, int training) {
+  return (fx_model){.layers = 2, .dims = {c->features, c->hidden, c->classes},
+                    .dropout = training ? 0.5f : 0.0f,
+                    .input_dropout = training ? c->input_dropout : 0.0f, .seed = seed,
+                    .normalize = 1};
+}
+
+double fx_rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-30); }
+
+double fx_max_abs(const double *v, int64_t n) {
+  double m = 0.0;
+  for (int64_t i = 0; i < n; i++) m = fmax(m, fabs(v[i]));
+  return m;
 }

@@ -33,6 +33,13 @@ typedef struct fx_graph {
   int32_t parts;
 } fx_graph;
 
+/* calloc that aborts with a message when memory runs out (tests only). */
+void *fx_xcalloc(size_t n, size_t size);
+
+/* The spec of "nodes degree features density classes" (argv[0..4]), as the
+ * probes take it on their command line. */
+fx_spec fx_spec_parse(char *const *argv, int32_t parts, uint64_t seed);
+
 /* Builds the graph of `spec`, with a random part for every node. */
 fx_graph *fx_graph_new(const fx_spec *spec);
 void fx_graph_free(fx_graph *g);
@@ -62,5 +69,38 @@ void fx_model_init(const fx_model *m, double *params);
 /* Forward pass over the whole graph; returns the mean cross-entropy over the
  * train nodes and, when z is not NULL, writes the logits (n × classes). */
 double fx_model_loss(const fx_model *m, const fx_graph *g, const double *params, double *z);
+
+/* A two-layer case of the probes that train a few models side by side: the
+ * graph, the model's width and input dropout (the hidden layer's is 0.5),
+ * and how many epochs they train. */
+typedef struct fx_case {
+  int64_t nodes;
+  int32_t degree, features;
+  float density;
+  int32_t classes, hidden;
+  float input_dropout;
+  int epochs;
+} fx_case;
+
+/* A case on the command line: FX_CASE_ARGS words, in the order of fx_case. */
+enum { FX_CASE_ARGS = 8 };
+#define FX_CASE_FMT "%lld %d %d %g %d %d %g %d"
+#define FX_CASE_FMT_ARGS(c)                                                                   \
+  (long long)(c)->nodes, (c)->degree, (c)->features, (double)(c)->density, (c)->classes,      \
+      (c)->hidden, (double)(c)->input_dropout, (c)->epochs
+fx_case fx_case_parse(char *const *argv);
+
+/* The case's graph split into `parts`. */
+fx_spec fx_case_spec(const fx_case *c, int32_t parts, uint64_t seed);
+
+/* The case's model, evaluating (no dropout), or training (dropout 0.5, the
+ * case's input dropout) at epoch 0. */
+fx_model fx_case_model(const fx_case *c, uint64_t seed, int training);
+
+/* |a - b| / |b|, for b far from 0. */
+double fx_rel(double a, double b);
+
+/* max |v[i]| over n values (0 when n is 0). */
+double fx_max_abs(const double *v, int64_t n);
 
 #endif /* TRAIN_FIXTURE_H */

@@ -68,6 +68,29 @@ int tr_mpirun(int np, int timeout_s, const char *out_file, const char *fmt, ...)
   return run_shell(timeout_s, out_file, cmd);
 }
 
+FILE *tr_fopenf(const char *mode, const char *fmt, ...) {
+  char path[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  const int len = vsnprintf(path, sizeof path, fmt, ap);
+  va_end(ap);
+  if (len < 0 || (size_t)len >= sizeof path) return NULL;
+  return fopen(path, mode);
+}
+
+int tr_write_logits(const char *path, const int64_t *gid, int64_t n, int64_t classes, int models,
+                    float *const *z) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  for (int64_t i = 0; i < n; i++) {
+    fprintf(f, "%lld", (long long)gid[i]);
+    for (int k = 0; k < models; k++)
+      for (int64_t j = 0; j < classes; j++) fprintf(f, " %.9g", z[k][i * classes + j]);
+    fprintf(f, "\n");
+  }
+  return fclose(f) == 0 ? 0 : -1;
+}
+
 char *tr_slurp(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;

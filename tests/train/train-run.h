@@ -4,6 +4,7 @@
 #define TRAIN_RUN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /* Seed from $HALO_TEST_SEED when set, else `fallback`; printed either way. */
 uint64_t tr_seed(const char *test, uint64_t fallback);
@@ -22,6 +23,15 @@ int tr_mpirun(int np, int timeout_s, const char *out_file, const char *fmt, ...)
 /* Runs a shell command under `timeout`; same return value. */
 int tr_run(int timeout_s, const char *out_file, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* fopen of the path that `fmt` formats, or NULL. */
+FILE *tr_fopenf(const char *mode, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Writes `path`: for each of n rows, "gid[i]" and then row i (`classes`
+ * values) of each of the `models` arrays z[k].  Returns 0, or -1 when it
+ * could not write. */
+int tr_write_logits(const char *path, const int64_t *gid, int64_t n, int64_t classes, int models,
+                    float *const *z);
 
 /* The whole file (malloc'd, NUL-terminated), or NULL. */
 char *tr_slurp(const char *path);
