@@ -38,6 +38,7 @@
 #include "backend-checked.h"
 #include "halo-backend.h"
 #include "halo-gcn.h"
+#include "train-expect.h"
 #include "train-fixture.h"
 #include "train-run.h"
 
@@ -45,31 +46,12 @@
 #error "ROWS_PROBE must name this test's own binary"
 #endif
 
-/* The graph and the model, shared by the probe and the test. */
-typedef struct rows_case {
-  int64_t nodes;
-  int32_t degree, features;
-  float density;
-  int32_t classes, hidden;
-  float input_dropout;
-  int epochs;
-} rows_case;
-
 /* The three models: interior first (contiguous), interior first with row
  * lists, boundary first. */
 enum { MODEL_CONTIGUOUS, MODEL_LISTS, MODEL_BOUNDARY_FIRST, MODELS };
 static const char *const model_name[MODELS] = {"contiguous", "row lists", "boundary first"};
 
 /* ---- the probe (runs under mpirun) --------------------------------------- */
-
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p) {
-    fprintf(stderr, "test-rows: out of memory\n");
-    abort();
-  }
-  return p;
-}
 
 static int i32_cmp(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -95,25 +77,25 @@ static void renumber_split(int32_t *rows, int64_t n, const int32_t *new_of) {
 static halo_shard *shard_renumbered(const halo_shard *s, const int32_t *old_of,
                                     int64_t n_interior) {
   const int64_t n = s->n_owned, n_all = s->n_owned + s->n_halo, f = s->features;
-  halo_shard *t = xcalloc(1, sizeof *t);
-  int32_t *new_of = xcalloc((size_t)n, sizeof *new_of);
+  halo_shard *t = fx_xcalloc(1, sizeof *t);
+  int32_t *new_of = fx_xcalloc((size_t)n, sizeof *new_of);
   for (int64_t r = 0; r < n; r++) new_of[old_of[r]] = (int32_t)r;
 
   *t = *s;
   t->n_interior = n_interior;
-  t->global_id = xcalloc((size_t)n_all, sizeof *t->global_id);
-  t->degree = xcalloc((size_t)n_all, sizeof *t->degree);
-  t->halo_owner = xcalloc((size_t)s->n_halo, sizeof *t->halo_owner);
-  t->indptr = xcalloc((size_t)n + 1, sizeof *t->indptr);
-  t->indices = xcalloc((size_t)s->nnz, sizeof *t->indices);
-  t->x = xcalloc((size_t)(n * f), sizeof *t->x);
-  t->labels = xcalloc((size_t)n, sizeof *t->labels);
-  t->train = xcalloc((size_t)s->n_train, sizeof *t->train);
-  t->valid = xcalloc((size_t)s->n_valid, sizeof *t->valid);
-  t->test = xcalloc((size_t)s->n_test, sizeof *t->test);
-  t->send_ptr = xcalloc((size_t)s->parts + 1, sizeof *t->send_ptr);
-  t->send_idx = xcalloc((size_t)s->send_ptr[s->parts], sizeof *t->send_idx);
-  t->recv_ptr = xcalloc((size_t)s->parts + 1, sizeof *t->recv_ptr);
+  t->global_id = fx_xcalloc((size_t)n_all, sizeof *t->global_id);
+  t->degree = fx_xcalloc((size_t)n_all, sizeof *t->degree);
+  t->halo_owner = fx_xcalloc((size_t)s->n_halo, sizeof *t->halo_owner);
+  t->indptr = fx_xcalloc((size_t)n + 1, sizeof *t->indptr);
+  t->indices = fx_xcalloc((size_t)s->nnz, sizeof *t->indices);
+  t->x = fx_xcalloc((size_t)(n * f), sizeof *t->x);
+  t->labels = fx_xcalloc((size_t)n, sizeof *t->labels);
+  t->train = fx_xcalloc((size_t)s->n_train, sizeof *t->train);
+  t->valid = fx_xcalloc((size_t)s->n_valid, sizeof *t->valid);
+  t->test = fx_xcalloc((size_t)s->n_test, sizeof *t->test);
+  t->send_ptr = fx_xcalloc((size_t)s->parts + 1, sizeof *t->send_ptr);
+  t->send_idx = fx_xcalloc((size_t)s->send_ptr[s->parts], sizeof *t->send_idx);
+  t->recv_ptr = fx_xcalloc((size_t)s->parts + 1, sizeof *t->recv_ptr);
 
   for (int64_t r = 0; r < n; r++) {
     const int64_t o = old_of[r];
@@ -151,7 +133,7 @@ static halo_shard *shard_renumbered(const halo_shard *s, const int32_t *old_of,
 /* The part with its interior rows first (boundary_first 0) or last. */
 static halo_shard *shard_ordered(const halo_shard *s, int boundary_first) {
   const int64_t n = s->n_owned;
-  int32_t *old_of = xcalloc((size_t)n, sizeof *old_of);
+  int32_t *old_of = fx_xcalloc((size_t)n, sizeof *old_of);
   int64_t k = 0, interior = 0;
   for (int pass = 0; pass < 2; pass++) {
     const int want_boundary = pass == 0 ? boundary_first : !boundary_first;
@@ -165,20 +147,9 @@ static halo_shard *shard_ordered(const halo_shard *s, int boundary_first) {
   return t;
 }
 
-static FILE *open_out(const char *dir, const char *name, int model, int rank) {
-  char path[1024];
-  if (model >= 0)
-    snprintf(path, sizeof path, "%s/%s-%d-%d.txt", dir, name, model, rank);
-  else if (rank >= 0)
-    snprintf(path, sizeof path, "%s/%s-%d.txt", dir, name, rank);
-  else
-    snprintf(path, sizeof path, "%s/%s.txt", dir, name);
-  return fopen(path, "w");
-}
-
 /* Writes OUT/NAME.txt: line i holds value i of each model's buffer. */
 static int write_columns(const char *dir, const char *name, float *const buf[MODELS], int64_t n) {
-  FILE *f = open_out(dir, name, -1, -1);
+  FILE *f = tr_fopenf("w", "%s/%s.txt", dir, name);
   if (!f) return -1;
   for (int64_t i = 0; i < n; i++) fprintf(f, "%.9g %.9g %.9g\n", buf[0][i], buf[1][i], buf[2][i]);
   return fclose(f);
@@ -192,34 +163,16 @@ static int write_columns(const char *dir, const char *name, float *const buf[MOD
  * first step's gradients, "g[0..2]" per parameter), OUT/params.txt (rank 0:
  * after the last step) and OUT/logits-M-R.txt ("gid z..." of model M). */
 static int probe_main(int argc, char **argv) {
-  int rank = 0, size = 1, rc = 1;
-  fx_graph *graph = NULL;
+  int rc = 1;
+  te_probe p;
   halo_shard *base = NULL, *shard[MODELS] = {NULL};
   halo_backend *be = NULL;
   halo_gcn *model[MODELS] = {NULL};
   float *buf[MODELS] = {NULL};
   FILE *f = NULL;
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc != 13) {
-    if (rank == 0) fprintf(stderr, "--probe: expected 11 arguments, got %d\n", argc - 2);
-    goto done;
-  }
-  const char *out = argv[2], *backend = argv[3];
-  const rows_case c = {.nodes = atoll(argv[4]),
-                       .degree = atoi(argv[5]),
-                       .features = atoi(argv[6]),
-                       .density = (float)atof(argv[7]),
-                       .classes = atoi(argv[8]),
-                       .hidden = atoi(argv[9]),
-                       .input_dropout = (float)atof(argv[10]),
-                       .epochs = atoi(argv[11])};
-  const uint64_t seed = strtoull(argv[12], NULL, 10);
-  fx_spec spec = {.nodes = c.nodes, .avg_degree = c.degree, .features = c.features,
-                  .density = c.density, .classes = c.classes, .parts = size, .seed = seed};
-  graph = fx_graph_new(&spec);
-  base = fx_shard_new(graph, rank, 41);
+  if (te_probe_begin(&argc, &argv, 1, &p) != 0) goto done;
+  const char *backend = p.mode;
+  base = fx_shard_new(p.graph, p.rank, 41);
   shard[MODEL_CONTIGUOUS] = shard_ordered(base, 0);
   shard[MODEL_LISTS] = shard_ordered(base, 0);
   shard[MODEL_BOUNDARY_FIRST] = shard_ordered(base, 1);
@@ -229,12 +182,7 @@ static int probe_main(int argc, char **argv) {
           : halo_backend_create(&(halo_backend_options){.device = "cpu"}, &be);
   if (made != HALO_OK) goto done;
 
-  halo_gcn_options o;
-  halo_gcn_options_default(&o);
-  o.hidden = c.hidden;
-  o.dropout = 0.5f;
-  o.input_dropout = c.input_dropout;
-  o.seed = seed;
+  halo_gcn_options o = te_probe_options(&p);
   for (int k = 0; k < MODELS; k++) {
     o.row_lists = k == MODEL_LISTS;
     if (halo_gcn_create(MPI_COMM_WORLD, be, shard[k], &o, &model[k]) != HALO_OK) goto done;
@@ -242,7 +190,7 @@ static int probe_main(int argc, char **argv) {
 
   halo_gcn_info info[MODELS];
   for (int k = 0; k < MODELS; k++) halo_gcn_info_get(model[k], &info[k]);
-  if (!(f = open_out(out, "info", -1, rank))) goto done;
+  if (!(f = tr_fopenf("w", "%s/info-%d.txt", p.out, p.rank))) goto done;
   fprintf(f, "%lld %lld %d %d %d\n", (long long)info[0].n_owned, (long long)info[0].interior_rows,
           info[0].contiguous_rows, info[1].contiguous_rows, info[2].contiguous_rows);
   fclose(f);
@@ -254,9 +202,9 @@ static int probe_main(int argc, char **argv) {
   for (int k = 0; k < MODELS; k++)
     if (!(buf[k] = malloc((size_t)len * sizeof(float) + 1))) goto done;
 
-  if (rank == 0 && !(f = open_out(out, "losses", -1, -1))) goto done;
+  if (p.rank == 0 && !(f = tr_fopenf("w", "%s/losses.txt", p.out))) goto done;
   const double train = (double)info[0].global_count[0];
-  for (int64_t epoch = 0; epoch < c.epochs; epoch++) {
+  for (int64_t epoch = 0; epoch < p.c.epochs; epoch++) {
     double local[MODELS], sum[MODELS];
     for (int k = 0; k < MODELS; k++) {
       halo_gcn_stats st;
@@ -268,28 +216,23 @@ static int probe_main(int argc, char **argv) {
     MPI_Allreduce(local, sum, MODELS, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (f) fprintf(f, "%lld %.9g %.9g %.9g\n", (long long)epoch, sum[0] / train, sum[1] / train,
                    sum[2] / train);
-    if (epoch == 0 && rank == 0 && write_columns(out, "grads", buf, params) != 0) goto done;
+    if (epoch == 0 && p.rank == 0 && write_columns(p.out, "grads", buf, params) != 0) goto done;
   }
   if (f) fclose(f);
   f = NULL;
 
-  if (rank == 0) {
+  if (p.rank == 0) {
     for (int k = 0; k < MODELS; k++)
       if (halo_gcn_params_get(model[k], buf[k]) != HALO_OK) goto done;
-    if (write_columns(out, "params", buf, params) != 0) goto done;
+    if (write_columns(p.out, "params", buf, params) != 0) goto done;
   }
   for (int k = 0; k < MODELS; k++) {
     halo_gcn_stats st;
     if (halo_gcn_evaluate(model[k], &st) != HALO_OK) goto done;
     if (halo_gcn_logits_get(model[k], buf[k]) != HALO_OK) goto done;
-    if (!(f = open_out(out, "logits", k, rank))) goto done;
-    for (int64_t i = 0; i < n_owned; i++) {
-      fprintf(f, "%lld", (long long)shard[k]->global_id[i]);
-      for (int64_t j = 0; j < classes; j++) fprintf(f, " %.9g", buf[k][i * classes + j]);
-      fprintf(f, "\n");
-    }
-    fclose(f);
-    f = NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/logits-%d-%d.txt", p.out, k, p.rank);
+    if (tr_write_logits(path, shard[k]->global_id, n_owned, classes, 1, &buf[k]) != 0) goto done;
   }
   rc = 0;
 done:
@@ -301,8 +244,7 @@ done:
   }
   halo_backend_destroy(&be);
   halo_shard_destroy(&base);
-  fx_graph_free(graph);
-  MPI_Finalize();
+  te_probe_end(&p);
   return rc;
 }
 
@@ -328,49 +270,17 @@ static void result_free(probe_result *r) {
   }
 }
 
-/* Reads n rows of MODELS numbers (after a leading epoch number when `numbered`). */
-static void read_columns(const char *dir, const char *name, int64_t n, int numbered,
-                         double *col[MODELS]) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s.txt", dir, name);
-  FILE *f = fopen(path, "r");
-  cr_assert(f, "no %s", path);
-  for (int k = 0; k < MODELS; k++) col[k] = calloc((size_t)n, sizeof(double));
-  for (int64_t i = 0; i < n; i++) {
-    long long e = i;
-    if (numbered) cr_assert_eq(fscanf(f, "%lld", &e), 1, "%s: line %lld", path, (long long)i);
-    cr_assert_eq(e, i);
-    for (int k = 0; k < MODELS; k++)
-      cr_assert_eq(fscanf(f, "%lf", &col[k][i]), 1, "%s: line %lld", path, (long long)i);
-  }
-  fclose(f);
-}
-
-static probe_result run_probe(const rows_case *c, int np, const char *backend, uint64_t seed,
+static probe_result run_probe(const fx_case *c, int np, const char *backend, uint64_t seed,
                               int64_t nparams) {
   probe_result r = {.np = np, .nparams = nparams};
-  char *dir = tr_tmpdir("rows");
-  cr_assert(dir);
-  /* Criterion's sandbox hands its workers BXFI_MAP; a probe that inherited
-   * it would take itself for one of them, so it starts without. */
-  int rc = tr_mpirun(np, 120, NULL,
-                     "env -u BXFI_MAP %s --probe %s %s %lld %d %d %g %d %d %g %d %llu", ROWS_PROBE,
-                     dir, backend, (long long)c->nodes, c->degree, c->features,
-                     (double)c->density, c->classes, c->hidden, (double)c->input_dropout,
-                     c->epochs, (unsigned long long)seed);
-  cr_assert_eq(rc, 0, "the probe at P=%d (%s backend) exited with %d", np, backend, rc);
-
-  read_columns(dir, "losses", c->epochs, 1, r.loss);
-  read_columns(dir, "grads", nparams, 0, r.grad);
-  read_columns(dir, "params", nparams, 0, r.param);
-
-  char path[1024];
+  char *dir = te_run_probe(ROWS_PROBE, "rows", np, backend, c, seed);
+  te_read_columns(dir, "losses", c->epochs, 1, MODELS, r.loss);
+  te_read_columns(dir, "grads", nparams, 0, MODELS, r.grad);
+  te_read_columns(dir, "params", nparams, 0, MODELS, r.param);
   for (int k = 0; k < MODELS; k++)
     r.logits[k] = calloc((size_t)(c->nodes * c->classes), sizeof(double));
   for (int q = 0; q < np; q++) {
-    snprintf(path, sizeof path, "%s/info-%d.txt", dir, q);
-    FILE *f = fopen(path, "r");
-    cr_assert(f, "no %s", path);
+    FILE *f = te_open("%s/info-%d.txt", dir, q);
     long long n_owned, interior;
     cr_assert_eq(fscanf(f, "%lld %lld %d %d %d", &n_owned, &interior, &r.contiguous[q][0],
                         &r.contiguous[q][1], &r.contiguous[q][2]), 5);
@@ -378,18 +288,9 @@ static probe_result run_probe(const rows_case *c, int np, const char *backend, u
     r.interior[q] = interior;
     fclose(f);
     for (int k = 0; k < MODELS; k++) {
+      char path[1024];
       snprintf(path, sizeof path, "%s/logits-%d-%d.txt", dir, k, q);
-      f = fopen(path, "r");
-      cr_assert(f, "no %s", path);
-      long long gid;
-      int64_t seen = 0;
-      while (fscanf(f, "%lld", &gid) == 1) {
-        cr_assert(gid >= 0 && gid < c->nodes);
-        for (int32_t j = 0; j < c->classes; j++)
-          cr_assert_eq(fscanf(f, "%lf", &r.logits[k][gid * c->classes + j]), 1);
-        seen++;
-      }
-      fclose(f);
+      const int64_t seen = te_read_logits(path, c, 1, &r.logits[k]);
       cr_assert_eq(seen, r.n_owned[q], "%s: %lld rows, rank %d owns %lld", path,
                    (long long)seen, q, (long long)r.n_owned[q]);
     }
@@ -398,20 +299,12 @@ static probe_result run_probe(const rows_case *c, int np, const char *backend, u
   return r;
 }
 
-static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-30); }
-
-static double max_abs(const double *v, int64_t n) {
-  double m = 0.0;
-  for (int64_t i = 0; i < n; i++) m = fmax(m, fabs(v[i]));
-  return m;
-}
-
 /* Compares n values `got` of run `got_name` with `want` of `want_name`:
  * exactly when tol is 0, else within tol · max|want|. */
 static void compare(const char *name, int np, const char *what, const char *got_name,
                     const double *got, const char *want_name, const double *want, int64_t n,
                     double tol) {
-  const double bound = tol * max_abs(want, n);
+  const double bound = tol * fx_max_abs(want, n);
   int bad = 0;
   for (int64_t i = 0; i < n; i++) {
     const int off = tol == 0.0 ? got[i] != want[i] : fabs(got[i] - want[i]) > bound;
@@ -438,17 +331,15 @@ static int64_t graph_interior(const fx_graph *g, int32_t q) {
 
 /* Runs one case at P=1 and P=3 (CPU), and P=3 on the checked backend, and
  * checks everything in the file comment. */
-static void check_case(const char *name, const rows_case *c, uint64_t seed) {
-  fx_model m = {.layers = 2, .dims = {c->features, c->hidden, c->classes}, .dropout = 0.0f,
-                .input_dropout = 0.0f, .seed = seed, .normalize = 1};
+static void check_case(const char *name, const fx_case *c, uint64_t seed) {
+  const fx_model m = fx_case_model(c, seed, 1);
   const int64_t nparams = fx_model_params(&m), nz = c->nodes * c->classes;
   const int nps[2] = {1, 3};
   probe_result r[2];
   for (int t = 0; t < 2; t++) {
     const int np = nps[t];
     r[t] = run_probe(c, np, "cpu", seed, nparams);
-    fx_spec spec = {.nodes = c->nodes, .avg_degree = c->degree, .features = c->features,
-                    .density = c->density, .classes = c->classes, .parts = np, .seed = seed};
+    const fx_spec spec = fx_case_spec(c, np, seed);
     fx_graph *g = fx_graph_new(&spec);
 
     for (int q = 0; q < np; q++) {
@@ -489,37 +380,24 @@ static void check_case(const char *name, const rows_case *c, uint64_t seed) {
     /* The first loss (initial weights, dropout keyed by epoch 0 and global
      * ids) and the trained logits (evaluation: no dropout) against the dense
      * double reference. */
-    fx_model m0 = m;
-    m0.dropout = 0.5f;
-    m0.input_dropout = c->input_dropout;
-    double *p0 = calloc((size_t)nparams, sizeof *p0);
-    fx_model_init(&m0, p0);
-    const double want0 = fx_model_loss(&m0, g, p0, NULL);
-    cr_expect(rel(r[t].loss[0][0], want0) <= 1e-5, "%s P=%d: first loss %.9g, reference %.9g",
-              name, np, r[t].loss[0][0], want0);
+    char what[64];
+    snprintf(what, sizeof what, "%s P=%d", name, np);
+    te_expect_first_loss(what, c, seed, g, r[t].loss[0][0]);
+    te_expect_logits(what, c, seed, g, r[t].param[0], r[t].logits[0]);
     /* The steps moved the parameters, so the comparisons above are of training. */
+    double *p0 = calloc((size_t)nparams, sizeof *p0);
+    fx_model_init(&m, p0);
     double moved = 0.0;
     for (int64_t i = 0; i < nparams; i++) moved = fmax(moved, fabs(r[t].param[0][i] - p0[i]));
     cr_expect_gt(moved, 1e-3, "%s P=%d: %d steps moved no parameter by more than %g", name, np,
                  c->epochs, moved);
     free(p0);
-    double *z = calloc((size_t)nz, sizeof *z);
-    fx_model_loss(&m, g, r[t].param[0], z);
-    const double zmax = max_abs(z, nz);
-    cr_assert_gt(zmax, 0.0);
-    int bad = 0;
-    for (int64_t i = 0; i < nz; i++)
-      if (fabs(r[t].logits[0][i] - z[i]) > 1e-5 * zmax + 1e-5 * fabs(z[i]) && bad++ < 5)
-        cr_expect_fail("%s P=%d: logit %lld is %.9g, reference %.9g", name, np, (long long)i,
-                       r[t].logits[0][i], z[i]);
-    cr_expect_eq(bad, 0, "%s P=%d: %d logits off the reference", name, np, bad);
-    free(z);
     fx_graph_free(g);
   }
 
   /* The same function of the data at P=1 and P=3. */
   for (int e = 0; e < c->epochs; e++)
-    cr_expect(rel(r[1].loss[0][e], r[0].loss[0][e]) <= 1e-5,
+    cr_expect(fx_rel(r[1].loss[0][e], r[0].loss[0][e]) <= 1e-5,
               "%s epoch %d: loss %.9g at P=3, %.9g at P=1", name, e, r[1].loss[0][e],
               r[0].loss[0][e]);
 
@@ -546,7 +424,7 @@ Test(rows, transform_and_aggregate_layers, .timeout = 300) {
   /* Layer 0 transforms (24 -> 6) and layer 1 aggregates (6 -> 8), so both
    * exchange shapes, forward and backward, go through the split; average
    * degree 2 leaves about a quarter of each part's rows interior at P=3. */
-  const rows_case tc = {.nodes = 160, .degree = 2, .features = 24, .density = 0.3f,
+  const fx_case tc = {.nodes = 160, .degree = 2, .features = 24, .density = 0.3f,
                         .classes = 8, .hidden = 6, .input_dropout = 0.5f, .epochs = 8};
   check_case("transform-aggregate", &tc, seed);
 }
@@ -554,16 +432,9 @@ Test(rows, transform_and_aggregate_layers, .timeout = 300) {
 Test(rows, cached_first_layer, .timeout = 300) {
   uint64_t seed = tr_seed("rows.cached", 31);
   /* No input dropout: ÂX is computed once at set-up, through the split. */
-  const rows_case cc = {.nodes = 150, .degree = 2, .features = 20, .density = 0.2f,
+  const fx_case cc = {.nodes = 150, .degree = 2, .features = 20, .density = 0.2f,
                         .classes = 4, .hidden = 6, .input_dropout = 0.0f, .epochs = 8};
   check_case("cached", &cc, seed);
 }
 
-int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "--probe") == 0) return probe_main(argc, argv);
-  struct criterion_test_set *tests = criterion_initialize();
-  int result = 0;
-  if (criterion_handle_args(argc, argv, true)) result = !criterion_run_all_tests(tests);
-  criterion_finalize(tests);
-  return result;
-}
+int main(int argc, char **argv) { return te_main(argc, argv, probe_main); }
