@@ -76,6 +76,10 @@ static void check_same(int np, uint64_t seed) {
 }
 
 Test(backends, device_paths_equal_cpu_p1, .timeout = 300) {
+#ifdef __SANITIZE_ADDRESS__
+  /* P=3 runs the same slots and the exchanges too; under ASan one is enough. */
+  cr_skip_test("P=3 covers these paths under ASan");
+#endif
   check_same(1, tr_seed("backends.p1", 21));
 }
 
@@ -88,6 +92,17 @@ Test(backends, device_paths_equal_cpu_p3, .timeout = 300) {
  * are packed then downloaded; in place, packed then waited for): every rank
  * must fail, and none may wait forever for the rows of the rank that failed.
  * The counts come from a run without a failure. */
+static long long next_failure(long long nth, long long made) {
+#ifdef __SANITIZE_ADDRESS__
+  /* Under ASan (3-4 s a run) the first and the last of each kind: the
+   * failure paths' memory is what it checks; the normal build sweeps all. */
+  return nth < made ? made : made + 1;
+#else
+  (void)made;
+  return nth + 1;
+#endif
+}
+
 static void fail_each_setup_step(const char *backend) {
   const char *args = "300 6 40 0.1 5 2 16 0.5 0.0 -1";
   static const char *const step[3] = {"upload", "download", "synchronize"};
@@ -110,7 +125,7 @@ static void fail_each_setup_step(const char *backend) {
   /* The exchange of X: a download (staged) or a synchronize (in place). */
   cr_assert_gt(made[1] + made[2], 1, "%s: rank 1 neither downloaded nor waited", backend);
   for (int k = 0; k < 3; k++) {
-    for (long long nth = 1; nth <= made[k]; nth++) {
+    for (long long nth = 1; nth <= made[k]; nth = next_failure(nth, made[k])) {
       char spec[64], log[600];
       snprintf(spec, sizeof spec, "1:%lld", nth);
       snprintf(log, sizeof log, "%s/%s-%lld.log", dir, step[k], nth);
