@@ -80,33 +80,56 @@ static halo_status epoch_path(char *path, size_t size, const char *dir, int64_t 
   return HALO_OK;
 }
 
+/* A numeric attribute of the root group. */
+typedef struct ckpt_attr {
+  const char *name;
+  halo__h5_kind kind;
+  void *value;
+} ckpt_attr;
+
+enum { CKPT_NUMERIC_ATTRS = 19 };
+
+/* The numeric attributes of a checkpoint, pointing into *c; the two int
+ * options are stored as int32 through *wd_all and *norm.  One list serves
+ * the writer and the reader, so that they cannot drift apart. */
+static void numeric_attrs(halo_checkpoint *c, int32_t *wd_all, int32_t *norm,
+                          ckpt_attr out[CKPT_NUMERIC_ATTRS]) {
+  halo_gcn_options *o = &c->gcn;
+  const ckpt_attr attrs[CKPT_NUMERIC_ATTRS] = {
+      {"epoch", HALO__H5_I64, &c->epoch},
+      {"adam_t", HALO__H5_I64, &c->adam_t},
+      {"layers", HALO__H5_I32, &o->layers},
+      {"hidden", HALO__H5_I32, &o->hidden},
+      {"normalize_features", HALO__H5_I32, norm},
+      {"lr", HALO__H5_F32, &o->lr},
+      {"weight_decay", HALO__H5_F32, &o->weight_decay},
+      {"weight_decay_all", HALO__H5_I32, wd_all},
+      {"dropout", HALO__H5_F32, &o->dropout},
+      {"input_dropout", HALO__H5_F32, &o->input_dropout},
+      {"seed", HALO__H5_U64, &o->seed},
+      {"source_digest", HALO__H5_U64, &c->source_digest},
+      {"nodes", HALO__H5_I64, &c->nodes},
+      {"edges", HALO__H5_I64, &c->edges},
+      {"features", HALO__H5_I32, &c->features},
+      {"classes", HALO__H5_I32, &c->classes},
+      {"parts", HALO__H5_I32, &c->parts},
+      {"run_id", HALO__H5_U64, &c->run_id},
+      {"nparams", HALO__H5_I64, &c->nparams},
+  };
+  memcpy(out, attrs, sizeof attrs);
+}
+
 static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint *c) {
   halo_status st = HALO_OK;
-  const halo_gcn_options *o = &c->gcn;
   int32_t version = HALO_CHECKPOINT_FORMAT_VERSION;
-  int32_t wd_all = o->weight_decay_all, norm = o->normalize_features;
+  int32_t wd_all = c->gcn.weight_decay_all, norm = c->gcn.normalize_features;
+  ckpt_attr attrs[CKPT_NUMERIC_ATTRS];
+  numeric_attrs((halo_checkpoint *)c, &wd_all, &norm, attrs); /* only read here */
   HALO_TRY(halo__h5_attr_write_str(f, path, "format", CKPT_FORMAT));
   HALO_TRY(halo__h5_attr_write(f, path, "format_version", HALO__H5_I32, &version));
-  HALO_TRY(halo__h5_attr_write(f, path, "epoch", HALO__H5_I64, &c->epoch));
-  HALO_TRY(halo__h5_attr_write(f, path, "adam_t", HALO__H5_I64, &c->adam_t));
   HALO_TRY(halo__h5_attr_write_str(f, path, "model", c->model));
-  HALO_TRY(halo__h5_attr_write(f, path, "layers", HALO__H5_I32, &o->layers));
-  HALO_TRY(halo__h5_attr_write(f, path, "hidden", HALO__H5_I32, &o->hidden));
-  HALO_TRY(halo__h5_attr_write(f, path, "normalize_features", HALO__H5_I32, &norm));
-  HALO_TRY(halo__h5_attr_write(f, path, "lr", HALO__H5_F32, &o->lr));
-  HALO_TRY(halo__h5_attr_write(f, path, "weight_decay", HALO__H5_F32, &o->weight_decay));
-  HALO_TRY(halo__h5_attr_write(f, path, "weight_decay_all", HALO__H5_I32, &wd_all));
-  HALO_TRY(halo__h5_attr_write(f, path, "dropout", HALO__H5_F32, &o->dropout));
-  HALO_TRY(halo__h5_attr_write(f, path, "input_dropout", HALO__H5_F32, &o->input_dropout));
-  HALO_TRY(halo__h5_attr_write(f, path, "seed", HALO__H5_U64, &o->seed));
-  HALO_TRY(halo__h5_attr_write(f, path, "source_digest", HALO__H5_U64, &c->source_digest));
-  HALO_TRY(halo__h5_attr_write(f, path, "nodes", HALO__H5_I64, &c->nodes));
-  HALO_TRY(halo__h5_attr_write(f, path, "edges", HALO__H5_I64, &c->edges));
-  HALO_TRY(halo__h5_attr_write(f, path, "features", HALO__H5_I32, &c->features));
-  HALO_TRY(halo__h5_attr_write(f, path, "classes", HALO__H5_I32, &c->classes));
-  HALO_TRY(halo__h5_attr_write(f, path, "parts", HALO__H5_I32, &c->parts));
-  HALO_TRY(halo__h5_attr_write(f, path, "run_id", HALO__H5_U64, &c->run_id));
-  HALO_TRY(halo__h5_attr_write(f, path, "nparams", HALO__H5_I64, &c->nparams));
+  for (int k = 0; k < CKPT_NUMERIC_ATTRS; k++)
+    HALO_TRY(halo__h5_attr_write(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
 done:
   return st;
 }
@@ -175,6 +198,7 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   char format[32], model[sizeof c->model];
   int32_t version = 0, wd_all = 0, norm = 0;
   halo_gcn_options *o = &c->gcn;
+  ckpt_attr attrs[CKPT_NUMERIC_ATTRS];
   float *arrays[3] = {NULL, NULL, NULL};
   static const char *const names[3] = {"/params", "/adam_m", "/adam_v"};
 
@@ -189,27 +213,11 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
     HALO_FAIL(HALO_ERR_FORMAT,
               "%s: checkpoint format_version %d is not supported (this halo reads %d)", path,
               version, HALO_CHECKPOINT_FORMAT_VERSION);
-  HALO_TRY(halo__h5_attr_read(f, path, "epoch", HALO__H5_I64, &c->epoch));
-  HALO_TRY(halo__h5_attr_read(f, path, "adam_t", HALO__H5_I64, &c->adam_t));
   HALO_TRY(halo__h5_attr_read_str(f, path, "model", model, sizeof model));
   snprintf(c->model, sizeof c->model, "%s", model);
-  HALO_TRY(halo__h5_attr_read(f, path, "layers", HALO__H5_I32, &o->layers));
-  HALO_TRY(halo__h5_attr_read(f, path, "hidden", HALO__H5_I32, &o->hidden));
-  HALO_TRY(halo__h5_attr_read(f, path, "normalize_features", HALO__H5_I32, &norm));
-  HALO_TRY(halo__h5_attr_read(f, path, "lr", HALO__H5_F32, &o->lr));
-  HALO_TRY(halo__h5_attr_read(f, path, "weight_decay", HALO__H5_F32, &o->weight_decay));
-  HALO_TRY(halo__h5_attr_read(f, path, "weight_decay_all", HALO__H5_I32, &wd_all));
-  HALO_TRY(halo__h5_attr_read(f, path, "dropout", HALO__H5_F32, &o->dropout));
-  HALO_TRY(halo__h5_attr_read(f, path, "input_dropout", HALO__H5_F32, &o->input_dropout));
-  HALO_TRY(halo__h5_attr_read(f, path, "seed", HALO__H5_U64, &o->seed));
-  HALO_TRY(halo__h5_attr_read(f, path, "source_digest", HALO__H5_U64, &c->source_digest));
-  HALO_TRY(halo__h5_attr_read(f, path, "nodes", HALO__H5_I64, &c->nodes));
-  HALO_TRY(halo__h5_attr_read(f, path, "edges", HALO__H5_I64, &c->edges));
-  HALO_TRY(halo__h5_attr_read(f, path, "features", HALO__H5_I32, &c->features));
-  HALO_TRY(halo__h5_attr_read(f, path, "classes", HALO__H5_I32, &c->classes));
-  HALO_TRY(halo__h5_attr_read(f, path, "parts", HALO__H5_I32, &c->parts));
-  HALO_TRY(halo__h5_attr_read(f, path, "run_id", HALO__H5_U64, &c->run_id));
-  HALO_TRY(halo__h5_attr_read(f, path, "nparams", HALO__H5_I64, &c->nparams));
+  numeric_attrs(c, &wd_all, &norm, attrs);
+  for (int k = 0; k < CKPT_NUMERIC_ATTRS; k++)
+    HALO_TRY(halo__h5_attr_read(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
   o->weight_decay_all = wd_all;
   o->normalize_features = norm;
   if (c->epoch < 0 || c->adam_t < 0 || c->nparams <= 0 || c->nparams > ((int64_t)1 << 40) ||
