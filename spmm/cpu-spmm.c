@@ -16,7 +16,10 @@
  * cache lines ahead, across row boundaries, to keep many misses in flight.
  * (bench/spmm-stream.c measures how close this comes to STREAM.)
  */
+#include <stddef.h>
 #include <stdint.h>
+
+#include <omp.h>
 
 #include "halo-spmm.h"
 
@@ -24,18 +27,24 @@
  * leaves half of the 16 SSE registers for loads and the broadcast value. */
 enum { TILE_VECS = 8 };
 
-/* Rows per dynamic-scheduling chunk: large enough that the shared counter is
- * touched rarely, small enough that a hub row cannot leave threads idle. */
-enum { CHUNK = 32 };
+/* Rows per dynamic-scheduling chunk, at most: large enough that the
+ * prefetcher's start-up at each chunk (it begins a distance behind) and the
+ * shared counter cost little, small enough that a hub row cannot leave
+ * threads idle.  At width 16 on a part of a community-ordered graph,
+ * chunks of 32, 128 and 512 rows ran at 15.3, 17.6 and 19.7 GB/s
+ * (2026-11-30).  A small product gets chunks of a quarter of its rows per
+ * thread, down to MIN_CHUNK, so that every thread has work. */
+enum { CHUNK = 256, MIN_CHUNK = 16 };
 
 /* Prefetching: the cache lines to keep in flight per thread, and the most
  * columns of an X row that are prefetched (64 floats: 4 cache lines).  The
- * distance in nonzeros follows: PREFETCH_LINES / (lines per X row).  When
- * most gathers hit cache (a graph ordered for locality) only the misses
- * among those lines are in flight, so the distance is set by that case:
- * 64 lines ran 10% faster than 32 at width 64 on a community-ordered graph
- * and no slower on a uniformly random one; 128 was no faster than 64
- * (docs/benchmarks.md, "SpMM vs STREAM (CPU)"). */
+ * distance in nonzeros follows: PREFETCH_LINES / (lines per X row), and
+ * it runs across row boundaries.  When most gathers hit cache (a graph
+ * ordered for locality) only the misses among those lines are in flight, so
+ * the distance is set by that case: 64 lines ran 10% faster than 32 at
+ * width 64 on a community-ordered graph and no slower on a uniformly random
+ * one; 128 was no faster than 64 at widths 16 and 64, and slower on random
+ * columns at 64 (docs/benchmarks.md, "SpMM vs STREAM (CPU)"). */
 #ifndef HALO_SPMM_PREFETCH_LINES /* a build-time knob for tuning runs */
 #define HALO_SPMM_PREFETCH_LINES 64
 #endif
@@ -56,38 +65,59 @@ typedef struct spmm_args {
   const float *x;
   int64_t ldx;
   int64_t prefetch_floats; /* min(ncols, PREFETCH_FLOATS) */
+  int prefetch_tail;       /* X rows may start inside a line: prefetch their last float too */
   int64_t prefetch_dist;   /* in nonzeros */
   float *y;
   int64_t ldy;
   float beta;
+  const int32_t *rows; /* the row list, NULL: consecutive rows */
 } spmm_args;
 
 /* Asks for the cache lines of X[col, 0 : w], x pointing at the first
- * column wanted (the last float too: a row that is not line-aligned spans
- * one more line). */
-SPMM_INLINE void prefetch_x_row(const float *x, int64_t ldx, int32_t col, int64_t w) {
+ * column wanted; with `tail`, for the line of the last float too (a row
+ * that is not line-aligned spans one more line).  At width 16 on aligned
+ * rows that is one prefetch per nonzero instead of two. */
+SPMM_INLINE void prefetch_x_row(const float *x, int64_t ldx, int32_t col, int64_t w, int tail) {
   const float *xr = x + (int64_t)col * ldx;
   for (int64_t j = 0; j < w; j += 16) __builtin_prefetch(xr + j, 0, 3);
-  __builtin_prefetch(xr + w - 1, 0, 3);
+  if (tail) __builtin_prefetch(xr + w - 1, 0, 3);
 }
 
-/* Asks for the X rows of the first prefetch_dist nonzeros of row r: issued
- * one row ahead, so that the prefetch distance carries over row boundaries
- * even when rows are shorter than it. */
-SPMM_INLINE void prefetch_row_start(const spmm_args *args, int64_t r) {
-  const int64_t lo = args->indptr[r];
-  const int64_t end = args->indptr[r + 1];
-  const int64_t hi = end < lo + args->prefetch_dist ? end : lo + args->prefetch_dist;
-  for (int64_t k = lo; k < hi; k++)
-    prefetch_x_row(args->x, args->ldx, args->indices[k], args->prefetch_floats);
+/* The prefetcher's place in a thread's chunk of rows: it runs
+ * prefetch_dist nonzeros ahead of the multiply, across row boundaries, so
+ * that short rows (a GCN's mean degree is often below the distance) keep as
+ * many misses in flight as long ones.  For consecutive rows the chunk's
+ * nonzeros are one range and [k, k_end) spans the whole chunk; for a row
+ * list it spans one row and next_row steps to the next. */
+typedef struct pf_cursor {
+  int64_t k, k_end; /* next nonzero to prefetch, end of the current range */
+  int64_t i, i_end; /* next entry of the row list, end of the chunk */
+} pf_cursor;
+
+SPMM_INLINE pf_cursor pf_start(const spmm_args *args, int64_t i0, int64_t i1) {
+  if (!args->rows) return (pf_cursor){args->indptr[i0], args->indptr[i1], i1, i1};
+  return (pf_cursor){0, 0, i0, i1};
+}
+
+/* Prefetches the X row of the cursor's nonzero and moves it on one. */
+SPMM_INLINE void pf_step(const spmm_args *args, pf_cursor *pf) {
+  while (pf->k == pf->k_end) {
+    if (pf->i == pf->i_end) return;
+    const int64_t r = args->rows[pf->i++];
+    pf->k = args->indptr[r];
+    pf->k_end = args->indptr[r + 1];
+  }
+  prefetch_x_row(args->x, args->ldx, args->indices[pf->k++], args->prefetch_floats,
+                 args->prefetch_tail);
 }
 
 /* Y[r, c0 : c0 + w] (=|+=) Σ_k values[k] · X[indices[k], c0 : c0 + w] over
  * row r's nonzeros [lo, hi), for w = 4·nv + nt columns (nt < 4) whose sums
  * live in registers.  nv and nt are constants at every call, so the loops
- * over them unroll away. */
+ * over them unroll away.  pf, when not NULL, prefetches one nonzero ahead
+ * for every nonzero multiplied. */
 SPMM_INLINE void row_tile(const spmm_args *args, int64_t r, int64_t lo, int64_t hi, int64_t c0,
-                          const int nv, const int nt) {
+                          pf_cursor *pf, const int nv, const int nt) {
   const int32_t *restrict indices = args->indices;
   const float *restrict values = args->values;
   const int64_t ldx = args->ldx;
@@ -96,14 +126,8 @@ SPMM_INLINE void row_tile(const spmm_args *args, int64_t r, int64_t lo, int64_t 
   vf4 acc[TILE_VECS] = {{0}};
   float tail[3] = {0};
 
-  /* Only the first tile prefetches (up to PREFETCH_FLOATS columns): later
-   * tiles find the rows in L1/L2 or behind the hardware's line prefetcher;
-   * prefetching them as well measured no faster at width 130. */
-  const int64_t pf_w = c0 == 0 ? args->prefetch_floats : 0;
-  const int64_t dist = args->prefetch_dist;
-  const int64_t pf_end = pf_w > 0 ? hi - dist : lo;
   for (int64_t k = lo; k < hi; k++) {
-    if (k < pf_end) prefetch_x_row(x, ldx, indices[k + dist], pf_w);
+    if (pf) pf_step(args, pf);
     const float *xr = x + (int64_t)indices[k] * ldx;
     const vf4_u *xv = (const vf4_u *)xr;
     if (values) {
@@ -137,19 +161,22 @@ SPMM_INLINE void row_tile(const spmm_args *args, int64_t r, int64_t lo, int64_t 
 }
 
 /* One case of the switch below: a last tile of w < 4·TILE_VECS columns. */
-#define SPMM_LAST_TILE(w)                            \
-  case w:                                            \
-    row_tile(args, r, lo, hi, c0, (w) / 4, (w) % 4); \
+#define SPMM_LAST_TILE(w)                                                 \
+  case w:                                                                 \
+    row_tile(args, r, lo, hi, c0, c0 == 0 ? pf : NULL, (w) / 4, (w) % 4); \
     break;
 
 /* Y[r, :] for one row at width `ncols`.  Inlined with a constant ncols for
- * the common widths, where the tile loop and the switch fold away. */
-SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols) {
+ * the common widths, where the tile loop and the switch fold away.  Only
+ * the first column tile prefetches (up to PREFETCH_FLOATS columns): later
+ * tiles find the rows in L1/L2 or behind the hardware's line prefetcher;
+ * prefetching them as well measured no faster at width 130. */
+SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols, pf_cursor *pf) {
   const int64_t lo = args->indptr[r];
   const int64_t hi = args->indptr[r + 1];
   int64_t c0 = 0;
   for (; c0 + 4 * TILE_VECS <= ncols; c0 += 4 * TILE_VECS)
-    row_tile(args, r, lo, hi, c0, TILE_VECS, 0);
+    row_tile(args, r, lo, hi, c0, c0 == 0 ? pf : NULL, TILE_VECS, 0);
   _Static_assert(TILE_VECS == 8, "the switch lists every width below 4 * TILE_VECS");
   switch (ncols - c0) {
     /* clang-format off */
@@ -169,6 +196,13 @@ SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols) {
 
 #undef SPMM_LAST_TILE
 
+/* Y for the rows of list entries [i0, i1) at width `ncols`. */
+SPMM_INLINE void spmm_chunk(const spmm_args *args, int64_t i0, int64_t i1, int64_t ncols) {
+  pf_cursor pf = pf_start(args, i0, i1);
+  for (int64_t n = 0; n < args->prefetch_dist; n++) pf_step(args, &pf);
+  for (int64_t i = i0; i < i1; i++) spmm_row(args, args->rows ? args->rows[i] : i, ncols, &pf);
+}
+
 void halo_spmm_cpu(const halo_csr *a, const float *x, int64_t ldx, int64_t ncols, float beta,
                    float *y, int64_t ldy, const int32_t *rows, int64_t nrows) {
   if (nrows <= 0 || ncols <= 0) return;
@@ -180,29 +214,34 @@ void halo_spmm_cpu(const halo_csr *a, const float *x, int64_t ldx, int64_t ncols
       .x = x,
       .ldx = ldx,
       .prefetch_floats = prefetch_floats,
+      .prefetch_tail = (uintptr_t)x % 64 != 0 || ldx % 16 != 0 || prefetch_floats % 16 != 0,
       .prefetch_dist = PREFETCH_LINES / ((prefetch_floats + 15) / 16),
       .y = y,
       .ldy = ldy,
       .beta = beta,
+      .rows = rows,
   };
+  int64_t chunk = nrows / (4 * (int64_t)omp_get_max_threads());
+  chunk = chunk > CHUNK ? CHUNK : chunk < MIN_CHUNK ? MIN_CHUNK : chunk;
+  const int64_t nchunks = (nrows + chunk - 1) / chunk;
   /* The switch sits inside the loop so that each case is its own copy of
-   * spmm_row with a constant width; it goes the same way for every row. */
-#pragma omp parallel for schedule(dynamic, CHUNK)
-  for (int64_t i = 0; i < nrows; i++) {
-    const int64_t r = rows ? rows[i] : i;
-    if (i + 1 < nrows) prefetch_row_start(&args, rows ? rows[i + 1] : i + 1);
+   * spmm_chunk with a constant width; it goes the same way for every chunk. */
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t c = 0; c < nchunks; c++) {
+    const int64_t i0 = c * chunk;
+    const int64_t i1 = i0 + chunk < nrows ? i0 + chunk : nrows;
     switch (ncols) {
       case 16:
-        spmm_row(&args, r, 16);
+        spmm_chunk(&args, i0, i1, 16);
         break;
       case 32:
-        spmm_row(&args, r, 32);
+        spmm_chunk(&args, i0, i1, 32);
         break;
       case 64:
-        spmm_row(&args, r, 64);
+        spmm_chunk(&args, i0, i1, 64);
         break;
       default:
-        spmm_row(&args, r, ncols);
+        spmm_chunk(&args, i0, i1, ncols);
         break;
     }
   }
