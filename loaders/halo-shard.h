@@ -28,6 +28,13 @@
 #define HALO_SHARD_FORMAT_VERSION 2
 #define HALO_SHARD_FORMAT_OLDEST 1
 
+/* HALO_OK when this build reads format `version` (HALO_SHARD_FORMAT_OLDEST
+ * to HALO_SHARD_FORMAT_VERSION); otherwise logs "PATH: format_version 3 is
+ * not supported (this build reads versions 1 to 2)" and returns
+ * HALO_ERR_FORMAT.  `path` names the manifest or part in the message; every
+ * reader and writer of the format checks through here. Local. */
+halo_status halo_shard_check_version(const char *path, int32_t version);
+
 /* Global facts of one partition run: DIR/manifest.h5. */
 typedef struct halo_manifest {
   int32_t format_version;
@@ -91,8 +98,8 @@ halo_status halo_shard_write(const char *path, const halo_shard *s);
 
 /* Reads and validates one part: format version, attribute/array consistency,
  * index ranges, checksums.  When `m` is not NULL, also checks the shard
- * against the manifest (run id, counts, digest, and when m->part is not NULL
- * the owner of every row).  Every failure names the file. On success *out
+ * against the manifest (the same format version, run id, counts, digest, and
+ * when m->part is not NULL the owner of every row).  Every failure names the file. On success *out
  * owns a new shard. Local. */
 halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard **out);
 

@@ -108,7 +108,7 @@ uint64_t halo_shard_digest(const halo_shard *s) {
   return halo_digest_final(&d);
 }
 
-static halo_status check_version(int32_t version, const char *path) {
+halo_status halo_shard_check_version(const char *path, int32_t version) {
   halo_status st = HALO_OK;
   if (version < HALO_SHARD_FORMAT_OLDEST || version > HALO_SHARD_FORMAT_VERSION)
     HALO_FAIL(HALO_ERR_FORMAT,
@@ -120,7 +120,7 @@ done:
 
 halo_status halo__shard_check_counts(const halo_shard *s, const char *path) {
   halo_status st = HALO_OK;
-  HALO_TRY(check_version(s->format_version, path));
+  HALO_TRY(halo_shard_check_version(path, s->format_version));
   if (s->parts < 1)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: parts = %d, expected at least 1", path, (int)s->parts);
   if (s->part < 0 || s->part >= s->parts)
@@ -450,7 +450,7 @@ done:
 halo_status halo__manifest_check(const halo_manifest *m, const char *path, int with_part) {
   halo_status st = HALO_OK;
   int64_t *count = NULL;
-  HALO_TRY(check_version(m->format_version, path));
+  HALO_TRY(halo_shard_check_version(path, m->format_version));
   if (m->nodes < 0 || m->edges < 0 || m->features < 0 || m->classes < 0 || m->parts < 1)
     HALO_FAIL(HALO_ERR_FORMAT,
               "%s: implausible counts (nodes %" PRId64 ", edges %" PRId64

@@ -79,10 +79,7 @@ halo_status halo_manifest_read_opts(const char *path, unsigned flags, halo_manif
   HALO_ALLOC(m, 1, "a manifest");
 
   HALO_TRY(halo__h5_attr_read(file, path, "format_version", HALO__H5_I32, &m->format_version));
-  if (m->format_version < HALO_SHARD_FORMAT_OLDEST || m->format_version > HALO_SHARD_FORMAT_VERSION)
-    HALO_FAIL(HALO_ERR_FORMAT,
-              "%s: format_version %d is not supported (this build reads versions %d to %d)", path,
-              (int)m->format_version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
+  HALO_TRY(halo_shard_check_version(path, m->format_version));
   HALO_TRY(halo__h5_attr_read(file, path, "nodes", HALO__H5_I64, &m->nodes));
   HALO_TRY(halo__h5_attr_read(file, path, "edges", HALO__H5_I64, &m->edges));
   HALO_TRY(halo__h5_attr_read(file, path, "features", HALO__H5_I32, &m->features));

@@ -145,10 +145,15 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
 
   /* The version decides how to read everything else, so it comes first. */
   HALO_TRY(halo__h5_attr_read(file, path, "format_version", HALO__H5_I32, &s->format_version));
-  if (s->format_version < HALO_SHARD_FORMAT_OLDEST || s->format_version > HALO_SHARD_FORMAT_VERSION)
-    HALO_FAIL(HALO_ERR_FORMAT,
-              "%s: format_version %d is not supported (this build reads versions %d to %d)", path,
-              (int)s->format_version, HALO_SHARD_FORMAT_OLDEST, HALO_SHARD_FORMAT_VERSION);
+  HALO_TRY(halo_shard_check_version(path, s->format_version));
+  /* Every part of a run has its manifest's version: a part of another
+   * version comes from another run or another halo, and may mean something
+   * else by the same layout. */
+  if (m && s->format_version != m->format_version)
+    HALO_FAIL(HALO_ERR_MISMATCH,
+              "%s: format_version %d differs from the manifest's %d (a part and its manifest "
+              "come from one partition run)",
+              path, (int)s->format_version, (int)m->format_version);
   HALO_TRY(halo__h5_attr_read(file, path, "part", HALO__H5_I32, &s->part));
   HALO_TRY(halo__h5_attr_read(file, path, "parts", HALO__H5_I32, &s->parts));
   HALO_TRY(halo__h5_attr_read(file, path, "run_id", HALO__H5_U64, &s->run_id));

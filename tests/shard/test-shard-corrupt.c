@@ -462,6 +462,36 @@ Test(shard_version, reads_format_1) {
   halo_manifest_destroy(&m);
 }
 
+/* A part is read at its manifest's version only: either of two readable
+ * versions against the other is refused, before the digest (which the
+ * in-memory edit of the manifest leaves matching). */
+Test(shard_version, part_and_manifest_versions_agree) {
+  fixture *f = good_part("part_and_manifest_versions_agree", 43);
+  const char *good = fixture_path(f, "good.h5");
+  f->m->format_version = 1;
+  expect_shard_fails(good, f->m, HALO_ERR_MISMATCH,
+                     "format_version 2 differs from the manifest's 1", NULL);
+  f->m->format_version = 2;
+  halo_shard *s = NULL;
+  cr_assert_eq(halo_shard_read(good, f->m, &s), HALO_OK, "%s at its own version", good);
+  halo_shard_destroy(&s);
+  fixture_destroy(&f);
+
+  const char *base = HALO_SOURCE_DIR "/tests/fuzz/shard-base";
+  char path[1024];
+  snprintf(path, sizeof path, "%s/manifest.h5", base);
+  halo_manifest *m = NULL;
+  cr_assert_eq(halo_manifest_read(path, &m), HALO_OK, "%s", path);
+  cr_assert_eq(halo_shard_path(path, sizeof path, base, 1, m->parts), HALO_OK);
+  m->format_version = 2;
+  expect_shard_fails(path, m, HALO_ERR_MISMATCH, "format_version 1 differs from the manifest's 2",
+                     NULL);
+  m->format_version = 1;
+  cr_assert_eq(halo_shard_read(path, m, &s), HALO_OK, "%s at its own version", path);
+  halo_shard_destroy(&s);
+  halo_manifest_destroy(&m);
+}
+
 /* The fixture's owned rows descend within each group: legal in format 2,
  * refused as format 1, whose owned ids must ascend. */
 Test(shard_version, format_1_owned_rows_ascend) {
