@@ -127,3 +127,28 @@ extern "C" halo_status halo_cuda_stream_synchronize(void *stream) {
 done:
   return st;
 }
+
+extern "C" halo_status halo_cuda_event_create(void **event) {
+  halo_status st = HALO_OK;
+  cudaEvent_t e = NULL;
+  if (!event) return HALO_ERR_ARG;
+  *event = NULL;
+  HALO_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  *event = e;
+done:
+  return st;
+}
+
+extern "C" void halo_cuda_event_destroy(void **event) {
+  if (!event || !*event) return;
+  cudaEventDestroy((cudaEvent_t)*event);
+  *event = NULL;
+}
+
+extern "C" halo_status halo_cuda_stream_wait(void *waiter, void *stream, void *event) {
+  halo_status st = HALO_OK;
+  HALO_CUDA(cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream));
+  HALO_CUDA(cudaStreamWaitEvent((cudaStream_t)waiter, (cudaEvent_t)event, 0));
+done:
+  return st;
+}

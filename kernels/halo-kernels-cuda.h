@@ -79,6 +79,17 @@ void halo_cuda_stream_destroy(void **stream);
  * and reports a fault of any kernel it ran. Local. */
 halo_status halo_cuda_stream_synchronize(void *stream);
 
+/* An event that orders one stream after another (no timing).  Destroy
+ * accepts NULL and *event == NULL and sets *event = NULL. Local. */
+halo_status halo_cuda_event_create(void **event);
+void halo_cuda_event_destroy(void **event);
+
+/* Work queued on `waiter` after this call starts once the work queued on
+ * `stream` before it has finished; the host does not wait.  `event` (from
+ * halo_cuda_event_create) is recorded on `stream` and may be recorded
+ * again at once: the wait keeps the state of this record. Local. */
+halo_status halo_cuda_stream_wait(void *waiter, void *stream, void *event);
+
 /* ---- cuBLAS handle --------------------------------------------------- */
 
 /* Creates a cuBLAS handle (returned as `void *`) in the default math mode,

@@ -10,6 +10,12 @@
  *   indices    I[nnz]
  *   values     float[nnz]         ones when A.values is NULL
  *   workspace  the largest cusparseSpMM_bufferSize over shapes and parts
+ *
+ * A plan over a device CSR (halo_spmm_cuda_plan_create_device) has the one
+ * part HALO_SPMM_ALL, its own offsets rebased to 0 on the device, and
+ * borrows the caller's column indices (int32) and values, moved forward to
+ * the view's first nonzero; with int64 indices it holds a widened copy of
+ * the columns.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +79,28 @@ __global__ void spmm_rows_kernel(const O *offsets, const I *indices, const float
   }
 }
 
+/* out[i] = indptr[i] - indptr[0] for i in [0, n): a row view's offsets as a
+ * CSR of its own, in cuSPARSE's index width. */
+template <typename I>
+__global__ void rebase_offsets_kernel(const int64_t *indptr, int64_t n, I *out) {
+  const int64_t base = indptr[0];
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = (I)(indptr[i] - base);
+}
+
+__global__ void widen_indices_kernel(const int32_t *in, int64_t n, int64_t *out) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = in[i];
+}
+
+/* Blocks for a grid-stride loop over n elements, capped. */
+unsigned stride_blocks(int64_t n) {
+  const int64_t blocks = (n + kRowsThreads - 1) / kRowsThreads;
+  return (unsigned)(blocks < 1 ? 1 : blocks < 65536 ? blocks : 65536);
+}
+
 /* Blocks for one group of `lanes` per row, capped: the kernel's loop
  * strides over the rest. */
 int64_t rows_blocks(int64_t nrows, int lanes) {
@@ -108,6 +136,10 @@ struct halo_spmm_cuda_plan {
   int64_t part_rows[kParts], part_nnz[kParts];
   void *offsets, *boundary, *indices; /* device, of the index width */
   float *values;                      /* device */
+  int device_view;                    /* from halo_spmm_cuda_plan_create_device */
+  int owns_indices, owns_values;      /* 0: borrowed from the caller's CSR */
+  int64_t first_nz;                   /* device view: the view's first nonzero */
+  const float *values_base;           /* device view: the caller's values array */
   void *workspace;                    /* device */
   size_t workspace_bytes;
   int64_t device_bytes;
@@ -171,21 +203,21 @@ static halo_status check_csr(const halo_csr *a, int64_t split) {
 
 /* Creates the dense descriptors of one shape and returns in *bytes the
  * largest workspace cuSPARSE asks for over the parts.  Dense descriptors
- * need an address; bufferSize reads no data, so the values array stands in
- * until run() binds the caller's X and Y. */
+ * need an address; bufferSize reads no data, so the offsets array (always
+ * allocated) stands in until run() binds the caller's X and Y. */
 static halo_status plan_shape(halo_spmm_cuda_plan *p, const halo_spmm_cuda_shape *shape,
                               shape_descr *d, size_t *bytes) {
   halo_status st = HALO_OK;
   const float one = 1.0f, zero = 0.0f;
   *bytes = 0;
   d->shape = *shape;
-  HALO_CUSPARSE(cusparseCreateDnMat(&d->x, p->cols, shape->ncols, shape->ldx, p->values, CUDA_R_32F,
-                                    CUSPARSE_ORDER_ROW));
+  HALO_CUSPARSE(cusparseCreateDnMat(&d->x, p->cols, shape->ncols, shape->ldx, p->offsets,
+                                    CUDA_R_32F, CUSPARSE_ORDER_ROW));
   for (int part = 0; part < kParts; part++) {
     size_t need = 0;
     if (!p->mat[part]) continue;
     HALO_CUSPARSE(cusparseCreateDnMat(&d->y[part], p->part_rows[part], shape->ncols, shape->ldy,
-                                      p->values, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+                                      p->offsets, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     HALO_CUSPARSE(cusparseSpMM_bufferSize(p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                           CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat[part],
                                           d->x, &zero, d->y[part], CUDA_R_32F, p->alg, &need));
@@ -243,8 +275,8 @@ extern "C" void halo_spmm_cuda_plan_destroy(halo_spmm_cuda_plan **plan) {
   for (int part = 0; part < kParts; part++)
     if (p->mat[part]) cusparseDestroySpMat(p->mat[part]);
   cudaFree(p->workspace);
-  cudaFree(p->values);
-  cudaFree(p->indices);
+  if (p->owns_values) cudaFree(p->values);
+  if (p->owns_indices) cudaFree(p->indices);
   cudaFree(p->boundary);
   cudaFree(p->offsets);
   if (p->handle) cusparseDestroy(p->handle);
@@ -284,6 +316,7 @@ extern "C" halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t spl
   if (!p || !p->shapes)
     HALO_FAIL(HALO_ERR_NOMEM, "halo_spmm_cuda_plan_create: out of host memory for the plan");
   p->nshapes = nshapes;
+  p->owns_indices = p->owns_values = 1;
   p->rows = a->rows;
   p->cols = a->cols;
   p->nnz = a->nnz;
@@ -368,8 +401,12 @@ extern "C" halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_p
   float *y_part = NULL;
   const float one = 1.0f;
 
-  if (!plan || part < HALO_SPMM_ALL || part > HALO_SPMM_BOUNDARY) {
-    halo_log_error("halo_spmm_cuda_run: %s", plan ? "unknown part" : "plan is NULL");
+  if (!plan || part < HALO_SPMM_ALL || part > HALO_SPMM_BOUNDARY ||
+      (plan->device_view && part != HALO_SPMM_ALL)) {
+    halo_log_error("halo_spmm_cuda_run: %s", !plan ? "plan is NULL"
+                                             : plan->device_view
+                                                 ? "a plan over a device CSR has one part, ALL"
+                                                 : "unknown part");
     return HALO_ERR_ARG;
   }
   for (int i = 0; i < plan->nshapes && !d; i++) {
@@ -497,4 +534,140 @@ extern "C" halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x
   HALO_CUDA(cudaGetLastError());
 done:
   return st;
+}
+
+extern "C" halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int64_t nrows,
+                                                         const halo_spmm_cuda_shape *shapes,
+                                                         int nshapes,
+                                                         const halo_spmm_cuda_options *options,
+                                                         void *stream, halo_spmm_cuda_plan **out) {
+  halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  halo_spmm_cuda_plan *p = NULL;
+  int64_t ends[2] = {0, 0}; /* indptr[0] and indptr[nrows] */
+  size_t isz = 0;
+  cusparseIndexType_t itype;
+
+  if (out) *out = NULL;
+  if (!out || !a || !a->indptr || nrows < 0 || nrows > a->rows || a->cols < 0 ||
+      (nshapes > 0 && !shapes) || nshapes < 0) {
+    halo_log_error("halo_spmm_cuda_plan_create_device: bad arguments (nrows=%lld of %lld)",
+                   (long long)nrows, a ? (long long)a->rows : -1LL);
+    return HALO_ERR_ARG;
+  }
+  if (a->cols > INT32_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT,
+              "halo_spmm_cuda_plan_create_device: %lld columns exceed int32 column indices",
+              (long long)a->cols);
+  for (int i = 0; i < nshapes; i++)
+    if (!shape_valid(&shapes[i]))
+      HALO_FAIL(HALO_ERR_ARG,
+                "halo_spmm_cuda_plan_create_device: shape %d (ncols=%lld ldx=%lld ldy=%lld) needs "
+                "ldx, ldy >= ncols >= 1",
+                i, (long long)shapes[i].ncols, (long long)shapes[i].ldx, (long long)shapes[i].ldy);
+
+  /* The view's first and last offsets name its nonzeros. */
+  HALO_CUDA(cudaMemcpyAsync(&ends[0], a->indptr, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+  HALO_CUDA(
+      cudaMemcpyAsync(&ends[1], a->indptr + nrows, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+  HALO_CUDA(cudaStreamSynchronize(s));
+  if (ends[0] < 0 || ends[1] < ends[0] || (ends[1] > ends[0] && (!a->indices || !a->values)))
+    HALO_FAIL(HALO_ERR_ARG,
+              "halo_spmm_cuda_plan_create_device: indptr[0] = %lld, indptr[%lld] = %lld do not "
+              "bound a nonzero range",
+              (long long)ends[0], (long long)nrows, (long long)ends[1]);
+
+  p = (halo_spmm_cuda_plan *)calloc(1, sizeof *p);
+  if (p) p->shapes = (shape_descr *)calloc(nshapes ? (size_t)nshapes : 1, sizeof *p->shapes);
+  if (!p || !p->shapes)
+    HALO_FAIL(HALO_ERR_NOMEM, "halo_spmm_cuda_plan_create_device: out of host memory");
+  p->nshapes = nshapes;
+  p->device_view = 1;
+  p->rows = nrows;
+  p->cols = a->cols;
+  p->nnz = ends[1] - ends[0];
+  p->split = nrows;
+  p->first_nz = ends[0];
+  p->part_rows[HALO_SPMM_ALL] = nrows;
+  p->part_nnz[HALO_SPMM_ALL] = p->nnz;
+  p->index64 = (options && options->force_index64) || p->nnz > INT32_MAX || nrows > INT32_MAX;
+  p->alg = CUSPARSE_SPMM_ALG_DEFAULT;
+  if (options && options->alg == HALO_SPMM_CUDA_ALG_CSR1) p->alg = CUSPARSE_SPMM_CSR_ALG1;
+  if (options && options->alg == HALO_SPMM_CUDA_ALG_CSR2) p->alg = CUSPARSE_SPMM_CSR_ALG2;
+  itype = p->index64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
+  isz = p->index64 ? sizeof(int64_t) : sizeof(int32_t);
+
+  HALO_CUSPARSE(cusparseCreate(&p->handle));
+  HALO_CUSPARSE(cusparseSetStream(p->handle, s));
+  HALO_TRY(
+      upload(&p->offsets, NULL, (size_t)(nrows + 1) * isz, s, &p->device_bytes, "row offsets"));
+  if (p->index64)
+    rebase_offsets_kernel<int64_t><<<stride_blocks(nrows + 1), kRowsThreads, 0, s>>>(
+        a->indptr, nrows + 1, (int64_t *)p->offsets);
+  else
+    rebase_offsets_kernel<int32_t><<<stride_blocks(nrows + 1), kRowsThreads, 0, s>>>(
+        a->indptr, nrows + 1, (int32_t *)p->offsets);
+  HALO_CUDA(cudaGetLastError());
+  if (p->index64) {
+    HALO_TRY(upload(&p->indices, NULL, (size_t)p->nnz * isz, s, &p->device_bytes,
+                    "widened column indices"));
+    p->owns_indices = 1;
+    if (p->nnz > 0) {
+      widen_indices_kernel<<<stride_blocks(p->nnz), kRowsThreads, 0, s>>>(
+          a->indices + p->first_nz, p->nnz, (int64_t *)p->indices);
+      HALO_CUDA(cudaGetLastError());
+    }
+  } else {
+    p->indices = (void *)(a->indices ? a->indices + p->first_nz : NULL);
+  }
+  p->values_base = a->values;
+  p->values = a->values ? (float *)a->values + p->first_nz : NULL;
+
+  if (p->nnz > 0)
+    HALO_CUSPARSE(cusparseCreateCsr(&p->mat[HALO_SPMM_ALL], nrows, a->cols, p->nnz, p->offsets,
+                                    p->indices, p->values, itype, itype, CUSPARSE_INDEX_BASE_ZERO,
+                                    CUDA_R_32F));
+  for (int i = 0; i < nshapes; i++) {
+    size_t bytes = 0;
+    HALO_TRY(plan_shape(p, &shapes[i], &p->shapes[i], &bytes));
+    if (bytes > p->workspace_bytes) p->workspace_bytes = bytes;
+  }
+  if (p->workspace_bytes > 0)
+    HALO_TRY(
+        upload(&p->workspace, NULL, p->workspace_bytes, s, &p->device_bytes, "SpMM workspace"));
+  *out = p;
+  p = NULL;
+done:
+  halo_spmm_cuda_plan_destroy(&p);
+  return st;
+}
+
+extern "C" halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan,
+                                                      const float *values) {
+  halo_status st = HALO_OK;
+  if (!plan || !plan->device_view || (!values && plan->nnz > 0)) {
+    halo_log_error("halo_spmm_cuda_plan_set_values: %s",
+                   !plan                ? "plan is NULL"
+                   : !plan->device_view ? "only a plan over a device CSR borrows its values"
+                                        : "values is NULL");
+    return HALO_ERR_ARG;
+  }
+  if (values == plan->values_base) return HALO_OK;
+  plan->values_base = values;
+  plan->values = (float *)values + plan->first_nz;
+  if (plan->mat[HALO_SPMM_ALL])
+    HALO_CUSPARSE(cusparseCsrSetPointers(plan->mat[HALO_SPMM_ALL], plan->offsets, plan->indices,
+                                         plan->values));
+done:
+  return st;
+}
+
+extern "C" int halo_spmm_cuda_plan_has_shape(const halo_spmm_cuda_plan *plan, int64_t ncols,
+                                             int64_t ldx, int64_t ldy) {
+  if (!plan) return 0;
+  for (int i = 0; i < plan->nshapes; i++) {
+    const halo_spmm_cuda_shape *sh = &plan->shapes[i].shape;
+    if (sh->ncols == ncols && sh->ldx == ldx && sh->ldy == ldy) return 1;
+  }
+  return 0;
 }

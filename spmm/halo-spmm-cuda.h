@@ -115,6 +115,31 @@ halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x, int64_t l
                                     float beta, float *y, int64_t ldy, const int32_t *rows,
                                     int64_t nrows, void *stream);
 
+/* Plans products over rows [0, nrows) of a matrix already on the DEVICE, in
+ * halo_csr's layout (int64 indptr, int32 indices, float values), which may
+ * be a row view (indptr moved forward, indices and values shared, so
+ * indptr[0] > 0).  The plan builds its own row offsets rebased to 0 (int32
+ * when the view's nonzeros allow, as above) and BORROWS `a`'s column
+ * indices (int32 plans) and values: they must outlive the plan.  Runs take
+ * the one part HALO_SPMM_ALL, and halo_spmm_cuda_run_rows works too.
+ * Reads indptr[0] and indptr[nrows] back, so it waits for `stream`.  For
+ * set-up time.  On failure *out is NULL. Local. */
+halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int64_t nrows,
+                                              const halo_spmm_cuda_shape *shapes, int nshapes,
+                                              const halo_spmm_cuda_options *options, void *stream,
+                                              halo_spmm_cuda_plan **out);
+
+/* Rebinds a device-CSR plan to another values array of the same matrix
+ * (`values` as the caller's CSR holds it, before the view's offset), such
+ * as dropped-out values: later runs read it.  The sparsity pattern, and so
+ * the workspace, is unchanged; nothing is allocated or queued, so it may
+ * run in the epoch loop.  Work already queued keeps the old array. Local. */
+halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan, const float *values);
+
+/* 1 when `plan` was sized for the shape (ncols, ldx, ldy). Local. */
+int halo_spmm_cuda_plan_has_shape(const halo_spmm_cuda_plan *plan, int64_t ncols, int64_t ldx,
+                                  int64_t ldy);
+
 /* Adds a dense shape to a plan after its creation, growing the workspace
  * when cuSPARSE asks for more.  For set-up time, not the epoch loop: it may
  * allocate device memory, and it waits for all work queued on the device.

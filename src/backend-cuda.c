@@ -9,11 +9,25 @@
  *
  * MPI: with a CUDA-aware MPI the halo exchange hands device buffers to MPI
  * directly; otherwise it stages rows through pinned host buffers from
- * host_alloc.  HALO_CUDA_AWARE=0 or 1 in the environment overrides what MPI
- * reports (for an MPI that is CUDA-aware without saying so, or to compare).
+ * host_alloc, with its copies on a second stream (the copy_* slots) so that
+ * they overlap the interior SpMM; halo-exchange.c argues the order.
+ * HALO_CUDA_AWARE=0 or 1 in the environment overrides what MPI reports (for
+ * an MPI that is CUDA-aware without saying so, or to compare).
+ *
+ * SpMM: the products the trainer declares at set-up (spmm_prepare) run as
+ * cuSPARSE SpMM (generic API, CSR_ALG2: deterministic, made for row-major
+ * dense matrices), each matrix with its descriptors and workspace planned
+ * once (halo_spmm_cuda_plan_create_device, on the device copy of the
+ * matrix: no second copy of its columns or values).  The rest take halo's
+ * row kernel: products over row lists, products never declared (the
+ * set-up's ÂX), and products whose X or Y is not 16-byte aligned (the
+ * boundary rows' view of Y at an odd offset), since cuSPARSE documents no
+ * behaviour for those.  HALO_CUDA_SPMM=rows sends every product to the row
+ * kernel (HALO_CUDA_SPMM=cusparse, the default, as described).
  *
  * Plain C: no CUDA header is included here.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +37,24 @@
 #include "halo-mpi.h"
 #include "halo-spmm-cuda.h"
 
+/* A product declared by spmm_prepare: rows [0, nrows) of the matrix whose
+ * device arrays are indptr and indices, planned for cuSPARSE. */
+typedef struct spmm_entry {
+  const int64_t *indptr;
+  const int32_t *indices;
+  int64_t nrows;
+  halo_spmm_cuda_plan *plan; /* borrows the matrix's columns and values */
+} spmm_entry;
+
 typedef struct cuda_ctx {
   int device;
-  void *stream;      /* cudaStream_t */
+  void *stream;        /* cudaStream_t: every compute slot */
+  void *copy_stream;   /* cudaStream_t: the staged halo exchange's copies */
+  void *copy_event;    /* orders the copy stream after the compute stream */
+  void *compute_event; /* orders the compute stream after the copy stream */
+  int spmm_rows;       /* HALO_CUDA_SPMM=rows: no cuSPARSE */
+  spmm_entry *spmm;    /* size nspmm */
+  int nspmm;
   void *blas;        /* cublasHandle_t */
   int mpi_device;    /* 1: MPI takes device pointers */
   halo_status error; /* first failure of a compute slot since the last synchronize */
@@ -110,8 +139,25 @@ done:
   return st;
 }
 
+/* Releases the cuSPARSE plans over `dev` (and over row views of it), which
+ * borrow its arrays; queued work must finish first. */
+static void spmm_release(halo_backend *be, const halo_csr *dev) {
+  cuda_ctx *c = ctx_of(be);
+  int kept = 0;
+  if (c->nspmm > 0) (void)halo_cuda_stream_synchronize(c->stream);
+  for (int i = 0; i < c->nspmm; i++) {
+    spmm_entry *e = &c->spmm[i];
+    const uintptr_t first = (uintptr_t)dev->indptr, at = (uintptr_t)e->indptr;
+    if (at >= first && at <= first + (uintptr_t)dev->rows * sizeof(int64_t))
+      halo_spmm_cuda_plan_destroy(&e->plan);
+    else
+      c->spmm[kept++] = *e;
+  }
+  c->nspmm = kept;
+}
+
 static void cuda_csr_free(halo_backend *be, halo_csr *dev) {
-  (void)be;
+  if (dev->indptr) spmm_release(be, dev);
   halo_cuda_free((void **)&dev->indptr);
   halo_cuda_free((void **)&dev->indices);
   halo_cuda_free((void **)&dev->values);
@@ -156,6 +202,47 @@ done:
 /* --- MPI staging -------------------------------------------------------- */
 
 static int cuda_mpi_takes_device(halo_backend *be) { return ctx_of(be)->mpi_device; }
+
+/* The copy stream.  Copies between device and pinned memory are
+ * asynchronous, so these return at once (halo_cuda_memcpy). */
+
+static halo_status cuda_copy_wait_compute(halo_backend *be) {
+  cuda_ctx *c = ctx_of(be);
+  halo_status st = halo_cuda_stream_wait(c->copy_stream, c->stream, c->copy_event);
+  if (c->error < 0) st = c->error; /* a failed launch queued before, as download reports */
+  c->error = HALO_OK;
+  return st;
+}
+
+static halo_status cuda_copy_download(halo_backend *be, void *dst, const halo_buf *src,
+                                      size_t offset, size_t bytes) {
+  halo_status st = HALO_OK;
+  if (bytes == 0) return HALO_OK;
+  HALO_TRY(check_range(src, offset, bytes, "copy_download"));
+  HALO_TRY(halo_cuda_memcpy(dst, (const char *)src->data + offset, bytes, ctx_of(be)->copy_stream));
+done:
+  return st;
+}
+
+static halo_status cuda_copy_upload(halo_backend *be, halo_buf *dst, size_t offset, const void *src,
+                                    size_t bytes) {
+  halo_status st = HALO_OK;
+  if (bytes == 0) return HALO_OK;
+  HALO_TRY(check_range(dst, offset, bytes, "copy_upload"));
+  HALO_TRY(halo_cuda_memcpy((char *)dst->data + offset, src, bytes, ctx_of(be)->copy_stream));
+done:
+  return st;
+}
+
+/* The host waits for the copy stream only, never for the whole device. */
+static halo_status cuda_copy_synchronize(halo_backend *be) {
+  return halo_cuda_stream_synchronize(ctx_of(be)->copy_stream);
+}
+
+static halo_status cuda_compute_wait_copy(halo_backend *be) {
+  cuda_ctx *c = ctx_of(be);
+  return halo_cuda_stream_wait(c->stream, c->copy_stream, c->compute_event);
+}
 
 static halo_status cuda_host_alloc(halo_backend *be, size_t bytes, void **out) {
   (void)be;
@@ -244,11 +331,52 @@ static void cuda_pack(halo_backend *be, float *dst, const float *src, int64_t co
 
 /* --- sparse ops ------------------------------------------------------------ */
 
+static spmm_entry *spmm_find(cuda_ctx *c, const halo_csr *a, int64_t nrows) {
+  for (int i = 0; i < c->nspmm; i++) {
+    spmm_entry *e = &c->spmm[i];
+    if (e->indptr == a->indptr && e->indices == a->indices && e->nrows == nrows) return e;
+  }
+  return NULL;
+}
+
+/* Plans a declared product for cuSPARSE: a new plan for a new matrix or
+ * row count, or one more shape for a planned one. */
+static halo_status cuda_spmm_prepare(halo_backend *be, const halo_csr *a, int64_t nrows,
+                                     int64_t ncols) {
+  halo_status st = HALO_OK;
+  cuda_ctx *c = ctx_of(be);
+  const halo_spmm_cuda_shape shape = {.ncols = ncols, .ldx = ncols, .ldy = ncols};
+  const halo_spmm_cuda_options options = {.alg = HALO_SPMM_CUDA_ALG_CSR2};
+  if (c->spmm_rows || nrows == 0) return HALO_OK;
+  spmm_entry *e = spmm_find(c, a, nrows);
+  if (e) return halo_spmm_cuda_plan_add_shape(e->plan, &shape);
+  spmm_entry *grown = realloc(c->spmm, (size_t)(c->nspmm + 1) * sizeof *grown);
+  if (!grown) HALO_FAIL(HALO_ERR_NOMEM, "out of memory planning a cuSPARSE product");
+  c->spmm = grown;
+  e = &c->spmm[c->nspmm];
+  *e = (spmm_entry){.indptr = a->indptr, .indices = a->indices, .nrows = nrows};
+  HALO_TRY(halo_spmm_cuda_plan_create_device(a, nrows, &shape, 1, &options, c->stream, &e->plan));
+  c->nspmm++;
+done:
+  return st;
+}
+
+static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
 static void cuda_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx,
                       int64_t ncols, float beta, float *y, int64_t ldy, const int32_t *rows,
                       int64_t nrows) {
-  note(be,
-       halo_spmm_cuda_csr_rows(a, x, ldx, ncols, beta, y, ldy, rows, nrows, ctx_of(be)->stream));
+  cuda_ctx *c = ctx_of(be);
+  spmm_entry *e = rows ? NULL : spmm_find(c, a, nrows);
+  if (e && aligned16(x) && aligned16(y) &&
+      halo_spmm_cuda_plan_has_shape(e->plan, ncols, ldx, ldy)) {
+    halo_status st = halo_spmm_cuda_plan_set_values(e->plan, a->values);
+    if (st == HALO_OK)
+      st = halo_spmm_cuda_run(e->plan, HALO_SPMM_ALL, x, ldx, ncols, beta, y, ldy, c->stream);
+    note(be, st);
+    return;
+  }
+  note(be, halo_spmm_cuda_csr_rows(a, x, ldx, ncols, beta, y, ldy, rows, nrows, c->stream));
 }
 
 static void cuda_csr_dropout(halo_backend *be, const halo_csr *a, int transposed,
@@ -261,11 +389,17 @@ static void cuda_destroy(halo_backend *be) {
   cuda_ctx *c = be->context;
   if (!c) return;
   if (c->stream) (void)halo_cuda_stream_synchronize(c->stream);
+  if (c->copy_stream) (void)halo_cuda_stream_synchronize(c->copy_stream);
+  for (int i = 0; i < c->nspmm; i++) halo_spmm_cuda_plan_destroy(&c->spmm[i].plan);
+  free(c->spmm);
   halo_cuda_free(&c->softmax_work);
   halo_cuda_free(&c->colsum_work);
   halo_cuda_free(&c->scalars);
   halo_cuda_free_host(&c->host_scalars);
   halo_cuda_blas_destroy(&c->blas);
+  halo_cuda_event_destroy(&c->compute_event);
+  halo_cuda_event_destroy(&c->copy_event);
+  halo_cuda_stream_destroy(&c->copy_stream);
   halo_cuda_stream_destroy(&c->stream);
   free(c);
   be->context = NULL;
@@ -286,6 +420,11 @@ static const halo_backend_ops cuda_ops = {
     .mpi_takes_device = cuda_mpi_takes_device,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
+    .copy_wait_compute = cuda_copy_wait_compute,
+    .copy_download = cuda_copy_download,
+    .copy_upload = cuda_copy_upload,
+    .copy_synchronize = cuda_copy_synchronize,
+    .compute_wait_copy = cuda_compute_wait_copy,
     .gemm = cuda_gemm,
     .bias_add = cuda_bias_add,
     .colsum = cuda_colsum,
@@ -298,6 +437,7 @@ static const halo_backend_ops cuda_ops = {
     .copy = cuda_copy,
     .pack = cuda_pack,
     .spmm = cuda_spmm,
+    .spmm_prepare = cuda_spmm_prepare,
     .csr_dropout = cuda_csr_dropout,
 };
 
@@ -307,6 +447,19 @@ static int mpi_device_pointers(void) {
   if (env && strcmp(env, "0") == 0) return 0;
   if (env && strcmp(env, "1") == 0) return 1;
   return halo_mpi_cuda_aware();
+}
+
+/* HALO_CUDA_SPMM=cusparse (the default) or rows: *rows = 1 for rows. */
+static halo_status spmm_choice(int *rows) {
+  halo_status st = HALO_OK;
+  const char *env = getenv("HALO_CUDA_SPMM");
+  *rows = 0;
+  if (!env || strcmp(env, "cusparse") == 0) goto done;
+  if (strcmp(env, "rows") != 0)
+    HALO_FAIL(HALO_ERR_ARG, "HALO_CUDA_SPMM=%s: expected cusparse or rows", env);
+  *rows = 1;
+done:
+  return st;
 }
 
 halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend *be) {
@@ -321,7 +474,11 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
   be->context = c;
   be->ops = &cuda_ops;
   HALO_TRY(halo_cuda_select_device(o->local_rank, &c->device));
+  HALO_TRY(spmm_choice(&c->spmm_rows));
   HALO_TRY(halo_cuda_stream_create(&c->stream));
+  HALO_TRY(halo_cuda_stream_create(&c->copy_stream));
+  HALO_TRY(halo_cuda_event_create(&c->copy_event));
+  HALO_TRY(halo_cuda_event_create(&c->compute_event));
   HALO_TRY(halo_cuda_blas_create(&c->blas));
   HALO_TRY(halo_cuda_blas_set_tf32(c->blas, o->tf32));
   HALO_TRY(halo_cuda_malloc(&c->scalars, sizeof(double) + sizeof(int64_t), "loss scalars"));
@@ -331,8 +488,8 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
   HALO_TRY(halo_cuda_malloc(&c->softmax_work, HALO_CUDA_SOFTMAX_WORK_BYTES, "loss workspace"));
   HALO_TRY(halo_cuda_device_name(name, sizeof name));
   c->mpi_device = mpi_device_pointers();
-  snprintf(be->description, sizeof be->description, "cuda: %s (device %d)%s, halo rows %s", name,
-           c->device, o->tf32 ? ", TF32 GEMM" : "",
+  snprintf(be->description, sizeof be->description, "cuda: %s (device %d)%s, SpMM %s, halo rows %s",
+           name, c->device, o->tf32 ? ", TF32 GEMM" : "", c->spmm_rows ? "row kernel" : "cuSPARSE",
            c->mpi_device ? "handed to CUDA-aware MPI" : "staged through pinned host memory");
 done:
   return st; /* on failure halo_backend_destroy calls cuda_destroy */

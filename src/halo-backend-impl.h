@@ -82,6 +82,33 @@ typedef struct halo_backend_ops {
   halo_status (*host_alloc)(halo_backend *be, size_t bytes, void **out);
   void (*host_free)(halo_backend *be, void **p);
 
+  /* --- the copy stream (device backends) --------------------------------
+   * OPTIONAL, all five or none (NULL: the staged halo exchange copies with
+   * download and upload, which complete on return, so the copies and the
+   * MPI wait cannot overlap compute).  A second queue beside the one the
+   * compute slots run on: copies queued on it run while compute work runs.
+   * Work on either queue is ordered after the earlier work on the same
+   * queue, and after work on the other queue only through the two fences:
+   *   copy_wait_compute   copies queued after it start once the compute
+   *                       work queued before it has finished; returns (and
+   *                       forgets) the first failure of a compute slot
+   *                       recorded since the last synchronize, as download
+   *                       would have;
+   *   compute_wait_copy   compute work queued after it starts once the
+   *                       copies queued before it have finished.
+   * copy_download/copy_upload queue one copy between a buffer and host
+   * memory from host_alloc, and return at once: the host memory must be
+   * left alone until copy_synchronize, which waits on the host for every
+   * copy queued so far (not for compute work) and returns the first failure
+   * among them. */
+  halo_status (*copy_wait_compute)(halo_backend *be);
+  halo_status (*copy_download)(halo_backend *be, void *dst, const halo_buf *src, size_t offset,
+                               size_t bytes);
+  halo_status (*copy_upload)(halo_backend *be, halo_buf *dst, size_t offset, const void *src,
+                             size_t bytes);
+  halo_status (*copy_synchronize)(halo_backend *be);
+  halo_status (*compute_wait_copy)(halo_backend *be);
+
   /* --- dense ops (REQUIRED); same contracts as kernels/halo-kernels.h -- */
   void (*gemm)(halo_backend *be, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
@@ -111,6 +138,17 @@ typedef struct halo_backend_ops {
   /* Y[rows] = A[rows, :] · X (+ beta·Y), as halo_spmm_cpu. */
   void (*spmm)(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx, int64_t ncols,
                float beta, float *y, int64_t ldy, const int32_t *rows, int64_t nrows);
+  /* OPTIONAL (NULL: nothing to prepare).  Declares at set-up a product the
+   * epoch loop will ask spmm for: rows == NULL, rows [0, nrows) of `a`, and
+   * X, Y packed with `ncols` columns (ldx = ldy = ncols).  `a` comes from
+   * csr_upload, or is a row view of such a matrix (indptr moved forward,
+   * indices and values shared).  A device backend builds its library's
+   * descriptors and workspace here, so that the epoch loop allocates
+   * nothing; the matrix is known by its indptr and indices, and spmm may
+   * pass another values array of the same length (dropped values).
+   * Products never declared still run, on the backend's own kernel.  The
+   * preparation lives until csr_free of the matrix. Local. */
+  halo_status (*spmm_prepare)(halo_backend *be, const halo_csr *a, int64_t nrows, int64_t ncols);
   /* Keyed dropout of a sparse matrix's values, the mask of `dropout` seen
    * through the sparsity pattern:
    *   out[k] = a.values[k] · keep(node, col) / (1 - p)

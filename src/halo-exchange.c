@@ -14,7 +14,55 @@
  *            copied up to the halo rows at the end.
  * A device backend's interior SpMM is enqueued between begin and end, so it
  * runs on the GPU while end waits for the messages.  The bytes counted are
- * those handed to MPI, the same in every mode. */
+ * those handed to MPI, the same in every mode.
+ *
+ * Staged, with a copy stream (the backend's copy_* slots; without them the
+ * copies are synchronous download/upload calls in begin and end):
+ *
+ *   begin   C: wait for the copies of the last exchange   (host_recv free)
+ *           compute: pack                     send_buf <- owned rows
+ *           copy:    wait for compute         (fence F1, after the pack)
+ *           copy:    send_buf -> host_send
+ *           MPI_Irecv into host_recv
+ *   caller  compute: interior SpMM            (reads owned rows only)
+ *   end     C: wait for the copies            (the download is complete)
+ *           MPI_Isend from host_send; wait for every message
+ *           copy:    host_recv -> halo rows of `rows`
+ *           compute: wait for the copies      (fence F2)
+ *   caller  compute: boundary SpMM            (reads the halo rows)
+ *
+ * ("C:" is the host waiting for the copy stream, copy_synchronize.)  Why each
+ * access is ordered:
+ *   - the download reads send_buf after the pack wrote it: F1;
+ *   - MPI reads host_send after the download wrote it: the host waits for
+ *     the copy stream in end before MPI_Isend;
+ *   - the upload reads host_recv after MPI wrote it: it is queued only after
+ *     the host's MPI wait returned;
+ *   - the boundary SpMM, and all later compute work, read the halo rows
+ *     after the upload wrote them: F2;
+ *   - the upload writes halo rows that compute work queued before this
+ *     begin may still read (the same buffer in an earlier layer): the copy
+ *     stream runs the upload after F1, so after all of that work; work
+ *     queued between begin and end reads no halo row (interior rows have
+ *     no halo column, and `rows`' halo rows are off limits by contract);
+ *   - the next exchange's MPI_Irecv writes host_recv after this upload read
+ *     it: the next begin first waits on the host for the copy stream;
+ *   - the next download writes host_send after MPI read it: MPI_Waitall in
+ *     end returns only when the sends are complete;
+ *   - the next pack writes send_buf after this download read it: the host
+ *     waited for the download in end, before the next pack is queued.
+ * The sends are posted in end rather than begin so that begin returns at
+ * once and the interior SpMM is queued while the download runs; nothing
+ * is lost, since MPI makes progress on these messages only inside MPI calls
+ * of this thread, the first of which is in end anyway.  No call waits for
+ * the whole device: the host waits for the copy stream only, so the
+ * interior SpMM overlaps the download, the MPI wait and the upload.
+ *
+ * Failures.  A failure of the pack (reported by copy_wait_compute) or of a
+ * copy before the messages is kept, the messages are posted regardless (the
+ * peers must not wait for rows that never come), and end reports it after
+ * every message completed, as in the other modes; the trainer then agrees
+ * on it.  A failed upload, or the fence after it, is returned by end. */
 #include "halo-exchange.h"
 
 #include <limits.h>
@@ -50,6 +98,7 @@ struct halo_plan {
   halo_buf send_buf;     /* send_total × max_cols, backend memory */
   float *host_send;      /* send_total × max_cols host staging (MODE_STAGED) */
   float *host_recv;      /* n_halo × max_cols host staging (MODE_STAGED) */
+  int copy_stream;       /* MODE_STAGED through the backend's copy_* slots */
   MPI_Request *requests; /* size 2·npeers: receives, then sends */
   int *request_peer;     /* size 2·npeers: the rank of each request, for the watchdog */
   /* the exchange in flight */
@@ -59,6 +108,12 @@ struct halo_plan {
   halo_status failed; /* a local failure of begin, reported by end */
   halo_exchange_stats stats;
 };
+
+/* The backend fills all five copy-stream slots or none (halo-backend-impl.h). */
+static int has_copy_stream(const halo_backend_ops *ops) {
+  return ops->copy_wait_compute && ops->copy_download && ops->copy_upload &&
+         ops->copy_synchronize && ops->compute_wait_copy;
+}
 
 static exchange_mode mode_of(halo_backend *be) {
   if (be->ops->space == HALO_MEM_HOST) return MODE_HOST;
@@ -109,6 +164,7 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
   const halo_backend_ops *ops = be->ops;
   p->be = be;
   p->mode = mode_of(be);
+  p->copy_stream = p->mode == MODE_STAGED && has_copy_stream(ops);
   p->n_owned = s->n_owned;
   p->n_halo = s->n_halo;
   p->max_cols = max_cols;
@@ -213,6 +269,8 @@ void halo_plan_destroy(halo_plan **pp) {
   if (!pp || !*pp) return;
   halo_plan *p = *pp;
   if (p->be) {
+    /* A copy may still read or write the staging buffers. */
+    if (p->copy_stream) (void)p->be->ops->copy_synchronize(p->be);
     p->be->ops->buf_free(p->be, &p->send_buf);
     p->be->ops->buf_free(p->be, &p->send_idx_buf);
     halo__backend_host_free(p->be, (void **)&p->host_send);
@@ -225,10 +283,42 @@ void halo_plan_destroy(halo_plan **pp) {
   *pp = NULL;
 }
 
+/* Keeps the first local failure of an exchange for halo_exchange_end. */
+static void keep(halo_plan *p, halo_status st) {
+  if (st < 0 && p->failed == HALO_OK) p->failed = st;
+}
+
+static halo_status post_receives(halo_plan *p, float *recv, int32_t cols) {
+  halo_status st = HALO_OK;
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    int64_t count = q->recv_rows * cols;
+    HALO_MPI(MPI_Irecv(recv + q->recv_off * cols, (int)count, MPI_FLOAT, q->rank, EXCHANGE_TAG,
+                       p->comm, &p->requests[i]));
+    p->stats.bytes_recv += count * (int64_t)sizeof(float);
+  }
+done:
+  return st;
+}
+
+static halo_status post_sends(halo_plan *p, const float *send, int32_t cols) {
+  halo_status st = HALO_OK;
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    int64_t count = q->send_rows * cols;
+    HALO_MPI(MPI_Isend(send + q->send_off * cols, (int)count, MPI_FLOAT, q->rank, EXCHANGE_TAG,
+                       p->comm, &p->requests[p->npeers + i]));
+    p->stats.bytes_sent += count * (int64_t)sizeof(float);
+  }
+done:
+  return st;
+}
+
 halo_status halo_exchange_begin(halo_plan *p, float *rows, int32_t cols) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
-  const halo_backend_ops *ops = p->be->ops;
+  halo_backend *be = p->be;
+  const halo_backend_ops *ops = be->ops;
   if (p->active || cols < 1 || cols > p->max_cols)
     HALO_FAIL(HALO_ERR_ARG, "halo exchange of %d columns (at most %d, one at a time)", cols,
               p->max_cols);
@@ -239,30 +329,28 @@ halo_status halo_exchange_begin(halo_plan *p, float *rows, int32_t cols) {
    * exchange completes and the failure is agreed on afterwards instead of
    * leaving them waiting for rows that never come. */
   float *send = p->send_buf.data;
-  ops->pack(p->be, send, rows, cols, p->send_idx, p->send_total);
-  if (p->mode == MODE_STAGED) {
-    size_t bytes = (size_t)p->send_total * (size_t)cols * sizeof(float);
-    p->failed = ops->download(p->be, p->host_send, &p->send_buf, 0, bytes);
-    send = p->host_send;
-  } else if (ops->synchronize) {
-    p->failed = ops->synchronize(p->be);
-  }
-  float *recv = p->mode == MODE_STAGED ? p->host_recv : rows + p->n_owned * cols;
-
-  /* Receives first, so that a message never waits for its buffer. */
-  for (int i = 0; i < p->npeers; i++) {
-    const peer *q = &p->peers[i];
-    int64_t count = q->recv_rows * cols;
-    HALO_MPI(MPI_Irecv(recv + q->recv_off * cols, (int)count, MPI_FLOAT, q->rank, EXCHANGE_TAG,
-                       p->comm, &p->requests[i]));
-    p->stats.bytes_recv += count * (int64_t)sizeof(float);
-  }
-  for (int i = 0; i < p->npeers; i++) {
-    const peer *q = &p->peers[i];
-    int64_t count = q->send_rows * cols;
-    HALO_MPI(MPI_Isend(send + q->send_off * cols, (int)count, MPI_FLOAT, q->rank, EXCHANGE_TAG,
-                       p->comm, &p->requests[p->npeers + i]));
-    p->stats.bytes_sent += count * (int64_t)sizeof(float);
+  const size_t send_bytes = (size_t)p->send_total * (size_t)cols * sizeof(float);
+  if (p->copy_stream) {
+    /* The order the comment at the top argues for: host_recv is free once
+     * the last exchange's upload is done; the download starts after the
+     * pack; the sends wait for it in end. */
+    keep(p, ops->copy_synchronize(be));
+    ops->pack(be, send, rows, cols, p->send_idx, p->send_total);
+    keep(p, ops->copy_wait_compute(be));
+    keep(p, ops->copy_download(be, p->host_send, &p->send_buf, 0, send_bytes));
+    HALO_TRY(post_receives(p, p->host_recv, cols));
+  } else {
+    ops->pack(be, send, rows, cols, p->send_idx, p->send_total);
+    if (p->mode == MODE_STAGED) {
+      keep(p, ops->download(be, p->host_send, &p->send_buf, 0, send_bytes));
+      send = p->host_send;
+    } else if (ops->synchronize) {
+      keep(p, ops->synchronize(be));
+    }
+    /* Receives first, so that a message never waits for its buffer. */
+    HALO_TRY(
+        post_receives(p, p->mode == MODE_STAGED ? p->host_recv : rows + p->n_owned * cols, cols));
+    HALO_TRY(post_sends(p, send, cols));
   }
   p->rows = rows;
   p->cols = cols;
@@ -275,8 +363,14 @@ done:
 halo_status halo_exchange_end(halo_plan *p) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
+  halo_backend *be = p->be;
+  const halo_backend_ops *ops = be->ops;
   if (!p->active) HALO_FAIL(HALO_ERR_ARG, "halo_exchange_end without a matching begin");
   p->active = 0;
+  if (p->copy_stream) {
+    keep(p, ops->copy_synchronize(be)); /* host_send holds the packed rows */
+    HALO_TRY(post_sends(p, p->host_send, p->cols));
+  }
   HALO_TRY(halo_watch_waitall(2 * p->npeers, p->requests, p->request_peer, "the halo exchange"));
   if (p->failed < 0) {
     st = p->failed;
@@ -289,7 +383,12 @@ halo_status halo_exchange_end(halo_plan *p) {
                     .space = HALO_MEM_DEVICE};
     size_t off = (size_t)p->n_owned * (size_t)p->cols * sizeof(float);
     size_t bytes = (size_t)p->n_halo * (size_t)p->cols * sizeof(float);
-    HALO_TRY(p->be->ops->upload(p->be, &dst, off, p->host_recv, bytes));
+    if (p->copy_stream) {
+      HALO_TRY(ops->copy_upload(be, &dst, off, p->host_recv, bytes));
+      HALO_TRY(ops->compute_wait_copy(be));
+    } else {
+      HALO_TRY(ops->upload(be, &dst, off, p->host_recv, bytes));
+    }
   }
   p->stats.exchanges++;
 done:

@@ -745,6 +745,32 @@ done:
   return st;
 }
 
+/* Declares the sparse products of the epoch loop to a backend that
+ * prepares them (cuSPARSE descriptors and workspace on a GPU): Â's interior
+ * and boundary blocks at every exchanged width, and S, Sᵀ at the first
+ * layer's output width.  Products over row lists are left to the backend's
+ * own kernel. Local. */
+static halo_status prepare_products(halo_gcn *g) {
+  halo_status st = HALO_OK;
+  const halo_widths *w = &g->info.widths;
+  if (!g->ops->spmm_prepare) return HALO_OK;
+  for (int l = 0; l < w->layers && g->contiguous; l++) {
+    const int32_t widths[2] = {w->fwd[l], w->bwd[l]};
+    for (int k = 0; k < 2; k++) {
+      if (widths[k] < 1) continue;
+      HALO_TRY(g->ops->spmm_prepare(g->be, &g->adj, g->n_interior, widths[k]));
+      HALO_TRY(g->ops->spmm_prepare(g->be, &g->adj_boundary, g->n_boundary, widths[k]));
+    }
+  }
+  if (g->sparse_in) {
+    const layer *l0 = &g->layers[0];
+    HALO_TRY(g->ops->spmm_prepare(g->be, &g->s_csr, g->n_owned, l0->d_out));
+    HALO_TRY(g->ops->spmm_prepare(g->be, &g->st_csr, l0->d_in, l0->d_out));
+  }
+done:
+  return st;
+}
+
 halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
                             const halo_gcn_options *o, halo_gcn **out) {
   halo_status st = HALO_OK;
@@ -790,6 +816,7 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   }
 
   st = setup_features(g, s);
+  if (st == HALO_OK) st = prepare_products(g);
   HALO_TRY(halo_mpi_agree(comm, st));
   g->info.sparse_features = g->sparse_in;
   *out = g;

@@ -349,3 +349,173 @@ Test(cuda_backend, transfers_at_offsets_and_failures_reach_synchronize) {
   free(back);
   close_backends(&b);
 }
+
+/* spmm_prepare: the products the trainer declares run on cuSPARSE
+ * (HALO_CUDA_SPMM=cusparse, the default) or halo's row kernel (rows), and
+ * either way equal the CPU: Â's interior prefix and boundary view at a
+ * width whose boundary Y is 16-byte aligned (16) and one where it is not
+ * (7: the row kernel takes it), dropped values through the same plan, and
+ * a width never declared.  csr_free releases the plans with the matrix. */
+static void check_prepared(const char *choice, uint64_t seed) {
+  setenv("HALO_CUDA_SPMM", choice, 1);
+  backends b = open_backends();
+  unsetenv("HALO_CUDA_SPMM");
+  const int64_t rows = 600, cols = 760, split = 181; /* odd: Y + split·7 is unaligned */
+  halo_csr host = random_csr(seed, rows, cols, 25, 0), dev = {0};
+  cr_assert_eq(b.gpu->ops->csr_upload(b.gpu, &host, &dev), HALO_OK);
+  cr_assert_not_null(b.gpu->ops->spmm_prepare, "the CUDA backend prepares products");
+  halo_csr hv = host, dv = dev; /* rows [split, rows) */
+  hv.indptr += split;
+  dv.indptr += split;
+  hv.rows = dv.rows = rows - split;
+  float *hdrop = random_floats(seed, 9, host.nnz, -2, 2);
+  twin Drop = twin_new(&b, hdrop, (size_t)host.nnz * 4);
+  const int64_t widths[] = {16, 7, 5};
+  for (int w = 0; w < 3; w++) {
+    const int64_t nc = widths[w];
+    if (nc != 5) { /* 5: never declared */
+      cr_assert_eq(b.gpu->ops->spmm_prepare(b.gpu, &dev, split, nc), HALO_OK);
+      cr_assert_eq(b.gpu->ops->spmm_prepare(b.gpu, &dv, rows - split, nc), HALO_OK);
+      cr_assert_eq(b.gpu->ops->spmm_prepare(b.gpu, &dev, rows, nc), HALO_OK);
+    }
+    float *hx = random_floats(seed, 20 + (uint64_t)w, cols * nc, -1, 1);
+    twin X = twin_new(&b, hx, (size_t)(cols * nc) * 4);
+    for (int drop = 0; drop <= 1; drop++) {
+      float *hy = random_floats(seed, 30 + (uint64_t)w, rows * nc, -1, 1);
+      twin Y = twin_new(&b, hy, (size_t)(rows * nc) * 4);
+      halo_csr ha = host, da = dev, hb = hv, db = dv;
+      if (drop) {
+        ha.values = hb.values = Drop.cpu.data;
+        da.values = db.values = Drop.gpu.data;
+      }
+      /* As the trainer's aggregate: the interior prefix, then the boundary view. */
+      b.cpu->ops->spmm(b.cpu, &ha, F(X.cpu), nc, nc, 0.0f, F(Y.cpu), nc, NULL, split);
+      b.gpu->ops->spmm(b.gpu, &da, F(X.gpu), nc, nc, 0.0f, F(Y.gpu), nc, NULL, split);
+      b.cpu->ops->spmm(b.cpu, &hb, F(X.cpu), nc, nc, 0.0f, F(Y.cpu) + split * nc, nc, NULL,
+                       rows - split);
+      b.gpu->ops->spmm(b.gpu, &db, F(X.gpu), nc, nc, 0.0f, F(Y.gpu) + split * nc, nc, NULL,
+                       rows - split);
+      double err = twin_err(&b, &Y);
+      fprintf(stderr, "HALO_CUDA_SPMM=%s width %lld dropped %d: interior + boundary rel err %.3g\n",
+              choice, (long long)nc, drop, err);
+      cr_expect_leq(err, FP32, "%s, width %lld, dropped %d: interior + boundary rel err %g", choice,
+                    (long long)nc, drop, err);
+      /* All rows in one product, beta 1. */
+      b.cpu->ops->spmm(b.cpu, &ha, F(X.cpu), nc, nc, 1.0f, F(Y.cpu), nc, NULL, rows);
+      b.gpu->ops->spmm(b.gpu, &da, F(X.gpu), nc, nc, 1.0f, F(Y.gpu), nc, NULL, rows);
+      err = twin_err(&b, &Y);
+      cr_expect_leq(err, FP32, "%s, width %lld, dropped %d: all rows, beta 1: rel err %g", choice,
+                    (long long)nc, drop, err);
+      twin_free(&b, &Y);
+      free(hy);
+    }
+    twin_free(&b, &X);
+    free(hx);
+  }
+  b.gpu->ops->csr_free(b.gpu, &dev);
+  cr_expect_eq(sync(b.gpu), HALO_OK, "csr_free after the products");
+  twin_free(&b, &Drop);
+  free(hdrop);
+  free(host.indptr);
+  free(host.indices);
+  free(host.values);
+  close_backends(&b);
+}
+
+Test(cuda_backend, prepared_spmm_on_cusparse_equals_the_cpu) {
+  check_prepared("cusparse", gpu_test_seed("backend spmm_prepare cusparse"));
+}
+
+Test(cuda_backend, prepared_spmm_on_the_row_kernel_equals_the_cpu) {
+  check_prepared("rows", gpu_test_seed("backend spmm_prepare rows"));
+}
+
+Test(cuda_backend, unknown_spmm_choice_is_refused) {
+  halo_backend *be = NULL;
+  const halo_backend_options gpu = {.device = "cuda"};
+  halo_log_set_quiet(1);
+  setenv("HALO_CUDA_SPMM", "csr", 1);
+  cr_expect_eq(halo_backend_create(&gpu, &be), HALO_ERR_ARG, "HALO_CUDA_SPMM=csr");
+  unsetenv("HALO_CUDA_SPMM");
+  cr_expect_null(be);
+}
+
+/* The copy stream as the staged exchange drives it (halo-exchange.c), with
+ * work sized so that a missing fence shows: a long GEMM queued before the
+ * pack (without copy_wait_compute the download would read send_buf before
+ * the pack wrote it), and 64 MiB of halo rows uploaded just before a ReLU
+ * over them (without compute_wait_copy the ReLU would run first). */
+Test(cuda_backend, copy_stream_slots_order_a_staged_exchange) {
+  const uint64_t seed = gpu_test_seed("backend copy stream");
+  backends b = open_backends();
+  halo_backend *g = b.gpu;
+  const halo_backend_ops *o = g->ops;
+  cr_assert(o->copy_wait_compute && o->copy_download && o->copy_upload && o->copy_synchronize &&
+                o->compute_wait_copy,
+            "the CUDA backend has all five copy-stream slots");
+  const int64_t owned = 4096, halo = 1 << 20, cols = 16, nsend = 3000, big = 2048;
+  const int64_t n_all = owned + halo;
+  float *hr = random_floats(seed, 1, n_all * cols, -1, 1),
+        *hbias = random_floats(seed, 2, cols, -1, 1);
+  int32_t *idx = host_alloc((size_t)nsend * 4);
+  for (int64_t i = 0; i < nsend; i++) idx[i] = (int32_t)((i * 7919) % owned);
+  twin R = twin_new(&b, hr, (size_t)(n_all * cols) * 4),
+       Bias = twin_new(&b, hbias, (size_t)cols * 4), Idx = twin_new(&b, idx, (size_t)nsend * 4),
+       Send = twin_new(&b, NULL, (size_t)(nsend * cols) * 4);
+  halo_buf ga = {0}, gb = {0}, gc = {0};
+  cr_assert_eq(o->buf_alloc(g, (size_t)(big * big) * 4, &ga), HALO_OK);
+  cr_assert_eq(o->buf_alloc(g, (size_t)(big * big) * 4, &gb), HALO_OK);
+  cr_assert_eq(o->buf_alloc(g, (size_t)(big * big) * 4, &gc), HALO_OK);
+  void *host_send = NULL, *host_recv = NULL;
+  cr_assert_eq(o->host_alloc(g, (size_t)(nsend * cols) * 4, &host_send), HALO_OK);
+  cr_assert_eq(o->host_alloc(g, (size_t)(halo * cols) * 4, &host_recv), HALO_OK);
+  cr_assert_eq(sync(g), HALO_OK);
+
+  /* begin: compute work, the pack, the fence, the download; the host waits
+   * for the copy stream only. */
+  for (int rep = 0; rep < 4; rep++)
+    o->gemm(g, 0, 0, big, big, big, 1.0f, F(ga), big, F(gb), big, 0.0f, F(gc), big);
+  b.cpu->ops->bias_add(b.cpu, F(R.cpu), owned, cols, F(Bias.cpu));
+  o->bias_add(g, F(R.gpu), owned, cols, F(Bias.gpu));
+  b.cpu->ops->pack(b.cpu, F(Send.cpu), F(R.cpu), cols, Idx.cpu.data, nsend);
+  o->pack(g, F(Send.gpu), F(R.gpu), cols, Idx.gpu.data, nsend);
+  cr_assert_eq(o->copy_wait_compute(g), HALO_OK);
+  cr_assert_eq(o->copy_download(g, host_send, &Send.gpu, 0, (size_t)(nsend * cols) * 4), HALO_OK);
+  cr_assert_eq(o->copy_synchronize(g), HALO_OK);
+  cr_expect(memcmp(host_send, Send.cpu.data, (size_t)(nsend * cols) * 4) == 0,
+            "the downloaded send rows are the packed rows");
+
+  /* end: the received rows go up on the copy stream; compute waits for them. */
+  fill_uniform(host_recv, halo * cols, seed, 3, -1, 1);
+  memcpy(F(R.cpu) + owned * cols, host_recv, (size_t)(halo * cols) * 4);
+  cr_assert_eq(
+      o->copy_upload(g, &R.gpu, (size_t)(owned * cols) * 4, host_recv, (size_t)(halo * cols) * 4),
+      HALO_OK);
+  cr_assert_eq(o->compute_wait_copy(g), HALO_OK);
+  b.cpu->ops->relu(b.cpu, F(R.cpu), n_all * cols);
+  o->relu(g, F(R.gpu), n_all * cols);
+  cr_expect_leq(twin_err(&b, &R), EXACT, "the ReLU after compute_wait_copy saw the uploaded rows");
+  cr_expect_eq(o->copy_synchronize(g), HALO_OK);
+
+  /* A failed launch before the fence is reported by it, once; a copy past
+   * the end is refused. */
+  halo_log_set_quiet(1);
+  o->gemm(g, 0, 0, 4, 4, 4, 1.0f, F(ga), 2, F(gb), 4, 0.0f, F(gc), 4);
+  cr_expect_eq(o->copy_wait_compute(g), HALO_ERR_ARG, "the bad GEMM reaches copy_wait_compute");
+  cr_expect_eq(o->copy_wait_compute(g), HALO_OK, "once");
+  cr_expect_eq(o->copy_download(g, host_send, &Send.gpu, 4, (size_t)(nsend * cols) * 4),
+               HALO_ERR_ARG);
+  halo_log_set_quiet(0);
+
+  o->host_free(g, &host_send);
+  o->host_free(g, &host_recv);
+  o->buf_free(g, &ga);
+  o->buf_free(g, &gb);
+  o->buf_free(g, &gc);
+  twin *all[] = {&R, &Bias, &Idx, &Send};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) twin_free(&b, all[i]);
+  free(hr);
+  free(hbias);
+  free(idx);
+  close_backends(&b);
+}

@@ -324,3 +324,163 @@ Test(cuda_spmm, bad_input_is_refused_with_a_status) {
   halo_spmm_cuda_plan_destroy(&plan); /* twice: a NULL plan is fine */
   free_csr(&a);
 }
+
+/* A host CSR's copy on the device in halo_csr's own layout, as the CUDA
+ * backend's csr_upload makes it (values always stored). */
+static halo_csr device_copy(const halo_csr *a) {
+  halo_csr d = {.rows = a->rows, .cols = a->cols, .nnz = a->nnz};
+  d.indptr = dev_upload(a->indptr, (size_t)(a->rows + 1) * sizeof *a->indptr);
+  d.indices = dev_upload(a->indices, (size_t)a->nnz * sizeof *a->indices);
+  d.values = dev_upload(a->values, (size_t)a->nnz * sizeof *a->values);
+  return d;
+}
+
+static void free_device_copy(halo_csr *d) {
+  cudaFree(d->indptr);
+  cudaFree(d->indices);
+  cudaFree(d->values);
+}
+
+/* Rows [first, first + nrows) of `a` as a view: indptr moved forward,
+ * indices and values shared (the trainer's boundary block). */
+static halo_csr row_view(const halo_csr *a, int64_t first, int64_t nrows) {
+  halo_csr v = *a;
+  v.indptr += first;
+  v.rows = nrows;
+  return v;
+}
+
+/* One device-CSR plan over rows [first, first + nrows), every shape, beta 0
+ * and 1, against halo_spmm_cpu on the same host view; Y holds the view's
+ * rows only (so its pointer is cudaMalloc's). */
+static void check_device_view(const halo_csr *host, const halo_csr *dev, int64_t first,
+                              int64_t nrows, const halo_spmm_cuda_options *opt, uint64_t seed) {
+  const halo_spmm_cuda_shape shapes[] = {{16, 16, 16}, {7, 7, 7}, {33, 40, 35}};
+  const halo_csr hv = row_view(host, first, nrows), dv = row_view(dev, first, nrows);
+  halo_spmm_cuda_plan *plan = NULL;
+  cr_assert_eq(halo_spmm_cuda_plan_create_device(&dv, nrows, shapes, 3, opt, NULL, &plan), HALO_OK,
+               "plan_create_device over rows [%lld, +%lld)", (long long)first, (long long)nrows);
+  fprintf(stderr, "device plan: rows [%lld, +%lld) index64 %d alg %d, %lld device bytes\n",
+          (long long)first, (long long)nrows, halo_spmm_cuda_plan_index64(plan),
+          opt ? (int)opt->alg : 0, (long long)halo_spmm_cuda_plan_bytes(plan));
+  char *computed = host_alloc((size_t)nrows + 1);
+  memset(computed, 1, (size_t)nrows + 1);
+  for (int s = 0; s < 3; s++) {
+    const halo_spmm_cuda_shape sh = shapes[s];
+    cr_expect(halo_spmm_cuda_plan_has_shape(plan, sh.ncols, sh.ldx, sh.ldy));
+    const size_t xsz = (size_t)(host->cols * sh.ldx) * 4, ysz = (size_t)(nrows * sh.ldy + 1) * 4;
+    float *x = host_alloc(xsz), *y = host_alloc(ysz), *got = host_alloc(ysz);
+    fill_uniform(x, host->cols * sh.ldx, seed, 50 + (uint64_t)s, -1.0f, 1.0f);
+    float *dx = dev_upload(x, xsz), *dy = dev_alloc(ysz);
+    for (int b = 0; b <= 1; b++) {
+      if (b == 0)
+        memset(y, 0xff, ysz);
+      else
+        fill_uniform(y, nrows * sh.ldy, seed, 60 + (uint64_t)s, -1.0f, 1.0f);
+      cr_assert_eq(cudaMemcpy(dy, y, ysz, cudaMemcpyHostToDevice), cudaSuccess);
+      cr_assert_eq(
+          halo_spmm_cuda_run(plan, HALO_SPMM_ALL, dx, sh.ldx, sh.ncols, (float)b, dy, sh.ldy, NULL),
+          HALO_OK);
+      halo_spmm_cpu(&hv, x, sh.ldx, sh.ncols, (float)b, y, sh.ldy, NULL, nrows);
+      dev_download(got, dy, ysz);
+      char what[96];
+      snprintf(what, sizeof what, "device view [%lld, +%lld) shape %d beta %d", (long long)first,
+               (long long)nrows, s, b);
+      expect_same_y(got, y, nrows, sh.ncols, sh.ldy, computed, what);
+    }
+    cudaFree(dx);
+    cudaFree(dy);
+    free(x);
+    free(y);
+    free(got);
+  }
+  cr_expect(!halo_spmm_cuda_plan_has_shape(plan, 8, 8, 8), "a shape never planned");
+  free(computed);
+  halo_spmm_cuda_plan_destroy(&plan);
+  cr_expect_null(plan);
+}
+
+Test(cuda_spmm, device_csr_plans_over_row_views) {
+  const uint64_t seed = gpu_test_seed("spmm_device_views");
+  halo_csr a = random_csr(seed, 1300, 1600, 45, 0);
+  halo_csr d = device_copy(&a);
+  const int64_t split = 555; /* an odd split: the boundary view starts mid-array */
+  const halo_spmm_cuda_options alg2 = {.alg = HALO_SPMM_CUDA_ALG_CSR2, .force_index64 = 0};
+  const halo_spmm_cuda_options wide = {.alg = HALO_SPMM_CUDA_ALG_CSR2, .force_index64 = 1};
+  const halo_spmm_cuda_options *opts[] = {&alg2, &wide, NULL};
+  for (int o = 0; o < 3; o++) {
+    check_device_view(&a, &d, 0, a.rows, opts[o], seed);             /* the whole matrix */
+    check_device_view(&a, &d, 0, split, opts[o], seed);              /* the interior prefix */
+    check_device_view(&a, &d, split, a.rows - split, opts[o], seed); /* the boundary view */
+  }
+  check_device_view(&a, &d, split, 0, &alg2, seed); /* no rows at all */
+  free_device_copy(&d);
+  free_csr(&a);
+}
+
+/* Dropped values through set_values (the trainer's dropout of S): later runs
+ * read the new array, the pattern and workspace stay; the original array
+ * comes back the same way.  A device plan has one part, ALL. */
+Test(cuda_spmm, device_csr_plan_takes_other_values) {
+  const uint64_t seed = gpu_test_seed("spmm_set_values");
+  halo_log_set_quiet(1);
+  halo_csr a = random_csr(seed, 900, 700, 30, 0);
+  halo_csr d = device_copy(&a);
+  float *dropped = host_alloc((size_t)a.nnz * sizeof *dropped);
+  fill_uniform(dropped, a.nnz, seed, 3, -2.0f, 2.0f);
+  float *ddropped = dev_upload(dropped, (size_t)a.nnz * sizeof *dropped);
+  const int64_t first = 301, nrows = a.rows - first, ncols = 24;
+  const halo_spmm_cuda_shape sh = {ncols, ncols, ncols};
+  const halo_spmm_cuda_options opt = {.alg = HALO_SPMM_CUDA_ALG_CSR2, .force_index64 = 0};
+  const halo_csr dv = row_view(&d, first, nrows);
+  halo_spmm_cuda_plan *plan = NULL;
+  cr_assert_eq(halo_spmm_cuda_plan_create_device(&dv, nrows, &sh, 1, &opt, NULL, &plan), HALO_OK);
+  const size_t xsz = (size_t)(a.cols * ncols) * 4, ysz = (size_t)(nrows * ncols) * 4;
+  float *x = host_alloc(xsz), *y = host_alloc(ysz), *got = host_alloc(ysz);
+  char *computed = host_alloc((size_t)nrows);
+  memset(computed, 1, (size_t)nrows);
+  fill_uniform(x, a.cols * ncols, seed, 4, -1.0f, 1.0f);
+  float *dx = dev_upload(x, xsz), *dy = dev_alloc(ysz);
+  for (int round = 0; round < 3; round++) {
+    const int use_dropped = round == 1;
+    halo_csr hv = row_view(&a, first, nrows);
+    if (use_dropped) hv.values = dropped;
+    cr_assert_eq(halo_spmm_cuda_plan_set_values(plan, use_dropped ? ddropped : d.values), HALO_OK);
+    cr_assert_eq(halo_spmm_cuda_run(plan, HALO_SPMM_ALL, dx, ncols, ncols, 0.0f, dy, ncols, NULL),
+                 HALO_OK);
+    halo_spmm_cpu(&hv, x, ncols, ncols, 0.0f, y, ncols, NULL, nrows);
+    dev_download(got, dy, ysz);
+    expect_same_y(got, y, nrows, ncols, ncols, computed, use_dropped ? "dropped values" : "values");
+    /* The row kernel over the plan reads the same arrays. */
+    memset(got, 0, ysz);
+    cr_assert_eq(cudaMemset(dy, 0xff, ysz), cudaSuccess);
+    cr_assert_eq(
+        halo_spmm_cuda_run_rows(plan, dx, ncols, ncols, 0.0f, dy, ncols, NULL, nrows, NULL),
+        HALO_OK);
+    dev_download(got, dy, ysz);
+    expect_same_y(got, y, nrows, ncols, ncols, computed, "run_rows on a device plan");
+  }
+  cr_expect_eq(
+      halo_spmm_cuda_run(plan, HALO_SPMM_INTERIOR, dx, ncols, ncols, 0.0f, dy, ncols, NULL),
+      HALO_ERR_ARG, "a device plan has no interior part");
+  cr_expect_eq(halo_spmm_cuda_plan_set_values(plan, NULL), HALO_ERR_ARG);
+  halo_spmm_cuda_plan *host_plan = NULL;
+  cr_assert_eq(halo_spmm_cuda_plan_create(&a, 0, &sh, 1, &opt, NULL, &host_plan), HALO_OK);
+  cr_expect_eq(halo_spmm_cuda_plan_set_values(host_plan, ddropped), HALO_ERR_ARG,
+               "a plan that owns its values does not take others");
+  halo_spmm_cuda_plan_destroy(&host_plan);
+  halo_spmm_cuda_plan_destroy(&plan);
+  cr_expect_eq(halo_spmm_cuda_plan_create_device(&dv, nrows + 1, &sh, 1, &opt, NULL, &plan),
+               HALO_ERR_ARG, "more rows than the view has");
+  cr_expect_null(plan);
+  cudaFree(dx);
+  cudaFree(dy);
+  cudaFree(ddropped);
+  free(x);
+  free(y);
+  free(got);
+  free(dropped);
+  free(computed);
+  free_device_copy(&d);
+  free_csr(&a);
+}

@@ -6,8 +6,10 @@
  * epoch, the final accuracies within half a point, and the halo bytes the
  * CUDA run hands to MPI must equal the prediction every epoch, as on the
  * CPU.  Both halo exchange modes of the CUDA backend run: staged through
- * pinned host memory (HALO_CUDA_AWARE=0) and, when this MPI is CUDA-aware,
- * in place.
+ * pinned host memory with its copies on the copy stream (HALO_CUDA_AWARE=0)
+ * and, when this MPI is CUDA-aware, in place.  Both SpMM paths run: the
+ * declared products on cuSPARSE (HALO_CUDA_SPMM=cusparse, the default) and
+ * all of them on halo's row kernel (rows).
  *
  * Without a GPU the program reports "skipped: no CUDA device" (gpu-main.c).
  */
@@ -21,7 +23,7 @@
 
 #define CORA HALO_DATASETS_DIR "/cora"
 
-static void check_against_cpu(int parts, const char *aware) {
+static void check_against_cpu(int parts, const char *aware, const char *spmm) {
   char *dir = tr_tmpdir("cuda");
   char shards[512], json[600], cpu_path[600], cuda_path[600];
   snprintf(shards, sizeof shards, "%s/cora-%d", dir, parts);
@@ -34,7 +36,9 @@ static void check_against_cpu(int parts, const char *aware) {
   cr_assert(m);
   train(parts, shards, "--epochs 100 --seed 4", cpu_path);
   setenv("HALO_CUDA_AWARE", aware, 1);
+  setenv("HALO_CUDA_SPMM", spmm, 1);
   train(parts, shards, "--epochs 100 --seed 4 --device cuda", cuda_path);
+  unsetenv("HALO_CUDA_SPMM");
   unsetenv("HALO_CUDA_AWARE");
   read_metrics(cpu_path, &m[0]);
   read_metrics(cuda_path, &m[1]);
@@ -43,11 +47,12 @@ static void check_against_cpu(int parts, const char *aware) {
   int at = 0;
   double worst = worst_loss_difference(&m[0], &m[1], 100, &at);
   fprintf(stderr,
-          "[train_cuda] P=%d HALO_CUDA_AWARE=%s: worst loss difference %.2e (epoch %d); "
-          "final test %.4f (cuda) vs %.4f (cpu)\n",
-          parts, aware, worst, at, m[1].final_test, m[0].final_test);
-  cr_expect_leq(worst, 1e-4, "P=%d: cuda loss at epoch %d is %.9g, cpu has %.9g (%.2e relative)",
-                parts, at, m[1].loss[at - 1], m[0].loss[at - 1], worst);
+          "[train_cuda] P=%d HALO_CUDA_AWARE=%s HALO_CUDA_SPMM=%s: worst loss difference %.2e "
+          "(epoch %d); final test %.4f (cuda) vs %.4f (cpu)\n",
+          parts, aware, spmm, worst, at, m[1].final_test, m[0].final_test);
+  cr_expect_leq(worst, 1e-4,
+                "P=%d, SpMM %s: cuda loss at epoch %d is %.9g, cpu has %.9g (%.2e relative)", parts,
+                spmm, at, m[1].loss[at - 1], m[0].loss[at - 1], worst);
   cr_expect_leq(fabs(m[1].final_test - m[0].final_test), 0.005, "P=%d: final test %.4f vs %.4f",
                 parts, m[1].final_test, m[0].final_test);
   for (int e = 0; e < m[1].epochs; e++)
@@ -57,9 +62,16 @@ static void check_against_cpu(int parts, const char *aware) {
   tr_rmdir(dir);
 }
 
-Test(train_cuda, cora_p1_equals_cpu, .timeout = 300) { check_against_cpu(1, "0"); }
+Test(train_cuda, cora_p1_equals_cpu, .timeout = 300) { check_against_cpu(1, "0", "cusparse"); }
 
-Test(train_cuda, cora_p2_staged_equals_cpu, .timeout = 300) { check_against_cpu(2, "0"); }
+/* Staged: the halo copies on the copy stream, overlapping the interior SpMM. */
+Test(train_cuda, cora_p2_staged_equals_cpu, .timeout = 300) {
+  check_against_cpu(2, "0", "cusparse");
+}
+
+Test(train_cuda, cora_p2_staged_row_kernel_equals_cpu, .timeout = 300) {
+  check_against_cpu(2, "0", "rows");
+}
 
 /* In place, with device pointers handed to MPI: only where MPI takes them. */
 Test(train_cuda, cora_p2_cuda_aware_equals_cpu, .timeout = 300) {
@@ -67,5 +79,5 @@ Test(train_cuda, cora_p2_cuda_aware_equals_cpu, .timeout = 300) {
              "ompi_info --parsable --all 2>/dev/null | "
              "grep -q 'mpi_built_with_cuda_support:value:true'") != 0)
     cr_skip_test("this Open MPI is not CUDA-aware");
-  check_against_cpu(2, "1");
+  check_against_cpu(2, "1", "cusparse");
 }

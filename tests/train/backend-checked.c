@@ -13,11 +13,22 @@
  * side of uploads and downloads do not.  A violation is what would be an
  * illegal address on a GPU: it prints one line and aborts.
  *
+ * The copy stream (copy_* slots) is simulated by deferring: copy_download
+ * and copy_upload only queue their copy, and the queue runs at the next
+ * copy_synchronize or compute_wait_copy, the latest point at which a GPU
+ * could have done it.  A caller that forgets a wait (MPI sending host rows
+ * before copy_synchronize, the boundary SpMM reading halo rows before
+ * compute_wait_copy) then reads stale rows, and its results differ from the
+ * CPU's.  spmm_prepare checks that the declared product lies in device
+ * memory.
+ *
  * HALO_CHECKED_FAIL_DOWNLOAD=RANK:N (HALO_CHECKED_FAIL_UPLOAD,
  * HALO_CHECKED_FAIL_SYNCHRONIZE) makes the N-th download (upload,
  * synchronize) of world rank RANK fail, as a device fault surfacing at a
  * copy or a wait would: the tests use them to check that such a failure is
- * agreed on rather than hanging the peers.
+ * agreed on rather than hanging the peers.  Queued copies count as
+ * downloads and uploads, and the copy stream's waits and fences as
+ * synchronizes.
  */
 #include "backend-checked.h"
 
@@ -33,10 +44,22 @@ typedef struct region {
   size_t bytes;
 } region;
 
+/* A copy queued on the simulated copy stream. */
+typedef struct queued_copy {
+  void *dst;
+  const void *src;
+  size_t bytes;
+} queued_copy;
+
+/* More copies than one exchange queues between two waits. */
+enum { COPY_QUEUE = 8 };
+
 typedef struct checked_ctx {
   int mpi_device;
   region *regions;
   size_t nregions, cap;
+  queued_copy queue[COPY_QUEUE];
+  int nqueued;
   int64_t uploads, downloads, host_allocs, synchronizes;
   int64_t fail_download;    /* 1-based download number that fails; 0: none */
   int64_t fail_upload;      /* 1-based upload number that fails; 0: none */
@@ -132,32 +155,102 @@ static void ck_buf_free(halo_backend *be, halo_buf *buf) {
   *buf = (halo_buf){0};
 }
 
+/* Counts one event of a kind and fails it when it is the injected one. */
+static halo_status count(int64_t *made, int64_t fail_at, const char *kind, const char *var) {
+  if (++*made != fail_at) return HALO_OK;
+  halo_log_error("checked backend: %s %lld fails (%s)", kind, (long long)*made, var);
+  return HALO_ERR_CUDA;
+}
+
+static halo_status count_upload(halo_backend *be) {
+  checked_ctx *c = ctx_of(be);
+  return count(&c->uploads, c->fail_upload, "upload", "HALO_CHECKED_FAIL_UPLOAD");
+}
+
+static halo_status count_download(halo_backend *be) {
+  checked_ctx *c = ctx_of(be);
+  return count(&c->downloads, c->fail_download, "download", "HALO_CHECKED_FAIL_DOWNLOAD");
+}
+
+static halo_status count_synchronize(halo_backend *be) {
+  checked_ctx *c = ctx_of(be);
+  return count(&c->synchronizes, c->fail_synchronize, "synchronize",
+               "HALO_CHECKED_FAIL_SYNCHRONIZE");
+}
+
+static void check_upload(halo_backend *be, const char *slot, const halo_buf *dst, size_t offset,
+                         const void *src, size_t bytes) {
+  if (offset + bytes > dst->bytes) fail(slot, "range", "is outside the buffer");
+  device(be, slot, "dst", (char *)dst->data + offset, bytes);
+  host(be, slot, "src", src);
+}
+
+static void check_download(halo_backend *be, const char *slot, const void *dst, const halo_buf *src,
+                           size_t offset, size_t bytes) {
+  if (offset + bytes > src->bytes) fail(slot, "range", "is outside the buffer");
+  device(be, slot, "src", (const char *)src->data + offset, bytes);
+  host(be, slot, "dst", dst);
+}
+
 static halo_status ck_upload(halo_backend *be, halo_buf *dst, size_t offset, const void *src,
                              size_t bytes) {
-  if (offset + bytes > dst->bytes) fail("upload", "range", "is outside the buffer");
-  device(be, "upload", "dst", (char *)dst->data + offset, bytes);
-  host(be, "upload", "src", src);
+  check_upload(be, "upload", dst, offset, src, bytes);
   memcpy((char *)dst->data + offset, src, bytes);
-  if (++ctx_of(be)->uploads == ctx_of(be)->fail_upload) {
-    halo_log_error("checked backend: upload %lld fails (HALO_CHECKED_FAIL_UPLOAD)",
-                   (long long)ctx_of(be)->uploads);
-    return HALO_ERR_CUDA;
-  }
-  return HALO_OK;
+  return count_upload(be);
 }
 
 static halo_status ck_download(halo_backend *be, void *dst, const halo_buf *src, size_t offset,
                                size_t bytes) {
-  if (offset + bytes > src->bytes) fail("download", "range", "is outside the buffer");
-  device(be, "download", "src", (const char *)src->data + offset, bytes);
-  host(be, "download", "dst", dst);
+  check_download(be, "download", dst, src, offset, bytes);
   memcpy(dst, (const char *)src->data + offset, bytes);
-  if (++ctx_of(be)->downloads == ctx_of(be)->fail_download) {
-    halo_log_error("checked backend: download %lld fails (HALO_CHECKED_FAIL_DOWNLOAD)",
-                   (long long)ctx_of(be)->downloads);
-    return HALO_ERR_CUDA;
-  }
-  return HALO_OK;
+  return count_download(be);
+}
+
+/* --- the simulated copy stream -------------------------------------------- */
+
+static void enqueue(halo_backend *be, const char *slot, void *dst, const void *src, size_t bytes) {
+  checked_ctx *c = ctx_of(be);
+  if (c->nqueued == COPY_QUEUE) fail(slot, "copy", "overflows the queue: a wait is missing");
+  c->queue[c->nqueued++] = (queued_copy){.dst = dst, .src = src, .bytes = bytes};
+}
+
+/* Runs the queued copies, in order, as the copy stream would have. */
+static void drain(halo_backend *be) {
+  checked_ctx *c = ctx_of(be);
+  for (int i = 0; i < c->nqueued; i++) memcpy(c->queue[i].dst, c->queue[i].src, c->queue[i].bytes);
+  c->nqueued = 0;
+}
+
+/* Compute slots finish on return: the fence has nothing to wait for. */
+static halo_status ck_copy_wait_compute(halo_backend *be) { return count_synchronize(be); }
+
+static halo_status ck_copy_download(halo_backend *be, void *dst, const halo_buf *src, size_t offset,
+                                    size_t bytes) {
+  check_download(be, "copy_download", dst, src, offset, bytes);
+  halo_status st = count_download(be);
+  if (st == HALO_OK && bytes > 0)
+    enqueue(be, "copy_download", dst, (const char *)src->data + offset, bytes);
+  return st;
+}
+
+static halo_status ck_copy_upload(halo_backend *be, halo_buf *dst, size_t offset, const void *src,
+                                  size_t bytes) {
+  check_upload(be, "copy_upload", dst, offset, src, bytes);
+  halo_status st = count_upload(be);
+  if (st == HALO_OK && bytes > 0)
+    enqueue(be, "copy_upload", (char *)dst->data + offset, src, bytes);
+  return st;
+}
+
+static halo_status ck_copy_synchronize(halo_backend *be) {
+  drain(be);
+  return count_synchronize(be);
+}
+
+/* The copies must land before the next compute slot, which runs at once. */
+static halo_status ck_compute_wait_copy(halo_backend *be) {
+  drain(be);
+  return count_synchronize(be);
 }
 
 static void ck_csr_free(halo_backend *be, halo_csr *dev) {
@@ -192,14 +285,7 @@ static void device_csr(halo_backend *be, const char *slot, const halo_csr *a) {
 
 /* Every slot completes on return, as the CPU's do: only the injected
  * failure is left to report. */
-static halo_status ck_synchronize(halo_backend *be) {
-  if (++ctx_of(be)->synchronizes == ctx_of(be)->fail_synchronize) {
-    halo_log_error("checked backend: synchronize %lld fails (HALO_CHECKED_FAIL_SYNCHRONIZE)",
-                   (long long)ctx_of(be)->synchronizes);
-    return HALO_ERR_CUDA;
-  }
-  return HALO_OK;
-}
+static halo_status ck_synchronize(halo_backend *be) { return count_synchronize(be); }
 
 static int ck_mpi_takes_device(halo_backend *be) { return ctx_of(be)->mpi_device; }
 
@@ -312,6 +398,15 @@ static void ck_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t
   cpu->spmm(be, a, x, ldx, ncols, beta, y, ldy, rows, nrows);
 }
 
+/* A declared product must lie in device memory, rows [0, nrows) of A. */
+static halo_status ck_spmm_prepare(halo_backend *be, const halo_csr *a, int64_t nrows,
+                                   int64_t ncols) {
+  device_csr(be, "spmm_prepare", a);
+  if (nrows < 0 || nrows > a->rows || ncols < 1)
+    fail("spmm_prepare", "shape", "is not rows [0, nrows) of A times ncols >= 1 columns");
+  return HALO_OK;
+}
+
 static void ck_csr_dropout(halo_backend *be, const halo_csr *a, int transposed, const int64_t *gid,
                            uint64_t key, float p, float *out) {
   device_csr(be, "csr_dropout", a);
@@ -324,6 +419,8 @@ static void ck_destroy(halo_backend *be) {
   checked_ctx *c = ctx_of(be);
   if (c && c->nregions > 0)
     fprintf(stderr, "checked backend: %zu device buffers were never freed\n", c->nregions);
+  if (c && c->nqueued > 0)
+    fprintf(stderr, "checked backend: %d queued copies were never waited for\n", c->nqueued);
   if (c) free(c->regions);
   free(c);
   be->context = NULL;
@@ -343,6 +440,11 @@ static const halo_backend_ops checked_ops = {
     .mpi_takes_device = ck_mpi_takes_device,
     .host_alloc = ck_host_alloc,
     .host_free = ck_host_free,
+    .copy_wait_compute = ck_copy_wait_compute,
+    .copy_download = ck_copy_download,
+    .copy_upload = ck_copy_upload,
+    .copy_synchronize = ck_copy_synchronize,
+    .compute_wait_copy = ck_compute_wait_copy,
     .gemm = ck_gemm,
     .bias_add = ck_bias_add,
     .colsum = ck_colsum,
@@ -355,6 +457,7 @@ static const halo_backend_ops checked_ops = {
     .copy = ck_copy,
     .pack = ck_pack,
     .spmm = ck_spmm,
+    .spmm_prepare = ck_spmm_prepare,
     .csr_dropout = ck_csr_dropout,
 };
 
