@@ -147,7 +147,8 @@ typedef struct halo_backend_ops {
    * nothing; the matrix is known by its indptr and indices, and spmm may
    * pass another values array of the same length (dropped values).
    * Products never declared still run, on the backend's own kernel.  The
-   * preparation lives until csr_free of the matrix. Local. */
+   * preparation lives until csr_free of the matrix (a view's: of the matrix it
+   * views). Local. */
   halo_status (*spmm_prepare)(halo_backend *be, const halo_csr *a, int64_t nrows, int64_t ncols);
   /* Keyed dropout of a sparse matrix's values, the mask of `dropout` seen
    * through the sparsity pattern:
