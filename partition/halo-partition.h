@@ -47,14 +47,15 @@ typedef enum { HALO_OBJECTIVE_CUT = 0, HALO_OBJECTIVE_VOL } halo_objective;
 /* How a shard numbers its owned rows (halo rows are the same either way).
  * COMMUNITY: rows with no neighbour in another part ("interior") first, then
  * the boundary rows; within each group, block by block, where the blocks are
- * a METIS k-way cut of the part's induced subgraph into pieces of about
- * HALO_PARTITION_BLOCK_ROWS rows, and ascending global id inside a block.
+ * grown greedily in the part's induced subgraph (each of at most
+ * HALO_PARTITION_BLOCK_ROWS rows and, but for the last, at least half that;
+ * O(rows + edges), deterministic), and ascending global id inside a block.
  * Neighbours then sit close together, so the rows of X an SpMM gathers come
  * from cache, and the interior rows are a prefix [0, n_interior) of the local
  * CSR.  ID: ascending global id (format 1's only order). */
 typedef enum { HALO_ORDER_COMMUNITY = 0, HALO_ORDER_ID } halo_order;
 
-/* Rows per locality block.  At width 64 (float) the X rows of one block take
+/* Rows per locality block, at most.  At width 64 (float) the X rows of one block take
  * 1000 · 256 B = 256 KB, half of a 512 KB L2, so a block's inner gathers
  * stay in L2 at the widths the trainer uses (16 to 64); smaller blocks cut
  * more of a community's edges.  Measured in docs/benchmarks.md ("SpMM vs

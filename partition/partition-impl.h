@@ -11,12 +11,15 @@
 halo_status halo__partition_order(const int32_t *part, int64_t n, int32_t parts, int64_t **order,
                                   int64_t **start);
 
-/* Cuts the subgraph induced by owned[0..n_owned) into blocks of about
- * block_rows rows with METIS k-way (fixed seed: deterministic) and writes
- * block[i] in [0, ceil(n_owned / block_rows)) for owned[i].  local[v] is i
- * for v = owned[i] and negative for every other neighbour of an owned node.
- * All zero when one block suffices, when the subgraph has no edge, or when
- * it exceeds METIS' idx_t. Scratch: the subgraph in idx_t. Local. */
+/* Cuts the subgraph induced by owned[0..n_owned) into blocks of at most
+ * block_rows rows for locality (greedy graph growing, partition-blocks.c)
+ * and writes block[i] for owned[i]: block ids 0, 1, ... in the order the
+ * blocks were grown, every block but the last of at least
+ * ceil(block_rows / 2) rows, all zero when n_owned <= block_rows.  local[v]
+ * is i for v = owned[i] and negative for every other neighbour of an owned
+ * node.  Deterministic; O(n_owned + inner edges) time, scratch of the
+ * induced subgraph.  Fails only on out of memory, block_rows < 1 or
+ * n_owned > INT32_MAX. Local. */
 halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, int64_t n_owned,
                                    const int32_t *local, int64_t block_rows, int32_t *block);
 

@@ -1,5 +1,4 @@
-/* METIS k-way (METIS_PartGraphKway): the default partitioner, and the
- * blocks that order a part's rows for locality (halo__partition_blocks).
+/* METIS k-way (METIS_PartGraphKway): the default partitioner.
  *
  * METIS wants its own index type.  While it runs, the graph's int64 arrays
  * are replaced by idx_t copies and freed, so the process holds one copy of
@@ -101,65 +100,5 @@ done:
   free(adjncy);
   free(xadj);
   free(where);
-  return st;
-}
-
-halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, int64_t n_owned,
-                                   const int32_t *local, int64_t block_rows, int32_t *block) {
-  halo_status st = HALO_OK;
-  idx_t *xadj = NULL, *adjncy = NULL, *where = NULL;
-  const int64_t blocks = (n_owned + block_rows - 1) / block_rows;
-  for (int64_t i = 0; i < n_owned; i++) block[i] = 0;
-  if (blocks <= 1) goto done;
-
-  /* The induced subgraph, in the numbering of `owned`: one pass to count,
-   * one to fill.  Its edges are at most the part's nnz. */
-  HALO_ALLOC(xadj, n_owned + 1, "METIS block xadj");
-  int64_t inner = 0;
-  for (int64_t i = 0; i < n_owned; i++) {
-    for (int64_t k = g->indptr[owned[i]]; k < g->indptr[owned[i] + 1]; k++)
-      inner += local[g->indices[k]] >= 0;
-    /* Beyond idx_t, keep id order (halo_partition_metis refuses such graphs anyway). */
-    if (inner > (int64_t)IDX_MAX) goto done;
-    xadj[i + 1] = (idx_t)inner;
-  }
-  /* No inner edge: any blocks would be arbitrary, and id order is as good. */
-  if (inner == 0) goto done;
-  HALO_ALLOC(adjncy, xadj[n_owned], "METIS block adjncy");
-  HALO_ALLOC(where, n_owned, "METIS block vector");
-  for (int64_t i = 0; i < n_owned; i++) {
-    idx_t at = xadj[i];
-    for (int64_t k = g->indptr[owned[i]]; k < g->indptr[owned[i] + 1]; k++)
-      if (local[g->indices[k]] >= 0) adjncy[at++] = (idx_t)local[g->indices[k]];
-  }
-
-  idx_t options[METIS_NOPTIONS];
-  METIS_SetDefaultOptions(options);
-  options[METIS_OPTION_NUMBERING] = 0;
-  options[METIS_OPTION_SEED] = 1; /* fixed: the same part gives the same blocks */
-  /* Random matching and one refinement pass: on the 500k-node SBM of
-   * bench/partition.sh (16 parts) the blocks took 6 s of cpu instead of
-   * 12.5 s, for 1 point of locality (77.0% against 78.2% of nonzeros within
-   * 1024 rows on the 1M-node SBM of spmm-stream), no SpMM change beyond the
-   * noise.  Blocks only order rows, so their cut matters less than a
-   * partition's. */
-  options[METIS_OPTION_CTYPE] = METIS_CTYPE_RM;
-  options[METIS_OPTION_NITER] = 1;
-  idx_t nvtxs = (idx_t)n_owned, ncon = 1, nparts = (idx_t)blocks, objval = 0;
-  int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj, adjncy, NULL, NULL, NULL, &nparts, NULL, NULL,
-                               options, &objval, where);
-  if (rc != METIS_OK)
-    HALO_FAIL(HALO_ERR_METIS, "METIS_PartGraphKway failed ordering the rows of a part of %s (%s)",
-              g->source, metis_error(rc));
-  for (int64_t i = 0; i < n_owned; i++) {
-    if (where[i] < 0 || where[i] >= nparts)
-      HALO_FAIL(HALO_ERR_METIS, "METIS returned block %lld for row %lld (blocks: %lld)",
-                (long long)where[i], (long long)i, (long long)blocks);
-    block[i] = (int32_t)where[i];
-  }
-done:
-  free(where);
-  free(adjncy);
-  free(xadj);
   return st;
 }

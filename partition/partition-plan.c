@@ -3,8 +3,9 @@
  * For part p with owned set O:
  *   owned rows (HALO_ORDER_COMMUNITY): interior rows (no neighbour outside
  *           O) first, then boundary rows; within each group block by block
- *           (a METIS cut of the subgraph induced by O, halo__partition_blocks),
- *           ascending id inside a block.  HALO_ORDER_ID: ascending id.
+ *           (blocks grown greedily in the subgraph induced by O,
+ *           halo__partition_blocks), ascending id inside a block.
+ *           HALO_ORDER_ID: ascending id.
  *   halo    = {v ∉ O : (u, v) ∈ E, u ∈ O}, grouped by part[v], ascending id;
  *   send[q] = {u ∈ O : some neighbour of u is owned by q}, ascending id.
  * On a symmetric graph send[q] of p is exactly the halo range of q that p
@@ -15,9 +16,9 @@
  * The plan keeps one int32 map global -> local (size n) that is set for the
  * rows of the part being built and reset afterwards, so building all P
  * parts costs O(n + m + H log H) time (a sweep of the map replaces the sort
- * only when it costs less than 16 H), plus METIS on each part's induced
- * subgraph for the community order, and O(n) scratch beyond one part's
- * arrays and its METIS blocks.
+ * only when it costs less than 16 H), the community order's blocks
+ * included (linear in each part's rows and edges), and O(n) scratch beyond
+ * one part's arrays and its induced subgraph while the blocks are grown.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -167,8 +167,8 @@ static int is_boundary(const halo_graph *g, const int32_t *part, int64_t u) {
 /* Owned rows of shard s in `order`: a permutation of expect[0..n_owned)
  * (the part's nodes, ascending).  ID: ascending.  COMMUNITY: the interior
  * nodes first (exactly n_interior of them), then the boundary nodes; ids
- * ascend inside a METIS block, so each group is at most one ascending run
- * per block. */
+ * ascend inside a locality block, so each group is at most one ascending
+ * run per block. */
 static void check_owned_order(const halo_graph *g, const int32_t *part, const halo_shard *s,
                               halo_order order, const int64_t *expect, int64_t n_owned,
                               int *owned_count) {
@@ -196,7 +196,11 @@ static void check_owned_order(const halo_graph *g, const int32_t *part, const ha
   }
   cr_assert_eq(prefix, interior, "part %d: %lld interior rows but only %lld come first", p,
                (long long)interior, (long long)prefix);
-  const int64_t blocks = (n_owned + HALO_PARTITION_BLOCK_ROWS - 1) / HALO_PARTITION_BLOCK_ROWS;
+  /* Every block but the last holds at least ceil(B / 2) of the B rows per
+   * block (partition-blocks.c); a part of at most B rows is one block. */
+  const int64_t min_rows = (HALO_PARTITION_BLOCK_ROWS + 1) / 2;
+  const int64_t blocks =
+      n_owned <= HALO_PARTITION_BLOCK_ROWS ? 1 : (n_owned + min_rows - 1) / min_rows;
   int64_t runs[2] = {interior > 0, n_owned > interior};
   for (int64_t r = 1; r < n_owned; r++)
     if (r != interior) runs[r > interior] += s->global_id[r] < s->global_id[r - 1];
