@@ -16,6 +16,15 @@
  * borrows the caller's column indices (int32) and values, moved forward to
  * the view's first nonzero; with int64 indices it holds a widened copy of
  * the columns.
+ *
+ * Alignment.  cuSPARSE 12 vectorises its loads and stores and faults with
+ * cudaErrorMisalignedAddress on arrays that are not 16-byte aligned (seen
+ * for SpMV's y in Kokkos Kernels #1889 and for index arrays in PyTorch
+ * #169419; the documentation promises nothing either way).  Every array a
+ * plan hands cuSPARSE is therefore 16-byte aligned: a block of rows that
+ * starts mid-array (the boundary part, a row view) gets its own copy of its
+ * columns and values when their addresses are not, and callers keep X and
+ * Y aligned (the CUDA backend sends other products to the row kernel).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +104,8 @@ __global__ void widen_indices_kernel(const int32_t *in, int64_t n, int64_t *out)
     out[i] = in[i];
 }
 
+bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
 /* Blocks for a grid-stride loop over n elements, capped. */
 unsigned stride_blocks(int64_t n) {
   const int64_t blocks = (n + kRowsThreads - 1) / kRowsThreads;
@@ -138,9 +149,11 @@ struct halo_spmm_cuda_plan {
   float *values;                      /* device */
   int device_view;                    /* from halo_spmm_cuda_plan_create_device */
   int owns_indices, owns_values;      /* 0: borrowed from the caller's CSR */
-  int64_t first_nz;                   /* device view: the view's first nonzero */
-  const float *values_base;           /* device view: the caller's values array */
-  void *workspace;                    /* device */
+  void *boundary_indices;             /* aligned copies for the boundary part, or NULL */
+  float *boundary_values;
+  int64_t first_nz;         /* device view: the view's first nonzero */
+  const float *values_base; /* device view: the caller's values array */
+  void *workspace;          /* device */
   size_t workspace_bytes;
   int64_t device_bytes;
   cusparseSpMatDescr_t mat[kParts]; /* NULL for a part without nonzeros */
@@ -260,6 +273,17 @@ done:
   return st;
 }
 
+/* *dst = a new device copy of the `bytes` at device address src, ordered
+ * on `stream`: an aligned home for a block that starts mid-array. */
+static halo_status copy_aligned(void **dst, const void *src, size_t bytes, cudaStream_t stream,
+                                int64_t *total, const char *what) {
+  halo_status st = HALO_OK;
+  HALO_TRY(upload(dst, NULL, bytes, stream, total, what));
+  if (bytes) HALO_CUDA(cudaMemcpyAsync(*dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+done:
+  return st;
+}
+
 static void shape_descr_destroy(shape_descr *d) {
   if (d->x) cusparseDestroyDnMat(d->x);
   for (int part = 0; part < kParts; part++)
@@ -275,6 +299,8 @@ extern "C" void halo_spmm_cuda_plan_destroy(halo_spmm_cuda_plan **plan) {
   for (int part = 0; part < kParts; part++)
     if (p->mat[part]) cusparseDestroySpMat(p->mat[part]);
   cudaFree(p->workspace);
+  cudaFree(p->boundary_values);
+  cudaFree(p->boundary_indices);
   if (p->owns_values) cudaFree(p->values);
   if (p->owns_indices) cudaFree(p->indices);
   cudaFree(p->boundary);
@@ -366,11 +392,22 @@ extern "C" halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t spl
     if (p->part_nnz[part] == 0) continue; /* run() handles an empty part itself */
     const int64_t first_nz = part == HALO_SPMM_BOUNDARY ? a->indptr[split] : 0;
     void *offsets = part == HALO_SPMM_BOUNDARY ? p->boundary : p->offsets;
+    void *columns = (char *)p->indices + first_nz * (int64_t)isz;
+    float *values = p->values + first_nz;
+    if (!aligned16(columns) || !aligned16(values)) { /* see Alignment at the top */
+      HALO_TRY(copy_aligned(&p->boundary_indices, columns, (size_t)p->part_nnz[part] * isz, s,
+                            &p->device_bytes, "boundary column indices"));
+      HALO_TRY(copy_aligned((void **)&p->boundary_values, values,
+                            (size_t)p->part_nnz[part] * sizeof(float), s, &p->device_bytes,
+                            "boundary values"));
+      columns = p->boundary_indices;
+      values = p->boundary_values;
+    }
     HALO_CUSPARSE(cusparseCreateCsr(&p->mat[part], p->part_rows[part], a->cols, p->part_nnz[part],
-                                    offsets, (char *)p->indices + first_nz * (int64_t)isz,
-                                    p->values + first_nz, itype, itype, CUSPARSE_INDEX_BASE_ZERO,
-                                    f32));
+                                    offsets, columns, values, itype, itype,
+                                    CUSPARSE_INDEX_BASE_ZERO, f32));
   }
+  HALO_CUDA(cudaStreamSynchronize(s)); /* finished on return, as the header says */
 
   for (int i = 0; i < nshapes; i++) {
     size_t bytes = 0;
@@ -622,6 +659,18 @@ extern "C" halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int6
   }
   p->values_base = a->values;
   p->values = a->values ? (float *)a->values + p->first_nz : NULL;
+  if (p->nnz > 0 && !aligned16(p->indices)) { /* see Alignment at the top */
+    const void *columns = p->indices;
+    HALO_TRY(copy_aligned(&p->indices, columns, (size_t)p->nnz * isz, s, &p->device_bytes,
+                          "aligned column indices"));
+    p->owns_indices = 1;
+  }
+  if (p->nnz > 0 && !aligned16(p->values)) {
+    const float *values = p->values;
+    HALO_TRY(copy_aligned((void **)&p->values, values, (size_t)p->nnz * sizeof(float), s,
+                          &p->device_bytes, "aligned values"));
+    p->owns_values = 1;
+  }
 
   if (p->nnz > 0)
     HALO_CUSPARSE(cusparseCreateCsr(&p->mat[HALO_SPMM_ALL], nrows, a->cols, p->nnz, p->offsets,
@@ -643,7 +692,7 @@ done:
 }
 
 extern "C" halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan,
-                                                      const float *values) {
+                                                      const float *values, void *stream) {
   halo_status st = HALO_OK;
   if (!plan || !plan->device_view || (!values && plan->nnz > 0)) {
     halo_log_error("halo_spmm_cuda_plan_set_values: %s",
@@ -654,6 +703,13 @@ extern "C" halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan,
   }
   if (values == plan->values_base) return HALO_OK;
   plan->values_base = values;
+  if (plan->owns_values) { /* an aligned copy: refresh it */
+    if (plan->nnz > 0)
+      HALO_CUDA(cudaMemcpyAsync(plan->values, values + plan->first_nz,
+                                (size_t)plan->nnz * sizeof(float), cudaMemcpyDeviceToDevice,
+                                (cudaStream_t)stream));
+    goto done;
+  }
   plan->values = (float *)values + plan->first_nz;
   if (plan->mat[HALO_SPMM_ALL])
     HALO_CUSPARSE(cusparseCsrSetPointers(plan->mat[HALO_SPMM_ALL], plan->offsets, plan->indices,

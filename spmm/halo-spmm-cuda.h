@@ -120,7 +120,8 @@ halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x, int64_t l
  * be a row view (indptr moved forward, indices and values shared, so
  * indptr[0] > 0).  The plan builds its own row offsets rebased to 0 (int32
  * when the view's nonzeros allow, as above) and BORROWS `a`'s column
- * indices (int32 plans) and values: they must outlive the plan.  Runs take
+ * indices (int32 plans) and values, which must outlive it, unless the
+ * view's part of them is not 16-byte aligned: it then keeps a copy.  Runs take
  * the one part HALO_SPMM_ALL, and halo_spmm_cuda_run_rows works too.
  * Reads indptr[0] and indptr[nrows] back, so it waits for `stream`.  For
  * set-up time.  On failure *out is NULL. Local. */
@@ -132,9 +133,12 @@ halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int64_t nrows,
 /* Rebinds a device-CSR plan to another values array of the same matrix
  * (`values` as the caller's CSR holds it, before the view's offset), such
  * as dropped-out values: later runs read it.  The sparsity pattern, and so
- * the workspace, is unchanged; nothing is allocated or queued, so it may
- * run in the epoch loop.  Work already queued keeps the old array. Local. */
-halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan, const float *values);
+ * the workspace, is unchanged, and nothing is allocated, so it may run in
+ * the epoch loop.  A plan that keeps an aligned copy of a view's values
+ * (see cuda-spmm.cu) refreshes the copy on `stream`; otherwise nothing is
+ * queued and work already queued keeps the old array. Local. */
+halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan, const float *values,
+                                           void *stream);
 
 /* 1 when `plan` was sized for the shape (ncols, ldx, ldy). Local. */
 int halo_spmm_cuda_plan_has_shape(const halo_spmm_cuda_plan *plan, int64_t ncols, int64_t ldx,

@@ -18,7 +18,8 @@
  * cuSPARSE SpMM (generic API, CSR_ALG2: deterministic, made for row-major
  * dense matrices), each matrix with its descriptors and workspace planned
  * once (halo_spmm_cuda_plan_create_device, on the device copy of the
- * matrix: no second copy of its columns or values).  The rest take halo's
+ * matrix: no second copy of its columns or values, unless a block starts at
+ * an address cuSPARSE cannot take, see cuda-spmm.cu).  The rest take halo's
  * row kernel: products over row lists, products never declared (the
  * set-up's ÂX), and products whose X or Y is not 16-byte aligned (the
  * boundary rows' view of Y at an odd offset), since cuSPARSE documents no
@@ -370,7 +371,7 @@ static void cuda_spmm(halo_backend *be, const halo_csr *a, const float *x, int64
   spmm_entry *e = rows ? NULL : spmm_find(c, a, nrows);
   if (e && aligned16(x) && aligned16(y) &&
       halo_spmm_cuda_plan_has_shape(e->plan, ncols, ldx, ldy)) {
-    halo_status st = halo_spmm_cuda_plan_set_values(e->plan, a->values);
+    halo_status st = halo_spmm_cuda_plan_set_values(e->plan, a->values, c->stream);
     if (st == HALO_OK)
       st = halo_spmm_cuda_run(e->plan, HALO_SPMM_ALL, x, ldx, ncols, beta, y, ldy, c->stream);
     note(be, st);

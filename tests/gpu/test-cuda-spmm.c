@@ -420,39 +420,41 @@ Test(cuda_spmm, device_csr_plans_over_row_views) {
 
 /* Dropped values through set_values (the trainer's dropout of S): later runs
  * read the new array, the pattern and workspace stay; the original array
- * comes back the same way.  A device plan has one part, ALL. */
-Test(cuda_spmm, device_csr_plan_takes_other_values) {
-  const uint64_t seed = gpu_test_seed("spmm_set_values");
-  halo_log_set_quiet(1);
-  halo_csr a = random_csr(seed, 900, 700, 30, 0);
-  halo_csr d = device_copy(&a);
-  float *dropped = host_alloc((size_t)a.nnz * sizeof *dropped);
-  fill_uniform(dropped, a.nnz, seed, 3, -2.0f, 2.0f);
-  float *ddropped = dev_upload(dropped, (size_t)a.nnz * sizeof *dropped);
-  const int64_t first = 301, nrows = a.rows - first, ncols = 24;
+ * comes back the same way.  Two row views: one whose first nonzero sits at
+ * a 16-byte boundary (the plan borrows the values and rebinds them) and one
+ * whose does not (the plan keeps an aligned copy and refreshes it).  A
+ * device plan has one part, ALL. */
+static void check_set_values(const halo_csr *a, const halo_csr *d, int64_t first, uint64_t seed) {
+  float *dropped = host_alloc((size_t)a->nnz * sizeof *dropped);
+  fill_uniform(dropped, a->nnz, seed, 3, -2.0f, 2.0f);
+  float *ddropped = dev_upload(dropped, (size_t)a->nnz * sizeof *dropped);
+  const int64_t nrows = a->rows - first, ncols = 24;
   const halo_spmm_cuda_shape sh = {ncols, ncols, ncols};
   const halo_spmm_cuda_options opt = {.alg = HALO_SPMM_CUDA_ALG_CSR2, .force_index64 = 0};
-  const halo_csr dv = row_view(&d, first, nrows);
+  const halo_csr dv = row_view(d, first, nrows);
   halo_spmm_cuda_plan *plan = NULL;
   cr_assert_eq(halo_spmm_cuda_plan_create_device(&dv, nrows, &sh, 1, &opt, NULL, &plan), HALO_OK);
-  const size_t xsz = (size_t)(a.cols * ncols) * 4, ysz = (size_t)(nrows * ncols) * 4;
+  fprintf(stderr, "set_values: view from row %lld (nonzero %lld), %lld device bytes\n",
+          (long long)first, (long long)a->indptr[first],
+          (long long)halo_spmm_cuda_plan_bytes(plan));
+  const size_t xsz = (size_t)(a->cols * ncols) * 4, ysz = (size_t)(nrows * ncols) * 4;
   float *x = host_alloc(xsz), *y = host_alloc(ysz), *got = host_alloc(ysz);
   char *computed = host_alloc((size_t)nrows);
   memset(computed, 1, (size_t)nrows);
-  fill_uniform(x, a.cols * ncols, seed, 4, -1.0f, 1.0f);
+  fill_uniform(x, a->cols * ncols, seed, 4, -1.0f, 1.0f);
   float *dx = dev_upload(x, xsz), *dy = dev_alloc(ysz);
   for (int round = 0; round < 3; round++) {
     const int use_dropped = round == 1;
-    halo_csr hv = row_view(&a, first, nrows);
+    halo_csr hv = row_view(a, first, nrows);
     if (use_dropped) hv.values = dropped;
-    cr_assert_eq(halo_spmm_cuda_plan_set_values(plan, use_dropped ? ddropped : d.values), HALO_OK);
+    cr_assert_eq(halo_spmm_cuda_plan_set_values(plan, use_dropped ? ddropped : d->values, NULL),
+                 HALO_OK);
     cr_assert_eq(halo_spmm_cuda_run(plan, HALO_SPMM_ALL, dx, ncols, ncols, 0.0f, dy, ncols, NULL),
                  HALO_OK);
     halo_spmm_cpu(&hv, x, ncols, ncols, 0.0f, y, ncols, NULL, nrows);
     dev_download(got, dy, ysz);
     expect_same_y(got, y, nrows, ncols, ncols, computed, use_dropped ? "dropped values" : "values");
     /* The row kernel over the plan reads the same arrays. */
-    memset(got, 0, ysz);
     cr_assert_eq(cudaMemset(dy, 0xff, ysz), cudaSuccess);
     cr_assert_eq(
         halo_spmm_cuda_run_rows(plan, dx, ncols, ncols, 0.0f, dy, ncols, NULL, nrows, NULL),
@@ -463,10 +465,10 @@ Test(cuda_spmm, device_csr_plan_takes_other_values) {
   cr_expect_eq(
       halo_spmm_cuda_run(plan, HALO_SPMM_INTERIOR, dx, ncols, ncols, 0.0f, dy, ncols, NULL),
       HALO_ERR_ARG, "a device plan has no interior part");
-  cr_expect_eq(halo_spmm_cuda_plan_set_values(plan, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_spmm_cuda_plan_set_values(plan, NULL, NULL), HALO_ERR_ARG);
   halo_spmm_cuda_plan *host_plan = NULL;
-  cr_assert_eq(halo_spmm_cuda_plan_create(&a, 0, &sh, 1, &opt, NULL, &host_plan), HALO_OK);
-  cr_expect_eq(halo_spmm_cuda_plan_set_values(host_plan, ddropped), HALO_ERR_ARG,
+  cr_assert_eq(halo_spmm_cuda_plan_create(a, 0, &sh, 1, &opt, NULL, &host_plan), HALO_OK);
+  cr_expect_eq(halo_spmm_cuda_plan_set_values(host_plan, ddropped, NULL), HALO_ERR_ARG,
                "a plan that owns its values does not take others");
   halo_spmm_cuda_plan_destroy(&host_plan);
   halo_spmm_cuda_plan_destroy(&plan);
@@ -481,6 +483,22 @@ Test(cuda_spmm, device_csr_plan_takes_other_values) {
   free(got);
   free(dropped);
   free(computed);
+}
+
+Test(cuda_spmm, device_csr_plan_takes_other_values) {
+  const uint64_t seed = gpu_test_seed("spmm_set_values");
+  halo_log_set_quiet(1);
+  halo_csr a = random_csr(seed, 900, 700, 30, 0);
+  halo_csr d = device_copy(&a);
+  int64_t aligned = -1, misaligned = -1; /* first rows >= 300 of each kind */
+  for (int64_t r = 300; r < a.rows && (aligned < 0 || misaligned < 0); r++) {
+    if (a.indptr[r] % 4 == 0 && aligned < 0) aligned = r;
+    if (a.indptr[r] % 4 != 0 && misaligned < 0) misaligned = r;
+  }
+  cr_assert(aligned >= 0 && misaligned >= 0, "seed %llu: no view of each kind",
+            (unsigned long long)seed);
+  check_set_values(&a, &d, aligned, seed);
+  check_set_values(&a, &d, misaligned, seed);
   free_device_copy(&d);
   free_csr(&a);
 }
