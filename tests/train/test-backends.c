@@ -5,9 +5,10 @@
  * declares its buffers device memory: the trainer must then upload, download
  * and stage exactly as it would for a GPU, and the checked backend aborts on
  * any host pointer handed to a compute slot.  Both halo exchange modes of a
- * device backend run: staged through host buffers, and in place (CUDA-aware
- * MPI).  The arithmetic is the CPU's in every case, so every number the
- * probe writes must be the same text, at P=1 and P=3.
+ * device backend run: staged through host buffers on the backend's
+ * simulated copy stream, and in place (CUDA-aware MPI).  The arithmetic is
+ * the CPU's in every case, so every number the probe writes must be the
+ * same text, at P=1 and P=3.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -173,4 +174,34 @@ Test(backends, checked_backend_refuses_overruns, .signal = SIGABRT) {
   halo_buf y = {0};
   cr_assert_eq(be->ops->buf_alloc(be, 64 * sizeof(float), &y), HALO_OK);
   be->ops->relu(be, y.data, 65);
+}
+
+/* The checked backend's copy stream runs a copy at the next wait, not
+ * before: a missing copy_synchronize or compute_wait_copy in the exchange
+ * then leaves stale rows, which the probes above would see. */
+Test(backends, checked_backend_defers_copies_to_the_next_wait) {
+  halo_backend *be = NULL;
+  cr_assert_eq(checked_backend_create(0, &be), HALO_OK);
+  const halo_backend_ops *o = be->ops;
+  cr_assert(o->copy_wait_compute && o->copy_download && o->copy_upload && o->copy_synchronize &&
+            o->compute_wait_copy);
+  halo_buf dev = {0};
+  cr_assert_eq(o->buf_alloc(be, 8 * sizeof(float), &dev), HALO_OK);
+  float host[8] = {1, 2, 3, 4, 5, 6, 7, 8}, back[8] = {0};
+  float *d = dev.data;
+
+  cr_assert_eq(o->copy_upload(be, &dev, 0, host, sizeof host), HALO_OK);
+  cr_expect_eq(d[3], 0.0f, "an upload is not done before a wait");
+  cr_assert_eq(o->compute_wait_copy(be), HALO_OK);
+  cr_expect_eq(d[3], 4.0f, "compute after compute_wait_copy sees the upload");
+
+  o->relu(be, d, 8); /* compute: unchanged, all positive */
+  cr_assert_eq(o->copy_wait_compute(be), HALO_OK);
+  cr_assert_eq(o->copy_download(be, back, &dev, 4 * sizeof(float), 4 * sizeof(float)), HALO_OK);
+  cr_expect_eq(back[0], 0.0f, "a download is not done before a wait");
+  cr_assert_eq(o->copy_synchronize(be), HALO_OK);
+  cr_expect_eq(back[0], 5.0f, "the host sees the download after copy_synchronize");
+  cr_expect_eq(back[3], 8.0f);
+  o->buf_free(be, &dev);
+  halo_backend_destroy(&be);
 }
