@@ -375,9 +375,9 @@ fx_case fx_case_parse(char *const *argv) {
                    .features = s.features,
                    .density = s.density,
                    .classes = s.classes,
-                   .hidden = atoi(argv[5]),
-                   .input_dropout = (float)atof(argv[6]),
-                   .epochs = atoi(argv[7])};
+                   .hidden = atoi(argv[FX_SPEC_ARGS]),
+                   .input_dropout = (float)atof(argv[FX_SPEC_ARGS + 1]),
+                   .epochs = atoi(argv[FX_SPEC_ARGS + 2])};
 }
 
 fx_spec fx_case_spec(const fx_case *c, int32_t parts, uint64_t seed) {

@@ -36,8 +36,9 @@ typedef struct fx_graph {
 /* calloc that aborts with a message when memory runs out (tests only). */
 void *fx_xcalloc(size_t n, size_t size);
 
-/* The spec of "nodes degree features density classes" (argv[0..4]), as the
- * probes take it on their command line. */
+/* The spec of "nodes degree features density classes" (argv[0..4], so
+ * FX_SPEC_ARGS words), as the probes take it on their command line. */
+enum { FX_SPEC_ARGS = 5 };
 fx_spec fx_spec_parse(char *const *argv, int32_t parts, uint64_t seed);
 
 /* Builds the graph of `spec`, with a random part for every node. */

@@ -15,7 +15,10 @@
  * ("staged") or in place ("device-mpi").
  *
  * usage: train-probe OUT nodes degree features density classes layers hidden
- *                    dropout input_dropout sparse(-1|0|1) seed epoch
+ *                    dropout input_dropout sparse(-1|0|1) model_seed graph_seed
+ *                    epoch
+ * The graph's words (nodes .. classes) are read by fx_spec_parse, as every
+ * probe reads them; the rest are this probe's model.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -40,27 +43,26 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc != 15) {
-    if (rank == 0) fprintf(stderr, "train-probe: expected 14 arguments, got %d\n", argc - 1);
+  /* The model's words, after OUT and the graph's. */
+  enum { LAYERS, HIDDEN, DROPOUT, DROPIN, SPARSE, MODEL_SEED, GRAPH_SEED, EPOCH, MODEL_ARGS };
+  if (argc != 2 + FX_SPEC_ARGS + MODEL_ARGS) {
+    if (rank == 0)
+      fprintf(stderr, "train-probe: expected %d arguments, got %d\n", 1 + FX_SPEC_ARGS + MODEL_ARGS,
+              argc - 1);
     goto done;
   }
   const char *out = argv[1];
-  fx_spec spec = {.nodes = atoll(argv[2]),
-                  .avg_degree = atoi(argv[3]),
-                  .features = atoi(argv[4]),
-                  .density = (float)atof(argv[5]),
-                  .classes = atoi(argv[6]),
-                  .parts = size,
-                  .seed = strtoull(argv[13], NULL, 10)};
+  char *const *word = argv + 2 + FX_SPEC_ARGS;
+  const fx_spec spec = fx_spec_parse(argv + 2, size, strtoull(word[GRAPH_SEED], NULL, 10));
   halo_gcn_options o;
   halo_gcn_options_default(&o);
-  o.layers = atoi(argv[7]);
-  o.hidden = atoi(argv[8]);
-  o.dropout = (float)atof(argv[9]);
-  o.input_dropout = (float)atof(argv[10]);
-  o.sparse_features = atoi(argv[11]);
-  o.seed = strtoull(argv[12], NULL, 10);
-  int64_t epoch = atoll(argv[14]);
+  o.layers = atoi(word[LAYERS]);
+  o.hidden = atoi(word[HIDDEN]);
+  o.dropout = (float)atof(word[DROPOUT]);
+  o.input_dropout = (float)atof(word[DROPIN]);
+  o.sparse_features = atoi(word[SPARSE]);
+  o.seed = strtoull(word[MODEL_SEED], NULL, 10);
+  const int64_t epoch = atoll(word[EPOCH]);
 
   graph = fx_graph_new(&spec);
   shard = fx_shard_new(graph, rank, 77);
@@ -71,7 +73,7 @@ int main(int argc, char **argv) {
                      : strcmp(kind, "device-mpi") == 0 ? checked_backend_create(1, &be)
                                                        : HALO_ERR_ARG;
   if (made != HALO_OK) {
-    fprintf(stderr, "train-probe: HALO_PROBE_BACKEND=%s: cannot create it\n", kind);
+    fprintf(stderr, "train-probe: HALO_PROBE_BACKEND=%s: cannot create it\n", kind ? kind : "cpu");
     goto done;
   }
   if (halo_gcn_create(MPI_COMM_WORLD, be, shard, &o, &model) != HALO_OK) goto done;
