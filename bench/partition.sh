@@ -9,8 +9,8 @@
 #   halo-partition --input SPEC --parts P --out DIR --seed S --ufactor U --order O
 #       (generates the graph, cleans it, partitions with the same METIS call,
 #        writes P HDF5 shards with features, labels and halo plans + manifest;
-#        --order community also cuts each part into METIS blocks of ~1000
-#        rows to number its rows, which gpmetis does not do)
+#        --order community also grows blocks of at most 1000 rows in each
+#        part to number its rows, which gpmetis does not do)
 # and prints the best wall time, the best cpu time (user + system: steadier
 # than wall time on a shared machine) and the peak RSS of each, with ratios.
 # Targets (issue 2): time <= 1.3x gpmetis, peak RSS <= 1.5x gpmetis.
