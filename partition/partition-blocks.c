@@ -41,7 +41,7 @@ typedef struct frontier {
   int64_t *head;  /* size cap+1: top entry of bucket k, or -1 */
   entry *entries; /* size capacity: the growing block's entries, in push order */
   int64_t used, capacity;
-  int32_t cap;  /* highest key (keys saturate there: duplicate edges only) */
+  int32_t cap;  /* highest key kept: higher ones only come once the block is full */
   int32_t top;  /* no bucket above top holds a live entry */
   int32_t high; /* highest bucket pushed to since the last clear */
 } frontier;

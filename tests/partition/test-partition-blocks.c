@@ -300,3 +300,18 @@ Test(blocks, planted_communities_keep_their_edges) {
   free(src);
   free(perm);
 }
+
+/* Refused: no rows per block, and a part beyond int32 local rows (checked
+ * before anything is read, so the arrays may be tiny). */
+Test(blocks, bad_arguments_are_refused) {
+  halo_graph *g = pt_graph_from_edges(3, 0, NULL, NULL);
+  const int64_t owned[3] = {0, 1, 2};
+  const int32_t local[3] = {0, 1, 2};
+  int32_t block[3] = {7, 7, 7};
+  cr_expect_eq(halo__partition_blocks(g, owned, 3, local, 0, block), HALO_ERR_ARG);
+  cr_expect_eq(halo__partition_blocks(g, owned, (int64_t)INT32_MAX + 1, local, 10, block),
+               HALO_ERR_LIMIT);
+  cr_expect_eq(halo__partition_blocks(g, owned, 3, local, 1, block), HALO_OK);
+  for (int i = 0; i < 3; i++) cr_expect_eq(block[i], i, "isolated row %d", i);
+  halo_graph_destroy(&g);
+}
