@@ -338,6 +338,67 @@ Test(order, blocks_follow_communities) {
   halo_graph_destroy(&g);
 }
 
+/* K communities of exactly HALO_PARTITION_BLOCK_ROWS nodes on ids shuffled
+ * by a seeded permutation, each a ring (so it is connected) plus random
+ * chords, and no edge between communities: through the whole plan, every
+ * run of HALO_PARTITION_BLOCK_ROWS rows is one community in ascending id. */
+Test(order, shuffled_communities_of_block_rows_are_row_blocks) {
+  uint64_t seed = pt_seed("order.shuffled_communities_of_block_rows_are_row_blocks", 4);
+  const int K = 3;
+  const int64_t size = HALO_PARTITION_BLOCK_ROWS, n = K * size, m = n * 6;
+  int64_t *perm = calloc((size_t)n, sizeof *perm);
+  int64_t *src = calloc((size_t)m, sizeof *src), *dst = calloc((size_t)m, sizeof *dst);
+  int *community = calloc((size_t)n, sizeof *community);
+  cr_assert(perm && src && dst && community);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < n; i++) perm[i] = i;
+  for (int64_t i = n - 1; i > 0; i--) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int64_t j = (int64_t)(x % (uint64_t)(i + 1)), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  int64_t e = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t base = i / size * size;
+    community[perm[i]] = (int)(i / size);
+    src[e] = perm[i], dst[e++] = perm[base + (i - base + 1) % size];
+    for (int c = 0; c < 2; c++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      src[e] = perm[i], dst[e++] = perm[base + (int64_t)(x % (uint64_t)size)];
+    }
+  }
+  halo_graph *g = pt_graph_from_edges(n, e, src, dst);
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+
+  /* P = 1, and P = 2 with communities 0 and 2 in part 0 (no boundary). */
+  int32_t *part = calloc((size_t)n, sizeof *part);
+  cr_assert_not_null(part);
+  for (int32_t parts = 1; parts <= 2; parts++) {
+    for (int64_t v = 0; v < n; v++) part[v] = parts == 2 && community[v] == 1;
+    halo_shard *s = plan_one(g, part, parts, HALO_ORDER_COMMUNITY, 0);
+    cr_assert_eq(s->n_owned, parts == 1 ? n : 2 * size);
+    cr_expect_eq(s->n_interior, s->n_owned);
+    for (int64_t r = 0; r < s->n_owned; r++) {
+      const int64_t first = r / size * size;
+      cr_expect_eq(community[s->global_id[r]], community[s->global_id[first]],
+                   "P=%d: row %lld (node %lld) is in community %d, row %lld in %d", parts,
+                   (long long)r, (long long)s->global_id[r], community[s->global_id[r]],
+                   (long long)first, community[s->global_id[first]]);
+      if (r > first)
+        cr_expect_gt(s->global_id[r], s->global_id[r - 1], "P=%d: row %lld: ids do not ascend",
+                     parts, (long long)r);
+    }
+    halo_shard_destroy(&s);
+  }
+  free(part);
+  halo_graph_destroy(&g);
+  free(community);
+  free(dst);
+  free(src);
+  free(perm);
+}
+
 /* Random graphs large enough for several blocks per part: every invariant
  * in both orders, and the same input gives the same shards. */
 Test(order, random_graphs_both_orders_deterministic) {
