@@ -154,14 +154,14 @@ halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, in
 
   int32_t current = 0, seed = -1;
   int64_t size = 0, placed = 0, spares = 0, lowest_free = 0;
-  int64_t cut = 0, best_cut = 0, best_size = 0; /* edges leaving the block */
+  int64_t cut = 0, best_size = 0; /* cut: edges from the block to the rest of the part */
+  double best_ratio = 0.0;
   while (placed < n_owned) {
     int32_t u = seed >= 0 ? seed : frontier_pop(&f, block);
     seed = -1;
     while (u < 0 && spares > 0)
       if (block[spare[--spares]] < 0) u = spare[spares];
-    /* Every free row below lowest_free is on the spare stack. */
-    if (u < 0) {
+    if (u < 0) { /* every free row below lowest_free is on the spare stack */
       while (block[lowest_free] >= 0) lowest_free++;
       u = (int32_t)lowest_free;
     }
@@ -177,15 +177,18 @@ halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, in
         if (block[v] < 0) HALO_TRY(frontier_raise(&f, block, v));
       }
     }
-    /* cut / size <= best_cut / best_size, the larger block on a tie. */
-    if (size >= min_rows && cut * best_size <= best_cut * size) {
-      best_cut = cut;
+    /* The larger block on a tie.  Equal fractions give equal doubles, and
+     * cut * size could overflow int64 on a graph of 2^40 edges. */
+    const double ratio = (double)cut / (double)size;
+    if (size >= min_rows && (best_size == 0 || ratio <= best_ratio)) {
+      best_ratio = ratio;
       best_size = size;
     }
     if (size < block_rows) continue;
 
-    /* Full. */
-
+    /* Full: keep the best prefix and give the rest back.  The first row
+     * given back seeds the next block, else the best row left on this
+     * block's frontier. */
     seed = frontier_pop(&f, block);
     frontier_clear(&f, block);
     if (best_size < size) {
@@ -197,7 +200,7 @@ halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, in
       seed = -1;
     }
     current++;
-    size = cut = best_cut = best_size = 0;
+    size = cut = best_size = 0;
   }
 done:
   free(spare);
