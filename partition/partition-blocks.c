@@ -95,28 +95,23 @@ static void frontier_clear(frontier *f, int32_t *block) {
 }
 
 /* The subgraph induced by owned[0..n_owned) in their numbering, self-loops
- * dropped: one pass to count, one to fill. */
+ * dropped, in one pass over the rows' edges: the columns array is sized by
+ * the rows' degrees, an upper bound (the map lookups are the cost here). */
 static halo_status induced_subgraph(const halo_graph *g, const int64_t *owned, int64_t n_owned,
                                     const int32_t *local, int64_t **xadj, int32_t **adj) {
   halo_status st = HALO_OK;
+  int64_t edges = 0;
+  for (int64_t i = 0; i < n_owned; i++) edges += g->indptr[owned[i] + 1] - g->indptr[owned[i]];
   HALO_ALLOC(*xadj, n_owned + 1, "row block subgraph offsets");
-  int64_t *offset = *xadj;
-  for (int64_t i = 0; i < n_owned; i++) {
-    int64_t inner = 0;
-    for (int64_t k = g->indptr[owned[i]]; k < g->indptr[owned[i] + 1]; k++) {
-      const int32_t v = local[g->indices[k]];
-      inner += v >= 0 && v != i;
-    }
-    offset[i + 1] = offset[i] + inner;
-  }
-  HALO_ALLOC(*adj, offset[n_owned], "row block subgraph edges");
+  HALO_ALLOC(*adj, edges, "row block subgraph edges");
+  int64_t *offset = *xadj, at = 0;
   int32_t *column = *adj;
   for (int64_t i = 0; i < n_owned; i++) {
-    int64_t at = offset[i];
     for (int64_t k = g->indptr[owned[i]]; k < g->indptr[owned[i] + 1]; k++) {
       const int32_t v = local[g->indices[k]];
       if (v >= 0 && v != i) column[at++] = v;
     }
+    offset[i + 1] = at;
   }
 done:
   return st;
