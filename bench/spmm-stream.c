@@ -45,7 +45,7 @@
  *              structure alone
  *   sbm-part1  the same graph as halo-partition --parts 1 numbers it: the
  *              local CSR of the one shard, built by halo_partition_plan_shard
- *              (default --order community: METIS blocks of ~1000 rows)
+ *              (default --order community: greedy blocks of 500-1000 rows)
  *   sbm-part4  the owned rows of part 0 of halo-partition --parts 4 (METIS
  *              k-way, then the same plan): a rectangular CSR whose columns
  *              are the part's owned and halo rows, as the trainer multiplies

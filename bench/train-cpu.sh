@@ -57,7 +57,11 @@ echo "# threads $threads, epochs $epochs (5 warm-up)"
 echo
 echo "## 1. SpMM vs STREAM"
 if [ -x "$build/bench/spmm-stream" ]; then
-  OMP_NUM_THREADS=$threads "$build/bench/spmm-stream" | tee "$out/spmm-stream.txt"
+  # The worst case (random columns) and what halo-train multiplies: the
+  # partitioner's own shards at P = 1 and P = 4, on huge pages as the trainer
+  # allocates X (docs/benchmarks.md, "SpMM vs STREAM").
+  OMP_NUM_THREADS=$threads "$build/bench/spmm-stream" --graphs uniform,sbm-part1,sbm-part4 \
+    --hugepages | tee "$out/spmm-stream.txt"
 else
   echo "(skipped: $build/bench/spmm-stream was not built)"
 fi

@@ -423,7 +423,7 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
   else
     printf("method       block\n");
   if (c->opt.order == HALO_ORDER_COMMUNITY)
-    printf("row order    community: interior rows first, METIS blocks of ~%d rows\n",
+    printf("row order    community: interior rows first, greedy blocks of at most %d rows\n",
            HALO_PARTITION_BLOCK_ROWS);
   else
     printf("row order    id: ascending global id\n");

@@ -284,6 +284,23 @@ done:
   return st;
 }
 
+/* The descriptors of every shape, and one workspace for the largest
+ * bufferSize among them, taken here once. */
+static halo_status plan_shapes(halo_spmm_cuda_plan *p, const halo_spmm_cuda_shape *shapes,
+                               int nshapes, cudaStream_t stream) {
+  halo_status st = HALO_OK;
+  for (int i = 0; i < nshapes; i++) {
+    size_t bytes = 0;
+    HALO_TRY(plan_shape(p, &shapes[i], &p->shapes[i], &bytes));
+    if (bytes > p->workspace_bytes) p->workspace_bytes = bytes;
+  }
+  if (p->workspace_bytes > 0)
+    HALO_TRY(upload(&p->workspace, NULL, p->workspace_bytes, stream, &p->device_bytes,
+                    "SpMM workspace"));
+done:
+  return st;
+}
+
 static void shape_descr_destroy(shape_descr *d) {
   if (d->x) cusparseDestroyDnMat(d->x);
   for (int part = 0; part < kParts; part++)
@@ -409,14 +426,7 @@ extern "C" halo_status halo_spmm_cuda_plan_create(const halo_csr *a, int64_t spl
   }
   HALO_CUDA(cudaStreamSynchronize(s)); /* finished on return, as the header says */
 
-  for (int i = 0; i < nshapes; i++) {
-    size_t bytes = 0;
-    HALO_TRY(plan_shape(p, &shapes[i], &p->shapes[i], &bytes));
-    if (bytes > p->workspace_bytes) p->workspace_bytes = bytes;
-  }
-  if (p->workspace_bytes > 0)
-    HALO_TRY(
-        upload(&p->workspace, NULL, p->workspace_bytes, s, &p->device_bytes, "SpMM workspace"));
+  HALO_TRY(plan_shapes(p, shapes, nshapes, s));
 
   *out = p;
   p = NULL;
@@ -676,14 +686,7 @@ extern "C" halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int6
     HALO_CUSPARSE(cusparseCreateCsr(&p->mat[HALO_SPMM_ALL], nrows, a->cols, p->nnz, p->offsets,
                                     p->indices, p->values, itype, itype, CUSPARSE_INDEX_BASE_ZERO,
                                     CUDA_R_32F));
-  for (int i = 0; i < nshapes; i++) {
-    size_t bytes = 0;
-    HALO_TRY(plan_shape(p, &shapes[i], &p->shapes[i], &bytes));
-    if (bytes > p->workspace_bytes) p->workspace_bytes = bytes;
-  }
-  if (p->workspace_bytes > 0)
-    HALO_TRY(
-        upload(&p->workspace, NULL, p->workspace_bytes, s, &p->device_bytes, "SpMM workspace"));
+  HALO_TRY(plan_shapes(p, shapes, nshapes, s));
   *out = p;
   p = NULL;
 done:
