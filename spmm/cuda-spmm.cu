@@ -151,8 +151,10 @@ struct halo_spmm_cuda_plan {
   int owns_indices, owns_values;      /* 0: borrowed from the caller's CSR */
   void *boundary_indices;             /* aligned copies for the boundary part, or NULL */
   float *boundary_values;
-  int64_t first_nz;         /* device view: the view's first nonzero */
-  const float *values_base; /* device view: the caller's values array */
+  int64_t first_nz;           /* device view: the view's first nonzero */
+  const float *values_base;   /* device view: the caller's values array */
+  const float *matrix_values; /* device view: the matrix's own values (creation) */
+  int copy_is_matrix;         /* owns_values: the copy holds matrix_values' */
   void *workspace;          /* device */
   size_t workspace_bytes;
   int64_t device_bytes;
@@ -667,7 +669,7 @@ extern "C" halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int6
   } else {
     p->indices = (void *)(a->indices ? a->indices + p->first_nz : NULL);
   }
-  p->values_base = a->values;
+  p->values_base = p->matrix_values = a->values;
   p->values = a->values ? (float *)a->values + p->first_nz : NULL;
   if (p->nnz > 0 && !aligned16(p->indices)) { /* see Alignment at the top */
     const void *columns = p->indices;
@@ -680,6 +682,7 @@ extern "C" halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int6
     HALO_TRY(copy_aligned((void **)&p->values, values, (size_t)p->nnz * sizeof(float), s,
                           &p->device_bytes, "aligned values"));
     p->owns_values = 1;
+    p->copy_is_matrix = 1;
   }
 
   if (p->nnz > 0)
@@ -704,15 +707,23 @@ extern "C" halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan,
                                         : "values is NULL");
     return HALO_ERR_ARG;
   }
-  if (values == plan->values_base) return HALO_OK;
-  plan->values_base = values;
-  if (plan->owns_values) { /* an aligned copy: refresh it */
+  if (plan->owns_values) {
+    /* An aligned copy.  Another array's contents may have changed since the
+     * last call even when its address did not (the trainer rewrites one
+     * dropout buffer every epoch), so the copy is refreshed on every call,
+     * except from the matrix's own values, which do not change. */
+    if (values == plan->matrix_values && plan->copy_is_matrix) return HALO_OK;
+    plan->values_base = values;
+    plan->copy_is_matrix = 0; /* until the copy below is queued */
     if (plan->nnz > 0)
       HALO_CUDA(cudaMemcpyAsync(plan->values, values + plan->first_nz,
                                 (size_t)plan->nnz * sizeof(float), cudaMemcpyDeviceToDevice,
                                 (cudaStream_t)stream));
+    plan->copy_is_matrix = values == plan->matrix_values;
     goto done;
   }
+  if (values == plan->values_base) return HALO_OK; /* borrowed: runs read it as it is now */
+  plan->values_base = values;
   plan->values = (float *)values + plan->first_nz;
   if (plan->mat[HALO_SPMM_ALL])
     HALO_CUSPARSE(cusparseCsrSetPointers(plan->mat[HALO_SPMM_ALL], plan->offsets, plan->indices,

@@ -135,8 +135,11 @@ halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int64_t nrows,
  * as dropped-out values: later runs read it.  The sparsity pattern, and so
  * the workspace, is unchanged, and nothing is allocated, so it may run in
  * the epoch loop.  A plan that keeps an aligned copy of a view's values
- * (see cuda-spmm.cu) refreshes the copy on `stream`; otherwise nothing is
- * queued and work already queued keeps the old array. Local. */
+ * (see cuda-spmm.cu) refreshes the copy on `stream` at every call, since an
+ * array rewritten in place keeps its address (the matrix's own values,
+ * which do not change, are copied only when they come back); call it after
+ * the values are written and before the run.  Otherwise nothing is queued
+ * and work already queued keeps the old array. Local. */
 halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan, const float *values,
                                            void *stream);
 

@@ -420,7 +420,8 @@ Test(cuda_spmm, device_csr_plans_over_row_views) {
 
 /* Dropped values through set_values (the trainer's dropout of S): later runs
  * read the new array, the pattern and workspace stay; the original array
- * comes back the same way.  Two row views: one whose first nonzero sits at
+ * comes back the same way, and new values written into the array already
+ * bound are read too.  Two row views: one whose first nonzero sits at
  * a 16-byte boundary (the plan borrows the values and rebinds them) and one
  * whose does not (the plan keeps an aligned copy and refreshes it).  A
  * device plan has one part, ALL. */
@@ -443,8 +444,16 @@ static void check_set_values(const halo_csr *a, const halo_csr *d, int64_t first
   memset(computed, 1, (size_t)nrows);
   fill_uniform(x, a->cols * ncols, seed, 4, -1.0f, 1.0f);
   float *dx = dev_upload(x, xsz), *dy = dev_alloc(ysz);
-  for (int round = 0; round < 3; round++) {
-    const int use_dropped = round == 1;
+  for (int round = 0; round < 4; round++) {
+    const int use_dropped = round == 1 || round == 2;
+    if (round == 2) {
+      /* New values in the same array, as the trainer's dropout buffer gets
+       * every epoch: an aligned copy must not keep the old ones. */
+      fill_uniform(dropped, a->nnz, seed, 5, -3.0f, 3.0f);
+      cr_assert_eq(cudaMemcpy(ddropped, dropped, (size_t)a->nnz * sizeof *dropped,
+                              cudaMemcpyHostToDevice),
+                   cudaSuccess);
+    }
     halo_csr hv = row_view(a, first, nrows);
     if (use_dropped) hv.values = dropped;
     cr_assert_eq(halo_spmm_cuda_plan_set_values(plan, use_dropped ? ddropped : d->values, NULL),
