@@ -658,9 +658,9 @@ extern "C" halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int6
         a->indptr, nrows + 1, (int32_t *)p->offsets);
   HALO_CUDA(cudaGetLastError());
   if (p->index64) {
+    p->owns_indices = 1;
     HALO_TRY(upload(&p->indices, NULL, (size_t)p->nnz * isz, s, &p->device_bytes,
                     "widened column indices"));
-    p->owns_indices = 1;
     if (p->nnz > 0) {
       widen_indices_kernel<<<stride_blocks(p->nnz), kRowsThreads, 0, s>>>(
           a->indices + p->first_nz, p->nnz, (int64_t *)p->indices);
@@ -671,17 +671,19 @@ extern "C" halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int6
   }
   p->values_base = p->matrix_values = a->values;
   p->values = a->values ? (float *)a->values + p->first_nz : NULL;
+  /* Each copy is owned before it is filled, so that destroy frees it when
+   * the fill fails (copy_aligned leaves NULL when the allocation does). */
   if (p->nnz > 0 && !aligned16(p->indices)) { /* see Alignment at the top */
     const void *columns = p->indices;
+    p->owns_indices = 1;
     HALO_TRY(copy_aligned(&p->indices, columns, (size_t)p->nnz * isz, s, &p->device_bytes,
                           "aligned column indices"));
-    p->owns_indices = 1;
   }
   if (p->nnz > 0 && !aligned16(p->values)) {
     const float *values = p->values;
+    p->owns_values = 1;
     HALO_TRY(copy_aligned((void **)&p->values, values, (size_t)p->nnz * sizeof(float), s,
                           &p->device_bytes, "aligned values"));
-    p->owns_values = 1;
     p->copy_is_matrix = 1;
   }
 
