@@ -725,6 +725,9 @@ extern "C" halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan,
     goto done;
   }
   if (values == plan->values_base) return HALO_OK; /* borrowed: runs read it as it is now */
+  /* Borrowing needs no copy only while the view's part of the new array is
+   * aligned (see Alignment at the top); a copy would allocate here. */
+  if (plan->nnz > 0 && !aligned16(values + plan->first_nz)) return HALO_ERR_UNSUPPORTED;
   plan->values_base = values;
   plan->values = (float *)values + plan->first_nz;
   if (plan->mat[HALO_SPMM_ALL])

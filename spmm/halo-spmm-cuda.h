@@ -139,7 +139,10 @@ halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int64_t nrows,
  * array rewritten in place keeps its address (the matrix's own values,
  * which do not change, are copied only when they come back); call it after
  * the values are written and before the run.  Otherwise nothing is queued
- * and work already queued keeps the old array. Local. */
+ * and work already queued keeps the old array; a plan that borrows declines
+ * (HALO_ERR_UNSUPPORTED, no line logged, the plan unchanged) an array whose
+ * part from the view's first nonzero is not 16-byte aligned, and the caller
+ * then takes halo_spmm_cuda_csr_rows. Local. */
 halo_status halo_spmm_cuda_plan_set_values(halo_spmm_cuda_plan *plan, const float *values,
                                            void *stream);
 

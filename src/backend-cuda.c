@@ -374,8 +374,10 @@ static void cuda_spmm(halo_backend *be, const halo_csr *a, const float *x, int64
     halo_status st = halo_spmm_cuda_plan_set_values(e->plan, a->values, c->stream);
     if (st == HALO_OK)
       st = halo_spmm_cuda_run(e->plan, HALO_SPMM_ALL, x, ldx, ncols, beta, y, ldy, c->stream);
-    note(be, st);
-    return;
+    if (st != HALO_ERR_UNSUPPORTED) { /* declined: values the plan cannot borrow aligned */
+      note(be, st);
+      return;
+    }
   }
   note(be, halo_spmm_cuda_csr_rows(a, x, ldx, ncols, beta, y, ldy, rows, nrows, c->stream));
 }

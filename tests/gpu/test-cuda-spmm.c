@@ -471,6 +471,17 @@ static void check_set_values(const halo_csr *a, const halo_csr *d, int64_t first
     dev_download(got, dy, ysz);
     expect_same_y(got, y, nrows, ncols, ncols, computed, "run_rows on a device plan");
   }
+  if (a->indptr[first] % 4 == 0) {
+    /* A plan that borrows declines values it would hand cuSPARSE
+     * misaligned, and keeps the array it had (the matrix's own). */
+    cr_expect_eq(halo_spmm_cuda_plan_set_values(plan, ddropped + 1, NULL), HALO_ERR_UNSUPPORTED);
+    const halo_csr hv = row_view(a, first, nrows);
+    cr_assert_eq(halo_spmm_cuda_run(plan, HALO_SPMM_ALL, dx, ncols, ncols, 0.0f, dy, ncols, NULL),
+                 HALO_OK);
+    halo_spmm_cpu(&hv, x, ncols, ncols, 0.0f, y, ncols, NULL, nrows);
+    dev_download(got, dy, ysz);
+    expect_same_y(got, y, nrows, ncols, ncols, computed, "values kept after a decline");
+  }
   cr_expect_eq(
       halo_spmm_cuda_run(plan, HALO_SPMM_INTERIOR, dx, ncols, ncols, 0.0f, dy, ncols, NULL),
       HALO_ERR_ARG, "a device plan has no interior part");
