@@ -217,13 +217,15 @@ static halo_status check_csr(const halo_csr *a, int64_t split) {
 }
 
 /* Creates the dense descriptors of one shape and returns in *bytes the
- * largest workspace cuSPARSE asks for over the parts.  Dense descriptors
- * need an address; bufferSize reads no data, so the offsets array (always
- * allocated) stands in until run() binds the caller's X and Y. */
+ * largest workspace cuSPARSE asks for over the parts and both betas that
+ * runs take (bufferSize takes the scalars, so its answer may depend on them;
+ * the documentation does not say).  Dense descriptors need an address;
+ * bufferSize reads no data, so the offsets array (always allocated) stands
+ * in until run() binds the caller's X and Y. */
 static halo_status plan_shape(halo_spmm_cuda_plan *p, const halo_spmm_cuda_shape *shape,
                               shape_descr *d, size_t *bytes) {
   halo_status st = HALO_OK;
-  const float one = 1.0f, zero = 0.0f;
+  const float one = 1.0f, betas[2] = {0.0f, 1.0f};
   *bytes = 0;
   d->shape = *shape;
   HALO_CUSPARSE(cusparseCreateDnMat(&d->x, p->cols, shape->ncols, shape->ldx, p->offsets,
@@ -233,10 +235,13 @@ static halo_status plan_shape(halo_spmm_cuda_plan *p, const halo_spmm_cuda_shape
     if (!p->mat[part]) continue;
     HALO_CUSPARSE(cusparseCreateDnMat(&d->y[part], p->part_rows[part], shape->ncols, shape->ldy,
                                       p->offsets, CUDA_R_32F, CUSPARSE_ORDER_ROW));
-    HALO_CUSPARSE(cusparseSpMM_bufferSize(p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                          CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat[part],
-                                          d->x, &zero, d->y[part], CUDA_R_32F, p->alg, &need));
-    if (need > *bytes) *bytes = need;
+    for (int b = 0; b < 2; b++) {
+      HALO_CUSPARSE(cusparseSpMM_bufferSize(p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                            CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat[part],
+                                            d->x, &betas[b], d->y[part], CUDA_R_32F, p->alg,
+                                            &need));
+      if (need > *bytes) *bytes = need;
+    }
   }
 done:
   return st;
