@@ -155,7 +155,7 @@ struct halo_spmm_cuda_plan {
   const float *values_base;   /* device view: the caller's values array */
   const float *matrix_values; /* device view: the matrix's own values (creation) */
   int copy_is_matrix;         /* owns_values: the copy holds matrix_values' */
-  void *workspace;          /* device */
+  void *workspace;            /* device */
   size_t workspace_bytes;
   int64_t device_bytes;
   cusparseSpMatDescr_t mat[kParts]; /* NULL for a part without nonzeros */
@@ -236,10 +236,9 @@ static halo_status plan_shape(halo_spmm_cuda_plan *p, const halo_spmm_cuda_shape
     HALO_CUSPARSE(cusparseCreateDnMat(&d->y[part], p->part_rows[part], shape->ncols, shape->ldy,
                                       p->offsets, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     for (int b = 0; b < 2; b++) {
-      HALO_CUSPARSE(cusparseSpMM_bufferSize(p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                            CUSPARSE_OPERATION_NON_TRANSPOSE, &one, p->mat[part],
-                                            d->x, &betas[b], d->y[part], CUDA_R_32F, p->alg,
-                                            &need));
+      HALO_CUSPARSE(cusparseSpMM_bufferSize(
+          p->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+          p->mat[part], d->x, &betas[b], d->y[part], CUDA_R_32F, p->alg, &need));
       if (need > *bytes) *bytes = need;
     }
   }

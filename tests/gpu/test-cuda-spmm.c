@@ -450,9 +450,9 @@ static void check_set_values(const halo_csr *a, const halo_csr *d, int64_t first
       /* New values in the same array, as the trainer's dropout buffer gets
        * every epoch: an aligned copy must not keep the old ones. */
       fill_uniform(dropped, a->nnz, seed, 5, -3.0f, 3.0f);
-      cr_assert_eq(cudaMemcpy(ddropped, dropped, (size_t)a->nnz * sizeof *dropped,
-                              cudaMemcpyHostToDevice),
-                   cudaSuccess);
+      cr_assert_eq(
+          cudaMemcpy(ddropped, dropped, (size_t)a->nnz * sizeof *dropped, cudaMemcpyHostToDevice),
+          cudaSuccess);
     }
     halo_csr hv = row_view(a, first, nrows);
     if (use_dropped) hv.values = dropped;
