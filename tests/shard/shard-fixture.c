@@ -460,3 +460,32 @@ char *run_command(const char *cmd, int *status) {
   *status = pclose(p);
   return out;
 }
+
+void fixture_write_run(fixture *f) {
+  cr_assert_eq(halo_manifest_write(fixture_path(f, "manifest.h5"), f->m), HALO_OK);
+  for (int32_t p = 0; p < f->parts; p++) {
+    char path[512];
+    cr_assert_eq(halo_shard_path(path, sizeof path, f->dir, p, f->parts), HALO_OK);
+    cr_assert_eq(halo_shard_write(path, f->shards[p]), HALO_OK, "writing %s", path);
+  }
+}
+
+void fixture_expect_manifest_equal(const halo_manifest *got, const halo_manifest *want) {
+  cr_assert_eq(got->format_version, want->format_version);
+  cr_assert_eq(got->nodes, want->nodes);
+  cr_assert_eq(got->edges, want->edges);
+  cr_assert_eq(got->features, want->features);
+  cr_assert_eq(got->classes, want->classes);
+  cr_assert_eq(got->parts, want->parts);
+  cr_assert_str_eq(got->method, want->method);
+  cr_assert_str_eq(got->objective, want->objective);
+  cr_assert_eq(got->seed, want->seed);
+  cr_assert_eq(got->ufactor, want->ufactor);
+  cr_assert_str_eq(got->source, want->source);
+  cr_assert_eq(got->source_digest, want->source_digest);
+  cr_assert_eq(got->run_id, want->run_id);
+  const size_t parts = (size_t)want->parts;
+  cr_assert_arr_eq(got->part_digest, want->part_digest, parts * sizeof *want->part_digest);
+  cr_assert_arr_eq(got->part_owned, want->part_owned, parts * sizeof *want->part_owned);
+  cr_assert_arr_eq(got->part_halo, want->part_halo, parts * sizeof *want->part_halo);
+}

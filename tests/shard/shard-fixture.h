@@ -37,6 +37,13 @@ void fixture_destroy(fixture **f);
 /* "DIR/name", valid until fixture_destroy. */
 const char *fixture_path(fixture *f, const char *name);
 
+/* Writes the fixture's manifest and every shard into its folder (asserts). */
+void fixture_write_run(fixture *f);
+
+/* Asserts that manifest `got` equals `want` in every field but /part, which
+ * a manifest read with HALO_MANIFEST_NO_PART leaves out. */
+void fixture_expect_manifest_equal(const halo_manifest *got, const halo_manifest *want);
+
 /* Recomputes part_digest[part] in the manifest after that shard was edited. */
 void fixture_redigest(fixture *f, int32_t part);
 

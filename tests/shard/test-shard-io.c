@@ -9,40 +9,12 @@
 
 #include "shard-fixture.h"
 
-static void write_run(fixture *f) {
-  cr_assert_eq(halo_manifest_write(fixture_path(f, "manifest.h5"), f->m), HALO_OK);
-  for (int32_t p = 0; p < f->parts; p++) {
-    char path[512];
-    cr_assert_eq(halo_shard_path(path, sizeof path, f->dir, p, f->parts), HALO_OK);
-    cr_assert_eq(halo_shard_write(path, f->shards[p]), HALO_OK, "writing %s", path);
-  }
-}
-
-static void expect_manifest_equal(const halo_manifest *a, const halo_manifest *b) {
-  cr_assert_eq(a->format_version, b->format_version);
-  cr_assert_eq(a->nodes, b->nodes);
-  cr_assert_eq(a->edges, b->edges);
-  cr_assert_eq(a->features, b->features);
-  cr_assert_eq(a->classes, b->classes);
-  cr_assert_eq(a->parts, b->parts);
-  cr_assert_str_eq(a->method, b->method);
-  cr_assert_str_eq(a->objective, b->objective);
-  cr_assert_eq(a->seed, b->seed);
-  cr_assert_eq(a->ufactor, b->ufactor);
-  cr_assert_str_eq(a->source, b->source);
-  cr_assert_eq(a->source_digest, b->source_digest);
-  cr_assert_eq(a->run_id, b->run_id);
-  cr_assert_arr_eq(a->part, b->part, (size_t)a->nodes * sizeof *a->part);
-  cr_assert_arr_eq(a->part_digest, b->part_digest, (size_t)a->parts * sizeof *a->part_digest);
-  cr_assert_arr_eq(a->part_owned, b->part_owned, (size_t)a->parts * sizeof *a->part_owned);
-  cr_assert_arr_eq(a->part_halo, b->part_halo, (size_t)a->parts * sizeof *a->part_halo);
-}
-
 static void roundtrip(fixture *f) {
-  write_run(f);
+  fixture_write_run(f);
   halo_manifest *m = NULL;
   cr_assert_eq(halo_manifest_read(fixture_path(f, "manifest.h5"), &m), HALO_OK);
-  expect_manifest_equal(f->m, m);
+  fixture_expect_manifest_equal(m, f->m);
+  cr_assert_arr_eq(m->part, f->m->part, (size_t)f->m->nodes * sizeof *f->m->part);
   for (int32_t p = 0; p < f->parts; p++) {
     char path[512];
     halo_shard *s = NULL;

@@ -11,15 +11,6 @@
 
 #include "shard-fixture.h"
 
-static void write_run(fixture *f) {
-  cr_assert_eq(halo_manifest_write(fixture_path(f, "manifest.h5"), f->m), HALO_OK);
-  for (int32_t p = 0; p < f->parts; p++) {
-    char path[512];
-    cr_assert_eq(halo_shard_path(path, sizeof path, f->dir, p, f->parts), HALO_OK);
-    cr_assert_eq(halo_shard_write(path, f->shards[p]), HALO_OK, "writing %s", path);
-  }
-}
-
 static halo_manifest *read_no_part(const char *path) {
   halo_manifest *m = NULL;
   cr_assert_eq(halo_manifest_read_opts(path, HALO_MANIFEST_NO_PART, &m), HALO_OK, "%s", path);
@@ -58,25 +49,10 @@ static void poke_i64(const char *path, const char *name, hsize_t index, hid_t ty
  * /part, equal to what was written; the manifest holds everything but part. */
 Test(shard_no_part, reads_every_good_shard) {
   fixture *f = fixture_create(fixture_seed("no_part_reads_every_good_shard", 51), 150, 4, 7, 5, 0);
-  write_run(f);
+  fixture_write_run(f);
   halo_manifest *m = read_no_part(fixture_path(f, "manifest.h5"));
   const halo_manifest *w = f->m;
-  cr_assert_eq(m->format_version, w->format_version);
-  cr_assert_eq(m->nodes, w->nodes);
-  cr_assert_eq(m->edges, w->edges);
-  cr_assert_eq(m->features, w->features);
-  cr_assert_eq(m->classes, w->classes);
-  cr_assert_eq(m->parts, w->parts);
-  cr_assert_str_eq(m->method, w->method);
-  cr_assert_str_eq(m->objective, w->objective);
-  cr_assert_eq(m->seed, w->seed);
-  cr_assert_eq(m->ufactor, w->ufactor);
-  cr_assert_str_eq(m->source, w->source);
-  cr_assert_eq(m->source_digest, w->source_digest);
-  cr_assert_eq(m->run_id, w->run_id);
-  cr_assert_arr_eq(m->part_digest, w->part_digest, (size_t)w->parts * sizeof *w->part_digest);
-  cr_assert_arr_eq(m->part_owned, w->part_owned, (size_t)w->parts * sizeof *w->part_owned);
-  cr_assert_arr_eq(m->part_halo, w->part_halo, (size_t)w->parts * sizeof *w->part_halo);
+  fixture_expect_manifest_equal(m, w);
   for (int32_t p = 0; p < f->parts; p++) {
     char path[512];
     cr_assert_eq(halo_shard_path(path, sizeof path, f->dir, p, f->parts), HALO_OK);
@@ -97,7 +73,7 @@ Test(shard_no_part, refuses_a_reassigned_halo_row) {
   fixture *f =
       fixture_create(fixture_seed("no_part_refuses_a_reassigned_halo_row", 52), 150, 4, 6, 4, 1);
   cr_assert_eq(f->m->part_owned[3], 0, "part 3 should own nothing");
-  write_run(f);
+  fixture_write_run(f);
   halo_shard *s = shard_clone(f->shards[1]);
   cr_assert_gt(s->n_halo, 0, "fixture too trivial");
   int64_t h = s->n_halo - 1;
@@ -133,7 +109,7 @@ Test(shard_no_part, refuses_a_reassigned_halo_row) {
 /* run_id and counts still tie a shard to its run without /part. */
 Test(shard_no_part, refuses_another_run) {
   fixture *f = fixture_create(fixture_seed("no_part_refuses_another_run", 53), 120, 3, 5, 3, 0);
-  write_run(f);
+  fixture_write_run(f);
   halo_manifest *m = read_no_part(fixture_path(f, "manifest.h5"));
   halo_shard *other = shard_clone(f->shards[2]);
   other->run_id ^= 0x5a5a;
@@ -161,7 +137,7 @@ Test(shard_no_part, refuses_another_run) {
 Test(shard_no_part, manifest_checks_that_remain) {
   fixture *f =
       fixture_create(fixture_seed("no_part_manifest_checks_that_remain", 54), 150, 4, 6, 4, 0);
-  write_run(f);
+  fixture_write_run(f);
   const char *good = fixture_path(f, "manifest.h5"), *bad = fixture_path(f, "manifest-bad.h5");
   const unsigned NO_PART = HALO_MANIFEST_NO_PART;
   expect_manifest_opts_fails(good, 0x80u, HALO_ERR_ARG, "unknown flags 0x80", NULL);
