@@ -12,8 +12,11 @@
  * lets the compiler unroll the feature loop completely.
  *
  * On large graphs the kernel waits on memory: each nonzero gathers one
- * random row of X.  It therefore prefetches X rows about PREFETCH_LINES
- * cache lines ahead, across row boundaries, to keep many misses in flight.
+ * row of X, from anywhere.  It therefore prefetches X rows about
+ * PREFETCH_LINES cache lines ahead, across row boundaries, to keep many
+ * misses in flight.  On a graph ordered for locality most gathers hit the
+ * cache, and then the instructions per nonzero count as much, so the inner
+ * loop is specialised until it holds no test it can do without (spmm_shape).
  * (bench/spmm-stream.c measures how close this comes to STREAM.)
  */
 #include <stddef.h>
@@ -58,66 +61,82 @@ enum { PREFETCH_LINES = HALO_SPMM_PREFETCH_LINES, PREFETCH_FLOATS = 64 };
 typedef float vf4 __attribute__((vector_size(16)));
 typedef float vf4_u __attribute__((vector_size(16), aligned(4), may_alias));
 
+/* One call's operands.  Each thread copies them into a local first: Y is
+ * stored through a may_alias type, and only a local that nothing points to
+ * is known to survive those stores in registers. */
 typedef struct spmm_args {
   const int64_t *indptr;
   const int32_t *indices;
   const float *values; /* NULL: every value is 1 */
   const float *x;
   int64_t ldx;
-  int64_t prefetch_floats; /* min(ncols, PREFETCH_FLOATS) */
-  int prefetch_tail;       /* X rows may start inside a line: prefetch their last float too */
-  int64_t prefetch_dist;   /* in nonzeros */
   float *y;
   int64_t ldy;
   float beta;
   const int32_t *rows; /* the row list, NULL: consecutive rows */
 } spmm_args;
 
-/* Asks for the cache lines of X[col, 0 : w], x pointing at the first
- * column wanted; with `tail`, for the line of the last float too (a row
- * that is not line-aligned spans one more line).  At width 16 on aligned
- * rows that is one prefetch per nonzero instead of two. */
-SPMM_INLINE void prefetch_x_row(const float *x, int64_t ldx, int32_t col, int64_t w, int tail) {
-  const float *xr = x + (int64_t)col * ldx;
-  for (int64_t j = 0; j < w; j += 16) __builtin_prefetch(xr + j, 0, 3);
-  if (tail) __builtin_prefetch(xr + w - 1, 0, 3);
+/* What the inner loop is specialised on.  Every field is a compile-time
+ * constant at the calls that matter (the common widths on line-aligned X),
+ * so that per nonzero the loop does only its work: an index load, one
+ * predictable compare and a prefetch for the nonzero ahead; an index load,
+ * a value and ncols/4 loads and multiply-adds for this one.  At width 16
+ * that is about 25 instructions.  The version before tested the values
+ * pointer and looped over the prefetch width for every nonzero, and
+ * reloaded its arguments from memory: about 45, and 1.16-1.27x the time on
+ * the community-ordered 1M-row graph (docs/benchmarks.md, 2026-11-30). */
+typedef struct spmm_shape {
+  int64_t ncols;     /* columns of Y computed */
+  int values;        /* A has values (else all ones) */
+  int listed;        /* rows come from a list (else consecutive) */
+  int64_t pf_floats; /* columns of an X row prefetched: min(ncols, PREFETCH_FLOATS) */
+  int64_t pf_lines;  /* cache lines from the row's start: ceil(pf_floats / 16) */
+  int pf_tail;       /* X rows may start inside a line: prefetch their last float too */
+} spmm_shape;
+
+/* Asks for the cache lines of the first sh.pf_floats columns of the X row
+ * at xr: one per 16 floats from its start and, with pf_tail, the line of
+ * its last float (a row that is not line-aligned spans one more line).  At
+ * width 16 on aligned rows that is one prefetch per nonzero. */
+SPMM_INLINE void prefetch_x_row(const float *xr, const spmm_shape sh) {
+  for (int64_t l = 0; l < sh.pf_lines; l++) __builtin_prefetch(xr + 16 * l, 0, 3);
+  if (sh.pf_tail) __builtin_prefetch(xr + sh.pf_floats - 1, 0, 3);
 }
 
 /* The prefetcher's place in a thread's chunk of rows: it runs
- * prefetch_dist nonzeros ahead of the multiply, across row boundaries, so
- * that short rows (a GCN's mean degree is often below the distance) keep as
- * many misses in flight as long ones.  For consecutive rows the chunk's
- * nonzeros are one range and [k, k_end) spans the whole chunk; for a row
- * list it spans one row and next_row steps to the next. */
+ * PREFETCH_LINES / pf_lines nonzeros ahead of the multiply, across row
+ * boundaries, so that short rows (a GCN's mean degree is often below the
+ * distance) keep as many misses in flight as long ones.  For consecutive
+ * rows the chunk's nonzeros are one range and [k, k_end) spans the whole
+ * chunk; for a row list it spans one row and the cursor steps to the next. */
 typedef struct pf_cursor {
   int64_t k, k_end; /* next nonzero to prefetch, end of the current range */
   int64_t i, i_end; /* next entry of the row list, end of the chunk */
 } pf_cursor;
 
-SPMM_INLINE pf_cursor pf_start(const spmm_args *args, int64_t i0, int64_t i1) {
-  if (!args->rows) return (pf_cursor){args->indptr[i0], args->indptr[i1], i1, i1};
-  return (pf_cursor){0, 0, i0, i1};
-}
-
 /* Prefetches the X row of the cursor's nonzero and moves it on one. */
-SPMM_INLINE void pf_step(const spmm_args *args, pf_cursor *pf) {
-  while (pf->k == pf->k_end) {
-    if (pf->i == pf->i_end) return;
-    const int64_t r = args->rows[pf->i++];
-    pf->k = args->indptr[r];
-    pf->k_end = args->indptr[r + 1];
+SPMM_INLINE void pf_step(const spmm_args *args, pf_cursor *pf, const spmm_shape sh) {
+  if (sh.listed) {
+    while (pf->k == pf->k_end) {
+      if (pf->i == pf->i_end) return;
+      const int64_t r = args->rows[pf->i++];
+      pf->k = args->indptr[r];
+      pf->k_end = args->indptr[r + 1];
+    }
+  } else if (pf->k == pf->k_end) {
+    return;
   }
-  prefetch_x_row(args->x, args->ldx, args->indices[pf->k++], args->prefetch_floats,
-                 args->prefetch_tail);
+  prefetch_x_row(args->x + (int64_t)args->indices[pf->k++] * args->ldx, sh);
 }
 
 /* Y[r, c0 : c0 + w] (=|+=) Σ_k values[k] · X[indices[k], c0 : c0 + w] over
  * row r's nonzeros [lo, hi), for w = 4·nv + nt columns (nt < 4) whose sums
  * live in registers.  nv and nt are constants at every call, so the loops
- * over them unroll away.  pf, when not NULL, prefetches one nonzero ahead
- * for every nonzero multiplied. */
+ * over them unroll away.  With `prefetch` (the row's first tile), the
+ * cursor moves one nonzero on for every nonzero multiplied. */
 SPMM_INLINE void row_tile(const spmm_args *args, int64_t r, int64_t lo, int64_t hi, int64_t c0,
-                          pf_cursor *pf, const int nv, const int nt) {
+                          pf_cursor *pf, const spmm_shape sh, const int prefetch, const int nv,
+                          const int nt) {
   const int32_t *restrict indices = args->indices;
   const float *restrict values = args->values;
   const int64_t ldx = args->ldx;
@@ -127,10 +146,10 @@ SPMM_INLINE void row_tile(const spmm_args *args, int64_t r, int64_t lo, int64_t 
   float tail[3] = {0};
 
   for (int64_t k = lo; k < hi; k++) {
-    if (pf) pf_step(args, pf);
+    if (prefetch) pf_step(args, pf, sh);
     const float *xr = x + (int64_t)indices[k] * ldx;
     const vf4_u *xv = (const vf4_u *)xr;
-    if (values) {
+    if (sh.values) {
       const float v = values[k];
 #pragma GCC unroll 8
       for (int j = 0; j < nv; j++) acc[j] += v * xv[j];
@@ -160,23 +179,28 @@ SPMM_INLINE void row_tile(const spmm_args *args, int64_t r, int64_t lo, int64_t 
   }
 }
 
-/* One case of the switch below: a last tile of w < 4·TILE_VECS columns. */
-#define SPMM_LAST_TILE(w)                                                 \
-  case w:                                                                 \
-    row_tile(args, r, lo, hi, c0, c0 == 0 ? pf : NULL, (w) / 4, (w) % 4); \
+/* One case of the switch below: a last tile of w < 4·TILE_VECS columns,
+ * which prefetches when it is also the first. */
+#define SPMM_LAST_TILE(w)                                             \
+  case w:                                                             \
+    row_tile(args, r, lo, hi, c0, pf, sh, c0 == 0, (w) / 4, (w) % 4); \
     break;
 
-/* Y[r, :] for one row at width `ncols`.  Inlined with a constant ncols for
- * the common widths, where the tile loop and the switch fold away.  Only
- * the first column tile prefetches (up to PREFETCH_FLOATS columns): later
- * tiles find the rows in L1/L2 or behind the hardware's line prefetcher;
- * prefetching them as well measured no faster at width 130. */
-SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols, pf_cursor *pf) {
+/* Y[r, :] for one row.  Inlined with a constant width for the common
+ * widths, where the tile loop and the switch fold away.  Only the first
+ * column tile prefetches (up to PREFETCH_FLOATS columns): later tiles find
+ * the rows in L1/L2 or behind the hardware's line prefetcher; prefetching
+ * them as well measured no faster at width 130. */
+SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, pf_cursor *pf, const spmm_shape sh) {
   const int64_t lo = args->indptr[r];
   const int64_t hi = args->indptr[r + 1];
+  const int64_t ncols = sh.ncols;
   int64_t c0 = 0;
-  for (; c0 + 4 * TILE_VECS <= ncols; c0 += 4 * TILE_VECS)
-    row_tile(args, r, lo, hi, c0, c0 == 0 ? pf : NULL, TILE_VECS, 0);
+  if (ncols >= 4 * TILE_VECS) {
+    row_tile(args, r, lo, hi, 0, pf, sh, 1, TILE_VECS, 0);
+    for (c0 = 4 * TILE_VECS; c0 + 4 * TILE_VECS <= ncols; c0 += 4 * TILE_VECS)
+      row_tile(args, r, lo, hi, c0, pf, sh, 0, TILE_VECS, 0);
+  }
   _Static_assert(TILE_VECS == 8, "the switch lists every width below 4 * TILE_VECS");
   switch (ncols - c0) {
     /* clang-format off */
@@ -196,53 +220,67 @@ SPMM_INLINE void spmm_row(const spmm_args *args, int64_t r, int64_t ncols, pf_cu
 
 #undef SPMM_LAST_TILE
 
-/* Y for the rows of list entries [i0, i1) at width `ncols`. */
-SPMM_INLINE void spmm_chunk(const spmm_args *args, int64_t i0, int64_t i1, int64_t ncols) {
-  pf_cursor pf = pf_start(args, i0, i1);
-  for (int64_t n = 0; n < args->prefetch_dist; n++) pf_step(args, &pf);
-  for (int64_t i = i0; i < i1; i++) spmm_row(args, args->rows ? args->rows[i] : i, ncols, &pf);
+/* Y for the rows of list entries [i0, i1). */
+SPMM_INLINE void spmm_chunk(const spmm_args *shared, int64_t i0, int64_t i1, const spmm_shape sh) {
+  const spmm_args args = *shared;
+  pf_cursor pf =
+      sh.listed ? (pf_cursor){0, 0, i0, i1} : (pf_cursor){args.indptr[i0], args.indptr[i1], i1, i1};
+  for (int64_t n = 0; n < PREFETCH_LINES / sh.pf_lines; n++) pf_step(&args, &pf, sh);
+  for (int64_t i = i0; i < i1; i++) spmm_row(&args, sh.listed ? args.rows[i] : i, &pf, sh);
+}
+
+/* spmm_chunk with `values` and `listed` set from the operands, as
+ * constants: each branch inlines its own copy. */
+SPMM_INLINE void spmm_chunk_for(const spmm_args *args, int64_t i0, int64_t i1, spmm_shape sh) {
+  if (args->values && args->rows) {
+    spmm_chunk(args, i0, i1, (sh.values = 1, sh.listed = 1, sh));
+  } else if (args->values) {
+    spmm_chunk(args, i0, i1, (sh.values = 1, sh.listed = 0, sh));
+  } else if (args->rows) {
+    spmm_chunk(args, i0, i1, (sh.values = 0, sh.listed = 1, sh));
+  } else {
+    spmm_chunk(args, i0, i1, (sh.values = 0, sh.listed = 0, sh));
+  }
 }
 
 void halo_spmm_cpu(const halo_csr *a, const float *x, int64_t ldx, int64_t ncols, float beta,
                    float *y, int64_t ldy, const int32_t *rows, int64_t nrows) {
   if (nrows <= 0 || ncols <= 0) return;
-  const int64_t prefetch_floats = ncols < PREFETCH_FLOATS ? ncols : PREFETCH_FLOATS;
   const spmm_args args = {
       .indptr = a->indptr,
       .indices = a->indices,
       .values = a->values,
       .x = x,
       .ldx = ldx,
-      .prefetch_floats = prefetch_floats,
-      .prefetch_tail = (uintptr_t)x % 64 != 0 || ldx % 16 != 0 || prefetch_floats % 16 != 0,
-      .prefetch_dist = PREFETCH_LINES / ((prefetch_floats + 15) / 16),
       .y = y,
       .ldy = ldy,
       .beta = beta,
       .rows = rows,
   };
+  const int64_t pf_floats = ncols < PREFETCH_FLOATS ? ncols : PREFETCH_FLOATS;
+  const int aligned = (uintptr_t)x % 64 == 0 && ldx % 16 == 0;
+  const spmm_shape any = {.ncols = ncols,
+                          .pf_floats = pf_floats,
+                          .pf_lines = (pf_floats + 15) / 16,
+                          .pf_tail = !aligned || pf_floats % 16 != 0};
   int64_t chunk = nrows / (4 * (int64_t)omp_get_max_threads());
   chunk = chunk > CHUNK ? CHUNK : chunk < MIN_CHUNK ? MIN_CHUNK : chunk;
   const int64_t nchunks = (nrows + chunk - 1) / chunk;
-  /* The switch sits inside the loop so that each case is its own copy of
-   * spmm_chunk with a constant width; it goes the same way for every chunk. */
+  /* The choice sits inside the loop so that each case is its own copy of
+   * spmm_chunk with constant shape; it goes the same way for every chunk.
+   * The hidden widths on line-aligned X rows get their own copies. */
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t c = 0; c < nchunks; c++) {
     const int64_t i0 = c * chunk;
     const int64_t i1 = i0 + chunk < nrows ? i0 + chunk : nrows;
-    switch (ncols) {
-      case 16:
-        spmm_chunk(&args, i0, i1, 16);
-        break;
-      case 32:
-        spmm_chunk(&args, i0, i1, 32);
-        break;
-      case 64:
-        spmm_chunk(&args, i0, i1, 64);
-        break;
-      default:
-        spmm_chunk(&args, i0, i1, ncols);
-        break;
+    if (aligned && ncols == 16) {
+      spmm_chunk_for(&args, i0, i1, (spmm_shape){.ncols = 16, .pf_floats = 16, .pf_lines = 1});
+    } else if (aligned && ncols == 32) {
+      spmm_chunk_for(&args, i0, i1, (spmm_shape){.ncols = 32, .pf_floats = 32, .pf_lines = 2});
+    } else if (aligned && ncols == 64) {
+      spmm_chunk_for(&args, i0, i1, (spmm_shape){.ncols = 64, .pf_floats = 64, .pf_lines = 4});
+    } else {
+      spmm_chunk_for(&args, i0, i1, any);
     }
   }
 }

@@ -1,7 +1,8 @@
 /* halo_spmm_cpu against a dense double-precision reference on random CSR
  * matrices: shapes with empty rows and a hub row, widths on and off the
  * specialised ones, row subsets, beta 0 and 1, values given or all ones,
- * and leading dimensions wider than the matrix. */
+ * leading dimensions wider than the matrix, and X starting on a cache line
+ * or inside one (the kernel has its own copies for line-aligned X). */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -50,6 +51,7 @@ typedef struct spmm_case {
   int64_t rows, cols, degree, ncols;
   int64_t ldx_pad, ldy_pad; /* ld = ncols + pad */
   int subset;               /* 1: a random subset of the rows, in random order */
+  int x_offset;             /* floats between a 64-byte boundary and X's start */
   int with_values;
   float beta;
   int64_t hub, hub_degree;
@@ -61,7 +63,8 @@ static void check_case(uint64_t seed, int id, spmm_case c) {
   const uint64_t key = test_key(seed, (uint64_t)id);
   halo_csr a = random_csr(key, c.rows, c.cols, c.degree, c.hub, c.hub_degree, c.with_values);
   const int64_t ldx = c.ncols + c.ldx_pad, ldy = c.ncols + c.ldy_pad;
-  float *x = malloc((size_t)(c.cols * ldx) * sizeof *x);
+  float *x_block = aligned_alloc(64, ((size_t)(c.cols * ldx) * sizeof(float) + 127) / 64 * 64);
+  float *x = x_block ? x_block + c.x_offset : NULL;
   float *y = malloc((size_t)(c.rows * ldy) * sizeof *y);
   float *y0 = malloc((size_t)(c.rows * ldy) * sizeof *y0);
   int32_t *rows = malloc((size_t)c.rows * sizeof *rows);
@@ -121,7 +124,7 @@ static void check_case(uint64_t seed, int id, spmm_case c) {
   cr_log_info("case %d: %lld x %lld, nnz %lld, ncols %lld: worst relative error %.3g", id,
               (long long)c.rows, (long long)c.cols, (long long)a.nnz, (long long)c.ncols, worst);
   free_csr(&a);
-  free(x);
+  free(x_block);
   free(y);
   free(y0);
   free(rows);
@@ -135,7 +138,7 @@ Test(spmm, matches_dense_reference) {
   int id = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
-      for (int variant = 0; variant < 8; variant++) {
+      for (int variant = 0; variant < 32; variant++) {
         spmm_case c = {
             .rows = shapes[s][0],
             .cols = shapes[s][1],
@@ -145,8 +148,10 @@ Test(spmm, matches_dense_reference) {
             .with_values = (variant >> 1) & 1,
             .beta = (variant >> 2) & 1 ? 1.0f : 0.0f,
             .hub = -1,
-            /* Pad the leading dimensions in half of the cases. */
-            .ldx_pad = (variant + (int)w) % 2 ? 3 : 0,
+            /* X on a line or off it, by its start or by its leading
+             * dimension (a pad of 16 floats keeps every row on a line). */
+            .x_offset = (variant >> 3) & 1,
+            .ldx_pad = (variant >> 4) & 1 ? ((int)w + (int)s) % 2 ? 3 : 16 : 0,
             .ldy_pad = (variant + (int)s) % 2 ? 5 : 0,
         };
         check_case(seed, id++, c);
@@ -167,7 +172,8 @@ Test(spmm, every_width_up_to_70) {
                    .subset = w % 4 == 0,
                    .hub = -1,
                    .ldx_pad = w % 5 == 0 ? 1 : 0,
-                   .ldy_pad = w % 7 == 0 ? 2 : 0};
+                   .ldy_pad = w % 7 == 0 ? 2 : 0,
+                   .x_offset = w % 2 == 0 ? 0 : 3};
     check_case(seed, 1000 + (int)w, c);
   }
 }
