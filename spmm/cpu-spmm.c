@@ -229,17 +229,23 @@ SPMM_INLINE void spmm_chunk(const spmm_args *shared, int64_t i0, int64_t i1, con
   for (int64_t i = i0; i < i1; i++) spmm_row(&args, sh.listed ? args.rows[i] : i, &pf, sh);
 }
 
+SPMM_INLINE spmm_shape with_operands(spmm_shape sh, int values, int listed) {
+  sh.values = values;
+  sh.listed = listed;
+  return sh;
+}
+
 /* spmm_chunk with `values` and `listed` set from the operands, as
  * constants: each branch inlines its own copy. */
 SPMM_INLINE void spmm_chunk_for(const spmm_args *args, int64_t i0, int64_t i1, spmm_shape sh) {
   if (args->values && args->rows) {
-    spmm_chunk(args, i0, i1, (sh.values = 1, sh.listed = 1, sh));
+    spmm_chunk(args, i0, i1, with_operands(sh, 1, 1));
   } else if (args->values) {
-    spmm_chunk(args, i0, i1, (sh.values = 1, sh.listed = 0, sh));
+    spmm_chunk(args, i0, i1, with_operands(sh, 1, 0));
   } else if (args->rows) {
-    spmm_chunk(args, i0, i1, (sh.values = 0, sh.listed = 1, sh));
+    spmm_chunk(args, i0, i1, with_operands(sh, 0, 1));
   } else {
-    spmm_chunk(args, i0, i1, (sh.values = 0, sh.listed = 0, sh));
+    spmm_chunk(args, i0, i1, with_operands(sh, 0, 0));
   }
 }
 
