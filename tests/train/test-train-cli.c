@@ -225,3 +225,32 @@ Test(cli, bad_flags_fail_on_every_rank, .timeout = 300) {
   free(out);
   tr_rmdir(dir);
 }
+
+Test(cli, readme_demo_into_a_fresh_folder, .timeout = 600) {
+  /* The README's first command, less installing and building (it runs this
+   * build): its output folder and the folder above it do not exist yet, as
+   * on a fresh machine. */
+  char *dir = tr_tmpdir("demo");
+  char out[512], log[600], path[600];
+  snprintf(out, sizeof out, "%s/not/yet", dir);
+  snprintf(log, sizeof log, "%s/demo.log", dir);
+  int rc =
+      tr_run(300, log, "env HALO_DEMO_BUILD='%s' HALO_DEMO_OUT='%s' HALO_DEMO_EPOCHS=20 bash '%s'",
+             HALO_BINARY_DIR, out, HALO_SOURCE_DIR "/scripts/demo.sh");
+  char *text = tr_slurp(log);
+  cr_assert(text);
+  cr_assert_eq(rc, 0, "scripts/demo.sh exited with %d:\n%s", rc, text);
+  /* The communication column of every epoch line, and the summary. */
+  cr_expect_eq(tr_count_lines(text, "(predicted 0.0887)"), 20, "%s", text);
+  cr_expect_eq(tr_count_lines(text, "(equal to the prediction)"), 1, "%s", text);
+  free(text);
+
+  metrics m;
+  snprintf(path, sizeof path, "%s/cora-4.jsonl", out);
+  read_metrics(path, &m);
+  cr_assert_eq(m.epochs, 20);
+  for (int e = 0; e < m.epochs; e++)
+    cr_expect_eq(m.halo[e], m.predicted[e], "epoch %d: %.0f bytes, %.0f predicted", e + 1,
+                 m.halo[e], m.predicted[e]);
+  tr_rmdir(dir);
+}
