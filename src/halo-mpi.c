@@ -93,14 +93,38 @@ int halo_mpi_cuda_aware(void) {
 #endif
 }
 
-int halo_mpi_default_threads(MPI_Comm comm) {
-  /* The cores this process may run on (a cpuset under Slurm, taskset, or
-   * mpirun's binding), not all the node's cores. */
+int halo_mpi_allowed_cores(void) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0)
     cores = CPU_COUNT(&allowed);
-  int local = halo_mpi_local_ranks(comm);
-  long threads = cores > 0 ? cores / local : 1;
-  return threads > 0 ? (int)threads : 1;
+  return cores > 0 ? (int)cores : 1;
+}
+
+int halo_mpi_default_threads(MPI_Comm comm) {
+  const int threads = halo_mpi_allowed_cores() / halo_mpi_local_ranks(comm);
+  return threads > 0 ? threads : 1;
+}
+
+void halo_mpi_check_binding(MPI_Comm comm, int threads) {
+  const int allowed = halo_mpi_allowed_cores();
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const int local = halo_mpi_local_ranks(comm);
+  /* [0]: 1 when a rank has more threads than cores; [1]: 1 when a rank is
+   * held to one core (the mark of a binding to cores) while its node has
+   * cores that no rank may use. */
+  int worst[2] = {threads > allowed, allowed == 1 && (long)local < online}, rank = 0;
+  MPI_Allreduce(MPI_IN_PLACE, worst, 2, MPI_INT, MPI_MAX, comm);
+  MPI_Comm_rank(comm, &rank);
+  if (rank != 0) return;
+  if (worst[0])
+    halo_log_warn(
+        "%d threads per rank, but a rank may run on fewer cores, so threads share them; run "
+        "mpirun --bind-to none (or give fewer --threads)",
+        threads);
+  else if (worst[1])
+    halo_log_warn(
+        "each rank may run on one core only, so %ld of the node's %ld cores stay idle (mpirun "
+        "binds each rank to one core when -np <= 2); mpirun --bind-to none lets the ranks use all",
+        online - local, online);
 }

@@ -55,8 +55,20 @@ int halo_mpi_local_rank(MPI_Comm comm);
  * device pointers (Open MPI's MPIX_Query_cuda_support); 0 otherwise. Local. */
 int halo_mpi_cuda_aware(void);
 
-/* Threads each rank should use by default: the node's online cores divided
- * among the ranks on the node, at least 1. Collective. */
+/* Threads each rank should use by default: the cores this rank may run on
+ * (halo_mpi_allowed_cores) divided among the ranks on the node, at least 1.
+ * Collective. */
 int halo_mpi_default_threads(MPI_Comm comm);
+
+/* The cores this process may run on: its affinity mask (a cpuset under
+ * Slurm, taskset, or mpirun's binding), else the node's online cores.
+ * Local. */
+int halo_mpi_allowed_cores(void);
+
+/* Warns once, on rank 0, when mpirun's binding and `threads` per rank do
+ * not fit: a rank has more threads than cores it may run on (they would
+ * share them), or ranks held to one core each leave cores of their node
+ * idle.  Open MPI binds each rank to one core when -np <= 2.  Collective. */
+void halo_mpi_check_binding(MPI_Comm comm, int threads);
 
 #endif /* HALO_MPI_H */

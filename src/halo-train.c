@@ -401,6 +401,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   r->threads = r->args.threads > 0 ? r->args.threads : halo_mpi_default_threads(r->comm);
   omp_set_num_threads(r->threads);
   openblas_set_num_threads(r->threads);
+  halo_mpi_check_binding(r->comm, r->threads);
 
   halo_backend_options bo = {
       .device = r->args.device, .local_rank = halo_mpi_local_rank(r->comm), .tf32 = r->args.tf32};

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "train-cli.h"
 #include "train-run.h"
@@ -252,5 +253,52 @@ Test(cli, readme_demo_into_a_fresh_folder, .timeout = 600) {
   for (int e = 0; e < m.epochs; e++)
     cr_expect_eq(m.halo[e], m.predicted[e], "epoch %d: %.0f bytes, %.0f predicted", e + 1,
                  m.halo[e], m.predicted[e]);
+  tr_rmdir(dir);
+}
+
+/* Runs halo-train on `shards` for one epoch with its process held to core 0
+ * (taskset; mpirun --bind-to none keeps that mask) and returns its output. */
+static char *run_on_one_core(const char *dir, const char *shards, const char *flags) {
+  char log[600];
+  snprintf(log, sizeof log, "%s/one-core.log", dir);
+  int rc = tr_run(120, log,
+                  "taskset -c 0 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 1 "
+                  "%s '%s' --epochs 1 --quiet %s",
+                  TRAIN_BIN, shards, flags);
+  char *text = tr_slurp(log);
+  cr_assert(text);
+  cr_assert_eq(rc, 0, "halo-train %s exited with %d:\n%s", flags, rc, text);
+  return text;
+}
+
+Test(cli, binding_that_does_not_fit_is_named, .timeout = 300) {
+  /* Open MPI binds each rank to one core when -np <= 2, so `mpirun -np 1
+   * halo-train --threads 2` runs both threads on one core: that gets one
+   * warning line, and so does a default run that leaves cores idle. */
+  char *dir = tr_tmpdir("bind");
+  char shards[512], json[600];
+  snprintf(shards, sizeof shards, "%s/cora-1", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  partition(CORA, 1, "metis", "1433,16,7", shards, json);
+
+  char *text = run_on_one_core(dir, shards, "--threads 2");
+  cr_expect_eq(tr_count_lines(text, "warning: 2 threads per rank, but a rank may run on fewer"), 1,
+               "%s", text);
+  free(text);
+  text = run_on_one_core(dir, shards, "--threads 1");
+  cr_expect_eq(tr_count_lines(text, "threads share them"), 0, "%s", text);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  cr_expect_eq(tr_count_lines(text, "cores stay idle"), online > 1 ? 1 : 0, "%s", text);
+  free(text);
+
+  /* Unbound, one thread per core: nothing to say. */
+  char log[600];
+  snprintf(log, sizeof log, "%s/unbound.log", dir);
+  cr_assert_eq(tr_mpirun(1, 120, log, "%s '%s' --epochs 1 --quiet --threads 1", TRAIN_BIN, shards),
+               0);
+  text = tr_slurp(log);
+  cr_assert(text);
+  cr_expect_eq(tr_count_lines(text, "warning:"), 0, "%s", text);
+  free(text);
   tr_rmdir(dir);
 }
