@@ -3,7 +3,9 @@
 #   scripts/test.sh                   Release-with-debug-info build in build/
 #   HALO_SANITIZE=1 scripts/test.sh   ASan+UBSan build in build-asan/ only
 #   CI=true or HALO_FULL=1            after build/: the ASan+UBSan build and its
-#                                     tests, then every fuzz harness for 60 s
+#                                     tests, then every fuzz harness for
+#                                     HALO_FUZZ_SECONDS (45: the whole run stays
+#                                     well under CI's 20 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,7 +47,8 @@ fi
 build_and_test build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 if [ "${CI:-}" = true ] || [ "${HALO_FULL:-0}" = 1 ]; then
-  echo "test.sh: full run: the ASan+UBSan tests, then 60 s of each fuzz harness"
+  fuzz_seconds=${HALO_FUZZ_SECONDS:-45}
+  echo "test.sh: full run: the ASan+UBSan tests, then $fuzz_seconds s of each fuzz harness"
   (sanitized)
-  bash scripts/fuzz.sh 60
+  bash scripts/fuzz.sh "$fuzz_seconds"
 fi
