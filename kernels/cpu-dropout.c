@@ -16,22 +16,6 @@
 /* Fewer floats than this are processed on the calling thread alone. */
 static const int64_t PARALLEL_MIN = 1 << 14;
 
-/* halo_dropout_apply without a branch, bit for bit: v · scale when kept,
- * +0 when not.  The keep test is a coin flip that a branch predictor loses
- * about half the time, and the mispredictions cost more than the random
- * bits themselves: on 1M × 128 features this loop took a quarter of an
- * epoch with the branch (docs/benchmarks.md, 2026-11-30). */
-static inline float apply(float v, uint64_t key, uint64_t node, uint64_t col, float p,
-                          float scale) {
-  const float kept = v * scale;
-  uint32_t bits;
-  memcpy(&bits, &kept, sizeof bits);
-  bits &= 0u - (uint32_t)halo_dropout_keep(key, node, col, p);
-  float out;
-  memcpy(&out, &bits, sizeof out);
-  return out;
-}
-
 void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id, uint64_t key,
                       float p) {
   if (p <= 0.0f) return;
@@ -41,7 +25,7 @@ void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *globa
     const uint64_t node = (uint64_t)global_id[i];
     float *restrict yr = y + i * cols;
     for (int64_t j = 0; j < cols; j++)
-      yr[j] = apply(yr[j], key, node, (uint64_t)j, p, scale);
+      yr[j] = halo_dropout_apply(yr[j], key, node, (uint64_t)j, p, scale);
   }
 }
 
@@ -58,7 +42,7 @@ void halo_cpu_dropout_to(float *restrict dst, const float *restrict src, int64_t
     const float *restrict in = src + i * cols;
     float *restrict out = dst + i * cols;
     for (int64_t j = 0; j < cols; j++)
-      out[j] = apply(in[j], key, node, (uint64_t)j, p, scale);
+      out[j] = halo_dropout_apply(in[j], key, node, (uint64_t)j, p, scale);
   }
 }
 
@@ -72,7 +56,7 @@ void halo_cpu_csr_dropout(const int64_t *indptr, const int32_t *indices, const f
     for (int64_t k = indptr[r]; k < indptr[r + 1]; k++) {
       const uint64_t node = transposed ? (uint64_t)global_id[indices[k]] : (uint64_t)global_id[r];
       const uint64_t col = transposed ? (uint64_t)r : (uint64_t)indices[k];
-      out[k] = apply(values ? values[k] : 1.0f, key, node, col, p, scale);
+      out[k] = halo_dropout_apply(values ? values[k] : 1.0f, key, node, col, p, scale);
     }
   }
 }

@@ -13,6 +13,7 @@
 #define HALO_RNG_H
 
 #include <stdint.h>
+#include <string.h> /* memcpy, in device code too */
 
 /* Marks a function callable from host code and from CUDA device code. */
 #if defined(__CUDACC__)
@@ -81,11 +82,21 @@ HALO_HD int halo_dropout_keep(uint64_t key, uint64_t node, uint64_t col, float p
   return halo_rng_uniform(key, node, col) >= p;
 }
 
-/* The value v after dropout: v · scale when kept, else 0, with scale =
- * halo_dropout_scale(p) hoisted out of the caller's loop. */
+/* The value v after dropout: v · scale when kept, else +0, with scale =
+ * halo_dropout_scale(p) hoisted out of the caller's loop.  It selects with
+ * a bit mask, not a branch: the keep test is a coin flip that a CPU's
+ * branch predictor loses about half the time, and on 1M × 128 features a
+ * branching loop took a quarter of an epoch (docs/benchmarks.md,
+ * 2026-11-30).  The bits are those of `keep ? v * scale : 0.0f`. */
 HALO_HD float halo_dropout_apply(float v, uint64_t key, uint64_t node, uint64_t col, float p,
                                  float scale) {
-  return halo_dropout_keep(key, node, col, p) ? v * scale : 0.0f;
+  const float kept = v * scale;
+  uint32_t bits;
+  memcpy(&bits, &kept, sizeof bits);
+  bits &= 0u - (uint32_t)halo_dropout_keep(key, node, col, p);
+  float out;
+  memcpy(&out, &bits, sizeof out);
+  return out;
 }
 
 #endif /* HALO_RNG_H */

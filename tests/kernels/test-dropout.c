@@ -154,10 +154,15 @@ Test(dropout, rng_helpers_are_the_formula) {
     const float p = ps[t], scale = halo_dropout_scale(p);
     for (uint64_t node = 0; node < 200; node++) {
       const uint64_t gid = halo_rng_bits(key, node, 99) >> 20, col = node % 37;
-      const float u = halo_rng_uniform(key, gid, col), v = 0.5f + (float)node;
+      /* Negative values too: a dropped one must be +0, bit for bit. */
+      const float u = halo_rng_uniform(key, gid, col);
+      const float v = (node % 2 ? -1.0f : 1.0f) * (0.5f + (float)node);
       cr_assert_eq(halo_dropout_keep(key, gid, col, p), u >= p, "p %g node %llu", (double)p,
                    (unsigned long long)gid);
-      cr_assert_eq(halo_dropout_apply(v, key, gid, col, p, scale), u >= p ? v * scale : 0.0f);
+      const float got = halo_dropout_apply(v, key, gid, col, p, scale);
+      const float want = u >= p ? v * scale : 0.0f;
+      cr_assert(memcmp(&got, &want, sizeof got) == 0, "p %g v %g: %a, want %a", (double)p,
+                (double)v, (double)got, (double)want);
     }
   }
 }
