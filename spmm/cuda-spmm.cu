@@ -23,8 +23,10 @@
  * #169419; the documentation promises nothing either way).  Every array a
  * plan hands cuSPARSE is therefore 16-byte aligned: a block of rows that
  * starts mid-array (the boundary part, a row view) gets its own copy of its
- * columns and values when their addresses are not, and callers keep X and
- * Y aligned (the CUDA backend sends other products to the row kernel).
+ * columns and values when their addresses are not, and a run whose X or
+ * part of Y is not aligned goes to the row kernel (as the CUDA backend
+ * sends such products there too).  halo-cuda-emu, the CPU emulation the
+ * GPU tests also run on, enforces the rule, so a break of it fails CI.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,17 +34,18 @@
 #include "cuda-check.cuh"
 #include "halo-spmm-cuda.h"
 
-namespace {
-
 constexpr int kParts = 3;
 
 /* Dense descriptors for one planned shape: X, and Y for each part (their
- * row counts differ). */
+ * row counts differ).  Outside the anonymous namespace, since the plan,
+ * a type of the C header, holds them. */
 struct shape_descr {
   halo_spmm_cuda_shape shape;
   cusparseDnMatDescr_t x;
   cusparseDnMatDescr_t y[kParts];
 };
+
+namespace {
 
 int64_t part_first_row(int64_t split, halo_spmm_part part) {
   return part == HALO_SPMM_BOUNDARY ? split : 0;
@@ -445,6 +448,25 @@ done:
   return st;
 }
 
+/* One part on the row kernel: the part's rows of the plan's offsets point
+ * into the plan's columns and values as they are, so the part needs no
+ * arrays of its own. */
+static halo_status run_part_rows(const halo_spmm_cuda_plan *plan, halo_spmm_part part,
+                                 const float *x, int64_t ldx, int64_t ncols, float beta,
+                                 float *y_part, int64_t ldy, cudaStream_t s) {
+  halo_status st = HALO_OK;
+  const int64_t first = part_first_row(plan->split, part);
+  if (plan->index64)
+    launch_rows((const int64_t *)plan->offsets + first, (const int64_t *)plan->indices,
+                plan->values, x, ldx, ncols, beta, y_part, ldy, NULL, plan->part_rows[part], s);
+  else
+    launch_rows((const int32_t *)plan->offsets + first, (const int32_t *)plan->indices,
+                plan->values, x, ldx, ncols, beta, y_part, ldy, NULL, plan->part_rows[part], s);
+  HALO_CUDA(cudaGetLastError());
+done:
+  return st;
+}
+
 extern "C" halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_part part,
                                           const float *x, int64_t ldx, int64_t ncols, float beta,
                                           float *y, int64_t ldy, void *stream) {
@@ -482,6 +504,11 @@ extern "C" halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_p
     else if (beta != 1.0f)
       HALO_FAIL(HALO_ERR_UNSUPPORTED, "halo_spmm_cuda_run: beta = %g on a part without nonzeros",
                 (double)beta);
+    goto done;
+  }
+
+  if (!aligned16(x) || !aligned16(y_part)) {
+    st = run_part_rows(plan, part, x, ldx, ncols, beta, y_part, ldy, s);
     goto done;
   }
 

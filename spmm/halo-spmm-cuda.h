@@ -89,7 +89,10 @@ void halo_spmm_cuda_plan_destroy(halo_spmm_cuda_plan **plan);
 /* Y[r, :] = A[r, :] · X (+ beta · Y[r, :]) for the rows of `part`, with X
  * and Y device arrays of a planned shape (ncols, ldx, ldy); beta is 0 or 1,
  * and with beta 0, Y is not read.  X must not overlap Y.  Enqueued on
- * `stream`.  An unplanned shape fails with HALO_ERR_UNSUPPORTED. Local. */
+ * `stream`.  An unplanned shape fails with HALO_ERR_UNSUPPORTED.  When X or
+ * the part's first row of Y is not 16-byte aligned (the boundary part of a
+ * Y whose ldy·split floats are not a multiple of 4, say), which cuSPARSE
+ * cannot take, the part runs on the row kernel instead. Local. */
 halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_part part, const float *x,
                                int64_t ldx, int64_t ncols, float beta, float *y, int64_t ldy,
                                void *stream);

@@ -491,9 +491,12 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
   HALO_TRY(halo_cuda_malloc(&c->softmax_work, HALO_CUDA_SOFTMAX_WORK_BYTES, "loss workspace"));
   HALO_TRY(halo_cuda_device_name(name, sizeof name));
   c->mpi_device = mpi_device_pointers();
-  snprintf(be->description, sizeof be->description, "cuda: %s (device %d)%s, SpMM %s, halo rows %s",
-           name, c->device, o->tf32 ? ", TF32 GEMM" : "", c->spmm_rows ? "row kernel" : "cuSPARSE",
-           c->mpi_device ? "handed to CUDA-aware MPI" : "staged through pinned host memory");
+  /* A long device name may cut the description short: it is only shown. */
+  if (snprintf(
+          be->description, sizeof be->description, "cuda: %s (device %d)%s, SpMM %s, halo rows %s",
+          name, c->device, o->tf32 ? ", TF32 GEMM" : "", c->spmm_rows ? "row kernel" : "cuSPARSE",
+          c->mpi_device ? "handed to CUDA-aware MPI" : "staged through pinned host memory") < 0)
+    be->description[0] = '\0';
 done:
   return st; /* on failure halo_backend_destroy calls cuda_destroy */
 }
