@@ -348,9 +348,8 @@ int check_pointer(const launch_config &c, int index, const void *p, size_t align
   return 1;
 }
 
-void launch(const launch_config &c, const void *kernel, std::function<void()> grid) {
+void launch(const launch_config &c, std::function<void()> grid) {
   HALO_EMU_API;
-  (void)kernel;
   const unsigned long long threads = (unsigned long long)c.block.x * c.block.y * c.block.z;
   if (sticky() != cudaSuccess) return;
   if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0 || threads == 0 || threads > kMaxThreads ||

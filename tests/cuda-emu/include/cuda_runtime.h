@@ -90,7 +90,7 @@ int check_arg(const launch_config &c, int index, T *const &p) {
 
 /* Queues `grid` on the configured stream; nothing runs until the stream is
  * synchronised with (stream.cc). */
-void launch(const launch_config &c, const void *kernel, std::function<void()> grid);
+void launch(const launch_config &c, std::function<void()> grid);
 
 template <class... A>
 struct launch_args {
@@ -127,7 +127,7 @@ void operator|(void (*kernel)(P...), launch_args<A...> l) {
       },
       args);
   if (!ok) return;
-  launch(c, (const void *)kernel, [kernel, args]() { std::apply(kernel, args); });
+  launch(c, [kernel, args]() { std::apply(kernel, args); });
 }
 
 }  // namespace halo_emu
