@@ -4,7 +4,7 @@
 #   HALO_SANITIZE=1 scripts/test.sh   ASan+UBSan build in build-asan/ only
 #   CI=true or HALO_FULL=1            after build/: the ASan+UBSan build and its
 #                                     tests, then every fuzz harness for
-#                                     HALO_FUZZ_SECONDS (45: the whole run stays
+#                                     HALO_FUZZ_SECONDS (35: the whole run stays
 #                                     well under CI's 20 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,15 +28,17 @@ build_and_test() {
 # Open MPI's plugins are built without frame pointers, so the fast unwinder
 # stops at them and the suppressions cannot see the library: malloc stacks
 # are taken with the slow (DWARF) unwinder.  Every UBSan report is fatal.
-# The sanitized build leaves CUDA out: with cuBLAS and cuSPARSE loaded into
-# an MPI rank, LeakSanitizer's tracer crashes at exit (and CUDA needs
-# ASan's shadow gap unprotected anyway); the normal build above compiles and
-# links every CUDA file, and no GPU code runs in CI.
+# The sanitized build runs halo's CUDA code on halo-cuda-emu
+# (tests/cuda-emu), not on the CUDA runtime: with cuBLAS and cuSPARSE loaded
+# into an MPI rank, LeakSanitizer's tracer crashes at exit (and CUDA needs
+# ASan's shadow gap unprotected anyway).  So every kernel, stream and halo
+# exchange of the GPU tests runs in CI, under ASan and UBSan, without a GPU;
+# the normal build above compiles and links every .cu file with nvcc.
 sanitized() {
   export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
   export ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0"
-  build_and_test build-asan -DCMAKE_BUILD_TYPE=Debug -DHALO_SANITIZE=ON -DHALO_WITH_CUDA=OFF
+  build_and_test build-asan -DCMAKE_BUILD_TYPE=Debug -DHALO_SANITIZE=ON -DHALO_CUDA_EMU=ON
 }
 
 if [ "${HALO_SANITIZE:-0}" = 1 ]; then
@@ -47,7 +49,7 @@ fi
 build_and_test build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 if [ "${CI:-}" = true ] || [ "${HALO_FULL:-0}" = 1 ]; then
-  fuzz_seconds=${HALO_FUZZ_SECONDS:-45}
+  fuzz_seconds=${HALO_FUZZ_SECONDS:-35}
   echo "test.sh: full run: the ASan+UBSan tests, then $fuzz_seconds s of each fuzz harness"
   (sanitized)
   bash scripts/fuzz.sh "$fuzz_seconds"

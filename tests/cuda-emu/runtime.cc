@@ -111,9 +111,24 @@ size_t g_device_bytes = 0;
 constexpr size_t kTotalBytes = (size_t)16 << 30; /* what cudaMemGetInfo reports */
 int g_device = 0;
 
+/* HALO_CUDA_EMU_DEVICES emulated devices (1), of which a program sees
+ * those CUDA_VISIBLE_DEVICES lists, as the runtime reads it: indices
+ * separated by commas, up to the first that names no device. */
 int device_count() {
   const char *env = getenv("HALO_CUDA_EMU_DEVICES");
-  return env ? atoi(env) : 1;
+  const int devices = env ? atoi(env) : 1;
+  const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+  if (!visible) return devices;
+  int seen = 0;
+  for (const char *p = visible;; p++) {
+    char *end;
+    const long id = strtol(p, &end, 10);
+    if (end == p || id < 0 || id >= devices) break;
+    seen++;
+    if (*end != ',') break;
+    p = end;
+  }
+  return seen;
 }
 }  // namespace
 
@@ -402,18 +417,15 @@ static cudaError_t check_copy(void *dst, const void *src, size_t bytes, cudaMemc
   return cudaSuccess;
 }
 
-/* A copy that involves pageable memory runs at the call, after the
- * stream's earlier work; any other is queued. */
+/* A copy that involves pageable memory runs at the call, after the work it
+ * is ordered after (the stream's, and for the legacy stream the blocking
+ * streams'); any other is queued. */
 static cudaError_t copy_on(CUstream_st *s, void *dst, const void *src, size_t bytes,
                            bool wait_for_it) {
   if (bytes == 0) return cudaSuccess;
-  if (where(dst) == space::pageable || where(src) == space::pageable) {
-    drain_all(s);
-    memcpy(dst, src, bytes);
-  } else {
-    const uint64_t seq = enqueue(s, [dst, src, bytes] { memcpy(dst, src, bytes); });
-    if (wait_for_it) drain(s, seq);
-  }
+  if (where(dst) == space::pageable || where(src) == space::pageable) wait_for_it = true;
+  const uint64_t seq = enqueue(s, [dst, src, bytes] { memcpy(dst, src, bytes); });
+  if (wait_for_it) drain(s, seq);
   HALO_EMU_STICKY();
   return cudaSuccess;
 }

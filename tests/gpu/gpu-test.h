@@ -19,8 +19,15 @@
 #include "halo-rng.h"
 
 /* The run's seed: $HALO_TEST_SEED when set, else the clock.  Each test
- * prints it with its own name, so that a failure can be replayed. */
+ * prints it with its own name, so that a failure can be replayed.  (C
+ * linkage: test-cuda-emu.cu is C++ under the emulator.) */
+#ifdef __cplusplus
+extern "C" {
+#endif
 uint64_t gpu_test_seed(const char *test);
+#ifdef __cplusplus
+}
+#endif
 
 /* x[i] = lo + (hi - lo) · uniform, from the stream (seed, tag). */
 static inline void fill_uniform(float *x, int64_t n, uint64_t seed, uint64_t tag, float lo,
