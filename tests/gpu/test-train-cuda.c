@@ -85,11 +85,16 @@ Test(train_cuda, cora_p2_staged_row_kernel_equals_cpu, .timeout = 300) {
   check_against_cpu(2, "0", "rows");
 }
 
-/* In place, with device pointers handed to MPI: only where MPI takes them. */
+/* In place, with device pointers handed to MPI: only where MPI takes them.
+ * Under halo-cuda-emu device memory is host memory, which every MPI takes,
+ * and since queued work runs only when waited for, a send that does not
+ * wait for the kernel that packed its rows sends stale bytes every time. */
 Test(train_cuda, cora_p2_cuda_aware_equals_cpu, .timeout = 300) {
+#ifndef HALO_CUDA_EMU
   if (tr_run(30, NULL,
              "ompi_info --parsable --all 2>/dev/null | "
              "grep -q 'mpi_built_with_cuda_support:value:true'") != 0)
     cr_skip_test("this Open MPI is not CUDA-aware");
+#endif
   check_against_cpu(2, "1", "cusparse");
 }
