@@ -33,7 +33,7 @@ build_and_test() {
 # into an MPI rank, LeakSanitizer's tracer crashes at exit (and CUDA needs
 # ASan's shadow gap unprotected anyway).  So every kernel, stream and halo
 # exchange of the GPU tests runs in CI, under ASan and UBSan, without a GPU;
-# the normal build above compiles and links every .cu file with nvcc.
+# the normal build above compiles and links every .cu file where nvcc is found.
 sanitized() {
   export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"

@@ -6,7 +6,8 @@
  * kernel argument and library operand is checked to be device memory of
  * the right size.  cudaMallocHost memory is "pinned": only copies to and
  * from it are queued; a copy with pageable host memory runs at the call,
- * after the stream's earlier work, as the runtime documents.
+ * after the work it is ordered after (the stream's, and for the legacy
+ * stream the blocking streams'), as the runtime documents.
  *
  * Streams: every operation is queued and runs when the host waits for it
  * (cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize, a
@@ -423,9 +424,9 @@ static cudaError_t check_copy(void *dst, const void *src, size_t bytes, cudaMemc
 static cudaError_t copy_on(CUstream_st *s, void *dst, const void *src, size_t bytes,
                            bool wait_for_it) {
   if (bytes == 0) return cudaSuccess;
-  if (where(dst) == space::pageable || where(src) == space::pageable) wait_for_it = true;
+  const bool pageable = where(dst) == space::pageable || where(src) == space::pageable;
   const uint64_t seq = enqueue(s, [dst, src, bytes] { memcpy(dst, src, bytes); });
-  if (wait_for_it) drain(s, seq);
+  if (wait_for_it || pageable) drain(s, seq);
   HALO_EMU_STICKY();
   return cudaSuccess;
 }

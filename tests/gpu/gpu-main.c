@@ -2,7 +2,8 @@
  *
  * Without a usable CUDA device the program prints "skipped: no CUDA device"
  * and exits with 77, which tests/gpu/CMakeLists.txt declares as ctest's
- * SKIP_RETURN_CODE: such a run counts as skipped, never as passed.
+ * SKIP_RETURN_CODE: such a run counts as skipped, never as passed.  Under
+ * halo-cuda-emu, which always has a device, that is a failure instead.
  *
  * The device is probed in a child process.  Criterion runs each test in a
  * process of its own, and a CUDA context does not survive fork(), so the
@@ -43,8 +44,15 @@ uint64_t gpu_test_seed(const char *test) {
 
 int main(int argc, char *argv[]) {
   if (!have_device()) {
+#ifdef HALO_CUDA_EMU
+    /* The emulator always has a device unless told to hide it
+     * (CUDA_VISIBLE_DEVICES): a skip would pass CI without a test run. */
+    fprintf(stderr, "%s: halo-cuda-emu shows no device: is CUDA_VISIBLE_DEVICES set?\n", argv[0]);
+    return 1;
+#else
     printf("skipped: no CUDA device\n");
     return 77;
+#endif
   }
   if (!getenv("HALO_TEST_SEED")) {
     char buf[32];
