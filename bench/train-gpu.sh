@@ -13,10 +13,9 @@
 #    it says so in one line and is skipped.
 #
 # Environment: HALO_BENCH_OUT (results; default bench/results/gpu),
-# HALO_GPU_LIBRARY_PATH (library path for spmm-cuda alone: run-device.sh sets
-# it for a prebuilt bundle),
 # SBM_NODES (2000000), SBM_DEGREE (51: degrees uniform in [25, 76], so at
-# least 100M nonzeros), EPOCHS (25, the first 5 are warm-up).
+# least 100M nonzeros), EPOCHS (25, the first 5 are warm-up), REPS (20 timed
+# SpMM runs per width), COPY_MIB (4096: the copy's size, far past any cache).
 # Exit status: 0 when every part that could run ran; 77 without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +25,8 @@ out=${HALO_BENCH_OUT:-bench/results/gpu}
 nodes=${SBM_NODES:-2000000}
 degree=${SBM_DEGREE:-51}
 epochs=${EPOCHS:-25}
+reps=${REPS:-20}
+copy_mib=${COPY_MIB:-4096}
 classes=16 feat=128 hidden=256 layers=3
 spec="sbm:nodes=$nodes,classes=$classes,avg-degree=$degree,homophily=0.8,feat=$feat,seed=1"
 mkdir -p "$out"
@@ -51,9 +52,8 @@ fi
 
 # ---- 1. SpMM against a device-to-device copy ---------------------------------
 set +e
-LD_LIBRARY_PATH="${HALO_GPU_LIBRARY_PATH:-${LD_LIBRARY_PATH:-}}" \
-  "$build/bench/spmm-cuda" --nodes "$nodes" --avg-degree "$degree" --classes "$classes" \
-  --ncols "$feat,$hidden,$classes" --reps 20 | tee "$out/spmm-cuda.txt"
+"$build/bench/spmm-cuda" --nodes "$nodes" --avg-degree "$degree" --classes "$classes" \
+  --ncols "$feat,$hidden,$classes" --reps "$reps" --copy-mib "$copy_mib" | tee "$out/spmm-cuda.txt"
 rc=${PIPESTATUS[0]}
 set -e
 if [ "$rc" = 77 ]; then

@@ -10,7 +10,8 @@
 #   2. build with CUDA, natively when cmake finds every dependency (after
 #      scripts/install-deps.sh, which needs a package mirror); otherwise use
 #      the prebuilt bundle that tests/gpu/make-bundle.sh makes on a Debian 12
-#      machine with nvcc (carried as build-gpu-bundle/);
+#      machine with nvcc (carried as build-gpu-bundle/): the programs with
+#      their libraries and Open MPI's run-time, so every step below runs;
 #   3. the GPU tests: every CUDA op and SpMM against its CPU twin
 #      (test-cuda-kernels, test-cuda-spmm), the CUDA backend's table slot by
 #      slot against the CPU's (test-cuda-backend, native builds that declare
@@ -24,13 +25,38 @@
 #      of cuSPARSE), so the table shows both SpMM paths' epoch times;
 #   5. bench/train-gpu.sh: SpMM against a device-to-device copy, and the epoch
 #      time against PyG.
-# Logs go to $OUT (the device tool's folder) when set, else build-gpu/device.
+# Logs go to $OUT (the device tool's folder) when set, else $build/device.
 # HALO_DEVICE_BUILD=bundle skips the native build and uses the bundle.
+#
+# HALO_DEVICE_BUILD=emu is a dry run of this script without a GPU: it builds
+# build-gpu-emu against halo-cuda-emu (tests/cuda-emu), at a small scale
+# (Cora for HALO_DEVICE_EPOCHS=10 epochs, a 5000-node sbm benchmark), so that
+# every step runs and every line of the table is parsed from real output
+# before the one run on a GPU.  Its numbers are the CPU's and mean nothing.
+# HALO_DEVICE_BUILD_DIR names an existing build tree to use as it is, and
+# HALO_DEVICE_UNIT_TESTS=0 leaves out step 3: tests/gpu/CMakeLists.txt's
+# run-device-emu test passes its own tree, where ctest runs the unit tests.
+# A dry run fails when any step but the PyG baseline is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 t_start=$SECONDS
-logdir=${OUT:-$root/build-gpu/device}
+want=${HALO_DEVICE_BUILD:-auto}
+case $want in
+  auto | bundle | native) build=$root/build-gpu ;;
+  emu)
+    build=${HALO_DEVICE_BUILD_DIR:-$root/build-gpu-emu}
+    # The dry run's scale: every step, in about a minute of CPU.
+    export SBM_NODES=${SBM_NODES:-5000} SBM_DEGREE=${SBM_DEGREE:-10} EPOCHS=${EPOCHS:-7}
+    export COPY_MIB=${COPY_MIB:-64} REPS=${REPS:-2}
+    ;;
+  *)
+    echo "run-device: error: HALO_DEVICE_BUILD=$want: expected auto, native, bundle or emu" >&2
+    exit 2
+    ;;
+esac
+epochs=${HALO_DEVICE_EPOCHS:-$([ "$want" = emu ] && echo 10 || echo 100)}
+logdir=${OUT:-$build/device}
 mkdir -p "$logdir"
 log="$logdir/run-device.log"
 : >"$log"
@@ -41,13 +67,17 @@ failed=0
 row() {
   rows+=("$(printf '%-22s %-8s %s' "$1" "$2" "$3")")
   case $2 in FAIL* | MISSING | TIMEOUT | WRONG) failed=1 ;; esac
+  # A dry run must reach every step; only the PyG baseline may be missing.
+  [ "$want" = emu ] && [ "$2" = skipped ] && [ "$1" != "epoch vs PyG" ] && failed=1
   echo "run-device: $1: $2 $3" | tee -a "$log"
 }
 say() { echo "run-device: $*" | tee -a "$log"; }
 elapsed() { echo "$((SECONDS - t_start)) s"; }
 
 # ---- 1. machine ------------------------------------------------------------------
-if command -v nvidia-smi >/dev/null; then
+if [ "$want" = emu ]; then
+  row gpu emulated "halo-cuda-emu on the CPU: a dry run of this script, not GPU results"
+elif command -v nvidia-smi >/dev/null; then
   gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)
   row gpu ok "$gpu"
 else
@@ -62,9 +92,9 @@ deps_present() {
 }
 
 # ---- 2. build --------------------------------------------------------------------
-build=$root/build-gpu
 mode=none
-want=${HALO_DEVICE_BUILD:-auto}
+cuda_flag=-DHALO_WITH_CUDA=ON
+[ "$want" = emu ] && cuda_flag=-DHALO_CUDA_EMU=ON
 if [ "$want" != bundle ] && ! deps_present; then
   say "dependencies missing; trying scripts/install-deps.sh (needs a package mirror)"
   timeout 60 bash scripts/install-deps.sh >>"$log" 2>&1 || say "install-deps.sh failed"
@@ -73,11 +103,15 @@ fi
 # a break elsewhere in the tree cannot cost the GPU results.
 if [ "$want" != bundle ] && deps_present; then
   t0=$SECONDS
-  if timeout 120 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHALO_WITH_CUDA=ON >>"$log" 2>&1 &&
+  configure=(cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$cuda_flag")
+  # A tree named by HALO_DEVICE_BUILD_DIR keeps its own configuration.
+  [ -n "${HALO_DEVICE_BUILD_DIR:-}" ] && [ -f "$build/CMakeCache.txt" ] && configure=(true)
+  if timeout 120 "${configure[@]}" >>"$log" 2>&1 &&
     timeout 240 cmake --build "$build" -j "$(nproc)" \
       --target test-cuda-kernels test-cuda-spmm spmm-cuda >>"$log" 2>&1; then
     mode=native
-    row "build cuda" ok "native, $((SECONDS - t0)) s"
+    [ "$want" = emu ] && mode=emu
+    row "build cuda" ok "$mode, $((SECONDS - t0)) s"
     t0=$SECONDS
     runtime_targets="halo-train halo-partition test-train-cuda"
     # The backend-table test, where tests/gpu/CMakeLists.txt declares it.
@@ -94,27 +128,40 @@ if [ "$want" != bundle ] && deps_present; then
     row "build cuda" FAIL "native build (see run-device.log)"
   fi
 fi
-if [ "$mode" = none ] && [ -f build-gpu-bundle/bundle.tar.gz ]; then
+if [ "$mode" = none ] && [ "$want" != emu ] && [ -f build-gpu-bundle/bundle.tar.gz ]; then
   build=$root/build-gpu-bundle/unpacked
   rm -rf "$build" && mkdir -p "$build"
   tar -xzf build-gpu-bundle/bundle.tar.gz -C "$build"
-  # The bundle's own libraries, then the CUDA libraries of this machine.
+  # The bundle's programs, and its mpirun, are wrappers that put the bundle's
+  # libraries and Open MPI first for themselves alone (its Debian libraries
+  # must not replace the system's under python3 or nvidia-smi); they add the
+  # CUDA libraries of this machine from HALO_GPU_LIBRARY_PATH.
   cudalibs=$(ls -d /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib 2>/dev/null | paste -sd:)
   pylibs=$(python3 -c 'import glob, site; print(":".join(sorted(glob.glob(site.getsitepackages()[0] + "/nvidia/*/lib"))))' 2>/dev/null || true)
-  # Only the bundle's programs get this path: its Debian libraries must not
-  # replace the system's under python3 or nvidia-smi.
-  export HALO_GPU_LIBRARY_PATH="$build/lib:${cudalibs}:${pylibs}:${LD_LIBRARY_PATH:-}"
-  mode=bundle
-  row "build cuda" ok "prebuilt bundle ($(cat "$build/BUNDLE" 2>/dev/null || echo unknown origin))"
+  export HALO_GPU_LIBRARY_PATH="${cudalibs}:${pylibs}"
+  export PATH="$build/mpi/bin:$PATH"
+  need=$(cat "$build/GLIBC" 2>/dev/null || echo 0)
+  have=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
+  if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" = "$need" ]; then
+    mode=bundle
+    row "build cuda" ok "prebuilt bundle ($(cat "$build/BUNDLE" 2>/dev/null || echo unknown origin))"
+  else
+    row "build cuda" FAIL "the bundle needs glibc >= $need; this machine has $have"
+  fi
 fi
 if [ "$mode" = none ]; then
   row "build cuda" FAIL "no dependencies and no build-gpu-bundle/bundle.tar.gz"
 fi
 
 # ---- 3. CUDA unit tests -------------------------------------------------------------
-for t in test-cuda-kernels test-cuda-spmm test-cuda-backend test-train-cuda; do
+unit_tests="test-cuda-kernels test-cuda-spmm test-cuda-backend test-train-cuda"
+if [ "${HALO_DEVICE_UNIT_TESTS:-1}" = 0 ]; then
+  say "unit tests not run (HALO_DEVICE_UNIT_TESTS=0: ctest runs them)"
+  unit_tests=
+fi
+for t in $unit_tests; do
   bin="$build/tests/gpu/$t"
-  if [ "$t" = test-train-cuda ] && [ "$mode" != native ]; then
+  if [ "$t" = test-train-cuda ] && [ "$mode" = bundle ]; then
     row "$t" skipped "needs a native build (step 4 covers it)"
     continue
   fi
@@ -126,8 +173,7 @@ for t in test-cuda-kernels test-cuda-spmm test-cuda-backend test-train-cuda; do
     row "$t" MISSING "not built"
     continue
   fi
-  LD_LIBRARY_PATH="${HALO_GPU_LIBRARY_PATH:-${LD_LIBRARY_PATH:-}}" \
-    timeout 180 "$bin" --jobs 4 >"$logdir/$t.log" 2>&1
+  timeout 180 "$bin" --jobs 4 >"$logdir/$t.log" 2>&1
   rc=$?
   cat "$logdir/$t.log" >>"$log"
   case $rc in
@@ -161,7 +207,7 @@ else
     fi
     ok=1
     for device in cpu cuda; do
-      timeout 120 mpirun -np "$p" "$train" "$dir" --device "$device" --epochs 100 --quiet \
+      timeout 120 mpirun -np "$p" "$train" "$dir" --device "$device" --epochs "$epochs" --quiet \
         --metrics "$dir/$device.jsonl" >"$dir/$device.txt" 2>&1 || ok=0
       cat "$dir/$device.txt" >>"$log"
     done
@@ -172,17 +218,22 @@ else
     # At P=2 the same run with every SpMM on halo's row kernel, to compare
     # with cuSPARSE (the default) on the same GPU.
     runs=cuda
-    if [ "$p" = 2 ] && HALO_CUDA_SPMM=rows timeout 120 mpirun -np "$p" -x HALO_CUDA_SPMM "$train" \
-         "$dir" --device cuda --epochs 100 --quiet --metrics "$dir/cuda-rows.jsonl" \
-         >"$dir/cuda-rows.txt" 2>&1; then
-      runs="cuda cuda-rows"
+    if [ "$p" = 2 ]; then
+      if HALO_CUDA_SPMM=rows timeout 120 mpirun -np "$p" -x HALO_CUDA_SPMM "$train" \
+           "$dir" --device cuda --epochs "$epochs" --quiet --metrics "$dir/cuda-rows.jsonl" \
+           >"$dir/cuda-rows.txt" 2>&1; then
+        runs="cuda cuda-rows"
+      else
+        cat "$dir/cuda-rows.txt" >>"$log"
+        row "cora P=$p rows SpMM" FAIL "HALO_CUDA_SPMM=rows: the training run failed"
+      fi
     fi
     for run in $runs; do
       # Largest relative difference between the two loss curves.
       worst=$(paste <(grep -o '"loss": [^,]*' "$dir/cpu.jsonl" | cut -d' ' -f2) \
                     <(grep -o '"loss": [^,]*' "$dir/$run.jsonl" | cut -d' ' -f2) |
-        awk '{d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > m) m = r; n++}
-             END {if (n != 100) print "epochs=" n; else printf "%.3g\n", m}')
+        awk -v e="$epochs" '{d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > m) m = r; n++}
+             END {if (n != e) print "epochs=" n; else printf "%.3g\n", m}')
       epoch_ms=$(grep -o 'mean epoch [0-9.]* ms' "$dir/$run.txt" | head -1)
       name="cora P=$p cuda"
       [ "$run" = cuda-rows ] && name="cora P=$p rows SpMM"
@@ -198,6 +249,7 @@ fi
 # ---- 5. benchmark --------------------------------------------------------------------
 if [ -x "$build/bench/spmm-cuda" ]; then
   export HALO_BENCH_OUT="$build/device-bench"
+  rm -f "$HALO_BENCH_OUT"/*.txt # not a stale result in the table (the sbm shard is reused)
   remaining=$((330 - (SECONDS - t_start)))
   if [ "$remaining" -lt 60 ]; then
     row benchmark skipped "only $remaining s left of the 6-minute budget"
@@ -210,6 +262,9 @@ if [ -x "$build/bench/spmm-cuda" ]; then
       row "spmm $method $w" "$check" "$ms ms, $gbs GB/s = $ratio of copy ($copy GB/s; target 0.60)"
     done < <(awk '$1 ~ /^[0-9]+$/ && NF == 8' "$logdir/train-gpu.log")
     epoch=$(grep -m1 -E '^halo: mean epoch|epoch comparison skipped' "$logdir/train-gpu.log" | sed 's/^train-gpu: //')
+    halo_epoch=$(grep -m1 -o 'mean epoch [0-9.]* ms' "$HALO_BENCH_OUT/halo-train.txt" 2>/dev/null)
+    [ -n "$halo_epoch" ] &&
+      row "epoch halo" ran "$halo_epoch: sbm:nodes=${SBM_NODES:-2000000}, 3 layers, hidden 256"
     case $rc in
       0) row "epoch vs PyG" "$( [[ $epoch == halo:* ]] && echo ran || echo skipped)" "${epoch:-see train-gpu.log}" ;;
       77) row benchmark skipped "no CUDA device" ;;
