@@ -15,7 +15,8 @@
 # Environment: HALO_BENCH_OUT (results; default bench/results/gpu),
 # SBM_NODES (2000000), SBM_DEGREE (51: degrees uniform in [25, 76], so at
 # least 100M nonzeros), EPOCHS (25, the first 5 are warm-up), REPS (20 timed
-# SpMM runs per width), COPY_MIB (4096: the copy's size, far past any cache).
+# SpMM runs per width), COPY_MIB (4096: the copy's size, far past any cache),
+# PYG_DEVICE (cuda; cpu runs PyG's side on the CPU: run-device.sh's dry run).
 # Exit status: 0 when every part that could run ran; 77 without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,7 @@ degree=${SBM_DEGREE:-51}
 epochs=${EPOCHS:-25}
 reps=${REPS:-20}
 copy_mib=${COPY_MIB:-4096}
+pyg_device=${PYG_DEVICE:-cuda}
 classes=16 feat=128 hidden=256 layers=3
 spec="sbm:nodes=$nodes,classes=$classes,avg-degree=$degree,homophily=0.8,feat=$feat,seed=1"
 mkdir -p "$out"
@@ -99,8 +101,8 @@ fi
 
 # Without PyG (or without a GPU for torch) halo's epoch time above stands
 # alone: a missing baseline is reported, not a failure of the benchmark.
-if ! pyg_check=$(python3 -c 'import h5py, torch, torch_geometric
-assert torch.cuda.is_available(), "torch sees no GPU"' 2>&1); then
+if ! pyg_check=$(python3 -c 'import sys, h5py, torch, torch_geometric
+assert sys.argv[1] == "cpu" or torch.cuda.is_available(), "torch sees no GPU"' "$pyg_device" 2>&1); then
   say "epoch comparison skipped: no PyG baseline here ($(echo "$pyg_check" | tail -1))"
   exit 0
 fi
@@ -112,14 +114,16 @@ fi
 # adjacency layouts are timed (edge_index; a torch.sparse CSR adjacency, which
 # runs on cuSPARSE), and the ratio uses the faster.  Timed like halo's epoch_s:
 # forward, loss, backward and the optimiser step.
-python3 - "$data/part-00000-of-00001.h5" "$hidden" "$layers" "$epochs" "$out/halo-train.jsonl" <<'EOF' | tee "$out/pyg.txt"
+python3 - "$data/part-00000-of-00001.h5" "$hidden" "$layers" "$epochs" "$out/halo-train.jsonl" \
+  "$pyg_device" <<'EOF' | tee "$out/pyg.txt"
 import json, sys, time
 import h5py, torch
 import torch.nn.functional as F
 from torch_geometric.nn import GCNConv
 
 path, hidden, layers, epochs, metrics = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-dev = torch.device("cuda")
+dev = torch.device(sys.argv[6])
+sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 with h5py.File(path, "r") as f:
     indptr = torch.from_numpy(f["/graph/indptr"][:].astype("int64"))
     col = torch.from_numpy(f["/graph/indices"][:].astype("int64"))
@@ -144,7 +148,7 @@ def mean_epoch(adj):
                             dict(params=convs[1:].parameters(), weight_decay=0.0)], lr=0.01)
     times = []
     for _ in range(epochs):
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
         h = x
         for i, conv in enumerate(convs):
@@ -155,7 +159,7 @@ def mean_epoch(adj):
         opt.zero_grad()
         loss.backward()
         opt.step()
-        torch.cuda.synchronize()
+        sync()
         times.append(time.perf_counter() - t0)
     return sum(times[5:]) / len(times[5:])
 
@@ -166,8 +170,10 @@ for name, adj in adjacency.items():
         pyg[name] = mean_epoch(adj)
         print(f"pyg {name}: {n} nodes, {col.numel()} edges, widths {widths}: "
               f"mean epoch {1e3 * pyg[name]:.2f} ms")
-    except Exception as err:  # a layout this PyG build cannot run
-        print(f"pyg {name}: failed: {err}")
+    except Exception as err:  # a layout this PyG build cannot run, or out of memory
+        print(f"pyg {name}: failed: {(str(err).splitlines() or [type(err).__name__])[0]}")
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
 halo = None
 with open(metrics) as f:
     for line in f:
