@@ -5,6 +5,7 @@
  * graph: this is what makes a 1-rank and an 8-rank run agree to rounding of
  * the reductions alone. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 
 #include "halo-gcn.h"
@@ -23,8 +24,9 @@ halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out) {
   halo_status st = HALO_OK;
   const int64_t n = s->n_owned, cols = s->n_owned + s->n_halo;
   halo_csr a = {.rows = n, .cols = cols, .nnz = s->nnz + n};
-  entry *row = NULL;
+  entry *rows = NULL; /* one row's buffer per thread */
   int64_t max_len = 0;
+  const int threads = omp_get_max_threads();
 
   *out = (halo_csr){0};
   if (cols > INT32_MAX)
@@ -37,9 +39,13 @@ halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out) {
   HALO_ALLOC(a.indptr, n + 1, "the rows of the normalised adjacency");
   HALO_ALLOC(a.indices, a.nnz, "the columns of the normalised adjacency");
   HALO_ALLOC(a.values, a.nnz, "the values of the normalised adjacency");
-  HALO_ALLOC(row, max_len, "a row of the adjacency");
+  HALO_ALLOC(rows, max_len * threads, "a row of the adjacency per thread");
 
+  /* Rows are independent, and each is sorted alone: the result does not
+   * depend on the thread count. */
+#pragma omp parallel for schedule(dynamic, 1024)
   for (int64_t i = 0; i < n; i++) {
+    entry *row = rows + max_len * omp_get_thread_num();
     int64_t len = 0;
     row[len++] = (entry){.gid = s->global_id[i], .col = (int32_t)i};
     for (int64_t k = s->indptr[i]; k < s->indptr[i + 1]; k++)
@@ -58,7 +64,7 @@ halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out) {
   *out = a;
   a = (halo_csr){0};
 done:
-  free(row);
+  free(rows);
   free(a.indptr);
   free(a.indices);
   free(a.values);
