@@ -230,8 +230,8 @@ int main(int argc, char **argv) {
     case -1:
       return 2;
   }
-  if (halo_cuda_device_count() == 0) {
-    printf("spmm-cuda: skipped: no CUDA device\n");
+  if (const char *problem = halo_cuda_device_problem()) {
+    printf("spmm-cuda: skipped: no CUDA device (%s)\n", problem);
     return 77;
   }
   cudaDeviceProp prop;

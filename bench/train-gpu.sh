@@ -29,6 +29,10 @@ epochs=${EPOCHS:-25}
 reps=${REPS:-20}
 copy_mib=${COPY_MIB:-4096}
 pyg_device=${PYG_DEVICE:-cuda}
+if [ "$epochs" -le 5 ]; then
+  echo "train-gpu: error: EPOCHS=$epochs: the first 5 epochs are warm-up, so at least 6 are needed" >&2
+  exit 2
+fi
 classes=16 feat=128 hidden=256 layers=3
 spec="sbm:nodes=$nodes,classes=$classes,avg-degree=$degree,homophily=0.8,feat=$feat,seed=1"
 mkdir -p "$out"
@@ -86,7 +90,7 @@ if ! "$train" "$probe" --device cuda --epochs 1 --quiet >>"$out/probe.log" 2>&1;
   exit 0
 fi
 
-data="$out/sbm-$nodes"
+data="$out/sbm-$nodes-$degree-$feat" # reused by later runs of the same graph
 if [ ! -f "$data/manifest.h5" ]; then
   say "partitioning $spec into 1 part"
   rm -rf "$data"
@@ -116,7 +120,7 @@ fi
 # forward, loss, backward and the optimiser step.
 python3 - "$data/part-00000-of-00001.h5" "$hidden" "$layers" "$epochs" "$out/halo-train.jsonl" \
   "$pyg_device" <<'EOF' | tee "$out/pyg.txt"
-import json, sys, time
+import gc, json, sys, time
 import h5py, torch
 import torch.nn.functional as F
 from torch_geometric.nn import GCNConv
@@ -164,16 +168,22 @@ def mean_epoch(adj):
     return sum(times[5:]) / len(times[5:])
 
 
-pyg = {}
+pyg, errors = {}, []
 for name, adj in adjacency.items():
     try:
         pyg[name] = mean_epoch(adj)
         print(f"pyg {name}: {n} nodes, {col.numel()} edges, widths {widths}: "
               f"mean epoch {1e3 * pyg[name]:.2f} ms")
     except Exception as err:  # a layout this PyG build cannot run, or out of memory
-        print(f"pyg {name}: failed: {(str(err).splitlines() or [type(err).__name__])[0]}")
-        if dev.type == "cuda":
-            torch.cuda.empty_cache()
+        errors.append(f"{name}: {(str(err).splitlines() or [type(err).__name__])[0]}")
+        print(f"pyg {errors[-1]}")
+    # The failed layout's tensors are freed once its frame is gone: give
+    # their cached blocks back before the next layout.
+    gc.collect()
+    if dev.type == "cuda":
+        torch.cuda.empty_cache()
+if not pyg:
+    print(f"train-gpu: epoch comparison skipped: every PyG layout failed ({'; '.join(errors)[:200]})")
 halo = None
 with open(metrics) as f:
     for line in f:

@@ -175,6 +175,16 @@ extern "C" int halo_cuda_device_count(void) {
   return n;
 }
 
+extern "C" const char *halo_cuda_device_problem(void) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return cudaGetErrorString(e);
+  }
+  return n > 0 ? NULL : "no CUDA device";
+}
+
 /* Checks the host CSR once, naming the first bad entry. */
 static halo_status check_csr(const halo_csr *a, int64_t split) {
   if (a->rows < 0 || a->cols < 0 || a->nnz < 0 || !a->indptr || (a->nnz > 0 && !a->indices)) {

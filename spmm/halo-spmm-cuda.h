@@ -45,6 +45,12 @@ extern "C" {
  * driver, or the driver is older than the runtime.  Logs nothing. Local. */
 int halo_cuda_device_count(void);
 
+/* Why this process has no usable CUDA device: the CUDA runtime's words
+ * ("CUDA driver version is insufficient for CUDA runtime version", ...) or
+ * "no CUDA device"; NULL when it has one.  A static string.  Logs nothing.
+ * Local. */
+const char *halo_cuda_device_problem(void);
+
 /* Which rows a run computes. */
 typedef enum halo_spmm_part {
   HALO_SPMM_ALL = 0,      /* rows [0, A.rows) in one product */

@@ -469,10 +469,12 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
   halo_status st = HALO_OK;
   cuda_ctx *c = NULL;
   char name[96] = "";
-  if (halo_cuda_device_count() == 0)
+  const char *problem = halo_cuda_device_problem();
+  if (problem)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--device cuda: no CUDA device is visible to this process (no GPU, no driver, or "
-              "CUDA_VISIBLE_DEVICES hides them); use --device cpu");
+              "--device cuda: no usable CUDA device (%s: no GPU, a driver older than CUDA's "
+              "runtime, or CUDA_VISIBLE_DEVICES hides them); use --device cpu",
+              problem);
   HALO_ALLOC(c, 1, "the CUDA backend");
   be->context = c;
   be->ops = &cuda_ops;

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,12 +22,24 @@
 #include "gpu-test.h"
 #include "halo-spmm-cuda.h"
 
-/* 1 when a child process sees at least one CUDA device. */
-static int have_device(void) {
+/* 1 when a child process sees at least one CUDA device; otherwise 0, with
+ * the child's reason in `why`. */
+static int have_device(char *why, size_t size) {
+  int pipe_fd[2];
+  snprintf(why, size, "the probe could not run");
   fflush(NULL);
+  if (pipe(pipe_fd) != 0) return 0;
   pid_t pid = fork();
   if (pid < 0) return 0;
-  if (pid == 0) _exit(halo_cuda_device_count() > 0 ? 0 : 1);
+  if (pid == 0) {
+    const char *problem = halo_cuda_device_problem();
+    if (problem) (void)!write(pipe_fd[1], problem, strlen(problem));
+    _exit(problem ? 1 : 0);
+  }
+  close(pipe_fd[1]);
+  ssize_t got = read(pipe_fd[0], why, size - 1);
+  close(pipe_fd[0]);
+  if (got > 0) why[got] = '\0';
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return 0;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -43,14 +56,16 @@ uint64_t gpu_test_seed(const char *test) {
 }
 
 int main(int argc, char *argv[]) {
-  if (!have_device()) {
+  char why[256];
+  if (!have_device(why, sizeof why)) {
 #ifdef HALO_CUDA_EMU
     /* The emulator always has a device unless told to hide it
      * (CUDA_VISIBLE_DEVICES): a skip would pass CI without a test run. */
-    fprintf(stderr, "%s: halo-cuda-emu shows no device: is CUDA_VISIBLE_DEVICES set?\n", argv[0]);
+    fprintf(stderr, "%s: halo-cuda-emu shows no device (%s): is CUDA_VISIBLE_DEVICES set?\n",
+            argv[0], why);
     return 1;
 #else
-    printf("skipped: no CUDA device\n");
+    printf("skipped: no CUDA device (%s)\n", why);
     return 77;
 #endif
   }

@@ -16,10 +16,13 @@
 #   - lib/: the shared libraries all of these need (ldd), except glibc's,
 #     libstdc++ and the big CUDA libraries (cuBLAS, cuSPARSE), which the GPU
 #     machine has; the small CUDA runtime (13.0, driver >= 580) goes in.
-# tests/gpu/run-device.sh unpacks it when it cannot build natively, and
-# sets the environment (bundle_env there); the device tool carries it with
-# carry: ["build-gpu-bundle"] (build*/ is git-ignored, so it must be named).
-# tests/gpu/check-bundle.sh runs it with this machine's Open MPI hidden.
+# `HALO_DEVICE_BUILD=bundle tests/gpu/run-device.sh` unpacks and runs it on
+# the GPU machine; the device tool carries it with
+# carry: ["build-gpu-bundle/bundle.tar.gz"] (build*/ is git-ignored, so it
+# must be named; the folder itself is far over the tool's 64 MiB).  Build
+# it from a clean, committed tree: BUNDLE records the commit, "+dirty" when
+# the tree was not.  tests/gpu/check-bundle.sh, run last, runs it with this
+# machine's Open MPI and libraries hidden.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir="build-gpu-bundle"
@@ -80,8 +83,14 @@ for p in "${programs[@]}"; do wrap "$p" "bin/${p##*/}"; done
 rm "$mpi/bin/mpirun" && wrap mpi/bin/mpirun mpi/bin/orterun
 
 # Every shared library the programs, Open MPI and its plugins load.
-find "$stage/bin" "$mpi" -type f \( -perm -u+x -o -name '*.so*' \) ! -name mpirun -print0 | xargs -0 ldd |
-  awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
+deps=$(find "$stage/bin" "$mpi" -type f \( -perm -u+x -o -name '*.so*' \) ! -name mpirun -print0 |
+  xargs -0 ldd)
+# A library this machine lacks would be missing there too (libcuda is the driver's).
+if notfound=$(grep 'not found' <<<"$deps" | grep -v 'libcuda\.so' | sort -u) && [ -n "$notfound" ]; then
+  echo "make-bundle: error: libraries not found here: $notfound" >&2
+  exit 1
+fi
+awk '$3 ~ /^\// {print $3}' <<<"$deps" | sort -u | while read -r lib; do
   case $(basename "$lib") in
     libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | libresolv.so* | ld-linux*) ;;
     libcuda.so* | libcublas* | libcusparse* | libnvJitLink*) ;; # big; the GPU machine has them
@@ -94,7 +103,7 @@ done
 glibc=$(find "$stage/bin" "$stage/lib" "$mpi" -type f \( -perm -u+x -o -name '*.so*' \) ! -name mpirun \
   -print0 | xargs -0 objdump -T | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -1)
 echo "${glibc#GLIBC_}" >"$stage/GLIBC"
-echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- kernels spmm src partition tests/gpu bench || echo +dirty), $(. /etc/os-release && echo "$PRETTY_NAME"), $(nvcc --version | grep -o 'release [0-9.]*'), $(orterun --version | head -1), glibc >= ${glibc#GLIBC_}" >"$stage/BUNDLE"
+echo "$(git rev-parse --short HEAD)$([ -z "$(git status --porcelain)" ] || echo +dirty), $(. /etc/os-release && echo "$PRETTY_NAME"), $(nvcc --version | grep -o 'release [0-9.]*'), $(orterun --version | head -1), glibc >= ${glibc#GLIBC_}" >"$stage/BUNDLE"
 tar -czf "$dir/bundle.tar.gz" -C "$stage" .
 echo "make-bundle: $dir/bundle.tar.gz, $(du -h "$dir/bundle.tar.gz" | cut -f1) ($(cat "$stage/BUNDLE"))"
 # The same programs with this machine's Open MPI and libraries hidden.
