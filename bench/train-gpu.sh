@@ -118,7 +118,7 @@ fi
 # adjacency layouts are timed (edge_index; a torch.sparse CSR adjacency, which
 # runs on cuSPARSE), and the ratio uses the faster.  Timed like halo's epoch_s:
 # forward, loss, backward and the optimiser step.
-python3 - "$data/part-00000-of-00001.h5" "$hidden" "$layers" "$epochs" "$out/halo-train.jsonl" \
+PYTHONUNBUFFERED=1 python3 - "$data/part-00000-of-00001.h5" "$hidden" "$layers" "$epochs" "$out/halo-train.jsonl" \
   "$pyg_device" <<'EOF' | tee "$out/pyg.txt"
 import gc, json, sys, time
 import h5py, torch

@@ -102,7 +102,7 @@ timed() {
   shift 2
   [ "$1" = -- ] && shift
   [ "$s" -gt 0 ] || return 124
-  timeout "$s" "$@"
+  timeout -k 10 "$s" "$@"
 }
 # join DIR...: the existing directories, joined with ':' (no empty entries).
 join() {
@@ -115,14 +115,19 @@ join() {
 driver=
 if [ "$want" = emu ]; then
   row gpu emulated "halo-cuda-emu on the CPU: a dry run of this script, not GPU results"
-elif command -v nvidia-smi >/dev/null &&
-  gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1) &&
-  [ -n "$gpu" ]; then
-  row gpu ok "$gpu"
-  driver=${gpu##*, }
+elif command -v nvidia-smi >/dev/null || [ -e /dev/nvidiactl ]; then
+  # A GPU machine: every step must run, and a failing nvidia-smi is a fault.
   strict=1
+  if gpu=$(timeout 30 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1) &&
+    [ -n "$gpu" ]; then
+    gpu=$(head -1 <<<"$gpu")
+    row gpu ok "$gpu"
+    driver=${gpu##*, }
+  else
+    row gpu FAIL "nvidia-smi: $(head -1 <<<"${gpu:-no output}" | cut -c1-100)"
+  fi
 else
-  row gpu none "nvidia-smi found no GPU: the CUDA steps will report a skip"
+  row gpu none "no nvidia-smi: the CUDA steps will report a skip"
 fi
 say "nvcc: $(command -v nvcc || echo none), cmake: $(command -v cmake || echo none), $(nproc) cores," \
   "budget $budget s ($reserve s kept for the benchmark)"
@@ -188,9 +193,13 @@ print(" ".join(sorted(glob.glob(site.getsitepackages()[0] + "/nvidia/*/lib"))))'
   need=$(cat "$build/GLIBC" 2>/dev/null || echo 0)
   have=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
   # Libraries the programs cannot find here (libcuda comes with the driver).
-  # shellcheck source=/dev/null # written by make-bundle.sh
-  missing=$(cd "$build" && root=$build && . ./bundle-env.sh &&
-    ldd bin/halo-train bin/test-cuda-kernels 2>&1 | awk '/not found/ {print $1}' | sort -u | paste -sd' ')
+  missing=
+  if command -v ldd >/dev/null; then
+    # shellcheck source=/dev/null # written by make-bundle.sh
+    missing=$(cd "$build" && root=$build && . ./bundle-env.sh &&
+      ldd bin/halo-train bin/test-cuda-kernels 2>&1 | grep 'not found' | sed 's/^[[:space:]]*//' |
+      sort -u | paste -sd';' | cut -c1-200)
+  fi
   if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" != "$need" ]; then
     row "build cuda" FAIL "the bundle needs glibc >= $need; this machine has $have"
     bundle_refused=1
@@ -228,6 +237,7 @@ for t in $unit_tests; do
   fi
   timed 180 "$reserve" -- "$bin" --jobs 4 >"$logdir/$t.log" 2>&1
   rc=$?
+  [ "$rc" = 137 ] && rc=124
   cat "$logdir/$t.log" >>"$log"
   case $rc in
     0) row "$t" pass "$(grep -m1 -o 'Tested: .*' "$logdir/$t.log" || true)" ;;
@@ -261,10 +271,13 @@ else
     rc=$?
     if [ "$rc" != 0 ]; then
       cat "$dir/probe.log" >>"$log"
-      if [ "$rc" = 124 ]; then
+      why=$(grep -m1 -iE 'error|cuda' "$dir/probe.log" | cut -c1-200)
+      if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
         row "cora P=$p cuda" TIMEOUT "the 1-epoch probe, cut at $(elapsed) of the budget"
+      elif [[ $why == *"no usable CUDA device"* ]]; then
+        row "cora P=$p cuda" skipped "${why##*halo-train: error: }"
       else
-        row "cora P=$p cuda" skipped "$(grep -m1 -iE 'error|cuda' "$dir/probe.log" | cut -c1-100 || echo 'halo-train --device cuda failed')"
+        row "cora P=$p cuda" FAIL "the 1-epoch probe, exit $rc: ${why:-see run-device.log}"
       fi
       continue
     fi
@@ -295,8 +308,10 @@ else
       # Largest relative difference between the two loss curves.
       worst=$(paste <(grep -o '"loss": [^,]*' "$dir/cpu.jsonl" | cut -d' ' -f2) \
         <(grep -o '"loss": [^,]*' "$dir/$run.jsonl" | cut -d' ' -f2) |
-        awk -v e="$epochs" '{d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > m) m = r; n++}
-             END {if (n != e) print "epochs=" n; else printf "%.3g\n", m}')
+        awk -v e="$epochs" -v num='^-?[0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?$' '
+          {n++; if ($1 !~ num || $2 !~ num) {bad = 1; next}  # nan, inf: mawk compares them as equal
+           d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > m) m = r}
+          END {if (bad) print "non-finite"; else if (n != e) print "epochs=" n; else printf "%.3g\n", m}')
       epoch_ms=$(grep -o 'mean epoch [0-9.]* ms' "$dir/$run.txt" | head -1)
       name="cora P=$p cuda"
       [ "$run" = cuda-rows ] && name="cora P=$p rows SpMM"
@@ -329,8 +344,9 @@ else
   if [ "$remaining" -lt 30 ]; then
     row benchmark TIMEOUT "only $remaining s left of the $budget s budget"
   else
-    timeout "$remaining" bash bench/train-gpu.sh "$build" >"$logdir/train-gpu.log" 2>&1
+    timeout -k 10 "$remaining" bash bench/train-gpu.sh "$build" >"$logdir/train-gpu.log" 2>&1
     rc=$?
+    [ "$rc" = 137 ] && rc=124
     cat "$logdir/train-gpu.log" >>"$log"
     spmm=$bench_out/spmm-cuda.txt
     if [ -s "$spmm" ] && ! grep -q 'skipped: no CUDA device' "$spmm"; then
