@@ -49,7 +49,7 @@ fi
 build_and_test build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 if [ "${CI:-}" = true ] || [ "${HALO_FULL:-0}" = 1 ]; then
-  fuzz_seconds=${HALO_FUZZ_SECONDS:-30}
+  fuzz_seconds=${HALO_FUZZ_SECONDS:-20}
   echo "test.sh: full run: the ASan+UBSan tests, then $fuzz_seconds s of each fuzz harness"
   (sanitized)
   bash scripts/fuzz.sh "$fuzz_seconds"
