@@ -30,8 +30,8 @@ void *halo_hostmem_calloc(size_t bytes) {
   /* The zeroing is the first touch of every page.  Done by one thread, its
    * page faults (the kernel clears each page too) ran serially and took a
    * third of halo-train's set-up on a 2M-node graph; split a huge page per
-   * iteration over all threads, they run in parallel, and the pages land
-   * near the threads of the kernels' statically scheduled row loops. */
+   * iteration over all threads, they run in parallel, and on a multi-socket
+   * machine the pages spread over the sockets' memory instead of one. */
   const size_t pages = (bytes + HALO_HOSTMEM_HUGE - 1) / HALO_HOSTMEM_HUGE;
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < pages; i++) {

@@ -21,7 +21,7 @@ bundle=$(readlink -f "${1:-build-gpu-bundle/bundle.tar.gz}")
 arch=$(gcc -print-multiarch)
 
 if [ "${HALO_CHECK_BUNDLE_INSIDE:-}" != 1 ]; then
-  [ -f "$bundle" ] || { echo "check-bundle: error: $bundle: no such bundle (run tests/gpu/make-bundle.sh)"; exit 2; }
+  [ -f "$bundle" ] || { echo "check-bundle: error: $bundle: no such bundle (run tests/gpu/make-bundle.sh)" >&2; exit 2; }
   if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
     echo "check-bundle: skipped: needs root and unshare -m to hide this machine's libraries"
     exit 77
