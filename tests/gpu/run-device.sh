@@ -22,7 +22,10 @@
 #      loss curve compared with --device cpu (1e-4 relative) and the halo
 #      bytes with the prediction (halo-train fails itself when they differ);
 #      at P=2 once more with HALO_CUDA_SPMM=rows (halo's row kernel instead
-#      of cuSPARSE), so the table shows both SpMM paths' epoch times;
+#      of cuSPARSE), so the table shows both SpMM paths' epoch times.  A
+#      1-epoch probe goes first; if two ranks cannot talk through shared
+#      memory in this machine's sandbox, it is retried over TCP
+#      (OMPI_MCA_btl=self,tcp), which the later runs then use;
 #   5. bench/train-gpu.sh: SpMM against a device-to-device copy, and the epoch
 #      time against PyG.  Each target row says met or missed.
 #
@@ -259,6 +262,19 @@ elif ! command -v mpirun >/dev/null; then
   row "cora cuda" skipped "no mpirun on this machine"
 else
   mkdir -p "$cora_dir"
+  # probe P DIR: one epoch on the GPU, the watchdog on so that a hang is named.
+  # HALO_DEVICE_FIRST_BTL sets Open MPI's transports for the first probe of
+  # several ranks only ("self" makes it fail: the fallback, tried anywhere).
+  first_btl=${HALO_DEVICE_FIRST_BTL:-}
+  probe() {
+    local env=()
+    if [ "$1" -gt 1 ] && [ -n "$first_btl" ]; then
+      env=(env OMPI_MCA_btl="$first_btl")
+      first_btl=
+    fi
+    timed 60 "$reserve" -- "${env[@]}" mpirun -np "$1" "$train" "$2" --device cuda --epochs 1 \
+      --quiet --timeout 40 >"$2/probe.log" 2>&1
+  }
   for p in 1 2; do
     dir="$cora_dir/p$p"
     rm -rf "$dir"
@@ -266,9 +282,24 @@ else
       row "cora P=$p" FAIL "halo-partition failed or ran out of time"
       continue
     fi
-    timed 60 "$reserve" -- mpirun -np "$p" "$train" "$dir" --device cuda --epochs 1 --quiet \
-      >"$dir/probe.log" 2>&1
+    probe "$p" "$dir"
     rc=$?
+    # Two ranks on one host talk through shared memory.  Should that fail in
+    # this machine's sandbox (an exit or a hang the watchdog names), try once
+    # more over TCP; every later mpirun then uses TCP too.
+    if [ "$rc" != 0 ] && [ "$p" -gt 1 ] && [ -z "${OMPI_MCA_btl:-}" ] &&
+      ! grep -q 'no usable CUDA device' "$dir/probe.log"; then
+      cat "$dir/probe.log" >>"$log"
+      why=$(grep -m1 -iE 'error|timeout|abort|unable' "$dir/probe.log" | cut -c1-120)
+      export OMPI_MCA_btl=self,tcp
+      probe "$p" "$dir"
+      rc=$?
+      if [ "$rc" = 0 ]; then
+        row "mpi transport" fallback "shared memory failed (${why:-exit status only}); TCP used from here on"
+      else
+        unset OMPI_MCA_btl
+      fi
+    fi
     if [ "$rc" != 0 ]; then
       cat "$dir/probe.log" >>"$log"
       why=$(grep -m1 -iE 'error|cuda' "$dir/probe.log" | cut -c1-200)
