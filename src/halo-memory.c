@@ -14,20 +14,36 @@ static int64_t read_int_file(const char *path) {
   return v;
 }
 
-static int64_t meminfo_available(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
+/* The "KEY: N kB" line of a /proc file, in bytes, or -1. */
+static int64_t proc_kib_field(const char *path, const char *key) {
+  FILE *f = fopen(path, "r");
   if (!f) return -1;
   char line[256];
+  const size_t len = strlen(key);
   int64_t kib = -1;
   while (fgets(line, sizeof line, f)) {
     long long v = 0;
-    if (sscanf(line, "MemAvailable: %lld kB", &v) == 1) {
+    if (strncmp(line, key, len) == 0 && line[len] == ':' &&
+        sscanf(line + len + 1, "%lld kB", &v) == 1) {
       kib = v;
       break;
     }
   }
   fclose(f);
   return kib >= 0 ? kib * 1024 : -1;
+}
+
+static int64_t meminfo_available(void) { return proc_kib_field("/proc/meminfo", "MemAvailable"); }
+
+int64_t halo_memory_resident(void) { return proc_kib_field("/proc/self/status", "VmRSS"); }
+
+int64_t halo_memory_peak(void) { return proc_kib_field("/proc/self/status", "VmHWM"); }
+
+int halo_memory_peak_reset(void) {
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  if (!f) return -1;
+  const int ok = fputs("5", f) >= 0;
+  return fclose(f) == 0 && ok ? 0 : -1;
 }
 
 /* limit - usage of the cgroup, or -1 when there is no limit. */

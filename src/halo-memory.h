@@ -16,6 +16,15 @@
  * unknown. Local. */
 int64_t halo_memory_available(void);
 
+/* Bytes of this process resident now (VmRSS), and at most since it started
+ * or since the last halo_memory_peak_reset (VmHWM); -1 when unknown. Local. */
+int64_t halo_memory_resident(void);
+int64_t halo_memory_peak(void);
+
+/* Sets the peak to what is resident now (Linux's /proc/self/clear_refs, 5).
+ * 0, or -1 where the kernel does not offer it. Local. */
+int halo_memory_peak_reset(void);
+
 /* "1.5 GB", "12.0 MB", "512 B": `bytes` in decimal units, for messages.
  * Returns buf. Local. */
 const char *halo_memory_str(int64_t bytes, char *buf, size_t size);

@@ -56,6 +56,13 @@ typedef struct run {
   halo_checkpoint ckpt; /* resume: the state read; then the save buffers (rank 0) */
   char ckpt_path[4096];
   int fatal; /* failed inside the epoch loop, where peers may wait in an exchange */
+  /* Memory: the ranks that share this rank's memory (its node's RAM, or its
+   * GPU), what check_memory predicted the model takes of it, and what it
+   * took (measure_memory); -1 when unknown. */
+  MPI_Comm pool;
+  int device_memory; /* the pool is a GPU's memory: pool_id */
+  int pool_id;
+  int64_t mem_predicted, mem_base, mem_used;
 } run;
 
 static halo_status load(run *r) {
@@ -152,18 +159,31 @@ static int64_t model_bytes(const halo_shard *s, const halo_gcn_options *o) {
  * what its memory has left: the node's RAM, or its GPU's memory with
  * --device cuda.  The ranks of a node that share that memory (all of them,
  * or those on one GPU) have their needs summed.  The lowest rank that does
- * not fit says so. */
+ * not fit says so.  Keeps the pool and the baseline that measure_memory
+ * compares with: the device's free bytes once every rank of the pool has
+ * set up its backend, or this process's resident bytes. */
 static halo_status check_memory(run *r) {
   halo_status st = HALO_OK;
-  MPI_Comm node = MPI_COMM_NULL, pool_comm = MPI_COMM_NULL;
-  int64_t need = model_bytes(r->shard, &r->args.gcn), node_need = 0;
+  MPI_Comm node = MPI_COMM_NULL;
+  int64_t need = model_bytes(r->shard, &r->args.gcn);
   int pool = 0;
-  int64_t avail = halo_backend_mem_available(r->be, &pool);
+  r->device_memory = strcmp(halo_backend_name(r->be), "cpu") != 0;
+  r->mem_used = -1;
+  (void)halo_backend_mem_available(r->be, &pool);
   HALO_MPI(MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   /* Colour 0: memory of unknown size (nothing to check); device d: d + 1. */
-  HALO_MPI(MPI_Comm_split(node, pool < 0 ? 0 : pool + 1, 0, &pool_comm));
-  HALO_MPI(MPI_Allreduce(&need, &node_need, 1, MPI_INT64_T, MPI_SUM, pool_comm));
-  int fits = avail < 0 || node_need <= avail;
+  HALO_MPI(MPI_Comm_split(node, pool < 0 ? 0 : pool + 1, 0, &r->pool));
+  HALO_MPI(MPI_Allreduce(&need, &r->mem_predicted, 1, MPI_INT64_T, MPI_SUM, r->pool));
+  /* Read after every rank of the pool holds its CUDA context. */
+  HALO_MPI(MPI_Barrier(r->pool));
+  int64_t avail = halo_backend_mem_available(r->be, &pool);
+  r->pool_id = pool;
+  if (r->device_memory) {
+    r->mem_base = avail;
+  } else {
+    r->mem_base = halo_memory_peak_reset() == 0 ? halo_memory_resident() : -1;
+  }
+  int fits = avail < 0 || r->mem_predicted <= avail;
   int mine[2] = {fits ? INT32_MAX : r->rank, !fits}, first = 0, count = 0;
   HALO_MPI(MPI_Allreduce(&mine[0], &first, 1, MPI_INT, MPI_MIN, r->comm));
   HALO_MPI(MPI_Allreduce(&mine[1], &count, 1, MPI_INT, MPI_SUM, r->comm));
@@ -172,18 +192,44 @@ static halo_status check_memory(run *r) {
   if (first == r->rank) {
     char b0[32], b1[32], b2[32];
     char where[32] = "memory";
-    if (strcmp(halo_backend_name(r->be), "cpu") != 0)
+    if (r->device_memory)
       snprintf(where, sizeof where, "%s device %d", halo_backend_name(r->be), pool);
     halo_log_error(
         "rank %d needs about %s for its part's model (%s with the other ranks that "
         "share its %s) but %s is available%s; run on more nodes or with more parts",
-        r->rank, halo_memory_str(need, b0, sizeof b0), halo_memory_str(node_need, b1, sizeof b1),
-        where, halo_memory_str(avail, b2, sizeof b2),
-        count > 1 ? " (other ranks fall short too)" : "");
+        r->rank, halo_memory_str(need, b0, sizeof b0),
+        halo_memory_str(r->mem_predicted, b1, sizeof b1), where,
+        halo_memory_str(avail, b2, sizeof b2), count > 1 ? " (other ranks fall short too)" : "");
   }
 done:
-  if (pool_comm != MPI_COMM_NULL) MPI_Comm_free(&pool_comm);
   if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+  return st;
+}
+
+/* What the model took of its pool's memory so far (r->mem_used, the most
+ * seen): on a GPU, the free bytes gone since check_memory, read when every
+ * rank of the pool has reached this point; on the host, the pool's ranks'
+ * peaks of resident bytes above their baselines, summed.  -1 when a rank
+ * cannot tell.  Collective. */
+static halo_status measure_memory(run *r) {
+  halo_status st = HALO_OK;
+  int64_t used = -1, low = 0;
+  int pool = 0;
+  if (r->device_memory) {
+    HALO_MPI(MPI_Barrier(r->pool));
+    const int64_t free_now = halo_backend_mem_available(r->be, &pool);
+    if (free_now >= 0 && r->mem_base >= 0) used = r->mem_base - free_now;
+  } else {
+    const int64_t peak = halo_memory_peak();
+    if (peak >= 0 && r->mem_base >= 0) used = peak - r->mem_base;
+  }
+  HALO_MPI(MPI_Allreduce(&used, &low, 1, MPI_INT64_T, MPI_MIN, r->pool));
+  /* One device is seen alike by its ranks; the host's processes add up. */
+  HALO_MPI(MPI_Allreduce(MPI_IN_PLACE, &used, 1, MPI_INT64_T, r->device_memory ? MPI_MAX : MPI_SUM,
+                         r->pool));
+  if (low < 0) used = -1;
+  if (used > r->mem_used) r->mem_used = used;
+done:
   return st;
 }
 
@@ -308,6 +354,56 @@ static halo_status fatal_if(run *r, halo_status st) {
   return st;
 }
 
+/* The pool whose model took the most memory, for rank 0's report. */
+typedef struct memory_report {
+  int64_t used;      /* -1: a rank could not tell */
+  int64_t predicted; /* the same pool's prediction */
+  int device;        /* the pool's GPU, or -1: a node's RAM */
+  int ranks;         /* ranks in that pool */
+} memory_report;
+
+/* Collective. */
+static halo_status gather_memory(const run *r, memory_report *out) {
+  halo_status st = HALO_OK;
+  int64_t low = 0, mine[3], top[3];
+  int ranks = 0;
+  *out = (memory_report){.used = -1, .device = -1};
+  HALO_MPI(MPI_Comm_size(r->pool, &ranks));
+  HALO_MPI(MPI_Allreduce(&r->mem_used, &low, 1, MPI_INT64_T, MPI_MIN, r->comm));
+  HALO_MPI(MPI_Allreduce(&r->mem_used, &out->used, 1, MPI_INT64_T, MPI_MAX, r->comm));
+  /* The largest pool's figures; any of its ranks may give them. */
+  const int largest = r->mem_used == out->used;
+  mine[0] = largest ? r->mem_predicted : -1;
+  mine[1] = largest ? (r->device_memory ? r->pool_id : -1) : INT32_MIN;
+  mine[2] = largest ? ranks : 0;
+  HALO_MPI(MPI_Allreduce(mine, top, 3, MPI_INT64_T, MPI_MAX, r->comm));
+  if (low < 0) out->used = -1;
+  out->predicted = top[0];
+  out->device = (int)top[1];
+  out->ranks = (int)top[2];
+done:
+  return st;
+}
+
+/* Rank 0's "memory:" line, after the summary. */
+static void print_memory(const run *r, const memory_report *m) {
+  char used[32], predicted[32], where[64];
+  if (m->device >= 0)
+    snprintf(where, sizeof where, "%s device %d after the first epoch", halo_backend_name(r->be),
+             m->device);
+  else
+    snprintf(where, sizeof where, "the node's RAM at the peak");
+  halo_memory_str(m->predicted, predicted, sizeof predicted);
+  if (m->used < 0) {
+    printf("memory: predicted %s for the model (%d ranks sharing %s); use not measurable here\n",
+           predicted, m->ranks, m->device >= 0 ? "a GPU" : "a node");
+    return;
+  }
+  printf("memory: the model took %s of %s (%d rank%s), predicted %s (%.2fx)\n",
+         halo_memory_str(m->used, used, sizeof used), where, m->ranks, m->ranks > 1 ? "s" : "",
+         predicted, m->used > 0 ? (double)m->predicted / (double)m->used : 0.0);
+}
+
 static halo_status train(run *r) {
   halo_status st = HALO_OK;
   const halo_train_args *a = &r->args;
@@ -325,6 +421,7 @@ static halo_status train(run *r) {
     HALO_TRY(fatal_if(r, halo_gcn_step(r->model, epoch, &step)));
     HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
     HALO_TRY(reduce_epoch(r, &step, &eval, &e));
+    if (epoch == r->start_epoch + 1) HALO_TRY(fatal_if(r, measure_memory(r)));
 
     int64_t halo = (int64_t)e.sum[F_HALO_B];
     total_halo += halo;
@@ -354,6 +451,9 @@ static halo_status train(run *r) {
   }
 
   double mean = timed > 0 ? time_sum / (double)timed : 0.0;
+  memory_report mem;
+  HALO_TRY(fatal_if(r, measure_memory(r)));
+  HALO_TRY(fatal_if(r, gather_memory(r, &mem)));
   if (r->rank == 0) {
     printf(
         "summary: %lld epochs, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
@@ -361,17 +461,21 @@ static halo_status train(run *r) {
         (long long)trained, best_val < 0 ? 0.0 : best_val, test_at_best, final_test, 1e3 * mean,
         (long long)(trained - timed), total_halo / 1e6,
         mismatches ? "DIFFERS FROM the" : "equal to the", r->setup_bytes / 1e6);
+    print_memory(r, &mem);
     if (r->metrics)
       fprintf(r->metrics,
               "{\"summary\": true, \"epochs\": %lld, \"best_val_acc\": %.6f, "
               "\"test_acc_at_best_val\": %.6f, \"final_test_acc\": %.6f, \"mean_epoch_s\": %.9g, "
               "\"warmup_epochs\": %lld, \"total_halo_bytes\": %lld, \"setup_halo_bytes\": %lld, "
               "\"halo_bytes_predicted_per_epoch\": %lld, \"epochs_off_prediction\": %lld, "
-              "\"params\": %lld, \"threads\": %d, \"ranks\": %d, \"device\": \"%s\"}\n",
+              "\"params\": %lld, \"threads\": %d, \"ranks\": %d, \"device\": \"%s\", "
+              "\"memory_used_bytes\": %lld, \"memory_predicted_bytes\": %lld, "
+              "\"memory_pool\": \"%s\", \"memory_pool_ranks\": %d}\n",
               (long long)trained, best_val < 0 ? 0.0 : best_val, test_at_best, final_test, mean,
               (long long)(trained - timed), (long long)total_halo, (long long)r->setup_bytes,
               (long long)r->predicted_epoch, (long long)mismatches, (long long)r->info.params,
-              r->threads, r->size, halo_backend_name(r->be));
+              r->threads, r->size, halo_backend_name(r->be), (long long)mem.used,
+              (long long)mem.predicted, mem.device >= 0 ? "device" : "host", mem.ranks);
     fflush(stdout);
   }
   if (mismatches) {
@@ -475,7 +579,7 @@ done:
 }
 
 int main(int argc, char **argv) {
-  run r = {.comm = MPI_COMM_WORLD};
+  run r = {.comm = MPI_COMM_WORLD, .pool = MPI_COMM_NULL};
   char prefix[64];
 
   /* OpenMP and OpenBLAS threads run between MPI calls; only the main thread
@@ -509,6 +613,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "[rank %d] halo-train: aborting the job (MPI_Abort)\n", r.rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
+  if (r.pool != MPI_COMM_NULL) MPI_Comm_free(&r.pool); /* collective: not before an abort */
   MPI_Finalize();
   return st < 0 ? 1 : 0;
 }

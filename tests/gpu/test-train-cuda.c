@@ -15,6 +15,10 @@
  * Under halo-cuda-emu (tests/cuda-emu), which runs every kernel on one CPU
  * core, the runs are shorter: 20 epochs still cover the first steps of Adam,
  * where a wrong gradient shows at once.
+ *
+ * The memory halo-train predicts for a model must bound what the model then
+ * takes of the GPU (free device memory gone after the first epoch, which on
+ * a real GPU includes cuBLAS's and cuSPARSE's workspaces).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -97,4 +101,21 @@ Test(train_cuda, cora_p2_cuda_aware_equals_cpu, .timeout = 300) {
     cr_skip_test("this Open MPI is not CUDA-aware");
 #endif
   check_against_cpu(2, "1", "cusparse");
+}
+
+Test(train_cuda, memory_prediction_bounds_device_use, .timeout = 300) {
+  char *dir = tr_tmpdir("cuda-mem");
+  char shards[512], json[600], path[600];
+  snprintf(shards, sizeof shards, "%s/sbm", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  snprintf(path, sizeof path, "%s/cuda.jsonl", dir);
+  partition("sbm:nodes=20000,classes=8,avg-degree=16,homophily=0.8,feat=64,seed=3", 1, "metis",
+            "64,128,8", shards, json);
+  train(1, shards, "--epochs 1 --layers 3 --hidden 128 --device cuda", path);
+  metrics m;
+  read_metrics(path, &m);
+  fprintf(stderr, "[train_cuda] memory: used %.1f MB of the device, predicted %.1f MB (%.2fx)\n",
+          m.memory_used / 1e6, m.memory_predicted / 1e6, m.memory_predicted / m.memory_used);
+  expect_memory_bounded(&m, 2.5, "--device cuda, 3 layers, hidden 128");
+  tr_rmdir(dir);
 }

@@ -17,6 +17,8 @@ void read_metrics(const char *path, metrics *m) {
       m->has_summary = 1;
       m->final_test = tr_json_num(line, "final_test_acc");
       m->setup_bytes = tr_json_num(line, "setup_halo_bytes");
+      m->memory_used = tr_json_num(line, "memory_used_bytes");
+      m->memory_predicted = tr_json_num(line, "memory_predicted_bytes");
       continue;
     }
     int e = (int)tr_json_num(line, "epoch");
@@ -49,6 +51,17 @@ void train(int np, const char *shards, const char *extra, const char *metrics_pa
   int rc = tr_mpirun(np, 300, log, "%s '%s' --threads 1 --quiet --metrics '%s' %s", TRAIN_BIN,
                      shards, metrics_path, extra);
   cr_assert_eq(rc, 0, "halo-train -np %d exited with %d (see %s)", np, rc, log);
+}
+
+void expect_memory_bounded(const metrics *m, double max_ratio, const char *tag) {
+  const double used = m->memory_used, predicted = m->memory_predicted;
+  cr_expect(used > 0 && predicted > 0, "%s: memory used %.0f bytes, predicted %.0f", tag, used,
+            predicted);
+  cr_expect(predicted >= used, "%s: the model took %.0f bytes but %.0f were predicted", tag, used,
+            predicted);
+  cr_expect(predicted <= max_ratio * used,
+            "%s: %.0f bytes predicted, %.2f times the %.0f the model took (limit %.1f)", tag,
+            predicted, predicted / used, used, max_ratio);
 }
 
 double json_figure(const char *path, const char *key) {

@@ -17,6 +17,7 @@ typedef struct metrics {
   double halo[MAX_EPOCHS], predicted[MAX_EPOCHS];
   double train_acc, val_acc, test_acc; /* of the last epoch */
   double final_test, setup_bytes;
+  double memory_used, memory_predicted; /* the summary's memory_*_bytes; -1: not measured */
   int has_summary;
 } metrics;
 
@@ -28,6 +29,12 @@ void partition(const char *input, int parts, const char *method, const char *dim
 
 /* mpirun -np NP halo-train SHARDS --threads 1 --quiet --metrics PATH EXTRA. */
 void train(int np, const char *shards, const char *extra, const char *metrics_path);
+
+/* Checks the summary's memory figures: the model's memory was measured,
+ * and the prediction halo-train admits runs by is at least the use (the
+ * check never lets through a model that does not fit) and at most
+ * `max_ratio` times it.  `tag` names the run in messages. */
+void expect_memory_bounded(const metrics *m, double max_ratio, const char *tag);
 
 /* A number from halo-partition's --json. */
 double json_figure(const char *path, const char *key);
