@@ -30,6 +30,7 @@
 
 #include "halo-backend-impl.h"
 #include "halo-exchange.h"
+#include "halo-hostmem.h"
 #include "halo-mpi.h"
 #include "halo-rng.h"
 #include "halo-watchdog.h"
@@ -485,23 +486,31 @@ static void init_params(const halo_gcn_options *o, const layer *layers, int nlay
   }
 }
 
+/* The rule of decide_sparse: sparse when under SPARSE_DENSITY of all
+ * ranks' `count` entries of x differ from `zero`. Collective. */
+static halo_status count_sparse(MPI_Comm comm, const halo_gcn_options *o, const float *x,
+                                int64_t count, float zero, int *sparse, int64_t *nonzeros) {
+  halo_status st = HALO_OK;
+  int64_t local[2] = {0, count}, total[2] = {0, 0}; /* non-zeros, entries */
+  for (int64_t i = 0; i < count; i++) local[0] += x[i] != zero;
+  if (nonzeros) *nonzeros = local[0];
+  if (o->sparse_features >= 0) {
+    *sparse = o->sparse_features == 1;
+    goto done;
+  }
+  HALO_MPI(MPI_Allreduce(local, total, 2, MPI_INT64_T, MPI_SUM, comm));
+  *sparse = (double)total[0] < SPARSE_DENSITY * (double)total[1];
+done:
+  return st;
+}
+
 /* Whether the first layer's input (X, or ÂX when cached: n × f floats on
  * this rank, host memory) is kept as CSR: as --sparse-features says, or when
  * under SPARSE_DENSITY of it is non-zero over ALL ranks.  One decision for
  * every rank, so that all take the same path and round the same way, and
  * the choice does not depend on the partition. Collective. */
 static halo_status decide_sparse(halo_gcn *g, const float *x, int64_t n, int64_t f, int *sparse) {
-  halo_status st = HALO_OK;
-  int64_t local[2] = {0, n * f}, total[2] = {0, 0}; /* non-zeros, entries */
-  if (g->opt.sparse_features >= 0) {
-    *sparse = g->opt.sparse_features == 1;
-    goto done;
-  }
-  for (int64_t i = 0; i < n * f; i++) local[0] += x[i] != 0.0f;
-  HALO_MPI(MPI_Allreduce(local, total, 2, MPI_INT64_T, MPI_SUM, g->comm));
-  *sparse = (double)total[0] < SPARSE_DENSITY * (double)total[1];
-done:
-  return st;
+  return count_sparse(g->comm, &g->opt, x, n * f, 0.0f, sparse, NULL);
 }
 
 /* S = the non-zeros of the host matrix x (n_owned × F) as CSR, and Sᵀ, both
@@ -767,6 +776,124 @@ static halo_status prepare_products(halo_gcn *g) {
     HALO_TRY(g->ops->spmm_prepare(g->be, &g->s_csr, g->n_owned, l0->d_out));
     HALO_TRY(g->ops->spmm_prepare(g->be, &g->st_csr, l0->d_in, l0->d_out));
   }
+done:
+  return st;
+}
+
+/* --- memory estimate ------------------------------------------------------ */
+
+/* The model's widths of a shard, as setup_local computes them. Local. */
+static halo_status model_widths(const halo_shard *s, const halo_gcn_options *o, int32_t *dims,
+                                halo_widths *w) {
+  if (o->layers < 1 || o->layers > HALO_MAX_LAYERS) return HALO_ERR_ARG;
+  dims[0] = s->features;
+  for (int l = 1; l < o->layers; l++) dims[l] = o->hidden;
+  dims[o->layers] = s->classes;
+  return halo_predict_widths(dims, o->layers + 1, o->input_dropout > 0.0f, w);
+}
+
+halo_status halo_gcn_input_layout(MPI_Comm comm, const halo_shard *s, const halo_gcn_options *o,
+                                  halo_gcn_input *out) {
+  halo_status st = HALO_OK;
+  halo_widths w;
+  int32_t dims[HALO_MAX_LAYERS + 1];
+  float lo = 0.0f, local_lo = INFINITY;
+  const int64_t count = s->x ? s->n_owned * s->features : 0;
+  *out = (halo_gcn_input){0};
+  /* The same failure on every rank: the widths come from the manifest. */
+  HALO_TRY(model_widths(s, o, dims, &w));
+  if (o->normalize_features) { /* normalised, x is 0 exactly where it held the minimum */
+    for (int64_t i = 0; i < count; i++) local_lo = fminf(local_lo, s->x[i]);
+    HALO_MPI(MPI_Allreduce(&local_lo, &lo, 1, MPI_FLOAT, MPI_MIN, comm));
+  }
+  HALO_TRY(count_sparse(comm, o, s->x, count, lo, &out->sparse, &out->nonzeros));
+  /* Only an input multiplied by W first can be sparse (setup_features); a
+   * cached ÂX is counted dense by the estimate. */
+  out->sparse = out->sparse && w.setup == 0 && w.transform_first[0];
+done:
+  return st;
+}
+
+/* One backend buffer of `bytes`: the CPU backend's host memory
+ * (halo_hostmem) and a GPU's both hand out 2 MiB pages to large buffers, so
+ * those are counted whole. */
+static double backend_buf(double bytes) {
+  const double page = HALO_HOSTMEM_HUGE;
+  return bytes >= page ? ceil(bytes / page) * page : bytes;
+}
+
+halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options *o, int device,
+                                     const halo_gcn_input *in, halo_gcn_memory *out) {
+  halo_status st = HALO_OK;
+  halo_widths w;
+  int32_t dims[HALO_MAX_LAYERS + 1];
+  *out = (halo_gcn_memory){0};
+  HALO_TRY(model_widths(s, o, dims, &w));
+
+  const double n = (double)s->n_owned, all = (double)(s->n_owned + s->n_halo);
+  const double f = (double)s->features, fl = 4.0; /* bytes of a float */
+  double backend = 0.0, host = 0.0;
+  /* Â with its self-loops (halo_gcn_adjacency) on the host; on a device, its
+   * copy with cuSPARSE's row offsets and, at worst, 16-byte aligned copies
+   * of the boundary rows' columns and values. */
+  const double adj_nnz = (double)s->nnz + n;
+  host += (n + 1.0) * 8.0 + adj_nnz * 8.0;
+  if (device)
+    backend += backend_buf((n + 1.0) * 8.0) + 2.0 * backend_buf(adj_nnz * 4.0) +
+               backend_buf((n + 1.0) * 4.0) + 2.0 * backend_buf(adj_nnz * 4.0);
+  /* Global ids, labels, the split's rows, interior/boundary row lists. */
+  backend += backend_buf(all * 8.0) + backend_buf(n * 4.0) + 2.0 * backend_buf(n * 4.0);
+  for (int k = 0; k < 3; k++) {
+    const int64_t rows = k == 0 ? s->n_train : k == 1 ? s->n_valid : s->n_test;
+    backend += backend_buf((double)rows * 4.0);
+  }
+
+  /* Each layer's buffers (setup_buffers), the backward pair, parameters. */
+  int32_t widest = 0, max_cols = w.setup > 1 ? w.setup : 1;
+  double params = 0.0;
+  for (int l = 0; l < o->layers; l++) {
+    const double d_in = dims[l], d_out = dims[l + 1];
+    const int cached = l == 0 && w.setup > 0, transform = !cached && w.transform_first[l];
+    if (l > 0) backend += backend_buf(all * d_in * fl);
+    if (transform) backend += backend_buf(all * d_out * fl);
+    if (!cached && !transform) backend += backend_buf(n * d_in * fl);
+    backend += backend_buf(n * d_out * fl);
+    if (l > 0 && dims[l] > widest) widest = dims[l];
+    if (dims[l + 1] > widest) widest = dims[l + 1];
+    if (w.fwd[l] > max_cols) max_cols = w.fwd[l];
+    if (w.bwd[l] > max_cols) max_cols = w.bwd[l];
+    params += d_in * d_out + d_out;
+  }
+  backend += 2.0 * backend_buf(all * widest * fl) + 4.0 * backend_buf(params * fl);
+  /* Set-up's parameter array, checkpoint buffers (rank 0), gradient staging. */
+  host += params * fl * (device ? 5.0 : 4.0);
+
+  /* The exchange plan: packed send rows, and host staging on a device. */
+  const double sent = (double)s->send_ptr[s->parts];
+  backend += backend_buf(sent * 4.0) + backend_buf(sent * max_cols * fl);
+  if (device) host += (sent + (double)s->n_halo) * max_cols * fl;
+
+  /* Features (setup_features), with the normalised host copy of X. */
+  host += n * f * fl;
+  if (w.setup > 0) {
+    /* ÂX, and X with halo rows while ÂX is made. */
+    backend += backend_buf(n * f * fl) + backend_buf(all * f * fl);
+  } else if (in->sparse) {
+    const double nnz = (double)in->nonzeros;
+    host += (n + 1.0 + f + 1.0) * 8.0 + 2.0 * nnz * 8.0; /* S and Sᵀ, built on the host */
+    if (device) {
+      backend += backend_buf((n + 1.0) * 8.0) + backend_buf((f + 1.0) * 8.0) +
+                 4.0 * backend_buf(nnz * 4.0);
+      backend += backend_buf((n + 1.0) * 4.0) + backend_buf((f + 1.0) * 4.0); /* cuSPARSE */
+    }
+    if (o->input_dropout > 0.0f) backend += 2.0 * backend_buf(nnz * fl); /* dropped values */
+  } else {
+    /* X, and its dropped copy with halo rows. */
+    backend += backend_buf(n * f * fl) + backend_buf(all * f * fl);
+  }
+
+  out->backend = backend > 9e18 ? INT64_MAX : (int64_t)backend;
+  out->host = host > 9e18 ? INT64_MAX : (int64_t)host;
 done:
   return st;
 }

@@ -124,6 +124,33 @@ halo_status halo_gcn_adam_set(halo_gcn *g, const float *m, const float *v, int64
  * copied to host memory. Local. */
 halo_status halo_gcn_logits_get(const halo_gcn *g, float *out);
 
+/* What halo_gcn_create and the epochs allocate for one rank's part, at the
+ * peak of set-up, from the same rules as the allocations themselves:
+ * `backend` bytes in the backend's memory (a GPU's with a device backend)
+ * and `host` bytes besides them in the host's (for the CPU backend both are
+ * host memory).  The library workspaces of a GPU are not in it.  Local. */
+typedef struct halo_gcn_memory {
+  int64_t backend, host;
+} halo_gcn_memory;
+
+/* How halo_gcn_create will hold the input features X: as CSR or dense (the
+ * same decision over all ranks' X; a cached ÂX, which only the model
+ * computes, counts as dense), and this rank's non-zeros of X once
+ * normalised.  Fails alike on every rank. Collective. */
+typedef struct halo_gcn_input {
+  int sparse;
+  int64_t nonzeros;
+} halo_gcn_input;
+
+halo_status halo_gcn_input_layout(MPI_Comm comm, const halo_shard *s, const halo_gcn_options *o,
+                                  halo_gcn_input *out);
+
+/* `device`: the backend keeps its own copies (a GPU) and stages halo rows
+ * through host memory.  With a cached ÂX its dense size is counted, which
+ * bounds a sparse one.  Fails only on widths halo_gcn_create refuses too. */
+halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options *o, int device,
+                                     const halo_gcn_input *in, halo_gcn_memory *out);
+
 /* Â restricted to the part's owned rows, over local columns, each row sorted
  * by global id, self-loop included, values 1/sqrt((deg_i+1)(deg_j+1)) from
  * the global degrees.  *out's arrays are new; free them with halo_csr_free.

@@ -134,27 +134,6 @@ done:
   return st;
 }
 
-/* Bytes halo_gcn_create and the epoch loop allocate for this rank's part:
- * an upper estimate of Â (host and backend copies), X and its dropout copy,
- * each layer's activations, the backward buffers, the parameters with
- * their gradients, Adam's moments and the checkpoint copy. */
-static int64_t model_bytes(const halo_shard *s, const halo_gcn_options *o) {
-  double n_own = (double)s->n_owned, n_all = (double)(s->n_owned + s->n_halo);
-  double nnz = (double)s->nnz + n_own, feat = (double)s->features;
-  double bytes = 2.0 * (nnz * 8.0 + (n_own + 1.0) * 8.0) + n_own * 4.0 + n_all * 8.0;
-  bytes += (n_own + n_all) * feat * 4.0;
-  double widest = 0.0, params = 0.0;
-  for (int l = 0; l < o->layers; l++) {
-    double d_in = l == 0 ? feat : (double)o->hidden;
-    double d_out = l == o->layers - 1 ? (double)s->classes : (double)o->hidden;
-    bytes += (n_all + n_own) * (d_in + d_out) * 4.0;
-    widest = fmax(widest, fmax(d_in, d_out));
-    params += d_in * d_out + d_out;
-  }
-  bytes += 2.0 * n_all * widest * 4.0 + 7.0 * params * 4.0;
-  return bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
-}
-
 /* Refuses, before the model allocates, a part whose model does not fit in
  * what its memory has left: the node's RAM, or its GPU's memory with
  * --device cuda.  The ranks of a node that share that memory (all of them,
@@ -165,10 +144,17 @@ static int64_t model_bytes(const halo_shard *s, const halo_gcn_options *o) {
 static halo_status check_memory(run *r) {
   halo_status st = HALO_OK;
   MPI_Comm node = MPI_COMM_NULL;
-  int64_t need = model_bytes(r->shard, &r->args.gcn);
+  halo_gcn_input input;
+  halo_gcn_memory estimate = {0};
+  int64_t need = 0;
   int pool = 0;
   r->device_memory = strcmp(halo_backend_name(r->be), "cpu") != 0;
   r->mem_used = -1;
+  /* Widths halo_gcn_create refuses fail alike on every rank: it reports them. */
+  if (halo_gcn_input_layout(r->comm, r->shard, &r->args.gcn, &input) == HALO_OK &&
+      halo_gcn_memory_estimate(r->shard, &r->args.gcn, r->device_memory, &input, &estimate) ==
+          HALO_OK)
+    need = r->device_memory ? estimate.backend : estimate.backend + estimate.host;
   (void)halo_backend_mem_available(r->be, &pool);
   HALO_MPI(MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   /* Colour 0: memory of unknown size (nothing to check); device d: d + 1. */

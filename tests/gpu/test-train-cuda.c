@@ -16,9 +16,10 @@
  * core, the runs are shorter: 20 epochs still cover the first steps of Adam,
  * where a wrong gradient shows at once.
  *
- * The memory halo-train predicts for a model must bound what the model then
- * takes of the GPU (free device memory gone after the first epoch, which on
- * a real GPU includes cuBLAS's and cuSPARSE's workspaces).
+ * The memory halo-train predicts for a model must match what the model then
+ * takes of the GPU: the free device memory gone after the first epoch.  On
+ * a real GPU that also holds what the prediction leaves out (cuSPARSE's
+ * workspaces, kernels loaded at first use), allowed for up to 64 MiB.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -103,7 +104,7 @@ Test(train_cuda, cora_p2_cuda_aware_equals_cpu, .timeout = 300) {
   check_against_cpu(2, "1", "cusparse");
 }
 
-Test(train_cuda, memory_prediction_bounds_device_use, .timeout = 300) {
+Test(train_cuda, memory_prediction_matches_device_use, .timeout = 300) {
   char *dir = tr_tmpdir("cuda-mem");
   char shards[512], json[600], path[600];
   snprintf(shards, sizeof shards, "%s/sbm", dir);
@@ -116,6 +117,11 @@ Test(train_cuda, memory_prediction_bounds_device_use, .timeout = 300) {
   read_metrics(path, &m);
   fprintf(stderr, "[train_cuda] memory: used %.1f MB of the device, predicted %.1f MB (%.2fx)\n",
           m.memory_used / 1e6, m.memory_predicted / 1e6, m.memory_predicted / m.memory_used);
-  expect_memory_bounded(&m, 2.5, "--device cuda, 3 layers, hidden 128");
+#ifdef HALO_CUDA_EMU
+  const double unmodelled = 0.0; /* the emulator counts exactly what halo allocates */
+#else
+  const double unmodelled = 64 << 20; /* cuSPARSE's workspaces, kernels loaded at first use */
+#endif
+  expect_memory_bounded(&m, unmodelled, "--device cuda, 3 layers, hidden 128");
   tr_rmdir(dir);
 }

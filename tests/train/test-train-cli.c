@@ -130,10 +130,12 @@ Test(cli, volume_equals_prediction, .timeout = 600) {
 
 /* The memory halo-train predicts before it allocates a model (and refuses a
  * run by) against what the model then took of the node's RAM: the ranks'
- * peaks of resident memory above what they held before.  Under ASan, whose
+ * peaks of resident memory above what they held before.  They must agree
+ * within 5% one way and 25% the other (expect_memory_bounded), over dense
+ * features, cached ÂX and 1 or 2 ranks on a node.  Under ASan, whose
  * shadow memory and quarantine swell the use, one run checks only that the
  * figures are there. */
-Test(cli, memory_prediction_bounds_the_use, .timeout = 600) {
+Test(cli, memory_prediction_matches_the_use, .timeout = 600) {
   char *dir = tr_tmpdir("mem");
   const char *sbm = "sbm:nodes=60000,classes=8,avg-degree=16,homophily=0.8,feat=64,seed=3";
   static const char *const runs[] = {"--layers 3 --hidden 128", "--layers 2 --hidden 16",
@@ -163,7 +165,7 @@ Test(cli, memory_prediction_bounds_the_use, .timeout = 600) {
         cr_expect(m.memory_used > 0 && m.memory_predicted > 0, "%s: used %.0f, predicted %.0f", tag,
                   m.memory_used, m.memory_predicted);
       else
-        expect_memory_bounded(&m, 2.5, tag);
+        expect_memory_bounded(&m, 0.0, tag);
     }
   }
   tr_rmdir(dir);
