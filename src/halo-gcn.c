@@ -876,8 +876,21 @@ halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options
   /* Features (setup_features), with the normalised host copy of X. */
   host += n * f * fl;
   if (w.setup > 0) {
-    /* ÂX, and X with halo rows while ÂX is made. */
-    backend += backend_buf(n * f * fl) + backend_buf(all * f * fl);
+    /* ÂX; while it is made, X with its halo rows; then, if ÂX is kept as CSR
+     * (forced, or under SPARSE_DENSITY non-zero over all ranks, which bounds
+     * this rank's share but for uneven parts), S and Sᵀ in their place. */
+    const int maybe_sparse = o->sparse_features != 0;
+    const double nnz = o->sparse_features == 1 ? n * f : SPARSE_DENSITY * n * f;
+    const double csr = (n + 1.0) * 8.0 + nnz * 8.0, csr_t = (f + 1.0) * 8.0 + nnz * 8.0;
+    double sparse = 0.0;
+    if (maybe_sparse && device)
+      sparse = backend_buf((n + 1.0) * 8.0) + backend_buf((f + 1.0) * 8.0) +
+               4.0 * backend_buf(nnz * 4.0) + backend_buf((n + 1.0) * 4.0) +
+               backend_buf((f + 1.0) * 4.0);
+    else if (maybe_sparse)
+      sparse = csr + csr_t;
+    if (maybe_sparse && device) host += csr + csr_t;
+    backend += backend_buf(n * f * fl) + fmax(backend_buf(all * f * fl), sparse);
   } else if (in->sparse) {
     const double nnz = (double)in->nonzeros;
     host += (n + 1.0 + f + 1.0) * 8.0 + 2.0 * nnz * 8.0; /* S and Sᵀ, built on the host */

@@ -134,8 +134,8 @@ typedef struct halo_gcn_memory {
 } halo_gcn_memory;
 
 /* How halo_gcn_create will hold the input features X: as CSR or dense (the
- * same decision over all ranks' X; a cached ÂX, which only the model
- * computes, counts as dense), and this rank's non-zeros of X once
+ * same decision over all ranks' X; for a cached ÂX, which only the model
+ * computes, the estimate bounds both), and this rank's non-zeros of X once
  * normalised.  Fails alike on every rank. Collective. */
 typedef struct halo_gcn_input {
   int sparse;
@@ -146,8 +146,7 @@ halo_status halo_gcn_input_layout(MPI_Comm comm, const halo_shard *s, const halo
                                   halo_gcn_input *out);
 
 /* `device`: the backend keeps its own copies (a GPU) and stages halo rows
- * through host memory.  With a cached ÂX its dense size is counted, which
- * bounds a sparse one.  Fails only on widths halo_gcn_create refuses too. */
+ * through host memory.  Fails only on widths halo_gcn_create refuses too. */
 halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options *o, int device,
                                      const halo_gcn_input *in, halo_gcn_memory *out);
 

@@ -135,41 +135,53 @@ done:
 }
 
 /* Refuses, before the model allocates, a part whose model does not fit in
- * what its memory has left: the node's RAM, or its GPU's memory with
- * --device cuda.  The ranks of a node that share that memory (all of them,
- * or those on one GPU) have their needs summed.  The lowest rank that does
- * not fit says so.  Keeps the pool and the baseline that measure_memory
- * compares with: the device's free bytes once every rank of the pool has
- * set up its backend, or this process's resident bytes. */
+ * what its memory has left: the node's RAM, or with --device cuda its GPU's
+ * memory and, for the host copies besides, the node's RAM.  The ranks that
+ * share a memory (a node's, or those on one GPU) have their needs summed.
+ * The lowest rank that does not fit says so.  Keeps the pool and the
+ * baseline that measure_memory compares with: the device's free bytes once
+ * every rank of the pool has set up its backend, or this process's
+ * resident bytes. */
 static halo_status check_memory(run *r) {
   halo_status st = HALO_OK;
   MPI_Comm node = MPI_COMM_NULL;
   halo_gcn_input input;
-  halo_gcn_memory estimate = {0};
-  int64_t need = 0;
+  halo_gcn_memory est = {0};
   int pool = 0;
   r->device_memory = strcmp(halo_backend_name(r->be), "cpu") != 0;
   r->mem_used = -1;
-  /* Widths halo_gcn_create refuses fail alike on every rank: it reports them. */
-  if (halo_gcn_input_layout(r->comm, r->shard, &r->args.gcn, &input) == HALO_OK &&
-      halo_gcn_memory_estimate(r->shard, &r->args.gcn, r->device_memory, &input, &estimate) ==
-          HALO_OK)
-    need = r->device_memory ? estimate.backend : estimate.backend + estimate.host;
+  /* Widths halo_gcn_create refuses fail alike on every rank, and it reports
+   * them; a failed collective ends the job. */
+  st = halo_gcn_input_layout(r->comm, r->shard, &r->args.gcn, &input);
+  if (st == HALO_ERR_MPI) goto done;
+  if (st == HALO_OK)
+    (void)halo_gcn_memory_estimate(r->shard, &r->args.gcn, r->device_memory, &input, &est);
+  st = HALO_OK;
+  /* Clamped, so that no sum over the ranks overflows. */
+  const int64_t cap = INT64_MAX / 2 / r->size;
+  const int64_t backend = est.backend < cap ? est.backend : cap;
+  const int64_t host = est.host < cap ? est.host : cap;
+  const int64_t need = r->device_memory ? backend : backend + host;
+  int64_t host_sum = 0;
+
   (void)halo_backend_mem_available(r->be, &pool);
   HALO_MPI(MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   /* Colour 0: memory of unknown size (nothing to check); device d: d + 1. */
   HALO_MPI(MPI_Comm_split(node, pool < 0 ? 0 : pool + 1, 0, &r->pool));
   HALO_MPI(MPI_Allreduce(&need, &r->mem_predicted, 1, MPI_INT64_T, MPI_SUM, r->pool));
+  if (r->device_memory) HALO_MPI(MPI_Allreduce(&host, &host_sum, 1, MPI_INT64_T, MPI_SUM, node));
   /* Read after every rank of the pool holds its CUDA context. */
   HALO_MPI(MPI_Barrier(r->pool));
-  int64_t avail = halo_backend_mem_available(r->be, &pool);
+  const int64_t avail = halo_backend_mem_available(r->be, &pool);
+  const int64_t host_avail = r->device_memory ? halo_memory_available() : -1;
   r->pool_id = pool;
-  if (r->device_memory) {
+  if (r->device_memory)
     r->mem_base = avail;
-  } else {
+  else
     r->mem_base = halo_memory_peak_reset() == 0 ? halo_memory_resident() : -1;
-  }
-  int fits = avail < 0 || r->mem_predicted <= avail;
+  const int fits_pool = avail < 0 || r->mem_predicted <= avail;
+  const int fits_host = host_avail < 0 || host_sum <= host_avail;
+  const int fits = fits_pool && fits_host;
   int mine[2] = {fits ? INT32_MAX : r->rank, !fits}, first = 0, count = 0;
   HALO_MPI(MPI_Allreduce(&mine[0], &first, 1, MPI_INT, MPI_MIN, r->comm));
   HALO_MPI(MPI_Allreduce(&mine[1], &count, 1, MPI_INT, MPI_SUM, r->comm));
@@ -177,15 +189,18 @@ static halo_status check_memory(run *r) {
   st = HALO_ERR_NOMEM;
   if (first == r->rank) {
     char b0[32], b1[32], b2[32];
-    char where[32] = "memory";
-    if (r->device_memory)
+    char where[48] = "memory";
+    if (r->device_memory && fits_pool)
+      snprintf(where, sizeof where, "node's memory besides their GPUs");
+    else if (r->device_memory)
       snprintf(where, sizeof where, "%s device %d", halo_backend_name(r->be), pool);
     halo_log_error(
         "rank %d needs about %s for its part's model (%s with the other ranks that "
         "share its %s) but %s is available%s; run on more nodes or with more parts",
-        r->rank, halo_memory_str(need, b0, sizeof b0),
-        halo_memory_str(r->mem_predicted, b1, sizeof b1), where,
-        halo_memory_str(avail, b2, sizeof b2), count > 1 ? " (other ranks fall short too)" : "");
+        r->rank, halo_memory_str(fits_pool ? host : need, b0, sizeof b0),
+        halo_memory_str(fits_pool ? host_sum : r->mem_predicted, b1, sizeof b1), where,
+        halo_memory_str(fits_pool ? host_avail : avail, b2, sizeof b2),
+        count > 1 ? " (other ranks fall short too)" : "");
   }
 done:
   if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
@@ -340,7 +355,8 @@ static halo_status fatal_if(run *r, halo_status st) {
   return st;
 }
 
-/* The pool whose model took the most memory, for rank 0's report. */
+/* The pool whose prediction is tightest (the least predicted per byte
+ * used), for rank 0's report. */
 typedef struct memory_report {
   int64_t used;      /* -1: a rank could not tell */
   int64_t predicted; /* the same pool's prediction */
@@ -351,22 +367,23 @@ typedef struct memory_report {
 /* Collective. */
 static halo_status gather_memory(const run *r, memory_report *out) {
   halo_status st = HALO_OK;
-  int64_t low = 0, mine[3], top[3];
+  int64_t low = 0;
   int ranks = 0;
+  struct {
+    double ratio;
+    int rank;
+  } mine = {r->mem_used > 0 ? (double)r->mem_predicted / (double)r->mem_used : HUGE_VAL, r->rank},
+    tightest;
   *out = (memory_report){.used = -1, .device = -1};
   HALO_MPI(MPI_Comm_size(r->pool, &ranks));
   HALO_MPI(MPI_Allreduce(&r->mem_used, &low, 1, MPI_INT64_T, MPI_MIN, r->comm));
-  HALO_MPI(MPI_Allreduce(&r->mem_used, &out->used, 1, MPI_INT64_T, MPI_MAX, r->comm));
-  /* The largest pool's figures; any of its ranks may give them. */
-  const int largest = r->mem_used == out->used;
-  mine[0] = largest ? r->mem_predicted : -1;
-  mine[1] = largest ? (r->device_memory ? r->pool_id : -1) : INT32_MIN;
-  mine[2] = largest ? ranks : 0;
-  HALO_MPI(MPI_Allreduce(mine, top, 3, MPI_INT64_T, MPI_MAX, r->comm));
-  if (low < 0) out->used = -1;
-  out->predicted = top[0];
-  out->device = (int)top[1];
-  out->ranks = (int)top[2];
+  HALO_MPI(MPI_Allreduce(&mine, &tightest, 1, MPI_DOUBLE_INT, MPI_MINLOC, r->comm));
+  int64_t figures[4] = {r->mem_used, r->mem_predicted, r->device_memory ? r->pool_id : -1, ranks};
+  HALO_MPI(MPI_Bcast(figures, 4, MPI_INT64_T, tightest.rank, r->comm));
+  out->used = low < 0 ? -1 : figures[0];
+  out->predicted = figures[1];
+  out->device = (int)figures[2];
+  out->ranks = (int)figures[3];
 done:
   return st;
 }
@@ -375,7 +392,7 @@ done:
 static void print_memory(const run *r, const memory_report *m) {
   char used[32], predicted[32], where[64];
   if (m->device >= 0)
-    snprintf(where, sizeof where, "%s device %d after the first epoch", halo_backend_name(r->be),
+    snprintf(where, sizeof where, "%s device %d while training", halo_backend_name(r->be),
              m->device);
   else
     snprintf(where, sizeof where, "the node's RAM at the peak");

@@ -14,7 +14,7 @@
 #   - halo-train trains Cora alone (an MPI singleton) and under the bundle's
 #     mpirun -np 2, on the CPU, with halo bytes equal to the prediction and
 #     nothing on stderr: no missing plugin or help text;
-#   - the same with OMPI_MCA_btl=self,tcp (run-device.sh's fallback), and a
+#   - the same over TCP on loopback (run-device.sh's fallback), and a
 #     run with OMPI_MCA_btl=self fails: the caller's setting reaches the ranks.
 # Prints one line per check and exits non-zero when any failed.
 set -uo pipefail
@@ -85,10 +85,10 @@ check "mpirun -np 2 halo-train" \
 # run-device.sh's fallback when shared memory fails: TCP alone must work, and
 # the caller's OMPI_MCA_btl must reach the ranks through the wrappers (with
 # only "self" two ranks cannot talk, so that run has to fail).
-OMPI_MCA_btl=self,tcp timeout 120 "$root/mpi/bin/mpirun" -np 2 "$root/src/halo-train" "$root/cora2" \
-  --epochs 5 >"$root/train-tcp.out" 2>"$root/train-tcp.err"
+OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo timeout 120 "$root/mpi/bin/mpirun" -np 2 \
+  "$root/src/halo-train" "$root/cora2" --epochs 5 >"$root/train-tcp.out" 2>"$root/train-tcp.err"
 rc=$?
-check "mpirun -np 2, btl self,tcp" \
+check "mpirun -np 2, tcp over lo" \
   "$([ "$rc" = 0 ] && [ ! -s "$root/train-tcp.err" ] && grep -q 'equal to the prediction' "$root/train-tcp.out" && echo 1)" \
   "exit $rc$(head -c 200 "$root/train-tcp.err" | tr '\n' ' ')"
 OMPI_MCA_btl=self timeout 120 "$root/mpi/bin/mpirun" -np 2 "$root/src/halo-train" "$root/cora2" \

@@ -66,9 +66,11 @@ export LD_LIBRARY_PATH="$root/lib:${HALO_GPU_LIBRARY_PATH:-}:${LD_LIBRARY_PATH:-
 export OPAL_PREFIX="$root/mpi" PMIX_MCA_mca_base_component_path="$root/mpi/lib/ARCH/pmix2/lib/pmix"
 export PATH="$root/mpi/bin:$PATH"
 # Shared memory without cross-memory attach, which a sandboxed kernel
-# (gVisor) may refuse; TCP between machines.  A value already set wins:
-# run-device.sh falls back to OMPI_MCA_btl=self,tcp when shared memory fails.
-export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
+# (gVisor) may refuse; TCP between machines.  The transports a caller has
+# set win: run-device.sh falls back to OMPI_MCA_btl=self,tcp over loopback
+# when shared memory fails.  The messaging layer stays ob1, whose transports
+# these are.
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 ENV
 sed -i "s|ARCH|$arch|" "$stage/bundle-env.sh"

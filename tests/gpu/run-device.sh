@@ -24,7 +24,7 @@
 #      at P=2 once more with HALO_CUDA_SPMM=rows (halo's row kernel instead
 #      of cuSPARSE), so the table shows both SpMM paths' epoch times.  A
 #      1-epoch probe goes first; if two ranks cannot talk through shared
-#      memory in this machine's sandbox, it is retried over TCP
+#      memory in this machine's sandbox, it is retried over TCP on loopback
 #      (OMPI_MCA_btl=self,tcp), which the later runs then use;
 #   5. bench/train-gpu.sh: SpMM against a device-to-device copy, and the epoch
 #      time against PyG.  Each target row says met or missed.
@@ -267,9 +267,9 @@ else
   # several ranks only ("self" makes it fail: the fallback, tried anywhere).
   first_btl=${HALO_DEVICE_FIRST_BTL:-}
   probe() {
-    local env=()
+    local env=(env)
     if [ "$1" -gt 1 ] && [ -n "$first_btl" ]; then
-      env=(env OMPI_MCA_btl="$first_btl")
+      env+=(OMPI_MCA_btl="$first_btl")
       first_btl=
     fi
     timed 60 "$reserve" -- "${env[@]}" mpirun -np "$1" "$train" "$2" --device cuda --epochs 1 \
@@ -285,19 +285,22 @@ else
     probe "$p" "$dir"
     rc=$?
     # Two ranks on one host talk through shared memory.  Should that fail in
-    # this machine's sandbox (an exit or a hang the watchdog names), try once
-    # more over TCP; every later mpirun then uses TCP too.
+    # this machine's sandbox (an exit, or a hang: the watchdog names one in
+    # the epoch loop, the 60 s limit cuts one anywhere), try once more over
+    # TCP on loopback, the one interface a sandbox without a network has;
+    # every later mpirun then does the same.  A caller's OMPI_MCA_btl is
+    # kept as it is, without the fallback.
     if [ "$rc" != 0 ] && [ "$p" -gt 1 ] && [ -z "${OMPI_MCA_btl:-}" ] &&
       ! grep -q 'no usable CUDA device' "$dir/probe.log"; then
       cat "$dir/probe.log" >>"$log"
       why=$(grep -m1 -iE 'error|timeout|abort|unable' "$dir/probe.log" | cut -c1-120)
-      export OMPI_MCA_btl=self,tcp
+      export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo
       probe "$p" "$dir"
       rc=$?
       if [ "$rc" = 0 ]; then
-        row "mpi transport" fallback "shared memory failed (${why:-exit status only}); TCP used from here on"
+        row "mpi transport" fallback "shared memory failed (${why:-exit status only}); TCP on lo from here on"
       else
-        unset OMPI_MCA_btl
+        unset OMPI_MCA_btl OMPI_MCA_btl_tcp_if_include
       fi
     fi
     if [ "$rc" != 0 ]; then
