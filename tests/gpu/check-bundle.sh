@@ -14,7 +14,8 @@
 #   - halo-train trains Cora alone (an MPI singleton) and under the bundle's
 #     mpirun -np 2, on the CPU, with halo bytes equal to the prediction and
 #     nothing on stderr: no missing plugin or help text;
-#   - the same over TCP on loopback (run-device.sh's fallback), and a
+#   - the same over TCP on loopback, with no other interface (run-device.sh's
+#     fallback in a sandbox without a network), and a
 #     run with OMPI_MCA_btl=self fails: the caller's setting reaches the ranks.
 # Prints one line per check and exits non-zero when any failed.
 set -uo pipefail
@@ -82,13 +83,18 @@ check "mpirun -np 2 halo-train" \
   "$([ "$rc" = 0 ] && [ ! -s "$root/train2.err" ] && grep -q 'equal to the prediction' "$root/train2.out" && echo 1)" \
   "exit $rc: $(grep -m1 -o 'halo [0-9.]* MB in all ([^)]*)' "$root/train2.out")$(head -c 200 "$root/train2.err" | tr '\n' ' ')"
 
-# run-device.sh's fallback when shared memory fails: TCP alone must work, and
-# the caller's OMPI_MCA_btl must reach the ranks through the wrappers (with
-# only "self" two ranks cannot talk, so that run has to fail).
-OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo timeout 120 "$root/mpi/bin/mpirun" -np 2 \
-  "$root/src/halo-train" "$root/cora2" --epochs 5 >"$root/train-tcp.out" 2>"$root/train-tcp.err"
+# run-device.sh's fallback when shared memory fails: TCP alone must work, on
+# loopback, in a network namespace with no other interface (a sandbox
+# without a network; TCP without btl_tcp_if_include=lo fails there), and the
+# caller's OMPI_MCA_btl must reach the ranks through the wrappers (with only
+# "self" two ranks cannot talk, so that run has to fail).
+netns=()
+command -v ip >/dev/null && unshare -n true 2>/dev/null && netns=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)
+OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo timeout 120 ${netns[@]+"${netns[@]}"} \
+  "$root/mpi/bin/mpirun" -np 2 "$root/src/halo-train" "$root/cora2" --epochs 5 \
+  >"$root/train-tcp.out" 2>"$root/train-tcp.err"
 rc=$?
-check "mpirun -np 2, tcp over lo" \
+check "mpirun -np 2, tcp over lo${netns[*]:+ alone}" \
   "$([ "$rc" = 0 ] && [ ! -s "$root/train-tcp.err" ] && grep -q 'equal to the prediction' "$root/train-tcp.out" && echo 1)" \
   "exit $rc$(head -c 200 "$root/train-tcp.err" | tr '\n' ' ')"
 OMPI_MCA_btl=self timeout 120 "$root/mpi/bin/mpirun" -np 2 "$root/src/halo-train" "$root/cora2" \
