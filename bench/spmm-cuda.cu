@@ -17,7 +17,8 @@
  * nonzero).  The copy moves 2·size bytes (read and write).  Both are timed
  * with CUDA events; the median of --reps runs after warm-up is reported.
  * Three methods run at each width: the planned cuSPARSE product
- * (halo_spmm_cuda_run, all rows), the same split into its interior rows
+ * (halo_spmm_cuda_run, all rows; CSR_ALG2 unless --alg says otherwise, as
+ * the trainer plans it), the same split into its interior rows
  * (the first 80%) and its boundary rows, as the trainer runs it around the
  * halo exchange, and halo's own row kernel (halo_spmm_cuda_run_rows).
  * A sample of rows is checked against a double-precision product on the
@@ -55,7 +56,7 @@ struct options {
   int reps = 20;
   int64_t copy_mib = 4096;
   uint64_t seed = 1;
-  halo_spmm_cuda_alg alg = HALO_SPMM_CUDA_ALG_DEFAULT;
+  halo_spmm_cuda_alg alg = HALO_SPMM_CUDA_ALG_CSR2; /* what halo-train plans */
 };
 
 /* Prints one line naming the call and returns 1 when a CUDA call failed. */
@@ -85,7 +86,8 @@ const char kUsage[] =
     "The planned cuSPARSE SpMM (all rows; interior then boundary rows; halo's row\n"
     "kernel) on an in-memory sbm graph, against a device-to-device copy of M MiB.\n"
     "Defaults: 2000000 nodes, degree 50, 16 classes, homophily 0.8, widths\n"
-    "128,256,16, 20 timed runs, a 4096 MiB copy, seed 1.  Exit 77 without a GPU.\n";
+    "128,256,16, 20 timed runs, a 4096 MiB copy, seed 1, --alg csr2 (cuSPARSE's\n"
+    "CSR_ALG2, as halo-train plans its products).  Exit 77 without a GPU.\n";
 
 /* Returns 1 after --help, -1 on a bad flag (one line on stderr), else 0. */
 int parse_args(int argc, char **argv, options *opt) {
@@ -261,8 +263,9 @@ int main(int argc, char **argv) {
     if (halo_spmm_cuda_plan_create(&a, a.rows / 5 * 4, shapes.data(), (int)shapes.size(), &popt,
                                    NULL, &plan) != HALO_OK)
       goto done;
-    printf("spmm-cuda: plan in %.1f s, %.2f GiB on the device, %s indices\n", seconds_since(t0),
-           (double)halo_spmm_cuda_plan_bytes(plan) / (1 << 30),
+    static const char *const algs[] = {"ALG_DEFAULT", "CSR_ALG1", "CSR_ALG2"};
+    printf("spmm-cuda: plan (%s) in %.1f s, %.2f GiB on the device, %s indices\n", algs[opt.alg],
+           seconds_since(t0), (double)halo_spmm_cuda_plan_bytes(plan) / (1 << 30),
            halo_spmm_cuda_plan_index64(plan) ? "int64" : "int32");
   }
 
