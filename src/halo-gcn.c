@@ -807,8 +807,8 @@ halo_status halo_gcn_input_layout(MPI_Comm comm, const halo_shard *s, const halo
     HALO_MPI(MPI_Allreduce(&local_lo, &lo, 1, MPI_FLOAT, MPI_MIN, comm));
   }
   HALO_TRY(count_sparse(comm, o, s->x, count, lo, &out->sparse, &out->nonzeros));
-  /* Only an input multiplied by W first can be sparse (setup_features); a
-   * cached ÂX is counted dense by the estimate. */
+  /* Only an input multiplied by W first can be sparse (setup_features); for
+   * a cached ÂX, which only the model computes, the estimate bounds both. */
   out->sparse = out->sparse && w.setup == 0 && w.transform_first[0];
 done:
   return st;

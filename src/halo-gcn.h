@@ -128,7 +128,8 @@ halo_status halo_gcn_logits_get(const halo_gcn *g, float *out);
  * peak of set-up, from the same rules as the allocations themselves:
  * `backend` bytes in the backend's memory (a GPU's with a device backend)
  * and `host` bytes besides them in the host's (for the CPU backend both are
- * host memory).  The library workspaces of a GPU are not in it.  Local. */
+ * host memory).  The libraries' own buffers (OpenBLAS, MPI, cuSPARSE's
+ * workspaces) are not in it.  Local. */
 typedef struct halo_gcn_memory {
   int64_t backend, host;
 } halo_gcn_memory;
