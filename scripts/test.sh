@@ -4,7 +4,7 @@
 #   HALO_SANITIZE=1 scripts/test.sh   ASan+UBSan build in build-asan/ only
 #   CI=true or HALO_FULL=1            after build/: the ASan+UBSan build and its
 #                                     tests, then every fuzz harness for
-#                                     HALO_FUZZ_SECONDS (35: the whole run stays
+#                                     HALO_FUZZ_SECONDS (20: the whole run stays
 #                                     well under CI's 20 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -216,18 +216,21 @@ static halo_status measure_memory(run *r) {
   halo_status st = HALO_OK;
   int64_t used = -1, low = 0;
   int pool = 0;
+  halo_watch_layer("memory measurement", -1);
   if (r->device_memory) {
-    HALO_MPI(MPI_Barrier(r->pool));
+    HALO_TRY(halo_watch_barrier(r->pool, "the memory measurement"));
     const int64_t free_now = halo_backend_mem_available(r->be, &pool);
     if (free_now >= 0 && r->mem_base >= 0) used = r->mem_base - free_now;
   } else {
     const int64_t peak = halo_memory_peak();
     if (peak >= 0 && r->mem_base >= 0) used = peak - r->mem_base;
   }
-  HALO_MPI(MPI_Allreduce(&used, &low, 1, MPI_INT64_T, MPI_MIN, r->pool));
+  HALO_TRY(halo_watch_allreduce(&used, &low, 1, MPI_INT64_T, MPI_MIN, r->pool,
+                                "the memory measurement"));
   /* One device is seen alike by its ranks; the host's processes add up. */
-  HALO_MPI(MPI_Allreduce(MPI_IN_PLACE, &used, 1, MPI_INT64_T, r->device_memory ? MPI_MAX : MPI_SUM,
-                         r->pool));
+  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, &used, 1, MPI_INT64_T,
+                                r->device_memory ? MPI_MAX : MPI_SUM, r->pool,
+                                "the memory measurement"));
   if (low < 0) used = -1;
   if (used > r->mem_used) r->mem_used = used;
 done:
@@ -374,12 +377,22 @@ static halo_status gather_memory(const run *r, memory_report *out) {
     int rank;
   } mine = {r->mem_used > 0 ? (double)r->mem_predicted / (double)r->mem_used : HUGE_VAL, r->rank},
     tightest;
+  const char *what = "the memory report";
   *out = (memory_report){.used = -1, .device = -1};
+  halo_watch_layer("memory report", -1);
   HALO_MPI(MPI_Comm_size(r->pool, &ranks));
-  HALO_MPI(MPI_Allreduce(&r->mem_used, &low, 1, MPI_INT64_T, MPI_MIN, r->comm));
-  HALO_MPI(MPI_Allreduce(&mine, &tightest, 1, MPI_DOUBLE_INT, MPI_MINLOC, r->comm));
-  int64_t figures[4] = {r->mem_used, r->mem_predicted, r->device_memory ? r->pool_id : -1, ranks};
-  HALO_MPI(MPI_Bcast(figures, 4, MPI_INT64_T, tightest.rank, r->comm));
+  HALO_TRY(halo_watch_allreduce(&r->mem_used, &low, 1, MPI_INT64_T, MPI_MIN, r->comm, what));
+  HALO_TRY(halo_watch_allreduce(&mine, &tightest, 1, MPI_DOUBLE_INT, MPI_MINLOC, r->comm, what));
+  /* The tightest rank's figures reach every rank: the others offer the
+   * least int64_t, and the maximum keeps the tightest rank's. */
+  int64_t figures[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
+  if (tightest.rank == r->rank) {
+    figures[0] = r->mem_used;
+    figures[1] = r->mem_predicted;
+    figures[2] = r->device_memory ? r->pool_id : -1;
+    figures[3] = ranks;
+  }
+  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, figures, 4, MPI_INT64_T, MPI_MAX, r->comm, what));
   out->used = low < 0 ? -1 : figures[0];
   out->predicted = figures[1];
   out->device = (int)figures[2];
@@ -455,6 +468,8 @@ static halo_status train(run *r) {
 
   double mean = timed > 0 ? time_sum / (double)timed : 0.0;
   memory_report mem;
+  halo_watch_where("end", -1, -1);
+  halo_watch_fault_stall(r->rank, a->epochs + 1);
   HALO_TRY(fatal_if(r, measure_memory(r)));
   HALO_TRY(fatal_if(r, gather_memory(r, &mem)));
   if (r->rank == 0) {

@@ -117,6 +117,19 @@ done:
   return st;
 }
 
+halo_status halo_watch_barrier(MPI_Comm comm, const char *what) {
+  halo_status st = HALO_OK;
+  if (watch.timeout <= 0) {
+    HALO_MPI(MPI_Barrier(comm));
+    goto done;
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  HALO_MPI(MPI_Ibarrier(comm, &req));
+  HALO_TRY(halo_watch_waitall(1, &req, NULL, what));
+done:
+  return st;
+}
+
 void halo_watch_fault_stall(int rank, int64_t epoch) {
   const char *spec = getenv("HALO_FAULT_STALL");
   int r = -1;

@@ -2,7 +2,7 @@
  * peer stalls or dies reports where it is stuck instead of hanging.
  *
  * The waits of the epoch loop (halo exchanges, the gradient allreduce, the
- * status agreements) go through halo_watch_waitall.  With the watchdog off
+ * status agreements, the memory measurements) go through halo_watch_waitall.  With the watchdog off
  * (the default) that is MPI_Waitall.  With a timeout T it polls the requests
  * with MPI_Testsome; when T seconds pass without all of them completing it
  * logs ONE line,
@@ -52,10 +52,16 @@ halo_status halo_watch_waitall(int n, MPI_Request *reqs, const int *peers, const
 halo_status halo_watch_allreduce(const void *send, void *recv, int count, MPI_Datatype type,
                                  MPI_Op op, MPI_Comm comm, const char *what);
 
+/* MPI_Barrier through a nonblocking MPI_Ibarrier and the watchdog.
+ * Collective. */
+halo_status halo_watch_barrier(MPI_Comm comm, const char *what);
+
 /* Test-only fault injection.  When the environment holds
  * HALO_FAULT_STALL=RANK:EPOCH and this is rank RANK at epoch EPOCH, sleeps
- * for an hour (or until killed), so that its peers' watchdogs fire.  Does
- * nothing otherwise.  Not a user feature. Local. */
+ * for an hour (or until killed), so that its peers' watchdogs fire.  The
+ * trainer calls it at the start of each epoch, and with the last epoch + 1
+ * after the loop, before the final memory measurement.  Does nothing
+ * otherwise.  Not a user feature. Local. */
 void halo_watch_fault_stall(int rank, int64_t epoch);
 
 #endif /* HALO_WATCHDOG_H */

@@ -186,8 +186,13 @@ Test(faults, sigkill_of_a_rank_ends_the_job, .timeout = 300) {
   tr_rmdir(dir);
 }
 
-Test(faults, watchdog_names_a_stalled_peer, .timeout = 300) {
-  char *dir = tr_tmpdir("stall");
+/* Stalls rank 1 of 3 at `stall_epoch` (HALO_FAULT_STALL) in a run of
+ * `epochs` epochs with --timeout 2 and expects the job to end within 10 s
+ * of the stall, with watchdog reports that hold each string of `reports`
+ * (NULL-terminated). */
+static void expect_stall_caught(const char *tag, int stall_epoch, int epochs,
+                                const char *const *reports) {
+  char *dir = tr_tmpdir(tag);
   char shards[600], log[700], cmd[2400];
   const double timeout = 2.0;
   snprintf(shards, sizeof shards, "%s/cora-3", dir);
@@ -196,9 +201,9 @@ Test(faults, watchdog_names_a_stalled_peer, .timeout = 300) {
 
   snprintf(cmd, sizeof cmd,
            "exec " MPIRUN
-           " -x HALO_FAULT_STALL=1:30 -np 3 %s '%s' --threads 1 --quiet --epochs 100000 "
+           " -x HALO_FAULT_STALL=1:%d -np 3 %s '%s' --threads 1 --quiet --epochs %d "
            "--timeout %g",
-           TRAIN_BIN, shards, timeout);
+           stall_epoch, TRAIN_BIN, shards, epochs, timeout);
   pid_t mpirun = spawn(cmd, log);
   double until = now_s() + 120, t0 = 0;
   while (now_s() < until && t0 == 0) {
@@ -216,10 +221,10 @@ Test(faults, watchdog_names_a_stalled_peer, .timeout = 300) {
     waitpid(mpirun, &status, 0);
   }
   cr_assert(ended, "the job hung for 60 s with a stalled rank and --timeout %g", timeout);
-  fprintf(stderr, "faults: watchdog: job ended %.3f s after the stall (timeout %g s)\n", took,
-          timeout);
-  cr_log_info("stalled rank: the job ended %.3f s after the stall began (--timeout %g)", took,
-              timeout);
+  fprintf(stderr, "faults: watchdog (%s): job ended %.3f s after the stall (timeout %g s)\n", tag,
+          took, timeout);
+  cr_log_info("stalled rank (%s): the job ended %.3f s after the stall began (--timeout %g)", tag,
+              took, timeout);
   cr_expect(WIFEXITED(status) && WEXITSTATUS(status) != 0, "mpirun exit status %d", status);
   cr_expect_geq(took, timeout * 0.9, "the watchdog fired before its timeout (%.2f s)", took);
   cr_expect_lt(took, timeout + 10.0, "the job took %.1f s to end", took);
@@ -228,13 +233,25 @@ Test(faults, watchdog_names_a_stalled_peer, .timeout = 300) {
   cr_assert(out);
   int lines = tr_count_lines(out, "watchdog: no progress for");
   cr_expect_geq(lines, 1, "no watchdog report:\n%s", out);
-  cr_expect(line_with(out, "watchdog: no progress", "epoch 30,"),
-            "the report does not name epoch 30:\n%s", out);
-  cr_expect(line_with(out, "watchdog: no progress", "waiting for ranks 1"),
-            "no report names rank 1:\n%s", out);
+  for (const char *const *r = reports; *r; r++)
+    cr_expect(line_with(out, "watchdog: no progress", *r), "no report holds '%s':\n%s", *r, out);
   free(out);
   pid_t pids[8];
   nap_ms(500);
   cr_expect_eq(ranks_of(shards, pids, 8), 0, "halo-train processes left behind");
   tr_rmdir(dir);
+}
+
+Test(faults, watchdog_names_a_stalled_peer, .timeout = 300) {
+  /* Rank 1 stops at the start of epoch 30: its peers wait for its halo rows
+   * in the first exchange, point to point. */
+  const char *const reports[] = {"epoch 30,", "waiting for ranks 1", NULL};
+  expect_stall_caught("stall", 30, 100000, reports);
+}
+
+Test(faults, watchdog_covers_the_memory_measurement, .timeout = 300) {
+  /* Epoch 6 of a 5-epoch run is the hook after the loop: rank 1 stops
+   * before the last memory measurement, a collective of every rank. */
+  const char *const reports[] = {"in the memory measurement", "(a collective)", NULL};
+  expect_stall_caught("stall-end", 6, 5, reports);
 }
