@@ -40,7 +40,8 @@ def load(path, normalize):
         x = x - x.min()
         x = x / x.sum(dim=-1, keepdim=True).clamp(min=1.0)
     n = indptr.numel() - 1
-    # In a 1-part shard local ids are global ids (owned rows, ascending).
+    # A 1-part shard has no halo rows, so its local ids index every node and
+    # its arrays agree on them (the order of rows is the shard's own).
     rows = torch.repeat_interleave(torch.arange(n), indptr[1:] - indptr[:-1])
     edge_index = torch.stack([indices, rows])  # source -> target
     return x, y, splits, edge_index, indptr, indices

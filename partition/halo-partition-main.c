@@ -30,7 +30,7 @@ static const char usage[] =
     "input\n"
     "  --input PATH|SPEC        OGB raw folder, edge list, .mtx[.gz] or a synthetic spec\n"
     "                           (sbm:nodes=..,classes=..,avg-degree=..  rmat:scale=..)\n"
-    "  --format F               auto (default), ogb, edgelist, mtx, spec\n"
+    "  --format F               auto (default), ogb, edgelist (or snap), mtx, spec\n"
     "  --features FILE          node features for a structure-only input (CSV, one row per node)\n"
     "  --labels FILE            node labels for a structure-only input (one per line)\n"
     "  --synthetic-features F   F random class-dependent features (with --synthetic-classes)\n"

@@ -7,9 +7,10 @@
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]     harnesses: snap mtx ogb spec shard shard-bytes
 #
 # Inputs found on the way stay in build-fuzz/fuzz-work/NAME/corpus; a failing
-# input is saved there as crash-*, leak-* or timeout-* and can be replayed
-# with build-fuzz/tests/fuzz/fuzz-NAME FILE.  Once fixed, copy it into
-# tests/fuzz/NAME/ so that test-fuzz-replay keeps it fixed.
+# input is saved as build-fuzz/fuzz-work/NAME/crash-*, leak-* or timeout-* and
+# can be replayed with build-fuzz/tests/fuzz/fuzz-NAME FILE.  Once fixed, copy
+# it into tests/fuzz/NAME/ so that test-fuzz-replay keeps it fixed.
+# HALO_FUZZ_BUILD names another build folder (default build-fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

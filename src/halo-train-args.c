@@ -24,7 +24,7 @@ static const char usage[] =
     "  --device cpu|cuda    compute backend (cpu); cuda takes GPU (local rank mod the\n"
     "                       node's GPUs), so several ranks may share one\n"
     "  --tf32               cuda: round GEMM inputs to TF32 (faster, ~1e-3 relative)\n"
-    "  --threads N          threads per rank (cores of the node / ranks on the node)\n"
+    "  --threads N          threads per rank (cores this rank may use / ranks on the node)\n"
     "  --warmup N           epochs left out of the mean epoch time (5, or fewer on short runs)\n"
     "  --metrics FILE       one JSON object per epoch, then a summary\n"
     "  --checkpoint DIR     save the training state in DIR (one HDF5 file per save)\n"

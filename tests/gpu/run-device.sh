@@ -30,8 +30,9 @@
 #      time against PyG.  Each target row says met or missed.
 #
 # Time: every step's timeout is cut to what is left of HALO_DEVICE_BUDGET
-# (345 s), and steps 2 to 4 leave HALO_DEVICE_BENCH_RESERVE (170 s) of it to
-# the benchmark, so that one slow step cannot cost the others or the table.
+# (345 s; 900 s for the emulated dry run), and steps 2 to 4 leave
+# HALO_DEVICE_BENCH_RESERVE (170 s; 300 s for the dry run) of it to the
+# benchmark, so that one slow step cannot cost the others or the table.
 # Rows are printed as they happen too, so a killed run still shows them.
 #
 # On a machine with a GPU a skipped step fails the run: a GPU that the CUDA
