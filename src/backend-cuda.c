@@ -5,7 +5,9 @@
  * Compute slots return nothing, so a failed launch is recorded in the
  * context and the next synchronize reports it (with a kernel fault, which
  * surfaces there anyway): the trainer synchronizes once per step, before the
- * gradient allreduce, so a failure is agreed on like any other.
+ * gradient allreduce.  A failure at set-up is agreed on like any other; one
+ * in the epoch loop ends the job through MPI_Abort, as every failure there
+ * does (a peer may be waiting in an exchange).
  *
  * MPI: with a CUDA-aware MPI the halo exchange hands device buffers to MPI
  * directly; otherwise it stages rows through pinned host buffers from

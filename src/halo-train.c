@@ -619,18 +619,21 @@ int main(int argc, char **argv) {
     halo_log_error("--metrics %s: write failed", r.args.metrics);
     if (st == HALO_OK) st = HALO_ERR_IO;
   }
+  if (st == HALO_ERR_MPI || st == HALO_ERR_TIMEOUT || r.fatal) {
+    /* The agreement itself failed, the watchdog gave up on a peer, or the
+     * epoch loop failed on this rank: a peer may be stuck in a collective or
+     * an exchange, so only the runtime can end it.  Nothing is freed first:
+     * receives may still be posted into the model's buffers, and a late
+     * message must not land in freed memory.  MPI_Abort ends the process
+     * without running exit handlers. */
+    fprintf(stderr, "[rank %d] halo-train: aborting the job (MPI_Abort)\n", r.rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   halo_gcn_destroy(&r.model);
   halo_shard_destroy(&r.shard);
   halo_manifest_destroy(&r.manifest);
   halo_backend_destroy(&r.be);
   halo_checkpoint_clear(&r.ckpt);
-  if (st == HALO_ERR_MPI || st == HALO_ERR_TIMEOUT || r.fatal) {
-    /* The agreement itself failed, the watchdog gave up on a peer, or the
-     * epoch loop failed on this rank: a peer may be stuck in a collective or
-     * an exchange, so only the runtime can end it. */
-    fprintf(stderr, "[rank %d] halo-train: aborting the job (MPI_Abort)\n", r.rank);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
   if (r.pool != MPI_COMM_NULL) MPI_Comm_free(&r.pool); /* collective: not before an abort */
   MPI_Finalize();
   return st < 0 ? 1 : 0;

@@ -2,7 +2,9 @@
  * and the libraries (libs.cc).  Everything runs on the calling thread:
  * queued work runs when the host waits for it, in the order the streams
  * and events allow, and as late as that order allows, so a missing wait
- * reads stale data instead of being hidden by eager execution. */
+ * reads stale data instead of being hidden by eager execution.  With
+ * HALO_CUDA_EMU_SCHEDULE=eager it runs at once instead, so work that must
+ * wait for a later host or MPI write reads stale data. */
 #ifndef HALO_CUDA_EMU_EMU_H
 #define HALO_CUDA_EMU_EMU_H
 

@@ -11,7 +11,11 @@
  *
  * Streams: every operation is queued and runs when the host waits for it
  * (cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize, a
- * copy to pageable memory, cudaFree).  cudaStreamWaitEvent queues a wait
+ * copy to pageable memory, cudaFree): the late schedule, the default.  With
+ * HALO_CUDA_EMU_SCHEDULE=eager each operation runs as soon as it is queued,
+ * as a GPU that is idle may: host or MPI writes that come after the launch
+ * then arrive too late for it.  A real GPU runs anywhere between the two,
+ * so the tests run under both.  cudaStreamWaitEvent queues a wait
  * that runs the event's stream up to the event first.  The legacy default
  * stream (NULL) orders itself against blocking streams only, so work on a
  * cudaStreamNonBlocking stream runs after NULL-stream work only when
@@ -175,6 +179,17 @@ void push_wait(CUstream_st *s, CUstream_st *other, uint64_t seq) {
 
 CUstream_st *stream_of(cudaStream_t s) { return s ? s : legacy_stream(); }
 
+namespace {
+/* HALO_CUDA_EMU_SCHEDULE: "late" (default) or "eager", read at each
+ * operation, so that a test may switch between its launches. */
+bool eager_schedule() {
+  const char *env = getenv("HALO_CUDA_EMU_SCHEDULE");
+  if (!env || !*env || strcmp(env, "late") == 0) return false;
+  if (strcmp(env, "eager") == 0) return true;
+  fatal("HALO_CUDA_EMU_SCHEDULE=%s: expected late or eager", env);
+}
+}  // namespace
+
 uint64_t enqueue(CUstream_st *s, std::function<void()> work) {
   CUstream_st *legacy = legacy_stream();
   if (s->legacy) {
@@ -187,6 +202,7 @@ uint64_t enqueue(CUstream_st *s, std::function<void()> work) {
   }
   const uint64_t seq = s->next++;
   s->queue.push_back({seq, std::move(work)});
+  if (eager_schedule()) drain(s, seq);
   return seq;
 }
 

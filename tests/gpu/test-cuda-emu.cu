@@ -149,7 +149,13 @@ Test(cuda_emu, blocks_without_barriers_cover_the_grid) {
 
 /* ---- ordering: a missing wait reads stale data every time ------------------ */
 
+/* The emulator reads HALO_CUDA_EMU_SCHEDULE at every operation; the checks
+ * of a missing wait need the late schedule (the default), whatever ctest's
+ * environment says. */
+static void schedule(const char *name) { cr_assert_eq(setenv("HALO_CUDA_EMU_SCHEDULE", name, 1), 0); }
+
 Test(cuda_emu, a_copy_that_does_not_wait_for_the_kernel_reads_stale_data) {
+  schedule("late");
   const int n = 1000;
   float *dx = (float *)dev_alloc(n * 4), *h = NULL;
   CHECK(cudaMallocHost(&h, n * 4));
@@ -180,6 +186,7 @@ Test(cuda_emu, a_copy_that_does_not_wait_for_the_kernel_reads_stale_data) {
 /* The legacy default stream waits for blocking streams, not for
  * non-blocking ones, as the runtime documents. */
 Test(cuda_emu, the_default_stream_waits_for_blocking_streams_only) {
+  schedule("late");
   const int n = 512;
   float *dx = (float *)dev_alloc(n * 4), *h = (float *)host_alloc(n * 4);
   cudaStream_t blocking, non_blocking;
@@ -198,6 +205,37 @@ Test(cuda_emu, the_default_stream_waits_for_blocking_streams_only) {
   CHECK(cudaStreamDestroy(blocking));
   CHECK(cudaStreamDestroy(non_blocking));
   free(h);
+  CHECK(cudaFree(dx));
+}
+
+/* The two schedules bracket a GPU's: an upload queued from pinned memory,
+ * then a host write to that memory, then the wait.  Late, the upload runs at
+ * the wait and carries the new values; eager, it ran when queued and
+ * carries the old ones.  A GPU may do either, so code that writes a pinned
+ * buffer before waiting for the copy out of it fails under one of them. */
+Test(cuda_emu, late_and_eager_schedules_run_work_at_the_wait_and_at_the_launch) {
+  const int n = 300;
+  float *dx = (float *)dev_alloc(n * 4), *h = NULL, *back = (float *)host_alloc(n * 4);
+  CHECK(cudaMallocHost(&h, n * 4));
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const struct {
+    const char *name;
+    float seen;
+  } cases[] = {{"late", 2.0f}, {"eager", 1.0f}};
+  for (int c = 0; c < 2; c++) {
+    schedule(cases[c].name);
+    for (int i = 0; i < n; i++) h[i] = 1.0f;
+    CHECK(cudaMemcpyAsync(dx, h, n * 4, cudaMemcpyHostToDevice, s));
+    for (int i = 0; i < n; i++) h[i] = 2.0f; /* the bug: before the wait */
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaMemcpy(back, dx, n * 4, cudaMemcpyDeviceToHost));
+    cr_expect(all_equal(back, n, cases[c].seen), "%s schedule: the upload carried %g, not %g",
+              cases[c].name, back[0], cases[c].seen);
+  }
+  CHECK(cudaStreamDestroy(s));
+  CHECK(cudaFreeHost(h));
+  free(back);
   CHECK(cudaFree(dx));
 }
 
