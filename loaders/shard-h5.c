@@ -18,7 +18,16 @@ enum { CHUNK_BYTES = 1 << 20 };
 /* Longest fixed-length string attribute the reader accepts. */
 enum { MAX_STRING_ATTR = 1 << 16 };
 
-void halo__h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+void halo__h5_quiet(void) {
+  /* HDF5 1.10 cannot close a file whose H5Fclose failed (a full disk, say):
+   * the ID stays behind, and the library's exit handler then crashes on it
+   * (HDFFV-11052, fixed in 1.14).  So the handler is never registered: it
+   * has nothing else to do, since every file halo opens it also closes.
+   * This must come before the first HDF5 call, which registers it; later
+   * calls fail harmlessly. */
+  (void)H5dont_atexit();
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
 
 /* What the HDF5 error stack says about the last failure. */
 typedef struct h5_cause {
@@ -27,12 +36,30 @@ typedef struct h5_cause {
   int checksum;  /* a metadata checksum failed */
   int truncated; /* the file is shorter than its superblock says */
   int not_hdf5;  /* no HDF5 signature */
+  char os_error[128]; /* the system's words for a failed read or write */
 } h5_cause;
+
+/* Copies `from` into `to`, control characters (HDF5 puts a newline inside
+ * its write-failure message) as spaces. */
+static void copy_line(char *to, size_t size, const char *from, size_t len) {
+  size_t n = 0;
+  for (; n + 1 < size && n < len && from[n]; n++)
+    to[n] = (unsigned char)from[n] < 0x20 ? ' ' : from[n];
+  to[n] = '\0';
+}
 
 static herr_t cause_walk(unsigned n, const H5E_error2_t *err, void *data) {
   h5_cause *c = data;
   const char *desc = err->desc ? err->desc : "";
-  if (n == 0) snprintf(c->innermost, sizeof c->innermost, "%s", desc);
+  if (n == 0) copy_line(c->innermost, sizeof c->innermost, desc, strlen(desc));
+  /* The file driver's failures end "..., error message = 'No space left on
+   * device', ...". */
+  const char *said = strstr(desc, "error message = '");
+  if (said && !c->os_error[0]) {
+    said += strlen("error message = '");
+    const char *end = strchr(said, '\'');
+    copy_line(c->os_error, sizeof c->os_error, said, end ? (size_t)(end - said) : strlen(said));
+  }
   if (strstr(desc, "Fletcher32")) c->fletcher = 1;
   if (strstr(desc, "incorrect metadata checksum")) c->checksum = 1;
   if (strstr(desc, "truncated file")) c->truncated = 1;
@@ -65,6 +92,10 @@ halo_status halo__h5_fail(const char *path, const char *obj, const char *what) {
   if (c.not_hdf5) {
     halo_log_error("%s: not an HDF5 file", path);
     return HALO_ERR_FORMAT;
+  }
+  if (c.os_error[0]) {
+    halo_log_error("%s: %s: %s", where, what, c.os_error);
+    return HALO_ERR_IO;
   }
   halo_log_error("%s: %s (HDF5: %s)", where, what, c.innermost[0] ? c.innermost : "no details");
   return HALO_ERR_HDF5;

@@ -15,6 +15,7 @@
 #define CKPT_FORMAT "halo-checkpoint"
 #define CKPT_PREFIX "ckpt-"
 #define CKPT_SUFFIX ".h5"
+#define CKPT_ASIDE ".damaged"
 #define CKPT_MAX_LISTED 4096
 
 halo_status halo_checkpoint_alloc(halo_checkpoint *c, int64_t nparams) {
@@ -36,7 +37,9 @@ void halo_checkpoint_clear(halo_checkpoint *c) {
   c->params = c->adam_m = c->adam_v = NULL;
 }
 
-/* The epoch of a file name "ckpt-EEEEEEEE.h5", or -1 for any other name. */
+/* The epoch of a file name "ckpt-EEEEEEEE.h5", or -1 for any other name,
+ * "ckpt-1.h5" among them: only the names the writer makes are checkpoints,
+ * so that the path made from the epoch is the file that was listed. */
 static int64_t name_epoch(const char *name) {
   size_t n = strlen(name), pre = strlen(CKPT_PREFIX), suf = strlen(CKPT_SUFFIX);
   if (n <= pre + suf || strncmp(name, CKPT_PREFIX, pre) != 0 ||
@@ -47,6 +50,9 @@ static int64_t name_epoch(const char *name) {
     if (name[i] < '0' || name[i] > '9' || epoch > INT64_MAX / 10 - 9) return -1;
     epoch = epoch * 10 + (name[i] - '0');
   }
+  char canonical[32];
+  int len = snprintf(canonical, sizeof canonical, "%08lld", (long long)epoch);
+  if (len != (int)(n - pre - suf) || strncmp(canonical, name + pre, (size_t)len) != 0) return -1;
   return epoch;
 }
 
@@ -272,6 +278,27 @@ halo_status halo_checkpoint_latest(const char *dir, halo_checkpoint *c, char *pa
   }
   HALO_FAIL(HALO_ERR_IO, "--resume: %s holds no valid checkpoint (%d found, %d damaged)", dir,
             count, skipped);
+done:
+  free(epochs);
+  return st;
+}
+
+halo_status halo_checkpoint_set_aside_newer(const char *dir, int64_t epoch) {
+  halo_status st = HALO_OK;
+  int64_t *epochs = NULL;
+  int count = 0;
+  char path[4096], aside[4200];
+  HALO_ALLOC(epochs, CKPT_MAX_LISTED, "the checkpoint list");
+  HALO_TRY(list_epochs(dir, epochs, &count));
+  for (int i = 0; i < count && epochs[i] > epoch; i++) {
+    HALO_TRY(epoch_path(path, sizeof path, dir, epochs[i]));
+    snprintf(aside, sizeof aside, "%s" CKPT_ASIDE, path);
+    if (rename(path, aside) != 0)
+      HALO_FAIL(HALO_ERR_IO, "%s: cannot set a damaged checkpoint aside as %s: %s", path, aside,
+                strerror(errno));
+    halo_log_warn("%s: set aside as %s, so that --keep counts only checkpoints that read", path,
+                  aside);
+  }
 done:
   free(epochs);
   return st;

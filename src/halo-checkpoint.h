@@ -73,6 +73,12 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c);
 halo_status halo_checkpoint_latest(const char *dir, halo_checkpoint *c, char *path,
                                    size_t path_size);
 
+/* Renames every checkpoint of DIR newer than `epoch` (the one a resume
+ * chose, so all of them are damaged) to NAME.damaged, with one warning
+ * each: they stay for inspection, but no longer count towards --keep nor
+ * push the new run's saves out. Local. */
+halo_status halo_checkpoint_set_aside_newer(const char *dir, int64_t epoch);
+
 /* Checks that checkpoint `c` (read from `path`) belongs to the graph of
  * manifest `m` and to the model `model`/`o`: same graph identity, same
  * architecture (layers, hidden width, feature normalisation).  Fails with

@@ -110,6 +110,7 @@ static halo_status resume_find(run *r) {
   if (c->epoch > r->args.epochs)
     HALO_FAIL(HALO_ERR_ARG, "--epochs %lld: %s is already at epoch %lld (--epochs is the total)",
               (long long)r->args.epochs, r->ckpt_path, (long long)c->epoch);
+  HALO_TRY(halo_checkpoint_set_aside_newer(r->args.checkpoint, c->epoch));
 done:
   return st;
 }

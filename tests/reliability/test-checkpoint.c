@@ -8,15 +8,22 @@
  *     3-part partition follows the straight run's loss to 1e-4 relative;
  *   - --keep: only the newest K checkpoints stay, and no temporary file;
  *   - damage: a checkpoint with a flipped byte or cut short is skipped with
- *     a warning and the next older one resumes.
+ *     a warning and the next older one resumes; the damaged ones are set
+ *     aside, so that --keep keeps the new saves;
+ *   - a full disk: a save that cannot be written fails with one line and
+ *     leaves nothing behind, and the process still exits cleanly (HDF5 1.10
+ *     crashed at exit after a failed close).
  * The reference is the straight run itself, which test-train-cli checks
  * against P=1 and against the paper's accuracy. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "halo-checkpoint.h"
@@ -251,9 +258,11 @@ Test(checkpoint, damaged_checkpoints_are_skipped, .timeout = 300) {
   snprintf(path, sizeof path, "%s/ckpt-00000020.h5", ckpt);
   cr_assert_eq(truncate(path, 1000), 0);
 
+  /* --keep 2 must keep the new save (12) and the one it resumed from (10),
+   * not the damaged 30 and 20, which are set aside. */
   snprintf(log, sizeof log, "%s/b.log", dir);
-  snprintf(flags, sizeof flags, "--epochs 12 --checkpoint '%s' --resume --metrics '%s/b.jsonl'",
-           ckpt, dir);
+  snprintf(flags, sizeof flags,
+           "--epochs 12 --checkpoint '%s' --resume --keep 2 --metrics '%s/b.jsonl'", ckpt, dir);
   int rc = train(2, shards, log, flags);
   char *out = tr_slurp(log);
   cr_assert(out);
@@ -262,11 +271,54 @@ Test(checkpoint, damaged_checkpoints_are_skipped, .timeout = 300) {
   cr_expect_eq(tr_count_lines(out, "ckpt-00000020.h5: skipping"), 1, "%s", out);
   cr_expect_eq(tr_count_lines(out, ": error: "), 0, "%s", out);
   cr_expect_eq(tr_count_lines(out, "resumed from"), 1, "%s", out);
+  cr_expect_eq(tr_count_lines(out, "set aside as"), 2, "%s", out);
   free(out);
+  const char *kept[] = {"ckpt-00000012.h5", "ckpt-00000010.h5", "ckpt-00000030.h5.damaged",
+                        "ckpt-00000020.h5.damaged"};
+  for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+    cr_expect(exists(ckpt, kept[i]), "%s/%s is gone", ckpt, kept[i]);
+  cr_expect(!exists(ckpt, "ckpt-00000030.h5") && !exists(ckpt, "ckpt-00000020.h5"),
+            "a damaged checkpoint kept its name");
   curve b;
   snprintf(path, sizeof path, "%s/b.jsonl", dir);
   read_curve(path, &b);
   cr_expect_eq(b.first, 11);
   cr_expect_eq(b.last, 12);
+  tr_rmdir(dir);
+}
+
+/* A disk that fills up in the middle of a save, as a 1 MiB file size limit
+ * (with SIGXFSZ ignored, writes past it fail with EFBIG).  The save runs in
+ * a child process that then exits through exit(), so that a crash in an
+ * exit handler (HDF5 1.10's, after a failed close) shows as a signal. */
+Test(checkpoint, a_save_past_the_disk_space_fails_cleanly, .timeout = 60) {
+  char *dir = tr_tmpdir("ckpt-full");
+  char ckpt[600];
+  snprintf(ckpt, sizeof ckpt, "%s/ck", dir);
+  const uint64_t seed = tr_seed("checkpoint-full", 11);
+  fflush(NULL);
+  pid_t child = fork();
+  cr_assert_geq(child, 0);
+  if (child == 0) {
+    halo_checkpoint c = {.epoch = 5, .nodes = 10, .edges = 20, .features = 3, .classes = 2};
+    snprintf(c.model, sizeof c.model, "gcn");
+    if (halo_checkpoint_alloc(&c, 1 << 20) != HALO_OK) exit(2); /* 4 MiB an array */
+    for (int64_t i = 0; i < c.nparams; i++)
+      c.params[i] = c.adam_m[i] = c.adam_v[i] = (float)((seed + (uint64_t)i) % 1000) / 7.0f;
+    const struct rlimit limit = {.rlim_cur = 1 << 20, .rlim_max = RLIM_INFINITY};
+    if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR || setrlimit(RLIMIT_FSIZE, &limit) != 0) exit(3);
+    halo_status st = halo_checkpoint_save(ckpt, &c, 3, NULL, 0);
+    halo_checkpoint_clear(&c);
+    exit(st == HALO_ERR_IO ? 0 : 4);
+  }
+  int status = 0;
+  cr_assert_eq(waitpid(child, &status, 0), child);
+  cr_expect(WIFEXITED(status), "the saving process died of signal %d",
+            WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "exit status %d (4: the save did not fail with HALO_ERR_IO)",
+            WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  cr_expect(!exists(ckpt, "ckpt-00000005.h5"), "a failed save left a checkpoint");
+  cr_expect(!exists(ckpt, "ckpt-00000005.h5.tmp"), "a failed save left its temporary file");
   tr_rmdir(dir);
 }
