@@ -1,7 +1,9 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "halo-mpi.h"
 
+#include <limits.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #if defined(OPEN_MPI) && OPEN_MPI
@@ -53,6 +55,31 @@ halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) {
   if (all >= 0) return HALO_OK;
   mark_failed(comm);
   return local < 0 ? local : HALO_ERR_PEER;
+}
+
+halo_status halo_mpi_agree_first(MPI_Comm comm, halo_status local, const char *line) {
+  const int failed = local < 0;
+  if (local == HALO_ERR_TIMEOUT || local == HALO_ERR_MPI || agreement_failed(comm)) {
+    /* No collective can be trusted: say it here. */
+    if (failed && line && line[0]) fprintf(stderr, "%s\n", line);
+    return halo_mpi_agree(comm, local);
+  }
+  int rank = 0, first = 0, count = 0;
+  MPI_Comm_rank(comm, &rank);
+  const int mine = failed ? rank : INT_MAX;
+  halo_status st =
+      halo_watch_allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, "the status agreement");
+  if (st == HALO_OK)
+    st = halo_watch_allreduce(&failed, &count, 1, MPI_INT, MPI_SUM, comm, "the status agreement");
+  if (st != HALO_OK) return st;
+  if (rank == first && line && line[0]) {
+    if (count > 1)
+      fprintf(stderr, "%s (%d other rank%s failed too)\n", line, count - 1, count > 2 ? "s" : "");
+    else
+      fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+  }
+  return halo_mpi_agree(comm, local);
 }
 
 int halo_mpi_local_ranks(MPI_Comm comm) {

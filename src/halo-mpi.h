@@ -40,6 +40,13 @@ halo_status halo_mpi_error(int rc, const char *call);
  * agreement fails. */
 halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
 
+/* halo_mpi_agree for a phase whose errors were held (halo_log_hold) into
+ * `line`: of the ranks that failed, the lowest prints its line, with how
+ * many others failed too, so that a fault every rank meets (parts of
+ * another run, say) reads as one line.  Collective until an agreement
+ * fails. */
+halo_status halo_mpi_agree_first(MPI_Comm comm, halo_status local, const char *line);
+
 /* Number of ranks of `comm` on this rank's node (shared-memory domain).
  * Collective. */
 int halo_mpi_local_ranks(MPI_Comm comm);

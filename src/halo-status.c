@@ -5,6 +5,8 @@
 
 static char log_prefix[64] = "halo";
 static int log_quiet;
+static char *log_held; /* halo_log_hold's buffer, or NULL */
+static size_t log_held_size;
 
 const char *halo_status_str(halo_status st) {
   switch (st) {
@@ -23,6 +25,12 @@ void halo_log_set_prefix(const char *prefix) {
 
 void halo_log_set_quiet(int quiet) { log_quiet = quiet; }
 
+void halo_log_hold(char *line, size_t size) {
+  log_held = size > 0 ? line : NULL;
+  log_held_size = size;
+  if (log_held) log_held[0] = '\0';
+}
+
 static void log_line(const char *kind, const char *fmt, va_list ap) {
   if (log_quiet) return;
   /* Format into one buffer so that lines from several ranks do not interleave. */
@@ -30,6 +38,10 @@ static void log_line(const char *kind, const char *fmt, va_list ap) {
   int n = snprintf(line, sizeof line, "%s: %s: ", log_prefix, kind);
   if (n < 0) return;
   if ((size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  if (log_held && kind[0] == 'e') {
+    if (!log_held[0]) snprintf(log_held, log_held_size, "%s", line);
+    return;
+  }
   fprintf(stderr, "%s\n", line);
   fflush(stderr);
 }

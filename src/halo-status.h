@@ -8,6 +8,7 @@
 #define HALO_STATUS_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 /* One table generates both the enum and halo_status_str(). */
 #define HALO_STATUS_TABLE(X)                                            \
@@ -52,6 +53,12 @@ void halo_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Silences halo_log_error/warn (tests of expected failures may use it). */
 void halo_log_set_quiet(int quiet);
+
+/* Holds error lines instead of printing them: the first goes into `line`
+ * (`size` bytes, prefix included), later ones are dropped.  NULL ends the
+ * hold.  For phases where every rank may fail alike, so that one of them
+ * reports (halo_mpi_agree_first). Local. */
+void halo_log_hold(char *line, size_t size);
 
 /* Evaluates a halo_status expression; on failure stores it in `st` and jumps
  * to `done`. The callee has already logged the context. */

@@ -35,7 +35,8 @@ static const char usage[] =
     "  --timeout SECONDS    abort the job when an exchange or a collective makes no\n"
     "                       progress for this long, naming the ranks waited for (off)\n"
     "  --quiet              print the header and the summary only\n"
-    "  --help               this text\n";
+    "  --help, -h           this text\n"
+    "  --version            the version and the shard format it reads\n";
 
 const char *halo_train_usage(void) { return usage; }
 
@@ -53,19 +54,26 @@ static halo_status parse_int(const char *flag, const char *text, int64_t lo, int
   return HALO_OK;
 }
 
-/* A finite number in [lo, hi) (hi_open) or [lo, hi]. */
-static halo_status parse_real(const char *flag, const char *text, double lo, double hi, int hi_open,
+/* Which ends of a range are open. */
+enum { CLOSED = 0, LO_OPEN = 1, HI_OPEN = 2 };
+
+/* A finite number in [lo, hi], with the ends `open` names left out, as a
+ * float: the range is checked after the rounding to float too, so that
+ * --dropout 0.9999999999 (1.0f) is refused here, not by the model on
+ * every rank. */
+static halo_status parse_real(const char *flag, const char *text, double lo, double hi, int open,
                               float *out) {
   char *end = NULL;
   errno = 0;
   double v = strtod(text, &end);
-  if (errno || end == text || *end != '\0' || !isfinite(v) || v < lo || v > hi ||
-      (hi_open && v == hi)) {
-    halo_log_error("%s %s: expected a number in [%g, %g%c", flag, text, lo, hi,
-                   hi_open ? ')' : ']');
+  const float f = (float)v;
+  if (errno || end == text || *end != '\0' || !isfinite(v) || v < lo || v > hi || f < lo ||
+      f > hi || ((open & LO_OPEN) && f <= lo) || ((open & HI_OPEN) && f >= hi)) {
+    halo_log_error("%s %s: expected a number in %c%g, %g%c", flag, text, open & LO_OPEN ? '(' : '[',
+                   lo, hi, open & HI_OPEN ? ')' : ']');
     return HALO_ERR_ARG;
   }
-  *out = (float)v;
+  *out = f;
   return HALO_OK;
 }
 
@@ -77,7 +85,14 @@ static halo_status copy_word(const char *flag, const char *text, const char *con
       return HALO_OK;
     }
   }
-  halo_log_error("%s %s: unknown value", flag, text);
+  char choices[256] = "";
+  for (int i = 0, n = 0; allowed[i] && n < (int)sizeof choices; i++)
+    n += snprintf(choices + n, sizeof choices - (size_t)n, "%s%s",
+                  i == 0           ? ""
+                  : allowed[i + 1] ? ", "
+                                   : " or ",
+                  allowed[i]);
+  halo_log_error("%s %s: unknown value (expected %s)", flag, text, choices);
   return HALO_ERR_ARG;
 }
 
@@ -95,6 +110,12 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
 
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
+    if (strcmp(arg, "-h") == 0) {
+      a->help = 1;
+      goto done;
+    }
+    if (arg[0] == '-' && arg[1] != '-' && arg[1] != '\0')
+      HALO_FAIL(HALO_ERR_ARG, "%s: unknown flag (flags start with --; see --help)", arg);
     if (strncmp(arg, "--", 2) != 0) {
       if (a->dir) HALO_FAIL(HALO_ERR_ARG, "%s: only one shard folder may be given", arg);
       a->dir = arg;
@@ -109,8 +130,10 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     memcpy(flag, arg, len);
     flag[len] = '\0';
 
-    if (strcmp(flag, "--help") == 0) {
-      a->help = 1;
+    if (strcmp(flag, "--help") == 0 || strcmp(flag, "--version") == 0) {
+      if (eq) HALO_FAIL(HALO_ERR_ARG, "%s takes no value", flag);
+      a->help = flag[2] == 'h';
+      a->version = flag[2] == 'v';
       goto done;
     }
     if (strcmp(flag, "--quiet") == 0 || strcmp(flag, "--weight-decay-all") == 0 ||
@@ -174,14 +197,13 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       HALO_TRY(parse_int(flag, value, 1, 4096, &v));
       a->threads = (int)v;
     } else if (strcmp(flag, "--lr") == 0) {
-      HALO_TRY(parse_real(flag, value, 0.0, 1e6, 0, &a->gcn.lr));
-      if (a->gcn.lr <= 0.0f) HALO_FAIL(HALO_ERR_ARG, "--lr %s: must be positive", value);
+      HALO_TRY(parse_real(flag, value, 0.0, 1e6, LO_OPEN, &a->gcn.lr));
     } else if (strcmp(flag, "--weight-decay") == 0) {
-      HALO_TRY(parse_real(flag, value, 0.0, 1e6, 0, &a->gcn.weight_decay));
+      HALO_TRY(parse_real(flag, value, 0.0, 1e6, CLOSED, &a->gcn.weight_decay));
     } else if (strcmp(flag, "--dropout") == 0) {
-      HALO_TRY(parse_real(flag, value, 0.0, 1.0, 1, &a->gcn.dropout));
+      HALO_TRY(parse_real(flag, value, 0.0, 1.0, HI_OPEN, &a->gcn.dropout));
     } else if (strcmp(flag, "--input-dropout") == 0) {
-      HALO_TRY(parse_real(flag, value, 0.0, 1.0, 1, &a->gcn.input_dropout));
+      HALO_TRY(parse_real(flag, value, 0.0, 1.0, HI_OPEN, &a->gcn.input_dropout));
       input_dropout_set = 1;
     } else if (strcmp(flag, "--checkpoint") == 0) {
       if (!*value) HALO_FAIL(HALO_ERR_ARG, "--checkpoint needs a folder name");
@@ -194,9 +216,9 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       a->keep = (int)v;
       keep_set = 1;
     } else if (strcmp(flag, "--timeout") == 0) {
+      /* Under 0.1 s the watchdog would fire on an ordinary set-up wait. */
       float t = 0.0f;
-      HALO_TRY(parse_real(flag, value, 0.0, 1e6, 0, &t));
-      if (t <= 0.0f) HALO_FAIL(HALO_ERR_ARG, "--timeout %s: must be positive", value);
+      HALO_TRY(parse_real(flag, value, 0.1, 1e6, CLOSED, &t));
       a->timeout = t;
     } else if (strcmp(flag, "--metrics") == 0) {
       if (!*value) HALO_FAIL(HALO_ERR_ARG, "--metrics needs a file name");

@@ -24,6 +24,7 @@ typedef struct halo_train_args {
   double timeout;           /* watchdog seconds; 0: off */
   int quiet;
   int help;
+  int version; /* --version: print it and stop */
 } halo_train_args;
 
 /* Parses argv.  A bad flag or value fails with HALO_ERR_ARG and one line that

@@ -8,6 +8,8 @@
  * Only main() may call MPI_Abort, and only when the agreement itself fails
  * or the watchdog (--timeout) gave up on a peer.
  */
+#define _DEFAULT_SOURCE /* realpath */
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -28,6 +30,10 @@
 /* From OpenBLAS; declared here so that the CLI does not depend on which
  * cblas.h the system puts first on the include path. */
 void openblas_set_num_threads(int num_threads);
+
+#ifndef HALO_VERSION
+#define HALO_VERSION "unknown"
+#endif
 
 /* Per-epoch figures of one rank, reduced over ranks for the report. */
 enum { F_STEP_S, F_COMM_S, F_HALO_B, F_ALLRED_B, F_EVAL_S, F_EVAL_HALO_B, F_COUNT };
@@ -56,6 +62,7 @@ typedef struct run {
   halo_checkpoint ckpt; /* resume: the state read; then the save buffers (rank 0) */
   char ckpt_path[4096];
   int fatal; /* failed inside the epoch loop, where peers may wait in an exchange */
+  char held[2048]; /* an error line held for halo_mpi_agree_first */
   /* Memory: the ranks that share this rank's memory (its node's RAM, or its
    * GPU), what check_memory predicted the model takes of it, and what it
    * took (measure_memory); -1 when unknown. */
@@ -86,6 +93,15 @@ static halo_status load(run *r) {
         path, r->manifest->parts, r->size, r->manifest->parts, r->manifest->parts);
     st = HALO_ERR_MISMATCH;
   }
+  if (st == HALO_OK && (r->manifest->features < 1 || r->manifest->classes < 1)) {
+    halo_log_error(
+        "%s: the graph has no node %s (a structure-only input); a GCN needs them: partition it "
+        "with %s",
+        path, r->manifest->features < 1 ? "features" : "labels",
+        r->manifest->features < 1 ? "--features FILE or --synthetic-features F"
+                                  : "--labels FILE or --synthetic-classes C");
+    st = HALO_ERR_ARG;
+  }
   halo_log_set_quiet(0);
   int root_status = st;
   HALO_MPI(MPI_Bcast(&root_status, 1, MPI_INT, 0, r->comm));
@@ -93,9 +109,17 @@ static halo_status load(run *r) {
     halo_log_error("%s: cannot be read on this rank (%s), though rank 0 read it", path,
                    halo_status_str(st));
   HALO_TRY(st);
+  /* A fault of the parts is often every rank's (parts of another run, a
+   * folder of another partition): the first rank to fail reports it, in
+   * run_all's agreement. */
+  halo_log_hold(r->held, sizeof r->held);
   HALO_TRY(halo_shard_path(path, sizeof path, dir, r->rank, r->size));
   HALO_TRY(halo_shard_read(path, r->manifest, &r->shard));
+  if (r->shard->part != r->rank)
+    HALO_FAIL(HALO_ERR_MISMATCH, "%s: holds part %d, not part %d (part files renamed or swapped?)",
+              path, (int)r->shard->part, r->rank);
 done:
+  halo_log_hold(NULL, 0);
   halo_log_set_quiet(0);
   return st;
 }
@@ -402,6 +426,10 @@ done:
   return st;
 }
 
+/* Below this much above the prediction, a use more than twice the
+ * prediction is put down to the libraries' fixed costs in the line. */
+#define MEMORY_UNMODELLED ((int64_t)64 << 20)
+
 /* Rank 0's "memory:" line, after the summary. */
 static void print_memory(const run *r, const memory_report *m) {
   char used[32], predicted[32], where[64];
@@ -416,9 +444,14 @@ static void print_memory(const run *r, const memory_report *m) {
            predicted, m->ranks, m->device >= 0 ? "a GPU" : "a node");
     return;
   }
-  printf("memory: the model took %s of %s (%d rank%s), predicted %s (%.2fx)\n",
+  /* Libraries' own buffers (MPI, OpenBLAS, CUDA's) are not in the estimate:
+   * a few MB a rank, which decide the ratio of a small model. */
+  const int fixed_costs = m->used > 2 * m->predicted && m->used - m->predicted < MEMORY_UNMODELLED;
+  printf("memory: the model took %s of %s (%d rank%s), predicted %s (%.2fx)%s\n",
          halo_memory_str(m->used, used, sizeof used), where, m->ranks, m->ranks > 1 ? "s" : "",
-         predicted, m->used > 0 ? (double)m->predicted / (double)m->used : 0.0);
+         predicted, m->used > 0 ? (double)m->predicted / (double)m->used : 0.0,
+         fixed_costs ? "; most of it is the libraries' own buffers, which the estimate leaves out"
+                     : "");
 }
 
 static halo_status train(run *r) {
@@ -507,17 +540,77 @@ done:
 }
 
 /* Everything after MPI_Init, returning the agreed status. */
+/* FNV-1a over the arguments after the program name, each with its end. */
+static uint64_t argv_hash(int argc, char **argv) {
+  uint64_t h = 14695981039346656037ull;
+  for (int i = 1; i < argc; i++)
+    for (const char *p = argv[i];; p++) {
+      h = (h ^ (unsigned char)*p) * 1099511628211ull;
+      if (!*p) break;
+    }
+  return h;
+}
+
+/* Ranks started with other arguments (mpirun's "A : B" form) would train
+ * different models and wait for each other forever: the lowest rank whose
+ * arguments differ from rank 0's is named, and every rank stops.
+ * Collective. */
+static halo_status check_same_args(run *r, int argc, char **argv) {
+  halo_status st = HALO_OK;
+  uint64_t root = argv_hash(argc, argv);
+  int mine = INT32_MAX, first = INT32_MAX;
+  HALO_MPI(MPI_Bcast(&root, 1, MPI_UINT64_T, 0, r->comm));
+  if (root != argv_hash(argc, argv)) mine = r->rank;
+  HALO_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, r->comm));
+  if (first == INT32_MAX) goto done;
+  st = HALO_ERR_ARG;
+  if (r->rank == 0)
+    halo_log_error(
+        "rank %d was started with other arguments than rank 0; every rank of halo-train needs "
+        "the same command line",
+        first);
+done:
+  return st;
+}
+
+/* --metrics must not overwrite the run's own input: a file in the shard
+ * folder (a part, the manifest) or the folder itself. Local. */
+static halo_status check_metrics_path(const halo_train_args *a) {
+  halo_status st = HALO_OK;
+  char shards[PATH_MAX], parent[PATH_MAX], dir[PATH_MAX];
+  if (!a->metrics || !realpath(a->dir, shards)) goto done;
+  snprintf(dir, sizeof dir, "%s", a->metrics);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == dir)
+    dir[1] = '\0';
+  else
+    *slash = '\0';
+  if (realpath(dir, parent) && strcmp(parent, shards) == 0)
+    HALO_FAIL(HALO_ERR_ARG, "--metrics %s: is inside the shard folder %s; write it elsewhere",
+              a->metrics, a->dir);
+  if (realpath(a->metrics, parent) && strcmp(parent, shards) == 0)
+    HALO_FAIL(HALO_ERR_ARG, "--metrics %s: is the shard folder", a->metrics);
+done:
+  return st;
+}
+
 static halo_status run_all(run *r, int argc, char **argv) {
   halo_status st = HALO_OK;
 
+  HALO_TRY(halo_mpi_agree(r->comm, check_same_args(r, argc, argv)));
   /* Every rank parses the same argv; rank 0 alone reports a bad flag. */
   if (r->rank != 0) halo_log_set_quiet(1);
   st = halo_train_args_parse(argc, argv, &r->args);
+  if (st == HALO_OK) st = check_metrics_path(&r->args);
   halo_log_set_quiet(0);
   HALO_TRY(halo_mpi_agree(r->comm, st));
   halo_watch_init(r->comm, r->args.timeout);
-  if (r->args.help) {
-    if (r->rank == 0) fputs(halo_train_usage(), stdout);
+  if (r->args.help || r->args.version) {
+    if (r->rank == 0 && r->args.help) fputs(halo_train_usage(), stdout);
+    if (r->rank == 0 && r->args.version)
+      printf("halo-train %s (shard format %d)\n", HALO_VERSION, HALO_SHARD_FORMAT_VERSION);
     goto done;
   }
 
@@ -528,11 +621,14 @@ static halo_status run_all(run *r, int argc, char **argv) {
 
   halo_backend_options bo = {
       .device = r->args.device, .local_rank = halo_mpi_local_rank(r->comm), .tf32 = r->args.tf32};
+  /* No GPU, or a build without CUDA: every rank fails alike; one says so. */
+  halo_log_hold(r->held, sizeof r->held);
   st = halo_backend_create(&bo, &r->be);
-  HALO_TRY(halo_mpi_agree(r->comm, st));
+  halo_log_hold(NULL, 0);
+  HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
 
   st = load(r);
-  HALO_TRY(halo_mpi_agree(r->comm, st));
+  HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
   if (r->args.resume) {
     HALO_TRY(resume_read(r));
   } else if (r->args.checkpoint) {

@@ -23,3 +23,4 @@ endif()
 
 add_executable(halo-train halo-train.c)
 target_link_libraries(halo-train PRIVATE halo_runtime OpenMP::OpenMP_C PkgConfig::OPENBLAS m)
+target_compile_definitions(halo-train PRIVATE HALO_VERSION="${PROJECT_VERSION}")
