@@ -36,6 +36,19 @@ done:
   return st;
 }
 
+extern "C" halo_status halo_cuda_device_location(int *location) {
+  halo_status st = HALO_OK;
+  int device = 0;
+  cudaDeviceProp prop;
+  HALO_CUDA(cudaGetDevice(&device));
+  HALO_CUDA(cudaGetDeviceProperties(&prop, device));
+  /* Domain 16 bits, bus 8, device 5: fits an int with room to spare. */
+  *location =
+      (prop.pciDomainID & 0xffff) << 13 | (prop.pciBusID & 0xff) << 5 | (prop.pciDeviceID & 0x1f);
+done:
+  return st;
+}
+
 extern "C" halo_status halo_cuda_mem_info(size_t *free_bytes, size_t *total_bytes) {
   halo_status st = HALO_OK;
   HALO_CUDA(cudaMemGetInfo(free_bytes, total_bytes));

@@ -47,6 +47,11 @@ halo_status halo_cuda_select_device(int local_rank, int *device);
 /* The current device's name ("NVIDIA H200"), copied into buf[size]. Local. */
 halo_status halo_cuda_device_name(char *buf, size_t size);
 
+/* The current device's PCI location (domain, bus, device) as one number:
+ * the same GPU gives the same number in every process of a node, whatever
+ * CUDA_VISIBLE_DEVICES makes its index there. Local. */
+halo_status halo_cuda_device_location(int *location);
+
 /* Free and total bytes of the current device's memory. Local. */
 halo_status halo_cuda_mem_info(size_t *free_bytes, size_t *total_bytes);
 

@@ -51,6 +51,7 @@ typedef struct spmm_entry {
 
 typedef struct cuda_ctx {
   int device;
+  int location;        /* the GPU's PCI location: its memory pool among a node's ranks */
   void *stream;        /* cudaStream_t: every compute slot */
   void *copy_stream;   /* cudaStream_t: the staged halo exchange's copies */
   void *copy_event;    /* orders the copy stream after the compute stream */
@@ -90,7 +91,7 @@ static halo_status cuda_synchronize(halo_backend *be) {
 
 static int64_t cuda_mem_available(halo_backend *be, int *pool) {
   size_t free_bytes = 0, total = 0;
-  *pool = ctx_of(be)->device;
+  *pool = ctx_of(be)->location;
   if (halo_cuda_mem_info(&free_bytes, &total) != HALO_OK) return -1;
   return (int64_t)free_bytes;
 }
@@ -481,6 +482,7 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
   be->context = c;
   be->ops = &cuda_ops;
   HALO_TRY(halo_cuda_select_device(o->local_rank, &c->device));
+  HALO_TRY(halo_cuda_device_location(&c->location));
   HALO_TRY(spmm_choice(&c->spmm_rows));
   HALO_TRY(halo_cuda_stream_create(&c->stream));
   HALO_TRY(halo_cuda_stream_create(&c->copy_stream));

@@ -159,6 +159,13 @@ done:
   return st;
 }
 
+/* "cuda device 0000:1b:00": a GPU named by its PCI location, the pool id
+ * halo_backend_mem_available gives it (domain << 13 | bus << 5 | device). */
+static void pool_name(const run *r, int pool, char *out, size_t size) {
+  snprintf(out, size, "%s device %04x:%02x:%02x", halo_backend_name(r->be), (pool >> 13) & 0xffff,
+           (pool >> 5) & 0xff, pool & 0x1f);
+}
+
 /* Refuses, before the model allocates, a part whose model does not fit in
  * what its memory has left: the node's RAM, or with --device cuda its GPU's
  * memory and, for the host copies besides, the node's RAM.  The ranks that
@@ -218,7 +225,7 @@ static halo_status check_memory(run *r) {
     if (r->device_memory && fits_pool)
       snprintf(where, sizeof where, "node's memory besides their GPUs");
     else if (r->device_memory)
-      snprintf(where, sizeof where, "%s device %d", halo_backend_name(r->be), pool);
+      pool_name(r, pool, where, sizeof where);
     halo_log_error(
         "rank %d needs about %s for its part's model (%s with the other ranks that "
         "share its %s) but %s is available%s; run on more nodes or with more parts",
@@ -434,10 +441,10 @@ done:
 static void print_memory(const run *r, const memory_report *m) {
   char used[32], predicted[32], where[64];
   if (m->device >= 0)
-    snprintf(where, sizeof where, "%s device %d while training", halo_backend_name(r->be),
-             m->device);
+    pool_name(r, m->device, where, sizeof where);
   else
     snprintf(where, sizeof where, "the node's RAM at the peak");
+  if (m->device >= 0) strncat(where, " while training", sizeof where - strlen(where) - 1);
   halo_memory_str(m->predicted, predicted, sizeof predicted);
   if (m->used < 0) {
     printf("memory: predicted %s for the model (%d ranks sharing %s); use not measurable here\n",

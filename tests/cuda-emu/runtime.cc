@@ -118,23 +118,31 @@ int g_device = 0;
 
 /* HALO_CUDA_EMU_DEVICES emulated devices (1), of which a program sees
  * those CUDA_VISIBLE_DEVICES lists, as the runtime reads it: indices
- * separated by commas, up to the first that names no device. */
-int device_count() {
+ * separated by commas, up to the first that names no device.  Returns how
+ * many it sees; physical[i] (when not NULL, 64 entries) gets the emulated
+ * device behind visible device i. */
+int visible_devices(int *physical) {
   const char *env = getenv("HALO_CUDA_EMU_DEVICES");
   const int devices = env ? atoi(env) : 1;
   const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-  if (!visible) return devices;
+  if (!visible) {
+    for (int i = 0; physical && i < devices && i < 64; i++) physical[i] = i;
+    return devices;
+  }
   int seen = 0;
-  for (const char *p = visible;; p++) {
+  for (const char *p = visible; seen < 64; p++) {
     char *end;
     const long id = strtol(p, &end, 10);
     if (end == p || id < 0 || id >= devices) break;
+    if (physical) physical[seen] = (int)id;
     seen++;
     if (*end != ',') break;
     p = end;
   }
   return seen;
 }
+
+int device_count() { return visible_devices(nullptr); }
 }  // namespace
 
 space where(const void *p, size_t *left) {
@@ -314,6 +322,11 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
   prop->maxThreadsPerBlock = 1024;
   prop->major = 9;
   prop->minor = 0;
+  /* Each emulated device on a bus of its own, whatever index a process
+   * sees it under, as a GPU's PCI location is. */
+  int physical[64];
+  visible_devices(physical);
+  prop->pciBusID = 0x10 + physical[device];
   return cudaSuccess;
 }
 

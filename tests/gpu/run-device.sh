@@ -402,14 +402,14 @@ else
     halo_epoch=$(grep -m1 -o 'mean epoch [0-9.]* ms' "$bench_out/halo-train.txt" 2>/dev/null)
     [ -n "$halo_epoch" ] &&
       row "epoch halo" ran "$halo_epoch: sbm:nodes=${SBM_NODES:-2000000}, 3 layers, hidden 256"
-    # "memory: the model took X of cuda device 0 ..., predicted Y (Rx)": a
+    # "memory: the model took X of cuda device 0000:1b:00 ..., predicted Y (Rx)": a
     # prediction more than 5% below the use (the tests' limit) would let
     # halo-train admit a model that does not fit.
     memory=$(grep -m1 '^memory:' "$bench_out/halo-train.txt" 2>/dev/null | sed 's/^memory: //')
     if [[ $memory == *"not measurable"* ]]; then
       row "memory halo" n/a "$memory"
     elif [ -n "$memory" ]; then
-      ratio=$(grep -o '([0-9.]*x)$' <<<"$memory" | tr -d '()x')
+      ratio=$(grep -o '([0-9.]*x)' <<<"$memory" | head -1 | tr -d '()x')
       row "memory halo" "$(awk -v r="$ratio" 'BEGIN {print (r ~ /^[0-9.]+$/ ? (r >= 0.95 ? "ok" : "WRONG") : "unread")}')" \
         "$memory"
     elif [ -n "$halo_epoch" ]; then

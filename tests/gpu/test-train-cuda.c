@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "train-cli.h"
 #include "train-run.h"
@@ -125,3 +126,44 @@ Test(train_cuda, memory_prediction_matches_device_use, .timeout = 300) {
   expect_memory_bounded(&m, unmodelled, "--device cuda, 3 layers, hidden 128");
   tr_rmdir(dir);
 }
+
+#ifdef HALO_CUDA_EMU
+/* A launcher that gives each rank its own GPU through CUDA_VISIBLE_DEVICES
+ * makes every rank call its GPU device 0.  Ranks must share a memory pool
+ * only when they share the GPU itself, which its PCI location tells (the
+ * emulated devices sit on buses of their own); before, the index did, and
+ * two ranks on two GPUs had their needs summed against one. */
+Test(train_cuda, ranks_share_a_memory_pool_only_on_one_gpu, .timeout = 300) {
+  char *dir = tr_tmpdir("cuda-pool");
+  char shards[512], json[600], path[600], log[600];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  snprintf(path, sizeof path, "%s/m.jsonl", dir);
+  snprintf(log, sizeof log, "%s/run.log", dir);
+  partition(CORA, 2, "metis", "1433,16,7", shards, json);
+  const struct {
+    const char *visible[2];
+    int ranks;
+  } cases[] = {{{"0", "1"}, 1}, {{"1", "1"}, 2}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char rank_cmd[2][1600];
+    for (int r = 0; r < 2; r++)
+      snprintf(rank_cmd[r], sizeof rank_cmd[r],
+               "-np 1 -x HALO_CUDA_EMU_DEVICES=2 -x CUDA_VISIBLE_DEVICES=%s %s '%s' --device cuda "
+               "--epochs 1 --quiet --threads 1 --metrics '%s'",
+               cases[c].visible[r], HALO_BINARY_DIR "/src/halo-train", shards, path);
+    int rc = tr_run(240, log, "mpirun --allow-run-as-root --oversubscribe --bind-to none %s : %s",
+                    rank_cmd[0], rank_cmd[1]);
+    char *out = tr_slurp(log), *m = tr_slurp(path), want[64];
+    cr_assert(out && m);
+    snprintf(want, sizeof want, "\"memory_pool_ranks\": %d", cases[c].ranks);
+    cr_expect_eq(rc, 0, "CUDA_VISIBLE_DEVICES %s and %s: exit %d\n%s", cases[c].visible[0],
+                 cases[c].visible[1], rc, out);
+    cr_expect(strstr(m, want), "CUDA_VISIBLE_DEVICES %s and %s: no %s in\n%s", cases[c].visible[0],
+              cases[c].visible[1], want, m);
+    free(out);
+    free(m);
+  }
+  tr_rmdir(dir);
+}
+#endif

@@ -58,6 +58,9 @@ struct cudaDeviceProp {
   int maxThreadsPerBlock;
   int major;
   int minor;
+  int pciBusID;
+  int pciDeviceID;
+  int pciDomainID;
 };
 typedef struct cudaDeviceProp cudaDeviceProp;
 
