@@ -8,8 +8,6 @@
  * Only main() may call MPI_Abort, and only when the agreement itself fails
  * or the watchdog (--timeout) gave up on a peer.
  */
-#define _DEFAULT_SOURCE /* realpath */
-#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -580,25 +578,22 @@ done:
   return st;
 }
 
-/* --metrics must not overwrite the run's own input: a file in the shard
- * folder (a part, the manifest) or the folder itself. Local. */
+/* --metrics must not overwrite the run's data: a FILE that exists and is
+ * HDF5 (a part, the manifest, a checkpoint) is refused.  Metrics next to
+ * the shards are fine. Local. */
 static halo_status check_metrics_path(const halo_train_args *a) {
   halo_status st = HALO_OK;
-  char shards[PATH_MAX], parent[PATH_MAX], dir[PATH_MAX];
-  if (!a->metrics || !realpath(a->dir, shards)) goto done;
-  snprintf(dir, sizeof dir, "%s", a->metrics);
-  char *slash = strrchr(dir, '/');
-  if (!slash)
-    snprintf(dir, sizeof dir, ".");
-  else if (slash == dir)
-    dir[1] = '\0';
-  else
-    *slash = '\0';
-  if (realpath(dir, parent) && strcmp(parent, shards) == 0)
-    HALO_FAIL(HALO_ERR_ARG, "--metrics %s: is inside the shard folder %s; write it elsewhere",
-              a->metrics, a->dir);
-  if (realpath(a->metrics, parent) && strcmp(parent, shards) == 0)
-    HALO_FAIL(HALO_ERR_ARG, "--metrics %s: is the shard folder", a->metrics);
+  static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[8] = {0};
+  FILE *f = a->metrics ? fopen(a->metrics, "rb") : NULL;
+  if (!f) goto done;
+  const size_t got = fread(head, 1, sizeof head, f);
+  fclose(f);
+  if (got == sizeof head && memcmp(head, hdf5, sizeof head) == 0)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--metrics %s: is an HDF5 file (a shard or a checkpoint?), which the JSON lines "
+              "would overwrite; give another name",
+              a->metrics);
 done:
   return st;
 }
