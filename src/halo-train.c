@@ -544,7 +544,6 @@ done:
   return st;
 }
 
-/* Everything after MPI_Init, returning the agreed status. */
 /* FNV-1a over the arguments after the program name, each with its end. */
 static uint64_t argv_hash(int argc, char **argv) {
   uint64_t h = 14695981039346656037ull;
@@ -598,6 +597,7 @@ done:
   return st;
 }
 
+/* Everything after MPI_Init, returning the agreed status. */
 static halo_status run_all(run *r, int argc, char **argv) {
   halo_status st = HALO_OK;
 
