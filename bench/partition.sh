@@ -59,7 +59,7 @@ max() { awk 'NR == 1 || $1 > m { m = $1 } END { print m }'; }
 
 echo "graph    $spec"
 echo "order    halo-partition --order $order"
-"$exe" --input "$spec" --write-metis "$work/graph.metis"
+"$exe" --input "$spec" --write-metis "$work/graph.metis" --force
 echo "machine  $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
 echo "runs     best of $repeat, alternating; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

@@ -14,9 +14,11 @@
  * is 32-bit as well); the generators, which build their CSR directly, are not
  * limited.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "halo-memory.h"
 #include "load-impl.h"
 
 #define NARROW_MAX ((int64_t)1 << 32)
@@ -27,13 +29,15 @@ halo_status load_edges_reserve(load_edges *e, int64_t cap) {
   halo_status st = HALO_OK;
   if (cap <= e->cap) return HALO_OK;
   const size_t edge_bytes = (size_t)words_per_edge(e) * sizeof(int64_t);
+  /* Messages name the file being read, when there is one. */
+  const char *path = e->path ? e->path : "", *colon = e->path ? ": " : "";
   if ((uint64_t)cap > SIZE_MAX / edge_bytes)
-    HALO_FAIL(HALO_ERR_NOMEM, "edge buffer of %lld edges exceeds the address space",
-              (long long)cap);
+    HALO_FAIL(HALO_ERR_NOMEM, "%s%sedge buffer of %lld edges exceeds the address space", path,
+              colon, (long long)cap);
   int64_t *grown = realloc(e->pair, (size_t)cap * edge_bytes);
   if (!grown)
-    HALO_FAIL(HALO_ERR_NOMEM, "out of memory for %lld edges (%zu bytes)", (long long)cap,
-              (size_t)cap * edge_bytes);
+    HALO_FAIL(HALO_ERR_NOMEM, "%s%sout of memory for %lld edges (%zu bytes)", path, colon,
+              (long long)cap, (size_t)cap * edge_bytes);
   e->pair = grown;
   e->cap = cap;
 done:
@@ -48,8 +52,8 @@ halo_status load_edges_widen(load_edges *e) {
   halo_status st = HALO_OK;
   int64_t *grown = realloc(e->pair, (size_t)(e->cap > 0 ? e->cap : 1) * 2 * sizeof(int64_t));
   if (!grown)
-    HALO_FAIL(HALO_ERR_NOMEM, "out of memory widening %lld edges to 64-bit ids",
-              (long long)e->count);
+    HALO_FAIL(HALO_ERR_NOMEM, "%s%sout of memory widening %lld edges to 64-bit ids",
+              e->path ? e->path : "", e->path ? ": " : "", (long long)e->count);
   e->pair = grown;
   /* From the back: edge k moves from word k to words 2k, 2k+1, above every
    * narrow word still to be read. */
@@ -65,7 +69,53 @@ done:
 
 void load_edges_free(load_edges *e) {
   free(e->pair);
-  *e = (load_edges){0};
+  *e = (load_edges){.path = e->path};
+}
+
+halo_status load_check_memory(const char *path, int64_t line, int64_t n, int64_t edges) {
+  halo_status st = HALO_OK;
+  /* In double: a size line may declare up to 2^63 - 1 of each. */
+  const double need = 8.0 * ((double)n + 1.0) + 8.0 * (double)edges;
+  const int64_t avail = halo_memory_available();
+  if (avail < 0 || need <= (double)avail) goto done;
+  char where[32] = "", b0[32], b1[32];
+  if (line > 0) snprintf(where, sizeof where, "%lld:", (long long)line);
+  HALO_FAIL(HALO_ERR_NOMEM,
+            "%s:%s %lld nodes and up to %lld edges need about %s to load, but %s of memory is "
+            "available",
+            path, where, (long long)n, (long long)edges,
+            halo_memory_str(need > 9e18 ? INT64_MAX : (int64_t)need, b0, sizeof b0),
+            halo_memory_str(avail, b1, sizeof b1));
+done:
+  return st;
+}
+
+halo_status load_graph_create(const char *path, int64_t n, halo_graph **out) {
+  halo_status st = HALO_OK;
+  halo_graph *g = NULL;
+  int64_t *indptr = NULL;
+  char b0[32];
+  *out = NULL;
+  if (n < 0 || (uint64_t)n >= SIZE_MAX / sizeof *indptr)
+    HALO_FAIL(HALO_ERR_NOMEM, "%s: %lld nodes exceed the address space", path, (long long)n);
+  /* Allocated here rather than by halo_graph_create, whose message could
+   * not say which file asked for the memory. */
+  indptr = calloc((size_t)n + 1, sizeof *indptr);
+  if (!indptr)
+    HALO_FAIL(HALO_ERR_NOMEM, "%s: out of memory for the row offsets of %lld nodes (%s)", path,
+              (long long)n,
+              halo_memory_str((int64_t)(((uint64_t)n + 1) * sizeof *indptr), b0, sizeof b0));
+  HALO_TRY(halo_graph_create(0, 0, &g));
+  free(g->indptr);
+  g->indptr = indptr;
+  g->n = n;
+  indptr = NULL;
+  *out = g;
+  g = NULL;
+done:
+  free(indptr);
+  halo_graph_destroy(&g);
+  return st;
 }
 
 /* Sorts a row of column ids: insertion sort for short rows, else quicksort

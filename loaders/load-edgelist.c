@@ -23,7 +23,7 @@ static halo_status parse_edge_line(const load_reader *r, const char *p, int64_t 
     const char *tok = p;
     int64_t v = 0;
     int rc = load_scan_i64(&p, &v);
-    if (rc == LOAD_SCAN_BAD || *p == ',') LOAD_FAIL_TOKEN(r, tok, "a node id");
+    if (rc == LOAD_SCAN_BAD || *p == ',') LOAD_FAIL_WORD(r, tok, "a node id");
     if (rc == LOAD_SCAN_RANGE || v < 0)
       LOAD_FAIL(r, HALO_ERR_RANGE, "node id %.*s is out of range (ids must be in [0, 2^63-1])",
                 (int)(p - tok), tok);
@@ -158,7 +158,7 @@ done:
 halo_status load_edgelist(const char *path, halo_graph **out) {
   halo_status st = HALO_OK;
   load_reader r = {0};
-  load_edges edges = {.narrow = 1}; /* widens itself at the first id >= 2^32 */
+  load_edges edges = {.narrow = 1, .path = path}; /* widens itself at the first id >= 2^32 */
   halo_graph *g = NULL;
   halo_digest digest;
   halo_digest_init(&digest);
@@ -191,7 +191,7 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   if (n > ((int64_t)1 << 32))
     HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld distinct ids exceed the loaders' limit of 2^32 nodes", path,
               (long long)n);
-  HALO_TRY(halo_graph_create(n, 0, &g));
+  HALO_TRY(load_graph_create(path, n, &g));
   HALO_TRY(load_edges_to_csr(&edges, g));
   load_set_source(g, path);
   g->source_digest = halo_digest_final(&digest);

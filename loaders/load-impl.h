@@ -18,14 +18,28 @@
 
 /* ---- Line reader ------------------------------------------------------- */
 
-/* Reads a text file line by line through zlib, which also reads plain text
- * transparently.  Each line handed out is NUL-terminated in place, without its
- * "\n" or "\r\n"; a UTF-8 byte-order mark before the first line is skipped.
- * Every decompressed byte (BOM included) goes into `digest` when one is given. */
+/* Reads a text file line by line, plain or gzip-compressed (a file that
+ * starts with the gzip magic bytes is inflated, any other is read as it is,
+ * so a ".gz" that is really plain text is read too).  A gzip file may hold
+ * several members one after the other, as `cat a.gz b.gz` makes; anything
+ * else after the last member is an error, because zlib's gzread would drop it
+ * silently and a graph would lose its last edges.  Each line handed out is
+ * NUL-terminated in place, without its "\n" or "\r\n"; a UTF-8 byte-order mark
+ * before the first line is skipped.  Every decompressed byte (BOM included)
+ * goes into `digest` when one is given. */
 typedef struct load_reader {
-  gzFile gz;
-  const char *path; /* borrowed, used in messages */
-  char *buf;        /* size cap + 1 */
+  int fd;            /* valid when `opened` */
+  int opened;        /* a zeroed reader owns no descriptor (fd 0 is stdin) */
+  int gzip;          /* 1: inflating gzip members; 0: plain bytes */
+  int z_live;        /* inflateInit2 succeeded: inflateEnd is owed */
+  int member_done;   /* the last gzip member ended; the next bytes must start another */
+  z_stream z;        /* inflate state over `in` */
+  unsigned char *in; /* file bytes not yet consumed: z.next_in, z.avail_in */
+  size_t in_cap;
+  int in_eof;        /* read() has returned 0 */
+  uint64_t in_bytes; /* file bytes read so far */
+  const char *path;  /* borrowed, used in messages */
+  char *buf;         /* size cap + 1 */
   size_t cap;
   size_t pos;          /* first byte not yet handed out */
   size_t end;          /* one past the last valid byte */
@@ -42,8 +56,10 @@ halo_status load_reader_open(load_reader *r, const char *path, halo_digest *dige
  * negative (already logged) when the stream is truncated or corrupt. */
 int load_reader_next(load_reader *r, char **line, size_t *len);
 
-/* Closes the stream; a gzip trailer that does not check out is an error.
- * Safe to call twice and on a reader that failed to open. */
+/* Closes the file and frees the buffers.  Every gzip error (a bad trailer, a
+ * truncated member, data after the last member) has already been reported by
+ * load_reader_next, so this returns HALO_OK; it is safe to call twice and on
+ * a zeroed reader or one that failed to open. */
 halo_status load_reader_close(load_reader *r);
 
 /* Logs "PATH:LINE: <message>" for the line last handed out. */
@@ -59,6 +75,19 @@ void load_reader_bad_token(const load_reader *r, const char *tok, const char *wh
     load_reader_error((r), __VA_ARGS__); \
     st = (code);                         \
     goto done;                           \
+  } while (0)
+
+/* Logs "PATH:LINE: 'WORD' is not <what>" for a format whose values are
+ * separated by spaces or tabs (edge lists, Matrix Market): WORD runs to the
+ * next space or tab, so "0,1" is quoted whole, and a ',' in it is named as
+ * the wrong separator. */
+void load_reader_bad_word(const load_reader *r, const char *tok, const char *what);
+
+#define LOAD_FAIL_WORD(r, tok, what)          \
+  do {                                        \
+    load_reader_bad_word((r), (tok), (what)); \
+    st = HALO_ERR_PARSE;                      \
+    goto done;                                \
   } while (0)
 
 #define LOAD_FAIL_TOKEN(r, tok, what)          \
@@ -101,6 +130,7 @@ typedef struct load_edges {
   int64_t count;
   int64_t cap;
   int narrow;
+  const char *path; /* borrowed, may be NULL: the file named when memory runs out */
 } load_edges;
 
 halo_status load_edges_reserve(load_edges *e, int64_t cap);
@@ -151,6 +181,17 @@ static inline void load_edges_set(load_edges *e, int64_t j, const int64_t id[2])
  * sorted in place and becomes g->indices, so a narrow buffer peaks at the
  * final CSR's 8 m + 8 n bytes; e is left empty. */
 halo_status load_edges_to_csr(load_edges *e, halo_graph *g);
+
+/* Refuses (HALO_ERR_NOMEM, one line naming `path` and, when positive,
+ * `line`) to load a graph of `n` nodes and up to `edges` stored edges whose
+ * CSR (8 bytes per row offset, 8 per edge) would not fit in
+ * halo_memory_available(): a size line or node count typed a few digits too
+ * long costs one line naming it, not the machine. */
+halo_status load_check_memory(const char *path, int64_t line, int64_t n, int64_t edges);
+
+/* halo_graph_create(n, 0) for a graph read from `path`: running out of
+ * memory for the n + 1 row offsets is an error naming the file and the size. */
+halo_status load_graph_create(const char *path, int64_t n, halo_graph **out);
 
 /* Sorts every row of g's CSR by destination (OpenMP over rows). */
 void load_csr_sort_rows(halo_graph *g);

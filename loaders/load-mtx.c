@@ -70,7 +70,7 @@ static halo_status parse_size_line(const load_reader *r, const char *p, mtx_head
     if (count == 3)
       LOAD_FAIL(r, HALO_ERR_PARSE, "size line must be 'ROWS COLS ENTRIES', found more");
     int rc = load_scan_i64(&p, &v[count]);
-    if (rc != LOAD_SCAN_OK || *p == ',') LOAD_FAIL_TOKEN(r, tok, "a size");
+    if (rc != LOAD_SCAN_OK || *p == ',') LOAD_FAIL_WORD(r, tok, "a size");
     if (v[count] < 0) LOAD_FAIL(r, HALO_ERR_RANGE, "size %lld is negative", (long long)v[count]);
     count++;
     p = load_skip_blank(p);
@@ -100,7 +100,7 @@ static halo_status parse_entry(const load_reader *r, const char *p, const mtx_he
     if (count < 2) {
       int64_t v = 0;
       rc = load_scan_i64(&p, &v);
-      if (rc == LOAD_SCAN_BAD || *p == ',') LOAD_FAIL_TOKEN(r, tok, "an index");
+      if (rc == LOAD_SCAN_BAD || *p == ',') LOAD_FAIL_WORD(r, tok, "an index");
       int64_t bound = count == 0 ? h->rows : h->cols;
       if (rc == LOAD_SCAN_RANGE || v < 1 || v > bound)
         LOAD_FAIL(r, HALO_ERR_RANGE, "%s index %.*s is out of range [1, %lld] (size line %lld)",
@@ -116,7 +116,7 @@ static halo_status parse_entry(const load_reader *r, const char *p, const mtx_he
         rc = load_scan_f32(&p, &v);
       }
       if (rc != LOAD_SCAN_OK || *p == ',')
-        LOAD_FAIL_TOKEN(r, tok, h->field == MTX_INTEGER ? "an integer value" : "a real value");
+        LOAD_FAIL_WORD(r, tok, h->field == MTX_INTEGER ? "an integer value" : "a real value");
     } else {
       while (*p && *p != ' ' && *p != '\t') p++;
     }
@@ -133,7 +133,7 @@ done:
 halo_status load_mtx(const char *path, halo_graph **out) {
   halo_status st = HALO_OK;
   load_reader r = {0};
-  load_edges edges = {0};
+  load_edges edges = {.path = path};
   halo_graph *g = NULL;
   halo_digest digest;
   halo_digest_init(&digest);
@@ -156,8 +156,11 @@ halo_status load_mtx(const char *path, halo_graph **out) {
       if (h.rows > ((int64_t)1 << 32))
         LOAD_FAIL(&r, HALO_ERR_LIMIT, "%lld rows exceed the loaders' limit of 2^32 nodes",
                   (long long)h.rows);
+      /* The size line is all the file promises; a symmetric file may store
+       * both directions of every entry.  nnz <= 2^62 keeps the product exact. */
+      int64_t reserve = h.nnz > ((int64_t)1 << 62) ? INT64_MAX : h.nnz * (h.symmetric ? 2 : 1);
+      HALO_TRY(load_check_memory(path, r.line, h.rows, reserve));
       edges.narrow = 1; /* 0-based ids in [0, rows) fit 32 bits */
-      int64_t reserve = h.nnz * (h.symmetric ? 2 : 1);
       HALO_TRY(load_edges_reserve(&edges, reserve < (1 << 24) ? reserve : (1 << 24)));
       continue;
     }
@@ -179,7 +182,7 @@ halo_status load_mtx(const char *path, halo_graph **out) {
               (long long)entries, (long long)h.size_line, (long long)h.nnz);
   HALO_TRY(load_reader_close(&r));
 
-  HALO_TRY(halo_graph_create(h.rows, 0, &g));
+  HALO_TRY(load_graph_create(path, h.rows, &g));
   HALO_TRY(load_edges_to_csr(&edges, g));
   load_set_source(g, path);
   g->source_digest = halo_digest_final(&digest);

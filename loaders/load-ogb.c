@@ -175,7 +175,7 @@ halo_status load_ogb(const char *dir, halo_graph **out) {
   halo_graph *g = NULL;
   halo_digest digest;
   halo_digest_init(&digest);
-  char data_dir[OGB_PATH], parent_dir[OGB_PATH], path[OGB_PATH];
+  char data_dir[OGB_PATH], parent_dir[OGB_PATH], path[OGB_PATH], edge_path[OGB_PATH];
   const char *top_dir = NULL;
   int found = 0;
   *out = NULL;
@@ -213,14 +213,18 @@ halo_status load_ogb(const char *dir, halo_graph **out) {
   if (n > ((int64_t)1 << 32))
     HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld nodes exceed the loaders' limit of 2^32", path,
               (long long)n);
+  char count_path[OGB_PATH];
+  memcpy(count_path, path, sizeof count_path);
   HALO_TRY(find_csv(path, data_dir, "num-edge-list", &found));
   if (found) HALO_TRY(read_count(path, NULL, &m_hint));
+  HALO_TRY(load_check_memory(count_path, 0, n, m_hint));
   edges.narrow = 1; /* ids in [0, n) fit 32 bits */
   HALO_TRY(load_edges_reserve(&edges, m_hint < (1ll << 32) ? m_hint : 0));
 
-  HALO_TRY(find_csv(path, data_dir, "edge", &found));
-  HALO_TRY(read_edges(path, n, &digest, &edges));
-  HALO_TRY(halo_graph_create(n, 0, &g));
+  HALO_TRY(find_csv(edge_path, data_dir, "edge", &found));
+  edges.path = edge_path;
+  HALO_TRY(read_edges(edge_path, n, &digest, &edges));
+  HALO_TRY(load_graph_create(edge_path, n, &g));
   HALO_TRY(load_edges_to_csr(&edges, g));
 
   HALO_TRY(find_csv(path, data_dir, "node-feat", &found));

@@ -1,5 +1,6 @@
 /* The line reader and the number scanners every text loader is built on. */
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -7,34 +8,143 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "load-impl.h"
 
 enum {
-  READER_BLOCK = 1 << 20,    /* bytes asked of zlib per read */
+  READER_BLOCK = 1 << 20,    /* decompressed bytes asked for per fill */
+  READER_IN = 256 * 1024,    /* file bytes read per read() */
   READER_MAX_LINE = 1 << 30, /* a longer line is surely not a text graph */
 };
 
 static int reader_fill(load_reader *r);
 
+/* read() until `want` bytes or the end of the file; -1 (errno set) on error. */
+static ssize_t read_full(int fd, void *dst, size_t want) {
+  size_t got = 0;
+  while (got < want) {
+    ssize_t k = read(fd, (char *)dst + got, want - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) return -1;
+    if (k == 0) break;
+    got += (size_t)k;
+  }
+  return (ssize_t)got;
+}
+
+/* Tops up the input buffer behind the bytes zlib has not consumed yet. */
+static halo_status read_input(load_reader *r) {
+  halo_status st = HALO_OK;
+  if (r->in_eof) goto done;
+  if (r->z.avail_in > 0 && r->z.next_in != r->in) memmove(r->in, r->z.next_in, r->z.avail_in);
+  r->z.next_in = r->in;
+  ssize_t got = read_full(r->fd, r->in + r->z.avail_in, r->in_cap - r->z.avail_in);
+  if (got < 0) HALO_FAIL(HALO_ERR_IO, "%s: read failed: %s", r->path, strerror(errno));
+  if ((size_t)got < r->in_cap - r->z.avail_in) r->in_eof = 1;
+  r->z.avail_in += (uInt)got;
+  r->in_bytes += (uint64_t)got;
+done:
+  return st;
+}
+
 halo_status load_reader_open(load_reader *r, const char *path, halo_digest *digest) {
   halo_status st = HALO_OK;
   *r = (load_reader){.path = path, .digest = digest};
   struct stat sb;
-  if (stat(path, &sb) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  r->fd = fd;
+  r->opened = 1;
+  if (fstat(fd, &sb) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   if (S_ISDIR(sb.st_mode)) HALO_FAIL(HALO_ERR_IO, "%s: is a folder, expected a file", path);
-  r->gz = gzopen(path, "rb");
-  if (!r->gz)
-    HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, errno ? strerror(errno) : "zlib failed");
-  gzbuffer(r->gz, 256 * 1024);
+  r->in_cap = READER_IN;
+  HALO_ALLOC(r->in, r->in_cap, "read buffer");
   r->cap = READER_BLOCK;
   HALO_ALLOC(r->buf, r->cap + 1, "read buffer");
+
+  /* Gzip or not is decided by the first two bytes, as gzip itself does. */
+  HALO_TRY(read_input(r));
+  r->gzip = r->z.avail_in >= 2 && r->in[0] == 0x1f && r->in[1] == 0x8b;
+  if (r->gzip) {
+    if (inflateInit2(&r->z, 15 + 16) != Z_OK) /* 15 + 16: gzip wrapper only */
+      HALO_FAIL(HALO_ERR_NOMEM, "%s: cannot start zlib: %s", path,
+                r->z.msg ? r->z.msg : "out of memory");
+    r->z_live = 1;
+  }
 
   /* Read the first block now, so that an empty file is reported here. */
   while (r->pos == r->end && !r->eof) HALO_TRY(reader_fill(r));
   if (r->pos == r->end) HALO_FAIL(HALO_ERR_PARSE, "%s: file is empty", path);
 done:
   if (st < 0) load_reader_close(r);
+  return st;
+}
+
+/* Plain bytes: what the first read left in `in`, then the file itself. */
+static halo_status fill_plain(load_reader *r, char *dst, size_t room, size_t *got) {
+  halo_status st = HALO_OK;
+  *got = 0;
+  if (r->z.avail_in > 0) {
+    size_t k = r->z.avail_in < room ? r->z.avail_in : room;
+    memcpy(dst, r->z.next_in, k);
+    r->z.next_in += k;
+    r->z.avail_in -= (uInt)k;
+    *got = k;
+    goto done;
+  }
+  if (r->in_eof) goto done;
+  ssize_t k = read_full(r->fd, dst, room);
+  if (k < 0) HALO_FAIL(HALO_ERR_IO, "%s: read failed: %s", r->path, strerror(errno));
+  if (k == 0) r->in_eof = 1;
+  r->in_bytes += (uint64_t)k;
+  *got = (size_t)k;
+done:
+  return st;
+}
+
+/* Gzip: inflates into dst until it is full or the input ends.  After a
+ * member's trailer the next bytes must be another member's magic bytes
+ * (concatenated members are valid gzip) or the end of the file. */
+static halo_status fill_gzip(load_reader *r, char *dst, size_t room, size_t *got) {
+  halo_status st = HALO_OK;
+  int starved = 0; /* inflate made no progress on the bytes it had */
+  r->z.next_out = (Bytef *)dst;
+  r->z.avail_out = (uInt)room;
+  while (r->z.avail_out > 0) {
+    if ((r->z.avail_in < 2 || starved) && !r->in_eof) HALO_TRY(read_input(r));
+    starved = 0;
+    if (r->member_done) {
+      if (r->z.avail_in == 0) break; /* the end of the file, right after a whole member */
+      if (r->z.avail_in < 2 || r->z.next_in[0] != 0x1f || r->z.next_in[1] != 0x8b)
+        HALO_FAIL(HALO_ERR_CORRUPT,
+                  "%s: data after the end of the gzip stream (from byte %llu on, not another "
+                  "gzip member)",
+                  r->path, (unsigned long long)(r->in_bytes - r->z.avail_in));
+      if (inflateReset(&r->z) != Z_OK)
+        HALO_FAIL(HALO_ERR_CORRUPT, "%s: zlib cannot start the next gzip member", r->path);
+      r->member_done = 0;
+    }
+    const uInt in_before = r->z.avail_in, out_before = r->z.avail_out;
+    int zret = inflate(&r->z, Z_NO_FLUSH);
+    if (zret == Z_STREAM_END) {
+      r->member_done = 1;
+      continue;
+    }
+    const int moved = r->z.avail_in != in_before || r->z.avail_out != out_before;
+    if (zret == Z_OK && moved) continue;
+    if ((zret == Z_OK || zret == Z_BUF_ERROR) && !r->in_eof && r->z.avail_in < r->in_cap) {
+      starved = 1;
+      continue;
+    }
+    const char *why = zret == Z_OK || zret == Z_BUF_ERROR ? "unexpected end of file"
+                      : r->z.msg                          ? r->z.msg
+                                                          : "invalid data";
+    HALO_FAIL(HALO_ERR_CORRUPT, "%s: truncated or corrupt gzip data after %llu bytes (zlib: %s)",
+              r->path, (unsigned long long)(r->bytes + (room - r->z.avail_out)), why);
+  }
+  *got = room - r->z.avail_out;
+done:
   return st;
 }
 
@@ -58,22 +168,16 @@ static int reader_fill(load_reader *r) {
     r->buf = grown;
     r->cap *= 2;
   }
-  int got = gzread(r->gz, r->buf + r->end, (unsigned)(r->cap - r->end));
-  int zerr = Z_OK;
-  const char *zmsg = gzerror(r->gz, &zerr);
-  if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
-    /* zlib's message starts with the path again; keep only its reason. */
-    size_t len = strlen(r->path);
-    if (zmsg && strncmp(zmsg, r->path, len) == 0 && strncmp(zmsg + len, ": ", 2) == 0)
-      zmsg += len + 2;
-    HALO_FAIL(HALO_ERR_CORRUPT, "%s: truncated or corrupt gzip data after %llu bytes (zlib: %s)",
-              r->path, (unsigned long long)r->bytes, zmsg ? zmsg : "unknown error");
-  }
+  size_t got = 0;
+  if (r->gzip)
+    HALO_TRY(fill_gzip(r, r->buf + r->end, r->cap - r->end, &got));
+  else
+    HALO_TRY(fill_plain(r, r->buf + r->end, r->cap - r->end, &got));
   if (got == 0) r->eof = 1;
-  if (r->digest) halo_digest_update(r->digest, r->buf + r->end, (size_t)got);
+  if (r->digest) halo_digest_update(r->digest, r->buf + r->end, got);
   r->bytes += (uint64_t)got;
   if (r->line == 0 && r->end == 0 && got >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) r->pos = 3;
-  r->end += (size_t)got;
+  r->end += got;
 done:
   return st;
 }
@@ -109,18 +213,15 @@ int load_reader_next(load_reader *r, char **line, size_t *len) {
 }
 
 halo_status load_reader_close(load_reader *r) {
-  halo_status st = HALO_OK;
-  if (r->gz) {
-    int zret = gzclose_r(r->gz);
-    r->gz = NULL;
-    if (zret != Z_OK && r->eof)
-      HALO_FAIL(HALO_ERR_CORRUPT, "%s: truncated or corrupt gzip data (zlib error %d)", r->path,
-                zret);
-  }
-done:
+  if (r->z_live) inflateEnd(&r->z);
+  r->z_live = 0;
+  if (r->opened) close(r->fd);
+  r->opened = 0;
+  free(r->in);
+  r->in = NULL;
   free(r->buf);
   r->buf = NULL;
-  return st;
+  return HALO_OK;
 }
 
 void load_reader_error(const load_reader *r, const char *fmt, ...) {
@@ -139,6 +240,19 @@ void load_reader_bad_token(const load_reader *r, const char *tok, const char *wh
     load_reader_error(r, "missing value where %s was expected", what);
   else
     load_reader_error(r, "'%.*s%s' is not %s", n, tok, load_is_sep(tok[n]) ? "" : "...", what);
+}
+
+void load_reader_bad_word(const load_reader *r, const char *tok, const char *what) {
+  int n = 0;
+  while (n < 40 && tok[n] && tok[n] != ' ' && tok[n] != '\t') n++;
+  const char *more = tok[n] && tok[n] != ' ' && tok[n] != '\t' ? "..." : "";
+  if (n == 0)
+    load_reader_error(r, "missing value where %s was expected", what);
+  else if (memchr(tok, ',', (size_t)n))
+    load_reader_error(r, "'%.*s%s' is not %s: expected spaces or tabs between values, found ','", n,
+                      tok, more, what);
+  else
+    load_reader_error(r, "'%.*s%s' is not %s", n, tok, more, what);
 }
 
 /* ---- Number scanners ---------------------------------------------------- */

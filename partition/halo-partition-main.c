@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "halo-load.h"
+#include "halo-memory.h"
 #include "halo-partition.h"
 #include "halo-predict.h"
 
@@ -47,10 +49,12 @@ static const char usage[] =
     "                           global id, as format 1 had it)\n"
     "output\n"
     "  --out DIR                output folder; written as DIR.tmp.<pid>, renamed when complete\n"
-    "  --force                  replace an existing DIR written by halo-partition\n"
+    "  --force                  replace an existing DIR written by halo-partition, and an\n"
+    "                           existing --json or --write-metis FILE (regular files only)\n"
     "  --dims D0,D1,..          model widths (input, hidden.., classes): predict halo bytes\n"
-    "  --json FILE              write the statistics as JSON\n"
-    "  --write-metis FILE       write the cleaned graph in METIS format and stop\n"
+    "  --json FILE              write the statistics as JSON (FILE.tmp.XXXXXX, renamed)\n"
+    "  --write-metis FILE       write the cleaned graph in METIS format and stop (no --parts,\n"
+    "                           --out or --json; FILE.tmp.XXXXXX, renamed)\n"
     "  --help, --version\n";
 
 typedef struct cli {
@@ -273,6 +277,8 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   }
   if ((c->synth_features || c->synth_classes) && (c->features || c->labels))
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-* and --features/--labels exclude each other");
+  if (c->write_metis && c->json)
+    HALO_FAIL(HALO_ERR_ARG, "--json: --write-metis writes no statistics; drop one of them");
   if (!c->synth_features != !c->synth_classes)
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-features and --synthetic-classes go together");
 done:
@@ -505,6 +511,111 @@ static void write_progress(void *ctx, int64_t done, int64_t total) {
   fflush(stderr);
 }
 
+/* ---- checks ---------------------------------------------------------- */
+
+/* 1 when `path` lies somewhere below the folder `folder` (by device and
+ * inode), 0 when not, -1 when out of memory.  Walks up from path's folder
+ * through "..", to the root (its own parent), so symbolic links and other
+ * spellings of the folder are seen through. */
+static int inside_folder(const char *path, const struct stat *folder) {
+  const char *slash = strrchr(path, '/');
+  size_t len = slash ? (size_t)(slash - path) + 1 : 0, cap = len + 3 * 256 + 2;
+  char *up = malloc(cap);
+  int inside = 0;
+  if (!up) return -1;
+  snprintf(up, cap, "%.*s.", (int)len, path);
+  for (int level = 0; level < 256 && !inside; level++) {
+    struct stat sb, parent_sb;
+    if (stat(up, &sb) != 0) break;
+    inside = sb.st_dev == folder->st_dev && sb.st_ino == folder->st_ino;
+    strcat(up, "/..");
+    if (stat(up, &parent_sb) != 0 ||
+        (parent_sb.st_dev == sb.st_dev && parent_sb.st_ino == sb.st_ino))
+      break;
+  }
+  free(up);
+  return inside;
+}
+
+/* Refuses an output file `path` (of `flag`) that would overwrite what is
+ * being read: the input file, a --features or --labels file, or, for a
+ * folder input (OGB), a file already inside that folder; and one inside an
+ * existing --out DIR, which is moved aside and deleted with the file in it.
+ * Files are compared by device and inode, so another spelling of the same
+ * path ("./g.txt", a hard link) is caught too.  A file that does not exist
+ * yet overwrites nothing, so only DIR is checked for it. */
+static halo_status check_not_input(const cli *c, const char *flag, const char *path) {
+  halo_status st = HALO_OK;
+  struct stat out_sb, in_sb;
+  int inside = 0;
+  if (c->out && !c->write_metis && stat(c->out, &in_sb) == 0 && S_ISDIR(in_sb.st_mode) &&
+      (inside = inside_folder(path, &in_sb)) != 0) {
+    if (inside < 0) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+    HALO_FAIL(HALO_ERR_ARG, "%s %s: is inside the output folder %s, which is replaced", flag, path,
+              c->out);
+  }
+  if (stat(path, &out_sb) != 0) goto done;
+  const char *inputs[3][2] = {
+      {"input", c->input}, {"--features", c->features}, {"--labels", c->labels}};
+  for (int k = 0; k < 3; k++) {
+    const char *in = inputs[k][1];
+    if (!in || stat(in, &in_sb) != 0) continue; /* a spec, or the loader's error to report */
+    if (in_sb.st_dev == out_sb.st_dev && in_sb.st_ino == out_sb.st_ino)
+      HALO_FAIL(HALO_ERR_ARG, "%s %s: is the %s file %s; writing it would destroy it", flag, path,
+                inputs[k][0], in);
+    if (S_ISDIR(in_sb.st_mode) && (inside = inside_folder(path, &in_sb)) != 0) {
+      if (inside < 0) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+      HALO_FAIL(HALO_ERR_ARG,
+                "%s %s: is a file inside the input folder %s; writing it could destroy the "
+                "dataset",
+                flag, path, in);
+    }
+  }
+done:
+  return st;
+}
+
+/* --features, --labels and --synthetic-* are for structure-only inputs:
+ * given for an input that has node data of its own, they would replace it
+ * without a word. */
+static halo_status check_node_data(const cli *c, const halo_graph *g) {
+  halo_status st = HALO_OK;
+  if (c->features && g->features > 0)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--features %s: %s already has %d features; --features is for structure-only "
+              "inputs (edge lists, Matrix Market, rmat)",
+              c->features, g->source, g->features);
+  if (c->labels && (g->classes > 0 || g->labels))
+    HALO_FAIL(HALO_ERR_ARG,
+              "--labels %s: %s already has labels (%d classes); --labels is for structure-only "
+              "inputs (edge lists, Matrix Market, rmat)",
+              c->labels, g->source, g->classes);
+  if (c->synth_features && (g->features > 0 || g->classes > 0 || g->labels || g->split))
+    HALO_FAIL(HALO_ERR_ARG,
+              "--synthetic-features: %s already has node data (%d features, %d classes); "
+              "--synthetic-* are for structure-only inputs (edge lists, Matrix Market, rmat)",
+              g->source, g->features, g->classes);
+done:
+  return st;
+}
+
+/* The clean-up needs two arrays of n + 1 offsets beside the graph (row
+ * shifts and fill positions when it adds reverse edges): refuse up front,
+ * with the sizes, rather than be killed half-way by the kernel. */
+static halo_status check_clean_memory(const halo_graph *g) {
+  halo_status st = HALO_OK;
+  const double need = 16.0 * ((double)g->n + 1.0);
+  const int64_t avail = halo_memory_available();
+  if (avail < 0 || need <= (double)avail) goto done;
+  char b0[32], b1[32];
+  HALO_FAIL(HALO_ERR_NOMEM,
+            "%s: cleaning %lld nodes needs about %s more memory, but %s is available", g->source,
+            (long long)g->n, halo_memory_str((int64_t)need, b0, sizeof b0),
+            halo_memory_str(avail, b1, sizeof b1));
+done:
+  return st;
+}
+
 /* ---- main ------------------------------------------------------------ */
 
 static halo_status run(cli *c) {
@@ -513,8 +624,8 @@ static halo_status run(cli *c) {
   halo_outdir *outdir = NULL;
   halo_partition_stats *stats = NULL;
   int32_t *part = NULL;
-  FILE *json = NULL;
-  char *json_tmp = NULL;
+  halo_outfile *json = NULL, *metis = NULL;
+  int json_placed = 0;
   halo_clean_report clean = {0};
   prediction pred, *pr = NULL;
   timing t;
@@ -522,18 +633,18 @@ static halo_status run(cli *c) {
   progress pg = {.on = 0, .t0 = t.wall_start};
   const int tty = isatty(STDERR_FILENO);
 
-  /* Refuse unusable outputs before any work. */
+  /* Refuse unusable outputs before any work: an output that is an input, a
+   * device or folder where a file goes, an existing one without --force. */
+  if (c->json) HALO_TRY(check_not_input(c, "--json", c->json));
+  if (c->write_metis) HALO_TRY(check_not_input(c, "--write-metis", c->write_metis));
   if (!c->write_metis) HALO_TRY(halo_outdir_open(c->out, c->force, &outdir));
-  if (c->json) {
-    size_t len = strlen(c->json) + 32;
-    HALO_ALLOC(json_tmp, len, "file name");
-    snprintf(json_tmp, len, "%s.tmp.%ld", c->json, (long)getpid());
-    json = fopen(json_tmp, "w");
-    if (!json) HALO_FAIL(HALO_ERR_IO, "--json %s: cannot write: %s", c->json, strerror(errno));
-  }
+  if (c->json) HALO_TRY(halo_outfile_open(c->json, "--json", c->force, &json));
+  if (c->write_metis)
+    HALO_TRY(halo_outfile_open(c->write_metis, "--write-metis", c->force, &metis));
 
   timing_lap(&t, PHASE_LOAD); /* checking the outputs counts as loading */
   HALO_TRY(halo_load(c->input, c->format, &g));
+  HALO_TRY(check_node_data(c, g));
   if (c->features || c->labels) HALO_TRY(halo_load_node_data(g, c->features, c->labels));
   if (c->synth_features)
     HALO_TRY(halo_graph_synthesize_node_data(g, c->synth_features, c->synth_classes,
@@ -558,12 +669,13 @@ static halo_status run(cli *c) {
 
   phase(&pg, "cleaning (symmetrize, remove duplicates and self-loops)");
   timing_lap(&t, PHASE_LOAD);
+  HALO_TRY(check_clean_memory(g));
   HALO_TRY(halo_partition_clean(g, &clean));
   timing_lap(&t, PHASE_CLEAN);
 
   if (c->write_metis) {
     phase(&pg, "writing the METIS graph");
-    HALO_TRY(halo_partition_write_metis(g, c->write_metis));
+    HALO_TRY(halo_partition_write_metis_to(g, metis));
     printf("wrote %s: %" PRId64 " nodes, %" PRId64 " undirected edges\n", c->write_metis, g->n,
            g->m / 2);
     goto done;
@@ -584,7 +696,6 @@ static halo_status run(cli *c) {
   phase(&pg, "writing shards");
   HALO_TRY(halo_partition_write(halo_outdir_tmp(outdir), g, part, &c->opt, run_id, write_progress,
                                 &pg, &stats));
-  HALO_TRY(halo_outdir_commit(outdir));
   timing_lap(&t, PHASE_WRITE);
 
   int32_t empty = 0;
@@ -597,22 +708,22 @@ static halo_status run(cli *c) {
     pr = &pred;
   }
 
+  /* The JSON goes into place before DIR, and is taken back if DIR cannot
+   * follow: a failure leaves neither (docs/partition.md, "Errors"). */
+  if (json) {
+    write_json(halo_outfile_stream(json), c, g, &clean, stats, pr, run_id, &t);
+    HALO_TRY(halo_outfile_commit(json));
+    json_placed = 1;
+  }
+  HALO_TRY(halo_outdir_commit(outdir));
+  json_placed = 0;
+
   print_table(c, g, &clean, stats, pr, run_id, &t);
   fflush(stdout);
-  if (json) {
-    write_json(json, c, g, &clean, stats, pr, run_id, &t);
-    int rc = fclose(json);
-    json = NULL;
-    if (rc != 0) HALO_FAIL(HALO_ERR_IO, "--json %s: write failed: %s", c->json, strerror(errno));
-    if (rename(json_tmp, c->json) != 0)
-      HALO_FAIL(HALO_ERR_IO, "--json %s: cannot rename %s: %s", c->json, json_tmp, strerror(errno));
-    free(json_tmp);
-    json_tmp = NULL;
-  }
 done:
-  if (json) fclose(json);
-  if (json_tmp) remove(json_tmp);
-  free(json_tmp);
+  if (json_placed) unlink(c->json);
+  halo_outfile_close(&json);
+  halo_outfile_close(&metis);
   halo_partition_stats_destroy(&stats);
   free(part);
   halo_graph_destroy(&g);

@@ -14,6 +14,7 @@
 
 #include <stddef.h> /* halo-shard.h uses size_t */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "halo-graph.h"
 #include "halo-shard.h"
@@ -196,6 +197,34 @@ halo_status halo_outdir_commit(halo_outdir *o);
 /* Removes the temporary folder unless committed; accepts NULL, sets *o = NULL. */
 void halo_outdir_close(halo_outdir **o);
 
+/* An output file that appears only when complete: it is written as
+ * FILE.tmp.XXXXXX in FILE's folder, flushed to disk by halo_outfile_commit
+ * and renamed over FILE.  Until then an old FILE is untouched, and after a
+ * failure only the temporary is removed: a device, a folder or anything else
+ * that is not a regular file is never written through, replaced or deleted
+ * (as root, writing /dev/full and deleting it on the error once removed the
+ * device node). */
+typedef struct halo_outfile halo_outfile;
+
+/* Creates the temporary file.  `flag` ("--json"; NULL for none) starts every
+ * message.  Fails with HALO_ERR_EXISTS when FILE exists and is not a regular
+ * file, or is one and `force` is 0; with HALO_ERR_IO when the temporary
+ * cannot be created (a missing or read-only folder). Local. */
+halo_status halo_outfile_open(const char *path, const char *flag, int force, halo_outfile **out);
+
+/* The stream to write into; errors show at commit. */
+FILE *halo_outfile_stream(const halo_outfile *f);
+
+/* "--json FILE" or "FILE", for messages. */
+const char *halo_outfile_name(const halo_outfile *f);
+
+/* Flushes and fsyncs the temporary, then renames it to FILE.  On failure the
+ * temporary is removed and FILE is as it was. Local. */
+halo_status halo_outfile_commit(halo_outfile *f);
+
+/* Removes the temporary unless committed; accepts NULL, sets *f = NULL. */
+void halo_outfile_close(halo_outfile **f);
+
 /* Called after each part is written (done of total). */
 typedef void (*halo_progress_fn)(void *ctx, int64_t done, int64_t total);
 
@@ -211,7 +240,12 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
                                  halo_partition_stats **stats);
 
 /* Writes the clean graph g in METIS' graph format (header "n edges", then
- * one line of 1-based neighbours per node), for gpmetis. Local. */
+ * one line of 1-based neighbours per node), for gpmetis, into `f` and
+ * commits it. Local. */
+halo_status halo_partition_write_metis_to(const halo_graph *g, halo_outfile *f);
+
+/* The same into file `path` (a halo_outfile: replaced only when complete,
+ * an existing regular file is replaced, anything else refused). Local. */
 halo_status halo_partition_write_metis(const halo_graph *g, const char *path);
 
 #endif /* HALO_PARTITION_H */

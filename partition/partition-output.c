@@ -125,6 +125,12 @@ halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out) {
     HALO_FAIL(HALO_ERR_ARG, "output folder '%s' is not usable", dir ? dir : "");
   o->dir = strndup(dir, len);
   if (!o->dir) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+  /* "out/." or "..": the folder could never be renamed into place (rename
+   * refuses them), which would only show after all the work. */
+  const char *base = strrchr(o->dir, '/');
+  base = base ? base + 1 : o->dir;
+  if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+    HALO_FAIL(HALO_ERR_ARG, "--out %s: ends in '%s'; name the output folder itself", dir, base);
 
   /* The parent must exist and be writable: the folder is created inside it. */
   char *slash = strrchr(o->dir, '/');
@@ -318,28 +324,27 @@ static char *put_u64(char *p, uint64_t x) {
 }
 
 /* Writes buf[0..*end) out once it holds at least `at_least` bytes. */
-static halo_status flush_at(FILE *f, const char *path, char *buf, char **end, ptrdiff_t at_least) {
+static halo_status flush_at(FILE *f, const char *name, char *buf, char **end, ptrdiff_t at_least) {
   halo_status st = HALO_OK;
   size_t len = (size_t)(*end - buf);
   if (*end - buf < at_least || len == 0) goto done;
   if (fwrite(buf, 1, len, f) != len)
-    HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", name, strerror(errno));
   *end = buf;
 done:
   return st;
 }
 
-halo_status halo_partition_write_metis(const halo_graph *g, const char *path) {
+halo_status halo_partition_write_metis_to(const halo_graph *g, halo_outfile *out) {
   halo_status st = HALO_OK;
-  FILE *f = NULL;
   char *buf = NULL;
+  FILE *f = halo_outfile_stream(out);
+  const char *name = halo_outfile_name(out);
   enum { BUF = 1 << 20, SLACK = 64 }; /* SLACK: room for one number and a separator */
   if (g->m % 2 != 0)
     HALO_FAIL(HALO_ERR_ARG, "%s: the graph is not symmetric (%lld directed edges); clean it first",
-              path, (long long)g->m);
+              name, (long long)g->m);
   HALO_ALLOC(buf, BUF + SLACK, "METIS file buffer");
-  f = fopen(path, "w");
-  if (!f) HALO_FAIL(HALO_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
   char *p = buf;
   p = put_u64(p, (uint64_t)g->n);
   *p++ = ' ';
@@ -349,23 +354,24 @@ halo_status halo_partition_write_metis(const halo_graph *g, const char *path) {
     for (int64_t k = g->indptr[v]; k < g->indptr[v + 1]; k++) {
       if (k > g->indptr[v]) *p++ = ' ';
       p = put_u64(p, (uint64_t)g->indices[k] + 1);
-      HALO_TRY(flush_at(f, path, buf, &p, BUF));
+      HALO_TRY(flush_at(f, name, buf, &p, BUF));
     }
     *p++ = '\n';
-    HALO_TRY(flush_at(f, path, buf, &p, BUF));
+    HALO_TRY(flush_at(f, name, buf, &p, BUF));
   }
-  HALO_TRY(flush_at(f, path, buf, &p, 1));
-  int rc = fclose(f);
-  f = NULL;
-  if (rc != 0) {
-    remove(path);
-    HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-  }
+  HALO_TRY(flush_at(f, name, buf, &p, 1));
+  HALO_TRY(halo_outfile_commit(out));
 done:
-  if (f) {
-    fclose(f);
-    remove(path);
-  }
   free(buf);
+  return st;
+}
+
+halo_status halo_partition_write_metis(const halo_graph *g, const char *path) {
+  halo_status st = HALO_OK;
+  halo_outfile *out = NULL;
+  HALO_TRY(halo_outfile_open(path, NULL, 1, &out));
+  HALO_TRY(halo_partition_write_metis_to(g, out));
+done:
+  halo_outfile_close(&out);
   return st;
 }

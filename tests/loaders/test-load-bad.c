@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "loader-test.h"
 
@@ -216,6 +217,42 @@ Test(bad_ogb, corrupt_gzip) {
   free(bytes);
 }
 
+/* zlib's gzread ignores whatever follows the last gzip member, so an edge
+ * appended to a .gz file in plain text was dropped without a word.  Members
+ * one after the other (cat a.gz b.gz) are gzip, and are read. */
+Test(bad_gzip, data_after_the_last_member) {
+  size_t len1, len2;
+  char *one = read_all(scratch_write("one.txt.gz", "0 1\n1 2\n"), &len1);
+  char *two = read_all(scratch_write("two.txt.gz", "2 3\n"), &len2);
+  char *both = malloc(len1 + len2 + 16);
+  memcpy(both, one, len1);
+  memcpy(both + len1, two, len2);
+  halo_graph *g = NULL;
+  cr_assert_eq(
+      halo_load(scratch_write_bytes("both.txt.gz", both, len1 + len2), HALO_FORMAT_EDGELIST, &g),
+      HALO_OK);
+  cr_expect_eq(g->n, 4, "the second member's edge was read");
+  cr_expect_eq(g->m, 3);
+  halo_graph_destroy(&g);
+
+  memcpy(both + len1, "5 6\n", 4);
+  EXPECT_LOAD_ERROR(scratch_write_bytes("tail.txt.gz", both, len1 + 4), HALO_FORMAT_EDGELIST,
+                    HALO_ERR_CORRUPT, "tail.txt.gz: data after the end of the gzip stream");
+  /* One stray byte, and zero padding, are not another member either. */
+  EXPECT_LOAD_ERROR(scratch_write_bytes("byte.txt.gz", both, len1 + 1), HALO_FORMAT_EDGELIST,
+                    HALO_ERR_CORRUPT, "byte.txt.gz: data after the end of the gzip stream");
+  memset(both + len1, 0, 16);
+  EXPECT_LOAD_ERROR(scratch_write_bytes("zeros.txt.gz", both, len1 + 16), HALO_FORMAT_EDGELIST,
+                    HALO_ERR_CORRUPT, "zeros.txt.gz: data after the end of the gzip stream");
+  /* A second member cut short is truncated, not trailing data. */
+  memcpy(both + len1, two, len2);
+  EXPECT_LOAD_ERROR(scratch_write_bytes("cut.txt.gz", both, len1 + len2 - 3), HALO_FORMAT_EDGELIST,
+                    HALO_ERR_CORRUPT, "cut.txt.gz: truncated or corrupt gzip data");
+  free(both);
+  free(two);
+  free(one);
+}
+
 Test(bad_ogb, heterogeneous_node_count) {
   EXPECT_LOAD_ERROR(spoil("d", "num-node-list.csv", "5\n7\n"), HALO_FORMAT_OGB,
                     HALO_ERR_UNSUPPORTED, "num-node-list.csv:2:", "heterogeneous");
@@ -228,6 +265,8 @@ Test(bad_ogb, more_nodes_than_the_loaders_take) {
 }
 
 /* ---- SNAP edge lists ---------------------------------------------------- */
+
+#define MM_PATTERN "%%MatrixMarket matrix coordinate pattern general\n"
 
 Test(bad_edgelist, missing_file) {
   EXPECT_LOAD_ERROR("/nonexistent/graph.txt", HALO_FORMAT_AUTO, HALO_ERR_IO,
@@ -260,6 +299,17 @@ Test(bad_edgelist, non_numeric) {
                     "a.txt:2:", "'abc' is not a node id");
   EXPECT_LOAD_ERROR(scratch_write("b.txt", "1 2x\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
                     "b.txt:1:", "'2x' is not a node id");
+}
+
+/* A CSV-style line in an edge list: the whole token is quoted, and the
+ * wrong separator named, rather than "'0' is not a node id". */
+Test(bad_edgelist, comma_between_ids) {
+  EXPECT_LOAD_ERROR(scratch_write("c.txt", "# x\n0,1\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
+                    "c.txt:2:", "'0,1' is not a node id", "expected spaces or tabs", "','");
+  EXPECT_LOAD_ERROR(scratch_write("c2.txt", "0 1,2\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
+                    "c2.txt:1:", "'1,2' is not a node id");
+  EXPECT_LOAD_ERROR(scratch_write("c.mtx", MM_PATTERN "2 2 1\n1,2\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_PARSE, "c.mtx:3:", "'1,2' is not an index", "expected spaces or tabs");
 }
 
 Test(bad_edgelist, wrong_column_count) {
@@ -321,6 +371,34 @@ Test(bad_mtx, value_column) {
 Test(bad_mtx, more_rows_than_the_loaders_take) {
   EXPECT_LOAD_ERROR(scratch_write("l.mtx", MM_REAL "5000000000 5000000000 1\n1 1 1\n"),
                     HALO_FORMAT_AUTO, HALO_ERR_LIMIT, "l.mtx:2:", "5000000000 rows exceed");
+}
+
+/* A size line of 2e9 rows needs 16 GB of row offsets: refused at the size
+ * line when memory is short, and when the allocation itself fails the line
+ * names the file and the size, not only "graph row offsets". */
+Test(bad_mtx, rows_beyond_memory) {
+  const char *path = scratch_write("big.mtx", MM_PATTERN "2000000000 2000000000 1\n1 2\n");
+  setenv("HALO_MEMORY_AVAILABLE", "1000000000", 1);
+  EXPECT_LOAD_ERROR(path, HALO_FORMAT_AUTO, HALO_ERR_NOMEM, "big.mtx:2:", "2000000000 nodes",
+                    "16.0 GB", "1.0 GB of memory is available");
+  unsetenv("HALO_MEMORY_AVAILABLE");
+}
+
+Test(bad_mtx, rows_beyond_the_address_space_limit) {
+#if defined(__SANITIZE_ADDRESS__)
+  cr_skip_test("AddressSanitizer needs more address space than the limit this test sets");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  cr_skip_test("AddressSanitizer needs more address space than the limit this test sets");
+#endif
+#endif
+  const char *path = scratch_write("huge.mtx", MM_PATTERN "2000000000 2000000000 1\n1 2\n");
+  setenv("HALO_MEMORY_AVAILABLE", "100000000000000", 1); /* past the admission check */
+  struct rlimit limit = {.rlim_cur = (rlim_t)4 << 30, .rlim_max = RLIM_INFINITY};
+  cr_assert_eq(setrlimit(RLIMIT_AS, &limit), 0); /* this test's own process */
+  EXPECT_LOAD_ERROR(path, HALO_FORMAT_AUTO, HALO_ERR_NOMEM, "huge.mtx:", "out of memory",
+                    "row offsets of 2000000000 nodes", "16.0 GB");
+  unsetenv("HALO_MEMORY_AVAILABLE");
 }
 
 Test(bad_mtx, no_size_line) {

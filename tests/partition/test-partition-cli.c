@@ -407,3 +407,196 @@ Test(cli, structure_only_input_with_node_data) {
   pt_remove_tree(dir);
   free(dir);
 }
+
+/* The whole of file `path`, or "" when it cannot be read. */
+static char *slurp_or_empty(const char *path) {
+  char *text = pt_read_file(path);
+  return text ? text : strdup("");
+}
+
+/* A refusal: non-zero exit and one "halo-partition: error:" line holding `words`. */
+static void expect_one_error(int rc, const char *out, const char *const *words) {
+  cr_expect_neq(rc, 0, "exit 0:\n%s", out);
+  int lines = 0;
+  for (const char *p = out; *p; p++) lines += *p == '\n';
+  cr_expect_eq(lines, 1, "%d lines:\n%s", lines, out);
+  cr_expect_not_null(strstr(out, "halo-partition: error: "), "%s", out);
+  for (; *words; words++) cr_expect_not_null(strstr(out, *words), "no '%s' in:\n%s", *words, out);
+}
+
+#define EXPECT_ONE_ERROR(rc, out, ...) \
+  expect_one_error((rc), (out), (const char *const[]){__VA_ARGS__, NULL})
+
+/* --write-metis once opened FILE in place and unlink()ed it on a write
+ * error: as root, --write-metis /dev/full deleted the device node.  Now the
+ * graph goes to a temporary file that replaces FILE only when complete, and
+ * only a regular FILE, only with --force. */
+Test(cli, write_metis_replaces_only_regular_files_when_complete) {
+  char *dir = pt_temp_dir("cli"), *out = NULL, path[512];
+  struct stat sb;
+
+  int rc = pt_run(&out, "%s --input %s --write-metis /dev/null", EXE, CORA);
+  EXPECT_ONE_ERROR(rc, out, "--write-metis /dev/null", "not a regular file");
+  free(out);
+  cr_expect(stat("/dev/null", &sb) == 0 && S_ISCHR(sb.st_mode), "/dev/null is gone");
+  rc =
+      pt_run(&out, "cd %s && mkdir sub && %s --input %s --write-metis sub --force", dir, EXE, CORA);
+  EXPECT_ONE_ERROR(rc, out, "--write-metis sub", "not a regular file");
+  free(out);
+  snprintf(path, sizeof path, "%s/sub", dir);
+  cr_expect(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
+
+  /* A new file; the same again is refused without --force, replaced with it. */
+  rc = pt_run(&out, "cd %s && %s --input %s --write-metis g.metis", dir, EXE, CORA);
+  cr_expect_eq(rc, 0, "%s", out);
+  free(out);
+  rc = pt_run(&out, "cd %s && echo mine > g.metis && %s --input %s --write-metis g.metis", dir, EXE,
+              CORA);
+  EXPECT_ONE_ERROR(rc, out, "--write-metis g.metis", "already exists", "--force");
+  free(out);
+  snprintf(path, sizeof path, "%s/g.metis", dir);
+  char *text = slurp_or_empty(path);
+  cr_expect_str_eq(text, "mine\n");
+  free(text);
+  rc = pt_run(&out, "cd %s && %s --input %s --write-metis g.metis --force", dir, EXE, CORA);
+  cr_expect_eq(rc, 0, "%s", out);
+  free(out);
+  text = slurp_or_empty(path);
+  cr_expect_eq(strncmp(text, "2708 5278\n", 10), 0, "header: %.20s", text);
+  free(text);
+
+  /* A write that fails (the file size limit, as a full disk would) leaves the
+   * old file as it was and no temporary. */
+  rc = pt_run(&out,
+              "cd %s && echo keep > k.metis && (trap '' XFSZ; ulimit -f 16; %s --input %s "
+              "--write-metis k.metis --force)",
+              dir, EXE, CORA);
+  EXPECT_ONE_ERROR(rc, out, "--write-metis k.metis", "write failed", "File too large");
+  free(out);
+  snprintf(path, sizeof path, "%s/k.metis", dir);
+  text = slurp_or_empty(path);
+  cr_expect_str_eq(text, "keep\n", "the old file was not kept");
+  free(text);
+  cr_expect_eq(count_entries(dir, "k.metis."), 0, "a temporary file was left");
+  cr_expect_eq(count_entries(dir, "g.metis."), 0, "a temporary file was left");
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* --json and --write-metis naming an input (the file, a --features file, a
+ * hard link to it, a file inside an OGB folder) once overwrote it. */
+Test(cli, outputs_that_are_inputs_are_refused) {
+  char *dir = pt_temp_dir("cli"), *out = NULL, path[512];
+  snprintf(path, sizeof path, "%s/g.txt", dir);
+  FILE *f = fopen(path, "w");
+  fputs("0 1\n1 2\n2 3\n3 0\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/x.csv", dir);
+  f = fopen(path, "w");
+  fputs("1\n2\n3\n4\n", f);
+  fclose(f);
+  cr_assert_eq(pt_run(&out, "cd %s && ln g.txt h.txt && cp -r %s d", dir,
+                      HALO_SOURCE_DIR "/tests/data/bad/ogb-good"),
+               0, "%s", out);
+  free(out);
+  const struct {
+    const char *args, *words[3];
+  } cases[] = {
+      {"--input g.txt --parts 2 --out o --json g.txt --force", {"--json g.txt", "input file"}},
+      {"--input g.txt --write-metis ./g.txt --force", {"--write-metis ./g.txt", "input file"}},
+      {"--input g.txt --parts 2 --out o --json h.txt --force", {"--json h.txt", "input file"}},
+      {"--input g.txt --features x.csv --parts 2 --out o --json x.csv --force",
+       {"--json x.csv", "--features file"}},
+      {"--input d --parts 2 --out o --json d/edge.csv --force",
+       {"--json d/edge.csv", "inside the input folder d"}},
+      {"--input d --write-metis d/../d/node-feat.csv --force",
+       {"--write-metis d/../d/node-feat.csv", "inside the input folder"}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int rc = pt_run(&out, "cd %s && %s %s", dir, EXE, cases[i].args);
+    EXPECT_ONE_ERROR(rc, out, cases[i].words[0], cases[i].words[1]);
+    free(out);
+    cr_expect_eq(count_entries(dir, "o"), 0, "%s: left an output folder", cases[i].args);
+  }
+  snprintf(path, sizeof path, "%s/g.txt", dir);
+  char *text = slurp_or_empty(path);
+  cr_expect_str_eq(text, "0 1\n1 2\n2 3\n3 0\n", "the input was overwritten");
+  free(text);
+  snprintf(path, sizeof path, "%s/d/edge.csv", dir);
+  text = slurp_or_empty(path);
+  cr_expect_eq(strncmp(text, "0,1\n", 4), 0, "the OGB folder was written: %.40s", text);
+  free(text);
+
+  /* Inside an existing --out DIR, the file would go with the old DIR. */
+  int rc =
+      pt_run(&out, "cd %s && mkdir o && %s --input g.txt --parts 2 --out o --force --json o/s.json",
+             dir, EXE);
+  EXPECT_ONE_ERROR(rc, out, "--json o/s.json", "inside the output folder o");
+  free(out);
+  cr_expect_eq(count_entries(dir, "o."), 0, "a temporary folder was left");
+
+  /* A new file inside the input folder overwrites nothing. */
+  rc = pt_run(&out, "cd %s && %s --input d --parts 2 --out o2 --json d/stats.json", dir, EXE);
+  cr_expect_eq(rc, 0, "%s", out);
+  free(out);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* --features, --labels and --synthetic-* are for structure-only inputs; on
+ * an input with node data of its own they once replaced it silently. */
+Test(cli, node_data_flags_on_inputs_that_have_node_data) {
+  const char *ogb = HALO_SOURCE_DIR "/tests/data/bad/ogb-good";
+  char args[1024];
+  snprintf(args, sizeof args,
+           "--input %s --synthetic-features 8 --synthetic-classes 3 --parts 2 --out o", CORA);
+  expect_refused(args, "--synthetic-features");
+  expect_refused(
+      "--input sbm:nodes=50,feat=4 --synthetic-features 8 --synthetic-classes 3 --parts 2 --out o",
+      "already has node data");
+  snprintf(args, sizeof args, "--input %s --features %s/node-feat.csv --parts 2 --out o", ogb, ogb);
+  expect_refused(args, "already has 3 features");
+  snprintf(args, sizeof args, "--input %s --labels %s/node-label.csv --parts 2 --out o", ogb, ogb);
+  expect_refused(args, "already has labels");
+}
+
+/* A --json that cannot be written once failed only after DIR was in place,
+ * although nothing is to be left behind; and --out DIR/. failed only after
+ * all the work, at the rename.  Both are refused before the input is read
+ * (a missing input would be reported first otherwise). */
+Test(cli, refused_outputs_leave_nothing_and_come_first) {
+  char *dir = pt_temp_dir("cli"), *out = NULL;
+  int rc = pt_run(&out, "cd %s && %s --input %s --parts 2 --out o --json %s", dir, EXE, CORA, dir);
+  EXPECT_ONE_ERROR(rc, out, "--json", "not a regular file");
+  free(out);
+  cr_expect_eq(count_entries(dir, "o"), 0, "the output folder was left behind");
+  const char *outs[] = {"o/.", "o/..", "o/./", "."};
+  for (int i = 0; i < 4; i++) {
+    rc = pt_run(&out,
+                "cd %s && mkdir -p o && %s --input /nonexistent-halo-in.txt --parts 2 "
+                "--out %s --force",
+                dir, EXE, outs[i]);
+    EXPECT_ONE_ERROR(rc, out, "--out", "name the output folder itself");
+    free(out);
+  }
+  rc = pt_run(&out, "cd %s && %s --input %s --parts 2 --out o/. --force", dir, EXE, CORA);
+  EXPECT_ONE_ERROR(rc, out, "--out o/.", "ends in '.'");
+  free(out);
+  cr_expect_eq(count_entries(dir, "o."), 0, "a temporary folder was left");
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* --help lists every flag and every value of the enumerated ones. */
+Test(cli, help_lists_every_flag_and_value) {
+  char *out = NULL;
+  cr_assert_eq(pt_run(&out, "%s --help", EXE), 0);
+  char words[] =
+      "--input --format --features --labels --synthetic-features --synthetic-classes --parts "
+      "--method --seed --ufactor --objective --order --out --force --dims --json --write-metis "
+      "--help --version auto ogb edgelist snap mtx spec metis random block cut vol community";
+  char *save = NULL;
+  for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+    cr_expect_not_null(strstr(out, w), "--help does not mention %s", w);
+  free(out);
+}

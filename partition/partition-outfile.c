@@ -1,0 +1,140 @@
+/* Output files (--json, --write-metis) that appear only when complete.
+ *
+ * The file is written under a temporary name in its own folder (so that the
+ * final rename stays on one file system and is atomic), fsync'ed, and renamed
+ * over FILE.  Nothing but the temporary is ever removed: FILE itself is only
+ * replaced by a complete new file, and only when it is a regular file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "halo-partition.h"
+
+struct halo_outfile {
+  char *path;  /* FILE */
+  char *tmp;   /* FILE.tmp.XXXXXX */
+  char *name;  /* "--json FILE" or "FILE", for messages */
+  FILE *f;     /* open on tmp until commit */
+  int force;   /* an existing regular FILE may be replaced */
+  int created; /* tmp exists and is ours to remove */
+};
+
+/* Fails unless `path` is free to write: absent, or a regular file and
+ * `force`.  Checked at open, and again just before the rename, so that a
+ * device or folder put there meanwhile is not replaced either. */
+static halo_status check_target(const halo_outfile *o) {
+  halo_status st = HALO_OK;
+  struct stat sb;
+  /* lstat: a symbolic link is refused too, rather than replaced by a file. */
+  if (lstat(o->path, &sb) != 0) {
+    if (errno == ENOENT) goto done;
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot check it: %s", o->name, strerror(errno));
+  }
+  if (!S_ISREG(sb.st_mode))
+    HALO_FAIL(HALO_ERR_EXISTS, "%s: exists and is not a regular file; not replacing it", o->name);
+  if (!o->force)
+    HALO_FAIL(HALO_ERR_EXISTS, "%s: already exists (pass --force to replace it)", o->name);
+done:
+  return st;
+}
+
+halo_status halo_outfile_open(const char *path, const char *flag, int force, halo_outfile **out) {
+  halo_status st = HALO_OK;
+  halo_outfile *o = NULL;
+  int fd = -1;
+  *out = NULL;
+  if (!path || !*path) HALO_FAIL(HALO_ERR_ARG, "%s: no file name given", flag ? flag : "output");
+  HALO_ALLOC(o, 1, "output file");
+  o->force = force;
+  size_t len = strlen(path);
+  o->path = strdup(path);
+  o->name = malloc(len + (flag ? strlen(flag) + 2 : 1));
+  o->tmp = malloc(len + sizeof ".tmp.XXXXXX");
+  if (!o->path || !o->name || !o->tmp) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+  if (flag)
+    sprintf(o->name, "%s %s", flag, path);
+  else
+    strcpy(o->name, path);
+  sprintf(o->tmp, "%s.tmp.XXXXXX", path);
+  if (path[len - 1] == '/') HALO_FAIL(HALO_ERR_ARG, "%s: names a folder, expected a file", o->name);
+  HALO_TRY(check_target(o));
+
+  fd = mkstemp(o->tmp);
+  if (fd < 0)
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot create a file next to it: %s", o->name, strerror(errno));
+  o->created = 1;
+  /* mkstemp makes the file 0600; give it the mode fopen(path, "w") would. */
+  mode_t mask = umask(0);
+  umask(mask);
+  if (fchmod(fd, 0666 & ~mask) != 0)
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot set the mode of %s: %s", o->name, o->tmp, strerror(errno));
+  o->f = fdopen(fd, "w");
+  if (!o->f) HALO_FAIL(HALO_ERR_IO, "%s: cannot write %s: %s", o->name, o->tmp, strerror(errno));
+  fd = -1;
+  *out = o;
+  o = NULL;
+done:
+  if (fd >= 0) close(fd);
+  halo_outfile_close(&o);
+  return st;
+}
+
+FILE *halo_outfile_stream(const halo_outfile *f) { return f->f; }
+
+const char *halo_outfile_name(const halo_outfile *f) { return f->name; }
+
+/* fsyncs the folder holding `path`, so that the rename survives a crash;
+ * best effort (some file systems refuse fsync on a folder). */
+static void sync_folder(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+  if (!dir) return;
+  int fd = open(dir, O_RDONLY);
+  if (fd >= 0) {
+    (void)fsync(fd);
+    close(fd);
+  }
+  free(dir);
+}
+
+halo_status halo_outfile_commit(halo_outfile *o) {
+  halo_status st = HALO_OK;
+  FILE *f = o->f;
+  o->f = NULL;
+  int failed = fflush(f) != 0 || ferror(f);
+  int err = errno;
+  if (!failed && fsync(fileno(f)) != 0) {
+    failed = 1;
+    err = errno;
+  }
+  if (fclose(f) != 0 && !failed) {
+    failed = 1;
+    err = errno;
+  }
+  if (failed) HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", o->name, strerror(err));
+  HALO_TRY(check_target(o));
+  if (rename(o->tmp, o->path) != 0)
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot rename %s to it: %s", o->name, o->tmp, strerror(errno));
+  o->created = 0;
+  sync_folder(o->path);
+done:
+  if (st < 0 && o->created && unlink(o->tmp) == 0) o->created = 0;
+  return st;
+}
+
+void halo_outfile_close(halo_outfile **f) {
+  if (!f || !*f) return;
+  halo_outfile *o = *f;
+  if (o->f) fclose(o->f);
+  if (o->created) unlink(o->tmp);
+  free(o->tmp);
+  free(o->name);
+  free(o->path);
+  free(o);
+  *f = NULL;
+}
