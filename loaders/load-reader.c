@@ -103,9 +103,30 @@ done:
   return st;
 }
 
+/* After the last gzip member: 1 when every byte left in the file is zero
+ * (block padding, which gzip(1) also accepts), consuming them; 0 when
+ * another byte comes first, left in place for the message. */
+static halo_status only_zeros_left(load_reader *r, int *zeros) {
+  halo_status st = HALO_OK;
+  *zeros = 0;
+  for (;;) {
+    while (r->z.avail_in > 0 && r->z.next_in[0] == 0) {
+      r->z.next_in++;
+      r->z.avail_in--;
+    }
+    if (r->z.avail_in > 0) goto done;
+    if (r->in_eof) break;
+    HALO_TRY(read_input(r));
+  }
+  *zeros = 1;
+done:
+  return st;
+}
+
 /* Gzip: inflates into dst until it is full or the input ends.  After a
  * member's trailer the next bytes must be another member's magic bytes
- * (concatenated members are valid gzip) or the end of the file. */
+ * (concatenated members are valid gzip), zero padding to the end of the
+ * file, or the end of the file. */
 static halo_status fill_gzip(load_reader *r, char *dst, size_t room, size_t *got) {
   halo_status st = HALO_OK;
   int starved = 0; /* inflate made no progress on the bytes it had */
@@ -116,6 +137,11 @@ static halo_status fill_gzip(load_reader *r, char *dst, size_t room, size_t *got
     starved = 0;
     if (r->member_done) {
       if (r->z.avail_in == 0) break; /* the end of the file, right after a whole member */
+      if (r->z.next_in[0] == 0) {
+        int zeros = 0;
+        HALO_TRY(only_zeros_left(r, &zeros));
+        if (zeros) break;
+      }
       if (r->z.avail_in < 2 || r->z.next_in[0] != 0x1f || r->z.next_in[1] != 0x8b)
         HALO_FAIL(HALO_ERR_CORRUPT,
                   "%s: data after the end of the gzip stream (from byte %llu on, not another "

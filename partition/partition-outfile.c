@@ -116,7 +116,7 @@ halo_status halo_outfile_commit(halo_outfile *o) {
     failed = 1;
     err = errno;
   }
-  if (failed) HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", o->name, strerror(err));
+  if (failed) HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", o->name, strerror(err ? err : EIO));
   HALO_TRY(check_target(o));
   if (rename(o->tmp, o->path) != 0)
     HALO_FAIL(HALO_ERR_IO, "%s: cannot rename %s to it: %s", o->name, o->tmp, strerror(errno));

@@ -292,12 +292,17 @@ halo_status halo_checkpoint_set_aside_newer(const char *dir, int64_t epoch) {
   HALO_TRY(list_epochs(dir, epochs, &count));
   for (int i = 0; i < count && epochs[i] > epoch; i++) {
     HALO_TRY(epoch_path(path, sizeof path, dir, epochs[i]));
+    /* NAME.damaged, or NAME.damaged.K when an earlier resume left one. */
+    struct stat sb;
     snprintf(aside, sizeof aside, "%s" CKPT_ASIDE, path);
+    for (int k = 1; k < 1000 && lstat(aside, &sb) == 0; k++)
+      snprintf(aside, sizeof aside, "%s" CKPT_ASIDE ".%d", path, k);
+    /* Failing to rename costs disk space and --keep's count, not the run. */
     if (rename(path, aside) != 0)
-      HALO_FAIL(HALO_ERR_IO, "%s: cannot set a damaged checkpoint aside as %s: %s", path, aside,
-                strerror(errno));
-    halo_log_warn("%s: set aside as %s, so that --keep counts only checkpoints that read", path,
-                  aside);
+      halo_log_warn("%s: damaged, and cannot be set aside as %s: %s", path, aside, strerror(errno));
+    else
+      halo_log_warn("%s: set aside as %s, so that --keep counts only checkpoints that read", path,
+                    aside);
   }
 done:
   free(epochs);

@@ -74,9 +74,10 @@ halo_status halo_checkpoint_latest(const char *dir, halo_checkpoint *c, char *pa
                                    size_t path_size);
 
 /* Renames every checkpoint of DIR newer than `epoch` (the one a resume
- * chose, so all of them are damaged) to NAME.damaged, with one warning
- * each: they stay for inspection, but no longer count towards --keep nor
- * push the new run's saves out. Local. */
+ * chose, so all of them are damaged) to NAME.damaged (NAME.damaged.K when
+ * that exists), with one warning each: they stay for inspection, but no
+ * longer count towards --keep nor push the new run's saves out.  A rename
+ * that fails is a warning too. Local. */
 halo_status halo_checkpoint_set_aside_newer(const char *dir, int64_t epoch);
 
 /* Checks that checkpoint `c` (read from `path`) belongs to the graph of

@@ -66,12 +66,17 @@ halo_status halo_mpi_agree_first(MPI_Comm comm, halo_status local, const char *l
   }
   int rank = 0, first = 0, count = 0;
   MPI_Comm_rank(comm, &rank);
-  const int mine = failed ? rank : INT_MAX;
+  /* A failed rank without a held line logged its own already. */
+  const int mine = failed && line && line[0] ? rank : INT_MAX;
   halo_status st =
       halo_watch_allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, "the status agreement");
   if (st == HALO_OK)
     st = halo_watch_allreduce(&failed, &count, 1, MPI_INT, MPI_SUM, comm, "the status agreement");
-  if (st != HALO_OK) return st;
+  if (st != HALO_OK) {
+    /* The job is about to be aborted: the cause must not go with it. */
+    if (failed && line && line[0]) fprintf(stderr, "%s\n", line);
+    return st;
+  }
   if (rank == first && line && line[0]) {
     if (count > 1)
       fprintf(stderr, "%s (%d other rank%s failed too)\n", line, count - 1, count > 2 ? "s" : "");

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "halo-backend.h"
 #include "halo-checkpoint.h"
@@ -577,14 +578,17 @@ done:
   return st;
 }
 
-/* --metrics must not overwrite the run's data: a FILE that exists and is
- * HDF5 (a part, the manifest, a checkpoint) is refused.  Metrics next to
- * the shards are fine. Local. */
+/* --metrics must not overwrite the run's data: a regular FILE that exists
+ * and is HDF5 (a part, the manifest, a checkpoint) is refused.  Metrics
+ * next to the shards are fine, and so is /dev/stdout or a pipe, which are
+ * not read (a read would wait for input that never comes). Local. */
 static halo_status check_metrics_path(const halo_train_args *a) {
   halo_status st = HALO_OK;
   static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   unsigned char head[8] = {0};
-  FILE *f = a->metrics ? fopen(a->metrics, "rb") : NULL;
+  struct stat sb;
+  if (!a->metrics || stat(a->metrics, &sb) != 0 || !S_ISREG(sb.st_mode)) goto done;
+  FILE *f = fopen(a->metrics, "rb");
   if (!f) goto done;
   const size_t got = fread(head, 1, sizeof head, f);
   fclose(f);

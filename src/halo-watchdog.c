@@ -14,7 +14,12 @@ static struct {
   const char *phase;
   int64_t epoch;
   int layer;
-} watch = {.comm = MPI_COMM_NULL, .phase = "set-up", .epoch = -1, .layer = -1};
+  MPI_Comm collective; /* the communicator of the collective being waited for */
+} watch = {.comm = MPI_COMM_NULL,
+           .phase = "set-up",
+           .epoch = -1,
+           .layer = -1,
+           .collective = MPI_COMM_NULL};
 
 void halo_watch_init(MPI_Comm comm, double timeout_s) {
   watch.comm = comm;
@@ -83,7 +88,7 @@ halo_status halo_watch_waitall(int n, MPI_Request *reqs, const int *peers, const
       if (peers) {
         pending_peers(n, reqs, peers, who, sizeof who);
       } else {
-        MPI_Comm_size(watch.comm, &size);
+        MPI_Comm_size(watch.collective != MPI_COMM_NULL ? watch.collective : watch.comm, &size);
         snprintf(who, sizeof who, "the other %d ranks (a collective)", size - 1);
       }
       char where[96];
@@ -112,7 +117,9 @@ halo_status halo_watch_allreduce(const void *send, void *recv, int count, MPI_Da
   }
   MPI_Request req = MPI_REQUEST_NULL;
   HALO_MPI(MPI_Iallreduce(send, recv, count, type, op, comm, &req));
-  HALO_TRY(halo_watch_waitall(1, &req, NULL, what));
+  watch.collective = comm;
+  st = halo_watch_waitall(1, &req, NULL, what);
+  watch.collective = MPI_COMM_NULL;
 done:
   return st;
 }
@@ -125,7 +132,9 @@ halo_status halo_watch_barrier(MPI_Comm comm, const char *what) {
   }
   MPI_Request req = MPI_REQUEST_NULL;
   HALO_MPI(MPI_Ibarrier(comm, &req));
-  HALO_TRY(halo_watch_waitall(1, &req, NULL, what));
+  watch.collective = comm;
+  st = halo_watch_waitall(1, &req, NULL, what);
+  watch.collective = MPI_COMM_NULL;
 done:
   return st;
 }

@@ -123,7 +123,8 @@ int g_device = 0;
  * device behind visible device i. */
 int visible_devices(int *physical) {
   const char *env = getenv("HALO_CUDA_EMU_DEVICES");
-  const int devices = env ? atoi(env) : 1;
+  int devices = env ? atoi(env) : 1;
+  if (devices > 64) devices = 64; /* physical[]'s size */
   const char *visible = getenv("CUDA_VISIBLE_DEVICES");
   if (!visible) {
     for (int i = 0; physical && i < devices && i < 64; i++) physical[i] = i;

@@ -39,8 +39,9 @@ Test(cli, partition_invariance, .timeout = 600) {
             "final test %.4f vs %.4f\n",
             runs[i].parts, runs[i].method, worst, at, m[i].final_test, m[0].final_test);
     /* Measured: 3e-8 to 4.3e-8 (float rounding of the gradient allreduce and
-     * of GEMMs over other row counts); any real difference is far larger. */
-    cr_expect_leq(worst, 1e-6, "P=%d %s: loss at epoch %d is %.9g, P=1 has %.9g (%.2e relative)",
+     * of GEMMs over other row counts), with room for other CPUs' BLAS
+     * kernels; any real difference is far larger. */
+    cr_expect_leq(worst, 1e-5, "P=%d %s: loss at epoch %d is %.9g, P=1 has %.9g (%.2e relative)",
                   runs[i].parts, runs[i].method, at, m[i].loss[at - 1], m[0].loss[at - 1], worst);
     cr_expect_leq(fabs(m[i].train_acc - m[0].train_acc), 0.005, "P=%d %s: train accuracy",
                   runs[i].parts, runs[i].method);
