@@ -19,6 +19,14 @@ static int exists(const char *path) {
 }
 
 /* Entries of `dir` whose name starts with `prefix`. */
+/* Writes `text` to `path` (replacing it). */
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "cannot write %s", path);
+  fputs(text, f);
+  cr_assert_eq(fclose(f), 0, "cannot write %s", path);
+}
+
 static int count_entries(const char *dir, const char *prefix) {
   DIR *d = opendir(dir);
   cr_assert_not_null(d);
@@ -226,9 +234,7 @@ Test(cli, force_replaces_only_our_own_folders) {
 
   /* A folder with files halo-partition did not write is never replaced. */
   snprintf(path, sizeof path, "%s/o/notes.txt", dir);
-  FILE *f = fopen(path, "w");
-  fputs("mine\n", f);
-  fclose(f);
+  write_text(path, "mine\n");
   rc = pt_run(&out, "%s --input %s --parts 2 --out %s/o --force", EXE, CORA, dir);
   cr_expect_neq(rc, 0);
   cr_expect_not_null(strstr(out, "notes.txt"), "%s", out);
@@ -337,11 +343,9 @@ Test(cli, structure_only_input_with_node_data) {
   /* A 6-node edge list with sparse ids, one direction only, a self-loop and
    * a repeat; features and labels from files, then synthetic ones. */
   snprintf(path, sizeof path, "%s/g.txt", dir);
-  FILE *f = fopen(path, "w");
-  fputs("# tiny\n10 20\n20 30\n30 10\n40 50\n50 60\n60 60\n10 20\n", f);
-  fclose(f);
+  write_text(path, "# tiny\n10 20\n20 30\n30 10\n40 50\n50 60\n60 60\n10 20\n");
   snprintf(path, sizeof path, "%s/x.csv", dir);
-  f = fopen(path, "w");
+  FILE *f = fopen(path, "w");
   for (int v = 0; v < 6; v++) fprintf(f, "%d.5,%d,1\n", v, -v);
   fclose(f);
   snprintf(path, sizeof path, "%s/y.csv", dir);
@@ -394,9 +398,7 @@ Test(cli, structure_only_input_with_node_data) {
 
   /* Labels out of range are the loader's to report: one line naming the file. */
   snprintf(path, sizeof path, "%s/y.csv", dir);
-  f = fopen(path, "w");
-  fputs("0\n1\n0\n-7\n1\n0\n", f);
-  fclose(f);
+  write_text(path, "0\n1\n0\n-7\n1\n0\n");
   rc =
       pt_run(&out, "%s --input %s/g.txt --features %s/x.csv --labels %s/y.csv --parts 2 --out %s/c",
              EXE, dir, dir, dir, dir);
@@ -488,13 +490,9 @@ Test(cli, write_metis_replaces_only_regular_files_when_complete) {
 Test(cli, outputs_that_are_inputs_are_refused) {
   char *dir = pt_temp_dir("cli"), *out = NULL, path[512];
   snprintf(path, sizeof path, "%s/g.txt", dir);
-  FILE *f = fopen(path, "w");
-  fputs("0 1\n1 2\n2 3\n3 0\n", f);
-  fclose(f);
+  write_text(path, "0 1\n1 2\n2 3\n3 0\n");
   snprintf(path, sizeof path, "%s/x.csv", dir);
-  f = fopen(path, "w");
-  fputs("1\n2\n3\n4\n", f);
-  fclose(f);
+  write_text(path, "1\n2\n3\n4\n");
   cr_assert_eq(pt_run(&out, "cd %s && ln g.txt h.txt && cp -r %s d", dir,
                       HALO_SOURCE_DIR "/tests/data/bad/ogb-good"),
                0, "%s", out);
