@@ -14,6 +14,7 @@
  * is 32-bit as well); the generators, which build their CSR directly, are not
  * limited.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,22 +73,27 @@ void load_edges_free(load_edges *e) {
   *e = (load_edges){.path = e->path};
 }
 
+halo_status load_admit(double need, const char *fmt, ...) {
+  const int64_t avail = halo_memory_available();
+  if (avail < 0 || need <= (double)avail) return HALO_OK;
+  char subject[512], b0[32], b1[32];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(subject, sizeof subject, fmt, ap);
+  va_end(ap);
+  halo_log_error("%s need about %s, but %s of memory is available", subject,
+                 halo_memory_str(need > 9e18 ? INT64_MAX : (int64_t)need, b0, sizeof b0),
+                 halo_memory_str(avail, b1, sizeof b1));
+  return HALO_ERR_NOMEM;
+}
+
 halo_status load_check_memory(const char *path, int64_t line, int64_t n, int64_t edges) {
-  halo_status st = HALO_OK;
   /* In double: a size line may declare up to 2^63 - 1 of each. */
   const double need = 8.0 * ((double)n + 1.0) + 8.0 * (double)edges;
-  const int64_t avail = halo_memory_available();
-  if (avail < 0 || need <= (double)avail) goto done;
-  char where[32] = "", b0[32], b1[32];
+  char where[32] = "";
   if (line > 0) snprintf(where, sizeof where, "%lld:", (long long)line);
-  HALO_FAIL(HALO_ERR_NOMEM,
-            "%s:%s %lld nodes and up to %lld edges need about %s to load, but %s of memory is "
-            "available",
-            path, where, (long long)n, (long long)edges,
-            halo_memory_str(need > 9e18 ? INT64_MAX : (int64_t)need, b0, sizeof b0),
-            halo_memory_str(avail, b1, sizeof b1));
-done:
-  return st;
+  return load_admit(need, "%s:%s %lld nodes and up to %lld edges", path, where, (long long)n,
+                    (long long)edges);
 }
 
 halo_status load_graph_create(const char *path, int64_t n, halo_graph **out) {

@@ -189,6 +189,12 @@ halo_status load_edges_to_csr(load_edges *e, halo_graph *g);
  * long costs one line naming it, not the machine. */
 halo_status load_check_memory(const char *path, int64_t line, int64_t n, int64_t edges);
 
+/* The admission both checks share: HALO_OK when `need` bytes fit in
+ * halo_memory_available() (or it is unknown); otherwise HALO_ERR_NOMEM and
+ * one line, "SUBJECT need about X, but Y of memory is available", SUBJECT
+ * formatted from `fmt`. */
+halo_status load_admit(double need, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* halo_graph_create(n, 0) for a graph read from `path`: running out of
  * memory for the n + 1 row offsets is an error naming the file and the size. */
 halo_status load_graph_create(const char *path, int64_t n, halo_graph **out);

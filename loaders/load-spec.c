@@ -34,17 +34,9 @@
  * line instead of the machine. */
 static halo_status spec_fits(const char *gen, const char *keys_text, double nodes, double edges,
                              double feat) {
-  double need = 16.0 * edges + nodes * (32.0 + 4.0 * feat);
-  int64_t avail = halo_memory_available();
-  if (avail < 0 || need <= (double)avail) return HALO_OK;
-  char b0[32], b1[32];
-  int64_t bytes = need > 9e18 ? INT64_MAX : (int64_t)need;
-  halo_log_error(
-      "%s:%s: about %.0f directed edges and %.0f nodes need about %s but %s of memory is "
-      "available",
-      gen, keys_text, edges, nodes, halo_memory_str(bytes, b0, sizeof b0),
-      halo_memory_str(avail, b1, sizeof b1));
-  return HALO_ERR_NOMEM;
+  return load_admit(16.0 * edges + nodes * (32.0 + 4.0 * feat),
+                    "%s:%s: about %.0f directed edges and %.0f nodes", gen, keys_text, edges,
+                    nodes);
 }
 
 /* ---- Key/value parsing --------------------------------------------------- */
