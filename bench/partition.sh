@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=${HALO_BUILD:-build}
-exe=$build/partition/halo-partition
+exe=$build/bin/halo-partition
 spec=${HALO_BENCH_SPEC:-sbm:nodes=500000,classes=16,avg-degree=21,homophily=0.8,feat=32,seed=1}
 parts=${HALO_BENCH_PARTS:-16}
 repeat=${HALO_BENCH_REPEAT:-3}

@@ -75,11 +75,9 @@
 
 #include "halo-hostmem.h"
 #include "halo-load.h"
+#include "halo-partition.h"
 #include "halo-rng.h"
 #include "halo-spmm.h"
-#ifdef HALO_BENCH_PARTITION
-#include "halo-partition.h"
-#endif
 
 typedef enum {
   GRAPH_UNIFORM,
@@ -176,13 +174,6 @@ static int parse_graphs(const char *text, options *opt) {
               text, tok);
       return -1;
     }
-#ifndef HALO_BENCH_PARTITION
-    if (kind == GRAPH_SBM_PART1 || kind == GRAPH_SBM_PART4) {
-      fprintf(stderr, "spmm-stream: error: --graphs %s: '%s' needs the partitioner (HDF5)\n", text,
-              tok);
-      return -1;
-    }
-#endif
     if (opt->ngraphs == MAX_GRAPHS) {
       fprintf(stderr, "spmm-stream: error: --graphs %s: at most %d graphs\n", text, MAX_GRAPHS);
       return -1;
@@ -490,7 +481,6 @@ done:
   return rc;
 }
 
-#ifdef HALO_BENCH_PARTITION
 /* The loader's SBM partitioned as halo-partition does it (clean-up, METIS
  * k-way into `parts`, seed 1, then halo_partition_plan_shard in the default
  * row order), and part 0's local CSR copied out: rows are its owned nodes,
@@ -542,19 +532,16 @@ done:
   halo_graph_destroy(&g);
   return rc;
 }
-#endif
 
 /* Builds graph `kind` into a; returns 0 or -1 (the error is printed). */
 static int make_graph(const options *opt, graph_kind kind, halo_csr *a) {
   switch (kind) {
     case GRAPH_UNIFORM:
       return make_uniform(opt, a);
-#ifdef HALO_BENCH_PARTITION
     case GRAPH_SBM_PART1:
       return make_part(opt, 1, a);
     case GRAPH_SBM_PART4:
       return make_part(opt, 4, a);
-#endif
     default:
       return make_sbm(opt, kind, a);
   }

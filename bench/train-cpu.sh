@@ -33,7 +33,7 @@ feat=${SBM_FEAT:-128}
 sbm="sbm:nodes=$nodes,classes=8,avg-degree=$degree,homophily=0.8,feat=$feat,seed=1"
 mkdir -p "$out"
 
-for bin in "$build/src/halo-train" "$build/partition/halo-partition"; do
+for bin in "$build/bin/halo-train" "$build/bin/halo-partition"; do
   [ -x "$bin" ] || { echo "train-cpu.sh: $bin is missing; build first (cmake --build $build)" >&2; exit 1; }
 done
 root=()
@@ -70,7 +70,7 @@ fi
 echo
 echo "## 2. mean epoch time at P=1, halo-train vs PyG GCNConv"
 halo_epoch() { # DIR NAME -> mean_epoch_s
-  OMP_NUM_THREADS=$threads "${mpi[@]}" -np 1 "$build/src/halo-train" "$1" --threads "$threads" \
+  OMP_NUM_THREADS=$threads "${mpi[@]}" -np 1 "$build/bin/halo-train" "$1" --threads "$threads" \
     --epochs "$epochs" --quiet --metrics "$out/$2-halo.jsonl" > "$out/$2-halo.txt"
   tail -1 "$out/$2-halo.jsonl" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["mean_epoch_s"])'
 }
@@ -87,7 +87,7 @@ for name in cora sbm; do
   dims=1433,16,7
   [ "$name" = sbm ] && dims=$feat,16,8
   if [ ! -f "$data/$name-1/manifest.h5" ]; then
-    "$build/partition/halo-partition" --input "$input" --parts 1 --out "$data/$name-1" \
+    "$build/bin/halo-partition" --input "$input" --parts 1 --out "$data/$name-1" \
       --dims "$dims" --json "$data/$name-1.json" --force > "$data/$name-1.txt"
   fi
   h=$(halo_epoch "$data/$name-1" "$name")
@@ -108,12 +108,12 @@ for name in cora sbm; do
   for parts in 2 4 8; do
     d="$data/$name-$parts"
     if [ ! -f "$d/manifest.h5" ]; then
-      "$build/partition/halo-partition" --input "$input" --parts "$parts" --out "$d" --dims "$dims" \
+      "$build/bin/halo-partition" --input "$input" --parts "$parts" --out "$d" --dims "$dims" \
         --json "$d.json" --force > "$d.txt"
     fi
     measured="-"
     if [ "$name" = cora ] || [ "$parts" -le 4 ]; then
-      OMP_NUM_THREADS=1 "${mpi[@]}" -np "$parts" "$build/src/halo-train" "$d" --threads 1 --epochs 3 \
+      OMP_NUM_THREADS=1 "${mpi[@]}" -np "$parts" "$build/bin/halo-train" "$d" --threads 1 --epochs 3 \
         --quiet --metrics "$d-halo.jsonl" > "$d-halo.txt"
       measured=$(head -1 "$d-halo.jsonl" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["halo_bytes"])')
     fi

@@ -69,8 +69,8 @@ fi
 [ "$rc" = 0 ] || { say "spmm-cuda failed (exit $rc)"; exit 1; }
 
 # ---- 2. epoch time against PyG -------------------------------------------------
-train="$build/src/halo-train"
-partition="$build/partition/halo-partition"
+train="$build/bin/halo-train"
+partition="$build/bin/halo-partition"
 if [ ! -x "$train" ] || [ ! -x "$partition" ]; then
   cmake --build "$build" -j "$(nproc)" --target halo-train halo-partition >>"$out/cmake.log" 2>&1 || true
 fi

@@ -8,7 +8,7 @@
 # DEST defaults to the folder this script lives in.  The archive unpacks to
 # DEST/NAME/{raw,split/<scheme>}; point halo at DEST/NAME:
 #
-#   build/partition/halo-partition --input datasets/ogbn-arxiv --parts 8 --out arxiv-8
+#   build/bin/halo-partition --input datasets/ogbn-arxiv --parts 8 --out arxiv-8
 #
 # ogbn-papers100M is published only as binary .npz ("-bin" archive) and
 # ogbn-proteins has multi-task labels and no node features, so neither is

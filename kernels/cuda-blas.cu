@@ -6,7 +6,7 @@
  * which is one column-major GEMM with the operands swapped and m and n
  * exchanged, and no copy or transpose of any matrix.
  */
-#include "cuda-check.cuh"
+#include "halo-cuda-check.cuh"
 #include "halo-kernels-cuda.h"
 
 extern "C" halo_status halo_cuda_blas_create(void **blas) {

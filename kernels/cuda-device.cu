@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda-check.cuh"
+#include "halo-cuda-check.cuh"
 #include "halo-kernels-cuda.h"
 
 extern "C" halo_status halo_cuda_select_device(int local_rank, int *device) {

@@ -12,7 +12,7 @@
  */
 #include <math.h>
 
-#include "cuda-check.cuh"
+#include "halo-cuda-check.cuh"
 #include "halo-kernels-cuda.h"
 #include "halo-rng.h"
 

@@ -18,11 +18,11 @@ fi
 
 out=${HALO_DEMO_OUT:-/tmp/halo-demo}
 mkdir -p "$out"
-"$build/partition/halo-partition" --input datasets/cora --parts 4 --out "$out/cora-4" \
+"$build/bin/halo-partition" --input datasets/cora --parts 4 --out "$out/cora-4" \
   --dims 1433,16,7 --json "$out/cora-4.json" --force
-if [ -x "$build/src/halo-train" ]; then
+if [ -x "$build/bin/halo-train" ]; then
   root=()
   if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
-  mpirun "${root[@]}" --oversubscribe -np 4 "$build/src/halo-train" "$out/cora-4" \
+  mpirun "${root[@]}" --oversubscribe -np 4 "$build/bin/halo-train" "$out/cora-4" \
     --epochs "${HALO_DEMO_EPOCHS:-200}" --metrics "$out/cora-4.jsonl"
 fi

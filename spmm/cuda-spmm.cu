@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda-check.cuh"
+#include "halo-cuda-check.cuh"
 #include "halo-spmm-cuda.h"
 
 constexpr int kParts = 3;

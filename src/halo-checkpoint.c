@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shard-h5.h"
+#include "halo-h5.h"
 
 #define CKPT_FORMAT "halo-checkpoint"
 #define CKPT_PREFIX "ckpt-"
@@ -89,7 +89,7 @@ static halo_status epoch_path(char *path, size_t size, const char *dir, int64_t 
 /* A numeric attribute of the root group. */
 typedef struct ckpt_attr {
   const char *name;
-  halo__h5_kind kind;
+  halo_h5_kind kind;
   void *value;
 } ckpt_attr;
 
@@ -102,25 +102,25 @@ static void numeric_attrs(halo_checkpoint *c, int32_t *wd_all, int32_t *norm,
                           ckpt_attr out[CKPT_NUMERIC_ATTRS]) {
   halo_gcn_options *o = &c->gcn;
   const ckpt_attr attrs[CKPT_NUMERIC_ATTRS] = {
-      {"epoch", HALO__H5_I64, &c->epoch},
-      {"adam_t", HALO__H5_I64, &c->adam_t},
-      {"layers", HALO__H5_I32, &o->layers},
-      {"hidden", HALO__H5_I32, &o->hidden},
-      {"normalize_features", HALO__H5_I32, norm},
-      {"lr", HALO__H5_F32, &o->lr},
-      {"weight_decay", HALO__H5_F32, &o->weight_decay},
-      {"weight_decay_all", HALO__H5_I32, wd_all},
-      {"dropout", HALO__H5_F32, &o->dropout},
-      {"input_dropout", HALO__H5_F32, &o->input_dropout},
-      {"seed", HALO__H5_U64, &o->seed},
-      {"source_digest", HALO__H5_U64, &c->source_digest},
-      {"nodes", HALO__H5_I64, &c->nodes},
-      {"edges", HALO__H5_I64, &c->edges},
-      {"features", HALO__H5_I32, &c->features},
-      {"classes", HALO__H5_I32, &c->classes},
-      {"parts", HALO__H5_I32, &c->parts},
-      {"run_id", HALO__H5_U64, &c->run_id},
-      {"nparams", HALO__H5_I64, &c->nparams},
+      {"epoch", HALO_H5_I64, &c->epoch},
+      {"adam_t", HALO_H5_I64, &c->adam_t},
+      {"layers", HALO_H5_I32, &o->layers},
+      {"hidden", HALO_H5_I32, &o->hidden},
+      {"normalize_features", HALO_H5_I32, norm},
+      {"lr", HALO_H5_F32, &o->lr},
+      {"weight_decay", HALO_H5_F32, &o->weight_decay},
+      {"weight_decay_all", HALO_H5_I32, wd_all},
+      {"dropout", HALO_H5_F32, &o->dropout},
+      {"input_dropout", HALO_H5_F32, &o->input_dropout},
+      {"seed", HALO_H5_U64, &o->seed},
+      {"source_digest", HALO_H5_U64, &c->source_digest},
+      {"nodes", HALO_H5_I64, &c->nodes},
+      {"edges", HALO_H5_I64, &c->edges},
+      {"features", HALO_H5_I32, &c->features},
+      {"classes", HALO_H5_I32, &c->classes},
+      {"parts", HALO_H5_I32, &c->parts},
+      {"run_id", HALO_H5_U64, &c->run_id},
+      {"nparams", HALO_H5_I64, &c->nparams},
   };
   memcpy(out, attrs, sizeof attrs);
 }
@@ -131,11 +131,11 @@ static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint 
   int32_t wd_all = c->gcn.weight_decay_all, norm = c->gcn.normalize_features;
   ckpt_attr attrs[CKPT_NUMERIC_ATTRS];
   numeric_attrs((halo_checkpoint *)c, &wd_all, &norm, attrs); /* only read here */
-  HALO_TRY(halo__h5_attr_write_str(f, path, "format", CKPT_FORMAT));
-  HALO_TRY(halo__h5_attr_write(f, path, "format_version", HALO__H5_I32, &version));
-  HALO_TRY(halo__h5_attr_write_str(f, path, "model", c->model));
+  HALO_TRY(halo_h5_attr_write_str(f, path, "format", CKPT_FORMAT));
+  HALO_TRY(halo_h5_attr_write(f, path, "format_version", HALO_H5_I32, &version));
+  HALO_TRY(halo_h5_attr_write_str(f, path, "model", c->model));
   for (int k = 0; k < CKPT_NUMERIC_ATTRS; k++)
-    HALO_TRY(halo__h5_attr_write(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
+    HALO_TRY(halo_h5_attr_write(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
 done:
   return st;
 }
@@ -148,7 +148,7 @@ halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int 
   int64_t *epochs = NULL;
   int count = 0;
 
-  halo__h5_quiet();
+  halo_h5_quiet();
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
     HALO_FAIL(HALO_ERR_IO, "--checkpoint %s: cannot create: %s", dir, strerror(errno));
   HALO_TRY(epoch_path(path, sizeof path, dir, c->epoch));
@@ -156,15 +156,15 @@ halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int 
    * the same state; it is replaced. */
   if (unlink(path) != 0 && errno != ENOENT)
     HALO_FAIL(HALO_ERR_IO, "%s: cannot replace: %s", path, strerror(errno));
-  HALO_TRY(halo__h5_create(path, tmp, sizeof tmp, &file));
+  HALO_TRY(halo_h5_create(path, tmp, sizeof tmp, &file));
   HALO_TRY(write_attrs(file, path, c));
   hsize_t dims[1] = {(hsize_t)c->nparams};
-  HALO_TRY(halo__h5_write(file, path, "/params", HALO__H5_F32, 1, dims, c->params));
-  HALO_TRY(halo__h5_write(file, path, "/adam_m", HALO__H5_F32, 1, dims, c->adam_m));
-  HALO_TRY(halo__h5_write(file, path, "/adam_v", HALO__H5_F32, 1, dims, c->adam_v));
+  HALO_TRY(halo_h5_write(file, path, "/params", HALO_H5_F32, 1, dims, c->params));
+  HALO_TRY(halo_h5_write(file, path, "/adam_m", HALO_H5_F32, 1, dims, c->adam_m));
+  HALO_TRY(halo_h5_write(file, path, "/adam_v", HALO_H5_F32, 1, dims, c->adam_v));
 done:
   /* Close, flush and rename; on failure the temporary goes, the rest stays. */
-  if (tmp[0]) st = halo__h5_commit(st, file, tmp, path);
+  if (tmp[0]) st = halo_h5_commit(st, file, tmp, path);
   if (st == HALO_OK && path_out) snprintf(path_out, path_size, "%s", path);
   /* Keep the newest `keep`; a failure here costs disk space, not state. */
   if (st == HALO_OK && keep > 0) {
@@ -209,21 +209,21 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   static const char *const names[3] = {"/params", "/adam_m", "/adam_v"};
 
   memset(c, 0, sizeof *c);
-  halo__h5_quiet();
-  HALO_TRY(halo__h5_open(path, &f));
-  HALO_TRY(halo__h5_attr_read_str(f, path, "format", format, sizeof format));
+  halo_h5_quiet();
+  HALO_TRY(halo_h5_open(path, &f));
+  HALO_TRY(halo_h5_attr_read_str(f, path, "format", format, sizeof format));
   if (strcmp(format, CKPT_FORMAT) != 0)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: not a halo checkpoint (format '%s')", path, format);
-  HALO_TRY(halo__h5_attr_read(f, path, "format_version", HALO__H5_I32, &version));
+  HALO_TRY(halo_h5_attr_read(f, path, "format_version", HALO_H5_I32, &version));
   if (version != HALO_CHECKPOINT_FORMAT_VERSION)
     HALO_FAIL(HALO_ERR_FORMAT,
               "%s: checkpoint format_version %d is not supported (this halo reads %d)", path,
               version, HALO_CHECKPOINT_FORMAT_VERSION);
-  HALO_TRY(halo__h5_attr_read_str(f, path, "model", model, sizeof model));
+  HALO_TRY(halo_h5_attr_read_str(f, path, "model", model, sizeof model));
   snprintf(c->model, sizeof c->model, "%s", model);
   numeric_attrs(c, &wd_all, &norm, attrs);
   for (int k = 0; k < CKPT_NUMERIC_ATTRS; k++)
-    HALO_TRY(halo__h5_attr_read(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
+    HALO_TRY(halo_h5_attr_read(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
   o->weight_decay_all = wd_all;
   o->normalize_features = norm;
   if (c->epoch < 0 || c->adam_t < 0 || c->nparams <= 0 || c->nparams > ((int64_t)1 << 40) ||
@@ -237,7 +237,7 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   for (int k = 0; k < 3; k++) {
     hsize_t dims[1] = {(hsize_t)c->nparams};
     void *data = NULL;
-    HALO_TRY(halo__h5_read(f, path, names[k], HALO__H5_F32, 1, dims, 1, &data));
+    HALO_TRY(halo_h5_read(f, path, names[k], HALO_H5_F32, 1, dims, 1, &data));
     arrays[k] = data;
     for (int64_t i = 0; i < c->nparams; i++)
       if (!isfinite(arrays[k][i]))

@@ -1,7 +1,8 @@
 /* The distributed GCN: set-up, forward, backward, Adam.
  *
- * Each layer takes one of three shapes, fixed at set-up by
- * halo_predict_widths so that the bytes sent match the prediction exactly:
+ * Each layer takes one of three shapes, fixed at set-up by the model's
+ * description (halo_model_describe) so that the bytes sent match the
+ * prediction exactly:
  *
  *   cached      (layer 0, no input dropout)  Z = (ÂX)·W, ÂX computed once
  *   transform   (d_out < d_in)               T = H·W, exchange T, Z = Â·T
@@ -46,10 +47,8 @@
 
 enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
 
-typedef enum { LAYER_CACHED, LAYER_TRANSFORM, LAYER_AGGREGATE } layer_kind;
-
 typedef struct layer {
-  layer_kind kind;
+  halo_layer_shape kind;
   int32_t d_in, d_out;
   int64_t w_off, b_off; /* into the flat parameter array */
   halo_buf hd;          /* l >= 1: dropout(ReLU(Z_{l-1})), n_all × d_in */
@@ -231,7 +230,7 @@ static void dropout_to(halo_gcn *g, float *dst, const float *src, int32_t cols, 
 
 /* The dense input of layer 0: X, or dropout(X) in xd. */
 static const float *dense_input0(halo_gcn *g, int64_t epoch, float p) {
-  if (p <= 0.0f && g->layers[0].kind == LAYER_TRANSFORM) return fbuf(&g->x);
+  if (p <= 0.0f && g->layers[0].kind == HALO_LAYER_TRANSFORM) return fbuf(&g->x);
   dropout_to(g, fbuf(&g->xd), fbuf(&g->x), g->layers[0].d_in, epoch, 0, p);
   return fbuf(&g->xd);
 }
@@ -247,7 +246,7 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
     float *z = fbuf(&ly->z);
 
     switch (ly->kind) {
-      case LAYER_CACHED:
+      case HALO_LAYER_CACHED:
         /* ÂX holds no halo row: Z is local, with no exchange. */
         if (g->sparse_in)
           g->ops->spmm(g->be, &g->s_csr, w, ly->d_out, ly->d_out, 0.0f, z, ly->d_out, NULL,
@@ -255,7 +254,7 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
         else
           mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&g->ax), w, z);
         break;
-      case LAYER_TRANSFORM:
+      case HALO_LAYER_TRANSFORM:
         if (l == 0 && g->sparse_in) {
           halo_csr xd = g->s_csr;
           if (p > 0.0f) {
@@ -272,7 +271,7 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
         }
         HALO_TRY(aggregate(g, fbuf(&ly->t), ly->d_out, z));
         break;
-      case LAYER_AGGREGATE: {
+      case HALO_LAYER_AGGREGATE: {
         float *h = l == 0 ? (float *)dense_input0(g, epoch, p) : fbuf(&ly->hd);
         HALO_TRY(aggregate(g, h, ly->d_in, fbuf(&ly->ah)));
         mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&ly->ah), w, z);
@@ -308,7 +307,7 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
     g->ops->colsum(g->be, dz, n, ly->d_out, db);
 
     switch (ly->kind) {
-      case LAYER_CACHED:
+      case HALO_LAYER_CACHED:
         /* dW = (ÂX)ᵀ·dZ, no exchange. */
         if (g->sparse_in)
           g->ops->spmm(g->be, &g->st_csr, dz, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL,
@@ -316,7 +315,7 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
         else
           mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&g->ax), dz, dw);
         break;
-      case LAYER_TRANSFORM:
+      case HALO_LAYER_TRANSFORM:
         /* dT = Âᵀ·dZ = Â·dZ; dW = Hᵀ·dT; dH = dT·Wᵀ. */
         HALO_TRY(aggregate(g, dz, ly->d_out, tmp));
         if (l == 0 && g->sparse_in) {
@@ -330,7 +329,7 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
         }
         if (l > 0) mm_tb(g, n, ly->d_in, ly->d_out, tmp, w, dz);
         break;
-      case LAYER_AGGREGATE:
+      case HALO_LAYER_AGGREGATE:
         /* dW = (ÂH)ᵀ·dZ; dH = Âᵀ·(dZ·Wᵀ) = Â·(dZ·Wᵀ). */
         mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&ly->ah), dz, dw);
         if (l > 0) {
@@ -472,6 +471,17 @@ done:
   return st;
 }
 
+/* The model of a shard: its widths from the shard's features and classes,
+ * and its layers' shapes and exchanges. Local. */
+static halo_status describe(const halo_shard *s, const halo_gcn_options *o, halo_model_desc *d) {
+  int32_t dims[HALO_MAX_LAYERS + 1];
+  if (o->layers < 1 || o->layers > HALO_MAX_LAYERS) return HALO_ERR_ARG;
+  dims[0] = s->features;
+  for (int l = 1; l < o->layers; l++) dims[l] = o->hidden;
+  dims[o->layers] = s->classes;
+  return halo_model_describe(HALO_MODEL_GCN, dims, o->layers + 1, o->input_dropout > 0.0f, d);
+}
+
 /* Glorot-uniform weights keyed by (seed, layer, row, column), zero biases. */
 static void init_params(const halo_gcn_options *o, const layer *layers, int nlayers, float *p) {
   for (int l = 0; l < nlayers; l++) {
@@ -602,7 +612,7 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
   const int64_t f = s->features, n = g->n_owned;
   const size_t owned_bytes = (size_t)n * (size_t)f * sizeof(float);
   const layer *l0 = &g->layers[0];
-  const int cached = l0->kind == LAYER_CACHED;
+  const int cached = l0->kind == HALO_LAYER_CACHED;
   float *x = malloc(owned_bytes ? owned_bytes : 1);
   halo_buf xfull = {0};
 
@@ -652,7 +662,8 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
 
   /* Only an input multiplied by W first can be sparse: aggregated first,
    * X is exchanged and multiplied by Â as a dense matrix. */
-  if (cached || l0->kind == LAYER_TRANSFORM) HALO_TRY(decide_sparse(g, x, n, f, &g->sparse_in));
+  if (cached || l0->kind == HALO_LAYER_TRANSFORM)
+    HALO_TRY(decide_sparse(g, x, n, f, &g->sparse_in));
   if (g->sparse_in) {
     HALO_TRY(build_sparse_input(g, x, !cached && g->opt.input_dropout > 0.0f));
     buf_del(g, &g->ax);
@@ -674,11 +685,7 @@ static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
   halo_gcn_info *info = &g->info;
 
   HALO_TRY(check_setup(s, o));
-  info->ndims = o->layers + 1;
-  info->dims[0] = s->features;
-  for (int l = 1; l < o->layers; l++) info->dims[l] = o->hidden;
-  info->dims[o->layers] = s->classes;
-  HALO_TRY(halo_predict_widths(info->dims, info->ndims, o->input_dropout > 0.0f, &info->widths));
+  HALO_TRY(describe(s, o, &info->model));
 
   g->nlayers = o->layers;
   g->n_owned = s->n_owned;
@@ -688,11 +695,9 @@ static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
   int64_t off = 0;
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
-    ly->d_in = info->dims[l];
-    ly->d_out = info->dims[l + 1];
-    ly->kind = (l == 0 && info->widths.setup > 0) ? LAYER_CACHED
-               : info->widths.transform_first[l]  ? LAYER_TRANSFORM
-                                                  : LAYER_AGGREGATE;
+    ly->d_in = info->model.dims[l];
+    ly->d_out = info->model.dims[l + 1];
+    ly->kind = info->model.shape[l];
     ly->w_off = off;
     off += (int64_t)ly->d_in * ly->d_out;
     ly->b_off = off;
@@ -729,9 +734,9 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
     layer *ly = &g->layers[l];
     size_t in_all = (size_t)g->n_all * (size_t)ly->d_in * sizeof(float);
     if (l > 0) HALO_TRY(buf_new(g, &ly->hd, in_all));
-    if (ly->kind == LAYER_TRANSFORM)
+    if (ly->kind == HALO_LAYER_TRANSFORM)
       HALO_TRY(buf_new(g, &ly->t, (size_t)g->n_all * (size_t)ly->d_out * sizeof(float)));
-    if (ly->kind == LAYER_AGGREGATE)
+    if (ly->kind == HALO_LAYER_AGGREGATE)
       HALO_TRY(buf_new(g, &ly->ah, (size_t)g->n_owned * (size_t)ly->d_in * sizeof(float)));
     HALO_TRY(buf_new(g, &ly->z, (size_t)g->n_owned * (size_t)ly->d_out * sizeof(float)));
     if (l > 0 && ly->d_in > widest) widest = ly->d_in;
@@ -761,10 +766,10 @@ done:
  * own kernel. Local. */
 static halo_status prepare_products(halo_gcn *g) {
   halo_status st = HALO_OK;
-  const halo_widths *w = &g->info.widths;
+  const halo_model_desc *d = &g->info.model;
   if (!g->ops->spmm_prepare) return HALO_OK;
-  for (int l = 0; l < w->layers && g->contiguous; l++) {
-    const int32_t widths[2] = {w->fwd[l], w->bwd[l]};
+  for (int l = 0; l < d->layers && g->contiguous; l++) {
+    const int32_t widths[2] = {d->comm[l].fwd, d->comm[l].bwd};
     for (int k = 0; k < 2; k++) {
       if (widths[k] < 1) continue;
       HALO_TRY(g->ops->spmm_prepare(g->be, &g->adj, g->n_interior, widths[k]));
@@ -782,26 +787,15 @@ done:
 
 /* --- memory estimate ------------------------------------------------------ */
 
-/* The model's widths of a shard, as setup_local computes them. Local. */
-static halo_status model_widths(const halo_shard *s, const halo_gcn_options *o, int32_t *dims,
-                                halo_widths *w) {
-  if (o->layers < 1 || o->layers > HALO_MAX_LAYERS) return HALO_ERR_ARG;
-  dims[0] = s->features;
-  for (int l = 1; l < o->layers; l++) dims[l] = o->hidden;
-  dims[o->layers] = s->classes;
-  return halo_predict_widths(dims, o->layers + 1, o->input_dropout > 0.0f, w);
-}
-
 halo_status halo_gcn_input_layout(MPI_Comm comm, const halo_shard *s, const halo_gcn_options *o,
                                   halo_gcn_input *out) {
   halo_status st = HALO_OK;
-  halo_widths w;
-  int32_t dims[HALO_MAX_LAYERS + 1];
+  halo_model_desc d;
   float lo = 0.0f, local_lo = INFINITY;
   const int64_t count = s->x ? s->n_owned * s->features : 0;
   *out = (halo_gcn_input){0};
   /* The same failure on every rank: the widths come from the manifest. */
-  HALO_TRY(model_widths(s, o, dims, &w));
+  HALO_TRY(describe(s, o, &d));
   if (o->normalize_features) { /* normalised, x is 0 exactly where it held the minimum */
     for (int64_t i = 0; i < count; i++) local_lo = fminf(local_lo, s->x[i]);
     HALO_MPI(MPI_Allreduce(&local_lo, &lo, 1, MPI_FLOAT, MPI_MIN, comm));
@@ -809,7 +803,7 @@ halo_status halo_gcn_input_layout(MPI_Comm comm, const halo_shard *s, const halo
   HALO_TRY(count_sparse(comm, o, s->x, count, lo, &out->sparse, &out->nonzeros));
   /* Only an input multiplied by W first can be sparse (setup_features); for
    * a cached ÂX, which only the model computes, the estimate bounds both. */
-  out->sparse = out->sparse && w.setup == 0 && w.transform_first[0];
+  out->sparse = out->sparse && d.shape[0] == HALO_LAYER_TRANSFORM;
 done:
   return st;
 }
@@ -825,10 +819,10 @@ static double backend_buf(double bytes) {
 halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options *o, int device,
                                      const halo_gcn_input *in, halo_gcn_memory *out) {
   halo_status st = HALO_OK;
-  halo_widths w;
-  int32_t dims[HALO_MAX_LAYERS + 1];
+  halo_model_desc d;
   *out = (halo_gcn_memory){0};
-  HALO_TRY(model_widths(s, o, dims, &w));
+  HALO_TRY(describe(s, o, &d));
+  const int32_t *dims = d.dims;
 
   const double n = (double)s->n_owned, all = (double)(s->n_owned + s->n_halo);
   const double f = (double)s->features, fl = 4.0; /* bytes of a float */
@@ -849,19 +843,19 @@ halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options
   }
 
   /* Each layer's buffers (setup_buffers), the backward pair, parameters. */
-  int32_t widest = 0, max_cols = w.setup > 1 ? w.setup : 1;
+  const halo_model_comm exchanges = halo_model_comm_of(&d);
+  int32_t widest = 0, max_cols = halo_predict_widest(&exchanges);
   double params = 0.0;
   for (int l = 0; l < o->layers; l++) {
     const double d_in = dims[l], d_out = dims[l + 1];
-    const int cached = l == 0 && w.setup > 0, transform = !cached && w.transform_first[l];
+    const int cached = d.shape[l] == HALO_LAYER_CACHED;
+    const int transform = d.shape[l] == HALO_LAYER_TRANSFORM;
     if (l > 0) backend += backend_buf(all * d_in * fl);
     if (transform) backend += backend_buf(all * d_out * fl);
     if (!cached && !transform) backend += backend_buf(n * d_in * fl);
     backend += backend_buf(n * d_out * fl);
     if (l > 0 && dims[l] > widest) widest = dims[l];
     if (dims[l + 1] > widest) widest = dims[l + 1];
-    if (w.fwd[l] > max_cols) max_cols = w.fwd[l];
-    if (w.bwd[l] > max_cols) max_cols = w.bwd[l];
     params += d_in * d_out + d_out;
   }
   backend += 2.0 * backend_buf(all * widest * fl) + 4.0 * backend_buf(params * fl);
@@ -875,7 +869,7 @@ halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options
 
   /* Features (setup_features), with the normalised host copy of X. */
   host += n * f * fl;
-  if (w.setup > 0) {
+  if (d.shape[0] == HALO_LAYER_CACHED) {
     /* ÂX; while it is made, X with its halo rows; then, if ÂX is kept as CSR
      * (forced, or under SPARSE_DENSITY non-zero over all ranks, which bounds
      * this rank's share but for uneven parts), S and Sᵀ in their place. */
@@ -933,12 +927,8 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   /* The plan's widest exchange, from the same rules as the prediction: the
    * buffers (and the INT_MAX message check) follow what really crosses, not
    * the input width when X never leaves its rank. */
-  const halo_widths *w = &g->info.widths;
-  int32_t max_cols = w->setup > 1 ? w->setup : 1;
-  for (int l = 0; l < w->layers; l++) {
-    if (w->fwd[l] > max_cols) max_cols = w->fwd[l];
-    if (w->bwd[l] > max_cols) max_cols = w->bwd[l];
-  }
+  const halo_model_comm exchanges = halo_model_comm_of(&g->info.model);
+  const int32_t max_cols = halo_predict_widest(&exchanges);
   HALO_TRY(halo_plan_create(comm, be, s, max_cols, &g->plan));
 
   st = setup_buffers(g, s);

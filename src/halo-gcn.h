@@ -11,7 +11,8 @@
  * masks by (seed, epoch, layer, global node id, column), and every row of Â
  * is summed in ascending global id.  Each layer exchanges its narrow side
  * and the first layer's Â·X is computed once when there is no input dropout,
- * exactly as partition/halo-predict.h counts them.
+ * exactly as the model's description says (halo-model.h), from which
+ * partition/halo-predict.h counts the bytes.
  */
 #ifndef HALO_GCN_H
 #define HALO_GCN_H
@@ -20,7 +21,7 @@
 #include <stdint.h>
 
 #include "halo-backend.h"
-#include "halo-predict.h"
+#include "halo-model.h"
 #include "halo-shard.h"
 #include "halo-spmm.h"
 #include "halo-status.h"
@@ -92,10 +93,8 @@ halo_status halo_gcn_evaluate(halo_gcn *g, halo_gcn_stats *out);
 
 /* Model facts. Local. */
 typedef struct halo_gcn_info {
-  int ndims;
-  int32_t dims[HALO_MAX_LAYERS + 1]; /* input, hidden..., classes */
-  halo_widths widths;                /* exchange widths, as halo-predict */
-  int64_t params;                    /* number of weights and biases */
+  halo_model_desc model; /* widths, layer shapes and exchanges */
+  int64_t params;        /* number of weights and biases */
   int64_t n_owned, n_halo;
   int64_t global_count[3];  /* train, valid, test nodes over all parts */
   int64_t setup_halo_bytes; /* bytes this rank sent at set-up */

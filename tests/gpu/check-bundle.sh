@@ -65,18 +65,18 @@ for t in test-cuda-kernels test-cuda-spmm test-cuda-backend; do
 done
 
 for p in 1 2; do
-  timeout 60 "$root/partition/halo-partition" --input datasets/cora --parts "$p" \
+  timeout 60 "$root/bin/halo-partition" --input datasets/cora --parts "$p" \
     --out "$root/cora$p" >"$root/partition$p.log" 2>&1
   rc=$?
   check "halo-partition --parts $p" "$([ "$rc" = 0 ] && echo 1)" "exit $rc"
 done
 
 # halo-train alone, then under mpirun; stderr must stay empty.
-timeout 60 "$root/src/halo-train" "$root/cora1" --epochs 5 >"$root/train1.out" 2>"$root/train1.err"
+timeout 60 "$root/bin/halo-train" "$root/cora1" --epochs 5 >"$root/train1.out" 2>"$root/train1.err"
 rc=$?
 check "halo-train (singleton)" "$([ "$rc" = 0 ] && [ ! -s "$root/train1.err" ] && echo 1)" \
   "exit $rc$(head -c 200 "$root/train1.err" | tr '\n' ' ')"
-timeout 120 "$root/mpi/bin/mpirun" -np 2 "$root/src/halo-train" "$root/cora2" --epochs 5 \
+timeout 120 "$root/mpi/bin/mpirun" -np 2 "$root/bin/halo-train" "$root/cora2" --epochs 5 \
   >"$root/train2.out" 2>"$root/train2.err"
 rc=$?
 check "mpirun -np 2 halo-train" \
@@ -91,13 +91,13 @@ check "mpirun -np 2 halo-train" \
 netns=()
 command -v ip >/dev/null && unshare -n true 2>/dev/null && netns=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)
 OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo timeout 120 ${netns[@]+"${netns[@]}"} \
-  "$root/mpi/bin/mpirun" -np 2 "$root/src/halo-train" "$root/cora2" --epochs 5 \
+  "$root/mpi/bin/mpirun" -np 2 "$root/bin/halo-train" "$root/cora2" --epochs 5 \
   >"$root/train-tcp.out" 2>"$root/train-tcp.err"
 rc=$?
 check "mpirun -np 2, tcp over lo${netns[*]:+ alone}" \
   "$([ "$rc" = 0 ] && [ ! -s "$root/train-tcp.err" ] && grep -q 'equal to the prediction' "$root/train-tcp.out" && echo 1)" \
   "exit $rc$(head -c 200 "$root/train-tcp.err" | tr '\n' ' ')"
-OMPI_MCA_btl=self timeout 120 "$root/mpi/bin/mpirun" -np 2 "$root/src/halo-train" "$root/cora2" \
+OMPI_MCA_btl=self timeout 120 "$root/mpi/bin/mpirun" -np 2 "$root/bin/halo-train" "$root/cora2" \
   --epochs 5 >"$root/train-self.out" 2>&1
 rc=$?
 check "mpirun -np 2, btl self only" "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 1)" \

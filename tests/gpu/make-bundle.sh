@@ -30,12 +30,12 @@ build=$dir/build
 stage=$dir/stage
 arch=$(gcc -print-multiarch)
 programs=(tests/gpu/test-cuda-kernels tests/gpu/test-cuda-spmm tests/gpu/test-cuda-backend
-  bench/spmm-cuda src/halo-train partition/halo-partition)
+  bench/spmm-cuda bin/halo-train bin/halo-partition)
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHALO_WITH_CUDA=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${programs[@]##*/}"
-rm -rf "$stage" && mkdir -p "$stage/lib" "$stage/bin"
+rm -rf "$stage" && mkdir -p "$stage/lib" "$stage/libexec"
 for p in "${programs[@]}"; do
-  cp "$build/$p" "$stage/bin/"
+  cp "$build/$p" "$stage/libexec/"
 done
 
 # Open MPI, laid out as under /usr so that OPAL_PREFIX=<stage>/mpi finds it all.
@@ -83,11 +83,11 @@ wrap() { # wrap PATH-IN-STAGE REAL-PROGRAM-RELATIVE-TO-ROOT
     "$up" "$2" >"$stage/$1"
   chmod +x "$stage/$1"
 }
-for p in "${programs[@]}"; do wrap "$p" "bin/${p##*/}"; done
+for p in "${programs[@]}"; do wrap "$p" "libexec/${p##*/}"; done
 rm "$mpi/bin/mpirun" && wrap mpi/bin/mpirun mpi/bin/orterun
 
 # Every shared library the programs, Open MPI and its plugins load.
-deps=$(find "$stage/bin" "$mpi" -type f \( -perm -u+x -o -name '*.so*' \) ! -name mpirun -print0 |
+deps=$(find "$stage/libexec" "$mpi" -type f \( -perm -u+x -o -name '*.so*' \) ! -name mpirun -print0 |
   xargs -0 ldd)
 # A library this machine lacks would be missing there too (libcuda is the driver's).
 if notfound=$(grep 'not found' <<<"$deps" | grep -v 'libcuda\.so' | sort -u) && [ -n "$notfound" ]; then
@@ -104,7 +104,7 @@ awk '$3 ~ /^\// {print $3}' <<<"$deps" | sort -u | while read -r lib; do
 done
 # The newest glibc symbol version any of it needs: run-device.sh compares it
 # with the GPU machine's before it runs anything.
-glibc=$(find "$stage/bin" "$stage/lib" "$mpi" -type f \( -perm -u+x -o -name '*.so*' \) ! -name mpirun \
+glibc=$(find "$stage/libexec" "$stage/lib" "$mpi" -type f \( -perm -u+x -o -name '*.so*' \) ! -name mpirun \
   -print0 | xargs -0 objdump -T | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -1)
 echo "${glibc#GLIBC_}" >"$stage/GLIBC"
 echo "$(git rev-parse --short HEAD)$([ -z "$(git status --porcelain)" ] || echo +dirty), $(. /etc/os-release && echo "$PRETTY_NAME"), $(nvcc --version | grep -o 'release [0-9.]*'), $(orterun --version | head -1), glibc >= ${glibc#GLIBC_}" >"$stage/BUNDLE"

@@ -252,8 +252,8 @@ for t in $unit_tests; do
 done
 
 # ---- 4. Cora, CPU against CUDA ----------------------------------------------------
-train=$build/src/halo-train
-partition=$build/partition/halo-partition
+train=$build/bin/halo-train
+partition=$build/bin/halo-partition
 cora_dir=$build/device-cora
 if [ "$mode" = none ]; then
   row "cora cuda" skipped "nothing built"

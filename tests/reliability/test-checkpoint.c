@@ -17,9 +17,9 @@
  * against P=1 and against the paper's accuracy. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -29,8 +29,8 @@
 #include "halo-checkpoint.h"
 #include "train-run.h"
 
-#define TRAIN_BIN HALO_BINARY_DIR "/src/halo-train"
-#define PARTITION_BIN HALO_BINARY_DIR "/partition/halo-partition"
+#define TRAIN_BIN HALO_BINARY_DIR "/bin/halo-train"
+#define PARTITION_BIN HALO_BINARY_DIR "/bin/halo-partition"
 #define CORA HALO_DATASETS_DIR "/cora"
 
 enum { EPOCHS = 100, STOP = 40, MAX_EPOCHS = 128 };

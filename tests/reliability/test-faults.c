@@ -22,8 +22,8 @@
 #include "halo-checkpoint.h"
 #include "train-run.h"
 
-#define TRAIN_BIN HALO_BINARY_DIR "/src/halo-train"
-#define PARTITION_BIN HALO_BINARY_DIR "/partition/halo-partition"
+#define TRAIN_BIN HALO_BINARY_DIR "/bin/halo-train"
+#define PARTITION_BIN HALO_BINARY_DIR "/bin/halo-partition"
 #define CORA HALO_DATASETS_DIR "/cora"
 #define MPIRUN                                                                      \
   "mpirun --allow-run-as-root --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 " \

@@ -110,7 +110,7 @@ static int probe_main(int argc, char **argv) {
   if (f) fclose(f);
   f = NULL;
 
-  const int64_t params = info[0].params, classes = info[0].dims[info[0].ndims - 1];
+  const int64_t params = info[0].params, classes = info[0].model.dims[info[0].model.layers];
   const int64_t len = params > n_owned * classes ? params : n_owned * classes;
   for (int k = 0; k < 2; k++)
     if (!(buf[k] = malloc((size_t)len * sizeof(float) + 1))) goto done;
@@ -164,7 +164,7 @@ static void ax_nonzeros(const fx_graph *g, int32_t part, int64_t *nnz, int64_t *
 
 typedef struct probe_result {
   int epochs;
-  double *loss[2];   /* per epoch: sparse, dense */
+  double *loss[2]; /* per epoch: sparse, dense */
   int64_t nparams;
   double *param[2];  /* after the last step */
   double *logits[2]; /* n × classes, by global id */
@@ -227,34 +227,41 @@ static void check_case(const char *name, const fx_case *c, uint64_t seed, int ex
       ax_nonzeros(g, q, &pn, &ps);
       cr_log_info("%s P=%d: part %d's ÂX is %.4f dense", name, np, q, (double)pn / (double)ps);
       other_side += ((double)pn < 0.10 * (double)ps) != expect_auto;
-      cr_expect_eq(r[t].choice[q][MODEL_SPARSE], 1, "%s P=%d rank %d: --sparse-features 1 "
-                   "did not keep ÂX as CSR", name, np, q);
-      cr_expect_eq(r[t].choice[q][MODEL_DENSE], 0, "%s P=%d rank %d: --sparse-features 0 "
-                   "kept ÂX as CSR", name, np, q);
-      cr_expect_eq(r[t].choice[q][MODEL_AUTO], expect_auto, "%s P=%d rank %d: automatic "
-                   "choice %d, the graph's density says %d", name, np, q,
-                   r[t].choice[q][MODEL_AUTO], expect_auto);
+      cr_expect_eq(r[t].choice[q][MODEL_SPARSE], 1,
+                   "%s P=%d rank %d: --sparse-features 1 "
+                   "did not keep ÂX as CSR",
+                   name, np, q);
+      cr_expect_eq(r[t].choice[q][MODEL_DENSE], 0,
+                   "%s P=%d rank %d: --sparse-features 0 "
+                   "kept ÂX as CSR",
+                   name, np, q);
+      cr_expect_eq(r[t].choice[q][MODEL_AUTO], expect_auto,
+                   "%s P=%d rank %d: automatic "
+                   "choice %d, the graph's density says %d",
+                   name, np, q, r[t].choice[q][MODEL_AUTO], expect_auto);
     }
     cr_expect_eq((double)nnz < 0.10 * (double)size, expect_auto,
                  "%s: the case's density is not on the side it was chosen for", name);
     /* Otherwise a per-rank choice would pass too: another seed may lose the
      * split, so only the default seed's input must have it. */
     if (np == 3 && split_at_p3 && other_side == 0) {
-      cr_log_info("%s P=3: no part's own density disagrees with the graph's, so the single "
-                  "decision is not tested (seed %llu)", name, (unsigned long long)seed);
+      cr_log_info(
+          "%s P=3: no part's own density disagrees with the graph's, so the single "
+          "decision is not tested (seed %llu)",
+          name, (unsigned long long)seed);
       cr_expect_neq(split_at_p3, 2, "%s P=3: the default seed's input lost its split", name);
     }
 
     /* Sparse against dense ÂX: the same training, to fp32 rounding. */
     for (int e = 0; e < c->epochs; e++)
       cr_expect(fx_rel(r[t].loss[0][e], r[t].loss[1][e]) <= 1e-5,
-                "%s P=%d epoch %d: loss %.9g with CSR ÂX, %.9g dense", name, np, e,
-                r[t].loss[0][e], r[t].loss[1][e]);
+                "%s P=%d epoch %d: loss %.9g with CSR ÂX, %.9g dense", name, np, e, r[t].loss[0][e],
+                r[t].loss[1][e]);
     const double pmax = fx_max_abs(r[t].param[1], nparams);
     for (int64_t i = 0; i < nparams; i++)
       cr_expect(fabs(r[t].param[0][i] - r[t].param[1][i]) <= 1e-4 * pmax,
-                "%s P=%d: parameter %lld is %.9g with CSR ÂX, %.9g dense", name, np,
-                (long long)i, r[t].param[0][i], r[t].param[1][i]);
+                "%s P=%d: parameter %lld is %.9g with CSR ÂX, %.9g dense", name, np, (long long)i,
+                r[t].param[0][i], r[t].param[1][i]);
 
     /* The first step's loss (initial weights, the hidden layer's dropout
      * keyed by epoch 0 and the global ids, the train labels) against the
@@ -287,16 +294,26 @@ Test(cached, sparse_ax_matches_dense_and_reference, .timeout = 300) {
   /* Sparse X (3%) on a low-degree graph: ÂX just under 10% over the graph,
    * so that the automatic choice keeps it as CSR, while at P=3 one part alone
    * is over 10% with the default seed (0.087, 0.100, 0.097: see the log). */
-  const fx_case sparse = {.nodes = 150, .degree = 2, .features = 48, .density = 0.03f,
-                          .classes = 4, .hidden = 8, .epochs = 30};
+  const fx_case sparse = {.nodes = 150,
+                          .degree = 2,
+                          .features = 48,
+                          .density = 0.03f,
+                          .classes = 4,
+                          .hidden = 8,
+                          .epochs = 30};
   check_case("sparse-ax", &sparse, seed, 1, seed == 17 ? 2 : 1);
 }
 
 Test(cached, dense_ax_stays_dense, .timeout = 300) {
   uint64_t seed = tr_seed("cached.dense_ax", 23);
   /* 10% of X, degree ~8: ÂX is mostly non-zero, the automatic choice dense. */
-  const fx_case dense = {.nodes = 120, .degree = 4, .features = 20, .density = 0.10f,
-                         .classes = 3, .hidden = 6, .epochs = 20};
+  const fx_case dense = {.nodes = 120,
+                         .degree = 4,
+                         .features = 20,
+                         .density = 0.10f,
+                         .classes = 3,
+                         .hidden = 6,
+                         .epochs = 20};
   check_case("dense-ax", &dense, seed, 0, 0);
 }
 

@@ -176,10 +176,9 @@ static int probe_main(int argc, char **argv) {
   shard[MODEL_CONTIGUOUS] = shard_ordered(base, 0);
   shard[MODEL_LISTS] = shard_ordered(base, 0);
   shard[MODEL_BOUNDARY_FIRST] = shard_ordered(base, 1);
-  const halo_status made =
-      strcmp(backend, "checked") == 0
-          ? checked_backend_create(0, &be)
-          : halo_backend_create(&(halo_backend_options){.device = "cpu"}, &be);
+  const halo_status made = strcmp(backend, "checked") == 0
+                               ? checked_backend_create(0, &be)
+                               : halo_backend_create(&(halo_backend_options){.device = "cpu"}, &be);
   if (made != HALO_OK) goto done;
 
   halo_gcn_options o = te_probe_options(&p);
@@ -197,7 +196,7 @@ static int probe_main(int argc, char **argv) {
   f = NULL;
 
   const int64_t params = info[0].params, n_owned = info[0].n_owned;
-  const int64_t classes = info[0].dims[info[0].ndims - 1];
+  const int64_t classes = info[0].model.dims[info[0].model.layers];
   const int64_t len = params > n_owned * classes ? params : n_owned * classes;
   for (int k = 0; k < MODELS; k++)
     if (!(buf[k] = malloc((size_t)len * sizeof(float) + 1))) goto done;
@@ -214,8 +213,9 @@ static int probe_main(int argc, char **argv) {
       local[k] = st.loss_sum;
     }
     MPI_Allreduce(local, sum, MODELS, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    if (f) fprintf(f, "%lld %.9g %.9g %.9g\n", (long long)epoch, sum[0] / train, sum[1] / train,
-                   sum[2] / train);
+    if (f)
+      fprintf(f, "%lld %.9g %.9g %.9g\n", (long long)epoch, sum[0] / train, sum[1] / train,
+              sum[2] / train);
     if (epoch == 0 && p.rank == 0 && write_columns(p.out, "grads", buf, params) != 0) goto done;
   }
   if (f) fclose(f);
@@ -283,7 +283,8 @@ static probe_result run_probe(const fx_case *c, int np, const char *backend, uin
     FILE *f = te_open("%s/info-%d.txt", dir, q);
     long long n_owned, interior;
     cr_assert_eq(fscanf(f, "%lld %lld %d %d %d", &n_owned, &interior, &r.contiguous[q][0],
-                        &r.contiguous[q][1], &r.contiguous[q][2]), 5);
+                        &r.contiguous[q][1], &r.contiguous[q][2]),
+                 5);
     r.n_owned[q] = n_owned;
     r.interior[q] = interior;
     fclose(f);
@@ -291,8 +292,8 @@ static probe_result run_probe(const fx_case *c, int np, const char *backend, uin
       char path[1024];
       snprintf(path, sizeof path, "%s/logits-%d-%d.txt", dir, k, q);
       const int64_t seen = te_read_logits(path, c, 1, &r.logits[k]);
-      cr_assert_eq(seen, r.n_owned[q], "%s: %lld rows, rank %d owns %lld", path,
-                   (long long)seen, q, (long long)r.n_owned[q]);
+      cr_assert_eq(seen, r.n_owned[q], "%s: %lld rows, rank %d owns %lld", path, (long long)seen, q,
+                   (long long)r.n_owned[q]);
     }
   }
   tr_rmdir(dir);
@@ -312,8 +313,8 @@ static void compare(const char *name, int np, const char *what, const char *got_
       cr_expect_fail("%s P=%d: %s %lld is %.9g (%s), %.9g (%s)", name, np, what, (long long)i,
                      got[i], got_name, want[i], want_name);
   }
-  cr_expect_eq(bad, 0, "%s P=%d: %d %s values (%s) off those of %s", name, np, bad, what,
-               got_name, want_name);
+  cr_expect_eq(bad, 0, "%s P=%d: %d %s values (%s) off those of %s", name, np, bad, what, got_name,
+               want_name);
 }
 
 /* Interior rows of part q, from the graph: nodes whose neighbours are all in q. */
@@ -347,13 +348,14 @@ static void check_case(const char *name, const fx_case *c, uint64_t seed) {
       const int both = interior > 0 && interior < r[t].n_owned[q];
       cr_log_info("%s P=%d part %d: %lld of %lld rows interior", name, np, q, (long long)interior,
                   (long long)r[t].n_owned[q]);
-      cr_expect_eq(r[t].interior[q], interior, "%s P=%d part %d: the model counts %lld interior "
-                   "rows, the graph has %lld", name, np, q, (long long)r[t].interior[q],
-                   (long long)interior);
+      cr_expect_eq(r[t].interior[q], interior,
+                   "%s P=%d part %d: the model counts %lld interior "
+                   "rows, the graph has %lld",
+                   name, np, q, (long long)r[t].interior[q], (long long)interior);
       /* At P=3 each part must hold both kinds, or the orders would not differ. */
       if (np > 1)
-        cr_assert(both, "%s P=%d part %d: %lld of %lld rows interior: pick another graph", name,
-                  np, q, (long long)interior, (long long)r[t].n_owned[q]);
+        cr_assert(both, "%s P=%d part %d: %lld of %lld rows interior: pick another graph", name, np,
+                  q, (long long)interior, (long long)r[t].n_owned[q]);
       cr_expect_eq(r[t].contiguous[q][MODEL_CONTIGUOUS], 1,
                    "%s P=%d part %d: interior rows first, but no contiguous blocks", name, np, q);
       cr_expect_eq(r[t].contiguous[q][MODEL_LISTS], 0,
@@ -424,16 +426,28 @@ Test(rows, transform_and_aggregate_layers, .timeout = 300) {
   /* Layer 0 transforms (24 -> 6) and layer 1 aggregates (6 -> 8), so both
    * exchange shapes, forward and backward, go through the split; average
    * degree 2 leaves about a quarter of each part's rows interior at P=3. */
-  const fx_case tc = {.nodes = 160, .degree = 2, .features = 24, .density = 0.3f,
-                        .classes = 8, .hidden = 6, .input_dropout = 0.5f, .epochs = 8};
+  const fx_case tc = {.nodes = 160,
+                      .degree = 2,
+                      .features = 24,
+                      .density = 0.3f,
+                      .classes = 8,
+                      .hidden = 6,
+                      .input_dropout = 0.5f,
+                      .epochs = 8};
   check_case("transform-aggregate", &tc, seed);
 }
 
 Test(rows, cached_first_layer, .timeout = 300) {
   uint64_t seed = tr_seed("rows.cached", 31);
   /* No input dropout: ÂX is computed once at set-up, through the split. */
-  const fx_case cc = {.nodes = 150, .degree = 2, .features = 20, .density = 0.2f,
-                        .classes = 4, .hidden = 6, .input_dropout = 0.0f, .epochs = 8};
+  const fx_case cc = {.nodes = 150,
+                      .degree = 2,
+                      .features = 20,
+                      .density = 0.2f,
+                      .classes = 4,
+                      .hidden = 6,
+                      .input_dropout = 0.0f,
+                      .epochs = 8};
   check_case("cached", &cc, seed);
 }
 

@@ -5,8 +5,8 @@
 #ifndef TRAIN_CLI_H
 #define TRAIN_CLI_H
 
-#define TRAIN_BIN HALO_BINARY_DIR "/src/halo-train"
-#define PARTITION_BIN HALO_BINARY_DIR "/partition/halo-partition"
+#define TRAIN_BIN HALO_BINARY_DIR "/bin/halo-train"
+#define PARTITION_BIN HALO_BINARY_DIR "/bin/halo-partition"
 
 enum { MAX_EPOCHS = 256 };
 

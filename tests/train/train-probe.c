@@ -94,7 +94,8 @@ int main(int argc, char **argv) {
   halo_gcn_info info;
   halo_gcn_info_get(model, &info);
 
-  const int32_t classes = info.dims[info.ndims - 1];
+  const int32_t classes = info.model.dims[info.model.layers];
+  const halo_model_comm exchanges = halo_model_comm_of(&info.model);
   buf = calloc((size_t)(info.n_owned * classes + info.params + 1), sizeof *buf);
   char path[1024];
   snprintf(path, sizeof path, "%s/logits-%d.txt", out, rank);
@@ -120,8 +121,8 @@ int main(int argc, char **argv) {
     f = fopen(path, "w");
     if (!f) goto done;
     fprintf(f, "%lld %lld %lld %lld %d\n", (long long)sum[0],
-            (long long)halo_predict_epoch_bytes(sum[2], &info.widths), (long long)sum[1],
-            (long long)halo_predict_setup_bytes(sum[2], &info.widths), info.sparse_features);
+            (long long)halo_predict_epoch_bytes(sum[2], &exchanges), (long long)sum[1],
+            (long long)halo_predict_setup_bytes(sum[2], &exchanges), info.sparse_features);
     fclose(f);
   }
 

@@ -1,5 +1,5 @@
-/* The HDF5 calls shared by the shard and manifest readers and writers. */
-#include "shard-h5.h"
+/* The HDF5 calls shared by the shard and manifest readers and writers and the checkpoints. */
+#include "halo-h5.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@ enum { CHUNK_BYTES = 1 << 20 };
 /* Longest fixed-length string attribute the reader accepts. */
 enum { MAX_STRING_ATTR = 1 << 16 };
 
-void halo__h5_quiet(void) {
+void halo_h5_quiet(void) {
   /* HDF5 1.10 cannot close a file whose H5Fclose failed (a full disk, say):
    * the ID stays behind, and the library's exit handler then crashes on it
    * (HDFFV-11052, fixed in 1.14).  So the handler is never registered: it
@@ -32,10 +32,10 @@ void halo__h5_quiet(void) {
 /* What the HDF5 error stack says about the last failure. */
 typedef struct h5_cause {
   char innermost[256];
-  int fletcher;  /* a raw-data checksum failed */
-  int checksum;  /* a metadata checksum failed */
-  int truncated; /* the file is shorter than its superblock says */
-  int not_hdf5;  /* no HDF5 signature */
+  int fletcher;       /* a raw-data checksum failed */
+  int checksum;       /* a metadata checksum failed */
+  int truncated;      /* the file is shorter than its superblock says */
+  int not_hdf5;       /* no HDF5 signature */
   char os_error[128]; /* the system's words for a failed read or write */
 } h5_cause;
 
@@ -67,7 +67,7 @@ static herr_t cause_walk(unsigned n, const H5E_error2_t *err, void *data) {
   return 0;
 }
 
-halo_status halo__h5_fail(const char *path, const char *obj, const char *what) {
+halo_status halo_h5_fail(const char *path, const char *obj, const char *what) {
   h5_cause c;
   memset(&c, 0, sizeof c);
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, cause_walk, &c);
@@ -101,47 +101,47 @@ halo_status halo__h5_fail(const char *path, const char *obj, const char *what) {
   return HALO_ERR_HDF5;
 }
 
-static hid_t kind_file_type(halo__h5_kind kind) {
+static hid_t kind_file_type(halo_h5_kind kind) {
   switch (kind) {
-    case HALO__H5_I32:
+    case HALO_H5_I32:
       return H5T_STD_I32LE;
-    case HALO__H5_I64:
+    case HALO_H5_I64:
       return H5T_STD_I64LE;
-    case HALO__H5_U64:
+    case HALO_H5_U64:
       return H5T_STD_U64LE;
-    case HALO__H5_F32:
+    case HALO_H5_F32:
       return H5T_IEEE_F32LE;
   }
   return H5I_INVALID_HID;
 }
 
-static hid_t kind_mem_type(halo__h5_kind kind) {
+static hid_t kind_mem_type(halo_h5_kind kind) {
   switch (kind) {
-    case HALO__H5_I32:
+    case HALO_H5_I32:
       return H5T_NATIVE_INT32;
-    case HALO__H5_I64:
+    case HALO_H5_I64:
       return H5T_NATIVE_INT64;
-    case HALO__H5_U64:
+    case HALO_H5_U64:
       return H5T_NATIVE_UINT64;
-    case HALO__H5_F32:
+    case HALO_H5_F32:
       return H5T_NATIVE_FLOAT;
   }
   return H5I_INVALID_HID;
 }
 
-static size_t kind_size(halo__h5_kind kind) {
-  return kind == HALO__H5_I32 || kind == HALO__H5_F32 ? 4 : 8;
+static size_t kind_size(halo_h5_kind kind) {
+  return kind == HALO_H5_I32 || kind == HALO_H5_F32 ? 4 : 8;
 }
 
-static const char *kind_name(halo__h5_kind kind) {
+static const char *kind_name(halo_h5_kind kind) {
   switch (kind) {
-    case HALO__H5_I32:
+    case HALO_H5_I32:
       return "int32";
-    case HALO__H5_I64:
+    case HALO_H5_I64:
       return "int64";
-    case HALO__H5_U64:
+    case HALO_H5_U64:
       return "uint64";
-    case HALO__H5_F32:
+    case HALO_H5_F32:
       return "float32";
   }
   return "?";
@@ -171,16 +171,16 @@ static void type_describe(hid_t type, char *buf, size_t size) {
 }
 
 /* 1 when `type` is exactly `kind` apart from byte order. */
-static int type_is(hid_t type, halo__h5_kind kind) {
+static int type_is(hid_t type, halo_h5_kind kind) {
   H5T_class_t cls = H5Tget_class(type);
   if (H5Tget_size(type) != kind_size(kind)) return 0;
-  if (kind == HALO__H5_F32) return cls == H5T_FLOAT;
+  if (kind == HALO_H5_F32) return cls == H5T_FLOAT;
   if (cls != H5T_INTEGER) return 0;
   H5T_sign_t sign = H5Tget_sign(type);
-  return kind == HALO__H5_U64 ? sign == H5T_SGN_NONE : sign == H5T_SGN_2;
+  return kind == HALO_H5_U64 ? sign == H5T_SGN_NONE : sign == H5T_SGN_2;
 }
 
-halo_status halo__h5_create(const char *path, char *tmp, size_t tmp_size, hid_t *file) {
+halo_status halo_h5_create(const char *path, char *tmp, size_t tmp_size, hid_t *file) {
   halo_status st = HALO_OK;
   hid_t fapl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
   *file = H5I_INVALID_HID;
@@ -204,9 +204,9 @@ done:
   return st;
 }
 
-halo_status halo__h5_commit(halo_status st, hid_t file, const char *tmp, const char *path) {
+halo_status halo_h5_commit(halo_status st, hid_t file, const char *tmp, const char *path) {
   if (file >= 0 && H5Fclose(file) < 0 && st == HALO_OK)
-    st = halo__h5_fail(tmp, NULL, "cannot close file");
+    st = halo_h5_fail(tmp, NULL, "cannot close file");
   if (st == HALO_OK) {
     /* The data must be on disk before the name says the file is complete. */
     int fd = open(tmp, O_RDONLY);
@@ -224,7 +224,7 @@ halo_status halo__h5_commit(halo_status st, hid_t file, const char *tmp, const c
   return st;
 }
 
-halo_status halo__h5_open(const char *path, hid_t *file) {
+halo_status halo_h5_open(const char *path, hid_t *file) {
   halo_status st = HALO_OK;
   *file = H5I_INVALID_HID;
   struct stat sb;
@@ -236,8 +236,8 @@ done:
   return st;
 }
 
-halo_status halo__h5_attr_write(hid_t loc, const char *path, const char *name, halo__h5_kind kind,
-                                const void *value) {
+halo_status halo_h5_attr_write(hid_t loc, const char *path, const char *name, halo_h5_kind kind,
+                               const void *value) {
   halo_status st = HALO_OK;
   hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
   HALO_H5(space = H5Screate(H5S_SCALAR), path, name, "cannot create a dataspace");
@@ -250,8 +250,8 @@ done:
   return st;
 }
 
-halo_status halo__h5_attr_write_str(hid_t loc, const char *path, const char *name,
-                                    const char *value) {
+halo_status halo_h5_attr_write_str(hid_t loc, const char *path, const char *name,
+                                   const char *value) {
   halo_status st = HALO_OK;
   hid_t type = H5I_INVALID_HID, space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
   /* Fixed length, NUL-terminated ASCII: h5dump prints it as "metis". */
@@ -290,8 +290,8 @@ done:
   return st;
 }
 
-halo_status halo__h5_attr_read(hid_t loc, const char *path, const char *name, halo__h5_kind kind,
-                               void *value) {
+halo_status halo_h5_attr_read(hid_t loc, const char *path, const char *name, halo_h5_kind kind,
+                              void *value) {
   halo_status st = HALO_OK;
   hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID;
   HALO_TRY(attr_open(loc, path, name, &attr, &type));
@@ -308,8 +308,8 @@ done:
   return st;
 }
 
-halo_status halo__h5_attr_read_str(hid_t loc, const char *path, const char *name, char *buf,
-                                   size_t size) {
+halo_status halo_h5_attr_read_str(hid_t loc, const char *path, const char *name, char *buf,
+                                  size_t size) {
   halo_status st = HALO_OK;
   hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID, mem = H5I_INVALID_HID;
   char *text = NULL;
@@ -352,7 +352,7 @@ done:
   return st;
 }
 
-int halo__h5_exists(hid_t file, const char *path, const char *name) {
+int halo_h5_exists(hid_t file, const char *path, const char *name) {
   /* H5Lexists fails, rather than answering 0, when an intermediate group is
    * missing, so each prefix is checked in turn. */
   char prefix[256];
@@ -366,13 +366,13 @@ int halo__h5_exists(hid_t file, const char *path, const char *name) {
     memcpy(prefix, name, i);
     prefix[i] = '\0';
     htri_t exists = H5Lexists(file, prefix, H5P_DEFAULT);
-    if (exists < 0) return halo__h5_fail(path, prefix, "cannot look up");
+    if (exists < 0) return halo_h5_fail(path, prefix, "cannot look up");
     if (!exists) return 0;
   }
   return 1;
 }
 
-halo_status halo__h5_group(hid_t file, const char *path, const char *name) {
+halo_status halo_h5_group(hid_t file, const char *path, const char *name) {
   halo_status st = HALO_OK;
   char prefix[256];
   size_t len = strlen(name);
@@ -397,8 +397,8 @@ done:
   return st;
 }
 
-halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo__h5_kind kind,
-                           int rank, const hsize_t *dims, const void *data) {
+halo_status halo_h5_write(hid_t file, const char *path, const char *name, halo_h5_kind kind,
+                          int rank, const hsize_t *dims, const void *data) {
   halo_status st = HALO_OK;
   hid_t dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID, dset = H5I_INVALID_HID;
   hsize_t maxdims[2], chunk[2];
@@ -419,7 +419,7 @@ halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo_
   chunk[0] = dims[0] == 0 ? 1 : (dims[0] < rows ? dims[0] : rows);
   if (chunk[0] == 0) chunk[0] = 1;
 
-  HALO_TRY(halo__h5_group(file, path, name));
+  HALO_TRY(halo_h5_group(file, path, name));
   HALO_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), path, name, "cannot create a property list");
   HALO_H5(H5Pset_chunk(dcpl, rank, chunk), path, name, "cannot set the chunk shape");
   HALO_H5(H5Pset_fletcher32(dcpl), path, name, "cannot enable the Fletcher-32 filter");
@@ -443,13 +443,13 @@ done:
   return st;
 }
 
-halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__h5_kind kind,
-                          int rank, hsize_t *dims, int exact, void **out) {
+halo_status halo_h5_read(hid_t file, const char *path, const char *name, halo_h5_kind kind,
+                         int rank, hsize_t *dims, int exact, void **out) {
   halo_status st = HALO_OK;
   hid_t dset = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID;
   void *buf = NULL;
   if (out) *out = NULL;
-  int exists = halo__h5_exists(file, path, name);
+  int exists = halo_h5_exists(file, path, name);
   if (exists < 0) HALO_TRY((halo_status)exists);
   if (!exists) HALO_FAIL(HALO_ERR_FORMAT, "%s: %s: dataset is missing", path, name);
   HALO_H5(dset = H5Dopen2(file, name, H5P_DEFAULT), path, name, "cannot open as a dataset");

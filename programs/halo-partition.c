@@ -13,6 +13,7 @@
 
 #include "halo-load.h"
 #include "halo-memory.h"
+#include "halo-model.h"
 #include "halo-partition.h"
 #include "halo-predict.h"
 
@@ -307,21 +308,29 @@ static void json_i64_array(FILE *f, const char *key, const int64_t *a, int32_t n
   fprintf(f, "],\n");
 }
 
+/* Columns per halo row of one training epoch of model d. */
+static int64_t epoch_columns(const halo_model_desc *d) {
+  const halo_model_comm comm = halo_model_comm_of(d);
+  return halo_predict_epoch_columns(&comm);
+}
+
 /* Everything --dims derives. */
 typedef struct prediction {
   int64_t epoch, epoch_static, setup, cagnet1d, broadcast1d;
-  halo_widths dropout, no_dropout;
+  halo_model_desc dropout, no_dropout; /* the model with and without input dropout */
 } prediction;
 
 static halo_status predict(const cli *c, const halo_partition_stats *s, prediction *out) {
   halo_status st = HALO_OK;
-  HALO_TRY(halo_predict_widths(c->dims, c->ndims, 1, &out->dropout));
-  HALO_TRY(halo_predict_widths(c->dims, c->ndims, 0, &out->no_dropout));
-  out->epoch = halo_predict_epoch_bytes(s->comm_volume, &out->dropout);
-  out->epoch_static = halo_predict_epoch_bytes(s->comm_volume, &out->no_dropout);
-  out->setup = halo_predict_setup_bytes(s->comm_volume, &out->no_dropout);
+  HALO_TRY(halo_model_describe(HALO_MODEL_GCN, c->dims, c->ndims, 1, &out->dropout));
+  HALO_TRY(halo_model_describe(HALO_MODEL_GCN, c->dims, c->ndims, 0, &out->no_dropout));
+  const halo_model_comm dropout = halo_model_comm_of(&out->dropout);
+  const halo_model_comm no_dropout = halo_model_comm_of(&out->no_dropout);
+  out->epoch = halo_predict_epoch_bytes(s->comm_volume, &dropout);
+  out->epoch_static = halo_predict_epoch_bytes(s->comm_volume, &no_dropout);
+  out->setup = halo_predict_setup_bytes(s->comm_volume, &no_dropout);
   out->cagnet1d = halo_predict_cagnet1d_bytes(s->nodes, s->parts, c->dims, c->ndims);
-  out->broadcast1d = halo_predict_broadcast1d_bytes(s->nodes, s->parts, &out->dropout);
+  out->broadcast1d = halo_predict_broadcast1d_bytes(s->nodes, s->parts, &dropout);
 done:
   return st;
 }
@@ -463,7 +472,7 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
     printf(" (float32)\n");
     printf("  per epoch, input dropout (training default)  %14" PRId64 " B  %12s  (%" PRId64
            " columns per halo row)\n",
-           pr->epoch, human_bytes(b1, sizeof b1, pr->epoch), pr->dropout.per_epoch);
+           pr->epoch, human_bytes(b1, sizeof b1, pr->epoch), epoch_columns(&pr->dropout));
     printf("  per epoch, no input dropout (static layer 1) %14" PRId64
            " B  %12s  + %s once at "
            "set-up\n",

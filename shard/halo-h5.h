@@ -1,5 +1,7 @@
-/* Private to the shard module: the HDF5 calls shared by the part and manifest
- * readers and writers, and the in-memory checks shared by write and read.
+/* The HDF5 calls of the shard module, shared by the part and manifest
+ * readers and writers and by every other file halo writes in HDF5 (the
+ * checkpoints, src/halo-checkpoint.c): one quiet error style, checksummed
+ * datasets, and files that appear only when complete.
  *
  * Every helper reports its own failure as ONE halo_log_error line that names
  * the file and the object ("out/part-00001-of-00004.h5: /graph/indices:
@@ -7,8 +9,8 @@
  * the status on.  Element types are fixed-width little-endian in the file and
  * native in memory.
  */
-#ifndef HALO_SHARD_H5_H
-#define HALO_SHARD_H5_H
+#ifndef HALO_H5_H
+#define HALO_H5_H
 
 #include <hdf5.h>
 #include <stdint.h>
@@ -16,66 +18,66 @@
 #include "halo-shard.h"
 
 /* The element types a shard stores. */
-typedef enum { HALO__H5_I32, HALO__H5_I64, HALO__H5_U64, HALO__H5_F32 } halo__h5_kind;
+typedef enum { HALO_H5_I32, HALO_H5_I64, HALO_H5_U64, HALO_H5_F32 } halo_h5_kind;
 
 /* HDF5 prints its whole error stack by default; every public shard call
  * turns that off first, so that each failure is one halo_log_error line.  It
  * stays off for the process: after a metadata checksum failure HDF5 1.10
  * cannot release its cache at exit, and with printing on it would end the
  * program with a spurious "infinite loop closing library" dump. */
-void halo__h5_quiet(void);
+void halo_h5_quiet(void);
 
 /* Logs "PATH: OBJ: WHAT (HDF5: <innermost message>)" from the current HDF5
  * error stack.  Returns HALO_ERR_CORRUPT when HDF5 found a checksum mismatch
  * (the message then says "checksum mismatch (Fletcher-32)" for raw data or
  * "metadata checksum mismatch"), HALO_ERR_FORMAT when the file is not HDF5
  * or is truncated, and HALO_ERR_HDF5 otherwise.  OBJ may be NULL. */
-halo_status halo__h5_fail(const char *path, const char *obj, const char *what);
+halo_status halo_h5_fail(const char *path, const char *obj, const char *what);
 
 /* Checks an HDF5 return value (hid_t or herr_t): on a negative one, logs via
- * halo__h5_fail, stores the status in `st` and jumps to `done`. */
-#define HALO_H5(expr, path, obj, what)           \
-  do {                                           \
-    if ((expr) < 0) {                            \
-      st = halo__h5_fail((path), (obj), (what)); \
-      goto done;                                 \
-    }                                            \
+ * halo_h5_fail, stores the status in `st` and jumps to `done`. */
+#define HALO_H5(expr, path, obj, what)          \
+  do {                                          \
+    if ((expr) < 0) {                           \
+      st = halo_h5_fail((path), (obj), (what)); \
+      goto done;                                \
+    }                                           \
   } while (0)
 
 /* Creates PATH.tmp for writing (replacing a stale one); *tmp receives the
  * temporary name.  Fails with HALO_ERR_EXISTS when PATH itself exists. */
-halo_status halo__h5_create(const char *path, char *tmp, size_t tmp_size, hid_t *file);
+halo_status halo_h5_create(const char *path, char *tmp, size_t tmp_size, hid_t *file);
 
 /* Closes `file`, flushes PATH.tmp to disk and renames it to PATH.  On any
  * failure (and whenever `st` is already a failure) the temporary is removed
  * and PATH is left untouched.  Returns the resulting status. */
-halo_status halo__h5_commit(halo_status st, hid_t file, const char *tmp, const char *path);
+halo_status halo_h5_commit(halo_status st, hid_t file, const char *tmp, const char *path);
 
 /* Opens an existing file read-only, with a clear message when it is missing,
  * not HDF5, or truncated. */
-halo_status halo__h5_open(const char *path, hid_t *file);
+halo_status halo_h5_open(const char *path, hid_t *file);
 
 /* Scalar attributes on `loc` (the root group). */
-halo_status halo__h5_attr_write(hid_t loc, const char *path, const char *name, halo__h5_kind kind,
-                                const void *value);
-halo_status halo__h5_attr_write_str(hid_t loc, const char *path, const char *name,
-                                    const char *value);
+halo_status halo_h5_attr_write(hid_t loc, const char *path, const char *name, halo_h5_kind kind,
+                               const void *value);
+halo_status halo_h5_attr_write_str(hid_t loc, const char *path, const char *name,
+                                   const char *value);
 /* Reads a scalar attribute whose stored type must be exactly `kind`. */
-halo_status halo__h5_attr_read(hid_t loc, const char *path, const char *name, halo__h5_kind kind,
-                               void *value);
+halo_status halo_h5_attr_read(hid_t loc, const char *path, const char *name, halo_h5_kind kind,
+                              void *value);
 /* Reads a fixed- or variable-length string attribute into buf (size bytes,
  * NUL-terminated); fails when it does not fit. */
-halo_status halo__h5_attr_read_str(hid_t loc, const char *path, const char *name, char *buf,
-                                   size_t size);
+halo_status halo_h5_attr_read_str(hid_t loc, const char *path, const char *name, char *buf,
+                                  size_t size);
 
 /* Creates the groups a dataset name needs ("/graph" for "/graph/indptr"). */
-halo_status halo__h5_group(hid_t file, const char *path, const char *name);
+halo_status halo_h5_group(hid_t file, const char *path, const char *name);
 
 /* Writes a chunked, Fletcher-32 checksummed dataset of rank 1 or 2.  A
  * zero-size dataset gets an unlimited first dimension, since HDF5 cannot
  * chunk a fixed dimension of size 0.  `data` may be NULL when it is empty. */
-halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo__h5_kind kind,
-                           int rank, const hsize_t *dims, const void *data);
+halo_status halo_h5_write(hid_t file, const char *path, const char *name, halo_h5_kind kind,
+                          int rank, const hsize_t *dims, const void *data);
 
 /* Reads dataset `name`, which must exist, have element type `kind` and rank
  * `rank`.  With `exact`, its shape must equal dims; otherwise dims[0] is an
@@ -84,22 +86,11 @@ halo_status halo__h5_write(hid_t file, const char *path, const char *name, halo_
  * file, is *out allocated (at least one element, zeroed) and filled.  With
  * `out` NULL it stops there: the dataset is checked but not read (so its
  * Fletcher-32 checksum is not either). */
-halo_status halo__h5_read(hid_t file, const char *path, const char *name, halo__h5_kind kind,
-                          int rank, hsize_t *dims, int exact, void **out);
+halo_status halo_h5_read(hid_t file, const char *path, const char *name, halo_h5_kind kind,
+                         int rank, hsize_t *dims, int exact, void **out);
 
 /* 1 when the link `name` ("/graph/indices") exists, 0 when not, negative
  * on an HDF5 error (already logged). */
-int halo__h5_exists(hid_t file, const char *path, const char *name);
+int halo_h5_exists(hid_t file, const char *path, const char *name);
 
-/* In-memory validation, shared by the writers (so that a bad shard is never
- * written) and the readers (so that a bad file is never returned).  `path`
- * only names the file in messages. */
-halo_status halo__shard_check_counts(const halo_shard *s, const char *path);
-halo_status halo__shard_check_ptr(const char *path, const char *name, const int64_t *ptr,
-                                  int32_t parts, int64_t max_total);
-halo_status halo__shard_check_arrays(const halo_shard *s, const char *path);
-/* With `with_part`, m->part must be present and agree with /parts/owned;
- * without, m->part is ignored. */
-halo_status halo__manifest_check(const halo_manifest *m, const char *path, int with_part);
-
-#endif /* HALO_SHARD_H5_H */
+#endif /* HALO_H5_H */

@@ -20,6 +20,7 @@
 #include "halo-checkpoint.h"
 #include "halo-gcn.h"
 #include "halo-memory.h"
+#include "halo-model.h"
 #include "halo-mpi.h"
 #include "halo-predict.h"
 #include "halo-shard.h"
@@ -60,7 +61,7 @@ typedef struct run {
   int64_t start_epoch;  /* epochs done before this run (resume) */
   halo_checkpoint ckpt; /* resume: the state read; then the save buffers (rank 0) */
   char ckpt_path[4096];
-  int fatal; /* failed inside the epoch loop, where peers may wait in an exchange */
+  int fatal;       /* failed inside the epoch loop, where peers may wait in an exchange */
   char held[2048]; /* an error line held for halo_mpi_agree_first */
   /* Memory: the ranks that share this rank's memory (its node's RAM, or its
    * GPU), what check_memory predicted the model takes of it, and what it
@@ -299,11 +300,13 @@ static void print_header(const run *r) {
   const halo_manifest *m = r->manifest;
   const halo_gcn_info *in = &r->info;
   const halo_gcn_options *o = &r->args.gcn;
+  const halo_model_desc *d = &in->model;
+  const halo_model_comm exchanges = halo_model_comm_of(d);
   char dims[256] = "";
-  for (int i = 0, n = 0; i < in->ndims && n < (int)sizeof dims; i++)
-    n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d", i ? "-" : "", in->dims[i]);
-  int64_t cagnet = halo_predict_cagnet1d_bytes(m->nodes, m->parts, in->dims, in->ndims);
-  int64_t bcast = halo_predict_broadcast1d_bytes(m->nodes, m->parts, &in->widths);
+  for (int i = 0, n = 0; i <= d->layers && n < (int)sizeof dims; i++)
+    n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d", i ? "-" : "", d->dims[i]);
+  int64_t cagnet = halo_predict_cagnet1d_bytes(m->nodes, m->parts, d->dims, d->layers + 1);
+  int64_t bcast = halo_predict_broadcast1d_bytes(m->nodes, m->parts, &exchanges);
 
   printf(
       "halo-train: graph %s: %lld nodes, %lld edges, %d features, %d classes; "
@@ -323,7 +326,8 @@ static void print_header(const run *r) {
       "volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "
       "CAGNET-1D %.3f MB/epoch (halo/CAGNET = 1/%.0f); 1D broadcast of the same widths "
       "%.3f MB (1/%.0f)\n",
-      r->predicted_epoch / 1e6, (long long)in->widths.per_epoch, r->setup_bytes / 1e6, cagnet / 1e6,
+      r->predicted_epoch / 1e6, (long long)halo_predict_epoch_columns(&exchanges),
+      r->setup_bytes / 1e6, cagnet / 1e6,
       r->predicted_epoch > 0 ? (double)cagnet / r->predicted_epoch : INFINITY, bcast / 1e6,
       r->predicted_epoch > 0 ? (double)bcast / r->predicted_epoch : INFINITY);
   fflush(stdout);
@@ -673,7 +677,8 @@ static halo_status run_all(run *r, int argc, char **argv) {
   HALO_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, r->comm));
   r->halo_rows = global[0];
   r->setup_bytes = global[1];
-  r->predicted_epoch = halo_predict_epoch_bytes(r->halo_rows, &r->info.widths);
+  const halo_model_comm exchanges = halo_model_comm_of(&r->info.model);
+  r->predicted_epoch = halo_predict_epoch_bytes(r->halo_rows, &exchanges);
 
   if (r->rank == 0 && r->args.metrics) {
     r->metrics = fopen(r->args.metrics, "w");

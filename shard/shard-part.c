@@ -5,87 +5,87 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shard-h5.h"
+#include "shard-impl.h"
 
 halo_status halo_shard_write(const char *path, const halo_shard *s) {
   halo_status st = HALO_OK;
   hid_t file = H5I_INVALID_HID;
   char tmp[4096] = "";
   int created = 0;
-  halo__h5_quiet();
+  halo_h5_quiet();
   if (!path || !s) HALO_FAIL(HALO_ERR_ARG, "halo_shard_write: NULL argument");
   HALO_TRY(halo__shard_check_counts(s, path));
   HALO_TRY(halo__shard_check_arrays(s, path));
-  HALO_TRY(halo__h5_create(path, tmp, sizeof tmp, &file));
+  HALO_TRY(halo_h5_create(path, tmp, sizeof tmp, &file));
   created = 1;
 
   const struct {
     const char *name;
-    halo__h5_kind kind;
+    halo_h5_kind kind;
     const void *value;
   } attrs[] = {
-      {"format_version", HALO__H5_I32, &s->format_version},
-      {"part", HALO__H5_I32, &s->part},
-      {"parts", HALO__H5_I32, &s->parts},
-      {"run_id", HALO__H5_U64, &s->run_id},
-      {"nodes", HALO__H5_I64, &s->nodes},
-      {"edges", HALO__H5_I64, &s->edges},
-      {"features", HALO__H5_I32, &s->features},
-      {"classes", HALO__H5_I32, &s->classes},
-      {"n_owned", HALO__H5_I64, &s->n_owned},
-      {"n_halo", HALO__H5_I64, &s->n_halo},
-      {"nnz", HALO__H5_I64, &s->nnz},
+      {"format_version", HALO_H5_I32, &s->format_version},
+      {"part", HALO_H5_I32, &s->part},
+      {"parts", HALO_H5_I32, &s->parts},
+      {"run_id", HALO_H5_U64, &s->run_id},
+      {"nodes", HALO_H5_I64, &s->nodes},
+      {"edges", HALO_H5_I64, &s->edges},
+      {"features", HALO_H5_I32, &s->features},
+      {"classes", HALO_H5_I32, &s->classes},
+      {"n_owned", HALO_H5_I64, &s->n_owned},
+      {"n_halo", HALO_H5_I64, &s->n_halo},
+      {"nnz", HALO_H5_I64, &s->nnz},
   };
   for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
-    HALO_TRY(halo__h5_attr_write(file, path, attrs[k].name, attrs[k].kind, attrs[k].value));
+    HALO_TRY(halo_h5_attr_write(file, path, attrs[k].name, attrs[k].kind, attrs[k].value));
   if (s->format_version >= 2)
-    HALO_TRY(halo__h5_attr_write(file, path, "n_interior", HALO__H5_I64, &s->n_interior));
+    HALO_TRY(halo_h5_attr_write(file, path, "n_interior", HALO_H5_I64, &s->n_interior));
 
   hsize_t local = (hsize_t)(s->n_owned + s->n_halo), owned = (hsize_t)s->n_owned;
   hsize_t peers = (hsize_t)s->parts + 1;
   const struct {
     const char *name;
-    halo__h5_kind kind;
+    halo_h5_kind kind;
     int rank;
     hsize_t dims[2];
     const void *data;
     int present;
   } sets[] = {
-      {"/nodes/global_id", HALO__H5_I64, 1, {local, 0}, s->global_id, 1},
-      {"/nodes/halo_owner", HALO__H5_I32, 1, {(hsize_t)s->n_halo, 0}, s->halo_owner, 1},
-      {"/nodes/degree", HALO__H5_I64, 1, {local, 0}, s->degree, 1},
-      {"/graph/indptr", HALO__H5_I64, 1, {owned + 1, 0}, s->indptr, 1},
-      {"/graph/indices", HALO__H5_I32, 1, {(hsize_t)s->nnz, 0}, s->indices, 1},
-      {"/features", HALO__H5_F32, 2, {owned, (hsize_t)s->features}, s->x, s->features > 0},
-      {"/labels", HALO__H5_I32, 1, {owned, 0}, s->labels, s->classes > 0},
-      {"/split/train", HALO__H5_I32, 1, {(hsize_t)s->n_train, 0}, s->train, 1},
-      {"/split/valid", HALO__H5_I32, 1, {(hsize_t)s->n_valid, 0}, s->valid, 1},
-      {"/split/test", HALO__H5_I32, 1, {(hsize_t)s->n_test, 0}, s->test, 1},
-      {"/halo/send_ptr", HALO__H5_I64, 1, {peers, 0}, s->send_ptr, 1},
-      {"/halo/send_idx", HALO__H5_I32, 1, {(hsize_t)s->send_ptr[s->parts], 0}, s->send_idx, 1},
-      {"/halo/recv_ptr", HALO__H5_I64, 1, {peers, 0}, s->recv_ptr, 1},
+      {"/nodes/global_id", HALO_H5_I64, 1, {local, 0}, s->global_id, 1},
+      {"/nodes/halo_owner", HALO_H5_I32, 1, {(hsize_t)s->n_halo, 0}, s->halo_owner, 1},
+      {"/nodes/degree", HALO_H5_I64, 1, {local, 0}, s->degree, 1},
+      {"/graph/indptr", HALO_H5_I64, 1, {owned + 1, 0}, s->indptr, 1},
+      {"/graph/indices", HALO_H5_I32, 1, {(hsize_t)s->nnz, 0}, s->indices, 1},
+      {"/features", HALO_H5_F32, 2, {owned, (hsize_t)s->features}, s->x, s->features > 0},
+      {"/labels", HALO_H5_I32, 1, {owned, 0}, s->labels, s->classes > 0},
+      {"/split/train", HALO_H5_I32, 1, {(hsize_t)s->n_train, 0}, s->train, 1},
+      {"/split/valid", HALO_H5_I32, 1, {(hsize_t)s->n_valid, 0}, s->valid, 1},
+      {"/split/test", HALO_H5_I32, 1, {(hsize_t)s->n_test, 0}, s->test, 1},
+      {"/halo/send_ptr", HALO_H5_I64, 1, {peers, 0}, s->send_ptr, 1},
+      {"/halo/send_idx", HALO_H5_I32, 1, {(hsize_t)s->send_ptr[s->parts], 0}, s->send_idx, 1},
+      {"/halo/recv_ptr", HALO_H5_I64, 1, {peers, 0}, s->recv_ptr, 1},
   };
   for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++)
     if (sets[k].present)
-      HALO_TRY(halo__h5_write(file, path, sets[k].name, sets[k].kind, sets[k].rank, sets[k].dims,
-                              sets[k].data));
+      HALO_TRY(halo_h5_write(file, path, sets[k].name, sets[k].kind, sets[k].rank, sets[k].dims,
+                             sets[k].data));
 done:
-  if (created) st = halo__h5_commit(st, file, tmp, path);
+  if (created) st = halo_h5_commit(st, file, tmp, path);
   return st;
 }
 
 /* Reads a dataset whose length must be exactly n. */
-static halo_status read_exact(hid_t file, const char *path, const char *name, halo__h5_kind kind,
+static halo_status read_exact(hid_t file, const char *path, const char *name, halo_h5_kind kind,
                               int64_t n, void **out) {
   hsize_t dims[2] = {(hsize_t)n, 0};
-  return halo__h5_read(file, path, name, kind, 1, dims, 1, out);
+  return halo_h5_read(file, path, name, kind, 1, dims, 1, out);
 }
 
 /* Reads a dataset of at most max elements; *n receives its length. */
 static halo_status read_upto(hid_t file, const char *path, const char *name, int64_t max,
                              int64_t *n, void **out) {
   hsize_t dims[2] = {(hsize_t)max, 0};
-  halo_status st = halo__h5_read(file, path, name, HALO__H5_I32, 1, dims, 0, out);
+  halo_status st = halo_h5_read(file, path, name, HALO_H5_I32, 1, dims, 0, out);
   *n = (int64_t)dims[0];
   return st;
 }
@@ -137,14 +137,14 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   hid_t file = H5I_INVALID_HID;
   halo_shard *s = NULL;
   void *buf = NULL;
-  halo__h5_quiet();
+  halo_h5_quiet();
   if (!path || !out) HALO_FAIL(HALO_ERR_ARG, "halo_shard_read: NULL argument");
   *out = NULL;
-  HALO_TRY(halo__h5_open(path, &file));
+  HALO_TRY(halo_h5_open(path, &file));
   HALO_ALLOC(s, 1, "a shard");
 
   /* The version decides how to read everything else, so it comes first. */
-  HALO_TRY(halo__h5_attr_read(file, path, "format_version", HALO__H5_I32, &s->format_version));
+  HALO_TRY(halo_h5_attr_read(file, path, "format_version", HALO_H5_I32, &s->format_version));
   HALO_TRY(halo_shard_check_version(path, s->format_version));
   /* Every part of a run has its manifest's version: a part of another
    * version comes from another run or another halo, and may mean something
@@ -154,41 +154,41 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
               "%s: format_version %d differs from the manifest's %d (a part and its manifest "
               "come from one partition run)",
               path, (int)s->format_version, (int)m->format_version);
-  HALO_TRY(halo__h5_attr_read(file, path, "part", HALO__H5_I32, &s->part));
-  HALO_TRY(halo__h5_attr_read(file, path, "parts", HALO__H5_I32, &s->parts));
-  HALO_TRY(halo__h5_attr_read(file, path, "run_id", HALO__H5_U64, &s->run_id));
-  HALO_TRY(halo__h5_attr_read(file, path, "nodes", HALO__H5_I64, &s->nodes));
-  HALO_TRY(halo__h5_attr_read(file, path, "edges", HALO__H5_I64, &s->edges));
-  HALO_TRY(halo__h5_attr_read(file, path, "features", HALO__H5_I32, &s->features));
-  HALO_TRY(halo__h5_attr_read(file, path, "classes", HALO__H5_I32, &s->classes));
-  HALO_TRY(halo__h5_attr_read(file, path, "n_owned", HALO__H5_I64, &s->n_owned));
-  HALO_TRY(halo__h5_attr_read(file, path, "n_halo", HALO__H5_I64, &s->n_halo));
-  HALO_TRY(halo__h5_attr_read(file, path, "nnz", HALO__H5_I64, &s->nnz));
+  HALO_TRY(halo_h5_attr_read(file, path, "part", HALO_H5_I32, &s->part));
+  HALO_TRY(halo_h5_attr_read(file, path, "parts", HALO_H5_I32, &s->parts));
+  HALO_TRY(halo_h5_attr_read(file, path, "run_id", HALO_H5_U64, &s->run_id));
+  HALO_TRY(halo_h5_attr_read(file, path, "nodes", HALO_H5_I64, &s->nodes));
+  HALO_TRY(halo_h5_attr_read(file, path, "edges", HALO_H5_I64, &s->edges));
+  HALO_TRY(halo_h5_attr_read(file, path, "features", HALO_H5_I32, &s->features));
+  HALO_TRY(halo_h5_attr_read(file, path, "classes", HALO_H5_I32, &s->classes));
+  HALO_TRY(halo_h5_attr_read(file, path, "n_owned", HALO_H5_I64, &s->n_owned));
+  HALO_TRY(halo_h5_attr_read(file, path, "n_halo", HALO_H5_I64, &s->n_halo));
+  HALO_TRY(halo_h5_attr_read(file, path, "nnz", HALO_H5_I64, &s->nnz));
   if (s->format_version >= 2)
-    HALO_TRY(halo__h5_attr_read(file, path, "n_interior", HALO__H5_I64, &s->n_interior));
+    HALO_TRY(halo_h5_attr_read(file, path, "n_interior", HALO_H5_I64, &s->n_interior));
   HALO_TRY(halo__shard_check_counts(s, path));
   if (m && (s->parts != m->parts))
     HALO_FAIL(HALO_ERR_MISMATCH, "%s: parts = %d but the manifest says %d", path, (int)s->parts,
               (int)m->parts);
 
   int64_t local = s->n_owned + s->n_halo;
-  HALO_TRY(read_exact(file, path, "/nodes/global_id", HALO__H5_I64, local, &buf));
+  HALO_TRY(read_exact(file, path, "/nodes/global_id", HALO_H5_I64, local, &buf));
   s->global_id = buf;
-  HALO_TRY(read_exact(file, path, "/nodes/halo_owner", HALO__H5_I32, s->n_halo, &buf));
+  HALO_TRY(read_exact(file, path, "/nodes/halo_owner", HALO_H5_I32, s->n_halo, &buf));
   s->halo_owner = buf;
-  HALO_TRY(read_exact(file, path, "/nodes/degree", HALO__H5_I64, local, &buf));
+  HALO_TRY(read_exact(file, path, "/nodes/degree", HALO_H5_I64, local, &buf));
   s->degree = buf;
-  HALO_TRY(read_exact(file, path, "/graph/indptr", HALO__H5_I64, s->n_owned + 1, &buf));
+  HALO_TRY(read_exact(file, path, "/graph/indptr", HALO_H5_I64, s->n_owned + 1, &buf));
   s->indptr = buf;
-  HALO_TRY(read_exact(file, path, "/graph/indices", HALO__H5_I32, s->nnz, &buf));
+  HALO_TRY(read_exact(file, path, "/graph/indices", HALO_H5_I32, s->nnz, &buf));
   s->indices = buf;
   if (s->features > 0) {
     hsize_t dims[2] = {(hsize_t)s->n_owned, (hsize_t)s->features};
-    HALO_TRY(halo__h5_read(file, path, "/features", HALO__H5_F32, 2, dims, 1, &buf));
+    HALO_TRY(halo_h5_read(file, path, "/features", HALO_H5_F32, 2, dims, 1, &buf));
     s->x = buf;
   }
   if (s->classes > 0) {
-    HALO_TRY(read_exact(file, path, "/labels", HALO__H5_I32, s->n_owned, &buf));
+    HALO_TRY(read_exact(file, path, "/labels", HALO_H5_I32, s->n_owned, &buf));
     s->labels = buf;
   }
   HALO_TRY(read_upto(file, path, "/split/train", s->n_owned, &s->n_train, &buf));
@@ -197,14 +197,14 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   s->valid = buf;
   HALO_TRY(read_upto(file, path, "/split/test", s->n_owned, &s->n_test, &buf));
   s->test = buf;
-  HALO_TRY(read_exact(file, path, "/halo/send_ptr", HALO__H5_I64, (int64_t)s->parts + 1, &buf));
+  HALO_TRY(read_exact(file, path, "/halo/send_ptr", HALO_H5_I64, (int64_t)s->parts + 1, &buf));
   s->send_ptr = buf;
   /* send_ptr sizes send_idx, so it is checked before that read. */
   HALO_TRY(halo__shard_check_ptr(path, "/halo/send_ptr", s->send_ptr, s->parts,
                                  s->n_owned * (s->parts - 1)));
-  HALO_TRY(read_exact(file, path, "/halo/send_idx", HALO__H5_I32, s->send_ptr[s->parts], &buf));
+  HALO_TRY(read_exact(file, path, "/halo/send_idx", HALO_H5_I32, s->send_ptr[s->parts], &buf));
   s->send_idx = buf;
-  HALO_TRY(read_exact(file, path, "/halo/recv_ptr", HALO__H5_I64, (int64_t)s->parts + 1, &buf));
+  HALO_TRY(read_exact(file, path, "/halo/recv_ptr", HALO_H5_I64, (int64_t)s->parts + 1, &buf));
   s->recv_ptr = buf;
   buf = NULL;
 

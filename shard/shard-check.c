@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "halo-digest.h"
-#include "shard-h5.h"
+#include "shard-impl.h"
 
 halo_status halo_shard_path(char *buf, size_t size, const char *dir, int32_t part, int32_t parts) {
   halo_status st = HALO_OK;
