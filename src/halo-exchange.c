@@ -157,6 +157,27 @@ done:
 
 /* Everything after the counts are known; local, so that its failure can be
  * agreed on before anyone exchanges. */
+
+/* The bytes of a plan's buffers: the packed send rows' indices and values
+ * (backend memory) and, staged through the host, the send and receive
+ * copies. */
+typedef struct plan_sizes {
+  size_t idx, send, recv;
+} plan_sizes;
+
+static plan_sizes sizes_of(int64_t send_total, int64_t n_halo, int32_t max_cols) {
+  return (plan_sizes){.idx = (size_t)send_total * sizeof(int32_t),
+                      .send = (size_t)send_total * (size_t)max_cols * sizeof(float),
+                      .recv = (size_t)n_halo * (size_t)max_cols * sizeof(float)};
+}
+
+void halo_plan_memory(const halo_shard *s, int32_t max_cols, int staged,
+                      int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host) {
+  const plan_sizes sz = sizes_of(s->send_ptr[s->parts], s->n_halo, max_cols);
+  *backend = page_round((int64_t)sz.idx) + page_round((int64_t)sz.send);
+  *host = staged ? (int64_t)(sz.send + sz.recv) : 0;
+}
+
 static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, int size,
                               int32_t max_cols, const int64_t *send_counts,
                               const int64_t *recv_counts, halo_plan *p) {
@@ -197,8 +218,8 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
 
   /* The packed send rows live in backend memory; a device backend also
    * needs host copies for MPI. */
-  size_t idx_bytes = (size_t)p->send_total * sizeof(int32_t);
-  size_t send_bytes = (size_t)p->send_total * (size_t)max_cols * sizeof(float);
+  plan_sizes sz = sizes_of(p->send_total, p->n_halo, max_cols);
+  size_t idx_bytes = sz.idx, send_bytes = sz.send;
   HALO_TRY(ops->buf_alloc(be, idx_bytes, &p->send_idx_buf));
   HALO_TRY(ops->buf_alloc(be, send_bytes, &p->send_buf));
   p->send_idx = p->send_idx_buf.data;
@@ -208,7 +229,7 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
     HALO_TRY(ops->upload(be, &p->send_idx_buf, 0, s->send_idx, idx_bytes));
   }
   if (p->mode == MODE_STAGED) {
-    size_t recv_bytes = (size_t)p->n_halo * (size_t)max_cols * sizeof(float);
+    size_t recv_bytes = sz.recv;
     HALO_TRY(halo__backend_host_alloc(be, send_bytes, "halo send staging", (void **)&p->host_send));
     HALO_TRY(
         halo__backend_host_alloc(be, recv_bytes, "halo receive staging", (void **)&p->host_recv));

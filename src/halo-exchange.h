@@ -37,6 +37,15 @@ halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *
 /* Frees the plan; accepts NULL and sets *p = NULL. Local. */
 void halo_plan_destroy(halo_plan **p);
 
+/* What halo_plan_create allocates for shard s and exchanges of up to
+ * max_cols columns, from the same sizes as the allocations: *backend bytes
+ * of backend buffers (the packed send rows and their indices, each counted
+ * as the backend hands it out through `page_round`), and *host bytes of
+ * host staging, which a device backend needs unless MPI reads its memory
+ * (`staged`). Local. */
+void halo_plan_memory(const halo_shard *s, int32_t max_cols, int staged,
+                      int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host);
+
 /* Starts sending the owned rows of `rows` (a backend buffer of
  * (n_owned + n_halo) × cols floats) that peers hold as halo, and receiving
  * this part's halo rows into the same matrix.  Owned rows must not change,

@@ -29,10 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gcn-plan.h"
 #include "halo-backend-impl.h"
 #include "halo-exchange.h"
-#include "halo-hostmem.h"
 #include "halo-mpi.h"
+#include "halo-optim.h"
 #include "halo-rng.h"
 #include "halo-watchdog.h"
 
@@ -40,12 +41,14 @@
  * this fraction of it, over all ranks, is non-zero. */
 #define SPARSE_DENSITY 0.10
 
-/* Adam's constants, as torch.optim.Adam's defaults. */
-#define ADAM_BETA1 0.9f
-#define ADAM_BETA2 0.999f
-#define ADAM_EPS 1e-8f
-
 enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
+
+/* How Â's rows split into interior rows (no halo column) and boundary rows,
+ * and whether the interior rows are the prefix [0, n_interior). */
+typedef struct row_split {
+  int64_t n_interior, n_boundary;
+  int contiguous;
+} row_split;
 
 typedef struct layer {
   halo_layer_shape kind;
@@ -101,10 +104,17 @@ struct halo_gcn {
   int64_t nparams;
   halo_buf params, grads, adam_m, adam_v;
   float *host_grads; /* MPI staging for device backends */
-  int64_t adam_t;
+  halo_optim optim;  /* Adam, one group per layer (W_l and b_l) */
 
   /* Backward ping-pong, n_all × widest. */
   halo_buf g0, g1;
+
+  /* The buffer plan every allocation is sized from, and the backend bytes
+   * the model holds now and held at most (buffers from buf_alloc, counted
+   * as gcn_plan_backend_bytes counts them). */
+  gcn_plan plan_mem;
+  row_split rows;
+  int64_t held, held_peak;
 };
 
 void halo_gcn_options_default(halo_gcn_options *o) {
@@ -126,17 +136,32 @@ void halo_gcn_options_default(halo_gcn_options *o) {
 static float *fbuf(const halo_buf *b) { return b->data; }
 
 static halo_status buf_new(halo_gcn *g, halo_buf *b, size_t bytes) {
-  return g->ops->buf_alloc(g->be, bytes, b);
+  halo_status st = g->ops->buf_alloc(g->be, bytes, b);
+  if (st == HALO_OK) {
+    g->held += gcn_plan_backend_bytes((int64_t)bytes);
+    if (g->held > g->held_peak) g->held_peak = g->held;
+  }
+  return st;
 }
 
 static void buf_del(halo_gcn *g, halo_buf *b) {
-  if (b->data) g->ops->buf_free(g->be, b);
+  if (b->data) {
+    g->held -= gcn_plan_backend_bytes((int64_t)b->bytes);
+    g->ops->buf_free(g->be, b);
+  }
   *b = (halo_buf){0};
 }
 
-/* Allocates a backend buffer holding a copy of `bytes` host bytes. */
-static halo_status buf_from_host(halo_gcn *g, halo_buf *b, const void *src, size_t bytes) {
+/* Allocates plan entry (which, layer): every model buffer is made here. */
+static halo_status plan_new(halo_gcn *g, halo_buf *b, gcn_buf which, int layer) {
+  return buf_new(g, b, (size_t)gcn_plan_bytes(&g->plan_mem, which, layer));
+}
+
+/* The same, filled with a copy of the entry's bytes from host memory. */
+static halo_status plan_from_host(halo_gcn *g, halo_buf *b, gcn_buf which, int layer,
+                                  const void *src) {
   halo_status st = HALO_OK;
+  const size_t bytes = (size_t)gcn_plan_bytes(&g->plan_mem, which, layer);
   HALO_TRY(buf_new(g, b, bytes));
   if (bytes == 0) goto done;
   if (g->ops->upload)
@@ -394,15 +419,8 @@ done:
 }
 
 halo_status halo_gcn_update(halo_gcn *g) {
-  g->adam_t++;
-  for (int l = 0; l < g->nlayers; l++) {
-    const layer *ly = &g->layers[l];
-    int64_t count = (int64_t)ly->d_in * ly->d_out + ly->d_out; /* W_l then b_l */
-    float wd = (l == 0 || g->opt.weight_decay_all) ? g->opt.weight_decay : 0.0f;
-    g->ops->adam(g->be, fbuf(&g->params) + ly->w_off, fbuf(&g->grads) + ly->w_off,
-                 fbuf(&g->adam_m) + ly->w_off, fbuf(&g->adam_v) + ly->w_off, count, g->opt.lr,
-                 ADAM_BETA1, ADAM_BETA2, ADAM_EPS, wd, g->adam_t);
-  }
+  halo_optim_step(&g->optim, g->be, fbuf(&g->params), fbuf(&g->grads), fbuf(&g->adam_m),
+                  fbuf(&g->adam_v));
   return g->ops->synchronize ? g->ops->synchronize(g->be) : HALO_OK;
 }
 
@@ -547,37 +565,61 @@ static halo_status build_sparse_input(halo_gcn *g, const float *x, int dropout) 
   HALO_TRY(csr_to_backend(g, &g->s_host, &g->s_csr));
   HALO_TRY(csr_to_backend(g, &g->st_host, &g->st_csr));
   if (dropout) {
-    HALO_TRY(buf_new(g, &g->s_drop, (size_t)g->s_host.nnz * sizeof(float)));
-    HALO_TRY(buf_new(g, &g->st_drop, (size_t)g->s_host.nnz * sizeof(float)));
+    HALO_TRY(plan_new(g, &g->s_drop, GCN_BUF_S_DROP, 0));
+    HALO_TRY(plan_new(g, &g->st_drop, GCN_BUF_ST_DROP, 0));
   }
 done:
   halo_csr_free(&a);
   return st;
 }
 
-/* Whether row i of Â (owned rows × local columns) has a halo column. */
-static int has_halo_column(const halo_csr *a, int64_t i) {
-  for (int64_t k = a->indptr[i]; k < a->indptr[i + 1]; k++)
-    if (a->indices[k] >= a->rows) return 1;
+/* Whether owned row i of the part has a halo column (Â adds only the
+ * self-loop, a local column, to the part's rows). */
+static int has_halo_column(const halo_shard *s, int64_t i) {
+  for (int64_t k = s->indptr[i]; k < s->indptr[i + 1]; k++)
+    if (s->indices[k] >= s->n_owned) return 1;
   return 0;
 }
 
-/* Splits Â's rows into interior (no halo column) and boundary rows.  The
- * split is read from Â itself, not from the shard's n_interior: when the
- * interior rows are a prefix (format-2 shards, and any part without a
- * boundary row), the two products run over contiguous rows and no row list
- * is built; otherwise (format 1, --order id, or opt.row_lists) over lists. */
-static halo_status split_rows(halo_gcn *g) {
+/* How Â's rows split (row_split).  The split is read from the rows
+ * themselves, not from the shard's n_interior: when the interior rows are a
+ * prefix (format-2 shards, and any part without a boundary row), the two
+ * products run over contiguous rows and no row list is built; otherwise
+ * (format 1, --order id, or opt.row_lists) over lists. Local. */
+
+static row_split split_of(const halo_shard *s, const halo_gcn_options *o) {
+  row_split r = {0};
+  int64_t first_boundary = s->n_owned;
+  for (int64_t i = 0; i < s->n_owned; i++) {
+    if (!has_halo_column(s, i)) continue;
+    if (r.n_boundary++ == 0) first_boundary = i;
+  }
+  r.n_interior = s->n_owned - r.n_boundary;
+  r.contiguous = first_boundary == r.n_interior && !o->row_lists;
+  return r;
+}
+
+/* The buffer plan's input for shard s: the model, the row split, and the
+ * first layer's input layout. */
+static gcn_plan_input plan_input(const halo_model_desc *d, int device, row_split r, int sparse,
+                                 int64_t nonzeros) {
+  return (gcn_plan_input){.model = d,
+                          .device = device,
+                          .n_interior = r.contiguous ? 0 : r.n_interior,
+                          .n_boundary = r.contiguous ? 0 : r.n_boundary,
+                          .contiguous = r.contiguous,
+                          .sparse = sparse,
+                          .nonzeros = nonzeros};
+}
+
+/* Sets Â's interior and boundary rows (split_of): a view of its trailing
+ * rows when contiguous, else two row lists. */
+static halo_status split_rows(halo_gcn *g, const halo_shard *s, row_split r) {
   halo_status st = HALO_OK;
   int32_t *in = NULL, *bd = NULL;
-  const halo_csr *a = &g->adj_host;
-  int64_t first_boundary = a->rows;
-  for (int64_t i = 0; i < a->rows; i++) {
-    if (!has_halo_column(a, i)) continue;
-    if (g->n_boundary++ == 0) first_boundary = i;
-  }
-  g->n_interior = a->rows - g->n_boundary;
-  g->contiguous = first_boundary == g->n_interior && !g->opt.row_lists;
+  g->n_interior = r.n_interior;
+  g->n_boundary = r.n_boundary;
+  g->contiguous = r.contiguous;
   if (g->contiguous) {
     /* nnz stays Â's: indices and values are the whole arrays. */
     g->adj_boundary = g->adj;
@@ -588,14 +630,14 @@ static halo_status split_rows(halo_gcn *g) {
 
   HALO_ALLOC(in, g->n_interior, "the interior rows");
   HALO_ALLOC(bd, g->n_boundary, "the boundary rows");
-  for (int64_t i = 0, ni = 0, nb = 0; i < a->rows; i++) {
-    if (has_halo_column(a, i))
+  for (int64_t i = 0, ni = 0, nb = 0; i < s->n_owned; i++) {
+    if (has_halo_column(s, i))
       bd[nb++] = (int32_t)i;
     else
       in[ni++] = (int32_t)i;
   }
-  HALO_TRY(buf_from_host(g, &g->interior, in, (size_t)g->n_interior * sizeof(int32_t)));
-  HALO_TRY(buf_from_host(g, &g->boundary, bd, (size_t)g->n_boundary * sizeof(int32_t)));
+  HALO_TRY(plan_from_host(g, &g->interior, GCN_BUF_INTERIOR, 0, in));
+  HALO_TRY(plan_from_host(g, &g->boundary, GCN_BUF_BOUNDARY, 0, bd));
 done:
   free(in);
   free(bd);
@@ -620,8 +662,8 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
     halo_log_error("out of memory copying the features (%zu bytes)", owned_bytes);
     st = HALO_ERR_NOMEM;
   } else if (cached) {
-    st = buf_new(g, &xfull, (size_t)g->n_all * (size_t)f * sizeof(float));
-    if (st == HALO_OK) st = buf_new(g, &g->ax, owned_bytes);
+    st = plan_new(g, &xfull, GCN_BUF_X_HALO, 0);
+    if (st == HALO_OK) st = plan_new(g, &g->ax, GCN_BUF_AX, 0);
   }
   HALO_TRY(halo_mpi_agree(g->comm, st));
 
@@ -665,11 +707,16 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
   if (cached || l0->kind == HALO_LAYER_TRANSFORM)
     HALO_TRY(decide_sparse(g, x, n, f, &g->sparse_in));
   if (g->sparse_in) {
+    int64_t nonzeros = 0;
+    for (int64_t i = 0; i < n * f; i++) nonzeros += x[i] != 0.0f;
+    const gcn_plan_input in =
+        plan_input(&g->info.model, g->ops->download != NULL, g->rows, 1, nonzeros);
+    gcn_plan_build(s, &g->opt, &in, &g->plan_mem);
     HALO_TRY(build_sparse_input(g, x, !cached && g->opt.input_dropout > 0.0f));
     buf_del(g, &g->ax);
   } else if (!cached) {
-    HALO_TRY(buf_from_host(g, &g->x, x, owned_bytes));
-    HALO_TRY(buf_new(g, &g->xd, (size_t)g->n_all * (size_t)f * sizeof(float)));
+    HALO_TRY(plan_from_host(g, &g->x, GCN_BUF_X, 0, x));
+    HALO_TRY(plan_new(g, &g->xd, GCN_BUF_XD, 0));
   }
 done:
   buf_del(g, &xfull);
@@ -704,6 +751,15 @@ static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
     off += ly->d_out;
   }
   g->nparams = info->params = off;
+  /* The reference decays only the first layer's W and b; --weight-decay-all
+   * every layer's. */
+  halo_optim_init(&g->optim, o->lr);
+  for (int l = 0; l < g->nlayers; l++) {
+    const layer *ly = &g->layers[l];
+    const float wd = (l == 0 || o->weight_decay_all) ? o->weight_decay : 0.0f;
+    HALO_TRY(
+        halo_optim_add_group(&g->optim, ly->w_off, (int64_t)ly->d_in * ly->d_out + ly->d_out, wd));
+  }
   if (g->nparams > INT32_MAX)
     HALO_FAIL(HALO_ERR_LIMIT, "the model has %lld parameters, more than one MPI_Allreduce sends",
               (long long)g->nparams);
@@ -714,44 +770,43 @@ done:
 static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
   halo_status st = HALO_OK;
   float *params = NULL;
-  int32_t widest = 0;
 
+  const row_split split = split_of(s, &g->opt);
+  const gcn_plan_input dense = plan_input(&g->info.model, g->ops->download != NULL, split, 0, 0);
+  g->rows = split;
+  gcn_plan_build(s, &g->opt, &dense, &g->plan_mem);
   HALO_TRY(halo_gcn_adjacency(s, &g->adj_host));
   HALO_TRY(csr_to_backend(g, &g->adj_host, &g->adj));
-  HALO_TRY(split_rows(g));
+  HALO_TRY(split_rows(g, s, split));
   g->info.interior_rows = g->n_interior;
   g->info.contiguous_rows = g->contiguous;
-  HALO_TRY(buf_from_host(g, &g->global_id, s->global_id, (size_t)g->n_all * sizeof(int64_t)));
-  HALO_TRY(buf_from_host(g, &g->labels, s->labels, (size_t)g->n_owned * sizeof(int32_t)));
+  HALO_TRY(plan_from_host(g, &g->global_id, GCN_BUF_GLOBAL_ID, 0, s->global_id));
+  HALO_TRY(plan_from_host(g, &g->labels, GCN_BUF_LABELS, 0, s->labels));
   const int32_t *rows[3] = {s->train, s->valid, s->test};
   const int64_t counts[3] = {s->n_train, s->n_valid, s->n_test};
+  const gcn_buf split_buf[3] = {GCN_BUF_TRAIN, GCN_BUF_VALID, GCN_BUF_TEST};
   for (int k = 0; k < 3; k++) {
     g->split_n[k] = counts[k];
-    HALO_TRY(buf_from_host(g, &g->split[k], rows[k], (size_t)counts[k] * sizeof(int32_t)));
+    HALO_TRY(plan_from_host(g, &g->split[k], split_buf[k], 0, rows[k]));
   }
 
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
-    size_t in_all = (size_t)g->n_all * (size_t)ly->d_in * sizeof(float);
-    if (l > 0) HALO_TRY(buf_new(g, &ly->hd, in_all));
-    if (ly->kind == HALO_LAYER_TRANSFORM)
-      HALO_TRY(buf_new(g, &ly->t, (size_t)g->n_all * (size_t)ly->d_out * sizeof(float)));
-    if (ly->kind == HALO_LAYER_AGGREGATE)
-      HALO_TRY(buf_new(g, &ly->ah, (size_t)g->n_owned * (size_t)ly->d_in * sizeof(float)));
-    HALO_TRY(buf_new(g, &ly->z, (size_t)g->n_owned * (size_t)ly->d_out * sizeof(float)));
-    if (l > 0 && ly->d_in > widest) widest = ly->d_in;
-    if (ly->d_out > widest) widest = ly->d_out;
+    if (l > 0) HALO_TRY(plan_new(g, &ly->hd, GCN_BUF_HD, l));
+    if (ly->kind == HALO_LAYER_TRANSFORM) HALO_TRY(plan_new(g, &ly->t, GCN_BUF_T, l));
+    if (ly->kind == HALO_LAYER_AGGREGATE) HALO_TRY(plan_new(g, &ly->ah, GCN_BUF_AH, l));
+    HALO_TRY(plan_new(g, &ly->z, GCN_BUF_Z, l));
   }
-  HALO_TRY(buf_new(g, &g->g0, (size_t)g->n_all * (size_t)widest * sizeof(float)));
-  HALO_TRY(buf_new(g, &g->g1, (size_t)g->n_all * (size_t)widest * sizeof(float)));
+  HALO_TRY(plan_new(g, &g->g0, GCN_BUF_G0, 0));
+  HALO_TRY(plan_new(g, &g->g1, GCN_BUF_G1, 0));
 
   size_t pbytes = (size_t)g->nparams * sizeof(float);
   HALO_ALLOC(params, g->nparams, "the parameters");
   init_params(&g->opt, g->layers, g->nlayers, params);
-  HALO_TRY(buf_from_host(g, &g->params, params, pbytes));
-  HALO_TRY(buf_new(g, &g->grads, pbytes));
-  HALO_TRY(buf_new(g, &g->adam_m, pbytes));
-  HALO_TRY(buf_new(g, &g->adam_v, pbytes));
+  HALO_TRY(plan_from_host(g, &g->params, GCN_BUF_PARAMS, 0, params));
+  HALO_TRY(plan_new(g, &g->grads, GCN_BUF_GRADS, 0));
+  HALO_TRY(plan_new(g, &g->adam_m, GCN_BUF_ADAM_M, 0));
+  HALO_TRY(plan_new(g, &g->adam_v, GCN_BUF_ADAM_V, 0));
   if (g->ops->download) /* pinned on a GPU */
     HALO_TRY(halo__backend_host_alloc(g->be, pbytes, "gradient staging", (void **)&g->host_grads));
 done:
@@ -808,99 +863,26 @@ done:
   return st;
 }
 
-/* One backend buffer of `bytes`: the CPU backend's host memory
- * (halo_hostmem) and a GPU's both hand out 2 MiB pages to large buffers, so
- * those are counted whole. */
-static double backend_buf(double bytes) {
-  const double page = HALO_HOSTMEM_HUGE;
-  return bytes >= page ? ceil(bytes / page) * page : bytes;
-}
-
 halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options *o, int device,
                                      const halo_gcn_input *in, halo_gcn_memory *out) {
   halo_status st = HALO_OK;
   halo_model_desc d;
+  gcn_plan plan;
   *out = (halo_gcn_memory){0};
   HALO_TRY(describe(s, o, &d));
-  const int32_t *dims = d.dims;
-
-  const double n = (double)s->n_owned, all = (double)(s->n_owned + s->n_halo);
-  const double f = (double)s->features, fl = 4.0; /* bytes of a float */
-  double backend = 0.0, host = 0.0;
-  /* Â with its self-loops (halo_gcn_adjacency) on the host; on a device, its
-   * copy with cuSPARSE's row offsets and, at worst, 16-byte aligned copies
-   * of the boundary rows' columns and values. */
-  const double adj_nnz = (double)s->nnz + n;
-  host += (n + 1.0) * 8.0 + adj_nnz * 8.0;
-  if (device)
-    backend += backend_buf((n + 1.0) * 8.0) + 2.0 * backend_buf(adj_nnz * 4.0) +
-               backend_buf((n + 1.0) * 4.0) + 2.0 * backend_buf(adj_nnz * 4.0);
-  /* Global ids, labels, the split's rows, interior/boundary row lists. */
-  backend += backend_buf(all * 8.0) + backend_buf(n * 4.0) + 2.0 * backend_buf(n * 4.0);
-  for (int k = 0; k < 3; k++) {
-    const int64_t rows = k == 0 ? s->n_train : k == 1 ? s->n_valid : s->n_test;
-    backend += backend_buf((double)rows * 4.0);
-  }
-
-  /* Each layer's buffers (setup_buffers), the backward pair, parameters. */
-  const halo_model_comm exchanges = halo_model_comm_of(&d);
-  int32_t widest = 0, max_cols = halo_predict_widest(&exchanges);
-  double params = 0.0;
-  for (int l = 0; l < o->layers; l++) {
-    const double d_in = dims[l], d_out = dims[l + 1];
-    const int cached = d.shape[l] == HALO_LAYER_CACHED;
-    const int transform = d.shape[l] == HALO_LAYER_TRANSFORM;
-    if (l > 0) backend += backend_buf(all * d_in * fl);
-    if (transform) backend += backend_buf(all * d_out * fl);
-    if (!cached && !transform) backend += backend_buf(n * d_in * fl);
-    backend += backend_buf(n * d_out * fl);
-    if (l > 0 && dims[l] > widest) widest = dims[l];
-    if (dims[l + 1] > widest) widest = dims[l + 1];
-    params += d_in * d_out + d_out;
-  }
-  backend += 2.0 * backend_buf(all * widest * fl) + 4.0 * backend_buf(params * fl);
-  /* Set-up's parameter array, checkpoint buffers (rank 0), gradient staging. */
-  host += params * fl * (device ? 5.0 : 4.0);
-
-  /* The exchange plan: packed send rows, and host staging on a device. */
-  const double sent = (double)s->send_ptr[s->parts];
-  backend += backend_buf(sent * 4.0) + backend_buf(sent * max_cols * fl);
-  if (device) host += (sent + (double)s->n_halo) * max_cols * fl;
-
-  /* Features (setup_features), with the normalised host copy of X. */
-  host += n * f * fl;
+  int sparse = in->sparse;
+  int64_t nonzeros = in->nonzeros;
   if (d.shape[0] == HALO_LAYER_CACHED) {
-    /* ÂX; while it is made, X with its halo rows; then, if ÂX is kept as CSR
-     * (forced, or under SPARSE_DENSITY non-zero over all ranks, which bounds
-     * this rank's share but for uneven parts), S and Sᵀ in their place. */
-    const int maybe_sparse = o->sparse_features != 0;
-    const double nnz = o->sparse_features == 1 ? n * f : SPARSE_DENSITY * n * f;
-    const double csr = (n + 1.0) * 8.0 + nnz * 8.0, csr_t = (f + 1.0) * 8.0 + nnz * 8.0;
-    double sparse = 0.0;
-    if (maybe_sparse && device)
-      sparse = backend_buf((n + 1.0) * 8.0) + backend_buf((f + 1.0) * 8.0) +
-               4.0 * backend_buf(nnz * 4.0) + backend_buf((n + 1.0) * 4.0) +
-               backend_buf((f + 1.0) * 4.0);
-    else if (maybe_sparse)
-      sparse = csr + csr_t;
-    if (maybe_sparse && device) host += csr + csr_t;
-    backend += backend_buf(n * f * fl) + fmax(backend_buf(all * f * fl), sparse);
-  } else if (in->sparse) {
-    const double nnz = (double)in->nonzeros;
-    host += (n + 1.0 + f + 1.0) * 8.0 + 2.0 * nnz * 8.0; /* S and Sᵀ, built on the host */
-    if (device) {
-      backend += backend_buf((n + 1.0) * 8.0) + backend_buf((f + 1.0) * 8.0) +
-                 4.0 * backend_buf(nnz * 4.0);
-      backend += backend_buf((n + 1.0) * 4.0) + backend_buf((f + 1.0) * 4.0); /* cuSPARSE */
-    }
-    if (o->input_dropout > 0.0f) backend += 2.0 * backend_buf(nnz * fl); /* dropped values */
-  } else {
-    /* X, and its dropped copy with halo rows. */
-    backend += backend_buf(n * f * fl) + backend_buf(all * f * fl);
+    /* ÂX is only known once made: when it may be kept as CSR (forced, or
+     * under SPARSE_DENSITY non-zero over all ranks, which bounds this rank's
+     * share but for uneven parts), plan for S and Sᵀ at the bound. */
+    const int64_t entries = s->n_owned * (int64_t)s->features;
+    sparse = o->sparse_features != 0;
+    nonzeros = o->sparse_features == 1 ? entries : (int64_t)(SPARSE_DENSITY * (double)entries);
   }
-
-  out->backend = backend > 9e18 ? INT64_MAX : (int64_t)backend;
-  out->host = host > 9e18 ? INT64_MAX : (int64_t)host;
+  const gcn_plan_input pi = plan_input(&d, device, split_of(s, o), sparse, nonzeros);
+  gcn_plan_build(s, o, &pi, &plan);
+  *out = gcn_plan_total(&plan);
 done:
   return st;
 }
@@ -949,6 +931,8 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   if (st == HALO_OK) st = prepare_products(g);
   HALO_TRY(halo_mpi_agree(comm, st));
   g->info.sparse_features = g->sparse_in;
+  g->info.backend_bytes_planned = gcn_plan_buffer_peak(&g->plan_mem);
+  g->info.backend_bytes_peak = g->held_peak;
   *out = g;
   g = NULL;
 done:
@@ -1016,7 +1000,7 @@ halo_status halo_gcn_adam_get(const halo_gcn *g, float *m, float *v, int64_t *st
   size_t bytes = (size_t)g->nparams * sizeof(float);
   HALO_TRY(buf_to_host(g, m, &g->adam_m, bytes));
   HALO_TRY(buf_to_host(g, v, &g->adam_v, bytes));
-  *steps = g->adam_t;
+  *steps = g->optim.steps;
 done:
   return st;
 }
@@ -1032,7 +1016,7 @@ halo_status halo_gcn_adam_set(halo_gcn *g, const float *m, const float *v, int64
     memcpy(g->adam_m.data, m, bytes);
     memcpy(g->adam_v.data, v, bytes);
   }
-  g->adam_t = steps;
+  g->optim.steps = steps;
 done:
   return st;
 }

@@ -103,6 +103,10 @@ typedef struct halo_gcn_info {
   int64_t interior_rows;    /* owned rows with no halo neighbour */
   int contiguous_rows;      /* 1 when they are rows [0, interior_rows) and Â is
                                multiplied without row-index lists */
+  /* The model's backend buffers at the peak of set-up: as its buffer plan
+   * says (the plan halo_gcn_memory_estimate sums), and as it allocated
+   * them.  Equal unless a buffer escaped the plan (tests check). */
+  int64_t backend_bytes_planned, backend_bytes_peak;
 } halo_gcn_info;
 
 void halo_gcn_info_get(const halo_gcn *g, halo_gcn_info *out);

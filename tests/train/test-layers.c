@@ -190,6 +190,20 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
   cr_expect_eq(bad, 0, "%s P=%d: %d of %lld gradients off", pc->name, np, bad,
                (long long)np_params);
 
+  /* Memory: every model buffer was sized by the buffer plan that the
+   * memory estimate sums, so what it allocated is what the plan says. */
+  for (int r = 0; r < np; r++) {
+    snprintf(path, sizeof path, "%s/memory-%d.txt", dir, r);
+    f = fopen(path, "r");
+    cr_assert(f, "%s: no %s", pc->name, path);
+    long long planned = -1, held = -2;
+    cr_assert_eq(fscanf(f, "%lld %lld", &planned, &held), 2);
+    fclose(f);
+    cr_expect_gt(planned, 0, "%s P=%d rank %d: an empty buffer plan", pc->name, np, r);
+    cr_expect_eq(held, planned, "%s P=%d rank %d: allocated %lld backend bytes, planned %lld",
+                 pc->name, np, r, held, planned);
+  }
+
   /* Volume: measured == predicted, epoch and set-up. */
   snprintf(path, sizeof path, "%s/bytes.txt", dir);
   f = fopen(path, "r");

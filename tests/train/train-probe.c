@@ -7,6 +7,8 @@
  *   bytes.txt      "halo_bytes predicted setup_bytes predicted_setup" (rank 0, Σ over ranks)
  *   after.txt      the parameters after one Adam step, then the train/valid/test
  *                  nodes an evaluation classifies right (rank 0; Σ over ranks)
+ *   memory-R.txt   "planned peak" backend bytes of rank R's model buffers: its
+ *                  buffer plan's peak and what it allocated (halo_gcn_info)
  *   setup-copies-R.txt  "uploads downloads synchronizes" of rank R's halo_gcn_create
  *                  (checked backend only)
  *
@@ -106,6 +108,11 @@ int main(int argc, char **argv) {
     for (int32_t c = 0; c < classes; c++) fprintf(f, " %.9g", buf[i * classes + c]);
     fprintf(f, "\n");
   }
+  fclose(f);
+  snprintf(path, sizeof path, "%s/memory-%d.txt", out, rank);
+  if (!(f = fopen(path, "w"))) goto done;
+  fprintf(f, "%lld %lld\n", (long long)info.backend_bytes_planned,
+          (long long)info.backend_bytes_peak);
   fclose(f);
 
   int64_t local[3] = {stats.halo_bytes, info.setup_halo_bytes, info.n_halo}, sum[3];

@@ -1,0 +1,152 @@
+/* The GCN's buffer plan (gcn-plan.h): the sizes that halo_gcn_create
+ * allocates and halo_gcn_memory_estimate sums. */
+#include "gcn-plan.h"
+
+#include <string.h>
+
+#include "halo-exchange.h"
+#include "halo-hostmem.h"
+
+int64_t gcn_plan_backend_bytes(int64_t bytes) {
+  const int64_t page = HALO_HOSTMEM_HUGE;
+  return bytes >= page ? (bytes + page - 1) / page * page : bytes;
+}
+
+static void set(gcn_plan *p, gcn_buf b, int layer, int64_t bytes, gcn_life life) {
+  p->buf[b][layer] = (gcn_plan_entry){.bytes = bytes, .life = life};
+}
+
+static void set_csr(gcn_plan *p, gcn_csr c, int64_t rows, int64_t cols, int64_t nnz, int rows_copy,
+                    gcn_life life) {
+  p->csr[c] = (gcn_plan_csr){
+      .rows = rows, .cols = cols, .nnz = nnz, .prepared_rows_copy = rows_copy, .life = life};
+}
+
+void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_plan_input *in,
+                    gcn_plan *p) {
+  const halo_model_desc *d = in->model;
+  const int64_t n = s->n_owned, all = s->n_owned + s->n_halo, f = s->features;
+  const int64_t fl = (int64_t)sizeof(float), i32 = (int64_t)sizeof(int32_t);
+  memset(p, 0, sizeof *p);
+  p->device = in->device;
+
+  /* Â with its self-loops (halo_gcn_adjacency); its interior and boundary
+   * rows are multiplied as two blocks, so the device SpMM plans both. */
+  set_csr(p, GCN_CSR_ADJ, n, all, s->nnz + n, in->contiguous, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_GLOBAL_ID, 0, all * (int64_t)sizeof(int64_t), GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_LABELS, 0, n * i32, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_TRAIN, 0, s->n_train * i32, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_VALID, 0, s->n_valid * i32, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_TEST, 0, s->n_test * i32, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_INTERIOR, 0, in->n_interior * i32, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_BOUNDARY, 0, in->n_boundary * i32, GCN_LIFE_ALWAYS);
+
+  /* Each layer's activations, and the backward pair at the widest width. */
+  int64_t widest = 0;
+  for (int l = 0; l < d->layers; l++) {
+    const int64_t d_in = d->dims[l], d_out = d->dims[l + 1];
+    if (l > 0) set(p, GCN_BUF_HD, l, all * d_in * fl, GCN_LIFE_ALWAYS);
+    if (d->shape[l] == HALO_LAYER_TRANSFORM)
+      set(p, GCN_BUF_T, l, all * d_out * fl, GCN_LIFE_ALWAYS);
+    if (d->shape[l] == HALO_LAYER_AGGREGATE) set(p, GCN_BUF_AH, l, n * d_in * fl, GCN_LIFE_ALWAYS);
+    set(p, GCN_BUF_Z, l, n * d_out * fl, GCN_LIFE_ALWAYS);
+    if (l > 0 && d_in > widest) widest = d_in;
+    if (d_out > widest) widest = d_out;
+  }
+  set(p, GCN_BUF_G0, 0, all * widest * fl, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_G1, 0, all * widest * fl, GCN_LIFE_ALWAYS);
+  const int64_t pbytes = d->params * fl;
+  set(p, GCN_BUF_PARAMS, 0, pbytes, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_GRADS, 0, pbytes, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_ADAM_M, 0, pbytes, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_ADAM_V, 0, pbytes, GCN_LIFE_ALWAYS);
+  p->host_params = pbytes;
+  p->host_checkpoint = 3 * pbytes;
+  p->host_grad_staging = in->device ? pbytes : 0;
+
+  /* The first layer's input (setup_features), after the host copy of X. */
+  p->host_features = n * f * fl;
+  if (d->shape[0] == HALO_LAYER_CACHED) {
+    /* ÂX; while it is made, X with its halo rows; then, when ÂX is kept
+     * as CSR, S and Sᵀ, made before ÂX's dense copy is freed. */
+    set(p, GCN_BUF_AX, 0, n * f * fl, GCN_LIFE_ALWAYS);
+    set(p, GCN_BUF_X_HALO, 0, all * f * fl, GCN_LIFE_EARLY);
+    if (in->sparse) {
+      set_csr(p, GCN_CSR_S, n, f, in->nonzeros, 0, GCN_LIFE_LATE);
+      set_csr(p, GCN_CSR_ST, f, n, in->nonzeros, 0, GCN_LIFE_LATE);
+    }
+  } else if (in->sparse) {
+    set_csr(p, GCN_CSR_S, n, f, in->nonzeros, 0, GCN_LIFE_ALWAYS);
+    set_csr(p, GCN_CSR_ST, f, n, in->nonzeros, 0, GCN_LIFE_ALWAYS);
+    if (o->input_dropout > 0.0f) {
+      set(p, GCN_BUF_S_DROP, 0, in->nonzeros * fl, GCN_LIFE_ALWAYS);
+      set(p, GCN_BUF_ST_DROP, 0, in->nonzeros * fl, GCN_LIFE_ALWAYS);
+    }
+  } else {
+    set(p, GCN_BUF_X, 0, n * f * fl, GCN_LIFE_ALWAYS);
+    set(p, GCN_BUF_XD, 0, all * f * fl, GCN_LIFE_ALWAYS);
+  }
+
+  const halo_model_comm comm = halo_model_comm_of(d);
+  halo_plan_memory(s, halo_predict_widest(&comm), in->device, gcn_plan_backend_bytes,
+                   &p->exchange_backend, &p->exchange_host);
+}
+
+int64_t gcn_plan_bytes(const gcn_plan *p, gcn_buf b, int layer) { return p->buf[b][layer].bytes; }
+
+/* A CSR matrix's host arrays (int64 offsets, int32 columns, float values). */
+static int64_t csr_host_bytes(const gcn_plan_csr *c) {
+  return (c->rows + 1) * (int64_t)sizeof(int64_t) + c->nnz * (int64_t)(sizeof(int32_t) + 4);
+}
+
+/* Its device copy (csr_upload: the same three arrays) and the device SpMM's
+ * plan (spmm_prepare: int32 row offsets and, for a matrix multiplied in row
+ * blocks, 16-byte aligned copies of its columns and values). */
+static int64_t csr_device_bytes(const gcn_plan_csr *c) {
+  const int64_t offsets = (c->rows + 1) * (int64_t)sizeof(int64_t);
+  const int64_t column = c->nnz * (int64_t)sizeof(int32_t);
+  int64_t bytes = gcn_plan_backend_bytes(offsets) + 2 * gcn_plan_backend_bytes(column) +
+                  gcn_plan_backend_bytes((c->rows + 1) * (int64_t)sizeof(int32_t));
+  if (c->prepared_rows_copy) bytes += 2 * gcn_plan_backend_bytes(column);
+  return bytes;
+}
+
+/* Adds the plan's gcn_buf entries to life[ALWAYS, EARLY, LATE]. */
+static void buffers_by_life(const gcn_plan *p, int64_t life[3]) {
+  for (int b = 0; b < GCN_BUF_COUNT; b++)
+    for (int l = 0; l < HALO_MAX_LAYERS; l++) {
+      const gcn_plan_entry *e = &p->buf[b][l];
+      if (e->bytes > 0) life[e->life] += gcn_plan_backend_bytes(e->bytes);
+    }
+}
+
+static int64_t peak(const int64_t life[3]) {
+  return life[GCN_LIFE_ALWAYS] +
+         (life[GCN_LIFE_EARLY] > life[GCN_LIFE_LATE] ? life[GCN_LIFE_EARLY] : life[GCN_LIFE_LATE]);
+}
+
+int64_t gcn_plan_buffer_peak(const gcn_plan *p) {
+  int64_t life[3] = {0, 0, 0};
+  buffers_by_life(p, life);
+  return peak(life);
+}
+
+halo_gcn_memory gcn_plan_total(const gcn_plan *p) {
+  int64_t life[3] = {0, 0, 0}, host = 0;
+  buffers_by_life(p, life);
+  for (int c = 0; c < GCN_CSR_COUNT; c++) {
+    const gcn_plan_csr *m = &p->csr[c];
+    if (m->rows == 0) continue;
+    /* On the CPU backend the host arrays are the backend's; on a device they
+     * stay on the host next to its copy. */
+    if (p->device) {
+      host += csr_host_bytes(m);
+      life[m->life] += csr_device_bytes(m);
+    } else {
+      life[m->life] += csr_host_bytes(m);
+    }
+  }
+  host += p->host_features + p->host_params + p->host_checkpoint + p->host_grad_staging;
+  host += p->exchange_host;
+  return (halo_gcn_memory){.backend = peak(life) + p->exchange_backend, .host = host};
+}

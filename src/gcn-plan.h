@@ -1,0 +1,112 @@
+/* Private to the GCN: its buffer plan, the one table of what the model
+ * allocates.  halo_gcn_create sizes every buffer from it, and
+ * halo_gcn_memory_estimate sums it, so the estimate cannot drift from the
+ * allocations: a buffer the model allocates without a plan entry fails
+ * gcn_plan_take, and the tests compare the plan's peak with the bytes the
+ * backend really handed out (halo_gcn_info.backend_bytes_*).
+ *
+ * Sizes are in bytes.  An entry lives in the backend's memory (a GPU's with a
+ * device backend; the host's for the CPU backend) or in the host's besides.
+ * Backend buffers of 2 MiB or more are counted in whole 2 MiB pages, as both
+ * backends hand them out (halo_hostmem, and a GPU's allocator).
+ */
+#ifndef HALO_GCN_PLAN_H
+#define HALO_GCN_PLAN_H
+
+#include <stdint.h>
+
+#include "halo-gcn.h"
+#include "halo-model.h"
+#include "halo-shard.h"
+
+/* The model's buffers.  Per-layer entries are indexed by layer as well. */
+typedef enum {
+  /* Backend memory, one buf_alloc each. */
+  GCN_BUF_GLOBAL_ID, /* int64, n_all */
+  GCN_BUF_LABELS,    /* int32, n_owned */
+  GCN_BUF_TRAIN,     /* int32 rows of the three splits */
+  GCN_BUF_VALID,
+  GCN_BUF_TEST,
+  GCN_BUF_INTERIOR, /* int32 row lists of Â's interior and boundary rows */
+  GCN_BUF_BOUNDARY, /* (only when they are not contiguous) */
+  GCN_BUF_G0,       /* backward ping-pong, n_all × widest */
+  GCN_BUF_G1,
+  GCN_BUF_PARAMS, /* flat parameters, gradients, Adam's moments */
+  GCN_BUF_GRADS,
+  GCN_BUF_ADAM_M,
+  GCN_BUF_ADAM_V,
+  GCN_BUF_X,       /* dense X, n_owned × F (transform or aggregate layer 0) */
+  GCN_BUF_XD,      /* dense dropout(X) with halo rows, n_all × F */
+  GCN_BUF_S_DROP,  /* dropped values of S and Sᵀ (sparse X with input dropout) */
+  GCN_BUF_ST_DROP, /* */
+  GCN_BUF_AX,      /* the cached ÂX, n_owned × F */
+  GCN_BUF_X_HALO,  /* X with halo rows while ÂX is made (set-up only) */
+  GCN_BUF_HD,      /* per layer l >= 1: dropout(ReLU(Z_{l-1})), n_all × d_in */
+  GCN_BUF_T,       /* per layer, transform: H·W, n_all × d_out */
+  GCN_BUF_AH,      /* per layer, aggregate: Â·H, n_owned × d_in */
+  GCN_BUF_Z,       /* per layer: n_owned × d_out */
+  GCN_BUF_COUNT
+} gcn_buf;
+
+/* The model's sparse matrices: on the host always, and copied to a device
+ * backend (csr_upload), where the SpMM plan adds its own arrays. */
+typedef enum { GCN_CSR_ADJ, GCN_CSR_S, GCN_CSR_ST, GCN_CSR_COUNT } gcn_csr;
+
+/* When an entry is alive.  The peak is Σ ALWAYS + max(Σ EARLY, Σ LATE):
+ * EARLY buffers are freed before the LATE ones are made. */
+typedef enum { GCN_LIFE_ALWAYS, GCN_LIFE_EARLY, GCN_LIFE_LATE } gcn_life;
+
+typedef struct gcn_plan_entry {
+  int64_t bytes; /* 0: not allocated */
+  gcn_life life;
+} gcn_plan_entry;
+
+typedef struct gcn_plan_csr {
+  int64_t rows, cols, nnz; /* rows 0: not made */
+  int prepared_rows_copy;  /* the device SpMM keeps aligned copies of the matrix's rows */
+  gcn_life life;
+} gcn_plan_csr;
+
+typedef struct gcn_plan {
+  int device; /* the backend keeps its own copies and stages halo rows on the host */
+  gcn_plan_entry buf[GCN_BUF_COUNT][HALO_MAX_LAYERS];
+  gcn_plan_csr csr[GCN_CSR_COUNT];
+  /* Host memory besides: the set-up copy of X, the set-up parameter array,
+   * halo-train's checkpoint buffers (params and Adam's moments), and on a
+   * device the pinned gradient staging. */
+  int64_t host_features, host_params, host_checkpoint, host_grad_staging;
+  /* The exchange plan's buffers (halo_plan_memory). */
+  int64_t exchange_backend, exchange_host;
+} gcn_plan;
+
+/* What the plan depends on, beyond the shard and the options. */
+typedef struct gcn_plan_input {
+  const halo_model_desc *model;
+  int device;
+  int64_t n_interior, n_boundary; /* Â's row lists' lengths; 0 and 0 when contiguous */
+  int contiguous;                 /* Â is multiplied in two row blocks (no lists) */
+  int sparse;                     /* the first layer's input is CSR */
+  int64_t nonzeros;               /* its non-zeros (X's, or ÂX's) */
+} gcn_plan_input;
+
+/* Fills *p for shard s and options o. Local. */
+void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_plan_input *in,
+                    gcn_plan *p);
+
+/* Bytes of entry (b, layer); layer is 0 for the model-wide entries. Local. */
+int64_t gcn_plan_bytes(const gcn_plan *p, gcn_buf b, int layer);
+
+/* The plan's totals at the peak of set-up, 2 MiB pages counted whole in the
+ * backend's memory. Local. */
+halo_gcn_memory gcn_plan_total(const gcn_plan *p);
+
+/* The peak of the plan's backend buffers alone (its gcn_buf entries, not
+ * the CSR matrices nor the exchange plan), which the model's own count of
+ * what it allocated must equal. Local. */
+int64_t gcn_plan_buffer_peak(const gcn_plan *p);
+
+/* `bytes` as the backend hands them out: 2 MiB pages counted whole from
+ * 2 MiB on. Local. */
+int64_t gcn_plan_backend_bytes(int64_t bytes);
+
+#endif /* HALO_GCN_PLAN_H */
