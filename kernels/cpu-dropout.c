@@ -2,7 +2,7 @@
  * place, and through a sparse matrix's non-zeros.
  *
  * The keep test and the scale are halo_dropout_keep and halo_dropout_scale
- * (kernels/halo-rng.h), which the CUDA twins call too: the mask is a pure
+ * (core/halo-rng.h), which the CUDA twins call too: the mask is a pure
  * function of (key, global id, column), independent of where the row sits
  * locally, of the rank and of the thread, and every device computes the same
  * float operations bit for bit.

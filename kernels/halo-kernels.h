@@ -29,7 +29,7 @@ void halo_cpu_relu_backward(float *g, const float *y, int64_t n);
 
 /* Inverted dropout keyed by global row id: element (i, j) is kept iff
  * halo_dropout_keep(key, global_id[i], j, p), and kept values are scaled by
- * halo_dropout_scale(p) = 1/(1-p) (kernels/halo-rng.h).  Applied in place to
+ * halo_dropout_scale(p) = 1/(1-p) (core/halo-rng.h).  Applied in place to
  * Y; the same call on a gradient applies the same mask.
  * key = halo_rng_key(seed, HALO_RNG_DROPOUT, epoch, layer). */
 void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id, uint64_t key,

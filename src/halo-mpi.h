@@ -1,9 +1,9 @@
 /* MPI helpers of the runtime: collective status agreement and node facts.
  *
- * Failures are collective (DESIGN.md): at every phase boundary (load, plan,
- * train) all ranks call halo_mpi_agree with their own status, and all of them
- * stop when any of them failed, so no rank is left waiting in a collective
- * that a failed peer never enters.
+ * Failures are collective (docs/train.md, "Failures"): at every phase
+ * boundary (load, plan, train) all ranks call halo_mpi_agree with their own
+ * status, and all of them stop when any of them failed, so no rank is left
+ * waiting in a collective that a failed peer never enters.
  */
 #ifndef HALO_MPI_H
 #define HALO_MPI_H

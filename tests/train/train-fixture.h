@@ -1,6 +1,6 @@
 /* Test fixture of the trainer: small random labelled graphs, split into
  * shards in memory by an independent, deliberately simple implementation of
- * the shard contract (loaders/halo-shard.h), and a dense double-precision
+ * the shard contract (shard/halo-shard.h), and a dense double-precision
  * reference GCN over the whole graph. */
 #ifndef TRAIN_FIXTURE_H
 #define TRAIN_FIXTURE_H

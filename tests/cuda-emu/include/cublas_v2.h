@@ -1,5 +1,5 @@
 /* halo-cuda-emu: cuBLAS's SGEMM, computed by CBLAS with the same
- * column-major arguments (tests/cuda-emu/emu-libs.cc). */
+ * column-major arguments (tests/cuda-emu/libs.cc). */
 #ifndef HALO_CUDA_EMU_CUBLAS_V2_H
 #define HALO_CUDA_EMU_CUBLAS_V2_H
 

@@ -1,6 +1,6 @@
 /* halo-cuda-emu: cuSPARSE's generic CSR SpMM, with the checks the real
  * library makes at run time (16-byte aligned arrays, a large enough
- * workspace) made eagerly (tests/cuda-emu/emu-libs.cc). */
+ * workspace) made eagerly (tests/cuda-emu/libs.cc). */
 #ifndef HALO_CUDA_EMU_CUSPARSE_H
 #define HALO_CUDA_EMU_CUSPARSE_H
 
