@@ -4,6 +4,13 @@
  * so exp never overflows:  lse = max + log Σ_j exp(z_j - max),
  * loss_i = lse - z[label],  softmax_j = exp(z_j - lse).
  * argmax ties go to the lowest column, as in PyTorch.
+ *
+ * The loss is summed on a fixed-point grid (LOSS_GRID): each row's loss is
+ * rounded once to a multiple of 2^-30 and the integers are added, so the sum
+ * does not depend on the thread count, and the sums of several ranks, all
+ * multiples of 2^-30, add exactly in double while they stay below 2^23:
+ * the reported loss is then the same for any partition
+ * (docs/reproducibility.md).
  */
 #include <math.h>
 #include <stdint.h>
@@ -11,14 +18,16 @@
 
 #include "halo-kernels.h"
 
+/* The loss grid: 2^LOSS_GRID_BITS steps per unit. */
+enum { LOSS_GRID_BITS = 30 };
+
 /* Fewer floats than this are processed on the calling thread alone. */
 static const int64_t PARALLEL_MIN = 1 << 14;
 
 void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int32_t *labels,
                            const int32_t *mask, int64_t nmask, float grad_scale, float *g,
                            double *loss_sum, int64_t *correct) {
-  double loss = 0.0;
-  int64_t hits = 0;
+  int64_t loss = 0, bad = 0, hits = 0;
 
   /* Rows outside the mask get a zero gradient. */
   if (g) {
@@ -26,7 +35,7 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
     for (int64_t i = 0; i < rows; i++) memset(g + i * cols, 0, (size_t)cols * sizeof *g);
   }
 
-#pragma omp parallel for schedule(static) reduction(+ : loss, hits) \
+#pragma omp parallel for schedule(static) reduction(+ : loss, bad, hits) \
     if (nmask * cols >= PARALLEL_MIN)
   for (int64_t m = 0; m < nmask; m++) {
     const int64_t i = mask[m];
@@ -44,10 +53,15 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
     /* A label outside [0, cols) is a fault of the caller's data: it turns the
      * loss into NaN, so that it cannot pass unnoticed, and adds no gradient. */
     if (label < 0 || label >= cols) {
-      loss += NAN;
+      bad++;
       continue;
     }
-    loss += lse - (double)zr[label];
+    const double row_loss = lse - (double)zr[label];
+    if (!(row_loss < 0x1p32)) { /* NaN or +inf from non-finite logits */
+      bad++;
+      continue;
+    }
+    loss += llrint(ldexp(row_loss, LOSS_GRID_BITS));
     hits += argmax == label;
     if (g) {
       float *restrict gr = g + i * cols;
@@ -57,6 +71,6 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
       }
     }
   }
-  *loss_sum = loss;
+  *loss_sum = bad ? NAN : ldexp((double)loss, -LOSS_GRID_BITS);
   *correct = hits;
 }

@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+#include <omp.h>
+
+#include "halo-exact.h"
 #include "halo-exchange.h"
 #include "halo-hostmem.h"
 
@@ -63,6 +66,18 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
   p->host_params = pbytes;
   p->host_checkpoint = 3 * pbytes;
   p->host_grad_staging = in->device ? pbytes : 0;
+  p->threads = omp_get_max_threads();
+  if (o->deterministic) {
+    p->host_exact = d->params * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
+    for (int l = 0; l < d->layers; l++) {
+      const int64_t d_in = d->dims[l], d_out = d->dims[l + 1];
+      const int64_t need[3] = {(int64_t)halo_cpu_exact_tn_work(d_in, d_out, p->threads),
+                               (int64_t)halo_cpu_exact_tn_work(1, d_out, p->threads),
+                               (int64_t)halo_cpu_exact_csr_work(d_out, p->threads)};
+      for (int k = 0; k < 3; k++)
+        if (need[k] > p->host_exact_work) p->host_exact_work = need[k];
+    }
+  }
 
   /* The first layer's input (setup_features), after the host copy of X. */
   p->host_features = n * f * fl;
@@ -147,6 +162,7 @@ halo_gcn_memory gcn_plan_total(const gcn_plan *p) {
     }
   }
   host += p->host_features + p->host_params + p->host_checkpoint + p->host_grad_staging;
+  host += p->host_exact + p->host_exact_work;
   host += p->exchange_host;
   return (halo_gcn_memory){.backend = peak(life) + p->exchange_backend, .host = host};
 }

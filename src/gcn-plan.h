@@ -75,6 +75,10 @@ typedef struct gcn_plan {
    * halo-train's checkpoint buffers (params and Adam's moments), and on a
    * device the pinned gradient staging. */
   int64_t host_features, host_params, host_checkpoint, host_grad_staging;
+  /* Deterministic mode (halo-exact.h): the gradients' limbs and the exact
+   * sums' workspace for `threads` threads. */
+  int64_t host_exact, host_exact_work;
+  int threads;
   /* The exchange plan's buffers (halo_plan_memory). */
   int64_t exchange_backend, exchange_host;
 } gcn_plan;

@@ -31,6 +31,7 @@
 
 #include "gcn-plan.h"
 #include "halo-backend-impl.h"
+#include "halo-exact.h"
 #include "halo-exchange.h"
 #include "halo-mpi.h"
 #include "halo-optim.h"
@@ -104,6 +105,15 @@ struct halo_gcn {
   int64_t nparams;
   halo_buf params, grads, adam_m, adam_v;
   float *host_grads; /* MPI staging for device backends */
+
+  /* Deterministic mode: each parameter's gradient as an exact sum
+   * (HALO_EXACT_LIMBS int64 limbs per parameter, laid out as the
+   * parameters), the grid exponents of each layer's dW and db, and the
+   * accumulators' workspace for `threads` threads. */
+  int64_t *exact;
+  int exact_e[HALO_MAX_LAYERS][2];
+  void *exact_work;
+  int threads;
   halo_optim optim;  /* Adam, one group per layer (W_l and b_l) */
 
   /* Backward ping-pong, n_all × widest. */
@@ -230,6 +240,80 @@ static void mm_ta(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, 
   g->ops->gemm(g->be, 1, 0, m, n, k, 1.0f, a, m, b, n, 0.0f, c, n);
 }
 
+/* What dW_l = Hᵀ·G sums over: H as dense rows (n × d_in) or, sparse, as
+ * the CSR of Hᵀ (d_in rows over the nodes). */
+typedef struct wgrad_in {
+  const float *dense;
+  const halo_csr *sparse_t;
+} wgrad_in;
+
+/* dW_l = Hᵀ·G and db_l = Σ_i dZ[i, :] over the owned rows: through the
+ * backend's products, or, deterministic, as exact sums into layer l's
+ * limbs, on grids agreed by every rank (one MPI_Allreduce of the maxima).
+ * Collective in deterministic mode, Local otherwise. */
+static halo_status weight_grads(halo_gcn *g, int l, wgrad_in h, const float *gr,
+                                const float *dz) {
+  halo_status st = HALO_OK;
+  const layer *ly = &g->layers[l];
+  const int64_t n = g->n_owned;
+  float *dw = fbuf(&g->grads) + ly->w_off, *db = fbuf(&g->grads) + ly->b_off;
+  if (!g->opt.deterministic) {
+    g->ops->colsum(g->be, dz, n, ly->d_out, db);
+    if (h.sparse_t)
+      g->ops->spmm(g->be, h.sparse_t, gr, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL,
+                   ly->d_in);
+    else
+      mm_ta(g, ly->d_in, ly->d_out, n, h.dense, gr, dw);
+    goto done;
+  }
+
+  float local[3], global[3];
+  local[0] = h.sparse_t ? halo_cpu_max_abs(h.sparse_t->values, h.sparse_t->nnz)
+                        : halo_cpu_max_abs(h.dense, n * ly->d_in);
+  local[1] = halo_cpu_max_abs(gr, n * ly->d_out);
+  local[2] = gr == dz ? local[1] : halo_cpu_max_abs(dz, n * ly->d_out);
+  HALO_TRY(halo_watch_allreduce(local, global, 3, MPI_FLOAT, MPI_MAX, g->comm,
+                                "the gradient bounds"));
+  const int ew = halo_exact_exponent((double)global[0] * (double)global[1]);
+  const int eb = halo_exact_exponent((double)global[2]);
+  g->exact_e[l][0] = ew;
+  g->exact_e[l][1] = eb;
+  int64_t *limbs_w = g->exact + ly->w_off * HALO_EXACT_LIMBS;
+  int64_t *limbs_b = g->exact + ly->b_off * HALO_EXACT_LIMBS;
+  halo_cpu_exact_tn(n, 1, ly->d_out, NULL, 1, dz, ly->d_out, eb, g->threads, g->exact_work,
+                    limbs_b);
+  if (h.sparse_t)
+    halo_cpu_exact_csr(h.sparse_t->indptr, h.sparse_t->indices, h.sparse_t->values, ly->d_in, gr,
+                       ly->d_out, ly->d_out, ew, g->threads, g->exact_work, limbs_w);
+  else
+    halo_cpu_exact_tn(n, ly->d_in, ly->d_out, h.dense, ly->d_in, gr, ly->d_out, ew, g->threads,
+                      g->exact_work, limbs_w);
+done:
+  return st;
+}
+
+/* Deterministic mode: sums every rank's limbs (exact: integers) and turns
+ * them into the float gradients.  Collective. */
+static halo_status exact_allreduce(halo_gcn *g) {
+  halo_status st = HALO_OK;
+  const int64_t count = g->nparams * HALO_EXACT_LIMBS;
+  if (count > INT32_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT, "%lld gradient limbs are more than one MPI_Allreduce sends",
+              (long long)count);
+  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, g->exact, (int)count, MPI_INT64_T, MPI_SUM,
+                                g->comm, "the gradient allreduce"));
+  for (int l = 0; l < g->nlayers; l++) {
+    const layer *ly = &g->layers[l];
+    float *grads = fbuf(&g->grads);
+    halo_exact_to_float(g->exact + ly->w_off * HALO_EXACT_LIMBS, (int64_t)ly->d_in * ly->d_out,
+                        g->exact_e[l][0], grads + ly->w_off);
+    halo_exact_to_float(g->exact + ly->b_off * HALO_EXACT_LIMBS, ly->d_out, g->exact_e[l][1],
+                        grads + ly->b_off);
+  }
+done:
+  return st;
+}
+
 /* C (m × n) = A · Bᵀ with A stored m × k and B n × k. */
 static void mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                   float *c) {
@@ -326,37 +410,33 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
     layer *ly = &g->layers[l];
     halo_watch_layer("backward", l);
     const float *w = fbuf(&g->params) + ly->w_off;
-    float *dw = fbuf(&g->grads) + ly->w_off;
-    float *db = fbuf(&g->grads) + ly->b_off;
     const int64_t n = g->n_owned;
-    g->ops->colsum(g->be, dz, n, ly->d_out, db);
 
     switch (ly->kind) {
       case HALO_LAYER_CACHED:
-        /* dW = (ÂX)ᵀ·dZ, no exchange. */
-        if (g->sparse_in)
-          g->ops->spmm(g->be, &g->st_csr, dz, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL,
-                       ly->d_in);
-        else
-          mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&g->ax), dz, dw);
+        /* dW = (ÂX)ᵀ·dZ, db = Σ dZ, no exchange. */
+        HALO_TRY(weight_grads(g, l, (wgrad_in){fbuf(&g->ax), g->sparse_in ? &g->st_csr : NULL},
+                              dz, dz));
         break;
-      case HALO_LAYER_TRANSFORM:
-        /* dT = Âᵀ·dZ = Â·dZ; dW = Hᵀ·dT; dH = dT·Wᵀ. */
-        HALO_TRY(aggregate(g, dz, ly->d_out, tmp));
+      case HALO_LAYER_TRANSFORM: {
+        /* dT = Âᵀ·dZ = Â·dZ; dW = Hᵀ·dT; db = Σ dZ; dH = dT·Wᵀ. */
+        halo_csr xt = g->st_csr;
+        wgrad_in h = {0};
         if (l == 0 && g->sparse_in) {
-          halo_csr xt = g->st_csr;
           if (g->opt.input_dropout > 0.0f) xt.values = fbuf(&g->st_drop);
-          g->ops->spmm(g->be, &xt, tmp, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL, ly->d_in);
+          h.sparse_t = &xt;
         } else {
-          const float *h =
+          h.dense =
               l == 0 ? (g->opt.input_dropout > 0.0f ? fbuf(&g->xd) : fbuf(&g->x)) : fbuf(&ly->hd);
-          mm_ta(g, ly->d_in, ly->d_out, n, h, tmp, dw);
         }
+        HALO_TRY(aggregate(g, dz, ly->d_out, tmp));
+        HALO_TRY(weight_grads(g, l, h, tmp, dz));
         if (l > 0) mm_tb(g, n, ly->d_in, ly->d_out, tmp, w, dz);
         break;
+      }
       case HALO_LAYER_AGGREGATE:
-        /* dW = (ÂH)ᵀ·dZ; dH = Âᵀ·(dZ·Wᵀ) = Â·(dZ·Wᵀ). */
-        mm_ta(g, ly->d_in, ly->d_out, n, fbuf(&ly->ah), dz, dw);
+        /* dW = (ÂH)ᵀ·dZ, db = Σ dZ; dH = Âᵀ·(dZ·Wᵀ) = Â·(dZ·Wᵀ). */
+        HALO_TRY(weight_grads(g, l, (wgrad_in){fbuf(&ly->ah), NULL}, dz, dz));
         if (l > 0) {
           mm_tb(g, n, ly->d_in, ly->d_out, dz, w, tmp);
           HALO_TRY(aggregate(g, tmp, ly->d_in, dz));
@@ -403,9 +483,14 @@ halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) 
     grads = g->host_grads;
   }
   halo_watch_layer("gradient allreduce", -1);
-  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, grads, (int)g->nparams, MPI_FLOAT, MPI_SUM, g->comm,
-                                "the gradient allreduce"));
-  s.allreduce_bytes = (int64_t)bytes;
+  if (g->opt.deterministic) {
+    HALO_TRY(exact_allreduce(g));
+    s.allreduce_bytes = g->nparams * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
+  } else {
+    HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, grads, (int)g->nparams, MPI_FLOAT, MPI_SUM,
+                                  g->comm, "the gradient allreduce"));
+    s.allreduce_bytes = (int64_t)bytes;
+  }
   if (g->host_grads) HALO_TRY(g->ops->upload(g->be, &g->grads, 0, g->host_grads, bytes));
   ar = MPI_Wtime() - a0;
 
@@ -460,12 +545,15 @@ done:
 /* --- set-up ------------------------------------------------------------- */
 
 /* Checks the options and the shard's shape for this model. Local. */
-static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o) {
+static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o, int be_is_device) {
   halo_status st = HALO_OK;
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS)
     HALO_FAIL(HALO_ERR_ARG, "--layers %d: a GCN has 1 to %d layers", o->layers, HALO_MAX_LAYERS);
   if (o->layers > 1 && o->hidden < 1)
     HALO_FAIL(HALO_ERR_ARG, "--hidden %d: must be at least 1", o->hidden);
+  if (o->deterministic && be_is_device)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "deterministic training runs on the CPU backend only (its exact sums are CPU code)");
   if (!(o->dropout >= 0.0f && o->dropout < 1.0f) ||
       !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f))
     HALO_FAIL(HALO_ERR_ARG, "dropout must be in [0, 1)");
@@ -731,7 +819,7 @@ static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
   const halo_gcn_options *o = &g->opt;
   halo_gcn_info *info = &g->info;
 
-  HALO_TRY(check_setup(s, o));
+  HALO_TRY(check_setup(s, o, g->ops->download != NULL));
   HALO_TRY(describe(s, o, &info->model));
 
   g->nlayers = o->layers;
@@ -809,6 +897,15 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
   HALO_TRY(plan_new(g, &g->adam_v, GCN_BUF_ADAM_V, 0));
   if (g->ops->download) /* pinned on a GPU */
     HALO_TRY(halo__backend_host_alloc(g->be, pbytes, "gradient staging", (void **)&g->host_grads));
+  if (g->opt.deterministic) {
+    const gcn_plan *p = &g->plan_mem;
+    g->threads = p->threads;
+    HALO_ALLOC(g->exact, p->host_exact / (int64_t)sizeof(int64_t), "the exact gradient sums");
+    g->exact_work = aligned_alloc(16, ((size_t)p->host_exact_work + 15) / 16 * 16);
+    if (!g->exact_work)
+      HALO_FAIL(HALO_ERR_NOMEM, "out of memory allocating the exact sums' workspace (%lld bytes)",
+                (long long)p->host_exact_work);
+  }
 done:
   free(params);
   return st;
@@ -972,6 +1069,8 @@ void halo_gcn_destroy(halo_gcn **gp) {
   }
   halo_plan_destroy(&g->plan);
   if (g->host_grads) halo__backend_host_free(g->be, (void **)&g->host_grads);
+  free(g->exact);
+  free(g->exact_work);
   free(g);
   *gp = NULL;
 }

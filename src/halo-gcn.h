@@ -38,6 +38,9 @@ typedef struct halo_gcn_options {
   int normalize_features; /* divide each feature row by its sum */
   int sparse_features;    /* the first layer's input, X or the cached ÂX: -1: CSR when
                              under 10% of it is non-zero over all ranks; 0: dense; 1: CSR */
+  int deterministic;      /* 1: weight and bias gradients are exact sums over the nodes of all
+                             ranks (halo-exact.h), so training is bit-identical for any number
+                             of ranks, partition and thread count; CPU backend only */
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */

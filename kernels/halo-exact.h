@@ -1,0 +1,70 @@
+/* Exact sums over rows: the reductions that make training bit-identical for
+ * any number of ranks, any partition and any thread count
+ * (docs/reproducibility.md).
+ *
+ * A float sum depends on its order; these do not.  Each term, a product of
+ * two floats (exact in double), is rounded ONCE to a fixed-point grid of
+ * spacing 2^e, and the integers are summed exactly.  The result is the same
+ * integer however the terms are split among threads and ranks and in
+ * whatever order they come, so every rank ends with the same bits.  The grid
+ * exponent e is agreed by all ranks (halo_exact_exponent of a global bound,
+ * one MPI_Allreduce of the maximum), so that a term rounds alike wherever it
+ * is computed.
+ *
+ * A sum travels as HALO_EXACT_LIMBS int64 limbs of HALO_EXACT_LIMB_BITS bits
+ * (value = l0 + l1·2^42 + l2·2^84, in units of 2^e): MPI_SUM of the limbs of
+ * fewer than 2^21 ranks cannot overflow, and halo_exact_to_float carries
+ * them back into one integer.  Each |term| is at most 2^51 units, so the
+ * rounding error of a term is at most 2^-52 of the largest term, far below
+ * a float sum's.
+ */
+#ifndef HALO_EXACT_H
+#define HALO_EXACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HALO_EXACT_LIMBS 3
+#define HALO_EXACT_LIMB_BITS 42
+
+/* The grid exponent for terms bounded by `bound` (>= |a·b| for every term
+ * of every rank): the smallest e with bound < 2^(e+51); 0 for a bound of 0
+ * (every term is then 0), and for a bound that is not finite. Local. */
+int halo_exact_exponent(double bound);
+
+/* max |x[i]| over n floats; 0 for n = 0, and +inf when one is not finite.
+ * OpenMP over i. Local. */
+float halo_cpu_max_abs(const float *x, int64_t n);
+
+/* Bytes of the workspace (16-byte aligned) of halo_cpu_exact_tn for an
+ * ac × bc result on `threads` threads, and of halo_cpu_exact_csr for bc
+ * columns. Local. */
+size_t halo_cpu_exact_tn_work(int64_t ac, int64_t bc, int threads);
+size_t halo_cpu_exact_csr_work(int64_t bc, int threads);
+
+/* acc[p·bc + q] = Σ_i A[i, p] · B[i, q] over rows i in [0, n), on the grid
+ * 2^e: a dense Aᵀ·B.  A is n × ac (leading dimension lda), B n × bc (ldb);
+ * A NULL means A[i, 0] = 1 with ac = 1: the column sums of B.  acc holds
+ * ac·bc sums of HALO_EXACT_LIMBS limbs each and is overwritten.  The terms
+ * must be bounded as halo_exact_exponent(bound) promised.  At most
+ * `threads` OpenMP threads, over blocks of rows, with `work` (of
+ * halo_cpu_exact_tn_work bytes) for their accumulators. Local. */
+void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc);
+
+/* acc[p·bc + q] = Σ_{k in row p} values[k] · B[indices[k], q] on the grid
+ * 2^e for the rows p in [0, rows) of a CSR matrix (indptr size rows+1,
+ * absolute offsets; values NULL means every value is 1), which holds the Aᵀ
+ * of a sparse A: the sparse Aᵀ·B.  B has bc columns (ldb).  acc is
+ * overwritten.  At most `threads` OpenMP threads over rows, with `work` of
+ * halo_cpu_exact_csr_work bytes. Local. */
+void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const float *values,
+                        int64_t rows, const float *b, int64_t bc, int64_t ldb, int e, int threads,
+                        void *work, int64_t *acc);
+
+/* out[j] = the float nearest (through double) to the sum that limbs
+ * acc[j·HALO_EXACT_LIMBS ..] hold, times 2^e, for j in [0, count): the
+ * limbs may be the MPI_SUM of several ranks'. Local. */
+void halo_exact_to_float(const int64_t *acc, int64_t count, int e, float *out);
+
+#endif /* HALO_EXACT_H */

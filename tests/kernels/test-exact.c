@@ -1,0 +1,219 @@
+/* The exact sums of kernels/halo-exact.h: close to a long-double reference,
+ * and bitwise the same whatever the order of the rows, their split among
+ * "ranks" (limbs summed as MPI_SUM would) and the thread count. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-exact.h"
+#include "test-random.h"
+
+typedef struct sums {
+  int64_t *limbs;
+  float *out;
+} sums;
+
+static void *work_for(int64_t ac, int64_t bc, int threads) {
+  void *w = aligned_alloc(16, (halo_cpu_exact_tn_work(ac, bc, threads) + 15) / 16 * 16);
+  cr_assert(w);
+  return w;
+}
+
+/* Aᵀ·B of rows [lo, hi) into limbs (added to acc, as MPI_SUM would). */
+static void add_rows(const float *a, const float *b, int64_t lo, int64_t hi, int64_t ac, int64_t bc,
+                     int e, int threads, int64_t *acc) {
+  int64_t *part = calloc((size_t)(ac * bc * HALO_EXACT_LIMBS), sizeof *part);
+  void *w = work_for(ac, bc, threads);
+  cr_assert(part);
+  halo_cpu_exact_tn(hi - lo, ac, bc, a ? a + lo * ac : NULL, ac, b + lo * bc, bc, e, threads, w,
+                    part);
+  for (int64_t k = 0; k < ac * bc * HALO_EXACT_LIMBS; k++) acc[k] += part[k];
+  free(part);
+  free(w);
+}
+
+static float *to_float(const int64_t *acc, int64_t count, int e) {
+  float *out = malloc((size_t)count * sizeof *out);
+  cr_assert(out);
+  halo_exact_to_float(acc, count, e, out);
+  return out;
+}
+
+static void expect_same_bits(const float *x, const float *y, int64_t n, const char *what) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (memcmp(&x[i], &y[i], sizeof x[i]) != 0 && bad++ < 3)
+      cr_expect_fail("%s: sum %lld is %.9g, not %.9g", what, (long long)i, y[i], x[i]);
+  cr_expect_eq(bad, 0, "%s: %lld of %lld sums differ", what, (long long)bad, (long long)n);
+}
+
+Test(exact, exponent_bounds_the_terms) {
+  const double bounds[] = {1.0, 0.75, 3.0, 1e-30, 7.5e20, 2.0};
+  for (size_t k = 0; k < sizeof bounds / sizeof bounds[0]; k++) {
+    const int e = halo_exact_exponent(bounds[k]);
+    cr_expect_lt(bounds[k], ldexp(1.0, e + 51), "bound %g, e %d", bounds[k], e);
+    cr_expect_geq(bounds[k], ldexp(1.0, e + 50), "bound %g, e %d: grid finer than it need be",
+                  bounds[k], e);
+  }
+  cr_expect_eq(halo_exact_exponent(0.0), 0);
+  cr_expect_eq(halo_exact_exponent(INFINITY), 0);
+}
+
+Test(exact, dense_matches_long_double_and_ignores_order_split_and_threads) {
+  const uint64_t seed = test_seed("exact/dense");
+  const int64_t n = 5000, ac = 37, bc = 9, count = ac * bc;
+  float *a = malloc((size_t)(n * ac) * sizeof *a), *b = malloc((size_t)(n * bc) * sizeof *b);
+  float *pa = malloc((size_t)(n * ac) * sizeof *pa), *pb = malloc((size_t)(n * bc) * sizeof *pb);
+  cr_assert(a && b && pa && pb);
+  test_fill(a, n * ac, test_key(seed, 1), -1.0f, 1.0f);
+  test_fill(b, n * bc, test_key(seed, 2), -3.0f, 3.0f);
+  /* Magnitudes over many binades, and exact zeros, as activations have. */
+  for (int64_t i = 0; i < n * ac; i++)
+    a[i] = i % 7 == 0 ? 0.0f : ldexpf(a[i], -(int)test_below(test_key(seed, 3), (uint64_t)i, 20));
+  const int e =
+      halo_exact_exponent((double)halo_cpu_max_abs(a, n * ac) * halo_cpu_max_abs(b, n * bc));
+
+  int64_t *whole = calloc((size_t)(count * HALO_EXACT_LIMBS), sizeof *whole);
+  cr_assert(whole);
+  add_rows(a, b, 0, n, ac, bc, e, 1, whole);
+  float *ref = to_float(whole, count, e);
+
+  /* Against long double: within the grid's rounding plus the float's. */
+  for (int64_t p = 0; p < ac; p++)
+    for (int64_t q = 0; q < bc; q++) {
+      long double s = 0.0L;
+      for (int64_t i = 0; i < n; i++) s += (long double)a[i * ac + p] * b[i * bc + q];
+      const double tol = (double)n * ldexp(1.0, e) + fabs((double)s) * 0x1p-23;
+      cr_expect(fabs((double)ref[p * bc + q] - (double)s) <= tol,
+                "cell (%lld, %lld): %.9g vs %.12Lg", (long long)p, (long long)q, ref[p * bc + q],
+                s);
+    }
+
+  /* Threads: 2 and 3. */
+  for (int threads = 2; threads <= 3; threads++) {
+    int64_t *acc = calloc((size_t)(count * HALO_EXACT_LIMBS), sizeof *acc);
+    add_rows(a, b, 0, n, ac, bc, e, threads, acc);
+    float *got = to_float(acc, count, e);
+    expect_same_bits(ref, got, count, threads == 2 ? "2 threads" : "3 threads");
+    free(got);
+    free(acc);
+  }
+
+  /* A permutation of the rows, split among 7 uneven "ranks". */
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t from = (i * 2654435761LL + 12345) % n; /* a bijection: n is coprime */
+    memcpy(pa + i * ac, a + from * ac, (size_t)ac * sizeof *a);
+    memcpy(pb + i * bc, b + from * bc, (size_t)bc * sizeof *b);
+  }
+  int64_t *acc = calloc((size_t)(count * HALO_EXACT_LIMBS), sizeof *acc);
+  const int64_t cuts[] = {0, 1, 2, 400, 401, 2500, 4999, n};
+  for (size_t k = 0; k + 1 < sizeof cuts / sizeof cuts[0]; k++)
+    add_rows(pa, pb, cuts[k], cuts[k + 1], ac, bc, e, 2, acc);
+  float *got = to_float(acc, count, e);
+  expect_same_bits(ref, got, count, "permuted rows on 7 ranks");
+
+  free(got);
+  free(acc);
+  free(ref);
+  free(whole);
+  free(a);
+  free(b);
+  free(pa);
+  free(pb);
+}
+
+Test(exact, column_sums_and_csr_equal_the_dense_sums_bitwise) {
+  const uint64_t seed = test_seed("exact/csr");
+  const int64_t n = 3000, f = 50, bc = 16;
+  float *x = calloc((size_t)(n * f), sizeof *x), *b = malloc((size_t)(n * bc) * sizeof *b);
+  float *ones = malloc((size_t)n * sizeof *ones);
+  cr_assert(x && b && ones);
+  test_fill(b, n * bc, test_key(seed, 4), -1.0f, 1.0f);
+  for (int64_t i = 0; i < n; i++) ones[i] = 1.0f;
+  /* A sparse X (about 5% non-zero), and its transpose as CSR (rows = features). */
+  int64_t nnz = 0;
+  for (int64_t i = 0; i < n * f; i++)
+    if (test_below(test_key(seed, 5), (uint64_t)i, 20) == 0) {
+      x[i] = halo_rng_uniform(test_key(seed, 6), (uint64_t)i, 0) + 0.25f;
+      nnz++;
+    }
+  int64_t *indptr = calloc((size_t)f + 1, sizeof *indptr);
+  int32_t *indices = malloc((size_t)nnz * sizeof *indices);
+  float *values = malloc((size_t)nnz * sizeof *values);
+  cr_assert(indptr && indices && values);
+  for (int64_t p = 0, k = 0; p < f; p++) {
+    for (int64_t i = n - 1; i >= 0; i--) /* descending: the order must not matter */
+      if (x[i * f + p] != 0.0f) {
+        indices[k] = (int32_t)i;
+        values[k++] = x[i * f + p];
+      }
+    indptr[p + 1] = k;
+  }
+  const int e =
+      halo_exact_exponent((double)halo_cpu_max_abs(x, n * f) * halo_cpu_max_abs(b, n * bc));
+
+  int64_t *dense = calloc((size_t)(f * bc * HALO_EXACT_LIMBS), sizeof *dense);
+  int64_t *sparse = calloc((size_t)(f * bc * HALO_EXACT_LIMBS), sizeof *sparse);
+  cr_assert(dense && sparse);
+  add_rows(x, b, 0, n, f, bc, e, 2, dense);
+  void *w = aligned_alloc(16, (halo_cpu_exact_csr_work(bc, 3) + 15) / 16 * 16);
+  cr_assert(w);
+  halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 3, w, sparse);
+  cr_expect_arr_eq(dense, sparse, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *dense,
+                   "CSR and dense sums differ");
+
+  /* Column sums: A NULL against a column of ones. */
+  const int eb = halo_exact_exponent(halo_cpu_max_abs(b, n * bc));
+  int64_t *cs = calloc((size_t)(bc * HALO_EXACT_LIMBS), sizeof *cs);
+  int64_t *cs1 = calloc((size_t)(bc * HALO_EXACT_LIMBS), sizeof *cs1);
+  add_rows(NULL, b, 0, n, 1, bc, eb, 2, cs);
+  add_rows(ones, b, 0, n, 1, bc, eb, 1, cs1);
+  cr_expect_arr_eq(cs, cs1, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *cs);
+  float *colsum = to_float(cs, bc, eb);
+  for (int64_t q = 0; q < bc; q++) {
+    long double s = 0.0L;
+    for (int64_t i = 0; i < n; i++) s += b[i * bc + q];
+    cr_expect(fabs((double)colsum[q] - (double)s) <= fabs((double)s) * 0x1p-23 + n * ldexp(1.0, eb),
+              "column %lld: %.9g vs %.12Lg", (long long)q, colsum[q], s);
+  }
+
+  free(colsum);
+  free(cs);
+  free(cs1);
+  free(w);
+  free(dense);
+  free(sparse);
+  free(indptr);
+  free(indices);
+  free(values);
+  free(x);
+  free(b);
+  free(ones);
+}
+
+Test(exact, terms_at_the_bound_and_many_ranks_do_not_overflow) {
+  /* 3000 "ranks" each adding 5000 terms at the largest magnitude: 1.5e7
+   * terms of 2^51 units, beyond any int64, carried through the limbs. */
+  const int64_t n = 5000, ranks = 3000;
+  float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+  cr_assert(a && b);
+  for (int64_t i = 0; i < n; i++) {
+    a[i] = -1.5f;
+    b[i] = 1.25f;
+  }
+  const int e = halo_exact_exponent(1.5 * 1.25);
+  int64_t acc[HALO_EXACT_LIMBS] = {0};
+  int64_t part[HALO_EXACT_LIMBS];
+  void *w = work_for(1, 1, 1);
+  halo_cpu_exact_tn(n, 1, 1, a, 1, b, 1, e, 1, w, part);
+  for (int64_t r = 0; r < ranks; r++)
+    for (int k = 0; k < HALO_EXACT_LIMBS; k++) acc[k] += part[k];
+  float out;
+  halo_exact_to_float(acc, 1, e, &out);
+  cr_expect_eq(out, (float)(-1.875 * (double)n * (double)ranks), "got %.9g", out);
+  free(w);
+  free(a);
+  free(b);
+}
