@@ -219,8 +219,11 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
         c->write_metis = optarg;
         break;
       case 'f':
-        HALO_TRY(halo_format_parse(optarg, &c->format));
-        break; /* it names --format */
+        halo_log_set_context("--format: ");
+        st = halo_format_parse(optarg, &c->format);
+        halo_log_set_context(NULL);
+        HALO_TRY(st);
+        break;
       case 'm':
         if (halo_method_parse(optarg, &c->opt.method) != HALO_OK)
           HALO_FAIL(HALO_ERR_ARG, "--method: unknown method '%s' (metis, random, block)", optarg);
@@ -273,6 +276,7 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   }
   if (optind < argc) HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
   if (!c->input) HALO_FAIL(HALO_ERR_ARG, "--input is required (see --help)");
+  if (!*c->input) HALO_FAIL(HALO_ERR_ARG, "--input: no input path or spec given");
   if (!c->write_metis) {
     if (!parts_given) HALO_FAIL(HALO_ERR_ARG, "--parts is required (see --help)");
     if (!c->out) HALO_FAIL(HALO_ERR_ARG, "--out is required (see --help)");
@@ -283,6 +287,13 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     HALO_FAIL(HALO_ERR_ARG, "--json: --write-metis writes no statistics; drop one of them");
   if (!c->synth_features != !c->synth_classes)
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-features and --synthetic-classes go together");
+  /* METIS takes seeds up to its idx_t's maximum; one part never calls it. */
+  if (!c->write_metis && c->opt.method == HALO_METHOD_METIS && c->opt.parts > 1 &&
+      c->opt.seed > halo_partition_metis_seed_max())
+    HALO_FAIL(HALO_ERR_ARG,
+              "--seed: %lld is out of range [0, %lld] for METIS (the random method takes any "
+              "seed)",
+              (long long)c->opt.seed, (long long)halo_partition_metis_seed_max());
 done:
   return st;
 }
@@ -591,6 +602,39 @@ done:
   return st;
 }
 
+/* --out DIR, before halo_outdir_open, which refuses the same without
+ * naming the flags: a name ending in "." or "..", which could never be
+ * renamed into place, and an existing folder without --force. */
+static halo_status check_out(const char *dir, int force) {
+  halo_status st = HALO_OK;
+  char *name = strdup(dir);
+  struct stat sb;
+  if (!name) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+  size_t len = strlen(name);
+  while (len > 1 && name[len - 1] == '/') name[--len] = '\0';
+  const char *slash = strrchr(name, '/');
+  const char *base = slash ? slash + 1 : name;
+  if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+    HALO_FAIL(HALO_ERR_ARG, "--out %s: ends in '%s'; name the output folder itself", dir, base);
+  if (!force && lstat(name, &sb) == 0 && S_ISDIR(sb.st_mode))
+    HALO_FAIL(HALO_ERR_EXISTS, "output folder %s already exists (pass --force to replace it)",
+              name);
+done:
+  free(name);
+  return st;
+}
+
+/* An output FILE of `flag` that exists as a regular file, without --force,
+ * before halo_outfile_open, which refuses it without naming --force. */
+static halo_status check_out_file(const char *flag, const char *path, int force) {
+  halo_status st = HALO_OK;
+  struct stat sb;
+  if (!force && *path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+    HALO_FAIL(HALO_ERR_EXISTS, "%s %s: already exists (pass --force to replace it)", flag, path);
+done:
+  return st;
+}
+
 /* --features, --labels and --synthetic-* are for structure-only inputs:
  * given for an input that has node data of its own, they would replace it
  * without a word. */
@@ -653,10 +697,18 @@ static halo_status run(cli *c) {
    * device or folder where a file goes, an existing one without --force. */
   if (c->json) HALO_TRY(check_not_input(c, "--json", c->json));
   if (c->write_metis) HALO_TRY(check_not_input(c, "--write-metis", c->write_metis));
-  if (!c->write_metis) HALO_TRY(halo_outdir_open(c->out, c->force, &outdir));
-  if (c->json) HALO_TRY(halo_outfile_open(c->json, "--json", c->force, &json));
-  if (c->write_metis)
+  if (!c->write_metis) {
+    HALO_TRY(check_out(c->out, c->force));
+    HALO_TRY(halo_outdir_open(c->out, c->force, &outdir));
+  }
+  if (c->json) {
+    HALO_TRY(check_out_file("--json", c->json, c->force));
+    HALO_TRY(halo_outfile_open(c->json, "--json", c->force, &json));
+  }
+  if (c->write_metis) {
+    HALO_TRY(check_out_file("--write-metis", c->write_metis, c->force));
     HALO_TRY(halo_outfile_open(c->write_metis, "--write-metis", c->force, &metis));
+  }
 
   timing_lap(&t, PHASE_LOAD); /* checking the outputs counts as loading */
   HALO_TRY(halo_load(c->input, c->format, &g));

@@ -11,11 +11,13 @@
  * Only main() may call MPI_Abort, and only when the agreement itself fails
  * or the watchdog (--timeout) gave up on a peer.
  */
+#include <errno.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "halo-backend.h"
 #include "halo-checkpoint.h"
@@ -108,17 +110,49 @@ done:
 }
 
 /* --resume, on rank 0: the newest valid checkpoint, which must belong to
- * this graph and model and lie within --epochs. */
+ * this graph and model and lie within --epochs.  The library's lines name
+ * the folder and the files; the flag they came from is set as the log's
+ * context around each call. */
 static halo_status resume_find(run *r) {
   halo_status st = HALO_OK;
   halo_checkpoint *c = &r->ckpt;
-  HALO_TRY(halo_checkpoint_latest(r->args.checkpoint, c, r->ckpt_path, sizeof r->ckpt_path));
+  const char *dir = r->args.checkpoint;
+  struct stat sb;
+  /* A fresh run creates the folder at its first save; a resume reads it. */
+  const int found = stat(dir, &sb) == 0;
+  if (!found || !S_ISDIR(sb.st_mode))
+    HALO_FAIL(HALO_ERR_IO, "--checkpoint %s: cannot open: %s", dir,
+              strerror(found ? ENOTDIR : errno));
+  halo_log_set_context("--resume: ");
+  HALO_TRY(halo_checkpoint_latest(dir, c, r->ckpt_path, sizeof r->ckpt_path));
   HALO_TRY(halo_checkpoint_match(c, r->ckpt_path, r->manifest, r->args.model, &r->args.gcn));
+  halo_log_set_context(NULL);
   if (c->epoch > r->args.epochs)
     HALO_FAIL(HALO_ERR_ARG, "--epochs %lld: %s is already at epoch %lld (--epochs is the total)",
               (long long)r->args.epochs, r->ckpt_path, (long long)c->epoch);
-  HALO_TRY(halo_checkpoint_set_aside_newer(r->args.checkpoint, c->epoch));
+  halo_log_set_context("--checkpoint ");
+  HALO_TRY(halo_checkpoint_set_aside_newer(dir, c->epoch));
 done:
+  halo_log_set_context(NULL);
+  return st;
+}
+
+/* --checkpoint without --resume, on rank 0: the folder must hold no
+ * checkpoint, since keeping the newest --keep would then delete this run's
+ * saves in favour of an old run's later epochs.  A missing folder passes. */
+static halo_status check_fresh(const char *dir) {
+  halo_status st = HALO_OK;
+  int64_t newest = -1;
+  halo_log_set_context("--checkpoint ");
+  HALO_TRY(halo_checkpoint_newest(dir, &newest));
+  halo_log_set_context(NULL);
+  if (newest >= 0)
+    HALO_FAIL(HALO_ERR_EXISTS,
+              "--checkpoint %s: already holds checkpoints (the newest of epoch %lld); add --resume "
+              "to continue from it, or give another folder",
+              dir, (long long)newest);
+done:
+  halo_log_set_context(NULL);
   return st;
 }
 
@@ -161,10 +195,12 @@ static halo_status save_checkpoint(run *r, int64_t epoch) {
     c->run_id = m->run_id;
     HALO_TRY(halo_gcn_params_get(r->model, c->params));
     HALO_TRY(halo_gcn_adam_get(r->model, c->adam_m, c->adam_v, &c->adam_t));
+    halo_log_set_context("--checkpoint ");
     HALO_TRY(halo_checkpoint_save(r->args.checkpoint, c, r->args.keep, r->ckpt_path,
                                   sizeof r->ckpt_path));
   }
 done:
+  halo_log_set_context(NULL);
   halo_watch_layer("checkpoint", -1);
   return halo_mpi_agree(r->comm, st);
 }
@@ -267,13 +303,30 @@ static halo_status run_all(run *r, int argc, char **argv) {
   const int threads = r->args.threads > 0 ? r->args.threads : halo_mpi_default_threads(r->comm);
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
-  halo_mpi_check_binding(r->comm, threads);
+  halo_mpi_binding binding;
+  halo_mpi_check_binding(r->comm, threads, &binding);
+  if (r->rank == 0 && binding.shared)
+    halo_log_warn(
+        "%d threads per rank, but a rank may run on fewer cores, so threads share them; run "
+        "mpirun --bind-to none (or give fewer --threads)",
+        threads);
+  else if (r->rank == 0 && binding.idle)
+    halo_log_warn(
+        "each rank may run on one core only, so %ld of the node's %ld cores stay idle (mpirun "
+        "binds each rank to one core when -np <= 2); mpirun --bind-to none lets the ranks use all",
+        binding.node_cores - binding.node_ranks, binding.node_cores);
 
   halo_backend_options bo = {
       .device = r->args.device, .local_rank = halo_mpi_local_rank(r->comm), .tf32 = r->args.tf32};
   /* No GPU, or a build without CUDA: every rank fails alike; one says so. */
   halo_log_hold(r->held, sizeof r->held);
-  st = halo_backend_create(&bo, &r->be);
+  const char *problem = halo_backend_problem(bo.device);
+  if (problem) {
+    halo_log_error("--device %s: %s; use --device cpu", bo.device, problem);
+    st = HALO_ERR_UNSUPPORTED;
+  } else {
+    st = halo_backend_create(&bo, &r->be);
+  }
   halo_log_hold(NULL, 0);
   HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
 
@@ -282,7 +335,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   if (r->args.resume) {
     HALO_TRY(resume_read(r));
   } else if (r->args.checkpoint) {
-    st = r->rank == 0 ? halo_checkpoint_check_fresh(r->args.checkpoint) : HALO_OK;
+    st = r->rank == 0 ? check_fresh(r->args.checkpoint) : HALO_OK;
     HALO_TRY(halo_mpi_agree(r->comm, st));
   }
   st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);

@@ -468,16 +468,23 @@ done:
   return st;
 }
 
+const char *halo__backend_cuda_problem(void) {
+  static char why[192];
+  const char *problem = halo_cuda_device_problem();
+  if (!problem) return NULL;
+  snprintf(why, sizeof why,
+           "no usable CUDA device (%s: no GPU, a driver older than CUDA's runtime, or "
+           "CUDA_VISIBLE_DEVICES hides them)",
+           problem);
+  return why;
+}
+
 halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend *be) {
   halo_status st = HALO_OK;
   cuda_ctx *c = NULL;
   char name[96] = "";
-  const char *problem = halo_cuda_device_problem();
-  if (problem)
-    HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--device cuda: no usable CUDA device (%s: no GPU, a driver older than CUDA's "
-              "runtime, or CUDA_VISIBLE_DEVICES hides them); use --device cpu",
-              problem);
+  const char *problem = halo__backend_cuda_problem();
+  if (problem) HALO_FAIL(HALO_ERR_UNSUPPORTED, "device cuda: %s", problem);
   HALO_ALLOC(c, 1, "the CUDA backend");
   be->context = c;
   be->ops = &cuda_ops;

@@ -28,6 +28,13 @@ typedef struct halo_backend_options {
  * with HALO_ERR_UNSUPPORTED and one line that says why. Local. */
 halo_status halo_backend_create(const halo_backend_options *o, halo_backend **out);
 
+/* Why `device` cannot run here, as far as can be told before creating it:
+ * NULL when it can, else a sentence ("unknown device (devices: cpu)",
+ * "this build of halo has no CUDA backend (...)", "no usable CUDA device
+ * (...)") for the caller to put after the name of its own setting.  The
+ * text lives until the next call. Local. */
+const char *halo_backend_problem(const char *device);
+
 /* The backend's name ("cpu", "cuda"). Local. */
 const char *halo_backend_name(const halo_backend *be);
 
