@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli-env.h"
 #include "halo-json.h"
 #include "halo-load.h"
 #include "halo-memory.h"
@@ -803,7 +804,12 @@ int main(int argc, char **argv) {
   halo_log_set_prefix("halo-partition");
   cli c = {.format = HALO_FORMAT_AUTO, .opt = HALO_PARTITION_OPTIONS_INIT};
   int stop = 0;
+  cli_env env;
   halo_status st = parse_args(argc, argv, &c, &stop);
-  if (st == HALO_OK && !stop) st = run(&c);
+  if (st == HALO_OK && !stop) st = cli_env_read(&env, CLI_ENV_MEMORY);
+  if (st == HALO_OK && !stop) {
+    halo_memory_set_available(env.memory_available);
+    st = run(&c);
+  }
   return st == HALO_OK ? 0 : 1;
 }

@@ -2,7 +2,7 @@
  * one MPI rank per part.  This file is the driver: the phases and the
  * agreements between them.  The memory admission is train-memory.c, what
  * rank 0 prints and writes is train-report.c, the flags are
- * halo-train-args.c.
+ * halo-train-args.c, the environment variables cli-env.c.
  *
  * Phases (each ends in a collective agreement on status, so that one rank's
  * failure stops every rank instead of leaving them in a collective):
@@ -19,9 +19,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli-env.h"
 #include "halo-backend.h"
 #include "halo-checkpoint.h"
 #include "halo-gcn.h"
+#include "halo-memory.h"
 #include "halo-model.h"
 #include "halo-mpi.h"
 #include "halo-predict.h"
@@ -53,6 +55,7 @@ typedef struct run {
   char ckpt_path[4096];
   int fatal;       /* failed inside the epoch loop, where peers may wait in an exchange */
   char held[2048]; /* an error line held for halo_mpi_agree_first */
+  cli_env env;     /* the environment variables (cli-env.c) */
   train_memory memory;
   train_report report;
 } run;
@@ -292,13 +295,25 @@ static halo_status run_all(run *r, int argc, char **argv) {
   if (st == HALO_OK) st = train_report_metrics_check(r->args.metrics);
   halo_log_set_quiet(0);
   HALO_TRY(halo_mpi_agree(r->comm, st));
-  halo_watch_init(r->comm, r->args.timeout);
   if (r->args.help || r->args.version) {
     if (r->rank == 0 && r->args.help) fputs(halo_train_usage(), stdout);
     if (r->rank == 0 && r->args.version)
       printf("halo-train %s (shard format %d)\n", HALO_VERSION, HALO_SHARD_FORMAT_VERSION);
     goto done;
   }
+
+  /* Each rank reads its own environment (mpirun -x passes variables on);
+   * the lowest rank with a bad value says so. */
+  halo_log_hold(r->held, sizeof r->held);
+  st = cli_env_read(&r->env, CLI_ENV_MEMORY | CLI_ENV_CUDA | CLI_ENV_FAULT);
+  halo_log_hold(NULL, 0);
+  HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
+  halo_memory_set_available(r->env.memory_available);
+  const halo_watch_options wo = {.timeout_s = r->args.timeout,
+                                 .stall = r->env.stall,
+                                 .stall_rank = r->env.stall_rank,
+                                 .stall_epoch = r->env.stall_epoch};
+  halo_watch_init(r->comm, &wo);
 
   const int threads = r->args.threads > 0 ? r->args.threads : halo_mpi_default_threads(r->comm);
   omp_set_num_threads(threads);
@@ -316,8 +331,14 @@ static halo_status run_all(run *r, int argc, char **argv) {
         "binds each rank to one core when -np <= 2); mpirun --bind-to none lets the ranks use all",
         binding.node_cores - binding.node_ranks, binding.node_cores);
 
-  halo_backend_options bo = {
-      .device = r->args.device, .local_rank = halo_mpi_local_rank(r->comm), .tf32 = r->args.tf32};
+  const halo_backend_options bo = {
+      .device = r->args.device,
+      .local_rank = halo_mpi_local_rank(r->comm),
+      .tf32 = r->args.tf32,
+      .spmm = r->env.cuda_spmm_rows ? HALO_BACKEND_SPMM_ROWS : HALO_BACKEND_SPMM_CUSPARSE,
+      .mpi = r->env.cuda_aware < 0    ? HALO_BACKEND_MPI_ASK
+             : r->env.cuda_aware == 1 ? HALO_BACKEND_MPI_DEVICE
+                                      : HALO_BACKEND_MPI_STAGED};
   /* No GPU, or a build without CUDA: every rank fails alike; one says so. */
   halo_log_hold(r->held, sizeof r->held);
   const char *problem = halo_backend_problem(bo.device);
