@@ -6,8 +6,9 @@
  *
  * Phases (each ends in a collective agreement on status, so that one rank's
  * failure stops every rank instead of leaving them in a collective):
- *   args -> backend -> load (manifest + own part) -> resume (checkpoint) ->
- *   memory check -> plan/model -> train (checkpoints saved on the way).
+ *   args -> environment -> backend -> load (manifest + own part) ->
+ *   resume (checkpoint) -> memory check -> plan/model -> train (checkpoints
+ *   saved on the way).
  * Only main() may call MPI_Abort, and only when the agreement itself fails
  * or the watchdog (--timeout) gave up on a peer.
  */
@@ -284,6 +285,24 @@ done:
   return st;
 }
 
+/* Rank 0 warns once when mpirun's binding does not fit `threads` per rank
+ * (halo_mpi_check_binding finds it; the advice names --threads).
+ * Collective. */
+static void warn_binding(const run *r, int threads) {
+  halo_mpi_binding b;
+  halo_mpi_check_binding(r->comm, threads, &b);
+  if (r->rank == 0 && b.shared)
+    halo_log_warn(
+        "%d threads per rank, but a rank may run on fewer cores, so threads share them; run "
+        "mpirun --bind-to none (or give fewer --threads)",
+        threads);
+  else if (r->rank == 0 && b.idle)
+    halo_log_warn(
+        "each rank may run on one core only, so %ld of the node's %ld cores stay idle (mpirun "
+        "binds each rank to one core when -np <= 2); mpirun --bind-to none lets the ranks use all",
+        b.node_cores - b.node_ranks, b.node_cores);
+}
+
 /* Everything after MPI_Init, returning the agreed status. */
 static halo_status run_all(run *r, int argc, char **argv) {
   halo_status st = HALO_OK;
@@ -318,18 +337,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   const int threads = r->args.threads > 0 ? r->args.threads : halo_mpi_default_threads(r->comm);
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
-  halo_mpi_binding binding;
-  halo_mpi_check_binding(r->comm, threads, &binding);
-  if (r->rank == 0 && binding.shared)
-    halo_log_warn(
-        "%d threads per rank, but a rank may run on fewer cores, so threads share them; run "
-        "mpirun --bind-to none (or give fewer --threads)",
-        threads);
-  else if (r->rank == 0 && binding.idle)
-    halo_log_warn(
-        "each rank may run on one core only, so %ld of the node's %ld cores stay idle (mpirun "
-        "binds each rank to one core when -np <= 2); mpirun --bind-to none lets the ranks use all",
-        binding.node_cores - binding.node_ranks, binding.node_cores);
+  warn_binding(r, threads);
 
   const halo_backend_options bo = {
       .device = r->args.device,
@@ -409,7 +417,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   if (r->rank == 0) {
     train_report_header(rep);
     if (r->args.resume)
-      train_report_resumed(rep, r->ckpt_path, r->start_epoch, r->ckpt.adam_t, r->args.epochs);
+      train_report_resumed(r->ckpt_path, r->start_epoch, r->ckpt.adam_t, r->args.epochs);
   }
 
   st = train(r);

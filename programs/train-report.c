@@ -100,9 +100,7 @@ void train_report_header(const train_report *rep) {
   fflush(stdout);
 }
 
-void train_report_resumed(const train_report *rep, const char *path, int64_t epoch,
-                          int64_t adam_step, int64_t last_epoch) {
-  (void)rep;
+void train_report_resumed(const char *path, int64_t epoch, int64_t adam_step, int64_t last_epoch) {
   printf("resumed from %s (epoch %lld, Adam step %lld); training epochs %lld..%lld\n", path,
          (long long)epoch, (long long)adam_step, (long long)epoch + 1, (long long)last_epoch);
   fflush(stdout);

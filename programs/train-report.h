@@ -81,9 +81,9 @@ halo_status train_report_metrics_close(train_report *rep, const char *path);
 /* Rank 0: the header lines (graph, parts, model, predicted volume). Local. */
 void train_report_header(const train_report *rep);
 
-/* Rank 0: the line of a resumed run. Local. */
-void train_report_resumed(const train_report *rep, const char *path, int64_t epoch,
-                          int64_t adam_step, int64_t last_epoch);
+/* Rank 0: the line of a run resumed from checkpoint `path` of `epoch` (Adam
+ * step `adam_step`), training on to `last_epoch`. Local. */
+void train_report_resumed(const char *path, int64_t epoch, int64_t adam_step, int64_t last_epoch);
 
 /* Starts the totals for epochs first_epoch..last_epoch, `warmup` of them
  * left out of the mean (fewer on a short resumed run). Local. */
