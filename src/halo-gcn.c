@@ -463,9 +463,9 @@ done:
 static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o) {
   halo_status st = HALO_OK;
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS)
-    HALO_FAIL(HALO_ERR_ARG, "--layers %d: a GCN has 1 to %d layers", o->layers, HALO_MAX_LAYERS);
+    HALO_FAIL(HALO_ERR_ARG, "%d layers: a GCN has 1 to %d", o->layers, HALO_MAX_LAYERS);
   if (o->layers > 1 && o->hidden < 1)
-    HALO_FAIL(HALO_ERR_ARG, "--hidden %d: must be at least 1", o->hidden);
+    HALO_FAIL(HALO_ERR_ARG, "hidden width %d: must be at least 1", o->hidden);
   if (!(o->dropout >= 0.0f && o->dropout < 1.0f) ||
       !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f))
     HALO_FAIL(HALO_ERR_ARG, "dropout must be in [0, 1)");
