@@ -1,7 +1,6 @@
 #include "halo-memory.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The first integer of a one-line file, or -1 ("max", missing, unreadable). */
@@ -62,13 +61,13 @@ static int64_t cgroup_room(void) {
   return -1;
 }
 
+/* halo_memory_set_available's figure, or -1: measure. */
+static int64_t forced_available = -1;
+
+void halo_memory_set_available(int64_t bytes) { forced_available = bytes >= 0 ? bytes : -1; }
+
 int64_t halo_memory_available(void) {
-  const char *forced = getenv("HALO_MEMORY_AVAILABLE");
-  if (forced && *forced) {
-    char *end = NULL;
-    long long v = strtoll(forced, &end, 10);
-    if (end != forced && *end == '\0' && v >= 0) return v;
-  }
+  if (forced_available >= 0) return forced_available;
   int64_t avail = meminfo_available(), room = cgroup_room();
   if (room >= 0 && (avail < 0 || room < avail)) avail = room;
   return avail;

@@ -11,10 +11,16 @@
 
 /* Bytes this process can still allocate: MemAvailable of /proc/meminfo,
  * lowered to the cgroup's limit minus its usage when a limit is set (cgroup
- * v2 memory.max/memory.current, or v1 memory.limit_in_bytes/usage_in_bytes).
- * $HALO_MEMORY_AVAILABLE (bytes) overrides both, for tests.  -1 when
- * unknown. Local. */
+ * v2 memory.max/memory.current, or v1 memory.limit_in_bytes/usage_in_bytes),
+ * or the figure halo_memory_set_available set.  -1 when unknown. Local. */
 int64_t halo_memory_available(void);
+
+/* Makes halo_memory_available report `bytes` (>= 0) instead of measuring,
+ * for the whole process, so that tests can check the admissions (the
+ * programs take it from HALO_MEMORY_AVAILABLE, docs/train.md
+ * "Environment"); -1 measures again.  Set it before any thread runs.
+ * Local. */
+void halo_memory_set_available(int64_t bytes);
 
 /* Bytes of this process resident now (VmRSS), and at most since it started
  * or since the last halo_memory_peak_reset (VmHWM); -1 when unknown. Local. */

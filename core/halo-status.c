@@ -4,6 +4,7 @@
 #include <string.h>
 
 static char log_prefix[64] = "halo";
+static char log_context[64]; /* halo_log_set_context's, or "" */
 static int log_quiet;
 static char *log_held; /* halo_log_hold's buffer, or NULL */
 static size_t log_held_size;
@@ -23,6 +24,10 @@ void halo_log_set_prefix(const char *prefix) {
   snprintf(log_prefix, sizeof log_prefix, "%s", prefix ? prefix : "halo");
 }
 
+void halo_log_set_context(const char *context) {
+  snprintf(log_context, sizeof log_context, "%s", context ? context : "");
+}
+
 void halo_log_set_quiet(int quiet) { log_quiet = quiet; }
 
 void halo_log_hold(char *line, size_t size) {
@@ -35,7 +40,8 @@ static void log_line(const char *kind, const char *fmt, va_list ap) {
   if (log_quiet) return;
   /* Format into one buffer so that lines from several ranks do not interleave. */
   char line[2048];
-  int n = snprintf(line, sizeof line, "%s: %s: ", log_prefix, kind);
+  int n = snprintf(line, sizeof line, "%s: %s: %s", log_prefix, kind,
+                   kind[0] == 'e' ? log_context : "");
   if (n < 0) return;
   if ((size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
   if (log_held && kind[0] == 'e') {

@@ -51,6 +51,14 @@ void halo_log_verror(const char *fmt, va_list ap);
 /* Writes one line "PREFIX: warning: MESSAGE\n" to stderr. Local. */
 void halo_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Starts the message of every error line with `context` until it is set
+ * again (copied; NULL or "" for none).  Library messages name files and
+ * values, never flags: a program sets the flag a value came from around the
+ * calls that take it, so that the user sees the flag too.  With context
+ * "--checkpoint ", the library's "c: cannot open: ..." reads "--checkpoint
+ * c: cannot open: ...".  Warnings are left as they are. Local. */
+void halo_log_set_context(const char *context);
+
 /* Silences halo_log_error/warn (tests of expected failures may use it). */
 void halo_log_set_quiet(int quiet);
 

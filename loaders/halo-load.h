@@ -22,7 +22,10 @@ typedef enum {
   HALO_FORMAT_SPEC,
 } halo_format;
 
-/* Parses "auto", "ogb", "edgelist" (alias "snap"), "mtx", "spec". Local. */
+/* Parses "auto", "ogb", "edgelist" (alias "snap"), "mtx", "spec"; anything
+ * else fails with HALO_ERR_ARG and one line, "unknown format 'NAME'
+ * (expected ...)", which a program prefixes with its flag
+ * (halo_log_set_context). Local. */
 halo_status halo_format_parse(const char *name, halo_format *out);
 
 /* Loads `input` (a path or a synthetic spec) in format `fmt`; AUTO picks by

@@ -21,8 +21,7 @@ halo_status halo_format_parse(const char *name, halo_format *out) {
       *out = FORMAT_NAMES[k].format;
       goto done;
     }
-  HALO_FAIL(HALO_ERR_ARG,
-            "--format: unknown format '%s' (expected auto, ogb, edgelist, snap, mtx, spec)",
+  HALO_FAIL(HALO_ERR_ARG, "unknown format '%s' (expected auto, ogb, edgelist, snap, mtx, spec)",
             name ? name : "(null)");
 done:
   return st;
@@ -45,7 +44,7 @@ halo_status halo_load(const char *input, halo_format fmt, halo_graph **out) {
   halo_status st = HALO_OK;
   if (!out) HALO_FAIL(HALO_ERR_ARG, "halo_load: no output pointer");
   *out = NULL;
-  if (!input || !*input) HALO_FAIL(HALO_ERR_ARG, "--input: no input path or spec given");
+  if (!input || !*input) HALO_FAIL(HALO_ERR_ARG, "no input path or spec given");
   if (fmt == HALO_FORMAT_AUTO) fmt = guess_format(input);
   switch (fmt) {
     case HALO_FORMAT_OGB:

@@ -96,6 +96,10 @@ typedef halo_status (*halo_partitioner)(halo_graph *g, const halo_partition_opti
  * not call METIS. */
 halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *opt, int32_t *part);
 
+/* The largest seed METIS takes: IDX_MAX of its idx_t (2^31 - 1 with 32-bit
+ * indices); halo_partition_metis refuses larger ones. Local. */
+int64_t halo_partition_metis_seed_max(void);
+
 /* A seeded uniform random permutation cut into P blocks of n/P nodes (sizes
  * differ by at most one): balanced, locality-blind. */
 halo_status halo_partition_random(halo_graph *g, const halo_partition_options *opt, int32_t *part);

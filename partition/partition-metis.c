@@ -47,6 +47,8 @@ done:
   return st;
 }
 
+int64_t halo_partition_metis_seed_max(void) { return (int64_t)IDX_MAX; }
+
 halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *opt, int32_t *part) {
   halo_status st = HALO_OK;
   idx_t *xadj = NULL, *adjncy = NULL, *where = NULL;
@@ -62,10 +64,11 @@ halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *op
   if (n > limit || m > limit)
     HALO_FAIL(HALO_ERR_LIMIT,
               "%s: %lld nodes and %lld directed edges exceed METIS' %d-bit idx_t limit of %lld; "
-              "use --method random or block, or a METIS built with IDXTYPEWIDTH=64",
+              "the random and block methods have no such limit, nor has a METIS built with "
+              "IDXTYPEWIDTH=64",
               g->source, (long long)n, (long long)m, IDXTYPEWIDTH, (long long)limit);
   if (opt->seed < 0 || opt->seed > limit)
-    HALO_FAIL(HALO_ERR_ARG, "METIS seed (--seed) %lld is outside [0, %lld]", (long long)opt->seed,
+    HALO_FAIL(HALO_ERR_ARG, "METIS seed %lld is outside [0, %lld]", (long long)opt->seed,
               (long long)limit);
   if (opt->ufactor < 1) HALO_FAIL(HALO_ERR_ARG, "METIS: ufactor %d must be >= 1", opt->ufactor);
 

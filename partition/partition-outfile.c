@@ -1,4 +1,5 @@
-/* Output files (--json, --write-metis) that appear only when complete.
+/* Output files (halo-partition's --json and --write-metis) that appear only
+ * when complete.
  *
  * The file is written under a temporary name in its own folder (so that the
  * final rename stays on one file system and is atomic), fsync'ed, and renamed
@@ -37,8 +38,7 @@ static halo_status check_target(const halo_outfile *o) {
   }
   if (!S_ISREG(sb.st_mode))
     HALO_FAIL(HALO_ERR_EXISTS, "%s: exists and is not a regular file; not replacing it", o->name);
-  if (!o->force)
-    HALO_FAIL(HALO_ERR_EXISTS, "%s: already exists (pass --force to replace it)", o->name);
+  if (!o->force) HALO_FAIL(HALO_ERR_EXISTS, "%s: already exists; not replacing it", o->name);
 done:
   return st;
 }

@@ -130,7 +130,7 @@ halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out) {
   const char *base = strrchr(o->dir, '/');
   base = base ? base + 1 : o->dir;
   if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-    HALO_FAIL(HALO_ERR_ARG, "--out %s: ends in '%s'; name the output folder itself", dir, base);
+    HALO_FAIL(HALO_ERR_ARG, "output folder %s: ends in '%s'; name the folder itself", dir, base);
 
   /* The parent must exist and be writable: the folder is created inside it. */
   char *slash = strrchr(o->dir, '/');
@@ -146,8 +146,7 @@ halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out) {
     if (!S_ISDIR(sb.st_mode))
       HALO_FAIL(HALO_ERR_EXISTS, "output folder %s exists and is not a folder", o->dir);
     if (!force)
-      HALO_FAIL(HALO_ERR_EXISTS, "output folder %s already exists (pass --force to replace it)",
-                o->dir);
+      HALO_FAIL(HALO_ERR_EXISTS, "output folder %s already exists; not replacing it", o->dir);
     /* Check now, not after an hour of work, that it may be replaced. */
     HALO_TRY(check_only_ours(o->dir));
     o->replace = 1;

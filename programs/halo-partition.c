@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli-env.h"
+#include "halo-json.h"
 #include "halo-load.h"
 #include "halo-memory.h"
 #include "halo-model.h"
@@ -218,8 +220,11 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
         c->write_metis = optarg;
         break;
       case 'f':
-        HALO_TRY(halo_format_parse(optarg, &c->format));
-        break; /* it names --format */
+        halo_log_set_context("--format: ");
+        st = halo_format_parse(optarg, &c->format);
+        halo_log_set_context(NULL);
+        HALO_TRY(st);
+        break;
       case 'm':
         if (halo_method_parse(optarg, &c->opt.method) != HALO_OK)
           HALO_FAIL(HALO_ERR_ARG, "--method: unknown method '%s' (metis, random, block)", optarg);
@@ -272,6 +277,7 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   }
   if (optind < argc) HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
   if (!c->input) HALO_FAIL(HALO_ERR_ARG, "--input is required (see --help)");
+  if (!*c->input) HALO_FAIL(HALO_ERR_ARG, "--input: no input path or spec given");
   if (!c->write_metis) {
     if (!parts_given) HALO_FAIL(HALO_ERR_ARG, "--parts is required (see --help)");
     if (!c->out) HALO_FAIL(HALO_ERR_ARG, "--out is required (see --help)");
@@ -282,30 +288,25 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     HALO_FAIL(HALO_ERR_ARG, "--json: --write-metis writes no statistics; drop one of them");
   if (!c->synth_features != !c->synth_classes)
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-features and --synthetic-classes go together");
+  /* METIS takes seeds up to its idx_t's maximum; one part never calls it. */
+  if (!c->write_metis && c->opt.method == HALO_METHOD_METIS && c->opt.parts > 1 &&
+      c->opt.seed > halo_partition_metis_seed_max())
+    HALO_FAIL(HALO_ERR_ARG,
+              "--seed: %lld is out of range [0, %lld] for METIS (the random method takes any "
+              "seed)",
+              (long long)c->opt.seed, (long long)halo_partition_metis_seed_max());
 done:
   return st;
 }
 
 /* ---- output ---------------------------------------------------------- */
 
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
-static void json_i64_array(FILE *f, const char *key, const int64_t *a, int32_t n) {
-  fprintf(f, "  \"%s\": [", key);
-  for (int32_t i = 0; i < n; i++) fprintf(f, "%s%" PRId64, i ? ", " : "", a[i]);
-  fprintf(f, "],\n");
+/* An array of `n` int64 values as the member `key`. */
+static void json_i64_array(halo_json *j, const char *key, const int64_t *a, int32_t n) {
+  halo_json_key(j, key);
+  halo_json_array_begin(j);
+  for (int32_t i = 0; i < n; i++) halo_json_int(j, a[i]);
+  halo_json_array_end(j);
 }
 
 /* Columns per halo row of one training epoch of model d. */
@@ -335,65 +336,83 @@ done:
   return st;
 }
 
-static void json_ratio(FILE *f, const char *key, int64_t num, int64_t den) {
+/* num / den, or null when there is no denominator. */
+static void json_ratio(halo_json *j, const char *key, int64_t num, int64_t den) {
   if (den > 0)
-    fprintf(f, "  \"%s\": %.6g,\n", key, (double)num / (double)den);
+    halo_json_key_double(j, key, (double)num / (double)den, "%.6g");
   else
-    fprintf(f, "  \"%s\": null,\n", key);
+    halo_json_key_null(j, key);
 }
 
-static void write_json(FILE *f, const cli *c, const halo_graph *g, const halo_clean_report *clean,
-                       const halo_partition_stats *s, const prediction *pr, uint64_t run_id,
-                       const timing *t) {
-  fprintf(f, "{\n  \"input\": ");
-  json_string(f, g->source);
-  fprintf(f, ",\n  \"source_digest\": \"%016" PRIx64 "\",\n", g->source_digest);
-  fprintf(f, "  \"output\": ");
-  json_string(f, c->out);
-  fprintf(f, ",\n  \"run_id\": \"%016" PRIx64 "\",\n", run_id);
-  fprintf(f, "  \"nodes\": %" PRId64 ",\n  \"edges\": %" PRId64 ",\n", s->nodes, s->edges);
-  fprintf(f, "  \"features\": %d,\n  \"classes\": %d,\n", g->features, g->classes);
-  fprintf(f,
-          "  \"cleanup\": {\"input_edges\": %" PRId64 ", \"self_loops\": %" PRId64
-          ", \"duplicates\": %" PRId64 ", \"reverse_added\": %" PRId64 ", \"isolated\": %" PRId64
-          "},\n",
-          clean->input_edges, clean->self_loops, clean->duplicates, clean->reverse_added,
-          clean->isolated);
-  fprintf(f, "  \"parts\": %d,\n  \"method\": \"%s\",\n", s->parts,
-          halo_method_name(c->opt.method));
-  fprintf(f, "  \"objective\": \"%s\",\n  \"seed\": %" PRId64 ",\n  \"ufactor\": %d,\n",
-          halo_objective_name(c->opt.objective), c->opt.seed, c->opt.ufactor);
-  fprintf(f, "  \"order\": \"%s\",\n", halo_order_name(c->opt.order));
-  fprintf(f, "  \"edge_cut\": %" PRId64 ",\n  \"comm_volume\": %" PRId64 ",\n", s->edge_cut,
-          s->comm_volume);
-  json_i64_array(f, "owned", s->owned, s->parts);
-  json_i64_array(f, "halo", s->halo, s->parts);
-  json_i64_array(f, "local_edges", s->nnz, s->parts);
-  json_i64_array(f, "send", s->send, s->parts);
-  fprintf(f, "  \"peers\": [");
-  for (int32_t p = 0; p < s->parts; p++) fprintf(f, "%s%d", p ? ", " : "", s->peers[p]);
-  fprintf(f, "],\n");
-  fprintf(f, "  \"replication_factor\": %.6f,\n  \"balance\": %.6f,\n", s->replication_factor,
-          s->balance);
+/* The statistics as one JSON object, its members one per line
+ * (docs/partition.md lists them). */
+static halo_status write_json(FILE *f, const cli *c, const halo_graph *g,
+                              const halo_clean_report *clean, const halo_partition_stats *s,
+                              const prediction *pr, uint64_t run_id, const timing *t) {
+  halo_json j;
+  char hex[32];
+  halo_json_init(&j, f, 1);
+  halo_json_object_begin(&j);
+  halo_json_key_string(&j, "input", g->source);
+  snprintf(hex, sizeof hex, "%016" PRIx64, g->source_digest);
+  halo_json_key_string(&j, "source_digest", hex);
+  halo_json_key_string(&j, "output", c->out);
+  snprintf(hex, sizeof hex, "%016" PRIx64, run_id);
+  halo_json_key_string(&j, "run_id", hex);
+  halo_json_key_int(&j, "nodes", s->nodes);
+  halo_json_key_int(&j, "edges", s->edges);
+  halo_json_key_int(&j, "features", g->features);
+  halo_json_key_int(&j, "classes", g->classes);
+  halo_json_key(&j, "cleanup");
+  halo_json_object_begin(&j);
+  halo_json_key_int(&j, "input_edges", clean->input_edges);
+  halo_json_key_int(&j, "self_loops", clean->self_loops);
+  halo_json_key_int(&j, "duplicates", clean->duplicates);
+  halo_json_key_int(&j, "reverse_added", clean->reverse_added);
+  halo_json_key_int(&j, "isolated", clean->isolated);
+  halo_json_object_end(&j);
+  halo_json_key_int(&j, "parts", s->parts);
+  halo_json_key_string(&j, "method", halo_method_name(c->opt.method));
+  halo_json_key_string(&j, "objective", halo_objective_name(c->opt.objective));
+  halo_json_key_int(&j, "seed", c->opt.seed);
+  halo_json_key_int(&j, "ufactor", c->opt.ufactor);
+  halo_json_key_string(&j, "order", halo_order_name(c->opt.order));
+  halo_json_key_int(&j, "edge_cut", s->edge_cut);
+  halo_json_key_int(&j, "comm_volume", s->comm_volume);
+  json_i64_array(&j, "owned", s->owned, s->parts);
+  json_i64_array(&j, "halo", s->halo, s->parts);
+  json_i64_array(&j, "local_edges", s->nnz, s->parts);
+  json_i64_array(&j, "send", s->send, s->parts);
+  halo_json_key(&j, "peers");
+  halo_json_array_begin(&j);
+  for (int32_t p = 0; p < s->parts; p++) halo_json_int(&j, s->peers[p]);
+  halo_json_array_end(&j);
+  halo_json_key_double(&j, "replication_factor", s->replication_factor, "%.6f");
+  halo_json_key_double(&j, "balance", s->balance, "%.6f");
   if (pr) {
-    fprintf(f, "  \"dims\": [");
-    for (int i = 0; i < c->ndims; i++) fprintf(f, "%s%d", i ? ", " : "", c->dims[i]);
-    fprintf(f, "],\n");
-    fprintf(f, "  \"predicted_halo_bytes_per_epoch\": %" PRId64 ",\n", pr->epoch);
-    fprintf(f, "  \"predicted_halo_bytes_per_epoch_static\": %" PRId64 ",\n", pr->epoch_static);
-    fprintf(f, "  \"predicted_setup_halo_bytes\": %" PRId64 ",\n", pr->setup);
-    fprintf(f, "  \"cagnet1d_bytes_per_epoch\": %" PRId64 ",\n", pr->cagnet1d);
-    fprintf(f, "  \"broadcast1d_bytes_per_epoch\": %" PRId64 ",\n", pr->broadcast1d);
-    json_ratio(f, "cagnet1d_ratio", pr->cagnet1d, pr->epoch);
-    json_ratio(f, "broadcast1d_ratio", pr->broadcast1d, pr->epoch);
+    halo_json_key(&j, "dims");
+    halo_json_array_begin(&j);
+    for (int i = 0; i < c->ndims; i++) halo_json_int(&j, c->dims[i]);
+    halo_json_array_end(&j);
+    halo_json_key_int(&j, "predicted_halo_bytes_per_epoch", pr->epoch);
+    halo_json_key_int(&j, "predicted_halo_bytes_per_epoch_static", pr->epoch_static);
+    halo_json_key_int(&j, "predicted_setup_halo_bytes", pr->setup);
+    halo_json_key_int(&j, "cagnet1d_bytes_per_epoch", pr->cagnet1d);
+    halo_json_key_int(&j, "broadcast1d_bytes_per_epoch", pr->broadcast1d);
+    json_ratio(&j, "cagnet1d_ratio", pr->cagnet1d, pr->epoch);
+    json_ratio(&j, "broadcast1d_ratio", pr->broadcast1d, pr->epoch);
   }
   for (int kind = 0; kind < 2; kind++) {
     const double *v = kind == 0 ? t->wall : t->cpu;
-    fprintf(f, "  \"%s\": {", kind == 0 ? "seconds" : "cpu_seconds");
-    for (int i = 0; i < PHASES; i++)
-      fprintf(f, "%s\"%s\": %.3f", i ? ", " : "", phase_names[i], v[i]);
-    fprintf(f, kind == 0 ? "},\n" : "}\n}\n");
+    halo_json_key(&j, kind == 0 ? "seconds" : "cpu_seconds");
+    halo_json_object_begin(&j);
+    for (int i = 0; i < PHASES; i++) halo_json_key_double(&j, phase_names[i], v[i], "%.3f");
+    halo_json_object_end(&j);
   }
+  halo_json_object_end(&j);
+  if (halo_json_status(&j) == HALO_OK) return HALO_OK;
+  halo_log_error("--json: internal error: the statistics were written out of order");
+  return HALO_ERR_ARG;
 }
 
 /* "1.23 MB" (decimal units, as network traffic is usually counted). */
@@ -584,6 +603,39 @@ done:
   return st;
 }
 
+/* --out DIR, before halo_outdir_open, which refuses the same without
+ * naming the flags: a name ending in "." or "..", which could never be
+ * renamed into place, and an existing folder without --force. */
+static halo_status check_out(const char *dir, int force) {
+  halo_status st = HALO_OK;
+  char *name = strdup(dir);
+  struct stat sb;
+  if (!name) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
+  size_t len = strlen(name);
+  while (len > 1 && name[len - 1] == '/') name[--len] = '\0';
+  const char *slash = strrchr(name, '/');
+  const char *base = slash ? slash + 1 : name;
+  if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+    HALO_FAIL(HALO_ERR_ARG, "--out %s: ends in '%s'; name the output folder itself", dir, base);
+  if (!force && lstat(name, &sb) == 0 && S_ISDIR(sb.st_mode))
+    HALO_FAIL(HALO_ERR_EXISTS, "output folder %s already exists (pass --force to replace it)",
+              name);
+done:
+  free(name);
+  return st;
+}
+
+/* An output FILE of `flag` that exists as a regular file, without --force,
+ * before halo_outfile_open, which refuses it without naming --force. */
+static halo_status check_out_file(const char *flag, const char *path, int force) {
+  halo_status st = HALO_OK;
+  struct stat sb;
+  if (!force && *path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+    HALO_FAIL(HALO_ERR_EXISTS, "%s %s: already exists (pass --force to replace it)", flag, path);
+done:
+  return st;
+}
+
 /* --features, --labels and --synthetic-* are for structure-only inputs:
  * given for an input that has node data of its own, they would replace it
  * without a word. */
@@ -646,10 +698,18 @@ static halo_status run(cli *c) {
    * device or folder where a file goes, an existing one without --force. */
   if (c->json) HALO_TRY(check_not_input(c, "--json", c->json));
   if (c->write_metis) HALO_TRY(check_not_input(c, "--write-metis", c->write_metis));
-  if (!c->write_metis) HALO_TRY(halo_outdir_open(c->out, c->force, &outdir));
-  if (c->json) HALO_TRY(halo_outfile_open(c->json, "--json", c->force, &json));
-  if (c->write_metis)
+  if (!c->write_metis) {
+    HALO_TRY(check_out(c->out, c->force));
+    HALO_TRY(halo_outdir_open(c->out, c->force, &outdir));
+  }
+  if (c->json) {
+    HALO_TRY(check_out_file("--json", c->json, c->force));
+    HALO_TRY(halo_outfile_open(c->json, "--json", c->force, &json));
+  }
+  if (c->write_metis) {
+    HALO_TRY(check_out_file("--write-metis", c->write_metis, c->force));
     HALO_TRY(halo_outfile_open(c->write_metis, "--write-metis", c->force, &metis));
+  }
 
   timing_lap(&t, PHASE_LOAD); /* checking the outputs counts as loading */
   HALO_TRY(halo_load(c->input, c->format, &g));
@@ -720,7 +780,7 @@ static halo_status run(cli *c) {
   /* The JSON goes into place before DIR, and is taken back if DIR cannot
    * follow: a failure leaves neither (docs/partition.md, "Errors"). */
   if (json) {
-    write_json(halo_outfile_stream(json), c, g, &clean, stats, pr, run_id, &t);
+    HALO_TRY(write_json(halo_outfile_stream(json), c, g, &clean, stats, pr, run_id, &t));
     HALO_TRY(halo_outfile_commit(json));
     json_placed = 1;
   }
@@ -744,7 +804,12 @@ int main(int argc, char **argv) {
   halo_log_set_prefix("halo-partition");
   cli c = {.format = HALO_FORMAT_AUTO, .opt = HALO_PARTITION_OPTIONS_INIT};
   int stop = 0;
+  cli_env env;
   halo_status st = parse_args(argc, argv, &c, &stop);
-  if (st == HALO_OK && !stop) st = run(&c);
+  if (st == HALO_OK && !stop) st = cli_env_read(&env, CLI_ENV_MEMORY);
+  if (st == HALO_OK && !stop) {
+    halo_memory_set_available(env.memory_available);
+    st = run(&c);
+  }
   return st == HALO_OK ? 0 : 1;
 }

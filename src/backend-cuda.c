@@ -13,8 +13,9 @@
  * directly; otherwise it stages rows through pinned host buffers from
  * host_alloc, with its copies on a second stream (the copy_* slots) so that
  * they overlap the interior SpMM; halo-exchange.c argues the order.
- * HALO_CUDA_AWARE=0 or 1 in the environment overrides what MPI reports (for
- * an MPI that is CUDA-aware without saying so, or to compare).
+ * halo_backend_options.mpi overrides what MPI reports (for an MPI that is
+ * CUDA-aware without saying so, or to compare; halo-train takes it from
+ * HALO_CUDA_AWARE).
  *
  * SpMM: the products the trainer declares at set-up (spmm_prepare) run as
  * cuSPARSE SpMM (generic API, CSR_ALG2: deterministic, made for row-major
@@ -25,8 +26,9 @@
  * row kernel: products over row lists, products never declared (the
  * set-up's ÂX), and products whose X or Y is not 16-byte aligned (the
  * boundary rows' view of Y at an odd offset), since cuSPARSE documents no
- * behaviour for those.  HALO_CUDA_SPMM=rows sends every product to the row
- * kernel (HALO_CUDA_SPMM=cusparse, the default, as described).
+ * behaviour for those.  halo_backend_options.spmm = HALO_BACKEND_SPMM_ROWS
+ * (halo-train: HALO_CUDA_SPMM=rows) sends every product to the row kernel;
+ * HALO_BACKEND_SPMM_CUSPARSE, the default, is as described.
  *
  * Plain C: no CUDA header is included here.
  */
@@ -56,7 +58,7 @@ typedef struct cuda_ctx {
   void *copy_stream;   /* cudaStream_t: the staged halo exchange's copies */
   void *copy_event;    /* orders the copy stream after the compute stream */
   void *compute_event; /* orders the compute stream after the copy stream */
-  int spmm_rows;       /* HALO_CUDA_SPMM=rows: no cuSPARSE */
+  int spmm_rows;       /* HALO_BACKEND_SPMM_ROWS: no cuSPARSE */
   spmm_entry *spmm;    /* size nspmm */
   int nspmm;
   void *blas;        /* cublasHandle_t */
@@ -447,43 +449,54 @@ static const halo_backend_ops cuda_ops = {
     .csr_dropout = cuda_csr_dropout,
 };
 
-/* HALO_CUDA_AWARE=0|1 overrides what MPI reports. */
-static int mpi_device_pointers(void) {
-  const char *env = getenv("HALO_CUDA_AWARE");
-  if (env && strcmp(env, "0") == 0) return 0;
-  if (env && strcmp(env, "1") == 0) return 1;
-  return halo_mpi_cuda_aware();
-}
-
-/* HALO_CUDA_SPMM=cusparse (the default) or rows: *rows = 1 for rows. */
-static halo_status spmm_choice(int *rows) {
+/* Whether MPI takes device pointers: as asked, or as MPI reports. */
+static halo_status mpi_choice(halo_backend_mpi mpi, int *device) {
   halo_status st = HALO_OK;
-  const char *env = getenv("HALO_CUDA_SPMM");
-  *rows = 0;
-  if (!env || strcmp(env, "cusparse") == 0) goto done;
-  if (strcmp(env, "rows") != 0)
-    HALO_FAIL(HALO_ERR_ARG, "HALO_CUDA_SPMM=%s: expected cusparse or rows", env);
-  *rows = 1;
+  if (mpi == HALO_BACKEND_MPI_ASK)
+    *device = halo_mpi_cuda_aware();
+  else if (mpi == HALO_BACKEND_MPI_STAGED || mpi == HALO_BACKEND_MPI_DEVICE)
+    *device = mpi == HALO_BACKEND_MPI_DEVICE;
+  else
+    HALO_FAIL(HALO_ERR_ARG, "MPI mode %d of the CUDA backend is not a halo_backend_mpi", (int)mpi);
 done:
   return st;
+}
+
+/* *rows = 1 when every product takes the row kernel. */
+static halo_status spmm_choice(halo_backend_spmm spmm, int *rows) {
+  halo_status st = HALO_OK;
+  if (spmm != HALO_BACKEND_SPMM_CUSPARSE && spmm != HALO_BACKEND_SPMM_ROWS)
+    HALO_FAIL(HALO_ERR_ARG, "SpMM choice %d of the CUDA backend is not a halo_backend_spmm",
+              (int)spmm);
+  *rows = spmm == HALO_BACKEND_SPMM_ROWS;
+done:
+  return st;
+}
+
+const char *halo__backend_cuda_problem(void) {
+  static char why[192];
+  const char *problem = halo_cuda_device_problem();
+  if (!problem) return NULL;
+  snprintf(why, sizeof why,
+           "no usable CUDA device (%s: no GPU, a driver older than CUDA's runtime, or "
+           "CUDA_VISIBLE_DEVICES hides them)",
+           problem);
+  return why;
 }
 
 halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend *be) {
   halo_status st = HALO_OK;
   cuda_ctx *c = NULL;
   char name[96] = "";
-  const char *problem = halo_cuda_device_problem();
-  if (problem)
-    HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--device cuda: no usable CUDA device (%s: no GPU, a driver older than CUDA's "
-              "runtime, or CUDA_VISIBLE_DEVICES hides them); use --device cpu",
-              problem);
+  const char *problem = halo__backend_cuda_problem();
+  if (problem) HALO_FAIL(HALO_ERR_UNSUPPORTED, "device cuda: %s", problem);
   HALO_ALLOC(c, 1, "the CUDA backend");
   be->context = c;
   be->ops = &cuda_ops;
   HALO_TRY(halo_cuda_select_device(o->local_rank, &c->device));
   HALO_TRY(halo_cuda_device_location(&c->location));
-  HALO_TRY(spmm_choice(&c->spmm_rows));
+  HALO_TRY(spmm_choice(o->spmm, &c->spmm_rows));
+  HALO_TRY(mpi_choice(o->mpi, &c->mpi_device));
   HALO_TRY(halo_cuda_stream_create(&c->stream));
   HALO_TRY(halo_cuda_stream_create(&c->copy_stream));
   HALO_TRY(halo_cuda_event_create(&c->copy_event));
@@ -496,7 +509,6 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
   HALO_TRY(halo_cuda_malloc(&c->colsum_work, HALO_CUDA_COLSUM_WORK_BYTES, "colsum workspace"));
   HALO_TRY(halo_cuda_malloc(&c->softmax_work, HALO_CUDA_SOFTMAX_WORK_BYTES, "loss workspace"));
   HALO_TRY(halo_cuda_device_name(name, sizeof name));
-  c->mpi_device = mpi_device_pointers();
   /* A long device name may cut the description short: it is only shown. */
   if (snprintf(
           be->description, sizeof be->description, "cuda: %s (device %d)%s, SpMM %s, halo rows %s",

@@ -179,6 +179,10 @@ extern const halo_backend_ops halo__backend_cpu_ops;
  * creates its stream and library handles, and fills *be.  On failure *be may
  * hold a partial context, which halo_backend_destroy releases. Local. */
 halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend *be);
+
+/* Why no CUDA device can be used here (halo_backend_problem's sentence), or
+ * NULL when one can. Local. */
+const char *halo__backend_cuda_problem(void);
 #endif
 
 #endif /* HALO_BACKEND_IMPL_H */

@@ -1,5 +1,6 @@
 #include "halo-backend.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,18 +15,36 @@ const char *halo_backend_list(void) {
 #endif
 }
 
+const char *halo_backend_problem(const char *device) {
+  static char why[160];
+  if (strcmp(device, "cpu") == 0) return NULL;
+  if (strcmp(device, "cuda") != 0) {
+    snprintf(why, sizeof why, "unknown device (devices: %s)", halo_backend_list());
+    return why;
+  }
+#ifdef HALO_HAVE_CUDA
+  return halo__backend_cuda_problem();
+#else
+  snprintf(why, sizeof why,
+           "this build of halo has no CUDA backend (it was configured without the CUDA toolkit; "
+           "devices: %s)",
+           halo_backend_list());
+  return why;
+#endif
+}
+
 halo_status halo_backend_create(const halo_backend_options *o, halo_backend **out) {
   halo_status st = HALO_OK;
   halo_backend *be = NULL;
   *out = NULL;
   const int cpu = strcmp(o->device, "cpu") == 0, cuda = strcmp(o->device, "cuda") == 0;
   if (!cpu && !cuda)
-    HALO_FAIL(HALO_ERR_UNSUPPORTED, "--device %s: unknown device (devices: %s)", o->device,
+    HALO_FAIL(HALO_ERR_UNSUPPORTED, "device %s: unknown device (devices: %s)", o->device,
               halo_backend_list());
 #ifndef HALO_HAVE_CUDA
   if (cuda)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--device cuda: this build of halo has no CUDA backend (it was configured without "
+              "device cuda: this build of halo has no CUDA backend (it was configured without "
               "the CUDA toolkit; devices: %s)",
               halo_backend_list());
 #endif

@@ -66,7 +66,7 @@ static halo_status list_epochs(const char *dir, int64_t *epochs, int *count) {
   halo_status st = HALO_OK;
   *count = 0;
   DIR *d = opendir(dir);
-  if (!d) HALO_FAIL(HALO_ERR_IO, "--checkpoint %s: cannot open: %s", dir, strerror(errno));
+  if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", dir, strerror(errno));
   for (struct dirent *e; (e = readdir(d));) {
     int64_t epoch = name_epoch(e->d_name);
     if (epoch >= 0 && *count < CKPT_MAX_LISTED) epochs[(*count)++] = epoch;
@@ -80,7 +80,7 @@ done:
 static halo_status epoch_path(char *path, size_t size, const char *dir, int64_t epoch) {
   int n = snprintf(path, size, "%s/" CKPT_PREFIX "%08lld" CKPT_SUFFIX, dir, (long long)epoch);
   if (n < 0 || (size_t)n >= size) {
-    halo_log_error("--checkpoint %s: path too long", dir);
+    halo_log_error("%s: path too long", dir);
     return HALO_ERR_ARG;
   }
   return HALO_OK;
@@ -150,7 +150,7 @@ halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int 
 
   halo_h5_quiet();
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    HALO_FAIL(HALO_ERR_IO, "--checkpoint %s: cannot create: %s", dir, strerror(errno));
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
   HALO_TRY(epoch_path(path, sizeof path, dir, c->epoch));
   /* A checkpoint of the same epoch (a run resumed from an earlier one) is
    * the same state; it is replaced. */
@@ -180,19 +180,16 @@ done:
   return st;
 }
 
-halo_status halo_checkpoint_check_fresh(const char *dir) {
+halo_status halo_checkpoint_newest(const char *dir, int64_t *epoch) {
   halo_status st = HALO_OK;
   int64_t *epochs = NULL;
   int count = 0;
   struct stat sb;
+  *epoch = -1;
   if (stat(dir, &sb) != 0 && errno == ENOENT) goto done;
   HALO_ALLOC(epochs, CKPT_MAX_LISTED, "the checkpoint list");
   HALO_TRY(list_epochs(dir, epochs, &count));
-  if (count > 0)
-    HALO_FAIL(HALO_ERR_EXISTS,
-              "--checkpoint %s: already holds checkpoints (the newest of epoch %lld); add --resume "
-              "to continue from it, or give another folder",
-              dir, (long long)epochs[0]);
+  if (count > 0) *epoch = epochs[0];
 done:
   free(epochs);
   return st;
@@ -276,8 +273,8 @@ halo_status halo_checkpoint_latest(const char *dir, halo_checkpoint *c, char *pa
     halo_log_warn("%s: skipping a checkpoint that does not read (%s)", path, halo_status_str(rs));
     skipped++;
   }
-  HALO_FAIL(HALO_ERR_IO, "--resume: %s holds no valid checkpoint (%d found, %d damaged)", dir,
-            count, skipped);
+  HALO_FAIL(HALO_ERR_IO, "%s holds no valid checkpoint (%d found, %d damaged)", dir, count,
+            skipped);
 done:
   free(epochs);
   return st;
@@ -301,7 +298,7 @@ halo_status halo_checkpoint_set_aside_newer(const char *dir, int64_t epoch) {
     if (rename(path, aside) != 0)
       halo_log_warn("%s: damaged, and cannot be set aside as %s: %s", path, aside, strerror(errno));
     else
-      halo_log_warn("%s: set aside as %s, so that --keep counts only checkpoints that read", path,
+      halo_log_warn("%s: set aside as %s, so that only checkpoints that read count as kept", path,
                     aside);
   }
 done:
@@ -317,24 +314,24 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
   if (c->source_digest != m->source_digest || c->nodes != m->nodes || c->edges != m->edges ||
       c->features != m->features || c->classes != m->classes)
     HALO_FAIL(HALO_ERR_MISMATCH,
-              "--resume: %s is a checkpoint of another graph (%lld nodes, %lld edges, %d features, "
+              "%s is a checkpoint of another graph (%lld nodes, %lld edges, %d features, "
               "%d classes, digest %016llx; this graph: %lld, %lld, %d, %d, %016llx)",
               path, (long long)c->nodes, (long long)c->edges, c->features, c->classes,
               (unsigned long long)c->source_digest, (long long)m->nodes, (long long)m->edges,
               m->features, m->classes, (unsigned long long)m->source_digest);
   if (strcmp(c->model, model) != 0 || k->layers != o->layers || k->hidden != o->hidden ||
       !k->normalize_features != !o->normalize_features)
-    HALO_FAIL(
-        HALO_ERR_MISMATCH,
-        "--resume: %s is a checkpoint of another model (%s, %d layers, hidden %d%s; this run: "
-        "%s, %d layers, hidden %d%s)",
-        path, c->model, k->layers, k->hidden, k->normalize_features ? "" : ", --no-normalize",
-        model, o->layers, o->hidden, o->normalize_features ? "" : ", --no-normalize");
+    HALO_FAIL(HALO_ERR_MISMATCH,
+              "%s is a checkpoint of another model (%s, %d layers, hidden %d%s; this run: %s, %d "
+              "layers, hidden %d%s)",
+              path, c->model, k->layers, k->hidden,
+              k->normalize_features ? "" : ", features not row-normalised", model, o->layers,
+              o->hidden, o->normalize_features ? "" : ", features not row-normalised");
   if (k->lr != o->lr || k->weight_decay != o->weight_decay ||
       k->weight_decay_all != o->weight_decay_all || k->dropout != o->dropout ||
       k->input_dropout != o->input_dropout || k->seed != o->seed)
     halo_log_warn(
-        "--resume: %s was written with other optimiser settings or seed (lr %g, weight "
+        "%s was written with other optimiser settings or seed (lr %g, weight "
         "decay %g, dropout %g, input dropout %g, seed %llu); this run's apply",
         path, k->lr, k->weight_decay, k->dropout, k->input_dropout, (unsigned long long)k->seed);
 done:

@@ -56,11 +56,12 @@ void halo_checkpoint_clear(halo_checkpoint *c);
 halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int keep, char *path,
                                  size_t path_size);
 
-/* For a run that does not resume: fails with HALO_ERR_EXISTS and one line
- * when DIR already holds checkpoints, since --keep would then delete the new
- * run's saves in favour of the old run's later epochs.  A missing or empty
- * DIR passes. Local. */
-halo_status halo_checkpoint_check_fresh(const char *dir);
+/* The epoch of DIR's newest checkpoint file (valid or not) into *epoch, or
+ * -1 when DIR is missing or holds none.  A run that does not resume wants
+ * -1: keeping the newest few would otherwise delete its saves in favour of
+ * an old run's later epochs.  Fails with HALO_ERR_IO and one line when DIR
+ * exists but cannot be listed. Local. */
+halo_status halo_checkpoint_newest(const char *dir, int64_t *epoch);
 
 /* Reads one checkpoint file into *c (arrays allocated here; clear them with
  * halo_checkpoint_clear).  A missing, truncated or damaged file, or one
@@ -76,8 +77,8 @@ halo_status halo_checkpoint_latest(const char *dir, halo_checkpoint *c, char *pa
 /* Renames every checkpoint of DIR newer than `epoch` (the one a resume
  * chose, so all of them are damaged) to NAME.damaged (NAME.damaged.K when
  * that exists), with one warning each: they stay for inspection, but no
- * longer count towards --keep nor push the new run's saves out.  A rename
- * that fails is a warning too. Local. */
+ * longer count among the checkpoints kept nor push the new run's saves
+ * out.  A rename that fails is a warning too. Local. */
 halo_status halo_checkpoint_set_aside_newer(const char *dir, int64_t epoch);
 
 /* Checks that checkpoint `c` (read from `path`) belongs to the graph of

@@ -126,7 +126,7 @@ static halo_status check_lists(const halo_shard *s, int rank, int size) {
   if (s->parts != size)
     HALO_FAIL(HALO_ERR_MISMATCH,
               "part %d comes from a %d-part run but %d ranks run (a %d-part "
-              "run needs -np %d)",
+              "run needs %d ranks)",
               s->part, s->parts, size, s->parts, s->parts);
   if (s->part != rank) HALO_FAIL(HALO_ERR_MISMATCH, "rank %d was given part %d", rank, s->part);
   if (s->send_ptr[0] != 0 || s->recv_ptr[0] != 0)

@@ -548,9 +548,9 @@ done:
 static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o, int be_is_device) {
   halo_status st = HALO_OK;
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS)
-    HALO_FAIL(HALO_ERR_ARG, "--layers %d: a GCN has 1 to %d layers", o->layers, HALO_MAX_LAYERS);
+    HALO_FAIL(HALO_ERR_ARG, "%d layers: a GCN has 1 to %d", o->layers, HALO_MAX_LAYERS);
   if (o->layers > 1 && o->hidden < 1)
-    HALO_FAIL(HALO_ERR_ARG, "--hidden %d: must be at least 1", o->hidden);
+    HALO_FAIL(HALO_ERR_ARG, "hidden width %d: must be at least 1", o->hidden);
   if (o->deterministic && be_is_device)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
               "deterministic training runs on the CPU backend only (its exact sums are CPU code)");

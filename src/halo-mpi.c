@@ -138,25 +138,15 @@ int halo_mpi_default_threads(MPI_Comm comm) {
   return threads > 0 ? threads : 1;
 }
 
-void halo_mpi_check_binding(MPI_Comm comm, int threads) {
+void halo_mpi_check_binding(MPI_Comm comm, int threads, halo_mpi_binding *out) {
   const int allowed = halo_mpi_allowed_cores();
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   const int local = halo_mpi_local_ranks(comm);
   /* [0]: 1 when a rank has more threads than cores; [1]: 1 when a rank is
    * held to one core (the mark of a binding to cores) while its node has
    * cores that no rank may use. */
-  int worst[2] = {threads > allowed, allowed == 1 && (long)local < online}, rank = 0;
+  int worst[2] = {threads > allowed, allowed == 1 && (long)local < online};
   MPI_Allreduce(MPI_IN_PLACE, worst, 2, MPI_INT, MPI_MAX, comm);
-  MPI_Comm_rank(comm, &rank);
-  if (rank != 0) return;
-  if (worst[0])
-    halo_log_warn(
-        "%d threads per rank, but a rank may run on fewer cores, so threads share them; run "
-        "mpirun --bind-to none (or give fewer --threads)",
-        threads);
-  else if (worst[1])
-    halo_log_warn(
-        "each rank may run on one core only, so %ld of the node's %ld cores stay idle (mpirun "
-        "binds each rank to one core when -np <= 2); mpirun --bind-to none lets the ranks use all",
-        online - local, online);
+  *out = (halo_mpi_binding){
+      .shared = worst[0], .idle = worst[1], .node_cores = online, .node_ranks = local};
 }

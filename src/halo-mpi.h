@@ -72,10 +72,18 @@ int halo_mpi_default_threads(MPI_Comm comm);
  * Local. */
 int halo_mpi_allowed_cores(void);
 
-/* Warns once, on rank 0, when mpirun's binding and `threads` per rank do
- * not fit: a rank has more threads than cores it may run on (they would
- * share them), or ranks held to one core each leave cores of their node
- * idle.  Open MPI binds each rank to one core when -np <= 2.  Collective. */
-void halo_mpi_check_binding(MPI_Comm comm, int threads);
+/* How mpirun's binding fits `threads` per rank, the same on every rank
+ * except the node's counts, which are the calling rank's. */
+typedef struct halo_mpi_binding {
+  int shared;      /* 1: a rank has more threads than cores it may run on (they share them) */
+  int idle;        /* 1: ranks held to one core each leave cores of their node idle */
+  long node_cores; /* cores online on this rank's node */
+  int node_ranks;  /* ranks on this rank's node */
+} halo_mpi_binding;
+
+/* Finds whether mpirun's binding and `threads` per rank fit, for the
+ * program to warn about (Open MPI binds each rank to one core when -np <=
+ * 2).  Collective. */
+void halo_mpi_check_binding(MPI_Comm comm, int threads, halo_mpi_binding *out);
 
 #endif /* HALO_MPI_H */

@@ -15,15 +15,21 @@ static struct {
   int64_t epoch;
   int layer;
   MPI_Comm collective; /* the communicator of the collective being waited for */
+  int stall;           /* halo_watch_options' fault injection */
+  int stall_rank;
+  int64_t stall_epoch;
 } watch = {.comm = MPI_COMM_NULL,
            .phase = "set-up",
            .epoch = -1,
            .layer = -1,
            .collective = MPI_COMM_NULL};
 
-void halo_watch_init(MPI_Comm comm, double timeout_s) {
+void halo_watch_init(MPI_Comm comm, const halo_watch_options *o) {
   watch.comm = comm;
-  watch.timeout = timeout_s > 0 ? timeout_s : 0;
+  watch.timeout = o->timeout_s > 0 ? o->timeout_s : 0;
+  watch.stall = o->stall;
+  watch.stall_rank = o->stall_rank;
+  watch.stall_epoch = o->stall_epoch;
 }
 
 double halo_watch_timeout(void) { return watch.timeout; }
@@ -140,13 +146,8 @@ done:
 }
 
 void halo_watch_fault_stall(int rank, int64_t epoch) {
-  const char *spec = getenv("HALO_FAULT_STALL");
-  int r = -1;
-  long long e = -1;
-  if (!spec || sscanf(spec, "%d:%lld", &r, &e) != 2 || r != rank || e != epoch) return;
-  fprintf(stderr, "[rank %d] halo-train: HALO_FAULT_STALL: stalling at epoch %lld (test hook)\n",
-          rank, e);
-  fflush(stderr);
+  if (!watch.stall || watch.stall_rank != rank || watch.stall_epoch != epoch) return;
+  halo_log_warn("fault hook: stalling at epoch %lld (a test hook)", (long long)epoch);
   const struct timespec hour = {.tv_sec = 3600, .tv_nsec = 0};
   nanosleep(&hour, NULL);
 }

@@ -26,9 +26,18 @@
 
 #include "halo-status.h"
 
-/* Turns the watchdog on with `timeout_s` > 0, off with 0, for waits over
- * `comm` (whose size is reported for collectives). Local. */
-void halo_watch_init(MPI_Comm comm, double timeout_s);
+typedef struct halo_watch_options {
+  double timeout_s; /* > 0: the watchdog's timeout; 0: off */
+  /* Test-only fault injection (halo_watch_fault_stall): with `stall` set,
+   * rank stall_rank sleeps at the start of epoch stall_epoch. */
+  int stall;
+  int stall_rank;
+  int64_t stall_epoch;
+} halo_watch_options;
+
+/* Sets the watchdog up for waits over `comm` (whose size is reported for
+ * collectives) with the options *o (copied). Local. */
+void halo_watch_init(MPI_Comm comm, const halo_watch_options *o);
 
 /* The configured timeout; 0 when off. Local. */
 double halo_watch_timeout(void);
@@ -56,9 +65,10 @@ halo_status halo_watch_allreduce(const void *send, void *recv, int count, MPI_Da
  * Collective. */
 halo_status halo_watch_barrier(MPI_Comm comm, const char *what);
 
-/* Test-only fault injection.  When the environment holds
- * HALO_FAULT_STALL=RANK:EPOCH and this is rank RANK at epoch EPOCH, sleeps
- * for an hour (or until killed), so that its peers' watchdogs fire.  The
+/* Test-only fault injection.  When halo_watch_init's options ask for a
+ * stall of rank `rank` at `epoch` (halo-train takes them from
+ * HALO_FAULT_STALL=RANK:EPOCH), says so in one warning line and sleeps for
+ * an hour (or until killed), so that its peers' watchdogs fire.  The
  * trainer calls it at the start of each epoch, and with the last epoch + 1
  * after the loop, before the final memory measurement.  Does nothing
  * otherwise.  Not a user feature. Local. */

@@ -28,16 +28,19 @@ typedef struct backends {
   halo_backend *cpu, *gpu;
 } backends;
 
-static backends open_backends(void) {
+/* The GPU's products on `spmm`; its halo rows staged (no MPI here to ask). */
+static backends open_backends_with(halo_backend_spmm spmm) {
   backends b = {0};
-  setenv("HALO_CUDA_AWARE", "0", 1); /* no MPI here to ask */
-  const halo_backend_options cpu = {.device = "cpu"}, gpu = {.device = "cuda"};
+  const halo_backend_options cpu = {.device = "cpu"},
+                             gpu = {.device = "cuda", .spmm = spmm, .mpi = HALO_BACKEND_MPI_STAGED};
   cr_assert_eq(halo_backend_create(&cpu, &b.cpu), HALO_OK);
   cr_assert_eq(halo_backend_create(&gpu, &b.gpu), HALO_OK, "--device cuda: no backend");
   cr_assert_eq(b.gpu->ops->space, HALO_MEM_DEVICE);
   fprintf(stderr, "backend: %s\n", halo_backend_describe(b.gpu));
   return b;
 }
+
+static backends open_backends(void) { return open_backends_with(HALO_BACKEND_SPMM_CUSPARSE); }
 
 static void close_backends(backends *b) {
   halo_backend_destroy(&b->cpu);
@@ -351,15 +354,14 @@ Test(cuda_backend, transfers_at_offsets_and_failures_reach_synchronize) {
 }
 
 /* spmm_prepare: the products the trainer declares run on cuSPARSE
- * (HALO_CUDA_SPMM=cusparse, the default) or halo's row kernel (rows), and
+ * (HALO_BACKEND_SPMM_CUSPARSE, the default) or halo's row kernel (_ROWS), and
  * either way equal the CPU: Â's interior prefix and boundary view at a
  * width whose boundary Y is 16-byte aligned (16) and one where it is not
  * (7: the row kernel takes it), dropped values through the same plan, and
  * a width never declared.  csr_free releases the plans with the matrix. */
-static void check_prepared(const char *choice, uint64_t seed) {
-  setenv("HALO_CUDA_SPMM", choice, 1);
-  backends b = open_backends();
-  unsetenv("HALO_CUDA_SPMM");
+static void check_prepared(halo_backend_spmm spmm, uint64_t seed) {
+  const char *choice = spmm == HALO_BACKEND_SPMM_ROWS ? "rows" : "cusparse";
+  backends b = open_backends_with(spmm);
   const int64_t rows = 600, cols = 760, split = 181; /* odd: Y + split·7 is unaligned */
   halo_csr host = random_csr(seed, rows, cols, 25, 0), dev = {0};
   cr_assert_eq(b.gpu->ops->csr_upload(b.gpu, &host, &dev), HALO_OK);
@@ -396,8 +398,8 @@ static void check_prepared(const char *choice, uint64_t seed) {
       b.gpu->ops->spmm(b.gpu, &db, F(X.gpu), nc, nc, 0.0f, F(Y.gpu) + split * nc, nc, NULL,
                        rows - split);
       double err = twin_err(&b, &Y);
-      fprintf(stderr, "HALO_CUDA_SPMM=%s width %lld dropped %d: interior + boundary rel err %.3g\n",
-              choice, (long long)nc, drop, err);
+      fprintf(stderr, "SpMM %s width %lld dropped %d: interior + boundary rel err %.3g\n", choice,
+              (long long)nc, drop, err);
       cr_expect_leq(err, FP32, "%s, width %lld, dropped %d: interior + boundary rel err %g", choice,
                     (long long)nc, drop, err);
       /* All rows in one product, beta 1. */
@@ -423,20 +425,21 @@ static void check_prepared(const char *choice, uint64_t seed) {
 }
 
 Test(cuda_backend, prepared_spmm_on_cusparse_equals_the_cpu) {
-  check_prepared("cusparse", gpu_test_seed("backend spmm_prepare cusparse"));
+  check_prepared(HALO_BACKEND_SPMM_CUSPARSE, gpu_test_seed("backend spmm_prepare cusparse"));
 }
 
 Test(cuda_backend, prepared_spmm_on_the_row_kernel_equals_the_cpu) {
-  check_prepared("rows", gpu_test_seed("backend spmm_prepare rows"));
+  check_prepared(HALO_BACKEND_SPMM_ROWS, gpu_test_seed("backend spmm_prepare rows"));
 }
 
-Test(cuda_backend, unknown_spmm_choice_is_refused) {
+Test(cuda_backend, options_outside_their_enums_are_refused) {
   halo_backend *be = NULL;
-  const halo_backend_options gpu = {.device = "cuda"};
   halo_log_set_quiet(1);
-  setenv("HALO_CUDA_SPMM", "csr", 1);
-  cr_expect_eq(halo_backend_create(&gpu, &be), HALO_ERR_ARG, "HALO_CUDA_SPMM=csr");
-  unsetenv("HALO_CUDA_SPMM");
+  const halo_backend_options spmm = {.device = "cuda", .spmm = (halo_backend_spmm)7};
+  cr_expect_eq(halo_backend_create(&spmm, &be), HALO_ERR_ARG, "SpMM choice 7");
+  cr_expect_null(be);
+  const halo_backend_options mpi = {.device = "cuda", .mpi = (halo_backend_mpi)7};
+  cr_expect_eq(halo_backend_create(&mpi, &be), HALO_ERR_ARG, "MPI mode 7");
   cr_expect_null(be);
 }
 

@@ -208,7 +208,7 @@ static void expect_stall_caught(const char *tag, int stall_epoch, int epochs,
   double until = now_s() + 120, t0 = 0;
   while (now_s() < until && t0 == 0) {
     char *out = tr_slurp(log);
-    if (out && strstr(out, "HALO_FAULT_STALL: stalling")) t0 = now_s();
+    if (out && strstr(out, "fault hook: stalling")) t0 = now_s();
     free(out);
     if (t0 == 0) nap_ms(10);
   }

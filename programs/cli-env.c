@@ -1,0 +1,83 @@
+/* Every environment variable halo's programs read, read here and nowhere
+ * else in halo (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK aside, which
+ * src/halo-mpi.c reads as a fact about the launcher, like MPI_Comm_rank).
+ *
+ *   variable               values          read by          passed down as
+ *   HALO_MEMORY_AVAILABLE  bytes (digits)  both programs    halo_memory_set_available (core)
+ *   HALO_CUDA_SPMM         cusparse, rows  halo-train       halo_backend_options.spmm
+ *   HALO_CUDA_AWARE        0, 1            halo-train       halo_backend_options.mpi
+ *   HALO_FAULT_STALL       RANK:EPOCH      halo-train       halo_watch_options.stall*
+ *
+ * HALO_MEMORY_AVAILABLE replaces the measured free memory in every admission
+ *   check (the loaders' size checks, the clean-up's, the model's), so that
+ *   tests see the refusals: tests/bad/cases.txt (mtx-rows-2e9-memory,
+ *   train-memory-short, memory-not-bytes).
+ * HALO_CUDA_SPMM=rows sends every sparse product to halo's row kernel
+ *   instead of cuSPARSE: tests/gpu/test-train-cuda.c, tests/gpu/run-device.sh
+ *   (its "rows SpMM" row).
+ * HALO_CUDA_AWARE overrides what MPI reports about taking device pointers:
+ *   tests/gpu/test-train-cuda.c runs both exchange modes with it.
+ * HALO_FAULT_STALL is a test hook, not a feature: rank RANK sleeps for an
+ *   hour at the start of EPOCH (the last epoch + 1: after the loop), so that
+ *   the --timeout watchdog fires: tests/reliability/test-faults.c.
+ *
+ * Unset or empty means the default.  Any other value that does not parse is
+ * refused with one line naming the variable and the value.  docs/train.md
+ * ("Environment") documents them for users.  The tests' own variables
+ * (HALO_TEST_SEED, HALO_TEST_KEEP, HALO_PROBE_BACKEND, HALO_CHECKED_FAIL_*,
+ * HALO_CUDA_EMU_*) are read by the tests and the CUDA emulator, never by the
+ * programs.
+ */
+#include "cli-env.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The value of `name`, or NULL when unset or empty. */
+static const char *value_of(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+/* A whole-string decimal integer in [0, INT64_MAX], no sign. */
+static int parse_count(const char *text, const char *end_at, int64_t *out) {
+  char *end = NULL;
+  if (*text < '0' || *text > '9') return -1;
+  errno = 0;
+  const long long v = strtoll(text, &end, 10);
+  if (errno || end == text || (end_at ? end != end_at : *end != '\0')) return -1;
+  *out = v;
+  return 0;
+}
+
+halo_status cli_env_read(cli_env *out, unsigned which) {
+  halo_status st = HALO_OK;
+  const char *v = NULL;
+  *out = (cli_env){.memory_available = -1, .cuda_aware = -1};
+  if ((which & CLI_ENV_MEMORY) && (v = value_of("HALO_MEMORY_AVAILABLE")) &&
+      parse_count(v, NULL, &out->memory_available) != 0)
+    HALO_FAIL(HALO_ERR_ARG, "HALO_MEMORY_AVAILABLE=%s: expected a number of bytes (digits only)",
+              v);
+  if ((which & CLI_ENV_CUDA) && (v = value_of("HALO_CUDA_SPMM"))) {
+    if (strcmp(v, "cusparse") != 0 && strcmp(v, "rows") != 0)
+      HALO_FAIL(HALO_ERR_ARG, "HALO_CUDA_SPMM=%s: expected cusparse or rows", v);
+    out->cuda_spmm_rows = strcmp(v, "rows") == 0;
+  }
+  if ((which & CLI_ENV_CUDA) && (v = value_of("HALO_CUDA_AWARE"))) {
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+      HALO_FAIL(HALO_ERR_ARG, "HALO_CUDA_AWARE=%s: expected 0 or 1", v);
+    out->cuda_aware = v[0] == '1';
+  }
+  if ((which & CLI_ENV_FAULT) && (v = value_of("HALO_FAULT_STALL"))) {
+    const char *colon = strchr(v, ':');
+    int64_t rank = 0;
+    if (!colon || parse_count(v, colon, &rank) != 0 || rank > INT32_MAX ||
+        parse_count(colon + 1, NULL, &out->stall_epoch) != 0)
+      HALO_FAIL(HALO_ERR_ARG, "HALO_FAULT_STALL=%s: expected RANK:EPOCH (a test hook)", v);
+    out->stall = 1;
+    out->stall_rank = (int)rank;
+  }
+done:
+  return st;
+}

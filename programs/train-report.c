@@ -1,0 +1,276 @@
+/* halo-train's report: the header lines, the per-epoch reduction and line,
+ * the --metrics JSON lines (through core's halo-json), and the summary.
+ * train-report.h has the contracts; docs/train.md shows the output. */
+#include "train-report.h"
+
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "halo-memory.h"
+#include "halo-model.h"
+#include "halo-predict.h"
+#include "halo-watchdog.h"
+
+/* Below this much above the prediction, a use more than twice the
+ * prediction is put down to the libraries' fixed costs in the line. */
+#define MEMORY_UNMODELLED ((int64_t)64 << 20)
+
+halo_status train_report_metrics_check(const char *path) {
+  halo_status st = HALO_OK;
+  static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[8] = {0};
+  struct stat sb;
+  /* A read of a pipe or a device would wait for input that never comes. */
+  if (!path || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) goto done;
+  FILE *f = fopen(path, "rb");
+  if (!f) goto done;
+  const size_t got = fread(head, 1, sizeof head, f);
+  fclose(f);
+  if (got == sizeof head && memcmp(head, hdf5, sizeof head) == 0)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--metrics %s: is an HDF5 file (a shard or a checkpoint?), which the JSON lines "
+              "would overwrite; give another name",
+              path);
+done:
+  return st;
+}
+
+halo_status train_report_metrics_open(train_report *rep, const char *path) {
+  rep->metrics = fopen(path, "w");
+  if (!rep->metrics) {
+    halo_log_error("--metrics %s: cannot open for writing", path);
+    return HALO_ERR_IO;
+  }
+  /* One line per object: the per-epoch lines, then the summary. */
+  halo_json_init(&rep->json, rep->metrics, 0);
+  return HALO_OK;
+}
+
+halo_status train_report_metrics_close(train_report *rep, const char *path) {
+  halo_status st = HALO_OK;
+  if (!rep->metrics) return HALO_OK;
+  if (halo_json_status(&rep->json) != HALO_OK) {
+    halo_log_error("--metrics %s: internal error: a JSON line was written out of order", path);
+    st = HALO_ERR_ARG;
+  }
+  if (fclose(rep->metrics) != 0) {
+    halo_log_error("--metrics %s: write failed", path);
+    if (st == HALO_OK) st = HALO_ERR_IO;
+  }
+  rep->metrics = NULL;
+  return st;
+}
+
+void train_report_header(const train_report *rep) {
+  const halo_manifest *m = rep->manifest;
+  const halo_gcn_info *in = rep->info;
+  const halo_gcn_options *o = rep->gcn;
+  const halo_model_desc *d = &in->model;
+  const halo_model_comm exchanges = halo_model_comm_of(d);
+  const int64_t predicted = rep->predicted_epoch;
+  char dims[256] = "";
+  for (int i = 0, n = 0; i <= d->layers && n < (int)sizeof dims; i++)
+    n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d", i ? "-" : "", d->dims[i]);
+  int64_t cagnet = halo_predict_cagnet1d_bytes(m->nodes, m->parts, d->dims, d->layers + 1);
+  int64_t bcast = halo_predict_broadcast1d_bytes(m->nodes, m->parts, &exchanges);
+
+  printf(
+      "halo-train: graph %s: %lld nodes, %lld edges, %d features, %d classes; "
+      "%lld/%lld/%lld train/valid/test\n",
+      m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
+      (long long)in->global_count[0], (long long)in->global_count[1],
+      (long long)in->global_count[2]);
+  printf("parts: %d (%s), %lld halo rows in all; %d ranks x %d threads, device %s\n", m->parts,
+         m->method, (long long)rep->halo_rows, rep->ranks, rep->threads,
+         halo_backend_describe(rep->be));
+  printf(
+      "model: gcn %s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
+      "seed %llu, features %s%s\n",
+      dims, (long long)in->params, o->dropout, o->input_dropout, o->lr, o->weight_decay,
+      o->weight_decay_all ? "all layers" : "first layer", (unsigned long long)o->seed,
+      in->sparse_features ? "sparse" : "dense", o->normalize_features ? ", row-normalised" : "");
+  printf(
+      "volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "
+      "CAGNET-1D %.3f MB/epoch (halo/CAGNET = 1/%.0f); 1D broadcast of the same widths "
+      "%.3f MB (1/%.0f)\n",
+      predicted / 1e6, (long long)halo_predict_epoch_columns(&exchanges), rep->setup_bytes / 1e6,
+      cagnet / 1e6, predicted > 0 ? (double)cagnet / predicted : INFINITY, bcast / 1e6,
+      predicted > 0 ? (double)bcast / predicted : INFINITY);
+  fflush(stdout);
+}
+
+void train_report_resumed(const char *path, int64_t epoch, int64_t adam_step, int64_t last_epoch) {
+  printf("resumed from %s (epoch %lld, Adam step %lld); training epochs %lld..%lld\n", path,
+         (long long)epoch, (long long)adam_step, (long long)epoch + 1, (long long)last_epoch);
+  fflush(stdout);
+}
+
+void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epoch,
+                        int64_t warmup) {
+  const int64_t trained = last_epoch - first_epoch + 1;
+  rep->first_epoch = first_epoch;
+  rep->trained = trained;
+  /* A resumed run shorter than the warm-up still times most of its epochs. */
+  rep->warmup = warmup < trained ? warmup : trained > 10 ? 5 : trained > 1 ? 1 : 0;
+  rep->timed = rep->total_halo = rep->mismatches = 0;
+  rep->best_val = -1.0;
+  rep->test_at_best = rep->final_test = rep->time_sum = 0.0;
+}
+
+halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *step,
+                                const halo_gcn_stats *eval, train_epoch *out) {
+  halo_status st = HALO_OK;
+  enum { N = TRAIN_FIGURES };
+  double mine[N] = {[TRAIN_STEP_S] = step->seconds,
+                    [TRAIN_COMM_S] = step->comm_seconds,
+                    [TRAIN_HALO_B] = (double)step->halo_bytes,
+                    [TRAIN_ALLREDUCE_B] = (double)step->allreduce_bytes,
+                    [TRAIN_EVAL_S] = eval->seconds,
+                    [TRAIN_EVAL_HALO_B] = (double)eval->halo_bytes};
+  /* Sums of the figures, the loss and the three correct counts; maxima of
+   * the figures and of their negations (the minima). */
+  double sums[N + 4], local[N + 4];
+  double ext[2 * N], lext[2 * N];
+  for (int k = 0; k < N; k++) {
+    local[k] = mine[k];
+    lext[k] = mine[k];
+    lext[N + k] = -mine[k];
+  }
+  local[N] = step->loss_sum;
+  for (int k = 0; k < 3; k++) local[N + 1 + k] = (double)eval->correct[k];
+  halo_watch_layer("epoch report", -1);
+  HALO_TRY(
+      halo_watch_allreduce(local, sums, N + 4, MPI_DOUBLE, MPI_SUM, rep->comm, "the epoch report"));
+  HALO_TRY(
+      halo_watch_allreduce(lext, ext, 2 * N, MPI_DOUBLE, MPI_MAX, rep->comm, "the epoch report"));
+  for (int k = 0; k < N; k++) {
+    out->sum[k] = sums[k];
+    out->max[k] = ext[k];
+    out->min[k] = -ext[N + k];
+  }
+  const int64_t *count = rep->info->global_count;
+  out->loss = count[0] > 0 ? sums[N] / (double)count[0] : 0.0;
+  for (int k = 0; k < 3; k++) out->acc[k] = count[k] > 0 ? sums[N + 1 + k] / (double)count[k] : 0.0;
+done:
+  return st;
+}
+
+/* One --metrics line per epoch; docs/train.md lists the keys. */
+static void epoch_json(train_report *rep, int64_t epoch, const train_epoch *e) {
+  halo_json *j = &rep->json;
+  halo_json_object_begin(j);
+  halo_json_key_int(j, "epoch", epoch);
+  halo_json_key_double(j, "loss", e->loss, "%.9g");
+  halo_json_key_double(j, "train_acc", e->acc[0], "%.6f");
+  halo_json_key_double(j, "val_acc", e->acc[1], "%.6f");
+  halo_json_key_double(j, "test_acc", e->acc[2], "%.6f");
+  halo_json_key_double(j, "epoch_s", e->max[TRAIN_STEP_S], "%.9g");
+  halo_json_key_double(j, "epoch_s_min", e->min[TRAIN_STEP_S], "%.9g");
+  halo_json_key_double(j, "epoch_s_max", e->max[TRAIN_STEP_S], "%.9g");
+  halo_json_key_double(j, "comm_s", e->sum[TRAIN_COMM_S] / rep->ranks, "%.9g");
+  halo_json_key_double(j, "comm_s_min", e->min[TRAIN_COMM_S], "%.9g");
+  halo_json_key_double(j, "comm_s_max", e->max[TRAIN_COMM_S], "%.9g");
+  halo_json_key_double(j, "halo_bytes", e->sum[TRAIN_HALO_B], "%.0f");
+  halo_json_key_int(j, "halo_bytes_predicted", rep->predicted_epoch);
+  halo_json_key_double(j, "halo_bytes_min", e->min[TRAIN_HALO_B], "%.0f");
+  halo_json_key_double(j, "halo_bytes_max", e->max[TRAIN_HALO_B], "%.0f");
+  halo_json_key_double(j, "allreduce_bytes", e->sum[TRAIN_ALLREDUCE_B], "%.0f");
+  halo_json_key_double(j, "allreduce_bytes_min", e->min[TRAIN_ALLREDUCE_B], "%.0f");
+  halo_json_key_double(j, "allreduce_bytes_max", e->max[TRAIN_ALLREDUCE_B], "%.0f");
+  halo_json_key_double(j, "eval_s", e->max[TRAIN_EVAL_S], "%.9g");
+  halo_json_key_double(j, "eval_halo_bytes", e->sum[TRAIN_EVAL_HALO_B], "%.0f");
+  halo_json_key_int(j, "ranks", rep->ranks);
+  halo_json_object_end(j);
+}
+
+void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) {
+  const int64_t halo = (int64_t)e->sum[TRAIN_HALO_B];
+  rep->total_halo += halo;
+  rep->mismatches += halo != rep->predicted_epoch;
+  if (epoch >= rep->first_epoch + rep->warmup) {
+    rep->time_sum += e->max[TRAIN_STEP_S];
+    rep->timed++;
+  }
+  if (e->acc[1] > rep->best_val) {
+    rep->best_val = e->acc[1];
+    rep->test_at_best = e->acc[2];
+  }
+  rep->final_test = e->acc[2];
+  if (rep->rank != 0) return;
+  if (!rep->quiet) {
+    printf(
+        "epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.2f ms (compute "
+        "%.2f, comm %.2f)  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
+        (long long)epoch, e->loss, e->acc[0], e->acc[1], e->acc[2], 1e3 * e->max[TRAIN_STEP_S],
+        1e3 * (e->max[TRAIN_STEP_S] - e->sum[TRAIN_COMM_S] / rep->ranks),
+        1e3 * e->sum[TRAIN_COMM_S] / rep->ranks, halo / 1e6, rep->predicted_epoch / 1e6,
+        e->sum[TRAIN_ALLREDUCE_B] / 1e6);
+    fflush(stdout);
+  }
+  if (rep->metrics) epoch_json(rep, epoch, e);
+}
+
+/* Rank 0's "memory:" line, after the summary. */
+static void print_memory(const train_report *rep, const train_memory_report *m) {
+  char used[32], predicted[32], where[64];
+  if (m->device >= 0)
+    train_memory_pool_name(rep->be, m->device, where, sizeof where);
+  else
+    snprintf(where, sizeof where, "the node's RAM at the peak");
+  if (m->device >= 0) strncat(where, " while training", sizeof where - strlen(where) - 1);
+  halo_memory_str(m->predicted, predicted, sizeof predicted);
+  if (m->used < 0) {
+    printf("memory: predicted %s for the model (%d ranks sharing %s); use not measurable here\n",
+           predicted, m->ranks, m->device >= 0 ? "a GPU" : "a node");
+    return;
+  }
+  /* Libraries' own buffers (MPI, OpenBLAS, CUDA's) are not in the estimate:
+   * a few MB a rank, which decide the ratio of a small model. */
+  const int fixed_costs = m->used > 2 * m->predicted && m->used - m->predicted < MEMORY_UNMODELLED;
+  printf("memory: the model took %s of %s (%d rank%s), predicted %s (%.2fx)%s\n",
+         halo_memory_str(m->used, used, sizeof used), where, m->ranks, m->ranks > 1 ? "s" : "",
+         predicted, m->used > 0 ? (double)m->predicted / (double)m->used : 0.0,
+         fixed_costs ? "; most of it is the libraries' own buffers, which the estimate leaves out"
+                     : "");
+}
+
+/* The --metrics summary line; docs/train.md lists the keys. */
+static void summary_json(train_report *rep, const train_memory_report *mem, double mean) {
+  halo_json *j = &rep->json;
+  halo_json_object_begin(j);
+  halo_json_key_bool(j, "summary", 1);
+  halo_json_key_int(j, "epochs", rep->trained);
+  halo_json_key_double(j, "best_val_acc", rep->best_val < 0 ? 0.0 : rep->best_val, "%.6f");
+  halo_json_key_double(j, "test_acc_at_best_val", rep->test_at_best, "%.6f");
+  halo_json_key_double(j, "final_test_acc", rep->final_test, "%.6f");
+  halo_json_key_double(j, "mean_epoch_s", mean, "%.9g");
+  halo_json_key_int(j, "warmup_epochs", rep->trained - rep->timed);
+  halo_json_key_int(j, "total_halo_bytes", rep->total_halo);
+  halo_json_key_int(j, "setup_halo_bytes", rep->setup_bytes);
+  halo_json_key_int(j, "halo_bytes_predicted_per_epoch", rep->predicted_epoch);
+  halo_json_key_int(j, "epochs_off_prediction", rep->mismatches);
+  halo_json_key_int(j, "params", rep->info->params);
+  halo_json_key_int(j, "threads", rep->threads);
+  halo_json_key_int(j, "ranks", rep->ranks);
+  halo_json_key_string(j, "device", halo_backend_name(rep->be));
+  halo_json_key_int(j, "memory_used_bytes", mem->used);
+  halo_json_key_int(j, "memory_predicted_bytes", mem->predicted);
+  halo_json_key_string(j, "memory_pool", mem->device >= 0 ? "device" : "host");
+  halo_json_key_int(j, "memory_pool_ranks", mem->ranks);
+  halo_json_object_end(j);
+}
+
+void train_report_summary(train_report *rep, const train_memory_report *mem) {
+  if (rep->rank != 0) return;
+  const double mean = rep->timed > 0 ? rep->time_sum / (double)rep->timed : 0.0;
+  printf(
+      "summary: %lld epochs, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
+      "(%lld warm-up epochs excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
+      (long long)rep->trained, rep->best_val < 0 ? 0.0 : rep->best_val, rep->test_at_best,
+      rep->final_test, 1e3 * mean, (long long)(rep->trained - rep->timed), rep->total_halo / 1e6,
+      rep->mismatches ? "DIFFERS FROM the" : "equal to the", rep->setup_bytes / 1e6);
+  print_memory(rep, mem);
+  if (rep->metrics) summary_json(rep, mem, mean);
+  fflush(stdout);
+}

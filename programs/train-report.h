@@ -1,0 +1,105 @@
+/* halo-train's report (private to programs/): what rank 0 prints and
+ * writes.  The header lines before training, one line per epoch (unless
+ * --quiet), the --metrics JSON lines (one object per epoch, then a summary
+ * object), and the summary and "memory:" lines.  docs/train.md ("Output")
+ * shows each and lists the JSON keys.
+ *
+ * Per-epoch figures are reduced over the ranks to min, mean (or sum) and
+ * max; warm-up epochs stay out of the mean epoch time.  Every rank keeps the
+ * run's totals, so that all of them know whether the halo bytes ever
+ * differed from the prediction; only rank 0 prints.
+ */
+#ifndef HALO_TRAIN_REPORT_H
+#define HALO_TRAIN_REPORT_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "halo-backend.h"
+#include "halo-gcn.h"
+#include "halo-json.h"
+#include "halo-shard.h"
+#include "halo-status.h"
+#include "train-memory.h"
+
+/* Per-epoch figures of one rank, reduced over the ranks. */
+enum {
+  TRAIN_STEP_S,      /* seconds of the training step */
+  TRAIN_COMM_S,      /* seconds of it spent waiting for halo rows */
+  TRAIN_HALO_B,      /* halo bytes sent by the step */
+  TRAIN_ALLREDUCE_B, /* gradient allreduce bytes */
+  TRAIN_EVAL_S,      /* seconds of the evaluation */
+  TRAIN_EVAL_HALO_B, /* halo bytes sent by the evaluation */
+  TRAIN_FIGURES
+};
+
+typedef struct train_epoch {
+  double loss;   /* mean over the train nodes */
+  double acc[3]; /* train, valid, test */
+  double sum[TRAIN_FIGURES], min[TRAIN_FIGURES], max[TRAIN_FIGURES];
+} train_epoch;
+
+typedef struct train_report {
+  /* The run, set by the driver before train_report_header (borrowed). */
+  MPI_Comm comm;
+  int rank, ranks, threads;
+  int quiet; /* --quiet: no per-epoch lines */
+  const halo_manifest *manifest;
+  const halo_gcn_info *info;
+  const halo_gcn_options *gcn;
+  const halo_backend *be;
+  int64_t halo_rows;       /* Σ over parts */
+  int64_t predicted_epoch; /* halo bytes per epoch, Σ over ranks */
+  int64_t setup_bytes;     /* halo bytes of the set-up, Σ over ranks */
+  /* --metrics, on rank 0: the stream (owned: train_report_metrics_close)
+   * and the writer on it. */
+  FILE *metrics;
+  halo_json json;
+  /* The run's totals, on every rank (train_report_begin, _epoch). */
+  int64_t first_epoch; /* the first epoch this run trains */
+  int64_t trained;     /* epochs this run trains */
+  int64_t warmup;      /* of them, left out of the mean epoch time */
+  int64_t timed, total_halo, mismatches;
+  double best_val, test_at_best, final_test, time_sum;
+} train_report;
+
+/* --metrics must not overwrite the run's data: a regular FILE that exists
+ * and is HDF5 (a part, the manifest, a checkpoint) is refused, with one line
+ * naming the flag.  Metrics next to the shards are fine, and so is
+ * /dev/stdout or a pipe, which are not read.  NULL passes. Local. */
+halo_status train_report_metrics_check(const char *path);
+
+/* Opens `path` for the JSON lines (rank 0 only calls it), or fails with
+ * HALO_ERR_IO and one line naming --metrics. Local. */
+halo_status train_report_metrics_open(train_report *rep, const char *path);
+
+/* Closes the metrics stream, if open; HALO_ERR_IO and one line naming
+ * --metrics `path` when the writes failed. Local. */
+halo_status train_report_metrics_close(train_report *rep, const char *path);
+
+/* Rank 0: the header lines (graph, parts, model, predicted volume). Local. */
+void train_report_header(const train_report *rep);
+
+/* Rank 0: the line of a run resumed from checkpoint `path` of `epoch` (Adam
+ * step `adam_step`), training on to `last_epoch`. Local. */
+void train_report_resumed(const char *path, int64_t epoch, int64_t adam_step, int64_t last_epoch);
+
+/* Starts the totals for epochs first_epoch..last_epoch, `warmup` of them
+ * left out of the mean (fewer on a short resumed run). Local. */
+void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epoch, int64_t warmup);
+
+/* Reduces one epoch's figures of every rank (two small allreduces, through
+ * the watchdog) into *out. Collective over rep->comm. */
+halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *step,
+                                const halo_gcn_stats *eval, train_epoch *out);
+
+/* Adds epoch `epoch` to the totals; on rank 0 prints its line and writes its
+ * JSON line. Local. */
+void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e);
+
+/* Rank 0: the summary line, the "memory:" line and the summary JSON line;
+ * `mem` is the tightest pool's (train_memory_gather). Local. */
+void train_report_summary(train_report *rep, const train_memory_report *mem);
+
+#endif /* HALO_TRAIN_REPORT_H */
