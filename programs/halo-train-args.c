@@ -24,6 +24,8 @@ static const char usage[] =
     "  --device cpu|cuda    compute backend (cpu); cuda takes GPU (local rank mod the\n"
     "                       node's GPUs), so several ranks may share one\n"
     "  --tf32               cuda: round GEMM inputs to TF32 (faster, ~1e-3 relative)\n"
+    "  --deterministic      bit-identical training for any number of ranks, partition and\n"
+    "                       thread count: exact gradient sums (cpu only)\n"
     "  --threads N          threads per rank (cores this rank may use / ranks on the node)\n"
     "  --warmup N           epochs left out of the mean epoch time (5, or fewer on short runs)\n"
     "  --metrics FILE       one JSON object per epoch, then a summary\n"
@@ -138,13 +140,14 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     }
     if (strcmp(flag, "--quiet") == 0 || strcmp(flag, "--weight-decay-all") == 0 ||
         strcmp(flag, "--no-normalize") == 0 || strcmp(flag, "--resume") == 0 ||
-        strcmp(flag, "--tf32") == 0) {
+        strcmp(flag, "--tf32") == 0 || strcmp(flag, "--deterministic") == 0) {
       if (eq) HALO_FAIL(HALO_ERR_ARG, "%s takes no value", flag);
       if (strcmp(flag, "--quiet") == 0) a->quiet = 1;
       if (strcmp(flag, "--weight-decay-all") == 0) a->gcn.weight_decay_all = 1;
       if (strcmp(flag, "--no-normalize") == 0) a->gcn.normalize_features = 0;
       if (strcmp(flag, "--resume") == 0) a->resume = 1;
       if (strcmp(flag, "--tf32") == 0) a->tf32 = 1;
+      if (strcmp(flag, "--deterministic") == 0) a->gcn.deterministic = 1;
       continue;
     }
     static const char *const valued[] = {"--model",
@@ -233,6 +236,8 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
                           : "--keep");
   if (a->tf32 && strcmp(a->device, "cuda") != 0)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
+  if (a->gcn.deterministic && strcmp(a->device, "cpu") != 0)
+    HALO_FAIL(HALO_ERR_ARG, "--deterministic needs --device cpu (its exact sums are CPU code)");
   if (!input_dropout_set) a->gcn.input_dropout = a->gcn.dropout;
   if (!warmup_set) a->warmup = a->epochs > 10 ? 5 : a->epochs > 1 ? 1 : 0;
   if (a->warmup >= a->epochs && a->epochs > 0)

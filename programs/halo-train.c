@@ -242,6 +242,7 @@ static halo_status train(run *r) {
   halo_watch_fault_stall(r->rank, a->epochs + 1);
   HALO_TRY(fatal_if(r, train_memory_measure(&r->memory, r->be)));
   HALO_TRY(fatal_if(r, train_memory_gather(&r->memory, r->comm, &mem)));
+  if (r->rank == 0) HALO_TRY(fatal_if(r, train_report_digest(rep, r->model)));
   train_report_summary(rep, &mem);
   if (rep->mismatches) {
     halo_log_error("measured halo bytes differed from the prediction in %lld epochs",

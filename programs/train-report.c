@@ -4,12 +4,14 @@
 #include "train-report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "halo-memory.h"
 #include "halo-model.h"
 #include "halo-predict.h"
+#include "halo-sha256.h"
 #include "halo-watchdog.h"
 
 /* Below this much above the prediction, a use more than twice the
@@ -161,7 +163,7 @@ static void epoch_json(train_report *rep, int64_t epoch, const train_epoch *e) {
   halo_json *j = &rep->json;
   halo_json_object_begin(j);
   halo_json_key_int(j, "epoch", epoch);
-  halo_json_key_double(j, "loss", e->loss, "%.9g");
+  halo_json_key_double(j, "loss", e->loss, "%.17g");
   halo_json_key_double(j, "train_acc", e->acc[0], "%.6f");
   halo_json_key_double(j, "val_acc", e->acc[1], "%.6f");
   halo_json_key_double(j, "test_acc", e->acc[2], "%.6f");
@@ -251,6 +253,7 @@ static void summary_json(train_report *rep, const train_memory_report *mem, doub
   halo_json_key_int(j, "halo_bytes_predicted_per_epoch", rep->predicted_epoch);
   halo_json_key_int(j, "epochs_off_prediction", rep->mismatches);
   halo_json_key_int(j, "params", rep->info->params);
+  halo_json_key_string(j, "params_sha256", rep->params_sha256);
   halo_json_key_int(j, "threads", rep->threads);
   halo_json_key_int(j, "ranks", rep->ranks);
   halo_json_key_string(j, "device", halo_backend_name(rep->be));
@@ -259,6 +262,22 @@ static void summary_json(train_report *rep, const train_memory_report *mem, doub
   halo_json_key_string(j, "memory_pool", mem->device >= 0 ? "device" : "host");
   halo_json_key_int(j, "memory_pool_ranks", mem->ranks);
   halo_json_object_end(j);
+}
+
+halo_status train_report_digest(train_report *rep, const halo_gcn *model) {
+  halo_status st = HALO_OK;
+  float *params = NULL;
+  uint8_t digest[HALO_SHA256_BYTES];
+  HALO_ALLOC(params, rep->info->params, "the final parameters' copy");
+  HALO_TRY(halo_gcn_params_get(model, params));
+  /* float32 little-endian: the bytes as they are in memory on the x86_64
+   * and arm64 hosts halo runs on. */
+  _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "params_sha256 hashes float32 LE");
+  halo_sha256_bytes(params, (size_t)rep->info->params * sizeof *params, digest);
+  halo_sha256_hex(digest, rep->params_sha256);
+done:
+  free(params);
+  return st;
 }
 
 void train_report_summary(train_report *rep, const train_memory_report *mem) {

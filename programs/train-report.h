@@ -62,6 +62,8 @@ typedef struct train_report {
   int64_t warmup;      /* of them, left out of the mean epoch time */
   int64_t timed, total_halo, mismatches;
   double best_val, test_at_best, final_test, time_sum;
+  /* SHA-256 of the final parameters (train_report_digest), "" until then. */
+  char params_sha256[65];
 } train_report;
 
 /* --metrics must not overwrite the run's data: a regular FILE that exists
@@ -100,6 +102,12 @@ void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e);
 
 /* Rank 0: the summary line, the "memory:" line and the summary JSON line;
  * `mem` is the tightest pool's (train_memory_gather). Local. */
+/* The SHA-256 of the model's parameters as float32 bytes, little-endian, in
+ * the order of halo_gcn_params_get, into rep->params_sha256: two runs
+ * trained alike have equal digests.  Fails only on a failed copy or
+ * allocation. Local. */
+halo_status train_report_digest(train_report *rep, const halo_gcn *model);
+
 void train_report_summary(train_report *rep, const train_memory_report *mem);
 
 #endif /* HALO_TRAIN_REPORT_H */

@@ -1,0 +1,160 @@
+/* halo-train --deterministic end to end: the same losses, bit for bit, every
+ * epoch, and the same final parameters (the summary's params_sha256) for
+ * any number of ranks, partitioner, row order and thread count, and across
+ * a checkpoint resumed at another P (docs/reproducibility.md). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "train-cli.h"
+#include "train-run.h"
+
+#define CORA HALO_DATASETS_DIR "/cora"
+
+/* One run's report: every epoch's loss (as printed: 17 digits, so the
+ * double round-trips) and the final parameters' digest. */
+typedef struct report {
+  metrics m;
+  char sha[65];
+} report;
+
+static void read_report(const char *path, report *r) {
+  read_metrics(path, &r->m);
+  char *text = tr_slurp(path);
+  cr_assert(text);
+  const char *key = strstr(text, "\"params_sha256\": \"");
+  cr_assert(key, "%s: the summary has no params_sha256", path);
+  key += strlen("\"params_sha256\": \"");
+  cr_assert(strlen(key) > 64 && key[64] == '"', "%s: params_sha256 is not 64 hex digits", path);
+  memcpy(r->sha, key, 64);
+  r->sha[64] = '\0';
+  free(text);
+}
+
+/* mpirun -np NP halo-train SHARDS --deterministic EXTRA --metrics PATH. */
+static void run(int np, const char *shards, const char *extra, const char *path) {
+  char log[700];
+  snprintf(log, sizeof log, "%s.log", path);
+  int rc = tr_mpirun(np, 300, log, "%s '%s' --deterministic --quiet --metrics '%s' %s", TRAIN_BIN,
+                     shards, path, extra);
+  cr_assert_eq(rc, 0, "halo-train -np %d %s exited with %d (see %s)", np, extra, rc, log);
+}
+
+/* Every epoch's loss and the digest of b equal a's, bit for bit. */
+static void expect_identical(const report *a, const report *b, const char *what) {
+  cr_assert_eq(a->m.epochs, b->m.epochs, "%s: %d epochs, not %d", what, b->m.epochs, a->m.epochs);
+  int bad = 0;
+  for (int e = 0; e < a->m.epochs; e++)
+    if (memcmp(&a->m.loss[e], &b->m.loss[e], sizeof(double)) != 0 && bad++ < 3)
+      cr_expect_fail("%s: epoch %d's loss is %.17g, not %.17g", what, e + 1, b->m.loss[e],
+                     a->m.loss[e]);
+  cr_expect_eq(bad, 0, "%s: %d epochs' losses differ", what, bad);
+  cr_expect_str_eq(b->sha, a->sha, "%s: the final parameters differ", what);
+  cr_expect_eq(a->m.final_test, b->m.final_test, "%s: final test accuracy", what);
+}
+
+Test(reproducible, cora_any_p_partitioner_order_and_threads, .timeout = 900) {
+  char *dir = tr_tmpdir("repro");
+  static const struct {
+    int parts;
+    const char *method, *order, *threads;
+  } runs[] = {{1, "metis", "community", "1"}, {2, "metis", "community", "1"},
+              {3, "metis", "community", "1"}, {4, "metis", "community", "1"},
+              {4, "random", "community", "1"}, {3, "block", "community", "1"},
+              {2, "metis", "id", "1"},         {2, "metis", "community", "2"},
+              {1, "metis", "community", "2"}};
+  const int nruns = (int)(sizeof runs / sizeof runs[0]);
+  report *r = calloc((size_t)nruns, sizeof *r);
+  cr_assert(r);
+  for (int i = 0; i < nruns; i++) {
+    char shards[512], path[600], log[600], extra[64];
+    snprintf(shards, sizeof shards, "%s/cora-%s-%s-%d", dir, runs[i].method, runs[i].order,
+             runs[i].parts);
+    snprintf(log, sizeof log, "%s.partition.log", shards);
+    struct stat st;
+    if (stat(shards, &st) != 0) {
+      int rc = tr_run(120, log, "%s --input '%s' --parts %d --method %s --order %s --out '%s'",
+                      PARTITION_BIN, CORA, runs[i].parts, runs[i].method, runs[i].order, shards);
+      cr_assert_eq(rc, 0, "halo-partition exited with %d (see %s)", rc, log);
+    }
+    snprintf(path, sizeof path, "%s-t%s.jsonl", shards, runs[i].threads);
+    snprintf(extra, sizeof extra, "--threads %s", runs[i].threads);
+    run(runs[i].parts, shards, extra, path);
+    read_report(path, &r[i]);
+    cr_assert_eq(r[i].m.epochs, 200);
+  }
+  for (int i = 1; i < nruns; i++) {
+    char what[128];
+    snprintf(what, sizeof what, "P=%d %s, %s order, %s threads against P=1", runs[i].parts,
+             runs[i].method, runs[i].order, runs[i].threads);
+    expect_identical(&r[0], &r[i], what);
+  }
+  fprintf(stderr, "[reproducible.cora] %d runs: params_sha256 %s, final test %.4f\n", nruns,
+          r[0].sha, r[0].m.final_test);
+  free(r);
+  tr_rmdir(dir);
+}
+
+Test(reproducible, resume_at_another_p_ends_as_a_straight_run, .timeout = 600) {
+  char *dir = tr_tmpdir("repro-resume");
+  char shards2[512], shards3[512], ckpt[600], path[700], log[700], extra[700];
+  snprintf(shards2, sizeof shards2, "%s/cora-2", dir);
+  snprintf(shards3, sizeof shards3, "%s/cora-3", dir);
+  snprintf(ckpt, sizeof ckpt, "%s/ckpt", dir);
+  const char *outs[2] = {shards2, shards3};
+  for (int k = 0; k < 2; k++) {
+    snprintf(log, sizeof log, "%s.log", outs[k]);
+    cr_assert_eq(tr_run(120, log, "%s --input '%s' --parts %d --out '%s'", PARTITION_BIN, CORA,
+                        k + 2, outs[k]),
+                 0);
+  }
+  report straight, resumed;
+  snprintf(path, sizeof path, "%s/straight.jsonl", dir);
+  run(2, shards2, "--epochs 120 --threads 1", path);
+  read_report(path, &straight);
+
+  snprintf(path, sizeof path, "%s/first.jsonl", dir);
+  snprintf(extra, sizeof extra, "--epochs 60 --threads 1 --checkpoint '%s' --checkpoint-every 60",
+           ckpt);
+  run(2, shards2, extra, path);
+  snprintf(path, sizeof path, "%s/second.jsonl", dir);
+  snprintf(extra, sizeof extra, "--epochs 120 --threads 1 --checkpoint '%s' --resume", ckpt);
+  run(3, shards3, extra, path);
+  read_report(path, &resumed);
+  cr_assert_eq(resumed.m.epochs, 60, "the resumed run trained %d epochs", resumed.m.epochs);
+  int bad = 0;
+  for (int e = 0; e < 60; e++)
+    if (memcmp(&straight.m.loss[60 + e], &resumed.m.loss[e], sizeof(double)) != 0 && bad++ < 3)
+      cr_expect_fail("epoch %d: resumed at P=3 the loss is %.17g, straight %.17g", 61 + e,
+                     resumed.m.loss[e], straight.m.loss[60 + e]);
+  cr_expect_eq(bad, 0);
+  cr_expect_str_eq(resumed.sha, straight.sha, "resumed at P=3: the final parameters differ");
+  tr_rmdir(dir);
+}
+
+Test(reproducible, sbm_100k_nodes_any_p, .timeout = 900) {
+#ifdef __SANITIZE_ADDRESS__
+  cr_skip_test("100 epochs of a 100,000-node graph at three P: the build without sanitizers "
+               "runs it; the Cora cases run the same code here");
+#endif
+  char *dir = tr_tmpdir("repro-sbm");
+  const char *spec = "sbm:nodes=100000,avg-degree=10,feat=32,classes=8,homophily=0.8,seed=1";
+  const int parts[] = {1, 2, 4};
+  report r[3];
+  for (int k = 0; k < 3; k++) {
+    char shards[512], path[600], log[600];
+    snprintf(shards, sizeof shards, "%s/sbm-%d", dir, parts[k]);
+    snprintf(log, sizeof log, "%s.log", shards);
+    cr_assert_eq(tr_run(300, log, "%s --input '%s' --parts %d --out '%s'", PARTITION_BIN, spec,
+                        parts[k], shards),
+                 0, "halo-partition failed (see %s)", log);
+    snprintf(path, sizeof path, "%s.jsonl", shards);
+    run(parts[k], shards, "--epochs 100 --threads 1", path);
+    read_report(path, &r[k]);
+  }
+  expect_identical(&r[0], &r[1], "sbm P=2 against P=1");
+  expect_identical(&r[0], &r[2], "sbm P=4 against P=1");
+  tr_rmdir(dir);
+}
