@@ -15,6 +15,21 @@ void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, fl
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                    int64_t ldc);
 
+/* C = A · op(B), row by row in a fixed order, so that row i of C depends
+ * only on row i of A and on B: not on m, on the other rows or the row's
+ * offset, on the thread count, nor on the CPU's vector width.  Each element
+ * is, with every product and every sum rounded to float (no fused
+ * multiply-add) and p ascending:
+ *   C[i, j] = (...((0 + A[i, 0]·B'[0, j]) + A[i, 1]·B'[1, j]) + ...) + A[i, k-1]·B'[k-1, j]
+ * where B' = op(B): B is k × n (ldb >= n), or n × k (ldb >= k) when
+ * trans_b.  A is m × k (lda >= k).  C (m × n, ldc >= n) is overwritten, NaN
+ * included; k = 0 gives zeros.  C overlaps neither A nor B.  For the
+ * per-row products of a layer (H·W, G·Wᵀ), whose rows are split over ranks;
+ * halo_cpu_gemm (CBLAS) gives rows that depend on m and on the thread
+ * count. */
+void halo_cpu_gemm_rows(int trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                        const float *b, int64_t ldb, float *c, int64_t ldc);
+
 /* Y[i, :] += bias[:] for every row. */
 void halo_cpu_bias_add(float *y, int64_t rows, int64_t cols, const float *bias);
 
