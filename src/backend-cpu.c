@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "halo-backend-impl.h"
+#include "halo-exact.h"
 #include "halo-hostmem.h"
 #include "halo-kernels.h"
 #include "halo-spmm.h"
@@ -107,11 +108,41 @@ static void cpu_csr_dropout(halo_backend *be, const halo_csr *a, int transposed,
                        out);
 }
 
+static void cpu_gemm_rows(halo_backend *be, int trans_b, int64_t m, int64_t n, int64_t k,
+                          const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+                          int64_t ldc) {
+  (void)be;
+  halo_cpu_gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+static float cpu_max_abs(halo_backend *be, const float *x, int64_t n) {
+  (void)be;
+  return halo_cpu_max_abs(x, n);
+}
+
+static void cpu_exact_tn(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a,
+                         int64_t lda, const float *b, int64_t ldb, int e, int threads, void *work,
+                         int64_t *acc) {
+  (void)be;
+  halo_cpu_exact_tn(n, ac, bc, a, lda, b, ldb, e, threads, work, acc);
+}
+
+static void cpu_exact_csr(halo_backend *be, const halo_csr *at, const float *b, int64_t bc,
+                          int64_t ldb, int e, int threads, void *work, int64_t *acc) {
+  (void)be;
+  halo_cpu_exact_csr(at->indptr, at->indices, at->values, at->rows, b, bc, ldb, e, threads, work,
+                     acc);
+}
+
 const halo_backend_ops halo__backend_cpu_ops = {
     .name = "cpu",
     .buf_alloc = cpu_buf_alloc,
     .buf_free = cpu_buf_free,
     .gemm = cpu_gemm,
+    .gemm_rows = cpu_gemm_rows,
+    .max_abs = cpu_max_abs,
+    .exact_tn = cpu_exact_tn,
+    .exact_csr = cpu_exact_csr,
     .bias_add = cpu_bias_add,
     .colsum = cpu_colsum,
     .relu = cpu_relu,

@@ -134,6 +134,21 @@ typedef struct halo_backend_ops {
   void (*pack)(halo_backend *be, float *dst, const float *src, int64_t cols, const int32_t *idx,
                int64_t n);
 
+  /* --- deterministic ops (OPTIONAL: --deterministic needs them all) ------
+   * The contracts of halo_cpu_gemm_rows (kernels/halo-kernels.h) and of the
+   * exact sums (kernels/halo-exact.h): results that do not depend on how
+   * rows are split among ranks and threads.  `work` is a host workspace of
+   * the size halo-exact.h gives for `threads`; acc is host memory.  The
+   * CPU backend has them; a backend without them makes --deterministic
+   * refuse to start. */
+  void (*gemm_rows)(halo_backend *be, int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
+                    int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+  float (*max_abs)(halo_backend *be, const float *x, int64_t n);
+  void (*exact_tn)(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
+                   const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc);
+  void (*exact_csr)(halo_backend *be, const halo_csr *at, const float *b, int64_t bc, int64_t ldb,
+                    int e, int threads, void *work, int64_t *acc);
+
   /* --- sparse ops (REQUIRED) -------------------------------------------- */
   /* Y[rows] = A[rows, :] · X (+ beta·Y), as halo_spmm_cpu. */
   void (*spmm)(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx, int64_t ncols,

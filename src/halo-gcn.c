@@ -114,7 +114,7 @@ struct halo_gcn {
   int exact_e[HALO_MAX_LAYERS][2];
   void *exact_work;
   int threads;
-  halo_optim optim;  /* Adam, one group per layer (W_l and b_l) */
+  halo_optim optim; /* Adam, one group per layer (W_l and b_l) */
 
   /* Backward ping-pong, n_all × widest. */
   halo_buf g0, g1;
@@ -228,10 +228,14 @@ done:
   return st;
 }
 
-/* C (m × n) = A (m × k) · B (k × n), packed. */
+/* C (m × n) = A (m × k) · B (k × n), packed; row by row in a fixed order
+ * when deterministic, so that a row does not depend on the rows around it. */
 static void mm(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                float *c) {
-  g->ops->gemm(g->be, 0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+  if (g->opt.deterministic)
+    g->ops->gemm_rows(g->be, 0, m, n, k, a, k, b, n, c, n);
+  else
+    g->ops->gemm(g->be, 0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
 }
 
 /* C (m × n) = Aᵀ · B with A stored k × m and B k × n. */
@@ -251,8 +255,7 @@ typedef struct wgrad_in {
  * backend's products, or, deterministic, as exact sums into layer l's
  * limbs, on grids agreed by every rank (one MPI_Allreduce of the maxima).
  * Collective in deterministic mode, Local otherwise. */
-static halo_status weight_grads(halo_gcn *g, int l, wgrad_in h, const float *gr,
-                                const float *dz) {
+static halo_status weight_grads(halo_gcn *g, int l, wgrad_in h, const float *gr, const float *dz) {
   halo_status st = HALO_OK;
   const layer *ly = &g->layers[l];
   const int64_t n = g->n_owned;
@@ -268,26 +271,27 @@ static halo_status weight_grads(halo_gcn *g, int l, wgrad_in h, const float *gr,
   }
 
   float local[3], global[3];
-  local[0] = h.sparse_t ? halo_cpu_max_abs(h.sparse_t->values, h.sparse_t->nnz)
-                        : halo_cpu_max_abs(h.dense, n * ly->d_in);
-  local[1] = halo_cpu_max_abs(gr, n * ly->d_out);
-  local[2] = gr == dz ? local[1] : halo_cpu_max_abs(dz, n * ly->d_out);
-  HALO_TRY(halo_watch_allreduce(local, global, 3, MPI_FLOAT, MPI_MAX, g->comm,
-                                "the gradient bounds"));
+  const halo_backend_ops *ops = g->ops;
+  local[0] = h.sparse_t ? ops->max_abs(g->be, h.sparse_t->values, h.sparse_t->nnz)
+                        : ops->max_abs(g->be, h.dense, n * ly->d_in);
+  local[1] = ops->max_abs(g->be, gr, n * ly->d_out);
+  local[2] = gr == dz ? local[1] : ops->max_abs(g->be, dz, n * ly->d_out);
+  HALO_TRY(
+      halo_watch_allreduce(local, global, 3, MPI_FLOAT, MPI_MAX, g->comm, "the gradient bounds"));
   const int ew = halo_exact_exponent((double)global[0] * (double)global[1]);
   const int eb = halo_exact_exponent((double)global[2]);
   g->exact_e[l][0] = ew;
   g->exact_e[l][1] = eb;
   int64_t *limbs_w = g->exact + ly->w_off * HALO_EXACT_LIMBS;
   int64_t *limbs_b = g->exact + ly->b_off * HALO_EXACT_LIMBS;
-  halo_cpu_exact_tn(n, 1, ly->d_out, NULL, 1, dz, ly->d_out, eb, g->threads, g->exact_work,
-                    limbs_b);
+  ops->exact_tn(g->be, n, 1, ly->d_out, NULL, 1, dz, ly->d_out, eb, g->threads, g->exact_work,
+                limbs_b);
   if (h.sparse_t)
-    halo_cpu_exact_csr(h.sparse_t->indptr, h.sparse_t->indices, h.sparse_t->values, ly->d_in, gr,
-                       ly->d_out, ly->d_out, ew, g->threads, g->exact_work, limbs_w);
+    ops->exact_csr(g->be, h.sparse_t, gr, ly->d_out, ly->d_out, ew, g->threads, g->exact_work,
+                   limbs_w);
   else
-    halo_cpu_exact_tn(n, ly->d_in, ly->d_out, h.dense, ly->d_in, gr, ly->d_out, ew, g->threads,
-                      g->exact_work, limbs_w);
+    ops->exact_tn(g->be, n, ly->d_in, ly->d_out, h.dense, ly->d_in, gr, ly->d_out, ew, g->threads,
+                  g->exact_work, limbs_w);
 done:
   return st;
 }
@@ -300,8 +304,8 @@ static halo_status exact_allreduce(halo_gcn *g) {
   if (count > INT32_MAX)
     HALO_FAIL(HALO_ERR_LIMIT, "%lld gradient limbs are more than one MPI_Allreduce sends",
               (long long)count);
-  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, g->exact, (int)count, MPI_INT64_T, MPI_SUM,
-                                g->comm, "the gradient allreduce"));
+  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, g->exact, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
+                                "the gradient allreduce"));
   for (int l = 0; l < g->nlayers; l++) {
     const layer *ly = &g->layers[l];
     float *grads = fbuf(&g->grads);
@@ -317,7 +321,10 @@ done:
 /* C (m × n) = A · Bᵀ with A stored m × k and B n × k. */
 static void mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                   float *c) {
-  g->ops->gemm(g->be, 0, 1, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
+  if (g->opt.deterministic)
+    g->ops->gemm_rows(g->be, 1, m, n, k, a, k, b, k, c, n);
+  else
+    g->ops->gemm(g->be, 0, 1, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
 }
 
 /* --- forward ------------------------------------------------------------ */
@@ -415,8 +422,8 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
     switch (ly->kind) {
       case HALO_LAYER_CACHED:
         /* dW = (ÂX)ᵀ·dZ, db = Σ dZ, no exchange. */
-        HALO_TRY(weight_grads(g, l, (wgrad_in){fbuf(&g->ax), g->sparse_in ? &g->st_csr : NULL},
-                              dz, dz));
+        HALO_TRY(
+            weight_grads(g, l, (wgrad_in){fbuf(&g->ax), g->sparse_in ? &g->st_csr : NULL}, dz, dz));
         break;
       case HALO_LAYER_TRANSFORM: {
         /* dT = Âᵀ·dZ = Â·dZ; dW = Hᵀ·dT; db = Σ dZ; dH = dT·Wᵀ. */
@@ -487,8 +494,8 @@ halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) 
     HALO_TRY(exact_allreduce(g));
     s.allreduce_bytes = g->nparams * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
   } else {
-    HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, grads, (int)g->nparams, MPI_FLOAT, MPI_SUM,
-                                  g->comm, "the gradient allreduce"));
+    HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, grads, (int)g->nparams, MPI_FLOAT, MPI_SUM, g->comm,
+                                  "the gradient allreduce"));
     s.allreduce_bytes = (int64_t)bytes;
   }
   if (g->host_grads) HALO_TRY(g->ops->upload(g->be, &g->grads, 0, g->host_grads, bytes));
@@ -545,15 +552,17 @@ done:
 /* --- set-up ------------------------------------------------------------- */
 
 /* Checks the options and the shard's shape for this model. Local. */
-static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o, int be_is_device) {
+static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o, int has_exact_ops,
+                               const char *backend_name) {
   halo_status st = HALO_OK;
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS)
     HALO_FAIL(HALO_ERR_ARG, "%d layers: a GCN has 1 to %d", o->layers, HALO_MAX_LAYERS);
   if (o->layers > 1 && o->hidden < 1)
     HALO_FAIL(HALO_ERR_ARG, "hidden width %d: must be at least 1", o->hidden);
-  if (o->deterministic && be_is_device)
+  if (o->deterministic && !has_exact_ops)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "deterministic training runs on the CPU backend only (its exact sums are CPU code)");
+              "deterministic training needs the exact sums, which the %s backend does not have",
+              backend_name);
   if (!(o->dropout >= 0.0f && o->dropout < 1.0f) ||
       !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f))
     HALO_FAIL(HALO_ERR_ARG, "dropout must be in [0, 1)");
@@ -819,7 +828,10 @@ static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
   const halo_gcn_options *o = &g->opt;
   halo_gcn_info *info = &g->info;
 
-  HALO_TRY(check_setup(s, o, g->ops->download != NULL));
+  HALO_TRY(check_setup(s, o,
+                       g->ops->gemm_rows && g->ops->max_abs && g->ops->exact_tn &&
+                           g->ops->exact_csr && !g->ops->download,
+                       g->ops->name));
   HALO_TRY(describe(s, o, &info->model));
 
   g->nlayers = o->layers;

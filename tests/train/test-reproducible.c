@@ -60,8 +60,8 @@ Test(reproducible, cora_any_p_partitioner_order_and_threads, .timeout = 900) {
   static const struct {
     int parts;
     const char *method, *order, *threads;
-  } runs[] = {{1, "metis", "community", "1"}, {2, "metis", "community", "1"},
-              {3, "metis", "community", "1"}, {4, "metis", "community", "1"},
+  } runs[] = {{1, "metis", "community", "1"},  {2, "metis", "community", "1"},
+              {3, "metis", "community", "1"},  {4, "metis", "community", "1"},
               {4, "random", "community", "1"}, {3, "block", "community", "1"},
               {2, "metis", "id", "1"},         {2, "metis", "community", "2"},
               {1, "metis", "community", "2"}};
@@ -136,8 +136,9 @@ Test(reproducible, resume_at_another_p_ends_as_a_straight_run, .timeout = 600) {
 
 Test(reproducible, sbm_100k_nodes_any_p, .timeout = 900) {
 #ifdef __SANITIZE_ADDRESS__
-  cr_skip_test("100 epochs of a 100,000-node graph at three P: the build without sanitizers "
-               "runs it; the Cora cases run the same code here");
+  cr_skip_test(
+      "100 epochs of a 100,000-node graph at three P: the build without sanitizers "
+      "runs it; the Cora cases run the same code here");
 #endif
   char *dir = tr_tmpdir("repro-sbm");
   const char *spec = "sbm:nodes=100000,avg-degree=10,feat=32,classes=8,homophily=0.8,seed=1";
