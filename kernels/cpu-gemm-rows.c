@@ -1,7 +1,7 @@
 /* C = A · op(B), computed so that each row of C depends only on that row of
  * A and on B (the contract in halo-kernels.h).
  *
- * Every element is summed in one fixed order, k ascending, each product and
+ * Every element is summed in one fixed order, p ascending, each product and
  * each sum rounded to float: acc = acc + a[i, p] · op(B)[p, j].  Vectors run
  * across output columns j, so a lane is one element and the vector width
  * changes nothing but speed; the same holds for the register tile (which
@@ -41,8 +41,8 @@ typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
 enum { VEC = 8, TILE_ROWS = 6, TILE_VECS = 2, NARROW_TILE_ROWS = 12 };
 
 /* A packed panel of op(B): kc rows of the panel's columns rounded up to a
- * multiple of VEC, padded with zeros, 64 KiB so that it stays in L2 while
- * the rows of A stream past it. */
+ * multiple of VEC, padded with zeros.  64 KiB, on each thread's stack, so
+ * that it stays in L2 while the rows of A stream past it. */
 enum { PANEL_FLOATS = 16384, PANEL_COLS = 64 };
 
 /* How many row tiles ahead A is prefetched. */
