@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# deterministic.sh: the cost of halo-train --deterministic (docs/reproducibility.md).
+# Prints, from one run, the mean epoch time of the default (float) path and of
+# --deterministic, alternated REPS times on the same shards, with their
+# ratio, on Cora and on an sbm graph (1M nodes, 20M directed edges, 128
+# features by default), at P = 1 and P = 2; and whether the two P gave the
+# same params_sha256 (they must with --deterministic).
+#
+#   bench/deterministic.sh [BUILD_DIR]          BUILD_DIR defaults to build
+#
+# Environment: HALO_BENCH_OUT (bench/results/deterministic), THREADS per rank
+# (1), REPS (3), EPOCHS on Cora (60) and on sbm (12), the first 5 warm-up;
+# SBM_NODES (1000000), SBM_DEGREE (20), SBM_FEAT (128), HIDDEN on sbm (64).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${1:-build}
+out=${HALO_BENCH_OUT:-bench/results/deterministic}
+threads=${THREADS:-1}
+reps=${REPS:-3}
+cora_epochs=${EPOCHS:-60}
+sbm_epochs=${SBM_EPOCHS:-12}
+nodes=${SBM_NODES:-1000000}
+degree=${SBM_DEGREE:-20}
+feat=${SBM_FEAT:-128}
+hidden=${HIDDEN:-64}
+sbm="sbm:nodes=$nodes,classes=8,avg-degree=$degree,homophily=0.8,feat=$feat,seed=1"
+mkdir -p "$out"
+for bin in "$build/bin/halo-train" "$build/bin/halo-partition"; do
+  [ -x "$bin" ] || { echo "deterministic.sh: $bin is missing; build first" >&2; exit 1; }
+done
+root=()
+if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
+mpi=(mpirun "${root[@]}" --oversubscribe --bind-to none)
+
+echo "# halo --deterministic cost, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)"
+echo "# machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
+echo "# threads per rank $threads, $reps alternated runs of each mode (the median is shown)"
+
+# json KEY FILE: the summary's value of KEY.
+json() { grep '"summary"' "$2" | grep -o "\"$1\": [^,}]*" | cut -d' ' -f2 | tr -d '"'; }
+
+# median of the arguments.
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# row NAME INPUT EPOCHS EXTRA: partitions INPUT at P = 1 and 2, then times both modes.
+row() {
+  local name=$1 input=$2 epochs=$3 extra=$4
+  for p in 1 2; do
+    local d="$out/$name-$p"
+    [ -f "$d/manifest.h5" ] || "$build/bin/halo-partition" --input "$input" --parts "$p" \
+      --out "$d" --force >"$d.partition.log" 2>&1
+    local plain=() det=()
+    for r in $(seq "$reps"); do
+      for mode in plain det; do
+        local flag="" m="$out/$name-$p-$mode-$r.jsonl"
+        [ "$mode" = det ] && flag=--deterministic
+        OMP_NUM_THREADS=$threads "${mpi[@]}" -np "$p" "$build/bin/halo-train" "$d" \
+          --threads "$threads" --epochs "$epochs" --quiet --metrics "$m" $flag $extra \
+          >"$m.log" 2>&1
+        if [ "$mode" = det ]; then det+=("$(json mean_epoch_s "$m")"); else plain+=("$(json mean_epoch_s "$m")"); fi
+      done
+    done
+    local a b
+    a=$(median "${plain[@]}")
+    b=$(median "${det[@]}")
+    awk -v n="$name" -v p="$p" -v a="$a" -v b="$b" -v s="$(json params_sha256 "$out/$name-$p-det-1.jsonl" | cut -c1-16)" \
+      'BEGIN { printf "%-6s P=%d  default %9.2f ms  deterministic %9.2f ms  ratio %.3f  params_sha256 %s\n", n, p, 1e3 * a, 1e3 * b, b / a, s }'
+  done
+}
+
+row cora datasets/cora "$cora_epochs" ""
+row sbm "$sbm" "$sbm_epochs" "--hidden $hidden"
