@@ -115,6 +115,38 @@ Test(reproducible, cora_any_p_partitioner_order_and_threads, .timeout = 900) {
   tr_rmdir(dir);
 }
 
+/* The other layer shapes and inputs: the cached ÂX (no input dropout, kept
+ * as CSR by the density rule), an aggregate-first hidden layer (32 -> 32)
+ * and a transform-first top layer; and other dropout, decay and rates. */
+Test(reproducible, other_layer_shapes_p1_against_p3, .timeout = 600) {
+  char *dir = tr_tmpdir("repro-shapes");
+  static const char *const models[] = {
+      "--input-dropout 0 --layers 3 --hidden 32",
+      "--weight-decay-all --dropout 0.2 --input-dropout 0.3 --lr 0.02"};
+  for (int k = 0; k < 2; k++) {
+    report r[2];
+    for (int i = 0; i < 2; i++) {
+      const int parts = i == 0 ? 1 : 3;
+      char shards[512], path[700], log[700], extra[256];
+      snprintf(shards, sizeof shards, "%s/cora-%d", dir, parts);
+      snprintf(log, sizeof log, "%s.log", shards);
+      struct stat st;
+      if (stat(shards, &st) != 0)
+        cr_assert_eq(tr_run(120, log, "%s --input '%s' --parts %d --out '%s'", PARTITION_BIN, CORA,
+                            parts, shards),
+                     0);
+      snprintf(path, sizeof path, "%s/m%d-%d.jsonl", dir, k, parts);
+      snprintf(extra, sizeof extra, "--epochs 50 --threads 1 %s", models[k]);
+      run(parts, shards, extra, path);
+      read_report(path, &r[i]);
+    }
+    char what[300];
+    snprintf(what, sizeof what, "%s: P=3 against P=1", models[k]);
+    expect_identical(&r[0], &r[1], what);
+  }
+  tr_rmdir(dir);
+}
+
 Test(reproducible, resume_at_another_p_ends_as_a_straight_run, .timeout = 600) {
   char *dir = tr_tmpdir("repro-resume");
   char shards2[512], shards3[512], ckpt[600], path[700], log[700], extra[700];
