@@ -5,7 +5,7 @@
  * loss_i = lse - z[label],  softmax_j = exp(z_j - lse).
  * argmax ties go to the lowest column, as in PyTorch.
  *
- * The loss is summed on a fixed-point grid (LOSS_GRID): each row's loss is
+ * The loss is summed on a fixed-point grid (LOSS_GRID_BITS): each row's loss is
  * rounded once to a multiple of 2^-30 and the integers are added, so the sum
  * does not depend on the thread count, and the sums of several ranks, all
  * multiples of 2^-30, add exactly in double while they stay below 2^23:
@@ -27,7 +27,9 @@ static const int64_t PARALLEL_MIN = 1 << 14;
 void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int32_t *labels,
                            const int32_t *mask, int64_t nmask, float grad_scale, float *g,
                            double *loss_sum, int64_t *correct) {
-  int64_t loss = 0, bad = 0, hits = 0;
+  /* The loss in grid units, split into high and low 31-bit halves so that
+   * neither int64 sum can overflow below 2^32 rows. */
+  int64_t loss_hi = 0, loss_lo = 0, bad = 0, hits = 0;
 
   /* Rows outside the mask get a zero gradient. */
   if (g) {
@@ -35,7 +37,7 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
     for (int64_t i = 0; i < rows; i++) memset(g + i * cols, 0, (size_t)cols * sizeof *g);
   }
 
-#pragma omp parallel for schedule(static) reduction(+ : loss, bad, hits) \
+#pragma omp parallel for schedule(static) reduction(+ : loss_hi, loss_lo, bad, hits) \
     if (nmask * cols >= PARALLEL_MIN)
   for (int64_t m = 0; m < nmask; m++) {
     const int64_t i = mask[m];
@@ -56,12 +58,17 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
       bad++;
       continue;
     }
+    /* A loss that is not finite (non-finite logits) or past 2^32 makes the
+     * sum NaN, while the row's gradient is still written (NaN shows there,
+     * as on the float path). */
     const double row_loss = lse - (double)zr[label];
-    if (!(row_loss < 0x1p32)) { /* NaN or +inf from non-finite logits */
+    if (row_loss < 0x1p32) {
+      const int64_t units = llrint(ldexp(row_loss, LOSS_GRID_BITS)); /* < 2^62 */
+      loss_hi += units >> 31;
+      loss_lo += units & (((int64_t)1 << 31) - 1);
+    } else {
       bad++;
-      continue;
     }
-    loss += llrint(ldexp(row_loss, LOSS_GRID_BITS));
     hits += argmax == label;
     if (g) {
       float *restrict gr = g + i * cols;
@@ -71,6 +78,7 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
       }
     }
   }
-  *loss_sum = bad ? NAN : ldexp((double)loss, -LOSS_GRID_BITS);
+  const __int128 units = (__int128)loss_hi * ((__int128)1 << 31) + loss_lo;
+  *loss_sum = bad ? NAN : ldexp((double)units, -LOSS_GRID_BITS);
   *correct = hits;
 }

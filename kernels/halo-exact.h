@@ -14,9 +14,10 @@
  * A sum travels as HALO_EXACT_LIMBS int64 limbs of HALO_EXACT_LIMB_BITS bits
  * (value = l0 + l1·2^42 + l2·2^84, in units of 2^e): MPI_SUM of the limbs of
  * fewer than 2^21 ranks cannot overflow, and halo_exact_to_float carries
- * them back into one integer.  Each |term| is at most 2^51 units, so the
- * rounding error of a term is at most 2^-52 of the largest term, far below
- * a float sum's.
+ * them back into one integer.  Each |term| is below 2^51 units of the
+ * bound, so the rounding error of a term is at most 2^-51 of the bound
+ * (max |a| · max |b| over all ranks); the integer sum is then rounded to
+ * double and that to float.
  */
 #ifndef HALO_EXACT_H
 #define HALO_EXACT_H
@@ -29,7 +30,9 @@
 
 /* The grid exponent for terms bounded by `bound` (>= |a·b| for every term
  * of every rank): the smallest e with bound < 2^(e+51); 0 for a bound of 0
- * (every term is then 0), and for a bound that is not finite. Local. */
+ * (every term is then 0).  The bound must be finite: no grid holds a NaN or
+ * an inf term, which the caller handles apart (halo-gcn.c makes the
+ * gradient NaN). Local. */
 int halo_exact_exponent(double bound);
 
 /* max |x[i]| over n floats; 0 for n = 0, and +inf when one is not finite.

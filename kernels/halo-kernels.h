@@ -70,7 +70,7 @@ void halo_cpu_csr_dropout(const int64_t *indptr, const int32_t *indices, const f
  *   loss_sum   = Σ_{i in mask} -log softmax(Z[i])[label[i]], each term
  *                rounded to a multiple of 2^-30 (so the sum is the same for
  *                any thread count); NaN when a label is outside [0, cols)
- *                or a loss is not finite
+ *                or a row's loss is not below 2^32 (non-finite logits)
  *   correct    = number of i in mask with argmax Z[i] == label[i]
  *   G[i, :]    = (softmax(Z[i]) - onehot(label[i])) · grad_scale for i in mask, 0 elsewhere
  * G may be NULL (evaluation only). G has `rows` rows, all of which are written. */

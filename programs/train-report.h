@@ -100,13 +100,14 @@ halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *s
  * JSON line. Local. */
 void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e);
 
-/* Rank 0: the summary line, the "memory:" line and the summary JSON line;
- * `mem` is the tightest pool's (train_memory_gather). Local. */
 /* The SHA-256 of the model's parameters as float32 bytes, little-endian, in
  * the order of halo_gcn_params_get, into rep->params_sha256: two runs
  * trained alike have equal digests.  Fails only on a failed copy or
  * allocation. Local. */
 halo_status train_report_digest(train_report *rep, const halo_gcn *model);
+
+/* Rank 0: the summary line, the "memory:" line and the summary JSON line;
+ * `mem` is the tightest pool's (train_memory_gather). Local. */
 
 void train_report_summary(train_report *rep, const train_memory_report *mem);
 

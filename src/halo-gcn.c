@@ -25,6 +25,7 @@
  */
 #include "halo-gcn.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +245,9 @@ static void mm_ta(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, 
   g->ops->gemm(g->be, 1, 0, m, n, k, 1.0f, a, m, b, n, 0.0f, c, n);
 }
 
+/* exact_e of a layer whose gradient bounds are not finite. */
+#define EXACT_NOT_FINITE INT_MIN
+
 /* What dW_l = Hᵀ·G sums over: H as dense rows (n × d_in) or, sparse, as
  * the CSR of Hᵀ (d_in rows over the nodes). */
 typedef struct wgrad_in {
@@ -278,12 +282,23 @@ static halo_status weight_grads(halo_gcn *g, int l, wgrad_in h, const float *gr,
   local[2] = gr == dz ? local[1] : ops->max_abs(g->be, dz, n * ly->d_out);
   HALO_TRY(
       halo_watch_allreduce(local, global, 3, MPI_FLOAT, MPI_MAX, g->comm, "the gradient bounds"));
-  const int ew = halo_exact_exponent((double)global[0] * (double)global[1]);
-  const int eb = halo_exact_exponent((double)global[2]);
-  g->exact_e[l][0] = ew;
-  g->exact_e[l][1] = eb;
   int64_t *limbs_w = g->exact + ly->w_off * HALO_EXACT_LIMBS;
   int64_t *limbs_b = g->exact + ly->b_off * HALO_EXACT_LIMBS;
+  const double bound_w = (double)global[0] * (double)global[1], bound_b = global[2];
+  if (!isfinite(bound_w) || !isfinite(bound_b)) {
+    /* A NaN or inf on some rank (max_abs reports NaN as inf): no grid can
+     * hold it, so the layer's gradients become NaN on every rank, as on the
+     * float path, instead of a finite garbage step.  The limbs are still
+     * allreduced, so the collectives match. */
+    g->exact_e[l][0] = g->exact_e[l][1] = EXACT_NOT_FINITE;
+    memset(limbs_w, 0,
+           (size_t)((int64_t)ly->d_in * ly->d_out * HALO_EXACT_LIMBS) * sizeof(int64_t));
+    memset(limbs_b, 0, (size_t)(ly->d_out * HALO_EXACT_LIMBS) * sizeof(int64_t));
+    goto done;
+  }
+  const int ew = halo_exact_exponent(bound_w), eb = halo_exact_exponent(bound_b);
+  g->exact_e[l][0] = ew;
+  g->exact_e[l][1] = eb;
   ops->exact_tn(g->be, n, 1, ly->d_out, NULL, 1, dz, ly->d_out, eb, g->threads, g->exact_work,
                 limbs_b);
   if (h.sparse_t)
@@ -309,6 +324,11 @@ static halo_status exact_allreduce(halo_gcn *g) {
   for (int l = 0; l < g->nlayers; l++) {
     const layer *ly = &g->layers[l];
     float *grads = fbuf(&g->grads);
+    if (g->exact_e[l][0] == EXACT_NOT_FINITE) {
+      const int64_t count = (int64_t)ly->d_in * ly->d_out + ly->d_out; /* W_l, then b_l */
+      for (int64_t k = 0; k < count; k++) grads[ly->w_off + k] = NAN;
+      continue;
+    }
     halo_exact_to_float(g->exact + ly->w_off * HALO_EXACT_LIMBS, (int64_t)ly->d_in * ly->d_out,
                         g->exact_e[l][0], grads + ly->w_off);
     halo_exact_to_float(g->exact + ly->b_off * HALO_EXACT_LIMBS, ly->d_out, g->exact_e[l][1],
@@ -833,6 +853,14 @@ static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
                            g->ops->exact_csr && !g->ops->download,
                        g->ops->name));
   HALO_TRY(describe(s, o, &info->model));
+  if (o->deterministic) {
+    /* MPI_SUM of 42-bit limbs stays exact for fewer than 2^21 ranks. */
+    int size = 1;
+    HALO_MPI(MPI_Comm_size(g->comm, &size));
+    if (size >= 1 << (63 - HALO_EXACT_LIMB_BITS))
+      HALO_FAIL(HALO_ERR_LIMIT, "deterministic training sums the gradients of fewer than %d ranks",
+                1 << (63 - HALO_EXACT_LIMB_BITS));
+  }
 
   g->nlayers = o->layers;
   g->n_owned = s->n_owned;

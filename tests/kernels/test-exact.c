@@ -58,7 +58,6 @@ Test(exact, exponent_bounds_the_terms) {
                   bounds[k], e);
   }
   cr_expect_eq(halo_exact_exponent(0.0), 0);
-  cr_expect_eq(halo_exact_exponent(INFINITY), 0);
 }
 
 Test(exact, dense_matches_long_double_and_ignores_order_split_and_threads) {
@@ -126,7 +125,9 @@ Test(exact, dense_matches_long_double_and_ignores_order_split_and_threads) {
 
 Test(exact, column_sums_and_csr_equal_the_dense_sums_bitwise) {
   const uint64_t seed = test_seed("exact/csr");
-  const int64_t n = 3000, f = 50, bc = 16;
+  /* About 30,000 non-zeros: past the size from which halo_cpu_exact_csr
+   * runs on several threads. */
+  const int64_t n = 12000, f = 50, bc = 16;
   float *x = calloc((size_t)(n * f), sizeof *x), *b = malloc((size_t)(n * bc) * sizeof *b);
   float *ones = malloc((size_t)n * sizeof *ones);
   cr_assert(x && b && ones);

@@ -255,3 +255,14 @@ Test(layers, model_forward_backward_p3, .timeout = 300) {
   uint64_t seed = tr_seed("layers.model_p3", 6);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_probe(&cases[i], 3, seed + i);
 }
+
+/* --deterministic's gradients (exact sums, the row-invariant GEMM) against
+ * the same dense double reference and finite differences, every shape. */
+Test(layers, deterministic_forward_backward_p1_p3, .timeout = 600) {
+  uint64_t seed = tr_seed("layers.deterministic", 7);
+  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
+  for (int np = 1; np <= 3; np += 2)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+      check_probe(&cases[i], np, seed + i);
+  unsetenv("HALO_PROBE_DETERMINISTIC");
+}

@@ -12,6 +12,7 @@
  *   setup-copies-R.txt  "uploads downloads synchronizes" of rank R's halo_gcn_create
  *                  (checked backend only)
  *
+ * HALO_PROBE_DETERMINISTIC=1 trains with --deterministic's exact sums.
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
  * checked backend of backend-checked.c with the halo exchange staged
  * ("staged") or in place ("device-mpi").
@@ -65,6 +66,8 @@ int main(int argc, char **argv) {
   o.sparse_features = atoi(word[SPARSE]);
   o.seed = strtoull(word[MODEL_SEED], NULL, 10);
   const int64_t epoch = atoll(word[EPOCH]);
+  const char *det = getenv("HALO_PROBE_DETERMINISTIC");
+  o.deterministic = det && strcmp(det, "1") == 0;
 
   graph = fx_graph_new(&spec);
   shard = fx_shard_new(graph, rank, 77);
