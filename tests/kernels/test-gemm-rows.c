@@ -121,7 +121,7 @@ static void survey_shape(gemm_fn gemm, const char *name, uint64_t seed, int id, 
   set_threads(1);
   gemm(trans_b, m_full, n, k, a, b, ref);
 
-  char line[1024] = "", first[256] = "";
+  char line[1024] = "", first[384] = "";
   size_t used = 0;
   int64_t shape_bad = 0, shape_rows = 0;
   for (size_t t = 0; t < sizeof THREADS / sizeof THREADS[0]; t++) {
