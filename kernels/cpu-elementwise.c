@@ -1,9 +1,10 @@
-/* Bias, ReLU, column sums and row normalisation on the CPU.
+/* Bias, ReLU, ELU, AXPY, column sums and row normalisation on the CPU.
  *
  * Each loop is memory-bound, so it runs in parallel only when the array is
  * large enough to amortise waking the OpenMP team, and vectorises along the
  * contiguous dimension.
  */
+#include <math.h>
 #include <stdint.h>
 
 #include "halo-kernels.h"
@@ -60,5 +61,50 @@ void halo_cpu_row_normalize(float *x, int64_t rows, int64_t cols) {
     if (sum == 0.0) continue;
 #pragma omp simd
     for (int64_t j = 0; j < cols; j++) xr[j] = (float)(xr[j] / sum);
+  }
+}
+
+void halo_cpu_axpy(float *y, const float *x, int64_t n, float alpha, const float *p) {
+  const float a = alpha + (p ? *p : 0.0f);
+#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+  for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+void halo_cpu_elu(float *y, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN)
+  for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : expm1f(y[i]);
+}
+
+void halo_cpu_elu_backward(float *g, const float *y, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+  for (int64_t i = 0; i < n; i++) g[i] *= y[i] > 0.0f ? 1.0f : y[i] + 1.0f;
+}
+
+/* torch's F.normalize eps: the smallest norm a row is divided by. */
+static const float L2_EPS = 1e-12f;
+
+void halo_cpu_l2_normalize(float *y, int64_t rows, int64_t cols, float *norm) {
+#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+  for (int64_t i = 0; i < rows; i++) {
+    float *restrict yr = y + i * cols;
+    double sq = 0.0; /* ascending, not vectorised: the same bits on every CPU */
+    for (int64_t j = 0; j < cols; j++) sq += (double)yr[j] * yr[j];
+    const float r = fmaxf((float)sqrt(sq), L2_EPS);
+    norm[i] = r;
+    for (int64_t j = 0; j < cols; j++) yr[j] /= r;
+  }
+}
+
+void halo_cpu_l2_normalize_backward(float *g, const float *y, const float *norm, int64_t rows,
+                                    int64_t cols) {
+#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+  for (int64_t i = 0; i < rows; i++) {
+    float *restrict gr = g + i * cols;
+    const float *restrict yr = y + i * cols;
+    double dot = 0.0;
+    if (norm[i] > L2_EPS)
+      for (int64_t j = 0; j < cols; j++) dot += (double)yr[j] * gr[j];
+    const float d = (float)dot;
+    for (int64_t j = 0; j < cols; j++) gr[j] = (gr[j] - yr[j] * d) / norm[i];
   }
 }

@@ -42,6 +42,29 @@ void halo_cpu_relu(float *y, int64_t n);
 /* G[i] = 0 where Y[i] <= 0 (Y is the ReLU output), in place. */
 void halo_cpu_relu_backward(float *g, const float *y, int64_t n);
 
+/* Y += (alpha + (p ? *p : 0)) · X over n floats: GIN's self term (alpha 1,
+ * p = &ε, which may live in the backend's memory) and a residual (p NULL).
+ * Y and X do not overlap. */
+void halo_cpu_axpy(float *y, const float *x, int64_t n, float alpha, const float *p);
+
+/* ELU with alpha 1 in place: Y = Y > 0 ? Y : expm1(Y). */
+void halo_cpu_elu(float *y, int64_t n);
+
+/* G[i] *= Y[i] > 0 ? 1 : Y[i] + 1, in place (Y is the ELU output). */
+void halo_cpu_elu_backward(float *g, const float *y, int64_t n);
+
+/* Each row divided by its L2 norm, as torch.nn.functional.normalize:
+ *   norm[i] = max(||Y[i, :]||, 1e-12),  Y[i, :] /= norm[i]
+ * with the sum of squares in double over ascending columns (a row's result
+ * depends on that row alone). */
+void halo_cpu_l2_normalize(float *y, int64_t rows, int64_t cols, float *norm);
+
+/* Its backward, in place, from the normalised rows Y and the norms:
+ *   G[i, :] = (G[i, :] - Y[i, :] · (Y[i, :] · G[i, :])) / norm[i]
+ * and G[i, :] / norm[i] alone for a row whose norm was clamped to 1e-12. */
+void halo_cpu_l2_normalize_backward(float *g, const float *y, const float *norm, int64_t rows,
+                                    int64_t cols);
+
 /* Inverted dropout keyed by global row id: element (i, j) is kept iff
  * halo_dropout_keep(key, global_id[i], j, p), and kept values are scaled by
  * halo_dropout_scale(p) = 1/(1-p) (core/halo-rng.h).  Applied in place to

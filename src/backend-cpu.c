@@ -134,6 +134,34 @@ static void cpu_exact_csr(halo_backend *be, const halo_csr *at, const float *b, 
                      acc);
 }
 
+static void cpu_axpy(halo_backend *be, float *y, const float *x, int64_t n, float alpha,
+                     const float *p) {
+  (void)be;
+  halo_cpu_axpy(y, x, n, alpha, p);
+}
+
+static void cpu_elu(halo_backend *be, float *y, int64_t n) {
+  (void)be;
+  halo_cpu_elu(y, n);
+}
+
+static void cpu_elu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
+  (void)be;
+  halo_cpu_elu_backward(g, y, n);
+}
+
+static void cpu_l2_normalize(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                             float *norm) {
+  (void)be;
+  halo_cpu_l2_normalize(y, rows, cols, norm);
+}
+
+static void cpu_l2_normalize_backward(halo_backend *be, float *g, const float *y,
+                                      const float *norm, int64_t rows, int64_t cols) {
+  (void)be;
+  halo_cpu_l2_normalize_backward(g, y, norm, rows, cols);
+}
+
 const halo_backend_ops halo__backend_cpu_ops = {
     .name = "cpu",
     .buf_alloc = cpu_buf_alloc,
@@ -147,6 +175,11 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .colsum = cpu_colsum,
     .relu = cpu_relu,
     .relu_backward = cpu_relu_backward,
+    .axpy = cpu_axpy,
+    .elu = cpu_elu,
+    .elu_backward = cpu_elu_backward,
+    .l2_normalize = cpu_l2_normalize,
+    .l2_normalize_backward = cpu_l2_normalize_backward,
     .dropout = cpu_dropout,
     .dropout_to = cpu_dropout_to,
     .softmax_xent = cpu_softmax_xent,

@@ -134,6 +134,18 @@ typedef struct halo_backend_ops {
   void (*pack)(halo_backend *be, float *dst, const float *src, int64_t cols, const int32_t *idx,
                int64_t n);
 
+  /* --- ops of the models past GCN (OPTIONAL: a model that needs one is
+   * refused, with one line, on a backend without it) ---------------------
+   * y += (alpha + (p ? *p : 0))·x, with p in the backend's memory (GIN's ε);
+   * ELU and its backward from the output; rows divided by their L2 norms,
+   * the norms kept for the backward (GraphSAGE's normalize). */
+  void (*axpy)(halo_backend *be, float *y, const float *x, int64_t n, float alpha, const float *p);
+  void (*elu)(halo_backend *be, float *y, int64_t n);
+  void (*elu_backward)(halo_backend *be, float *g, const float *y, int64_t n);
+  void (*l2_normalize)(halo_backend *be, float *y, int64_t rows, int64_t cols, float *norm);
+  void (*l2_normalize_backward)(halo_backend *be, float *g, const float *y, const float *norm,
+                                int64_t rows, int64_t cols);
+
   /* --- deterministic ops (OPTIONAL: --deterministic needs them all) ------
    * The contracts of halo_cpu_gemm_rows (kernels/halo-kernels.h) and of the
    * exact sums (kernels/halo-exact.h): results that do not depend on how
