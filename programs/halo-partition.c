@@ -55,6 +55,10 @@ static const char usage[] =
     "  --force                  replace an existing DIR written by halo-partition, and an\n"
     "                           existing --json or --write-metis FILE (regular files only)\n"
     "  --dims D0,D1,..          model widths (input, hidden.., classes): predict halo bytes\n"
+    "  --model gcn|sage|gin     the model --dims predicts for (gcn); GIN's MLP width is D1\n"
+    "                           (16 for one layer), as halo-train's --hidden\n"
+    "  --gin-train-eps          with --model gin: predict for a learned epsilon (no change\n"
+    "                           in bytes; accepted so the two programs take the same flags)\n"
     "  --json FILE              write the statistics as JSON (FILE.tmp.XXXXXX, renamed)\n"
     "  --write-metis FILE       write the cleaned graph in METIS format and stop (no --parts,\n"
     "                           --out or --json; FILE.tmp.XXXXXX, renamed)\n"
@@ -68,6 +72,7 @@ typedef struct cli {
   int32_t synth_features, synth_classes;
   int32_t dims[HALO_MAX_LAYERS + 1];
   int ndims;
+  halo_model_config model; /* what --dims predicts for */
 } cli;
 
 static double clock_s(clockid_t id) {
@@ -160,6 +165,8 @@ enum {
   OPT_OBJECTIVE,
   OPT_UFACTOR,
   OPT_DIMS,
+  OPT_MODEL,
+  OPT_GIN_TRAIN_EPS,
   OPT_JSON,
   OPT_ORDER,
 };
@@ -178,6 +185,8 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
       {"objective", required_argument, NULL, OPT_OBJECTIVE},
       {"order", required_argument, NULL, OPT_ORDER},
       {"dims", required_argument, NULL, OPT_DIMS},
+      {"model", required_argument, NULL, OPT_MODEL},
+      {"gin-train-eps", no_argument, NULL, OPT_GIN_TRAIN_EPS},
       {"json", required_argument, NULL, OPT_JSON},
       {"force", no_argument, NULL, OPT_FORCE},
       {"features", required_argument, NULL, OPT_FEATURES},
@@ -261,6 +270,13 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
       case OPT_DIMS:
         HALO_TRY(parse_dims(optarg, c));
         break;
+      case OPT_MODEL:
+        if (halo_model_parse(optarg, &c->model.kind) != HALO_OK)
+          HALO_FAIL(HALO_ERR_ARG, "--model: '%s' is not a model (%s)", optarg, halo_model_names());
+        break;
+      case OPT_GIN_TRAIN_EPS:
+        c->model.train_eps = 1;
+        break;
       case 'h':
         fputs(usage, stdout);
         *stop = 1;
@@ -323,8 +339,15 @@ typedef struct prediction {
 
 static halo_status predict(const cli *c, const halo_partition_stats *s, prediction *out) {
   halo_status st = HALO_OK;
-  HALO_TRY(halo_model_describe(HALO_MODEL_GCN, c->dims, c->ndims, 1, &out->dropout));
-  HALO_TRY(halo_model_describe(HALO_MODEL_GCN, c->dims, c->ndims, 0, &out->no_dropout));
+  if (c->model.train_eps && c->model.kind != HALO_MODEL_GIN)
+    HALO_FAIL(HALO_ERR_ARG, "--gin-train-eps: the model is %s, not gin",
+              halo_model_name(c->model.kind));
+  halo_model_config model = c->model;
+  model.mlp_hidden = c->ndims >= 3 ? c->dims[1] : 16;
+  model.input_dropout = 1;
+  HALO_TRY(halo_model_describe(&model, c->dims, c->ndims, &out->dropout));
+  model.input_dropout = 0;
+  HALO_TRY(halo_model_describe(&model, c->dims, c->ndims, &out->no_dropout));
   const halo_model_comm dropout = halo_model_comm_of(&out->dropout);
   const halo_model_comm no_dropout = halo_model_comm_of(&out->no_dropout);
   out->epoch = halo_predict_epoch_bytes(s->comm_volume, &dropout);
@@ -390,6 +413,7 @@ static halo_status write_json(FILE *f, const cli *c, const halo_graph *g,
   halo_json_key_double(&j, "replication_factor", s->replication_factor, "%.6f");
   halo_json_key_double(&j, "balance", s->balance, "%.6f");
   if (pr) {
+    halo_json_key_string(&j, "model", halo_model_name(c->model.kind));
     halo_json_key(&j, "dims");
     halo_json_array_begin(&j);
     for (int i = 0; i < c->ndims; i++) halo_json_int(&j, c->dims[i]);
@@ -486,7 +510,7 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
   printf("replication factor  %.4f ((nodes + halo) / nodes)\n", s->replication_factor);
   printf("balance             %.4f (max owned / mean owned)\n", s->balance);
   if (pr) {
-    printf("\npredicted halo traffic for dims ");
+    printf("\npredicted halo traffic for %s, dims ", halo_model_name(c->model.kind));
     for (int i = 0; i < c->ndims; i++) printf("%s%d", i ? "," : "", c->dims[i]);
     printf(" (float32)\n");
     printf("  per epoch, input dropout (training default)  %14" PRId64 " B  %12s  (%" PRId64

@@ -9,13 +9,17 @@
 static const char usage[] =
     "usage: mpirun -np P halo-train DIR [options]\n"
     "  DIR                  shards written by halo-partition (P parts)\n"
-    "  --model gcn          model (gcn)\n"
+    "  --model gcn|sage|gin model (gcn): GCN, GraphSAGE (mean), GIN (docs/models.md)\n"
     "  --layers N           graph convolutions (2)\n"
-    "  --hidden N           hidden width (16)\n"
+    "  --hidden N           hidden width (16), and the width of GIN's MLPs\n"
+    "  --activation relu|elu  between layers (relu)\n"
+    "  --sage-normalize     sage: L2-normalise each layer's output rows\n"
+    "  --gin-train-eps      gin: learn epsilon (default: GIN-0, epsilon = 0)\n"
     "  --epochs N           training epochs (200)\n"
     "  --lr X               Adam learning rate (0.01)\n"
-    "  --weight-decay X     L2 weight decay (5e-4), first layer only\n"
-    "  --weight-decay-all   apply the weight decay to every layer\n"
+    "  --weight-decay X     L2 weight decay (5e-4): gcn's first layer only, every\n"
+    "                       parameter of sage and gin\n"
+    "  --weight-decay-all   gcn: apply the weight decay to every layer\n"
     "  --dropout X          dropout of the hidden layers (0.5)\n"
     "  --input-dropout X    dropout of the input features (= --dropout); 0 computes\n"
     "                       the first layer's aggregation once at set-up\n"
@@ -100,7 +104,9 @@ static halo_status copy_word(const char *flag, const char *text, const char *con
 
 halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   halo_status st = HALO_OK;
-  static const char *const models[] = {"gcn", NULL};
+  static const char *const models[] = {"gcn", "sage", "gin", NULL};
+  static const char *const activations[] = {"relu", "elu", NULL};
+  char activation[8] = "relu";
   static const char *const devices[] = {"cpu", "cuda", NULL};
   int input_dropout_set = 0, warmup_set = 0, every_set = 0, keep_set = 0;
   int64_t v = 0;
@@ -140,7 +146,8 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     }
     if (strcmp(flag, "--quiet") == 0 || strcmp(flag, "--weight-decay-all") == 0 ||
         strcmp(flag, "--no-normalize") == 0 || strcmp(flag, "--resume") == 0 ||
-        strcmp(flag, "--tf32") == 0 || strcmp(flag, "--deterministic") == 0) {
+        strcmp(flag, "--tf32") == 0 || strcmp(flag, "--deterministic") == 0 ||
+        strcmp(flag, "--sage-normalize") == 0 || strcmp(flag, "--gin-train-eps") == 0) {
       if (eq) HALO_FAIL(HALO_ERR_ARG, "%s takes no value", flag);
       if (strcmp(flag, "--quiet") == 0) a->quiet = 1;
       if (strcmp(flag, "--weight-decay-all") == 0) a->gcn.weight_decay_all = 1;
@@ -148,9 +155,12 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       if (strcmp(flag, "--resume") == 0) a->resume = 1;
       if (strcmp(flag, "--tf32") == 0) a->tf32 = 1;
       if (strcmp(flag, "--deterministic") == 0) a->gcn.deterministic = 1;
+      if (strcmp(flag, "--sage-normalize") == 0) a->gcn.sage_normalize = 1;
+      if (strcmp(flag, "--gin-train-eps") == 0) a->gcn.gin_train_eps = 1;
       continue;
     }
     static const char *const valued[] = {"--model",
+                                         "--activation",
                                          "--layers",
                                          "--hidden",
                                          "--epochs",
@@ -180,6 +190,10 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
 
     if (strcmp(flag, "--model") == 0) {
       HALO_TRY(copy_word(flag, value, models, a->model, sizeof a->model));
+      halo_model_parse(a->model, &a->gcn.model);
+    } else if (strcmp(flag, "--activation") == 0) {
+      HALO_TRY(copy_word(flag, value, activations, activation, sizeof activation));
+      a->gcn.activation = strcmp(activation, "elu") == 0 ? HALO_ACT_ELU : HALO_ACT_RELU;
     } else if (strcmp(flag, "--device") == 0) {
       HALO_TRY(copy_word(flag, value, devices, a->device, sizeof a->device));
     } else if (strcmp(flag, "--layers") == 0) {
@@ -238,6 +252,12 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
   if (a->gcn.deterministic && strcmp(a->device, "cpu") != 0)
     HALO_FAIL(HALO_ERR_ARG, "--deterministic needs --device cpu (its exact sums are CPU code)");
+  if (a->gcn.sage_normalize && a->gcn.model != HALO_MODEL_SAGE)
+    HALO_FAIL(HALO_ERR_ARG, "--sage-normalize: the model is %s, not sage", a->model);
+  if (a->gcn.gin_train_eps && a->gcn.model != HALO_MODEL_GIN)
+    HALO_FAIL(HALO_ERR_ARG, "--gin-train-eps: the model is %s, not gin", a->model);
+  if (a->gcn.weight_decay_all && a->gcn.model != HALO_MODEL_GCN)
+    HALO_FAIL(HALO_ERR_ARG, "--weight-decay-all: %s decays every parameter already", a->model);
   if (!input_dropout_set) a->gcn.input_dropout = a->gcn.dropout;
   if (!warmup_set) a->warmup = a->epochs > 10 ? 5 : a->epochs > 1 ? 1 : 0;
   if (a->warmup >= a->epochs && a->epochs > 0)

@@ -1,4 +1,6 @@
-/* Â = D^-1/2 (A + I) D^-1/2 over a part's owned rows.
+/* The aggregation matrices over a part's owned rows: GCN's
+ * Â = D^-1/2 (A + I) D^-1/2, GIN's A, GraphSAGE's mean D⁻¹A and its
+ * transpose A·D⁻¹.
  *
  * Rows are summed in ascending GLOBAL id, whatever the local numbering, so
  * that a row's floating-point sum is the same on every partition of the
@@ -20,10 +22,30 @@ static int entry_cmp(const void *a, const void *b) {
   return (x->gid > y->gid) - (x->gid < y->gid);
 }
 
+/* The value of entry (i, j), i owned, from the global degrees. */
+static float value(halo_aggregation kind, const halo_shard *s, int64_t i, int64_t j) {
+  switch (kind) {
+    case HALO_AGG_GCN:
+      return (float)(1.0 / sqrt(((double)s->degree[i] + 1.0) * ((double)s->degree[j] + 1.0)));
+    case HALO_AGG_MEAN:
+      return (float)(1.0 / (double)s->degree[i]);
+    case HALO_AGG_MEAN_T:
+      return (float)(1.0 / (double)s->degree[j]);
+    case HALO_AGG_SUM:
+      break;
+  }
+  return 1.0f;
+}
+
 halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out) {
+  return halo_gnn_aggregation(s, HALO_AGG_GCN, out);
+}
+
+halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, halo_csr *out) {
   halo_status st = HALO_OK;
   const int64_t n = s->n_owned, cols = s->n_owned + s->n_halo;
-  halo_csr a = {.rows = n, .cols = cols, .nnz = s->nnz + n};
+  const int self = kind == HALO_AGG_GCN;
+  halo_csr a = {.rows = n, .cols = cols, .nnz = s->nnz + (self ? n : 0)};
   entry *rows = NULL; /* one row's buffer per thread */
   int64_t max_len = 0;
   const int threads = omp_get_max_threads();
@@ -33,7 +55,7 @@ halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out) {
     HALO_FAIL(HALO_ERR_LIMIT, "part %d has %lld local columns, more than int32 indices hold",
               s->part, (long long)cols);
   for (int64_t i = 0; i < n; i++) {
-    int64_t len = s->indptr[i + 1] - s->indptr[i] + 1;
+    int64_t len = s->indptr[i + 1] - s->indptr[i] + self;
     if (len > max_len) max_len = len;
   }
   HALO_ALLOC(a.indptr, n + 1, "the rows of the normalised adjacency");
@@ -47,18 +69,16 @@ halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out) {
   for (int64_t i = 0; i < n; i++) {
     entry *row = rows + max_len * omp_get_thread_num();
     int64_t len = 0;
-    row[len++] = (entry){.gid = s->global_id[i], .col = (int32_t)i};
+    if (self) row[len++] = (entry){.gid = s->global_id[i], .col = (int32_t)i};
     for (int64_t k = s->indptr[i]; k < s->indptr[i + 1]; k++)
       row[len++] = (entry){.gid = s->global_id[s->indices[k]], .col = s->indices[k]};
     qsort(row, (size_t)len, sizeof *row, entry_cmp);
 
-    const double di = (double)s->degree[i] + 1.0;
-    int64_t base = s->indptr[i] + i;
+    int64_t base = s->indptr[i] + (self ? i : 0);
     a.indptr[i + 1] = base + len;
     for (int64_t k = 0; k < len; k++) {
-      const double dj = (double)s->degree[row[k].col] + 1.0;
       a.indices[base + k] = row[k].col;
-      a.values[base + k] = (float)(1.0 / sqrt(di * dj));
+      a.values[base + k] = value(kind, s, i, row[k].col);
     }
   }
   *out = a;

@@ -8,6 +8,7 @@
 
 #include "halo-exact.h"
 #include "halo-exchange.h"
+#include "gnn-impl.h"
 #include "halo-hostmem.h"
 
 int64_t gcn_plan_backend_bytes(int64_t bytes) {
@@ -17,6 +18,10 @@ int64_t gcn_plan_backend_bytes(int64_t bytes) {
 
 static void set(gcn_plan *p, gcn_buf b, int layer, int64_t bytes, gcn_life life) {
   p->buf[b][layer] = (gcn_plan_entry){.bytes = bytes, .life = life};
+}
+
+void gcn_plan_set(gcn_plan *p, gcn_buf b, int layer, int64_t floats) {
+  set(p, b, layer, floats * (int64_t)sizeof(float), GCN_LIFE_ALWAYS);
 }
 
 static void set_csr(gcn_plan *p, gcn_csr c, int64_t rows, int64_t cols, int64_t nnz, int rows_copy,
@@ -33,9 +38,15 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
   memset(p, 0, sizeof *p);
   p->device = in->device;
 
-  /* Â with its self-loops (halo_gcn_adjacency); its interior and boundary
-   * rows are multiplied as two blocks, so the device SpMM plans both. */
-  set_csr(p, GCN_CSR_ADJ, n, all, s->nnz + n, in->contiguous, GCN_LIFE_ALWAYS);
+  p->sage_normalize = o->sage_normalize;
+  /* The aggregation: Â with its self-loops (GCN), A (GIN) or the mean M
+   * and its transpose (GraphSAGE; halo_gcn_adjacency).  Interior and
+   * boundary rows are multiplied as two blocks, so the device SpMM plans
+   * both. */
+  const int64_t adj_nnz = s->nnz + (d->kind == HALO_MODEL_GCN ? n : 0);
+  set_csr(p, GCN_CSR_ADJ, n, all, adj_nnz, in->contiguous, GCN_LIFE_ALWAYS);
+  if (d->kind == HALO_MODEL_SAGE)
+    set_csr(p, GCN_CSR_ADJ_T, n, all, adj_nnz, in->contiguous, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_GLOBAL_ID, 0, all * (int64_t)sizeof(int64_t), GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_LABELS, 0, n * i32, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_TRAIN, 0, s->n_train * i32, GCN_LIFE_ALWAYS);
@@ -44,17 +55,17 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
   set(p, GCN_BUF_INTERIOR, 0, in->n_interior * i32, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_BOUNDARY, 0, in->n_boundary * i32, GCN_LIFE_ALWAYS);
 
-  /* Each layer's activations, and the backward pair at the widest width. */
+  /* Each layer's input and output, what its kind keeps, and the backward
+   * pair at the widest width. */
   int64_t widest = 0;
   for (int l = 0; l < d->layers; l++) {
-    const int64_t d_in = d->dims[l], d_out = d->dims[l + 1];
-    if (l > 0) set(p, GCN_BUF_HD, l, all * d_in * fl, GCN_LIFE_ALWAYS);
-    if (d->shape[l] == HALO_LAYER_TRANSFORM)
-      set(p, GCN_BUF_T, l, all * d_out * fl, GCN_LIFE_ALWAYS);
-    if (d->shape[l] == HALO_LAYER_AGGREGATE) set(p, GCN_BUF_AH, l, n * d_in * fl, GCN_LIFE_ALWAYS);
-    set(p, GCN_BUF_Z, l, n * d_out * fl, GCN_LIFE_ALWAYS);
-    if (l > 0 && d_in > widest) widest = d_in;
-    if (d_out > widest) widest = d_out;
+    const halo_layer_desc *ly = &d->layer[l];
+    if (l > 0) set(p, GCN_BUF_HD, l, all * ly->d_in * fl, GCN_LIFE_ALWAYS);
+    gnn_layer_kind_of(d->kind)->plan(ly, l, n, all, p);
+    set(p, GCN_BUF_Z, l, n * ly->d_out * fl, GCN_LIFE_ALWAYS);
+    if (l > 0 && ly->d_in > widest) widest = ly->d_in;
+    if (ly->d_mid > widest) widest = ly->d_mid;
+    if (ly->d_out > widest) widest = ly->d_out;
   }
   set(p, GCN_BUF_G0, 0, all * widest * fl, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_G1, 0, all * widest * fl, GCN_LIFE_ALWAYS);
@@ -69,14 +80,15 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
   p->threads = omp_get_max_threads();
   if (o->deterministic) {
     p->host_exact = d->params * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
-    for (int l = 0; l < d->layers; l++) {
-      const int64_t d_in = d->dims[l], d_out = d->dims[l + 1];
-      const int64_t need[3] = {(int64_t)halo_cpu_exact_tn_work(d_in, d_out, p->threads),
-                               (int64_t)halo_cpu_exact_tn_work(1, d_out, p->threads),
-                               (int64_t)halo_cpu_exact_csr_work(d_out, p->threads)};
-      for (int k = 0; k < 3; k++)
-        if (need[k] > p->host_exact_work) p->host_exact_work = need[k];
-    }
+    for (int l = 0; l < d->layers; l++)
+      for (int k = 0; k < d->layer[l].ntensors; k++) {
+        const halo_param_tensor *t = &d->layer[l].tensor[k];
+        const int64_t need[3] = {(int64_t)halo_cpu_exact_tn_work(t->rows, t->cols, p->threads),
+                                 (int64_t)halo_cpu_exact_tn_work(1, t->cols, p->threads),
+                                 (int64_t)halo_cpu_exact_csr_work(t->cols, p->threads)};
+        for (int m = 0; m < 3; m++)
+          if (need[m] > p->host_exact_work) p->host_exact_work = need[m];
+      }
   }
 
   /* The first layer's input (setup_features), after the host copy of X. */

@@ -41,16 +41,18 @@ typedef enum {
   GCN_BUF_ST_DROP, /* */
   GCN_BUF_AX,      /* the cached ÂX, n_owned × F */
   GCN_BUF_X_HALO,  /* X with halo rows while ÂX is made (set-up only) */
-  GCN_BUF_HD,      /* per layer l >= 1: dropout(ReLU(Z_{l-1})), n_all × d_in */
-  GCN_BUF_T,       /* per layer, transform: H·W, n_all × d_out */
-  GCN_BUF_AH,      /* per layer, aggregate: Â·H, n_owned × d_in */
+  GCN_BUF_HD,      /* per layer l >= 1: dropout(act(Z_{l-1})), n_all × d_in */
+  GCN_BUF_T,       /* per layer, transform first: H·W, n_all × d_mid */
+  GCN_BUF_AH,      /* per layer, aggregate first: the aggregated H, n_owned × d_in */
+  GCN_BUF_Z1,      /* per layer, GIN: the MLP's hidden rows; SAGE normalised: Z's copy */
+  GCN_BUF_NORM,    /* per layer, SAGE normalised: the rows' norms, n_owned */
   GCN_BUF_Z,       /* per layer: n_owned × d_out */
   GCN_BUF_COUNT
 } gcn_buf;
 
 /* The model's sparse matrices: on the host always, and copied to a device
  * backend (csr_upload), where the SpMM plan adds its own arrays. */
-typedef enum { GCN_CSR_ADJ, GCN_CSR_S, GCN_CSR_ST, GCN_CSR_COUNT } gcn_csr;
+typedef enum { GCN_CSR_ADJ, GCN_CSR_ADJ_T, GCN_CSR_S, GCN_CSR_ST, GCN_CSR_COUNT } gcn_csr;
 
 /* When an entry is alive.  The peak is Σ ALWAYS + max(Σ EARLY, Σ LATE):
  * EARLY buffers are freed before the LATE ones are made. */
@@ -69,6 +71,7 @@ typedef struct gcn_plan_csr {
 
 typedef struct gcn_plan {
   int device; /* the backend keeps its own copies and stages halo rows on the host */
+  int sage_normalize; /* the options a layer kind's plan reads */
   gcn_plan_entry buf[GCN_BUF_COUNT][HALO_MAX_LAYERS];
   gcn_plan_csr csr[GCN_CSR_COUNT];
   /* Host memory besides: the set-up copy of X, the set-up parameter array,
@@ -96,6 +99,10 @@ typedef struct gcn_plan_input {
 /* Fills *p for shard s and options o. Local. */
 void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_plan_input *in,
                     gcn_plan *p);
+
+/* Sets entry (b, layer) to `floats` floats, alive always: how a layer
+ * kind plans its buffers. Local. */
+void gcn_plan_set(gcn_plan *p, gcn_buf b, int layer, int64_t floats);
 
 /* Bytes of entry (b, layer); layer is 0 for the model-wide entries. Local. */
 int64_t gcn_plan_bytes(const gcn_plan *p, gcn_buf b, int layer);

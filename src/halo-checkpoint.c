@@ -125,6 +125,19 @@ static void numeric_attrs(halo_checkpoint *c, int32_t *wd_all, int32_t *norm,
   memcpy(out, attrs, sizeof attrs);
 }
 
+/* The model's options past GCN's, int32 each.  A checkpoint written before
+ * they existed (a GCN's) lacks them: they read as 0, their defaults. */
+enum { CKPT_MODEL_ATTRS = 3 };
+
+static void model_attrs(const halo_gcn_options *o, int32_t v[CKPT_MODEL_ATTRS]) {
+  v[0] = (int32_t)o->activation;
+  v[1] = o->sage_normalize;
+  v[2] = o->gin_train_eps;
+}
+
+static const char *const model_attr_names[CKPT_MODEL_ATTRS] = {"activation", "sage_normalize",
+                                                               "gin_train_eps"};
+
 static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint *c) {
   halo_status st = HALO_OK;
   int32_t version = HALO_CHECKPOINT_FORMAT_VERSION;
@@ -136,6 +149,10 @@ static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint 
   HALO_TRY(halo_h5_attr_write_str(f, path, "model", c->model));
   for (int k = 0; k < CKPT_NUMERIC_ATTRS; k++)
     HALO_TRY(halo_h5_attr_write(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
+  int32_t model[CKPT_MODEL_ATTRS];
+  model_attrs(&c->gcn, model);
+  for (int k = 0; k < CKPT_MODEL_ATTRS; k++)
+    HALO_TRY(halo_h5_attr_write(f, path, model_attr_names[k], HALO_H5_I32, &model[k]));
 done:
   return st;
 }
@@ -223,6 +240,18 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
     HALO_TRY(halo_h5_attr_read(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
   o->weight_decay_all = wd_all;
   o->normalize_features = norm;
+  int32_t model_opt[CKPT_MODEL_ATTRS] = {0};
+  for (int k = 0; k < CKPT_MODEL_ATTRS; k++)
+    if (H5Aexists(f, model_attr_names[k]) > 0)
+      HALO_TRY(halo_h5_attr_read(f, path, model_attr_names[k], HALO_H5_I32, &model_opt[k]));
+  if (model_opt[0] != HALO_ACT_RELU && model_opt[0] != HALO_ACT_ELU)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: activation %d is not known", path, model_opt[0]);
+  o->activation = (halo_activation)model_opt[0];
+  o->sage_normalize = model_opt[1] != 0;
+  o->gin_train_eps = model_opt[2] != 0;
+  if (halo_model_parse(c->model, &o->model) != HALO_OK)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: model '%s' is not one this halo trains (%s)", path, c->model,
+              halo_model_names());
   if (c->epoch < 0 || c->adam_t < 0 || c->nparams <= 0 || c->nparams > ((int64_t)1 << 40) ||
       o->layers < 1 || o->layers > HALO_MAX_LAYERS || o->hidden < 1)
     HALO_FAIL(
@@ -306,6 +335,14 @@ done:
   return st;
 }
 
+/* "sage, 2 layers, hidden 64, elu, normalised" for the mismatch line. */
+static void describe_model(const char *model, const halo_gcn_options *o, char *out, size_t size) {
+  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s", model, o->layers, o->hidden,
+           o->activation == HALO_ACT_ELU ? ", elu" : "",
+           o->sage_normalize ? ", normalised rows" : "", o->gin_train_eps ? ", learned eps" : "",
+           o->normalize_features ? "" : ", features not row-normalised");
+}
+
 halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
                                   const halo_manifest *m, const char *model,
                                   const halo_gcn_options *o) {
@@ -320,13 +357,14 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
               (unsigned long long)c->source_digest, (long long)m->nodes, (long long)m->edges,
               m->features, m->classes, (unsigned long long)m->source_digest);
   if (strcmp(c->model, model) != 0 || k->layers != o->layers || k->hidden != o->hidden ||
-      !k->normalize_features != !o->normalize_features)
-    HALO_FAIL(HALO_ERR_MISMATCH,
-              "%s is a checkpoint of another model (%s, %d layers, hidden %d%s; this run: %s, %d "
-              "layers, hidden %d%s)",
-              path, c->model, k->layers, k->hidden,
-              k->normalize_features ? "" : ", features not row-normalised", model, o->layers,
-              o->hidden, o->normalize_features ? "" : ", features not row-normalised");
+      !k->normalize_features != !o->normalize_features || k->activation != o->activation ||
+      !k->sage_normalize != !o->sage_normalize || !k->gin_train_eps != !o->gin_train_eps) {
+    char was[160], now[160];
+    describe_model(c->model, k, was, sizeof was);
+    describe_model(model, o, now, sizeof now);
+    HALO_FAIL(HALO_ERR_MISMATCH, "%s is a checkpoint of another model (%s; this run: %s)", path,
+              was, now);
+  }
   if (k->lr != o->lr || k->weight_decay != o->weight_decay ||
       k->weight_decay_all != o->weight_decay_all || k->dropout != o->dropout ||
       k->input_dropout != o->input_dropout || k->seed != o->seed)

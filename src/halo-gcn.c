@@ -1,19 +1,16 @@
-/* The distributed GCN: set-up, forward, backward, Adam.
+/* The distributed model: set-up, the forward and backward passes over its
+ * layers, the loss, Adam.
  *
- * Each layer takes one of three shapes, fixed at set-up by the model's
- * description (halo_model_describe) so that the bytes sent match the
- * prediction exactly:
- *
- *   cached      (layer 0, no input dropout)  Z = (ÂX)·W, ÂX computed once
- *   transform   (d_out < d_in)               T = H·W, exchange T, Z = Â·T
- *   aggregate   (d_out >= d_in)              exchange H, Z = (Â·H)·W
- *
- * and the backward pass mirrors it with the same exchange applied to
- * gradients (Âᵀ = Â).  Every exchange is split: rows of Â with no halo column
- * are multiplied while the messages are in flight, the others after.  When
- * the part numbers its interior rows first (shard format 2), both products
- * run over contiguous rows, the second through a view of Â's trailing rows;
- * otherwise through row-index lists.
+ * The layers run through their kinds' tables (gnn-impl.h; layer-gcn.c,
+ * layer-sage.c, layer-gin.c), each in the shape its description fixes
+ * (halo_model_describe), so that the bytes sent match the prediction
+ * exactly.  Between layers the model applies the activation and dropout;
+ * after the top one, the softmax cross-entropy.  Every exchange is split:
+ * rows with no halo column are multiplied while the messages are in
+ * flight, the others after.  When the part numbers its interior rows first
+ * (shard format 2), both products run over contiguous rows, the second
+ * through a view of the matrix's trailing rows; otherwise through row-index
+ * lists.
  *
  * The first layer's input of a cached or transform layer, ÂX or X, is kept
  * as CSR when it is mostly zeros (Cora's X is 1.3% non-zero, its ÂX 4.7%):
@@ -31,102 +28,15 @@
 #include <string.h>
 
 #include "gcn-plan.h"
-#include "halo-backend-impl.h"
+#include "gnn-impl.h"
 #include "halo-exact.h"
-#include "halo-exchange.h"
 #include "halo-mpi.h"
-#include "halo-optim.h"
 #include "halo-rng.h"
 #include "halo-watchdog.h"
 
 /* The first layer's input (X, or the cached ÂX) is kept as CSR when under
  * this fraction of it, over all ranks, is non-zero. */
 #define SPARSE_DENSITY 0.10
-
-enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
-
-/* How Â's rows split into interior rows (no halo column) and boundary rows,
- * and whether the interior rows are the prefix [0, n_interior). */
-typedef struct row_split {
-  int64_t n_interior, n_boundary;
-  int contiguous;
-} row_split;
-
-typedef struct layer {
-  halo_layer_shape kind;
-  int32_t d_in, d_out;
-  int64_t w_off, b_off; /* into the flat parameter array */
-  halo_buf hd;          /* l >= 1: dropout(ReLU(Z_{l-1})), n_all × d_in */
-  halo_buf t;           /* transform: H·W, n_all × d_out */
-  halo_buf ah;          /* aggregate: Â·H, n_owned × d_in */
-  halo_buf z;           /* n_owned × d_out; ReLU applied in place below the top */
-} layer;
-
-struct halo_gcn {
-  MPI_Comm comm;
-  halo_backend *be;
-  const halo_backend_ops *ops;
-  halo_gcn_options opt;
-  halo_gcn_info info;
-  halo_plan *plan;
-  int nlayers;
-  layer layers[HALO_MAX_LAYERS];
-  int64_t n_owned, n_all;
-
-  /* Â and how its rows are split for the exchange: n_interior rows with no
-   * halo column, multiplied while the messages travel, and n_boundary rows
-   * after.  When the interior rows are [0, n_interior) (contiguous),
-   * adj_boundary is a view of Â's rows [n_interior, n_owned): it shares adj's
-   * arrays, indptr offset by n_interior, whose entries are absolute offsets
-   * into indices and values.  Otherwise the two row lists (backend copies)
-   * name the rows. */
-  halo_csr adj_host, adj;
-  int contiguous;
-  halo_csr adj_boundary; /* view; never freed */
-  halo_buf interior, boundary;
-  int64_t n_interior, n_boundary;
-  halo_buf global_id; /* int64, n_all */
-
-  /* The first layer's input: X (transform, aggregate) or ÂX (cached), dense
-   * or, when sparse_in, as a CSR matrix S (n_owned × F) with its transpose
-   * Sᵀ for dW = Sᵀ·dT. */
-  int sparse_in;
-  halo_buf x;                              /* dense X, n_owned × F */
-  halo_buf xd;                             /* dense dropout(X) with halo room, n_all × F */
-  halo_buf ax;                             /* dense cached ÂX, n_owned × F */
-  halo_csr s_host, st_host, s_csr, st_csr; /* S and Sᵀ: host arrays, backend copies */
-  halo_buf s_drop, st_drop; /* dropped values of S and Sᵀ (X with input dropout only) */
-
-  /* Labels and the three splits. */
-  halo_buf labels;
-  halo_buf split[3];
-  int64_t split_n[3];
-
-  /* Flat parameters, gradients and Adam moments. */
-  int64_t nparams;
-  halo_buf params, grads, adam_m, adam_v;
-  float *host_grads; /* MPI staging for device backends */
-
-  /* Deterministic mode: each parameter's gradient as an exact sum
-   * (HALO_EXACT_LIMBS int64 limbs per parameter, laid out as the
-   * parameters), the grid exponents of each layer's dW and db, and the
-   * accumulators' workspace for `threads` threads. */
-  int64_t *exact;
-  int exact_e[HALO_MAX_LAYERS][2];
-  void *exact_work;
-  int threads;
-  halo_optim optim; /* Adam, one group per layer (W_l and b_l) */
-
-  /* Backward ping-pong, n_all × widest. */
-  halo_buf g0, g1;
-
-  /* The buffer plan every allocation is sized from, and the backend bytes
-   * the model holds now and held at most (buffers from buf_alloc, counted
-   * as gcn_plan_backend_bytes counts them). */
-  gcn_plan plan_mem;
-  row_split rows;
-  int64_t held, held_peak;
-};
 
 void halo_gcn_options_default(halo_gcn_options *o) {
   *o = (halo_gcn_options){.layers = 2,
@@ -143,8 +53,6 @@ void halo_gcn_options_default(halo_gcn_options *o) {
 }
 
 /* --- small helpers ------------------------------------------------------ */
-
-static float *fbuf(const halo_buf *b) { return b->data; }
 
 static halo_status buf_new(halo_gcn *g, halo_buf *b, size_t bytes) {
   halo_status st = g->ops->buf_alloc(g->be, bytes, b);
@@ -209,144 +117,6 @@ static uint64_t dropout_key(const halo_gcn *g, int64_t epoch, int l) {
 
 static const int64_t *gids(const halo_gcn *g) { return g->global_id.data; }
 
-/* Y = Â·X over the owned rows, after exchanging X's halo rows: the interior
- * rows are multiplied while the messages travel, the boundary rows after.
- * X has n_all rows of `cols` floats (packed), Y n_owned rows. */
-static halo_status aggregate(halo_gcn *g, float *x, int32_t cols, float *y) {
-  halo_status st = HALO_OK;
-  HALO_TRY(halo_exchange_begin(g->plan, x, cols));
-  if (g->contiguous) {
-    g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, NULL, g->n_interior);
-    HALO_TRY(halo_exchange_end(g->plan));
-    g->ops->spmm(g->be, &g->adj_boundary, x, cols, cols, 0.0f, y + g->n_interior * cols, cols, NULL,
-                 g->n_boundary);
-  } else {
-    g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->interior.data, g->n_interior);
-    HALO_TRY(halo_exchange_end(g->plan));
-    g->ops->spmm(g->be, &g->adj, x, cols, cols, 0.0f, y, cols, g->boundary.data, g->n_boundary);
-  }
-done:
-  return st;
-}
-
-/* C (m × n) = A (m × k) · B (k × n), packed; row by row in a fixed order
- * when deterministic, so that a row does not depend on the rows around it. */
-static void mm(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
-               float *c) {
-  if (g->opt.deterministic)
-    g->ops->gemm_rows(g->be, 0, m, n, k, a, k, b, n, c, n);
-  else
-    g->ops->gemm(g->be, 0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-}
-
-/* C (m × n) = Aᵀ · B with A stored k × m and B k × n. */
-static void mm_ta(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
-                  float *c) {
-  g->ops->gemm(g->be, 1, 0, m, n, k, 1.0f, a, m, b, n, 0.0f, c, n);
-}
-
-/* exact_e of a layer whose gradient bounds are not finite. */
-#define EXACT_NOT_FINITE INT_MIN
-
-/* What dW_l = Hᵀ·G sums over: H as dense rows (n × d_in) or, sparse, as
- * the CSR of Hᵀ (d_in rows over the nodes). */
-typedef struct wgrad_in {
-  const float *dense;
-  const halo_csr *sparse_t;
-} wgrad_in;
-
-/* dW_l = Hᵀ·G and db_l = Σ_i dZ[i, :] over the owned rows: through the
- * backend's products, or, deterministic, as exact sums into layer l's
- * limbs, on grids agreed by every rank (one MPI_Allreduce of the maxima).
- * Collective in deterministic mode, Local otherwise. */
-static halo_status weight_grads(halo_gcn *g, int l, wgrad_in h, const float *gr, const float *dz) {
-  halo_status st = HALO_OK;
-  const layer *ly = &g->layers[l];
-  const int64_t n = g->n_owned;
-  float *dw = fbuf(&g->grads) + ly->w_off, *db = fbuf(&g->grads) + ly->b_off;
-  if (!g->opt.deterministic) {
-    g->ops->colsum(g->be, dz, n, ly->d_out, db);
-    if (h.sparse_t)
-      g->ops->spmm(g->be, h.sparse_t, gr, ly->d_out, ly->d_out, 0.0f, dw, ly->d_out, NULL,
-                   ly->d_in);
-    else
-      mm_ta(g, ly->d_in, ly->d_out, n, h.dense, gr, dw);
-    goto done;
-  }
-
-  float local[3], global[3];
-  const halo_backend_ops *ops = g->ops;
-  local[0] = h.sparse_t ? ops->max_abs(g->be, h.sparse_t->values, h.sparse_t->nnz)
-                        : ops->max_abs(g->be, h.dense, n * ly->d_in);
-  local[1] = ops->max_abs(g->be, gr, n * ly->d_out);
-  local[2] = gr == dz ? local[1] : ops->max_abs(g->be, dz, n * ly->d_out);
-  HALO_TRY(
-      halo_watch_allreduce(local, global, 3, MPI_FLOAT, MPI_MAX, g->comm, "the gradient bounds"));
-  int64_t *limbs_w = g->exact + ly->w_off * HALO_EXACT_LIMBS;
-  int64_t *limbs_b = g->exact + ly->b_off * HALO_EXACT_LIMBS;
-  const double bound_w = (double)global[0] * (double)global[1], bound_b = global[2];
-  if (!isfinite(bound_w) || !isfinite(bound_b)) {
-    /* A NaN or inf on some rank (max_abs reports NaN as inf): no grid can
-     * hold it, so the layer's gradients become NaN on every rank, as on the
-     * float path, instead of a finite garbage step.  The limbs are still
-     * allreduced, so the collectives match. */
-    g->exact_e[l][0] = g->exact_e[l][1] = EXACT_NOT_FINITE;
-    memset(limbs_w, 0,
-           (size_t)((int64_t)ly->d_in * ly->d_out * HALO_EXACT_LIMBS) * sizeof(int64_t));
-    memset(limbs_b, 0, (size_t)(ly->d_out * HALO_EXACT_LIMBS) * sizeof(int64_t));
-    goto done;
-  }
-  const int ew = halo_exact_exponent(bound_w), eb = halo_exact_exponent(bound_b);
-  g->exact_e[l][0] = ew;
-  g->exact_e[l][1] = eb;
-  ops->exact_tn(g->be, n, 1, ly->d_out, NULL, 1, dz, ly->d_out, eb, g->threads, g->exact_work,
-                limbs_b);
-  if (h.sparse_t)
-    ops->exact_csr(g->be, h.sparse_t, gr, ly->d_out, ly->d_out, ew, g->threads, g->exact_work,
-                   limbs_w);
-  else
-    ops->exact_tn(g->be, n, ly->d_in, ly->d_out, h.dense, ly->d_in, gr, ly->d_out, ew, g->threads,
-                  g->exact_work, limbs_w);
-done:
-  return st;
-}
-
-/* Deterministic mode: sums every rank's limbs (exact: integers) and turns
- * them into the float gradients.  Collective. */
-static halo_status exact_allreduce(halo_gcn *g) {
-  halo_status st = HALO_OK;
-  const int64_t count = g->nparams * HALO_EXACT_LIMBS;
-  if (count > INT32_MAX)
-    HALO_FAIL(HALO_ERR_LIMIT, "%lld gradient limbs are more than one MPI_Allreduce sends",
-              (long long)count);
-  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, g->exact, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
-                                "the gradient allreduce"));
-  for (int l = 0; l < g->nlayers; l++) {
-    const layer *ly = &g->layers[l];
-    float *grads = fbuf(&g->grads);
-    if (g->exact_e[l][0] == EXACT_NOT_FINITE) {
-      const int64_t count = (int64_t)ly->d_in * ly->d_out + ly->d_out; /* W_l, then b_l */
-      for (int64_t k = 0; k < count; k++) grads[ly->w_off + k] = NAN;
-      continue;
-    }
-    halo_exact_to_float(g->exact + ly->w_off * HALO_EXACT_LIMBS, (int64_t)ly->d_in * ly->d_out,
-                        g->exact_e[l][0], grads + ly->w_off);
-    halo_exact_to_float(g->exact + ly->b_off * HALO_EXACT_LIMBS, ly->d_out, g->exact_e[l][1],
-                        grads + ly->b_off);
-  }
-done:
-  return st;
-}
-
-/* C (m × n) = A · Bᵀ with A stored m × k and B n × k. */
-static void mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
-                  float *c) {
-  if (g->opt.deterministic)
-    g->ops->gemm_rows(g->be, 1, m, n, k, a, k, b, k, c, n);
-  else
-    g->ops->gemm(g->be, 0, 1, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
-}
-
 /* --- forward ------------------------------------------------------------ */
 
 /* dst = dropout(src) over the owned rows, keyed by (epoch, layer); a copy
@@ -364,11 +134,47 @@ static void dropout_to(halo_gcn *g, float *dst, const float *src, int32_t cols, 
   }
 }
 
-/* The dense input of layer 0: X, or dropout(X) in xd. */
-static const float *dense_input0(halo_gcn *g, int64_t epoch, float p) {
-  if (p <= 0.0f && g->layers[0].kind == HALO_LAYER_TRANSFORM) return fbuf(&g->x);
-  dropout_to(g, fbuf(&g->xd), fbuf(&g->x), g->layers[0].d_in, epoch, 0, p);
-  return fbuf(&g->xd);
+/* The input of layer l this epoch: the previous layer's dropped output,
+ * or for the first layer X, dropout(X) (dense, or S with dropped values),
+ * or the cached ÂX. */
+static layer_input input_of(halo_gcn *g, int l, int train, int64_t epoch) {
+  const layer *ly = &g->layers[l];
+  const float p = train ? g->opt.input_dropout : 0.0f;
+  if (l > 0) return (layer_input){.dense = fbuf(&ly->hd)};
+  if (ly->desc->shape == HALO_LAYER_CACHED)
+    return g->sparse_in ? (layer_input){.sparse = g->s_csr, .sparse_t = g->st_csr}
+                        : (layer_input){.dense = fbuf(&g->ax)};
+  if (g->sparse_in) {
+    layer_input in = {.sparse = g->s_csr, .sparse_t = g->st_csr};
+    if (p > 0.0f) {
+      const uint64_t key = dropout_key(g, epoch, 0);
+      g->ops->csr_dropout(g->be, &g->s_csr, 0, gids(g), key, p, fbuf(&g->s_drop));
+      g->ops->csr_dropout(g->be, &g->st_csr, 1, gids(g), key, p, fbuf(&g->st_drop));
+      in.sparse.values = fbuf(&g->s_drop);
+      in.sparse_t.values = fbuf(&g->st_drop);
+    }
+    return in;
+  }
+  /* Multiplied first, X is read in place; aggregated first, it needs the
+   * halo rows' room of xd. */
+  if (p <= 0.0f && ly->desc->shape == HALO_LAYER_TRANSFORM)
+    return (layer_input){.dense = fbuf(&g->x)};
+  dropout_to(g, fbuf(&g->xd), fbuf(&g->x), ly->d_in, epoch, 0, p);
+  return (layer_input){.dense = fbuf(&g->xd)};
+}
+
+static void activate(halo_gcn *g, float *z, int64_t n) {
+  if (g->opt.activation == HALO_ACT_ELU)
+    g->ops->elu(g->be, z, n);
+  else
+    g->ops->relu(g->be, z, n);
+}
+
+static void activate_backward(halo_gcn *g, float *dz, const float *z, int64_t n) {
+  if (g->opt.activation == HALO_ACT_ELU)
+    g->ops->elu_backward(g->be, dz, z, n);
+  else
+    g->ops->relu_backward(g->be, dz, z, n);
 }
 
 static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
@@ -376,51 +182,14 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
     halo_watch_layer(train ? "forward" : "evaluation", l);
-    const float *w = fbuf(&g->params) + ly->w_off;
-    const float *b = fbuf(&g->params) + ly->b_off;
-    const float p = !train ? 0.0f : l == 0 ? g->opt.input_dropout : g->opt.dropout;
-    float *z = fbuf(&ly->z);
-
-    switch (ly->kind) {
-      case HALO_LAYER_CACHED:
-        /* ÂX holds no halo row: Z is local, with no exchange. */
-        if (g->sparse_in)
-          g->ops->spmm(g->be, &g->s_csr, w, ly->d_out, ly->d_out, 0.0f, z, ly->d_out, NULL,
-                       g->n_owned);
-        else
-          mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&g->ax), w, z);
-        break;
-      case HALO_LAYER_TRANSFORM:
-        if (l == 0 && g->sparse_in) {
-          halo_csr xd = g->s_csr;
-          if (p > 0.0f) {
-            uint64_t key = dropout_key(g, epoch, 0);
-            g->ops->csr_dropout(g->be, &g->s_csr, 0, gids(g), key, p, fbuf(&g->s_drop));
-            g->ops->csr_dropout(g->be, &g->st_csr, 1, gids(g), key, p, fbuf(&g->st_drop));
-            xd.values = fbuf(&g->s_drop);
-          }
-          g->ops->spmm(g->be, &xd, w, ly->d_out, ly->d_out, 0.0f, fbuf(&ly->t), ly->d_out, NULL,
-                       g->n_owned);
-        } else {
-          const float *h = l == 0 ? dense_input0(g, epoch, p) : fbuf(&ly->hd);
-          mm(g, g->n_owned, ly->d_out, ly->d_in, h, w, fbuf(&ly->t));
-        }
-        HALO_TRY(aggregate(g, fbuf(&ly->t), ly->d_out, z));
-        break;
-      case HALO_LAYER_AGGREGATE: {
-        float *h = l == 0 ? (float *)dense_input0(g, epoch, p) : fbuf(&ly->hd);
-        HALO_TRY(aggregate(g, h, ly->d_in, fbuf(&ly->ah)));
-        mm(g, g->n_owned, ly->d_out, ly->d_in, fbuf(&ly->ah), w, z);
-        break;
-      }
-    }
-    g->ops->bias_add(g->be, z, g->n_owned, ly->d_out, b);
-
+    const layer_input in = input_of(g, l, train, epoch);
+    if (l == 0) g->in0 = in; /* the backward's */
+    HALO_TRY(ly->kind->forward(g, ly, &in));
     if (l + 1 < g->nlayers) {
       layer *next = &g->layers[l + 1];
-      const float pn = train ? g->opt.dropout : 0.0f;
-      g->ops->relu(g->be, z, g->n_owned * ly->d_out);
-      dropout_to(g, fbuf(&next->hd), z, ly->d_out, epoch, l + 1, pn);
+      float *z = fbuf(&ly->z);
+      activate(g, z, g->n_owned * ly->d_out);
+      dropout_to(g, fbuf(&next->hd), z, ly->d_out, epoch, l + 1, train ? g->opt.dropout : 0.0f);
     }
   }
 done:
@@ -436,45 +205,15 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
   for (int l = g->nlayers - 1; l >= 0; l--) {
     layer *ly = &g->layers[l];
     halo_watch_layer("backward", l);
-    const float *w = fbuf(&g->params) + ly->w_off;
-    const int64_t n = g->n_owned;
-
-    switch (ly->kind) {
-      case HALO_LAYER_CACHED:
-        /* dW = (ÂX)ᵀ·dZ, db = Σ dZ, no exchange. */
-        HALO_TRY(
-            weight_grads(g, l, (wgrad_in){fbuf(&g->ax), g->sparse_in ? &g->st_csr : NULL}, dz, dz));
-        break;
-      case HALO_LAYER_TRANSFORM: {
-        /* dT = Âᵀ·dZ = Â·dZ; dW = Hᵀ·dT; db = Σ dZ; dH = dT·Wᵀ. */
-        halo_csr xt = g->st_csr;
-        wgrad_in h = {0};
-        if (l == 0 && g->sparse_in) {
-          if (g->opt.input_dropout > 0.0f) xt.values = fbuf(&g->st_drop);
-          h.sparse_t = &xt;
-        } else {
-          h.dense =
-              l == 0 ? (g->opt.input_dropout > 0.0f ? fbuf(&g->xd) : fbuf(&g->x)) : fbuf(&ly->hd);
-        }
-        HALO_TRY(aggregate(g, dz, ly->d_out, tmp));
-        HALO_TRY(weight_grads(g, l, h, tmp, dz));
-        if (l > 0) mm_tb(g, n, ly->d_in, ly->d_out, tmp, w, dz);
-        break;
-      }
-      case HALO_LAYER_AGGREGATE:
-        /* dW = (ÂH)ᵀ·dZ, db = Σ dZ; dH = Âᵀ·(dZ·Wᵀ) = Â·(dZ·Wᵀ). */
-        HALO_TRY(weight_grads(g, l, (wgrad_in){fbuf(&ly->ah), NULL}, dz, dz));
-        if (l > 0) {
-          mm_tb(g, n, ly->d_in, ly->d_out, dz, w, tmp);
-          HALO_TRY(aggregate(g, tmp, ly->d_in, dz));
-        }
-        break;
-    }
+    const layer_input in = l > 0 ? (layer_input){.dense = fbuf(&ly->hd)} : g->in0;
+    HALO_TRY(ly->kind->backward(g, ly, &in, &dz, &tmp, l > 0));
     if (l > 0) {
-      /* dz now holds dLoss/dH_l (n × d_in): back through dropout and ReLU. */
+      /* dz now holds dLoss/dH_l (n × d_in): back through dropout and the
+       * activation. */
+      const int64_t n = g->n_owned;
       if (g->opt.dropout > 0.0f)
         g->ops->dropout(g->be, dz, n, ly->d_in, gids(g), dropout_key(g, epoch, l), g->opt.dropout);
-      g->ops->relu_backward(g->be, dz, fbuf(&g->layers[l - 1].z), n * ly->d_in);
+      activate_backward(g, dz, fbuf(&g->layers[l - 1].z), n * ly->d_in);
     }
   }
 done:
@@ -511,7 +250,7 @@ halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) 
   }
   halo_watch_layer("gradient allreduce", -1);
   if (g->opt.deterministic) {
-    HALO_TRY(exact_allreduce(g));
+    HALO_TRY(gnn_exact_allreduce(g));
     s.allreduce_bytes = g->nparams * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
   } else {
     HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, grads, (int)g->nparams, MPI_FLOAT, MPI_SUM, g->comm,
@@ -571,25 +310,47 @@ done:
 
 /* --- set-up ------------------------------------------------------------- */
 
+/* Whether the backend has the ops that the model of `o` needs, and if not
+ * the first one missing. */
+static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_options *o) {
+  if (o->deterministic &&
+      !(ops->gemm_rows && ops->max_abs && ops->exact_tn && ops->exact_csr && !ops->download))
+    return "the exact sums";
+  if (o->activation == HALO_ACT_ELU && !(ops->elu && ops->elu_backward)) return "ELU";
+  if (o->model == HALO_MODEL_SAGE && !ops->axpy) return "AXPY";
+  if (o->model == HALO_MODEL_SAGE && o->sage_normalize &&
+      !(ops->l2_normalize && ops->l2_normalize_backward))
+    return "the row normalisation";
+  if (o->model == HALO_MODEL_GIN && !ops->axpy) return "AXPY";
+  return NULL;
+}
+
 /* Checks the options and the shard's shape for this model. Local. */
-static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o, int has_exact_ops,
-                               const char *backend_name) {
+static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o,
+                               const halo_backend_ops *ops) {
   halo_status st = HALO_OK;
+  const char *model = halo_model_name(o->model);
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS)
-    HALO_FAIL(HALO_ERR_ARG, "%d layers: a GCN has 1 to %d", o->layers, HALO_MAX_LAYERS);
-  if (o->layers > 1 && o->hidden < 1)
+    HALO_FAIL(HALO_ERR_ARG, "%d layers: a %s model has 1 to %d", o->layers, model,
+              HALO_MAX_LAYERS);
+  if ((o->layers > 1 || o->model == HALO_MODEL_GIN) && o->hidden < 1)
     HALO_FAIL(HALO_ERR_ARG, "hidden width %d: must be at least 1", o->hidden);
-  if (o->deterministic && !has_exact_ops)
+  const char *missing = missing_op(ops, o);
+  if (missing && o->deterministic && strcmp(missing, "the exact sums") == 0)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
               "deterministic training needs the exact sums, which the %s backend does not have",
-              backend_name);
+              ops->name);
+  if (missing)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED, "the %s model%s needs %s, which the %s backend does not have",
+              model, o->activation == HALO_ACT_ELU ? " with ELU" : "", missing, ops->name);
   if (!(o->dropout >= 0.0f && o->dropout < 1.0f) ||
       !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f))
     HALO_FAIL(HALO_ERR_ARG, "dropout must be in [0, 1)");
   if (s->features < 1 || !s->x)
-    HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a GCN needs them", s->part);
+    HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a %s model needs them", s->part,
+              model);
   if (s->classes < 1 || !s->labels)
-    HALO_FAIL(HALO_ERR_ARG, "part %d has no labels; a GCN needs them", s->part);
+    HALO_FAIL(HALO_ERR_ARG, "part %d has no labels; a %s model needs them", s->part, model);
   for (int64_t i = 0; i < s->n_owned; i++)
     if (s->labels[i] < -1 || s->labels[i] >= s->classes)
       HALO_FAIL(HALO_ERR_RANGE, "part %d: label of row %lld is %d (classes: %d)", s->part,
@@ -607,28 +368,40 @@ done:
 }
 
 /* The model of a shard: its widths from the shard's features and classes,
- * and its layers' shapes and exchanges. Local. */
+ * and its layers' shapes, parameters and exchanges. Local. */
 static halo_status describe(const halo_shard *s, const halo_gcn_options *o, halo_model_desc *d) {
   int32_t dims[HALO_MAX_LAYERS + 1];
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS) return HALO_ERR_ARG;
   dims[0] = s->features;
   for (int l = 1; l < o->layers; l++) dims[l] = o->hidden;
   dims[o->layers] = s->classes;
-  return halo_model_describe(HALO_MODEL_GCN, dims, o->layers + 1, o->input_dropout > 0.0f, d);
+  const halo_model_config c = {.kind = o->model,
+                               .input_dropout = o->input_dropout > 0.0f,
+                               .mlp_hidden = o->hidden,
+                               .train_eps = o->gin_train_eps};
+  return halo_model_describe(&c, dims, o->layers + 1, d);
 }
 
-/* Glorot-uniform weights keyed by (seed, layer, row, column), zero biases. */
-static void init_params(const halo_gcn_options *o, const layer *layers, int nlayers, float *p) {
-  for (int l = 0; l < nlayers; l++) {
-    const layer *ly = &layers[l];
-    uint64_t key = halo_rng_key(o->seed, HALO_RNG_WEIGHTS, (uint64_t)l, 0);
-    double limit = sqrt(6.0 / (double)(ly->d_in + ly->d_out));
-    for (int64_t r = 0; r < ly->d_in; r++)
-      for (int64_t c = 0; c < ly->d_out; c++)
-        p[ly->w_off + r * ly->d_out + c] =
-            (float)(limit * (2.0 * halo_rng_uniform_double(key, (uint64_t)r, (uint64_t)c) - 1.0));
-    memset(p + ly->b_off, 0, (size_t)ly->d_out * sizeof(float));
-  }
+/* Initial parameters: Glorot-uniform weights keyed by (seed, layer, tensor,
+ * row, column) (tensor 0's key is (seed, layer, 0) for every model, GCN's
+ * W), zero biases and ε, unit scales. */
+static void init_params(const halo_gcn_options *o, const halo_model_desc *d, float *p) {
+  for (int l = 0; l < d->layers; l++)
+    for (int k = 0; k < d->layer[l].ntensors; k++) {
+      const halo_param_tensor *t = &d->layer[l].tensor[k];
+      float *v = p + t->offset;
+      const int64_t count = t->rows * t->cols;
+      if (t->kind != HALO_TENSOR_WEIGHT) {
+        for (int64_t i = 0; i < count; i++) v[i] = t->kind == HALO_TENSOR_SCALE ? 1.0f : 0.0f;
+        continue;
+      }
+      const uint64_t key = halo_rng_key(o->seed, HALO_RNG_WEIGHTS, (uint64_t)l, (uint64_t)k);
+      const double limit = sqrt(6.0 / (double)(t->rows + t->cols));
+      for (int64_t r = 0; r < t->rows; r++)
+        for (int64_t c = 0; c < t->cols; c++)
+          v[r * t->cols + c] =
+              (float)(limit * (2.0 * halo_rng_uniform_double(key, (uint64_t)r, (uint64_t)c) - 1.0));
+    }
 }
 
 /* The rule of decide_sparse: sparse when under SPARSE_DENSITY of all
@@ -729,21 +502,44 @@ static gcn_plan_input plan_input(const halo_model_desc *d, int device, row_split
                           .nonzeros = nonzeros};
 }
 
-/* Sets Â's interior and boundary rows (split_of): a view of its trailing
- * rows when contiguous, else two row lists. */
-static halo_status split_rows(halo_gcn *g, const halo_shard *s, row_split r) {
+/* Matrix m of `kind` on the backend, with its view of the boundary rows
+ * when they are contiguous. Local. */
+static halo_status make_matrix(halo_gcn *g, const halo_shard *s, halo_aggregation kind,
+                               adj_matrix *m) {
+  halo_status st = HALO_OK;
+  HALO_TRY(halo_gnn_aggregation(s, kind, &m->host));
+  HALO_TRY(csr_to_backend(g, &m->host, &m->dev));
+  if (g->contiguous) {
+    /* nnz stays the matrix's: indices and values are the whole arrays. */
+    m->boundary = m->dev;
+    m->boundary.indptr = m->dev.indptr + g->n_interior;
+    m->boundary.rows = g->n_boundary;
+  }
+done:
+  return st;
+}
+
+/* The model's aggregation (Â, A, or the mean and its transpose) and its
+ * interior and boundary rows (split_of): views of the trailing rows when
+ * contiguous, else two row lists. Local. */
+static halo_status setup_aggregation(halo_gcn *g, const halo_shard *s, row_split r) {
   halo_status st = HALO_OK;
   int32_t *in = NULL, *bd = NULL;
   g->n_interior = r.n_interior;
   g->n_boundary = r.n_boundary;
   g->contiguous = r.contiguous;
-  if (g->contiguous) {
-    /* nnz stays Â's: indices and values are the whole arrays. */
-    g->adj_boundary = g->adj;
-    g->adj_boundary.indptr = g->adj.indptr + g->n_interior;
-    g->adj_boundary.rows = g->n_boundary;
-    goto done;
+  const halo_model_kind kind = g->opt.model;
+  HALO_TRY(make_matrix(g, s,
+                       kind == HALO_MODEL_SAGE  ? HALO_AGG_MEAN
+                       : kind == HALO_MODEL_GIN ? HALO_AGG_SUM
+                                                : HALO_AGG_GCN,
+                       &g->adj_fwd));
+  g->adj_bwd = &g->adj_fwd; /* symmetric */
+  if (kind == HALO_MODEL_SAGE) {
+    HALO_TRY(make_matrix(g, s, HALO_AGG_MEAN_T, &g->adj_bwd_own));
+    g->adj_bwd = &g->adj_bwd_own;
   }
+  if (g->contiguous) goto done;
 
   HALO_ALLOC(in, g->n_interior, "the interior rows");
   HALO_ALLOC(bd, g->n_boundary, "the boundary rows");
@@ -771,7 +567,7 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
   const int64_t f = s->features, n = g->n_owned;
   const size_t owned_bytes = (size_t)n * (size_t)f * sizeof(float);
   const layer *l0 = &g->layers[0];
-  const int cached = l0->kind == HALO_LAYER_CACHED;
+  const int cached = l0->desc->shape == HALO_LAYER_CACHED;
   float *x = malloc(owned_bytes ? owned_bytes : 1);
   halo_buf xfull = {0};
 
@@ -812,7 +608,7 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
     /* Agreed before the exchange: a rank that cannot upload X must not
      * leave its peers waiting for its rows. */
     HALO_TRY(halo_mpi_agree(g->comm, st));
-    HALO_TRY(aggregate(g, fbuf(&xfull), (int32_t)f, fbuf(&g->ax)));
+    HALO_TRY(gnn_aggregate(g, &g->adj_fwd, fbuf(&xfull), (int32_t)f, 0.0f, fbuf(&g->ax)));
     g->info.setup_halo_bytes = halo_plan_stats(g->plan).bytes_sent - x0.bytes_sent;
     buf_del(g, &xfull);
     st = buf_to_host(g, x, &g->ax, owned_bytes);
@@ -821,7 +617,7 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
 
   /* Only an input multiplied by W first can be sparse: aggregated first,
    * X is exchanged and multiplied by Â as a dense matrix. */
-  if (cached || l0->kind == HALO_LAYER_TRANSFORM)
+  if (cached || l0->desc->shape == HALO_LAYER_TRANSFORM)
     HALO_TRY(decide_sparse(g, x, n, f, &g->sparse_in));
   if (g->sparse_in) {
     int64_t nonzeros = 0;
@@ -848,10 +644,7 @@ static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
   const halo_gcn_options *o = &g->opt;
   halo_gcn_info *info = &g->info;
 
-  HALO_TRY(check_setup(s, o,
-                       g->ops->gemm_rows && g->ops->max_abs && g->ops->exact_tn &&
-                           g->ops->exact_csr && !g->ops->download,
-                       g->ops->name));
+  HALO_TRY(check_setup(s, o, g->ops));
   HALO_TRY(describe(s, o, &info->model));
   if (o->deterministic) {
     /* MPI_SUM of 42-bit limbs stays exact for fewer than 2^21 ranks. */
@@ -867,26 +660,25 @@ static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
   g->n_all = s->n_owned + s->n_halo;
   info->n_owned = s->n_owned;
   info->n_halo = s->n_halo;
-  int64_t off = 0;
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
-    ly->d_in = info->model.dims[l];
-    ly->d_out = info->model.dims[l + 1];
-    ly->kind = info->model.shape[l];
-    ly->w_off = off;
-    off += (int64_t)ly->d_in * ly->d_out;
-    ly->b_off = off;
-    off += ly->d_out;
+    ly->desc = &info->model.layer[l];
+    ly->kind = gnn_layer_kind_of(o->model);
+    ly->index = l;
+    ly->d_in = ly->desc->d_in;
+    ly->d_mid = ly->desc->d_mid;
+    ly->d_out = ly->desc->d_out;
   }
-  g->nparams = info->params = off;
-  /* The reference decays only the first layer's W and b; --weight-decay-all
-   * every layer's. */
+  g->nparams = info->params = info->model.params;
+  /* One group per layer.  GCN's reference decays only the first layer;
+   * GraphSAGE's and GIN's (PyG's examples) every parameter, as does
+   * --weight-decay-all. */
   halo_optim_init(&g->optim, o->lr);
   for (int l = 0; l < g->nlayers; l++) {
-    const layer *ly = &g->layers[l];
-    const float wd = (l == 0 || o->weight_decay_all) ? o->weight_decay : 0.0f;
-    HALO_TRY(
-        halo_optim_add_group(&g->optim, ly->w_off, (int64_t)ly->d_in * ly->d_out + ly->d_out, wd));
+    const halo_layer_desc *d = g->layers[l].desc;
+    const int all = o->weight_decay_all || o->model != HALO_MODEL_GCN;
+    const float wd = (l == 0 || all) ? o->weight_decay : 0.0f;
+    HALO_TRY(halo_optim_add_group(&g->optim, d->offset, d->count, wd));
   }
   if (g->nparams > INT32_MAX)
     HALO_FAIL(HALO_ERR_LIMIT, "the model has %lld parameters, more than one MPI_Allreduce sends",
@@ -903,9 +695,7 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
   const gcn_plan_input dense = plan_input(&g->info.model, g->ops->download != NULL, split, 0, 0);
   g->rows = split;
   gcn_plan_build(s, &g->opt, &dense, &g->plan_mem);
-  HALO_TRY(halo_gcn_adjacency(s, &g->adj_host));
-  HALO_TRY(csr_to_backend(g, &g->adj_host, &g->adj));
-  HALO_TRY(split_rows(g, s, split));
+  HALO_TRY(setup_aggregation(g, s, split));
   g->info.interior_rows = g->n_interior;
   g->info.contiguous_rows = g->contiguous;
   HALO_TRY(plan_from_host(g, &g->global_id, GCN_BUF_GLOBAL_ID, 0, s->global_id));
@@ -918,19 +708,24 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
     HALO_TRY(plan_from_host(g, &g->split[k], split_buf[k], 0, rows[k]));
   }
 
+  /* Each layer's buffers, as many as its plan entries. */
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
-    if (l > 0) HALO_TRY(plan_new(g, &ly->hd, GCN_BUF_HD, l));
-    if (ly->kind == HALO_LAYER_TRANSFORM) HALO_TRY(plan_new(g, &ly->t, GCN_BUF_T, l));
-    if (ly->kind == HALO_LAYER_AGGREGATE) HALO_TRY(plan_new(g, &ly->ah, GCN_BUF_AH, l));
-    HALO_TRY(plan_new(g, &ly->z, GCN_BUF_Z, l));
+    const struct {
+      halo_buf *buf;
+      gcn_buf entry;
+    } bufs[] = {{&ly->hd, GCN_BUF_HD}, {&ly->t, GCN_BUF_T},       {&ly->ah, GCN_BUF_AH},
+                {&ly->z1, GCN_BUF_Z1}, {&ly->norm, GCN_BUF_NORM}, {&ly->z, GCN_BUF_Z}};
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+      if (gcn_plan_bytes(&g->plan_mem, bufs[k].entry, l) > 0)
+        HALO_TRY(plan_new(g, bufs[k].buf, bufs[k].entry, l));
   }
   HALO_TRY(plan_new(g, &g->g0, GCN_BUF_G0, 0));
   HALO_TRY(plan_new(g, &g->g1, GCN_BUF_G1, 0));
 
   size_t pbytes = (size_t)g->nparams * sizeof(float);
   HALO_ALLOC(params, g->nparams, "the parameters");
-  init_params(&g->opt, g->layers, g->nlayers, params);
+  init_params(&g->opt, &g->info.model, params);
   HALO_TRY(plan_from_host(g, &g->params, GCN_BUF_PARAMS, 0, params));
   HALO_TRY(plan_new(g, &g->grads, GCN_BUF_GRADS, 0));
   HALO_TRY(plan_new(g, &g->adam_m, GCN_BUF_ADAM_M, 0));
@@ -952,26 +747,28 @@ done:
 }
 
 /* Declares the sparse products of the epoch loop to a backend that
- * prepares them (cuSPARSE descriptors and workspace on a GPU): Â's interior
- * and boundary blocks at every exchanged width, and S, Sᵀ at the first
- * layer's output width.  Products over row lists are left to the backend's
- * own kernel. Local. */
+ * prepares them (cuSPARSE descriptors and workspace on a GPU): the
+ * aggregation's interior and boundary blocks at every exchanged width (the
+ * forward matrix forward, its transpose backward), and S, Sᵀ at the first
+ * layer's aggregated width.  Products over row lists are left to the
+ * backend's own kernel. Local. */
 static halo_status prepare_products(halo_gcn *g) {
   halo_status st = HALO_OK;
   const halo_model_desc *d = &g->info.model;
   if (!g->ops->spmm_prepare) return HALO_OK;
   for (int l = 0; l < d->layers && g->contiguous; l++) {
     const int32_t widths[2] = {d->comm[l].fwd, d->comm[l].bwd};
+    const adj_matrix *m[2] = {&g->adj_fwd, g->adj_bwd};
     for (int k = 0; k < 2; k++) {
       if (widths[k] < 1) continue;
-      HALO_TRY(g->ops->spmm_prepare(g->be, &g->adj, g->n_interior, widths[k]));
-      HALO_TRY(g->ops->spmm_prepare(g->be, &g->adj_boundary, g->n_boundary, widths[k]));
+      HALO_TRY(g->ops->spmm_prepare(g->be, &m[k]->dev, g->n_interior, widths[k]));
+      HALO_TRY(g->ops->spmm_prepare(g->be, &m[k]->boundary, g->n_boundary, widths[k]));
     }
   }
   if (g->sparse_in) {
     const layer *l0 = &g->layers[0];
-    HALO_TRY(g->ops->spmm_prepare(g->be, &g->s_csr, g->n_owned, l0->d_out));
-    HALO_TRY(g->ops->spmm_prepare(g->be, &g->st_csr, l0->d_in, l0->d_out));
+    HALO_TRY(g->ops->spmm_prepare(g->be, &g->s_csr, g->n_owned, l0->d_mid));
+    HALO_TRY(g->ops->spmm_prepare(g->be, &g->st_csr, l0->d_in, l0->d_mid));
   }
 done:
   return st;
@@ -1082,10 +879,9 @@ void halo_gcn_destroy(halo_gcn **gp) {
   halo_gcn *g = *gp;
   if (g->ops) {
     for (int l = 0; l < g->nlayers; l++) {
-      buf_del(g, &g->layers[l].hd);
-      buf_del(g, &g->layers[l].t);
-      buf_del(g, &g->layers[l].ah);
-      buf_del(g, &g->layers[l].z);
+      layer *ly = &g->layers[l];
+      halo_buf *bufs[] = {&ly->hd, &ly->t, &ly->ah, &ly->z1, &ly->norm, &ly->z};
+      for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) buf_del(g, bufs[k]);
     }
     buf_del(g, &g->g0);
     buf_del(g, &g->g1);
@@ -1105,7 +901,8 @@ void halo_gcn_destroy(halo_gcn **gp) {
     buf_del(g, &g->ax);
     csr_release(g, &g->s_host, &g->s_csr);
     csr_release(g, &g->st_host, &g->st_csr);
-    csr_release(g, &g->adj_host, &g->adj);
+    csr_release(g, &g->adj_fwd.host, &g->adj_fwd.dev);
+    csr_release(g, &g->adj_bwd_own.host, &g->adj_bwd_own.dev);
   }
   halo_plan_destroy(&g->plan);
   if (g->host_grads) halo__backend_host_free(g->be, (void **)&g->host_grads);

@@ -26,9 +26,16 @@
 #include "halo-spmm.h"
 #include "halo-status.h"
 
+/* The activation between layers. */
+typedef enum { HALO_ACT_RELU = 0, HALO_ACT_ELU = 1 } halo_activation;
+
 typedef struct halo_gcn_options {
-  int32_t layers;       /* L >= 1 graph convolutions */
-  int32_t hidden;       /* width of every hidden layer */
+  halo_model_kind model; /* gcn (the default), sage, gin */
+  int32_t layers;        /* L >= 1 graph convolutions */
+  int32_t hidden;        /* width of every hidden layer (and of GIN's MLPs) */
+  halo_activation activation;
+  int sage_normalize; /* GraphSAGE: L2-normalise each layer's output rows */
+  int gin_train_eps;  /* GIN: learn ε (0: GIN-0) */
   float lr;             /* Adam learning rate */
   float weight_decay;   /* L2, added to the gradient as in torch.optim.Adam */
   int weight_decay_all; /* 0: first layer only (the reference); 1: every layer */
@@ -162,5 +169,16 @@ halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options
  * the global degrees.  *out's arrays are new; free them with halo_csr_free.
  * Local. */
 halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out);
+
+/* The aggregation matrix of each model over the part's owned rows, rows
+ * sorted by global id, from the global degrees deg (self-loops excluded):
+ *   HALO_AGG_GCN     Â: the self-loop included, 1/sqrt((deg_i+1)(deg_j+1))
+ *   HALO_AGG_SUM     A: 1 (GIN)
+ *   HALO_AGG_MEAN    D⁻¹A: 1/deg_i (GraphSAGE; an isolated row is empty)
+ *   HALO_AGG_MEAN_T  its transpose, over the same entries: 1/deg_j
+ * Local. */
+typedef enum { HALO_AGG_GCN, HALO_AGG_SUM, HALO_AGG_MEAN, HALO_AGG_MEAN_T } halo_aggregation;
+
+halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, halo_csr *out);
 
 #endif /* HALO_GCN_H */

@@ -2,54 +2,103 @@
 
 #include <string.h>
 
-static const char *const names[] = {[HALO_MODEL_GCN] = "gcn"};
+static const char *const names[] = {
+    [HALO_MODEL_GCN] = "gcn", [HALO_MODEL_SAGE] = "sage", [HALO_MODEL_GIN] = "gin"};
+#define NKINDS ((int)(sizeof names / sizeof names[0]))
 
 const char *halo_model_name(halo_model_kind kind) {
-  return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+  return (unsigned)kind < (unsigned)NKINDS ? names[kind] : "unknown";
 }
 
+const char *halo_model_names(void) { return "gcn|sage|gin"; }
+
 halo_status halo_model_parse(const char *name, halo_model_kind *out) {
-  for (unsigned k = 0; k < sizeof names / sizeof names[0]; k++)
-    if (names[k] && strcmp(name, names[k]) == 0) {
+  for (int k = 0; k < NKINDS; k++)
+    if (strcmp(name, names[k]) == 0) {
       *out = (halo_model_kind)k;
       return HALO_OK;
     }
   return HALO_ERR_ARG;
 }
 
-/* GCN's rules (halo-model.h): the narrow side, and the cached first layer. */
-static void describe_gcn(int input_dropout, halo_model_desc *d) {
-  for (int l = 0; l < d->layers; l++) {
-    const int32_t d_in = d->dims[l], d_out = d->dims[l + 1];
-    const int narrow_out = d_out < d_in;
-    const int32_t w = narrow_out ? d_out : d_in;
-    halo_layer_comm *c = &d->comm[l];
-    if (l == 0 && !input_dropout) {
-      d->shape[l] = HALO_LAYER_CACHED;
-      c->setup = c->widest = d_in;
-      continue;
-    }
-    d->shape[l] = narrow_out ? HALO_LAYER_TRANSFORM : HALO_LAYER_AGGREGATE;
-    c->fwd = c->widest = w;
-    c->bwd = (l == 0 && !narrow_out) ? 0 : w;
-  }
+halo_model_config halo_model_config_of(halo_model_kind kind) {
+  return (halo_model_config){.kind = kind, .input_dropout = 1, .mlp_hidden = 16};
 }
 
-halo_status halo_model_describe(halo_model_kind kind, const int32_t *dims, int ndims,
-                                int input_dropout, halo_model_desc *out) {
+/* Appends a tensor to layer *ly, at the model's running offset *off. */
+static void tensor(halo_layer_desc *ly, int64_t *off, halo_tensor_kind kind, const char *name,
+                   int64_t rows, int64_t cols) {
+  ly->tensor[ly->ntensors++] =
+      (halo_param_tensor){.kind = kind, .name = name, .offset = *off, .rows = rows, .cols = cols};
+  *off += rows * cols;
+}
+
+/* Layer l's parameters, in the order of the flat array (docs/models.md). */
+static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int64_t *off) {
+  const int64_t d_in = ly->d_in, d_mid = ly->d_mid, d_out = ly->d_out;
+  ly->offset = *off;
+  switch (c->kind) {
+    case HALO_MODEL_GCN:
+      tensor(ly, off, HALO_TENSOR_WEIGHT, "W", d_in, d_out);
+      tensor(ly, off, HALO_TENSOR_BIAS, "b", 1, d_out);
+      break;
+    case HALO_MODEL_SAGE: /* PyG's lin_l (with the bias), then lin_r */
+      tensor(ly, off, HALO_TENSOR_WEIGHT, "W_l", d_in, d_out);
+      tensor(ly, off, HALO_TENSOR_BIAS, "b", 1, d_out);
+      tensor(ly, off, HALO_TENSOR_WEIGHT, "W_r", d_in, d_out);
+      break;
+    case HALO_MODEL_GIN:
+      tensor(ly, off, HALO_TENSOR_WEIGHT, "W_1", d_in, d_mid);
+      tensor(ly, off, HALO_TENSOR_BIAS, "b_1", 1, d_mid);
+      tensor(ly, off, HALO_TENSOR_WEIGHT, "W_2", d_mid, d_out);
+      tensor(ly, off, HALO_TENSOR_BIAS, "b_2", 1, d_out);
+      if (c->train_eps) tensor(ly, off, HALO_TENSOR_EPS, "eps", 1, 1);
+      break;
+  }
+  ly->count = *off - ly->offset;
+}
+
+/* The narrow side (halo-model.h) and GCN's cached first layer. */
+static void layer_comm(const halo_model_config *c, int l, halo_layer_desc *ly,
+                       halo_layer_comm *comm) {
+  const int narrow_mid = ly->d_mid < ly->d_in;
+  const int32_t w = narrow_mid ? ly->d_mid : ly->d_in;
+  if (l == 0 && !c->input_dropout && c->kind == HALO_MODEL_GCN) {
+    ly->shape = HALO_LAYER_CACHED;
+    comm->setup = comm->widest = ly->d_in;
+    return;
+  }
+  ly->shape = narrow_mid ? HALO_LAYER_TRANSFORM : HALO_LAYER_AGGREGATE;
+  comm->fwd = comm->widest = w;
+  comm->bwd = (l == 0 && !narrow_mid) ? 0 : w;
+}
+
+halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims, int ndims,
+                                halo_model_desc *out) {
   halo_status st = HALO_OK;
-  if (kind != HALO_MODEL_GCN) HALO_FAIL(HALO_ERR_ARG, "model kind %d is not known", (int)kind);
+  if ((unsigned)c->kind >= (unsigned)NKINDS)
+    HALO_FAIL(HALO_ERR_ARG, "model kind %d is not known", (int)c->kind);
   if (ndims < 2 || ndims > HALO_MAX_LAYERS + 1)
     HALO_FAIL(HALO_ERR_ARG, "a model needs 2 to %d widths, got %d", HALO_MAX_LAYERS + 1, ndims);
   for (int i = 0; i < ndims; i++)
     if (dims[i] < 1)
       HALO_FAIL(HALO_ERR_ARG, "width %d of the model is %d; widths must be >= 1", i, dims[i]);
+  if (c->kind == HALO_MODEL_GIN && c->mlp_hidden < 1)
+    HALO_FAIL(HALO_ERR_ARG, "GIN's MLP width is %d; it must be >= 1", c->mlp_hidden);
 
-  *out = (halo_model_desc){.kind = kind, .layers = ndims - 1};
+  *out = (halo_model_desc){.config = *c, .kind = c->kind, .layers = ndims - 1};
   memcpy(out->dims, dims, (size_t)ndims * sizeof *dims);
-  for (int l = 0; l < out->layers; l++)
-    out->params += (int64_t)dims[l] * dims[l + 1] + dims[l + 1]; /* W_l, b_l */
-  describe_gcn(input_dropout, out);
+  int64_t off = 0;
+  for (int l = 0; l < out->layers; l++) {
+    halo_layer_desc *ly = &out->layer[l];
+    ly->d_in = dims[l];
+    ly->d_out = dims[l + 1];
+    ly->d_mid = c->kind == HALO_MODEL_GIN ? c->mlp_hidden : ly->d_out;
+    layer_tensors(c, ly, &off);
+    layer_comm(c, l, ly, &out->comm[l]);
+    out->shape[l] = ly->shape;
+  }
+  out->params = off;
 done:
   return st;
 }

@@ -1,21 +1,25 @@
 /* A model's description: its kind, its layers' widths and, for each layer,
- * its shape and what it exchanges.  halo-train builds its model from it and
- * predicts its traffic from it; halo-partition --dims predicts from it too,
- * so the two predictions are one (partition/halo-predict.h counts the
- * bytes).  It needs no graph: only the widths and the options that change
- * what crosses between ranks.
+ * its shape, its parameters and what it exchanges.  halo-train builds its
+ * model from it and predicts its traffic from it; halo-partition --dims
+ * predicts from it too, so the two predictions are one
+ * (partition/halo-predict.h counts the bytes).  It needs no graph: only the
+ * widths and the options that change what crosses between ranks.
  *
- * GCN (the rules that halo-gcn.c follows, docs/train.md):
- *  - layer l maps width d_in = dims[l] to d_out = dims[l+1] and exchanges its
- *    narrow side: H·W (d_out columns) when d_out < d_in ("transform first"),
- *    else H (d_in columns);
- *  - without input dropout the first layer's Â·X is computed once at set-up
- *    (one exchange of X, d_in columns) and the layer then exchanges nothing,
- *    forward or backward ("cached");
- *  - with input dropout the first layer exchanges its narrow side forward;
- *    backward it exchanges again only when it multiplied by W first (it then
- *    needs Âᵀ·dZ for dW); no gradient with respect to X is ever computed;
- *  - every later layer exchanges its narrow side forward and backward.
+ * Every model kind halo trains aggregates linearly over a node's
+ * neighbours, so each layer has a narrow side, and each exchanges it
+ * (docs/models.md).  A layer maps width d_in = dims[l] to d_out = dims[l+1]
+ * through an aggregated width d_mid: the width its first linear map
+ * produces (d_out for GCN and GraphSAGE, the MLP's hidden width for GIN).
+ *  - "transform first" when d_mid < d_in: T = H·W is made, and T (d_mid
+ *    columns) is exchanged and aggregated;
+ *  - "aggregate first" otherwise: H (d_in columns) is exchanged and
+ *    aggregated, then multiplied;
+ *  - GCN only: without input dropout the first layer's Â·X is computed once
+ *    at set-up (one exchange of X, d_in columns) and the layer then
+ *    exchanges nothing, forward or backward ("cached");
+ *  - backward, a layer exchanges its narrow side again, as gradients,
+ *    except the first layer when it aggregated first (no gradient with
+ *    respect to X is ever computed, and its weight gradients are local).
  */
 #ifndef HALO_MODEL_H
 #define HALO_MODEL_H
@@ -26,38 +30,80 @@
 #include "halo-status.h"
 
 #define HALO_MAX_LAYERS 16
+/* Parameter tensors of one layer, at most. */
+#define HALO_MAX_TENSORS 8
 
-typedef enum { HALO_MODEL_GCN = 0 } halo_model_kind;
+typedef enum { HALO_MODEL_GCN = 0, HALO_MODEL_SAGE = 1, HALO_MODEL_GIN = 2 } halo_model_kind;
 
 /* How a layer runs, which fixes what it exchanges. */
 typedef enum {
-  HALO_LAYER_CACHED,    /* layer 0 without input dropout: Z = (ÂX)·W, ÂX made at set-up */
-  HALO_LAYER_TRANSFORM, /* d_out < d_in: T = H·W, exchange T, Z = Â·T */
-  HALO_LAYER_AGGREGATE  /* d_out >= d_in: exchange H, Z = (Â·H)·W */
+  HALO_LAYER_CACHED,    /* GCN layer 0 without input dropout: Z = (ÂX)·W, ÂX made at set-up */
+  HALO_LAYER_TRANSFORM, /* d_mid < d_in: T = H·W, exchange T, aggregate T */
+  HALO_LAYER_AGGREGATE  /* d_mid >= d_in: exchange H, aggregate H, then multiply */
 } halo_layer_shape;
 
-typedef struct halo_model_desc {
+/* What a parameter tensor is, for its initial values and the docs. */
+typedef enum {
+  HALO_TENSOR_WEIGHT, /* rows × cols, Glorot-uniform */
+  HALO_TENSOR_BIAS,   /* cols, zeros */
+  HALO_TENSOR_SCALE,  /* cols, ones (LayerNorm's gain) */
+  HALO_TENSOR_EPS     /* 1, zero (GIN's ε) */
+} halo_tensor_kind;
+
+/* One parameter tensor: rows × cols floats at `offset` in the model's flat
+ * parameter array, row-major. */
+typedef struct halo_param_tensor {
+  halo_tensor_kind kind;
+  const char *name; /* "W", "b", "W_r", ... */
+  int64_t offset, rows, cols;
+} halo_param_tensor;
+
+/* The options that change a model's structure (its parameters, shapes or
+ * exchanges). */
+typedef struct halo_model_config {
   halo_model_kind kind;
-  int layers;                              /* L = ndims - 1 */
+  int input_dropout;  /* the input features are dropped out every epoch */
+  int32_t mlp_hidden; /* GIN: the MLP's hidden width (>= 1) */
+  int train_eps;      /* GIN: ε is a parameter */
+} halo_model_config;
+
+typedef struct halo_layer_desc {
+  halo_layer_shape shape;
+  int32_t d_in, d_mid, d_out;
+  int ntensors;
+  halo_param_tensor tensor[HALO_MAX_TENSORS];
+  int64_t offset, count; /* the layer's parameters: [offset, offset + count) */
+} halo_layer_desc;
+
+typedef struct halo_model_desc {
+  halo_model_config config;
+  halo_model_kind kind; /* config.kind */
+  int layers;           /* L = ndims - 1 */
   int32_t dims[HALO_MAX_LAYERS + 1];       /* input, hidden..., classes */
-  halo_layer_shape shape[HALO_MAX_LAYERS]; /* size layers */
+  halo_layer_shape shape[HALO_MAX_LAYERS]; /* size layers (layer[l].shape) */
+  halo_layer_desc layer[HALO_MAX_LAYERS];  /* size layers */
   halo_layer_comm comm[HALO_MAX_LAYERS];   /* size layers */
-  int64_t params;                          /* weights and biases */
+  int64_t params;                          /* every tensor of every layer */
 } halo_model_desc;
 
-/* "gcn" for HALO_MODEL_GCN. Local. */
+/* "gcn", "sage", "gin". Local. */
 const char *halo_model_name(halo_model_kind kind);
 
-/* Parses a model name ("gcn"); HALO_ERR_ARG, logging nothing, for any other.
- * Local. */
+/* Parses a model name; HALO_ERR_ARG, logging nothing, for any other. Local. */
 halo_status halo_model_parse(const char *name, halo_model_kind *out);
 
-/* Describes a model of `kind` with widths dims[0..ndims-1]; `input_dropout`
- * is nonzero when the input features are dropped out every epoch.  Fails
- * with HALO_ERR_ARG, logging why, for fewer than 2 or more than
- * HALO_MAX_LAYERS+1 widths, or a width below 1. Local. */
-halo_status halo_model_describe(halo_model_kind kind, const int32_t *dims, int ndims,
-                                int input_dropout, halo_model_desc *out);
+/* The names halo_model_parse takes, as "gcn|sage|gin". Local. */
+const char *halo_model_names(void);
+
+/* A configuration of `kind` with every option at its default. Local. */
+halo_model_config halo_model_config_of(halo_model_kind kind);
+
+/* Describes the model `c` with widths dims[0..ndims-1].  Fails with
+ * HALO_ERR_ARG, logging why, for fewer than 2 or more than
+ * HALO_MAX_LAYERS+1 widths, a width below 1 or a GIN without an MLP
+ * width. Local. */
+halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims, int ndims,
+                                halo_model_desc *out);
 
 /* The description's exchanges, for the predictor: a view into *d. Local. */
 halo_model_comm halo_model_comm_of(const halo_model_desc *d);

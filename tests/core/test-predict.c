@@ -5,10 +5,17 @@
 #include "halo-model.h"
 #include "halo-predict.h"
 
+static halo_model_comm describe_model(halo_model_config c, const int32_t *dims, int ndims,
+                                      halo_model_desc *d) {
+  cr_assert_eq(halo_model_describe(&c, dims, ndims, d), HALO_OK);
+  return halo_model_comm_of(d);
+}
+
 static halo_model_comm describe(const int32_t *dims, int ndims, int input_dropout,
                                 halo_model_desc *d) {
-  cr_assert_eq(halo_model_describe(HALO_MODEL_GCN, dims, ndims, input_dropout, d), HALO_OK);
-  return halo_model_comm_of(d);
+  halo_model_config c = halo_model_config_of(HALO_MODEL_GCN);
+  c.input_dropout = input_dropout;
+  return describe_model(c, dims, ndims, d);
 }
 
 Test(predict, cora_gcn_with_input_dropout) {
@@ -72,8 +79,60 @@ Test(predict, rejects_bad_widths) {
   int32_t dims[] = {16, 0, 7};
   halo_model_desc d;
   halo_log_set_quiet(1);
-  cr_expect_eq(halo_model_describe(HALO_MODEL_GCN, dims, 3, 1, &d), HALO_ERR_ARG);
-  cr_expect_eq(halo_model_describe(HALO_MODEL_GCN, dims, 1, 1, &d), HALO_ERR_ARG);
+  const halo_model_config c = halo_model_config_of(HALO_MODEL_GCN);
+  cr_expect_eq(halo_model_describe(&c, dims, 3, &d), HALO_ERR_ARG);
+  cr_expect_eq(halo_model_describe(&c, dims, 1, &d), HALO_ERR_ARG);
+  halo_model_config gin = halo_model_config_of(HALO_MODEL_GIN);
+  gin.mlp_hidden = 0;
+  int32_t good[] = {16, 8, 7};
+  cr_expect_eq(halo_model_describe(&gin, good, 3, &d), HALO_ERR_ARG);
+}
+
+Test(predict, sage_exchanges_its_narrow_side_and_never_caches) {
+  /* 1433 -> 64 -> 7: T = H·W_l (64 columns) forward, dZ (64) backward for
+   * dW_l = Hᵀ·Mᵀ·dZ; then 7 and 7.  Without input dropout the mean is not
+   * cached (only GCN's Â·X is). */
+  int32_t dims[] = {1433, 64, 7};
+  for (int dropout = 0; dropout < 2; dropout++) {
+    halo_model_desc d;
+    halo_model_config c = halo_model_config_of(HALO_MODEL_SAGE);
+    c.input_dropout = dropout;
+    halo_model_comm m = describe_model(c, dims, 3, &d);
+    cr_expect_eq(d.shape[0], HALO_LAYER_TRANSFORM);
+    cr_expect_eq(d.comm[0].fwd, 64);
+    cr_expect_eq(d.comm[0].bwd, 64);
+    cr_expect_eq(d.comm[1].fwd, 7);
+    cr_expect_eq(d.comm[1].bwd, 7);
+    cr_expect_eq(halo_predict_setup_bytes(10, &m), 0);
+    cr_expect_eq(d.params, 2 * 1433 * 64 + 64 + 2 * 64 * 7 + 7);
+    cr_expect_eq(d.layer[0].ntensors, 3);
+    cr_expect_eq(d.layer[1].tensor[2].offset, 2 * 1433 * 64 + 64 + 64 * 7 + 7);
+  }
+}
+
+Test(predict, gin_aggregates_through_its_mlp_width) {
+  /* 1433 -> [64] -> 64 -> [64] -> 7: layer 0 multiplies by W_1 first (64 <
+   * 1433), layer 1 aggregates H (64 is not below 64). */
+  int32_t dims[] = {1433, 64, 7};
+  halo_model_desc d;
+  halo_model_config c = halo_model_config_of(HALO_MODEL_GIN);
+  c.mlp_hidden = 64;
+  halo_model_comm m = describe_model(c, dims, 3, &d);
+  cr_expect_eq(d.shape[0], HALO_LAYER_TRANSFORM);
+  cr_expect_eq(d.shape[1], HALO_LAYER_AGGREGATE);
+  cr_expect_eq(d.layer[0].d_mid, 64);
+  cr_expect_eq(halo_predict_epoch_columns(&m), 64 + 64 + 64 + 64);
+  const int64_t l0 = 1433 * 64 + 64 + 64 * 64 + 64, l1 = 64 * 64 + 64 + 64 * 7 + 7;
+  cr_expect_eq(d.params, l0 + l1);
+  c.train_eps = 1;
+  describe_model(c, dims, 3, &d);
+  cr_expect_eq(d.params, l0 + l1 + 2);
+  cr_expect_eq(d.layer[1].tensor[4].offset, l0 + 1 + l1);
+  /* A narrow input is aggregated and needs no backward exchange. */
+  int32_t narrow[] = {8, 64, 3};
+  m = describe_model(c, narrow, 3, &d);
+  cr_expect_eq(d.comm[0].fwd, 8);
+  cr_expect_eq(d.comm[0].bwd, 0);
 }
 
 Test(predict, model_names) {
@@ -81,5 +140,9 @@ Test(predict, model_names) {
   cr_expect_eq(halo_model_parse("gcn", &k), HALO_OK);
   cr_expect_eq(k, HALO_MODEL_GCN);
   cr_expect_str_eq(halo_model_name(HALO_MODEL_GCN), "gcn");
-  cr_expect_eq(halo_model_parse("sage", &k), HALO_ERR_ARG);
+  cr_expect_eq(halo_model_parse("sage", &k), HALO_OK);
+  cr_expect_eq(k, HALO_MODEL_SAGE);
+  cr_expect_eq(halo_model_parse("gin", &k), HALO_OK);
+  cr_expect_eq(k, HALO_MODEL_GIN);
+  cr_expect_eq(halo_model_parse("gat", &k), HALO_ERR_ARG);
 }

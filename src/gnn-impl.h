@@ -1,0 +1,211 @@
+/* Private to src/: the model's state, and the layer-kind table that GCN,
+ * GraphSAGE and GIN fill in (layer-gcn.c, layer-sage.c, layer-gin.c).
+ *
+ * A model is a list of layers, a loss (softmax cross-entropy, halo-gcn.c)
+ * and an optimiser (halo-optim.h).  What a layer has (its parameters, its
+ * shape, its exchanges) is in its description (halo-model.h), which the
+ * predictor reads without a graph; how it runs is its kind's table here:
+ * its buffers in the plan, its forward and its backward.  Everything
+ * between layers (dropout, the activation, the exact gradient sums) is the
+ * model's, in halo-gcn.c and gnn-ops.c.
+ */
+#ifndef HALO_GNN_IMPL_H
+#define HALO_GNN_IMPL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "gcn-plan.h"
+#include "halo-backend-impl.h"
+#include "halo-exchange.h"
+#include "halo-gcn.h"
+#include "halo-model.h"
+#include "halo-optim.h"
+
+enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
+
+/* A layer's input as its kind reads it: dense rows (n_all × d_in with halo
+ * room, the owned rows filled; ÂX of a cached layer has n_owned rows), or
+ * for the first layer a CSR matrix S (n_owned × d_in) with its transpose,
+ * holding this epoch's (dropped) values. */
+typedef struct layer_input {
+  const float *dense;     /* NULL when sparse */
+  halo_csr sparse, sparse_t;
+} layer_input;
+
+/* How the rows split into interior rows (no halo column) and boundary
+ * rows, and whether the interior rows are the prefix [0, n_interior). */
+typedef struct row_split {
+  int64_t n_interior, n_boundary;
+  int contiguous;
+} row_split;
+
+/* A layer: its description, its kind, and its buffers (each allocated
+ * from the plan entry of the same name when the plan sizes it). */
+typedef struct layer {
+  const halo_layer_desc *desc;
+  const struct layer_kind *kind;
+  int index;
+  int32_t d_in, d_mid, d_out;
+  halo_buf hd;   /* l >= 1: dropout(act(Z_{l-1})), n_all × d_in */
+  halo_buf t;    /* transform first: H·W, n_all × d_mid */
+  halo_buf ah;   /* aggregate first: the aggregated H, n_owned × d_in */
+  halo_buf z1;   /* GIN: the MLP's hidden activations, n_owned × d_mid */
+  halo_buf norm; /* GraphSAGE --sage-normalize: the rows' norms, n_owned */
+  halo_buf z;    /* n_owned × d_out; the activation applied in place below the top */
+  int exact_e[HALO_MAX_TENSORS]; /* deterministic: each tensor's grid exponent */
+} layer;
+
+/* A matrix the layers aggregate with, and its view for the exchange's
+ * split: its trailing rows when the interior rows are [0, n_interior). */
+typedef struct adj_matrix {
+  halo_csr host, dev;
+  halo_csr boundary; /* view of dev's rows [n_interior, n_owned); never freed */
+} adj_matrix;
+
+struct halo_gcn {
+  MPI_Comm comm;
+  halo_backend *be;
+  const halo_backend_ops *ops;
+  halo_gcn_options opt;
+  halo_gcn_info info;
+  halo_plan *plan;
+  int nlayers;
+  layer layers[HALO_MAX_LAYERS];
+  int64_t n_owned, n_all;
+
+  /* The aggregation forward and, when it is not symmetric (GraphSAGE's
+   * mean), its transpose for the backward; bwd points at fwd otherwise.
+   * Rows split for the exchange: n_interior rows with no halo column,
+   * multiplied while the messages travel, and n_boundary rows after, as
+   * two contiguous blocks (contiguous) or through the row lists. */
+  adj_matrix adj_fwd, adj_bwd_own;
+  const adj_matrix *adj_bwd;
+  int contiguous;
+  halo_buf interior, boundary;
+  int64_t n_interior, n_boundary;
+  halo_buf global_id; /* int64, n_all */
+
+  /* The first layer's input: X (transform, aggregate) or ÂX (cached), dense
+   * or, when sparse_in, as a CSR matrix S (n_owned × F) with its transpose
+   * Sᵀ for dW = Sᵀ·dT. */
+  int sparse_in;
+  halo_buf x;                              /* dense X, n_owned × F */
+  halo_buf xd;                             /* dense dropout(X) with halo room, n_all × F */
+  halo_buf ax;                             /* dense cached ÂX, n_owned × F */
+  halo_csr s_host, st_host, s_csr, st_csr; /* S and Sᵀ: host arrays, backend copies */
+  halo_buf s_drop, st_drop; /* dropped values of S and Sᵀ (X with input dropout only) */
+
+  /* Labels and the three splits. */
+  halo_buf labels;
+  halo_buf split[3];
+  int64_t split_n[3];
+
+  /* Flat parameters, gradients and Adam moments. */
+  int64_t nparams;
+  halo_buf params, grads, adam_m, adam_v;
+  float *host_grads; /* MPI staging for device backends */
+
+  /* Deterministic mode: each parameter's gradient as an exact sum
+   * (HALO_EXACT_LIMBS int64 limbs per parameter, laid out as the
+   * parameters), and the accumulators' workspace for `threads` threads. */
+  int64_t *exact;
+  void *exact_work;
+  int threads;
+  halo_optim optim; /* Adam, one group per layer */
+
+  /* Backward ping-pong, n_all × widest. */
+  halo_buf g0, g1;
+
+  /* The buffer plan every allocation is sized from, and the backend bytes
+   * the model holds now and held at most. */
+  gcn_plan plan_mem;
+  row_split rows;
+  int64_t held, held_peak;
+  layer_input in0; /* the first layer's input in the last forward pass */
+};
+
+/* --- layer kinds ---------------------------------------------------------- */
+
+typedef struct layer_kind {
+  const char *name;
+  /* Its buffers: sets layer l's entries of the plan (gcn_plan_set). */
+  void (*plan)(const halo_layer_desc *d, int l, int64_t n_owned, int64_t n_all, gcn_plan *p);
+  /* Z = the layer of `in` (bias included), into ly->z.  The backward
+   * ping-pong buffers are free for scratch. */
+  halo_status (*forward)(halo_gcn *g, layer *ly, const layer_input *in);
+  /* On entry *dz holds dLoss/dZ (n_owned × d_out, n_all rows of room) and
+   * *tmp is free; fills the layer's gradients (layer_grads) and, when
+   * need_dx, leaves dLoss/dH (n_owned × d_in) in *dz.  May swap the two
+   * pointers. */
+  halo_status (*backward)(halo_gcn *g, layer *ly, const layer_input *in, float **dz, float **tmp,
+                          int need_dx);
+} layer_kind;
+
+extern const layer_kind gnn_layer_gcn, gnn_layer_sage, gnn_layer_gin;
+
+/* The kind that runs the layers of a model of kind k. */
+const layer_kind *gnn_layer_kind_of(halo_model_kind k);
+
+/* --- shared operations (gnn-ops.c) --------------------------------------- */
+
+static inline float *fbuf(const halo_buf *b) { return b->data; }
+
+/* The parameters (or gradients) of tensor k of layer ly. */
+static inline float *tensor_of(const halo_buf *flat, const layer *ly, int k) {
+  return fbuf(flat) + ly->desc->tensor[k].offset;
+}
+
+/* Y = A·X + beta·Y over the owned rows, after exchanging X's halo rows:
+ * interior rows while the messages travel, boundary rows after.  X has
+ * n_all rows of `cols` floats (packed), Y n_owned rows.  Collective. */
+halo_status gnn_aggregate(halo_gcn *g, const adj_matrix *a, float *x, int32_t cols, float beta,
+                          float *y);
+
+/* C (m × n) = A (m × k) · B (k × n), packed; C = A · Bᵀ with B n × k;
+ * row by row in a fixed order when deterministic. */
+void gnn_mm(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+            float *c);
+void gnn_mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+               float *c);
+
+/* C += A·B (m × n), through `scratch` (m × n) when deterministic. */
+void gnn_mm_acc(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                float *c, float *scratch);
+
+/* out (n_owned × cols) = H·W for the layer input `in` (d_in columns) and W
+ * (d_in × cols): a GEMM, or the SpMM of a sparse input. */
+void gnn_input_mm(halo_gcn *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
+                  float *out);
+
+/* One gradient of a layer: tensor `tensor` = Aᵀ·B summed over n rows, A
+ * with the tensor's rows as columns (dense, or the CSR of Aᵀ), B with its
+ * columns; no A (both NULL): the column sums of B (a bias).  n 0 means the
+ * owned rows. */
+typedef struct grad_term {
+  int tensor;
+  const float *a_dense;
+  const halo_csr *a_sparse_t;
+  const float *b;
+  int64_t n;
+} grad_term;
+
+/* Writes every term's gradient: through the backend's products, or,
+ * deterministic, as exact sums into the tensors' limbs on grids agreed by
+ * every rank (one MPI_Allreduce of the bounds).  Every tensor of the layer
+ * must get exactly one term.  Collective when deterministic. */
+halo_status gnn_layer_grads(halo_gcn *g, layer *ly, const grad_term *t, int nterms);
+
+/* The layer input's gradient terms' A: its dense rows, or Sᵀ. */
+static inline grad_term gnn_input_term(int tensor, const layer_input *in, const float *b) {
+  return (grad_term){.tensor = tensor,
+                     .a_dense = in->dense,
+                     .a_sparse_t = in->dense ? NULL : &in->sparse_t,
+                     .b = b};
+}
+
+/* Deterministic mode: sums every rank's limbs and writes the gradients.
+ * Collective. */
+halo_status gnn_exact_allreduce(halo_gcn *g);
+
+#endif /* HALO_GNN_IMPL_H */

@@ -1,0 +1,177 @@
+/* The operations every layer kind shares (gnn-impl.h): the split-phase
+ * aggregation, the row-invariant products, and the weight gradients, as
+ * float products or as exact sums (deterministic mode). */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "gnn-impl.h"
+#include "halo-exact.h"
+#include "halo-watchdog.h"
+
+const layer_kind *gnn_layer_kind_of(halo_model_kind k) {
+  switch (k) {
+    case HALO_MODEL_SAGE:
+      return &gnn_layer_sage;
+    case HALO_MODEL_GIN:
+      return &gnn_layer_gin;
+    case HALO_MODEL_GCN:
+      break;
+  }
+  return &gnn_layer_gcn;
+}
+
+halo_status gnn_aggregate(halo_gcn *g, const adj_matrix *a, float *x, int32_t cols, float beta,
+                          float *y) {
+  halo_status st = HALO_OK;
+  HALO_TRY(halo_exchange_begin(g->plan, x, cols));
+  if (g->contiguous) {
+    g->ops->spmm(g->be, &a->dev, x, cols, cols, beta, y, cols, NULL, g->n_interior);
+    HALO_TRY(halo_exchange_end(g->plan));
+    g->ops->spmm(g->be, &a->boundary, x, cols, cols, beta, y + g->n_interior * cols, cols, NULL,
+                 g->n_boundary);
+  } else {
+    g->ops->spmm(g->be, &a->dev, x, cols, cols, beta, y, cols, g->interior.data, g->n_interior);
+    HALO_TRY(halo_exchange_end(g->plan));
+    g->ops->spmm(g->be, &a->dev, x, cols, cols, beta, y, cols, g->boundary.data, g->n_boundary);
+  }
+done:
+  return st;
+}
+
+void gnn_mm(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+            float *c) {
+  if (g->opt.deterministic)
+    g->ops->gemm_rows(g->be, 0, m, n, k, a, k, b, n, c, n);
+  else
+    g->ops->gemm(g->be, 0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+}
+
+void gnn_mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+               float *c) {
+  if (g->opt.deterministic)
+    g->ops->gemm_rows(g->be, 1, m, n, k, a, k, b, k, c, n);
+  else
+    g->ops->gemm(g->be, 0, 1, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
+}
+
+void gnn_mm_acc(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                float *c, float *scratch) {
+  if (g->opt.deterministic) {
+    g->ops->gemm_rows(g->be, 0, m, n, k, a, k, b, n, scratch, n);
+    g->ops->axpy(g->be, c, scratch, m * n, 1.0f, NULL);
+  } else {
+    g->ops->gemm(g->be, 0, 0, m, n, k, 1.0f, a, k, b, n, 1.0f, c, n);
+  }
+}
+
+void gnn_input_mm(halo_gcn *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
+                  float *out) {
+  if (in->dense)
+    gnn_mm(g, g->n_owned, cols, d_in, in->dense, w, out);
+  else
+    g->ops->spmm(g->be, &in->sparse, w, cols, cols, 0.0f, out, cols, NULL, g->n_owned);
+}
+
+/* exact_e of a tensor whose gradient bounds are not finite. */
+#define EXACT_NOT_FINITE INT_MIN
+
+/* The float path: each term through the backend's products. */
+static void float_grads(halo_gcn *g, layer *ly, const grad_term *t, int nterms) {
+  for (int k = 0; k < nterms; k++) {
+    const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
+    const int64_t n = t[k].n ? t[k].n : g->n_owned;
+    float *out = tensor_of(&g->grads, ly, t[k].tensor);
+    if (t[k].a_sparse_t)
+      g->ops->spmm(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, 0.0f, out, p->cols, NULL,
+                   p->rows);
+    else if (t[k].a_dense)
+      g->ops->gemm(g->be, 1, 0, p->rows, p->cols, n, 1.0f, t[k].a_dense, p->rows, t[k].b, p->cols,
+                   0.0f, out, p->cols);
+    else
+      g->ops->colsum(g->be, t[k].b, n, p->cols, out);
+  }
+}
+
+halo_status gnn_layer_grads(halo_gcn *g, layer *ly, const grad_term *t, int nterms) {
+  halo_status st = HALO_OK;
+  enum { MAX_TERMS = HALO_MAX_TENSORS };
+  float local[2 * MAX_TERMS] = {0}, global[2 * MAX_TERMS] = {0};
+  const halo_backend_ops *ops = g->ops;
+  if (!g->opt.deterministic) {
+    float_grads(g, ly, t, nterms);
+    goto done;
+  }
+  if (nterms > MAX_TERMS) HALO_FAIL(HALO_ERR_LIMIT, "%d gradient terms in one layer", nterms);
+
+  /* Bounds: max |A| (1 for a column sum) and max |B| of each term. */
+  for (int k = 0; k < nterms; k++) {
+    const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
+    const int64_t n = t[k].n ? t[k].n : g->n_owned;
+    local[2 * k] = t[k].a_sparse_t ? ops->max_abs(g->be, t[k].a_sparse_t->values,
+                                                  t[k].a_sparse_t->nnz)
+                   : t[k].a_dense  ? ops->max_abs(g->be, t[k].a_dense, n * p->rows)
+                                   : 1.0f;
+    local[2 * k + 1] =
+        k > 0 && t[k].b == t[k - 1].b ? local[2 * k - 1] : ops->max_abs(g->be, t[k].b, n * p->cols);
+  }
+  HALO_TRY(halo_watch_allreduce(local, global, 2 * nterms, MPI_FLOAT, MPI_MAX, g->comm,
+                                "the gradient bounds"));
+  int finite = 1;
+  for (int k = 0; k < nterms; k++)
+    finite = finite && isfinite((double)global[2 * k] * (double)global[2 * k + 1]);
+
+  for (int k = 0; k < nterms; k++) {
+    const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
+    const int64_t n = t[k].n ? t[k].n : g->n_owned;
+    int64_t *limbs = g->exact + p->offset * HALO_EXACT_LIMBS;
+    if (!finite) {
+      /* A NaN or inf on some rank (max_abs reports NaN as inf): no grid can
+       * hold it, so the layer's gradients become NaN on every rank, as on
+       * the float path, instead of a finite garbage step.  The limbs are
+       * still allreduced, so the collectives match. */
+      ly->exact_e[t[k].tensor] = EXACT_NOT_FINITE;
+      memset(limbs, 0, (size_t)(p->rows * p->cols * HALO_EXACT_LIMBS) * sizeof(int64_t));
+      continue;
+    }
+    const int e = halo_exact_exponent((double)global[2 * k] * (double)global[2 * k + 1]);
+    ly->exact_e[t[k].tensor] = e;
+    if (t[k].a_sparse_t)
+      ops->exact_csr(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, e, g->threads,
+                     g->exact_work, limbs);
+    else
+      ops->exact_tn(g->be, n, t[k].a_dense ? p->rows : 1, p->cols, t[k].a_dense,
+                    t[k].a_dense ? p->rows : 1, t[k].b, p->cols, e, g->threads, g->exact_work,
+                    limbs);
+  }
+done:
+  return st;
+}
+
+halo_status gnn_exact_allreduce(halo_gcn *g) {
+  halo_status st = HALO_OK;
+  const int64_t count = g->nparams * HALO_EXACT_LIMBS;
+  if (count > INT32_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT, "%lld gradient limbs are more than one MPI_Allreduce sends",
+              (long long)count);
+  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, g->exact, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
+                                "the gradient allreduce"));
+  float *grads = fbuf(&g->grads);
+  for (int l = 0; l < g->nlayers; l++) {
+    const layer *ly = &g->layers[l];
+    const halo_layer_desc *d = ly->desc;
+    int finite = 1;
+    for (int k = 0; k < d->ntensors; k++) finite = finite && ly->exact_e[k] != EXACT_NOT_FINITE;
+    if (!finite) {
+      for (int64_t k = 0; k < d->count; k++) grads[d->offset + k] = NAN;
+      continue;
+    }
+    for (int k = 0; k < d->ntensors; k++) {
+      const halo_param_tensor *p = &d->tensor[k];
+      halo_exact_to_float(g->exact + p->offset * HALO_EXACT_LIMBS, p->rows * p->cols,
+                          ly->exact_e[k], grads + p->offset);
+    }
+  }
+done:
+  return st;
+}
