@@ -98,6 +98,8 @@ typedef struct probe_case {
   float dropout, input_dropout;
   int sparse;
   int expect_sparse;
+  const char *model; /* NULL: gcn */
+  const char *flags; /* HALO_PROBE_FLAGS; NULL: none */
 } probe_case;
 
 /* Runs train-probe at P ranks and checks logits, gradients and bytes. */
@@ -105,6 +107,9 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
   const int64_t epoch = 3;
   char *dir = tr_tmpdir("probe");
   cr_assert(dir);
+  const char *flags = pc->flags ? pc->flags : "";
+  setenv("HALO_PROBE_MODEL", pc->model ? pc->model : "gcn", 1);
+  setenv("HALO_PROBE_FLAGS", flags, 1);
   int rc =
       tr_mpirun(np, 120, NULL, "%s %s %lld %d %d %g %d %d %d %g %g %d %llu %llu %lld", TRAIN_PROBE,
                 dir, (long long)pc->nodes, pc->degree, pc->features, pc->density, pc->classes,
@@ -125,7 +130,15 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
                 .input_dropout = pc->input_dropout,
                 .seed = seed,
                 .normalize = 1,
-                .epoch = epoch};
+                .epoch = epoch,
+                .kind = !pc->model                     ? FX_GCN
+                        : strcmp(pc->model, "sage") == 0 ? FX_SAGE
+                        : strcmp(pc->model, "gin") == 0  ? FX_GIN
+                                                         : FX_GCN,
+                .mlp_hidden = pc->hidden,
+                .train_eps = strchr(flags, 'e') != NULL,
+                .sage_normalize = strchr(flags, 'n') != NULL,
+                .elu = strchr(flags, 'u') != NULL};
   m.dims[0] = pc->features;
   for (int l = 1; l < pc->layers; l++) m.dims[l] = pc->hidden;
   m.dims[pc->layers] = pc->classes;
@@ -231,20 +244,54 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
 
 static const probe_case cases[] = {
     /* X (sparse) · W first: 24 -> 6 -> 4. */
-    {"sparse-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1},
+    {"sparse-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, NULL, NULL},
     /* The same with dense X. */
-    {"dense-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 0, 0},
+    {"dense-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 0, 0, NULL, NULL},
     /* Â·X first (hidden wider than the input), hidden -> hidden, then 12 -> 3. */
-    {"aggregate-first", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0},
+    {"aggregate-first", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, NULL, NULL},
     /* No input dropout: ÂX cached at set-up, dense (mostly non-zero). */
-    {"cached-ax", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, -1, 0},
+    {"cached-ax", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, -1, 0, NULL, NULL},
     /* The same, ÂX about 7% non-zero: kept as CSR by the density rule.  Wide
      * enough that no row of ÂX is all zeros, which would put Z_0 = b_0 = 0
      * on ReLU's kink and the finite differences of b_0 astride it. */
-    {"cached-sparse-ax", 90, 3, 256, 0.01f, 3, 2, 7, 0.5f, 0.0f, -1, 1},
+    {"cached-sparse-ax", 90, 3, 256, 0.01f, 3, 2, 7, 0.5f, 0.0f, -1, 1, NULL, NULL},
     /* A dense ÂX kept as CSR because --sparse-features 1 says so. */
-    {"cached-forced-csr", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, 1, 1},
+    {"cached-forced-csr", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, 1, 1, NULL, NULL},
+    /* GCN with ELU between its layers. */
+    {"gcn-elu", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gcn", "u"},
 };
+
+/* GraphSAGE and GIN in both shapes, each option on in some case. */
+static const probe_case model_cases[] = {
+    /* X (sparse) · W_l first: 24 -> 6 -> 4, the mean's transpose backward. */
+    {"sage-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "sage", NULL},
+    /* The mean of H first (hidden wider than the input), rows normalised, ELU. */
+    {"sage-aggregate-normalize", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "sage", "nu"},
+    /* No input dropout: SAGE does not cache (dense X, transform first). */
+    {"sage-no-input-dropout", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, 0, 0, "sage", "n"},
+    /* GIN: W_1 first (6 < 24) with a learned ε, sparse X. */
+    {"gin-transform-eps", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "gin", "e"},
+    /* GIN-0 aggregating H first (5 <= 12), three layers. */
+    {"gin-aggregate", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gin", NULL},
+    /* The same with ε learned and ELU. */
+    {"gin-aggregate-eps-elu", 64, 5, 5, 0.9f, 3, 2, 12, 0.3f, 0.4f, -1, 0, "gin", "eu"},
+};
+
+#define NCASES(a) (sizeof a / sizeof a[0])
+
+Test(layers, models_forward_backward_p1_p3, .timeout = 600) {
+  uint64_t seed = tr_seed("layers.models", 8);
+  for (int np = 1; np <= 3; np += 2)
+    for (size_t i = 0; i < NCASES(model_cases); i++) check_probe(&model_cases[i], np, seed + i);
+}
+
+Test(layers, models_deterministic_p1_p3, .timeout = 600) {
+  uint64_t seed = tr_seed("layers.models_deterministic", 9);
+  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
+  for (int np = 1; np <= 3; np += 2)
+    for (size_t i = 0; i < NCASES(model_cases); i++) check_probe(&model_cases[i], np, seed + i);
+  unsetenv("HALO_PROBE_DETERMINISTIC");
+}
 
 Test(layers, model_forward_backward_p1, .timeout = 300) {
   uint64_t seed = tr_seed("layers.model_p1", 5);

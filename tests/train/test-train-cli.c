@@ -135,20 +135,22 @@ Test(cli, volume_equals_prediction, .timeout = 600) {
  * run by) against what the model then took of the node's RAM: the ranks'
  * peaks of resident memory above what they held before.  They must agree
  * within 5% one way and 25% the other (expect_memory_bounded), over dense
- * features, cached ÂX and 1 or 2 ranks on a node.  Under ASan, whose
+ * features, cached ÂX, GraphSAGE and GIN, and 1 or 2 ranks on a node.  Under ASan, whose
  * shadow memory and quarantine swell the use, one run checks only that the
  * figures are there. */
 Test(cli, memory_prediction_matches_the_use, .timeout = 600) {
   char *dir = tr_tmpdir("mem");
   const char *sbm = "sbm:nodes=60000,classes=8,avg-degree=16,homophily=0.8,feat=64,seed=3";
   static const char *const runs[] = {"--layers 3 --hidden 128", "--layers 2 --hidden 16",
-                                     "--layers 2 --hidden 256 --input-dropout 0"};
+                                     "--layers 2 --hidden 256 --input-dropout 0",
+                                     "--model sage --hidden 64 --sage-normalize",
+                                     "--model gin --hidden 64 --layers 3 --gin-train-eps"};
 #if defined(__SANITIZE_ADDRESS__)
   const int sanitized = 1;
 #else
   const int sanitized = 0;
 #endif
-  const int max_parts = sanitized ? 1 : 2, nruns = sanitized ? 1 : 3;
+  const int max_parts = sanitized ? 1 : 2, nruns = sanitized ? 1 : 5;
   for (int parts = 1; parts <= max_parts; parts++) {
     char shards[512], json[600], path[600], tag[700];
     snprintf(shards, sizeof shards, "%s/sbm-%d", dir, parts);

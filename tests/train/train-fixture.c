@@ -271,22 +271,61 @@ int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id) {
 
 /* --- the dense reference model ------------------------------------------ */
 
+/* Layer l's tensors as (rows, cols), in order; returns how many. */
+static int ref_tensors(const fx_model *m, int l, int64_t shape[5][2]) {
+  const int64_t a = m->dims[l], b = m->dims[l + 1], h = m->mlp_hidden;
+  int k = 0;
+#define T(r, c) (shape[k][0] = (r), shape[k][1] = (c), k++)
+  switch (m->kind) {
+    case FX_SAGE:
+      T(a, b), T(1, b), T(a, b);
+      break;
+    case FX_GIN:
+      T(a, h), T(1, h), T(h, b), T(1, b);
+      if (m->train_eps) T(1, 1);
+      break;
+    default:
+      T(a, b), T(1, b);
+  }
+#undef T
+  return k;
+}
+
 int64_t fx_model_params(const fx_model *m) {
-  int64_t n = 0;
-  for (int l = 0; l < m->layers; l++) n += (int64_t)m->dims[l] * m->dims[l + 1] + m->dims[l + 1];
+  int64_t n = 0, shape[5][2];
+  for (int l = 0; l < m->layers; l++)
+    for (int k = 0, nt = ref_tensors(m, l, shape); k < nt; k++) n += shape[k][0] * shape[k][1];
   return n;
 }
 
 void fx_model_init(const fx_model *m, double *p) {
-  int64_t off = 0;
-  for (int l = 0; l < m->layers; l++) {
-    int32_t a = m->dims[l], b = m->dims[l + 1];
-    uint64_t key = halo_rng_key(m->seed, HALO_RNG_WEIGHTS, (uint64_t)l, 0);
-    double limit = sqrt(6.0 / (a + b));
-    for (int32_t r = 0; r < a; r++)
-      for (int32_t c = 0; c < b; c++)
-        p[off++] = (float)(limit * (2.0 * halo_rng_uniform_double(key, (uint64_t)r, (uint64_t)c) - 1.0));
-    for (int32_t c = 0; c < b; c++) p[off++] = 0.0;
+  int64_t off = 0, shape[5][2];
+  for (int l = 0; l < m->layers; l++)
+    for (int k = 0, nt = ref_tensors(m, l, shape); k < nt; k++) {
+      const int64_t rows = shape[k][0], cols = shape[k][1];
+      const int weight = k == 0 || k == 2; /* W, W_l, W_r, W_1, W_2 */
+      uint64_t key = halo_rng_key(m->seed, HALO_RNG_WEIGHTS, (uint64_t)l, (uint64_t)k);
+      double limit = sqrt(6.0 / (double)(rows + cols));
+      for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++)
+          p[off++] = weight ? (float)(limit * (2.0 * halo_rng_uniform_double(key, (uint64_t)r,
+                                                                              (uint64_t)c) -
+                                                1.0))
+                            : 0.0;
+    }
+}
+
+/* Y (n × cols) = A · X with A the adjacency, values 1, no self-loop; with
+ * `mean`, each row divided by its degree (an isolated row stays 0). */
+static void ref_neighbours(const fx_graph *g, const double *x, int32_t cols, int mean,
+                           double *y) {
+  for (int64_t i = 0; i < g->n; i++) {
+    const int64_t deg = g->indptr[i + 1] - g->indptr[i];
+    for (int32_t c = 0; c < cols; c++) y[i * cols + c] = 0.0;
+    for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++)
+      for (int32_t c = 0; c < cols; c++) y[i * cols + c] += x[g->indices[k] * cols + c];
+    if (mean && deg > 0)
+      for (int32_t c = 0; c < cols; c++) y[i * cols + c] /= (double)deg;
   }
 }
 
@@ -337,15 +376,62 @@ double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, doub
     int32_t a = m->dims[l], b = m->dims[l + 1];
     float pl = l == 0 ? m->input_dropout : m->dropout;
     ref_dropout(h, n, a, halo_rng_key(m->seed, HALO_RNG_DROPOUT, (uint64_t)m->epoch, (uint64_t)l), pl);
-    ref_aggregate(g, h, a, ah);
-    const double *w = p + off, *bias = p + off + (int64_t)a * b;
-    off += (int64_t)a * b + b;
-    for (int64_t i = 0; i < n; i++)
-      for (int32_t c = 0; c < b; c++) {
-        double s = bias[c];
-        for (int32_t k = 0; k < a; k++) s += ah[i * a + k] * w[k * b + c];
-        h[i * b + c] = (l + 1 < m->layers && s < 0.0) ? 0.0 : s;
+    double *s = fx_xcalloc((size_t)(n * b), sizeof(double));
+    if (m->kind == FX_GCN) {
+      ref_aggregate(g, h, a, ah);
+      const double *w = p + off, *bias = p + off + (int64_t)a * b;
+      off += (int64_t)a * b + b;
+      for (int64_t i = 0; i < n; i++)
+        for (int32_t c = 0; c < b; c++) {
+          double v = bias[c];
+          for (int32_t k = 0; k < a; k++) v += ah[i * a + k] * w[k * b + c];
+          s[i * b + c] = v;
+        }
+    } else if (m->kind == FX_SAGE) {
+      /* PyG's SAGEConv: lin_l(mean_j h_j) + lin_r(h_i), then normalize. */
+      ref_neighbours(g, h, a, 1, ah);
+      const double *wl = p + off, *bias = wl + (int64_t)a * b, *wr = bias + b;
+      off += 2 * (int64_t)a * b + b;
+      for (int64_t i = 0; i < n; i++) {
+        double sq = 0.0;
+        for (int32_t c = 0; c < b; c++) {
+          double v = bias[c];
+          for (int32_t k = 0; k < a; k++) v += ah[i * a + k] * wl[k * b + c] + h[i * a + k] * wr[k * b + c];
+          s[i * b + c] = v;
+          sq += v * v;
+        }
+        const double norm = fmax(sqrt(sq), 1e-12);
+        if (m->sage_normalize)
+          for (int32_t c = 0; c < b; c++) s[i * b + c] /= norm;
       }
+    } else {
+      /* PyG's GINConv: MLP((1 + eps) h_i + sum_j h_j), MLP = Lin, ReLU, Lin. */
+      const int32_t hid = m->mlp_hidden;
+      const double *w1 = p + off, *b1 = w1 + (int64_t)a * hid, *w2 = b1 + hid,
+                   *b2 = w2 + (int64_t)hid * b;
+      const double eps = m->train_eps ? b2[b] : 0.0;
+      off += (int64_t)a * hid + hid + (int64_t)hid * b + b + (m->train_eps ? 1 : 0);
+      ref_neighbours(g, h, a, 0, ah);
+      double *r = fx_xcalloc((size_t)hid, sizeof(double));
+      for (int64_t i = 0; i < n; i++) {
+        for (int32_t q = 0; q < hid; q++) {
+          double v = b1[q];
+          for (int32_t k = 0; k < a; k++) v += ((1.0 + eps) * h[i * a + k] + ah[i * a + k]) * w1[k * hid + q];
+          r[q] = v > 0.0 ? v : 0.0;
+        }
+        for (int32_t c = 0; c < b; c++) {
+          double v = b2[c];
+          for (int32_t q = 0; q < hid; q++) v += r[q] * w2[q * b + c];
+          s[i * b + c] = v;
+        }
+      }
+      free(r);
+    }
+    for (int64_t i = 0; i < n * b; i++) {
+      const double v = s[i];
+      h[i] = l + 1 == m->layers ? v : v > 0.0 ? v : m->elu ? expm1(v) : 0.0;
+    }
+    free(s);
   }
   const int32_t cls = m->dims[m->layers];
   double loss = 0.0;

@@ -51,7 +51,10 @@ halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id);
 /* Writes manifest.h5 and every part to `dir` (created). Returns 0 on success. */
 int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id);
 
-/* The dense reference model, in double. */
+/* The dense reference model, in double: GCN, GraphSAGE-mean or GIN, each
+ * written from its paper's (PyG's) formula, not from halo's code. */
+enum { FX_GCN = 0, FX_SAGE = 1, FX_GIN = 2 };
+
 typedef struct fx_model {
   int layers;
   int32_t dims[8];
@@ -59,12 +62,19 @@ typedef struct fx_model {
   uint64_t seed;
   int normalize;
   int64_t epoch;       /* keys the dropout masks */
+  int kind;            /* FX_GCN (0, the default), FX_SAGE, FX_GIN */
+  int32_t mlp_hidden;  /* GIN: the MLP's width */
+  int train_eps;       /* GIN: ε is a parameter */
+  int sage_normalize;  /* SAGE: L2-normalised output rows */
+  int elu;             /* ELU between layers instead of ReLU */
 } fx_model;
 
-/* Number of parameters, laid out W_0, b_0, W_1, b_1, ... */
+/* Number of parameters, laid out per layer as docs/models.md lists them:
+ * GCN W, b; SAGE W_l, b, W_r; GIN W_1, b_1, W_2, b_2 (, ε). */
 int64_t fx_model_params(const fx_model *m);
 
-/* Glorot-uniform weights from halo_rng keyed by (seed, layer, row, col). */
+/* Glorot-uniform weights from halo_rng keyed by (seed, layer, tensor) and
+ * (row, col), zero biases and ε. */
 void fx_model_init(const fx_model *m, double *params);
 
 /* Forward pass over the whole graph; returns the mean cross-entropy over the

@@ -13,6 +13,8 @@
  *                  (checked backend only)
  *
  * HALO_PROBE_DETERMINISTIC=1 trains with --deterministic's exact sums.
+ * HALO_PROBE_MODEL=gcn|sage|gin picks the model, and HALO_PROBE_FLAGS its
+ * options: n (--sage-normalize), e (--gin-train-eps), u (--activation elu).
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
  * checked backend of backend-checked.c with the halo exchange staged
  * ("staged") or in place ("device-mpi").
@@ -68,6 +70,17 @@ int main(int argc, char **argv) {
   const int64_t epoch = atoll(word[EPOCH]);
   const char *det = getenv("HALO_PROBE_DETERMINISTIC");
   o.deterministic = det && strcmp(det, "1") == 0;
+  const char *model_name = getenv("HALO_PROBE_MODEL");
+  if (model_name && halo_model_parse(model_name, &o.model) != HALO_OK) {
+    if (rank == 0) fprintf(stderr, "train-probe: HALO_PROBE_MODEL=%s is not a model\n", model_name);
+    goto done;
+  }
+  const char *flags = getenv("HALO_PROBE_FLAGS"); /* "n": normalize, "e": train ε, "u": ELU */
+  if (flags) {
+    o.sage_normalize = strchr(flags, 'n') != NULL;
+    o.gin_train_eps = strchr(flags, 'e') != NULL;
+    o.activation = strchr(flags, 'u') ? HALO_ACT_ELU : HALO_ACT_RELU;
+  }
 
   graph = fx_graph_new(&spec);
   shard = fx_shard_new(graph, rank, 77);
