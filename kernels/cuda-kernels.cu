@@ -6,9 +6,9 @@
  * each row (rows are short: a layer's width) and combine partial results in
  * a fixed order where the CPU's answer is deterministic.
  *
- * Where an op must match the CPU bit for bit (dropout, bias, ReLU,
- * pack/unpack), the kernel performs the very same float operations in the
- * same order as the CPU code, so no rounding can differ.
+ * Where an op must match the CPU bit for bit (dropout, bias, ReLU, AXPY,
+ * the ELU backward, pack/unpack), the kernel performs the very same float
+ * operations in the same order as the CPU code, so no rounding can differ.
  */
 #include <math.h>
 
@@ -56,6 +56,27 @@ __global__ void relu_kernel(float *y, int64_t n) {
 __global__ void relu_backward_kernel(float *g, const float *y, int64_t n) {
   for (int64_t e = thread_index(); e < n; e += thread_count())
     if (y[e] <= 0.0f) g[e] = 0.0f;
+}
+
+/* The CPU's `y += a * x` with a = alpha + (p ? *p : 0), each operation
+ * rounded once (the _rn intrinsics keep nvcc from fusing them into an FMA,
+ * which the C build never does).  Every thread reads *p itself, so a scale
+ * in device memory (GIN's ε) needs no copy to the host. */
+__global__ void axpy_kernel(float *y, const float *x, int64_t n, float alpha, const float *p) {
+  const float a = __fadd_rn(alpha, p ? *p : 0.0f);
+  for (int64_t e = thread_index(); e < n; e += thread_count())
+    y[e] = __fadd_rn(y[e], __fmul_rn(a, x[e]));
+}
+
+/* CUDA's expm1f is within 1 ulp, as glibc's is: the two may round apart. */
+__global__ void elu_kernel(float *y, int64_t n) {
+  for (int64_t e = thread_index(); e < n; e += thread_count())
+    y[e] = y[e] > 0.0f ? y[e] : expm1f(y[e]);
+}
+
+__global__ void elu_backward_kernel(float *g, const float *y, int64_t n) {
+  for (int64_t e = thread_index(); e < n; e += thread_count())
+    g[e] = __fmul_rn(g[e], y[e] > 0.0f ? 1.0f : __fadd_rn(y[e], 1.0f));
 }
 
 __global__ void dropout_kernel(float *y, int64_t n, int64_t cols, const int64_t *global_id,
@@ -216,6 +237,52 @@ __global__ void row_normalize_kernel(float *x, int64_t rows, int64_t cols) {
     /* Divided in double and rounded once, as on the CPU. */
     if (sum != 0.0)
       for (int64_t j = lane; j < cols; j += kWarp) xr[j] = (float)((double)xr[j] / sum);
+  }
+}
+
+/* halo_cpu_l2_normalize's clamp (torch's F.normalize eps): the smallest
+ * norm a row is divided by. */
+constexpr float kL2Eps = 1e-12f;
+
+/* One warp per row: the sum of squares in double (each square of a float is
+ * exact in double, so a fused multiply-add rounds as the CPU's multiply and
+ * add do), the norm rounded to float and clamped as on the CPU, then the
+ * CPU's float division.  Only the order of the sum differs from the CPU's
+ * ascending one. */
+__global__ void l2_normalize_kernel(float *y, int64_t rows, int64_t cols, float *norm) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = thread_count() / kWarp;
+  for (int64_t r = thread_index() / kWarp; r < rows; r += warps) {
+    float *yr = y + r * cols;
+    double sq = 0.0;
+    for (int64_t j = lane; j < cols; j += kWarp) sq += (double)yr[j] * yr[j];
+    sq = warp_sum(sq);
+    const float nr = fmaxf((float)sqrt(sq), kL2Eps);
+    if (lane == 0) norm[r] = nr;
+    for (int64_t j = lane; j < cols; j += kWarp) yr[j] = __fdiv_rn(yr[j], nr);
+  }
+}
+
+/* One warp per row: the dot product Y·G in double (exact products, as
+ * above) unless the norm was clamped, then the CPU's float operations.
+ * Each lane reads and writes only its own columns, so no lane can see
+ * another's new G. */
+__global__ void l2_normalize_backward_kernel(float *g, const float *y, const float *norm,
+                                             int64_t rows, int64_t cols) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = thread_count() / kWarp;
+  for (int64_t r = thread_index() / kWarp; r < rows; r += warps) {
+    float *gr = g + r * cols;
+    const float *yr = y + r * cols;
+    const float nr = norm[r];
+    double dot = 0.0;
+    if (nr > kL2Eps) { /* the same for the whole warp */
+      for (int64_t j = lane; j < cols; j += kWarp) dot += (double)yr[j] * gr[j];
+      dot = warp_sum(dot);
+    }
+    const float d = (float)dot;
+    for (int64_t j = lane; j < cols; j += kWarp)
+      gr[j] = __fdiv_rn(__fsub_rn(gr[j], __fmul_rn(yr[j], d)), nr);
   }
 }
 
@@ -394,6 +461,37 @@ done:
   return st;
 }
 
+extern "C" halo_status halo_cuda_axpy(float *y, const float *x, int64_t n, float alpha,
+                                      const float *p, void *stream) {
+  halo_status st = HALO_OK;
+  if (n < 0) return bad_arg("halo_cuda_axpy", "negative size");
+  if (n == 0) return HALO_OK;
+  axpy_kernel<<<blocks_for(n, kThreads), kThreads, 0, (cudaStream_t)stream>>>(y, x, n, alpha, p);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_elu(float *y, int64_t n, void *stream) {
+  halo_status st = HALO_OK;
+  if (n < 0) return bad_arg("halo_cuda_elu", "negative size");
+  if (n == 0) return HALO_OK;
+  elu_kernel<<<blocks_for(n, kThreads), kThreads, 0, (cudaStream_t)stream>>>(y, n);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_elu_backward(float *g, const float *y, int64_t n, void *stream) {
+  halo_status st = HALO_OK;
+  if (n < 0) return bad_arg("halo_cuda_elu_backward", "negative size");
+  if (n == 0) return HALO_OK;
+  elu_backward_kernel<<<blocks_for(n, kThreads), kThreads, 0, (cudaStream_t)stream>>>(g, y, n);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
 extern "C" halo_status halo_cuda_dropout(float *y, int64_t rows, int64_t cols,
                                          const int64_t *global_id, uint64_t key, float p,
                                          void *stream) {
@@ -533,6 +631,33 @@ extern "C" halo_status halo_cuda_row_normalize(float *x, int64_t rows, int64_t c
   if (rows == 0 || cols == 0) return HALO_OK;
   row_normalize_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0, (cudaStream_t)stream>>>(
       x, rows, cols);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_l2_normalize(float *y, int64_t rows, int64_t cols, float *norm,
+                                              void *stream) {
+  halo_status st = HALO_OK;
+  if (rows < 0 || cols < 0) return bad_arg("halo_cuda_l2_normalize", "negative size");
+  if (rows == 0) return HALO_OK;
+  if (!norm) return bad_arg("halo_cuda_l2_normalize", "norm must be a device pointer");
+  /* cols == 0 still runs: each norm is then the clamp, and must be written. */
+  l2_normalize_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0, (cudaStream_t)stream>>>(
+      y, rows, cols, norm);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_l2_normalize_backward(float *g, const float *y, const float *norm,
+                                                       int64_t rows, int64_t cols, void *stream) {
+  halo_status st = HALO_OK;
+  if (rows < 0 || cols < 0) return bad_arg("halo_cuda_l2_normalize_backward", "negative size");
+  if (rows == 0 || cols == 0) return HALO_OK;
+  if (!norm) return bad_arg("halo_cuda_l2_normalize_backward", "norm must be a device pointer");
+  l2_normalize_backward_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0,
+                                 (cudaStream_t)stream>>>(g, y, norm, rows, cols);
   HALO_CUDA_LAUNCHED();
 done:
   return st;

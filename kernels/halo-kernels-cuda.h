@@ -15,10 +15,15 @@
  * synchronising CUDA call on that stream.
  *
  * Results equal the CPU's within fp32 rounding, per op:
- *   exact       bias_add, relu, relu_backward, dropout, dropout_to and
- *               csr_dropout (same mask bits), adam, pack, unpack
+ *   exact       bias_add, relu, relu_backward, axpy, elu_backward, dropout,
+ *               dropout_to and csr_dropout (same mask bits), adam, pack,
+ *               unpack
  *   rounding    colsum (double sums, as on the CPU), softmax_xent,
- *               row_normalize, gemm (a different summation order)
+ *               row_normalize, l2_normalize and l2_normalize_backward (a row's
+ *               double sum in another order: a norm or a dot product may
+ *               round to the next float; rows clamped to 1e-12 are exact),
+ *               gemm (a different summation order), elu (CUDA's expm1f,
+ *               within 1 ulp, as glibc's is, but not always the same float)
  * tests/gpu/test-cuda-kernels.c holds the per-op thresholds.
  *
  * This header names no CUDA type, so plain C code (the runtime) can include
@@ -140,6 +145,19 @@ halo_status halo_cuda_relu(float *y, int64_t n, void *stream);
 /* G[i] = 0 where Y[i] <= 0, in place. */
 halo_status halo_cuda_relu_backward(float *g, const float *y, int64_t n, void *stream);
 
+/* Y += (alpha + (p ? *p : 0)) · X over n floats, as halo_cpu_axpy, bit for
+ * bit.  p is a DEVICE pointer (GIN's ε among the parameters) or NULL; the
+ * kernel reads *p, so the host never waits for it.  Y and X do not
+ * overlap. */
+halo_status halo_cuda_axpy(float *y, const float *x, int64_t n, float alpha, const float *p,
+                           void *stream);
+
+/* ELU with alpha 1 in place: Y = Y > 0 ? Y : expm1(Y). */
+halo_status halo_cuda_elu(float *y, int64_t n, void *stream);
+
+/* G[i] *= Y[i] > 0 ? 1 : Y[i] + 1, in place (Y is the ELU output). */
+halo_status halo_cuda_elu_backward(float *g, const float *y, int64_t n, void *stream);
+
 /* Inverted dropout with the CPU's mask, bit for bit: element (i, j) is kept
  * iff halo_rng_uniform(key, global_id[i], j) >= p.  global_id is a device
  * array of `rows` ids. */
@@ -193,6 +211,21 @@ halo_status halo_cuda_unpack(float *dst, const float *src, int64_t cols, const i
 
 /* Divides each row by its sum (rows summing to 0 are left as they are). */
 halo_status halo_cuda_row_normalize(float *x, int64_t rows, int64_t cols, void *stream);
+
+/* Each row divided by its L2 norm, as halo_cpu_l2_normalize:
+ *   norm[i] = max(||Y[i, :]||, 1e-12),  Y[i, :] /= norm[i]
+ * with the sum of squares in double (one warp per row, so not in the CPU's
+ * ascending order).  norm is a device array of `rows` floats, written for
+ * every row, even when cols is 0. */
+halo_status halo_cuda_l2_normalize(float *y, int64_t rows, int64_t cols, float *norm, void *stream);
+
+/* Its backward in place, as halo_cpu_l2_normalize_backward, from the
+ * normalised rows Y and the norms of halo_cuda_l2_normalize:
+ *   G[i, :] = (G[i, :] - Y[i, :] · (Y[i, :] · G[i, :])) / norm[i]
+ * and G[i, :] / norm[i] alone for a row whose norm was clamped to 1e-12
+ * (the dot product in double, one warp per row). */
+halo_status halo_cuda_l2_normalize_backward(float *g, const float *y, const float *norm,
+                                            int64_t rows, int64_t cols, void *stream);
 
 #ifdef __cplusplus
 }

@@ -288,6 +288,28 @@ static void cuda_relu_backward(halo_backend *be, float *g, const float *y, int64
   note(be, halo_cuda_relu_backward(g, y, n, ctx_of(be)->stream));
 }
 
+static void cuda_axpy(halo_backend *be, float *y, const float *x, int64_t n, float alpha,
+                      const float *p) {
+  note(be, halo_cuda_axpy(y, x, n, alpha, p, ctx_of(be)->stream));
+}
+
+static void cuda_elu(halo_backend *be, float *y, int64_t n) {
+  note(be, halo_cuda_elu(y, n, ctx_of(be)->stream));
+}
+
+static void cuda_elu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
+  note(be, halo_cuda_elu_backward(g, y, n, ctx_of(be)->stream));
+}
+
+static void cuda_l2_normalize(halo_backend *be, float *y, int64_t rows, int64_t cols, float *norm) {
+  note(be, halo_cuda_l2_normalize(y, rows, cols, norm, ctx_of(be)->stream));
+}
+
+static void cuda_l2_normalize_backward(halo_backend *be, float *g, const float *y,
+                                       const float *norm, int64_t rows, int64_t cols) {
+  note(be, halo_cuda_l2_normalize_backward(g, y, norm, rows, cols, ctx_of(be)->stream));
+}
+
 static void cuda_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
                          const int64_t *global_id, uint64_t key, float p) {
   note(be, halo_cuda_dropout(y, rows, cols, global_id, key, p, ctx_of(be)->stream));
@@ -438,6 +460,11 @@ static const halo_backend_ops cuda_ops = {
     .colsum = cuda_colsum,
     .relu = cuda_relu,
     .relu_backward = cuda_relu_backward,
+    .axpy = cuda_axpy,
+    .elu = cuda_elu,
+    .elu_backward = cuda_elu_backward,
+    .l2_normalize = cuda_l2_normalize,
+    .l2_normalize_backward = cuda_l2_normalize_backward,
     .dropout = cuda_dropout,
     .dropout_to = cuda_dropout_to,
     .softmax_xent = cuda_softmax_xent,

@@ -11,7 +11,8 @@
  *
  * Both backends get the same random inputs (seeded, printed); thresholds as
  * in test-cuda-kernels.c: 0 for ops that perform the CPU's float
- * operations, 1e-6 for double sums, 1e-5 for fp32 GEMM and SpMM.
+ * operations, 1e-6 for double sums and for ELU's expm1f, 1e-5 for fp32 GEMM
+ * and SpMM.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #define EXACT 0.0
 #define SUMS 1e-6
 #define FP32 1e-5
+#define LIBM 1e-6
 
 typedef struct backends {
   halo_backend *cpu, *gpu;
@@ -292,6 +294,79 @@ Test(cuda_backend, elementwise_slots_equal_the_cpu_bit_for_bit) {
   free(idx);
   free(hw);
   free(hg);
+  close_backends(&b);
+}
+
+/* The optional slots of the models past GCN (axpy, elu, elu_backward,
+ * l2_normalize, l2_normalize_backward): the CUDA backend fills them all,
+ * and each equals the CPU backend's.  Each op gets inputs that are the same
+ * on both sides, so an exact op is compared exactly: AXPY with GIN's ε in
+ * the backend's memory and with p NULL, ELU and its backward (from the
+ * AXPY's output, the same bits on both sides), the L2 normalisation with
+ * its norms, and its backward from the CPU's rows and norms. */
+Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
+  const uint64_t seed = gpu_test_seed("backend model slots");
+  backends b = open_backends();
+  const halo_backend_ops *slots[] = {b.cpu->ops, b.gpu->ops};
+  for (int side = 0; side < 2; side++) {
+    const halo_backend_ops *o = slots[side];
+    cr_assert(o->axpy && o->elu && o->elu_backward && o->l2_normalize && o->l2_normalize_backward,
+              "the %s backend fills the five model slots", o->name);
+  }
+  const int64_t rows = 333, cols = 40, n = rows * cols;
+  const size_t bytes = (size_t)n * 4;
+  float *hy = random_floats(seed, 1, n, -2, 2), *hx = random_floats(seed, 2, n, -2, 2),
+        *hg = random_floats(seed, 3, n, -1, 1), *heps = random_floats(seed, 4, 1, -0.5f, 0.5f);
+  twin A = twin_new(&b, hy, bytes), X = twin_new(&b, hx, bytes), Eps = twin_new(&b, heps, 4),
+       E = twin_new(&b, NULL, bytes), Ge = twin_new(&b, hg, bytes), L = twin_new(&b, NULL, bytes),
+       Norm = twin_new(&b, NULL, (size_t)rows * 4);
+  for (int side = 0; side < 2; side++) {
+    halo_backend *be = side ? b.gpu : b.cpu;
+    const halo_backend_ops *o = be->ops;
+    float *a = F(side ? A.gpu : A.cpu), *x = F(side ? X.gpu : X.cpu),
+          *eps = F(side ? Eps.gpu : Eps.cpu), *e = F(side ? E.gpu : E.cpu),
+          *ge = F(side ? Ge.gpu : Ge.cpu), *l = F(side ? L.gpu : L.cpu),
+          *norm = F(side ? Norm.gpu : Norm.cpu);
+    o->axpy(be, a, x, n, 1.0f, eps); /* GIN: (1 + ε)·h */
+    o->axpy(be, a, x, n, -0.5f, NULL);
+    o->copy(be, e, a, n);
+    o->elu(be, e, n);
+    o->elu_backward(be, ge, a, n);
+    o->copy(be, l, a, n);
+    o->l2_normalize(be, l, rows, cols, norm);
+  }
+  cr_expect_leq(twin_err(&b, &A), EXACT, "axpy differs");
+  const double ee = twin_err(&b, &E);
+  cr_expect_leq(ee, LIBM, "elu rel err %g", ee);
+  cr_expect_leq(twin_err(&b, &Ge), EXACT, "elu_backward differs");
+  const double el = twin_err(&b, &L), en = twin_err(&b, &Norm);
+  cr_expect_leq(el, SUMS, "l2_normalize rel err %g", el);
+  cr_expect_leq(en, SUMS, "l2_normalize's norms: rel err %g", en);
+  fprintf(stderr, "model slots: elu rel err %.3g, l2_normalize %.3g (norms %.3g)\n", ee, el, en);
+
+  /* The backward from the CPU's normalised rows and norms, on both sides. */
+  twin Gl = twin_new(&b, hg, bytes);
+  cr_assert_eq(b.gpu->ops->upload(b.gpu, &L.gpu, 0, L.cpu.data, bytes), HALO_OK);
+  cr_assert_eq(b.gpu->ops->upload(b.gpu, &Norm.gpu, 0, Norm.cpu.data, (size_t)rows * 4), HALO_OK);
+  b.cpu->ops->l2_normalize_backward(b.cpu, F(Gl.cpu), F(L.cpu), F(Norm.cpu), rows, cols);
+  b.gpu->ops->l2_normalize_backward(b.gpu, F(Gl.gpu), F(L.gpu), F(Norm.gpu), rows, cols);
+  const double eb = twin_err(&b, &Gl);
+  fprintf(stderr, "model slots: l2_normalize_backward rel err %.3g\n", eb);
+  cr_expect_leq(eb, SUMS, "l2_normalize_backward rel err %g", eb);
+
+  /* A slot that fails records it for synchronize, as the others do. */
+  halo_log_set_quiet(1);
+  b.gpu->ops->l2_normalize(b.gpu, F(L.gpu), -1, cols, F(Norm.gpu));
+  cr_expect_eq(sync(b.gpu), HALO_ERR_ARG, "a bad l2_normalize is reported by synchronize");
+  cr_expect_eq(sync(b.gpu), HALO_OK, "and only once");
+  halo_log_set_quiet(0);
+
+  twin *all[] = {&A, &X, &Eps, &E, &Ge, &L, &Norm, &Gl};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) twin_free(&b, all[i]);
+  free(hy);
+  free(hx);
+  free(hg);
+  free(heps);
   close_backends(&b);
 }
 

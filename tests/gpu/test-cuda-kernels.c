@@ -2,12 +2,15 @@
  *
  * Thresholds are relative errors ‖cuda − cpu‖₂ / ‖cpu‖₂, one per op:
  *   0     ops that perform the same float operations in the same order
- *         (bias_add, relu, relu_backward, dropout, dropout_to, csr_dropout,
- *         pack, unpack, adam):
+ *         (bias_add, relu, relu_backward, axpy, elu_backward, dropout,
+ *         dropout_to, csr_dropout, pack, unpack, adam):
  *         any difference at all is a bug;
  *   1e-9  the softmax loss, a double sum of double terms;
  *   1e-6  ops that sum in double in another order and round to float
- *         (colsum, row_normalize, the softmax gradient);
+ *         (colsum, row_normalize, the softmax gradient; l2_normalize and its
+ *         backward, row by row, since a clamped row's 1e12 scale would
+ *         drown the others), and elu, whose expm1f is CUDA's (within 1 ulp
+ *         of the true value, as glibc's is: at most 2 ulps apart);
  *   1e-5  fp32 GEMM, whose summation order differs (k <= 300 here);
  *   5e-3  GEMM with TF32 allowed (10-bit mantissas on the inputs).
  */
@@ -22,9 +25,39 @@
 #define SUMS 1e-6
 #define GEMM_FP32 1e-5
 #define GEMM_TF32 5e-3
+#define LIBM 1e-6
+#define LIBM_ULPS 2
 
 static void expect_ok(halo_status st, const char *op) {
   cr_assert_eq(st, HALO_OK, "%s returned %s", op, halo_status_str(st));
+}
+
+/* The largest distance in units in the last place between got[i] and
+ * want[i] (floats of one sign are ordered as their bit patterns); INT64_MAX
+ * when a sign or a NaN differs. */
+static int64_t max_ulps(const float *got, const float *want, int64_t n) {
+  int64_t worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (got[i] == want[i]) continue;
+    if (isnan(got[i]) || isnan(want[i]) || signbit(got[i]) != signbit(want[i])) return INT64_MAX;
+    int32_t a, b;
+    memcpy(&a, &got[i], sizeof a);
+    memcpy(&b, &want[i], sizeof b);
+    const int64_t d = a > b ? (int64_t)a - b : (int64_t)b - a;
+    if (d > worst) worst = d;
+  }
+  return worst;
+}
+
+/* The largest relative error of one row of got against the same row of
+ * want (rel_err, row by row). */
+static double max_row_err(const float *got, const float *want, int64_t rows, int64_t cols) {
+  double worst = 0.0;
+  for (int64_t r = 0; r < rows; r++) {
+    const double e = rel_err(got + r * cols, want + r * cols, cols);
+    if (!(e <= worst)) worst = e; /* a NaN stays */
+  }
+  return worst;
 }
 
 /* ---- GEMM --------------------------------------------------------------- */
@@ -175,6 +208,108 @@ Test(cuda_kernels, relu_and_its_backward_are_exact) {
   halo_cpu_relu_backward(g, y, n);
   dev_download(got, dg, (size_t)n * 4);
   cr_expect_leq(rel_err(got, g, n), EXACT, "relu_backward differs");
+
+  cudaFree(dy);
+  cudaFree(dg);
+  free(y);
+  free(g);
+  free(got);
+}
+
+/* y += (alpha + *p)·x with the scale in device memory, and with p NULL.
+ * The scale is written by a copy queued on the stream just before the
+ * AXPY: a kernel that reads *p sees the new value, while a host that read
+ * it at the call would see the old one (on the emulator, which runs the
+ * copy only when something waits for it). */
+Test(cuda_kernels, axpy_is_exact_with_a_device_scale_and_without) {
+  const uint64_t seed = gpu_test_seed("axpy");
+  const int64_t n = 100003;
+  const size_t bytes = (size_t)n * 4;
+  float *y = host_alloc(bytes), *x = host_alloc(bytes), *got = host_alloc(bytes), eps[2];
+  float *pinned = NULL;
+  void *stream = NULL;
+  fill_uniform(y, n, seed, 1, -2.0f, 2.0f);
+  fill_uniform(x, n, seed, 2, -2.0f, 2.0f);
+  fill_uniform(eps, 2, seed, 3, -1.0f, 1.0f);
+  float *dy = dev_upload(y, bytes), *dx = dev_upload(x, bytes), *dp = dev_upload(&eps[0], 4);
+  cr_assert_eq(halo_cuda_stream_create(&stream), HALO_OK);
+  cr_assert_eq(halo_cuda_malloc_host((void **)&pinned, sizeof *pinned, "the scale"), HALO_OK);
+
+  /* p NULL, a residual: alpha alone. */
+  expect_ok(halo_cuda_axpy(dy, dx, n, 1.0f, NULL, stream), "halo_cuda_axpy");
+  halo_cpu_axpy(y, x, n, 1.0f, NULL);
+  cr_assert_eq(halo_cuda_stream_synchronize(stream), HALO_OK);
+  dev_download(got, dy, bytes);
+  cr_expect(memcmp(got, y, bytes) == 0, "axpy p NULL: not bit-identical (rel err %g)",
+            rel_err(got, y, n));
+
+  /* p on the device, GIN's 1 + ε, the scale replaced on the stream first. */
+  *pinned = eps[1];
+  cr_assert_eq(halo_cuda_memcpy(dp, pinned, sizeof *pinned, stream), HALO_OK);
+  expect_ok(halo_cuda_axpy(dy, dx, n, 1.0f, dp, stream), "halo_cuda_axpy");
+  halo_cpu_axpy(y, x, n, 1.0f, &eps[1]);
+  cr_assert_eq(halo_cuda_stream_synchronize(stream), HALO_OK);
+  dev_download(got, dy, bytes);
+  fprintf(stderr, "axpy: eps %.9g (was %.9g)\n", (double)eps[1], (double)eps[0]);
+  cr_expect(memcmp(got, y, bytes) == 0, "axpy alpha 1, p -> %g: not bit-identical (rel err %g)",
+            (double)eps[1], rel_err(got, y, n));
+
+  /* Another alpha with the same device scale, on the legacy stream. */
+  expect_ok(halo_cuda_axpy(dy, dx, n, -0.75f, dp, NULL), "halo_cuda_axpy");
+  halo_cpu_axpy(y, x, n, -0.75f, &eps[1]);
+  dev_download(got, dy, bytes);
+  cr_expect(memcmp(got, y, bytes) == 0, "axpy alpha -0.75: not bit-identical (rel err %g)",
+            rel_err(got, y, n));
+  /* X is left as it was. */
+  dev_download(got, dx, bytes);
+  cr_expect(memcmp(got, x, bytes) == 0, "axpy wrote X");
+
+  halo_cuda_free_host((void **)&pinned);
+  halo_cuda_stream_destroy(&stream);
+  cudaFree(dy);
+  cudaFree(dx);
+  cudaFree(dp);
+  free(y);
+  free(x);
+  free(got);
+}
+
+/* ELU over negative and positive values (and a few edges: ±0, a large
+ * negative, tiny ones), then its backward from the CPU's ELU output, which
+ * both sides get so that the backward is compared alone. */
+Test(cuda_kernels, elu_within_an_ulp_or_two_and_its_backward_exact) {
+  const uint64_t seed = gpu_test_seed("elu");
+  const int64_t n = 100003;
+  const size_t bytes = (size_t)n * 4;
+  float *y = host_alloc(bytes), *g = host_alloc(bytes), *got = host_alloc(bytes);
+  fill_uniform(y, n, seed, 1, -4.0f, 3.0f);
+  fill_uniform(g, n, seed, 2, -3.0f, 3.0f);
+  const float edges[] = {0.0f, -0.0f, -100.0f, -1e-30f, 1e-30f, -1e-8f, 20.0f, -0.5f};
+  memcpy(y, edges, sizeof edges);
+  int64_t negative = 0;
+  for (int64_t i = 0; i < n; i++) negative += y[i] < 0.0f;
+  fprintf(stderr, "elu: %lld of %lld inputs negative\n", (long long)negative, (long long)n);
+  cr_assert(negative > n / 3 && n - negative > n / 3, "inputs of both signs");
+  float *dy = dev_upload(y, bytes), *dg = dev_upload(g, bytes);
+
+  expect_ok(halo_cuda_elu(dy, n, NULL), "halo_cuda_elu");
+  halo_cpu_elu(y, n);
+  dev_download(got, dy, bytes);
+  const double err = rel_err(got, y, n);
+  const int64_t ulps = max_ulps(got, y, n);
+  fprintf(stderr, "elu: rel err %.3g, at most %lld ulps apart\n", err, (long long)ulps);
+  cr_expect_leq(err, LIBM, "elu rel err %g", err);
+  cr_expect_leq(ulps, LIBM_ULPS, "elu: %lld ulps apart", (long long)ulps);
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+    cr_expect(memcmp(&got[i], &y[i], 4) == 0, "elu(%g) = %.9g, CPU %.9g", (double)edges[i],
+              (double)got[i], (double)y[i]);
+
+  cr_assert_eq(cudaMemcpy(dy, y, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  expect_ok(halo_cuda_elu_backward(dg, dy, n, NULL), "halo_cuda_elu_backward");
+  halo_cpu_elu_backward(g, y, n);
+  dev_download(got, dg, bytes);
+  cr_expect(memcmp(got, g, bytes) == 0, "elu_backward: not bit-identical (rel err %g)",
+            rel_err(got, g, n));
 
   cudaFree(dy);
   cudaFree(dg);
@@ -413,6 +548,91 @@ Test(cuda_kernels, row_normalize_matches_and_keeps_zero_rows) {
   cudaFree(dx);
   free(x);
   free(got);
+}
+
+/* One L2 normalisation shape: random rows, with every 97th row zero and
+ * every 89th (from row 5) so small that its norm is clamped (below 1e-12,
+ * but not zero).  The forward, then the backward from the CPU's normalised rows
+ * and norms (both sides get them, so the backward is compared alone);
+ * clamped rows must equal the CPU's bit for bit, the others within
+ * rounding, row by row. */
+static int l2_clamped(int64_t r) { return r % 97 == 0 || r % 89 == 5; }
+
+static void l2_case(uint64_t seed, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  const size_t bytes = (size_t)n * 4, nbytes = (size_t)rows * 4;
+  float *y = host_alloc(bytes), *g = host_alloc(bytes), *got = host_alloc(bytes);
+  float *norm = host_alloc(nbytes), *got_norm = host_alloc(nbytes);
+  fill_uniform(y, n, seed, 1, -1.0f, 1.0f);
+  fill_uniform(g, n, seed, 2, -1.0f, 1.0f);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < cols && l2_clamped(r); j++) y[r * cols + j] *= r % 97 ? 1e-20f : 0.0f;
+  float *dy = dev_upload(y, bytes), *dg = dev_upload(g, bytes), *dnorm = dev_alloc(nbytes);
+
+  dev_poison(dnorm, nbytes);
+  expect_ok(halo_cuda_l2_normalize(dy, rows, cols, dnorm, NULL), "halo_cuda_l2_normalize");
+  halo_cpu_l2_normalize(y, rows, cols, norm);
+  dev_download(got, dy, bytes);
+  dev_download(got_norm, dnorm, nbytes);
+  const double ey = max_row_err(got, y, rows, cols), en = rel_err(got_norm, norm, rows);
+  fprintf(stderr, "l2_normalize %lld x %lld: row rel err %.3g, norms %.3g\n", (long long)rows,
+          (long long)cols, ey, en);
+  cr_expect_leq(ey, SUMS, "l2_normalize %lld x %lld: row rel err %g", (long long)rows,
+                (long long)cols, ey);
+  cr_expect_leq(en, SUMS, "l2_normalize %lld x %lld: norm rel err %g", (long long)rows,
+                (long long)cols, en);
+  for (int64_t r = 0; r < rows; r++) {
+    if (!l2_clamped(r)) continue;
+    cr_expect_eq(got_norm[r], 1e-12f, "row %lld: norm %g, not the clamp", (long long)r,
+                 (double)got_norm[r]);
+    cr_expect(memcmp(got + r * cols, y + r * cols, (size_t)cols * 4) == 0,
+              "clamped row %lld: not bit-identical", (long long)r);
+  }
+
+  /* The backward, from the CPU's forward. */
+  cr_assert_eq(cudaMemcpy(dy, y, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  cr_assert_eq(cudaMemcpy(dnorm, norm, nbytes, cudaMemcpyHostToDevice), cudaSuccess);
+  expect_ok(halo_cuda_l2_normalize_backward(dg, dy, dnorm, rows, cols, NULL),
+            "halo_cuda_l2_normalize_backward");
+  halo_cpu_l2_normalize_backward(g, y, norm, rows, cols);
+  dev_download(got, dg, bytes);
+  const double eg = max_row_err(got, g, rows, cols);
+  fprintf(stderr, "l2_normalize_backward %lld x %lld: row rel err %.3g\n", (long long)rows,
+          (long long)cols, eg);
+  cr_expect_leq(eg, SUMS, "l2_normalize_backward %lld x %lld: row rel err %g", (long long)rows,
+                (long long)cols, eg);
+  for (int64_t r = 0; r < rows; r++)
+    if (l2_clamped(r))
+      cr_expect(memcmp(got + r * cols, g + r * cols, (size_t)cols * 4) == 0,
+                "clamped row %lld of the backward: not bit-identical", (long long)r);
+
+  cudaFree(dy);
+  cudaFree(dg);
+  cudaFree(dnorm);
+  free(y);
+  free(g);
+  free(got);
+  free(norm);
+  free(got_norm);
+}
+
+Test(cuda_kernels, l2_normalize_and_its_backward_match_and_clamp) {
+  const uint64_t seed = gpu_test_seed("l2_normalize");
+  l2_case(seed, 1000, 50);   /* a warp and a half per row */
+  l2_case(seed + 1, 333, 7); /* fewer columns than a warp */
+  l2_case(seed + 2, 120, 1000);
+  /* No columns: every norm is the clamp. */
+  float *dnorm = dev_alloc(5 * 4), *dy = dev_alloc(4), norm[5], want[5], none[1] = {0.0f};
+  dev_poison(dnorm, 5 * 4);
+  expect_ok(halo_cuda_l2_normalize(dy, 5, 0, dnorm, NULL), "halo_cuda_l2_normalize");
+  halo_cpu_l2_normalize(none, 5, 0, want);
+  dev_download(norm, dnorm, sizeof norm);
+  cr_expect(memcmp(norm, want, sizeof norm) == 0, "no columns: norms %g, CPU %g", (double)norm[0],
+            (double)want[0]);
+  expect_ok(halo_cuda_l2_normalize_backward(dy, dy, dnorm, 5, 0, NULL),
+            "halo_cuda_l2_normalize_backward");
+  cudaFree(dnorm);
+  cudaFree(dy);
 }
 
 /* One softmax case: `cols` classes, a random mask of nmask distinct rows;
@@ -670,7 +890,19 @@ Test(cuda_kernels, bad_arguments_fail_with_a_status) {
                HALO_ERR_ARG);
   cr_expect_eq(halo_cuda_gemm(0, 0, 4, 4, 4, 1.0f, NULL, 2, NULL, 4, 0.0f, NULL, 4, NULL, NULL),
                HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_axpy(NULL, NULL, -1, 1.0f, NULL, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_elu(NULL, -1, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_elu_backward(NULL, NULL, -1, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_l2_normalize(NULL, -1, 4, NULL, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_l2_normalize(NULL, 4, 4, NULL, NULL), HALO_ERR_ARG, "norm NULL");
+  cr_expect_eq(halo_cuda_l2_normalize_backward(NULL, NULL, NULL, 4, -1, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_l2_normalize_backward(NULL, NULL, NULL, 4, 4, NULL), HALO_ERR_ARG,
+               "norm NULL");
   /* Empty sizes are no-ops, not errors. */
   cr_expect_eq(halo_cuda_relu(NULL, 0, NULL), HALO_OK);
   cr_expect_eq(halo_cuda_pack(NULL, NULL, 8, NULL, 0, NULL), HALO_OK);
+  cr_expect_eq(halo_cuda_axpy(NULL, NULL, 0, 1.0f, NULL, NULL), HALO_OK);
+  cr_expect_eq(halo_cuda_elu(NULL, 0, NULL), HALO_OK);
+  cr_expect_eq(halo_cuda_l2_normalize(NULL, 0, 8, NULL, NULL), HALO_OK);
+  cr_expect_eq(halo_cuda_l2_normalize_backward(NULL, NULL, NULL, 0, 8, NULL), HALO_OK);
 }
