@@ -22,7 +22,9 @@
 #      loss curve compared with --device cpu (1e-4 relative) and the halo
 #      bytes with the prediction (halo-train fails itself when they differ);
 #      at P=2 once more with HALO_CUDA_SPMM=rows (halo's row kernel instead
-#      of cuSPARSE), so the table shows both SpMM paths' epoch times.  A
+#      of cuSPARSE), so the table shows both SpMM paths' epoch times; then
+#      GraphSAGE (--sage-normalize) and GIN (--gin-train-eps, 10 epochs:
+#      its curve amplifies rounding fast) the same way, CPU against CUDA.  A
 #      1-epoch probe goes first; if two ranks cannot talk through shared
 #      memory in this machine's sandbox, it is retried over TCP on loopback
 #      (OMPI_MCA_btl=self,tcp), which the later runs then use;
@@ -263,6 +265,16 @@ elif ! command -v mpirun >/dev/null; then
   row "cora cuda" skipped "no mpirun on this machine"
 else
   mkdir -p "$cora_dir"
+  # loss_gap A B EPOCHS: the largest relative difference between the loss
+  # curves of two --metrics files ("non-finite" or "epochs=N" when they are
+  # not comparable).
+  loss_gap() {
+    paste <(grep -o '"loss": [^,]*' "$1" | cut -d' ' -f2) <(grep -o '"loss": [^,]*' "$2" | cut -d' ' -f2) |
+      awk -v e="$3" -v num='^-?[0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?$' '
+        {n++; if ($1 !~ num || $2 !~ num) {bad = 1; next}  # nan, inf: mawk compares them as equal
+         d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > m) m = r}
+        END {if (bad) print "non-finite"; else if (n != e) print "epochs=" n; else printf "%.3g\n", m}'
+  }
   # probe P DIR: one epoch on the GPU, the watchdog on so that a hang is named.
   # HALO_DEVICE_FIRST_BTL sets Open MPI's transports for the first probe of
   # several ranks only ("self" makes it fail: the fallback, tried anywhere).
@@ -340,13 +352,7 @@ else
       fi
     fi
     for run in $runs; do
-      # Largest relative difference between the two loss curves.
-      worst=$(paste <(grep -o '"loss": [^,]*' "$dir/cpu.jsonl" | cut -d' ' -f2) \
-        <(grep -o '"loss": [^,]*' "$dir/$run.jsonl" | cut -d' ' -f2) |
-        awk -v e="$epochs" -v num='^-?[0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?$' '
-          {n++; if ($1 !~ num || $2 !~ num) {bad = 1; next}  # nan, inf: mawk compares them as equal
-           d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > m) m = r}
-          END {if (bad) print "non-finite"; else if (n != e) print "epochs=" n; else printf "%.3g\n", m}')
+      worst=$(loss_gap "$dir/cpu.jsonl" "$dir/$run.jsonl" "$epochs")
       epoch_ms=$(grep -o 'mean epoch [0-9.]* ms' "$dir/$run.txt" | head -1)
       name="cora P=$p cuda"
       [ "$run" = cuda-rows ] && name="cora P=$p rows SpMM"
@@ -354,6 +360,37 @@ else
         row "$name" pass "loss within $worst of CPU, $epoch_ms"
       else
         row "$name" FAIL "loss differs from CPU by $worst (limit 1e-4)"
+      fi
+    done
+    # GraphSAGE and GIN, CPU against CUDA: every op past GCN's on the GPU.
+    # GIN over its first 10 epochs: its curve on Cora amplifies rounding fast
+    # (docs/models.md), on one backend as across two.
+    for model in sage gin; do
+      model_epochs=$epochs
+      flags=(--model "$model" --hidden 64)
+      if [ "$model" = gin ]; then
+        model_epochs=$((epochs < 10 ? epochs : 10))
+        flags+=(--gin-train-eps)
+      else
+        flags+=(--sage-normalize)
+      fi
+      ok=1
+      for device in cpu cuda; do
+        timed 120 "$reserve" -- mpirun -np "$p" "$train" "$dir" "${flags[@]}" --device "$device" \
+          --epochs "$model_epochs" --quiet --metrics "$dir/$model-$device.jsonl" \
+          >"$dir/$model-$device.txt" 2>&1 || ok=0
+        cat "$dir/$model-$device.txt" >>"$log"
+      done
+      if [ "$ok" = 0 ]; then
+        row "cora P=$p $model cuda" FAIL "a training run failed or ran out of time (halo bytes off the prediction also fail)"
+        continue
+      fi
+      worst=$(loss_gap "$dir/$model-cpu.jsonl" "$dir/$model-cuda.jsonl" "$model_epochs")
+      epoch_ms=$(grep -o 'mean epoch [0-9.]* ms' "$dir/$model-cuda.txt" | head -1)
+      if awk -v w="$worst" 'BEGIN {exit !(w ~ /^[0-9.e+-]+$/ && w + 0 <= 1e-4)}'; then
+        row "cora P=$p $model cuda" pass "loss within $worst of CPU over $model_epochs epochs, $epoch_ms"
+      else
+        row "cora P=$p $model cuda" FAIL "loss differs from CPU by $worst (limit 1e-4)"
       fi
     done
   done

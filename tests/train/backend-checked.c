@@ -330,6 +330,39 @@ static void ck_relu(halo_backend *be, float *y, int64_t n) {
   cpu->relu(be, y, n);
 }
 
+static void ck_axpy(halo_backend *be, float *y, const float *x, int64_t n, float alpha,
+                    const float *p) {
+  device(be, "axpy", "Y", y, (size_t)n * 4);
+  device(be, "axpy", "X", x, (size_t)n * 4);
+  if (p) device(be, "axpy", "P", p, 4);
+  cpu->axpy(be, y, x, n, alpha, p);
+}
+
+static void ck_elu(halo_backend *be, float *y, int64_t n) {
+  device(be, "elu", "Y", y, (size_t)n * 4);
+  cpu->elu(be, y, n);
+}
+
+static void ck_elu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
+  device(be, "elu_backward", "G", g, (size_t)n * 4);
+  device(be, "elu_backward", "Y", y, (size_t)n * 4);
+  cpu->elu_backward(be, g, y, n);
+}
+
+static void ck_l2_normalize(halo_backend *be, float *y, int64_t rows, int64_t cols, float *norm) {
+  device(be, "l2_normalize", "Y", y, (size_t)(rows * cols) * 4);
+  device(be, "l2_normalize", "norm", norm, (size_t)rows * 4);
+  cpu->l2_normalize(be, y, rows, cols, norm);
+}
+
+static void ck_l2_normalize_backward(halo_backend *be, float *g, const float *y, const float *norm,
+                                     int64_t rows, int64_t cols) {
+  device(be, "l2_normalize_backward", "G", g, (size_t)(rows * cols) * 4);
+  device(be, "l2_normalize_backward", "Y", y, (size_t)(rows * cols) * 4);
+  device(be, "l2_normalize_backward", "norm", norm, (size_t)rows * 4);
+  cpu->l2_normalize_backward(be, g, y, norm, rows, cols);
+}
+
 static void ck_relu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
   device(be, "relu_backward", "G", g, (size_t)n * 4);
   device(be, "relu_backward", "Y", y, (size_t)n * 4);
@@ -450,6 +483,11 @@ static const halo_backend_ops checked_ops = {
     .colsum = ck_colsum,
     .relu = ck_relu,
     .relu_backward = ck_relu_backward,
+    .axpy = ck_axpy,
+    .elu = ck_elu,
+    .elu_backward = ck_elu_backward,
+    .l2_normalize = ck_l2_normalize,
+    .l2_normalize_backward = ck_l2_normalize_backward,
     .dropout = ck_dropout,
     .dropout_to = ck_dropout_to,
     .softmax_xent = ck_softmax_xent,
