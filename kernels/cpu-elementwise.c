@@ -108,3 +108,49 @@ void halo_cpu_l2_normalize_backward(float *g, const float *y, const float *norm,
     for (int64_t j = 0; j < cols; j++) gr[j] = (gr[j] - yr[j] * d) / norm[i];
   }
 }
+
+/* torch.nn.LayerNorm's default eps. */
+static const double LN_EPS = 1e-5;
+
+void halo_cpu_layernorm(float *y, int64_t rows, int64_t cols, const float *gamma,
+                        const float *beta, float *xhat, float *rstd) {
+#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+  for (int64_t i = 0; i < rows; i++) {
+    float *restrict yr = y + i * cols, *restrict xr = xhat + i * cols;
+    double sum = 0.0, sq = 0.0;
+    for (int64_t j = 0; j < cols; j++) sum += yr[j];
+    const double mean = cols ? sum / (double)cols : 0.0;
+    for (int64_t j = 0; j < cols; j++) sq += ((double)yr[j] - mean) * ((double)yr[j] - mean);
+    const double r = 1.0 / sqrt((cols ? sq / (double)cols : 0.0) + LN_EPS);
+    rstd[i] = (float)r;
+    for (int64_t j = 0; j < cols; j++) {
+      xr[j] = (float)(((double)yr[j] - mean) * r);
+      yr[j] = xr[j] * gamma[j] + beta[j];
+    }
+  }
+}
+
+void halo_cpu_layernorm_backward(float *g, const float *xhat, const float *rstd,
+                                 const float *gamma, int64_t rows, int64_t cols) {
+#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+  for (int64_t i = 0; i < rows; i++) {
+    float *restrict gr = g + i * cols;
+    const float *restrict xr = xhat + i * cols;
+    double sd = 0.0, sdx = 0.0;
+    for (int64_t j = 0; j < cols; j++) {
+      const double d = (double)gr[j] * gamma[j];
+      sd += d;
+      sdx += d * xr[j];
+    }
+    const double md = cols ? sd / (double)cols : 0.0, mdx = cols ? sdx / (double)cols : 0.0;
+    for (int64_t j = 0; j < cols; j++) {
+      const double d = (double)gr[j] * gamma[j];
+      gr[j] = (float)((double)rstd[i] * (d - md - (double)xr[j] * mdx));
+    }
+  }
+}
+
+void halo_cpu_mul(float *out, const float *a, const float *b, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+  for (int64_t i = 0; i < n; i++) out[i] = a[i] * b[i];
+}

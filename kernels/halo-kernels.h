@@ -65,6 +65,24 @@ void halo_cpu_l2_normalize(float *y, int64_t rows, int64_t cols, float *norm);
 void halo_cpu_l2_normalize_backward(float *g, const float *y, const float *norm, int64_t rows,
                                     int64_t cols);
 
+/* LayerNorm over each row (torch.nn.LayerNorm(cols), eps 1e-5), in place:
+ *   mean_i, var_i = the row's mean and biased variance (double, ascending)
+ *   rstd[i] = 1 / sqrt(var_i + 1e-5),  xhat[i, :] = (Y[i, :] - mean_i) · rstd[i]
+ *   Y[i, :] = xhat[i, :] · gamma + beta
+ * xhat (rows × cols) and rstd (rows) are kept for the backward. */
+void halo_cpu_layernorm(float *y, int64_t rows, int64_t cols, const float *gamma,
+                        const float *beta, float *xhat, float *rstd);
+
+/* Its backward, in place: G holds dLoss/dY on entry and dLoss/dX on return,
+ *   d = G · gamma,  G[i, :] = rstd[i] · (d - mean(d) - xhat[i, :] · mean(d · xhat[i, :]))
+ * with the row means in double, ascending.  (dgamma = Σ_i G ⊙ xhat and
+ * dbeta = Σ_i G are sums over nodes, which the caller takes before.) */
+void halo_cpu_layernorm_backward(float *g, const float *xhat, const float *rstd,
+                                 const float *gamma, int64_t rows, int64_t cols);
+
+/* OUT[i] = A[i] · B[i] over n floats (OUT may be A or B). */
+void halo_cpu_mul(float *out, const float *a, const float *b, int64_t n);
+
 /* Inverted dropout keyed by global row id: element (i, j) is kept iff
  * halo_dropout_keep(key, global_id[i], j, p), and kept values are scaled by
  * halo_dropout_scale(p) = 1/(1-p) (core/halo-rng.h).  Applied in place to

@@ -162,6 +162,24 @@ static void cpu_l2_normalize_backward(halo_backend *be, float *g, const float *y
   halo_cpu_l2_normalize_backward(g, y, norm, rows, cols);
 }
 
+static void cpu_layernorm(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                          const float *gamma, const float *beta, float *xhat, float *rstd) {
+  (void)be;
+  halo_cpu_layernorm(y, rows, cols, gamma, beta, xhat, rstd);
+}
+
+static void cpu_layernorm_backward(halo_backend *be, float *g, const float *xhat,
+                                   const float *rstd, const float *gamma, int64_t rows,
+                                   int64_t cols) {
+  (void)be;
+  halo_cpu_layernorm_backward(g, xhat, rstd, gamma, rows, cols);
+}
+
+static void cpu_mul(halo_backend *be, float *out, const float *a, const float *b, int64_t n) {
+  (void)be;
+  halo_cpu_mul(out, a, b, n);
+}
+
 const halo_backend_ops halo__backend_cpu_ops = {
     .name = "cpu",
     .buf_alloc = cpu_buf_alloc,
@@ -180,6 +198,9 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .elu_backward = cpu_elu_backward,
     .l2_normalize = cpu_l2_normalize,
     .l2_normalize_backward = cpu_l2_normalize_backward,
+    .layernorm = cpu_layernorm,
+    .layernorm_backward = cpu_layernorm_backward,
+    .mul = cpu_mul,
     .dropout = cpu_dropout,
     .dropout_to = cpu_dropout_to,
     .softmax_xent = cpu_softmax_xent,

@@ -145,6 +145,13 @@ typedef struct halo_backend_ops {
   void (*l2_normalize)(halo_backend *be, float *y, int64_t rows, int64_t cols, float *norm);
   void (*l2_normalize_backward)(halo_backend *be, float *g, const float *y, const float *norm,
                                 int64_t rows, int64_t cols);
+  /* LayerNorm per row (--norm layer) and its backward; an elementwise
+   * product (dgamma's terms). */
+  void (*layernorm)(halo_backend *be, float *y, int64_t rows, int64_t cols, const float *gamma,
+                    const float *beta, float *xhat, float *rstd);
+  void (*layernorm_backward)(halo_backend *be, float *g, const float *xhat, const float *rstd,
+                             const float *gamma, int64_t rows, int64_t cols);
+  void (*mul)(halo_backend *be, float *out, const float *a, const float *b, int64_t n);
 
   /* --- deterministic ops (OPTIONAL: --deterministic needs them all) ------
    * The contracts of halo_cpu_gemm_rows (kernels/halo-kernels.h) and of the
