@@ -15,6 +15,8 @@ static const char usage[] =
     "  --activation relu|elu  between layers (relu)\n"
     "  --sage-normalize     sage: L2-normalise each layer's output rows\n"
     "  --gin-train-eps      gin: learn epsilon (default: GIN-0, epsilon = 0)\n"
+    "  --residual           every layer adds its input (projected where the widths differ)\n"
+    "  --norm none|layer    LayerNorm after every hidden layer (none)\n"
     "  --epochs N           training epochs (200)\n"
     "  --lr X               Adam learning rate (0.01)\n"
     "  --weight-decay X     L2 weight decay (5e-4): gcn's first layer only, every\n"
@@ -106,7 +108,8 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   halo_status st = HALO_OK;
   static const char *const models[] = {"gcn", "sage", "gin", NULL};
   static const char *const activations[] = {"relu", "elu", NULL};
-  char activation[8] = "relu";
+  static const char *const norms[] = {"none", "layer", NULL};
+  char activation[8] = "relu", norm[8] = "none";
   static const char *const devices[] = {"cpu", "cuda", NULL};
   int input_dropout_set = 0, warmup_set = 0, every_set = 0, keep_set = 0;
   int64_t v = 0;
@@ -147,7 +150,8 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     if (strcmp(flag, "--quiet") == 0 || strcmp(flag, "--weight-decay-all") == 0 ||
         strcmp(flag, "--no-normalize") == 0 || strcmp(flag, "--resume") == 0 ||
         strcmp(flag, "--tf32") == 0 || strcmp(flag, "--deterministic") == 0 ||
-        strcmp(flag, "--sage-normalize") == 0 || strcmp(flag, "--gin-train-eps") == 0) {
+        strcmp(flag, "--sage-normalize") == 0 || strcmp(flag, "--gin-train-eps") == 0 ||
+        strcmp(flag, "--residual") == 0) {
       if (eq) HALO_FAIL(HALO_ERR_ARG, "%s takes no value", flag);
       if (strcmp(flag, "--quiet") == 0) a->quiet = 1;
       if (strcmp(flag, "--weight-decay-all") == 0) a->gcn.weight_decay_all = 1;
@@ -157,10 +161,12 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       if (strcmp(flag, "--deterministic") == 0) a->gcn.deterministic = 1;
       if (strcmp(flag, "--sage-normalize") == 0) a->gcn.sage_normalize = 1;
       if (strcmp(flag, "--gin-train-eps") == 0) a->gcn.gin_train_eps = 1;
+      if (strcmp(flag, "--residual") == 0) a->gcn.residual = 1;
       continue;
     }
     static const char *const valued[] = {"--model",
                                          "--activation",
+                                         "--norm",
                                          "--layers",
                                          "--hidden",
                                          "--epochs",
@@ -194,6 +200,9 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     } else if (strcmp(flag, "--activation") == 0) {
       HALO_TRY(copy_word(flag, value, activations, activation, sizeof activation));
       a->gcn.activation = strcmp(activation, "elu") == 0 ? HALO_ACT_ELU : HALO_ACT_RELU;
+    } else if (strcmp(flag, "--norm") == 0) {
+      HALO_TRY(copy_word(flag, value, norms, norm, sizeof norm));
+      a->gcn.layer_norm = strcmp(norm, "layer") == 0;
     } else if (strcmp(flag, "--device") == 0) {
       HALO_TRY(copy_word(flag, value, devices, a->device, sizeof a->device));
     } else if (strcmp(flag, "--layers") == 0) {

@@ -62,6 +62,10 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
     const halo_layer_desc *ly = &d->layer[l];
     if (l > 0) set(p, GCN_BUF_HD, l, all * ly->d_in * fl, GCN_LIFE_ALWAYS);
     gnn_layer_kind_of(d->kind)->plan(ly, l, n, all, p);
+    if (ly->norm_tensor >= 0) {
+      gcn_plan_set(p, GCN_BUF_XHAT, l, n * ly->d_out);
+      gcn_plan_set(p, GCN_BUF_RSTD, l, n);
+    }
     set(p, GCN_BUF_Z, l, n * ly->d_out * fl, GCN_LIFE_ALWAYS);
     if (l > 0 && ly->d_in > widest) widest = ly->d_in;
     if (ly->d_mid > widest) widest = ly->d_mid;
@@ -69,6 +73,7 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
   }
   set(p, GCN_BUF_G0, 0, all * widest * fl, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_G1, 0, all * widest * fl, GCN_LIFE_ALWAYS);
+  if (d->config.residual) set(p, GCN_BUF_G2, 0, n * widest * fl, GCN_LIFE_ALWAYS);
   const int64_t pbytes = d->params * fl;
   set(p, GCN_BUF_PARAMS, 0, pbytes, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_GRADS, 0, pbytes, GCN_LIFE_ALWAYS);

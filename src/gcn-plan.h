@@ -31,6 +31,7 @@ typedef enum {
   GCN_BUF_BOUNDARY, /* (only when they are not contiguous) */
   GCN_BUF_G0,       /* backward ping-pong, n_all × widest */
   GCN_BUF_G1,
+  GCN_BUF_G2, /* --residual: the residual's share of dH, n_owned × widest */
   GCN_BUF_PARAMS, /* flat parameters, gradients, Adam's moments */
   GCN_BUF_GRADS,
   GCN_BUF_ADAM_M,
@@ -46,6 +47,8 @@ typedef enum {
   GCN_BUF_AH,      /* per layer, aggregate first: the aggregated H, n_owned × d_in */
   GCN_BUF_Z1,      /* per layer, GIN: the MLP's hidden rows; SAGE normalised: Z's copy */
   GCN_BUF_NORM,    /* per layer, SAGE normalised: the rows' norms, n_owned */
+  GCN_BUF_XHAT,    /* per hidden layer, --norm layer: LayerNorm's xhat, n_owned × d_out */
+  GCN_BUF_RSTD,    /* and its 1/σ per row, n_owned */
   GCN_BUF_Z,       /* per layer: n_owned × d_out */
   GCN_BUF_COUNT
 } gcn_buf;

@@ -52,6 +52,7 @@ typedef struct layer {
   halo_buf ah;   /* aggregate first: the aggregated H, n_owned × d_in */
   halo_buf z1;   /* GIN: the MLP's hidden activations, n_owned × d_mid */
   halo_buf norm; /* GraphSAGE --sage-normalize: the rows' norms, n_owned */
+  halo_buf xhat, rstd; /* --norm layer: LayerNorm's normalised rows and 1/σ */
   halo_buf z;    /* n_owned × d_out; the activation applied in place below the top */
   int exact_e[HALO_MAX_TENSORS]; /* deterministic: each tensor's grid exponent */
 } layer;
@@ -114,8 +115,9 @@ struct halo_gcn {
   int threads;
   halo_optim optim; /* Adam, one group per layer */
 
-  /* Backward ping-pong, n_all × widest. */
-  halo_buf g0, g1;
+  /* Backward ping-pong, n_all × widest; with --residual a third buffer for
+   * the residual's share of dH. */
+  halo_buf g0, g1, g2;
 
   /* The buffer plan every allocation is sized from, and the backend bytes
    * the model holds now and held at most. */
@@ -177,6 +179,11 @@ void gnn_mm_acc(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, co
  * (d_in × cols): a GEMM, or the SpMM of a sparse input. */
 void gnn_input_mm(halo_gcn *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
                   float *out);
+
+/* out += H·W, as gnn_input_mm, through `scratch` (n_owned × cols) when
+ * deterministic. */
+void gnn_input_mm_acc(halo_gcn *g, const layer_input *in, int32_t d_in, const float *w,
+                      int32_t cols, float *out, float *scratch);
 
 /* One gradient of a layer: tensor `tensor` = Aᵀ·B summed over n rows, A
  * with the tensor's rows as columns (dense, or the CSR of Aᵀ), B with its

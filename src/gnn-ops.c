@@ -73,6 +73,14 @@ void gnn_input_mm(halo_gcn *g, const layer_input *in, int32_t d_in, const float 
     g->ops->spmm(g->be, &in->sparse, w, cols, cols, 0.0f, out, cols, NULL, g->n_owned);
 }
 
+void gnn_input_mm_acc(halo_gcn *g, const layer_input *in, int32_t d_in, const float *w,
+                      int32_t cols, float *out, float *scratch) {
+  if (in->dense)
+    gnn_mm_acc(g, g->n_owned, cols, d_in, in->dense, w, out, scratch);
+  else
+    g->ops->spmm(g->be, &in->sparse, w, cols, cols, 1.0f, out, cols, NULL, g->n_owned);
+}
+
 /* exact_e of a tensor whose gradient bounds are not finite. */
 #define EXACT_NOT_FINITE INT_MIN
 

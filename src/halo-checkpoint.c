@@ -127,16 +127,18 @@ static void numeric_attrs(halo_checkpoint *c, int32_t *wd_all, int32_t *norm,
 
 /* The model's options past GCN's, int32 each.  A checkpoint written before
  * they existed (a GCN's) lacks them: they read as 0, their defaults. */
-enum { CKPT_MODEL_ATTRS = 3 };
+enum { CKPT_MODEL_ATTRS = 5 };
 
 static void model_attrs(const halo_gcn_options *o, int32_t v[CKPT_MODEL_ATTRS]) {
   v[0] = (int32_t)o->activation;
   v[1] = o->sage_normalize;
   v[2] = o->gin_train_eps;
+  v[3] = o->residual;
+  v[4] = o->layer_norm;
 }
 
-static const char *const model_attr_names[CKPT_MODEL_ATTRS] = {"activation", "sage_normalize",
-                                                               "gin_train_eps"};
+static const char *const model_attr_names[CKPT_MODEL_ATTRS] = {
+    "activation", "sage_normalize", "gin_train_eps", "residual", "layer_norm"};
 
 static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint *c) {
   halo_status st = HALO_OK;
@@ -249,6 +251,8 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   o->activation = (halo_activation)model_opt[0];
   o->sage_normalize = model_opt[1] != 0;
   o->gin_train_eps = model_opt[2] != 0;
+  o->residual = model_opt[3] != 0;
+  o->layer_norm = model_opt[4] != 0;
   if (halo_model_parse(c->model, &o->model) != HALO_OK)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: model '%s' is not one this halo trains (%s)", path, c->model,
               halo_model_names());
@@ -337,9 +341,10 @@ done:
 
 /* "sage, 2 layers, hidden 64, elu, normalised" for the mismatch line. */
 static void describe_model(const char *model, const halo_gcn_options *o, char *out, size_t size) {
-  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s", model, o->layers, o->hidden,
+  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s", model, o->layers, o->hidden,
            o->activation == HALO_ACT_ELU ? ", elu" : "",
            o->sage_normalize ? ", normalised rows" : "", o->gin_train_eps ? ", learned eps" : "",
+           o->residual ? ", residual" : "", o->layer_norm ? ", layer norm" : "",
            o->normalize_features ? "" : ", features not row-normalised");
 }
 
@@ -358,7 +363,8 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
               m->features, m->classes, (unsigned long long)m->source_digest);
   if (strcmp(c->model, model) != 0 || k->layers != o->layers || k->hidden != o->hidden ||
       !k->normalize_features != !o->normalize_features || k->activation != o->activation ||
-      !k->sage_normalize != !o->sage_normalize || !k->gin_train_eps != !o->gin_train_eps) {
+      !k->sage_normalize != !o->sage_normalize || !k->gin_train_eps != !o->gin_train_eps ||
+      !k->residual != !o->residual || !k->layer_norm != !o->layer_norm) {
     char was[160], now[160];
     describe_model(c->model, k, was, sizeof was);
     describe_model(model, o, now, sizeof now);

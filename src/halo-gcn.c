@@ -177,6 +177,51 @@ static void activate_backward(halo_gcn *g, float *dz, const float *z, int64_t n)
     g->ops->relu_backward(g->be, dz, z, n);
 }
 
+/* --residual: Z += H, or H·W_res (halo-model.h says which). */
+static void add_residual(halo_gcn *g, layer *ly, const layer_input *in) {
+  float *z = fbuf(&ly->z);
+  if (ly->desc->residual == HALO_RESIDUAL_IDENTITY)
+    g->ops->axpy(g->be, z, in->dense, g->n_owned * ly->d_out, 1.0f, NULL);
+  else if (ly->desc->residual == HALO_RESIDUAL_PROJECT)
+    gnn_input_mm_acc(g, in, ly->d_in, tensor_of(&g->params, ly, ly->desc->res_tensor), ly->d_out,
+                     z, fbuf(&g->g1));
+}
+
+/* Back through LayerNorm at layer ly's output: dgamma = Σ dY ⊙ xhat and
+ * dbeta = Σ dY (tmp holds the products), then dY → dZ in place. */
+static halo_status norm_backward(halo_gcn *g, layer *ly, float *dz, float *tmp) {
+  halo_status st = HALO_OK;
+  const int k = ly->desc->norm_tensor;
+  const int64_t n = g->n_owned;
+  g->ops->mul(g->be, tmp, dz, fbuf(&ly->xhat), n * ly->d_out);
+  const grad_term t[2] = {{.tensor = k, .b = tmp}, {.tensor = k + 1, .b = dz}};
+  HALO_TRY(gnn_layer_grads(g, ly, t, 2));
+  g->ops->layernorm_backward(g->be, dz, fbuf(&ly->xhat), fbuf(&ly->rstd),
+                             tensor_of(&g->params, ly, k), n, ly->d_out);
+done:
+  return st;
+}
+
+/* Before the layer's own backward: dW_res = Hᵀ·dZ, and with need_dx the
+ * residual's share of dH (dZ, or dZ·W_resᵀ) into g2. */
+static halo_status residual_backward(halo_gcn *g, layer *ly, const layer_input *in,
+                                     const float *dz, int need_dx) {
+  halo_status st = HALO_OK;
+  const halo_layer_desc *d = ly->desc;
+  const int64_t n = g->n_owned;
+  if (d->residual == HALO_RESIDUAL_PROJECT) {
+    const grad_term t = gnn_input_term(d->res_tensor, in, dz);
+    HALO_TRY(gnn_layer_grads(g, ly, &t, 1));
+    if (need_dx)
+      gnn_mm_tb(g, n, ly->d_in, ly->d_out, dz, tensor_of(&g->params, ly, d->res_tensor),
+                fbuf(&g->g2));
+  } else if (d->residual == HALO_RESIDUAL_IDENTITY && need_dx) {
+    g->ops->copy(g->be, fbuf(&g->g2), dz, n * ly->d_out);
+  }
+done:
+  return st;
+}
+
 static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
   halo_status st = HALO_OK;
   for (int l = 0; l < g->nlayers; l++) {
@@ -185,6 +230,12 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
     const layer_input in = input_of(g, l, train, epoch);
     if (l == 0) g->in0 = in; /* the backward's */
     HALO_TRY(ly->kind->forward(g, ly, &in));
+    add_residual(g, ly, &in);
+    if (ly->desc->norm_tensor >= 0)
+      g->ops->layernorm(g->be, fbuf(&ly->z), g->n_owned, ly->d_out,
+                        tensor_of(&g->params, ly, ly->desc->norm_tensor),
+                        tensor_of(&g->params, ly, ly->desc->norm_tensor + 1), fbuf(&ly->xhat),
+                        fbuf(&ly->rstd));
     if (l + 1 < g->nlayers) {
       layer *next = &g->layers[l + 1];
       float *z = fbuf(&ly->z);
@@ -206,7 +257,11 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
     layer *ly = &g->layers[l];
     halo_watch_layer("backward", l);
     const layer_input in = l > 0 ? (layer_input){.dense = fbuf(&ly->hd)} : g->in0;
+    if (ly->desc->norm_tensor >= 0) HALO_TRY(norm_backward(g, ly, dz, tmp));
+    HALO_TRY(residual_backward(g, ly, &in, dz, l > 0));
     HALO_TRY(ly->kind->backward(g, ly, &in, &dz, &tmp, l > 0));
+    if (l > 0 && ly->desc->residual != HALO_RESIDUAL_NONE)
+      g->ops->axpy(g->be, dz, fbuf(&g->g2), g->n_owned * ly->d_in, 1.0f, NULL);
     if (l > 0) {
       /* dz now holds dLoss/dH_l (n × d_in): back through dropout and the
        * activation. */
@@ -322,6 +377,9 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_option
       !(ops->l2_normalize && ops->l2_normalize_backward))
     return "the row normalisation";
   if (o->model == HALO_MODEL_GIN && !ops->axpy) return "AXPY";
+  if (o->residual && !ops->axpy) return "AXPY";
+  if (o->layer_norm && !(ops->layernorm && ops->layernorm_backward && ops->mul))
+    return "LayerNorm";
   return NULL;
 }
 
@@ -341,8 +399,8 @@ static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o,
               "deterministic training needs the exact sums, which the %s backend does not have",
               ops->name);
   if (missing)
-    HALO_FAIL(HALO_ERR_UNSUPPORTED, "the %s model%s needs %s, which the %s backend does not have",
-              model, o->activation == HALO_ACT_ELU ? " with ELU" : "", missing, ops->name);
+    HALO_FAIL(HALO_ERR_UNSUPPORTED, "the %s model as configured needs %s, which the %s backend does not have",
+              model, missing, ops->name);
   if (!(o->dropout >= 0.0f && o->dropout < 1.0f) ||
       !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f))
     HALO_FAIL(HALO_ERR_ARG, "dropout must be in [0, 1)");
@@ -378,7 +436,9 @@ static halo_status describe(const halo_shard *s, const halo_gcn_options *o, halo
   const halo_model_config c = {.kind = o->model,
                                .input_dropout = o->input_dropout > 0.0f,
                                .mlp_hidden = o->hidden,
-                               .train_eps = o->gin_train_eps};
+                               .train_eps = o->gin_train_eps,
+                               .residual = o->residual,
+                               .layer_norm = o->layer_norm};
   return halo_model_describe(&c, dims, o->layers + 1, d);
 }
 
@@ -714,14 +774,16 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
     const struct {
       halo_buf *buf;
       gcn_buf entry;
-    } bufs[] = {{&ly->hd, GCN_BUF_HD}, {&ly->t, GCN_BUF_T},       {&ly->ah, GCN_BUF_AH},
-                {&ly->z1, GCN_BUF_Z1}, {&ly->norm, GCN_BUF_NORM}, {&ly->z, GCN_BUF_Z}};
+    } bufs[] = {{&ly->hd, GCN_BUF_HD},     {&ly->t, GCN_BUF_T},       {&ly->ah, GCN_BUF_AH},
+                {&ly->z1, GCN_BUF_Z1},     {&ly->norm, GCN_BUF_NORM}, {&ly->xhat, GCN_BUF_XHAT},
+                {&ly->rstd, GCN_BUF_RSTD}, {&ly->z, GCN_BUF_Z}};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
       if (gcn_plan_bytes(&g->plan_mem, bufs[k].entry, l) > 0)
         HALO_TRY(plan_new(g, bufs[k].buf, bufs[k].entry, l));
   }
   HALO_TRY(plan_new(g, &g->g0, GCN_BUF_G0, 0));
   HALO_TRY(plan_new(g, &g->g1, GCN_BUF_G1, 0));
+  if (gcn_plan_bytes(&g->plan_mem, GCN_BUF_G2, 0) > 0) HALO_TRY(plan_new(g, &g->g2, GCN_BUF_G2, 0));
 
   size_t pbytes = (size_t)g->nparams * sizeof(float);
   HALO_ALLOC(params, g->nparams, "the parameters");
@@ -880,11 +942,13 @@ void halo_gcn_destroy(halo_gcn **gp) {
   if (g->ops) {
     for (int l = 0; l < g->nlayers; l++) {
       layer *ly = &g->layers[l];
-      halo_buf *bufs[] = {&ly->hd, &ly->t, &ly->ah, &ly->z1, &ly->norm, &ly->z};
+      halo_buf *bufs[] = {&ly->hd, &ly->t,    &ly->ah,   &ly->z1,
+                          &ly->norm, &ly->xhat, &ly->rstd, &ly->z};
       for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) buf_del(g, bufs[k]);
     }
     buf_del(g, &g->g0);
     buf_del(g, &g->g1);
+    buf_del(g, &g->g2);
     buf_del(g, &g->params);
     buf_del(g, &g->grads);
     buf_del(g, &g->adam_m);

@@ -36,6 +36,8 @@ typedef struct halo_gcn_options {
   halo_activation activation;
   int sage_normalize; /* GraphSAGE: L2-normalise each layer's output rows */
   int gin_train_eps;  /* GIN: learn ε (0: GIN-0) */
+  int residual;       /* every layer adds its input (projected by W_res where needed) */
+  int layer_norm;     /* LayerNorm (learned scale and shift) after every hidden layer */
   float lr;             /* Adam learning rate */
   float weight_decay;   /* L2, added to the gradient as in torch.optim.Adam */
   int weight_decay_all; /* 0: first layer only (the reference); 1: every layer */

@@ -33,8 +33,10 @@ static void tensor(halo_layer_desc *ly, int64_t *off, halo_tensor_kind kind, con
   *off += rows * cols;
 }
 
-/* Layer l's parameters, in the order of the flat array (docs/models.md). */
-static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int64_t *off) {
+/* Layer l's parameters, in the order of the flat array (docs/models.md):
+ * its kind's, then W_res, then LayerNorm's (`norm`). */
+static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int norm,
+                          int64_t *off) {
   const int64_t d_in = ly->d_in, d_mid = ly->d_mid, d_out = ly->d_out;
   ly->offset = *off;
   switch (c->kind) {
@@ -55,15 +57,26 @@ static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int64
       if (c->train_eps) tensor(ly, off, HALO_TENSOR_EPS, "eps", 1, 1);
       break;
   }
+  ly->res_tensor = ly->norm_tensor = -1;
+  if (ly->residual == HALO_RESIDUAL_PROJECT) {
+    ly->res_tensor = ly->ntensors;
+    tensor(ly, off, HALO_TENSOR_WEIGHT, "W_res", d_in, d_out);
+  }
+  if (norm) {
+    ly->norm_tensor = ly->ntensors;
+    tensor(ly, off, HALO_TENSOR_SCALE, "gamma", 1, d_out);
+    tensor(ly, off, HALO_TENSOR_BIAS, "beta", 1, d_out);
+  }
   ly->count = *off - ly->offset;
 }
 
-/* The narrow side (halo-model.h) and GCN's cached first layer. */
+/* The narrow side (halo-model.h) and GCN's cached first layer (not with a
+ * residual, which adds X itself, projected). */
 static void layer_comm(const halo_model_config *c, int l, halo_layer_desc *ly,
                        halo_layer_comm *comm) {
   const int narrow_mid = ly->d_mid < ly->d_in;
   const int32_t w = narrow_mid ? ly->d_mid : ly->d_in;
-  if (l == 0 && !c->input_dropout && c->kind == HALO_MODEL_GCN) {
+  if (l == 0 && !c->input_dropout && c->kind == HALO_MODEL_GCN && !c->residual) {
     ly->shape = HALO_LAYER_CACHED;
     comm->setup = comm->widest = ly->d_in;
     return;
@@ -94,7 +107,10 @@ halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims,
     ly->d_in = dims[l];
     ly->d_out = dims[l + 1];
     ly->d_mid = c->kind == HALO_MODEL_GIN ? c->mlp_hidden : ly->d_out;
-    layer_tensors(c, ly, &off);
+    ly->residual = !c->residual                          ? HALO_RESIDUAL_NONE
+                   : l > 0 && ly->d_in == ly->d_out ? HALO_RESIDUAL_IDENTITY
+                                                        : HALO_RESIDUAL_PROJECT;
+    layer_tensors(c, ly, c->layer_norm && l + 1 < out->layers, &off);
     layer_comm(c, l, ly, &out->comm[l]);
     out->shape[l] = ly->shape;
   }

@@ -65,11 +65,23 @@ typedef struct halo_model_config {
   int input_dropout;  /* the input features are dropped out every epoch */
   int32_t mlp_hidden; /* GIN: the MLP's hidden width (>= 1) */
   int train_eps;      /* GIN: ε is a parameter */
+  int residual;       /* every layer adds its input: itself, or projected (W_res) */
+  int layer_norm;     /* every hidden layer's output goes through LayerNorm (gamma, beta) */
 } halo_model_config;
+
+/* How a layer adds its input (--residual). */
+typedef enum {
+  HALO_RESIDUAL_NONE = 0,
+  HALO_RESIDUAL_IDENTITY, /* Z += H: layers after the first whose widths are equal */
+  HALO_RESIDUAL_PROJECT   /* Z += H·W_res: the first layer, and where the widths differ */
+} halo_residual;
 
 typedef struct halo_layer_desc {
   halo_layer_shape shape;
   int32_t d_in, d_mid, d_out;
+  halo_residual residual;
+  int res_tensor;  /* W_res's index in tensor[], or -1 */
+  int norm_tensor; /* LayerNorm's gamma (then beta) in tensor[], or -1 */
   int ntensors;
   halo_param_tensor tensor[HALO_MAX_TENSORS];
   int64_t offset, count; /* the layer's parameters: [offset, offset + count) */

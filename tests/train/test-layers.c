@@ -138,7 +138,9 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
                 .mlp_hidden = pc->hidden,
                 .train_eps = strchr(flags, 'e') != NULL,
                 .sage_normalize = strchr(flags, 'n') != NULL,
-                .elu = strchr(flags, 'u') != NULL};
+                .elu = strchr(flags, 'u') != NULL,
+                .residual = strchr(flags, 'r') != NULL,
+                .layer_norm = strchr(flags, 'l') != NULL};
   m.dims[0] = pc->features;
   for (int l = 1; l < pc->layers; l++) m.dims[l] = pc->hidden;
   m.dims[pc->layers] = pc->classes;
@@ -275,6 +277,19 @@ static const probe_case model_cases[] = {
     {"gin-aggregate", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gin", NULL},
     /* The same with ε learned and ELU. */
     {"gin-aggregate-eps-elu", 64, 5, 5, 0.9f, 3, 2, 12, 0.3f, 0.4f, -1, 0, "gin", "eu"},
+    /* Residuals (projected in layers 0 and 2, the identity in layer 1) and
+     * LayerNorm after both hidden layers, on each model; sparse X for GCN.
+     * LayerNorm maps a constant row (a node whose inputs were all dropped,
+     * with the zero initial bias) to exactly 0 with a gain of
+     * 1/sqrt(1e-5) = 316: onto ReLU's kink, where central differences
+     * straddle it.  So these cases use ELU (smooth at 0) and no hidden
+     * dropout. */
+    {"gcn-residual-norm", 70, 4, 24, 0.15f, 4, 3, 6, 0.0f, 0.5f, 1, 1, "gcn", "rlu"},
+    {"sage-residual-norm", 64, 5, 5, 0.9f, 3, 3, 12, 0.0f, 0.4f, -1, 0, "sage", "rlu"},
+    {"gin-residual-norm-eps", 64, 5, 5, 0.9f, 3, 3, 12, 0.0f, 0.4f, -1, 0, "gin", "rleu"},
+    /* Residuals alone, with dropout (ELU too: a node whose inputs were all
+     * dropped has Z = b = 0 at first, on ReLU's kink). */
+    {"gcn-residual", 70, 4, 24, 0.15f, 4, 3, 6, 0.5f, 0.5f, 1, 1, "gcn", "ru"},
 };
 
 #define NCASES(a) (sizeof a / sizeof a[0])

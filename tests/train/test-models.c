@@ -46,6 +46,7 @@ static const char *const models[][2] = {
     {"gin", "--model gin --hidden 64"},
     {"sage-normalize-elu", "--model sage --hidden 32 --sage-normalize --activation elu"},
     {"gin-eps", "--model gin --hidden 32 --gin-train-eps --layers 3"},
+    {"gcn-residual-norm", "--hidden 32 --layers 3 --residual --norm layer"},
 };
 
 /* Partitions Cora for each run, predicting for `model` (its --model and

@@ -271,47 +271,58 @@ int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id) {
 
 /* --- the dense reference model ------------------------------------------ */
 
-/* Layer l's tensors as (rows, cols), in order; returns how many. */
-static int ref_tensors(const fx_model *m, int l, int64_t shape[5][2]) {
+/* What a reference tensor starts as. */
+enum { REF_WEIGHT, REF_ZERO, REF_ONE };
+
+/* Whether layer l projects its residual (halo-model.h's rule, restated). */
+static int ref_projects(const fx_model *m, int l) {
+  return m->residual && (l == 0 || m->dims[l] != m->dims[l + 1]);
+}
+
+/* Layer l's tensors as (rows, cols, start), in order; returns how many. */
+static int ref_tensors(const fx_model *m, int l, int64_t shape[8][3]) {
   const int64_t a = m->dims[l], b = m->dims[l + 1], h = m->mlp_hidden;
   int k = 0;
-#define T(r, c) (shape[k][0] = (r), shape[k][1] = (c), k++)
+#define T(r, c, s) (shape[k][0] = (r), shape[k][1] = (c), shape[k][2] = (s), k++)
   switch (m->kind) {
     case FX_SAGE:
-      T(a, b), T(1, b), T(a, b);
+      T(a, b, REF_WEIGHT), T(1, b, REF_ZERO), T(a, b, REF_WEIGHT);
       break;
     case FX_GIN:
-      T(a, h), T(1, h), T(h, b), T(1, b);
-      if (m->train_eps) T(1, 1);
+      T(a, h, REF_WEIGHT), T(1, h, REF_ZERO), T(h, b, REF_WEIGHT), T(1, b, REF_ZERO);
+      if (m->train_eps) T(1, 1, REF_ZERO);
       break;
     default:
-      T(a, b), T(1, b);
+      T(a, b, REF_WEIGHT), T(1, b, REF_ZERO);
   }
+  if (ref_projects(m, l)) T(a, b, REF_WEIGHT);
+  if (m->layer_norm && l + 1 < m->layers) T(1, b, REF_ONE), T(1, b, REF_ZERO);
 #undef T
   return k;
 }
 
 int64_t fx_model_params(const fx_model *m) {
-  int64_t n = 0, shape[5][2];
+  int64_t n = 0, shape[8][3];
   for (int l = 0; l < m->layers; l++)
     for (int k = 0, nt = ref_tensors(m, l, shape); k < nt; k++) n += shape[k][0] * shape[k][1];
   return n;
 }
 
 void fx_model_init(const fx_model *m, double *p) {
-  int64_t off = 0, shape[5][2];
+  int64_t off = 0, shape[8][3];
   for (int l = 0; l < m->layers; l++)
     for (int k = 0, nt = ref_tensors(m, l, shape); k < nt; k++) {
       const int64_t rows = shape[k][0], cols = shape[k][1];
-      const int weight = k == 0 || k == 2; /* W, W_l, W_r, W_1, W_2 */
       uint64_t key = halo_rng_key(m->seed, HALO_RNG_WEIGHTS, (uint64_t)l, (uint64_t)k);
       double limit = sqrt(6.0 / (double)(rows + cols));
       for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
-          p[off++] = weight ? (float)(limit * (2.0 * halo_rng_uniform_double(key, (uint64_t)r,
-                                                                              (uint64_t)c) -
-                                                1.0))
-                            : 0.0;
+          p[off++] = shape[k][2] == REF_ONE  ? 1.0
+                     : shape[k][2] == REF_ZERO ? 0.0
+                                               : (float)(limit * (2.0 * halo_rng_uniform_double(
+                                                                         key, (uint64_t)r,
+                                                                         (uint64_t)c) -
+                                                                  1.0));
     }
 }
 
@@ -426,6 +437,33 @@ double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, doub
         }
       }
       free(r);
+    }
+    /* The residual: H itself, or H·W_res. */
+    if (m->residual) {
+      const double *wres = p + off;
+      const int project = ref_projects(m, l);
+      for (int64_t i = 0; i < n; i++)
+        for (int32_t c = 0; c < b; c++) {
+          double v = 0.0;
+          if (project)
+            for (int32_t k = 0; k < a; k++) v += h[i * a + k] * wres[k * b + c];
+          else
+            v = h[i * a + c];
+          s[i * b + c] += v;
+        }
+      if (project) off += (int64_t)a * b;
+    }
+    /* torch.nn.LayerNorm(b): biased variance, eps 1e-5. */
+    if (m->layer_norm && l + 1 < m->layers) {
+      const double *gamma = p + off, *beta = gamma + b;
+      off += 2 * (int64_t)b;
+      for (int64_t i = 0; i < n; i++) {
+        double mean = 0.0, var = 0.0;
+        for (int32_t c = 0; c < b; c++) mean += s[i * b + c] / b;
+        for (int32_t c = 0; c < b; c++) var += (s[i * b + c] - mean) * (s[i * b + c] - mean) / b;
+        for (int32_t c = 0; c < b; c++)
+          s[i * b + c] = (s[i * b + c] - mean) / sqrt(var + 1e-5) * gamma[c] + beta[c];
+      }
     }
     for (int64_t i = 0; i < n * b; i++) {
       const double v = s[i];

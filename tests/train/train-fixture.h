@@ -67,10 +67,13 @@ typedef struct fx_model {
   int train_eps;       /* GIN: ε is a parameter */
   int sage_normalize;  /* SAGE: L2-normalised output rows */
   int elu;             /* ELU between layers instead of ReLU */
+  int residual;        /* Z += H (later layers of equal widths) or H·W_res */
+  int layer_norm;      /* LayerNorm (gamma, beta) after every hidden layer */
 } fx_model;
 
 /* Number of parameters, laid out per layer as docs/models.md lists them:
- * GCN W, b; SAGE W_l, b, W_r; GIN W_1, b_1, W_2, b_2 (, ε). */
+ * GCN W, b; SAGE W_l, b, W_r; GIN W_1, b_1, W_2, b_2 (, ε); then W_res,
+ * then LayerNorm's gamma and beta. */
 int64_t fx_model_params(const fx_model *m);
 
 /* Glorot-uniform weights from halo_rng keyed by (seed, layer, tensor) and

@@ -14,7 +14,8 @@
  *
  * HALO_PROBE_DETERMINISTIC=1 trains with --deterministic's exact sums.
  * HALO_PROBE_MODEL=gcn|sage|gin picks the model, and HALO_PROBE_FLAGS its
- * options: n (--sage-normalize), e (--gin-train-eps), u (--activation elu).
+ * options: n (--sage-normalize), e (--gin-train-eps), u (--activation elu),
+ * r (--residual), l (--norm layer).
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
  * checked backend of backend-checked.c with the halo exchange staged
  * ("staged") or in place ("device-mpi").
@@ -75,8 +76,11 @@ int main(int argc, char **argv) {
     if (rank == 0) fprintf(stderr, "train-probe: HALO_PROBE_MODEL=%s is not a model\n", model_name);
     goto done;
   }
-  const char *flags = getenv("HALO_PROBE_FLAGS"); /* "n": normalize, "e": train ε, "u": ELU */
+  /* "n": normalize, "e": train ε, "u": ELU, "r": residual, "l": layer norm */
+  const char *flags = getenv("HALO_PROBE_FLAGS");
   if (flags) {
+    o.residual = strchr(flags, 'r') != NULL;
+    o.layer_norm = strchr(flags, 'l') != NULL;
     o.sage_normalize = strchr(flags, 'n') != NULL;
     o.gin_train_eps = strchr(flags, 'e') != NULL;
     o.activation = strchr(flags, 'u') ? HALO_ACT_ELU : HALO_ACT_RELU;
