@@ -90,6 +90,24 @@ Test(args, every_flag) {
   cr_expect_eq(a.help, 1);
 }
 
+Test(args, model_flags) {
+  halo_train_args a;
+  cr_assert_eq(parse(&a, "d --model sage --sage-normalize --activation elu --residual --norm layer"),
+               HALO_OK);
+  cr_expect_str_eq(a.model, "sage");
+  cr_expect_eq(a.gcn.model, HALO_MODEL_SAGE);
+  cr_expect_eq(a.gcn.sage_normalize, 1);
+  cr_expect_eq(a.gcn.activation, HALO_ACT_ELU);
+  cr_expect_eq(a.gcn.residual, 1);
+  cr_expect_eq(a.gcn.layer_norm, 1);
+  cr_assert_eq(parse(&a, "d --model=gin --gin-train-eps --norm none"), HALO_OK);
+  cr_expect_eq(a.gcn.model, HALO_MODEL_GIN);
+  cr_expect_eq(a.gcn.gin_train_eps, 1);
+  cr_expect_eq(a.gcn.layer_norm, 0);
+  cr_expect_eq(a.gcn.activation, HALO_ACT_RELU);
+  cr_expect_eq(a.gcn.residual, 0);
+}
+
 Test(args, bad_values_name_the_flag) {
   static const char *cases[][2] = {
       {"d --hidden 0", "--hidden"},
@@ -107,7 +125,13 @@ Test(args, bad_values_name_the_flag) {
       {"d --hidden 12x", "--hidden"},
       {"d --frobnicate", "--frobnicate"},
       {"d --device tpu", "--device"},
-      {"d --model sage", "--model"},
+      {"d --model gat", "--model"},
+      {"d --activation tanh", "--activation"},
+      {"d --norm batch", "--norm"},
+      {"d --sage-normalize", "--sage-normalize"},
+      {"d --model sage --gin-train-eps", "--gin-train-eps"},
+      {"d --model gin --weight-decay-all", "--weight-decay-all"},
+      {"d --residual=1", "--residual"},
       {"d --quiet=1", "--quiet"},
       {"d --epochs 3 --warmup 3", "--warmup"},
       {"", "shard folder"},
