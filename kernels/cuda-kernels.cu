@@ -7,7 +7,7 @@
  * a fixed order where the CPU's answer is deterministic.
  *
  * Where an op must match the CPU bit for bit (dropout, bias, ReLU, AXPY,
- * the ELU backward, pack/unpack), the kernel performs the very same float
+ * the ELU backward, the elementwise product, pack/unpack), the kernel performs the very same float
  * operations in the same order as the CPU code, so no rounding can differ.
  */
 #include <math.h>
@@ -77,6 +77,11 @@ __global__ void elu_kernel(float *y, int64_t n) {
 __global__ void elu_backward_kernel(float *g, const float *y, int64_t n) {
   for (int64_t e = thread_index(); e < n; e += thread_count())
     g[e] = __fmul_rn(g[e], y[e] > 0.0f ? 1.0f : __fadd_rn(y[e], 1.0f));
+}
+
+/* OUT may be A or B: each thread reads its element before writing it. */
+__global__ void mul_kernel(float *out, const float *a, const float *b, int64_t n) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) out[e] = __fmul_rn(a[e], b[e]);
 }
 
 __global__ void dropout_kernel(float *y, int64_t n, int64_t cols, const int64_t *global_id,
@@ -283,6 +288,66 @@ __global__ void l2_normalize_backward_kernel(float *g, const float *y, const flo
     const float d = (float)dot;
     for (int64_t j = lane; j < cols; j += kWarp)
       gr[j] = __fdiv_rn(__fsub_rn(gr[j], __fmul_rn(yr[j], d)), nr);
+  }
+}
+
+/* halo_cpu_layernorm's eps (torch.nn.LayerNorm's default). */
+constexpr double kLnEps = 1e-5;
+
+/* One warp per row: the mean and the biased variance in double, then the
+ * CPU's operations on each element (the _rn intrinsics, so nvcc fuses none
+ * of them).  Only the order of the two row sums differs from the CPU's
+ * ascending one; a row of equal values sums exactly in any order, so its
+ * mean is exact, its variance 0, its XHAT 0 and its Y beta, bit for bit.
+ * Each lane reads and writes only its own columns. */
+__global__ void layernorm_kernel(float *y, int64_t rows, int64_t cols, const float *gamma,
+                                 const float *beta, float *xhat, float *rstd) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = thread_count() / kWarp;
+  for (int64_t r = thread_index() / kWarp; r < rows; r += warps) {
+    float *yr = y + r * cols, *xr = xhat + r * cols;
+    double sum = 0.0, sq = 0.0;
+    for (int64_t j = lane; j < cols; j += kWarp) sum += yr[j];
+    sum = warp_sum(sum);
+    const double mean = cols ? sum / (double)cols : 0.0;
+    for (int64_t j = lane; j < cols; j += kWarp) {
+      const double c = __dsub_rn((double)yr[j], mean);
+      sq = __dadd_rn(sq, __dmul_rn(c, c));
+    }
+    sq = warp_sum(sq);
+    const double rs = 1.0 / sqrt((cols ? sq / (double)cols : 0.0) + kLnEps);
+    if (lane == 0) rstd[r] = (float)rs;
+    for (int64_t j = lane; j < cols; j += kWarp) {
+      const float xv = (float)__dmul_rn(__dsub_rn((double)yr[j], mean), rs);
+      xr[j] = xv;
+      yr[j] = __fadd_rn(__fmul_rn(xv, gamma[j]), beta[j]);
+    }
+  }
+}
+
+/* One warp per row: the sums of d = G·gamma and of d·XHAT in double (each
+ * d, a product of two floats, is exact in double), then the CPU's double
+ * operations on each element, rounded once to float. */
+__global__ void layernorm_backward_kernel(float *g, const float *xhat, const float *rstd,
+                                          const float *gamma, int64_t rows, int64_t cols) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = thread_count() / kWarp;
+  for (int64_t r = thread_index() / kWarp; r < rows; r += warps) {
+    float *gr = g + r * cols;
+    const float *xr = xhat + r * cols;
+    double sd = 0.0, sdx = 0.0;
+    for (int64_t j = lane; j < cols; j += kWarp) {
+      const double d = __dmul_rn((double)gr[j], (double)gamma[j]);
+      sd = __dadd_rn(sd, d);
+      sdx = __dadd_rn(sdx, __dmul_rn(d, (double)xr[j]));
+    }
+    sd = warp_sum(sd);
+    sdx = warp_sum(sdx);
+    const double md = sd / (double)cols, mdx = sdx / (double)cols, rs = (double)rstd[r];
+    for (int64_t j = lane; j < cols; j += kWarp) {
+      const double d = __dmul_rn((double)gr[j], (double)gamma[j]);
+      gr[j] = (float)__dmul_rn(rs, __dsub_rn(__dsub_rn(d, md), __dmul_rn((double)xr[j], mdx)));
+    }
   }
 }
 
@@ -658,6 +723,47 @@ extern "C" halo_status halo_cuda_l2_normalize_backward(float *g, const float *y,
   if (!norm) return bad_arg("halo_cuda_l2_normalize_backward", "norm must be a device pointer");
   l2_normalize_backward_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0,
                                  (cudaStream_t)stream>>>(g, y, norm, rows, cols);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_layernorm(float *y, int64_t rows, int64_t cols, const float *gamma,
+                                           const float *beta, float *xhat, float *rstd,
+                                           void *stream) {
+  halo_status st = HALO_OK;
+  if (rows < 0 || cols < 0) return bad_arg("halo_cuda_layernorm", "negative size");
+  if (rows == 0) return HALO_OK;
+  if (!rstd) return bad_arg("halo_cuda_layernorm", "rstd must be a device pointer");
+  if (cols > 0 && !xhat) return bad_arg("halo_cuda_layernorm", "xhat must be a device pointer");
+  /* cols == 0 still runs: each rstd is then 1/sqrt(eps), and must be written. */
+  layernorm_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0, (cudaStream_t)stream>>>(
+      y, rows, cols, gamma, beta, xhat, rstd);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_layernorm_backward(float *g, const float *xhat, const float *rstd,
+                                                    const float *gamma, int64_t rows, int64_t cols,
+                                                    void *stream) {
+  halo_status st = HALO_OK;
+  if (rows < 0 || cols < 0) return bad_arg("halo_cuda_layernorm_backward", "negative size");
+  if (rows == 0 || cols == 0) return HALO_OK;
+  if (!rstd) return bad_arg("halo_cuda_layernorm_backward", "rstd must be a device pointer");
+  layernorm_backward_kernel<<<blocks_for(rows, kThreads / kWarp), kThreads, 0,
+                              (cudaStream_t)stream>>>(g, xhat, rstd, gamma, rows, cols);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_mul(float *out, const float *a, const float *b, int64_t n,
+                                     void *stream) {
+  halo_status st = HALO_OK;
+  if (n < 0) return bad_arg("halo_cuda_mul", "negative size");
+  if (n == 0) return HALO_OK;
+  mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, (cudaStream_t)stream>>>(out, a, b, n);
   HALO_CUDA_LAUNCHED();
 done:
   return st;

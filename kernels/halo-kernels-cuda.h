@@ -15,15 +15,20 @@
  * synchronising CUDA call on that stream.
  *
  * Results equal the CPU's within fp32 rounding, per op:
- *   exact       bias_add, relu, relu_backward, axpy, elu_backward, dropout,
- *               dropout_to and csr_dropout (same mask bits), adam, pack,
- *               unpack
+ *   exact       bias_add, relu, relu_backward, axpy, elu_backward, mul,
+ *               dropout, dropout_to and csr_dropout (same mask bits), adam,
+ *               pack, unpack
  *   rounding    colsum (double sums, as on the CPU), softmax_xent,
  *               row_normalize, l2_normalize and l2_normalize_backward (a row's
  *               double sum in another order: a norm or a dot product may
  *               round to the next float; rows clamped to 1e-12 are exact),
- *               gemm (a different summation order), elu (CUDA's expm1f,
- *               within 1 ulp, as glibc's is, but not always the same float)
+ *               layernorm and layernorm_backward (a row's mean, variance
+ *               and means of d and d·xhat summed in double in another order:
+ *               an rstd, an xhat, a Y or a G may round to the next float;
+ *               rows of equal values in the forward and rows of one column
+ *               in both are exact), gemm (a different summation order), elu
+ *               (CUDA's expm1f, within 1 ulp, as glibc's is, but not always
+ *               the same float)
  * tests/gpu/test-cuda-kernels.c holds the per-op thresholds.
  *
  * This header names no CUDA type, so plain C code (the runtime) can include
@@ -226,6 +231,29 @@ halo_status halo_cuda_l2_normalize(float *y, int64_t rows, int64_t cols, float *
  * (the dot product in double, one warp per row). */
 halo_status halo_cuda_l2_normalize_backward(float *g, const float *y, const float *norm,
                                             int64_t rows, int64_t cols, void *stream);
+
+/* LayerNorm over each row in place, as halo_cpu_layernorm (eps 1e-5):
+ *   rstd[i] = 1 / sqrt(var_i + 1e-5),  XHAT[i, :] = (Y[i, :] - mean_i) · rstd[i]
+ *   Y[i, :] = XHAT[i, :] · gamma + beta
+ * with the row's mean and biased variance in double (one warp per row, so
+ * not in the CPU's ascending order).  gamma and beta are device arrays of
+ * `cols` floats, XHAT a device rows × cols array and rstd a device array of
+ * `rows` floats, written for every row, even when cols is 0. */
+halo_status halo_cuda_layernorm(float *y, int64_t rows, int64_t cols, const float *gamma,
+                                const float *beta, float *xhat, float *rstd, void *stream);
+
+/* Its backward in place, as halo_cpu_layernorm_backward, from the XHAT and
+ * rstd of halo_cuda_layernorm: G holds dLoss/dY on entry and dLoss/dX on
+ * return,
+ *   d = G · gamma,  G[i, :] = rstd[i] · (d - mean(d) - XHAT[i, :] · mean(d · XHAT[i, :]))
+ * with the row means in double (one warp per row). */
+halo_status halo_cuda_layernorm_backward(float *g, const float *xhat, const float *rstd,
+                                         const float *gamma, int64_t rows, int64_t cols,
+                                         void *stream);
+
+/* OUT[i] = A[i] · B[i] over n floats, as halo_cpu_mul, bit for bit (OUT may
+ * be A or B). */
+halo_status halo_cuda_mul(float *out, const float *a, const float *b, int64_t n, void *stream);
 
 #ifdef __cplusplus
 }

@@ -310,6 +310,21 @@ static void cuda_l2_normalize_backward(halo_backend *be, float *g, const float *
   note(be, halo_cuda_l2_normalize_backward(g, y, norm, rows, cols, ctx_of(be)->stream));
 }
 
+static void cuda_layernorm(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                           const float *gamma, const float *beta, float *xhat, float *rstd) {
+  note(be, halo_cuda_layernorm(y, rows, cols, gamma, beta, xhat, rstd, ctx_of(be)->stream));
+}
+
+static void cuda_layernorm_backward(halo_backend *be, float *g, const float *xhat,
+                                    const float *rstd, const float *gamma, int64_t rows,
+                                    int64_t cols) {
+  note(be, halo_cuda_layernorm_backward(g, xhat, rstd, gamma, rows, cols, ctx_of(be)->stream));
+}
+
+static void cuda_mul(halo_backend *be, float *out, const float *a, const float *b, int64_t n) {
+  note(be, halo_cuda_mul(out, a, b, n, ctx_of(be)->stream));
+}
+
 static void cuda_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
                          const int64_t *global_id, uint64_t key, float p) {
   note(be, halo_cuda_dropout(y, rows, cols, global_id, key, p, ctx_of(be)->stream));
@@ -465,6 +480,9 @@ static const halo_backend_ops cuda_ops = {
     .elu_backward = cuda_elu_backward,
     .l2_normalize = cuda_l2_normalize,
     .l2_normalize_backward = cuda_l2_normalize_backward,
+    .layernorm = cuda_layernorm,
+    .layernorm_backward = cuda_layernorm_backward,
+    .mul = cuda_mul,
     .dropout = cuda_dropout,
     .dropout_to = cuda_dropout_to,
     .softmax_xent = cuda_softmax_xent,

@@ -298,12 +298,14 @@ Test(cuda_backend, elementwise_slots_equal_the_cpu_bit_for_bit) {
 }
 
 /* The optional slots of the models past GCN (axpy, elu, elu_backward,
- * l2_normalize, l2_normalize_backward): the CUDA backend fills them all,
- * and each equals the CPU backend's.  Each op gets inputs that are the same
- * on both sides, so an exact op is compared exactly: AXPY with GIN's ε in
- * the backend's memory and with p NULL, ELU and its backward (from the
- * AXPY's output, the same bits on both sides), the L2 normalisation with
- * its norms, and its backward from the CPU's rows and norms. */
+ * l2_normalize, l2_normalize_backward, layernorm, layernorm_backward, mul):
+ * the CUDA backend fills them all, and each equals the CPU backend's.  Each
+ * op gets inputs that are the same on both sides, so an exact op is
+ * compared exactly: AXPY with GIN's ε in the backend's memory and with p
+ * NULL, ELU and its backward (from the AXPY's output, the same bits on both
+ * sides), the L2 normalisation with its norms and its backward from the
+ * CPU's rows and norms, LayerNorm with its xhat and rstd and its backward
+ * from the CPU's, and the product (into another buffer and in place). */
 Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
   const uint64_t seed = gpu_test_seed("backend model slots");
   backends b = open_backends();
@@ -312,21 +314,31 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
     const halo_backend_ops *o = slots[side];
     cr_assert(o->axpy && o->elu && o->elu_backward && o->l2_normalize && o->l2_normalize_backward,
               "the %s backend fills the five model slots", o->name);
+    cr_assert(o->layernorm && o->layernorm_backward && o->mul,
+              "the %s backend fills layernorm, layernorm_backward and mul", o->name);
   }
   const int64_t rows = 333, cols = 40, n = rows * cols;
   const size_t bytes = (size_t)n * 4;
   float *hy = random_floats(seed, 1, n, -2, 2), *hx = random_floats(seed, 2, n, -2, 2),
-        *hg = random_floats(seed, 3, n, -1, 1), *heps = random_floats(seed, 4, 1, -0.5f, 0.5f);
+        *hg = random_floats(seed, 3, n, -1, 1), *heps = random_floats(seed, 4, 1, -0.5f, 0.5f),
+        *hgamma = random_floats(seed, 5, cols, 0.5f, 1.5f),
+        *hbeta = random_floats(seed, 6, cols, -0.5f, 0.5f);
   twin A = twin_new(&b, hy, bytes), X = twin_new(&b, hx, bytes), Eps = twin_new(&b, heps, 4),
        E = twin_new(&b, NULL, bytes), Ge = twin_new(&b, hg, bytes), L = twin_new(&b, NULL, bytes),
-       Norm = twin_new(&b, NULL, (size_t)rows * 4);
+       Norm = twin_new(&b, NULL, (size_t)rows * 4), Ln = twin_new(&b, NULL, bytes),
+       Gamma = twin_new(&b, hgamma, (size_t)cols * 4), Beta = twin_new(&b, hbeta, (size_t)cols * 4),
+       Xhat = twin_new(&b, NULL, bytes), Rstd = twin_new(&b, NULL, (size_t)rows * 4),
+       M = twin_new(&b, NULL, bytes);
   for (int side = 0; side < 2; side++) {
     halo_backend *be = side ? b.gpu : b.cpu;
     const halo_backend_ops *o = be->ops;
     float *a = F(side ? A.gpu : A.cpu), *x = F(side ? X.gpu : X.cpu),
           *eps = F(side ? Eps.gpu : Eps.cpu), *e = F(side ? E.gpu : E.cpu),
           *ge = F(side ? Ge.gpu : Ge.cpu), *l = F(side ? L.gpu : L.cpu),
-          *norm = F(side ? Norm.gpu : Norm.cpu);
+          *norm = F(side ? Norm.gpu : Norm.cpu), *ln = F(side ? Ln.gpu : Ln.cpu),
+          *gamma = F(side ? Gamma.gpu : Gamma.cpu), *beta = F(side ? Beta.gpu : Beta.cpu),
+          *xhat = F(side ? Xhat.gpu : Xhat.cpu), *rstd = F(side ? Rstd.gpu : Rstd.cpu),
+          *m = F(side ? M.gpu : M.cpu);
     o->axpy(be, a, x, n, 1.0f, eps); /* GIN: (1 + ε)·h */
     o->axpy(be, a, x, n, -0.5f, NULL);
     o->copy(be, e, a, n);
@@ -334,6 +346,10 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
     o->elu_backward(be, ge, a, n);
     o->copy(be, l, a, n);
     o->l2_normalize(be, l, rows, cols, norm);
+    o->copy(be, ln, a, n);
+    o->layernorm(be, ln, rows, cols, gamma, beta, xhat, rstd);
+    o->mul(be, m, a, x, n);
+    o->mul(be, x, x, a, n); /* in place */
   }
   cr_expect_leq(twin_err(&b, &A), EXACT, "axpy differs");
   const double ee = twin_err(&b, &E);
@@ -343,6 +359,13 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
   cr_expect_leq(el, SUMS, "l2_normalize rel err %g", el);
   cr_expect_leq(en, SUMS, "l2_normalize's norms: rel err %g", en);
   fprintf(stderr, "model slots: elu rel err %.3g, l2_normalize %.3g (norms %.3g)\n", ee, el, en);
+  const double eln = twin_err(&b, &Ln), ex = twin_err(&b, &Xhat), er = twin_err(&b, &Rstd);
+  cr_expect_leq(eln, SUMS, "layernorm rel err %g", eln);
+  cr_expect_leq(ex, SUMS, "layernorm's xhat: rel err %g", ex);
+  cr_expect_leq(er, SUMS, "layernorm's rstd: rel err %g", er);
+  fprintf(stderr, "model slots: layernorm rel err %.3g (xhat %.3g, rstd %.3g)\n", eln, ex, er);
+  cr_expect_leq(twin_err(&b, &M), EXACT, "mul differs");
+  cr_expect_leq(twin_err(&b, &X), EXACT, "mul in place differs");
 
   /* The backward from the CPU's normalised rows and norms, on both sides. */
   twin Gl = twin_new(&b, hg, bytes);
@@ -354,19 +377,39 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
   fprintf(stderr, "model slots: l2_normalize_backward rel err %.3g\n", eb);
   cr_expect_leq(eb, SUMS, "l2_normalize_backward rel err %g", eb);
 
+  /* LayerNorm's backward from the CPU's xhat and rstd, on both sides. */
+  twin Gn = twin_new(&b, hg, bytes);
+  cr_assert_eq(b.gpu->ops->upload(b.gpu, &Xhat.gpu, 0, Xhat.cpu.data, bytes), HALO_OK);
+  cr_assert_eq(b.gpu->ops->upload(b.gpu, &Rstd.gpu, 0, Rstd.cpu.data, (size_t)rows * 4), HALO_OK);
+  b.cpu->ops->layernorm_backward(b.cpu, F(Gn.cpu), F(Xhat.cpu), F(Rstd.cpu), F(Gamma.cpu), rows,
+                                 cols);
+  b.gpu->ops->layernorm_backward(b.gpu, F(Gn.gpu), F(Xhat.gpu), F(Rstd.gpu), F(Gamma.gpu), rows,
+                                 cols);
+  const double egn = twin_err(&b, &Gn);
+  fprintf(stderr, "model slots: layernorm_backward rel err %.3g\n", egn);
+  cr_expect_leq(egn, SUMS, "layernorm_backward rel err %g", egn);
+
   /* A slot that fails records it for synchronize, as the others do. */
   halo_log_set_quiet(1);
   b.gpu->ops->l2_normalize(b.gpu, F(L.gpu), -1, cols, F(Norm.gpu));
   cr_expect_eq(sync(b.gpu), HALO_ERR_ARG, "a bad l2_normalize is reported by synchronize");
   cr_expect_eq(sync(b.gpu), HALO_OK, "and only once");
+  b.gpu->ops->layernorm(b.gpu, F(Ln.gpu), rows, -1, F(Gamma.gpu), F(Beta.gpu), F(Xhat.gpu),
+                        F(Rstd.gpu));
+  cr_expect_eq(sync(b.gpu), HALO_ERR_ARG, "a bad layernorm is reported by synchronize");
+  b.gpu->ops->mul(b.gpu, F(M.gpu), F(A.gpu), F(X.gpu), -1);
+  cr_expect_eq(sync(b.gpu), HALO_ERR_ARG, "a bad mul is reported by synchronize");
+  cr_expect_eq(sync(b.gpu), HALO_OK, "and only once");
   halo_log_set_quiet(0);
 
-  twin *all[] = {&A, &X, &Eps, &E, &Ge, &L, &Norm, &Gl};
+  twin *all[] = {&A, &X, &Eps, &E, &Ge, &L, &Norm, &Gl, &Ln, &Gamma, &Beta, &Xhat, &Rstd, &M, &Gn};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) twin_free(&b, all[i]);
   free(hy);
   free(hx);
   free(hg);
   free(heps);
+  free(hgamma);
+  free(hbeta);
   close_backends(&b);
 }
 

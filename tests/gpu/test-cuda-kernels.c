@@ -2,14 +2,16 @@
  *
  * Thresholds are relative errors ‖cuda − cpu‖₂ / ‖cpu‖₂, one per op:
  *   0     ops that perform the same float operations in the same order
- *         (bias_add, relu, relu_backward, axpy, elu_backward, dropout,
+ *         (bias_add, relu, relu_backward, axpy, elu_backward, mul, dropout,
  *         dropout_to, csr_dropout, pack, unpack, adam):
  *         any difference at all is a bug;
  *   1e-9  the softmax loss, a double sum of double terms;
  *   1e-6  ops that sum in double in another order and round to float
  *         (colsum, row_normalize, the softmax gradient; l2_normalize and its
  *         backward, row by row, since a clamped row's 1e12 scale would
- *         drown the others), and elu, whose expm1f is CUDA's (within 1 ulp
+ *         drown the others; layernorm, its xhat and rstd and its backward,
+ *         row by row, with rows of equal values and rows of one column bit
+ *         for bit), and elu, whose expm1f is CUDA's (within 1 ulp
  *         of the true value, as glibc's is: at most 2 ulps apart);
  *   1e-5  fp32 GEMM, whose summation order differs (k <= 300 here);
  *   5e-3  GEMM with TF32 allowed (10-bit mantissas on the inputs).
@@ -635,6 +637,157 @@ Test(cuda_kernels, l2_normalize_and_its_backward_match_and_clamp) {
   cudaFree(dy);
 }
 
+/* One LayerNorm shape: random rows (with an offset, so that the mean
+ * matters), every 37th row (from row 3) of one repeated value, whose
+ * variance is 0.  The forward (Y, XHAT, rstd), then the backward from the
+ * CPU's XHAT and rstd (both sides get them, so the backward is compared
+ * alone); rows of equal values must equal the CPU's forward bit for bit,
+ * and with one column every row must, both ways; the others within
+ * rounding, row by row. */
+static int ln_constant(int64_t r) { return r % 37 == 3; }
+
+static void layernorm_case(uint64_t seed, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  const size_t bytes = (size_t)n * 4, rbytes = (size_t)rows * 4, cbytes = (size_t)cols * 4;
+  float *y = host_alloc(bytes), *g = host_alloc(bytes), *xhat = host_alloc(bytes);
+  float *got = host_alloc(bytes), *got_x = host_alloc(bytes), *rstd = host_alloc(rbytes),
+        *got_r = host_alloc(rbytes), *gamma = host_alloc(cbytes), *beta = host_alloc(cbytes);
+  fill_uniform(y, n, seed, 1, -2.0f, 2.0f);
+  fill_uniform(g, n, seed, 2, -1.0f, 1.0f);
+  fill_uniform(gamma, cols, seed, 3, 0.5f, 1.5f);
+  fill_uniform(beta, cols, seed, 4, -0.5f, 0.5f);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < cols; j++)
+      y[r * cols + j] = ln_constant(r) ? y[r * cols] : y[r * cols + j] + 0.25f * (float)(r % 5);
+  float *dy = dev_upload(y, bytes), *dg = dev_upload(g, bytes), *dx = dev_alloc(bytes),
+        *dr = dev_alloc(rbytes), *dgamma = dev_upload(gamma, cbytes),
+        *dbeta = dev_upload(beta, cbytes);
+
+  dev_poison(dx, bytes);
+  dev_poison(dr, rbytes);
+  expect_ok(halo_cuda_layernorm(dy, rows, cols, dgamma, dbeta, dx, dr, NULL),
+            "halo_cuda_layernorm");
+  halo_cpu_layernorm(y, rows, cols, gamma, beta, xhat, rstd);
+  dev_download(got, dy, bytes);
+  dev_download(got_x, dx, bytes);
+  dev_download(got_r, dr, rbytes);
+  const double ey = max_row_err(got, y, rows, cols), ex = max_row_err(got_x, xhat, rows, cols),
+               er = rel_err(got_r, rstd, rows);
+  fprintf(stderr, "layernorm %lld x %lld: row rel err %.3g, xhat %.3g, rstd %.3g\n",
+          (long long)rows, (long long)cols, ey, ex, er);
+  cr_expect_leq(ey, SUMS, "layernorm %lld x %lld: row rel err %g", (long long)rows, (long long)cols,
+                ey);
+  cr_expect_leq(ex, SUMS, "layernorm %lld x %lld: xhat row rel err %g", (long long)rows,
+                (long long)cols, ex);
+  cr_expect_leq(er, SUMS, "layernorm %lld x %lld: rstd rel err %g", (long long)rows,
+                (long long)cols, er);
+  for (int64_t r = 0; r < rows; r++) {
+    if (!ln_constant(r) && cols != 1) continue;
+    const size_t o = (size_t)(r * cols), rb = (size_t)cols * 4;
+    cr_expect(memcmp(got + o, y + o, rb) == 0 && memcmp(got_x + o, xhat + o, rb) == 0 &&
+                  memcmp(&got_r[r], &rstd[r], 4) == 0,
+              "layernorm %lld x %lld: row %lld of variance 0 is not bit-identical", (long long)rows,
+              (long long)cols, (long long)r);
+  }
+
+  /* The backward, from the CPU's forward. */
+  cr_assert_eq(cudaMemcpy(dx, xhat, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  cr_assert_eq(cudaMemcpy(dr, rstd, rbytes, cudaMemcpyHostToDevice), cudaSuccess);
+  expect_ok(halo_cuda_layernorm_backward(dg, dx, dr, dgamma, rows, cols, NULL),
+            "halo_cuda_layernorm_backward");
+  halo_cpu_layernorm_backward(g, xhat, rstd, gamma, rows, cols);
+  dev_download(got, dg, bytes);
+  const double eg = max_row_err(got, g, rows, cols);
+  fprintf(stderr, "layernorm_backward %lld x %lld: row rel err %.3g\n", (long long)rows,
+          (long long)cols, eg);
+  cr_expect_leq(eg, SUMS, "layernorm_backward %lld x %lld: row rel err %g", (long long)rows,
+                (long long)cols, eg);
+  if (cols == 1)
+    cr_expect(memcmp(got, g, bytes) == 0, "layernorm_backward, one column: not bit-identical");
+  /* XHAT, rstd and gamma are left as they were. */
+  dev_download(got_x, dx, bytes);
+  dev_download(got_r, dr, rbytes);
+  cr_expect(memcmp(got_x, xhat, bytes) == 0 && memcmp(got_r, rstd, rbytes) == 0,
+            "layernorm_backward wrote xhat or rstd");
+
+  cudaFree(dy);
+  cudaFree(dg);
+  cudaFree(dx);
+  cudaFree(dr);
+  cudaFree(dgamma);
+  cudaFree(dbeta);
+  free(y);
+  free(g);
+  free(xhat);
+  free(got);
+  free(got_x);
+  free(rstd);
+  free(got_r);
+  free(gamma);
+  free(beta);
+}
+
+Test(cuda_kernels, layernorm_and_its_backward_match_and_keep_constant_rows) {
+  const uint64_t seed = gpu_test_seed("layernorm");
+  layernorm_case(seed, 1000, 50);   /* a warp and a half per row */
+  layernorm_case(seed + 1, 333, 7); /* fewer columns than a warp */
+  layernorm_case(seed + 2, 120, 1000);
+  layernorm_case(seed + 3, 200, 1); /* one column: Y = beta, G = 0 */
+  /* No columns: every rstd is 1/sqrt(eps), as on the CPU. */
+  float *dr = dev_alloc(5 * 4), *dy = dev_alloc(4), rstd[5], want[5], none[1] = {0.0f};
+  dev_poison(dr, 5 * 4);
+  expect_ok(halo_cuda_layernorm(dy, 5, 0, dy, dy, dy, dr, NULL), "halo_cuda_layernorm");
+  halo_cpu_layernorm(none, 5, 0, none, none, none, want);
+  dev_download(rstd, dr, sizeof rstd);
+  cr_expect(memcmp(rstd, want, sizeof rstd) == 0, "no columns: rstd %g, CPU %g", (double)rstd[0],
+            (double)want[0]);
+  expect_ok(halo_cuda_layernorm_backward(dy, dy, dr, dy, 5, 0, NULL),
+            "halo_cuda_layernorm_backward");
+  cudaFree(dr);
+  cudaFree(dy);
+}
+
+/* The elementwise product into another array, then in place over A and
+ * over B. */
+Test(cuda_kernels, mul_is_exact_and_may_overwrite_an_input) {
+  const uint64_t seed = gpu_test_seed("mul");
+  const int64_t n = 100003;
+  const size_t bytes = (size_t)n * 4;
+  float *a = host_alloc(bytes), *b = host_alloc(bytes), *out = host_alloc(bytes),
+        *got = host_alloc(bytes);
+  fill_uniform(a, n, seed, 1, -3.0f, 3.0f);
+  fill_uniform(b, n, seed, 2, -3.0f, 3.0f);
+  float *da = dev_upload(a, bytes), *db = dev_upload(b, bytes), *dout = dev_alloc(bytes);
+  dev_poison(dout, bytes);
+
+  expect_ok(halo_cuda_mul(dout, da, db, n, NULL), "halo_cuda_mul");
+  halo_cpu_mul(out, a, b, n);
+  dev_download(got, dout, bytes);
+  cr_expect(memcmp(got, out, bytes) == 0, "mul: not bit-identical (rel err %g)",
+            rel_err(got, out, n));
+  dev_download(got, da, bytes);
+  cr_expect(memcmp(got, a, bytes) == 0, "mul wrote A");
+
+  expect_ok(halo_cuda_mul(da, da, db, n, NULL), "halo_cuda_mul"); /* A ⊙= B */
+  halo_cpu_mul(a, a, b, n);
+  dev_download(got, da, bytes);
+  cr_expect(memcmp(got, a, bytes) == 0, "mul into A: not bit-identical (rel err %g)",
+            rel_err(got, a, n));
+  expect_ok(halo_cuda_mul(db, da, db, n, NULL), "halo_cuda_mul"); /* B = A ⊙ B */
+  halo_cpu_mul(b, a, b, n);
+  dev_download(got, db, bytes);
+  cr_expect(memcmp(got, b, bytes) == 0, "mul into B: not bit-identical (rel err %g)",
+            rel_err(got, b, n));
+
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dout);
+  free(a);
+  free(b);
+  free(out);
+  free(got);
+}
+
 /* One softmax case: `cols` classes, a random mask of nmask distinct rows;
  * with `work` (the workspace), run twice, which must give the same bits. */
 static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmask, int with_grad,
@@ -898,6 +1051,13 @@ Test(cuda_kernels, bad_arguments_fail_with_a_status) {
   cr_expect_eq(halo_cuda_l2_normalize_backward(NULL, NULL, NULL, 4, -1, NULL), HALO_ERR_ARG);
   cr_expect_eq(halo_cuda_l2_normalize_backward(NULL, NULL, NULL, 4, 4, NULL), HALO_ERR_ARG,
                "norm NULL");
+  cr_expect_eq(halo_cuda_layernorm(NULL, -1, 4, NULL, NULL, NULL, NULL, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_layernorm(NULL, 4, 4, NULL, NULL, NULL, NULL, NULL), HALO_ERR_ARG,
+               "rstd NULL");
+  cr_expect_eq(halo_cuda_layernorm_backward(NULL, NULL, NULL, NULL, 4, -1, NULL), HALO_ERR_ARG);
+  cr_expect_eq(halo_cuda_layernorm_backward(NULL, NULL, NULL, NULL, 4, 4, NULL), HALO_ERR_ARG,
+               "rstd NULL");
+  cr_expect_eq(halo_cuda_mul(NULL, NULL, NULL, -1, NULL), HALO_ERR_ARG);
   /* Empty sizes are no-ops, not errors. */
   cr_expect_eq(halo_cuda_relu(NULL, 0, NULL), HALO_OK);
   cr_expect_eq(halo_cuda_pack(NULL, NULL, 8, NULL, 0, NULL), HALO_OK);
@@ -905,4 +1065,7 @@ Test(cuda_kernels, bad_arguments_fail_with_a_status) {
   cr_expect_eq(halo_cuda_elu(NULL, 0, NULL), HALO_OK);
   cr_expect_eq(halo_cuda_l2_normalize(NULL, 0, 8, NULL, NULL), HALO_OK);
   cr_expect_eq(halo_cuda_l2_normalize_backward(NULL, NULL, NULL, 0, 8, NULL), HALO_OK);
+  cr_expect_eq(halo_cuda_layernorm(NULL, 0, 8, NULL, NULL, NULL, NULL, NULL), HALO_OK);
+  cr_expect_eq(halo_cuda_layernorm_backward(NULL, NULL, NULL, NULL, 0, 8, NULL), HALO_OK);
+  cr_expect_eq(halo_cuda_mul(NULL, NULL, NULL, 0, NULL), HALO_OK);
 }

@@ -1,5 +1,7 @@
-/* Bias, column sums, ReLU, row normalisation and halo pack/unpack against
- * straightforward double references.  Sizes straddle the kernels' parallel
+/* Bias, column sums, ReLU, row normalisation, halo pack/unpack, LayerNorm
+ * and the elementwise product against straightforward double (LayerNorm:
+ * long double) references, and LayerNorm's backward against central
+ * differences of a double forward.  Sizes straddle the kernels' parallel
  * thresholds so both the serial and the OpenMP paths run. */
 #include <criterion/criterion.h>
 #include <float.h>
@@ -154,4 +156,230 @@ Test(elementwise, pack_then_unpack) {
   free(dst0);
   free(perm);
   free(hit);
+}
+
+/* ---- LayerNorm and the elementwise product ------------------------------ */
+
+/* The shapes above, one column alone, two columns. */
+static const int64_t LN_SHAPES[][2] = {{1, 1},     {3, 7}, {100, 16}, {2000, 130},
+                                       {5000, 17}, {9, 1}, {40, 2}};
+enum { LN_NSHAPES = sizeof LN_SHAPES / sizeof LN_SHAPES[0] };
+
+/* Every 37th row from row 1 repeats one value: its variance is 0. */
+static int ln_constant(int64_t r) { return r % 37 == 1; }
+
+/* A rows × cols input in [-1, 1] with an offset per row (so that the mean
+ * matters) and the constant rows. */
+static float *ln_input(uint64_t key, int64_t rows, int64_t cols) {
+  float *x = random_matrix(key, rows * cols, -1.0f, 1.0f);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < cols; j++)
+      x[r * cols + j] = ln_constant(r) ? x[r * cols] : x[r * cols + j] + 0.5f * (float)(r % 4);
+  return x;
+}
+
+/* The row's mean and 1/sqrt(biased variance + 1e-5), in long double. */
+static void ln_stats_ld(const float *x, int64_t cols, long double *mean, long double *rstd) {
+  long double s = 0.0L, q = 0.0L;
+  for (int64_t j = 0; j < cols; j++) s += x[j];
+  *mean = cols ? s / cols : 0.0L;
+  for (int64_t j = 0; j < cols; j++) q += (x[j] - *mean) * (x[j] - *mean);
+  *rstd = 1.0L / sqrtl((cols ? q / cols : 0.0L) + 1e-5L);
+}
+
+/* Rounding bounds: rstd and XHAT are double results rounded once to float
+ * (half an ulp, plus the double sums' error, relative 1e-12 of the row's
+ * scale here); Y = XHAT·gamma + beta adds two float roundings. */
+Test(elementwise, layernorm_against_long_double) {
+  const uint64_t seed = test_seed("elementwise.layernorm");
+  for (int s = 0; s < LN_NSHAPES; s++) {
+    const int64_t rows = LN_SHAPES[s][0], cols = LN_SHAPES[s][1], n = rows * cols;
+    float *y = ln_input(test_key(seed, 50 + (uint64_t)s), rows, cols);
+    float *gamma = random_matrix(test_key(seed, 60 + (uint64_t)s), cols, 0.5f, 1.5f);
+    float *beta = random_matrix(test_key(seed, 70 + (uint64_t)s), cols, -0.5f, 0.5f);
+    float *x0 = malloc((size_t)n * sizeof *x0), *xhat = malloc((size_t)n * sizeof *xhat);
+    float *rstd = malloc((size_t)rows * sizeof *rstd);
+    memcpy(x0, y, (size_t)n * sizeof *y);
+    halo_cpu_layernorm(y, rows, cols, gamma, beta, xhat, rstd);
+    for (int64_t i = 0; i < rows; i++) {
+      const float *xr = x0 + i * cols;
+      long double mean, rs;
+      ln_stats_ld(xr, cols, &mean, &rs);
+      double mag = 0.0;
+      for (int64_t j = 0; j < cols; j++) mag = fmax(mag, fabs((double)xr[j]));
+      cr_assert(fabsl(rstd[i] - rs) <= FLT_EPSILON * rs,
+                "shape %d: rstd[%lld] = %.9g, reference %.12Lg", s, (long long)i, rstd[i], rs);
+      if (ln_constant(i) || cols == 1)
+        cr_assert_eq(rstd[i], (float)(1.0 / sqrt(1e-5)), "shape %d: row %lld of variance 0", s,
+                     (long long)i);
+      for (int64_t j = 0; j < cols; j++) {
+        const long double xh = (xr[j] - mean) * rs, ref = xh * gamma[j] + beta[j];
+        const double tx = FLT_EPSILON * fabsl(xh) + 1e-12 * (double)rs * (mag + 1.0);
+        const float gx = xhat[i * cols + j], gy = y[i * cols + j];
+        cr_assert(fabsl(gx - xh) <= tx, "shape %d: XHAT[%lld, %lld] = %.9g, reference %.12Lg", s,
+                  (long long)i, (long long)j, gx, xh);
+        cr_assert(fabsl(gy - ref) <=
+                      2 * FLT_EPSILON * (fabsl(xh * gamma[j]) + fabsf(beta[j])) + gamma[j] * tx,
+                  "shape %d: Y[%lld, %lld] = %.9g, reference %.12Lg", s, (long long)i, (long long)j,
+                  gy, ref);
+        /* A row of one value: XHAT is 0 and Y beta, exactly. */
+        if (ln_constant(i) || cols == 1)
+          cr_assert(gx == 0.0f && gy == beta[j], "shape %d: row %lld of variance 0: %.9g, %.9g", s,
+                    (long long)i, gx, gy);
+      }
+    }
+    free(y);
+    free(gamma);
+    free(beta);
+    free(x0);
+    free(xhat);
+    free(rstd);
+  }
+}
+
+/* The backward's formula in long double from the same XHAT, rstd, gamma and
+ * G: the float result within half an ulp plus the double sums' error. */
+Test(elementwise, layernorm_backward_against_long_double) {
+  const uint64_t seed = test_seed("elementwise.layernorm_backward");
+  for (int s = 0; s < LN_NSHAPES; s++) {
+    const int64_t rows = LN_SHAPES[s][0], cols = LN_SHAPES[s][1], n = rows * cols;
+    float *y = ln_input(test_key(seed, 80 + (uint64_t)s), rows, cols);
+    float *gamma = random_matrix(test_key(seed, 90 + (uint64_t)s), cols, 0.5f, 1.5f);
+    float *beta = random_matrix(test_key(seed, 100 + (uint64_t)s), cols, -0.5f, 0.5f);
+    float *g = random_matrix(test_key(seed, 110 + (uint64_t)s), n, -1.0f, 1.0f);
+    float *g0 = malloc((size_t)n * sizeof *g0), *xhat = malloc((size_t)n * sizeof *xhat);
+    float *rstd = malloc((size_t)rows * sizeof *rstd);
+    memcpy(g0, g, (size_t)n * sizeof *g);
+    halo_cpu_layernorm(y, rows, cols, gamma, beta, xhat, rstd);
+    halo_cpu_layernorm_backward(g, xhat, rstd, gamma, rows, cols);
+    for (int64_t i = 0; i < rows; i++) {
+      const float *xr = xhat + i * cols, *gr = g0 + i * cols;
+      long double sd = 0.0L, sdx = 0.0L, big = 0.0L;
+      for (int64_t j = 0; j < cols; j++) {
+        const long double d = (long double)gr[j] * gamma[j];
+        sd += d;
+        sdx += d * xr[j];
+        big = fmaxl(big, fabsl(d) * (1.0L + fabsl(xr[j])));
+      }
+      const long double md = sd / cols, mdx = sdx / cols;
+      for (int64_t j = 0; j < cols; j++) {
+        const long double ref = rstd[i] * ((long double)gr[j] * gamma[j] - md - xr[j] * mdx);
+        const float got = g[i * cols + j];
+        cr_assert(fabsl(got - ref) <= FLT_EPSILON * fabsl(ref) + 1e-12L * rstd[i] * big,
+                  "shape %d: G[%lld, %lld] = %.9g, reference %.12Lg", s, (long long)i, (long long)j,
+                  got, ref);
+        if (cols == 1)
+          cr_assert_eq(got, 0.0f, "shape %d: one column, G[%lld] = %g", s, (long long)i, got);
+      }
+    }
+    free(y);
+    free(gamma);
+    free(beta);
+    free(g);
+    free(g0);
+    free(xhat);
+    free(rstd);
+  }
+}
+
+/* sum_j w_j · LN(x)_j of one row, in double. */
+static double ln_loss(const double *x, int64_t cols, const float *gamma, const float *beta,
+                      const float *w) {
+  double s = 0.0, q = 0.0, loss = 0.0;
+  for (int64_t j = 0; j < cols; j++) s += x[j];
+  const double mean = s / (double)cols;
+  for (int64_t j = 0; j < cols; j++) q += (x[j] - mean) * (x[j] - mean);
+  const double r = 1.0 / sqrt(q / (double)cols + 1e-5);
+  for (int64_t j = 0; j < cols; j++) loss += w[j] * ((x[j] - mean) * r * gamma[j] + beta[j]);
+  return loss;
+}
+
+/* The backward is the gradient: with G = W on entry it returns
+ * d/dX sum(W ⊙ LN(X)), which central differences of a double forward
+ * approximate (step 1e-4 of the row's sqrt(var + eps): truncation about
+ * 1e-8 relative, the double loss's rounding far below).  Against the
+ * float result: 1e-5 of the row's gradient, plus float rounding of the
+ * terms that cancel (with two columns the gradient is tiny against them;
+ * with one it is exactly 0). */
+Test(elementwise, layernorm_backward_is_the_gradient) {
+  const uint64_t seed = test_seed("elementwise.layernorm_backward_is_the_gradient");
+  static const int64_t shapes[][2] = {{1, 1}, {5, 1}, {6, 2}, {3, 7}, {40, 16}, {10, 130}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    const int64_t rows = shapes[s][0], cols = shapes[s][1], n = rows * cols;
+    float *x = ln_input(test_key(seed, 120 + s), rows, cols);
+    float *gamma = random_matrix(test_key(seed, 130 + s), cols, 0.5f, 1.5f);
+    float *beta = random_matrix(test_key(seed, 140 + s), cols, -0.5f, 0.5f);
+    float *w = random_matrix(test_key(seed, 150 + s), n, -1.0f, 1.0f);
+    float *y = malloc((size_t)n * sizeof *y), *g = malloc((size_t)n * sizeof *g);
+    float *xhat = malloc((size_t)n * sizeof *xhat), *rstd = malloc((size_t)rows * sizeof *rstd);
+    double *xd = malloc((size_t)cols * sizeof *xd);
+    cr_assert(y && g && xhat && rstd && xd);
+    memcpy(y, x, (size_t)n * sizeof *x);
+    memcpy(g, w, (size_t)n * sizeof *w);
+    halo_cpu_layernorm(y, rows, cols, gamma, beta, xhat, rstd);
+    halo_cpu_layernorm_backward(g, xhat, rstd, gamma, rows, cols);
+    double worst = 0.0;
+    for (int64_t i = 0; i < rows; i++) {
+      const float *xr = x + i * cols, *wr = w + i * cols, *gr = g + i * cols;
+      long double mean, rs;
+      ln_stats_ld(xr, cols, &mean, &rs);
+      const double h = 1e-4 / (double)rs;
+      double num = 0.0, den = 0.0, dd = 0.0;
+      for (int64_t k = 0; k < cols; k++) {
+        for (int64_t j = 0; j < cols; j++) xd[j] = xr[j];
+        xd[k] = (double)xr[k] + h;
+        const double up = ln_loss(xd, cols, gamma, beta, wr);
+        xd[k] = (double)xr[k] - h;
+        const double down = ln_loss(xd, cols, gamma, beta, wr);
+        const double fd = (up - down) / (2.0 * h);
+        num += (gr[k] - fd) * (gr[k] - fd);
+        den += fd * fd;
+        dd += (double)wr[k] * gamma[k] * wr[k] * gamma[k];
+      }
+      const double err = sqrt(num), tol = 1e-5 * sqrt(den) + 1e-6 * (double)rs * sqrt(dd);
+      cr_assert(err <= tol, "shape %zu, row %lld%s: |G - central differences| = %g > %g", s,
+                (long long)i, ln_constant(i) ? " (variance 0)" : "", err, tol);
+      if (den > 0.0 && sqrt(num / den) > worst) worst = sqrt(num / den);
+    }
+    fprintf(stderr, "layernorm gradient %lld x %lld: worst row rel err %.3g\n", (long long)rows,
+            (long long)cols, worst);
+    free(x);
+    free(gamma);
+    free(beta);
+    free(w);
+    free(y);
+    free(g);
+    free(xhat);
+    free(rstd);
+    free(xd);
+  }
+}
+
+/* Each product of two floats is exact in double, so rounding it to float is
+ * the float product: bit for bit, into another array and over A or B. */
+Test(elementwise, mul_exact_and_in_place) {
+  const uint64_t seed = test_seed("elementwise.mul");
+  const int64_t n = 100003;
+  float *a = random_matrix(test_key(seed, 1), n, -3.0f, 3.0f);
+  float *b = random_matrix(test_key(seed, 2), n, -3.0f, 3.0f);
+  float *out = random_matrix(test_key(seed, 3), n, 7.0f, 8.0f);
+  float *a0 = malloc((size_t)n * sizeof *a0), *b0 = malloc((size_t)n * sizeof *b0);
+  memcpy(a0, a, (size_t)n * sizeof *a);
+  memcpy(b0, b, (size_t)n * sizeof *b);
+  halo_cpu_mul(out, a, b, 5); /* below the parallel threshold */
+  halo_cpu_mul(out + 5, a + 5, b + 5, n - 5);
+  for (int64_t i = 0; i < n; i++)
+    cr_assert_eq(out[i], (float)((double)a0[i] * b0[i]), "mul at %lld", (long long)i);
+  cr_assert(memcmp(a, a0, (size_t)n * sizeof *a) == 0 && memcmp(b, b0, (size_t)n * sizeof *b) == 0,
+            "mul wrote an input");
+  halo_cpu_mul(a, a, b, n);
+  cr_assert(memcmp(a, out, (size_t)n * sizeof *a) == 0, "mul into A");
+  memcpy(a, a0, (size_t)n * sizeof *a);
+  halo_cpu_mul(b, a, b, n);
+  cr_assert(memcmp(b, out, (size_t)n * sizeof *b) == 0, "mul into B");
+  free(a);
+  free(b);
+  free(out);
+  free(a0);
+  free(b0);
 }

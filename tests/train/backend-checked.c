@@ -363,6 +363,32 @@ static void ck_l2_normalize_backward(halo_backend *be, float *g, const float *y,
   cpu->l2_normalize_backward(be, g, y, norm, rows, cols);
 }
 
+static void ck_layernorm(halo_backend *be, float *y, int64_t rows, int64_t cols, const float *gamma,
+                         const float *beta, float *xhat, float *rstd) {
+  device(be, "layernorm", "Y", y, (size_t)(rows * cols) * 4);
+  device(be, "layernorm", "gamma", gamma, (size_t)cols * 4);
+  device(be, "layernorm", "beta", beta, (size_t)cols * 4);
+  device(be, "layernorm", "xhat", xhat, (size_t)(rows * cols) * 4);
+  device(be, "layernorm", "rstd", rstd, (size_t)rows * 4);
+  cpu->layernorm(be, y, rows, cols, gamma, beta, xhat, rstd);
+}
+
+static void ck_layernorm_backward(halo_backend *be, float *g, const float *xhat, const float *rstd,
+                                  const float *gamma, int64_t rows, int64_t cols) {
+  device(be, "layernorm_backward", "G", g, (size_t)(rows * cols) * 4);
+  device(be, "layernorm_backward", "xhat", xhat, (size_t)(rows * cols) * 4);
+  device(be, "layernorm_backward", "rstd", rstd, (size_t)rows * 4);
+  device(be, "layernorm_backward", "gamma", gamma, (size_t)cols * 4);
+  cpu->layernorm_backward(be, g, xhat, rstd, gamma, rows, cols);
+}
+
+static void ck_mul(halo_backend *be, float *out, const float *a, const float *b, int64_t n) {
+  device(be, "mul", "out", out, (size_t)n * 4);
+  device(be, "mul", "A", a, (size_t)n * 4);
+  device(be, "mul", "B", b, (size_t)n * 4);
+  cpu->mul(be, out, a, b, n);
+}
+
 static void ck_relu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
   device(be, "relu_backward", "G", g, (size_t)n * 4);
   device(be, "relu_backward", "Y", y, (size_t)n * 4);
@@ -488,6 +514,9 @@ static const halo_backend_ops checked_ops = {
     .elu_backward = ck_elu_backward,
     .l2_normalize = ck_l2_normalize,
     .l2_normalize_backward = ck_l2_normalize_backward,
+    .layernorm = ck_layernorm,
+    .layernorm_backward = ck_layernorm_backward,
+    .mul = ck_mul,
     .dropout = ck_dropout,
     .dropout_to = ck_dropout_to,
     .softmax_xent = ck_softmax_xent,
