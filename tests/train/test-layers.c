@@ -303,7 +303,14 @@ Test(layers, models_forward_backward_p1_p3, .timeout = 600) {
 Test(layers, models_deterministic_p1_p3, .timeout = 600) {
   uint64_t seed = tr_seed("layers.models_deterministic", 9);
   setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
-  for (int np = 1; np <= 3; np += 2)
+#ifdef __SANITIZE_ADDRESS__
+  /* The float cases above run every probe at P=1 and 3 under the
+   * sanitizers; here P=3 alone reaches the same code. */
+  const int first = 3;
+#else
+  const int first = 1;
+#endif
+  for (int np = first; np <= 3; np += 2)
     for (size_t i = 0; i < NCASES(model_cases); i++) check_probe(&model_cases[i], np, seed + i);
   unsetenv("HALO_PROBE_DETERMINISTIC");
 }
