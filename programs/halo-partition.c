@@ -59,6 +59,8 @@ static const char usage[] =
     "                           (16 for one layer), as halo-train's --hidden\n"
     "  --gin-train-eps          with --model gin: predict for a learned epsilon (no change\n"
     "                           in bytes; accepted so the two programs take the same flags)\n"
+    "  --residual               predict for halo-train --residual (GCN's first layer is then\n"
+    "                           not cached without input dropout)\n"
     "  --json FILE              write the statistics as JSON (FILE.tmp.XXXXXX, renamed)\n"
     "  --write-metis FILE       write the cleaned graph in METIS format and stop (no --parts,\n"
     "                           --out or --json; FILE.tmp.XXXXXX, renamed)\n"
@@ -167,6 +169,7 @@ enum {
   OPT_DIMS,
   OPT_MODEL,
   OPT_GIN_TRAIN_EPS,
+  OPT_RESIDUAL,
   OPT_JSON,
   OPT_ORDER,
 };
@@ -187,6 +190,7 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
       {"dims", required_argument, NULL, OPT_DIMS},
       {"model", required_argument, NULL, OPT_MODEL},
       {"gin-train-eps", no_argument, NULL, OPT_GIN_TRAIN_EPS},
+      {"residual", no_argument, NULL, OPT_RESIDUAL},
       {"json", required_argument, NULL, OPT_JSON},
       {"force", no_argument, NULL, OPT_FORCE},
       {"features", required_argument, NULL, OPT_FEATURES},
@@ -199,7 +203,7 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
       {NULL, 0, NULL, 0},
   };
   int64_t v = 0;
-  int parts_given = 0;
+  int parts_given = 0, model_given = 0;
   *stop = 0;
   opterr = 0; /* getopt's own messages are replaced by one line each below */
   for (;;) {
@@ -271,11 +275,15 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
         HALO_TRY(parse_dims(optarg, c));
         break;
       case OPT_MODEL:
+        model_given = 1;
         if (halo_model_parse(optarg, &c->model.kind) != HALO_OK)
           HALO_FAIL(HALO_ERR_ARG, "--model: '%s' is not a model (%s)", optarg, halo_model_names());
         break;
       case OPT_GIN_TRAIN_EPS:
         c->model.train_eps = 1;
+        break;
+      case OPT_RESIDUAL:
+        c->model.residual = 1;
         break;
       case 'h':
         fputs(usage, stdout);
@@ -292,6 +300,9 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     }
   }
   if (optind < argc) HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
+  if (c->ndims == 0 && (model_given || c->model.train_eps || c->model.residual))
+    HALO_FAIL(HALO_ERR_ARG, "%s: it says what --dims predicts for; give --dims too",
+              model_given ? "--model" : c->model.train_eps ? "--gin-train-eps" : "--residual");
   if (!c->input) HALO_FAIL(HALO_ERR_ARG, "--input is required (see --help)");
   if (!*c->input) HALO_FAIL(HALO_ERR_ARG, "--input: no input path or spec given");
   if (!c->write_metis) {

@@ -20,9 +20,12 @@ static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gcn_pl
   gcn_plan_set(p, GCN_BUF_Z1, l, n * d->d_mid);
 }
 
-/* &ε in the parameters, or NULL for GIN-0. */
+/* &ε in the parameters, or NULL for GIN-0 (whose tensor EPS, if any, is
+ * W_res or LayerNorm's gamma). */
 static const float *eps_of(const layer *ly, const halo_buf *flat) {
-  return ly->desc->ntensors > EPS ? tensor_of(flat, ly, EPS) : NULL;
+  const halo_layer_desc *d = ly->desc;
+  return d->ntensors > EPS && d->tensor[EPS].kind == HALO_TENSOR_EPS ? tensor_of(flat, ly, EPS)
+                                                                     : NULL;
 }
 
 static halo_status forward(halo_gcn *g, layer *ly, const layer_input *in) {

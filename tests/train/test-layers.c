@@ -287,6 +287,9 @@ static const probe_case model_cases[] = {
     {"gcn-residual-norm", 70, 4, 24, 0.15f, 4, 3, 6, 0.0f, 0.5f, 1, 1, "gcn", "rlu"},
     {"sage-residual-norm", 64, 5, 5, 0.9f, 3, 3, 12, 0.0f, 0.4f, -1, 0, "sage", "rlu"},
     {"gin-residual-norm-eps", 64, 5, 5, 0.9f, 3, 3, 12, 0.0f, 0.4f, -1, 0, "gin", "rleu"},
+    /* GIN-0 with them: its tensor after b_2 is W_res or gamma, not ε. */
+    {"gin0-residual-norm", 70, 4, 24, 0.15f, 4, 3, 6, 0.0f, 0.5f, 1, 1, "gin", "rlu"},
+    {"gin0-norm", 64, 5, 5, 0.9f, 3, 3, 12, 0.0f, 0.4f, -1, 0, "gin", "lu"},
     /* Residuals alone, with dropout (ELU too: a node whose inputs were all
      * dropped has Z = b = 0 at first, on ReLU's kink). */
     {"gcn-residual", 70, 4, 24, 0.15f, 4, 3, 6, 0.5f, 0.5f, 1, 1, "gcn", "ru"},
