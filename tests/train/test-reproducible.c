@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "test-sanitized.h"
 #include "train-cli.h"
 #include "train-run.h"
 
@@ -84,6 +85,13 @@ Test(reproducible, cora_any_p_partitioner_order_and_threads, .timeout = 900) {
               {2, "metis", "id", "1"},         {2, "metis", "community", "2"},
               {1, "metis", "community", "2"}};
   const int nruns = (int)(sizeof runs / sizeof runs[0]);
+  /* The default, 200 epochs; under sanitizers 30, which run the same code
+   * (the epoch loop does not allocate) in every one of the runs. */
+  const int epochs = TEST_SANITIZED ? 30 : 200;
+  if (TEST_SANITIZED)
+    test_sanitized_note("reproducible.cora",
+                        "each of the 9 runs (every P, partitioner, row order and thread "
+                        "count) trains 30 epochs, not 200");
   report *r = calloc((size_t)nruns, sizeof *r);
   cr_assert(r);
   for (int i = 0; i < nruns; i++) {
@@ -98,10 +106,13 @@ Test(reproducible, cora_any_p_partitioner_order_and_threads, .timeout = 900) {
       cr_assert_eq(rc, 0, "halo-partition exited with %d (see %s)", rc, log);
     }
     snprintf(path, sizeof path, "%s-t%s.jsonl", shards, runs[i].threads);
-    snprintf(extra, sizeof extra, "--threads %s", runs[i].threads);
+    if (TEST_SANITIZED)
+      snprintf(extra, sizeof extra, "--threads %s --epochs %d", runs[i].threads, epochs);
+    else
+      snprintf(extra, sizeof extra, "--threads %s", runs[i].threads);
     run(runs[i].parts, shards, extra, path);
     read_report(path, &r[i]);
-    cr_assert_eq(r[i].m.epochs, 200);
+    cr_assert_eq(r[i].m.epochs, epochs);
   }
   for (int i = 1; i < nruns; i++) {
     char what[128];
@@ -120,6 +131,10 @@ Test(reproducible, cora_any_p_partitioner_order_and_threads, .timeout = 900) {
  * and a transform-first top layer; and other dropout, decay and rates. */
 Test(reproducible, other_layer_shapes_p1_against_p3, .timeout = 600) {
   char *dir = tr_tmpdir("repro-shapes");
+  const int epochs = TEST_SANITIZED ? 20 : 50;
+  if (TEST_SANITIZED)
+    test_sanitized_note("reproducible.other_layer_shapes",
+                        "both models at P=1 and P=3 train 20 epochs, not 50");
   static const char *const models[] = {
       "--input-dropout 0 --layers 3 --hidden 32",
       "--weight-decay-all --dropout 0.2 --input-dropout 0.3 --lr 0.02"};
@@ -136,7 +151,7 @@ Test(reproducible, other_layer_shapes_p1_against_p3, .timeout = 600) {
                             parts, shards),
                      0);
       snprintf(path, sizeof path, "%s/m%d-%d.jsonl", dir, k, parts);
-      snprintf(extra, sizeof extra, "--epochs 50 --threads 1 %s", models[k]);
+      snprintf(extra, sizeof extra, "--epochs %d --threads 1 %s", epochs, models[k]);
       run(parts, shards, extra, path);
       read_report(path, &r[i]);
     }
@@ -149,6 +164,12 @@ Test(reproducible, other_layer_shapes_p1_against_p3, .timeout = 600) {
 
 Test(reproducible, resume_at_another_p_ends_as_a_straight_run, .timeout = 600) {
   char *dir = tr_tmpdir("repro-resume");
+  /* The straight run trains 2 * half epochs; the other stops at half, with a
+   * checkpoint, and resumes at P=3. */
+  const int half = TEST_SANITIZED ? 20 : 60;
+  if (TEST_SANITIZED)
+    test_sanitized_note("reproducible.resume",
+                        "40 epochs straight, and 20 + 20 across the resume, not 120 and 60 + 60");
   char shards2[512], shards3[512], ckpt[600], path[700], log[700], extra[700];
   snprintf(shards2, sizeof shards2, "%s/cora-2", dir);
   snprintf(shards3, sizeof shards3, "%s/cora-3", dir);
@@ -162,24 +183,26 @@ Test(reproducible, resume_at_another_p_ends_as_a_straight_run, .timeout = 600) {
   }
   report straight, resumed;
   snprintf(path, sizeof path, "%s/straight.jsonl", dir);
-  run(2, shards2, "--epochs 120 --threads 1", path);
+  snprintf(extra, sizeof extra, "--epochs %d --threads 1", 2 * half);
+  run(2, shards2, extra, path);
   read_report(path, &straight);
 
   snprintf(path, sizeof path, "%s/first.jsonl", dir);
-  snprintf(extra, sizeof extra, "--epochs 60 --threads 1 --checkpoint '%s' --checkpoint-every 60",
-           ckpt);
+  snprintf(extra, sizeof extra, "--epochs %d --threads 1 --checkpoint '%s' --checkpoint-every %d",
+           half, ckpt, half);
   run(2, shards2, extra, path);
   snprintf(path, sizeof path, "%s/second.jsonl", dir);
-  snprintf(extra, sizeof extra, "--epochs 120 --threads 1 --checkpoint '%s' --resume", ckpt);
+  snprintf(extra, sizeof extra, "--epochs %d --threads 1 --checkpoint '%s' --resume", 2 * half,
+           ckpt);
   run(3, shards3, extra, path);
   read_losses(path, &resumed);
   read_digest(path, &resumed);
-  cr_assert_eq(resumed.m.epochs, 60, "the resumed run trained %d epochs", resumed.m.epochs);
+  cr_assert_eq(resumed.m.epochs, half, "the resumed run trained %d epochs", resumed.m.epochs);
   int bad = 0;
-  for (int e = 0; e < 60; e++)
-    if (memcmp(&straight.m.loss[60 + e], &resumed.m.loss[e], sizeof(double)) != 0 && bad++ < 3)
-      cr_expect_fail("epoch %d: resumed at P=3 the loss is %.17g, straight %.17g", 61 + e,
-                     resumed.m.loss[e], straight.m.loss[60 + e]);
+  for (int e = 0; e < half; e++)
+    if (memcmp(&straight.m.loss[half + e], &resumed.m.loss[e], sizeof(double)) != 0 && bad++ < 3)
+      cr_expect_fail("epoch %d: resumed at P=3 the loss is %.17g, straight %.17g", half + 1 + e,
+                     resumed.m.loss[e], straight.m.loss[half + e]);
   cr_expect_eq(bad, 0);
   cr_expect_str_eq(resumed.sha, straight.sha, "resumed at P=3: the final parameters differ");
   tr_rmdir(dir);
