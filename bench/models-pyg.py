@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""PyTorch Geometric's GCN, GraphSAGE-mean and GIN-0 on a 1-part halo shard.
+"""PyTorch Geometric's GCN, GraphSAGE-mean, GIN-0 and GAT on a 1-part halo shard.
 
-The peer of `halo-train --model gcn|sage|gin` in bench/models.sh.  The graph,
+The peer of `halo-train --model gcn|sage|gin|gat` in bench/models.sh.  The graph,
 features, labels and split are read from DIR/part-00000-of-00001.h5 by
 bench/train-pyg.py's own loader (h5py; features row-normalised as PyG's
 NormalizeFeatures unless --no-normalize), so both sides train on the same
@@ -14,6 +14,10 @@ data.  The models are halo-train's (docs/train.md, src/layer-*.c):
         parameter
   gin   GINConv(Sequential(Linear(d_in, hidden), ReLU, Linear(hidden, d_out)),
         eps=0, train_eps=--gin-train-eps); weight decay on every parameter
+  gat   GATConv(d_in, hidden, heads=--heads, concat=True, dropout=--attn-dropout)
+        in hidden layers (--hidden per head), GATConv(., classes,
+        heads=--output-heads, concat=False) at the top; weight decay on every
+        parameter
 
 Between layers ReLU (or --activation elu); dropout --input-dropout (default
 --dropout) on the input features and --dropout on the input of every later
@@ -42,7 +46,7 @@ import time
 
 import torch
 import torch.nn.functional as F
-from torch_geometric.nn import GCNConv, GINConv, SAGEConv
+from torch_geometric.nn import GATConv, GCNConv, GINConv, SAGEConv
 from torch_geometric.nn.inits import glorot, zeros
 
 
@@ -59,8 +63,14 @@ class Net(torch.nn.Module):
     def __init__(self, model, dims, args):
         super().__init__()
         convs = []
-        for a, b in zip(dims[:-1], dims[1:]):
-            if model == "gcn":
+        for i, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
+            top = i + 2 == len(dims)
+            if model == "gat":
+                # dims hold the layers' total widths: a hidden layer's is heads × per head.
+                heads = args.output_heads if top else args.heads
+                convs.append(GATConv(a, b if top else b // heads, heads=heads, concat=not top,
+                                     dropout=args.attn_dropout))
+            elif model == "gcn":
                 convs.append(GCNConv(a, b, cached=True))
             elif model == "sage":
                 convs.append(SAGEConv(a, b, aggr="mean", root_weight=True, normalize=args.sage_normalize))
@@ -102,7 +112,8 @@ def param_groups(model, net, args):
 def run(model, layout, seed, x, y, splits, adj, args):
     torch.manual_seed(seed)
     classes = int(y.max()) + 1
-    dims = [x.size(1)] + [args.hidden] * (args.layers - 1) + [classes]
+    width = args.hidden * args.heads if model == "gat" else args.hidden
+    dims = [x.size(1)] + [width] * (args.layers - 1) + [classes]
     net = Net(model, dims, args)
     opt = torch.optim.Adam(param_groups(model, net, args), lr=args.lr)
     train, valid, test = splits
@@ -148,12 +159,15 @@ def cap_address_space(frac):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shard_dir")
-    p.add_argument("--model", choices=("gcn", "sage", "gin"), default="gcn")
+    p.add_argument("--model", choices=("gcn", "sage", "gin", "gat"), default="gcn")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--hidden", type=int, default=16)
     p.add_argument("--activation", choices=("relu", "elu"), default="relu")
     p.add_argument("--sage-normalize", action="store_true")
     p.add_argument("--gin-train-eps", action="store_true")
+    p.add_argument("--heads", type=int, default=8, help="gat: heads of the hidden layers")
+    p.add_argument("--output-heads", type=int, default=1, help="gat: heads of the output layer")
+    p.add_argument("--attn-dropout", type=float, default=0.6, help="gat: dropout on the coefficients")
     p.add_argument("--epochs", type=int, default=200)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--lr", type=float, default=0.01)

@@ -33,6 +33,7 @@ enum {
   HALO_RNG_GRAPH = 3,
   HALO_RNG_FEATURES = 4,
   HALO_RNG_PARTITION = 5,
+  HALO_RNG_ATTENTION = 6, /* GAT's attention dropout: (seed, epoch, layer) */
 };
 
 HALO_HD uint64_t halo_rng_mix(uint64_t z) {

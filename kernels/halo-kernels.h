@@ -10,6 +10,9 @@
 
 #include <stdint.h>
 
+#include "halo-csr.h"
+#include "halo-gat.h"
+
 /* C = alpha · op(A) · op(B) + beta · C, through CBLAS (row-major). */
 void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
@@ -134,5 +137,38 @@ void halo_cpu_unpack(float *dst, const float *src, int64_t cols, const int32_t *
 
 /* Divides each row by its sum (rows summing to 0 are left as they are). */
 void halo_cpu_row_normalize(float *x, int64_t rows, int64_t cols);
+
+/* --- GAT (halo-gat.h; cpu-gat.c) ------------------------------------------
+ * T is rows × K·F, the scores S rows × 2K (a_src·T then a_dst·T per head),
+ * the node terms rows × halo_gat_node_cols(g); `adj` is A + I over the owned
+ * rows with local columns in ascending global id, and the graph is
+ * symmetric. */
+
+/* S[r] = (a_src[k]·T[r, k] for each k, a_dst[k]·T[r, k] for each k), with
+ * a_src and a_dst K × F. */
+void halo_cpu_gat_scores(const halo_gat_layer *g, const float *t, int64_t rows,
+                         const float *a_src, const float *a_dst, float *s);
+
+/* For every owned row i: out[i, k] (n_owned × K·F) = Σ_j α'_ij T[j, k] over
+ * row i of adj, α' the dropped softmax coefficients; Z[i] (n_owned ×
+ * d_out) = the heads' outputs concatenated, or their mean; and the
+ * softmax's max and sum per head into node[i]'s columns d_out.. and
+ * d_out+K.. . */
+void halo_cpu_gat_attend(const halo_gat_layer *g, const halo_csr *adj, const int64_t *global_id,
+                         const float *t, const float *s, float *out, float *z, float *node);
+
+/* For rows [0, rows): node[i]'s first d_out columns = dZ[i], and its c
+ * columns = dout_i,k · out_i,k per head (halo_gat_dout). */
+void halo_cpu_gat_node_terms(const halo_gat_layer *g, const float *dz, const float *out,
+                             int64_t rows, float *node);
+
+/* For every owned row j, from the node terms of j and of its neighbours:
+ * dT[j] (n_owned × K·F) = Σ_{i: j ∈ N(i) ∪ {i}} α'_ij dout_i + dsrc_j·a_src + ddst_j·a_dst,
+ * and the attention vectors' per-row terms: att_grad's first n_owned rows
+ * dsrc_j,k·T[j, k], its next n_owned rows ddst_j,k·T[j, k] (K·F columns). */
+void halo_cpu_gat_attend_backward(const halo_gat_layer *g, const halo_csr *adj,
+                                  const int64_t *global_id, const float *t, const float *s,
+                                  const float *node, const float *a_src, const float *a_dst,
+                                  float *dt, float *att_grad);
 
 #endif /* HALO_KERNELS_H */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli-env.h"
+#include "halo-gat.h"
 #include "halo-json.h"
 #include "halo-load.h"
 #include "halo-memory.h"
@@ -55,8 +56,11 @@ static const char usage[] =
     "  --force                  replace an existing DIR written by halo-partition, and an\n"
     "                           existing --json or --write-metis FILE (regular files only)\n"
     "  --dims D0,D1,..          model widths (input, hidden.., classes): predict halo bytes\n"
-    "  --model gcn|sage|gin     the model --dims predicts for (gcn); GIN's MLP width is D1\n"
-    "                           (16 for one layer), as halo-train's --hidden\n"
+    "  --model gcn|sage|gin|gat the model --dims predicts for (gcn); GIN's MLP width is D1\n"
+    "                           (16 for one layer), as halo-train's --hidden; GAT's hidden\n"
+    "                           widths are heads x per-head width (64 for 8 x 8)\n"
+    "  --heads K, --output-heads K  with --model gat: the heads of the hidden layers (8)\n"
+    "                           and of the output layer (1), as halo-train's\n"
     "  --gin-train-eps          with --model gin: predict for a learned epsilon (no change\n"
     "                           in bytes; accepted so the two programs take the same flags)\n"
     "  --residual               predict for halo-train --residual (GCN's first layer is then\n"
@@ -170,6 +174,8 @@ enum {
   OPT_MODEL,
   OPT_GIN_TRAIN_EPS,
   OPT_RESIDUAL,
+  OPT_HEADS,
+  OPT_OUTPUT_HEADS,
   OPT_JSON,
   OPT_ORDER,
 };
@@ -191,6 +197,8 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
       {"model", required_argument, NULL, OPT_MODEL},
       {"gin-train-eps", no_argument, NULL, OPT_GIN_TRAIN_EPS},
       {"residual", no_argument, NULL, OPT_RESIDUAL},
+      {"heads", required_argument, NULL, OPT_HEADS},
+      {"output-heads", required_argument, NULL, OPT_OUTPUT_HEADS},
       {"json", required_argument, NULL, OPT_JSON},
       {"force", no_argument, NULL, OPT_FORCE},
       {"features", required_argument, NULL, OPT_FEATURES},
@@ -285,6 +293,12 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
       case OPT_RESIDUAL:
         c->model.residual = 1;
         break;
+      case OPT_HEADS:
+      case OPT_OUTPUT_HEADS:
+        HALO_TRY(parse_int(ch == OPT_HEADS ? "--heads" : "--output-heads", optarg, 1,
+                           HALO_GAT_MAX_HEADS, &v));
+        *(ch == OPT_HEADS ? &c->model.heads : &c->model.output_heads) = (int32_t)v;
+        break;
       case 'h':
         fputs(usage, stdout);
         *stop = 1;
@@ -300,9 +314,19 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     }
   }
   if (optind < argc) HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", argv[optind]);
-  if (c->ndims == 0 && (model_given || c->model.train_eps || c->model.residual))
+  const int heads_given = c->model.heads > 0 || c->model.output_heads > 0;
+  if (c->ndims == 0 && (model_given || c->model.train_eps || c->model.residual || heads_given))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says what --dims predicts for; give --dims too",
-              model_given ? "--model" : c->model.train_eps ? "--gin-train-eps" : "--residual");
+              model_given               ? "--model"
+              : c->model.train_eps      ? "--gin-train-eps"
+              : c->model.residual       ? "--residual"
+              : c->model.heads > 0      ? "--heads"
+                                        : "--output-heads");
+  if (heads_given && c->model.kind != HALO_MODEL_GAT)
+    HALO_FAIL(HALO_ERR_ARG, "%s: the model is %s, not gat",
+              c->model.heads > 0 ? "--heads" : "--output-heads", halo_model_name(c->model.kind));
+  if (c->model.heads < 1) c->model.heads = 8;
+  if (c->model.output_heads < 1) c->model.output_heads = 1;
   if (!c->input) HALO_FAIL(HALO_ERR_ARG, "--input is required (see --help)");
   if (!*c->input) HALO_FAIL(HALO_ERR_ARG, "--input: no input path or spec given");
   if (!c->write_metis) {

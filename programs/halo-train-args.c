@@ -6,23 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "halo-gat.h"
+
 static const char usage[] =
     "usage: mpirun -np P halo-train DIR [options]\n"
     "  DIR                  shards written by halo-partition (P parts)\n"
-    "  --model gcn|sage|gin model (gcn): GCN, GraphSAGE (mean), GIN (docs/models.md)\n"
+    "  --model gcn|sage|gin|gat  model (gcn): GCN, GraphSAGE (mean), GIN, GAT\n"
+    "                       (docs/models.md)\n"
     "  --layers N           graph convolutions (2)\n"
-    "  --hidden N           hidden width (16), and the width of GIN's MLPs\n"
-    "  --activation relu|elu  between layers (relu)\n"
+    "  --hidden N           hidden width (16), and the width of GIN's MLPs; gat: per\n"
+    "                       head (8)\n"
+    "  --activation relu|elu  between layers (relu; gat: elu)\n"
     "  --sage-normalize     sage: L2-normalise each layer's output rows\n"
     "  --gin-train-eps      gin: learn epsilon (default: GIN-0, epsilon = 0)\n"
+    "  --heads K            gat: attention heads of the hidden layers, concatenated (8)\n"
+    "  --output-heads K     gat: attention heads of the output layer, averaged (1)\n"
+    "  --attn-dropout X     gat: dropout on the attention coefficients (0.6)\n"
     "  --residual           every layer adds its input (projected where the widths differ)\n"
     "  --norm none|layer    LayerNorm after every hidden layer (none)\n"
     "  --epochs N           training epochs (200)\n"
-    "  --lr X               Adam learning rate (0.01)\n"
+    "  --lr X               Adam learning rate (0.01; gat: 0.005)\n"
     "  --weight-decay X     L2 weight decay (5e-4): gcn's first layer only, every\n"
-    "                       parameter of sage and gin\n"
+    "                       parameter of sage, gin and gat\n"
     "  --weight-decay-all   gcn: apply the weight decay to every layer\n"
-    "  --dropout X          dropout of the hidden layers (0.5)\n"
+    "  --dropout X          dropout of the hidden layers (0.5; gat: 0.6)\n"
     "  --input-dropout X    dropout of the input features (= --dropout); 0 computes\n"
     "                       the first layer's aggregation once at set-up\n"
     "  --no-normalize       keep the input features as they are (default: rows sum to 1)\n"
@@ -106,12 +113,14 @@ static halo_status copy_word(const char *flag, const char *text, const char *con
 
 halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   halo_status st = HALO_OK;
-  static const char *const models[] = {"gcn", "sage", "gin", NULL};
+  static const char *const models[] = {"gcn", "sage", "gin", "gat", NULL};
   static const char *const activations[] = {"relu", "elu", NULL};
   static const char *const norms[] = {"none", "layer", NULL};
   char activation[8] = "relu", norm[8] = "none";
   static const char *const devices[] = {"cpu", "cuda", NULL};
   int input_dropout_set = 0, warmup_set = 0, every_set = 0, keep_set = 0;
+  /* The flags whose default depends on the model (gat's: the paper's). */
+  int hidden_set = 0, dropout_set = 0, lr_set = 0, activation_set = 0, gat_flag = 0;
   int64_t v = 0;
 
   *a = (halo_train_args){.epochs = 200, .warmup = 5, .checkpoint_every = 10, .keep = 2};
@@ -169,6 +178,9 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
                                          "--norm",
                                          "--layers",
                                          "--hidden",
+                                         "--heads",
+                                         "--output-heads",
+                                         "--attn-dropout",
                                          "--epochs",
                                          "--lr",
                                          "--weight-decay",
@@ -200,6 +212,7 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     } else if (strcmp(flag, "--activation") == 0) {
       HALO_TRY(copy_word(flag, value, activations, activation, sizeof activation));
       a->gcn.activation = strcmp(activation, "elu") == 0 ? HALO_ACT_ELU : HALO_ACT_RELU;
+      activation_set = 1;
     } else if (strcmp(flag, "--norm") == 0) {
       HALO_TRY(copy_word(flag, value, norms, norm, sizeof norm));
       a->gcn.layer_norm = strcmp(norm, "layer") == 0;
@@ -211,6 +224,14 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     } else if (strcmp(flag, "--hidden") == 0) {
       HALO_TRY(parse_int(flag, value, 1, 1 << 20, &v));
       a->gcn.hidden = (int32_t)v;
+      hidden_set = 1;
+    } else if (strcmp(flag, "--heads") == 0 || strcmp(flag, "--output-heads") == 0) {
+      HALO_TRY(parse_int(flag, value, 1, HALO_GAT_MAX_HEADS, &v));
+      *(flag[2] == 'h' ? &a->gcn.heads : &a->gcn.output_heads) = (int32_t)v;
+      gat_flag = 1;
+    } else if (strcmp(flag, "--attn-dropout") == 0) {
+      HALO_TRY(parse_real(flag, value, 0.0, 1.0, HI_OPEN, &a->gcn.attn_dropout));
+      gat_flag = 1;
     } else if (strcmp(flag, "--epochs") == 0) {
       HALO_TRY(parse_int(flag, value, 0, INT32_MAX, &a->epochs));
     } else if (strcmp(flag, "--warmup") == 0) {
@@ -224,10 +245,12 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       a->threads = (int)v;
     } else if (strcmp(flag, "--lr") == 0) {
       HALO_TRY(parse_real(flag, value, 0.0, 1e6, LO_OPEN, &a->gcn.lr));
+      lr_set = 1;
     } else if (strcmp(flag, "--weight-decay") == 0) {
       HALO_TRY(parse_real(flag, value, 0.0, 1e6, CLOSED, &a->gcn.weight_decay));
     } else if (strcmp(flag, "--dropout") == 0) {
       HALO_TRY(parse_real(flag, value, 0.0, 1.0, HI_OPEN, &a->gcn.dropout));
+      dropout_set = 1;
     } else if (strcmp(flag, "--input-dropout") == 0) {
       HALO_TRY(parse_real(flag, value, 0.0, 1.0, HI_OPEN, &a->gcn.input_dropout));
       input_dropout_set = 1;
@@ -267,6 +290,16 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     HALO_FAIL(HALO_ERR_ARG, "--gin-train-eps: the model is %s, not gin", a->model);
   if (a->gcn.weight_decay_all && a->gcn.model != HALO_MODEL_GCN)
     HALO_FAIL(HALO_ERR_ARG, "--weight-decay-all: %s decays every parameter already", a->model);
+  if (gat_flag && a->gcn.model != HALO_MODEL_GAT)
+    HALO_FAIL(HALO_ERR_ARG, "--heads, --output-heads and --attn-dropout are gat's; the model is %s",
+              a->model);
+  if (a->gcn.model == HALO_MODEL_GAT) {
+    /* Veličković et al.'s Cora settings (and PyG's example). */
+    if (!hidden_set) a->gcn.hidden = 8;
+    if (!dropout_set) a->gcn.dropout = 0.6f;
+    if (!lr_set) a->gcn.lr = 0.005f;
+    if (!activation_set) a->gcn.activation = HALO_ACT_ELU;
+  }
   if (!input_dropout_set) a->gcn.input_dropout = a->gcn.dropout;
   if (!warmup_set) a->warmup = a->epochs > 10 ? 5 : a->epochs > 1 ? 1 : 0;
   if (a->warmup >= a->epochs && a->epochs > 0)

@@ -86,11 +86,18 @@ void train_report_header(const train_report *rep) {
   printf("parts: %d (%s), %lld halo rows in all; %d ranks x %d threads, device %s\n", m->parts,
          m->method, (long long)rep->halo_rows, rep->ranks, rep->threads,
          halo_backend_describe(rep->be));
+  char heads[96] = "";
+  if (o->model == HALO_MODEL_GAT)
+    snprintf(heads, sizeof heads, " (%d heads, %d output heads, attention dropout %g)", o->heads,
+             o->output_heads, o->attn_dropout);
+  /* GCN's reference decays its first layer only; the other models every
+   * parameter (halo_gcn_create's optimiser groups). */
+  const int decay_all = o->weight_decay_all || o->model != HALO_MODEL_GCN;
   printf(
-      "model: gcn %s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
+      "model: %s %s%s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
       "seed %llu, features %s%s\n",
-      dims, (long long)in->params, o->dropout, o->input_dropout, o->lr, o->weight_decay,
-      o->weight_decay_all ? "all layers" : "first layer", (unsigned long long)o->seed,
+      halo_model_name(o->model), dims, heads, (long long)in->params, o->dropout, o->input_dropout,
+      o->lr, o->weight_decay, decay_all ? "all layers" : "first layer", (unsigned long long)o->seed,
       in->sparse_features ? "sparse" : "dense", o->normalize_features ? ", row-normalised" : "");
   printf(
       "volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "

@@ -180,6 +180,33 @@ static void cpu_mul(halo_backend *be, float *out, const float *a, const float *b
   halo_cpu_mul(out, a, b, n);
 }
 
+static void cpu_gat_scores(halo_backend *be, const halo_gat_layer *g, const float *t,
+                           int64_t rows, const float *a_src, const float *a_dst, float *s) {
+  (void)be;
+  halo_cpu_gat_scores(g, t, rows, a_src, a_dst, s);
+}
+
+static void cpu_gat_attend(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
+                           const int64_t *global_id, const float *t, const float *s, float *out,
+                           float *z, float *node) {
+  (void)be;
+  halo_cpu_gat_attend(g, adj, global_id, t, s, out, z, node);
+}
+
+static void cpu_gat_node_terms(halo_backend *be, const halo_gat_layer *g, const float *dz,
+                               const float *out, int64_t rows, float *node) {
+  (void)be;
+  halo_cpu_gat_node_terms(g, dz, out, rows, node);
+}
+
+static void cpu_gat_attend_backward(halo_backend *be, const halo_gat_layer *g,
+                                    const halo_csr *adj, const int64_t *global_id, const float *t,
+                                    const float *s, const float *node, const float *a_src,
+                                    const float *a_dst, float *dt, float *att_grad) {
+  (void)be;
+  halo_cpu_gat_attend_backward(g, adj, global_id, t, s, node, a_src, a_dst, dt, att_grad);
+}
+
 const halo_backend_ops halo__backend_cpu_ops = {
     .name = "cpu",
     .buf_alloc = cpu_buf_alloc,
@@ -201,6 +228,10 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .layernorm = cpu_layernorm,
     .layernorm_backward = cpu_layernorm_backward,
     .mul = cpu_mul,
+    .gat_scores = cpu_gat_scores,
+    .gat_attend = cpu_gat_attend,
+    .gat_node_terms = cpu_gat_node_terms,
+    .gat_attend_backward = cpu_gat_attend_backward,
     .dropout = cpu_dropout,
     .dropout_to = cpu_dropout_to,
     .softmax_xent = cpu_softmax_xent,

@@ -1,6 +1,6 @@
 /* The aggregation matrices over a part's owned rows: GCN's
  * Â = D^-1/2 (A + I) D^-1/2, GIN's A, GraphSAGE's mean D⁻¹A and its
- * transpose A·D⁻¹.
+ * transpose A·D⁻¹, GAT's edges A + I.
  *
  * Rows are summed in ascending GLOBAL id, whatever the local numbering, so
  * that a row's floating-point sum is the same on every partition of the
@@ -32,6 +32,7 @@ static float value(halo_aggregation kind, const halo_shard *s, int64_t i, int64_
     case HALO_AGG_MEAN_T:
       return (float)(1.0 / (double)s->degree[j]);
     case HALO_AGG_SUM:
+    case HALO_AGG_SELF:
       break;
   }
   return 1.0f;
@@ -44,7 +45,7 @@ halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out) {
 halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, halo_csr *out) {
   halo_status st = HALO_OK;
   const int64_t n = s->n_owned, cols = s->n_owned + s->n_halo;
-  const int self = kind == HALO_AGG_GCN;
+  const int self = kind == HALO_AGG_GCN || kind == HALO_AGG_SELF;
   halo_csr a = {.rows = n, .cols = cols, .nnz = s->nnz + (self ? n : 0)};
   entry *rows = NULL; /* one row's buffer per thread */
   int64_t max_len = 0;

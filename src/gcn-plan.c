@@ -39,11 +39,12 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
   p->device = in->device;
 
   p->sage_normalize = o->sage_normalize;
-  /* The aggregation: Â with its self-loops (GCN), A (GIN) or the mean M
-   * and its transpose (GraphSAGE; halo_gcn_adjacency).  Interior and
+  /* The aggregation: Â with its self-loops (GCN), A (GIN), the mean M
+   * and its transpose (GraphSAGE) or A + I (GAT's edges; halo_gcn_adjacency).  Interior and
    * boundary rows are multiplied as two blocks, so the device SpMM plans
    * both. */
-  const int64_t adj_nnz = s->nnz + (d->kind == HALO_MODEL_GCN ? n : 0);
+  const int self = d->kind == HALO_MODEL_GCN || d->kind == HALO_MODEL_GAT;
+  const int64_t adj_nnz = s->nnz + (self ? n : 0);
   set_csr(p, GCN_CSR_ADJ, n, all, adj_nnz, in->contiguous, GCN_LIFE_ALWAYS);
   if (d->kind == HALO_MODEL_SAGE)
     set_csr(p, GCN_CSR_ADJ_T, n, all, adj_nnz, in->contiguous, GCN_LIFE_ALWAYS);
@@ -89,7 +90,7 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
       for (int k = 0; k < d->layer[l].ntensors; k++) {
         const halo_param_tensor *t = &d->layer[l].tensor[k];
         const int64_t need[3] = {(int64_t)halo_cpu_exact_tn_work(t->rows, t->cols, p->threads),
-                                 (int64_t)halo_cpu_exact_tn_work(1, t->cols, p->threads),
+                                 (int64_t)halo_cpu_exact_tn_work(1, t->rows * t->cols, p->threads),
                                  (int64_t)halo_cpu_exact_csr_work(t->cols, p->threads)};
         for (int m = 0; m < 3; m++)
           if (need[m] > p->host_exact_work) p->host_exact_work = need[m];

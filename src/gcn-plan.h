@@ -45,10 +45,14 @@ typedef enum {
   GCN_BUF_HD,      /* per layer l >= 1: dropout(act(Z_{l-1})), n_all × d_in */
   GCN_BUF_T,       /* per layer, transform first: H·W, n_all × d_mid */
   GCN_BUF_AH,      /* per layer, aggregate first: the aggregated H, n_owned × d_in */
-  GCN_BUF_Z1,      /* per layer, GIN: the MLP's hidden rows; SAGE normalised: Z's copy */
+  GCN_BUF_Z1,      /* per layer, GIN: the MLP's hidden rows; SAGE normalised: Z's copy;
+                      GAT: the heads' outputs before the bias, n_owned × d_mid */
   GCN_BUF_NORM,    /* per layer, SAGE normalised: the rows' norms, n_owned */
   GCN_BUF_XHAT,    /* per hidden layer, --norm layer: LayerNorm's xhat, n_owned × d_out */
   GCN_BUF_RSTD,    /* and its 1/σ per row, n_owned */
+  GCN_BUF_SCORE,   /* per layer, GAT: each row's per-head scores a_src·T, a_dst·T, n_all × 2K */
+  GCN_BUF_NODE,    /* per layer, GAT: dZ, row max, row sum, dZ·out per row, n_all × (d_out + 3K) */
+  GCN_BUF_ATT_GRAD, /* per layer, GAT: dscore ⊙ T for a_src and a_dst, n_owned × 2·d_mid */
   GCN_BUF_Z,       /* per layer: n_owned × d_out */
   GCN_BUF_COUNT
 } gcn_buf;

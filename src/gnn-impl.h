@@ -1,5 +1,6 @@
 /* Private to src/: the model's state, and the layer-kind table that GCN,
- * GraphSAGE and GIN fill in (layer-gcn.c, layer-sage.c, layer-gin.c).
+ * GraphSAGE, GIN and GAT fill in (layer-gcn.c, layer-sage.c, layer-gin.c,
+ * layer-gat.c).
  *
  * A model is a list of layers, a loss (softmax cross-entropy, halo-gcn.c)
  * and an optimiser (halo-optim.h).  What a layer has (its parameters, its
@@ -50,9 +51,10 @@ typedef struct layer {
   halo_buf hd;   /* l >= 1: dropout(act(Z_{l-1})), n_all × d_in */
   halo_buf t;    /* transform first: H·W, n_all × d_mid */
   halo_buf ah;   /* aggregate first: the aggregated H, n_owned × d_in */
-  halo_buf z1;   /* GIN: the MLP's hidden activations, n_owned × d_mid */
+  halo_buf z1;   /* GIN: the MLP's hidden activations, n_owned × d_mid; GAT: the heads' outputs */
   halo_buf norm; /* GraphSAGE --sage-normalize: the rows' norms, n_owned */
   halo_buf xhat, rstd; /* --norm layer: LayerNorm's normalised rows and 1/σ */
+  halo_buf score, node, att_grad; /* GAT: scores, node terms, attention terms (gcn-plan.h) */
   halo_buf z;    /* n_owned × d_out; the activation applied in place below the top */
   int exact_e[HALO_MAX_TENSORS]; /* deterministic: each tensor's grid exponent */
 } layer;
@@ -125,6 +127,10 @@ struct halo_gcn {
   row_split rows;
   int64_t held, held_peak;
   layer_input in0; /* the first layer's input in the last forward pass */
+  struct {
+    int64_t epoch; /* keys the dropout masks */
+    int training;  /* dropout is on */
+  } pass;          /* the forward pass running, or the last one run */
 };
 
 /* --- layer kinds ---------------------------------------------------------- */
@@ -144,7 +150,7 @@ typedef struct layer_kind {
                           int need_dx);
 } layer_kind;
 
-extern const layer_kind gnn_layer_gcn, gnn_layer_sage, gnn_layer_gin;
+extern const layer_kind gnn_layer_gcn, gnn_layer_sage, gnn_layer_gin, gnn_layer_gat;
 
 /* The kind that runs the layers of a model of kind k. */
 const layer_kind *gnn_layer_kind_of(halo_model_kind k);
@@ -187,8 +193,9 @@ void gnn_input_mm_acc(halo_gcn *g, const layer_input *in, int32_t d_in, const fl
 
 /* One gradient of a layer: tensor `tensor` = Aᵀ·B summed over n rows, A
  * with the tensor's rows as columns (dense, or the CSR of Aᵀ), B with its
- * columns; no A (both NULL): the column sums of B (a bias).  n 0 means the
- * owned rows. */
+ * columns; no A (both NULL): the column sums of B, which has as many
+ * columns as the tensor has entries (a bias; GAT's attention vectors).  n 0
+ * means the owned rows. */
 typedef struct grad_term {
   int tensor;
   const float *a_dense;

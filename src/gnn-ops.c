@@ -15,6 +15,8 @@ const layer_kind *gnn_layer_kind_of(halo_model_kind k) {
       return &gnn_layer_sage;
     case HALO_MODEL_GIN:
       return &gnn_layer_gin;
+    case HALO_MODEL_GAT:
+      return &gnn_layer_gat;
     case HALO_MODEL_GCN:
       break;
   }
@@ -84,6 +86,12 @@ void gnn_input_mm_acc(halo_gcn *g, const layer_input *in, int32_t d_in, const fl
 /* exact_e of a tensor whose gradient bounds are not finite. */
 #define EXACT_NOT_FINITE INT_MIN
 
+/* The columns of a term's B: the tensor's, or all its entries for a column
+ * sum. */
+static int64_t b_cols(const grad_term *t, const halo_param_tensor *p) {
+  return t->a_dense || t->a_sparse_t ? p->cols : p->rows * p->cols;
+}
+
 /* The float path: each term through the backend's products. */
 static void float_grads(halo_gcn *g, layer *ly, const grad_term *t, int nterms) {
   for (int k = 0; k < nterms; k++) {
@@ -97,7 +105,7 @@ static void float_grads(halo_gcn *g, layer *ly, const grad_term *t, int nterms) 
       g->ops->gemm(g->be, 1, 0, p->rows, p->cols, n, 1.0f, t[k].a_dense, p->rows, t[k].b, p->cols,
                    0.0f, out, p->cols);
     else
-      g->ops->colsum(g->be, t[k].b, n, p->cols, out);
+      g->ops->colsum(g->be, t[k].b, n, b_cols(&t[k], p), out);
   }
 }
 
@@ -121,7 +129,8 @@ halo_status gnn_layer_grads(halo_gcn *g, layer *ly, const grad_term *t, int nter
                    : t[k].a_dense  ? ops->max_abs(g->be, t[k].a_dense, n * p->rows)
                                    : 1.0f;
     local[2 * k + 1] =
-        k > 0 && t[k].b == t[k - 1].b ? local[2 * k - 1] : ops->max_abs(g->be, t[k].b, n * p->cols);
+        k > 0 && t[k].b == t[k - 1].b ? local[2 * k - 1]
+                                      : ops->max_abs(g->be, t[k].b, n * b_cols(&t[k], p));
   }
   HALO_TRY(halo_watch_allreduce(local, global, 2 * nterms, MPI_FLOAT, MPI_MAX, g->comm,
                                 "the gradient bounds"));
@@ -148,9 +157,9 @@ halo_status gnn_layer_grads(halo_gcn *g, layer *ly, const grad_term *t, int nter
       ops->exact_csr(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, e, g->threads,
                      g->exact_work, limbs);
     else
-      ops->exact_tn(g->be, n, t[k].a_dense ? p->rows : 1, p->cols, t[k].a_dense,
-                    t[k].a_dense ? p->rows : 1, t[k].b, p->cols, e, g->threads, g->exact_work,
-                    limbs);
+      ops->exact_tn(g->be, n, t[k].a_dense ? p->rows : 1, b_cols(&t[k], p), t[k].a_dense,
+                    t[k].a_dense ? p->rows : 1, t[k].b, b_cols(&t[k], p), e, g->threads,
+                    g->exact_work, limbs);
   }
 done:
   return st;

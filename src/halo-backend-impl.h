@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "halo-backend.h"
+#include "halo-gat.h"
 #include "halo-spmm.h"
 #include "halo-status.h"
 
@@ -152,6 +153,20 @@ typedef struct halo_backend_ops {
   void (*layernorm_backward)(halo_backend *be, float *g, const float *xhat, const float *rstd,
                              const float *gamma, int64_t rows, int64_t cols);
   void (*mul)(halo_backend *be, float *out, const float *a, const float *b, int64_t n);
+  /* GAT's attention, the contracts of halo_cpu_gat_* (kernels/halo-kernels.h):
+   * the per-node scores, the attention forward (softmax and aggregation),
+   * the node terms its backward exchanges, and the attention backward. */
+  void (*gat_scores)(halo_backend *be, const halo_gat_layer *g, const float *t, int64_t rows,
+                     const float *a_src, const float *a_dst, float *s);
+  void (*gat_attend)(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
+                     const int64_t *global_id, const float *t, const float *s, float *out,
+                     float *z, float *node);
+  void (*gat_node_terms)(halo_backend *be, const halo_gat_layer *g, const float *dz,
+                         const float *out, int64_t rows, float *node);
+  void (*gat_attend_backward)(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
+                              const int64_t *global_id, const float *t, const float *s,
+                              const float *node, const float *a_src, const float *a_dst,
+                              float *dt, float *att_grad);
 
   /* --- deterministic ops (OPTIONAL: --deterministic needs them all) ------
    * The contracts of halo_cpu_gemm_rows (kernels/halo-kernels.h) and of the

@@ -125,9 +125,10 @@ static void numeric_attrs(halo_checkpoint *c, int32_t *wd_all, int32_t *norm,
   memcpy(out, attrs, sizeof attrs);
 }
 
-/* The model's options past GCN's, int32 each.  A checkpoint written before
- * they existed (a GCN's) lacks them: they read as 0, their defaults. */
-enum { CKPT_MODEL_ATTRS = 5 };
+/* The model's options past GCN's, int32 each, and GAT's attention dropout.
+ * A checkpoint written before they existed (a GCN's) lacks them: they read
+ * as their defaults. */
+enum { CKPT_MODEL_ATTRS = 7 };
 
 static void model_attrs(const halo_gcn_options *o, int32_t v[CKPT_MODEL_ATTRS]) {
   v[0] = (int32_t)o->activation;
@@ -135,10 +136,13 @@ static void model_attrs(const halo_gcn_options *o, int32_t v[CKPT_MODEL_ATTRS]) 
   v[2] = o->gin_train_eps;
   v[3] = o->residual;
   v[4] = o->layer_norm;
+  v[5] = o->heads;
+  v[6] = o->output_heads;
 }
 
 static const char *const model_attr_names[CKPT_MODEL_ATTRS] = {
-    "activation", "sage_normalize", "gin_train_eps", "residual", "layer_norm"};
+    "activation", "sage_normalize", "gin_train_eps", "residual",
+    "layer_norm", "heads",          "output_heads"};
 
 static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint *c) {
   halo_status st = HALO_OK;
@@ -155,6 +159,7 @@ static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint 
   model_attrs(&c->gcn, model);
   for (int k = 0; k < CKPT_MODEL_ATTRS; k++)
     HALO_TRY(halo_h5_attr_write(f, path, model_attr_names[k], HALO_H5_I32, &model[k]));
+  HALO_TRY(halo_h5_attr_write(f, path, "attn_dropout", HALO_H5_F32, &c->gcn.attn_dropout));
 done:
   return st;
 }
@@ -242,7 +247,13 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
     HALO_TRY(halo_h5_attr_read(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
   o->weight_decay_all = wd_all;
   o->normalize_features = norm;
+  halo_gcn_options defaults;
+  halo_gcn_options_default(&defaults);
   int32_t model_opt[CKPT_MODEL_ATTRS] = {0};
+  model_attrs(&defaults, model_opt);
+  o->attn_dropout = defaults.attn_dropout;
+  if (H5Aexists(f, "attn_dropout") > 0)
+    HALO_TRY(halo_h5_attr_read(f, path, "attn_dropout", HALO_H5_F32, &o->attn_dropout));
   for (int k = 0; k < CKPT_MODEL_ATTRS; k++)
     if (H5Aexists(f, model_attr_names[k]) > 0)
       HALO_TRY(halo_h5_attr_read(f, path, model_attr_names[k], HALO_H5_I32, &model_opt[k]));
@@ -253,6 +264,11 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   o->gin_train_eps = model_opt[2] != 0;
   o->residual = model_opt[3] != 0;
   o->layer_norm = model_opt[4] != 0;
+  o->heads = model_opt[5];
+  o->output_heads = model_opt[6];
+  if (o->heads < 1 || o->output_heads < 1)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: %d heads and %d output heads; each must be >= 1", path,
+              o->heads, o->output_heads);
   if (halo_model_parse(c->model, &o->model) != HALO_OK)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: model '%s' is not one this halo trains (%s)", path, c->model,
               halo_model_names());
@@ -341,7 +357,10 @@ done:
 
 /* "sage, 2 layers, hidden 64, elu, normalised" for the mismatch line. */
 static void describe_model(const char *model, const halo_gcn_options *o, char *out, size_t size) {
-  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s", model, o->layers, o->hidden,
+  char heads[48] = "";
+  if (strcmp(model, "gat") == 0)
+    snprintf(heads, sizeof heads, ", %d heads, %d output heads", o->heads, o->output_heads);
+  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s", model, o->layers, o->hidden, heads,
            o->activation == HALO_ACT_ELU ? ", elu" : "",
            o->sage_normalize ? ", normalised rows" : "", o->gin_train_eps ? ", learned eps" : "",
            o->residual ? ", residual" : "", o->layer_norm ? ", layer norm" : "",
@@ -364,8 +383,10 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
   if (strcmp(c->model, model) != 0 || k->layers != o->layers || k->hidden != o->hidden ||
       !k->normalize_features != !o->normalize_features || k->activation != o->activation ||
       !k->sage_normalize != !o->sage_normalize || !k->gin_train_eps != !o->gin_train_eps ||
-      !k->residual != !o->residual || !k->layer_norm != !o->layer_norm) {
-    char was[160], now[160];
+      !k->residual != !o->residual || !k->layer_norm != !o->layer_norm ||
+      (strcmp(model, "gat") == 0 &&
+       (k->heads != o->heads || k->output_heads != o->output_heads))) {
+    char was[224], now[224];
     describe_model(c->model, k, was, sizeof was);
     describe_model(model, o, now, sizeof now);
     HALO_FAIL(HALO_ERR_MISMATCH, "%s is a checkpoint of another model (%s; this run: %s)", path,
@@ -373,11 +394,14 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
   }
   if (k->lr != o->lr || k->weight_decay != o->weight_decay ||
       k->weight_decay_all != o->weight_decay_all || k->dropout != o->dropout ||
-      k->input_dropout != o->input_dropout || k->seed != o->seed)
+      k->input_dropout != o->input_dropout || k->seed != o->seed ||
+      (strcmp(model, "gat") == 0 && k->attn_dropout != o->attn_dropout))
     halo_log_warn(
         "%s was written with other optimiser settings or seed (lr %g, weight "
-        "decay %g, dropout %g, input dropout %g, seed %llu); this run's apply",
-        path, k->lr, k->weight_decay, k->dropout, k->input_dropout, (unsigned long long)k->seed);
+        "decay %g, dropout %g, input dropout %g, attention dropout %g, seed %llu); this "
+        "run's apply",
+        path, k->lr, k->weight_decay, k->dropout, k->input_dropout, k->attn_dropout,
+        (unsigned long long)k->seed);
 done:
   return st;
 }

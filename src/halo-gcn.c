@@ -46,6 +46,9 @@ void halo_gcn_options_default(halo_gcn_options *o) {
                           .weight_decay_all = 0,
                           .dropout = 0.5f,
                           .input_dropout = 0.5f,
+                          .heads = 8,
+                          .output_heads = 1,
+                          .attn_dropout = 0.6f,
                           .seed = 0,
                           .normalize_features = 1,
                           .sparse_features = -1,
@@ -224,6 +227,8 @@ done:
 
 static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
   halo_status st = HALO_OK;
+  g->pass.epoch = epoch;
+  g->pass.training = train;
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
     halo_watch_layer(train ? "forward" : "evaluation", l);
@@ -380,6 +385,9 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_option
   if (o->residual && !ops->axpy) return "AXPY";
   if (o->layer_norm && !(ops->layernorm && ops->layernorm_backward && ops->mul))
     return "LayerNorm";
+  if (o->model == HALO_MODEL_GAT &&
+      !(ops->gat_scores && ops->gat_attend && ops->gat_node_terms && ops->gat_attend_backward))
+    return "the attention kernels";
   return NULL;
 }
 
@@ -402,8 +410,13 @@ static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o,
     HALO_FAIL(HALO_ERR_UNSUPPORTED, "the %s model as configured needs %s, which the %s backend does not have",
               model, missing, ops->name);
   if (!(o->dropout >= 0.0f && o->dropout < 1.0f) ||
-      !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f))
+      !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f) ||
+      !(o->attn_dropout >= 0.0f && o->attn_dropout < 1.0f))
     HALO_FAIL(HALO_ERR_ARG, "dropout must be in [0, 1)");
+  if (o->model == HALO_MODEL_GAT &&
+      (o->heads > HALO_GAT_MAX_HEADS || o->output_heads > HALO_GAT_MAX_HEADS))
+    HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; at most %d each", o->heads,
+              o->output_heads, HALO_GAT_MAX_HEADS);
   if (s->features < 1 || !s->x)
     HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a %s model needs them", s->part,
               model);
@@ -431,14 +444,18 @@ static halo_status describe(const halo_shard *s, const halo_gcn_options *o, halo
   int32_t dims[HALO_MAX_LAYERS + 1];
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS) return HALO_ERR_ARG;
   dims[0] = s->features;
-  for (int l = 1; l < o->layers; l++) dims[l] = o->hidden;
+  /* GAT's --hidden is per head: its hidden layers concatenate the heads. */
+  const int32_t hidden = o->model == HALO_MODEL_GAT ? o->hidden * o->heads : o->hidden;
+  for (int l = 1; l < o->layers; l++) dims[l] = hidden;
   dims[o->layers] = s->classes;
   const halo_model_config c = {.kind = o->model,
                                .input_dropout = o->input_dropout > 0.0f,
                                .mlp_hidden = o->hidden,
                                .train_eps = o->gin_train_eps,
                                .residual = o->residual,
-                               .layer_norm = o->layer_norm};
+                               .layer_norm = o->layer_norm,
+                               .heads = o->heads,
+                               .output_heads = o->output_heads};
   return halo_model_describe(&c, dims, o->layers + 1, d);
 }
 
@@ -592,6 +609,7 @@ static halo_status setup_aggregation(halo_gcn *g, const halo_shard *s, row_split
   HALO_TRY(make_matrix(g, s,
                        kind == HALO_MODEL_SAGE  ? HALO_AGG_MEAN
                        : kind == HALO_MODEL_GIN ? HALO_AGG_SUM
+                       : kind == HALO_MODEL_GAT ? HALO_AGG_SELF
                                                 : HALO_AGG_GCN,
                        &g->adj_fwd));
   g->adj_bwd = &g->adj_fwd; /* symmetric */
@@ -776,7 +794,9 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
       gcn_buf entry;
     } bufs[] = {{&ly->hd, GCN_BUF_HD},     {&ly->t, GCN_BUF_T},       {&ly->ah, GCN_BUF_AH},
                 {&ly->z1, GCN_BUF_Z1},     {&ly->norm, GCN_BUF_NORM}, {&ly->xhat, GCN_BUF_XHAT},
-                {&ly->rstd, GCN_BUF_RSTD}, {&ly->z, GCN_BUF_Z}};
+                {&ly->rstd, GCN_BUF_RSTD}, {&ly->score, GCN_BUF_SCORE},
+                {&ly->node, GCN_BUF_NODE}, {&ly->att_grad, GCN_BUF_ATT_GRAD},
+                {&ly->z, GCN_BUF_Z}};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
       if (gcn_plan_bytes(&g->plan_mem, bufs[k].entry, l) > 0)
         HALO_TRY(plan_new(g, bufs[k].buf, bufs[k].entry, l));

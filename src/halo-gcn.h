@@ -30,14 +30,17 @@
 typedef enum { HALO_ACT_RELU = 0, HALO_ACT_ELU = 1 } halo_activation;
 
 typedef struct halo_gcn_options {
-  halo_model_kind model; /* gcn (the default), sage, gin */
+  halo_model_kind model; /* gcn (the default), sage, gin, gat */
   int32_t layers;        /* L >= 1 graph convolutions */
-  int32_t hidden;        /* width of every hidden layer (and of GIN's MLPs) */
+  int32_t hidden;        /* width of every hidden layer (and of GIN's MLPs); GAT: per head */
   halo_activation activation;
   int sage_normalize; /* GraphSAGE: L2-normalise each layer's output rows */
   int gin_train_eps;  /* GIN: learn ε (0: GIN-0) */
   int residual;       /* every layer adds its input (projected by W_res where needed) */
   int layer_norm;     /* LayerNorm (learned scale and shift) after every hidden layer */
+  int32_t heads;        /* GAT: heads of every hidden layer, concatenated */
+  int32_t output_heads; /* GAT: heads of the output layer, averaged */
+  float attn_dropout;   /* GAT: dropout on the attention coefficients */
   float lr;             /* Adam learning rate */
   float weight_decay;   /* L2, added to the gradient as in torch.optim.Adam */
   int weight_decay_all; /* 0: first layer only (the reference); 1: every layer */
@@ -178,8 +181,15 @@ halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out);
  *   HALO_AGG_SUM     A: 1 (GIN)
  *   HALO_AGG_MEAN    D⁻¹A: 1/deg_i (GraphSAGE; an isolated row is empty)
  *   HALO_AGG_MEAN_T  its transpose, over the same entries: 1/deg_j
+ *   HALO_AGG_SELF    A + I: 1, the self-loop included (GAT's edges)
  * Local. */
-typedef enum { HALO_AGG_GCN, HALO_AGG_SUM, HALO_AGG_MEAN, HALO_AGG_MEAN_T } halo_aggregation;
+typedef enum {
+  HALO_AGG_GCN,
+  HALO_AGG_SUM,
+  HALO_AGG_MEAN,
+  HALO_AGG_MEAN_T,
+  HALO_AGG_SELF
+} halo_aggregation;
 
 halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, halo_csr *out);
 

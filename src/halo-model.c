@@ -3,14 +3,15 @@
 #include <string.h>
 
 static const char *const names[] = {
-    [HALO_MODEL_GCN] = "gcn", [HALO_MODEL_SAGE] = "sage", [HALO_MODEL_GIN] = "gin"};
+    [HALO_MODEL_GCN] = "gcn", [HALO_MODEL_SAGE] = "sage", [HALO_MODEL_GIN] = "gin",
+    [HALO_MODEL_GAT] = "gat"};
 #define NKINDS ((int)(sizeof names / sizeof names[0]))
 
 const char *halo_model_name(halo_model_kind kind) {
   return (unsigned)kind < (unsigned)NKINDS ? names[kind] : "unknown";
 }
 
-const char *halo_model_names(void) { return "gcn|sage|gin"; }
+const char *halo_model_names(void) { return "gcn|sage|gin|gat"; }
 
 halo_status halo_model_parse(const char *name, halo_model_kind *out) {
   for (int k = 0; k < NKINDS; k++)
@@ -22,7 +23,8 @@ halo_status halo_model_parse(const char *name, halo_model_kind *out) {
 }
 
 halo_model_config halo_model_config_of(halo_model_kind kind) {
-  return (halo_model_config){.kind = kind, .input_dropout = 1, .mlp_hidden = 16};
+  return (halo_model_config){
+      .kind = kind, .input_dropout = 1, .mlp_hidden = 16, .heads = 8, .output_heads = 1};
 }
 
 /* Appends a tensor to layer *ly, at the model's running offset *off. */
@@ -56,6 +58,12 @@ static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int n
       tensor(ly, off, HALO_TENSOR_BIAS, "b_2", 1, d_out);
       if (c->train_eps) tensor(ly, off, HALO_TENSOR_EPS, "eps", 1, 1);
       break;
+    case HALO_MODEL_GAT: /* PyG's lin (no bias), att_src, att_dst, bias */
+      tensor(ly, off, HALO_TENSOR_WEIGHT, "W", d_in, d_mid);
+      tensor(ly, off, HALO_TENSOR_WEIGHT, "a_src", ly->heads, d_mid / ly->heads);
+      tensor(ly, off, HALO_TENSOR_WEIGHT, "a_dst", ly->heads, d_mid / ly->heads);
+      tensor(ly, off, HALO_TENSOR_BIAS, "b", 1, d_out);
+      break;
   }
   ly->res_tensor = ly->norm_tensor = -1;
   if (ly->residual == HALO_RESIDUAL_PROJECT) {
@@ -74,6 +82,13 @@ static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int n
  * residual, which adds X itself, projected). */
 static void layer_comm(const halo_model_config *c, int l, halo_layer_desc *ly,
                        halo_layer_comm *comm) {
+  if (c->kind == HALO_MODEL_GAT) { /* T forward; dZ and 3 scalars per head backward */
+    ly->shape = HALO_LAYER_TRANSFORM;
+    comm->fwd = ly->d_mid;
+    comm->bwd = ly->d_out + 3 * ly->heads;
+    comm->widest = comm->fwd > comm->bwd ? comm->fwd : comm->bwd;
+    return;
+  }
   const int narrow_mid = ly->d_mid < ly->d_in;
   const int32_t w = narrow_mid ? ly->d_mid : ly->d_in;
   if (l == 0 && !c->input_dropout && c->kind == HALO_MODEL_GCN && !c->residual) {
@@ -98,6 +113,15 @@ halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims,
       HALO_FAIL(HALO_ERR_ARG, "width %d of the model is %d; widths must be >= 1", i, dims[i]);
   if (c->kind == HALO_MODEL_GIN && c->mlp_hidden < 1)
     HALO_FAIL(HALO_ERR_ARG, "GIN's MLP width is %d; it must be >= 1", c->mlp_hidden);
+  if (c->kind == HALO_MODEL_GAT) {
+    if (c->heads < 1 || c->output_heads < 1)
+      HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; each must be >= 1",
+                c->heads, c->output_heads);
+    for (int i = 1; i + 1 < ndims; i++)
+      if (dims[i] % c->heads != 0)
+        HALO_FAIL(HALO_ERR_ARG, "GAT's hidden width %d is not a multiple of its %d heads", dims[i],
+                  c->heads);
+  }
 
   *out = (halo_model_desc){.config = *c, .kind = c->kind, .layers = ndims - 1};
   memcpy(out->dims, dims, (size_t)ndims * sizeof *dims);
@@ -107,6 +131,15 @@ halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims,
     ly->d_in = dims[l];
     ly->d_out = dims[l + 1];
     ly->d_mid = c->kind == HALO_MODEL_GIN ? c->mlp_hidden : ly->d_out;
+    ly->heads = 1;
+    if (c->kind == HALO_MODEL_GAT) {
+      /* Hidden layers concatenate their heads (d_out = K·F'), the output
+       * layer averages its own (F' = d_out). */
+      const int top = l + 1 == out->layers;
+      ly->heads = top ? c->output_heads : c->heads;
+      ly->concat = !top;
+      ly->d_mid = top ? ly->heads * ly->d_out : ly->d_out;
+    }
     ly->residual = !c->residual                          ? HALO_RESIDUAL_NONE
                    : l > 0 && ly->d_in == ly->d_out ? HALO_RESIDUAL_IDENTITY
                                                         : HALO_RESIDUAL_PROJECT;

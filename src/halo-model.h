@@ -20,6 +20,14 @@
  *  - backward, a layer exchanges its narrow side again, as gradients,
  *    except the first layer when it aggregated first (no gradient with
  *    respect to X is ever computed, and its weight gradients are local).
+ *
+ * GAT's aggregation is not linear in H (its weights come from W·H), so its
+ * layers always transform first: T = H·W, K heads of F' columns (d_mid =
+ * K·F'), is exchanged forward; backward each halo row brings dZ (d_out
+ * columns) and three scalars per head (the softmax's row max and sum, and
+ * the row's dot product dZ·out), so that the owner of j computes the
+ * gradient of every edge that reaches j without any per-edge traffic
+ * (docs/models.md, "GAT").
  */
 #ifndef HALO_MODEL_H
 #define HALO_MODEL_H
@@ -33,7 +41,12 @@
 /* Parameter tensors of one layer, at most. */
 #define HALO_MAX_TENSORS 8
 
-typedef enum { HALO_MODEL_GCN = 0, HALO_MODEL_SAGE = 1, HALO_MODEL_GIN = 2 } halo_model_kind;
+typedef enum {
+  HALO_MODEL_GCN = 0,
+  HALO_MODEL_SAGE = 1,
+  HALO_MODEL_GIN = 2,
+  HALO_MODEL_GAT = 3
+} halo_model_kind;
 
 /* How a layer runs, which fixes what it exchanges. */
 typedef enum {
@@ -67,6 +80,8 @@ typedef struct halo_model_config {
   int train_eps;      /* GIN: ε is a parameter */
   int residual;       /* every layer adds its input: itself, or projected (W_res) */
   int layer_norm;     /* every hidden layer's output goes through LayerNorm (gamma, beta) */
+  int32_t heads;        /* GAT: attention heads of every hidden layer (>= 1) */
+  int32_t output_heads; /* GAT: heads of the output layer, averaged (>= 1) */
 } halo_model_config;
 
 /* How a layer adds its input (--residual). */
@@ -80,6 +95,8 @@ typedef struct halo_layer_desc {
   halo_layer_shape shape;
   int32_t d_in, d_mid, d_out;
   halo_residual residual;
+  int32_t heads;   /* GAT: attention heads (1 for every other model) */
+  int concat;      /* GAT: the heads' outputs are concatenated (hidden layers) or averaged */
   int res_tensor;  /* W_res's index in tensor[], or -1 */
   int norm_tensor; /* LayerNorm's gamma (then beta) in tensor[], or -1 */
   int ntensors;
@@ -98,13 +115,13 @@ typedef struct halo_model_desc {
   int64_t params;                          /* every tensor of every layer */
 } halo_model_desc;
 
-/* "gcn", "sage", "gin". Local. */
+/* "gcn", "sage", "gin", "gat". Local. */
 const char *halo_model_name(halo_model_kind kind);
 
 /* Parses a model name; HALO_ERR_ARG, logging nothing, for any other. Local. */
 halo_status halo_model_parse(const char *name, halo_model_kind *out);
 
-/* The names halo_model_parse takes, as "gcn|sage|gin". Local. */
+/* The names halo_model_parse takes, as "gcn|sage|gin|gat". Local. */
 const char *halo_model_names(void);
 
 /* A configuration of `kind` with every option at its default. Local. */
@@ -112,8 +129,8 @@ halo_model_config halo_model_config_of(halo_model_kind kind);
 
 /* Describes the model `c` with widths dims[0..ndims-1].  Fails with
  * HALO_ERR_ARG, logging why, for fewer than 2 or more than
- * HALO_MAX_LAYERS+1 widths, a width below 1 or a GIN without an MLP
- * width. Local. */
+ * HALO_MAX_LAYERS+1 widths, a width below 1, a GIN without an MLP
+ * width, or a GAT hidden width that its heads do not divide. Local. */
 halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims, int ndims,
                                 halo_model_desc *out);
 

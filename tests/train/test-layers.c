@@ -103,14 +103,30 @@ typedef struct probe_case {
   const char *flags; /* HALO_PROBE_FLAGS; NULL: none */
 } probe_case;
 
-/* Runs train-probe at P ranks and checks logits, gradients and bytes. */
-static void check_probe(const probe_case *pc, int np, uint64_t seed) {
+/* A GAT case: its heads (hidden is then per head) and attention dropout. */
+typedef struct gat_case {
+  probe_case c;
+  int32_t heads, output_heads;
+  float attn_dropout;
+} gat_case;
+
+/* Runs train-probe at P ranks and checks logits, gradients and bytes; `gat`
+ * gives a GAT case's heads (NULL for the other models). */
+static void check_model_probe(const probe_case *pc, const gat_case *gat, int np, uint64_t seed) {
   const int64_t epoch = 3;
   char *dir = tr_tmpdir("probe");
   cr_assert(dir);
   const char *flags = pc->flags ? pc->flags : "";
   setenv("HALO_PROBE_MODEL", pc->model ? pc->model : "gcn", 1);
   setenv("HALO_PROBE_FLAGS", flags, 1);
+  char heads[64];
+  if (gat) {
+    snprintf(heads, sizeof heads, "%d %d %g", gat->heads, gat->output_heads,
+             (double)gat->attn_dropout);
+    setenv("HALO_PROBE_GAT", heads, 1);
+  } else {
+    unsetenv("HALO_PROBE_GAT");
+  }
   int rc =
       tr_mpirun(np, 120, NULL, "%s %s %lld %d %d %g %d %d %d %g %g %d %llu %llu %lld", TRAIN_PROBE,
                 dir, (long long)pc->nodes, pc->degree, pc->features, pc->density, pc->classes,
@@ -135,15 +151,19 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
                 .kind = !pc->model                     ? FX_GCN
                         : strcmp(pc->model, "sage") == 0 ? FX_SAGE
                         : strcmp(pc->model, "gin") == 0  ? FX_GIN
+                        : strcmp(pc->model, "gat") == 0  ? FX_GAT
                                                          : FX_GCN,
                 .mlp_hidden = pc->hidden,
                 .train_eps = strchr(flags, 'e') != NULL,
                 .sage_normalize = strchr(flags, 'n') != NULL,
                 .elu = strchr(flags, 'u') != NULL,
                 .residual = strchr(flags, 'r') != NULL,
-                .layer_norm = strchr(flags, 'l') != NULL};
+                .layer_norm = strchr(flags, 'l') != NULL,
+                .heads = gat ? gat->heads : 0,
+                .output_heads = gat ? gat->output_heads : 0,
+                .attn_dropout = gat ? gat->attn_dropout : 0.0f};
   m.dims[0] = pc->features;
-  for (int l = 1; l < pc->layers; l++) m.dims[l] = pc->hidden;
+  for (int l = 1; l < pc->layers; l++) m.dims[l] = pc->hidden * (gat ? gat->heads : 1);
   m.dims[pc->layers] = pc->classes;
   int64_t np_params = fx_model_params(&m);
   double *p = calloc((size_t)np_params, sizeof *p);
@@ -245,6 +265,10 @@ static void check_probe(const probe_case *pc, int np, uint64_t seed) {
   tr_rmdir(dir);
 }
 
+static void check_probe(const probe_case *pc, int np, uint64_t seed) {
+  check_model_probe(pc, NULL, np, seed);
+}
+
 static const probe_case cases[] = {
     /* X (sparse) · W first: 24 -> 6 -> 4. */
     {"sparse-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, NULL, NULL},
@@ -296,7 +320,35 @@ static const probe_case model_cases[] = {
     {"gcn-residual", 70, 4, 24, 0.15f, 4, 3, 6, 0.5f, 0.5f, 1, 1, "gcn", "ru"},
 };
 
+/* GAT: multi-head hidden layers (concatenated) and both output modes
+ * (one head; several, averaged), attention dropout on. */
+static const gat_case gat_cases[] = {
+    /* Sparse X · W first, 4 heads of 3, one output head, ELU. */
+    {{"gat-sparse", 64, 5, 24, 0.15f, 4, 2, 3, 0.5f, 0.5f, 1, 1, "gat", "u"}, 4, 1, 0.5f},
+    /* Dense X, three layers of 2 heads of 2, 3 output heads averaged. */
+    {{"gat-mean-heads", 60, 4, 10, 0.5f, 3, 3, 2, 0.3f, 0.4f, 0, 0, "gat", "u"}, 2, 3, 0.3f},
+    /* Residuals and LayerNorm (ELU, no hidden dropout: see model_cases). */
+    {{"gat-residual-norm", 64, 5, 12, 0.5f, 3, 3, 3, 0.0f, 0.4f, 0, 0, "gat", "rlu"}, 2, 2, 0.4f},
+    /* No dropout of any kind, ReLU. */
+    {{"gat-no-dropout", 50, 4, 8, 0.5f, 3, 2, 4, 0.0f, 0.0f, 0, 0, "gat", NULL}, 3, 1, 0.0f},
+};
+
 #define NCASES(a) (sizeof a / sizeof a[0])
+
+Test(layers, gat_forward_backward_p1_p3, .timeout = 600) {
+  uint64_t seed = tr_seed("layers.gat", 10);
+  for (int np = 1; np <= 3; np += 2)
+    for (size_t i = 0; i < NCASES(gat_cases); i++) check_model_probe(&gat_cases[i].c, &gat_cases[i], np, seed + i);
+}
+
+Test(layers, gat_deterministic_p1_p3, .timeout = 600) {
+  uint64_t seed = tr_seed("layers.gat_deterministic", 11);
+  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
+  if (TEST_SANITIZED) test_sanitized_note("layers.gat_deterministic", "P=3 alone");
+  for (int np = TEST_SANITIZED ? 3 : 1; np <= 3; np += 2)
+    for (size_t i = 0; i < NCASES(gat_cases); i++) check_model_probe(&gat_cases[i].c, &gat_cases[i], np, seed + i);
+  unsetenv("HALO_PROBE_DETERMINISTIC");
+}
 
 /* Under the sanitizers a probe costs a few seconds of MPI start-up, and
  * P=3 reaches every line that P=1 does (and the exchanges besides), so the

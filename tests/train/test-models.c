@@ -1,4 +1,4 @@
-/* GraphSAGE and GIN end to end (docs/models.md): the real halo-partition
+/* GraphSAGE, GIN and GAT end to end (docs/models.md): the real halo-partition
  * and halo-train binaries on the bundled Cora under mpirun.  Each model
  * trains the same function for any P and partitioner, moves exactly the
  * bytes halo-partition --model predicts, is bit-identical with
@@ -40,12 +40,14 @@ static int run_made(int i) { return !(TEST_SANITIZED && i == 2); }
  * epochs at P=4.  Its float runs are compared over their first 7 epochs;
  * --deterministic makes every epoch bit-identical
  * (deterministic_bit_identical_for_any_p). */
-static const int compared_epochs[] = {100, 7};
+static const int compared_epochs[] = {100, 7, 100};
 
 static const char *const models[][2] = {
     /* name, halo-train flags */
     {"sage", "--model sage --hidden 64"},
     {"gin", "--model gin --hidden 64"},
+    /* The paper's Cora settings: 8 heads of 8, attention dropout 0.6. */
+    {"gat", "--model gat"},
     {"sage-normalize-elu", "--model sage --hidden 32 --sage-normalize --activation elu"},
     {"gin-eps", "--model gin --hidden 32 --gin-train-eps --layers 3"},
     {"gcn-residual-norm", "--hidden 32 --layers 3 --residual --norm layer"},
@@ -67,10 +69,11 @@ static void partition_all(const char *dir, const char *model, const char *dims) 
 Test(models, partition_invariance_and_bytes, .timeout = 900) {
   char *dir = tr_tmpdir("models");
   char shards[512], json[600], path[700], extra[200];
-  const char *dims[] = {"1433,64,7", "1433,64,7"};
+  const char *dims[] = {"1433,64,7", "1433,64,7", "1433,64,7"};
+  enum { INVARIANCE_MODELS = 3 }; /* sage, gin, gat */
   metrics *m = calloc(NRUNS, sizeof *m);
   if (TEST_SANITIZED) test_sanitized_note("models.partition_invariance", "no P=4 on METIS parts");
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < INVARIANCE_MODELS; k++) {
     partition_all(dir, models[k][0], dims[k]);
     for (int i = 0; i < NRUNS; i++) {
       if (!run_made(i)) continue;
@@ -209,8 +212,9 @@ Test(models, checkpoints_resume_at_another_p_and_refuse_another_model, .timeout 
 
   /* Another model, or the same without its option, is refused in one line. */
   static const char *const others[] = {"--model gin --hidden 32",
-                                       "--model sage --hidden 32 --deterministic"};
-  for (int k = 0; k < 2; k++) {
+                                       "--model sage --hidden 32 --deterministic",
+                                       "--model gat --hidden 4 --heads 8"};
+  for (int k = 0; k < 3; k++) {
     snprintf(log, sizeof log, "%s/refused-%d.log", dir, k);
     int rc = tr_mpirun(2, 120, log, "%s '%s' --quiet --epochs 40 --checkpoint '%s' --resume %s",
                        TRAIN_BIN, shards[1], ckpt, others[k]);

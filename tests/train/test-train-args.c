@@ -106,6 +106,27 @@ Test(args, model_flags) {
   cr_expect_eq(a.gcn.layer_norm, 0);
   cr_expect_eq(a.gcn.activation, HALO_ACT_RELU);
   cr_expect_eq(a.gcn.residual, 0);
+  /* GAT: the paper's defaults where no flag is given, the flags where one is. */
+  cr_assert_eq(parse(&a, "d --model gat"), HALO_OK);
+  cr_expect_eq(a.gcn.model, HALO_MODEL_GAT);
+  cr_expect_eq(a.gcn.heads, 8);
+  cr_expect_eq(a.gcn.output_heads, 1);
+  cr_expect_eq(a.gcn.hidden, 8);
+  cr_expect_eq(a.gcn.activation, HALO_ACT_ELU);
+  cr_expect_float_eq(a.gcn.dropout, 0.6f, 1e-7);
+  cr_expect_float_eq(a.gcn.input_dropout, 0.6f, 1e-7);
+  cr_expect_float_eq(a.gcn.attn_dropout, 0.6f, 1e-7);
+  cr_expect_float_eq(a.gcn.lr, 0.005f, 1e-9);
+  cr_assert_eq(parse(&a, "d --model gat --heads 4 --output-heads 2 --attn-dropout 0.1 --hidden 16 "
+                         "--dropout 0.2 --lr 0.01 --activation relu"),
+               HALO_OK);
+  cr_expect_eq(a.gcn.heads, 4);
+  cr_expect_eq(a.gcn.output_heads, 2);
+  cr_expect_eq(a.gcn.hidden, 16);
+  cr_expect_eq(a.gcn.activation, HALO_ACT_RELU);
+  cr_expect_float_eq(a.gcn.dropout, 0.2f, 1e-7);
+  cr_expect_float_eq(a.gcn.attn_dropout, 0.1f, 1e-7);
+  cr_expect_float_eq(a.gcn.lr, 0.01f, 1e-9);
 }
 
 Test(args, bad_values_name_the_flag) {
@@ -125,7 +146,12 @@ Test(args, bad_values_name_the_flag) {
       {"d --hidden 12x", "--hidden"},
       {"d --frobnicate", "--frobnicate"},
       {"d --device tpu", "--device"},
-      {"d --model gat", "--model"},
+      {"d --model gatv2", "--model"},
+      {"d --heads 4", "--heads"},
+      {"d --model sage --attn-dropout 0.1", "--attn-dropout"},
+      {"d --model gat --heads 0", "--heads"},
+      {"d --model gat --output-heads 65", "--output-heads"},
+      {"d --model gat --attn-dropout 1", "--attn-dropout"},
       {"d --activation tanh", "--activation"},
       {"d --norm batch", "--norm"},
       {"d --sage-normalize", "--sage-normalize"},

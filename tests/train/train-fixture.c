@@ -279,9 +279,19 @@ static int ref_projects(const fx_model *m, int l) {
   return m->residual && (l == 0 || m->dims[l] != m->dims[l + 1]);
 }
 
+/* GAT layer l's heads K and per-head width F: the hidden layers'
+ * concatenated (dims[l+1] = K·F), the output layer's averaged (F = dims[l+1]). */
+static void ref_heads(const fx_model *m, int l, int32_t *k, int32_t *f) {
+  const int top = l + 1 == m->layers;
+  *k = top ? m->output_heads : m->heads;
+  *f = top ? m->dims[l + 1] : m->dims[l + 1] / *k;
+}
+
 /* Layer l's tensors as (rows, cols, start), in order; returns how many. */
 static int ref_tensors(const fx_model *m, int l, int64_t shape[8][3]) {
   const int64_t a = m->dims[l], b = m->dims[l + 1], h = m->mlp_hidden;
+  int32_t heads = 1, hf = 1;
+  if (m->kind == FX_GAT) ref_heads(m, l, &heads, &hf);
   int k = 0;
 #define T(r, c, s) (shape[k][0] = (r), shape[k][1] = (c), shape[k][2] = (s), k++)
   switch (m->kind) {
@@ -291,6 +301,10 @@ static int ref_tensors(const fx_model *m, int l, int64_t shape[8][3]) {
     case FX_GIN:
       T(a, h, REF_WEIGHT), T(1, h, REF_ZERO), T(h, b, REF_WEIGHT), T(1, b, REF_ZERO);
       if (m->train_eps) T(1, 1, REF_ZERO);
+      break;
+    case FX_GAT: /* PyG's GATConv: lin (no bias), att_src, att_dst, bias */
+      T(a, (int64_t)heads * hf, REF_WEIGHT), T(heads, hf, REF_WEIGHT), T(heads, hf, REF_WEIGHT),
+          T(1, b, REF_ZERO);
       break;
     default:
       T(a, b, REF_WEIGHT), T(1, b, REF_ZERO);
@@ -362,6 +376,77 @@ static void ref_dropout(double *h, int64_t n, int32_t cols, uint64_t key, float 
       h[i * cols + c] = halo_rng_uniform(key, (uint64_t)i, (uint64_t)c) >= p ? h[i * cols + c] * scale : 0.0;
 }
 
+/* PyG's GATConv, layer l, from input H (n × dims[l]) into S (n × dims[l+1]):
+ * T = H·W; e_ij = LeakyReLU_0.2(a_src·T_j + a_dst·T_i) over j ∈ N(i) ∪ {i};
+ * α = softmax_j(e), dropped with the mask keyed by (seed, epoch, layer) at
+ * (i, j·K + k); out_i = Σ_j α_ij T_j per head; S = the heads concatenated,
+ * or their mean, + b.  Returns the parameters it read. */
+static int64_t ref_gat(const fx_model *m, int l, const fx_graph *g, const double *h,
+                       const double *p, double *s) {
+  const int64_t n = g->n;
+  const int32_t a = m->dims[l], b = m->dims[l + 1];
+  int32_t K, F;
+  ref_heads(m, l, &K, &F);
+  const int32_t kf = K * F;
+  const double *w = p, *att_src = w + (int64_t)a * kf, *att_dst = att_src + kf,
+               *bias = att_dst + kf;
+  const int concat = l + 1 < m->layers;
+  const uint64_t key =
+      halo_rng_key(m->seed, HALO_RNG_ATTENTION, (uint64_t)m->epoch, (uint64_t)l);
+  const double keep_scale = 1.0f / (1.0f - m->attn_dropout);
+  double *t = fx_xcalloc((size_t)(n * kf), sizeof(double));
+  double *src = fx_xcalloc((size_t)(n * K), sizeof(double)), *dst = fx_xcalloc((size_t)(n * K), sizeof(double));
+  double *e = fx_xcalloc((size_t)(g->m + n), sizeof(double));
+  for (int64_t i = 0; i < n; i++)
+    for (int32_t c = 0; c < kf; c++) {
+      double v = 0.0;
+      for (int32_t q = 0; q < a; q++) v += h[i * a + q] * w[(int64_t)q * kf + c];
+      t[i * kf + c] = v;
+    }
+  for (int64_t i = 0; i < n; i++)
+    for (int32_t k = 0; k < K; k++)
+      for (int32_t f = 0; f < F; f++) {
+        src[i * K + k] += t[i * kf + k * F + f] * att_src[k * F + f];
+        dst[i * K + k] += t[i * kf + k * F + f] * att_dst[k * F + f];
+      }
+  for (int64_t i = 0; i < n; i++) {
+    const int64_t deg = g->indptr[i + 1] - g->indptr[i];
+    for (int32_t c = 0; c < b; c++) s[i * b + c] = bias[c];
+    for (int32_t k = 0; k < K; k++) {
+      /* The neighbours, then the self-loop (q == deg). */
+      double mx = -INFINITY, sum = 0.0;
+      for (int64_t q = 0; q <= deg; q++) {
+        const int64_t j = q < deg ? g->indices[g->indptr[i] + q] : i;
+        const double pre = src[j * K + k] + dst[i * K + k];
+        e[q] = pre > 0.0 ? pre : 0.2 * pre;
+        mx = fmax(mx, e[q]);
+      }
+      for (int64_t q = 0; q <= deg; q++) sum += exp(e[q] - mx);
+      for (int64_t q = 0; q <= deg; q++) {
+        const int64_t j = q < deg ? g->indices[g->indptr[i] + q] : i;
+        double alpha = exp(e[q] - mx) / sum;
+        if (m->attn_dropout > 0.0f)
+          alpha = halo_rng_uniform(key, (uint64_t)i, (uint64_t)j * (uint64_t)K + (uint64_t)k) >=
+                          m->attn_dropout
+                      ? alpha * keep_scale
+                      : 0.0;
+        for (int32_t f = 0; f < F; f++) {
+          const double v = alpha * t[j * kf + k * F + f];
+          if (concat)
+            s[i * b + k * F + f] += v;
+          else
+            s[i * b + f] += v / K;
+        }
+      }
+    }
+  }
+  free(t);
+  free(src);
+  free(dst);
+  free(e);
+  return (int64_t)a * kf + 2 * (int64_t)kf + b;
+}
+
 double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, double *z_out) {
   const int64_t n = g->n;
   int32_t widest = 0;
@@ -415,6 +500,8 @@ double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, doub
         if (m->sage_normalize)
           for (int32_t c = 0; c < b; c++) s[i * b + c] /= norm;
       }
+    } else if (m->kind == FX_GAT) {
+      off += ref_gat(m, l, g, h, p + off, s);
     } else {
       /* PyG's GINConv: MLP((1 + eps) h_i + sum_j h_j), MLP = Lin, ReLU, Lin. */
       const int32_t hid = m->mlp_hidden;

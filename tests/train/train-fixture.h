@@ -51,9 +51,9 @@ halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id);
 /* Writes manifest.h5 and every part to `dir` (created). Returns 0 on success. */
 int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id);
 
-/* The dense reference model, in double: GCN, GraphSAGE-mean or GIN, each
- * written from its paper's (PyG's) formula, not from halo's code. */
-enum { FX_GCN = 0, FX_SAGE = 1, FX_GIN = 2 };
+/* The dense reference model, in double: GCN, GraphSAGE-mean, GIN or GAT,
+ * each written from its paper's (PyG's) formula, not from halo's code. */
+enum { FX_GCN = 0, FX_SAGE = 1, FX_GIN = 2, FX_GAT = 3 };
 
 typedef struct fx_model {
   int layers;
@@ -69,11 +69,14 @@ typedef struct fx_model {
   int elu;             /* ELU between layers instead of ReLU */
   int residual;        /* Z += H (later layers of equal widths) or H·W_res */
   int layer_norm;      /* LayerNorm (gamma, beta) after every hidden layer */
+  int32_t heads;       /* GAT: heads of the hidden layers (dims[l] = heads × per-head width) */
+  int32_t output_heads; /* GAT: heads of the output layer, averaged */
+  float attn_dropout;  /* GAT: dropout on the attention coefficients */
 } fx_model;
 
 /* Number of parameters, laid out per layer as docs/models.md lists them:
- * GCN W, b; SAGE W_l, b, W_r; GIN W_1, b_1, W_2, b_2 (, ε); then W_res,
- * then LayerNorm's gamma and beta. */
+ * GCN W, b; SAGE W_l, b, W_r; GIN W_1, b_1, W_2, b_2 (, ε); GAT W, a_src,
+ * a_dst, b; then W_res, then LayerNorm's gamma and beta. */
 int64_t fx_model_params(const fx_model *m);
 
 /* Glorot-uniform weights from halo_rng keyed by (seed, layer, tensor) and

@@ -13,9 +13,10 @@
  *                  (checked backend only)
  *
  * HALO_PROBE_DETERMINISTIC=1 trains with --deterministic's exact sums.
- * HALO_PROBE_MODEL=gcn|sage|gin picks the model, and HALO_PROBE_FLAGS its
+ * HALO_PROBE_MODEL=gcn|sage|gin|gat picks the model, and HALO_PROBE_FLAGS its
  * options: n (--sage-normalize), e (--gin-train-eps), u (--activation elu),
- * r (--residual), l (--norm layer).
+ * r (--residual), l (--norm layer).  HALO_PROBE_GAT="K K_out p" gives GAT's
+ * heads, output heads and attention dropout (hidden is then per head).
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
  * checked backend of backend-checked.c with the halo exchange staged
  * ("staged") or in place ("device-mpi").
@@ -84,6 +85,11 @@ int main(int argc, char **argv) {
     o.sage_normalize = strchr(flags, 'n') != NULL;
     o.gin_train_eps = strchr(flags, 'e') != NULL;
     o.activation = strchr(flags, 'u') ? HALO_ACT_ELU : HALO_ACT_RELU;
+  }
+  const char *gat = getenv("HALO_PROBE_GAT");
+  if (gat && sscanf(gat, "%d %d %f", &o.heads, &o.output_heads, &o.attn_dropout) != 3) {
+    if (rank == 0) fprintf(stderr, "train-probe: HALO_PROBE_GAT=%s is not \"K K_out p\"\n", gat);
+    goto done;
   }
 
   graph = fx_graph_new(&spec);
