@@ -1,5 +1,8 @@
-/* GAT's per-edge arithmetic, in one place for the CPU kernels
- * (kernels/cpu-gat.c), their CUDA twins and the backends' tables.
+/* GAT's per-row arithmetic, in one place for the CPU kernels
+ * (kernels/cpu-gat.c, one row per OpenMP iteration) and their CUDA twins
+ * (kernels/cuda-kernels.cu, one row per GPU thread): both run these very
+ * functions, so they differ only where the compilers do (expf, and nvcc's
+ * fused multiply-adds).
  *
  * A layer has K heads of F columns.  For the edge i ← j (i attends to j,
  * j ∈ N(i) ∪ {i}) and head k, from the per-node scores
@@ -57,6 +60,154 @@ HALO_HD float halo_gat_alpha(float pre, float slope, float m, float l) {
  * heads are averaged. */
 HALO_HD float halo_gat_dout(const halo_gat_layer *g, const float *dz, int32_t k, int32_t f) {
   return g->concat ? dz[k * g->f + f] : dz[f] * (1.0f / (float)g->heads);
+}
+
+/* The rows' arrays: A + I over the owned rows (indptr, local columns in
+ * ascending global id), the rows' global ids, T (n_all × K·F) and the
+ * scores S (n_all × 2K: a_src·T per head, then a_dst·T). */
+typedef struct halo_gat_rows {
+  const int64_t *indptr;
+  const int32_t *indices;
+  const int64_t *global_id;
+  const float *t, *s;
+} halo_gat_rows;
+
+/* Row r's scores: s[k] = a_src[k]·T[r, k], s[K + k] = a_dst[k]·T[r, k]. */
+HALO_HD void halo_gat_scores_row(const halo_gat_layer *g, const float *t, const float *a_src,
+                                 const float *a_dst, float *s) {
+  const int32_t K = g->heads, F = g->f;
+  for (int32_t k = 0; k < K; k++) {
+    float src = 0.0f, dst = 0.0f;
+    for (int32_t f = 0; f < F; f++) {
+      src += t[k * F + f] * a_src[k * F + f];
+      dst += t[k * F + f] * a_dst[k * F + f];
+    }
+    s[k] = src;
+    s[K + k] = dst;
+  }
+}
+
+/* Owned row i forward: out_i,k = Σ_j α'_ij T[j, k] (K·F), Z_i without its
+ * bias (the heads side by side, or their mean), and the softmax's max and
+ * sum per head in node_i's columns d_out.. and d_out + K.. . */
+HALO_HD void halo_gat_attend_row(const halo_gat_layer *g, const halo_gat_rows *a, int64_t i,
+                                 float *out, float *z, float *node) {
+  const int32_t K = g->heads, F = g->f, d_out = halo_gat_out_cols(g);
+  const float scale = halo_dropout_scale(g->p);
+  float m[HALO_GAT_MAX_HEADS], l[HALO_GAT_MAX_HEADS];
+  const float *dst = a->s + i * 2 * K + K;
+  const uint64_t gi = (uint64_t)a->global_id[i];
+  for (int32_t k = 0; k < K; k++) {
+    m[k] = -INFINITY;
+    l[k] = 0.0f;
+  }
+  for (int64_t e = a->indptr[i]; e < a->indptr[i + 1]; e++) {
+    const float *src = a->s + (int64_t)a->indices[e] * 2 * K;
+    for (int32_t k = 0; k < K; k++) m[k] = fmaxf(m[k], halo_gat_logit(src[k] + dst[k], g->slope));
+  }
+  for (int64_t e = a->indptr[i]; e < a->indptr[i + 1]; e++) {
+    const float *src = a->s + (int64_t)a->indices[e] * 2 * K;
+    for (int32_t k = 0; k < K; k++) l[k] += expf(halo_gat_logit(src[k] + dst[k], g->slope) - m[k]);
+  }
+  float *oi = out + i * K * F;
+  for (int32_t c = 0; c < K * F; c++) oi[c] = 0.0f;
+  for (int64_t e = a->indptr[i]; e < a->indptr[i + 1]; e++) {
+    const int64_t j = a->indices[e];
+    const float *src = a->s + j * 2 * K, *tj = a->t + j * K * F;
+    const uint64_t col = (uint64_t)a->global_id[j] * (uint64_t)K;
+    for (int32_t k = 0; k < K; k++) {
+      const float alpha = halo_dropout_apply(halo_gat_alpha(src[k] + dst[k], g->slope, m[k], l[k]),
+                                             g->key, gi, col + (uint64_t)k, g->p, scale);
+      for (int32_t f = 0; f < F; f++) oi[k * F + f] += alpha * tj[k * F + f];
+    }
+  }
+  float *zi = z + i * d_out;
+  if (g->concat) {
+    for (int32_t c = 0; c < K * F; c++) zi[c] = oi[c];
+  } else {
+    for (int32_t f = 0; f < F; f++) {
+      float sum = 0.0f;
+      for (int32_t k = 0; k < K; k++) sum += oi[k * F + f];
+      zi[f] = sum * (1.0f / (float)K);
+    }
+  }
+  float *ni = node + i * halo_gat_node_cols(g) + d_out;
+  for (int32_t k = 0; k < K; k++) {
+    ni[k] = m[k];
+    ni[K + k] = l[k];
+  }
+}
+
+/* Row i's node terms: dZ_i in its first d_out columns, and per head
+ * c_i,k = dout_i,k · out_i,k (the softmax backward's Σ_j α_ij dα_ij). */
+HALO_HD void halo_gat_node_terms_row(const halo_gat_layer *g, const float *dz, const float *out,
+                                     int64_t i, float *node) {
+  const int32_t K = g->heads, F = g->f, d_out = halo_gat_out_cols(g);
+  const float *dzi = dz + i * d_out, *oi = out + i * K * F;
+  float *ni = node + i * halo_gat_node_cols(g);
+  for (int32_t c = 0; c < d_out; c++) ni[c] = dzi[c];
+  for (int32_t k = 0; k < K; k++) {
+    float c = 0.0f;
+    for (int32_t f = 0; f < F; f++) c += halo_gat_dout(g, dzi, k, f) * oi[k * F + f];
+    ni[d_out + 2 * K + k] = c;
+  }
+}
+
+/* dLoss/d(pre) of the edge i ← j for head k, and the edge's dropped α in
+ * *kept, from i's node terms and scores and j's scores and row of T. */
+HALO_HD float halo_gat_edge_grad(const halo_gat_layer *g, float scale, const float *node_i,
+                                 const float *s_i, const float *s_j, const float *t_j, uint64_t gi,
+                                 uint64_t gj, int32_t k, float *kept) {
+  const int32_t K = g->heads, F = g->f, d_out = halo_gat_out_cols(g);
+  const float pre = s_j[k] + s_i[K + k];
+  const float alpha = halo_gat_alpha(pre, g->slope, node_i[d_out + k], node_i[d_out + K + k]);
+  const uint64_t col = gj * (uint64_t)K + (uint64_t)k;
+  float dot = 0.0f;
+  for (int32_t f = 0; f < F; f++) dot += halo_gat_dout(g, node_i, k, f) * t_j[k * F + f];
+  *kept = halo_dropout_apply(alpha, g->key, gi, col, g->p, scale);
+  const float da = halo_dropout_apply(dot, g->key, gi, col, g->p, scale);
+  const float de = alpha * (da - node_i[d_out + 2 * K + k]);
+  return pre > 0.0f ? de : g->slope * de;
+}
+
+/* Owned row j backward, from the node terms of j and of its neighbours (the
+ * graph is symmetric and every row holds its self-loop, so row j lists
+ * every i with an edge i ← j, and every i that j attends to):
+ *   dT[j] = Σ_i α'_ij dout_i + dsrc_j·a_src + ddst_j·a_dst   (n_owned × K·F)
+ * and the attention vectors' terms, dsrc_j,k·T[j, k] in att_grad's row j
+ * and ddst_j,k·T[j, k] in its row n + j. */
+HALO_HD void halo_gat_backward_row(const halo_gat_layer *g, const halo_gat_rows *a,
+                                   const float *node, const float *a_src, const float *a_dst,
+                                   int64_t n, int64_t j, float *dt, float *att_grad) {
+  const int32_t K = g->heads, F = g->f, ld = halo_gat_node_cols(g);
+  const float scale = halo_dropout_scale(g->p);
+  float ds_src[HALO_GAT_MAX_HEADS], ds_dst[HALO_GAT_MAX_HEADS];
+  const float *s_j = a->s + j * 2 * K, *t_j = a->t + j * K * F, *node_j = node + j * ld;
+  const uint64_t gj = (uint64_t)a->global_id[j];
+  float *dtj = dt + j * K * F;
+  for (int32_t c = 0; c < K * F; c++) dtj[c] = 0.0f;
+  for (int32_t k = 0; k < K; k++) ds_src[k] = ds_dst[k] = 0.0f;
+  for (int64_t e = a->indptr[j]; e < a->indptr[j + 1]; e++) {
+    const int64_t i = a->indices[e];
+    const float *s_i = a->s + i * 2 * K, *t_i = a->t + i * K * F, *node_i = node + i * ld;
+    const uint64_t gi = (uint64_t)a->global_id[i];
+    for (int32_t k = 0; k < K; k++) {
+      float kept, unused;
+      /* i ← j: out_i reads T_j through α_ij, and src_j feeds pre_ij. */
+      ds_src[k] += halo_gat_edge_grad(g, scale, node_i, s_i, s_j, t_j, gi, gj, k, &kept);
+      for (int32_t f = 0; f < F; f++) dtj[k * F + f] += kept * halo_gat_dout(g, node_i, k, f);
+      /* j ← i: dst_j feeds pre_ji. */
+      ds_dst[k] += halo_gat_edge_grad(g, scale, node_j, s_j, s_i, t_i, gj, gi, k, &unused);
+    }
+  }
+  float *gs = att_grad + j * K * F, *gd = att_grad + (n + j) * K * F;
+  for (int32_t k = 0; k < K; k++)
+    for (int32_t f = 0; f < F; f++) {
+      const int32_t c = k * F + f;
+      dtj[c] += ds_src[k] * a_src[c] + ds_dst[k] * a_dst[c];
+      gs[c] = ds_src[k] * t_j[c];
+      gd[c] = ds_dst[k] * t_j[c];
+    }
 }
 
 #endif /* HALO_GAT_H */

@@ -28,7 +28,8 @@
  *               rows of equal values in the forward and rows of one column
  *               in both are exact), gemm (a different summation order), elu
  *               (CUDA's expm1f, within 1 ulp, as glibc's is, but not always
- *               the same float)
+ *               the same float), the GAT kernels (expf, and fused
+ *               multiply-adds)
  * tests/gpu/test-cuda-kernels.c holds the per-op thresholds.
  *
  * This header names no CUDA type, so plain C code (the runtime) can include
@@ -44,6 +45,8 @@
 extern "C" {
 #endif
 
+#include "halo-csr.h"
+#include "halo-gat.h"
 #include "halo-status.h"
 
 /* ---- device, memory and streams ------------------------------------- */
@@ -254,6 +257,24 @@ halo_status halo_cuda_layernorm_backward(float *g, const float *xhat, const floa
 /* OUT[i] = A[i] · B[i] over n floats, as halo_cpu_mul, bit for bit (OUT may
  * be A or B). */
 halo_status halo_cuda_mul(float *out, const float *a, const float *b, int64_t n, void *stream);
+
+/* GAT's four kernels, as halo_cpu_gat_* (kernels/halo-kernels.h), one GPU
+ * thread per row running core/halo-gat.h's row functions, which the CPU
+ * runs too: the results differ only by CUDA's expf and nvcc's fused
+ * multiply-adds.  `g` is host memory (passed by value); adj's arrays, like
+ * every other pointer, are device memory. */
+halo_status halo_cuda_gat_scores(const halo_gat_layer *g, const float *t, int64_t rows,
+                                 const float *a_src, const float *a_dst, float *s, void *stream);
+halo_status halo_cuda_gat_attend(const halo_gat_layer *g, const halo_csr *adj,
+                                 const int64_t *global_id, const float *t, const float *s,
+                                 float *out, float *z, float *node, void *stream);
+halo_status halo_cuda_gat_node_terms(const halo_gat_layer *g, const float *dz, const float *out,
+                                     int64_t rows, float *node, void *stream);
+halo_status halo_cuda_gat_attend_backward(const halo_gat_layer *g, const halo_csr *adj,
+                                          const int64_t *global_id, const float *t,
+                                          const float *s, const float *node, const float *a_src,
+                                          const float *a_dst, float *dt, float *att_grad,
+                                          void *stream);
 
 #ifdef __cplusplus
 }

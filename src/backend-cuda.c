@@ -325,6 +325,30 @@ static void cuda_mul(halo_backend *be, float *out, const float *a, const float *
   note(be, halo_cuda_mul(out, a, b, n, ctx_of(be)->stream));
 }
 
+static void cuda_gat_scores(halo_backend *be, const halo_gat_layer *g, const float *t,
+                            int64_t rows, const float *a_src, const float *a_dst, float *s) {
+  note(be, halo_cuda_gat_scores(g, t, rows, a_src, a_dst, s, ctx_of(be)->stream));
+}
+
+static void cuda_gat_attend(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
+                            const int64_t *global_id, const float *t, const float *s, float *out,
+                            float *z, float *node) {
+  note(be, halo_cuda_gat_attend(g, adj, global_id, t, s, out, z, node, ctx_of(be)->stream));
+}
+
+static void cuda_gat_node_terms(halo_backend *be, const halo_gat_layer *g, const float *dz,
+                                const float *out, int64_t rows, float *node) {
+  note(be, halo_cuda_gat_node_terms(g, dz, out, rows, node, ctx_of(be)->stream));
+}
+
+static void cuda_gat_attend_backward(halo_backend *be, const halo_gat_layer *g,
+                                     const halo_csr *adj, const int64_t *global_id, const float *t,
+                                     const float *s, const float *node, const float *a_src,
+                                     const float *a_dst, float *dt, float *att_grad) {
+  note(be, halo_cuda_gat_attend_backward(g, adj, global_id, t, s, node, a_src, a_dst, dt,
+                                         att_grad, ctx_of(be)->stream));
+}
+
 static void cuda_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
                          const int64_t *global_id, uint64_t key, float p) {
   note(be, halo_cuda_dropout(y, rows, cols, global_id, key, p, ctx_of(be)->stream));
@@ -483,6 +507,10 @@ static const halo_backend_ops cuda_ops = {
     .layernorm = cuda_layernorm,
     .layernorm_backward = cuda_layernorm_backward,
     .mul = cuda_mul,
+    .gat_scores = cuda_gat_scores,
+    .gat_attend = cuda_gat_attend,
+    .gat_node_terms = cuda_gat_node_terms,
+    .gat_attend_backward = cuda_gat_attend_backward,
     .dropout = cuda_dropout,
     .dropout_to = cuda_dropout_to,
     .softmax_xent = cuda_softmax_xent,

@@ -765,6 +765,23 @@ done:
   return st;
 }
 
+/* A layer's buffers and the plan entries they are sized from: one list for
+ * setup_buffers, which allocates them, and halo_gcn_destroy. */
+enum { LAYER_BUFFERS = 11 };
+typedef struct layer_buffer {
+  halo_buf *buf;
+  gcn_buf entry;
+} layer_buffer;
+
+static void layer_buffers(layer *ly, layer_buffer out[LAYER_BUFFERS]) {
+  const layer_buffer bufs[LAYER_BUFFERS] = {
+      {&ly->hd, GCN_BUF_HD},         {&ly->t, GCN_BUF_T},        {&ly->ah, GCN_BUF_AH},
+      {&ly->z1, GCN_BUF_Z1},         {&ly->norm, GCN_BUF_NORM},  {&ly->xhat, GCN_BUF_XHAT},
+      {&ly->rstd, GCN_BUF_RSTD},     {&ly->score, GCN_BUF_SCORE}, {&ly->node, GCN_BUF_NODE},
+      {&ly->att_grad, GCN_BUF_ATT_GRAD}, {&ly->z, GCN_BUF_Z}};
+  memcpy(out, bufs, sizeof bufs);
+}
+
 static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
   halo_status st = HALO_OK;
   float *params = NULL;
@@ -788,16 +805,9 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
 
   /* Each layer's buffers, as many as its plan entries. */
   for (int l = 0; l < g->nlayers; l++) {
-    layer *ly = &g->layers[l];
-    const struct {
-      halo_buf *buf;
-      gcn_buf entry;
-    } bufs[] = {{&ly->hd, GCN_BUF_HD},     {&ly->t, GCN_BUF_T},       {&ly->ah, GCN_BUF_AH},
-                {&ly->z1, GCN_BUF_Z1},     {&ly->norm, GCN_BUF_NORM}, {&ly->xhat, GCN_BUF_XHAT},
-                {&ly->rstd, GCN_BUF_RSTD}, {&ly->score, GCN_BUF_SCORE},
-                {&ly->node, GCN_BUF_NODE}, {&ly->att_grad, GCN_BUF_ATT_GRAD},
-                {&ly->z, GCN_BUF_Z}};
-    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+    layer_buffer bufs[LAYER_BUFFERS];
+    layer_buffers(&g->layers[l], bufs);
+    for (int k = 0; k < LAYER_BUFFERS; k++)
       if (gcn_plan_bytes(&g->plan_mem, bufs[k].entry, l) > 0)
         HALO_TRY(plan_new(g, bufs[k].buf, bufs[k].entry, l));
   }
@@ -962,9 +972,9 @@ void halo_gcn_destroy(halo_gcn **gp) {
   if (g->ops) {
     for (int l = 0; l < g->nlayers; l++) {
       layer *ly = &g->layers[l];
-      halo_buf *bufs[] = {&ly->hd, &ly->t,    &ly->ah,   &ly->z1,
-                          &ly->norm, &ly->xhat, &ly->rstd, &ly->z};
-      for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) buf_del(g, bufs[k]);
+      layer_buffer bufs[LAYER_BUFFERS];
+      layer_buffers(ly, bufs);
+      for (int k = 0; k < LAYER_BUFFERS; k++) buf_del(g, bufs[k].buf);
     }
     buf_del(g, &g->g0);
     buf_del(g, &g->g1);

@@ -144,5 +144,48 @@ Test(predict, model_names) {
   cr_expect_eq(k, HALO_MODEL_SAGE);
   cr_expect_eq(halo_model_parse("gin", &k), HALO_OK);
   cr_expect_eq(k, HALO_MODEL_GIN);
-  cr_expect_eq(halo_model_parse("gat", &k), HALO_ERR_ARG);
+  cr_expect_eq(halo_model_parse("gat", &k), HALO_OK);
+  cr_expect_eq(k, HALO_MODEL_GAT);
+  cr_expect_str_eq(halo_model_names(), "gcn|sage|gin|gat");
+  cr_expect_eq(halo_model_parse("gatv2", &k), HALO_ERR_ARG);
+}
+
+/* GAT on Cora with the paper's settings, counted by hand: layer 0 exchanges
+ * T (8 heads × 8 = 64 columns) forward and dZ (64) + 3 scalars per head (24)
+ * backward; layer 1 (one head of 7) 7 forward and 7 + 3 backward: 169. */
+Test(predict, gat_heads_and_output_modes) {
+  halo_model_config c = halo_model_config_of(HALO_MODEL_GAT);
+  int32_t dims[] = {1433, 64, 7};
+  halo_model_desc d;
+  halo_model_comm m = describe_model(c, dims, 3, &d);
+  cr_expect_eq(d.layer[0].heads, 8);
+  cr_expect_eq(d.layer[0].concat, 1);
+  cr_expect_eq(d.layer[0].d_mid, 64);
+  cr_expect_eq(d.layer[1].heads, 1);
+  cr_expect_eq(d.layer[1].concat, 0);
+  cr_expect_eq(d.shape[0], HALO_LAYER_TRANSFORM);
+  cr_expect_eq(d.shape[1], HALO_LAYER_TRANSFORM);
+  cr_expect_eq(m.layer[0].fwd, 64);
+  cr_expect_eq(m.layer[0].bwd, 88);
+  cr_expect_eq(m.layer[1].fwd, 7);
+  cr_expect_eq(m.layer[1].bwd, 10);
+  cr_expect_eq(halo_predict_epoch_columns(&m), 169);
+  cr_expect_eq(halo_predict_widest(&m), 88);
+  /* W, a_src, a_dst, b per layer. */
+  cr_expect_eq(d.layer[0].ntensors, 4);
+  cr_expect_eq(d.layer[0].tensor[1].rows, 8);
+  cr_expect_eq(d.layer[0].tensor[1].cols, 8);
+  cr_expect_eq(d.params, 1433 * 64 + 2 * 64 + 64 + 64 * 7 + 2 * 7 + 7);
+  /* 3 output heads, averaged: T is 21 wide, dZ 7, so 21 forward, 7 + 9 back. */
+  c.output_heads = 3;
+  m = describe_model(c, dims, 3, &d);
+  cr_expect_eq(d.layer[1].d_mid, 21);
+  cr_expect_eq(d.layer[1].d_out, 7);
+  cr_expect_eq(m.layer[1].fwd, 21);
+  cr_expect_eq(m.layer[1].bwd, 16);
+  cr_expect_eq(d.layer[1].tensor[3].cols, 7); /* b: the averaged output's */
+  /* A hidden width that the heads do not divide is refused. */
+  int32_t odd[] = {1433, 60, 7};
+  c.heads = 8;
+  cr_expect_eq(halo_model_describe(&c, odd, 3, &d), HALO_ERR_ARG);
 }

@@ -23,8 +23,9 @@
 #      bytes with the prediction (halo-train fails itself when they differ);
 #      at P=2 once more with HALO_CUDA_SPMM=rows (halo's row kernel instead
 #      of cuSPARSE), so the table shows both SpMM paths' epoch times; then
-#      GraphSAGE (--sage-normalize) and GIN (--gin-train-eps, 10 epochs:
-#      its curve amplifies rounding fast) the same way, CPU against CUDA.  A
+#      GraphSAGE (--sage-normalize), GIN (--gin-train-eps, 10 epochs:
+#      its curve amplifies rounding fast) and GAT (8 heads of 8, attention
+#      dropout: the paper's settings) the same way, CPU against CUDA.  A
 #      1-epoch probe goes first; if two ranks cannot talk through shared
 #      memory in this machine's sandbox, it is retried over TCP on loopback
 #      (OMPI_MCA_btl=self,tcp), which the later runs then use;
@@ -362,18 +363,18 @@ else
         row "$name" FAIL "loss differs from CPU by $worst (limit 1e-4)"
       fi
     done
-    # GraphSAGE and GIN, CPU against CUDA: every op past GCN's on the GPU.
-    # GIN over its first 10 epochs: its curve on Cora amplifies rounding fast
-    # (docs/models.md), on one backend as across two.
-    for model in sage gin; do
+    # GraphSAGE, GIN and GAT, CPU against CUDA: every op past GCN's on the
+    # GPU.  GIN over its first 10 epochs: its curve on Cora amplifies
+    # rounding fast (docs/models.md), on one backend as across two.
+    for model in sage gin gat; do
       model_epochs=$epochs
-      flags=(--model "$model" --hidden 64)
-      if [ "$model" = gin ]; then
-        model_epochs=$((epochs < 10 ? epochs : 10))
-        flags+=(--gin-train-eps)
-      else
-        flags+=(--sage-normalize)
-      fi
+      case $model in
+        gin)
+          model_epochs=$((epochs < 10 ? epochs : 10))
+          flags=(--model gin --hidden 64 --gin-train-eps) ;;
+        sage) flags=(--model sage --hidden 64 --sage-normalize) ;;
+        gat) flags=(--model gat) ;; # the paper's settings are its defaults
+      esac
       ok=1
       for device in cpu cuda; do
         timed 120 "$reserve" -- mpirun -np "$p" "$train" "$dir" "${flags[@]}" --device "$device" \

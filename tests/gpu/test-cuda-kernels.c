@@ -13,7 +13,10 @@
  *         row by row, with rows of equal values and rows of one column bit
  *         for bit), and elu, whose expm1f is CUDA's (within 1 ulp
  *         of the true value, as glibc's is: at most 2 ulps apart);
- *   1e-5  fp32 GEMM, whose summation order differs (k <= 300 here);
+ *   1e-5  fp32 GEMM, whose summation order differs (k <= 300 here); GAT's
+ *         kernels, which run the CPU's own row functions (core/halo-gat.h),
+ *         with CUDA's expf and nvcc's fused multiply-adds (on
+ *         halo-cuda-emu, where neither differs, they are bit-identical);
  *   5e-3  GEMM with TF32 allowed (10-bit mantissas on the inputs).
  */
 #include <string.h>
@@ -27,6 +30,7 @@
 #define SUMS 1e-6
 #define GEMM_FP32 1e-5
 #define GEMM_TF32 5e-3
+#define ATTENTION 1e-5
 #define LIBM 1e-6
 #define LIBM_ULPS 2
 
@@ -745,6 +749,141 @@ Test(cuda_kernels, layernorm_and_its_backward_match_and_keep_constant_rows) {
             "halo_cuda_layernorm_backward");
   cudaFree(dr);
   cudaFree(dy);
+}
+
+/* ---- GAT ---------------------------------------------------------------- */
+
+/* A random A + I over `rows` owned rows and `all` columns (each row's
+ * self-loop and up to 9 other columns, sorted by the columns' global ids),
+ * as halo_gnn_aggregation(HALO_AGG_SELF) gives the kernels. */
+static halo_csr gat_graph(uint64_t seed, int64_t rows, int64_t all, const int64_t *gid) {
+  halo_csr a = {.rows = rows, .cols = all};
+  a.indptr = host_alloc((size_t)(rows + 1) * sizeof(int64_t));
+  a.indices = host_alloc((size_t)(rows * 10) * sizeof(int32_t));
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, 7, 0);
+  a.indptr[0] = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    int32_t *row = a.indices + a.nnz;
+    int64_t len = 0;
+    row[len++] = (int32_t)i;
+    for (int64_t k = rand_below(key, (uint64_t)i, 10); k > 0; k--) {
+      const int32_t j = (int32_t)rand_below(key, (uint64_t)(i * 16 + k), all);
+      int dup = 0;
+      for (int64_t q = 0; q < len; q++) dup |= row[q] == j;
+      if (!dup) row[len++] = j;
+    }
+    for (int64_t q = 1; q < len; q++) /* insertion sort by global id */
+      for (int64_t r = q; r > 0 && gid[row[r - 1]] > gid[row[r]]; r--) {
+        const int32_t t = row[r];
+        row[r] = row[r - 1];
+        row[r - 1] = t;
+      }
+    a.nnz += len;
+    a.indptr[i + 1] = a.nnz;
+  }
+  return a;
+}
+
+/* Every GAT kernel on the same inputs, CPU against CUDA: the scores of all
+ * rows, the attention forward (heads' outputs, Z, the softmax's max and
+ * sum), the node terms and the backward (dT and the attention terms). */
+static void gat_case(uint64_t seed, int32_t heads, int32_t f, int concat, float p) {
+  const int64_t rows = 300, all = 420, kf = (int64_t)heads * f;
+  const halo_gat_layer g = {.heads = heads, .f = f, .concat = concat, .slope = 0.2f,
+                            .key = halo_rng_key(seed, HALO_RNG_ATTENTION, 3, 1), .p = p};
+  const int32_t d_out = halo_gat_out_cols(&g), ld = halo_gat_node_cols(&g);
+  int64_t *gid = host_alloc((size_t)all * sizeof(int64_t));
+  for (int64_t r = 0; r < all; r++) gid[r] = (r * 7919) % 1009 + 1009 * (r % 3); /* distinct */
+  halo_csr a = gat_graph(seed, rows, all, gid);
+  const size_t tb = (size_t)(all * kf) * 4, sb = (size_t)(all * 2 * heads) * 4,
+               ob = (size_t)(rows * kf) * 4, zb = (size_t)(rows * d_out) * 4,
+               nb = (size_t)(all * ld) * 4, ab = (size_t)kf * 4, gb = 2 * ob;
+  float *t = host_alloc(tb), *as = host_alloc(ab), *ad = host_alloc(ab), *dz = host_alloc(zb);
+  float *s = host_alloc(sb), *out = host_alloc(ob), *z = host_alloc(zb), *node = host_alloc(nb),
+        *dt = host_alloc(ob), *att = host_alloc(gb), *got = host_alloc(gb > nb ? gb : nb);
+  fill_uniform(t, all * kf, seed, 1, -1.0f, 1.0f);
+  fill_uniform(as, kf, seed, 2, -1.0f, 1.0f);
+  fill_uniform(ad, kf, seed, 3, -1.0f, 1.0f);
+  fill_uniform(dz, rows * d_out, seed, 4, -1.0f, 1.0f);
+  halo_csr da = a;
+  da.indptr = dev_upload(a.indptr, (size_t)(rows + 1) * sizeof(int64_t));
+  da.indices = dev_upload(a.indices, (size_t)a.nnz * sizeof(int32_t));
+  int64_t *dgid = dev_upload(gid, (size_t)all * sizeof(int64_t));
+  float *d_t = dev_upload(t, tb), *d_as = dev_upload(as, ab), *d_ad = dev_upload(ad, ab),
+        *d_dz = dev_upload(dz, zb), *d_s = dev_alloc(sb), *d_heads_out = dev_alloc(ob),
+        *d_z = dev_alloc(zb), *d_node = dev_alloc(nb), *d_dt = dev_alloc(ob), *d_att = dev_alloc(gb);
+  char what[96];
+  snprintf(what, sizeof what, "gat K=%d F=%d %s p=%g", heads, f, concat ? "concat" : "mean",
+           (double)p);
+
+  /* The scores of every row, halo rows included. */
+  expect_ok(halo_cuda_gat_scores(&g, d_t, all, d_as, d_ad, d_s, NULL), "halo_cuda_gat_scores");
+  halo_cpu_gat_scores(&g, t, all, as, ad, s);
+  dev_download(got, d_s, sb);
+  const double es = max_row_err(got, s, all, 2 * heads);
+  /* The forward, both sides from the CPU's scores. */
+  cr_assert_eq(cudaMemcpy(d_s, s, sb, cudaMemcpyHostToDevice), cudaSuccess);
+  dev_poison(d_node, nb);
+  expect_ok(halo_cuda_gat_attend(&g, &da, dgid, d_t, d_s, d_heads_out, d_z, d_node, NULL),
+            "halo_cuda_gat_attend");
+  memset(node, 0xff, nb);
+  halo_cpu_gat_attend(&g, &a, gid, t, s, out, z, node);
+  dev_download(got, d_heads_out, ob);
+  const double eo = max_row_err(got, out, rows, kf);
+  dev_download(got, d_z, zb);
+  const double ez = max_row_err(got, z, rows, d_out);
+  /* The node terms of the owned rows over the CPU's max and sum, then the
+   * halo rows' as another rank's (here: the CPU's own numbers). */
+  halo_cpu_gat_node_terms(&g, dz, out, rows, node);
+  float *want_node = host_alloc(nb);
+  memcpy(want_node, node, nb);
+  cr_assert_eq(cudaMemcpy(d_heads_out, out, ob, cudaMemcpyHostToDevice), cudaSuccess);
+  cr_assert_eq(cudaMemcpy(d_node, node, nb, cudaMemcpyHostToDevice), cudaSuccess);
+  expect_ok(halo_cuda_gat_node_terms(&g, d_dz, d_heads_out, rows, d_node, NULL),
+            "halo_cuda_gat_node_terms");
+  dev_download(got, d_node, nb);
+  const double en = max_row_err(got, want_node, rows, ld);
+  for (int64_t r = rows; r < all; r++) /* the halo rows' terms: any finite values */
+    for (int32_t c = 0; c < ld; c++)
+      node[r * ld + c] = c >= d_out && c < d_out + 2 * heads
+                             ? (c < d_out + heads ? 0.5f : 2.0f) /* max, sum */
+                             : dz[(r % rows) * d_out + (c % d_out)];
+  cr_assert_eq(cudaMemcpy(d_node, node, nb, cudaMemcpyHostToDevice), cudaSuccess);
+  expect_ok(halo_cuda_gat_attend_backward(&g, &da, dgid, d_t, d_s, d_node, d_as, d_ad, d_dt,
+                                          d_att, NULL),
+            "halo_cuda_gat_attend_backward");
+  halo_cpu_gat_attend_backward(&g, &a, gid, t, s, node, as, ad, dt, att);
+  dev_download(got, d_dt, ob);
+  const double ed = max_row_err(got, dt, rows, kf);
+  dev_download(got, d_att, gb);
+  const double eg = max_row_err(got, att, 2 * rows, kf);
+  fprintf(stderr,
+          "%s: row rel err scores %.3g, out %.3g, Z %.3g, node terms %.3g, dT %.3g, "
+          "attention terms %.3g\n",
+          what, es, eo, ez, en, ed, eg);
+  const double errs[] = {es, eo, ez, en, ed, eg};
+  const char *names[] = {"scores", "out", "Z", "node terms", "dT", "attention terms"};
+  for (int k = 0; k < 6; k++)
+    cr_expect_leq(errs[k], ATTENTION, "%s: %s row rel err %g", what, names[k], errs[k]);
+  double mx = 0.0;
+  for (int64_t i = 0; i < rows * kf; i++) mx = fmax(mx, fabs(dt[i]));
+  cr_expect_gt(mx, 0.0, "%s: dT is all zeros", what);
+
+  cudaFree(da.indptr);
+  cudaFree(da.indices);
+  cudaFree(dgid);
+  void *dev[] = {d_t, d_as, d_ad, d_dz, d_s, d_heads_out, d_z, d_node, d_dt, d_att};
+  for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
+  void *host[] = {a.indptr, a.indices, gid, t, as, ad, dz, s, out, z, node, dt, att, got, want_node};
+  for (size_t k = 0; k < sizeof host / sizeof host[0]; k++) free(host[k]);
+}
+
+Test(cuda_kernels, gat_kernels_match_the_cpu) {
+  const uint64_t seed = gpu_test_seed("gat");
+  gat_case(seed, 4, 3, 1, 0.5f);     /* hidden: heads concatenated, attention dropout */
+  gat_case(seed + 1, 3, 5, 0, 0.0f); /* output: heads averaged, no dropout */
+  gat_case(seed + 2, 8, 8, 1, 0.6f); /* the paper's hidden layer */
+  gat_case(seed + 3, 1, 7, 0, 0.6f); /* the paper's output layer */
 }
 
 /* The elementwise product into another array, then in place over A and

@@ -38,6 +38,9 @@ static const probe_args cases[] = {
     {"aggregate first", "200 4 8 0.5 3 3 32 0.3 0.0 0", NULL, NULL},
     {"sage, sparse X, normalised, ELU", "300 6 40 0.1 5 2 16 0.5 0.5 1", "sage", "nu"},
     {"gin aggregating first, learned eps", "200 4 8 0.5 3 3 32 0.3 0.0 0", "gin", "e"},
+    /* GAT with the probe's heads (HALO_PROBE_GAT): 4 heads of 4, 2 averaged
+     * at the top, attention dropout. */
+    {"gat, sparse X, ELU", "300 6 40 0.1 5 2 4 0.5 0.5 1", "gat", "u"},
 };
 
 static const char *const files[] = {"grads.txt",    "bytes.txt",    "after.txt",
@@ -48,11 +51,13 @@ static void run_probe(const char *backend, int np, const probe_args *pc, uint64_
   setenv("HALO_PROBE_BACKEND", backend, 1);
   setenv("HALO_PROBE_MODEL", pc->model ? pc->model : "gcn", 1);
   setenv("HALO_PROBE_FLAGS", pc->flags ? pc->flags : "", 1);
+  setenv("HALO_PROBE_GAT", "4 2 0.5", 1);
   int rc = tr_mpirun(np, 120, NULL, "%s %s %s %llu %llu 4", TRAIN_PROBE, dir, pc->args,
                      (unsigned long long)seed, (unsigned long long)seed);
   unsetenv("HALO_PROBE_BACKEND");
   unsetenv("HALO_PROBE_MODEL");
   unsetenv("HALO_PROBE_FLAGS");
+  unsetenv("HALO_PROBE_GAT");
   cr_assert_eq(rc, 0, "%s, %s backend, P=%d: train-probe exited with %d", pc->name, backend, np,
                rc);
 }
