@@ -155,13 +155,14 @@ Test(cli, memory_prediction_matches_the_use, .timeout = 600) {
   static const char *const runs[] = {"--layers 3 --hidden 128", "--layers 2 --hidden 16",
                                      "--layers 2 --hidden 256 --input-dropout 0",
                                      "--model sage --hidden 64 --sage-normalize",
-                                     "--model gin --hidden 64 --layers 3 --gin-train-eps"};
+                                     "--model gin --hidden 64 --layers 3 --gin-train-eps",
+                                     "--model gat --heads 8 --hidden 8 --output-heads 2"};
 #if defined(__SANITIZE_ADDRESS__)
   const int sanitized = 1;
 #else
   const int sanitized = 0;
 #endif
-  const int max_parts = sanitized ? 1 : 2, nruns = sanitized ? 1 : 5;
+  const int max_parts = sanitized ? 1 : 2, nruns = sanitized ? 1 : 6;
   for (int parts = 1; parts <= max_parts; parts++) {
     char shards[512], json[600], path[600], tag[700];
     snprintf(shards, sizeof shards, "%s/sbm-%d", dir, parts);
