@@ -109,7 +109,26 @@ def param_groups(model, net, args):
     return [dict(params=net.parameters(), weight_decay=args.weight_decay)]
 
 
+def status_bytes(key):
+    """A /proc/self/status figure (VmRSS, VmHWM), in bytes."""
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key + ":"))
+
+
+def reset_peak_rss():
+    """Starts VmHWM again from the current RSS (Linux: clear_refs 5)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def run(model, layout, seed, x, y, splits, adj, args):
+    # The peak this run adds to what is loaded already: halo-train's
+    # memory_used_bytes counts the same way (the model's peak over its base).
+    base, peak_known = status_bytes("VmRSS"), reset_peak_rss()
     torch.manual_seed(seed)
     classes = int(y.max()) + 1
     width = args.hidden * args.heads if model == "gat" else args.hidden
@@ -142,7 +161,8 @@ def run(model, layout, seed, x, y, splits, adj, args):
             "min_epoch_s": min(timed), "final_loss": loss.item(), "final_test_acc": accs[-1][2],
             "best_val_acc": accs[best][1], "test_acc_at_best_val": accs[best][2],
             "params": sum(p.numel() for p in net.parameters()), "threads": torch.get_num_threads(),
-            "torch": torch.__version__, "nodes": x.size(0), "features": x.size(1)}
+            "torch": torch.__version__, "nodes": x.size(0), "features": x.size(1),
+            "peak_bytes": status_bytes("VmHWM") - base if peak_known else -1}
 
 
 def cap_address_space(frac):
