@@ -413,6 +413,43 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
   close_backends(&b);
 }
 
+/* GAT's four slots are filled on both backends, the scores slot gives the
+ * CPU's numbers through the backend's buffers, and a bad shape is reported
+ * by synchronize.  (The four kernels against their CPU twins on a graph:
+ * test-cuda-kernels; end to end: test-train-cuda.) */
+Test(cuda_backend, gat_slots_are_filled_and_report_failures) {
+  backends b = open_backends();
+  const halo_backend_ops *ops[2] = {b.cpu->ops, b.gpu->ops};
+  for (int k = 0; k < 2; k++)
+    cr_assert(ops[k]->gat_scores && ops[k]->gat_attend && ops[k]->gat_node_terms &&
+                  ops[k]->gat_attend_backward,
+              "the %s backend fills GAT's four slots", ops[k]->name);
+  const uint64_t seed = gpu_test_seed("gat_slots");
+  const int64_t rows = 777;
+  const halo_gat_layer g = {.heads = 4, .f = 6, .concat = 1, .slope = 0.2f};
+  float *ht = random_floats(seed, 1, rows * 24, -1.0f, 1.0f),
+        *ha = random_floats(seed, 2, 24, -1.0f, 1.0f), *hd = random_floats(seed, 3, 24, -1.0f, 1.0f);
+  twin T = twin_new(&b, ht, (size_t)rows * 24 * 4), As = twin_new(&b, ha, 24 * 4),
+       Ad = twin_new(&b, hd, 24 * 4), S = twin_new(&b, NULL, (size_t)rows * 8 * 4);
+  b.cpu->ops->gat_scores(b.cpu, &g, F(T.cpu), rows, F(As.cpu), F(Ad.cpu), F(S.cpu));
+  b.gpu->ops->gat_scores(b.gpu, &g, F(T.gpu), rows, F(As.gpu), F(Ad.gpu), F(S.gpu));
+  const double es = twin_err(&b, &S);
+  fprintf(stderr, "gat slots: scores rel err %.3g\n", es);
+  cr_expect_leq(es, FP32, "gat_scores rel err %g", es);
+  halo_log_set_quiet(1);
+  const halo_gat_layer bad = {.heads = 0, .f = 6};
+  b.gpu->ops->gat_scores(b.gpu, &bad, F(T.gpu), rows, F(As.gpu), F(Ad.gpu), F(S.gpu));
+  cr_expect_eq(sync(b.gpu), HALO_ERR_ARG, "a GAT layer without heads is reported by synchronize");
+  cr_expect_eq(sync(b.gpu), HALO_OK, "and only once");
+  halo_log_set_quiet(0);
+  twin *all[] = {&T, &As, &Ad, &S};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) twin_free(&b, all[i]);
+  free(ht);
+  free(ha);
+  free(hd);
+  close_backends(&b);
+}
+
 Test(cuda_backend, csr_dropout_slot_both_ways) {
   const uint64_t seed = gpu_test_seed("backend csr_dropout");
   backends b = open_backends();
