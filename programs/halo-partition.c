@@ -569,8 +569,8 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
     else
       printf("  -\n");
   }
-  printf("\noutput              %s (manifest.h5 + %d parts), run id %016" PRIx64 "\n", c->out,
-         s->parts, run_id);
+  printf("\noutput              %s (manifest.h5 + %d part%s), run id %016" PRIx64 "\n", c->out,
+         s->parts, s->parts == 1 ? "" : "s", run_id);
   printf(
       "time                %.2f s wall, %.2f s cpu (wall: load %.2f, clean %.2f, partition "
       "%.2f, write %.2f)\n",

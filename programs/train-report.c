@@ -64,6 +64,9 @@ halo_status train_report_metrics_close(train_report *rep, const char *path) {
   return st;
 }
 
+/* "s" unless n is 1: "1 rank", "2 ranks". */
+static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
+
 void train_report_header(const train_report *rep) {
   const halo_manifest *m = rep->manifest;
   const halo_gcn_info *in = rep->info;
@@ -83,9 +86,9 @@ void train_report_header(const train_report *rep) {
       m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
       (long long)in->global_count[0], (long long)in->global_count[1],
       (long long)in->global_count[2]);
-  printf("parts: %d (%s), %lld halo rows in all; %d ranks x %d threads, device %s\n", m->parts,
-         m->method, (long long)rep->halo_rows, rep->ranks, rep->threads,
-         halo_backend_describe(rep->be));
+  printf("parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s, device %s\n", m->parts,
+         m->method, (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
+         plural(rep->ranks), rep->threads, plural(rep->threads), halo_backend_describe(rep->be));
   char heads[96] = "";
   if (o->model == HALO_MODEL_GAT)
     snprintf(heads, sizeof heads, " (%d heads, %d output heads, attention dropout %g)", o->heads,
@@ -99,13 +102,19 @@ void train_report_header(const train_report *rep) {
       halo_model_name(o->model), dims, heads, (long long)in->params, o->dropout, o->input_dropout,
       o->lr, o->weight_decay, decay_all ? "all layers" : "first layer", (unsigned long long)o->seed,
       in->sparse_features ? "sparse" : "dense", o->normalize_features ? ", row-normalised" : "");
+  /* The two 1D baselines' ratios to halo's bytes: n/a when nothing
+   * crosses (one part), as the JSON's null. */
+  char vs_cagnet[32] = "n/a", vs_bcast[32] = "n/a";
+  if (predicted > 0) {
+    snprintf(vs_cagnet, sizeof vs_cagnet, "1/%.0f", (double)cagnet / (double)predicted);
+    snprintf(vs_bcast, sizeof vs_bcast, "1/%.0f", (double)bcast / (double)predicted);
+  }
   printf(
       "volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "
-      "CAGNET-1D %.3f MB/epoch (halo/CAGNET = 1/%.0f); 1D broadcast of the same widths "
-      "%.3f MB (1/%.0f)\n",
+      "CAGNET-1D %.3f MB/epoch (halo/CAGNET = %s); 1D broadcast of the same widths "
+      "%.3f MB (%s)\n",
       predicted / 1e6, (long long)halo_predict_epoch_columns(&exchanges), rep->setup_bytes / 1e6,
-      cagnet / 1e6, predicted > 0 ? (double)cagnet / predicted : INFINITY, bcast / 1e6,
-      predicted > 0 ? (double)bcast / predicted : INFINITY);
+      cagnet / 1e6, vs_cagnet, bcast / 1e6, vs_bcast);
   fflush(stdout);
 }
 
@@ -291,10 +300,11 @@ void train_report_summary(train_report *rep, const train_memory_report *mem) {
   if (rep->rank != 0) return;
   const double mean = rep->timed > 0 ? rep->time_sum / (double)rep->timed : 0.0;
   printf(
-      "summary: %lld epochs, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
-      "(%lld warm-up epochs excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
-      (long long)rep->trained, rep->best_val < 0 ? 0.0 : rep->best_val, rep->test_at_best,
-      rep->final_test, 1e3 * mean, (long long)(rep->trained - rep->timed), rep->total_halo / 1e6,
+      "summary: %lld epoch%s, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
+      "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
+      (long long)rep->trained, plural(rep->trained), rep->best_val < 0 ? 0.0 : rep->best_val,
+      rep->test_at_best, rep->final_test, 1e3 * mean, (long long)(rep->trained - rep->timed),
+      plural(rep->trained - rep->timed), rep->total_halo / 1e6,
       rep->mismatches ? "DIFFERS FROM the" : "equal to the", rep->setup_bytes / 1e6);
   print_memory(rep, mem);
   if (rep->metrics) summary_json(rep, mem, mean);

@@ -362,3 +362,36 @@ Test(cli, binding_that_does_not_fit_is_named, .timeout = 300) {
   free(text);
   tr_rmdir(dir);
 }
+
+/* One part, one rank, one thread: the header and the summary say so in the
+ * singular, and the ratios to the 1D baselines, whose bytes are then 0 as
+ * halo's are, read n/a (the JSON's null), not 1/inf. */
+Test(cli, one_part_reads_in_the_singular_and_ratios_are_n_a, .timeout = 300) {
+  char *dir = tr_tmpdir("one");
+  char shards[512], json[600], log[600];
+  snprintf(shards, sizeof shards, "%s/cora-1", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  partition(CORA, 1, "metis", "1433,16,7", shards, json);
+  char *text = tr_slurp(json);
+  cr_assert(text);
+  cr_expect(strstr(text, "\"cagnet1d_ratio\": null") != NULL, "%s", text);
+  free(text);
+  snprintf(log, sizeof log, "%s.log", shards);
+  text = tr_slurp(log);
+  cr_assert(text);
+  cr_expect_eq(tr_count_lines(text, "(manifest.h5 + 1 part), run id"), 1, "%s", text);
+  free(text);
+  snprintf(log, sizeof log, "%s/train.log", dir);
+  cr_assert_eq(tr_mpirun(1, 120, log, "%s '%s' --epochs 2 --threads 1", TRAIN_BIN, shards), 0);
+  text = tr_slurp(log);
+  cr_assert(text);
+  static const char *const said[] = {"0 halo rows in all; 1 rank x 1 thread, device",
+                                     "(halo/CAGNET = n/a)", "same widths 0.000 MB (n/a)",
+                                     "summary: 2 epochs,", "(1 warm-up epoch excluded)"};
+  for (size_t k = 0; k < sizeof said / sizeof said[0]; k++)
+    cr_expect_eq(tr_count_lines(text, said[k]), 1, "no line says '%s':\n%s", said[k], text);
+  cr_expect_eq(tr_count_lines(text, "1/inf"), 0, "%s", text);
+  cr_expect_eq(tr_count_lines(text, "1 ranks"), 0, "%s", text);
+  free(text);
+  tr_rmdir(dir);
+}
