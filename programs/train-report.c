@@ -3,6 +3,7 @@
  * train-report.h has the contracts; docs/train.md shows the output. */
 #include "train-report.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ done:
 halo_status train_report_metrics_open(train_report *rep, const char *path) {
   rep->metrics = fopen(path, "w");
   if (!rep->metrics) {
-    halo_log_error("--metrics %s: cannot open for writing", path);
+    halo_log_error("--metrics %s: cannot open for writing: %s", path, strerror(errno));
     return HALO_ERR_IO;
   }
   /* One line per object: the per-epoch lines, then the summary. */
@@ -57,7 +58,7 @@ halo_status train_report_metrics_close(train_report *rep, const char *path) {
     st = HALO_ERR_ARG;
   }
   if (fclose(rep->metrics) != 0) {
-    halo_log_error("--metrics %s: write failed", path);
+    halo_log_error("--metrics %s: write failed: %s", path, strerror(errno));
     if (st == HALO_OK) st = HALO_ERR_IO;
   }
   rep->metrics = NULL;

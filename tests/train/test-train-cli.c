@@ -277,6 +277,12 @@ Test(cli, bad_flags_fail_on_every_rank, .timeout = 300) {
   expect_failure(2, shards, "--device cuda", "(1 other rank failed too)", 1, log);
   unsetenv("CUDA_VISIBLE_DEVICES");
   expect_failure(2, shards, "--tf32", "--tf32 needs --device cuda", 1, log);
+  /* A metrics file that cannot be written: the system's reason. */
+  char flag[700];
+  snprintf(flag, sizeof flag, "--metrics '%s'", dir);
+  expect_failure(2, shards, flag, "cannot open for writing: Is a directory", 1, log);
+  expect_failure(2, shards, "--metrics /nonexistent/m.jsonl",
+                 "cannot open for writing: No such file or directory", 1, log);
 
   /* --help is not a failure. */
   int rc = tr_mpirun(2, 60, log, "%s --help", TRAIN_BIN);
