@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,17 @@ static void describe_model(const char *model, const halo_gcn_options *o, char *o
            o->normalize_features ? "" : ", features not row-normalised");
 }
 
+/* Appends ", " (after the first) and one formatted setting to buf. */
+static void note_setting(char *buf, size_t size, size_t *len, const char *fmt, ...) {
+  if (*len + 2 >= size) return;
+  if (*len) *len += (size_t)snprintf(buf + *len, size - *len, ", ");
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(buf + *len, size - *len, fmt, ap);
+  va_end(ap);
+  if (n > 0) *len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
+}
+
 halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
                                   const halo_manifest *m, const char *model,
                                   const halo_gcn_options *o) {
@@ -392,16 +404,31 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
     HALO_FAIL(HALO_ERR_MISMATCH, "%s is a checkpoint of another model (%s; this run: %s)", path,
               was, now);
   }
-  if (k->lr != o->lr || k->weight_decay != o->weight_decay ||
-      k->weight_decay_all != o->weight_decay_all || k->dropout != o->dropout ||
-      k->input_dropout != o->input_dropout || k->seed != o->seed ||
-      (strcmp(model, "gat") == 0 && k->attn_dropout != o->attn_dropout))
-    halo_log_warn(
-        "%s was written with other optimiser settings or seed (lr %g, weight "
-        "decay %g, dropout %g, input dropout %g, attention dropout %g, seed %llu); this "
-        "run's apply",
-        path, k->lr, k->weight_decay, k->dropout, k->input_dropout, k->attn_dropout,
-        (unsigned long long)k->seed);
+  /* The training settings may change on resume: each one that does is
+   * named, with the checkpoint's value and this run's. */
+  char differ[512] = "";
+  size_t len = 0;
+  if (k->lr != o->lr)
+    note_setting(differ, sizeof differ, &len, "--lr %g (this run: %g)", k->lr, o->lr);
+  if (k->weight_decay != o->weight_decay)
+    note_setting(differ, sizeof differ, &len, "--weight-decay %g (this run: %g)", k->weight_decay,
+                 o->weight_decay);
+  if (k->weight_decay_all != o->weight_decay_all)
+    note_setting(differ, sizeof differ, &len, "--weight-decay-all %s (this run: %s)",
+                 k->weight_decay_all ? "on" : "off", o->weight_decay_all ? "on" : "off");
+  if (k->dropout != o->dropout)
+    note_setting(differ, sizeof differ, &len, "--dropout %g (this run: %g)", k->dropout,
+                 o->dropout);
+  if (k->input_dropout != o->input_dropout)
+    note_setting(differ, sizeof differ, &len, "--input-dropout %g (this run: %g)",
+                 k->input_dropout, o->input_dropout);
+  if (strcmp(model, "gat") == 0 && k->attn_dropout != o->attn_dropout)
+    note_setting(differ, sizeof differ, &len, "--attn-dropout %g (this run: %g)", k->attn_dropout,
+                 o->attn_dropout);
+  if (k->seed != o->seed)
+    note_setting(differ, sizeof differ, &len, "--seed %llu (this run: %llu)",
+                 (unsigned long long)k->seed, (unsigned long long)o->seed);
+  if (len) halo_log_warn("%s was written with other settings: %s; this run's apply", path, differ);
 done:
   return st;
 }

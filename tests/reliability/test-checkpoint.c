@@ -287,6 +287,34 @@ Test(checkpoint, damaged_checkpoints_are_skipped, .timeout = 300) {
   tr_rmdir(dir);
 }
 
+/* Settings that may change on resume (lr, weight decay, dropout, seed) are
+ * applied with one warning that names each one that changed, the
+ * checkpoint's value next to this run's (--weight-decay-all too), and
+ * nothing about those that did not. */
+Test(checkpoint, resume_names_the_settings_that_changed, .timeout = 300) {
+  char *dir = tr_tmpdir("ckpt-settings");
+  char shards[600], ckpt[600], log[700], flags[1200];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(ckpt, sizeof ckpt, "%s/ck", dir);
+  partition(shards, 2);
+  snprintf(log, sizeof log, "%s/a.log", dir);
+  snprintf(flags, sizeof flags, "--epochs 2 --checkpoint '%s'", ckpt);
+  cr_assert_eq(train(2, shards, log, flags), 0, "see %s", log);
+  snprintf(log, sizeof log, "%s/b.log", dir);
+  snprintf(flags, sizeof flags,
+           "--epochs 3 --checkpoint '%s' --resume --lr 0.02 --weight-decay-all", ckpt);
+  const int rc = train(2, shards, log, flags);
+  char *out = tr_slurp(log);
+  cr_assert(out);
+  cr_expect_eq(rc, 0, "resume failed:\n%s", out);
+  cr_expect_eq(tr_count_lines(out, "was written with other settings: --lr 0.01 (this run: 0.02), "
+                                   "--weight-decay-all off (this run: on); this run's apply"),
+               1, "%s", out);
+  cr_expect_eq(tr_count_lines(out, "--dropout"), 0, "%s", out);
+  free(out);
+  tr_rmdir(dir);
+}
+
 /* A disk that fills up in the middle of a save, as a 1 MiB file size limit
  * (with SIGXFSZ ignored, writes past it fail with EFBIG).  The save runs in
  * a child process that then exits through exit(), so that a crash in an
