@@ -299,9 +299,9 @@ static void warn_binding(const run *r, int threads) {
         threads);
   else if (r->rank == 0 && b.idle)
     halo_log_warn(
-        "each rank may run on one core only, so %ld of the node's %ld cores stay idle (mpirun "
+        "each rank may run on one core only, so %ld of the node's %ld cores stay%s idle (mpirun "
         "binds each rank to one core when -np <= 2); mpirun --bind-to none lets the ranks use all",
-        b.node_cores - b.node_ranks, b.node_cores);
+        b.node_cores - b.node_ranks, b.node_cores, b.node_cores - b.node_ranks == 1 ? "s" : "");
 }
 
 /* Everything after MPI_Init, returning the agreed status. */

@@ -120,8 +120,13 @@ void train_report_header(const train_report *rep) {
 }
 
 void train_report_resumed(const char *path, int64_t epoch, int64_t adam_step, int64_t last_epoch) {
-  printf("resumed from %s (epoch %lld, Adam step %lld); training epochs %lld..%lld\n", path,
-         (long long)epoch, (long long)adam_step, (long long)epoch + 1, (long long)last_epoch);
+  if (epoch >= last_epoch)
+    printf("resumed from %s (epoch %lld, Adam step %lld); nothing to train: --epochs %lld is "
+           "not past it\n",
+           path, (long long)epoch, (long long)adam_step, (long long)last_epoch);
+  else
+    printf("resumed from %s (epoch %lld, Adam step %lld); training epochs %lld..%lld\n", path,
+           (long long)epoch, (long long)adam_step, (long long)epoch + 1, (long long)last_epoch);
   fflush(stdout);
 }
 
@@ -260,10 +265,12 @@ static void summary_json(train_report *rep, const train_memory_report *mem, doub
   halo_json_object_begin(j);
   halo_json_key_bool(j, "summary", 1);
   halo_json_key_int(j, "epochs", rep->trained);
-  halo_json_key_double(j, "best_val_acc", rep->best_val < 0 ? 0.0 : rep->best_val, "%.6f");
-  halo_json_key_double(j, "test_acc_at_best_val", rep->test_at_best, "%.6f");
-  halo_json_key_double(j, "final_test_acc", rep->final_test, "%.6f");
-  halo_json_key_double(j, "mean_epoch_s", mean, "%.9g");
+  /* A run that trained no epoch evaluated nothing: null (a NaN), not 0. */
+  const int measured = rep->trained > 0;
+  halo_json_key_double(j, "best_val_acc", measured ? fmax(rep->best_val, 0.0) : NAN, "%.6f");
+  halo_json_key_double(j, "test_acc_at_best_val", measured ? rep->test_at_best : NAN, "%.6f");
+  halo_json_key_double(j, "final_test_acc", measured ? rep->final_test : NAN, "%.6f");
+  halo_json_key_double(j, "mean_epoch_s", rep->timed > 0 ? mean : NAN, "%.9g");
   halo_json_key_int(j, "warmup_epochs", rep->trained - rep->timed);
   halo_json_key_int(j, "total_halo_bytes", rep->total_halo);
   halo_json_key_int(j, "setup_halo_bytes", rep->setup_bytes);
@@ -300,13 +307,19 @@ done:
 void train_report_summary(train_report *rep, const train_memory_report *mem) {
   if (rep->rank != 0) return;
   const double mean = rep->timed > 0 ? rep->time_sum / (double)rep->timed : 0.0;
-  printf(
+  if (rep->trained == 0) {
+    printf("summary: no epoch trained, so no accuracy was measured; halo 0.000 MB in all, set-up "
+           "%.4f MB\n",
+           rep->setup_bytes / 1e6);
+  } else {
+    printf(
       "summary: %lld epoch%s, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
       "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
       (long long)rep->trained, plural(rep->trained), rep->best_val < 0 ? 0.0 : rep->best_val,
       rep->test_at_best, rep->final_test, 1e3 * mean, (long long)(rep->trained - rep->timed),
       plural(rep->trained - rep->timed), rep->total_halo / 1e6,
       rep->mismatches ? "DIFFERS FROM the" : "equal to the", rep->setup_bytes / 1e6);
+  }
   print_memory(rep, mem);
   if (rep->metrics) summary_json(rep, mem, mean);
   fflush(stdout);

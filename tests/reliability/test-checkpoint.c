@@ -315,6 +315,43 @@ Test(checkpoint, resume_names_the_settings_that_changed, .timeout = 300) {
   tr_rmdir(dir);
 }
 
+/* A resume with nothing left to train (--epochs at the checkpoint's epoch)
+ * says so, instead of "training epochs 3..2", and the summary, text and
+ * JSON, claims no accuracy it never measured; --epochs 0 alike. */
+Test(checkpoint, nothing_to_train_measures_nothing, .timeout = 300) {
+  char *dir = tr_tmpdir("ckpt-none");
+  char shards[600], ckpt[600], log[700], flags[1600], path[700];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(ckpt, sizeof ckpt, "%s/ck", dir);
+  partition(shards, 2);
+  snprintf(log, sizeof log, "%s/a.log", dir);
+  snprintf(flags, sizeof flags, "--epochs 2 --checkpoint '%s'", ckpt);
+  cr_assert_eq(train(2, shards, log, flags), 0, "see %s", log);
+  for (int k = 0; k < 2; k++) {
+    snprintf(log, sizeof log, "%s/none-%d.log", dir, k);
+    snprintf(path, sizeof path, "%s/none-%d.jsonl", dir, k);
+    if (k == 0)
+      snprintf(flags, sizeof flags, "--epochs 2 --checkpoint '%s' --resume --metrics '%s'", ckpt,
+               path);
+    else
+      snprintf(flags, sizeof flags, "--epochs 0 --metrics '%s'", path);
+    cr_assert_eq(train(2, shards, log, flags), 0, "see %s", log);
+    char *out = tr_slurp(log), *json = tr_slurp(path);
+    cr_assert(out && json);
+    if (k == 0)
+      cr_expect_eq(tr_count_lines(out, "(epoch 2, Adam step 2); nothing to train: --epochs 2"), 1,
+                   "%s", out);
+    cr_expect_eq(tr_count_lines(out, "summary: no epoch trained, so no accuracy was measured"), 1,
+                 "%s", out);
+    cr_expect_eq(tr_count_lines(out, "final test"), 0, "%s", out);
+    cr_expect(strstr(json, "\"final_test_acc\": null") && strstr(json, "\"best_val_acc\": null"),
+              "%s", json);
+    free(out);
+    free(json);
+  }
+  tr_rmdir(dir);
+}
+
 /* A disk that fills up in the middle of a save, as a 1 MiB file size limit
  * (with SIGXFSZ ignored, writes past it fail with EFBIG).  The save runs in
  * a child process that then exits through exit(), so that a crash in an
