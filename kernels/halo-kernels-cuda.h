@@ -271,10 +271,9 @@ halo_status halo_cuda_gat_attend(const halo_gat_layer *g, const halo_csr *adj,
 halo_status halo_cuda_gat_node_terms(const halo_gat_layer *g, const float *dz, const float *out,
                                      int64_t rows, float *node, void *stream);
 halo_status halo_cuda_gat_attend_backward(const halo_gat_layer *g, const halo_csr *adj,
-                                          const int64_t *global_id, const float *t,
-                                          const float *s, const float *node, const float *a_src,
-                                          const float *a_dst, float *dt, float *att_grad,
-                                          void *stream);
+                                          const int64_t *global_id, const float *t, const float *s,
+                                          const float *node, const float *a_src, const float *a_dst,
+                                          float *dt, float *att_grad, void *stream);
 
 #ifdef __cplusplus
 }

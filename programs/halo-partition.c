@@ -180,6 +180,39 @@ enum {
   OPT_ORDER,
 };
 
+/* The long flags that `typed` ("--fo", "--par=2") abbreviates, as
+ * "--force or --format", into out; returns how many. */
+static int flags_starting(const struct option *opts, const char *typed, char *out, size_t size) {
+  const size_t len = strcspn(typed + 2, "=");
+  int n = 0;
+  size_t used = 0;
+  out[0] = '\0';
+  for (int k = 0; opts[k].name; k++) {
+    if (strncmp(opts[k].name, typed + 2, len) != 0) continue;
+    if (used < size)
+      used += (size_t)snprintf(out + used, size - used, "%s--%s", n ? " or " : "", opts[k].name);
+    n++;
+  }
+  return n;
+}
+
+/* getopt_long takes any unique prefix of a long flag; halo-partition, like
+ * halo-train, takes whole names only, so that a script keeps its meaning
+ * when a flag is added.  An abbreviation, or a prefix of several flags, is
+ * refused with the flags it could mean. */
+static halo_status check_whole_flag(const struct option *opts, const char *typed) {
+  char could[256];
+  if (strncmp(typed, "--", 2) != 0) return HALO_OK;
+  const size_t len = strcspn(typed + 2, "=");
+  for (int k = 0; opts[k].name; k++)
+    if (strlen(opts[k].name) == len && strncmp(opts[k].name, typed + 2, len) == 0) return HALO_OK;
+  const int n = flags_starting(opts, typed, could, sizeof could);
+  if (n == 0) return HALO_OK; /* not a prefix of any: the caller's "unknown option" */
+  halo_log_error("%.*s: %s flag names are not accepted; did you mean %s?", (int)len + 2, typed,
+                 n > 1 ? "ambiguous; abbreviated" : "abbreviated", could);
+  return HALO_ERR_ARG;
+}
+
 /* Returns 1 when the program should stop successfully (--help, --version). */
 static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   halo_status st = HALO_OK;
@@ -216,8 +249,10 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   opterr = 0; /* getopt's own messages are replaced by one line each below */
   for (;;) {
     int longindex = -1;
+    const int at = optind;
     int ch = getopt_long(argc, argv, ":hV", longopts, &longindex);
     if (ch == -1) break;
+    if (at < argc) HALO_TRY(check_whole_flag(longopts, argv[at]));
     switch (ch) {
       case 'i':
         c->input = optarg;

@@ -112,6 +112,64 @@ static halo_status copy_word(const char *flag, const char *text, const char *con
   return HALO_ERR_ARG;
 }
 
+/* Every flag without a value, then every flag with one. */
+static const char *const switches[] = {
+    "--quiet",         "--weight-decay-all", "--no-normalize",  "--resume",   "--tf32",
+    "--deterministic", "--sage-normalize",   "--gin-train-eps", "--residual", NULL};
+static const char *const valued[] = {"--model",
+                                     "--activation",
+                                     "--norm",
+                                     "--layers",
+                                     "--hidden",
+                                     "--heads",
+                                     "--output-heads",
+                                     "--attn-dropout",
+                                     "--epochs",
+                                     "--lr",
+                                     "--weight-decay",
+                                     "--dropout",
+                                     "--input-dropout",
+                                     "--seed",
+                                     "--device",
+                                     "--threads",
+                                     "--metrics",
+                                     "--warmup",
+                                     "--checkpoint",
+                                     "--checkpoint-every",
+                                     "--keep",
+                                     "--timeout",
+                                     NULL};
+
+static int listed(const char *const *list, const char *flag) {
+  for (int k = 0; list[k]; k++)
+    if (strcmp(flag, list[k]) == 0) return 1;
+  return 0;
+}
+
+/* An unknown flag: one line, which names the flags it abbreviates when it
+ * is a prefix of some (only whole names are taken, as by halo-partition). */
+static halo_status unknown_flag(const char *flag) {
+  char could[256] = "";
+  size_t used = 0;
+  int n = 0;
+  static const char *const others[] = {"--help", "--version", NULL};
+  const char *const *lists[] = {switches, valued, others};
+  for (int l = 0; l < 3; l++)
+    for (int k = 0; lists[l][k]; k++) {
+      if (strncmp(lists[l][k], flag, strlen(flag)) != 0) continue;
+      if (used < sizeof could)
+        used += (size_t)snprintf(could + used, sizeof could - used, "%s%s", n ? " or " : "",
+                                 lists[l][k]);
+      n++;
+    }
+  if (n > 0)
+    halo_log_error("%s: %s flag names are not accepted; did you mean %s?", flag,
+                   n > 1 ? "ambiguous; abbreviated" : "abbreviated", could);
+  else
+    halo_log_error("%s: unknown flag (see --help)", flag);
+  return HALO_ERR_ARG;
+}
+
 halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   halo_status st = HALO_OK;
   static const char *const models[] = {"gcn", "sage", "gin", "gat", NULL};
@@ -157,11 +215,7 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       a->version = flag[2] == 'v';
       goto done;
     }
-    if (strcmp(flag, "--quiet") == 0 || strcmp(flag, "--weight-decay-all") == 0 ||
-        strcmp(flag, "--no-normalize") == 0 || strcmp(flag, "--resume") == 0 ||
-        strcmp(flag, "--tf32") == 0 || strcmp(flag, "--deterministic") == 0 ||
-        strcmp(flag, "--sage-normalize") == 0 || strcmp(flag, "--gin-train-eps") == 0 ||
-        strcmp(flag, "--residual") == 0) {
+    if (listed(switches, flag)) {
       if (eq) HALO_FAIL(HALO_ERR_ARG, "%s takes no value", flag);
       if (strcmp(flag, "--quiet") == 0) a->quiet = 1;
       if (strcmp(flag, "--weight-decay-all") == 0) a->gcn.weight_decay_all = 1;
@@ -174,32 +228,7 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       if (strcmp(flag, "--residual") == 0) a->gcn.residual = 1;
       continue;
     }
-    static const char *const valued[] = {"--model",
-                                         "--activation",
-                                         "--norm",
-                                         "--layers",
-                                         "--hidden",
-                                         "--heads",
-                                         "--output-heads",
-                                         "--attn-dropout",
-                                         "--epochs",
-                                         "--lr",
-                                         "--weight-decay",
-                                         "--dropout",
-                                         "--input-dropout",
-                                         "--seed",
-                                         "--device",
-                                         "--threads",
-                                         "--metrics",
-                                         "--warmup",
-                                         "--checkpoint",
-                                         "--checkpoint-every",
-                                         "--keep",
-                                         "--timeout",
-                                         NULL};
-    int known = 0;
-    for (int k = 0; valued[k] && !known; k++) known = strcmp(flag, valued[k]) == 0;
-    if (!known) HALO_FAIL(HALO_ERR_ARG, "%s: unknown flag (see --help)", flag);
+    if (!listed(valued, flag)) HALO_TRY(unknown_flag(flag));
     if (eq) {
       value = eq + 1;
     } else {

@@ -121,9 +121,10 @@ void train_report_header(const train_report *rep) {
 
 void train_report_resumed(const char *path, int64_t epoch, int64_t adam_step, int64_t last_epoch) {
   if (epoch >= last_epoch)
-    printf("resumed from %s (epoch %lld, Adam step %lld); nothing to train: --epochs %lld is "
-           "not past it\n",
-           path, (long long)epoch, (long long)adam_step, (long long)last_epoch);
+    printf(
+        "resumed from %s (epoch %lld, Adam step %lld); nothing to train: --epochs %lld is "
+        "not past it\n",
+        path, (long long)epoch, (long long)adam_step, (long long)last_epoch);
   else
     printf("resumed from %s (epoch %lld, Adam step %lld); training epochs %lld..%lld\n", path,
            (long long)epoch, (long long)adam_step, (long long)epoch + 1, (long long)last_epoch);
@@ -308,17 +309,18 @@ void train_report_summary(train_report *rep, const train_memory_report *mem) {
   if (rep->rank != 0) return;
   const double mean = rep->timed > 0 ? rep->time_sum / (double)rep->timed : 0.0;
   if (rep->trained == 0) {
-    printf("summary: no epoch trained, so no accuracy was measured; halo 0.000 MB in all, set-up "
-           "%.4f MB\n",
-           rep->setup_bytes / 1e6);
+    printf(
+        "summary: no epoch trained, so no accuracy was measured; halo 0.000 MB in all, set-up "
+        "%.4f MB\n",
+        rep->setup_bytes / 1e6);
   } else {
     printf(
-      "summary: %lld epoch%s, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
-      "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
-      (long long)rep->trained, plural(rep->trained), rep->best_val < 0 ? 0.0 : rep->best_val,
-      rep->test_at_best, rep->final_test, 1e3 * mean, (long long)(rep->trained - rep->timed),
-      plural(rep->trained - rep->timed), rep->total_halo / 1e6,
-      rep->mismatches ? "DIFFERS FROM the" : "equal to the", rep->setup_bytes / 1e6);
+        "summary: %lld epoch%s, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
+        "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
+        (long long)rep->trained, plural(rep->trained), rep->best_val < 0 ? 0.0 : rep->best_val,
+        rep->test_at_best, rep->final_test, 1e3 * mean, (long long)(rep->trained - rep->timed),
+        plural(rep->trained - rep->timed), rep->total_halo / 1e6,
+        rep->mismatches ? "DIFFERS FROM the" : "equal to the", rep->setup_bytes / 1e6);
   }
   print_memory(rep, mem);
   if (rep->metrics) summary_json(rep, mem, mean);

@@ -325,8 +325,8 @@ static void cuda_mul(halo_backend *be, float *out, const float *a, const float *
   note(be, halo_cuda_mul(out, a, b, n, ctx_of(be)->stream));
 }
 
-static void cuda_gat_scores(halo_backend *be, const halo_gat_layer *g, const float *t,
-                            int64_t rows, const float *a_src, const float *a_dst, float *s) {
+static void cuda_gat_scores(halo_backend *be, const halo_gat_layer *g, const float *t, int64_t rows,
+                            const float *a_src, const float *a_dst, float *s) {
   note(be, halo_cuda_gat_scores(g, t, rows, a_src, a_dst, s, ctx_of(be)->stream));
 }
 
@@ -341,12 +341,12 @@ static void cuda_gat_node_terms(halo_backend *be, const halo_gat_layer *g, const
   note(be, halo_cuda_gat_node_terms(g, dz, out, rows, node, ctx_of(be)->stream));
 }
 
-static void cuda_gat_attend_backward(halo_backend *be, const halo_gat_layer *g,
-                                     const halo_csr *adj, const int64_t *global_id, const float *t,
-                                     const float *s, const float *node, const float *a_src,
-                                     const float *a_dst, float *dt, float *att_grad) {
-  note(be, halo_cuda_gat_attend_backward(g, adj, global_id, t, s, node, a_src, a_dst, dt,
-                                         att_grad, ctx_of(be)->stream));
+static void cuda_gat_attend_backward(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
+                                     const int64_t *global_id, const float *t, const float *s,
+                                     const float *node, const float *a_src, const float *a_dst,
+                                     float *dt, float *att_grad) {
+  note(be, halo_cuda_gat_attend_backward(g, adj, global_id, t, s, node, a_src, a_dst, dt, att_grad,
+                                         ctx_of(be)->stream));
 }
 
 static void cuda_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,

@@ -159,14 +159,14 @@ typedef struct halo_backend_ops {
   void (*gat_scores)(halo_backend *be, const halo_gat_layer *g, const float *t, int64_t rows,
                      const float *a_src, const float *a_dst, float *s);
   void (*gat_attend)(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
-                     const int64_t *global_id, const float *t, const float *s, float *out,
-                     float *z, float *node);
+                     const int64_t *global_id, const float *t, const float *s, float *out, float *z,
+                     float *node);
   void (*gat_node_terms)(halo_backend *be, const halo_gat_layer *g, const float *dz,
                          const float *out, int64_t rows, float *node);
   void (*gat_attend_backward)(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
                               const int64_t *global_id, const float *t, const float *s,
-                              const float *node, const float *a_src, const float *a_dst,
-                              float *dt, float *att_grad);
+                              const float *node, const float *a_src, const float *a_dst, float *dt,
+                              float *att_grad);
 
   /* --- deterministic ops (OPTIONAL: --deterministic needs them all) ------
    * The contracts of halo_cpu_gemm_rows (kernels/halo-kernels.h) and of the

@@ -396,8 +396,7 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
       !k->normalize_features != !o->normalize_features || k->activation != o->activation ||
       !k->sage_normalize != !o->sage_normalize || !k->gin_train_eps != !o->gin_train_eps ||
       !k->residual != !o->residual || !k->layer_norm != !o->layer_norm ||
-      (strcmp(model, "gat") == 0 &&
-       (k->heads != o->heads || k->output_heads != o->output_heads))) {
+      (strcmp(model, "gat") == 0 && (k->heads != o->heads || k->output_heads != o->output_heads))) {
     char was[224], now[224];
     describe_model(c->model, k, was, sizeof was);
     describe_model(model, o, now, sizeof now);
@@ -420,8 +419,8 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
     note_setting(differ, sizeof differ, &len, "--dropout %g (this run: %g)", k->dropout,
                  o->dropout);
   if (k->input_dropout != o->input_dropout)
-    note_setting(differ, sizeof differ, &len, "--input-dropout %g (this run: %g)",
-                 k->input_dropout, o->input_dropout);
+    note_setting(differ, sizeof differ, &len, "--input-dropout %g (this run: %g)", k->input_dropout,
+                 o->input_dropout);
   if (strcmp(model, "gat") == 0 && k->attn_dropout != o->attn_dropout)
     note_setting(differ, sizeof differ, &len, "--attn-dropout %g (this run: %g)", k->attn_dropout,
                  o->attn_dropout);

@@ -428,7 +428,8 @@ Test(cuda_backend, gat_slots_are_filled_and_report_failures) {
   const int64_t rows = 777;
   const halo_gat_layer g = {.heads = 4, .f = 6, .concat = 1, .slope = 0.2f};
   float *ht = random_floats(seed, 1, rows * 24, -1.0f, 1.0f),
-        *ha = random_floats(seed, 2, 24, -1.0f, 1.0f), *hd = random_floats(seed, 3, 24, -1.0f, 1.0f);
+        *ha = random_floats(seed, 2, 24, -1.0f, 1.0f),
+        *hd = random_floats(seed, 3, 24, -1.0f, 1.0f);
   twin T = twin_new(&b, ht, (size_t)rows * 24 * 4), As = twin_new(&b, ha, 24 * 4),
        Ad = twin_new(&b, hd, 24 * 4), S = twin_new(&b, NULL, (size_t)rows * 8 * 4);
   b.cpu->ops->gat_scores(b.cpu, &g, F(T.cpu), rows, F(As.cpu), F(Ad.cpu), F(S.cpu));

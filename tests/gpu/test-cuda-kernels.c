@@ -789,8 +789,12 @@ static halo_csr gat_graph(uint64_t seed, int64_t rows, int64_t all, const int64_
  * sum), the node terms and the backward (dT and the attention terms). */
 static void gat_case(uint64_t seed, int32_t heads, int32_t f, int concat, float p) {
   const int64_t rows = 300, all = 420, kf = (int64_t)heads * f;
-  const halo_gat_layer g = {.heads = heads, .f = f, .concat = concat, .slope = 0.2f,
-                            .key = halo_rng_key(seed, HALO_RNG_ATTENTION, 3, 1), .p = p};
+  const halo_gat_layer g = {.heads = heads,
+                            .f = f,
+                            .concat = concat,
+                            .slope = 0.2f,
+                            .key = halo_rng_key(seed, HALO_RNG_ATTENTION, 3, 1),
+                            .p = p};
   const int32_t d_out = halo_gat_out_cols(&g), ld = halo_gat_node_cols(&g);
   int64_t *gid = host_alloc((size_t)all * sizeof(int64_t));
   for (int64_t r = 0; r < all; r++) gid[r] = (r * 7919) % 1009 + 1009 * (r % 3); /* distinct */
@@ -811,7 +815,8 @@ static void gat_case(uint64_t seed, int32_t heads, int32_t f, int concat, float 
   int64_t *dgid = dev_upload(gid, (size_t)all * sizeof(int64_t));
   float *d_t = dev_upload(t, tb), *d_as = dev_upload(as, ab), *d_ad = dev_upload(ad, ab),
         *d_dz = dev_upload(dz, zb), *d_s = dev_alloc(sb), *d_heads_out = dev_alloc(ob),
-        *d_z = dev_alloc(zb), *d_node = dev_alloc(nb), *d_dt = dev_alloc(ob), *d_att = dev_alloc(gb);
+        *d_z = dev_alloc(zb), *d_node = dev_alloc(nb), *d_dt = dev_alloc(ob),
+        *d_att = dev_alloc(gb);
   char what[96];
   snprintf(what, sizeof what, "gat K=%d F=%d %s p=%g", heads, f, concat ? "concat" : "mean",
            (double)p);
@@ -849,9 +854,9 @@ static void gat_case(uint64_t seed, int32_t heads, int32_t f, int concat, float 
                              ? (c < d_out + heads ? 0.5f : 2.0f) /* max, sum */
                              : dz[(r % rows) * d_out + (c % d_out)];
   cr_assert_eq(cudaMemcpy(d_node, node, nb, cudaMemcpyHostToDevice), cudaSuccess);
-  expect_ok(halo_cuda_gat_attend_backward(&g, &da, dgid, d_t, d_s, d_node, d_as, d_ad, d_dt,
-                                          d_att, NULL),
-            "halo_cuda_gat_attend_backward");
+  expect_ok(
+      halo_cuda_gat_attend_backward(&g, &da, dgid, d_t, d_s, d_node, d_as, d_ad, d_dt, d_att, NULL),
+      "halo_cuda_gat_attend_backward");
   halo_cpu_gat_attend_backward(&g, &a, gid, t, s, node, as, ad, dt, att);
   dev_download(got, d_dt, ob);
   const double ed = max_row_err(got, dt, rows, kf);
@@ -874,7 +879,8 @@ static void gat_case(uint64_t seed, int32_t heads, int32_t f, int concat, float 
   cudaFree(dgid);
   void *dev[] = {d_t, d_as, d_ad, d_dz, d_s, d_heads_out, d_z, d_node, d_dt, d_att};
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
-  void *host[] = {a.indptr, a.indices, gid, t, as, ad, dz, s, out, z, node, dt, att, got, want_node};
+  void *host[] = {a.indptr, a.indices, gid,  t,  as,  ad,  dz,       s,
+                  out,      z,         node, dt, att, got, want_node};
   for (size_t k = 0; k < sizeof host / sizeof host[0]; k++) free(host[k]);
 }
 

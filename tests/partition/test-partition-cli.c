@@ -314,6 +314,13 @@ Test(cli, bad_input) {
       {"--parts 4 --out o --synthetic-features 8", "--synthetic"},
       {"--parts 4 --out o --bogus", "--bogus"},
       {"--parts 4 --out o --method", "--method"},
+      /* Whole flag names only, as halo-train: an abbreviation names the
+       * flag it abbreviates, and an ambiguous one every candidate. */
+      {"--par 4 --out o", "abbreviated flag names are not accepted; did you mean --parts?"},
+      {"--parts 4 --out o --fo x", "ambiguous; abbreviated flag names are not accepted; did you "
+                                   "mean --format or --force?"},
+      {"--parts=4 --out o --meth=metis", "did you mean --method?"},
+      {"--parts 4 --out o --model gcn --dims 1433,16,7 --gin", "did you mean --gin-train-eps?"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     snprintf(args, sizeof args, "%s %s", base, cases[i].args);

@@ -307,8 +307,9 @@ Test(checkpoint, resume_names_the_settings_that_changed, .timeout = 300) {
   char *out = tr_slurp(log);
   cr_assert(out);
   cr_expect_eq(rc, 0, "resume failed:\n%s", out);
-  cr_expect_eq(tr_count_lines(out, "was written with other settings: --lr 0.01 (this run: 0.02), "
-                                   "--weight-decay-all off (this run: on); this run's apply"),
+  cr_expect_eq(tr_count_lines(out,
+                              "was written with other settings: --lr 0.01 (this run: 0.02), "
+                              "--weight-decay-all off (this run: on); this run's apply"),
                1, "%s", out);
   cr_expect_eq(tr_count_lines(out, "--dropout"), 0, "%s", out);
   free(out);

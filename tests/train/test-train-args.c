@@ -145,6 +145,12 @@ Test(args, bad_values_name_the_flag) {
       {"d --seed -3", "--seed"},
       {"d --hidden 12x", "--hidden"},
       {"d --frobnicate", "--frobnicate"},
+      /* Whole names only, as halo-partition: the flag an abbreviation
+       * could mean is named, every one when it is ambiguous. */
+      {"d --epo 3", "--epo: abbreviated flag names are not accepted; did you mean --epochs?"},
+      {"d --checkpoint-e 3", "did you mean --checkpoint-every?"},
+      {"d --he", "ambiguous; abbreviated flag names are not accepted; did you mean --heads or "
+                 "--help?"},
       {"d --device tpu", "--device"},
       {"d --model gatv2", "--model"},
       {"d --heads 4", "--heads"},

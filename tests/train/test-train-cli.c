@@ -152,7 +152,8 @@ Test(cli, volume_equals_prediction, .timeout = 600) {
 Test(cli, memory_prediction_matches_the_use, .timeout = 600) {
   char *dir = tr_tmpdir("mem");
   const char *sbm = "sbm:nodes=60000,classes=8,avg-degree=16,homophily=0.8,feat=64,seed=3";
-  static const char *const runs[] = {"--layers 3 --hidden 128", "--layers 2 --hidden 16",
+  static const char *const runs[] = {"--layers 3 --hidden 128",
+                                     "--layers 2 --hidden 16",
                                      "--layers 2 --hidden 256 --input-dropout 0",
                                      "--model sage --hidden 64 --sage-normalize",
                                      "--model gin --hidden 64 --layers 3 --gin-train-eps",
