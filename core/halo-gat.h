@@ -48,6 +48,26 @@ HALO_HD int32_t halo_gat_node_cols(const halo_gat_layer *g) {
   return halo_gat_out_cols(g) + 3 * g->heads;
 }
 
+/* The factor attention dropout puts on edge i ← j of head k (col = gid_j·K
+ * + k): 1/(1-p) when kept, 0 when dropped, 1 without dropout (no draw).
+ * v times it has the bits of halo_dropout_apply(v, ...) for every v >= 0
+ * and the same value (a zero of either sign) for v < 0. */
+HALO_HD float halo_gat_keep(const halo_gat_layer *g, float scale, uint64_t gi, uint64_t col) {
+  if (g->p <= 0.0f) return 1.0f;
+  return halo_dropout_keep(g->key, gi, col, g->p) ? scale : 0.0f;
+}
+
+/* Asks the CPU's caches for `bytes` from p (a neighbour's row, read a few
+ * loops later); nothing on a GPU. */
+HALO_HD void halo_gat_prefetch(const void *p, int64_t bytes) {
+#if !defined(__CUDA_ARCH__) && defined(__GNUC__)
+  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch((const char *)p + b);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 /* LeakyReLU(pre). */
 HALO_HD float halo_gat_logit(float pre, float slope) { return pre > 0.0f ? pre : slope * pre; }
 
@@ -102,7 +122,10 @@ HALO_HD void halo_gat_attend_row(const halo_gat_layer *g, const halo_gat_rows *a
     l[k] = 0.0f;
   }
   for (int64_t e = a->indptr[i]; e < a->indptr[i + 1]; e++) {
-    const float *src = a->s + (int64_t)a->indices[e] * 2 * K;
+    const int64_t j = a->indices[e];
+    const float *src = a->s + j * 2 * K;
+    halo_gat_prefetch(a->t + j * K * F, (int64_t)K * F * 4); /* for the third pass */
+    if (e + 4 < a->indptr[i + 1]) halo_gat_prefetch(a->s + a->indices[e + 4] * 2 * K, K * 8);
     for (int32_t k = 0; k < K; k++) m[k] = fmaxf(m[k], halo_gat_logit(src[k] + dst[k], g->slope));
   }
   for (int64_t e = a->indptr[i]; e < a->indptr[i + 1]; e++) {
@@ -116,8 +139,8 @@ HALO_HD void halo_gat_attend_row(const halo_gat_layer *g, const halo_gat_rows *a
     const float *src = a->s + j * 2 * K, *tj = a->t + j * K * F;
     const uint64_t col = (uint64_t)a->global_id[j] * (uint64_t)K;
     for (int32_t k = 0; k < K; k++) {
-      const float alpha = halo_dropout_apply(halo_gat_alpha(src[k] + dst[k], g->slope, m[k], l[k]),
-                                             g->key, gi, col + (uint64_t)k, g->p, scale);
+      const float alpha = halo_gat_alpha(src[k] + dst[k], g->slope, m[k], l[k]) *
+                          halo_gat_keep(g, scale, gi, col + (uint64_t)k);
       for (int32_t f = 0; f < F; f++) oi[k * F + f] += alpha * tj[k * F + f];
     }
   }
@@ -164,8 +187,9 @@ HALO_HD float halo_gat_edge_grad(const halo_gat_layer *g, float scale, const flo
   const uint64_t col = gj * (uint64_t)K + (uint64_t)k;
   float dot = 0.0f;
   for (int32_t f = 0; f < F; f++) dot += halo_gat_dout(g, node_i, k, f) * t_j[k * F + f];
-  *kept = halo_dropout_apply(alpha, g->key, gi, col, g->p, scale);
-  const float da = halo_dropout_apply(dot, g->key, gi, col, g->p, scale);
+  const float keep = halo_gat_keep(g, scale, gi, col);
+  *kept = alpha * keep;
+  const float da = dot * keep;
   const float de = alpha * (da - node_i[d_out + 2 * K + k]);
   return pre > 0.0f ? de : g->slope * de;
 }
@@ -188,6 +212,12 @@ HALO_HD void halo_gat_backward_row(const halo_gat_layer *g, const halo_gat_rows 
   for (int32_t c = 0; c < K * F; c++) dtj[c] = 0.0f;
   for (int32_t k = 0; k < K; k++) ds_src[k] = ds_dst[k] = 0.0f;
   for (int64_t e = a->indptr[j]; e < a->indptr[j + 1]; e++) {
+    if (e + 2 < a->indptr[j + 1]) { /* the rows two edges on: their gathers miss cache */
+      const int64_t ahead = a->indices[e + 2];
+      halo_gat_prefetch(node + ahead * ld, (int64_t)ld * 4);
+      halo_gat_prefetch(a->t + ahead * K * F, (int64_t)K * F * 4);
+      halo_gat_prefetch(a->s + ahead * 2 * K, (int64_t)K * 8);
+    }
     const int64_t i = a->indices[e];
     const float *s_i = a->s + i * 2 * K, *t_i = a->t + i * K * F, *node_i = node + i * ld;
     const uint64_t gi = (uint64_t)a->global_id[i];
