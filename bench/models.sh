@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# models.sh: halo-train's three models against PyTorch Geometric at P=1
+# models.sh: halo-train's four models against PyTorch Geometric at P=1
 # (bench/models-pyg.py: GCNConv, SAGEConv with the mean aggregator, GINConv
-# with eps = 0; same graph, features, labels, split, settings and threads).
+# with eps = 0, GATConv; same graph, features, labels, split, settings and
+# threads).
 # Prints, from one run:
 #
 # 1. Accuracy on Cora, SEEDS seeds on each side, EPOCHS epochs, lr 0.01,
 #    weight decay 5e-4 (gcn: first layer only; sage, gin: every parameter),
-#    dropout 0.5, hidden 16 (gcn) and 64 (sage, gin): mean ± std over the
+#    dropout 0.5, hidden 16 (gcn) and 64 (sage, gin); gat with the paper's
+#    settings (8 heads of 8, one output head, lr 0.005, dropout 0.6 on every
+#    layer's input and on the coefficients, ELU, GAT_EPOCHS epochs, 300),
+#    weight decay on every parameter: mean ± std over the
 #    seeds of the final test accuracy and of the test accuracy at the best
 #    validation epoch, halo next to PyG's edge_index run (its csr run trains
 #    the same model).  The seeds draw different weights and masks on the two
@@ -31,7 +35,7 @@
 # Environment: HALO_BENCH_OUT (results; bench/results/models), HALO_BENCH_VENV
 # (a venv with torch, torch_geometric, h5py and numpy; created with pip when
 # missing, default bench/.venv), THREADS (threads for both sides; all cores),
-# MODELS (gcn sage gin), SEEDS (seeds per model and side on Cora, 5; seeds
+# MODELS (gcn sage gin gat), SEEDS (seeds per model and side on Cora, 5; seeds
 # 0..SEEDS-1), EPOCHS (Cora epochs, 200; the first 5 are warm-up), SBM_EPOCHS
 # (10), SBM_WARMUP (2), SBM_HIDDEN (64), SBM_NODES (1000000), SBM_DEGREE (20),
 # SBM_FEAT (128), PYG_LAYOUT_SEEDS (Cora seeds on which PyG times both
@@ -49,7 +53,8 @@ build=${1:-build}
 out=${HALO_BENCH_OUT:-bench/results/models}
 venv=${HALO_BENCH_VENV:-bench/.venv}
 threads=${THREADS:-$(nproc)}
-models=${MODELS:-gcn sage gin}
+models=${MODELS:-gcn sage gin gat}
+gat_epochs=${GAT_EPOCHS:-300}
 seeds=${SEEDS:-5}
 epochs=${EPOCHS:-200}
 sbm_epochs=${SBM_EPOCHS:-10}
@@ -63,8 +68,16 @@ feat=${SBM_FEAT:-128}
 sbm="sbm:nodes=$nodes,classes=8,avg-degree=$degree,homophily=0.8,feat=$feat,seed=1"
 mkdir -p "$out"
 
-# The Cora width of each model (its usual setting: Kipf & Welling's 16 for GCN).
-cora_hidden() { case $1 in gcn) echo 16 ;; *) echo 64 ;; esac; }
+# The Cora width of each model (its usual setting: Kipf & Welling's 16 for GCN;
+# GAT's is per head), its epochs, and the flags both sides get for it (GAT's
+# paper settings, which halo-train takes as its defaults for --model gat).
+cora_hidden() { case $1 in gcn) echo 16 ;; gat) echo 8 ;; *) echo 64 ;; esac; }
+cora_epochs() { case $1 in gat) echo "$gat_epochs" ;; *) echo "$epochs" ;; esac; }
+model_flags() {
+  case $1 in
+    gat) echo "--heads 8 --output-heads 1 --attn-dropout 0.6 --lr 0.005 --dropout 0.6 --activation elu" ;;
+  esac
+}
 
 for bin in "$build/bin/halo-train" "$build/bin/halo-partition"; do
   [ -x "$bin" ] || { echo "models.sh: $bin is missing; build first (cmake --build $build)" >&2; exit 1; }
@@ -155,9 +168,12 @@ for model in $models; do
       continue
     fi
     # halo first, PyG right after, seed by seed: a busy machine slows both alike.
-    halo_run "$data/cora-1" "$name" --model "$model" --hidden "$hidden" --epochs "$epochs" --seed "$seed"
-    pyg_run "$data/cora-1" "$name" --model "$model" --hidden "$hidden" --epochs "$epochs" --seeds "$seed" \
-      --layouts "$layouts"
+    # shellcheck disable=SC2046 # model_flags is a list of words
+    halo_run "$data/cora-1" "$name" --model "$model" --hidden "$hidden" --epochs "$(cora_epochs "$model")" \
+      --seed "$seed" $(model_flags "$model")
+    # shellcheck disable=SC2046
+    pyg_run "$data/cora-1" "$name" --model "$model" --hidden "$hidden" --epochs "$(cora_epochs "$model")" \
+      --seeds "$seed" --layouts "$layouts" $(model_flags "$model")
     row "$name" "$model seed $seed:"
   done
 done
@@ -174,10 +190,15 @@ if [ "$sbm_epochs" -gt 0 ]; then
       row "$name" "$model (kept):"
       continue
     fi
-    halo_run "$data/sbm-1" "$name" --model "$model" --hidden "$sbm_hidden" --epochs "$sbm_epochs" \
-      --warmup "$sbm_warmup"
-    pyg_run "$data/sbm-1" "$name" --model "$model" --hidden "$sbm_hidden" --epochs "$sbm_epochs" \
-      --warmup "$sbm_warmup" --no-eval
+    # GAT at the same total width: sbm_hidden / 8 per head.
+    hidden=$sbm_hidden
+    [ "$model" = gat ] && hidden=$((sbm_hidden / 8))
+    # shellcheck disable=SC2046
+    halo_run "$data/sbm-1" "$name" --model "$model" --hidden "$hidden" --epochs "$sbm_epochs" \
+      --warmup "$sbm_warmup" $(model_flags "$model")
+    # shellcheck disable=SC2046
+    pyg_run "$data/sbm-1" "$name" --model "$model" --hidden "$hidden" --epochs "$sbm_epochs" \
+      --warmup "$sbm_warmup" --no-eval $(model_flags "$model")
     row "$name" "$model:"
   done
 fi
@@ -237,6 +258,21 @@ for m in models if sbm_epochs > 0 else []:
     hs, hm, hmed = halo_times(base)
     pyg = lines(base + "-pyg.jsonl")
     timing.append(("sbm", m, pyg[0]["hidden"], hm, hmed, pyg_times(pyg)))
+
+mem = []
+for m in models if sbm_epochs > 0 else []:
+    base = os.path.join(out, "sbm-%s" % m)
+    if not os.path.exists(base + "-halo.jsonl"):
+        continue
+    used = lines(base + "-halo.jsonl")[-1].get("memory_used_bytes", -1)
+    pyg = {r["pyg_layout"]: r.get("peak_bytes", -1) for r in lines(base + "-pyg.jsonl") if "error" not in r}
+    mem.append((m, used, pyg))
+if mem:
+    print()
+    print("## sbm: peak memory the training adds to the loaded graph (MB; halo: memory_used_bytes, PyG: VmHWM over VmRSS)")
+    for m, used, pyg in mem:
+        print("%-5s halo %9.1f | %s" % (m, used / 1e6, " ".join("pyg %s %9.1f (halo/pyg %.2f)" % (
+            k, v / 1e6, used / v if v > 0 else float("nan")) for k, v in pyg.items())))
 
 print()
 print("## mean epoch time at P=1, %s threads each side (s; med = median epoch; ratio = halo / PyG's faster layout)" % threads)
