@@ -125,7 +125,7 @@ HALO_HD void halo_gat_attend_row(const halo_gat_layer *g, const halo_gat_rows *a
     const int64_t j = a->indices[e];
     const float *src = a->s + j * 2 * K;
     halo_gat_prefetch(a->t + j * K * F, (int64_t)K * F * 4); /* for the third pass */
-    if (e + 4 < a->indptr[i + 1]) halo_gat_prefetch(a->s + a->indices[e + 4] * 2 * K, K * 8);
+    if (e + 4 < a->indptr[i + 1]) halo_gat_prefetch(a->s + (int64_t)a->indices[e + 4] * 2 * K, K * 8);
     for (int32_t k = 0; k < K; k++) m[k] = fmaxf(m[k], halo_gat_logit(src[k] + dst[k], g->slope));
   }
   for (int64_t e = a->indptr[i]; e < a->indptr[i + 1]; e++) {

@@ -41,12 +41,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "halo-csr.h"
+#include "halo-gat.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#include "halo-csr.h"
-#include "halo-gat.h"
 #include "halo-status.h"
 
 /* ---- device, memory and streams ------------------------------------- */

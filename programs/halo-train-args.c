@@ -154,7 +154,7 @@ static halo_status unknown_flag(const char *flag) {
   int n = 0;
   static const char *const others[] = {"--help", "--version", NULL};
   const char *const *lists[] = {switches, valued, others};
-  for (int l = 0; l < 3; l++)
+  for (int l = 0; l < 3 && strlen(flag) > 2; l++) /* a bare "--" abbreviates nothing */
     for (int k = 0; lists[l][k]; k++) {
       if (strncmp(lists[l][k], flag, strlen(flag)) != 0) continue;
       if (used < sizeof could)

@@ -45,7 +45,9 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
    * both. */
   const int self = d->kind == HALO_MODEL_GCN || d->kind == HALO_MODEL_GAT;
   const int64_t adj_nnz = s->nnz + (self ? n : 0);
-  set_csr(p, GCN_CSR_ADJ, n, all, adj_nnz, in->contiguous, GCN_LIFE_ALWAYS);
+  /* GAT's kernels read A + I as it is: no SpMM plans a copy of its rows. */
+  set_csr(p, GCN_CSR_ADJ, n, all, adj_nnz, in->contiguous && d->kind != HALO_MODEL_GAT,
+          GCN_LIFE_ALWAYS);
   if (d->kind == HALO_MODEL_SAGE)
     set_csr(p, GCN_CSR_ADJ_T, n, all, adj_nnz, in->contiguous, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_GLOBAL_ID, 0, all * (int64_t)sizeof(int64_t), GCN_LIFE_ALWAYS);

@@ -267,7 +267,7 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   o->layer_norm = model_opt[4] != 0;
   o->heads = model_opt[5];
   o->output_heads = model_opt[6];
-  if (o->heads < 1 || o->output_heads < 1)
+  if (strcmp(c->model, "gat") == 0 && (o->heads < 1 || o->output_heads < 1))
     HALO_FAIL(HALO_ERR_FORMAT, "%s: %d heads and %d output heads; each must be >= 1", path,
               o->heads, o->output_heads);
   if (halo_model_parse(c->model, &o->model) != HALO_OK)

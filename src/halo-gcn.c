@@ -413,10 +413,11 @@ static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o,
       !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f) ||
       !(o->attn_dropout >= 0.0f && o->attn_dropout < 1.0f))
     HALO_FAIL(HALO_ERR_ARG, "dropout must be in [0, 1)");
-  if (o->model == HALO_MODEL_GAT &&
-      (o->heads > HALO_GAT_MAX_HEADS || o->output_heads > HALO_GAT_MAX_HEADS))
-    HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; at most %d each", o->heads,
-              o->output_heads, HALO_GAT_MAX_HEADS);
+  if (o->model == HALO_MODEL_GAT && (o->heads < 1 || o->output_heads < 1 ||
+                                     o->heads > HALO_GAT_MAX_HEADS ||
+                                     o->output_heads > HALO_GAT_MAX_HEADS))
+    HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; each must be in [1, %d]",
+              o->heads, o->output_heads, HALO_GAT_MAX_HEADS);
   if (s->features < 1 || !s->x)
     HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a %s model needs them", s->part,
               model);
@@ -847,7 +848,8 @@ done:
 static halo_status prepare_products(halo_gcn *g) {
   halo_status st = HALO_OK;
   const halo_model_desc *d = &g->info.model;
-  if (!g->ops->spmm_prepare) return HALO_OK;
+  /* GAT's attention kernels read the adjacency themselves: no SpMM on it. */
+  if (!g->ops->spmm_prepare || d->kind == HALO_MODEL_GAT) return HALO_OK;
   for (int l = 0; l < d->layers && g->contiguous; l++) {
     const int32_t widths[2] = {d->comm[l].fwd, d->comm[l].bwd};
     const adj_matrix *m[2] = {&g->adj_fwd, g->adj_bwd};
