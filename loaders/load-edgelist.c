@@ -164,7 +164,9 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   halo_digest_init(&digest);
   *out = NULL;
 
-  HALO_TRY(load_reader_open(&r, path, &digest));
+  /* An edge list names its nodes only through its edges: an empty one, or
+   * one of comments alone, is refused below with that reason. */
+  HALO_TRY(load_reader_open_maybe_empty(&r, path, &digest));
   int64_t max_id = -1;
   char *line;
   size_t len;
@@ -182,7 +184,10 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   HALO_TRY(load_reader_close(&r));
 
   if (edges.count == 0)
-    HALO_FAIL(HALO_ERR_PARSE, "%s: no edges, only comments or blank lines", path);
+    HALO_FAIL(HALO_ERR_PARSE,
+              "%s: holds no edges, and hence no nodes (an edge list names its nodes only through "
+              "its edges; for a graph without edges give a Matrix Market file 'N N 0')",
+              path);
   int64_t n = 0;
   if (max_id < 64 * edges.count + 1024)
     HALO_TRY(renumber_dense(&edges, max_id, &n));

@@ -52,6 +52,10 @@ typedef struct load_reader {
 /* Opens `path`; a missing, unreadable or empty file is an error naming it. */
 halo_status load_reader_open(load_reader *r, const char *path, halo_digest *digest);
 
+/* As load_reader_open, but an empty file (or a gzip stream of no bytes) is
+ * read as one with no lines: for edge files, where no edges is no error. */
+halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_digest *digest);
+
 /* Hands out the next line: 1 when *line is set, 0 at the end of the file,
  * negative (already logged) when the stream is truncated or corrupt. */
 int load_reader_next(load_reader *r, char **line, size_t *len);

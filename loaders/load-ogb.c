@@ -84,10 +84,12 @@ done:
   return st;
 }
 
+/* An empty edge.csv is a graph of n isolated nodes (docs/partition.md,
+ * "Graphs without edges"): num-node-list gives the nodes. */
 static halo_status read_edges(const char *path, int64_t n, halo_digest *digest, load_edges *edges) {
   halo_status st = HALO_OK;
   load_reader r = {0};
-  HALO_TRY(load_reader_open(&r, path, digest));
+  HALO_TRY(load_reader_open_maybe_empty(&r, path, digest));
   char *line;
   size_t len;
   int got;

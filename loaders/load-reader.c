@@ -48,7 +48,8 @@ done:
   return st;
 }
 
-halo_status load_reader_open(load_reader *r, const char *path, halo_digest *digest) {
+static halo_status reader_open(load_reader *r, const char *path, halo_digest *digest,
+                               int allow_empty) {
   halo_status st = HALO_OK;
   *r = (load_reader){.path = path, .digest = digest};
   struct stat sb;
@@ -75,10 +76,18 @@ halo_status load_reader_open(load_reader *r, const char *path, halo_digest *dige
 
   /* Read the first block now, so that an empty file is reported here. */
   while (r->pos == r->end && !r->eof) HALO_TRY(reader_fill(r));
-  if (r->pos == r->end) HALO_FAIL(HALO_ERR_PARSE, "%s: file is empty", path);
+  if (r->pos == r->end && !allow_empty) HALO_FAIL(HALO_ERR_PARSE, "%s: file is empty", path);
 done:
   if (st < 0) load_reader_close(r);
   return st;
+}
+
+halo_status load_reader_open(load_reader *r, const char *path, halo_digest *digest) {
+  return reader_open(r, path, digest, 0);
+}
+
+halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_digest *digest) {
+  return reader_open(r, path, digest, 1);
 }
 
 /* Plain bytes: what the first read left in `in`, then the file itself. */

@@ -807,6 +807,11 @@ static halo_status run(cli *c) {
 
   timing_lap(&t, PHASE_LOAD); /* checking the outputs counts as loading */
   HALO_TRY(halo_load(c->input, c->format, &g));
+  /* Nodes without edges are a graph (docs/partition.md, "Graphs without
+   * edges"); no nodes at all is none, whatever the format. */
+  if (g->n == 0)
+    HALO_FAIL(HALO_ERR_ARG, "%s: holds no nodes (its node count is 0); a graph needs at least one",
+              g->source);
   HALO_TRY(check_node_data(c, g));
   if (c->features || c->labels) HALO_TRY(halo_load_node_data(g, c->features, c->labels));
   if (c->synth_features)

@@ -65,9 +65,13 @@ Test(bad_ogb, missing_node_count) {
   EXPECT_LOAD_ERROR(dir, HALO_FORMAT_OGB, HALO_ERR_IO, "num-node-list.csv[.gz]", "missing");
 }
 
-Test(bad_ogb, empty_edge_file) {
-  EXPECT_LOAD_ERROR(spoil("d", "edge.csv", ""), HALO_FORMAT_OGB, HALO_ERR_PARSE,
-                    "edge.csv: file is empty");
+/* An empty edge.csv is no error: num-node-list.csv gives the nodes, and the
+ * graph is theirs without edges (docs/partition.md, "Graphs without
+ * edges"); test-load-formats checks it loads.  Its count file may not be
+ * empty. */
+Test(bad_ogb, empty_node_count_file) {
+  EXPECT_LOAD_ERROR(spoil("d", "num-node-list.csv", ""), HALO_FORMAT_OGB, HALO_ERR_PARSE,
+                    "num-node-list.csv: file is empty");
 }
 
 Test(bad_ogb, empty_gzip_file) {
@@ -282,14 +286,21 @@ Test(bad_edgelist, missing_file) {
                     "/nonexistent/graph.txt", "cannot open");
 }
 
+/* An edge list names its nodes only through its edges: without edges it
+ * has no nodes, and the line says so, whether the file is empty, blank or
+ * comments alone (gzip-compressed too). */
 Test(bad_edgelist, empty_file) {
   EXPECT_LOAD_ERROR(scratch_write("e.txt", ""), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
-                    "e.txt: file is empty");
+                    "e.txt: holds no edges, and hence no nodes");
 }
 
 Test(bad_edgelist, only_comments) {
   EXPECT_LOAD_ERROR(scratch_write("c.txt", "# nothing\n\n# here\n"), HALO_FORMAT_EDGELIST,
-                    HALO_ERR_PARSE, "c.txt: no edges");
+                    HALO_ERR_PARSE, "c.txt: holds no edges, and hence no nodes");
+  EXPECT_LOAD_ERROR(scratch_write("c.txt.gz", "# nothing\n"), HALO_FORMAT_AUTO, HALO_ERR_PARSE,
+                    "c.txt.gz: holds no edges, and hence no nodes");
+  EXPECT_LOAD_ERROR(scratch_write("b.txt", " \t\n\r\n"), HALO_FORMAT_AUTO, HALO_ERR_PARSE,
+                    "b.txt: holds no edges, and hence no nodes");
 }
 
 Test(bad_edgelist, negative_id) {

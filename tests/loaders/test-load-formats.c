@@ -10,6 +10,8 @@
 #include "halo-rng.h"
 #include "loader-test.h"
 
+#define MM_PATTERN_HEADER "%%MatrixMarket matrix coordinate pattern general\n"
+
 static halo_graph *load_ok(const char *input, halo_format fmt) {
   halo_graph *g = NULL;
   halo_status st = halo_load(input, fmt, &g);
@@ -284,6 +286,33 @@ Test(mtx, integer_general_and_gzip) {
   g = load_ok(path, HALO_FORMAT_AUTO);
   expect_csr(g, 3, indptr, 2, indices);
   halo_graph_destroy(&g);
+}
+
+/* A graph with nodes and no edges loads in every format that states its
+ * node count (docs/partition.md, "Graphs without edges"): n rows, every
+ * offset 0.  The edge list, which has no count, is refused in
+ * test-load-bad. */
+static void expect_no_edges(const char *input, halo_format fmt, int64_t n) {
+  halo_graph *g = load_ok(input, fmt);
+  cr_expect_eq(g->n, n, "%s: %lld nodes, expected %lld", input, (long long)g->n, (long long)n);
+  cr_expect_eq(g->m, 0, "%s: %lld edges, expected none", input, (long long)g->m);
+  for (int64_t i = 0; i <= g->n && i <= n; i++)
+    cr_expect_eq(g->indptr[i], 0, "%s: indptr[%lld] = %lld", input, (long long)i,
+                 (long long)g->indptr[i]);
+  halo_graph_destroy(&g);
+}
+
+Test(format, graphs_without_edges_keep_their_nodes) {
+  expect_no_edges(scratch_write("none.mtx", MM_PATTERN_HEADER "% no entries\n7 7 0\n"),
+                  HALO_FORMAT_AUTO, 7);
+  expect_no_edges(scratch_write("none.mtx.gz", MM_PATTERN_HEADER "3 3 0\n"), HALO_FORMAT_AUTO, 3);
+  scratch_write("none-ogb/num-node-list.csv", "6\n");
+  scratch_write("none-ogb/edge.csv", "");
+  expect_no_edges(scratch_sub("none-ogb"), HALO_FORMAT_AUTO, 6);
+  scratch_write("none-gz/num-node-list.csv", "4\n");
+  scratch_write("none-gz/edge.csv.gz", ""); /* a gzip stream of no bytes */
+  expect_no_edges(scratch_sub("none-gz"), HALO_FORMAT_OGB, 4);
+  expect_no_edges("sbm:nodes=9,classes=3,avg-degree=0,feat=2,seed=5", HALO_FORMAT_AUTO, 9);
 }
 
 Test(format, names) {

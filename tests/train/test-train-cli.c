@@ -61,6 +61,65 @@ Test(cli, partition_invariance, .timeout = 600) {
   tr_rmdir(dir);
 }
 
+/* A graph with nodes and no edges (a Matrix Market file "N N 0") is legal
+ * input: GCN on it is an MLP and the halo plan is empty.  Partitioned into
+ * 1, 2 (metis) and 3 (random) parts, it trains under mpirun with no halo
+ * bytes, as predicted, and the P = 2 and 3 runs follow the P = 1 run, which
+ * exchanges nothing by construction, loss for loss. */
+Test(cli, graph_without_edges_trains, .timeout = 300) {
+  char *dir = tr_tmpdir("noedge");
+  char mtx[512], shards[600], json[700], path[700], log[700];
+  snprintf(mtx, sizeof mtx, "%s/none.mtx", dir);
+  FILE *f = fopen(mtx, "w");
+  cr_assert(f);
+  fprintf(f, "%%%%MatrixMarket matrix coordinate pattern general\n60 60 0\n");
+  fclose(f);
+  static const struct {
+    int parts;
+    const char *method;
+  } runs[] = {{1, "metis"}, {2, "metis"}, {3, "random"}};
+  metrics *m = calloc(3, sizeof *m);
+  cr_assert(m);
+  const int epochs = 5;
+  for (int i = 0; i < 3; i++) {
+    snprintf(shards, sizeof shards, "%s/none-%s-%d", dir, runs[i].method, runs[i].parts);
+    snprintf(json, sizeof json, "%s.json", shards);
+    snprintf(path, sizeof path, "%s.jsonl", shards);
+    snprintf(log, sizeof log, "%s.log", shards);
+    int rc = tr_run(120, log,
+                    "%s --input '%s' --parts %d --method %s --dims 8,16,3 --out '%s' --json '%s' "
+                    "--synthetic-features 8 --synthetic-classes 3 --seed 7",
+                    PARTITION_BIN, mtx, runs[i].parts, runs[i].method, shards, json);
+    char *text = tr_slurp(log);
+    cr_assert_eq(rc, 0, "halo-partition exited with %d:\n%s", rc, text ? text : "");
+    free(text);
+    cr_expect_eq(json_figure(json, "nodes"), 60);
+    cr_expect_eq(json_figure(json, "edges"), 0);
+    cr_expect_eq(json_figure(json, "comm_volume"), 0);
+    char extra[64];
+    snprintf(extra, sizeof extra, "--epochs %d --seed 3", epochs);
+    train(runs[i].parts, shards, extra, path);
+    read_metrics(path, &m[i]);
+    cr_assert_eq(m[i].epochs, epochs, "P=%d: %d epochs in %s", runs[i].parts, m[i].epochs, path);
+    cr_expect(m[i].has_summary, "P=%d: no summary in %s", runs[i].parts, path);
+    for (int e = 0; e < epochs; e++) {
+      cr_expect_eq(m[i].halo[e], 0, "P=%d epoch %d: %.0f halo bytes", runs[i].parts, e + 1,
+                   m[i].halo[e]);
+      cr_expect_eq(m[i].predicted[e], 0, "P=%d epoch %d", runs[i].parts, e + 1);
+      cr_expect(isfinite(m[i].loss[e]) && m[i].loss[e] > 0, "P=%d epoch %d: loss %g",
+                runs[i].parts, e + 1, m[i].loss[e]);
+    }
+  }
+  for (int i = 1; i < 3; i++) {
+    int at = 0;
+    double worst = worst_loss_difference(&m[0], &m[i], epochs, &at);
+    cr_expect_leq(worst, 1e-5, "P=%d %s: loss at epoch %d is %.9g, P=1 has %.9g", runs[i].parts,
+                  runs[i].method, at, m[i].loss[at - 1], m[0].loss[at - 1]);
+  }
+  free(m);
+  tr_rmdir(dir);
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
