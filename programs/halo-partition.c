@@ -65,7 +65,8 @@ static const char usage[] =
     "                           in bytes; accepted so the two programs take the same flags)\n"
     "  --residual               predict for halo-train --residual (GCN's first layer is then\n"
     "                           not cached without input dropout)\n"
-    "  --json FILE              write the statistics as JSON (FILE.tmp.XXXXXX, renamed)\n"
+    "  --json FILE              write the statistics as JSON (FILE.tmp.XXXXXX, renamed);\n"
+    "                           - writes it to stdout, and the table to stderr\n"
     "  --write-metis FILE       write the cleaned graph in METIS format and stop (no --parts,\n"
     "                           --out or --json; FILE.tmp.XXXXXX, renamed)\n"
     "  --help, --version\n";
@@ -531,31 +532,35 @@ static int digits(int64_t x) {
   return d;
 }
 
-static void print_table(const cli *c, const halo_graph *g, const halo_clean_report *clean,
-                        const halo_partition_stats *s, const prediction *pr, uint64_t run_id,
-                        const timing *t) {
+/* The table goes to `out`: stdout, or stderr when stdout carries the JSON
+ * (--json -). */
+static void print_table(FILE *out, const cli *c, const halo_graph *g,
+                        const halo_clean_report *clean, const halo_partition_stats *s,
+                        const prediction *pr, uint64_t run_id, const timing *t) {
   char b1[32], b2[32];
-  printf("input        %s\n", g->source);
-  printf("graph        %" PRId64 " nodes, %" PRId64 " directed edges (%" PRId64
-         " undirected), %d features, %d classes\n",
-         s->nodes, s->edges, s->edges / 2, g->features, g->classes);
-  printf("clean-up     %" PRId64 " input edges: %" PRId64 " self-loops and %" PRId64
-         " duplicates removed, %" PRId64 " reverse edges added, %" PRId64 " isolated nodes\n",
-         clean->input_edges, clean->self_loops, clean->duplicates, clean->reverse_added,
-         clean->isolated);
+  fprintf(out, "input        %s\n", g->source);
+  fprintf(out,
+          "graph        %" PRId64 " nodes, %" PRId64 " directed edges (%" PRId64
+          " undirected), %d features, %d classes\n",
+          s->nodes, s->edges, s->edges / 2, g->features, g->classes);
+  fprintf(out,
+          "clean-up     %" PRId64 " input edges: %" PRId64 " self-loops and %" PRId64
+          " duplicates removed, %" PRId64 " reverse edges added, %" PRId64 " isolated nodes\n",
+          clean->input_edges, clean->self_loops, clean->duplicates, clean->reverse_added,
+          clean->isolated);
   if (c->opt.method == HALO_METHOD_METIS)
-    printf("method       metis k-way, objective %s, ufactor %d, seed %" PRId64 "\n",
-           halo_objective_name(c->opt.objective), c->opt.ufactor, c->opt.seed);
+    fprintf(out, "method       metis k-way, objective %s, ufactor %d, seed %" PRId64 "\n",
+            halo_objective_name(c->opt.objective), c->opt.ufactor, c->opt.seed);
   else if (c->opt.method == HALO_METHOD_RANDOM)
-    printf("method       random, seed %" PRId64 "\n", c->opt.seed);
+    fprintf(out, "method       random, seed %" PRId64 "\n", c->opt.seed);
   else
-    printf("method       block\n");
+    fprintf(out, "method       block\n");
   if (c->opt.order == HALO_ORDER_COMMUNITY)
-    printf("row order    community: interior rows first, greedy blocks of at most %d rows\n",
-           HALO_PARTITION_BLOCK_ROWS);
+    fprintf(out, "row order    community: interior rows first, greedy blocks of at most %d rows\n",
+            HALO_PARTITION_BLOCK_ROWS);
   else
-    printf("row order    id: ascending global id\n");
-  printf("\n");
+    fprintf(out, "row order    id: ascending global id\n");
+  fprintf(out, "\n");
 
   int64_t total_nnz = 0, total_send = 0, widest = s->edges;
   for (int32_t p = 0; p < s->parts; p++) {
@@ -565,52 +570,55 @@ static void print_table(const cli *c, const halo_graph *g, const halo_clean_repo
   int w = digits(widest) + 2;
   if (w < 8) w = 8;
   int wp = digits(s->parts) > 5 ? digits(s->parts) : 5;
-  printf("%*s%*s%*s%*s%*s%*s\n", wp, "part", w, "owned", w, "halo", w, "edges", w, "send", 7,
-         "peers");
+  fprintf(out, "%*s%*s%*s%*s%*s%*s\n", wp, "part", w, "owned", w, "halo", w, "edges", w, "send", 7,
+          "peers");
   for (int32_t p = 0; p < s->parts; p++)
-    printf("%*d%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "%*d\n", wp, p, w, s->owned[p], w,
-           s->halo[p], w, s->nnz[p], w, s->send[p], 7, s->peers[p]);
-  printf("%*s%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "\n\n", wp, "total", w, s->nodes, w,
-         s->comm_volume, w, total_nnz, w, total_send);
+    fprintf(out, "%*d%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "%*d\n", wp, p, w, s->owned[p],
+            w, s->halo[p], w, s->nnz[p], w, s->send[p], 7, s->peers[p]);
+  fprintf(out, "%*s%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "\n\n", wp, "total", w, s->nodes,
+          w, s->comm_volume, w, total_nnz, w, total_send);
 
-  printf("edge cut            %" PRId64 " of %" PRId64 " undirected edges (%.2f%%)\n", s->edge_cut,
-         s->edges / 2, s->edges ? 100.0 * (double)s->edge_cut / (double)(s->edges / 2) : 0.0);
-  printf("comm volume         %" PRId64 " halo rows per exchange (sum of halo counts)\n",
-         s->comm_volume);
-  printf("replication factor  %.4f ((nodes + halo) / nodes)\n", s->replication_factor);
-  printf("balance             %.4f (max owned / mean owned)\n", s->balance);
+  fprintf(out, "edge cut            %" PRId64 " of %" PRId64 " undirected edges (%.2f%%)\n",
+          s->edge_cut, s->edges / 2,
+          s->edges ? 100.0 * (double)s->edge_cut / (double)(s->edges / 2) : 0.0);
+  fprintf(out, "comm volume         %" PRId64 " halo rows per exchange (sum of halo counts)\n",
+          s->comm_volume);
+  fprintf(out, "replication factor  %.4f ((nodes + halo) / nodes)\n", s->replication_factor);
+  fprintf(out, "balance             %.4f (max owned / mean owned)\n", s->balance);
   if (pr) {
-    printf("\npredicted halo traffic for %s, dims ", halo_model_name(c->model.kind));
-    for (int i = 0; i < c->ndims; i++) printf("%s%d", i ? "," : "", c->dims[i]);
-    printf(" (float32)\n");
-    printf("  per epoch, input dropout (training default)  %14" PRId64 " B  %12s  (%" PRId64
-           " columns per halo row)\n",
-           pr->epoch, human_bytes(b1, sizeof b1, pr->epoch), epoch_columns(&pr->dropout));
-    printf("  per epoch, no input dropout (static layer 1) %14" PRId64
-           " B  %12s  + %s once at "
-           "set-up\n",
-           pr->epoch_static, human_bytes(b1, sizeof b1, pr->epoch_static),
-           human_bytes(b2, sizeof b2, pr->setup));
-    printf("  CAGNET 1D per epoch                          %14" PRId64 " B  %12s", pr->cagnet1d,
-           human_bytes(b1, sizeof b1, pr->cagnet1d));
+    fprintf(out, "\npredicted halo traffic for %s, dims ", halo_model_name(c->model.kind));
+    for (int i = 0; i < c->ndims; i++) fprintf(out, "%s%d", i ? "," : "", c->dims[i]);
+    fprintf(out, " (float32)\n");
+    fprintf(out,
+            "  per epoch, input dropout (training default)  %14" PRId64 " B  %12s  (%" PRId64
+            " columns per halo row)\n",
+            pr->epoch, human_bytes(b1, sizeof b1, pr->epoch), epoch_columns(&pr->dropout));
+    fprintf(out,
+            "  per epoch, no input dropout (static layer 1) %14" PRId64
+            " B  %12s  + %s once at "
+            "set-up\n",
+            pr->epoch_static, human_bytes(b1, sizeof b1, pr->epoch_static),
+            human_bytes(b2, sizeof b2, pr->setup));
+    fprintf(out, "  CAGNET 1D per epoch                          %14" PRId64 " B  %12s",
+            pr->cagnet1d, human_bytes(b1, sizeof b1, pr->cagnet1d));
     if (pr->epoch > 0)
-      printf("  %.1fx halo's\n", (double)pr->cagnet1d / (double)pr->epoch);
+      fprintf(out, "  %.1fx halo's\n", (double)pr->cagnet1d / (double)pr->epoch);
     else
-      printf("  -\n");
-    printf("  1D broadcast of halo's widths                %14" PRId64 " B  %12s", pr->broadcast1d,
-           human_bytes(b1, sizeof b1, pr->broadcast1d));
+      fprintf(out, "  -\n");
+    fprintf(out, "  1D broadcast of halo's widths                %14" PRId64 " B  %12s",
+            pr->broadcast1d, human_bytes(b1, sizeof b1, pr->broadcast1d));
     if (pr->epoch > 0)
-      printf("  %.1fx halo's\n", (double)pr->broadcast1d / (double)pr->epoch);
+      fprintf(out, "  %.1fx halo's\n", (double)pr->broadcast1d / (double)pr->epoch);
     else
-      printf("  -\n");
+      fprintf(out, "  -\n");
   }
-  printf("\noutput              %s (manifest.h5 + %d part%s), run id %016" PRIx64 "\n", c->out,
-         s->parts, s->parts == 1 ? "" : "s", run_id);
-  printf(
-      "time                %.2f s wall, %.2f s cpu (wall: load %.2f, clean %.2f, partition "
-      "%.2f, write %.2f)\n",
-      t->wall[PHASE_TOTAL], t->cpu[PHASE_TOTAL], t->wall[PHASE_LOAD], t->wall[PHASE_CLEAN],
-      t->wall[PHASE_PARTITION], t->wall[PHASE_WRITE]);
+  fprintf(out, "\noutput              %s (manifest.h5 + %d part%s), run id %016" PRIx64 "\n",
+          c->out, s->parts, s->parts == 1 ? "" : "s", run_id);
+  fprintf(out,
+          "time                %.2f s wall, %.2f s cpu (wall: load %.2f, clean %.2f, partition "
+          "%.2f, write %.2f)\n",
+          t->wall[PHASE_TOTAL], t->cpu[PHASE_TOTAL], t->wall[PHASE_LOAD], t->wall[PHASE_CLEAN],
+          t->wall[PHASE_PARTITION], t->wall[PHASE_WRITE]);
 }
 
 /* ---- progress -------------------------------------------------------- */
@@ -724,6 +732,12 @@ done:
 static halo_status check_out_file(const char *flag, const char *path, int force) {
   halo_status st = HALO_OK;
   struct stat sb;
+  /* /dev/stdout is a link to a device: never written through, but named. */
+  if (strcmp(flag, "--json") == 0 && *path && lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    HALO_FAIL(HALO_ERR_EXISTS,
+              "--json %s: exists and is not a regular file; not replacing it (--json - writes "
+              "the JSON to standard output)",
+              path);
   if (!force && *path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
     HALO_FAIL(HALO_ERR_EXISTS, "%s %s: already exists (pass --force to replace it)", flag, path);
 done:
@@ -787,16 +801,18 @@ static halo_status run(cli *c) {
   timing_start(&t);
   progress pg = {.on = 0, .t0 = t.wall_start};
   const int tty = isatty(STDERR_FILENO);
+  /* --json - puts the JSON alone on stdout; the table then goes to stderr. */
+  const int json_stdout = c->json && strcmp(c->json, "-") == 0;
 
   /* Refuse unusable outputs before any work: an output that is an input, a
    * device or folder where a file goes, an existing one without --force. */
-  if (c->json) HALO_TRY(check_not_input(c, "--json", c->json));
+  if (c->json && !json_stdout) HALO_TRY(check_not_input(c, "--json", c->json));
   if (c->write_metis) HALO_TRY(check_not_input(c, "--write-metis", c->write_metis));
   if (!c->write_metis) {
     HALO_TRY(check_out(c->out, c->force));
     HALO_TRY(halo_outdir_open(c->out, c->force, &outdir));
   }
-  if (c->json) {
+  if (c->json && !json_stdout) {
     HALO_TRY(check_out_file("--json", c->json, c->force));
     HALO_TRY(halo_outfile_open(c->json, "--json", c->force, &json));
   }
@@ -886,7 +902,13 @@ static halo_status run(cli *c) {
   HALO_TRY(halo_outdir_commit(outdir));
   json_placed = 0;
 
-  print_table(c, g, &clean, stats, pr, run_id, &t);
+  /* Standard output cannot be taken back, so its JSON waits for DIR. */
+  if (json_stdout) {
+    HALO_TRY(write_json(stdout, c, g, &clean, stats, pr, run_id, &t));
+    if (fflush(stdout) != 0 || ferror(stdout))
+      HALO_FAIL(HALO_ERR_IO, "--json -: writing to standard output failed: %s", strerror(errno));
+  }
+  print_table(json_stdout ? stderr : stdout, c, g, &clean, stats, pr, run_id, &t);
   fflush(stdout);
 done:
   if (json_placed) unlink(c->json);

@@ -418,7 +418,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   if (r->rank == 0) {
     train_report_header(rep);
     if (r->args.resume)
-      train_report_resumed(r->ckpt_path, r->start_epoch, r->ckpt.adam_t, r->args.epochs);
+      train_report_resumed(rep, r->ckpt_path, r->start_epoch, r->ckpt.adam_t, r->args.epochs);
   }
 
   st = train(r);

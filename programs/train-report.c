@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "halo-memory.h"
 #include "halo-model.h"
@@ -24,8 +25,9 @@ halo_status train_report_metrics_check(const char *path) {
   static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   unsigned char head[8] = {0};
   struct stat sb;
-  /* A read of a pipe or a device would wait for input that never comes. */
-  if (!path || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) goto done;
+  /* "-" is standard output, never a file of that name.  A read of a pipe or
+   * a device would wait for input that never comes. */
+  if (!path || strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) goto done;
   FILE *f = fopen(path, "rb");
   if (!f) goto done;
   const size_t got = fread(head, 1, sizeof head, f);
@@ -40,11 +42,19 @@ done:
 }
 
 halo_status train_report_metrics_open(train_report *rep, const char *path) {
-  rep->metrics = fopen(path, "w");
+  struct stat a, b;
+  rep->metrics = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
   if (!rep->metrics) {
     halo_log_error("--metrics %s: cannot open for writing: %s", path, strerror(errno));
     return HALO_ERR_IO;
   }
+  /* JSON lines on stdout ("-", or a name for it such as /dev/stdout) would
+   * be interleaved with the report's text: the text goes to stderr then. */
+  rep->text = stdout;
+  if (rep->metrics == stdout ||
+      (fstat(fileno(rep->metrics), &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 &&
+       a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+    rep->text = stderr;
   /* One line per object: the per-epoch lines, then the summary. */
   halo_json_init(&rep->json, rep->metrics, 0);
   return HALO_OK;
@@ -57,7 +67,10 @@ halo_status train_report_metrics_close(train_report *rep, const char *path) {
     halo_log_error("--metrics %s: internal error: a JSON line was written out of order", path);
     st = HALO_ERR_ARG;
   }
-  if (fclose(rep->metrics) != 0) {
+  /* stdout stays open for the C library to close; its errors count all the same. */
+  const int failed =
+      rep->metrics == stdout ? fflush(stdout) != 0 || ferror(stdout) : fclose(rep->metrics) != 0;
+  if (failed) {
     halo_log_error("--metrics %s: write failed: %s", path, strerror(errno));
     if (st == HALO_OK) st = HALO_ERR_IO;
   }
@@ -65,10 +78,15 @@ halo_status train_report_metrics_close(train_report *rep, const char *path) {
   return st;
 }
 
+/* Where the report's text goes: stdout, or stderr when --metrics has
+ * stdout (train_report_metrics_open). */
+static FILE *text_out(const train_report *rep) { return rep->text ? rep->text : stdout; }
+
 /* "s" unless n is 1: "1 rank", "2 ranks". */
 static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
 
 void train_report_header(const train_report *rep) {
+  FILE *out = text_out(rep);
   const halo_manifest *m = rep->manifest;
   const halo_gcn_info *in = rep->info;
   const halo_gcn_options *o = rep->gcn;
@@ -81,15 +99,15 @@ void train_report_header(const train_report *rep) {
   int64_t cagnet = halo_predict_cagnet1d_bytes(m->nodes, m->parts, d->dims, d->layers + 1);
   int64_t bcast = halo_predict_broadcast1d_bytes(m->nodes, m->parts, &exchanges);
 
-  printf(
-      "halo-train: graph %s: %lld nodes, %lld edges, %d features, %d classes; "
-      "%lld/%lld/%lld train/valid/test\n",
-      m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
-      (long long)in->global_count[0], (long long)in->global_count[1],
-      (long long)in->global_count[2]);
-  printf("parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s, device %s\n", m->parts,
-         m->method, (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
-         plural(rep->ranks), rep->threads, plural(rep->threads), halo_backend_describe(rep->be));
+  fprintf(out,
+          "halo-train: graph %s: %lld nodes, %lld edges, %d features, %d classes; "
+          "%lld/%lld/%lld train/valid/test\n",
+          m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
+          (long long)in->global_count[0], (long long)in->global_count[1],
+          (long long)in->global_count[2]);
+  fprintf(out, "parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s, device %s\n",
+          m->parts, m->method, (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
+          plural(rep->ranks), rep->threads, plural(rep->threads), halo_backend_describe(rep->be));
   char heads[96] = "";
   if (o->model == HALO_MODEL_GAT)
     snprintf(heads, sizeof heads, " (%d heads, %d output heads, attention dropout %g)", o->heads,
@@ -97,12 +115,13 @@ void train_report_header(const train_report *rep) {
   /* GCN's reference decays its first layer only; the other models every
    * parameter (halo_gcn_create's optimiser groups). */
   const int decay_all = o->weight_decay_all || o->model != HALO_MODEL_GCN;
-  printf(
-      "model: %s %s%s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
-      "seed %llu, features %s%s\n",
-      halo_model_name(o->model), dims, heads, (long long)in->params, o->dropout, o->input_dropout,
-      o->lr, o->weight_decay, decay_all ? "all layers" : "first layer", (unsigned long long)o->seed,
-      in->sparse_features ? "sparse" : "dense", o->normalize_features ? ", row-normalised" : "");
+  fprintf(out,
+          "model: %s %s%s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
+          "seed %llu, features %s%s\n",
+          halo_model_name(o->model), dims, heads, (long long)in->params, o->dropout,
+          o->input_dropout, o->lr, o->weight_decay, decay_all ? "all layers" : "first layer",
+          (unsigned long long)o->seed, in->sparse_features ? "sparse" : "dense",
+          o->normalize_features ? ", row-normalised" : "");
   /* The two 1D baselines' ratios to halo's bytes: n/a when nothing
    * crosses (one part), as the JSON's null. */
   char vs_cagnet[32] = "n/a", vs_bcast[32] = "n/a";
@@ -110,25 +129,27 @@ void train_report_header(const train_report *rep) {
     snprintf(vs_cagnet, sizeof vs_cagnet, "1/%.0f", (double)cagnet / (double)predicted);
     snprintf(vs_bcast, sizeof vs_bcast, "1/%.0f", (double)bcast / (double)predicted);
   }
-  printf(
-      "volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "
-      "CAGNET-1D %.3f MB/epoch (halo/CAGNET = %s); 1D broadcast of the same widths "
-      "%.3f MB (%s)\n",
-      predicted / 1e6, (long long)halo_predict_epoch_columns(&exchanges), rep->setup_bytes / 1e6,
-      cagnet / 1e6, vs_cagnet, bcast / 1e6, vs_bcast);
-  fflush(stdout);
+  fprintf(out,
+          "volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "
+          "CAGNET-1D %.3f MB/epoch (halo/CAGNET = %s); 1D broadcast of the same widths "
+          "%.3f MB (%s)\n",
+          predicted / 1e6, (long long)halo_predict_epoch_columns(&exchanges),
+          rep->setup_bytes / 1e6, cagnet / 1e6, vs_cagnet, bcast / 1e6, vs_bcast);
+  fflush(out);
 }
 
-void train_report_resumed(const char *path, int64_t epoch, int64_t adam_step, int64_t last_epoch) {
+void train_report_resumed(const train_report *rep, const char *path, int64_t epoch,
+                          int64_t adam_step, int64_t last_epoch) {
+  FILE *out = text_out(rep);
   if (epoch >= last_epoch)
-    printf(
-        "resumed from %s (epoch %lld, Adam step %lld); nothing to train: --epochs %lld is "
-        "not past it\n",
-        path, (long long)epoch, (long long)adam_step, (long long)last_epoch);
+    fprintf(out,
+            "resumed from %s (epoch %lld, Adam step %lld); nothing to train: --epochs %lld is "
+            "not past it\n",
+            path, (long long)epoch, (long long)adam_step, (long long)last_epoch);
   else
-    printf("resumed from %s (epoch %lld, Adam step %lld); training epochs %lld..%lld\n", path,
-           (long long)epoch, (long long)adam_step, (long long)epoch + 1, (long long)last_epoch);
-  fflush(stdout);
+    fprintf(out, "resumed from %s (epoch %lld, Adam step %lld); training epochs %lld..%lld\n", path,
+            (long long)epoch, (long long)adam_step, (long long)epoch + 1, (long long)last_epoch);
+  fflush(out);
 }
 
 void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epoch,
@@ -210,6 +231,7 @@ static void epoch_json(train_report *rep, int64_t epoch, const train_epoch *e) {
 }
 
 void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) {
+  FILE *out = text_out(rep);
   const int64_t halo = (int64_t)e->sum[TRAIN_HALO_B];
   rep->total_halo += halo;
   rep->mismatches += halo != rep->predicted_epoch;
@@ -224,20 +246,21 @@ void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) 
   rep->final_test = e->acc[2];
   if (rep->rank != 0) return;
   if (!rep->quiet) {
-    printf(
-        "epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.2f ms (compute "
-        "%.2f, comm %.2f)  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
-        (long long)epoch, e->loss, e->acc[0], e->acc[1], e->acc[2], 1e3 * e->max[TRAIN_STEP_S],
-        1e3 * (e->max[TRAIN_STEP_S] - e->sum[TRAIN_COMM_S] / rep->ranks),
-        1e3 * e->sum[TRAIN_COMM_S] / rep->ranks, halo / 1e6, rep->predicted_epoch / 1e6,
-        e->sum[TRAIN_ALLREDUCE_B] / 1e6);
-    fflush(stdout);
+    fprintf(out,
+            "epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.2f ms (compute "
+            "%.2f, comm %.2f)  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
+            (long long)epoch, e->loss, e->acc[0], e->acc[1], e->acc[2], 1e3 * e->max[TRAIN_STEP_S],
+            1e3 * (e->max[TRAIN_STEP_S] - e->sum[TRAIN_COMM_S] / rep->ranks),
+            1e3 * e->sum[TRAIN_COMM_S] / rep->ranks, halo / 1e6, rep->predicted_epoch / 1e6,
+            e->sum[TRAIN_ALLREDUCE_B] / 1e6);
+    fflush(out);
   }
   if (rep->metrics) epoch_json(rep, epoch, e);
 }
 
 /* Rank 0's "memory:" line, after the summary. */
 static void print_memory(const train_report *rep, const train_memory_report *m) {
+  FILE *out = text_out(rep);
   char used[32], predicted[32], where[64];
   if (m->device >= 0)
     train_memory_pool_name(rep->be, m->device, where, sizeof where);
@@ -246,18 +269,19 @@ static void print_memory(const train_report *rep, const train_memory_report *m) 
   if (m->device >= 0) strncat(where, " while training", sizeof where - strlen(where) - 1);
   halo_memory_str(m->predicted, predicted, sizeof predicted);
   if (m->used < 0) {
-    printf("memory: predicted %s for the model (%d ranks sharing %s); use not measurable here\n",
-           predicted, m->ranks, m->device >= 0 ? "a GPU" : "a node");
+    fprintf(out,
+            "memory: predicted %s for the model (%d ranks sharing %s); use not measurable here\n",
+            predicted, m->ranks, m->device >= 0 ? "a GPU" : "a node");
     return;
   }
   /* Libraries' own buffers (MPI, OpenBLAS, CUDA's) are not in the estimate:
    * a few MB a rank, which decide the ratio of a small model. */
   const int fixed_costs = m->used > 2 * m->predicted && m->used - m->predicted < MEMORY_UNMODELLED;
-  printf("memory: the model took %s of %s (%d rank%s), predicted %s (%.2fx)%s\n",
-         halo_memory_str(m->used, used, sizeof used), where, m->ranks, m->ranks > 1 ? "s" : "",
-         predicted, m->used > 0 ? (double)m->predicted / (double)m->used : 0.0,
-         fixed_costs ? "; most of it is the libraries' own buffers, which the estimate leaves out"
-                     : "");
+  fprintf(out, "memory: the model took %s of %s (%d rank%s), predicted %s (%.2fx)%s\n",
+          halo_memory_str(m->used, used, sizeof used), where, m->ranks, m->ranks > 1 ? "s" : "",
+          predicted, m->used > 0 ? (double)m->predicted / (double)m->used : 0.0,
+          fixed_costs ? "; most of it is the libraries' own buffers, which the estimate leaves out"
+                      : "");
 }
 
 /* The --metrics summary line; docs/train.md lists the keys. */
@@ -307,14 +331,16 @@ done:
 
 void train_report_summary(train_report *rep, const train_memory_report *mem) {
   if (rep->rank != 0) return;
+  FILE *out = text_out(rep);
   const double mean = rep->timed > 0 ? rep->time_sum / (double)rep->timed : 0.0;
   if (rep->trained == 0) {
-    printf(
-        "summary: no epoch trained, so no accuracy was measured; halo 0.000 MB in all, set-up "
-        "%.4f MB\n",
-        rep->setup_bytes / 1e6);
+    fprintf(out,
+            "summary: no epoch trained, so no accuracy was measured; halo 0.000 MB in all, set-up "
+            "%.4f MB\n",
+            rep->setup_bytes / 1e6);
   } else {
-    printf(
+    fprintf(
+        out,
         "summary: %lld epoch%s, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
         "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
         (long long)rep->trained, plural(rep->trained), rep->best_val < 0 ? 0.0 : rep->best_val,
@@ -324,5 +350,5 @@ void train_report_summary(train_report *rep, const train_memory_report *mem) {
   }
   print_memory(rep, mem);
   if (rep->metrics) summary_json(rep, mem, mean);
-  fflush(stdout);
+  fflush(out);
 }

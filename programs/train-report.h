@@ -56,6 +56,9 @@ typedef struct train_report {
    * and the writer on it. */
   FILE *metrics;
   halo_json json;
+  /* Where rank 0 prints the header, epoch and summary lines: stdout, or
+   * stderr when the metrics go to stdout (NULL: stdout). Borrowed. */
+  FILE *text;
   /* The run's totals, on every rank (train_report_begin, _epoch). */
   int64_t first_epoch; /* the first epoch this run trains */
   int64_t trained;     /* epochs this run trains */
@@ -85,7 +88,8 @@ void train_report_header(const train_report *rep);
 
 /* Rank 0: the line of a run resumed from checkpoint `path` of `epoch` (Adam
  * step `adam_step`), training on to `last_epoch`. Local. */
-void train_report_resumed(const char *path, int64_t epoch, int64_t adam_step, int64_t last_epoch);
+void train_report_resumed(const train_report *rep, const char *path, int64_t epoch,
+                          int64_t adam_step, int64_t last_epoch);
 
 /* Starts the totals for epochs first_epoch..last_epoch, `warmup` of them
  * left out of the mean (fewer on a short resumed run). Local. */

@@ -183,6 +183,67 @@ Test(cli, cora_four_parts_statistics_and_shards) {
   free(dir);
 }
 
+/* --json - is standard output: the JSON alone goes there, one object with
+ * the figures that --json FILE writes for the same input, the table goes to
+ * stderr, and no file named "-" appears.  --json /dev/stdout stays refused
+ * (not a regular file), with the line naming "-". */
+Test(cli, json_dash_is_standard_output) {
+  char *dir = pt_temp_dir("json-stdout"), *ref = NULL, *out = NULL, *dev = NULL;
+  int rc = pt_run(&ref, "%s --input %s --parts 3 --out %s/ref --dims 1433,16,7 --json %s/ref.json",
+                  EXE, CORA, dir, dir);
+  cr_assert_eq(rc, 0, "halo-partition --json FILE failed:\n%s", ref);
+  char path[512];
+  snprintf(path, sizeof path, "%s/ref.json", dir);
+  char *json = pt_read_file(path);
+  cr_assert_not_null(json);
+
+  rc = pt_run(&out,
+              "cd '%s' && { %s --input %s --parts 3 --out c --dims 1433,16,7 --json - 2>err; }",
+              dir, EXE, CORA);
+  snprintf(path, sizeof path, "%s/err", dir);
+  char *err = pt_read_file(path);
+  cr_assert_not_null(err);
+  cr_assert_eq(rc, 0, "halo-partition --json - failed:\n%s\nstderr:\n%s", out, err);
+  const size_t len = strlen(out);
+  cr_expect(len > 2 && out[0] == '{' && out[len - 2] == '}' && out[len - 1] == '\n',
+            "stdout is not one JSON object:\n%s", out);
+  int braces = 0, brackets = 0;
+  for (const char *p = out; *p; p++) {
+    braces += (*p == '{') - (*p == '}');
+    brackets += (*p == '[') - (*p == ']');
+    cr_assert(braces >= 0 && brackets >= 0, "unbalanced JSON on stdout:\n%s", out);
+  }
+  cr_expect(braces == 0 && brackets == 0, "unbalanced JSON on stdout:\n%s", out);
+  cr_expect_null(strstr(out, "edge cut"), "the table is on stdout:\n%s", out);
+  static const char *const keys[] = {"nodes",
+                                     "edges",
+                                     "edge_cut",
+                                     "comm_volume",
+                                     "predicted_halo_bytes_per_epoch",
+                                     "replication_factor"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    cr_expect_eq(pt_json_number(out, keys[i]), pt_json_number(json, keys[i]), "%s", keys[i]);
+  cr_expect_not_null(strstr(out, "\"output\": \"c\""), "%s", out);
+  cr_expect_eq(table_number(err, "comm volume"), (int64_t)pt_json_number(json, "comm_volume"),
+               "the table is not on stderr:\n%s", err);
+  snprintf(path, sizeof path, "%s/-", dir);
+  cr_expect(!exists(path), "a file named '-' was written");
+  snprintf(path, sizeof path, "%s/c/manifest.h5", dir);
+  cr_expect(exists(path), "no %s", path);
+
+  rc = pt_run(&dev, "%s --input %s --parts 3 --out %s/d --json /dev/stdout", EXE, CORA, dir);
+  cr_expect_eq(rc, 1, "--json /dev/stdout exited %d:\n%s", rc, dev);
+  cr_expect_not_null(strstr(dev, "--json /dev/stdout: exists and is not a regular file"), "%s",
+                     dev);
+  cr_expect_not_null(strstr(dev, "--json - writes the JSON to standard output"), "%s", dev);
+  free(json);
+  free(err);
+  free(ref);
+  free(out);
+  free(dev);
+  pt_remove_tree(dir);
+}
+
 Test(cli, one_part_and_other_methods) {
   char *dir = pt_temp_dir("cli"), *out = NULL;
   const char *runs[] = {"--parts 1 --dims 1433,16,7", "--parts 3 --method random --seed 9",

@@ -106,8 +106,8 @@ Test(cli, graph_without_edges_trains, .timeout = 300) {
       cr_expect_eq(m[i].halo[e], 0, "P=%d epoch %d: %.0f halo bytes", runs[i].parts, e + 1,
                    m[i].halo[e]);
       cr_expect_eq(m[i].predicted[e], 0, "P=%d epoch %d", runs[i].parts, e + 1);
-      cr_expect(isfinite(m[i].loss[e]) && m[i].loss[e] > 0, "P=%d epoch %d: loss %g",
-                runs[i].parts, e + 1, m[i].loss[e]);
+      cr_expect(isfinite(m[i].loss[e]) && m[i].loss[e] > 0, "P=%d epoch %d: loss %g", runs[i].parts,
+                e + 1, m[i].loss[e]);
     }
   }
   for (int i = 1; i < 3; i++) {
@@ -117,6 +117,60 @@ Test(cli, graph_without_edges_trains, .timeout = 300) {
                   runs[i].method, at, m[i].loss[at - 1], m[0].loss[at - 1]);
   }
   free(m);
+  tr_rmdir(dir);
+}
+
+/* --metrics - is standard output: under mpirun -np 2, stdout holds the JSON
+ * lines alone (one per epoch, then the summary, each one object), with the
+ * same losses as a run of the same seed with --metrics FILE; the report's
+ * text goes to stderr, and no file named "-" appears. */
+Test(cli, metrics_dash_is_standard_output, .timeout = 300) {
+  char *dir = tr_tmpdir("mstdout");
+  char shards[512], json[600], ref[600], path[600], err[600];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  snprintf(ref, sizeof ref, "%s.jsonl", shards);
+  partition(CORA, 2, "metis", "1433,16,7", shards, json);
+  const int epochs = 3;
+  train(2, shards, "--epochs 3 --seed 5", ref);
+  metrics want, got;
+  read_metrics(ref, &want);
+  cr_assert_eq(want.epochs, epochs);
+
+  snprintf(path, sizeof path, "%s/stdout", dir);
+  snprintf(err, sizeof err, "%s/stderr", dir);
+  int rc = tr_run(120, NULL,
+                  "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -wdir '%s' %s "
+                  "'%s' --threads 1 --epochs 3 --seed 5 --metrics - >'%s' 2>'%s'",
+                  dir, TRAIN_BIN, shards, path, err);
+  char *out = tr_slurp(path), *text = tr_slurp(err);
+  cr_assert(out && text);
+  cr_assert_eq(rc, 0, "halo-train --metrics - exited with %d:\n%s\n%s", rc, out, text);
+  int lines = 0;
+  for (char *line = out, *next; *line; line = next) {
+    next = strchr(line, '\n');
+    cr_assert(next, "stdout does not end in a newline:\n%s", out);
+    *next++ = '\0';
+    lines++;
+    const size_t len = strlen(line);
+    cr_expect(len > 2 && line[0] == '{' && line[len - 1] == '}', "line %d is not a JSON object: %s",
+              lines, line);
+    next[-1] = '\n';
+  }
+  cr_expect_eq(lines, epochs + 1, "%d lines on stdout, expected %d:\n%s", lines, epochs + 1, out);
+  cr_expect_eq(tr_count_lines(out, "\"summary\": true"), 1, "%s", out);
+  cr_expect_eq(tr_count_lines(out, "summary:"), 0, "the report's text is on stdout:\n%s", out);
+  cr_expect_eq(tr_count_lines(text, "summary: 3 epochs"), 1, "no summary on stderr:\n%s", text);
+  cr_expect_eq(tr_count_lines(text, "epoch    3  loss"), 1, "no epoch lines on stderr:\n%s", text);
+  read_metrics(path, &got);
+  cr_assert_eq(got.epochs, epochs);
+  for (int e = 0; e < epochs; e++)
+    cr_expect_eq(got.loss[e], want.loss[e], "epoch %d: loss %.17g on stdout, %.17g in the file",
+                 e + 1, got.loss[e], want.loss[e]);
+  snprintf(path, sizeof path, "%s/-", dir);
+  cr_expect(access(path, F_OK) != 0, "a file named '-' was written");
+  free(out);
+  free(text);
   tr_rmdir(dir);
 }
 
