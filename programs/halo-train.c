@@ -286,22 +286,26 @@ done:
   return st;
 }
 
-/* Rank 0 warns once when mpirun's binding does not fit `threads` per rank
- * (halo_mpi_check_binding finds it; the advice names --threads).
- * Collective. */
+/* Rank 0 prints one warning line when the ranks or threads outnumber the
+ * cores (halo_mpi_advise decides; docs/train.md, --threads).  It never
+ * asks for more threads.  Collective. */
 static void warn_binding(const run *r, int threads) {
   halo_mpi_binding b;
   halo_mpi_check_binding(r->comm, threads, &b);
-  if (r->rank == 0 && b.shared)
+  if (r->rank != 0) return;
+  if (b.advice == HALO_MPI_ADVICE_OVERSUBSCRIBED)
     halo_log_warn(
-        "%d threads per rank, but a rank may run on fewer cores, so threads share them; run "
-        "mpirun --bind-to none (or give fewer --threads)",
-        threads);
-  else if (r->rank == 0 && b.idle)
+        "%d ranks share the %ld cores of a node (rank %d's), so they take turns on them and every "
+        "epoch will be slow; start at most %ld ranks per node (a hostfile with more slots than "
+        "cores, or mpirun --oversubscribe, oversubscribes it)",
+        b.node_ranks, b.node_cores, b.rank, b.node_cores);
+  else if (b.advice == HALO_MPI_ADVICE_FEWER_THREADS)
     halo_log_warn(
-        "each rank may run on one core only, so %ld of the node's %ld cores stay%s idle (mpirun "
-        "binds each rank to one core when -np <= 2); mpirun --bind-to none lets the ranks use all",
-        b.node_cores - b.node_ranks, b.node_cores, b.node_cores - b.node_ranks == 1 ? "s" : "");
+        "%d thread%s per rank, but rank %d may run on %d core%s and its node has %ld cores for %d "
+        "rank%s, so threads share cores; give --threads %d",
+        b.threads, b.threads == 1 ? "" : "s", b.rank, b.allowed_cores,
+        b.allowed_cores == 1 ? "" : "s", b.node_cores, b.node_ranks, b.node_ranks == 1 ? "" : "s",
+        b.threads_hint);
 }
 
 /* Everything after MPI_Init, returning the agreed status. */

@@ -138,15 +138,48 @@ int halo_mpi_default_threads(MPI_Comm comm) {
   return threads > 0 ? threads : 1;
 }
 
+halo_mpi_advice halo_mpi_advise(int ranks_on_node, long node_cores, int allowed_cores, int threads,
+                                int *threads_hint) {
+  if (ranks_on_node < 1) ranks_on_node = 1;
+  if (node_cores < 1) node_cores = 1;
+  if (allowed_cores < 1) allowed_cores = 1;
+  long fit = node_cores / ranks_on_node;
+  if (fit > allowed_cores) fit = allowed_cores;
+  if (fit < 1) fit = 1;
+  if (threads_hint) *threads_hint = (int)fit;
+  if (ranks_on_node > node_cores) return HALO_MPI_ADVICE_OVERSUBSCRIBED;
+  if (threads > allowed_cores || (long)ranks_on_node * threads > node_cores)
+    return HALO_MPI_ADVICE_FEWER_THREADS;
+  return HALO_MPI_ADVICE_NONE;
+}
+
 void halo_mpi_check_binding(MPI_Comm comm, int threads, halo_mpi_binding *out) {
-  const int allowed = halo_mpi_allowed_cores();
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  const int local = halo_mpi_local_ranks(comm);
-  /* [0]: 1 when a rank has more threads than cores; [1]: 1 when a rank is
-   * held to one core (the mark of a binding to cores) while its node has
-   * cores that no rank may use. */
-  int worst[2] = {threads > allowed, allowed == 1 && (long)local < online};
-  MPI_Allreduce(MPI_IN_PLACE, worst, 2, MPI_INT, MPI_MAX, comm);
-  *out = (halo_mpi_binding){
-      .shared = worst[0], .idle = worst[1], .node_cores = online, .node_ranks = local};
+  halo_mpi_binding mine = {.threads = threads,
+                           .allowed_cores = halo_mpi_allowed_cores(),
+                           .node_cores = sysconf(_SC_NPROCESSORS_ONLN),
+                           .node_ranks = halo_mpi_local_ranks(comm)};
+  if (MPI_Comm_rank(comm, &mine.rank) != MPI_SUCCESS) mine.rank = 0;
+  mine.advice = halo_mpi_advise(mine.node_ranks, mine.node_cores, mine.allowed_cores, threads,
+                                &mine.threads_hint);
+  /* The strongest advice, from the lowest rank that has it (MAXLOC keeps
+   * the lowest index of equal values); that rank's figures go to all. */
+  int key[2] = {(int)mine.advice, mine.rank}, best[2] = {key[0], key[1]};
+  if (MPI_Allreduce(key, best, 1, MPI_2INT, MPI_MAXLOC, comm) != MPI_SUCCESS) {
+    *out = mine;
+    return;
+  }
+  const int root = best[1];
+  long figures[7] = {mine.advice,        mine.rank,    mine.node_cores,  mine.node_ranks,
+                     mine.allowed_cores, mine.threads, mine.threads_hint};
+  if (MPI_Bcast(figures, 7, MPI_LONG, root, comm) != MPI_SUCCESS) {
+    *out = mine;
+    return;
+  }
+  *out = (halo_mpi_binding){.advice = (halo_mpi_advice)figures[0],
+                            .rank = (int)figures[1],
+                            .node_cores = figures[2],
+                            .node_ranks = (int)figures[3],
+                            .allowed_cores = (int)figures[4],
+                            .threads = (int)figures[5],
+                            .threads_hint = (int)figures[6]};
 }

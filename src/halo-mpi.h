@@ -72,18 +72,47 @@ int halo_mpi_default_threads(MPI_Comm comm);
  * Local. */
 int halo_mpi_allowed_cores(void);
 
-/* How mpirun's binding fits `threads` per rank, the same on every rank
- * except the node's counts, which are the calling rank's. */
+/* What halo-train tells the user at start-up about its ranks, cores and
+ * threads. */
+typedef enum halo_mpi_advice {
+  HALO_MPI_ADVICE_NONE = 0,      /* nothing to say */
+  HALO_MPI_ADVICE_FEWER_THREADS, /* a rank runs more threads than it has cores */
+  HALO_MPI_ADVICE_OVERSUBSCRIBED /* a node runs more ranks than it has cores */
+} halo_mpi_advice;
+
+/* The advice for one rank, of `ranks_on_node` ranks on a node with
+ * `node_cores` cores online, running `threads` threads on the
+ * `allowed_cores` its affinity mask holds:
+ *
+ *   OVERSUBSCRIBED  when ranks_on_node > node_cores (the ranks take turns
+ *                   on the cores, and every epoch waits for the slowest);
+ *   FEWER_THREADS   else when threads > allowed_cores, or when
+ *                   ranks_on_node · threads > node_cores;
+ *   NONE            otherwise.
+ *
+ * It never asks for more threads: a rank that has as many threads as cores
+ * (one thread on the one core of mpirun's default binding, say) gets NONE
+ * even when other cores of the node idle, since 2 threads per rank were
+ * measured 2.7x slower than 1 on Cora.  *threads_hint (may be NULL) gets
+ * the threads per rank that fit: min(allowed_cores, node_cores /
+ * ranks_on_node), at least 1.  Local; pure. */
+halo_mpi_advice halo_mpi_advise(int ranks_on_node, long node_cores, int allowed_cores, int threads,
+                                int *threads_hint);
+
+/* The start-up advice of the rank that needs it most (the lowest such
+ * rank), the same on every rank, with that rank's figures. */
 typedef struct halo_mpi_binding {
-  int shared;      /* 1: a rank has more threads than cores it may run on (they share them) */
-  int idle;        /* 1: ranks held to one core each leave cores of their node idle */
-  long node_cores; /* cores online on this rank's node */
-  int node_ranks;  /* ranks on this rank's node */
+  halo_mpi_advice advice;
+  int rank;          /* the rank the figures are from */
+  long node_cores;   /* cores online on its node */
+  int node_ranks;    /* ranks on its node */
+  int allowed_cores; /* cores its affinity mask holds */
+  int threads;       /* threads per rank */
+  int threads_hint;  /* threads per rank that fit (halo_mpi_advise) */
 } halo_mpi_binding;
 
-/* Finds whether mpirun's binding and `threads` per rank fit, for the
- * program to warn about (Open MPI binds each rank to one core when -np <=
- * 2).  Collective. */
+/* Finds the advice for `threads` per rank over the ranks of `comm`, with
+ * halo_mpi_advise on each rank.  Collective. */
 void halo_mpi_check_binding(MPI_Comm comm, int threads, halo_mpi_binding *out);
 
 #endif /* HALO_MPI_H */
