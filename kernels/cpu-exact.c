@@ -17,8 +17,7 @@
 
 typedef __int128 i128;
 
-/* Terms per int64 partial sum: 2^11 terms of at most 2^51 stay below 2^62. */
-enum { BLOCK_TERMS = 1 << 11 };
+enum { BLOCK_TERMS = HALO_EXACT_BLOCK_TERMS };
 
 /* 1.5·2^52: x + ROUNDER, for |x| <= 2^51, holds round(x) in its low bits. */
 static const double ROUNDER = 6755399441055744.0;
@@ -53,6 +52,10 @@ static void to_limbs(i128 v, int64_t *limb) {
   v >>= HALO_EXACT_LIMB_BITS; /* arithmetic: floor division */
   limb[1] = (int64_t)(v & mask);
   limb[2] = (int64_t)(v >> HALO_EXACT_LIMB_BITS);
+}
+
+void halo_exact_limbs(int64_t low, int64_t high, int64_t *limb) {
+  to_limbs((i128)high * ((i128)1 << HALO_EXACT_LIMB_BITS) + low, limb);
 }
 
 void halo_exact_to_float(const int64_t *acc, int64_t count, int e, float *out) {

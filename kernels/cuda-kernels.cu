@@ -355,27 +355,28 @@ __global__ void layernorm_backward_kernel(float *g, const float *xhat, const flo
 /* Masked softmax cross-entropy: one warp per listed row.  A warp finds the
  * row's maximum and its first position (the CPU's argmax), the log-sum-exp
  * (exponentials summed in double), the loss and, when asked, the gradient.
- * Per-row losses and hits are summed per block in warp order.  With a
- * workspace, each block writes its sums to part_loss/part_hits[blockIdx.x]
- * and softmax_finish_kernel adds them in block order, so the loss has the
- * same bits on every run; without one, an atomic per block adds them to the
- * totals in whatever order the blocks finish. */
-constexpr int64_t kSoftmaxBlocks = 1024; /* at most, with a workspace */
-static_assert(HALO_CUDA_SOFTMAX_WORK_BYTES ==
-                  kSoftmaxBlocks * (sizeof(double) + sizeof(unsigned long long)),
-              "HALO_CUDA_SOFTMAX_WORK_BYTES must match the kernel's grid");
+ * As on the CPU, each row's loss is rounded once to a multiple of
+ * 2^-kLossGridBits and the integers are added (its high and low 31-bit
+ * halves apart, so neither overflows): per block in warp order, then into
+ * the workspace's four counters with integer atomics, whose sum has no
+ * order.  The loss therefore has the same bits on every run, for any grid,
+ * and for any split of the rows among ranks. */
+constexpr int kLossGridBits = 30;
+constexpr int64_t kLossHalf = ((int64_t)1 << 31) - 1;
+struct softmax_counters {
+  unsigned long long hi, lo, bad, hits;
+};
+static_assert(HALO_CUDA_SOFTMAX_WORK_BYTES == sizeof(softmax_counters),
+              "HALO_CUDA_SOFTMAX_WORK_BYTES must hold the loss counters");
 
 __global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t *labels,
                                     const int32_t *mask, int64_t nmask, float grad_scale, float *g,
-                                    double *loss_sum, unsigned long long *correct,
-                                    double *part_loss, unsigned long long *part_hits) {
-  __shared__ double block_loss[kThreads / kWarp];
-  __shared__ unsigned long long block_hits[kThreads / kWarp];
+                                    softmax_counters *total) {
+  __shared__ softmax_counters block[kThreads / kWarp];
   const int lane = threadIdx.x % kWarp;
   const int warp = threadIdx.x / kWarp;
   const int64_t warps = thread_count() / kWarp;
-  double loss = 0.0;
-  unsigned long long hits = 0;
+  softmax_counters mine = {0, 0, 0, 0};
 
   for (int64_t w = thread_index() / kWarp; w < nmask; w += warps) {
     const int64_t row = mask[w];
@@ -408,7 +409,7 @@ __global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t 
     /* A label outside [0, cols) makes the loss NaN and adds no gradient,
      * as on the CPU, so that bad data cannot pass unnoticed. */
     if (label < 0 || label >= cols) {
-      if (lane == 0) loss += NAN;
+      if (lane == 0) mine.bad++;
       continue;
     }
     if (g) {
@@ -419,45 +420,46 @@ __global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t 
       }
     }
     if (lane == 0) {
-      loss += lse - (double)zr[label];
-      hits += first == label;
+      /* A loss that is not finite or past 2^32 makes the sum NaN. */
+      const double row_loss = lse - (double)zr[label];
+      if (row_loss < 0x1p32) {
+        const long long units = __double2ll_rn(ldexp(row_loss, kLossGridBits)); /* < 2^62 */
+        mine.hi += (unsigned long long)(units >> 31);
+        mine.lo += (unsigned long long)(units & kLossHalf);
+      } else {
+        mine.bad++;
+      }
+      mine.hits += first == label;
     }
   }
 
-  if (lane == 0) {
-    block_loss[warp] = loss;
-    block_hits[warp] = hits;
-  }
+  if (lane == 0) block[warp] = mine;
   __syncthreads();
   if (threadIdx.x == 0) {
-    double bl = 0.0;
-    unsigned long long bh = 0;
+    softmax_counters b = {0, 0, 0, 0};
     for (int i = 0; i < kThreads / kWarp; i++) {
-      bl += block_loss[i];
-      bh += block_hits[i];
+      b.hi += block[i].hi;
+      b.lo += block[i].lo;
+      b.bad += block[i].bad;
+      b.hits += block[i].hits;
     }
-    if (part_loss) {
-      part_loss[blockIdx.x] = bl;
-      part_hits[blockIdx.x] = bh;
-    } else {
-      if (bl != 0.0) atomicAdd(loss_sum, bl); /* NaN != 0 too: bad labels show */
-      if (bh != 0) atomicAdd(correct, bh);
-    }
+    if (b.hi) atomicAdd(&total->hi, b.hi);
+    if (b.lo) atomicAdd(&total->lo, b.lo);
+    if (b.bad) atomicAdd(&total->bad, b.bad);
+    if (b.hits) atomicAdd(&total->hits, b.hits);
   }
 }
 
-/* One thread: the blocks' sums in block order. */
-__global__ void softmax_finish_kernel(const double *part_loss, const unsigned long long *part_hits,
-                                      int64_t nblocks, double *loss_sum,
+/* One thread: the loss from its units, rounded once to double (hi·2^31 is
+ * exact, and the fused add rounds the sum once, as the CPU's conversion of
+ * its __int128 does). */
+__global__ void softmax_finish_kernel(const softmax_counters *total, double *loss_sum,
                                       unsigned long long *correct) {
-  double loss = 0.0;
-  unsigned long long hits = 0;
-  for (int64_t b = 0; b < nblocks; b++) {
-    loss += part_loss[b];
-    hits += part_hits[b];
-  }
-  *loss_sum = loss;
-  *correct = hits;
+  const long long lo = (long long)total->lo;
+  const long long hi = (long long)total->hi + (lo >> 31);
+  const double units = fma((double)hi, 0x1p31, (double)(lo & kLossHalf));
+  *loss_sum = total->bad ? NAN : ldexp(units, -kLossGridBits);
+  *correct = total->hits;
 }
 
 /* ---- GAT: one thread per row, core/halo-gat.h's row functions ---------- */
@@ -661,34 +663,21 @@ extern "C" halo_status halo_cuda_softmax_xent(const float *z, int64_t rows, int6
                                               void *stream) {
   halo_status st = HALO_OK;
   cudaStream_t s = (cudaStream_t)stream;
-  int64_t blocks = 0;
-  double *part_loss = NULL;
-  unsigned long long *part_hits = NULL;
+  softmax_counters *total = (softmax_counters *)work;
   if (rows < 0 || cols <= 0 || nmask < 0 || nmask > rows)
     return bad_arg("halo_cuda_softmax_xent", "bad sizes (need cols > 0, 0 <= nmask <= rows)");
-  if (!loss_sum || !correct)
-    return bad_arg("halo_cuda_softmax_xent", "loss_sum and correct must be device pointers");
-  HALO_CUDA(cudaMemsetAsync(loss_sum, 0, sizeof *loss_sum, s));
-  HALO_CUDA(cudaMemsetAsync(correct, 0, sizeof *correct, s));
+  if (!loss_sum || !correct || !work)
+    return bad_arg("halo_cuda_softmax_xent",
+                   "loss_sum, correct and the workspace must be device pointers");
+  HALO_CUDA(cudaMemsetAsync(total, 0, sizeof *total, s));
   if (g && rows > 0) HALO_CUDA(cudaMemsetAsync(g, 0, (size_t)(rows * cols) * sizeof *g, s));
-  if (nmask == 0) goto done;
-  /* The grid depends on nmask alone (and whether there is a workspace), so
-   * the order of the sums does too. */
-  blocks = blocks_for(nmask, kThreads / kWarp);
-  if (work) {
-    blocks = blocks < kSoftmaxBlocks ? blocks : kSoftmaxBlocks;
-    part_loss = (double *)work;
-    part_hits = (unsigned long long *)(part_loss + kSoftmaxBlocks);
-  }
-  softmax_xent_kernel<<<(unsigned)blocks, kThreads, 0, s>>>(
-      z, cols, labels, mask, nmask, grad_scale, g, loss_sum, (unsigned long long *)correct,
-      part_loss, part_hits);
-  HALO_CUDA_LAUNCHED();
-  if (work) {
-    softmax_finish_kernel<<<1, 1, 0, s>>>(part_loss, part_hits, blocks, loss_sum,
-                                          (unsigned long long *)correct);
+  if (nmask > 0) {
+    softmax_xent_kernel<<<blocks_for(nmask, kThreads / kWarp), kThreads, 0, s>>>(
+        z, cols, labels, mask, nmask, grad_scale, g, total);
     HALO_CUDA_LAUNCHED();
   }
+  softmax_finish_kernel<<<1, 1, 0, s>>>(total, loss_sum, (unsigned long long *)correct);
+  HALO_CUDA_LAUNCHED();
 done:
   return st;
 }

@@ -27,6 +27,8 @@
 
 #define HALO_EXACT_LIMBS 3
 #define HALO_EXACT_LIMB_BITS 42
+/* Terms per int64 run: 2^11 terms below 2^51 each stay below 2^62. */
+#define HALO_EXACT_BLOCK_TERMS (1 << 11)
 
 /* The grid exponent for terms bounded by `bound` (>= |a·b| for every term
  * of every rank): the smallest e with bound < 2^(e+51); 0 for a bound of 0
@@ -64,6 +66,11 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
 void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const float *values,
                         int64_t rows, const float *b, int64_t bc, int64_t ldb, int e, int threads,
                         void *work, int64_t *acc);
+
+/* limb[0 .. HALO_EXACT_LIMBS) = the limbs of low + high · 2^HALO_EXACT_LIMB_BITS
+ * (any int64 values): how a device's sums, kept as such pairs, become the
+ * limbs the allreduce adds. Local. */
+void halo_exact_limbs(int64_t low, int64_t high, int64_t *limb);
 
 /* out[j] = the float nearest (through double) to the sum that limbs
  * acc[j·HALO_EXACT_LIMBS ..] hold, times 2^e, for j in [0, count): the

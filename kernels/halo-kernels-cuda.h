@@ -17,7 +17,7 @@
  * Results equal the CPU's within fp32 rounding, per op:
  *   exact       bias_add, relu, relu_backward, axpy, elu_backward, mul,
  *               dropout, dropout_to and csr_dropout (same mask bits), adam,
- *               pack, unpack
+ *               pack, unpack, gemm_rows, max_abs, exact_tn, exact_csr
  *   rounding    colsum (double sums, as on the CPU), softmax_xent,
  *               row_normalize, l2_normalize and l2_normalize_backward (a row's
  *               double sum in another order: a norm or a dot product may
@@ -192,19 +192,45 @@ halo_status halo_cuda_csr_dropout(const int64_t *indptr, const int32_t *indices,
                                   const int64_t *global_id, uint64_t key, float p, float *out,
                                   void *stream);
 
-/* Masked softmax cross-entropy, as halo_cpu_softmax_xent.  loss_sum and
- * correct are DEVICE pointers to one double and one int64_t, which the call
- * overwrites (the caller copies them back when it needs them, so that the
- * epoch loop need not wait here).  G may be NULL; otherwise all `rows` rows
- * of G are written.  `work`, a device workspace of
- * HALO_CUDA_SOFTMAX_WORK_BYTES not in use by other work meanwhile, makes the
- * loss the same bits on every run (the blocks' sums are added in a fixed
- * order); NULL adds them with atomics, in the order the blocks finish. */
-#define HALO_CUDA_SOFTMAX_WORK_BYTES ((size_t)1024 * (sizeof(double) + sizeof(int64_t)))
+/* Masked softmax cross-entropy, as halo_cpu_softmax_xent, its loss summed
+ * on the same fixed-point grid (so that it has the same bits for any grid
+ * and any split of the rows).  loss_sum and correct are DEVICE pointers to
+ * one double and one int64_t, which the call overwrites (the caller copies
+ * them back when it needs them, so that the epoch loop need not wait here).
+ * G may be NULL; otherwise all `rows` rows of G are written.  `work` is a
+ * device workspace of HALO_CUDA_SOFTMAX_WORK_BYTES for the grid's counters,
+ * not in use by other work meanwhile. */
+#define HALO_CUDA_SOFTMAX_WORK_BYTES ((size_t)4 * sizeof(uint64_t))
 halo_status halo_cuda_softmax_xent(const float *z, int64_t rows, int64_t cols,
                                    const int32_t *labels, const int32_t *mask, int64_t nmask,
                                    float grad_scale, float *g, double *loss_sum, int64_t *correct,
                                    void *work, void *stream);
+
+/* ---- deterministic ops (kernels/cuda-exact.cu) ----------------------- */
+
+/* C = A · op(B) as halo_cpu_gemm_rows, bit for bit: each element rounds
+ * every product and every sum to float in ascending k, so that row i of C
+ * depends only on row i of A and on B.  n is at most 2^20. */
+halo_status halo_cuda_gemm_rows(int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
+                                int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
+                                void *stream);
+
+/* *out = the bits of max |x[i]| over n floats, +inf (0x7f800000) when one
+ * is not finite, 0 for n = 0: halo_cpu_max_abs's float, as an unsigned
+ * (DEVICE) word. */
+halo_status halo_cuda_max_abs(const float *x, int64_t n, unsigned *out, void *stream);
+
+/* The exact sums of halo_cpu_exact_tn and halo_cpu_exact_csr (halo-exact.h),
+ * the same integers, as one PAIR of int64 per cell (pairs[2c], pairs[2c+1]:
+ * the low HALO_EXACT_LIMB_BITS bits and the signed rest of each run, summed
+ * apart), which halo_exact_limbs turns into the CPU's limbs.  pairs (DEVICE,
+ * 2 · cells int64) is overwritten.  exact_tn takes n < 2^32 rows and at most
+ * 2^19 rows of cells (ac). */
+halo_status halo_cuda_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
+                               const float *b, int64_t ldb, int e, int64_t *pairs, void *stream);
+halo_status halo_cuda_exact_csr(const int64_t *indptr, const int32_t *indices,
+                                const float *values, int64_t rows, const float *b, int64_t bc,
+                                int64_t ldb, int e, int64_t *pairs, void *stream);
 
 /* One Adam step with L2 weight decay, as halo_cpu_adam; t >= 1. */
 halo_status halo_cuda_adam(float *w, const float *g, float *m, float *v, int64_t n, float lr,

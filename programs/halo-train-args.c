@@ -39,7 +39,7 @@ static const char usage[] =
     "                       node's GPUs), so several ranks may share one\n"
     "  --tf32               cuda: round GEMM inputs to TF32 (faster, ~1e-3 relative)\n"
     "  --deterministic      bit-identical training for any number of ranks, partition and\n"
-    "                       thread count: exact gradient sums (cpu only)\n"
+    "                       thread count: exact gradient sums (cpu and cuda)\n"
     "  --threads N          threads per rank (cores this rank may use / ranks on the node)\n"
     "  --warmup N           epochs left out of the mean epoch time (5, or fewer on short runs)\n"
     "  --metrics FILE       one JSON object per epoch, then a summary; - writes them to\n"
@@ -49,6 +49,10 @@ static const char usage[] =
     "  --keep K             keep the newest K checkpoints (2)\n"
     "  --resume             continue from the newest valid checkpoint in DIR, up to\n"
     "                       --epochs in all (any P, any partition of the same graph)\n"
+    "  --resume auto        the same when DIR holds a checkpoint, else start fresh\n"
+    "                       (a requeued job's script needs no branch)\n"
+    "SIGTERM or SIGUSR1 stops every rank after the current epoch, with a checkpoint\n"
+    "when --checkpoint is set; the exit status is then 143 or 138.\n"
     "  --timeout SECONDS    abort the job when an exchange or a collective makes no\n"
     "                       progress for this long, naming the ranks waited for (off)\n"
     "  --quiet              print the header and the summary only\n"
@@ -216,12 +220,23 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       a->version = flag[2] == 'v';
       goto done;
     }
+    if (strcmp(flag, "--resume") == 0) { /* --resume, --resume auto or --resume=auto */
+      const char *mode = "";
+      if (eq)
+        mode = eq + 1;
+      else if (i + 1 < argc && strcmp(argv[i + 1], "auto") == 0)
+        mode = argv[++i];
+      if (*mode && strcmp(mode, "auto") != 0)
+        HALO_FAIL(HALO_ERR_ARG, "--resume=%s: the only value is auto", mode);
+      a->resume = 1;
+      a->resume_auto = *mode != '\0';
+      continue;
+    }
     if (listed(switches, flag)) {
       if (eq) HALO_FAIL(HALO_ERR_ARG, "%s takes no value", flag);
       if (strcmp(flag, "--quiet") == 0) a->quiet = 1;
       if (strcmp(flag, "--weight-decay-all") == 0) a->gcn.weight_decay_all = 1;
       if (strcmp(flag, "--no-normalize") == 0) a->gcn.normalize_features = 0;
-      if (strcmp(flag, "--resume") == 0) a->resume = 1;
       if (strcmp(flag, "--tf32") == 0) a->tf32 = 1;
       if (strcmp(flag, "--deterministic") == 0) a->gcn.deterministic = 1;
       if (strcmp(flag, "--sage-normalize") == 0) a->gcn.sage_normalize = 1;
@@ -313,8 +328,8 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
                           : "--keep");
   if (a->tf32 && strcmp(a->device, "cuda") != 0)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
-  if (a->gcn.deterministic && strcmp(a->device, "cpu") != 0)
-    HALO_FAIL(HALO_ERR_ARG, "--deterministic needs --device cpu (its exact sums are CPU code)");
+  if (a->gcn.deterministic && a->tf32)
+    HALO_FAIL(HALO_ERR_ARG, "--tf32 and --deterministic: deterministic products round no input");
   if (a->gcn.sage_normalize && a->gcn.model != HALO_MODEL_SAGE)
     HALO_FAIL(HALO_ERR_ARG, "--sage-normalize: the model is %s, not sage", a->model);
   if (a->gcn.gin_train_eps && a->gcn.model != HALO_MODEL_GIN)

@@ -21,6 +21,7 @@ typedef struct halo_train_args {
   int64_t checkpoint_every; /* save after every N epochs (and after the last) */
   int keep;                 /* checkpoints kept */
   int resume;               /* start from the newest valid checkpoint */
+  int resume_auto;          /* --resume auto: resume only when DIR holds a checkpoint */
   double timeout;           /* watchdog seconds; 0: off */
   int quiet;
   int help;

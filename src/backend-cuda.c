@@ -30,14 +30,23 @@
  * (halo-train: HALO_CUDA_SPMM=rows) sends every product to the row kernel;
  * HALO_BACKEND_SPMM_CUSPARSE, the default, is as described.
  *
+ * Deterministic mode (--deterministic): gemm_rows, max_abs and the exact
+ * sums run as kernels/cuda-exact.cu, which gives the CPU's bits; the exact
+ * sums' results come back through a 1 MiB device buffer and its pinned
+ * copy, 2^16 cells at a time, and become the limbs the gradient allreduce
+ * adds.  The trainer declares no product then, so every SpMM takes the row
+ * kernel, whose rows sum in CSR order.
+ *
  * Plain C: no CUDA header is included here.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "halo-backend-impl.h"
+#include "halo-exact.h"
 #include "halo-kernels-cuda.h"
 #include "halo-mpi.h"
 #include "halo-spmm-cuda.h"
@@ -68,8 +77,16 @@ typedef struct cuda_ctx {
   void *scalars;      /* device: double loss, int64_t correct */
   void *host_scalars; /* pinned */
   void *colsum_work;  /* device, HALO_CUDA_COLSUM_WORK_BYTES */
-  void *softmax_work; /* device, HALO_CUDA_SOFTMAX_WORK_BYTES: a loss with fixed bits */
+  void *softmax_work; /* device, HALO_CUDA_SOFTMAX_WORK_BYTES: the loss's counters */
+  /* The exact sums' results, EXACT_CELLS pairs and a max_abs word, on the
+   * device and their pinned host copy. */
+  void *exact;
+  void *host_exact;
 } cuda_ctx;
+
+/* Cells of one exact-sum launch: its pairs fill 1 MiB. */
+enum { EXACT_CELLS = 1 << 16 };
+static const size_t EXACT_BYTES = (size_t)EXACT_CELLS * 2 * sizeof(int64_t) + 16;
 
 static cuda_ctx *ctx_of(halo_backend *be) { return be->context; }
 
@@ -396,6 +413,94 @@ static void cuda_pack(halo_backend *be, float *dst, const float *src, int64_t co
   note(be, halo_cuda_pack(dst, src, cols, idx, n, ctx_of(be)->stream));
 }
 
+/* --- deterministic ops ------------------------------------------------------ */
+
+static void cuda_gemm_rows(halo_backend *be, int trans_b, int64_t m, int64_t n, int64_t k,
+                           const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+                           int64_t ldc) {
+  note(be, halo_cuda_gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc, ctx_of(be)->stream));
+}
+
+/* Copies `bytes` of the exact sums' device results to their host copy and
+ * waits: the host needs them at once. */
+static halo_status exact_fetch(cuda_ctx *c, const void *dev, size_t bytes) {
+  halo_status st = HALO_OK;
+  HALO_TRY(halo_cuda_memcpy(c->host_exact, dev, bytes, c->stream));
+  HALO_TRY(halo_cuda_stream_synchronize(c->stream));
+done:
+  return st;
+}
+
+/* The host needs the bound at once, so this slot waits; a failure reports
+ * +inf (the gradients then become NaN) and is kept for synchronize. */
+static float cuda_max_abs(halo_backend *be, const float *x, int64_t n) {
+  cuda_ctx *c = ctx_of(be);
+  unsigned *word = (unsigned *)((char *)c->exact + EXACT_BYTES - 16);
+  halo_status st = halo_cuda_max_abs(x, n, word, c->stream);
+  if (st == HALO_OK) st = exact_fetch(c, word, sizeof *word);
+  note(be, st);
+  float m = INFINITY;
+  if (st == HALO_OK) memcpy(&m, c->host_exact, sizeof m);
+  return m;
+}
+
+/* The pairs of `rows` × `cols` cells just fetched, into the limbs of the
+ * cells at (r0, q0) of a result `ld` cells wide. */
+static void exact_store(const cuda_ctx *c, int64_t rows, int64_t cols, int64_t r0, int64_t q0,
+                        int64_t ld, int64_t *acc) {
+  const int64_t *pairs = c->host_exact;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t q = 0; q < cols; q++) {
+      const int64_t *pair = pairs + 2 * (r * cols + q);
+      halo_exact_limbs(pair[0], pair[1], acc + ((r0 + r) * ld + q0 + q) * HALO_EXACT_LIMBS);
+    }
+}
+
+/* The device sums EXACT_CELLS cells at a time: blocks of whole rows of
+ * cells (p), or of columns when one row is wider; each block's pairs come
+ * back and become limbs on the host.  threads and work are the CPU's. */
+static void cuda_exact_tn(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a,
+                          int64_t lda, const float *b, int64_t ldb, int e, int threads, void *work,
+                          int64_t *acc) {
+  (void)threads;
+  (void)work;
+  cuda_ctx *c = ctx_of(be);
+  halo_status st = HALO_OK;
+  const int64_t qc = bc < EXACT_CELLS ? bc : EXACT_CELLS;
+  const int64_t pc = qc > 0 && EXACT_CELLS / qc < ac ? EXACT_CELLS / qc : ac;
+  for (int64_t p0 = 0; p0 < ac && st == HALO_OK; p0 += pc)
+    for (int64_t q0 = 0; q0 < bc && st == HALO_OK; q0 += qc) {
+      const int64_t rows = ac - p0 < pc ? ac - p0 : pc, cols = bc - q0 < qc ? bc - q0 : qc;
+      st = halo_cuda_exact_tn(n, rows, cols, a ? a + p0 : NULL, lda, b + q0, ldb, e, c->exact,
+                              c->stream);
+      if (st == HALO_OK)
+        st = exact_fetch(c, c->exact, (size_t)(2 * rows * cols) * sizeof(int64_t));
+      if (st == HALO_OK) exact_store(c, rows, cols, p0, q0, bc, acc);
+    }
+  note(be, st);
+}
+
+static void cuda_exact_csr(halo_backend *be, const halo_csr *at, const float *b, int64_t bc,
+                           int64_t ldb, int e, int threads, void *work, int64_t *acc) {
+  (void)threads;
+  (void)work;
+  cuda_ctx *c = ctx_of(be);
+  halo_status st = HALO_OK;
+  const int64_t qc = bc < EXACT_CELLS ? bc : EXACT_CELLS;
+  const int64_t pc = qc > 0 && EXACT_CELLS / qc < at->rows ? EXACT_CELLS / qc : at->rows;
+  for (int64_t p0 = 0; p0 < at->rows && st == HALO_OK; p0 += pc)
+    for (int64_t q0 = 0; q0 < bc && st == HALO_OK; q0 += qc) {
+      const int64_t rows = at->rows - p0 < pc ? at->rows - p0 : pc,
+                    cols = bc - q0 < qc ? bc - q0 : qc;
+      st = halo_cuda_exact_csr(at->indptr + p0, at->indices, at->values, rows, b + q0, cols, ldb,
+                               e, c->exact, c->stream);
+      if (st == HALO_OK)
+        st = exact_fetch(c, c->exact, (size_t)(2 * rows * cols) * sizeof(int64_t));
+      if (st == HALO_OK) exact_store(c, rows, cols, p0, q0, bc, acc);
+    }
+  note(be, st);
+}
+
 /* --- sparse ops ------------------------------------------------------------ */
 
 static spmm_entry *spmm_find(cuda_ctx *c, const halo_csr *a, int64_t nrows) {
@@ -462,6 +567,8 @@ static void cuda_destroy(halo_backend *be) {
   for (int i = 0; i < c->nspmm; i++) halo_spmm_cuda_plan_destroy(&c->spmm[i].plan);
   free(c->spmm);
   halo_cuda_free(&c->softmax_work);
+  halo_cuda_free(&c->exact);
+  halo_cuda_free_host(&c->host_exact);
   halo_cuda_free(&c->colsum_work);
   halo_cuda_free(&c->scalars);
   halo_cuda_free_host(&c->host_scalars);
@@ -517,6 +624,10 @@ static const halo_backend_ops cuda_ops = {
     .adam = cuda_adam,
     .copy = cuda_copy,
     .pack = cuda_pack,
+    .gemm_rows = cuda_gemm_rows,
+    .max_abs = cuda_max_abs,
+    .exact_tn = cuda_exact_tn,
+    .exact_csr = cuda_exact_csr,
     .spmm = cuda_spmm,
     .spmm_prepare = cuda_spmm_prepare,
     .csr_dropout = cuda_csr_dropout,
@@ -581,6 +692,8 @@ halo_status halo__backend_cuda_init(const halo_backend_options *o, halo_backend 
       halo_cuda_malloc_host(&c->host_scalars, sizeof(double) + sizeof(int64_t), "loss scalars"));
   HALO_TRY(halo_cuda_malloc(&c->colsum_work, HALO_CUDA_COLSUM_WORK_BYTES, "colsum workspace"));
   HALO_TRY(halo_cuda_malloc(&c->softmax_work, HALO_CUDA_SOFTMAX_WORK_BYTES, "loss workspace"));
+  HALO_TRY(halo_cuda_malloc(&c->exact, EXACT_BYTES, "the exact sums' results"));
+  HALO_TRY(halo_cuda_malloc_host(&c->host_exact, EXACT_BYTES, "the exact sums' results"));
   HALO_TRY(halo_cuda_device_name(name, sizeof name));
   /* A long device name may cut the description short: it is only shown. */
   if (snprintf(

@@ -88,7 +88,7 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
   p->threads = omp_get_max_threads();
   if (o->deterministic) {
     p->host_exact = d->params * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
-    for (int l = 0; l < d->layers; l++)
+    for (int l = 0; l < d->layers && !in->device; l++) /* a GPU has its own */
       for (int k = 0; k < d->layer[l].ntensors; k++) {
         const halo_param_tensor *t = &d->layer[l].tensor[k];
         const int64_t need[3] = {(int64_t)halo_cpu_exact_tn_work(t->rows, t->cols, p->threads),

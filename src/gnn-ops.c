@@ -173,7 +173,7 @@ halo_status gnn_exact_allreduce(halo_gcn *g) {
               (long long)count);
   HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, g->exact, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
                                 "the gradient allreduce"));
-  float *grads = fbuf(&g->grads);
+  float *grads = g->host_grads ? g->host_grads : fbuf(&g->grads); /* uploaded by the caller */
   for (int l = 0; l < g->nlayers; l++) {
     const layer *ly = &g->layers[l];
     const halo_layer_desc *d = ly->desc;

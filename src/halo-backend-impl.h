@@ -171,9 +171,13 @@ typedef struct halo_backend_ops {
   /* --- deterministic ops (OPTIONAL: --deterministic needs them all) ------
    * The contracts of halo_cpu_gemm_rows (kernels/halo-kernels.h) and of the
    * exact sums (kernels/halo-exact.h): results that do not depend on how
-   * rows are split among ranks and threads.  `work` is a host workspace of
-   * the size halo-exact.h gives for `threads`; acc is host memory.  The
-   * CPU backend has them; a backend without them makes --deterministic
+   * rows are split among ranks and threads, with the CPU's bits (the
+   * integers of the exact sums, the floats of gemm_rows).  A and B are the
+   * backend's memory; acc is host memory and holds the result on return
+   * (the slot waits for it), and so does max_abs's float.  `work` is a host
+   * workspace of the size halo-exact.h gives for `threads` on a host
+   * backend (a device backend has its own, and gets NULL).  The CPU and
+   * CUDA backends have them; a backend without them makes --deterministic
    * refuse to start. */
   void (*gemm_rows)(halo_backend *be, int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
                     int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
@@ -184,7 +188,10 @@ typedef struct halo_backend_ops {
                     int e, int threads, void *work, int64_t *acc);
 
   /* --- sparse ops (REQUIRED) -------------------------------------------- */
-  /* Y[rows] = A[rows, :] · X (+ beta·Y), as halo_spmm_cpu. */
+  /* Y[rows] = A[rows, :] · X (+ beta·Y), as halo_spmm_cpu.  A product that
+   * was not declared through spmm_prepare sums each row's terms in CSR
+   * order, so that a row's result depends on that row and X alone, not on
+   * the matrix's other rows (deterministic mode declares none). */
   void (*spmm)(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx, int64_t ncols,
                float beta, float *y, int64_t ldy, const int32_t *rows, int64_t nrows);
   /* OPTIONAL (NULL: nothing to prepare).  Declares at set-up a product the

@@ -304,8 +304,9 @@ halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) 
   float *grads = fbuf(&g->grads);
   size_t bytes = (size_t)g->nparams * sizeof(float);
   if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
-  if (g->host_grads) {
-    HALO_TRY(g->ops->download(g->be, g->host_grads, &g->grads, 0, bytes));
+  if (g->host_grads) { /* the exact sums write the host copy themselves */
+    if (!g->opt.deterministic)
+      HALO_TRY(g->ops->download(g->be, g->host_grads, &g->grads, 0, bytes));
     grads = g->host_grads;
   }
   halo_watch_layer("gradient allreduce", -1);
@@ -373,8 +374,7 @@ done:
 /* Whether the backend has the ops that the model of `o` needs, and if not
  * the first one missing. */
 static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_options *o) {
-  if (o->deterministic &&
-      !(ops->gemm_rows && ops->max_abs && ops->exact_tn && ops->exact_csr && !ops->download))
+  if (o->deterministic && !(ops->gemm_rows && ops->max_abs && ops->exact_tn && ops->exact_csr))
     return "the exact sums";
   if (o->activation == HALO_ACT_ELU && !(ops->elu && ops->elu_backward)) return "ELU";
   if (o->model == HALO_MODEL_SAGE && !ops->axpy) return "AXPY";
@@ -829,8 +829,9 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
     const gcn_plan *p = &g->plan_mem;
     g->threads = p->threads;
     HALO_ALLOC(g->exact, p->host_exact / (int64_t)sizeof(int64_t), "the exact gradient sums");
-    g->exact_work = aligned_alloc(16, ((size_t)p->host_exact_work + 15) / 16 * 16);
-    if (!g->exact_work)
+    if (p->host_exact_work > 0) /* none on a GPU */
+      g->exact_work = aligned_alloc(16, ((size_t)p->host_exact_work + 15) / 16 * 16);
+    if (p->host_exact_work > 0 && !g->exact_work)
       HALO_FAIL(HALO_ERR_NOMEM, "out of memory allocating the exact sums' workspace (%lld bytes)",
                 (long long)p->host_exact_work);
   }
@@ -844,12 +845,14 @@ done:
  * aggregation's interior and boundary blocks at every exchanged width (the
  * forward matrix forward, its transpose backward), and S, Sᵀ at the first
  * layer's aggregated width.  Products over row lists are left to the
- * backend's own kernel. Local. */
+ * backend's own kernel, and so is every product in deterministic mode: the
+ * backend's kernel sums each row in CSR order (the spmm slot's contract),
+ * while a library's may split a row by the matrix's shape. Local. */
 static halo_status prepare_products(halo_gcn *g) {
   halo_status st = HALO_OK;
   const halo_model_desc *d = &g->info.model;
   /* GAT's attention kernels read the adjacency themselves: no SpMM on it. */
-  if (!g->ops->spmm_prepare || d->kind == HALO_MODEL_GAT) return HALO_OK;
+  if (!g->ops->spmm_prepare || d->kind == HALO_MODEL_GAT || g->opt.deterministic) return HALO_OK;
   for (int l = 0; l < d->layers && g->contiguous; l++) {
     const int32_t widths[2] = {d->comm[l].fwd, d->comm[l].bwd};
     const adj_matrix *m[2] = {&g->adj_fwd, g->adj_bwd};

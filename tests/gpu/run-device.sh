@@ -25,7 +25,9 @@
 #      of cuSPARSE), so the table shows both SpMM paths' epoch times; then
 #      GraphSAGE (--sage-normalize), GIN (--gin-train-eps, 10 epochs:
 #      its curve amplifies rounding fast) and GAT (8 heads of 8, attention
-#      dropout: the paper's settings) the same way, CPU against CUDA.  A
+#      dropout: the paper's settings) the same way, CPU against CUDA; then
+#      --deterministic on the GPU at P=1 and P=2, which must be bit-identical
+#      (params_sha256 and every loss), and against the CPU's digest.  A
 #      1-epoch probe goes first; if two ranks cannot talk through shared
 #      memory in this machine's sandbox, it is retried over TCP on loopback
 #      (OMPI_MCA_btl=self,tcp), which the later runs then use;
@@ -395,6 +397,35 @@ else
       fi
     done
   done
+  # --deterministic on the GPU: P=1 and P=2 must end with the same
+  # params_sha256 and the same loss bits every epoch; against the CPU's
+  # deterministic run the digest is only reported (not promised equal).
+  digest() { grep -o '"params_sha256": "[0-9a-f]*"' "$1" | cut -d'"' -f4; }
+  losses() { grep -o '"loss": [^,]*' "$1"; }
+  ok=1
+  for run in p1-cuda p2-cuda p1-cpu; do
+    p=${run%%-*}
+    p=${p#p}
+    timed 120 "$reserve" -- mpirun -np "$p" "$train" "$cora_dir/p$p" --deterministic \
+      --device "${run#*-}" --epochs "$epochs" --quiet --metrics "$cora_dir/det-$run.jsonl" \
+      >"$cora_dir/det-$run.txt" 2>&1 || ok=0
+    cat "$cora_dir/det-$run.txt" >>"$log"
+  done
+  if [ "$ok" = 0 ]; then
+    row "cora det cuda" FAIL "a --deterministic run failed or ran out of time"
+  else
+    d1=$(digest "$cora_dir/det-p1-cuda.jsonl") d2=$(digest "$cora_dir/det-p2-cuda.jsonl")
+    dc=$(digest "$cora_dir/det-p1-cpu.jsonl")
+    epoch_ms=$(grep -o 'mean epoch [0-9.]* ms' "$cora_dir/det-p2-cuda.txt" | head -1)
+    same_cpu=$([ "$d1" = "$dc" ] && echo "bit-identical to" ||
+      echo "loss within $(loss_gap "$cora_dir/det-p1-cpu.jsonl" "$cora_dir/det-p1-cuda.jsonl" "$epochs") of")
+    if [ -n "$d1" ] && [ "$d1" = "$d2" ] &&
+      cmp -s <(losses "$cora_dir/det-p1-cuda.jsonl") <(losses "$cora_dir/det-p2-cuda.jsonl"); then
+      row "cora det cuda" pass "P=1 and P=2 bit-identical (params ${d1:0:12}), $same_cpu the CPU's; P=2 $epoch_ms"
+    else
+      row "cora det cuda" FAIL "--deterministic: P=1 params ${d1:0:12}, P=2 ${d2:0:12}, or the losses differ"
+    fi
+  fi
 fi
 
 # ---- 5. benchmark --------------------------------------------------------------------

@@ -20,6 +20,7 @@
 #include "gpu-test.h"
 #include "halo-backend-impl.h"
 #include "halo-backend.h"
+#include "halo-exact.h"
 
 #define EXACT 0.0
 #define SUMS 1e-6
@@ -232,6 +233,84 @@ Test(cuda_backend, spmm_slot_on_all_rows_a_row_list_and_a_view) {
     free(host.indices);
     free(host.values);
   }
+  close_backends(&b);
+}
+
+/* Each exact-sum slot's limbs, one op on both backends; `work` is the CPU's. */
+static void expect_same_limbs(const int64_t *cpu, const int64_t *gpu, int64_t cells,
+                              const char *what) {
+  int64_t bad = 0;
+  for (int64_t c = 0; c < cells * HALO_EXACT_LIMBS; c++) bad += cpu[c] != gpu[c];
+  cr_expect_eq(bad, 0, "%s: %lld of %lld limbs differ from the CPU backend's", what,
+               (long long)bad, (long long)(cells * HALO_EXACT_LIMBS));
+}
+
+/* The deterministic slots give the CPU backend's bits, also where a result
+ * takes several of the device's 2^16-cell launches: Aᵀ·B of 300 × 300
+ * cells (blocks of rows of cells), the column sums of 70,000 columns
+ * (blocks of columns) and a sparse Aᵀ·B of 2,100 rows of 40 columns;
+ * max_abs returns the CPU's float, and gemm_rows its rows. */
+Test(cuda_backend, deterministic_slots_match_the_cpu_across_launches) {
+  const uint64_t seed = gpu_test_seed("backend exact");
+  backends b = open_backends();
+  const int64_t n = 45, ac = 300, bc = 300, wide = 70000, rows = 2100, cols = 40;
+  float *ha = random_floats(seed, 1, n * ac, -2, 2), *hb = random_floats(seed, 2, n * wide, -1, 1);
+  halo_csr host = random_csr(seed, rows, n, 6, 0), dev = {0};
+  cr_assert_eq(b.gpu->ops->csr_upload(b.gpu, &host, &dev), HALO_OK);
+  twin A = twin_new(&b, ha, (size_t)(n * ac) * 4), B = twin_new(&b, hb, (size_t)(n * wide) * 4);
+  const size_t work_bytes = halo_cpu_exact_tn_work(1, wide, 1) > halo_cpu_exact_tn_work(ac, bc, 1)
+                                ? halo_cpu_exact_tn_work(1, wide, 1)
+                                : halo_cpu_exact_tn_work(ac, bc, 1);
+  void *work = aligned_alloc(16, (work_bytes + 15) / 16 * 16);
+  int64_t most = ac * bc;
+  if (rows * cols > most) most = rows * cols;
+  if (wide > most) most = wide;
+  int64_t *want = host_alloc((size_t)(most * HALO_EXACT_LIMBS) * 8),
+          *got = host_alloc((size_t)(most * HALO_EXACT_LIMBS) * 8);
+  cr_assert(work);
+
+  const float amax = b.cpu->ops->max_abs(b.cpu, F(A.cpu), n * ac);
+  const float bmax = b.cpu->ops->max_abs(b.cpu, F(B.cpu), n * wide);
+  cr_expect_eq(b.gpu->ops->max_abs(b.gpu, F(A.gpu), n * ac), amax, "max_abs of A");
+  cr_expect_eq(b.gpu->ops->max_abs(b.gpu, F(B.gpu), n * wide), bmax, "max_abs of B");
+  int e = halo_exact_exponent((double)amax * (double)bmax);
+  b.cpu->ops->exact_tn(b.cpu, n, ac, bc, F(A.cpu), ac, F(B.cpu), wide, e, 1, work, want);
+  b.gpu->ops->exact_tn(b.gpu, n, ac, bc, F(A.gpu), ac, F(B.gpu), wide, e, 1, NULL, got);
+  expect_same_limbs(want, got, ac * bc, "exact_tn 300 x 300");
+
+  e = halo_exact_exponent((double)bmax);
+  b.cpu->ops->exact_tn(b.cpu, n, 1, wide, NULL, 1, F(B.cpu), wide, e, 1, work, want);
+  b.gpu->ops->exact_tn(b.gpu, n, 1, wide, NULL, 1, F(B.gpu), wide, e, 1, NULL, got);
+  expect_same_limbs(want, got, wide, "exact_tn column sums of 70,000 columns");
+
+  void *csr_work = aligned_alloc(16, (halo_cpu_exact_csr_work(cols, 1) + 15) / 16 * 16);
+  cr_assert(csr_work);
+  e = halo_exact_exponent(2.0 * (double)bmax);
+  b.cpu->ops->exact_csr(b.cpu, &host, F(B.cpu), cols, wide, e, 1, csr_work, want);
+  b.gpu->ops->exact_csr(b.gpu, &dev, F(B.gpu), cols, wide, e, 1, NULL, got);
+  expect_same_limbs(want, got, rows * cols, "exact_csr 2,100 x 40");
+
+  twin C = twin_new(&b, NULL, (size_t)(n * 17) * 4);
+  b.cpu->ops->gemm_rows(b.cpu, 1, n, 17, ac, F(A.cpu), ac, F(B.cpu), ac, F(C.cpu), 17);
+  b.gpu->ops->gemm_rows(b.gpu, 1, n, 17, ac, F(A.gpu), ac, F(B.gpu), ac, F(C.gpu), 17);
+  float *hc = gpu_side(&b, &C);
+  cr_expect(memcmp(hc, C.cpu.data, (size_t)(n * 17) * 4) == 0, "gemm_rows slot: not the CPU's bits");
+  cr_expect_eq(sync(b.gpu), HALO_OK, "a deterministic slot failed");
+
+  b.gpu->ops->csr_free(b.gpu, &dev);
+  twin_free(&b, &A);
+  twin_free(&b, &B);
+  twin_free(&b, &C);
+  free(ha);
+  free(hb);
+  free(hc);
+  free(work);
+  free(csr_work);
+  free(want);
+  free(got);
+  free(host.indptr);
+  free(host.indices);
+  free(host.values);
   close_backends(&b);
 }
 

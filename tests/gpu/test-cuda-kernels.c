@@ -3,7 +3,8 @@
  * Thresholds are relative errors ‖cuda − cpu‖₂ / ‖cpu‖₂, one per op:
  *   0     ops that perform the same float operations in the same order
  *         (bias_add, relu, relu_backward, axpy, elu_backward, mul, dropout,
- *         dropout_to, csr_dropout, pack, unpack, adam):
+ *         dropout_to, csr_dropout, pack, unpack, adam) and the deterministic
+ *         ops (gemm_rows, max_abs, and the exact sums' integers):
  *         any difference at all is a bug;
  *   1e-9  the softmax loss, a double sum of double terms;
  *   1e-6  ops that sum in double in another order and round to float
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "gpu-test.h"
+#include "halo-exact.h"
 #include "halo-kernels-cuda.h"
 #include "halo-kernels.h"
 
@@ -933,8 +935,8 @@ Test(cuda_kernels, mul_is_exact_and_may_overwrite_an_input) {
   free(got);
 }
 
-/* One softmax case: `cols` classes, a random mask of nmask distinct rows;
- * with `work` (the workspace), run twice, which must give the same bits. */
+/* One softmax case: `cols` classes, a random mask of nmask distinct rows,
+ * run twice and then in two parts, which must give the same bits. */
 static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmask, int with_grad,
                          void *work) {
   const size_t zsz = (size_t)(rows * cols) * 4;
@@ -972,20 +974,30 @@ static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmas
   dev_download(&correct, dcorrect, sizeof correct);
   const double eloss = fabs(loss - want_loss) / fabs(want_loss);
   fprintf(stderr,
-          "softmax_xent cols=%lld nmask=%lld grad=%d work=%d: loss %.9g vs %.9g (rel %.3g), "
+          "softmax_xent cols=%lld nmask=%lld grad=%d: loss %.9g vs %.9g (rel %.3g), "
           "correct %lld\n",
-          (long long)cols, (long long)nmask, with_grad, work != NULL, loss, want_loss, eloss,
-          (long long)correct);
-  if (work) {
-    double again = 0.0;
-    dev_poison(dloss, sizeof(double));
-    expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect,
-                                     work, NULL),
+          (long long)cols, (long long)nmask, with_grad, loss, want_loss, eloss, (long long)correct);
+  /* The same bits again, and from the mask cut in two (as two ranks would
+   * hold it): the halves' sums lie on the loss grid, so they add exactly. */
+  double again = 0.0, halves[2] = {0.0, 0.0};
+  dev_poison(dloss, sizeof(double));
+  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect, work,
+                                   NULL),
+            "halo_cuda_softmax_xent");
+  dev_download(&again, dloss, sizeof again);
+  cr_expect(memcmp(&again, &loss, sizeof loss) == 0, "loss %.17g, then %.17g: not the same bits",
+            loss, again);
+  const int64_t cut = nmask / 3;
+  for (int h = 0; h < 2; h++) {
+    expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm + (h ? cut : 0),
+                                     h ? nmask - cut : cut, scale, NULL, dloss, dcorrect, work,
+                                     NULL),
               "halo_cuda_softmax_xent");
-    dev_download(&again, dloss, sizeof again);
-    cr_expect(memcmp(&again, &loss, sizeof loss) == 0, "loss %.17g, then %.17g: not the same bits",
-              loss, again);
+    dev_download(&halves[h], dloss, sizeof halves[h]);
   }
+  const double joined = halves[0] + halves[1];
+  cr_expect(memcmp(&joined, &loss, sizeof loss) == 0,
+            "loss %.17g over the whole mask, %.17g from its two parts", loss, joined);
   cr_expect_leq(eloss, LOSS, "softmax loss rel err %g", eloss);
   cr_expect_eq(correct, want_correct, "correct %lld, CPU says %lld", (long long)correct,
                (long long)want_correct);
@@ -1010,14 +1022,10 @@ static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmas
 Test(cuda_kernels, softmax_xent_matches_loss_accuracy_and_gradient) {
   const uint64_t seed = gpu_test_seed("softmax_xent");
   void *work = dev_alloc(HALO_CUDA_SOFTMAX_WORK_BYTES);
-  for (int w = 0; w <= 1; w++) {
-    void *ws = w ? work : NULL;
-    softmax_case(seed, 2000, 7, 1200, 1, ws);  /* Cora's 7 classes: fewer than a warp */
-    softmax_case(seed, 1500, 47, 1500, 1, ws); /* more classes than a warp; every row */
-    softmax_case(seed, 999, 40, 333, 0, ws);   /* evaluation only */
-    /* More rows than the workspace's 1024 blocks × 8 warps: warps loop. */
-    softmax_case(seed, 30011, 5, 20000, 1, ws);
-  }
+  softmax_case(seed, 2000, 7, 1200, 1, work);  /* Cora's 7 classes: fewer than a warp */
+  softmax_case(seed, 1500, 47, 1500, 1, work); /* more classes than a warp; every row */
+  softmax_case(seed, 999, 40, 333, 0, work);   /* evaluation only */
+  softmax_case(seed, 30011, 5, 20000, 1, work);
   cudaFree(work);
 }
 
@@ -1079,6 +1087,190 @@ Test(cuda_kernels, softmax_xent_argmax_of_nan_and_infinite_rows) {
 }
 
 /* ---- device, memory and streams ------------------------------------------- */
+
+/* ---- deterministic ops ---------------------------------------------------- */
+
+/* gemm_rows against halo_cpu_gemm_rows, bit for bit, with padded leading
+ * dimensions and sizes off the kernel's 16-tiles; then rows [m/3, m) alone,
+ * which must give the same bits (a row does not depend on the others). */
+static void gemm_rows_case(uint64_t seed, int tb, int64_t m, int64_t n, int64_t k) {
+  const int64_t lda = k + 3, ldb = (tb ? k : n) + 1, ldc = n + 2, b_rows = tb ? n : k;
+  const size_t a_sz = (size_t)(m * lda) * 4, b_sz = (size_t)(b_rows * ldb) * 4,
+               c_sz = (size_t)(m * ldc) * 4;
+  float *a = host_alloc(a_sz), *b = host_alloc(b_sz), *want = host_alloc(c_sz),
+        *got = host_alloc(c_sz);
+  fill_uniform(a, m * lda, seed, 40, -1.0f, 1.0f);
+  fill_uniform(b, b_rows * ldb, seed, 41, -1.0f, 1.0f);
+  halo_cpu_gemm_rows(tb, m, n, k, a, lda, b, ldb, want, ldc);
+  float *da = dev_upload(a, a_sz), *db = dev_upload(b, b_sz), *dc = dev_alloc(c_sz);
+  const int64_t cut = m / 3;
+  for (int part = 0; part < 2; part++) {
+    dev_poison(dc, c_sz);
+    if (part == 0)
+      expect_ok(halo_cuda_gemm_rows(tb, m, n, k, da, lda, db, ldb, dc, ldc, NULL),
+                "halo_cuda_gemm_rows");
+    else
+      expect_ok(halo_cuda_gemm_rows(tb, m - cut, n, k, da + cut * lda, lda, db, ldb,
+                                    dc + cut * ldc, ldc, NULL),
+                "halo_cuda_gemm_rows");
+    dev_download(got, dc, c_sz);
+    int64_t bad = 0;
+    for (int64_t i = part ? cut : 0; i < m; i++)
+      bad += memcmp(got + i * ldc, want + i * ldc, (size_t)n * 4) != 0;
+    cr_expect_eq(bad, 0, "gemm_rows tb=%d %lldx%lldx%lld%s: %lld rows differ from the CPU's", tb,
+                 (long long)m, (long long)n, (long long)k, part ? " (rows m/3.. alone)" : "",
+                 (long long)bad);
+  }
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  free(a);
+  free(b);
+  free(want);
+  free(got);
+}
+
+Test(cuda_kernels, gemm_rows_gives_the_cpus_bits) {
+  const uint64_t seed = gpu_test_seed("gemm_rows");
+  gemm_rows_case(seed, 0, 300, 37, 50); /* H·W */
+  gemm_rows_case(seed, 1, 211, 16, 64); /* G·Wᵀ */
+  gemm_rows_case(seed, 0, 17, 7, 1);
+  gemm_rows_case(seed, 1, 5, 3, 0); /* k = 0: zeros */
+}
+
+/* Floats over many binades, a few zeros and a few exact ties on the grid. */
+static void fill_spread(float *x, int64_t n, uint64_t seed, uint64_t tag) {
+  fill_uniform(x, n, seed, tag, -1.0f, 1.0f);
+  for (int64_t i = 0; i < n; i++) {
+    x[i] = ldexpf(x[i], (int)(i % 23) - 11);
+    if (i % 31 == 7) x[i] = 0.0f;
+  }
+}
+
+static float cuda_max_abs_of(const float *dx, int64_t n) {
+  unsigned *dword = dev_alloc(sizeof(unsigned)), bits = 0;
+  float m;
+  expect_ok(halo_cuda_max_abs(dx, n, dword, NULL), "halo_cuda_max_abs");
+  dev_download(&bits, dword, sizeof bits);
+  memcpy(&m, &bits, sizeof m);
+  cudaFree(dword);
+  return m;
+}
+
+/* The pairs of `cells` cells from the device, as the CPU's limbs. */
+static int64_t *limbs_of_pairs(const int64_t *dpairs, int64_t cells) {
+  int64_t *pairs = host_alloc((size_t)(2 * cells) * 8),
+          *limbs = host_alloc((size_t)(HALO_EXACT_LIMBS * cells) * 8);
+  dev_download(pairs, dpairs, (size_t)(2 * cells) * 8);
+  for (int64_t c = 0; c < cells; c++)
+    halo_exact_limbs(pairs[2 * c], pairs[2 * c + 1], limbs + HALO_EXACT_LIMBS * c);
+  free(pairs);
+  return limbs;
+}
+
+/* Aᵀ·B (or B's column sums) over n rows: the CPU's limbs, integer for
+ * integer, on the grid of the two operands' bounds (max_abs, which must
+ * agree too). */
+static void exact_tn_case(uint64_t seed, int64_t n, int64_t ac, int64_t bc, int with_a) {
+  const int64_t lda = ac + 1, ldb = bc + 2, cells = ac * bc;
+  const size_t a_sz = (size_t)(n * lda) * 4, b_sz = (size_t)(n * ldb) * 4;
+  float *a = host_alloc(a_sz), *b = host_alloc(b_sz);
+  fill_spread(a, n * lda, seed, 42);
+  fill_spread(b, n * ldb, seed, 43);
+  float *da = dev_upload(a, a_sz), *db = dev_upload(b, b_sz);
+  const float amax = with_a ? halo_cpu_max_abs(a, n * lda) : 1.0f, bmax = halo_cpu_max_abs(b, n * ldb);
+  if (with_a) cr_expect_eq(cuda_max_abs_of(da, n * lda), amax, "max_abs of A");
+  cr_expect_eq(cuda_max_abs_of(db, n * ldb), bmax, "max_abs of B");
+  const int e = halo_exact_exponent((double)amax * (double)bmax);
+
+  void *work = aligned_alloc(16, (halo_cpu_exact_tn_work(ac, bc, 2) + 15) / 16 * 16);
+  int64_t *want = host_alloc((size_t)(HALO_EXACT_LIMBS * cells) * 8),
+          *dpairs = dev_alloc((size_t)(2 * cells) * 8);
+  cr_assert(work);
+  halo_cpu_exact_tn(n, ac, bc, with_a ? a : NULL, lda, b, ldb, e, 2, work, want);
+  dev_poison(dpairs, (size_t)(2 * cells) * 8);
+  expect_ok(halo_cuda_exact_tn(n, ac, bc, with_a ? da : NULL, lda, db, ldb, e, dpairs, NULL),
+            "halo_cuda_exact_tn");
+  int64_t *got = limbs_of_pairs(dpairs, cells);
+  cr_expect(memcmp(got, want, (size_t)(HALO_EXACT_LIMBS * cells) * 8) == 0,
+            "exact_tn n=%lld %lldx%lld%s: the sums differ from the CPU's", (long long)n,
+            (long long)ac, (long long)bc, with_a ? "" : " (column sums)");
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dpairs);
+  free(a);
+  free(b);
+  free(work);
+  free(want);
+  free(got);
+}
+
+/* The sparse Aᵀ·B: `rows` rows of random degree (row 3 longer than one
+ * run of 2^11 terms, row 5 empty) over the n rows of B. */
+static void exact_csr_case(uint64_t seed, int64_t rows, int64_t n, int64_t bc, int with_values) {
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, 44, (uint64_t)rows);
+  int64_t *indptr = host_alloc((size_t)(rows + 1) * 8);
+  indptr[0] = 0;
+  for (int64_t p = 0; p < rows; p++)
+    indptr[p + 1] = indptr[p] + (p == 3 ? 5000 : p == 5 ? 0 : rand_below(key, (uint64_t)p, 40));
+  const int64_t nnz = indptr[rows], ldb = bc + 1;
+  int32_t *indices = host_alloc((size_t)nnz * 4);
+  float *values = host_alloc((size_t)nnz * 4), *b = host_alloc((size_t)(n * ldb) * 4);
+  for (int64_t k = 0; k < nnz; k++) indices[k] = (int32_t)rand_below(key, (uint64_t)(rows + k), n);
+  fill_spread(values, nnz, seed, 45);
+  fill_spread(b, n * ldb, seed, 46);
+  const float vmax = with_values ? halo_cpu_max_abs(values, nnz) : 1.0f;
+  const int e = halo_exact_exponent((double)vmax * (double)halo_cpu_max_abs(b, n * ldb));
+
+  void *work = aligned_alloc(16, (halo_cpu_exact_csr_work(bc, 2) + 15) / 16 * 16);
+  int64_t *want = host_alloc((size_t)(HALO_EXACT_LIMBS * rows * bc) * 8),
+          *dpairs = dev_alloc((size_t)(2 * rows * bc) * 8);
+  cr_assert(work);
+  halo_cpu_exact_csr(indptr, indices, with_values ? values : NULL, rows, b, bc, ldb, e, 2, work,
+                     want);
+  int64_t *dptr = dev_upload(indptr, (size_t)(rows + 1) * 8);
+  int32_t *didx = dev_upload(indices, (size_t)nnz * 4);
+  float *dval = dev_upload(values, (size_t)nnz * 4), *db = dev_upload(b, (size_t)(n * ldb) * 4);
+  dev_poison(dpairs, (size_t)(2 * rows * bc) * 8);
+  expect_ok(halo_cuda_exact_csr(dptr, didx, with_values ? dval : NULL, rows, db, bc, ldb, e, dpairs,
+                                NULL),
+            "halo_cuda_exact_csr");
+  int64_t *got = limbs_of_pairs(dpairs, rows * bc);
+  cr_expect(memcmp(got, want, (size_t)(HALO_EXACT_LIMBS * rows * bc) * 8) == 0,
+            "exact_csr rows=%lld bc=%lld values=%d: the sums differ from the CPU's",
+            (long long)rows, (long long)bc, with_values);
+  cudaFree(dptr);
+  cudaFree(didx);
+  cudaFree(dval);
+  cudaFree(db);
+  cudaFree(dpairs);
+  free(indptr);
+  free(indices);
+  free(values);
+  free(b);
+  free(work);
+  free(want);
+  free(got);
+}
+
+Test(cuda_kernels, exact_sums_give_the_cpus_integers) {
+  const uint64_t seed = gpu_test_seed("exact_sums");
+  exact_tn_case(seed, 5000, 9, 40, 1); /* three runs of rows */
+  exact_tn_case(seed, 333, 1, 70, 0);  /* column sums */
+  exact_tn_case(seed, 0, 3, 4, 1);     /* no rows: zeros */
+  exact_csr_case(seed, 20, 700, 35, 1);
+  exact_csr_case(seed, 9, 300, 3, 0);
+}
+
+Test(cuda_kernels, max_abs_reports_a_nan_as_infinity) {
+  const float x[] = {1.0f, -3.5f, NAN, 2.0f}, y[] = {-0.0f, 0.25f, -7.0f};
+  float *dx = dev_upload(x, sizeof x), *dy = dev_upload(y, sizeof y);
+  cr_expect(isinf(cuda_max_abs_of(dx, 4)), "a NaN among the values");
+  cr_expect_eq(cuda_max_abs_of(dy, 3), 7.0f);
+  cr_expect_eq(cuda_max_abs_of(dy, 0), 0.0f, "no values");
+  cudaFree(dx);
+  cudaFree(dy);
+}
 
 Test(cuda_kernels, device_memory_and_streams_round_trip) {
   const uint64_t seed = gpu_test_seed("device");

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test-sanitized.h"
 #include "train-cli.h"
 #include "train-run.h"
 
@@ -136,6 +137,56 @@ Test(train_cuda, cora_p2_cuda_aware_equals_cpu, .timeout = 300) {
     cr_skip_test("this Open MPI is not CUDA-aware");
 #endif
   check_against_cpu(2, "1", "cusparse");
+}
+
+/* --deterministic on the GPU: P=1 against P=2, bit for bit (every epoch's
+ * loss and the params_sha256), for GCN with Cora's sparse input features
+ * (the exact sparse sums), a 3-layer GraphSAGE with residuals and
+ * LayerNorm, and GAT.  Against the CPU's deterministic run the curve must
+ * agree within float rounding (CPU against CUDA is not promised bit for
+ * bit, docs/reproducibility.md); whether it is bit-identical is printed. */
+Test(train_cuda, deterministic_p1_equals_p2, .timeout = 900) {
+  static const char *const models[] = {
+      "", "--model sage --hidden 16 --layers 3 --residual --norm layer",
+      "--model gat --heads 2 --hidden 8"};
+  const int epochs = EPOCHS < 100 ? 6 : 50;
+  /* GAT's kernels are those of cora_p2_gat_equals_cpu; only the sums of
+   * its gradients are deterministic mode's own. */
+  const size_t nmodels = TEST_SANITIZED ? 2 : sizeof models / sizeof models[0];
+  if (TEST_SANITIZED) test_sanitized_note("train_cuda.deterministic", "GCN and GraphSAGE, not GAT");
+  char *dir = tr_tmpdir("cuda-det");
+  char shards[2][512], json[600], path[700], flags[300];
+  for (int k = 0; k < 2; k++) {
+    snprintf(shards[k], sizeof shards[k], "%s/cora-%d", dir, k + 1);
+    snprintf(json, sizeof json, "%s.json", shards[k]);
+    partition(CORA, k + 1, "metis", "1433,16,7", shards[k], json);
+  }
+  run_report *r = calloc(3, sizeof *r);
+  cr_assert(r);
+  for (size_t i = 0; i < nmodels; i++) {
+    /* r[0]: the CPU at P=1; r[1], r[2]: CUDA at P=1 and 2. */
+    for (int k = 0; k < 3; k++) {
+      snprintf(path, sizeof path, "%s/det-%zu-%d.jsonl", dir, i, k);
+      snprintf(flags, sizeof flags, "--epochs %d --seed 6 --deterministic %s %s", epochs,
+               k ? "--device cuda" : "", models[i]);
+      train(k < 2 ? 1 : 2, shards[k < 2 ? 0 : 1], flags, path);
+      read_report(path, &r[k]);
+    }
+    char what[400];
+    snprintf(what, sizeof what, "cuda --deterministic %s: P=2 against P=1", models[i]);
+    expect_bit_identical(&r[1], &r[2], what);
+    int at = 0;
+    const double worst = worst_loss_difference(&r[0].m, &r[1].m, epochs, &at);
+    fprintf(stderr,
+            "[train_cuda] --deterministic %s: P=1 and P=2 params_sha256 %s %s; against the "
+            "CPU's: %s, worst loss difference %.2e (epoch %d)\n",
+            models[i], r[1].sha, strcmp(r[1].sha, r[2].sha) == 0 ? "equal" : "DIFFER",
+            strcmp(r[0].sha, r[1].sha) == 0 ? "bit-identical" : "not bit-identical", worst, at);
+    cr_expect_leq(worst, 1e-4, "%s: the CUDA curve is %.2e off the CPU's at epoch %d", models[i],
+                  worst, at);
+  }
+  free(r);
+  tr_rmdir(dir);
 }
 
 Test(train_cuda, memory_prediction_matches_device_use, .timeout = 300) {

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "halo-backend-impl.h"
+#include "halo-exact.h"
 
 typedef struct region {
   const char *base;
@@ -512,6 +513,51 @@ static void ck_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t
   cpu->spmm(be, a, x, ldx, ncols, beta, y, ldy, rows, nrows);
 }
 
+/* The deterministic slots, as a device backend has them: operands in
+ * device memory, results in host memory, and a host workspace of their own
+ * (the trainer hands a device backend none). */
+static void ck_gemm_rows(halo_backend *be, int tb, int64_t m, int64_t n, int64_t k, const float *a,
+                         int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc) {
+  device(be, "gemm_rows", "A", a, span(m, k, lda, 4));
+  device(be, "gemm_rows", "B", b, tb ? span(n, k, ldb, 4) : span(k, n, ldb, 4));
+  device(be, "gemm_rows", "C", c, span(m, n, ldc, 4));
+  cpu->gemm_rows(be, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+static float ck_max_abs(halo_backend *be, const float *x, int64_t n) {
+  device(be, "max_abs", "X", x, (size_t)n * 4);
+  return cpu->max_abs(be, x, n);
+}
+
+static void *exact_work(const char *slot, size_t bytes) {
+  void *work = aligned_alloc(16, (bytes + 15) / 16 * 16 + 16);
+  if (!work) fail(slot, "workspace", "could not be allocated");
+  return work;
+}
+
+static void ck_exact_tn(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a,
+                        int64_t lda, const float *b, int64_t ldb, int e, int threads, void *work,
+                        int64_t *acc) {
+  if (work) fail("exact_tn", "work", "is given to a device backend");
+  if (a) device(be, "exact_tn", "A", a, span(n, ac, lda, 4));
+  device(be, "exact_tn", "B", b, span(n, bc, ldb, 4));
+  host(be, "exact_tn", "acc", acc);
+  work = exact_work("exact_tn", halo_cpu_exact_tn_work(ac, bc, threads));
+  cpu->exact_tn(be, n, ac, bc, a, lda, b, ldb, e, threads, work, acc);
+  free(work);
+}
+
+static void ck_exact_csr(halo_backend *be, const halo_csr *at, const float *b, int64_t bc,
+                         int64_t ldb, int e, int threads, void *work, int64_t *acc) {
+  if (work) fail("exact_csr", "work", "is given to a device backend");
+  device_csr(be, "exact_csr", at);
+  device(be, "exact_csr", "B", b, span(at->cols, bc, ldb, 4));
+  host(be, "exact_csr", "acc", acc);
+  work = exact_work("exact_csr", halo_cpu_exact_csr_work(bc, threads));
+  cpu->exact_csr(be, at, b, bc, ldb, e, threads, work, acc);
+  free(work);
+}
+
 /* A declared product must lie in device memory, rows [0, nrows) of A. */
 static halo_status ck_spmm_prepare(halo_backend *be, const halo_csr *a, int64_t nrows,
                                    int64_t ncols) {
@@ -582,6 +628,10 @@ static const halo_backend_ops checked_ops = {
     .adam = ck_adam,
     .copy = ck_copy,
     .pack = ck_pack,
+    .gemm_rows = ck_gemm_rows,
+    .max_abs = ck_max_abs,
+    .exact_tn = ck_exact_tn,
+    .exact_csr = ck_exact_csr,
     .spmm = ck_spmm,
     .spmm_prepare = ck_spmm_prepare,
     .csr_dropout = ck_csr_dropout,

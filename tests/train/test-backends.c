@@ -29,18 +29,22 @@ typedef struct probe_args {
   const char *args; /* nodes degree features density classes layers hidden dropout
                        input_dropout sparse */
   const char *model, *flags; /* HALO_PROBE_MODEL and HALO_PROBE_FLAGS; NULL: gcn, none */
+  int deterministic;         /* HALO_PROBE_DETERMINISTIC */
 } probe_args;
 
 static const probe_args cases[] = {
-    {"sparse X", "300 6 40 0.1 5 2 16 0.5 0.5 1", NULL, NULL},
-    {"dense X, 3 layers", "300 6 40 0.5 5 3 24 0.5 0.5 0", NULL, NULL},
-    {"cached AX", "300 6 40 0.1 5 2 16 0.5 0.0 -1", NULL, NULL},
-    {"aggregate first", "200 4 8 0.5 3 3 32 0.3 0.0 0", NULL, NULL},
-    {"sage, sparse X, normalised, ELU", "300 6 40 0.1 5 2 16 0.5 0.5 1", "sage", "nu"},
-    {"gin aggregating first, learned eps", "200 4 8 0.5 3 3 32 0.3 0.0 0", "gin", "e"},
+    {"sparse X", "300 6 40 0.1 5 2 16 0.5 0.5 1", NULL, NULL, 0},
+    {"dense X, 3 layers", "300 6 40 0.5 5 3 24 0.5 0.5 0", NULL, NULL, 0},
+    {"cached AX", "300 6 40 0.1 5 2 16 0.5 0.0 -1", NULL, NULL, 0},
+    {"aggregate first", "200 4 8 0.5 3 3 32 0.3 0.0 0", NULL, NULL, 0},
+    {"sage, sparse X, normalised, ELU", "300 6 40 0.1 5 2 16 0.5 0.5 1", "sage", "nu", 0},
+    {"gin aggregating first, learned eps", "200 4 8 0.5 3 3 32 0.3 0.0 0", "gin", "e", 0},
     /* GAT with the probe's heads (HALO_PROBE_GAT): 4 heads of 4, 2 averaged
      * at the top, attention dropout. */
-    {"gat, sparse X, ELU", "300 6 40 0.1 5 2 4 0.5 0.5 1", "gat", "u"},
+    {"gat, sparse X, ELU", "300 6 40 0.1 5 2 4 0.5 0.5 1", "gat", "u", 0},
+    /* The exact sums (sparse and dense) and the row-invariant products. */
+    {"deterministic, sparse X, 3 layers, residual, LayerNorm", "300 6 40 0.1 5 3 16 0.5 0.5 1",
+     NULL, "rl", 1},
 };
 
 static const char *const files[] = {"grads.txt",    "bytes.txt",    "after.txt",
@@ -52,12 +56,14 @@ static void run_probe(const char *backend, int np, const probe_args *pc, uint64_
   setenv("HALO_PROBE_MODEL", pc->model ? pc->model : "gcn", 1);
   setenv("HALO_PROBE_FLAGS", pc->flags ? pc->flags : "", 1);
   setenv("HALO_PROBE_GAT", "4 2 0.5", 1);
+  setenv("HALO_PROBE_DETERMINISTIC", pc->deterministic ? "1" : "0", 1);
   int rc = tr_mpirun(np, 120, NULL, "%s %s %s %llu %llu 4", TRAIN_PROBE, dir, pc->args,
                      (unsigned long long)seed, (unsigned long long)seed);
   unsetenv("HALO_PROBE_BACKEND");
   unsetenv("HALO_PROBE_MODEL");
   unsetenv("HALO_PROBE_FLAGS");
   unsetenv("HALO_PROBE_GAT");
+  unsetenv("HALO_PROBE_DETERMINISTIC");
   cr_assert_eq(rc, 0, "%s, %s backend, P=%d: train-probe exited with %d", pc->name, backend, np,
                rc);
 }

@@ -120,39 +120,6 @@ Test(models, partition_invariance_and_bytes, .timeout = 900) {
   tr_rmdir(dir);
 }
 
-/* The digest and every loss of a --deterministic run. */
-typedef struct report {
-  metrics m;
-  char sha[65];
-} report;
-
-/* The summary's params_sha256 alone (a resumed run's epochs start past 1). */
-static void read_sha(const char *path, report *r) {
-  char *text = tr_slurp(path);
-  cr_assert(text);
-  const char *key = strstr(text, "\"params_sha256\": \"");
-  cr_assert(key, "%s: no params_sha256", path);
-  snprintf(r->sha, sizeof r->sha, "%.64s", key + strlen("\"params_sha256\": \""));
-  free(text);
-}
-
-static void read_report(const char *path, report *r) {
-  read_metrics(path, &r->m);
-  read_sha(path, r);
-}
-
-static void expect_identical(const report *a, const report *b, const char *what) {
-  cr_expect_eq(a->m.epochs, b->m.epochs, "%s: %d epochs against %d", what, b->m.epochs,
-               a->m.epochs);
-  for (int e = 0; e < a->m.epochs && e < b->m.epochs; e++)
-    if (memcmp(&a->m.loss[e], &b->m.loss[e], sizeof(double)) != 0) {
-      cr_expect_fail("%s: epoch %d's loss is %.17g, against %.17g", what, e + 1, b->m.loss[e],
-                     a->m.loss[e]);
-      break;
-    }
-  cr_expect_str_eq(a->sha, b->sha, "%s: params_sha256 %s, against %s", what, b->sha, a->sha);
-}
-
 Test(models, deterministic_bit_identical_for_any_p, .timeout = 900) {
   char *dir = tr_tmpdir("models-det");
   char shards[512], path[700], extra[200];
@@ -162,7 +129,7 @@ Test(models, deterministic_bit_identical_for_any_p, .timeout = 900) {
   static const int det_runs[] = {0, 1, 3}, det_epochs = EPOCHS < 100 ? 10 : 40;
   if (TEST_SANITIZED) test_sanitized_note("models.deterministic", "P=1 against P=4 alone");
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
-    report ref, got;
+    run_report ref, got;
     for (int r = 0; r < 3; r++) {
       const int i = det_runs[r];
       if (TEST_SANITIZED && i == 1) continue;
@@ -176,7 +143,7 @@ Test(models, deterministic_bit_identical_for_any_p, .timeout = 900) {
       char what[160];
       snprintf(what, sizeof what, "%s P=%d %s against P=1", models[k][0], runs[i].parts,
                runs[i].method);
-      expect_identical(&ref, &got, what);
+      expect_bit_identical(&ref, &got, what);
     }
   }
   tr_rmdir(dir);
@@ -195,7 +162,7 @@ Test(models, checkpoints_resume_at_another_p_and_refuse_another_model, .timeout 
   const char *sage = "--model sage --hidden 32 --sage-normalize --deterministic";
 
   /* 30 epochs at P=1, against 20 at P=2 then 10 more at P=4. */
-  report whole, resumed;
+  run_report whole, resumed;
   snprintf(path, sizeof path, "%s/whole.jsonl", dir);
   snprintf(extra, sizeof extra, "%s --epochs 30", sage);
   train(1, shards[0], extra, path);
@@ -206,7 +173,7 @@ Test(models, checkpoints_resume_at_another_p_and_refuse_another_model, .timeout 
   snprintf(path, sizeof path, "%s/resumed.jsonl", dir);
   snprintf(extra, sizeof extra, "%s --epochs 30 --checkpoint '%s' --resume", sage, ckpt);
   train(4, shards[2], extra, path);
-  read_sha(path, &resumed);
+  read_params_sha256(path, resumed.sha);
   cr_expect_str_eq(resumed.sha, whole.sha, "sage resumed at P=4: params_sha256 %s, uninterrupted %s",
                    resumed.sha, whole.sha);
 

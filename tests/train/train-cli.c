@@ -85,3 +85,47 @@ double worst_loss_difference(const metrics *a, const metrics *b, int n, int *at)
   }
   return worst;
 }
+
+void read_params_sha256(const char *path, char sha[65]) {
+  char *text = tr_slurp(path);
+  cr_assert(text, "no metrics file %s", path);
+  const char *key = strstr(text, "\"params_sha256\": \"");
+  cr_assert(key, "%s: the summary has no params_sha256", path);
+  key += strlen("\"params_sha256\": \"");
+  cr_assert(strlen(key) > 64 && key[64] == '"', "%s: params_sha256 is not 64 hex digits", path);
+  memcpy(sha, key, 64);
+  sha[64] = '\0';
+  free(text);
+}
+
+void read_report(const char *path, run_report *r) {
+  read_metrics(path, &r->m);
+  read_params_sha256(path, r->sha);
+}
+
+void read_resumed_report(const char *path, run_report *r) {
+  char *text = tr_slurp(path);
+  cr_assert(text, "no metrics file %s", path);
+  memset(r, 0, sizeof *r);
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (strstr(line, "\"summary\": true")) continue;
+    cr_assert_lt(r->m.epochs, MAX_EPOCHS, "%s: more than %d epochs", path, MAX_EPOCHS);
+    r->m.loss[r->m.epochs++] = tr_json_num(line, "loss");
+  }
+  free(text);
+  read_params_sha256(path, r->sha);
+}
+
+void expect_bit_identical(const run_report *a, const run_report *b, const char *what) {
+  cr_assert_eq(a->m.epochs, b->m.epochs, "%s: %d epochs, not %d", what, b->m.epochs, a->m.epochs);
+  int bad = 0;
+  for (int e = 0; e < a->m.epochs; e++)
+    if (memcmp(&a->m.loss[e], &b->m.loss[e], sizeof(double)) != 0 && bad++ < 3)
+      cr_expect_fail("%s: epoch %d's loss is %.17g, not %.17g", what, e + 1, b->m.loss[e],
+                     a->m.loss[e]);
+  cr_expect_eq(bad, 0, "%s: %d epochs' losses differ", what, bad);
+  cr_expect_str_eq(b->sha, a->sha, "%s: the final parameters differ (params_sha256 %s, not %s)",
+                   what, b->sha, a->sha);
+  cr_expect_eq(a->m.final_test, b->m.final_test, "%s: final test accuracy %.6f, not %.6f", what,
+               b->m.final_test, a->m.final_test);
+}

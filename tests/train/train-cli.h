@@ -37,6 +37,26 @@ void train(int np, const char *shards, const char *extra, const char *metrics_pa
  * in messages. */
 void expect_memory_bounded(const metrics *m, double unmodelled, const char *tag);
 
+/* A --deterministic run: its metrics, and the summary's params_sha256. */
+typedef struct run_report {
+  metrics m;
+  char sha[65];
+} run_report;
+
+/* The summary's params_sha256 of a --metrics file into sha (64 hex digits). */
+void read_params_sha256(const char *path, char sha[65]);
+
+/* read_metrics and read_params_sha256 of one file. */
+void read_report(const char *path, run_report *r);
+
+/* The same for a run whose first epoch may be past 1 (a resumed run): its
+ * losses in r->m.loss[0..r->m.epochs), and the digest. */
+void read_resumed_report(const char *path, run_report *r);
+
+/* Every epoch's loss, the digest and the final test accuracy of b equal
+ * a's, bit for bit; `what` names the comparison in messages. */
+void expect_bit_identical(const run_report *a, const run_report *b, const char *what);
+
 /* A number from halo-partition's --json. */
 double json_figure(const char *path, const char *key);
 

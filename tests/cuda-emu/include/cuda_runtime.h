@@ -17,6 +17,7 @@
 
 #ifdef __cplusplus
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -158,6 +159,23 @@ inline T atomicAdd(T *address, T value) {
   *address = old + value;
   return old;
 }
+
+template <class T>
+inline T atomicMax(T *address, T value) {
+  const T old = *address;
+  if (value > old) *address = value;
+  return old;
+}
+
+inline unsigned __float_as_uint(float x) {
+  unsigned u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+/* Round to nearest, ties to even: the default rounding mode, which halo
+ * never changes. */
+inline long long __double2ll_rn(double x) { return llrint(x); }
 
 /* The build compiles emulated kernels with -ffp-contract=off, so these are
  * the single IEEE roundings the intrinsics promise. */
