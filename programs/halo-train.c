@@ -33,6 +33,7 @@
 #include "halo-watchdog.h"
 #include "train-memory.h"
 #include "train-report.h"
+#include "train-signals.h"
 
 /* From OpenBLAS; declared here so that the CLI does not depend on which
  * cblas.h the system puts first on the include path. */
@@ -55,6 +56,7 @@ typedef struct run {
   halo_checkpoint ckpt; /* resume: the state read; then the save buffers (rank 0) */
   char ckpt_path[4096];
   int fatal;       /* failed inside the epoch loop, where peers may wait in an exchange */
+  int stopped_by;  /* the signal that stopped the epoch loop early, or 0 */
   char held[2048]; /* an error line held for halo_mpi_agree_first */
   cli_env env;     /* the environment variables (cli-env.c) */
   train_memory memory;
@@ -160,6 +162,26 @@ done:
   return st;
 }
 
+/* --resume auto: resume when the folder holds a checkpoint, else start
+ * fresh (the first run of a requeued job). Collective. */
+static halo_status resume_auto(run *r) {
+  halo_status st = HALO_OK;
+  int64_t newest = -1;
+  if (r->rank == 0) {
+    halo_log_set_context("--checkpoint ");
+    st = halo_checkpoint_newest(r->args.checkpoint, &newest);
+    halo_log_set_context(NULL);
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  HALO_MPI(MPI_Bcast(&newest, 1, MPI_INT64_T, 0, r->comm));
+  r->args.resume = newest >= 0;
+  if (r->rank == 0 && newest < 0)
+    fprintf(stderr, "halo-train: --resume auto: no checkpoint in %s yet; starting at epoch 1\n",
+            r->args.checkpoint);
+done:
+  return st;
+}
+
 /* --resume: rank 0 finds the checkpoint; every rank then receives it. */
 static halo_status resume_read(run *r) {
   halo_status st = HALO_OK;
@@ -233,9 +255,22 @@ static halo_status train(run *r) {
     HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
     HALO_TRY(train_report_reduce(rep, &step, &eval, &e));
     if (epoch == r->start_epoch + 1) HALO_TRY(fatal_if(r, train_memory_measure(&r->memory, r->be)));
-    if (a->checkpoint && (epoch % a->checkpoint_every == 0 || epoch == a->epochs))
-      HALO_TRY(save_checkpoint(r, epoch));
+    const int save = a->checkpoint && (epoch % a->checkpoint_every == 0 || epoch == a->epochs);
+    if (save) HALO_TRY(save_checkpoint(r, epoch));
     train_report_epoch(rep, epoch, &e);
+    /* A preemption signal on any rank: every rank stops here, after a
+     * checkpoint of this epoch. */
+    HALO_TRY(fatal_if(r, train_signals_agree(r->comm, &r->stopped_by)));
+    if (r->stopped_by) {
+      if (a->checkpoint && !save) HALO_TRY(save_checkpoint(r, epoch));
+      train_report_stop(rep, epoch, train_signal_name(r->stopped_by));
+      if (r->rank == 0)
+        halo_log_warn("%s: stopping after epoch %lld%s%s%s", train_signal_name(r->stopped_by),
+                      (long long)epoch, a->checkpoint ? "; saved " : " (no --checkpoint to save)",
+                      a->checkpoint ? r->ckpt_path : "",
+                      a->checkpoint ? "; continue with --resume" : "");
+      break;
+    }
   }
 
   halo_watch_where("end", -1, -1);
@@ -366,6 +401,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
 
   st = load(r);
   HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
+  if (r->args.resume_auto) HALO_TRY(resume_auto(r));
   if (r->args.resume) {
     HALO_TRY(resume_read(r));
   } else if (r->args.checkpoint) {
@@ -444,6 +480,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  train_signals_install();
   MPI_Comm_rank(r.comm, &r.rank);
   MPI_Comm_size(r.comm, &r.size);
   snprintf(prefix, sizeof prefix, "[rank %d] halo-train", r.rank);
@@ -470,5 +507,5 @@ int main(int argc, char **argv) {
   halo_checkpoint_clear(&r.ckpt);
   train_memory_free(&r.memory); /* collective: not before an abort */
   MPI_Finalize();
-  return st < 0 ? 1 : 0;
+  return st < 0 ? 1 : r.stopped_by ? 128 + r.stopped_by : 0;
 }

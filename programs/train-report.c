@@ -255,7 +255,15 @@ void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) 
             e->sum[TRAIN_ALLREDUCE_B] / 1e6);
     fflush(out);
   }
-  if (rep->metrics) epoch_json(rep, epoch, e);
+  if (rep->metrics) {
+    epoch_json(rep, epoch, e);
+    fflush(rep->metrics); /* whole lines only, at every epoch's end */
+  }
+}
+
+void train_report_stop(train_report *rep, int64_t epoch, const char *why) {
+  rep->trained = epoch - rep->first_epoch + 1;
+  rep->stopped_by = why;
 }
 
 /* Rank 0's "memory:" line, after the summary. */
@@ -310,6 +318,10 @@ static void summary_json(train_report *rep, const train_memory_report *mem, doub
   halo_json_key_int(j, "memory_predicted_bytes", mem->predicted);
   halo_json_key_string(j, "memory_pool", mem->device >= 0 ? "device" : "host");
   halo_json_key_int(j, "memory_pool_ranks", mem->ranks);
+  if (rep->stopped_by)
+    halo_json_key_string(j, "stopped_by", rep->stopped_by);
+  else
+    halo_json_key_null(j, "stopped_by");
   halo_json_object_end(j);
 }
 
@@ -339,15 +351,20 @@ void train_report_summary(train_report *rep, const train_memory_report *mem) {
             "%.4f MB\n",
             rep->setup_bytes / 1e6);
   } else {
+    char mean_text[32] = "n/a"; /* every epoch was a warm-up one (a run stopped early) */
+    if (rep->timed > 0) snprintf(mean_text, sizeof mean_text, "%.3f ms", 1e3 * mean);
     fprintf(
         out,
-        "summary: %lld epoch%s, best val %.4f (test %.4f), final test %.4f, mean epoch %.3f ms "
+        "summary: %lld epoch%s, best val %.4f (test %.4f), final test %.4f, mean epoch %s "
         "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
         (long long)rep->trained, plural(rep->trained), rep->best_val < 0 ? 0.0 : rep->best_val,
-        rep->test_at_best, rep->final_test, 1e3 * mean, (long long)(rep->trained - rep->timed),
+        rep->test_at_best, rep->final_test, mean_text, (long long)(rep->trained - rep->timed),
         plural(rep->trained - rep->timed), rep->total_halo / 1e6,
         rep->mismatches ? "DIFFERS FROM the" : "equal to the", rep->setup_bytes / 1e6);
   }
+  if (rep->stopped_by)
+    fprintf(out, "stopped: %s after epoch %lld\n", rep->stopped_by,
+            (long long)(rep->first_epoch + rep->trained - 1));
   print_memory(rep, mem);
   if (rep->metrics) summary_json(rep, mem, mean);
   fflush(out);

@@ -67,6 +67,7 @@ typedef struct train_report {
   double best_val, test_at_best, final_test, time_sum;
   /* SHA-256 of the final parameters (train_report_digest), "" until then. */
   char params_sha256[65];
+  const char *stopped_by; /* the signal that ended the run early ("SIGTERM"), or NULL */
 } train_report;
 
 /* --metrics must not overwrite the run's data: a regular FILE that exists
@@ -99,6 +100,10 @@ void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epo
  * the watchdog) into *out. Collective over rep->comm. */
 halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *step,
                                 const halo_gcn_stats *eval, train_epoch *out);
+
+/* The run stops after `epoch` (a signal named `why` asked it to): the
+ * summary covers the epochs trained so far and says why. Local. */
+void train_report_stop(train_report *rep, int64_t epoch, const char *why);
 
 /* Adds epoch `epoch` to the totals; on rank 0 prints its line and writes its
  * JSON line. Local. */

@@ -1,0 +1,45 @@
+/* halo-train's preemption signals (train-signals.h). */
+#include "train-signals.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "halo-watchdog.h"
+
+static volatile sig_atomic_t caught;
+
+/* The first SIGTERM or SIGUSR1 is noted; a second SIGTERM restores the
+ * default action and raises it, so that an impatient sender still wins. */
+static void on_signal(int signo) {
+  if (caught == SIGTERM && signo == SIGTERM) {
+    signal(SIGTERM, SIG_DFL);
+    raise(SIGTERM);
+    return;
+  }
+  if (signo > caught) caught = signo;
+}
+
+void train_signals_install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART; /* MPI's and HDF5's system calls go on */
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
+}
+
+halo_status train_signals_agree(MPI_Comm comm, int *signo) {
+  const int mine = caught;
+  *signo = 0;
+  return halo_watch_allreduce(&mine, signo, 1, MPI_INT, MPI_MAX, comm, "the signal check");
+}
+
+const char *train_signal_name(int signo) {
+  static char other[32];
+  if (signo == SIGTERM) return "SIGTERM";
+  if (signo == SIGUSR1) return "SIGUSR1";
+  snprintf(other, sizeof other, "signal %d", signo);
+  return other;
+}
