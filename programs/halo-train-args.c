@@ -51,6 +51,11 @@ static const char usage[] =
     "                       --epochs in all (any P, any partition of the same graph)\n"
     "  --resume auto        the same when DIR holds a checkpoint, else start fresh\n"
     "                       (a requeued job's script needs no branch)\n"
+    "  --eval-only          with --resume: evaluate the checkpoint, train nothing\n"
+    "  --early-stop N       stop after N epochs without a better validation accuracy;\n"
+    "                       with --checkpoint, also keep DIR/best.h5\n"
+    "  --predict FILE.h5    write every node's logits, prediction and split (from the\n"
+    "                       final epoch, or the best-validation one with --early-stop)\n"
     "SIGTERM or SIGUSR1 stops every rank after the current epoch, with a checkpoint\n"
     "when --checkpoint is set; the exit status is then 143 or 138.\n"
     "  --timeout SECONDS    abort the job when an exchange or a collective makes no\n"
@@ -120,7 +125,8 @@ static halo_status copy_word(const char *flag, const char *text, const char *con
 /* Every flag without a value, then every flag with one. */
 static const char *const switches[] = {
     "--quiet",         "--weight-decay-all", "--no-normalize",  "--resume",   "--tf32",
-    "--deterministic", "--sage-normalize",   "--gin-train-eps", "--residual", NULL};
+    "--deterministic", "--sage-normalize",   "--gin-train-eps", "--residual", "--eval-only",
+    NULL};
 static const char *const valued[] = {"--model",
                                      "--activation",
                                      "--norm",
@@ -143,6 +149,8 @@ static const char *const valued[] = {"--model",
                                      "--checkpoint-every",
                                      "--keep",
                                      "--timeout",
+                                     "--predict",
+                                     "--early-stop",
                                      NULL};
 
 static int listed(const char *const *list, const char *flag) {
@@ -242,6 +250,7 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       if (strcmp(flag, "--sage-normalize") == 0) a->gcn.sage_normalize = 1;
       if (strcmp(flag, "--gin-train-eps") == 0) a->gcn.gin_train_eps = 1;
       if (strcmp(flag, "--residual") == 0) a->gcn.residual = 1;
+      if (strcmp(flag, "--eval-only") == 0) a->eval_only = 1;
       continue;
     }
     if (!listed(valued, flag)) HALO_TRY(unknown_flag(flag));
@@ -318,6 +327,11 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     } else if (strcmp(flag, "--metrics") == 0) {
       if (!*value) HALO_FAIL(HALO_ERR_ARG, "--metrics needs a file name");
       a->metrics = value;
+    } else if (strcmp(flag, "--predict") == 0) {
+      if (!*value) HALO_FAIL(HALO_ERR_ARG, "--predict needs a file name");
+      a->predict = value;
+    } else if (strcmp(flag, "--early-stop") == 0) {
+      HALO_TRY(parse_int(flag, value, 1, INT32_MAX, &a->early_stop));
     }
   }
   if (!a->dir) HALO_FAIL(HALO_ERR_ARG, "no shard folder given (usage: halo-train DIR [options])");
@@ -326,6 +340,10 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
               a->resume   ? "--resume"
               : every_set ? "--checkpoint-every"
                           : "--keep");
+  if (a->eval_only && !a->resume)
+    HALO_FAIL(HALO_ERR_ARG, "--eval-only evaluates a checkpoint: give --checkpoint DIR --resume");
+  if (a->eval_only && a->early_stop)
+    HALO_FAIL(HALO_ERR_ARG, "--eval-only trains nothing, so --early-stop has nothing to stop");
   if (a->tf32 && strcmp(a->device, "cuda") != 0)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
   if (a->gcn.deterministic && a->tf32)

@@ -22,6 +22,9 @@ typedef struct halo_train_args {
   int keep;                 /* checkpoints kept */
   int resume;               /* start from the newest valid checkpoint */
   int resume_auto;          /* --resume auto: resume only when DIR holds a checkpoint */
+  const char *predict;      /* --predict FILE.h5, or NULL (borrowed from argv) */
+  int64_t early_stop;       /* stop after N epochs without a better val accuracy; 0: off */
+  int eval_only;            /* --eval-only: evaluate the resumed parameters, train nothing */
   double timeout;           /* watchdog seconds; 0: off */
   int quiet;
   int help;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli-env.h"
 #include "halo-backend.h"
@@ -32,6 +33,7 @@
 #include "halo-train-args.h"
 #include "halo-watchdog.h"
 #include "train-memory.h"
+#include "train-predict.h"
 #include "train-report.h"
 #include "train-signals.h"
 
@@ -57,6 +59,8 @@ typedef struct run {
   char ckpt_path[4096];
   int fatal;       /* failed inside the epoch loop, where peers may wait in an exchange */
   int stopped_by;  /* the signal that stopped the epoch loop early, or 0 */
+  train_predict predict; /* --predict: the part's ids, labels and splits */
+  float *best;           /* --early-stop: the parameters of the best validation epoch */
   char held[2048]; /* an error line held for halo_mpi_agree_first */
   cli_env env;     /* the environment variables (cli-env.c) */
   train_memory memory;
@@ -133,7 +137,7 @@ static halo_status resume_find(run *r) {
   HALO_TRY(halo_checkpoint_latest(dir, c, r->ckpt_path, sizeof r->ckpt_path));
   HALO_TRY(halo_checkpoint_match(c, r->ckpt_path, r->manifest, r->args.model, &r->args.gcn));
   halo_log_set_context(NULL);
-  if (c->epoch > r->args.epochs)
+  if (c->epoch > r->args.epochs && !r->args.eval_only)
     HALO_FAIL(HALO_ERR_ARG, "--epochs %lld: %s is already at epoch %lld (--epochs is the total)",
               (long long)r->args.epochs, r->ckpt_path, (long long)c->epoch);
   halo_log_set_context("--checkpoint ");
@@ -202,9 +206,10 @@ done:
   return st;
 }
 
-/* Saves the state after `epoch` (rank 0 writes; weights are replicated).
+/* Saves the state after `epoch` (rank 0 writes; weights are replicated),
+ * as the epoch's checkpoint, or as DIR/NAME when `name` is given (best.h5).
  * The buffers were allocated before the epoch loop. Collective. */
-static halo_status save_checkpoint(run *r, int64_t epoch) {
+static halo_status save_checkpoint(run *r, int64_t epoch, const char *name) {
   halo_status st = HALO_OK;
   halo_checkpoint *c = &r->ckpt;
   if (r->rank == 0) {
@@ -222,8 +227,16 @@ static halo_status save_checkpoint(run *r, int64_t epoch) {
     HALO_TRY(halo_gcn_params_get(r->model, c->params));
     HALO_TRY(halo_gcn_adam_get(r->model, c->adam_m, c->adam_v, &c->adam_t));
     halo_log_set_context("--checkpoint ");
-    HALO_TRY(halo_checkpoint_save(r->args.checkpoint, c, r->args.keep, r->ckpt_path,
-                                  sizeof r->ckpt_path));
+    if (name) {
+      char path[4200];
+      snprintf(path, sizeof path, "%s/%s", r->args.checkpoint, name);
+      if (mkdir(r->args.checkpoint, 0777) != 0 && errno != EEXIST)
+        HALO_FAIL(HALO_ERR_IO, "%s: cannot create: %s", r->args.checkpoint, strerror(errno));
+      HALO_TRY(halo_checkpoint_write(path, c));
+    } else {
+      HALO_TRY(halo_checkpoint_save(r->args.checkpoint, c, r->args.keep, r->ckpt_path,
+                                    sizeof r->ckpt_path));
+    }
   }
 done:
   halo_log_set_context(NULL);
@@ -238,6 +251,60 @@ static halo_status fatal_if(run *r, halo_status st) {
   return st;
 }
 
+/* --early-stop: after a new best validation epoch, its parameters, and
+ * with --checkpoint DIR/best.h5. Collective. */
+static halo_status keep_best(run *r, int64_t epoch) {
+  halo_status st = halo_gcn_params_get(r->model, r->best);
+  HALO_TRY(fatal_if(r, st));
+  if (r->args.checkpoint) HALO_TRY(save_checkpoint(r, epoch, "best.h5"));
+done:
+  return st;
+}
+
+/* --predict, after the summary: from the final parameters, or with
+ * --early-stop from the best validation epoch's. Collective. */
+static halo_status write_predictions(run *r, int64_t last_epoch) {
+  halo_status st = HALO_OK;
+  const train_report *rep = &r->report;
+  char sha[65];
+  int64_t epoch = last_epoch;
+  if (r->best && rep->best_epoch > 0) {
+    epoch = rep->best_epoch;
+    HALO_TRY(fatal_if(r, halo_gcn_params_set(r->model, r->best)));
+    train_params_sha256(r->best, r->info.params, sha);
+  } else {
+    float *params = NULL;
+    HALO_ALLOC(params, r->info.params, "the parameters' copy");
+    st = halo_gcn_params_get(r->model, params);
+    if (st == HALO_OK) train_params_sha256(params, r->info.params, sha);
+    free(params);
+    HALO_TRY(fatal_if(r, st));
+  }
+  HALO_TRY(fatal_if(r, train_predict_write(&r->predict, r->model, r->comm, r->args.predict, epoch,
+                                           r->args.model, sha)));
+  if (r->rank == 0)
+    fprintf(train_report_text(rep), "predictions: %s (epoch %lld's parameters)\n",
+            r->args.predict, (long long)epoch);
+done:
+  return st;
+}
+
+/* --eval-only: one evaluation of the resumed parameters. Collective. */
+static halo_status evaluate_only(run *r) {
+  halo_status st = HALO_OK;
+  halo_gcn_stats step = {0}, eval = {0};
+  train_epoch e = {0};
+  train_report *rep = &r->report;
+  halo_watch_where("evaluation", r->start_epoch, -1);
+  HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
+  HALO_TRY(train_report_reduce(rep, &step, &eval, &e));
+  if (r->rank == 0) HALO_TRY(fatal_if(r, train_report_digest(rep, r->model)));
+  train_report_evaluation(rep, r->start_epoch, r->ckpt_path, &e);
+  if (r->args.predict) HALO_TRY(write_predictions(r, r->start_epoch));
+done:
+  return st;
+}
+
 /* The epoch loop, then the final measurement and the summary. Collective. */
 static halo_status train(run *r) {
   halo_status st = HALO_OK;
@@ -245,6 +312,7 @@ static halo_status train(run *r) {
   train_report *rep = &r->report;
   train_memory_report mem;
 
+  int64_t last = r->start_epoch;
   train_report_begin(rep, r->start_epoch + 1, a->epochs, a->warmup);
   for (int64_t epoch = r->start_epoch + 1; epoch <= a->epochs; epoch++) {
     halo_gcn_stats step = {0}, eval = {0};
@@ -256,19 +324,32 @@ static halo_status train(run *r) {
     HALO_TRY(train_report_reduce(rep, &step, &eval, &e));
     if (epoch == r->start_epoch + 1) HALO_TRY(fatal_if(r, train_memory_measure(&r->memory, r->be)));
     const int save = a->checkpoint && (epoch % a->checkpoint_every == 0 || epoch == a->epochs);
-    if (save) HALO_TRY(save_checkpoint(r, epoch));
+    if (save) HALO_TRY(save_checkpoint(r, epoch, NULL));
     train_report_epoch(rep, epoch, &e);
+    last = epoch;
+    if (r->best && rep->best_epoch == epoch) HALO_TRY(keep_best(r, epoch));
     /* A preemption signal on any rank: every rank stops here, after a
      * checkpoint of this epoch. */
     HALO_TRY(fatal_if(r, train_signals_agree(r->comm, &r->stopped_by)));
     if (r->stopped_by) {
-      if (a->checkpoint && !save) HALO_TRY(save_checkpoint(r, epoch));
+      if (a->checkpoint && !save) HALO_TRY(save_checkpoint(r, epoch, NULL));
       train_report_stop(rep, epoch, train_signal_name(r->stopped_by));
       if (r->rank == 0)
         halo_log_warn("%s: stopping after epoch %lld%s%s%s", train_signal_name(r->stopped_by),
                       (long long)epoch, a->checkpoint ? "; saved " : " (no --checkpoint to save)",
                       a->checkpoint ? r->ckpt_path : "",
                       a->checkpoint ? "; continue with --resume" : "");
+      break;
+    }
+    /* The reports of every rank agree, so every rank stops here alike. */
+    if (a->early_stop && epoch - rep->best_epoch >= a->early_stop && epoch < a->epochs) {
+      if (a->checkpoint && !save) HALO_TRY(save_checkpoint(r, epoch, NULL));
+      train_report_stop(rep, epoch, "early_stop");
+      if (r->rank == 0)
+        fprintf(train_report_text(rep),
+                "early stop: no better validation accuracy in the %lld epochs after epoch %lld "
+                "(%.4f)\n",
+                (long long)a->early_stop, (long long)rep->best_epoch, rep->best_val);
       break;
     }
   }
@@ -279,6 +360,7 @@ static halo_status train(run *r) {
   HALO_TRY(fatal_if(r, train_memory_gather(&r->memory, r->comm, &mem)));
   if (r->rank == 0) HALO_TRY(fatal_if(r, train_report_digest(rep, r->model)));
   train_report_summary(rep, &mem);
+  if (a->predict) HALO_TRY(write_predictions(r, last));
   if (rep->mismatches) {
     halo_log_error("measured halo bytes differed from the prediction in %lld epochs",
                    (long long)rep->mismatches);
@@ -408,11 +490,27 @@ static halo_status run_all(run *r, int argc, char **argv) {
     st = r->rank == 0 ? check_fresh(r->args.checkpoint) : HALO_OK;
     HALO_TRY(halo_mpi_agree(r->comm, st));
   }
+  /* An existing --predict file would only be refused after training. */
+  if (r->rank == 0 && r->args.predict && access(r->args.predict, F_OK) == 0) {
+    halo_log_error("--predict %s: already exists; remove it or give another name",
+                   r->args.predict);
+    st = HALO_ERR_EXISTS;
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
   st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);
   HALO_TRY(halo_mpi_agree(r->comm, st));
 
   HALO_TRY(halo_gcn_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
   halo_gcn_info_get(r->model, &r->info);
+  if (r->args.predict) st = train_predict_init(&r->predict, r->shard);
+  if (st == HALO_OK && r->args.early_stop) {
+    r->best = calloc((size_t)r->info.params, sizeof *r->best);
+    if (!r->best) {
+      halo_log_error("out of memory for the best epoch's parameters");
+      st = HALO_ERR_NOMEM;
+    }
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
   halo_shard_destroy(&r->shard); /* the model holds what it needs */
   if (r->args.resume) {
     /* Every rank knows both counts: rank 0 alone says so. */
@@ -457,11 +555,11 @@ static halo_status run_all(run *r, int argc, char **argv) {
   HALO_TRY(halo_mpi_agree(r->comm, st));
   if (r->rank == 0) {
     train_report_header(rep);
-    if (r->args.resume)
+    if (r->args.resume && !r->args.eval_only)
       train_report_resumed(rep, r->ckpt_path, r->start_epoch, r->ckpt.adam_t, r->args.epochs);
   }
 
-  st = train(r);
+  st = r->args.eval_only ? evaluate_only(r) : train(r);
   if (r->fatal) goto done;
   HALO_TRY(halo_mpi_agree(r->comm, st));
 done:
@@ -505,6 +603,8 @@ int main(int argc, char **argv) {
   halo_manifest_destroy(&r.manifest);
   halo_backend_destroy(&r.be);
   halo_checkpoint_clear(&r.ckpt);
+  train_predict_free(&r.predict);
+  free(r.best);
   train_memory_free(&r.memory); /* collective: not before an abort */
   MPI_Finalize();
   return st < 0 ? 1 : r.stopped_by ? 128 + r.stopped_by : 0;

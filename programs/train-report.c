@@ -82,6 +82,8 @@ halo_status train_report_metrics_close(train_report *rep, const char *path) {
  * stdout (train_report_metrics_open). */
 static FILE *text_out(const train_report *rep) { return rep->text ? rep->text : stdout; }
 
+FILE *train_report_text(const train_report *rep) { return text_out(rep); }
+
 /* "s" unless n is 1: "1 rank", "2 ranks". */
 static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
 
@@ -161,6 +163,7 @@ void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epo
   rep->warmup = warmup < trained ? warmup : trained > 10 ? 5 : trained > 1 ? 1 : 0;
   rep->timed = rep->total_halo = rep->mismatches = 0;
   rep->best_val = -1.0;
+  rep->best_epoch = 0;
   rep->test_at_best = rep->final_test = rep->time_sum = 0.0;
 }
 
@@ -174,9 +177,11 @@ halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *s
                     [TRAIN_ALLREDUCE_B] = (double)step->allreduce_bytes,
                     [TRAIN_EVAL_S] = eval->seconds,
                     [TRAIN_EVAL_HALO_B] = (double)eval->halo_bytes};
-  /* Sums of the figures, the loss and the three correct counts; maxima of
-   * the figures and of their negations (the minima). */
-  double sums[N + 4], local[N + 4];
+  /* Sums of the figures, the loss, the three correct counts and the three
+   * evaluation losses; maxima of the figures and of their negations (the
+   * minima).  Each rank's losses are multiples of 2^-30 (the loss grid), so
+   * their double sum does not depend on P. */
+  double sums[N + 7], local[N + 7];
   double ext[2 * N], lext[2 * N];
   for (int k = 0; k < N; k++) {
     local[k] = mine[k];
@@ -184,10 +189,13 @@ halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *s
     lext[N + k] = -mine[k];
   }
   local[N] = step->loss_sum;
-  for (int k = 0; k < 3; k++) local[N + 1 + k] = (double)eval->correct[k];
+  for (int k = 0; k < 3; k++) {
+    local[N + 1 + k] = (double)eval->correct[k];
+    local[N + 4 + k] = eval->eval_loss_sum[k];
+  }
   halo_watch_layer("epoch report", -1);
   HALO_TRY(
-      halo_watch_allreduce(local, sums, N + 4, MPI_DOUBLE, MPI_SUM, rep->comm, "the epoch report"));
+      halo_watch_allreduce(local, sums, N + 7, MPI_DOUBLE, MPI_SUM, rep->comm, "the epoch report"));
   HALO_TRY(
       halo_watch_allreduce(lext, ext, 2 * N, MPI_DOUBLE, MPI_MAX, rep->comm, "the epoch report"));
   for (int k = 0; k < N; k++) {
@@ -197,7 +205,10 @@ halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *s
   }
   const int64_t *count = rep->info->global_count;
   out->loss = count[0] > 0 ? sums[N] / (double)count[0] : 0.0;
-  for (int k = 0; k < 3; k++) out->acc[k] = count[k] > 0 ? sums[N + 1 + k] / (double)count[k] : 0.0;
+  for (int k = 0; k < 3; k++) {
+    out->acc[k] = count[k] > 0 ? sums[N + 1 + k] / (double)count[k] : 0.0;
+    out->eval_loss[k] = count[k] > 0 ? sums[N + 4 + k] / (double)count[k] : NAN;
+  }
 done:
   return st;
 }
@@ -211,6 +222,8 @@ static void epoch_json(train_report *rep, int64_t epoch, const train_epoch *e) {
   halo_json_key_double(j, "train_acc", e->acc[0], "%.6f");
   halo_json_key_double(j, "val_acc", e->acc[1], "%.6f");
   halo_json_key_double(j, "test_acc", e->acc[2], "%.6f");
+  halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
+  halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");
   halo_json_key_double(j, "epoch_s", e->max[TRAIN_STEP_S], "%.9g");
   halo_json_key_double(j, "epoch_s_min", e->min[TRAIN_STEP_S], "%.9g");
   halo_json_key_double(j, "epoch_s_max", e->max[TRAIN_STEP_S], "%.9g");
@@ -242,6 +255,7 @@ void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) 
   if (e->acc[1] > rep->best_val) {
     rep->best_val = e->acc[1];
     rep->test_at_best = e->acc[2];
+    rep->best_epoch = epoch;
   }
   rep->final_test = e->acc[2];
   if (rep->rank != 0) return;
@@ -259,6 +273,35 @@ void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) 
     epoch_json(rep, epoch, e);
     fflush(rep->metrics); /* whole lines only, at every epoch's end */
   }
+}
+
+void train_report_evaluation(train_report *rep, int64_t epoch, const char *path,
+                             const train_epoch *e) {
+  if (rep->rank != 0) return;
+  FILE *out = text_out(rep);
+  fprintf(out,
+          "evaluation of %s (epoch %lld): train %.4f  val %.4f  test %.4f; loss train %.4f  val "
+          "%.4f  test %.4f\n",
+          path, (long long)epoch, e->acc[0], e->acc[1], e->acc[2], e->eval_loss[0],
+          e->eval_loss[1], e->eval_loss[2]);
+  fflush(out);
+  if (!rep->metrics) return;
+  halo_json *j = &rep->json;
+  halo_json_object_begin(j);
+  halo_json_key_bool(j, "evaluation", 1);
+  halo_json_key_string(j, "checkpoint", path);
+  halo_json_key_int(j, "epoch", epoch);
+  halo_json_key_double(j, "train_acc", e->acc[0], "%.6f");
+  halo_json_key_double(j, "val_acc", e->acc[1], "%.6f");
+  halo_json_key_double(j, "test_acc", e->acc[2], "%.6f");
+  halo_json_key_double(j, "train_loss", e->eval_loss[0], "%.17g");
+  halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
+  halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");
+  halo_json_key_double(j, "eval_halo_bytes", e->sum[TRAIN_EVAL_HALO_B], "%.0f");
+  halo_json_key_string(j, "params_sha256", rep->params_sha256);
+  halo_json_key_int(j, "ranks", rep->ranks);
+  halo_json_object_end(j);
+  fflush(rep->metrics);
 }
 
 void train_report_stop(train_report *rep, int64_t epoch, const char *why) {
@@ -302,6 +345,10 @@ static void summary_json(train_report *rep, const train_memory_report *mem, doub
   const int measured = rep->trained > 0;
   halo_json_key_double(j, "best_val_acc", measured ? fmax(rep->best_val, 0.0) : NAN, "%.6f");
   halo_json_key_double(j, "test_acc_at_best_val", measured ? rep->test_at_best : NAN, "%.6f");
+  if (measured)
+    halo_json_key_int(j, "best_val_epoch", rep->best_epoch);
+  else
+    halo_json_key_null(j, "best_val_epoch");
   halo_json_key_double(j, "final_test_acc", measured ? rep->final_test : NAN, "%.6f");
   halo_json_key_double(j, "mean_epoch_s", rep->timed > 0 ? mean : NAN, "%.9g");
   halo_json_key_int(j, "warmup_epochs", rep->trained - rep->timed);
@@ -325,17 +372,21 @@ static void summary_json(train_report *rep, const train_memory_report *mem, doub
   halo_json_object_end(j);
 }
 
-halo_status train_report_digest(train_report *rep, const halo_gcn *model) {
-  halo_status st = HALO_OK;
-  float *params = NULL;
+void train_params_sha256(const float *params, int64_t nparams, char *hex) {
   uint8_t digest[HALO_SHA256_BYTES];
-  HALO_ALLOC(params, rep->info->params, "the final parameters' copy");
-  HALO_TRY(halo_gcn_params_get(model, params));
   /* float32 little-endian: the bytes as they are in memory on the x86_64
    * and arm64 hosts halo runs on. */
   _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "params_sha256 hashes float32 LE");
-  halo_sha256_bytes(params, (size_t)rep->info->params * sizeof *params, digest);
-  halo_sha256_hex(digest, rep->params_sha256);
+  halo_sha256_bytes(params, (size_t)nparams * sizeof *params, digest);
+  halo_sha256_hex(digest, hex);
+}
+
+halo_status train_report_digest(train_report *rep, const halo_gcn *model) {
+  halo_status st = HALO_OK;
+  float *params = NULL;
+  HALO_ALLOC(params, rep->info->params, "the final parameters' copy");
+  HALO_TRY(halo_gcn_params_get(model, params));
+  train_params_sha256(params, rep->info->params, rep->params_sha256);
 done:
   free(params);
   return st;

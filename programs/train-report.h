@@ -37,6 +37,7 @@ enum {
 typedef struct train_epoch {
   double loss;   /* mean over the train nodes */
   double acc[3]; /* train, valid, test */
+  double eval_loss[3]; /* their mean losses without dropout; NaN for an empty split */
   double sum[TRAIN_FIGURES], min[TRAIN_FIGURES], max[TRAIN_FIGURES];
 } train_epoch;
 
@@ -65,6 +66,7 @@ typedef struct train_report {
   int64_t warmup;      /* of them, left out of the mean epoch time */
   int64_t timed, total_halo, mismatches;
   double best_val, test_at_best, final_test, time_sum;
+  int64_t best_epoch; /* the epoch of best_val (the first of equals); 0 before any */
   /* SHA-256 of the final parameters (train_report_digest), "" until then. */
   char params_sha256[65];
   const char *stopped_by; /* the signal that ended the run early ("SIGTERM"), or NULL */
@@ -101,6 +103,15 @@ void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epo
 halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *step,
                                 const halo_gcn_stats *eval, train_epoch *out);
 
+/* Where rank 0's human-readable lines go: stdout, or stderr when the
+ * metrics go to stdout. Local. */
+FILE *train_report_text(const train_report *rep);
+
+/* --eval-only: rank 0 prints the evaluation of checkpoint `path` (of epoch
+ * `epoch`) and writes it as the metrics file's one line. Local. */
+void train_report_evaluation(train_report *rep, int64_t epoch, const char *path,
+                             const train_epoch *e);
+
 /* The run stops after `epoch` (a signal named `why` asked it to): the
  * summary covers the epochs trained so far and says why. Local. */
 void train_report_stop(train_report *rep, int64_t epoch, const char *why);
@@ -114,6 +125,10 @@ void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e);
  * trained alike have equal digests.  Fails only on a failed copy or
  * allocation. Local. */
 halo_status train_report_digest(train_report *rep, const halo_gcn *model);
+
+/* The same digest of `nparams` parameters in host memory into hex (65
+ * bytes). Local. */
+void train_params_sha256(const float *params, int64_t nparams, char *hex);
 
 /* Rank 0: the summary line, the "memory:" line and the summary JSON line;
  * `mem` is the tightest pool's (train_memory_gather). Local. */

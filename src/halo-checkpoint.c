@@ -165,20 +165,13 @@ done:
   return st;
 }
 
-halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int keep,
-                                 char *path_out, size_t path_size) {
+halo_status halo_checkpoint_write(const char *path, const halo_checkpoint *c) {
   halo_status st = HALO_OK;
-  char path[4096], tmp[4200] = "";
+  char tmp[4200] = "";
   hid_t file = H5I_INVALID_HID;
-  int64_t *epochs = NULL;
-  int count = 0;
-
   halo_h5_quiet();
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    HALO_FAIL(HALO_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
-  HALO_TRY(epoch_path(path, sizeof path, dir, c->epoch));
-  /* A checkpoint of the same epoch (a run resumed from an earlier one) is
-   * the same state; it is replaced. */
+  /* A checkpoint of the same name (a run resumed from an earlier epoch) is
+   * the same state, or an older best; it is replaced. */
   if (unlink(path) != 0 && errno != ENOENT)
     HALO_FAIL(HALO_ERR_IO, "%s: cannot replace: %s", path, strerror(errno));
   HALO_TRY(halo_h5_create(path, tmp, sizeof tmp, &file));
@@ -190,7 +183,22 @@ halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int 
 done:
   /* Close, flush and rename; on failure the temporary goes, the rest stays. */
   if (tmp[0]) st = halo_h5_commit(st, file, tmp, path);
-  if (st == HALO_OK && path_out) snprintf(path_out, path_size, "%s", path);
+  return st;
+}
+
+halo_status halo_checkpoint_save(const char *dir, const halo_checkpoint *c, int keep,
+                                 char *path_out, size_t path_size) {
+  halo_status st = HALO_OK;
+  char path[4096];
+  int64_t *epochs = NULL;
+  int count = 0;
+
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
+  HALO_TRY(epoch_path(path, sizeof path, dir, c->epoch));
+  HALO_TRY(halo_checkpoint_write(path, c));
+  if (path_out) snprintf(path_out, path_size, "%s", path);
+done:
   /* Keep the newest `keep`; a failure here costs disk space, not state. */
   if (st == HALO_OK && keep > 0) {
     epochs = malloc(CKPT_MAX_LISTED * sizeof *epochs);

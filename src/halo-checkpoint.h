@@ -49,6 +49,10 @@ halo_status halo_checkpoint_alloc(halo_checkpoint *c, int64_t nparams);
 /* Frees the arrays; the struct may then be reused. Local. */
 void halo_checkpoint_clear(halo_checkpoint *c);
 
+/* Writes the checkpoint file PATH (replacing one of that name) through
+ * PATH.tmp, a flush and a rename. Local. */
+halo_status halo_checkpoint_write(const char *path, const halo_checkpoint *c);
+
 /* Writes DIR/ckpt-EEEEEEEE.h5 for c->epoch (creating DIR when missing, and
  * replacing a checkpoint of the same epoch), then removes the older
  * checkpoints beyond the newest `keep`.  The written path goes to `path`

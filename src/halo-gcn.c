@@ -354,11 +354,10 @@ halo_status halo_gcn_evaluate(halo_gcn *g, halo_gcn_stats *out) {
   const layer *top = &g->layers[g->nlayers - 1];
 
   HALO_TRY(forward(g, 0, 0));
-  for (int k = 0; k < 3; k++) {
-    double unused = 0.0;
+  for (int k = 0; k < 3; k++)
     g->ops->softmax_xent(g->be, fbuf(&top->z), g->n_owned, top->d_out, g->labels.data,
-                         g->split[k].data, g->split_n[k], 0.0f, NULL, &unused, &s.correct[k]);
-  }
+                         g->split[k].data, g->split_n[k], 0.0f, NULL, &s.eval_loss_sum[k],
+                         &s.correct[k]);
   if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
   halo_exchange_stats x1 = halo_plan_stats(g->plan);
   s.halo_bytes = x1.bytes_sent - x0.bytes_sent;

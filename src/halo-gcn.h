@@ -69,6 +69,7 @@ typedef struct halo_gcn halo_gcn;
 typedef struct halo_gcn_stats {
   double loss_sum;         /* Σ cross-entropy over this rank's train nodes (steps only) */
   int64_t correct[3];      /* train, valid, test nodes classified right (evaluation only) */
+  double eval_loss_sum[3]; /* Σ cross-entropy over them, without dropout (evaluation only) */
   int64_t halo_bytes;      /* bytes this rank handed to MPI_Isend in halo exchanges */
   int64_t allreduce_bytes; /* bytes this rank handed to MPI_Allreduce (gradients) */
   double seconds;          /* wall time of the call */
@@ -102,7 +103,7 @@ halo_status halo_gcn_update(halo_gcn *g);
 halo_status halo_gcn_step(halo_gcn *g, int64_t epoch, halo_gcn_stats *out);
 
 /* Forward pass without dropout; counts correct predictions on this rank's
- * train, valid and test nodes.  Its exchanges are not part of the training
+ * train, valid and test nodes and sums their losses.  Its exchanges are not part of the training
  * step's predicted volume and are reported apart. Collective. */
 halo_status halo_gcn_evaluate(halo_gcn *g, halo_gcn_stats *out);
 

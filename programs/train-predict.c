@@ -1,0 +1,253 @@
+/* halo-train --predict (train-predict.h). */
+#include "train-predict.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-h5.h"
+#include "halo-mpi.h"
+
+/* Rows per message and per write: blocks of at most 2^22 logits (16 MB),
+ * so that no MPI count overflows and rank 0 holds one block of a peer. */
+static int64_t block_rows(int32_t classes) {
+  const int64_t rows = ((int64_t)1 << 22) / (classes > 0 ? classes : 1);
+  return rows > 0 ? rows : 1;
+}
+
+halo_status train_predict_init(train_predict *p, const halo_shard *s) {
+  halo_status st = HALO_OK;
+  *p = (train_predict){.n_owned = s->n_owned};
+  HALO_ALLOC(p->global_id, s->n_owned, "the predictions' node ids");
+  HALO_ALLOC(p->label, s->n_owned, "the predictions' labels");
+  HALO_ALLOC(p->split, s->n_owned, "the predictions' splits");
+  memcpy(p->global_id, s->global_id, (size_t)s->n_owned * sizeof *p->global_id);
+  for (int64_t i = 0; i < s->n_owned; i++) {
+    p->label[i] = s->labels ? s->labels[i] : -1;
+    p->split[i] = -1;
+  }
+  const int32_t *lists[3] = {s->train, s->valid, s->test};
+  const int64_t counts[3] = {s->n_train, s->n_valid, s->n_test};
+  for (int k = 0; k < 3; k++)
+    for (int64_t i = 0; i < counts[k]; i++) p->split[lists[k][i]] = (int8_t)k;
+done:
+  return st;
+}
+
+void train_predict_free(train_predict *p) {
+  free(p->global_id);
+  free(p->label);
+  free(p->split);
+  *p = (train_predict){0};
+}
+
+/* The argmax of each row, as the accuracy counts it: from column 0, moving
+ * only to a strictly larger value. */
+static void argmax_rows(const float *z, int64_t rows, int32_t classes, int32_t *pred) {
+  for (int64_t i = 0; i < rows; i++) {
+    const float *zr = z + i * classes;
+    int32_t best = 0;
+    for (int32_t j = 1; j < classes; j++)
+      if (zr[j] > zr[best]) best = j;
+    pred[i] = best;
+  }
+}
+
+/* One part's rows, as rank 0 writes them. */
+typedef struct rows_block {
+  int64_t n;
+  int64_t *gid;
+  float *logits;
+  int32_t *pred, *label;
+  int8_t *split;
+} rows_block;
+
+/* The file's datasets: node ids, logits, predictions, labels, splits. */
+enum { D_GID, D_LOGITS, D_PRED, D_LABEL, D_SPLIT, D_COUNT };
+static const char *const dataset_name[D_COUNT] = {"/global_id", "/logits", "/pred", "/label",
+                                                  "/split"};
+
+static hid_t mem_type(int d) {
+  return d == D_GID      ? H5T_NATIVE_INT64
+         : d == D_LOGITS ? H5T_NATIVE_FLOAT
+         : d == D_SPLIT  ? H5T_NATIVE_INT8
+                         : H5T_NATIVE_INT32;
+}
+
+static hid_t file_type(int d) {
+  return d == D_GID      ? H5T_STD_I64LE
+         : d == D_LOGITS ? H5T_IEEE_F32LE
+         : d == D_SPLIT  ? H5T_STD_I8LE
+                         : H5T_STD_I32LE;
+}
+
+/* Creates the datasets for `nodes` rows, chunked by blocks of rows and
+ * Fletcher-32 checksummed. */
+static halo_status create_datasets(hid_t file, const char *path, int64_t nodes, int32_t classes,
+                                   hid_t *dset) {
+  halo_status st = HALO_OK;
+  hid_t dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  const int64_t rows = block_rows(classes) / 4 > 0 ? block_rows(classes) / 4 : 1;
+  for (int d = 0; d < D_COUNT; d++) {
+    const int rank = d == D_LOGITS ? 2 : 1;
+    const hsize_t dims[2] = {(hsize_t)nodes, (hsize_t)classes};
+    const hsize_t maxdims[2] = {nodes > 0 ? (hsize_t)nodes : H5S_UNLIMITED, (hsize_t)classes};
+    const hsize_t chunk[2] = {(hsize_t)(nodes > 0 && nodes < rows ? nodes : rows),
+                              (hsize_t)classes};
+    HALO_H5(dcpl = H5Pcreate(H5P_DATASET_CREATE), path, dataset_name[d],
+            "cannot create a property list");
+    HALO_H5(H5Pset_chunk(dcpl, rank, chunk), path, dataset_name[d], "cannot set the chunk shape");
+    HALO_H5(H5Pset_fletcher32(dcpl), path, dataset_name[d], "cannot enable Fletcher-32");
+    HALO_H5(space = H5Screate_simple(rank, dims, maxdims), path, dataset_name[d],
+            "cannot create a dataspace");
+    HALO_H5(dset[d] = H5Dcreate2(file, dataset_name[d], file_type(d), space, H5P_DEFAULT, dcpl,
+                                 H5P_DEFAULT),
+            path, dataset_name[d], "cannot create dataset");
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    space = dcpl = H5I_INVALID_HID;
+  }
+done:
+  if (space >= 0) H5Sclose(space);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return st;
+}
+
+/* Writes b's rows at row `at` of every dataset. */
+static halo_status write_rows(hid_t *dset, const char *path, int64_t at, int32_t classes,
+                              const rows_block *b) {
+  halo_status st = HALO_OK;
+  hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
+  const void *data[D_COUNT] = {b->gid, b->logits, b->pred, b->label, b->split};
+  if (b->n == 0) return HALO_OK;
+  for (int d = 0; d < D_COUNT; d++) {
+    const int rank = d == D_LOGITS ? 2 : 1;
+    const hsize_t start[2] = {(hsize_t)at, 0}, count[2] = {(hsize_t)b->n, (hsize_t)classes};
+    HALO_H5(file_space = H5Dget_space(dset[d]), path, dataset_name[d], "cannot get its dataspace");
+    HALO_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL), path,
+            dataset_name[d], "cannot select rows");
+    HALO_H5(mem_space = H5Screate_simple(rank, count, NULL), path, dataset_name[d],
+            "cannot create a dataspace");
+    HALO_H5(H5Dwrite(dset[d], mem_type(d), mem_space, file_space, H5P_DEFAULT, data[d]), path,
+            dataset_name[d], "cannot write rows");
+    H5Sclose(mem_space);
+    H5Sclose(file_space);
+    mem_space = file_space = H5I_INVALID_HID;
+  }
+done:
+  if (mem_space >= 0) H5Sclose(mem_space);
+  if (file_space >= 0) H5Sclose(file_space);
+  return st;
+}
+
+/* Rank 0: the file, with its own rows and then each peer's, block by block.
+ * Every peer's blocks are received even after a write failed, so that no
+ * peer waits forever in its send. */
+static halo_status write_file(const rows_block *own, MPI_Comm comm, int size, const char *path,
+                              int64_t nodes, int32_t classes, int64_t epoch, const char *model_name,
+                              const char *params_sha256) {
+  halo_status st = HALO_OK, io = HALO_OK;
+  char tmp[4200] = "";
+  hid_t file = H5I_INVALID_HID, dset[D_COUNT];
+  const int64_t rows = block_rows(classes);
+  rows_block b = {0};
+  int64_t at = 0;
+  for (int d = 0; d < D_COUNT; d++) dset[d] = H5I_INVALID_HID;
+
+  HALO_ALLOC(b.gid, rows, "a block of predictions");
+  HALO_ALLOC(b.logits, rows * classes, "a block of predictions");
+  HALO_ALLOC(b.pred, rows, "a block of predictions");
+  HALO_ALLOC(b.label, rows, "a block of predictions");
+  HALO_ALLOC(b.split, rows, "a block of predictions");
+  halo_h5_quiet();
+  io = halo_h5_create(path, tmp, sizeof tmp, &file);
+  if (io == HALO_OK) io = create_datasets(file, path, nodes, classes, dset);
+  const int32_t c32 = classes;
+  if (io == HALO_OK) io = halo_h5_attr_write(file, path, "epoch", HALO_H5_I64, &epoch);
+  if (io == HALO_OK) io = halo_h5_attr_write(file, path, "classes", HALO_H5_I32, &c32);
+  if (io == HALO_OK) io = halo_h5_attr_write(file, path, "nodes", HALO_H5_I64, &nodes);
+  if (io == HALO_OK) io = halo_h5_attr_write_str(file, path, "model", model_name);
+  if (io == HALO_OK) io = halo_h5_attr_write_str(file, path, "params_sha256", params_sha256);
+  if (io == HALO_OK) io = write_rows(dset, path, 0, classes, own);
+  at = own->n;
+  for (int q = 1; q < size; q++) {
+    int64_t n = 0;
+    HALO_MPI(MPI_Recv(&n, 1, MPI_INT64_T, q, 0, comm, MPI_STATUS_IGNORE));
+    for (int64_t r0 = 0; r0 < n; r0 += rows) {
+      b.n = n - r0 < rows ? n - r0 : rows;
+      HALO_MPI(MPI_Recv(b.gid, (int)b.n, MPI_INT64_T, q, 1, comm, MPI_STATUS_IGNORE));
+      HALO_MPI(MPI_Recv(b.logits, (int)(b.n * classes), MPI_FLOAT, q, 2, comm, MPI_STATUS_IGNORE));
+      HALO_MPI(MPI_Recv(b.pred, (int)b.n, MPI_INT32_T, q, 3, comm, MPI_STATUS_IGNORE));
+      HALO_MPI(MPI_Recv(b.label, (int)b.n, MPI_INT32_T, q, 4, comm, MPI_STATUS_IGNORE));
+      HALO_MPI(MPI_Recv(b.split, (int)b.n, MPI_INT8_T, q, 5, comm, MPI_STATUS_IGNORE));
+      if (io == HALO_OK) io = write_rows(dset, path, at, classes, &b);
+      at += b.n;
+    }
+  }
+  if (io == HALO_OK && at != nodes) {
+    halo_log_error("%s: %lld rows gathered for %lld nodes", path, (long long)at, (long long)nodes);
+    io = HALO_ERR_MISMATCH;
+  }
+done:
+  for (int d = 0; d < D_COUNT; d++)
+    if (dset[d] >= 0) H5Dclose(dset[d]);
+  if (st == HALO_OK) st = io;
+  if (tmp[0]) st = halo_h5_commit(st, file, tmp, path);
+  free(b.gid);
+  free(b.logits);
+  free(b.pred);
+  free(b.label);
+  free(b.split);
+  return st;
+}
+
+/* A peer: its rows to rank 0, in the blocks rank 0 expects. */
+static halo_status send_rows(const rows_block *own, MPI_Comm comm, int32_t classes) {
+  halo_status st = HALO_OK;
+  const int64_t rows = block_rows(classes);
+  HALO_MPI(MPI_Send(&own->n, 1, MPI_INT64_T, 0, 0, comm));
+  for (int64_t r0 = 0; r0 < own->n; r0 += rows) {
+    const int n = (int)(own->n - r0 < rows ? own->n - r0 : rows);
+    HALO_MPI(MPI_Send(own->gid + r0, n, MPI_INT64_T, 0, 1, comm));
+    HALO_MPI(MPI_Send(own->logits + r0 * classes, (int)(n * classes), MPI_FLOAT, 0, 2, comm));
+    HALO_MPI(MPI_Send(own->pred + r0, n, MPI_INT32_T, 0, 3, comm));
+    HALO_MPI(MPI_Send(own->label + r0, n, MPI_INT32_T, 0, 4, comm));
+    HALO_MPI(MPI_Send(own->split + r0, n, MPI_INT8_T, 0, 5, comm));
+  }
+done:
+  return st;
+}
+
+halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Comm comm,
+                                const char *path, int64_t epoch, const char *model_name,
+                                const char *params_sha256) {
+  halo_status st = HALO_OK;
+  halo_gcn_info info;
+  int rank = 0, size = 1;
+  int64_t nodes = 0;
+  rows_block own = {.n = p->n_owned, .gid = p->global_id, .label = p->label, .split = p->split};
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  halo_gcn_info_get(model, &info);
+  const int32_t classes = info.model.dims[info.model.layers];
+
+  /* The forward pass of these parameters: collective, so every rank runs it. */
+  HALO_TRY(halo_gcn_evaluate(model, NULL));
+  own.logits = malloc((size_t)(p->n_owned > 0 ? p->n_owned : 1) * (size_t)classes * sizeof(float));
+  own.pred = malloc((size_t)(p->n_owned > 0 ? p->n_owned : 1) * sizeof(int32_t));
+  if (!own.logits || !own.pred) {
+    halo_log_error("out of memory for the predictions of %lld rows", (long long)p->n_owned);
+    st = HALO_ERR_NOMEM;
+  }
+  if (st == HALO_OK) st = halo_gcn_logits_get(model, own.logits);
+  if (st == HALO_OK) argmax_rows(own.logits, p->n_owned, classes, own.pred);
+  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_MPI(MPI_Allreduce(&p->n_owned, &nodes, 1, MPI_INT64_T, MPI_SUM, comm));
+  st = rank == 0
+           ? write_file(&own, comm, size, path, nodes, classes, epoch, model_name, params_sha256)
+           : send_rows(&own, comm, classes);
+  st = halo_mpi_agree(comm, st);
+done:
+  free(own.logits);
+  free(own.pred);
+  return st;
+}

@@ -1,0 +1,229 @@
+/* halo-train --predict, --early-stop and --eval-only, end to end on the
+ * bundled Cora under mpirun.
+ *
+ * The predictions file is read with the HDF5 C API and checked against
+ * independent sources: its node ids are a permutation of Cora's, its labels
+ * and splits are those of the dataset's own node-label.csv.gz and split
+ * files, each /pred is the argmax of its /logits row, and the test accuracy
+ * recomputed from the file equals the one the run reported.  With
+ * --deterministic the logits of P=1 and P=2, put in node order, are the
+ * same bits.  --early-stop writes its predictions from the best
+ * validation epoch and keeps best.h5; --eval-only --resume of the stopped
+ * run's checkpoint reports that epoch's accuracies again. */
+#include <criterion/criterion.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "train-cli.h"
+#include "train-run.h"
+
+#define CORA HALO_DATASETS_DIR "/cora"
+enum { NODES = 2708, CLASSES = 7 };
+
+typedef struct predictions {
+  int64_t epoch;
+  int64_t gid[NODES];
+  float logits[NODES][CLASSES];
+  int32_t pred[NODES], label[NODES];
+  int8_t split[NODES];
+} predictions;
+
+static void read_dataset(hid_t f, const char *name, hid_t type, void *out) {
+  hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+  cr_assert_geq(d, 0, "no dataset %s", name);
+  cr_assert_geq(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), 0, "cannot read %s", name);
+  H5Dclose(d);
+}
+
+static predictions *read_predictions(const char *path) {
+  predictions *p = calloc(1, sizeof *p);
+  cr_assert(p);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  cr_assert_geq(f, 0, "cannot open %s", path);
+  hid_t d = H5Dopen2(f, "/logits", H5P_DEFAULT), space = H5Dget_space(d);
+  hsize_t dims[2] = {0, 0};
+  cr_assert_eq(H5Sget_simple_extent_ndims(space), 2);
+  H5Sget_simple_extent_dims(space, dims, NULL);
+  cr_assert(dims[0] == NODES && dims[1] == CLASSES, "%s: /logits is %llu x %llu", path,
+            (unsigned long long)dims[0], (unsigned long long)dims[1]);
+  H5Sclose(space);
+  H5Dclose(d);
+  read_dataset(f, "/global_id", H5T_NATIVE_INT64, p->gid);
+  read_dataset(f, "/logits", H5T_NATIVE_FLOAT, p->logits);
+  read_dataset(f, "/pred", H5T_NATIVE_INT32, p->pred);
+  read_dataset(f, "/label", H5T_NATIVE_INT32, p->label);
+  read_dataset(f, "/split", H5T_NATIVE_INT8, p->split);
+  hid_t a = H5Aopen(f, "epoch", H5P_DEFAULT);
+  cr_assert_geq(a, 0, "%s: no epoch attribute", path);
+  H5Aread(a, H5T_NATIVE_INT64, &p->epoch);
+  H5Aclose(a);
+  H5Fclose(f);
+  return p;
+}
+
+/* One integer per line of a gzipped CSV (OGB's label and split files). */
+static int read_ints(const char *path, int64_t *out, int max) {
+  gzFile z = gzopen(path, "rb");
+  cr_assert(z, "cannot open %s", path);
+  char line[64];
+  int n = 0;
+  while (gzgets(z, line, sizeof line) && n < max) out[n++] = strtoll(line, NULL, 10);
+  gzclose(z);
+  return n;
+}
+
+/* The file against Cora's own files; returns the test accuracy it implies. */
+static double check_against_cora(const predictions *p, const char *what) {
+  static int64_t labels[NODES], ids[NODES];
+  cr_assert_eq(read_ints(CORA "/node-label.csv.gz", labels, NODES), NODES);
+  int8_t want_split[NODES];
+  memset(want_split, -1, sizeof want_split);
+  static const char *const files[3] = {CORA "/split/train.csv.gz", CORA "/split/valid.csv.gz",
+                                       CORA "/split/test.csv.gz"};
+  for (int k = 0; k < 3; k++) {
+    const int n = read_ints(files[k], ids, NODES);
+    for (int i = 0; i < n; i++) want_split[ids[i]] = (int8_t)k;
+  }
+  static char seen[NODES];
+  memset(seen, 0, sizeof seen);
+  int64_t test = 0, right = 0;
+  for (int r = 0; r < NODES; r++) {
+    const int64_t g = p->gid[r];
+    cr_assert(g >= 0 && g < NODES && !seen[g], "%s: row %d has node %lld twice or out of range",
+              what, r, (long long)g);
+    seen[g] = 1;
+    cr_expect_eq(p->label[r], labels[g], "%s: node %lld's label", what, (long long)g);
+    cr_expect_eq(p->split[r], want_split[g], "%s: node %lld's split", what, (long long)g);
+    int best = 0;
+    for (int j = 1; j < CLASSES; j++)
+      if (p->logits[r][j] > p->logits[r][best]) best = j;
+    cr_expect_eq(p->pred[r], best, "%s: node %lld's pred is not its logits' argmax", what,
+                 (long long)g);
+    if (want_split[g] == 2) {
+      test++;
+      right += best == labels[g];
+    }
+  }
+  return (double)right / (double)test;
+}
+
+/* A number of the summary line of a metrics file. */
+static double summary_figure(const char *path, const char *key) {
+  char *text = tr_slurp(path);
+  cr_assert(text, "no %s", path);
+  const char *summary = strstr(text, "\"summary\": true");
+  cr_assert(summary, "%s: no summary", path);
+  const double v = tr_json_num(summary, key);
+  free(text);
+  return v;
+}
+
+Test(predictions, file_reproduces_the_reported_accuracy_at_any_p, .timeout = 600) {
+  char *dir = tr_tmpdir("predict");
+  char shards[2][512], json[600], path[2][700], metrics[2][700], flags[1600];
+  predictions *p[2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(shards[k], sizeof shards[k], "%s/cora-%d", dir, k + 1);
+    snprintf(json, sizeof json, "%s.json", shards[k]);
+    partition(CORA, k + 1, "metis", "1433,16,7", shards[k], json);
+    snprintf(path[k], sizeof path[k], "%s/p%d.h5", dir, k + 1);
+    snprintf(metrics[k], sizeof metrics[k], "%s/m%d.jsonl", dir, k + 1);
+    snprintf(flags, sizeof flags, "--epochs 60 --deterministic --predict '%s'", path[k]);
+    train(k + 1, shards[k], flags, metrics[k]);
+    p[k] = read_predictions(path[k]);
+    cr_expect_eq(p[k]->epoch, 60, "P=%d: the file's epoch is %lld", k + 1, (long long)p[k]->epoch);
+    const double acc = check_against_cora(p[k], k ? "P=2" : "P=1");
+    const double reported = summary_figure(metrics[k], "final_test_acc");
+    fprintf(stderr, "[predictions] P=%d: test accuracy %.6f from the file, %.6f reported\n", k + 1,
+            acc, reported);
+    cr_expect(fabs(acc - reported) < 5e-7, "P=%d: test accuracy %.6f from the file, %.6f reported",
+              k + 1, acc, reported);
+  }
+  /* In node order, the two files' logits are the same bits. */
+  static float by_node[2][NODES][CLASSES];
+  for (int k = 0; k < 2; k++)
+    for (int r = 0; r < NODES; r++)
+      memcpy(by_node[k][p[k]->gid[r]], p[k]->logits[r], sizeof by_node[k][0]);
+  cr_expect(memcmp(by_node[0], by_node[1], sizeof by_node[0]) == 0,
+            "--deterministic: P=1 and P=2 logits differ");
+
+  /* An existing file is refused before anything is trained. */
+  char log[700];
+  snprintf(log, sizeof log, "%s/again.log", dir);
+  const int rc = tr_mpirun(2, 120, log, "%s '%s' --epochs 5 --quiet --predict '%s'", TRAIN_BIN,
+                           shards[1], path[1]);
+  char *out = tr_slurp(log);
+  cr_expect_neq(rc, 0, "an existing --predict file was not refused");
+  cr_expect(out && strstr(out, "already exists"), "no 'already exists' line:\n%s", out);
+  free(out);
+  free(p[0]);
+  free(p[1]);
+  tr_rmdir(dir);
+}
+
+Test(predictions, early_stop_predicts_from_the_best_epoch_and_eval_only_repeats_it,
+     .timeout = 600) {
+  char *dir = tr_tmpdir("early");
+  char shards[512], json[600], path[700], metrics[700], ck[700], flags[1600], best[800];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  partition(CORA, 2, "metis", "1433,16,7", shards, json);
+  snprintf(path, sizeof path, "%s/best.h5", dir);
+  snprintf(metrics, sizeof metrics, "%s/m.jsonl", dir);
+  snprintf(ck, sizeof ck, "%s/ck", dir);
+  snprintf(flags, sizeof flags, "--epochs 400 --early-stop 15 --checkpoint '%s' --predict '%s'", ck,
+           path);
+  train(2, shards, flags, metrics);
+  const double best_epoch = summary_figure(metrics, "best_val_epoch");
+  const double trained = summary_figure(metrics, "epochs");
+  const double at_best = summary_figure(metrics, "test_acc_at_best_val");
+  fprintf(stderr, "[predictions] early stop: best epoch %.0f, stopped after %.0f\n", best_epoch,
+          trained);
+  cr_expect_eq(trained, best_epoch + 15, "stopped after %.0f epochs, best %.0f", trained,
+               best_epoch);
+  predictions *p = read_predictions(path);
+  cr_expect_eq((double)p->epoch, best_epoch, "the predictions are of epoch %lld",
+               (long long)p->epoch);
+  const double acc = check_against_cora(p, "early stop");
+  cr_expect(fabs(acc - at_best) < 5e-7, "test accuracy %.6f from the file, %.6f at the best epoch",
+            acc, at_best);
+  snprintf(best, sizeof best, "%s/best.h5", ck);
+  struct stat sb;
+  cr_expect_eq(stat(best, &sb), 0, "no %s", best);
+  free(p);
+
+  /* --eval-only of the newest checkpoint (the stop epoch) repeats that
+   * epoch's accuracies and writes its predictions. */
+  char *text = tr_slurp(metrics);
+  cr_assert(text);
+  char *last = NULL;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+    if (!strstr(line, "\"summary\"")) last = line;
+  cr_assert(last);
+  const double val = tr_json_num(last, "val_acc"), test = tr_json_num(last, "test_acc");
+  char eval_metrics[700], eval_path[700];
+  snprintf(eval_metrics, sizeof eval_metrics, "%s/eval.jsonl", dir);
+  snprintf(eval_path, sizeof eval_path, "%s/eval.h5", dir);
+  snprintf(flags, sizeof flags, "--eval-only --checkpoint '%s' --resume --predict '%s'", ck,
+           eval_path);
+  train(2, shards, flags, eval_metrics);
+  char *eval = tr_slurp(eval_metrics);
+  cr_assert(eval && strstr(eval, "\"evaluation\": true"), "no evaluation line:\n%s", eval);
+  cr_expect_eq(tr_json_num(eval, "epoch"), trained);
+  cr_expect_eq(tr_json_num(eval, "val_acc"), val, "--eval-only val %.6f, the run's last %.6f",
+               tr_json_num(eval, "val_acc"), val);
+  cr_expect_eq(tr_json_num(eval, "test_acc"), test, "--eval-only test %.6f, the run's last %.6f",
+               tr_json_num(eval, "test_acc"), test);
+  p = read_predictions(eval_path);
+  cr_expect_eq((double)p->epoch, trained);
+  cr_expect(fabs(check_against_cora(p, "eval-only") - test) < 5e-7);
+  free(p);
+  free(eval);
+  free(text);
+  tr_rmdir(dir);
+}
