@@ -44,6 +44,8 @@ static const char usage[] =
     "  --warmup N           epochs left out of the mean epoch time (5, or fewer on short runs)\n"
     "  --metrics FILE       one JSON object per epoch, then a summary; - writes them to\n"
     "                       stdout, and the report's text to stderr\n"
+    "  --force              let --metrics overwrite a file that is not a halo metrics\n"
+    "                       file (a resumed run appends to its own)\n"
     "  --checkpoint DIR     save the training state in DIR (one HDF5 file per save)\n"
     "  --checkpoint-every N save after every N epochs and after the last (10)\n"
     "  --keep K             keep the newest K checkpoints (2)\n"
@@ -124,34 +126,15 @@ static halo_status copy_word(const char *flag, const char *text, const char *con
 
 /* Every flag without a value, then every flag with one. */
 static const char *const switches[] = {
-    "--quiet",         "--weight-decay-all", "--no-normalize",  "--resume",   "--tf32",
-    "--deterministic", "--sage-normalize",   "--gin-train-eps", "--residual", "--eval-only",
-    NULL};
-static const char *const valued[] = {"--model",
-                                     "--activation",
-                                     "--norm",
-                                     "--layers",
-                                     "--hidden",
-                                     "--heads",
-                                     "--output-heads",
-                                     "--attn-dropout",
-                                     "--epochs",
-                                     "--lr",
-                                     "--weight-decay",
-                                     "--dropout",
-                                     "--input-dropout",
-                                     "--seed",
-                                     "--device",
-                                     "--threads",
-                                     "--metrics",
-                                     "--warmup",
-                                     "--checkpoint",
-                                     "--checkpoint-every",
-                                     "--keep",
-                                     "--timeout",
-                                     "--predict",
-                                     "--early-stop",
-                                     NULL};
+    "--quiet",    "--weight-decay-all", "--no-normalize",   "--resume",
+    "--tf32",     "--deterministic",    "--sage-normalize", "--gin-train-eps",
+    "--residual", "--eval-only",        "--force",          NULL};
+static const char *const valued[] = {
+    "--model",        "--activation",   "--norm",          "--layers",     "--hidden",
+    "--heads",        "--output-heads", "--attn-dropout",  "--epochs",     "--lr",
+    "--weight-decay", "--dropout",      "--input-dropout", "--seed",       "--device",
+    "--threads",      "--metrics",      "--warmup",        "--checkpoint", "--checkpoint-every",
+    "--keep",         "--timeout",      "--predict",       "--early-stop", NULL};
 
 static int listed(const char *const *list, const char *flag) {
   for (int k = 0; list[k]; k++)
@@ -251,6 +234,7 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       if (strcmp(flag, "--gin-train-eps") == 0) a->gcn.gin_train_eps = 1;
       if (strcmp(flag, "--residual") == 0) a->gcn.residual = 1;
       if (strcmp(flag, "--eval-only") == 0) a->eval_only = 1;
+      if (strcmp(flag, "--force") == 0) a->force = 1;
       continue;
     }
     if (!listed(valued, flag)) HALO_TRY(unknown_flag(flag));

@@ -25,6 +25,7 @@ typedef struct halo_train_args {
   const char *predict;      /* --predict FILE.h5, or NULL (borrowed from argv) */
   int64_t early_stop;       /* stop after N epochs without a better val accuracy; 0: off */
   int eval_only;            /* --eval-only: evaluate the resumed parameters, train nothing */
+  int force;                /* --force: --metrics may overwrite a file that is not halo's */
   double timeout;           /* watchdog seconds; 0: off */
   int quiet;
   int help;

@@ -57,12 +57,12 @@ typedef struct run {
   int64_t start_epoch;  /* epochs done before this run (resume) */
   halo_checkpoint ckpt; /* resume: the state read; then the save buffers (rank 0) */
   char ckpt_path[4096];
-  int fatal;       /* failed inside the epoch loop, where peers may wait in an exchange */
-  int stopped_by;  /* the signal that stopped the epoch loop early, or 0 */
+  int fatal;             /* failed inside the epoch loop, where peers may wait in an exchange */
+  int stopped_by;        /* the signal that stopped the epoch loop early, or 0 */
   train_predict predict; /* --predict: the part's ids, labels and splits */
   float *best;           /* --early-stop: the parameters of the best validation epoch */
-  char held[2048]; /* an error line held for halo_mpi_agree_first */
-  cli_env env;     /* the environment variables (cli-env.c) */
+  char held[2048];       /* an error line held for halo_mpi_agree_first */
+  cli_env env;           /* the environment variables (cli-env.c) */
   train_memory memory;
   train_report report;
 } run;
@@ -238,6 +238,7 @@ static halo_status save_checkpoint(run *r, int64_t epoch, const char *name) {
                                     sizeof r->ckpt_path));
     }
   }
+  if (r->rank == 0) train_report_metrics_sync(&r->report); /* the metrics as durable as it */
 done:
   halo_log_set_context(NULL);
   halo_watch_layer("checkpoint", -1);
@@ -283,8 +284,8 @@ static halo_status write_predictions(run *r, int64_t last_epoch) {
   HALO_TRY(fatal_if(r, train_predict_write(&r->predict, r->model, r->comm, r->args.predict, epoch,
                                            r->args.model, sha)));
   if (r->rank == 0)
-    fprintf(train_report_text(rep), "predictions: %s (epoch %lld's parameters)\n",
-            r->args.predict, (long long)epoch);
+    fprintf(train_report_text(rep), "predictions: %s (epoch %lld's parameters)\n", r->args.predict,
+            (long long)epoch);
 done:
   return st;
 }
@@ -313,6 +314,7 @@ static halo_status train(run *r) {
   train_memory_report mem;
 
   int64_t last = r->start_epoch;
+  int metrics_failed = 0;
   train_report_begin(rep, r->start_epoch + 1, a->epochs, a->warmup);
   for (int64_t epoch = r->start_epoch + 1; epoch <= a->epochs; epoch++) {
     halo_gcn_stats step = {0}, eval = {0};
@@ -330,7 +332,12 @@ static halo_status train(run *r) {
     if (r->best && rep->best_epoch == epoch) HALO_TRY(keep_best(r, epoch));
     /* A preemption signal on any rank: every rank stops here, after a
      * checkpoint of this epoch. */
-    HALO_TRY(fatal_if(r, train_signals_agree(r->comm, &r->stopped_by)));
+    HALO_TRY(fatal_if(r, train_signals_agree(r->comm, train_report_metrics_failed(rep),
+                                             &r->stopped_by, &metrics_failed)));
+    if (metrics_failed) {
+      st = HALO_ERR_IO; /* rank 0 said why at the failed write */
+      goto done;
+    }
     if (r->stopped_by) {
       if (a->checkpoint && !save) HALO_TRY(save_checkpoint(r, epoch, NULL));
       train_report_stop(rep, epoch, train_signal_name(r->stopped_by));
@@ -433,7 +440,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   /* Every rank parses the same argv; rank 0 alone reports a bad flag. */
   if (r->rank != 0) halo_log_set_quiet(1);
   st = halo_train_args_parse(argc, argv, &r->args);
-  if (st == HALO_OK) st = train_report_metrics_check(r->args.metrics);
+  if (st == HALO_OK) st = train_report_metrics_check(r->args.metrics, r->args.force);
   halo_log_set_quiet(0);
   HALO_TRY(halo_mpi_agree(r->comm, st));
   if (r->args.help || r->args.version) {
@@ -492,8 +499,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   }
   /* An existing --predict file would only be refused after training. */
   if (r->rank == 0 && r->args.predict && access(r->args.predict, F_OK) == 0) {
-    halo_log_error("--predict %s: already exists; remove it or give another name",
-                   r->args.predict);
+    halo_log_error("--predict %s: already exists; remove it or give another name", r->args.predict);
     st = HALO_ERR_EXISTS;
   }
   HALO_TRY(halo_mpi_agree(r->comm, st));
@@ -551,7 +557,8 @@ static halo_status run_all(run *r, int argc, char **argv) {
   rep->setup_bytes = global[1];
   rep->predicted_epoch = halo_predict_epoch_bytes(rep->halo_rows, &exchanges);
 
-  if (r->rank == 0 && r->args.metrics) st = train_report_metrics_open(rep, r->args.metrics);
+  if (r->rank == 0 && r->args.metrics)
+    st = train_report_metrics_open(rep, r->args.metrics, r->args.eval_only ? 0 : r->start_epoch);
   HALO_TRY(halo_mpi_agree(r->comm, st));
   if (r->rank == 0) {
     train_report_header(rep);

@@ -20,30 +20,111 @@
  * prediction is put down to the libraries' fixed costs in the line. */
 #define MEMORY_UNMODELLED ((int64_t)64 << 20)
 
-halo_status train_report_metrics_check(const char *path) {
+/* The lines halo-train writes to a metrics file start so. */
+static int is_metrics_line(const char *line) {
+  return strncmp(line, "{\"epoch\": ", 10) == 0 || strncmp(line, "{\"summary\": ", 12) == 0 ||
+         strncmp(line, "{\"evaluation\": ", 15) == 0;
+}
+
+halo_status train_report_metrics_check(const char *path, int force) {
   halo_status st = HALO_OK;
   static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-  unsigned char head[8] = {0};
+  char head[64] = {0};
   struct stat sb;
   /* "-" is standard output, never a file of that name.  A read of a pipe or
    * a device would wait for input that never comes. */
   if (!path || strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) goto done;
   FILE *f = fopen(path, "rb");
   if (!f) goto done;
-  const size_t got = fread(head, 1, sizeof head, f);
+  const size_t got = fread(head, 1, sizeof head - 1, f);
   fclose(f);
-  if (got == sizeof head && memcmp(head, hdf5, sizeof head) == 0)
+  if (got >= sizeof hdf5 && memcmp(head, hdf5, sizeof hdf5) == 0)
     HALO_FAIL(HALO_ERR_ARG,
               "--metrics %s: is an HDF5 file (a shard or a checkpoint?), which the JSON lines "
               "would overwrite; give another name",
               path);
+  if (got > 0 && !force && !is_metrics_line(head)) {
+    for (size_t i = 0; i < got; i++)
+      if (head[i] == '\n' || (unsigned char)head[i] < ' ') head[i] = i < 24 ? '\0' : head[i];
+    head[24] = '\0';
+    HALO_FAIL(HALO_ERR_EXISTS,
+              "--metrics %s: exists and is not a halo metrics file (it starts \"%s\"); give "
+              "--force to overwrite it, or another name",
+              path, head);
+  }
 done:
   return st;
 }
 
-halo_status train_report_metrics_open(train_report *rep, const char *path) {
+/* The number after "key": in a metrics line; NAN when absent or null. */
+static double line_number(const char *line, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": ", key);
+  const char *at = strstr(line, pat);
+  if (!at) return NAN;
+  char *end = NULL;
+  const double v = strtod(at + strlen(pat), &end);
+  return end == at + strlen(pat) ? NAN : v;
+}
+
+/* --resume: rewrites `path` with its epoch lines up to `resumed` alone and
+ * notes their totals in rep->prior. */
+static halo_status keep_earlier_epochs(train_report *rep, const char *path, int64_t resumed) {
+  halo_status st = HALO_OK;
+  char tmp[4200], *line = NULL;
+  size_t cap = 0;
+  FILE *in = NULL, *out = NULL;
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+    HALO_FAIL(HALO_ERR_ARG, "--metrics %s: path is too long", path);
+  in = fopen(path, "r");
+  if (!in) goto done; /* nothing earlier: a fresh file */
+  out = fopen(tmp, "w");
+  if (!out) HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
+  rep->prior.best_val = -1.0;
+  while (getline(&line, &cap, in) > 0) {
+    if (strncmp(line, "{\"epoch\": ", 10) != 0) continue;
+    const double epoch = line_number(line, "epoch");
+    if (!(epoch >= 1 && epoch <= (double)resumed)) continue;
+    if (fputs(line, out) == EOF)
+      HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
+    const double val = line_number(line, "val_acc"), halo = line_number(line, "halo_bytes");
+    rep->prior.epochs++;
+    rep->prior.halo += (int64_t)halo;
+    rep->prior.mismatches += halo != line_number(line, "halo_bytes_predicted");
+    rep->prior.final_test = line_number(line, "test_acc");
+    if (val > rep->prior.best_val) {
+      rep->prior.best_val = val;
+      rep->prior.test_at_best = rep->prior.final_test;
+      rep->prior.best_epoch = (int64_t)epoch;
+    }
+  }
+  if (fflush(out) != 0 || fsync(fileno(out)) != 0)
+    HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
+  const int closed = fclose(out);
+  out = NULL;
+  if (closed != 0 || rename(tmp, path) != 0)
+    HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot replace it: %s", path, strerror(errno));
+done:
+  if (out) {
+    fclose(out);
+    unlink(tmp);
+  }
+  if (in) fclose(in);
+  free(line);
+  return st;
+}
+
+halo_status train_report_metrics_open(train_report *rep, const char *path, int64_t resumed) {
   struct stat a, b;
-  rep->metrics = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+  const int to_stdout = strcmp(path, "-") == 0;
+  rep->metrics_path = path;
+  if (!to_stdout && resumed > 0 && stat(path, &a) == 0 && S_ISREG(a.st_mode)) {
+    const halo_status st = keep_earlier_epochs(rep, path, resumed);
+    if (st != HALO_OK) return st;
+    rep->metrics = fopen(path, "a");
+  } else {
+    rep->metrics = to_stdout ? stdout : fopen(path, "w");
+  }
   if (!rep->metrics) {
     halo_log_error("--metrics %s: cannot open for writing: %s", path, strerror(errno));
     return HALO_ERR_IO;
@@ -59,6 +140,15 @@ halo_status train_report_metrics_open(train_report *rep, const char *path) {
   halo_json_init(&rep->json, rep->metrics, 0);
   return HALO_OK;
 }
+
+void train_report_metrics_sync(train_report *rep) {
+  struct stat sb;
+  if (!rep->metrics || rep->metrics == stdout) return;
+  if (fflush(rep->metrics) == 0 && fstat(fileno(rep->metrics), &sb) == 0 && S_ISREG(sb.st_mode))
+    (void)fsync(fileno(rep->metrics));
+}
+
+int train_report_metrics_failed(const train_report *rep) { return rep->metrics_failed; }
 
 halo_status train_report_metrics_close(train_report *rep, const char *path) {
   halo_status st = HALO_OK;
@@ -161,10 +251,14 @@ void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epo
   rep->trained = trained;
   /* A resumed run shorter than the warm-up still times most of its epochs. */
   rep->warmup = warmup < trained ? warmup : trained > 10 ? 5 : trained > 1 ? 1 : 0;
-  rep->timed = rep->total_halo = rep->mismatches = 0;
-  rep->best_val = -1.0;
-  rep->best_epoch = 0;
-  rep->test_at_best = rep->final_test = rep->time_sum = 0.0;
+  rep->timed = 0;
+  rep->total_halo = rep->prior.halo;
+  rep->mismatches = rep->prior.mismatches;
+  rep->best_epoch = rep->prior.best_epoch;
+  rep->best_val = rep->prior.epochs > 0 ? rep->prior.best_val : -1.0;
+  rep->test_at_best = rep->prior.test_at_best;
+  rep->final_test = rep->prior.final_test;
+  rep->time_sum = 0.0;
 }
 
 halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *step,
@@ -269,9 +363,15 @@ void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) 
             e->sum[TRAIN_ALLREDUCE_B] / 1e6);
     fflush(out);
   }
-  if (rep->metrics) {
+  if (rep->metrics && !rep->metrics_failed) {
     epoch_json(rep, epoch, e);
-    fflush(rep->metrics); /* whole lines only, at every epoch's end */
+    /* Whole lines only, at every epoch's end; a failed write is reported
+     * here, with its epoch, and stops the run at the epoch's agreement. */
+    if (fflush(rep->metrics) != 0 || ferror(rep->metrics)) {
+      halo_log_error("--metrics %s: cannot write epoch %lld: %s", rep->metrics_path,
+                     (long long)epoch, strerror(errno));
+      rep->metrics_failed = 1;
+    }
   }
 }
 
@@ -282,8 +382,8 @@ void train_report_evaluation(train_report *rep, int64_t epoch, const char *path,
   fprintf(out,
           "evaluation of %s (epoch %lld): train %.4f  val %.4f  test %.4f; loss train %.4f  val "
           "%.4f  test %.4f\n",
-          path, (long long)epoch, e->acc[0], e->acc[1], e->acc[2], e->eval_loss[0],
-          e->eval_loss[1], e->eval_loss[2]);
+          path, (long long)epoch, e->acc[0], e->acc[1], e->acc[2], e->eval_loss[0], e->eval_loss[1],
+          e->eval_loss[2]);
   fflush(out);
   if (!rep->metrics) return;
   halo_json *j = &rep->json;
@@ -340,9 +440,11 @@ static void summary_json(train_report *rep, const train_memory_report *mem, doub
   halo_json *j = &rep->json;
   halo_json_object_begin(j);
   halo_json_key_bool(j, "summary", 1);
-  halo_json_key_int(j, "epochs", rep->trained);
+  /* A resumed run's summary covers the earlier epochs its file keeps. */
+  halo_json_key_int(j, "epochs", rep->prior.epochs + rep->trained);
+  halo_json_key_int(j, "epochs_this_run", rep->trained);
   /* A run that trained no epoch evaluated nothing: null (a NaN), not 0. */
-  const int measured = rep->trained > 0;
+  const int measured = rep->prior.epochs + rep->trained > 0;
   halo_json_key_double(j, "best_val_acc", measured ? fmax(rep->best_val, 0.0) : NAN, "%.6f");
   halo_json_key_double(j, "test_acc_at_best_val", measured ? rep->test_at_best : NAN, "%.6f");
   if (measured)
@@ -396,19 +498,22 @@ void train_report_summary(train_report *rep, const train_memory_report *mem) {
   if (rep->rank != 0) return;
   FILE *out = text_out(rep);
   const double mean = rep->timed > 0 ? rep->time_sum / (double)rep->timed : 0.0;
-  if (rep->trained == 0) {
+  const int64_t epochs = rep->prior.epochs + rep->trained;
+  if (epochs == 0) {
     fprintf(out,
             "summary: no epoch trained, so no accuracy was measured; halo 0.000 MB in all, set-up "
             "%.4f MB\n",
             rep->setup_bytes / 1e6);
   } else {
-    char mean_text[32] = "n/a"; /* every epoch was a warm-up one (a run stopped early) */
+    char mean_text[32] = "n/a", runs[64] = ""; /* n/a: every epoch was a warm-up one */
     if (rep->timed > 0) snprintf(mean_text, sizeof mean_text, "%.3f ms", 1e3 * mean);
+    if (rep->prior.epochs > 0)
+      snprintf(runs, sizeof runs, " (%lld in this run)", (long long)rep->trained);
     fprintf(
         out,
-        "summary: %lld epoch%s, best val %.4f (test %.4f), final test %.4f, mean epoch %s "
+        "summary: %lld epoch%s%s, best val %.4f (test %.4f), final test %.4f, mean epoch %s "
         "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
-        (long long)rep->trained, plural(rep->trained), rep->best_val < 0 ? 0.0 : rep->best_val,
+        (long long)epochs, plural(epochs), runs, rep->best_val < 0 ? 0.0 : rep->best_val,
         rep->test_at_best, rep->final_test, mean_text, (long long)(rep->trained - rep->timed),
         plural(rep->trained - rep->timed), rep->total_halo / 1e6,
         rep->mismatches ? "DIFFERS FROM the" : "equal to the", rep->setup_bytes / 1e6);

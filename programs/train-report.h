@@ -35,8 +35,8 @@ enum {
 };
 
 typedef struct train_epoch {
-  double loss;   /* mean over the train nodes */
-  double acc[3]; /* train, valid, test */
+  double loss;         /* mean over the train nodes */
+  double acc[3];       /* train, valid, test */
   double eval_loss[3]; /* their mean losses without dropout; NaN for an empty split */
   double sum[TRAIN_FIGURES], min[TRAIN_FIGURES], max[TRAIN_FIGURES];
 } train_epoch;
@@ -70,17 +70,39 @@ typedef struct train_report {
   /* SHA-256 of the final parameters (train_report_digest), "" until then. */
   char params_sha256[65];
   const char *stopped_by; /* the signal that ended the run early ("SIGTERM"), or NULL */
+  const char *metrics_path;
+  int metrics_failed; /* a metrics line could not be written */
+  /* A resumed run's earlier epochs, kept in the metrics file: the summary
+   * adds them to this run's. */
+  struct {
+    int64_t epochs, halo, mismatches, best_epoch;
+    double best_val, test_at_best, final_test;
+  } prior;
 } train_report;
 
 /* --metrics must not overwrite the run's data: a regular FILE that exists
  * and is HDF5 (a part, the manifest, a checkpoint) is refused, with one line
- * naming the flag.  Metrics next to the shards are fine, and so is
- * /dev/stdout or a pipe, which are not read.  NULL passes. Local. */
-halo_status train_report_metrics_check(const char *path);
+ * naming the flag, and so is any other file that is not empty and not a
+ * halo metrics file, unless `force` (--force).  Metrics next to the shards
+ * are fine, and so is /dev/stdout or a pipe, which are not read.  NULL
+ * passes. Local. */
+halo_status train_report_metrics_check(const char *path, int force);
 
 /* Opens `path` for the JSON lines (rank 0 only calls it), or fails with
- * HALO_ERR_IO and one line naming --metrics. Local. */
-halo_status train_report_metrics_open(train_report *rep, const char *path);
+ * HALO_ERR_IO and one line naming --metrics.  A run resumed after epoch
+ * `resumed` (> 0) keeps the file's lines of epochs 1..resumed, drops the
+ * rest (an earlier run's summary, epochs trained past its checkpoint),
+ * rewriting it through a temporary name, and appends; the summary then
+ * covers the whole run. Local. */
+halo_status train_report_metrics_open(train_report *rep, const char *path, int64_t resumed);
+
+/* Makes the metrics written so far durable (fsync), as each checkpoint is;
+ * a no-op for standard output or a pipe. Local. */
+void train_report_metrics_sync(train_report *rep);
+
+/* 1 when a metrics line could not be written (the error was reported, with
+ * the epoch and errno's words, when it happened). Local. */
+int train_report_metrics_failed(const train_report *rep);
 
 /* Closes the metrics stream, if open; HALO_ERR_IO and one line naming
  * --metrics `path` when the writes failed. Local. */

@@ -30,10 +30,14 @@ void train_signals_install(void) {
   sigaction(SIGUSR1, &sa, NULL);
 }
 
-halo_status train_signals_agree(MPI_Comm comm, int *signo) {
-  const int mine = caught;
-  *signo = 0;
-  return halo_watch_allreduce(&mine, signo, 1, MPI_INT, MPI_MAX, comm, "the signal check");
+halo_status train_signals_agree(MPI_Comm comm, int failed, int *signo, int *any_failed) {
+  const int mine[2] = {caught, failed != 0};
+  int all[2] = {0, 0};
+  const halo_status st =
+      halo_watch_allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm, "the epoch's signal check");
+  *signo = all[0];
+  *any_failed = all[1];
+  return st;
 }
 
 const char *train_signal_name(int signo) {

@@ -21,9 +21,11 @@
 /* Catches SIGTERM and SIGUSR1 from now on. Local. */
 void train_signals_install(void);
 
-/* *signo = the largest signal number any rank has caught, 0 when none.
- * Collective (one MPI_Allreduce through the watchdog). */
-halo_status train_signals_agree(MPI_Comm comm, int *signo);
+/* *signo = the largest signal number any rank has caught, 0 when none,
+ * and *failed = 1 when any rank passed `failed` (a metrics write that
+ * failed on rank 0), in the same allreduce. Collective (one MPI_Allreduce
+ * through the watchdog). */
+halo_status train_signals_agree(MPI_Comm comm, int failed, int *signo, int *any_failed);
 
 /* "SIGTERM" or "SIGUSR1" (or "signal N"); a static string. Local. */
 const char *train_signal_name(int signo);

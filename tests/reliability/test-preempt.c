@@ -7,9 +7,13 @@
  *     newest checkpoint is that epoch's, and the metrics file holds whole
  *     JSON lines ending with a summary that names the signal;
  *   - the stopped run, continued with --resume auto to 10 epochs past that
- *     point at P=3, ends bit-identical (params_sha256 and every loss) to a
- *     straight run of as many epochs, which --resume auto started fresh
- *     from an empty folder.
+ *     point at P=3 with the same metrics file, ends bit-identical
+ *     (params_sha256 and every loss) to a straight run of as many epochs,
+ *     which --resume auto started fresh from an empty folder, and the file
+ *     then holds every epoch once and one summary of the whole run;
+ *   - --metrics refuses a file that is not a halo metrics file unless
+ *     --force, and a write that fails (/dev/full) stops every rank with one
+ *     line naming the epoch and the system's reason.
  * The job trains "forever" (--epochs 100000) until the signal, so the test
  * does not depend on how fast this machine trains. */
 #include <criterion/criterion.h>
@@ -110,18 +114,63 @@ Test(preempt, a_signal_stops_at_an_epoch_and_resume_auto_continues_bit_exactly, 
     read_report(path, &straight);
     cr_assert_eq(straight.m.epochs, stop + 10, "--resume auto on an empty folder trained %d epochs",
                  straight.m.epochs);
-    snprintf(path, sizeof path, "%s/resumed-%s.jsonl", dir, cases[c].how);
+    /* The stopped run's own metrics file, appended to: it then holds the
+     * whole run's epochs and one summary of them. */
+    snprintf(path, sizeof path, "%s/m-%s.jsonl", dir, cases[c].how);
     snprintf(flags, sizeof flags, "--deterministic --epochs %d --checkpoint '%s' --resume auto",
              stop + 10, ck);
     train(3, shards3, flags, path);
     read_resumed_report(path, &resumed);
-    cr_assert_eq(resumed.m.epochs, 10, "the resumed run trained %d epochs", resumed.m.epochs);
-    for (int e = 0; e < 10; e++)
-      cr_expect(memcmp(&resumed.m.loss[e], &straight.m.loss[stop + e], sizeof(double)) == 0,
-                "%s: epoch %d's loss is %.17g resumed, %.17g straight", cases[c].signal,
-                stop + 1 + e, resumed.m.loss[e], straight.m.loss[stop + e]);
+    cr_assert_eq(resumed.m.epochs, stop + 10, "the appended file holds %d epochs",
+                 resumed.m.epochs);
+    char *text = tr_slurp(path);
+    cr_assert(text);
+    cr_expect_eq(tr_count_lines(text, "\"summary\": true"), 1, "%s: not one summary", path);
+    const char *summary = strstr(text, "\"summary\": true");
+    cr_expect(summary && tr_json_num(summary, "epochs") == stop + 10 &&
+                  tr_json_num(summary, "epochs_this_run") == 10,
+              "%s: the summary does not cover the whole run: %s", path, summary);
+    free(text);
+    for (int e = 0; e < stop + 10; e++)
+      cr_expect(memcmp(&resumed.m.loss[e], &straight.m.loss[e], sizeof(double)) == 0,
+                "%s: epoch %d's loss is %.17g stopped and resumed, %.17g straight",
+                cases[c].signal, e + 1, resumed.m.loss[e], straight.m.loss[e]);
     cr_expect_str_eq(resumed.sha, straight.sha, "%s: resumed params_sha256 %s, straight %s",
                      cases[c].signal, resumed.sha, straight.sha);
   }
+  tr_rmdir(dir);
+}
+
+Test(preempt, metrics_file_is_guarded_and_write_errors_stop_the_run, .timeout = 300) {
+  char *dir = tr_tmpdir("metrics");
+  char shards[512], json[600], path[700], log[700];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  partition(CORA, 2, "metis", "1433,16,7", shards, json);
+  snprintf(path, sizeof path, "%s/notes.txt", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fputs("my notes, not metrics\n", f);
+  fclose(f);
+  snprintf(log, sizeof log, "%s/refused.log", dir);
+  int rc = tr_mpirun(2, 120, log, "%s '%s' --epochs 3 --quiet --metrics '%s'", TRAIN_BIN, shards,
+                     path);
+  char *out = tr_slurp(log), *kept = tr_slurp(path);
+  cr_expect_neq(rc, 0);
+  cr_expect(out && strstr(out, "is not a halo metrics file") && strstr(out, "--force"),
+            "no refusal line:\n%s", out);
+  cr_expect(kept && strcmp(kept, "my notes, not metrics\n") == 0, "the file was touched");
+  free(out);
+  free(kept);
+  rc = tr_mpirun(2, 120, log, "%s '%s' --epochs 3 --quiet --force --metrics '%s'", TRAIN_BIN,
+                 shards, path);
+  cr_expect_eq(rc, 0, "--force did not let it through");
+
+  rc = tr_mpirun(2, 120, log, "%s '%s' --epochs 3 --quiet --metrics /dev/full", TRAIN_BIN, shards);
+  out = tr_slurp(log);
+  cr_expect_neq(rc, 0, "a failed metrics write did not fail the run");
+  cr_expect(out && strstr(out, "--metrics /dev/full: cannot write epoch 1: No space left on device"),
+            "no line naming the epoch and the reason:\n%s", out);
+  free(out);
   tr_rmdir(dir);
 }
