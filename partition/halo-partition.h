@@ -229,6 +229,33 @@ halo_status halo_outfile_commit(halo_outfile *f);
 /* Removes the temporary unless committed; accepts NULL, sets *f = NULL. */
 void halo_outfile_close(halo_outfile **f);
 
+/* ---- stopping on SIGINT and SIGTERM ---------------------------------- */
+
+/* Blocks SIGINT and SIGTERM in the calling thread, and hence in every thread
+ * started after it (call it first in main, before any thread exists), and
+ * starts a thread that waits for them.  When one arrives, that thread removes
+ * every temporary path registered with halo_cleanup_add, writes one line
+ * "NAME: stopped by SIGTERM; removed A and B" to stderr and ends the process
+ * with status 128 + signal.  No handler runs, so METIS' own SIGTERM handler
+ * (gk_sigtrap) never sees the signal either.  A signal ignored at start (as
+ * SIGINT is for `cmd &` in a script) stays ignored. Local. */
+halo_status halo_cleanup_on_signals(const char *name);
+
+/* Registers `path` (copied) for removal on a signal: a folder of plain files
+ * (`is_dir`) or one file.  halo_outdir and halo_outfile register their
+ * temporaries themselves.  At most 8 paths at once. Local. */
+halo_status halo_cleanup_add(const char *path, int is_dir);
+
+/* Forgets `path` (nothing is removed). Local. */
+void halo_cleanup_drop(const char *path);
+
+/* A recursive lock around the registry: a path must be created or renamed and
+ * (un)registered in one critical section, so that a signal in between cannot
+ * miss it.  main takes it before it returns, so that a run that has finished
+ * is not cleaned up half-way by a late signal. Local. */
+void halo_cleanup_lock(void);
+void halo_cleanup_unlock(void);
+
 /* Called after each part is written (done of total). */
 typedef void (*halo_progress_fn)(void *ctx, int64_t done, int64_t total);
 

@@ -64,10 +64,17 @@ halo_status halo_outfile_open(const char *path, const char *flag, int force, hal
   if (path[len - 1] == '/') HALO_FAIL(HALO_ERR_ARG, "%s: names a folder, expected a file", o->name);
   HALO_TRY(check_target(o));
 
+  /* Created and registered at once: a signal removes it (halo_cleanup_on_signals). */
+  halo_cleanup_lock();
   fd = mkstemp(o->tmp);
+  if (fd >= 0) {
+    o->created = 1;
+    st = halo_cleanup_add(o->tmp, 0);
+  }
+  halo_cleanup_unlock();
   if (fd < 0)
     HALO_FAIL(HALO_ERR_IO, "%s: cannot create a file next to it: %s", o->name, strerror(errno));
-  o->created = 1;
+  HALO_TRY(st);
   /* mkstemp makes the file 0600; give it the mode fopen(path, "w") would. */
   mode_t mask = umask(0);
   umask(mask);
@@ -118,12 +125,20 @@ halo_status halo_outfile_commit(halo_outfile *o) {
   }
   if (failed) HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", o->name, strerror(err ? err : EIO));
   HALO_TRY(check_target(o));
-  if (rename(o->tmp, o->path) != 0)
+  halo_cleanup_lock();
+  if (rename(o->tmp, o->path) != 0) {
+    halo_cleanup_unlock();
     HALO_FAIL(HALO_ERR_IO, "%s: cannot rename %s to it: %s", o->name, o->tmp, strerror(errno));
+  }
   o->created = 0;
+  halo_cleanup_drop(o->tmp);
+  halo_cleanup_unlock();
   sync_folder(o->path);
 done:
-  if (st < 0 && o->created && unlink(o->tmp) == 0) o->created = 0;
+  if (st < 0 && o->created && unlink(o->tmp) == 0) {
+    o->created = 0;
+    halo_cleanup_drop(o->tmp);
+  }
   return st;
 }
 
@@ -131,7 +146,10 @@ void halo_outfile_close(halo_outfile **f) {
   if (!f || !*f) return;
   halo_outfile *o = *f;
   if (o->f) fclose(o->f);
-  if (o->created) unlink(o->tmp);
+  if (o->created) {
+    unlink(o->tmp);
+    halo_cleanup_drop(o->tmp);
+  }
   free(o->tmp);
   free(o->name);
   free(o->path);

@@ -49,6 +49,7 @@ struct halo_outdir {
   char *dir;   /* final name, without trailing slashes */
   char *tmp;   /* DIR.tmp.<pid> */
   int replace; /* DIR existed and --force was given */
+  int created; /* tmp was made by us */
   int committed;
 };
 
@@ -155,9 +156,17 @@ halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out) {
   snprintf(suffix, sizeof suffix, ".tmp.%ld", (long)getpid());
   o->tmp = join(o->dir, suffix);
   if (!o->tmp) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
-  if (mkdir(o->tmp, 0777) != 0)
+  /* Created and registered at once: a signal removes it (halo_cleanup_on_signals). */
+  halo_cleanup_lock();
+  if (mkdir(o->tmp, 0777) != 0) {
+    halo_cleanup_unlock();
     HALO_FAIL(HALO_ERR_IO, "output folder %s: cannot create %s: %s", o->dir, o->tmp,
               strerror(errno));
+  }
+  o->created = 1;
+  st = halo_cleanup_add(o->tmp, 1);
+  halo_cleanup_unlock();
+  HALO_TRY(st);
   *out = o;
   o = NULL;
 done:
@@ -171,12 +180,17 @@ const char *halo_outdir_tmp(const halo_outdir *o) { return o->tmp; }
 halo_status halo_outdir_commit(halo_outdir *o) {
   halo_status st = HALO_OK;
   char *old = NULL, suffix[32];
+  int old_tracked = 0;
+  /* The renames and the registry change together; a signal after them
+   * finishes removing the old folder (already checked to hold only ours). */
+  halo_cleanup_lock();
   if (o->replace) {
     snprintf(suffix, sizeof suffix, ".old.%ld", (long)getpid());
     old = join(o->dir, suffix);
     if (!old) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
     if (rename(o->dir, old) != 0)
       HALO_FAIL(HALO_ERR_IO, "cannot move the old %s aside: %s", o->dir, strerror(errno));
+    old_tracked = halo_cleanup_add(old, 1) == HALO_OK;
   }
   if (rename(o->tmp, o->dir) != 0) {
     int err = errno;
@@ -184,9 +198,16 @@ halo_status halo_outdir_commit(halo_outdir *o) {
     HALO_FAIL(HALO_ERR_IO, "cannot rename %s to %s: %s", o->tmp, o->dir, strerror(err));
   }
   o->committed = 1;
+  halo_cleanup_drop(o->tmp);
+  halo_cleanup_unlock();
   if (old && (check_only_ours(old) != HALO_OK || remove_folder(old) != HALO_OK))
     halo_log_warn("the replaced folder is left at %s", old);
+  if (old_tracked) halo_cleanup_drop(old);
+  free(old);
+  return st;
 done:
+  if (old_tracked) halo_cleanup_drop(old);
+  halo_cleanup_unlock();
   free(old);
   return st;
 }
@@ -194,7 +215,12 @@ done:
 void halo_outdir_close(halo_outdir **o) {
   if (!o || !*o) return;
   halo_outdir *d = *o;
-  if (d->tmp && !d->committed && access(d->tmp, F_OK) == 0) remove_folder(d->tmp);
+  if (d->created && !d->committed) {
+    halo_cleanup_lock();
+    if (access(d->tmp, F_OK) == 0) remove_folder(d->tmp);
+    halo_cleanup_drop(d->tmp);
+    halo_cleanup_unlock();
+  }
   free(d->tmp);
   free(d->dir);
   free(d);

@@ -896,11 +896,24 @@ static halo_status run(cli *c) {
    * follow: a failure leaves neither (docs/partition.md, "Errors"). */
   if (json) {
     HALO_TRY(write_json(halo_outfile_stream(json), c, g, &clean, stats, pr, run_id, &t));
-    HALO_TRY(halo_outfile_commit(json));
-    json_placed = 1;
+    /* A signal between the two commits removes the placed JSON too. */
+    halo_cleanup_lock();
+    st = halo_outfile_commit(json);
+    if (st == HALO_OK) {
+      json_placed = 1;
+      st = halo_cleanup_add(c->json, 0);
+    }
+    halo_cleanup_unlock();
+    HALO_TRY(st);
   }
-  HALO_TRY(halo_outdir_commit(outdir));
-  json_placed = 0;
+  halo_cleanup_lock();
+  st = halo_outdir_commit(outdir);
+  if (st == HALO_OK && json_placed) {
+    halo_cleanup_drop(c->json);
+    json_placed = 0;
+  }
+  halo_cleanup_unlock();
+  HALO_TRY(st);
 
   /* Standard output cannot be taken back, so its JSON waits for DIR. */
   if (json_stdout) {
@@ -911,7 +924,10 @@ static halo_status run(cli *c) {
   print_table(json_stdout ? stderr : stdout, c, g, &clean, stats, pr, run_id, &t);
   fflush(stdout);
 done:
-  if (json_placed) unlink(c->json);
+  if (json_placed) {
+    unlink(c->json);
+    halo_cleanup_drop(c->json);
+  }
   halo_outfile_close(&json);
   halo_outfile_close(&metis);
   halo_partition_stats_destroy(&stats);
@@ -926,11 +942,16 @@ int main(int argc, char **argv) {
   cli c = {.format = HALO_FORMAT_AUTO, .opt = HALO_PARTITION_OPTIONS_INIT};
   int stop = 0;
   cli_env env;
-  halo_status st = parse_args(argc, argv, &c, &stop);
+  /* First, before any thread: SIGINT and SIGTERM remove the temporaries
+   * and exit with 128 + signal (docs/partition.md, "Stopping it"). */
+  halo_status st = halo_cleanup_on_signals("halo-partition");
+  if (st == HALO_OK) st = parse_args(argc, argv, &c, &stop);
   if (st == HALO_OK && !stop) st = cli_env_read(&env, CLI_ENV_MEMORY);
   if (st == HALO_OK && !stop) {
     halo_memory_set_available(env.memory_available);
     st = run(&c);
   }
+  /* A signal being handled now finishes its cleanup and exit first. */
+  halo_cleanup_lock();
   return st == HALO_OK ? 0 : 1;
 }
