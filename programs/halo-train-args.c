@@ -56,6 +56,8 @@ static const char usage[] =
     "  --eval-only          with --resume: evaluate the checkpoint, train nothing\n"
     "  --early-stop N       stop after N epochs without a better validation accuracy;\n"
     "                       with --checkpoint, also keep DIR/best.h5\n"
+    "  --metric acc|f1|auc  the figure early stopping and the summary's best epoch use:\n"
+    "                       accuracy, macro-F1, or ROC-AUC of a binary task (acc)\n"
     "  --predict FILE.h5    write every node's logits, prediction and split (from the\n"
     "                       final epoch, or the best-validation one with --early-stop)\n"
     "SIGTERM or SIGUSR1 stops every rank after the current epoch, with a checkpoint\n"
@@ -134,7 +136,7 @@ static const char *const valued[] = {
     "--heads",        "--output-heads", "--attn-dropout",  "--epochs",     "--lr",
     "--weight-decay", "--dropout",      "--input-dropout", "--seed",       "--device",
     "--threads",      "--metrics",      "--warmup",        "--checkpoint", "--checkpoint-every",
-    "--keep",         "--timeout",      "--predict",       "--early-stop", NULL};
+    "--keep",         "--timeout",      "--predict",       "--early-stop", "--metric", NULL};
 
 static int listed(const char *const *list, const char *flag) {
   for (int k = 0; list[k]; k++)
@@ -316,6 +318,11 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       a->predict = value;
     } else if (strcmp(flag, "--early-stop") == 0) {
       HALO_TRY(parse_int(flag, value, 1, INT32_MAX, &a->early_stop));
+    } else if (strcmp(flag, "--metric") == 0) {
+      static const char *const metrics[] = {"acc", "f1", "auc", NULL};
+      char m[8];
+      HALO_TRY(copy_word(flag, value, metrics, m, sizeof m));
+      a->metric = m[0] == 'f' ? 1 : m[0] == 'a' && m[1] == 'u' ? 2 : 0;
     }
   }
   if (!a->dir) HALO_FAIL(HALO_ERR_ARG, "no shard folder given (usage: halo-train DIR [options])");

@@ -26,6 +26,7 @@ typedef struct halo_train_args {
   int64_t early_stop;       /* stop after N epochs without a better val accuracy; 0: off */
   int eval_only;            /* --eval-only: evaluate the resumed parameters, train nothing */
   int force;                /* --force: --metrics may overwrite a file that is not halo's */
+  int metric;               /* --metric: a train_metric (programs/train-metrics.h) */
   double timeout;           /* watchdog seconds; 0: off */
   int quiet;
   int help;

@@ -33,6 +33,7 @@
 #include "halo-train-args.h"
 #include "halo-watchdog.h"
 #include "train-memory.h"
+#include "train-metrics.h"
 #include "train-predict.h"
 #include "train-report.h"
 #include "train-signals.h"
@@ -299,6 +300,9 @@ static halo_status evaluate_only(run *r) {
   halo_watch_where("evaluation", r->start_epoch, -1);
   HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
   HALO_TRY(train_report_reduce(rep, &step, &eval, &e));
+  if (rep->metric != TRAIN_METRIC_ACC)
+    HALO_TRY(
+        fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm, e.metric)));
   if (r->rank == 0) HALO_TRY(fatal_if(r, train_report_digest(rep, r->model)));
   train_report_evaluation(rep, r->start_epoch, r->ckpt_path, &e);
   if (r->args.predict) HALO_TRY(write_predictions(r, r->start_epoch));
@@ -324,6 +328,9 @@ static halo_status train(run *r) {
     HALO_TRY(fatal_if(r, halo_gcn_step(r->model, epoch, &step)));
     HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
     HALO_TRY(train_report_reduce(rep, &step, &eval, &e));
+    if (rep->metric != TRAIN_METRIC_ACC)
+      HALO_TRY(fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm,
+                                             e.metric)));
     if (epoch == r->start_epoch + 1) HALO_TRY(fatal_if(r, train_memory_measure(&r->memory, r->be)));
     const int save = a->checkpoint && (epoch % a->checkpoint_every == 0 || epoch == a->epochs);
     if (save) HALO_TRY(save_checkpoint(r, epoch, NULL));
@@ -354,9 +361,10 @@ static halo_status train(run *r) {
       train_report_stop(rep, epoch, "early_stop");
       if (r->rank == 0)
         fprintf(train_report_text(rep),
-                "early stop: no better validation accuracy in the %lld epochs after epoch %lld "
+                "early stop: no better validation %s in the %lld epochs after epoch %lld "
                 "(%.4f)\n",
-                (long long)a->early_stop, (long long)rep->best_epoch, rep->best_val);
+                train_metric_name(rep->metric), (long long)a->early_stop,
+                (long long)rep->best_epoch, rep->best_val);
       break;
     }
   }
@@ -508,7 +516,17 @@ static halo_status run_all(run *r, int argc, char **argv) {
 
   HALO_TRY(halo_gcn_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
   halo_gcn_info_get(r->model, &r->info);
-  if (r->args.predict) st = train_predict_init(&r->predict, r->shard);
+  /* --predict and --metric f1|auc need each row's node, label and split. */
+  if (r->args.predict || r->args.metric != TRAIN_METRIC_ACC)
+    st = train_predict_init(&r->predict, r->shard);
+  const int classes = r->info.model.dims[r->info.model.layers];
+  if (st == HALO_OK && r->args.metric == TRAIN_METRIC_AUC && classes != 2) {
+    if (r->rank == 0)
+      halo_log_error("--metric auc: ROC-AUC is a binary task's, and this graph has %d classes; "
+                     "use --metric f1 or acc",
+                     classes);
+    st = HALO_ERR_ARG;
+  }
   if (st == HALO_OK && r->args.early_stop) {
     r->best = calloc((size_t)r->info.params, sizeof *r->best);
     if (!r->best) {
@@ -556,6 +574,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   rep->halo_rows = global[0];
   rep->setup_bytes = global[1];
   rep->predicted_epoch = halo_predict_epoch_bytes(rep->halo_rows, &exchanges);
+  rep->metric = (train_metric)r->args.metric;
 
   if (r->rank == 0 && r->args.metrics)
     st = train_report_metrics_open(rep, r->args.metrics, r->args.eval_only ? 0 : r->start_epoch);

@@ -67,6 +67,14 @@ static double line_number(const char *line, const char *key) {
   return end == at + strlen(pat) ? NAN : v;
 }
 
+/* The per-epoch key of the selection metric: "val_acc" (k = 0) or
+ * "test_acc" (k = 1), or val_f1, test_auc, ... */
+static const char *metric_key(const train_report *rep, int k) {
+  static char key[2][16];
+  snprintf(key[k], sizeof key[k], "%s_%s", k ? "test" : "val", train_metric_name(rep->metric));
+  return key[k];
+}
+
 /* --resume: rewrites `path` with its epoch lines up to `resumed` alone and
  * notes their totals in rep->prior. */
 static halo_status keep_earlier_epochs(train_report *rep, const char *path, int64_t resumed) {
@@ -87,11 +95,12 @@ static halo_status keep_earlier_epochs(train_report *rep, const char *path, int6
     if (!(epoch >= 1 && epoch <= (double)resumed)) continue;
     if (fputs(line, out) == EOF)
       HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
-    const double val = line_number(line, "val_acc"), halo = line_number(line, "halo_bytes");
+    const double val = line_number(line, metric_key(rep, 0)), halo = line_number(line, "halo_bytes");
     rep->prior.epochs++;
     rep->prior.halo += (int64_t)halo;
     rep->prior.mismatches += halo != line_number(line, "halo_bytes_predicted");
-    rep->prior.final_test = line_number(line, "test_acc");
+    rep->prior.final_test = line_number(line, metric_key(rep, 1));
+    rep->prior.final_acc = line_number(line, "test_acc");
     if (val > rep->prior.best_val) {
       rep->prior.best_val = val;
       rep->prior.test_at_best = rep->prior.final_test;
@@ -258,6 +267,7 @@ void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epo
   rep->best_val = rep->prior.epochs > 0 ? rep->prior.best_val : -1.0;
   rep->test_at_best = rep->prior.test_at_best;
   rep->final_test = rep->prior.final_test;
+  rep->final_acc = rep->prior.final_acc;
   rep->time_sum = 0.0;
 }
 
@@ -318,6 +328,10 @@ static void epoch_json(train_report *rep, int64_t epoch, const train_epoch *e) {
   halo_json_key_double(j, "test_acc", e->acc[2], "%.6f");
   halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
   halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");
+  if (rep->metric != TRAIN_METRIC_ACC) {
+    halo_json_key_double(j, metric_key(rep, 0), e->metric[0], "%.6f");
+    halo_json_key_double(j, metric_key(rep, 1), e->metric[1], "%.6f");
+  }
   halo_json_key_double(j, "epoch_s", e->max[TRAIN_STEP_S], "%.9g");
   halo_json_key_double(j, "epoch_s_min", e->min[TRAIN_STEP_S], "%.9g");
   halo_json_key_double(j, "epoch_s_max", e->max[TRAIN_STEP_S], "%.9g");
@@ -346,12 +360,15 @@ void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) 
     rep->time_sum += e->max[TRAIN_STEP_S];
     rep->timed++;
   }
-  if (e->acc[1] > rep->best_val) {
-    rep->best_val = e->acc[1];
-    rep->test_at_best = e->acc[2];
+  const double val = rep->metric == TRAIN_METRIC_ACC ? e->acc[1] : e->metric[0],
+               test = rep->metric == TRAIN_METRIC_ACC ? e->acc[2] : e->metric[1];
+  if (val > rep->best_val) { /* a NaN (an AUC without both classes) never is */
+    rep->best_val = val;
+    rep->test_at_best = test;
     rep->best_epoch = epoch;
   }
-  rep->final_test = e->acc[2];
+  rep->final_test = test;
+  rep->final_acc = e->acc[2];
   if (rep->rank != 0) return;
   if (!rep->quiet) {
     fprintf(out,
@@ -397,6 +414,10 @@ void train_report_evaluation(train_report *rep, int64_t epoch, const char *path,
   halo_json_key_double(j, "train_loss", e->eval_loss[0], "%.17g");
   halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
   halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");
+  if (rep->metric != TRAIN_METRIC_ACC) {
+    halo_json_key_double(j, metric_key(rep, 0), e->metric[0], "%.6f");
+    halo_json_key_double(j, metric_key(rep, 1), e->metric[1], "%.6f");
+  }
   halo_json_key_double(j, "eval_halo_bytes", e->sum[TRAIN_EVAL_HALO_B], "%.0f");
   halo_json_key_string(j, "params_sha256", rep->params_sha256);
   halo_json_key_int(j, "ranks", rep->ranks);
@@ -445,13 +466,22 @@ static void summary_json(train_report *rep, const train_memory_report *mem, doub
   halo_json_key_int(j, "epochs_this_run", rep->trained);
   /* A run that trained no epoch evaluated nothing: null (a NaN), not 0. */
   const int measured = rep->prior.epochs + rep->trained > 0;
-  halo_json_key_double(j, "best_val_acc", measured ? fmax(rep->best_val, 0.0) : NAN, "%.6f");
-  halo_json_key_double(j, "test_acc_at_best_val", measured ? rep->test_at_best : NAN, "%.6f");
-  if (measured)
+  const char *m = train_metric_name(rep->metric);
+  char key[3][40];
+  snprintf(key[0], sizeof key[0], "best_val_%s", m);
+  snprintf(key[1], sizeof key[1], "test_%s_at_best_val", m);
+  snprintf(key[2], sizeof key[2], "final_test_%s", m);
+  halo_json_key_string(j, "metric", m);
+  /* best_val < 0: no epoch had a figure (an AUC of splits without both classes). */
+  halo_json_key_double(j, key[0], measured && rep->best_val >= 0 ? rep->best_val : NAN, "%.6f");
+  halo_json_key_double(j, key[1], measured && rep->best_val >= 0 ? rep->test_at_best : NAN, "%.6f");
+  if (measured && rep->best_epoch > 0)
     halo_json_key_int(j, "best_val_epoch", rep->best_epoch);
   else
     halo_json_key_null(j, "best_val_epoch");
-  halo_json_key_double(j, "final_test_acc", measured ? rep->final_test : NAN, "%.6f");
+  halo_json_key_double(j, key[2], measured ? rep->final_test : NAN, "%.6f");
+  if (rep->metric != TRAIN_METRIC_ACC)
+    halo_json_key_double(j, "final_test_acc", measured ? rep->final_acc : NAN, "%.6f");
   halo_json_key_double(j, "mean_epoch_s", rep->timed > 0 ? mean : NAN, "%.9g");
   halo_json_key_int(j, "warmup_epochs", rep->trained - rep->timed);
   halo_json_key_int(j, "total_halo_bytes", rep->total_halo);
@@ -505,15 +535,17 @@ void train_report_summary(train_report *rep, const train_memory_report *mem) {
             "%.4f MB\n",
             rep->setup_bytes / 1e6);
   } else {
-    char mean_text[32] = "n/a", runs[64] = ""; /* n/a: every epoch was a warm-up one */
+    char mean_text[32] = "n/a", runs[64] = "", metric_text[16] = ""; /* n/a: all warm-up */
+    if (rep->metric != TRAIN_METRIC_ACC)
+      snprintf(metric_text, sizeof metric_text, " %s", train_metric_name(rep->metric));
     if (rep->timed > 0) snprintf(mean_text, sizeof mean_text, "%.3f ms", 1e3 * mean);
     if (rep->prior.epochs > 0)
       snprintf(runs, sizeof runs, " (%lld in this run)", (long long)rep->trained);
     fprintf(
         out,
-        "summary: %lld epoch%s%s, best val %.4f (test %.4f), final test %.4f, mean epoch %s "
+        "summary: %lld epoch%s%s, best val%s %.4f (test %.4f), final test %.4f, mean epoch %s "
         "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
-        (long long)epochs, plural(epochs), runs, rep->best_val < 0 ? 0.0 : rep->best_val,
+        (long long)epochs, plural(epochs), runs, metric_text, rep->best_val < 0 ? 0.0 : rep->best_val,
         rep->test_at_best, rep->final_test, mean_text, (long long)(rep->trained - rep->timed),
         plural(rep->trained - rep->timed), rep->total_halo / 1e6,
         rep->mismatches ? "DIFFERS FROM the" : "equal to the", rep->setup_bytes / 1e6);

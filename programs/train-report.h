@@ -22,6 +22,7 @@
 #include "halo-shard.h"
 #include "halo-status.h"
 #include "train-memory.h"
+#include "train-metrics.h"
 
 /* Per-epoch figures of one rank, reduced over the ranks. */
 enum {
@@ -38,6 +39,7 @@ typedef struct train_epoch {
   double loss;         /* mean over the train nodes */
   double acc[3];       /* train, valid, test */
   double eval_loss[3]; /* their mean losses without dropout; NaN for an empty split */
+  double metric[2];    /* --metric f1|auc: of the valid and test nodes (unused for acc) */
   double sum[TRAIN_FIGURES], min[TRAIN_FIGURES], max[TRAIN_FIGURES];
 } train_epoch;
 
@@ -67,6 +69,10 @@ typedef struct train_report {
   int64_t timed, total_halo, mismatches;
   double best_val, test_at_best, final_test, time_sum;
   int64_t best_epoch; /* the epoch of best_val (the first of equals); 0 before any */
+  /* --metric: the figure that best_val, test_at_best and final_test are of
+   * (accuracy, macro-F1 or ROC-AUC), and so the early stopping's. */
+  train_metric metric;
+  double final_acc; /* the last epoch's test accuracy, whatever the metric */
   /* SHA-256 of the final parameters (train_report_digest), "" until then. */
   char params_sha256[65];
   const char *stopped_by; /* the signal that ended the run early ("SIGTERM"), or NULL */
@@ -76,7 +82,7 @@ typedef struct train_report {
    * adds them to this run's. */
   struct {
     int64_t epochs, halo, mismatches, best_epoch;
-    double best_val, test_at_best, final_test;
+    double best_val, test_at_best, final_test, final_acc;
   } prior;
 } train_report;
 

@@ -26,11 +26,12 @@
 enum { NODES = 2708, CLASSES = 7 };
 
 typedef struct predictions {
-  int64_t epoch;
-  int64_t gid[NODES];
-  float logits[NODES][CLASSES];
-  int32_t pred[NODES], label[NODES];
-  int8_t split[NODES];
+  int64_t epoch, n;
+  int classes;
+  int64_t *gid;
+  float *logits; /* n × classes */
+  int32_t *pred, *label;
+  int8_t *split;
 } predictions;
 
 static void read_dataset(hid_t f, const char *name, hid_t type, void *out) {
@@ -49,10 +50,16 @@ static predictions *read_predictions(const char *path) {
   hsize_t dims[2] = {0, 0};
   cr_assert_eq(H5Sget_simple_extent_ndims(space), 2);
   H5Sget_simple_extent_dims(space, dims, NULL);
-  cr_assert(dims[0] == NODES && dims[1] == CLASSES, "%s: /logits is %llu x %llu", path,
-            (unsigned long long)dims[0], (unsigned long long)dims[1]);
   H5Sclose(space);
   H5Dclose(d);
+  p->n = (int64_t)dims[0];
+  p->classes = (int)dims[1];
+  p->gid = malloc((size_t)p->n * sizeof *p->gid);
+  p->logits = malloc((size_t)p->n * (size_t)p->classes * sizeof *p->logits);
+  p->pred = malloc((size_t)p->n * sizeof *p->pred);
+  p->label = malloc((size_t)p->n * sizeof *p->label);
+  p->split = malloc((size_t)p->n);
+  cr_assert(p->gid && p->logits && p->pred && p->label && p->split);
   read_dataset(f, "/global_id", H5T_NATIVE_INT64, p->gid);
   read_dataset(f, "/logits", H5T_NATIVE_FLOAT, p->logits);
   read_dataset(f, "/pred", H5T_NATIVE_INT32, p->pred);
@@ -64,6 +71,15 @@ static predictions *read_predictions(const char *path) {
   H5Aclose(a);
   H5Fclose(f);
   return p;
+}
+
+static void free_predictions(predictions *p) {
+  free(p->gid);
+  free(p->logits);
+  free(p->pred);
+  free(p->label);
+  free(p->split);
+  free(p);
 }
 
 /* One integer per line of a gzipped CSV (OGB's label and split files). */
@@ -80,6 +96,8 @@ static int read_ints(const char *path, int64_t *out, int max) {
 /* The file against Cora's own files; returns the test accuracy it implies. */
 static double check_against_cora(const predictions *p, const char *what) {
   static int64_t labels[NODES], ids[NODES];
+  cr_assert(p->n == NODES && p->classes == CLASSES, "%s: %lld x %d logits", what, (long long)p->n,
+            p->classes);
   cr_assert_eq(read_ints(CORA "/node-label.csv.gz", labels, NODES), NODES);
   int8_t want_split[NODES];
   memset(want_split, -1, sizeof want_split);
@@ -101,7 +119,7 @@ static double check_against_cora(const predictions *p, const char *what) {
     cr_expect_eq(p->split[r], want_split[g], "%s: node %lld's split", what, (long long)g);
     int best = 0;
     for (int j = 1; j < CLASSES; j++)
-      if (p->logits[r][j] > p->logits[r][best]) best = j;
+      if (p->logits[r * CLASSES + j] > p->logits[r * CLASSES + best]) best = j;
     cr_expect_eq(p->pred[r], best, "%s: node %lld's pred is not its logits' argmax", what,
                  (long long)g);
     if (want_split[g] == 2) {
@@ -148,7 +166,7 @@ Test(predictions, file_reproduces_the_reported_accuracy_at_any_p, .timeout = 600
   static float by_node[2][NODES][CLASSES];
   for (int k = 0; k < 2; k++)
     for (int r = 0; r < NODES; r++)
-      memcpy(by_node[k][p[k]->gid[r]], p[k]->logits[r], sizeof by_node[k][0]);
+      memcpy(by_node[k][p[k]->gid[r]], p[k]->logits + r * CLASSES, sizeof by_node[k][0]);
   cr_expect(memcmp(by_node[0], by_node[1], sizeof by_node[0]) == 0,
             "--deterministic: P=1 and P=2 logits differ");
 
@@ -161,8 +179,8 @@ Test(predictions, file_reproduces_the_reported_accuracy_at_any_p, .timeout = 600
   cr_expect_neq(rc, 0, "an existing --predict file was not refused");
   cr_expect(out && strstr(out, "already exists"), "no 'already exists' line:\n%s", out);
   free(out);
-  free(p[0]);
-  free(p[1]);
+  free_predictions(p[0]);
+  free_predictions(p[1]);
   tr_rmdir(dir);
 }
 
@@ -195,7 +213,7 @@ Test(predictions, early_stop_predicts_from_the_best_epoch_and_eval_only_repeats_
   snprintf(best, sizeof best, "%s/best.h5", ck);
   struct stat sb;
   cr_expect_eq(stat(best, &sb), 0, "no %s", best);
-  free(p);
+  free_predictions(p);
 
   /* --eval-only of the newest checkpoint (the stop epoch) repeats that
    * epoch's accuracies and writes its predictions. */
@@ -222,8 +240,89 @@ Test(predictions, early_stop_predicts_from_the_best_epoch_and_eval_only_repeats_
   p = read_predictions(eval_path);
   cr_expect_eq((double)p->epoch, trained);
   cr_expect(fabs(check_against_cora(p, "eval-only") - test) < 5e-7);
-  free(p);
+  free_predictions(p);
   free(eval);
   free(text);
+  tr_rmdir(dir);
+}
+
+/* Macro-F1 of the test split from the file, with per-class precision and
+ * recall (classes that occur among the labels or predictions). */
+static double f1_from_file(const predictions *p) {
+  double sum = 0.0;
+  int present = 0;
+  for (int c = 0; c < p->classes; c++) {
+    int64_t tp = 0, npred = 0, ntrue = 0;
+    for (int64_t r = 0; r < p->n; r++) {
+      if (p->split[r] != 2) continue;
+      npred += p->pred[r] == c;
+      ntrue += p->label[r] == c;
+      tp += p->pred[r] == c && p->label[r] == c;
+    }
+    if (npred + ntrue == 0) continue;
+    present++;
+    const double precision = npred ? (double)tp / (double)npred : 0.0,
+                 recall = ntrue ? (double)tp / (double)ntrue : 0.0;
+    sum += precision + recall > 0.0 ? 2.0 * precision * recall / (precision + recall) : 0.0;
+  }
+  return sum / present;
+}
+
+/* ROC-AUC of the test split from the file, pair by pair (ties count half). */
+static double auc_from_file(const predictions *p) {
+  double wins = 0.0;
+  int64_t pos = 0, neg = 0;
+  for (int64_t a = 0; a < p->n; a++) {
+    if (p->split[a] != 2 || p->label[a] != 1) continue;
+    pos++;
+    const float sa = p->logits[2 * a + 1] - p->logits[2 * a];
+    for (int64_t b = 0; b < p->n; b++) {
+      if (p->split[b] != 2 || p->label[b] != 0) continue;
+      const float sb = p->logits[2 * b + 1] - p->logits[2 * b];
+      wins += sa > sb ? 1.0 : sa == sb ? 0.5 : 0.0;
+    }
+  }
+  for (int64_t b = 0; b < p->n; b++) neg += p->split[b] == 2 && p->label[b] == 0;
+  return wins / ((double)pos * (double)neg);
+}
+
+/* --metric f1 on Cora and --metric auc on a binary sbm graph, at P=1 and
+ * P=3: the summary's final test figure equals the one recomputed from the
+ * predictions file, and does not depend on P. */
+Test(predictions, f1_and_auc_match_the_predictions_file_at_any_p, .timeout = 600) {
+  static const struct {
+    const char *input, *dims, *metric;
+    double (*from_file)(const predictions *);
+  } cases[] = {{CORA, "1433,16,7", "f1", f1_from_file},
+               {"sbm:nodes=3000,avg-degree=8,feat=16,classes=2,homophily=0.7,seed=5", "16,16,2",
+                "auc", auc_from_file}};
+  char *dir = tr_tmpdir("metric");
+  for (int c = 0; c < 2; c++) {
+    double figure[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+      const int parts = k ? 3 : 1;
+      char shards[512], json[600], path[700], metrics[700], flags[900], key[32];
+      snprintf(shards, sizeof shards, "%s/%s-%d", dir, cases[c].metric, parts);
+      snprintf(json, sizeof json, "%s.json", shards);
+      partition(cases[c].input, parts, "metis", cases[c].dims, shards, json);
+      snprintf(path, sizeof path, "%s.h5", shards);
+      snprintf(metrics, sizeof metrics, "%s.jsonl", shards);
+      snprintf(flags, sizeof flags, "--epochs 30 --deterministic --metric %s --predict '%s'",
+               cases[c].metric, path);
+      train(parts, shards, flags, metrics);
+      snprintf(key, sizeof key, "final_test_%s", cases[c].metric);
+      figure[k] = summary_figure(metrics, key);
+      predictions *p = read_predictions(path);
+      const double recomputed = cases[c].from_file(p);
+      fprintf(stderr, "[predictions] --metric %s P=%d: %.6f reported, %.6f from the file\n",
+              cases[c].metric, parts, figure[k], recomputed);
+      cr_expect(fabs(figure[k] - recomputed) < 5e-7,
+                "--metric %s P=%d: %.6f reported, %.6f from the file", cases[c].metric, parts,
+                figure[k], recomputed);
+      free_predictions(p);
+    }
+    cr_expect_eq(figure[0], figure[1], "--metric %s: %.6f at P=1, %.6f at P=3", cases[c].metric,
+                 figure[0], figure[1]);
+  }
   tr_rmdir(dir);
 }
