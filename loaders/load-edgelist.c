@@ -36,6 +36,16 @@ done:
   return st;
 }
 
+/* Words on a line (runs of anything but spaces and tabs). */
+static int count_words(const char *p) {
+  int words = 0;
+  for (p = load_skip_blank(p); *p; p = load_skip_blank(p)) {
+    while (*p && *p != ' ' && *p != '\t') p++;
+    words++;
+  }
+  return words;
+}
+
 /* Dense ids: bit x of `bits` says id x occurs; rank[w] counts the ids below
  * word w.  Renumbers in place and returns the node count in *n. */
 static halo_status renumber_dense(load_edges *e, int64_t max_id, int64_t *n) {
@@ -175,6 +185,12 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
     const char *p = load_skip_blank(line);
     if (*p == '\0' || *p == '#') continue;
     int64_t id[2];
+    /* A third column is a weight (or a SNAP temporal graph's time): refused
+     * rather than dropped, since halo's graphs are unweighted. */
+    if (count_words(p) == 3)
+      LOAD_FAIL(&r, HALO_ERR_UNSUPPORTED,
+                "a third column (edge weights or times) is not supported: halo's graphs are "
+                "unweighted; keep the first two columns (awk '{print $1, $2}') to use the structure alone");
     HALO_TRY(parse_edge_line(&r, p, id));
     HALO_TRY(load_edges_push(&edges, id[0], id[1]));
     if (id[0] > max_id) max_id = id[0];

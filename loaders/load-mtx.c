@@ -1,5 +1,8 @@
 /* Matrix Market coordinate files as graphs: entry (i, j) is the edge
- * i-1 -> j-1.  Values, when present, are checked and dropped.  A symmetric
+ * i-1 -> j-1.  Graphs are unweighted, so a 'real' or 'integer' file is read
+ * only when every value is exactly 1 (an unweighted graph stored with
+ * values); any other value is an edge weight, refused rather than dropped
+ * (docs/partition.md, "Edge weights").  A symmetric
  * file stores one triangle; both directions of each off-diagonal entry are
  * kept, so the graph is what the matrix means.
  */
@@ -108,15 +111,25 @@ static halo_status parse_entry(const load_reader *r, const char *p, const mtx_he
                   (long long)h->size_line);
       id[count] = v - 1;
     } else if (count == 2 && want == 3) {
+      int one = 0;
       if (h->field == MTX_INTEGER) {
         int64_t v;
         rc = load_scan_i64(&p, &v);
+        one = rc == LOAD_SCAN_OK && v == 1;
       } else {
         float v;
         rc = load_scan_f32(&p, &v);
+        /* Exactly 1, not a float that rounds to it ("1.00000001"). */
+        one = rc == LOAD_SCAN_OK && v == 1.0f && strtod(tok, NULL) == 1.0;
       }
       if (rc != LOAD_SCAN_OK || *p == ',')
         LOAD_FAIL_WORD(r, tok, h->field == MTX_INTEGER ? "an integer value" : "a real value");
+      if (!one)
+        LOAD_FAIL(r, HALO_ERR_UNSUPPORTED,
+                  "value %.*s: edge weights are not supported (halo's graphs are unweighted; "
+                  "a '%s' file is read only when every value is 1); to use the structure alone, "
+                  "drop the values and write 'pattern' in the banner",
+                  (int)(p - tok), tok, h->field == MTX_INTEGER ? "integer" : "real");
     } else {
       while (*p && *p != ' ' && *p != '\t') p++;
     }

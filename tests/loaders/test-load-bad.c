@@ -333,10 +333,25 @@ Test(bad_edgelist, comma_between_ids) {
 }
 
 Test(bad_edgelist, wrong_column_count) {
-  EXPECT_LOAD_ERROR(scratch_write("w.txt", "1 2\n1 2 3\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
-                    "w.txt:2:", "expected 2 node ids, found 3");
+  EXPECT_LOAD_ERROR(scratch_write("w.txt", "1 2\n1 2 3 4\n"), HALO_FORMAT_EDGELIST,
+                    HALO_ERR_PARSE, "w.txt:2:", "expected 2 node ids, found 4");
   EXPECT_LOAD_ERROR(scratch_write("w1.txt", "1 2\r\n7\r\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
                     "w1.txt:2:", "expected 2 node ids, found 1");
+}
+
+/* A third column is a weight (or a time): refused, never dropped, whatever
+ * its value, ones included (docs/partition.md, "Edge weights"). */
+Test(bad_edgelist, third_column_is_refused_as_weights) {
+  const char *const lines[] = {"0 1\n1 2 3\n", "0 1\n1\t2\t0.5\n", "0 1\n1 2 1\n",
+                               "# w\n0 1 x\n"};
+  const char *const at[] = {"w3a.txt:2:", "w3b.txt:2:", "w3c.txt:2:", "w3d.txt:2:"};
+  for (int k = 0; k < 4; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "w3%c.txt", 'a' + k);
+    EXPECT_LOAD_ERROR(scratch_write(name, lines[k]), HALO_FORMAT_EDGELIST, HALO_ERR_UNSUPPORTED,
+                      at[k], "a third column (edge weights or times) is not supported",
+                      "keep the first two columns");
+  }
 }
 
 /* ---- Matrix Market -------------------------------------------------------- */
@@ -386,6 +401,24 @@ Test(bad_mtx, value_column) {
       HALO_FORMAT_AUTO, HALO_ERR_PARSE, "p.mtx:3:", "expected 2 columns", "found 3");
   EXPECT_LOAD_ERROR(scratch_write("q.mtx", MM_REAL "2 2 1\n1 2 x\n"), HALO_FORMAT_AUTO,
                     HALO_ERR_PARSE, "q.mtx:3:", "'x' is not a real value");
+}
+
+/* A value other than 1 is an edge weight: refused at its line, naming the
+ * value and 'pattern'; "1.00000001" is not 1 even though it is as a float. */
+Test(bad_mtx, weights_other_than_one_are_refused) {
+  EXPECT_LOAD_ERROR(scratch_write("w1.mtx", MM_REAL "3 3 2\n1 2 1\n2 3 0.5\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_UNSUPPORTED, "w1.mtx:4:", "value 0.5: edge weights are not supported",
+                    "'real' file is read only when every value is 1", "'pattern'");
+  EXPECT_LOAD_ERROR(scratch_write("w2.mtx", MM_REAL "3 3 1\n1 2 1.00000001\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_UNSUPPORTED, "w2.mtx:3:", "value 1.00000001");
+  EXPECT_LOAD_ERROR(scratch_write("w3.mtx", "%%MatrixMarket matrix coordinate integer symmetric\n"
+                                            "3 3 2\n2 1 1\n3 1 2\n"),
+                    HALO_FORMAT_AUTO, HALO_ERR_UNSUPPORTED, "w3.mtx:4:", "value 2",
+                    "'integer' file is read only when every value is 1");
+  EXPECT_LOAD_ERROR(scratch_write("w4.mtx", MM_REAL "3 3 1\n1 2 -1\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_UNSUPPORTED, "w4.mtx:3:", "value -1");
+  EXPECT_LOAD_ERROR(scratch_write("w5.mtx", MM_REAL "3 3 1\n1 2 0\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_UNSUPPORTED, "w5.mtx:3:", "value 0");
 }
 
 Test(bad_mtx, more_rows_than_the_loaders_take) {

@@ -259,9 +259,16 @@ Test(edgelist, random_large) {
   random_edgelist(4444, (uint64_t)1 << 33, 300000, 150000);
 }
 
+/* Every value 1 ("1", "1.0", "1e0", "10e-1", "1.000"): no weights, read as
+ * the graph of the same entries in a pattern file. */
 Test(mtx, real_general) {
   halo_graph *g = load_ok(LOADER_DATA "/general.mtx", HALO_FORMAT_AUTO);
   const int64_t indptr[] = {0, 2, 3, 4, 5}, indices[] = {1, 3, 2, 2, 0};
+  expect_csr(g, 4, indptr, 5, indices);
+  halo_graph_destroy(&g);
+  g = load_ok(scratch_write("pattern.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
+                                           "4 4 5\n1 2\n2 3\n4 1\n3 3\n1 4\n"),
+              HALO_FORMAT_AUTO);
   expect_csr(g, 4, indptr, 5, indices);
   halo_graph_destroy(&g);
 }
