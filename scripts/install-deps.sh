@@ -13,22 +13,48 @@ packages=(
   zlib1g-dev
   libopenblas-dev
 )
+# Wanted, not needed: without them the build and the other tests still run.
+# python3-matplotlib: scripts/halo-plot, whose test (test-plot) is skipped
+# without it.
+optional=(
+  python3-matplotlib
+)
+
+absent() {
+  ! dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
 
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
+  if absent "$p"; then missing+=("$p"); fi
+done
+missing_optional=()
+for p in "${optional[@]}"; do
+  if absent "$p"; then missing_optional+=("$p"); fi
 done
 
-if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
+if [ "${#missing[@]}" -eq 0 ] && [ "${#missing_optional[@]}" -eq 0 ]; then
+  echo "install-deps: all $((${#packages[@]} + ${#optional[@]})) packages present"
   exit 0
 fi
 
-echo "install-deps: installing ${missing[*]}"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ "${#missing[@]}" -ne 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  updated=1
+fi
+if [ "${#missing_optional[@]}" -ne 0 ]; then
+  # A machine without them, or without a package mirror, still builds.
+  echo "install-deps: installing the optional ${missing_optional[*]}"
+  if { [ "${updated:-0}" = 1 ] || $sudo apt-get update -qq; } &&
+     $sudo apt-get install -y -qq --no-install-recommends "${missing_optional[@]}"; then
+    :
+  else
+    echo "install-deps: warning: could not install ${missing_optional[*]};" \
+         "test-plot will be skipped (pip install matplotlib gives scripts/halo-plot its plots)"
+  fi
+fi
