@@ -28,6 +28,7 @@ void halo_graph_destroy(halo_graph **g) {
   free((*g)->x);
   free((*g)->labels);
   free((*g)->split);
+  free((*g)->original_id);
   free(*g);
   *g = NULL;
 }

@@ -27,6 +27,8 @@ typedef struct halo_graph {
   uint8_t *split;         /* size n, HALO_SPLIT_*; NULL when the input has no split */
   char source[512];       /* what was loaded: a path or a synthetic spec */
   uint64_t source_digest; /* digest of the input's bytes (or of the spec) */
+  int64_t *original_id;   /* size n, ascending: node v's id in the input (a SNAP list renumbered
+                             to 0..n-1); NULL when the input's ids are the node ids */
 } halo_graph;
 
 /* Allocates an empty graph with n nodes and room for m edges (indptr zeroed,

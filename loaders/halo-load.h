@@ -34,6 +34,32 @@ halo_status halo_format_parse(const char *name, halo_format *out);
  * On success *out owns a new graph. Local. */
 halo_status halo_load(const char *input, halo_format fmt, halo_graph **out);
 
+/* What halo_load_opts does beyond halo_load. */
+typedef struct halo_load_options {
+  const char *split_name; /* OGB: the folder split/NAME to read (NULL: split/ itself, or its only
+                             folder) */
+  int skip_split;         /* OGB: read no split (another one replaces it) */
+} halo_load_options;
+
+/* halo_load with options (opt may be NULL). Local. */
+halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_options *opt,
+                           halo_graph **out);
+
+/* Reads DIR/train.csv[.gz], DIR/valid.csv[.gz] and DIR/test.csv[.gz] (one
+ * node id per line, OGB's format; all three must exist) into a new g->split,
+ * replacing g's own.  The ids are g's node ids, except for a renumbered input
+ * (g->original_id set: a SNAP edge list), where they are the ids of the file.
+ * A node named twice, unknown, or without a label (-1 in g->labels) is
+ * refused at its line.  The files' bytes go into g->source_digest. Local. */
+halo_status halo_load_split(halo_graph *g, const char *dir);
+
+/* A new g->split drawn per node: node v is train when u(v) < frac[0], valid
+ * when below frac[0] + frac[1], test when below their sum with frac[2], else
+ * in no split, u(v) the counter-based uniform of (seed, v) (core/halo-rng.h),
+ * so the split depends on the global id only.  Nodes labelled -1 are left
+ * out.  frac[] and the seed go into g->source_digest. Local. */
+halo_status halo_graph_synthesize_split(halo_graph *g, const double frac[3], uint64_t seed);
+
 /* Reads features (CSV rows, one per node) and/or labels (one per line) from files into g; either
  * path may be NULL. */
 halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char *label_path);

@@ -41,14 +41,25 @@ static halo_format guess_format(const char *input) {
 }
 
 halo_status halo_load(const char *input, halo_format fmt, halo_graph **out) {
+  return halo_load_opts(input, fmt, NULL, out);
+}
+
+halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_options *opt,
+                           halo_graph **out) {
   halo_status st = HALO_OK;
+  const halo_load_options none = {0};
+  if (!opt) opt = &none;
   if (!out) HALO_FAIL(HALO_ERR_ARG, "halo_load: no output pointer");
   *out = NULL;
   if (!input || !*input) HALO_FAIL(HALO_ERR_ARG, "no input path or spec given");
   if (fmt == HALO_FORMAT_AUTO) fmt = guess_format(input);
+  if (opt->split_name && fmt != HALO_FORMAT_OGB)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--split-name %s: %s is not an OGB folder (--split DIR gives any input a split)",
+              opt->split_name, input);
   switch (fmt) {
     case HALO_FORMAT_OGB:
-      HALO_TRY(load_ogb(input, out));
+      HALO_TRY(load_ogb(input, opt, out));
       break;
     case HALO_FORMAT_EDGELIST:
       HALO_TRY(load_edgelist(input, out));

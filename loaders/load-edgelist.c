@@ -6,7 +6,8 @@
  * bitmap with per-word ranks renumbers them in (max+1)/4 bytes; otherwise the
  * distinct ids go through a hash set, are sorted, and the set is refilled
  * with each id's position (24 bytes per distinct id at most, on top of the
- * edges).
+ * edges).  A renumbered list keeps each node's id of the file in
+ * g->original_id (ascending, since the renumbering keeps the order).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,8 @@ static int count_words(const char *p) {
 
 /* Dense ids: bit x of `bits` says id x occurs; rank[w] counts the ids below
  * word w.  Renumbers in place and returns the node count in *n. */
-static halo_status renumber_dense(load_edges *e, int64_t max_id, int64_t *n) {
+static halo_status renumber_dense(load_edges *e, int64_t max_id, int64_t *n,
+                                  int64_t **original) {
   halo_status st = HALO_OK;
   int64_t words = (max_id >> 6) + 1;
   uint64_t *bits = NULL;
@@ -67,6 +69,9 @@ static halo_status renumber_dense(load_edges *e, int64_t max_id, int64_t *n) {
   }
   *n = total;
   if (total == max_id + 1) goto done; /* already 0..n-1 */
+  HALO_ALLOC(*original, total, "original node ids");
+  for (int64_t w = 0, k = 0; w < words; w++)
+    for (uint64_t b = bits[w]; b; b &= b - 1) (*original)[k++] = 64 * w + __builtin_ctzll(b);
 #pragma omp parallel for schedule(static)
   for (int64_t j = 0; j < e->count; j++) {
     int64_t id[2];
@@ -112,7 +117,7 @@ done:
 /* Sparse ids: an open-addressing set (empty = -1) at load <= 1/2, copied
  * out and sorted into the list of distinct ids; each id becomes its
  * position in that list. */
-static halo_status renumber_sparse(load_edges *e, int64_t *n) {
+static halo_status renumber_sparse(load_edges *e, int64_t *n, int64_t **original) {
   halo_status st = HALO_OK;
   int64_t *set = NULL, *sorted = NULL;
   int64_t size = 1024, used = 0;
@@ -159,6 +164,11 @@ static halo_status renumber_sparse(load_edges *e, int64_t *n) {
     load_edges_set(e, j, id);
   }
   *n = u;
+  /* The sorted distinct ids are the original ids, unless they are 0..n-1. */
+  if (u == 0 || sorted[u - 1] != u - 1) {
+    *original = sorted;
+    sorted = NULL;
+  }
 done:
   free(sorted);
   free(set);
@@ -170,6 +180,7 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   load_reader r = {0};
   load_edges edges = {.narrow = 1, .path = path}; /* widens itself at the first id >= 2^32 */
   halo_graph *g = NULL;
+  int64_t *original = NULL; /* the input's id of each node, when renumbered */
   halo_digest digest;
   halo_digest_init(&digest);
   *out = NULL;
@@ -206,19 +217,22 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
               path);
   int64_t n = 0;
   if (max_id < 64 * edges.count + 1024)
-    HALO_TRY(renumber_dense(&edges, max_id, &n));
+    HALO_TRY(renumber_dense(&edges, max_id, &n, &original));
   else
-    HALO_TRY(renumber_sparse(&edges, &n));
+    HALO_TRY(renumber_sparse(&edges, &n, &original));
   if (n > ((int64_t)1 << 32))
     HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld distinct ids exceed the loaders' limit of 2^32 nodes", path,
               (long long)n);
   HALO_TRY(load_graph_create(path, n, &g));
   HALO_TRY(load_edges_to_csr(&edges, g));
+  g->original_id = original;
+  original = NULL;
   load_set_source(g, path);
   g->source_digest = halo_digest_final(&digest);
   *out = g;
   g = NULL;
 done:
+  free(original);
   load_reader_close(&r);
   load_edges_free(&edges);
   halo_graph_destroy(&g);

@@ -14,6 +14,7 @@
 
 #include "halo-digest.h"
 #include "halo-graph.h"
+#include "halo-load.h"
 #include "halo-status.h"
 
 /* ---- Line reader ------------------------------------------------------- */
@@ -208,7 +209,7 @@ void load_csr_sort_rows(halo_graph *g);
 
 /* ---- Formats ------------------------------------------------------------ */
 
-halo_status load_ogb(const char *dir, halo_graph **out);
+halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph **out);
 halo_status load_edgelist(const char *path, halo_graph **out);
 halo_status load_mtx(const char *path, halo_graph **out);
 halo_status load_spec(const char *spec, halo_graph **out);

@@ -148,6 +148,11 @@ done:
 
 static const char *const SPLIT_NAMES[4] = {"no", "train", "valid", "test"};
 
+static int cmp_i64(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return (a > b) - (a < b);
+}
+
 halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
@@ -173,15 +178,32 @@ halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_dig
         LOAD_FAIL_TOKEN(&r, tok, "a node id");
       }
       if (*load_skip_blank(p) != '\0') LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line");
-      if (rc == LOAD_SCAN_RANGE || id < 0 || id >= n)
+      const int64_t named = id;
+      if (g->original_id) {
+        /* A renumbered input: the file names the input's ids. */
+        const int64_t *at = rc == LOAD_SCAN_OK ? bsearch(&named, g->original_id, (size_t)n,
+                                                         sizeof named, cmp_i64)
+                                               : NULL;
+        if (!at)
+          LOAD_FAIL(&r, HALO_ERR_RANGE,
+                    "node id %.*s is not a node of %s (no edge names it; ids here are those of "
+                    "the input file)",
+                    (int)(p - tok), tok, g->source);
+        id = at - g->original_id;
+      } else if (rc == LOAD_SCAN_RANGE || id < 0 || id >= n) {
         LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld)", (int)(p - tok), tok,
                   (long long)n);
+      }
+      if (g->labels && g->labels[id] < 0)
+        LOAD_FAIL(&r, HALO_ERR_RANGE,
+                  "node %lld is in the %s split but has no label (-1 or nan in the labels)",
+                  (long long)named, SPLIT_NAMES[which]);
       if (split[id] == which)
-        LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated in the %s split", (long long)id,
+        LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated in the %s split", (long long)named,
                   SPLIT_NAMES[which]);
       if (split[id] != HALO_SPLIT_NONE)
         LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated: it is already in the %s split",
-                  (long long)id, SPLIT_NAMES[split[id]]);
+                  (long long)named, SPLIT_NAMES[split[id]]);
       split[id] = which;
     }
     if (got < 0) HALO_TRY(got);
@@ -297,5 +319,37 @@ halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int
                   .seed = seed};
   HALO_TRY(load_synth_node_data(g, &s));
 done:
+  return st;
+}
+
+halo_status halo_graph_synthesize_split(halo_graph *g, const double frac[3], uint64_t seed) {
+  halo_status st = HALO_OK;
+  uint8_t *split = NULL;
+  const int64_t n = g->n;
+  HALO_ALLOC(split, n, "node split");
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_FEATURES, 5, 0);
+  const double train = frac[0], valid = frac[0] + frac[1], test = frac[0] + frac[1] + frac[2];
+  const int32_t *labels = g->labels;
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < n; u++) {
+    double r = halo_rng_uniform_double(key, (uint64_t)u, 0);
+    split[u] = labels && labels[u] < 0 ? HALO_SPLIT_NONE
+               : r < train             ? HALO_SPLIT_TRAIN
+               : r < valid             ? HALO_SPLIT_VALID
+               : r < test              ? HALO_SPLIT_TEST
+                                       : HALO_SPLIT_NONE;
+  }
+  free(g->split);
+  g->split = split;
+  split = NULL;
+  /* Different fractions are a different input to the run id. */
+  halo_digest d;
+  halo_digest_init(&d);
+  halo_digest_update(&d, "synthetic split", 15);
+  halo_digest_update(&d, frac, 3 * sizeof *frac);
+  halo_digest_update(&d, &seed, sizeof seed);
+  g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_final(&d));
+done:
+  free(split);
   return st;
 }

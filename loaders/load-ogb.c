@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "halo-rng.h"
 #include "load-impl.h"
 
 enum { OGB_PATH = 4096 };
@@ -124,54 +125,98 @@ done:
   return st;
 }
 
-/* Resolves the three split files, or none when there is no split folder. */
-static halo_status find_splits(const char *data_dir, const char *top_dir, char paths[3][OGB_PATH],
-                               int *have) {
+/* The three split files of folder `dir`; all must exist. */
+static halo_status split_files_in(const char *dir, char paths[3][OGB_PATH]) {
+  halo_status st = HALO_OK;
+  static const char *const NAMES[3] = {"train", "valid", "test"};
+  int found = 0;
+  for (int s = 0; s < 3; s++) {
+    HALO_TRY(find_csv(paths[s], dir, NAMES[s], &found));
+    if (!found)
+      HALO_FAIL(HALO_ERR_IO, "%s/%s.csv[.gz]: missing (the split needs train, valid and test)",
+                dir, NAMES[s]);
+  }
+done:
+  return st;
+}
+
+/* Resolves the three split files, or none when there is no split folder:
+ * split/ itself, or its folder `name`, or its only folder when `name` is
+ * NULL.  Several folders and no name are refused with their names. */
+static halo_status find_splits(const char *data_dir, const char *top_dir, const char *name,
+                               char paths[3][OGB_PATH], int *have) {
   halo_status st = HALO_OK;
   DIR *d = NULL;
-  static const char *const NAMES[3] = {"train", "valid", "test"};
-  char split_dir[OGB_PATH];
+  char split_dir[OGB_PATH], names[1024] = "";
+  size_t used = 0;
   *have = 0;
   HALO_TRY(join(split_dir, data_dir, "split"));
   if (!is_dir(split_dir) && top_dir) HALO_TRY(join(split_dir, top_dir, "split"));
-  if (!is_dir(split_dir)) goto done;
+  if (!is_dir(split_dir)) {
+    if (name)
+      HALO_FAIL(HALO_ERR_ARG, "--split-name %s: %s has no split/ folder", name,
+                top_dir ? top_dir : data_dir);
+    goto done;
+  }
 
   int found = 0;
-  HALO_TRY(find_csv(paths[0], split_dir, NAMES[0], &found));
+  HALO_TRY(find_csv(paths[0], split_dir, "train", &found));
+  if (found && name)
+    HALO_FAIL(HALO_ERR_ARG, "--split-name %s: %s holds one split (train.csv), not named ones",
+              name, split_dir);
   if (!found) {
     /* OGB keeps each split scheme in its own folder (split/time/, split/sales_ranking/). */
     d = opendir(split_dir);
     if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot list: %s", split_dir, strerror(errno));
     char sub[OGB_PATH] = "";
-    int folders = 0;
+    int folders = 0, named = 0;
     for (struct dirent *e; (e = readdir(d));) {
       if (e->d_name[0] == '.') continue;
       char path[OGB_PATH];
       HALO_TRY(join(path, split_dir, e->d_name));
-      if (is_dir(path)) {
-        folders++;
+      if (!is_dir(path)) continue;
+      folders++;
+      if (used < sizeof names)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                 e->d_name);
+      if (!name || strcmp(name, e->d_name) == 0) {
+        named += name != NULL;
         memcpy(sub, path, sizeof sub);
       }
     }
-    if (folders != 1)
-      HALO_FAIL(HALO_ERR_FORMAT,
-                "%s: expected train.csv[.gz] or exactly one split folder, found %d folders",
-                split_dir, folders);
+    if (name && !named)
+      HALO_FAIL(HALO_ERR_ARG, "--split-name %s: %s has no such split (it has: %s)", name,
+                split_dir, folders ? names : "none");
+    if (!name && folders > 1)
+      HALO_FAIL(HALO_ERR_FORMAT, "%s: holds %d split schemes (%s); pick one with --split-name NAME",
+                split_dir, folders, names);
+    if (folders == 0)
+      HALO_FAIL(HALO_ERR_FORMAT, "%s: expected train.csv[.gz] or a split folder, found neither",
+                split_dir);
     memcpy(split_dir, sub, sizeof split_dir);
   }
-  for (int s = 0; s < 3; s++) {
-    HALO_TRY(find_csv(paths[s], split_dir, NAMES[s], &found));
-    if (!found)
-      HALO_FAIL(HALO_ERR_IO, "%s/%s.csv[.gz]: missing (the split needs train, valid and test)",
-                split_dir, NAMES[s]);
-  }
+  HALO_TRY(split_files_in(split_dir, paths));
   *have = 1;
 done:
   if (d) closedir(d);
   return st;
 }
 
-halo_status load_ogb(const char *dir, halo_graph **out) {
+halo_status halo_load_split(halo_graph *g, const char *dir) {
+  halo_status st = HALO_OK;
+  char paths[3][OGB_PATH];
+  halo_digest digest;
+  halo_digest_init(&digest);
+  if (!is_dir(dir)) HALO_FAIL(HALO_ERR_ARG, "--split %s: not a folder", dir);
+  HALO_TRY(split_files_in(dir, paths));
+  const char *const files[3] = {paths[0], paths[1], paths[2]};
+  HALO_TRY(load_split_files(g, files, &digest));
+  g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_final(&digest));
+done:
+  return st;
+}
+
+halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph **out) {
   halo_status st = HALO_OK;
   load_edges edges = {0};
   halo_graph *g = NULL;
@@ -236,7 +281,8 @@ halo_status load_ogb(const char *dir, halo_graph **out) {
 
   char split_paths[3][OGB_PATH];
   int have_split = 0;
-  HALO_TRY(find_splits(data_dir, top_dir, split_paths, &have_split));
+  if (!opt->skip_split)
+    HALO_TRY(find_splits(data_dir, top_dir, opt->split_name, split_paths, &have_split));
   if (have_split) {
     const char *const paths[3] = {split_paths[0], split_paths[1], split_paths[2]};
     HALO_TRY(load_split_files(g, paths, &digest));

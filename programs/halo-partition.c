@@ -41,6 +41,10 @@ static const char usage[] =
     "  --labels FILE            node labels for a structure-only input (one per line)\n"
     "  --synthetic-features F   F random class-dependent features (with --synthetic-classes)\n"
     "  --synthetic-classes C    C random classes and a random 10/10/80 split\n"
+    "  --split DIR              the split from DIR/{train,valid,test}.csv[.gz] (one node id per\n"
+    "                           line; an edge list's own ids), replacing the input's own\n"
+    "  --split-name NAME        an OGB folder's split/NAME, when split/ holds several\n"
+    "  --synthetic-split T,V,E  a random split of fractions T, V, E, from --seed\n"
     "partition\n"
     "  --parts P                number of parts, 1 <= P <= nodes (required)\n"
     "  --method M               metis (default), random or block\n"
@@ -72,7 +76,9 @@ static const char usage[] =
     "  --help, --version\n";
 
 typedef struct cli {
-  const char *input, *out, *json, *features, *labels, *write_metis;
+  const char *input, *out, *json, *features, *labels, *write_metis, *split, *split_name;
+  double synth_split[3];
+  int synth_split_given;
   halo_format format;
   halo_partition_options opt;
   int force;
@@ -162,6 +168,33 @@ done:
   return st;
 }
 
+/* "0.6,0.2,0.2": three fractions in [0, 1] summing to at most 1. */
+static halo_status parse_fractions(const char *text, double frac[3]) {
+  halo_status st = HALO_OK;
+  const char *p = text;
+  int count = 0;
+  for (;;) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(p, &end);
+    if (end == p || (*end != ',' && *end != '\0') || count == 3 || errno == ERANGE || !(v >= 0) ||
+        v > 1)
+      HALO_FAIL(HALO_ERR_ARG,
+                "--synthetic-split: '%s' is not three fractions TRAIN,VALID,TEST in [0, 1]", text);
+    frac[count++] = v;
+    if (*end == '\0') break;
+    p = end + 1;
+  }
+  if (count != 3)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--synthetic-split: '%s' is not three fractions TRAIN,VALID,TEST in [0, 1]", text);
+  if (frac[0] + frac[1] + frac[2] > 1.0 + 1e-9)
+    HALO_FAIL(HALO_ERR_ARG, "--synthetic-split: %s sums to %g, more than 1", text,
+              frac[0] + frac[1] + frac[2]);
+done:
+  return st;
+}
+
 enum {
   OPT_FORCE = 256,
   OPT_FEATURES,
@@ -179,6 +212,9 @@ enum {
   OPT_OUTPUT_HEADS,
   OPT_JSON,
   OPT_ORDER,
+  OPT_SPLIT,
+  OPT_SPLIT_NAME,
+  OPT_SYNTH_SPLIT,
 };
 
 /* The long flags that `typed` ("--fo", "--par=2") abbreviates, as
@@ -240,6 +276,9 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
       {"synthetic-features", required_argument, NULL, OPT_SYNTH_FEATURES},
       {"synthetic-classes", required_argument, NULL, OPT_SYNTH_CLASSES},
       {"write-metis", required_argument, NULL, OPT_WRITE_METIS},
+      {"split", required_argument, NULL, OPT_SPLIT},
+      {"split-name", required_argument, NULL, OPT_SPLIT_NAME},
+      {"synthetic-split", required_argument, NULL, OPT_SYNTH_SPLIT},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -275,6 +314,16 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
         break;
       case OPT_WRITE_METIS:
         c->write_metis = optarg;
+        break;
+      case OPT_SPLIT:
+        c->split = optarg;
+        break;
+      case OPT_SPLIT_NAME:
+        c->split_name = optarg;
+        break;
+      case OPT_SYNTH_SPLIT:
+        HALO_TRY(parse_fractions(optarg, c->synth_split));
+        c->synth_split_given = 1;
         break;
       case 'f':
         halo_log_set_context("--format: ");
@@ -373,6 +422,11 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-* and --features/--labels exclude each other");
   if (c->write_metis && c->json)
     HALO_FAIL(HALO_ERR_ARG, "--json: --write-metis writes no statistics; drop one of them");
+  if (c->split && c->synth_split_given)
+    HALO_FAIL(HALO_ERR_ARG, "--split and --synthetic-split exclude each other");
+  if (c->split_name && (c->split || c->synth_split_given))
+    HALO_FAIL(HALO_ERR_ARG, "--split-name picks an OGB folder's own split; %s replaces it",
+              c->split ? "--split" : "--synthetic-split");
   if (!c->synth_features != !c->synth_classes)
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-features and --synthetic-classes go together");
   /* METIS takes seeds up to its idx_t's maximum; one part never calls it. */
@@ -768,6 +822,26 @@ done:
   return st;
 }
 
+/* Shards that halo-train will refuse are still written (they partition
+ * well, and another tool may read them), with a warning that says why and
+ * which flag adds what is missing. */
+static void warn_untrainable(const halo_graph *g) {
+  int64_t train = 0;
+  for (int64_t v = 0; g->split && v < g->n; v++) train += g->split[v] == HALO_SPLIT_TRAIN;
+  if (g->features == 0)
+    halo_log_warn("%s has no node features: halo-train will refuse these shards (give "
+                  "--features FILE or --synthetic-features F --synthetic-classes C)",
+                  g->source);
+  if (g->classes == 0)
+    halo_log_warn("%s has no labels: halo-train will refuse these shards (give --labels FILE or "
+                  "--synthetic-features F --synthetic-classes C)",
+                  g->source);
+  if (train == 0)
+    halo_log_warn("%s has %s: halo-train will refuse these shards (no part has a train node; "
+                  "give --split DIR or --synthetic-split 0.6,0.2,0.2)",
+                  g->source, g->split ? "no node in the train split" : "no split");
+}
+
 /* The clean-up needs two arrays of n + 1 offsets beside the graph (row
  * shifts and fill positions when it adds reverse edges): refuse up front,
  * with the sizes, rather than be killed half-way by the kernel. */
@@ -822,7 +896,9 @@ static halo_status run(cli *c) {
   }
 
   timing_lap(&t, PHASE_LOAD); /* checking the outputs counts as loading */
-  HALO_TRY(halo_load(c->input, c->format, &g));
+  const halo_load_options load_opt = {.split_name = c->split_name,
+                                      .skip_split = c->split || c->synth_split_given};
+  HALO_TRY(halo_load_opts(c->input, c->format, &load_opt, &g));
   /* Nodes without edges are a graph (docs/partition.md, "Graphs without
    * edges"); no nodes at all is none, whatever the format. */
   if (g->n == 0)
@@ -833,7 +909,11 @@ static halo_status run(cli *c) {
   if (c->synth_features)
     HALO_TRY(halo_graph_synthesize_node_data(g, c->synth_features, c->synth_classes,
                                              (uint64_t)c->opt.seed));
+  if (c->split) HALO_TRY(halo_load_split(g, c->split));
+  if (c->synth_split_given)
+    HALO_TRY(halo_graph_synthesize_split(g, c->synth_split, (uint64_t)c->opt.seed));
   timing_lap(&t, PHASE_LOAD);
+  if (!c->write_metis) warn_untrainable(g);
   pg.on = tty && g->m > PROGRESS_EDGES;
   if (pg.on)
     fprintf(stderr, "halo-partition: [%7.1f s] loaded %" PRId64 " nodes, %" PRId64 " edges\n",

@@ -187,7 +187,27 @@ Test(bad_ogb, split_folder_ambiguous) {
   (void)dir;
   char d2[512];
   snprintf(d2, sizeof d2, "%s/d2", scratch_dir());
-  EXPECT_LOAD_ERROR(d2, HALO_FORMAT_OGB, HALO_ERR_FORMAT, "exactly one split folder, found 2");
+  EXPECT_LOAD_ERROR(d2, HALO_FORMAT_OGB, HALO_ERR_FORMAT, "d2/split: holds 2 split schemes (",
+                    "random", "time", "); pick one with --split-name NAME");
+  /* Named: the one asked for is read; an unknown name lists the others. */
+  scratch_write("d2/num-node-list.csv", "3\n");
+  scratch_write("d2/split/time/valid.csv", "1\n");
+  scratch_write("d2/split/time/test.csv", "2\n");
+  halo_graph *g = NULL;
+  halo_load_options opt = {.split_name = "nosuch"};
+  halo_log_set_quiet(1);
+  cr_expect_eq(halo_load_opts(d2, HALO_FORMAT_OGB, &opt, &g), HALO_ERR_ARG);
+  halo_log_set_quiet(0);
+  opt.split_name = "random";
+  halo_log_set_quiet(1);
+  cr_expect_eq(halo_load_opts(d2, HALO_FORMAT_OGB, &opt, &g), HALO_ERR_IO, "random has no valid");
+  halo_log_set_quiet(0);
+  opt.split_name = "time";
+  cr_assert_eq(halo_load_opts(d2, HALO_FORMAT_OGB, &opt, &g), HALO_OK);
+  cr_expect_eq(g->split[0], HALO_SPLIT_TRAIN);
+  cr_expect_eq(g->split[1], HALO_SPLIT_VALID);
+  cr_expect_eq(g->split[2], HALO_SPLIT_TEST);
+  halo_graph_destroy(&g);
 }
 
 /* A gzip stream cut short, and one with a flipped byte (CRC mismatch). */
