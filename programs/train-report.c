@@ -95,7 +95,8 @@ static halo_status keep_earlier_epochs(train_report *rep, const char *path, int6
     if (!(epoch >= 1 && epoch <= (double)resumed)) continue;
     if (fputs(line, out) == EOF)
       HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
-    const double val = line_number(line, metric_key(rep, 0)), halo = line_number(line, "halo_bytes");
+    const double val = line_number(line, metric_key(rep, 0)),
+                 halo = line_number(line, "halo_bytes");
     rep->prior.epochs++;
     rep->prior.halo += (int64_t)halo;
     rep->prior.mismatches += halo != line_number(line, "halo_bytes_predicted");
@@ -285,7 +286,8 @@ halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *s
    * evaluation losses; maxima of the figures and of their negations (the
    * minima).  Each rank's losses are multiples of 2^-30 (the loss grid), so
    * their double sum does not depend on P. */
-  double sums[N + 7], local[N + 7];
+  enum { L = 2 * HALO_MAX_LAYERS };
+  double sums[N + 7 + L], local[N + 7 + L];
   double ext[2 * N], lext[2 * N];
   for (int k = 0; k < N; k++) {
     local[k] = mine[k];
@@ -297,9 +299,11 @@ halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *s
     local[N + 1 + k] = (double)eval->correct[k];
     local[N + 4 + k] = eval->eval_loss_sum[k];
   }
+  for (int l = 0; l < HALO_MAX_LAYERS; l++)
+    for (int d = 0; d < 2; d++) local[N + 7 + 2 * l + d] = (double)step->layer_bytes[l][d];
   halo_watch_layer("epoch report", -1);
-  HALO_TRY(
-      halo_watch_allreduce(local, sums, N + 7, MPI_DOUBLE, MPI_SUM, rep->comm, "the epoch report"));
+  HALO_TRY(halo_watch_allreduce(local, sums, N + 7 + L, MPI_DOUBLE, MPI_SUM, rep->comm,
+                                "the epoch report"));
   HALO_TRY(
       halo_watch_allreduce(lext, ext, 2 * N, MPI_DOUBLE, MPI_MAX, rep->comm, "the epoch report"));
   for (int k = 0; k < N; k++) {
@@ -313,8 +317,17 @@ halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *s
     out->acc[k] = count[k] > 0 ? sums[N + 1 + k] / (double)count[k] : 0.0;
     out->eval_loss[k] = count[k] > 0 ? sums[N + 4 + k] / (double)count[k] : NAN;
   }
+  for (int l = 0; l < HALO_MAX_LAYERS; l++)
+    for (int d = 0; d < 2; d++) out->layer_bytes[l][d] = sums[N + 7 + 2 * l + d];
 done:
   return st;
+}
+
+/* Layer l's predicted bytes per epoch, forward (d = 0) or backward: every
+ * halo row crosses once per column of the layer's exchanges. */
+static int64_t layer_predicted(const train_report *rep, int l, int d) {
+  const halo_layer_comm *c = &rep->info->model.comm[l];
+  return rep->halo_rows * (int64_t)(d ? c->bwd : c->fwd) * (int64_t)sizeof(float);
 }
 
 /* One --metrics line per epoch; docs/train.md lists the keys. */
@@ -340,6 +353,18 @@ static void epoch_json(train_report *rep, int64_t epoch, const train_epoch *e) {
   halo_json_key_double(j, "comm_s_max", e->max[TRAIN_COMM_S], "%.9g");
   halo_json_key_double(j, "halo_bytes", e->sum[TRAIN_HALO_B], "%.0f");
   halo_json_key_int(j, "halo_bytes_predicted", rep->predicted_epoch);
+  /* Per layer, [forward, backward], measured and predicted. */
+  for (int pred = 0; pred < 2; pred++) {
+    halo_json_key(j, pred ? "layer_halo_bytes_predicted" : "layer_halo_bytes");
+    halo_json_array_begin(j);
+    for (int l = 0; l < rep->info->model.layers; l++) {
+      halo_json_array_begin(j);
+      for (int d = 0; d < 2; d++)
+        halo_json_int(j, pred ? layer_predicted(rep, l, d) : (int64_t)e->layer_bytes[l][d]);
+      halo_json_array_end(j);
+    }
+    halo_json_array_end(j);
+  }
   halo_json_key_double(j, "halo_bytes_min", e->min[TRAIN_HALO_B], "%.0f");
   halo_json_key_double(j, "halo_bytes_max", e->max[TRAIN_HALO_B], "%.0f");
   halo_json_key_double(j, "allreduce_bytes", e->sum[TRAIN_ALLREDUCE_B], "%.0f");
@@ -354,8 +379,12 @@ static void epoch_json(train_report *rep, int64_t epoch, const train_epoch *e) {
 void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) {
   FILE *out = text_out(rep);
   const int64_t halo = (int64_t)e->sum[TRAIN_HALO_B];
+  int layers_off = 0;
+  for (int l = 0; l < rep->info->model.layers; l++)
+    for (int d = 0; d < 2; d++)
+      layers_off |= (int64_t)e->layer_bytes[l][d] != layer_predicted(rep, l, d);
   rep->total_halo += halo;
-  rep->mismatches += halo != rep->predicted_epoch;
+  rep->mismatches += halo != rep->predicted_epoch || layers_off;
   if (epoch >= rep->first_epoch + rep->warmup) {
     rep->time_sum += e->max[TRAIN_STEP_S];
     rep->timed++;
@@ -545,10 +574,11 @@ void train_report_summary(train_report *rep, const train_memory_report *mem) {
         out,
         "summary: %lld epoch%s%s, best val%s %.4f (test %.4f), final test %.4f, mean epoch %s "
         "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
-        (long long)epochs, plural(epochs), runs, metric_text, rep->best_val < 0 ? 0.0 : rep->best_val,
-        rep->test_at_best, rep->final_test, mean_text, (long long)(rep->trained - rep->timed),
-        plural(rep->trained - rep->timed), rep->total_halo / 1e6,
-        rep->mismatches ? "DIFFERS FROM the" : "equal to the", rep->setup_bytes / 1e6);
+        (long long)epochs, plural(epochs), runs, metric_text,
+        rep->best_val < 0 ? 0.0 : rep->best_val, rep->test_at_best, rep->final_test, mean_text,
+        (long long)(rep->trained - rep->timed), plural(rep->trained - rep->timed),
+        rep->total_halo / 1e6, rep->mismatches ? "DIFFERS FROM the" : "equal to the",
+        rep->setup_bytes / 1e6);
   }
   if (rep->stopped_by)
     fprintf(out, "stopped: %s after epoch %lld\n", rep->stopped_by,

@@ -40,6 +40,7 @@ typedef struct train_epoch {
   double acc[3];       /* train, valid, test */
   double eval_loss[3]; /* their mean losses without dropout; NaN for an empty split */
   double metric[2];    /* --metric f1|auc: of the valid and test nodes (unused for acc) */
+  double layer_bytes[HALO_MAX_LAYERS][2]; /* Σ over ranks: each layer's forward and backward */
   double sum[TRAIN_FIGURES], min[TRAIN_FIGURES], max[TRAIN_FIGURES];
 } train_epoch;
 

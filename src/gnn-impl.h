@@ -67,6 +67,7 @@ typedef struct adj_matrix {
 } adj_matrix;
 
 struct halo_gcn {
+  int64_t layer_bytes[HALO_MAX_LAYERS][2]; /* the last step's, as halo_gcn_stats has them */
   MPI_Comm comm;
   halo_backend *be;
   const halo_backend_ops *ops;

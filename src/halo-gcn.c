@@ -234,7 +234,9 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
     halo_watch_layer(train ? "forward" : "evaluation", l);
     const layer_input in = input_of(g, l, train, epoch);
     if (l == 0) g->in0 = in; /* the backward's */
+    const int64_t sent = halo_plan_stats(g->plan).bytes_sent;
     HALO_TRY(ly->kind->forward(g, ly, &in));
+    g->layer_bytes[l][0] = halo_plan_stats(g->plan).bytes_sent - sent;
     add_residual(g, ly, &in);
     if (ly->desc->norm_tensor >= 0)
       g->ops->layernorm(g->be, fbuf(&ly->z), g->n_owned, ly->d_out,
@@ -264,7 +266,9 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
     const layer_input in = l > 0 ? (layer_input){.dense = fbuf(&ly->hd)} : g->in0;
     if (ly->desc->norm_tensor >= 0) HALO_TRY(norm_backward(g, ly, dz, tmp));
     HALO_TRY(residual_backward(g, ly, &in, dz, l > 0));
+    const int64_t sent = halo_plan_stats(g->plan).bytes_sent;
     HALO_TRY(ly->kind->backward(g, ly, &in, &dz, &tmp, l > 0));
+    g->layer_bytes[l][1] = halo_plan_stats(g->plan).bytes_sent - sent;
     if (l > 0 && ly->desc->residual != HALO_RESIDUAL_NONE)
       g->ops->axpy(g->be, dz, fbuf(&g->g2), g->n_owned * ly->d_in, 1.0f, NULL);
     if (l > 0) {
@@ -323,6 +327,7 @@ halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) 
 
   halo_exchange_stats x1 = halo_plan_stats(g->plan);
   s.halo_bytes = x1.bytes_sent - x0.bytes_sent;
+  memcpy(s.layer_bytes, g->layer_bytes, sizeof s.layer_bytes);
   s.comm_seconds = (x1.seconds - x0.seconds) + ar;
   s.seconds = MPI_Wtime() - t0;
   if (out) *out = s;

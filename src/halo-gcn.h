@@ -70,6 +70,9 @@ typedef struct halo_gcn_stats {
   double loss_sum;         /* Σ cross-entropy over this rank's train nodes (steps only) */
   int64_t correct[3];      /* train, valid, test nodes classified right (evaluation only) */
   double eval_loss_sum[3]; /* Σ cross-entropy over them, without dropout (evaluation only) */
+  /* Bytes this rank handed to MPI_Isend in each layer's forward [l][0] and
+   * backward [l][1] exchanges (steps only; they sum to halo_bytes). */
+  int64_t layer_bytes[HALO_MAX_LAYERS][2];
   int64_t halo_bytes;      /* bytes this rank handed to MPI_Isend in halo exchanges */
   int64_t allreduce_bytes; /* bytes this rank handed to MPI_Allreduce (gradients) */
   double seconds;          /* wall time of the call */

@@ -66,6 +66,50 @@ static void partition_all(const char *dir, const char *model, const char *dims) 
   }
 }
 
+/* The JSON array after "key": in `line` (its text, up to its closing
+ * bracket) into out. */
+static void json_array_text(const char *line, const char *key, char *out, size_t size) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": [", key);
+  const char *at = strstr(line, pat);
+  cr_assert(at, "no %s in %.80s", key, line);
+  at += strlen(pat) - 1;
+  size_t n = 0;
+  for (int depth = 0; n + 1 < size; n++) {
+    out[n] = at[n];
+    depth += at[n] == '[' ? 1 : at[n] == ']' ? -1 : 0;
+    if (depth == 0) break;
+  }
+  out[n + 1] = '\0';
+}
+
+/* Every epoch's per-layer bytes (forward and backward of each layer) equal
+ * their prediction, and add up to the epoch's measured total. */
+static void expect_layer_bytes(const char *path, const char *what) {
+  char *text = tr_slurp(path), got[512], want[512];
+  cr_assert(text, "no %s", path);
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (strstr(line, "\"summary\": true")) continue;
+    json_array_text(line, "layer_halo_bytes", got, sizeof got);
+    json_array_text(line, "layer_halo_bytes_predicted", want, sizeof want);
+    cr_expect_str_eq(got, want, "%s epoch %.0f: layer bytes %s, predicted %s", what,
+                     tr_json_num(line, "epoch"), got, want);
+    double sum = 0.0;
+    for (const char *p = got; *p;) {
+      char *end = NULL;
+      if (*p >= '0' && *p <= '9') {
+        sum += strtod(p, &end);
+        p = end;
+      } else {
+        p++;
+      }
+    }
+    cr_expect_eq(sum, tr_json_num(line, "halo_bytes"), "%s: the layers' bytes add to %.0f, not %.0f",
+                 what, sum, tr_json_num(line, "halo_bytes"));
+  }
+  free(text);
+}
+
 Test(models, partition_invariance_and_bytes, .timeout = 900) {
   char *dir = tr_tmpdir("models");
   char shards[512], json[600], path[700], extra[200];
@@ -96,6 +140,7 @@ Test(models, partition_invariance_and_bytes, .timeout = 900) {
                    runs[i].parts, runs[i].method, m[i].predicted[0], partition_says);
       if (runs[i].parts > 1)
         cr_expect_gt(m[i].halo[0], 0.0, "%s P=%d: nothing crossed", models[k][0], runs[i].parts);
+      expect_layer_bytes(path, models[k][0]);
     }
     const int compared = compared_epochs[k] < EPOCHS ? compared_epochs[k] : EPOCHS;
     for (int i = 1; i < NRUNS; i++) {
