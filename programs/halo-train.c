@@ -263,6 +263,41 @@ done:
   return st;
 }
 
+/* --early-stop on a resumed run whose best validation epoch came before
+ * the checkpoint (the metrics file said so): its parameters are DIR/best.h5's,
+ * which the earlier run kept.  Without that file (an earlier run without
+ * --early-stop) the best is forgotten, with a warning, and this run finds
+ * its own. Collective. */
+static halo_status load_prior_best(run *r) {
+  halo_status st = HALO_OK;
+  train_report *rep = &r->report;
+  halo_checkpoint best = {0};
+  int found = 0;
+  if (r->rank == 0) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/best.h5", r->args.checkpoint);
+    halo_log_set_quiet(1);
+    found = access(path, F_OK) == 0 && halo_checkpoint_read(path, &best) == HALO_OK &&
+            best.epoch == rep->best_epoch && best.nparams == r->info.params;
+    halo_log_set_quiet(0);
+    if (found) memcpy(r->best, best.params, (size_t)r->info.params * sizeof *r->best);
+    if (!found)
+      halo_log_warn("--early-stop: the best validation epoch so far, %lld, has no %s of its "
+                    "parameters; counting from this run's epochs instead",
+                    (long long)rep->best_epoch, path);
+  }
+  HALO_MPI(MPI_Bcast(&found, 1, MPI_INT, 0, r->comm));
+  if (found) {
+    HALO_MPI(MPI_Bcast(r->best, (int)r->info.params, MPI_FLOAT, 0, r->comm));
+  } else {
+    rep->best_epoch = 0;
+    rep->best_val = -1.0;
+  }
+done:
+  halo_checkpoint_clear(&best);
+  return st;
+}
+
 /* --predict, after the summary: from the final parameters, or with
  * --early-stop from the best validation epoch's. Collective. */
 static halo_status write_predictions(run *r, int64_t last_epoch) {
@@ -320,6 +355,7 @@ static halo_status train(run *r) {
   int64_t last = r->start_epoch;
   int metrics_failed = 0;
   train_report_begin(rep, r->start_epoch + 1, a->epochs, a->warmup);
+  if (r->best && rep->best_epoch > 0) HALO_TRY(load_prior_best(r));
   for (int64_t epoch = r->start_epoch + 1; epoch <= a->epochs; epoch++) {
     halo_gcn_stats step = {0}, eval = {0};
     train_epoch e = {0};
@@ -579,6 +615,9 @@ static halo_status run_all(run *r, int argc, char **argv) {
   if (r->rank == 0 && r->args.metrics)
     st = train_report_metrics_open(rep, r->args.metrics, r->args.eval_only ? 0 : r->start_epoch);
   HALO_TRY(halo_mpi_agree(r->comm, st));
+  /* The earlier epochs rank 0 found in the file: every rank's report (and
+   * so its early stopping) must count them alike. */
+  HALO_MPI(MPI_Bcast(&rep->prior, (int)sizeof rep->prior, MPI_BYTE, 0, r->comm));
   if (r->rank == 0) {
     train_report_header(rep);
     if (r->args.resume && !r->args.eval_only)

@@ -326,3 +326,46 @@ Test(predictions, f1_and_auc_match_the_predictions_file_at_any_p, .timeout = 600
   }
   tr_rmdir(dir);
 }
+
+/* --early-stop across a resume: a run stopped (by --epochs) between its
+ * best validation epoch and the early stop, then resumed with its own
+ * metrics file, stops at the same epoch as a straight run, with the same
+ * best epoch, and predicts from the best epoch's parameters (DIR/best.h5 of
+ * the first run): the same logits, bit for bit. */
+Test(predictions, early_stop_survives_a_resume, .timeout = 600) {
+  char *dir = tr_tmpdir("early-resume");
+  char shards[512], json[600], path[2][700], metrics[2][700], ck[2][700], flags[1600];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  partition(CORA, 2, "metis", "1433,16,7", shards, json);
+  for (int k = 0; k < 2; k++) {
+    snprintf(path[k], sizeof path[k], "%s/p%d.h5", dir, k);
+    snprintf(metrics[k], sizeof metrics[k], "%s/m%d.jsonl", dir, k);
+    snprintf(ck[k], sizeof ck[k], "%s/ck%d", dir, k);
+  }
+  snprintf(flags, sizeof flags,
+           "--deterministic --epochs 400 --early-stop 15 --checkpoint '%s' --predict '%s'", ck[0],
+           path[0]);
+  train(2, shards, flags, metrics[0]);
+  const double best = summary_figure(metrics[0], "best_val_epoch"),
+               stop = summary_figure(metrics[0], "epochs");
+  snprintf(flags, sizeof flags, "--deterministic --epochs %.0f --early-stop 15 --checkpoint '%s'",
+           best + 5, ck[1]);
+  train(2, shards, flags, metrics[1]);
+  snprintf(flags, sizeof flags,
+           "--deterministic --epochs 400 --early-stop 15 --checkpoint '%s' --resume --predict '%s'",
+           ck[1], path[1]);
+  train(2, shards, flags, metrics[1]);
+  fprintf(stderr, "[predictions] early stop across a resume at epoch %.0f: best %.0f, stop %.0f\n",
+          best + 5, best, stop);
+  cr_expect_eq(summary_figure(metrics[1], "epochs"), stop, "resumed: stopped after %.0f, not %.0f",
+               summary_figure(metrics[1], "epochs"), stop);
+  cr_expect_eq(summary_figure(metrics[1], "best_val_epoch"), best);
+  predictions *p[2] = {read_predictions(path[0]), read_predictions(path[1])};
+  cr_expect_eq(p[1]->epoch, p[0]->epoch);
+  cr_expect(memcmp(p[0]->logits, p[1]->logits, (size_t)p[0]->n * CLASSES * sizeof(float)) == 0,
+            "the resumed run's predictions differ from the straight run's");
+  free_predictions(p[0]);
+  free_predictions(p[1]);
+  tr_rmdir(dir);
+}
