@@ -282,9 +282,10 @@ static halo_status load_prior_best(run *r) {
     halo_log_set_quiet(0);
     if (found) memcpy(r->best, best.params, (size_t)r->info.params * sizeof *r->best);
     if (!found)
-      halo_log_warn("--early-stop: the best validation epoch so far, %lld, has no %s of its "
-                    "parameters; counting from this run's epochs instead",
-                    (long long)rep->best_epoch, path);
+      halo_log_warn(
+          "--early-stop: the best validation epoch so far, %lld, has no %s of its "
+          "parameters; counting from this run's epochs instead",
+          (long long)rep->best_epoch, path);
   }
   HALO_MPI(MPI_Bcast(&found, 1, MPI_INT, 0, r->comm));
   if (found) {
@@ -336,8 +337,7 @@ static halo_status evaluate_only(run *r) {
   HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
   HALO_TRY(train_report_reduce(rep, &step, &eval, &e));
   if (rep->metric != TRAIN_METRIC_ACC)
-    HALO_TRY(
-        fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm, e.metric)));
+    HALO_TRY(fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm, e.metric)));
   if (r->rank == 0) HALO_TRY(fatal_if(r, train_report_digest(rep, r->model)));
   train_report_evaluation(rep, r->start_epoch, r->ckpt_path, &e);
   if (r->args.predict) HALO_TRY(write_predictions(r, r->start_epoch));
@@ -365,8 +365,8 @@ static halo_status train(run *r) {
     HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
     HALO_TRY(train_report_reduce(rep, &step, &eval, &e));
     if (rep->metric != TRAIN_METRIC_ACC)
-      HALO_TRY(fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm,
-                                             e.metric)));
+      HALO_TRY(
+          fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm, e.metric)));
     if (epoch == r->start_epoch + 1) HALO_TRY(fatal_if(r, train_memory_measure(&r->memory, r->be)));
     const int save = a->checkpoint && (epoch % a->checkpoint_every == 0 || epoch == a->epochs);
     if (save) HALO_TRY(save_checkpoint(r, epoch, NULL));
@@ -558,9 +558,10 @@ static halo_status run_all(run *r, int argc, char **argv) {
   const int classes = r->info.model.dims[r->info.model.layers];
   if (st == HALO_OK && r->args.metric == TRAIN_METRIC_AUC && classes != 2) {
     if (r->rank == 0)
-      halo_log_error("--metric auc: ROC-AUC is a binary task's, and this graph has %d classes; "
-                     "use --metric f1 or acc",
-                     classes);
+      halo_log_error(
+          "--metric auc: ROC-AUC is a binary task's, and this graph has %d classes; "
+          "use --metric f1 or acc",
+          classes);
     st = HALO_ERR_ARG;
   }
   if (st == HALO_OK && r->args.early_stop) {
