@@ -2,8 +2,8 @@
 # check-plot.sh SOURCE_DIR HALO_PARTITION HALO_TRAIN
 #
 # scripts/halo-plot on real inputs: Cora in 2 METIS parts, 20 epochs under
-# mpirun -np 2, then 10 more resumed from a checkpoint into a file of their
-# own (epochs 11-20).  Every PNG must be a PNG that matplotlib decodes and
+# mpirun -np 2 with --metric f1 (so val_f1 and test_f1 are plotted too), then
+# 10 more resumed from a checkpoint into a file of their own (epochs 11-20).  Every PNG must be a PNG that matplotlib decodes and
 # that is not blank (tests/plot/check-png.py), and nothing but the PNGs may
 # be left in the output folder.  The halo matrix comes from the partition's
 # --json when it has "halo_bytes_between_parts", and from a small synthetic
@@ -65,12 +65,14 @@ if [ "$rc" -ne 0 ]; then
   echo "check-plot: halo-partition failed ($rc)"
   exit 1
 fi
-run train mpi "$train" "$tmp/cora-2" --epochs 20 --quiet --metrics "$tmp/cora-2.jsonl"
+run train mpi "$train" "$tmp/cora-2" --epochs 20 --quiet --metric f1 --metrics "$tmp/cora-2.jsonl"
 if [ "$rc" -ne 0 ]; then
   cat "$tmp/train.out" "$tmp/train.err"
   echo "check-plot: halo-train failed ($rc)"
   exit 1
 fi
+if grep -q '"val_f1": ' "$tmp/cora-2.jsonl"; then ok "the metrics carry val_f1"; else
+  fail "halo-train --metric f1 wrote no \"val_f1\" key"; fi
 run train-10 mpi "$train" "$tmp/cora-2" --epochs 10 --quiet --checkpoint "$tmp/ck" \
   --checkpoint-every 10
 run resume mpi "$train" "$tmp/cora-2" --epochs 20 --quiet --checkpoint "$tmp/ck" \
