@@ -162,7 +162,8 @@ halo_status halo_partition_plan_create(const halo_graph *g, const int32_t *part,
  * neighbour), then halo rows grouped by owner part and ascending global id;
  * send lists in ascending global id, so that peer q's list for p matches p's
  * halo range from q; local CSR with int32 columns; features, labels and split
- * of the owned rows.  The same graph, part[] and order always give the same
+ * of the owned rows, and their ids in the input (original_id[global_id[r]])
+ * when g->original_id is set.  The same graph, part[] and order always give the same
  * shard.  Scratch beyond the shard: O(owned rows + their edges) for the
  * blocks of HALO_ORDER_COMMUNITY.  On success *out owns it (free with
  * halo_shard_destroy). Local. */

@@ -291,10 +291,14 @@ static int64_t interior_prefix(const halo_shard *s) {
   return r;
 }
 
-/* Features, labels and split of the owned rows. */
+/* Features, labels, split and input ids of the owned rows. */
 static halo_status build_node_data(const halo_graph *g, halo_shard *s) {
   halo_status st = HALO_OK;
   const int64_t n_owned = s->n_owned;
+  if (g->original_id) {
+    HALO_ALLOC(s->original_id, n_owned, "original ids");
+    for (int64_t r = 0; r < n_owned; r++) s->original_id[r] = g->original_id[s->global_id[r]];
+  }
   if (g->features > 0) {
     const size_t row_bytes = (size_t)g->features * sizeof(float);
     HALO_ALLOC(s->x, n_owned * g->features, "features");

@@ -55,6 +55,9 @@ typedef struct halo_manifest {
   uint64_t *part_digest;  /* size parts: halo_shard_digest() of each part */
   int64_t *part_owned;    /* size parts: owned nodes per part */
   int64_t *part_halo;     /* size parts: halo nodes per part */
+  uint64_t *part_original_id_digest; /* size parts: halo_shard_digest_original_id() of each
+                                      * part; NULL when the run stores no original ids (the
+                                      * input's ids were the node ids) */
 } halo_manifest;
 
 /* One part: DIR/part-00003-of-00008.h5. */
@@ -83,6 +86,10 @@ typedef struct halo_shard {
   int32_t *send_idx; /* size send_ptr[parts]: owned local rows, ascending global id per peer */
   int64_t *recv_ptr; /* size parts+1: halo rows from peer q are n_owned+recv_ptr[q] ..
                         n_owned+recv_ptr[q+1]-1 */
+  int64_t *original_id; /* size n_owned: the input's id of each owned row (a SNAP list's ids,
+                           which halo renumbers to 0..n-1 in ascending order); NULL when the
+                           input's ids were the node ids.  Optional: not in halo_shard_digest,
+                           covered by halo_shard_digest_original_id instead */
 } halo_shard;
 
 /* "DIR/part-00003-of-00008.h5" into buf; fails with HALO_ERR_ARG if it does
@@ -93,13 +100,22 @@ halo_status halo_shard_path(char *buf, size_t size, const char *dir, int32_t par
  * bytes), recorded in the manifest and checked on read. Local. */
 uint64_t halo_shard_digest(const halo_shard *s);
 
+/* The digest of s->original_id alone (n_owned, then the array), recorded in
+ * the manifest's /parts/original_id_digest.  Kept apart from
+ * halo_shard_digest so that a reader that predates original ids still finds
+ * the digest it knows.  Meaningless when s->original_id is NULL. Local. */
+uint64_t halo_shard_digest_original_id(const halo_shard *s);
+
 /* Writes `s` to `path` (which must not exist yet), chunked, Fletcher-32. Local. */
 halo_status halo_shard_write(const char *path, const halo_shard *s);
 
 /* Reads and validates one part: format version, attribute/array consistency,
- * index ranges, checksums.  When `m` is not NULL, also checks the shard
- * against the manifest (the same format version, run id, counts, digest, and
- * when m->part is not NULL the owner of every row).  Every failure names the file. On success *out
+ * index ranges, checksums.  /nodes/original_id is optional: when present it
+ * is read into s->original_id (size n_owned), else s->original_id is NULL.
+ * When `m` is not NULL, also checks the shard against the manifest (the same
+ * format version, run id, counts, digest, the original ids present exactly
+ * when m->part_original_id_digest is, with its digest, and when m->part is
+ * not NULL the owner of every row).  Every failure names the file. On success *out
  * owns a new shard. Local. */
 halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard **out);
 

@@ -42,6 +42,7 @@ void halo_shard_destroy(halo_shard **s) {
   free(p->send_ptr);
   free(p->send_idx);
   free(p->recv_ptr);
+  free(p->original_id);
   free(p);
   *s = NULL;
 }
@@ -105,6 +106,16 @@ uint64_t halo_shard_digest(const halo_shard *s) {
   digest_feed(&d, s->send_ptr, peers, sizeof *s->send_ptr);
   if (s->send_ptr) digest_feed(&d, s->send_idx, (size_t)s->send_ptr[s->parts], sizeof *s->send_idx);
   digest_feed(&d, s->recv_ptr, peers, sizeof *s->recv_ptr);
+  /* Not s->original_id: a version 2 reader that predates it must still find
+   * the digest it computes (docs/shard-format.md, "Digest"). */
+  return halo_digest_final(&d);
+}
+
+uint64_t halo_shard_digest_original_id(const halo_shard *s) {
+  halo_digest d;
+  halo_digest_init(&d);
+  digest_count(&d, s->n_owned);
+  digest_feed(&d, s->original_id, (size_t)s->n_owned, sizeof *s->original_id);
   return halo_digest_final(&d);
 }
 
@@ -443,6 +454,14 @@ halo_status halo__shard_check_arrays(const halo_shard *s, const char *path) {
   if (s->send_ptr[s->parts] > 0 && !s->send_idx)
     HALO_FAIL(HALO_ERR_ARG, "%s: /halo/send_idx: array is NULL", path);
   HALO_TRY(check_halo(s, path));
+  /* The loaders renumber distinct non-negative ids in ascending order, so
+   * node v's id in the input is at least v. */
+  for (int64_t i = 0; s->original_id && i < s->n_owned; i++)
+    if (s->original_id[i] < s->global_id[i])
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /nodes/original_id[%" PRId64 "] = %" PRId64 " is below its global id %" PRId64
+                " (input ids are renumbered in ascending order)",
+                path, i, s->original_id[i], s->global_id[i]);
 done:
   return st;
 }

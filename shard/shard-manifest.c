@@ -12,6 +12,7 @@ void halo_manifest_destroy(halo_manifest **m) {
   free((*m)->part_digest);
   free((*m)->part_owned);
   free((*m)->part_halo);
+  free((*m)->part_original_id_digest);
   free(*m);
   *m = NULL;
 }
@@ -54,6 +55,9 @@ halo_status halo_manifest_write(const char *path, const halo_manifest *m) {
   HALO_TRY(halo_h5_write(file, path, "/parts/digest", HALO_H5_U64, 1, parts, m->part_digest));
   HALO_TRY(halo_h5_write(file, path, "/parts/owned", HALO_H5_I64, 1, parts, m->part_owned));
   HALO_TRY(halo_h5_write(file, path, "/parts/halo", HALO_H5_I64, 1, parts, m->part_halo));
+  if (m->part_original_id_digest)
+    HALO_TRY(halo_h5_write(file, path, "/parts/original_id_digest", HALO_H5_U64, 1, parts,
+                           m->part_original_id_digest));
 done:
   if (created) st = halo_h5_commit(st, file, tmp, path);
   return st;
@@ -108,6 +112,14 @@ halo_status halo_manifest_read_opts(const char *path, unsigned flags, halo_manif
   HALO_TRY(halo_h5_read(file, path, "/parts/halo", HALO_H5_I64, 1, parts, 1, &buf));
   m->part_halo = buf;
   buf = NULL;
+  /* Optional: present when the run stores original ids in its parts. */
+  int has_original = halo_h5_exists(file, path, "/parts/original_id_digest");
+  if (has_original < 0) HALO_TRY((halo_status)has_original); /* already logged */
+  if (has_original) {
+    HALO_TRY(halo_h5_read(file, path, "/parts/original_id_digest", HALO_H5_U64, 1, parts, 1, &buf));
+    m->part_original_id_digest = buf;
+    buf = NULL;
+  }
   HALO_TRY(halo__manifest_check(m, path, with_part));
   *out = m;
   m = NULL;

@@ -64,6 +64,7 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
       {"/halo/send_ptr", HALO_H5_I64, 1, {peers, 0}, s->send_ptr, 1},
       {"/halo/send_idx", HALO_H5_I32, 1, {(hsize_t)s->send_ptr[s->parts], 0}, s->send_idx, 1},
       {"/halo/recv_ptr", HALO_H5_I64, 1, {peers, 0}, s->recv_ptr, 1},
+      {"/nodes/original_id", HALO_H5_I64, 1, {owned, 0}, s->original_id, s->original_id != NULL},
   };
   for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++)
     if (sets[k].present)
@@ -128,6 +129,21 @@ static halo_status check_manifest(const halo_shard *s, const halo_manifest *m, c
     HALO_FAIL(HALO_ERR_CORRUPT,
               "%s: content digest %016" PRIx64 " does not match the manifest's %016" PRIx64, path,
               digest, m->part_digest[p]);
+  /* A run stores original ids in every part or in none. */
+  if (!s->original_id != !m->part_original_id_digest)
+    HALO_FAIL(HALO_ERR_MISMATCH,
+              s->original_id ? "%s: has /nodes/original_id but the manifest lists no original ids"
+                             : "%s: /nodes/original_id is missing but the manifest lists original "
+                               "ids for every part",
+              path);
+  if (s->original_id) {
+    digest = halo_shard_digest_original_id(s);
+    if (digest != m->part_original_id_digest[p])
+      HALO_FAIL(HALO_ERR_CORRUPT,
+                "%s: /nodes/original_id digest %016" PRIx64
+                " does not match the manifest's %016" PRIx64,
+                path, digest, m->part_original_id_digest[p]);
+  }
 done:
   return st;
 }
@@ -207,6 +223,15 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   HALO_TRY(read_exact(file, path, "/halo/recv_ptr", HALO_H5_I64, (int64_t)s->parts + 1, &buf));
   s->recv_ptr = buf;
   buf = NULL;
+  /* Optional: a shard without it (an input whose ids were the node ids, or
+   * a run before halo stored them) reads as before. */
+  int has_original = halo_h5_exists(file, path, "/nodes/original_id");
+  if (has_original < 0) HALO_TRY((halo_status)has_original); /* already logged */
+  if (has_original) {
+    HALO_TRY(read_exact(file, path, "/nodes/original_id", HALO_H5_I64, s->n_owned, &buf));
+    s->original_id = buf;
+    buf = NULL;
+  }
 
   HALO_TRY(halo__shard_check_arrays(s, path));
   if (m) HALO_TRY(check_manifest(s, m, path));

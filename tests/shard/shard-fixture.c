@@ -200,6 +200,25 @@ fixture *fixture_create(uint64_t seed, int64_t n, int32_t parts, int32_t feature
 
 void fixture_redigest(fixture *f, int32_t part) {
   f->m->part_digest[part] = halo_shard_digest(f->shards[part]);
+  if (f->m->part_original_id_digest)
+    f->m->part_original_id_digest[part] = halo_shard_digest_original_id(f->shards[part]);
+}
+
+int64_t *fixture_add_original_ids(fixture *f) {
+  uint64_t key = halo_rng_key(f->seed, HALO_RNG_GRAPH, (uint64_t)f->n, 0x1d5);
+  int64_t *ids = xcalloc((size_t)f->n, sizeof *ids);
+  for (int64_t v = 0, next = 0; v < f->n; v++) {
+    next += 1 + (int64_t)(halo_rng_bits(key, (uint64_t)v, 0) % 100000);
+    ids[v] = next;
+  }
+  f->m->part_original_id_digest = xcalloc((size_t)f->parts, sizeof *f->m->part_original_id_digest);
+  for (int32_t p = 0; p < f->parts; p++) {
+    halo_shard *s = f->shards[p];
+    s->original_id = xcalloc((size_t)s->n_owned + 1, sizeof *s->original_id);
+    for (int64_t i = 0; i < s->n_owned; i++) s->original_id[i] = ids[s->global_id[i]];
+    fixture_redigest(f, p);
+  }
+  return ids;
 }
 
 void fixture_destroy(fixture **fp) {
@@ -265,6 +284,8 @@ halo_shard *shard_clone(const halo_shard *s) {
   c->send_ptr = clone_array(s->send_ptr, peers, sizeof *s->send_ptr);
   c->send_idx = clone_array(s->send_idx, (size_t)s->send_ptr[s->parts], sizeof *s->send_idx);
   c->recv_ptr = clone_array(s->recv_ptr, peers, sizeof *s->recv_ptr);
+  c->original_id = s->original_id ? clone_array(s->original_id, owned, sizeof *s->original_id)
+                                  : NULL;
   return c;
 }
 
@@ -311,6 +332,9 @@ void shard_expect_equal(const halo_shard *a, const halo_shard *b) {
   EXPECT_ARRAY(recv_ptr, a->parts + 1);
   cr_assert_eq(a->features == 0, b->x == NULL, "x is NULL exactly when features == 0");
   cr_assert_eq(a->classes == 0, b->labels == NULL, "labels is NULL exactly when classes == 0");
+  cr_assert_eq(a->original_id == NULL, b->original_id == NULL,
+               "part %d: original_id present in one shard only", (int)a->part);
+  if (a->original_id) EXPECT_ARRAY(original_id, a->n_owned);
 }
 
 void capture_begin(capture *c) {
@@ -488,4 +512,9 @@ void fixture_expect_manifest_equal(const halo_manifest *got, const halo_manifest
   cr_assert_arr_eq(got->part_digest, want->part_digest, parts * sizeof *want->part_digest);
   cr_assert_arr_eq(got->part_owned, want->part_owned, parts * sizeof *want->part_owned);
   cr_assert_arr_eq(got->part_halo, want->part_halo, parts * sizeof *want->part_halo);
+  cr_assert_eq(got->part_original_id_digest == NULL, want->part_original_id_digest == NULL,
+               "/parts/original_id_digest present in one manifest only");
+  if (want->part_original_id_digest)
+    cr_assert_arr_eq(got->part_original_id_digest, want->part_original_id_digest,
+                     parts * sizeof *want->part_original_id_digest);
 }

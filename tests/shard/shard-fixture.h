@@ -44,8 +44,15 @@ void fixture_write_run(fixture *f);
  * a manifest read with HALO_MANIFEST_NO_PART leaves out. */
 void fixture_expect_manifest_equal(const halo_manifest *got, const halo_manifest *want);
 
-/* Recomputes part_digest[part] in the manifest after that shard was edited. */
+/* Recomputes part_digest[part] (and part_original_id_digest[part], when the
+ * manifest has it) after that shard was edited. */
 void fixture_redigest(fixture *f, int32_t part);
+
+/* Gives every node a random input id, strictly ascending in the node id as
+ * the loaders renumber them, sets each shard's original_id from it and the
+ * manifest's part_original_id_digest.  Returns the ids (size n; the caller
+ * frees them). */
+int64_t *fixture_add_original_ids(fixture *f);
 
 /* Deep copy of a shard (for tests that edit one). */
 halo_shard *shard_clone(const halo_shard *s);
