@@ -24,6 +24,8 @@ halo_status halo__stats_alloc(int64_t nodes, int64_t edges, int32_t parts,
   HALO_ALLOC(s->nnz, parts, "statistics");
   HALO_ALLOC(s->send, parts, "statistics");
   HALO_ALLOC(s->peers, parts, "statistics");
+  if (parts <= HALO_PARTITION_MATRIX_MAX_PARTS)
+    HALO_ALLOC(s->between, (int64_t)parts * parts, "the matrix of halo rows between parts");
   *out = s;
   s = NULL;
 done:
@@ -38,8 +40,11 @@ void halo__stats_add_shard(halo_partition_stats *s, const halo_shard *shard) {
   s->nnz[p] = shard->nnz;
   s->send[p] = shard->send_ptr[shard->parts];
   s->peers[p] = 0;
-  for (int32_t q = 0; q < shard->parts; q++)
+  for (int32_t q = 0; q < shard->parts; q++) {
     s->peers[p] += shard->recv_ptr[q + 1] > shard->recv_ptr[q];
+    if (s->between)
+      s->between[(int64_t)q * s->parts + p] = shard->recv_ptr[q + 1] - shard->recv_ptr[q];
+  }
   /* Columns past the owned rows are halo rows: edges that leave the part. */
   int64_t cut = 0;
   for (int64_t k = 0; k < shard->nnz; k++) cut += shard->indices[k] >= shard->n_owned;
@@ -93,6 +98,7 @@ halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part
         if (node_mark[v] != p) {
           node_mark[v] = p;
           s->halo[p]++;
+          if (s->between) s->between[(int64_t)q * parts + p]++;
         }
         if (peer_mark[q] != p) {
           peer_mark[q] = p;
@@ -125,6 +131,7 @@ void halo_partition_stats_destroy(halo_partition_stats **s) {
   free((*s)->nnz);
   free((*s)->send);
   free((*s)->peers);
+  free((*s)->between);
   free(*s);
   *s = NULL;
 }

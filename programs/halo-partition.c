@@ -484,6 +484,31 @@ done:
   return st;
 }
 
+/* "halo_bytes_between_parts": [q][p] = bytes part q sends part p in one
+ * training epoch (input dropout on, as predicted_halo_bytes_per_epoch, which
+ * the entries sum to), sender by receiver; beyond
+ * HALO_PARTITION_MATRIX_MAX_PARTS parts a note says why it is left out. */
+static void json_halo_matrix(halo_json *j, const halo_partition_stats *s, const prediction *pr) {
+  if (!s->between) {
+    char note[160];
+    snprintf(note, sizeof note,
+             "%d parts exceed %d: the %d x %d matrix is left out to keep the JSON small",
+             (int)s->parts, HALO_PARTITION_MATRIX_MAX_PARTS, (int)s->parts, (int)s->parts);
+    halo_json_key_string(j, "halo_bytes_between_parts_omitted", note);
+    return;
+  }
+  const halo_model_comm dropout = halo_model_comm_of(&pr->dropout);
+  halo_json_key(j, "halo_bytes_between_parts");
+  halo_json_array_begin(j);
+  for (int32_t q = 0; q < s->parts; q++) {
+    halo_json_array_begin(j);
+    for (int32_t p = 0; p < s->parts; p++)
+      halo_json_int(j, halo_predict_epoch_bytes(s->between[(int64_t)q * s->parts + p], &dropout));
+    halo_json_array_end(j);
+  }
+  halo_json_array_end(j);
+}
+
 /* num / den, or null when there is no denominator. */
 static void json_ratio(halo_json *j, const char *key, int64_t num, int64_t den) {
   if (den > 0)
@@ -550,6 +575,7 @@ static halo_status write_json(FILE *f, const cli *c, const halo_graph *g,
     halo_json_key_int(&j, "broadcast1d_bytes_per_epoch", pr->broadcast1d);
     json_ratio(&j, "cagnet1d_ratio", pr->cagnet1d, pr->epoch);
     json_ratio(&j, "broadcast1d_ratio", pr->broadcast1d, pr->epoch);
+    json_halo_matrix(&j, s, pr);
   }
   for (int kind = 0; kind < 2; kind++) {
     const double *v = kind == 0 ? t->wall : t->cpu;

@@ -38,6 +38,11 @@ static void check_stats(const halo_graph *g, const int32_t *part, int32_t parts)
     int32_t peers = 0;
     for (int32_t q = 0; q < parts; q++) peers += sh->recv_ptr[q + 1] > sh->recv_ptr[q];
     cr_expect_eq(s->peers[p], peers);
+    /* The matrix of halo rows: column p is what p receives from each q. */
+    cr_assert_not_null(s->between);
+    for (int32_t q = 0; q < parts; q++)
+      cr_expect_eq(s->between[(int64_t)q * parts + p], sh->recv_ptr[q + 1] - sh->recv_ptr[q],
+                   "rows part %d owns in part %d's halo", q, p);
     volume += sh->n_halo;
     sent += sh->send_ptr[parts];
     if (sh->n_owned > max_owned) max_owned = sh->n_owned;
@@ -175,6 +180,8 @@ static void check_write(halo_graph *g, halo_method method, int32_t parts) {
     cr_expect_eq(got->nnz[p], want->nnz[p]);
     cr_expect_eq(got->send[p], want->send[p]);
     cr_expect_eq(got->peers[p], want->peers[p]);
+    for (int32_t q = 0; q < parts; q++)
+      cr_expect_eq(got->between[(int64_t)q * parts + p], want->between[(int64_t)q * parts + p]);
   }
   char path[512];
   snprintf(path, sizeof path, "%s/manifest.h5", dir);
