@@ -179,6 +179,13 @@ static halo_status resume_auto(run *r) {
   }
   HALO_TRY(halo_mpi_agree(r->comm, st));
   HALO_MPI(MPI_Bcast(&newest, 1, MPI_INT64_T, 0, r->comm));
+  if (newest < 0 && r->args.eval_only) {
+    if (r->rank == 0)
+      halo_log_error("--eval-only --resume auto: %s holds no checkpoint to evaluate",
+                     r->args.checkpoint);
+    st = HALO_ERR_ARG;
+    goto done;
+  }
   r->args.resume = newest >= 0;
   if (r->rank == 0 && newest < 0)
     fprintf(stderr, "halo-train: --resume auto: no checkpoint in %s yet; starting at epoch 1\n",
@@ -318,8 +325,11 @@ static halo_status write_predictions(run *r, int64_t last_epoch) {
     free(params);
     HALO_TRY(fatal_if(r, st));
   }
-  HALO_TRY(fatal_if(r, train_predict_write(&r->predict, r->model, r->comm, r->args.predict, epoch,
-                                           r->args.model, sha)));
+  /* The forward pass of these parameters (collective, with exchanges: a
+   * failure there is fatal); the write is agreed on. */
+  HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, NULL)));
+  HALO_TRY(train_predict_write(&r->predict, r->model, r->comm, r->args.predict, epoch,
+                               r->args.model, sha));
   if (r->rank == 0)
     fprintf(train_report_text(rep), "predictions: %s (epoch %lld's parameters)\n", r->args.predict,
             (long long)epoch);
@@ -368,9 +378,10 @@ static halo_status train(run *r) {
       HALO_TRY(
           fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm, e.metric)));
     if (epoch == r->start_epoch + 1) HALO_TRY(fatal_if(r, train_memory_measure(&r->memory, r->be)));
+    /* The epoch's metrics line first, so that the checkpoint's fsync covers it. */
+    train_report_epoch(rep, epoch, &e);
     const int save = a->checkpoint && (epoch % a->checkpoint_every == 0 || epoch == a->epochs);
     if (save) HALO_TRY(save_checkpoint(r, epoch, NULL));
-    train_report_epoch(rep, epoch, &e);
     last = epoch;
     if (r->best && rep->best_epoch == epoch) HALO_TRY(keep_best(r, epoch));
     /* A preemption signal on any rank: every rank stops here, after a
@@ -381,6 +392,7 @@ static halo_status train(run *r) {
       st = HALO_ERR_IO; /* rank 0 said why at the failed write */
       goto done;
     }
+    if (r->stopped_by && epoch == a->epochs) r->stopped_by = 0; /* finished anyway */
     if (r->stopped_by) {
       if (a->checkpoint && !save) HALO_TRY(save_checkpoint(r, epoch, NULL));
       train_report_stop(rep, epoch, train_signal_name(r->stopped_by));
@@ -411,7 +423,8 @@ static halo_status train(run *r) {
   HALO_TRY(fatal_if(r, train_memory_gather(&r->memory, r->comm, &mem)));
   if (r->rank == 0) HALO_TRY(fatal_if(r, train_report_digest(rep, r->model)));
   train_report_summary(rep, &mem);
-  if (a->predict) HALO_TRY(write_predictions(r, last));
+  /* A preempted run is not done: its requeued run predicts. */
+  if (a->predict && !r->stopped_by) HALO_TRY(write_predictions(r, last));
   if (rep->mismatches) {
     halo_log_error("measured halo bytes differed from the prediction in %lld epochs",
                    (long long)rep->mismatches);
@@ -484,7 +497,9 @@ static halo_status run_all(run *r, int argc, char **argv) {
   /* Every rank parses the same argv; rank 0 alone reports a bad flag. */
   if (r->rank != 0) halo_log_set_quiet(1);
   st = halo_train_args_parse(argc, argv, &r->args);
-  if (st == HALO_OK) st = train_report_metrics_check(r->args.metrics, r->args.force);
+  /* Rank 0 alone writes the metrics, so it alone checks the file. */
+  if (st == HALO_OK && r->rank == 0)
+    st = train_report_metrics_check(r->args.metrics, r->args.force);
   halo_log_set_quiet(0);
   HALO_TRY(halo_mpi_agree(r->comm, st));
   if (r->args.help || r->args.version) {
@@ -614,7 +629,7 @@ static halo_status run_all(run *r, int argc, char **argv) {
   rep->metric = (train_metric)r->args.metric;
 
   if (r->rank == 0 && r->args.metrics)
-    st = train_report_metrics_open(rep, r->args.metrics, r->args.eval_only ? 0 : r->start_epoch);
+    st = train_report_metrics_open(rep, r->args.metrics, r->args.eval_only ? -1 : r->start_epoch);
   HALO_TRY(halo_mpi_agree(r->comm, st));
   /* The earlier epochs rank 0 found in the file: every rank's report (and
    * so its early stopping) must count them alike. */

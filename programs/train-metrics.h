@@ -10,7 +10,7 @@
  *        positive node scores above a negative one, ties counting half
  *        (scikit-learn's roc_auc_score), with score z_1 - z_0 (the
  *        log-odds of class 1).  Rank 0 gathers the split's scores and
- *        labels (8 bytes a node), sorts them and broadcasts the figure.
+ *        labels (5 bytes a node), sorts them and broadcasts the figure.
  *        A split without both classes has no AUC: NaN (null in JSON).
  *
  * The per-node labels and splits come from train_predict (train-predict.h),

@@ -21,6 +21,10 @@ halo_status train_predict_init(train_predict *p, const halo_shard *s) {
   HALO_ALLOC(p->label, s->n_owned, "the predictions' labels");
   HALO_ALLOC(p->split, s->n_owned, "the predictions' splits");
   memcpy(p->global_id, s->global_id, (size_t)s->n_owned * sizeof *p->global_id);
+  if (s->original_id) {
+    HALO_ALLOC(p->original_id, s->n_owned, "the predictions' original ids");
+    memcpy(p->original_id, s->original_id, (size_t)s->n_owned * sizeof *p->original_id);
+  }
   for (int64_t i = 0; i < s->n_owned; i++) {
     p->label[i] = s->labels ? s->labels[i] : -1;
     p->split[i] = -1;
@@ -37,6 +41,7 @@ void train_predict_free(train_predict *p) {
   free(p->global_id);
   free(p->label);
   free(p->split);
+  free(p->original_id);
   *p = (train_predict){0};
 }
 
@@ -59,35 +64,40 @@ typedef struct rows_block {
   float *logits;
   int32_t *pred, *label;
   int8_t *split;
+  int64_t *orig; /* the input's ids; NULL when the run has none */
 } rows_block;
 
-/* The file's datasets: node ids, logits, predictions, labels, splits. */
-enum { D_GID, D_LOGITS, D_PRED, D_LABEL, D_SPLIT, D_COUNT };
-static const char *const dataset_name[D_COUNT] = {"/global_id", "/logits", "/pred", "/label",
-                                                  "/split"};
+/* The file's datasets: node ids, logits, predictions, labels, splits, and
+ * the input's own ids when the run has them (the last: left out without). */
+enum { D_GID, D_LOGITS, D_PRED, D_LABEL, D_SPLIT, D_ORIG, D_COUNT };
+static const char *const dataset_name[D_COUNT] = {"/global_id", "/logits", "/pred",
+                                                  "/label",     "/split",  "/original_id"};
+
+/* The datasets a block carries. */
+static int datasets(const rows_block *b) { return b->orig ? D_COUNT : D_ORIG; }
 
 static hid_t mem_type(int d) {
-  return d == D_GID      ? H5T_NATIVE_INT64
-         : d == D_LOGITS ? H5T_NATIVE_FLOAT
-         : d == D_SPLIT  ? H5T_NATIVE_INT8
-                         : H5T_NATIVE_INT32;
+  return d == D_GID || d == D_ORIG ? H5T_NATIVE_INT64
+         : d == D_LOGITS           ? H5T_NATIVE_FLOAT
+         : d == D_SPLIT            ? H5T_NATIVE_INT8
+                                   : H5T_NATIVE_INT32;
 }
 
 static hid_t file_type(int d) {
-  return d == D_GID      ? H5T_STD_I64LE
-         : d == D_LOGITS ? H5T_IEEE_F32LE
-         : d == D_SPLIT  ? H5T_STD_I8LE
-                         : H5T_STD_I32LE;
+  return d == D_GID || d == D_ORIG ? H5T_STD_I64LE
+         : d == D_LOGITS           ? H5T_IEEE_F32LE
+         : d == D_SPLIT            ? H5T_STD_I8LE
+                                   : H5T_STD_I32LE;
 }
 
 /* Creates the datasets for `nodes` rows, chunked by blocks of rows and
  * Fletcher-32 checksummed. */
 static halo_status create_datasets(hid_t file, const char *path, int64_t nodes, int32_t classes,
-                                   hid_t *dset) {
+                                   int count, hid_t *dset) {
   halo_status st = HALO_OK;
   hid_t dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
   const int64_t rows = block_rows(classes) / 4 > 0 ? block_rows(classes) / 4 : 1;
-  for (int d = 0; d < D_COUNT; d++) {
+  for (int d = 0; d < count; d++) {
     const int rank = d == D_LOGITS ? 2 : 1;
     const hsize_t dims[2] = {(hsize_t)nodes, (hsize_t)classes};
     const hsize_t maxdims[2] = {nodes > 0 ? (hsize_t)nodes : H5S_UNLIMITED, (hsize_t)classes};
@@ -117,9 +127,9 @@ static halo_status write_rows(hid_t *dset, const char *path, int64_t at, int32_t
                               const rows_block *b) {
   halo_status st = HALO_OK;
   hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
-  const void *data[D_COUNT] = {b->gid, b->logits, b->pred, b->label, b->split};
+  const void *data[D_COUNT] = {b->gid, b->logits, b->pred, b->label, b->split, b->orig};
   if (b->n == 0) return HALO_OK;
-  for (int d = 0; d < D_COUNT; d++) {
+  for (int d = 0; d < datasets(b); d++) {
     const int rank = d == D_LOGITS ? 2 : 1;
     const hsize_t start[2] = {(hsize_t)at, 0}, count[2] = {(hsize_t)b->n, (hsize_t)classes};
     HALO_H5(file_space = H5Dget_space(dset[d]), path, dataset_name[d], "cannot get its dataspace");
@@ -139,28 +149,47 @@ done:
   return st;
 }
 
-/* Rank 0: the file, with its own rows and then each peer's, block by block.
- * Every peer's blocks are received even after a write failed, so that no
- * peer waits forever in its send. */
-static halo_status write_file(const rows_block *own, MPI_Comm comm, int size, const char *path,
-                              int64_t nodes, int32_t classes, int64_t epoch, const char *model_name,
-                              const char *params_sha256) {
+/* Rank 0's buffer for one block of a peer's rows. */
+static halo_status block_alloc(rows_block *b, int32_t classes, int with_orig) {
+  halo_status st = HALO_OK;
+  const int64_t rows = block_rows(classes);
+  if (with_orig) HALO_ALLOC(b->orig, rows, "a block of predictions");
+  HALO_ALLOC(b->gid, rows, "a block of predictions");
+  HALO_ALLOC(b->logits, rows * classes, "a block of predictions");
+  HALO_ALLOC(b->pred, rows, "a block of predictions");
+  HALO_ALLOC(b->label, rows, "a block of predictions");
+  HALO_ALLOC(b->split, rows, "a block of predictions");
+done:
+  return st;
+}
+
+static void block_free(rows_block *b) {
+  free(b->gid);
+  free(b->logits);
+  free(b->pred);
+  free(b->label);
+  free(b->split);
+  free(b->orig);
+  *b = (rows_block){0};
+}
+
+/* Rank 0: the file, with its own rows and then each peer's, block by block
+ * into `b`.  Every peer's blocks are received even after a write failed,
+ * so that no peer waits forever in its send. */
+static halo_status write_file(const rows_block *own, const rows_block *block, MPI_Comm comm,
+                              int size, const char *path, int64_t nodes, int32_t classes,
+                              int64_t epoch, const char *model_name, const char *params_sha256) {
   halo_status st = HALO_OK, io = HALO_OK;
   char tmp[4200] = "";
   hid_t file = H5I_INVALID_HID, dset[D_COUNT];
   const int64_t rows = block_rows(classes);
-  rows_block b = {0};
+  rows_block b = *block;
   int64_t at = 0;
   for (int d = 0; d < D_COUNT; d++) dset[d] = H5I_INVALID_HID;
 
-  HALO_ALLOC(b.gid, rows, "a block of predictions");
-  HALO_ALLOC(b.logits, rows * classes, "a block of predictions");
-  HALO_ALLOC(b.pred, rows, "a block of predictions");
-  HALO_ALLOC(b.label, rows, "a block of predictions");
-  HALO_ALLOC(b.split, rows, "a block of predictions");
   halo_h5_quiet();
   io = halo_h5_create(path, tmp, sizeof tmp, &file);
-  if (io == HALO_OK) io = create_datasets(file, path, nodes, classes, dset);
+  if (io == HALO_OK) io = create_datasets(file, path, nodes, classes, datasets(block), dset);
   const int32_t c32 = classes;
   if (io == HALO_OK) io = halo_h5_attr_write(file, path, "epoch", HALO_H5_I64, &epoch);
   if (io == HALO_OK) io = halo_h5_attr_write(file, path, "classes", HALO_H5_I32, &c32);
@@ -179,6 +208,7 @@ static halo_status write_file(const rows_block *own, MPI_Comm comm, int size, co
       HALO_MPI(MPI_Recv(b.pred, (int)b.n, MPI_INT32_T, q, 3, comm, MPI_STATUS_IGNORE));
       HALO_MPI(MPI_Recv(b.label, (int)b.n, MPI_INT32_T, q, 4, comm, MPI_STATUS_IGNORE));
       HALO_MPI(MPI_Recv(b.split, (int)b.n, MPI_INT8_T, q, 5, comm, MPI_STATUS_IGNORE));
+      if (b.orig) HALO_MPI(MPI_Recv(b.orig, (int)b.n, MPI_INT64_T, q, 6, comm, MPI_STATUS_IGNORE));
       if (io == HALO_OK) io = write_rows(dset, path, at, classes, &b);
       at += b.n;
     }
@@ -192,11 +222,6 @@ done:
     if (dset[d] >= 0) H5Dclose(dset[d]);
   if (st == HALO_OK) st = io;
   if (tmp[0]) st = halo_h5_commit(st, file, tmp, path);
-  free(b.gid);
-  free(b.logits);
-  free(b.pred);
-  free(b.label);
-  free(b.split);
   return st;
 }
 
@@ -212,6 +237,7 @@ static halo_status send_rows(const rows_block *own, MPI_Comm comm, int32_t class
     HALO_MPI(MPI_Send(own->pred + r0, n, MPI_INT32_T, 0, 3, comm));
     HALO_MPI(MPI_Send(own->label + r0, n, MPI_INT32_T, 0, 4, comm));
     HALO_MPI(MPI_Send(own->split + r0, n, MPI_INT8_T, 0, 5, comm));
+    if (own->orig) HALO_MPI(MPI_Send(own->orig + r0, n, MPI_INT64_T, 0, 6, comm));
   }
 done:
   return st;
@@ -224,17 +250,27 @@ halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Com
   halo_gcn_info info;
   int rank = 0, size = 1;
   int64_t nodes = 0;
-  rows_block own = {.n = p->n_owned, .gid = p->global_id, .label = p->label, .split = p->split};
+  rows_block own = {.n = p->n_owned,
+                    .gid = p->global_id,
+                    .label = p->label,
+                    .split = p->split,
+                    .orig = p->original_id};
+  rows_block block = {0};
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   halo_gcn_info_get(model, &info);
   const int32_t classes = info.model.dims[info.model.layers];
 
-  /* The forward pass of these parameters: collective, so every rank runs it. */
-  HALO_TRY(halo_gcn_evaluate(model, NULL));
+  /* Everything allocated before the agreement, so that no rank fails once
+   * the rows are on their way. */
+  /* The shards of a run all have original ids or none (the manifest says);
+   * a part without rows may have no array, so the ranks agree. */
+  int has = own.orig != NULL, any = 0;
+  HALO_MPI(MPI_Allreduce(&has, &any, 1, MPI_INT, MPI_MAX, comm));
+  if (rank == 0) st = block_alloc(&block, classes, any);
   own.logits = malloc((size_t)(p->n_owned > 0 ? p->n_owned : 1) * (size_t)classes * sizeof(float));
   own.pred = malloc((size_t)(p->n_owned > 0 ? p->n_owned : 1) * sizeof(int32_t));
-  if (!own.logits || !own.pred) {
+  if (st == HALO_OK && (!own.logits || !own.pred)) {
     halo_log_error("out of memory for the predictions of %lld rows", (long long)p->n_owned);
     st = HALO_ERR_NOMEM;
   }
@@ -242,11 +278,12 @@ halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Com
   if (st == HALO_OK) argmax_rows(own.logits, p->n_owned, classes, own.pred);
   HALO_TRY(halo_mpi_agree(comm, st));
   HALO_MPI(MPI_Allreduce(&p->n_owned, &nodes, 1, MPI_INT64_T, MPI_SUM, comm));
-  st = rank == 0
-           ? write_file(&own, comm, size, path, nodes, classes, epoch, model_name, params_sha256)
-           : send_rows(&own, comm, classes);
+  st = rank == 0 ? write_file(&own, &block, comm, size, path, nodes, classes, epoch, model_name,
+                              params_sha256)
+                 : send_rows(&own, comm, classes);
   st = halo_mpi_agree(comm, st);
 done:
+  block_free(&block);
   free(own.logits);
   free(own.pred);
   return st;

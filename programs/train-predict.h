@@ -9,12 +9,15 @@
  *   /pred       int32 [N]: the argmax of the row (the lowest column on ties)
  *   /label      int32 [N]: the node's label, -1 when it has none
  *   /split      int8 [N]: 0 train, 1 valid, 2 test, -1 none
+ *   /original_id int64 [N]: the node's id in the input file, only when the
+ *               loader renumbered it (a SNAP edge list's ids)
  * and the root attributes epoch (the parameters' epoch), classes, nodes,
  * model and params_sha256 (of those parameters).  Each dataset is chunked
  * and Fletcher-32 checksummed, as the shards are.
  *
  * Every rank computes its own rows; rank 0 gathers them part by part (never
- * more than one part's rows at a time besides its own) and writes
+ * more than one block of a peer's rows, 2^22 logits with their ids, labels
+ * and splits, at a time besides its own) and writes
  * FILE.h5.tmp, flushes it and renames it, so the file appears only whole.
  * docs/train.md ("Predictions") describes it for users.
  */
@@ -32,9 +35,10 @@
  * before halo-train frees it. */
 typedef struct train_predict {
   int64_t n_owned;
-  int64_t *global_id; /* owned rows' global ids */
-  int32_t *label;     /* -1: none */
-  int8_t *split;      /* 0 train, 1 valid, 2 test, -1 none */
+  int64_t *global_id;   /* owned rows' global ids */
+  int32_t *label;       /* -1: none */
+  int8_t *split;        /* 0 train, 1 valid, 2 test, -1 none */
+  int64_t *original_id; /* the input's ids (SNAP's); NULL when it kept 0..n-1 */
 } train_predict;
 
 /* Copies the shard's owned ids, labels and splits. Local. */
@@ -43,9 +47,9 @@ halo_status train_predict_init(train_predict *p, const halo_shard *s);
 /* Frees the copies; accepts a zeroed struct. Local. */
 void train_predict_free(train_predict *p);
 
-/* Evaluates `model` with its current parameters (those of epoch `epoch`)
- * and writes PATH as above; `model_name` and `params_sha256` become
- * attributes.  Every rank returns the same status. Collective. */
+/* Writes PATH as above from `model`'s last forward pass, which the caller
+ * ran with the parameters of epoch `epoch` (halo_gcn_evaluate); `model_name` and `params_sha256`
+ * become attributes.  Every rank returns the same status. Collective. */
 halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Comm comm,
                                 const char *path, int64_t epoch, const char *model_name,
                                 const char *params_sha256);

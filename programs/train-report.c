@@ -89,8 +89,11 @@ static halo_status keep_earlier_epochs(train_report *rep, const char *path, int6
   out = fopen(tmp, "w");
   if (!out) HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
   rep->prior.best_val = -1.0;
-  while (getline(&line, &cap, in) > 0) {
-    if (strncmp(line, "{\"epoch\": ", 10) != 0) continue;
+  ssize_t len = 0;
+  int64_t without_metric = 0;
+  while ((len = getline(&line, &cap, in)) > 0) {
+    /* Whole epoch lines only: a line a full disk cut short is dropped. */
+    if (strncmp(line, "{\"epoch\": ", 10) != 0 || line[len - 1] != '\n') continue;
     const double epoch = line_number(line, "epoch");
     if (!(epoch >= 1 && epoch <= (double)resumed)) continue;
     if (fputs(line, out) == EOF)
@@ -98,7 +101,8 @@ static halo_status keep_earlier_epochs(train_report *rep, const char *path, int6
     const double val = line_number(line, metric_key(rep, 0)),
                  halo = line_number(line, "halo_bytes");
     rep->prior.epochs++;
-    rep->prior.halo += (int64_t)halo;
+    if (!isnan(halo)) rep->prior.halo += (int64_t)halo;
+    without_metric += isnan(val);
     rep->prior.mismatches += halo != line_number(line, "halo_bytes_predicted");
     rep->prior.final_test = line_number(line, metric_key(rep, 1));
     rep->prior.final_acc = line_number(line, "test_acc");
@@ -108,6 +112,11 @@ static halo_status keep_earlier_epochs(train_report *rep, const char *path, int6
       rep->prior.best_epoch = (int64_t)epoch;
     }
   }
+  if (without_metric > 0)
+    halo_log_warn(
+        "--metrics %s: %lld earlier epochs have no %s (another --metric), so the best "
+        "epoch is this run's",
+        path, (long long)without_metric, metric_key(rep, 0));
   if (fflush(out) != 0 || fsync(fileno(out)) != 0)
     HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
   const int closed = fclose(out);
@@ -128,9 +137,11 @@ halo_status train_report_metrics_open(train_report *rep, const char *path, int64
   struct stat a, b;
   const int to_stdout = strcmp(path, "-") == 0;
   rep->metrics_path = path;
-  if (!to_stdout && resumed > 0 && stat(path, &a) == 0 && S_ISREG(a.st_mode)) {
-    const halo_status st = keep_earlier_epochs(rep, path, resumed);
-    if (st != HALO_OK) return st;
+  if (!to_stdout && resumed != 0 && stat(path, &a) == 0 && S_ISREG(a.st_mode)) {
+    if (resumed > 0) {
+      const halo_status st = keep_earlier_epochs(rep, path, resumed);
+      if (st != HALO_OK) return st;
+    }
     rep->metrics = fopen(path, "a");
   } else {
     rep->metrics = to_stdout ? stdout : fopen(path, "w");
@@ -336,14 +347,15 @@ static void epoch_json(train_report *rep, int64_t epoch, const train_epoch *e) {
   halo_json_object_begin(j);
   halo_json_key_int(j, "epoch", epoch);
   halo_json_key_double(j, "loss", e->loss, "%.17g");
-  halo_json_key_double(j, "train_acc", e->acc[0], "%.6f");
-  halo_json_key_double(j, "val_acc", e->acc[1], "%.6f");
-  halo_json_key_double(j, "test_acc", e->acc[2], "%.6f");
+  /* 17 digits: a resumed run reads its earlier best back exactly. */
+  halo_json_key_double(j, "train_acc", e->acc[0], "%.17g");
+  halo_json_key_double(j, "val_acc", e->acc[1], "%.17g");
+  halo_json_key_double(j, "test_acc", e->acc[2], "%.17g");
   halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
   halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");
   if (rep->metric != TRAIN_METRIC_ACC) {
-    halo_json_key_double(j, metric_key(rep, 0), e->metric[0], "%.6f");
-    halo_json_key_double(j, metric_key(rep, 1), e->metric[1], "%.6f");
+    halo_json_key_double(j, metric_key(rep, 0), e->metric[0], "%.17g");
+    halo_json_key_double(j, metric_key(rep, 1), e->metric[1], "%.17g");
   }
   halo_json_key_double(j, "epoch_s", e->max[TRAIN_STEP_S], "%.9g");
   halo_json_key_double(j, "epoch_s_min", e->min[TRAIN_STEP_S], "%.9g");

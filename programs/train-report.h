@@ -100,7 +100,8 @@ halo_status train_report_metrics_check(const char *path, int force);
  * `resumed` (> 0) keeps the file's lines of epochs 1..resumed, drops the
  * rest (an earlier run's summary, epochs trained past its checkpoint),
  * rewriting it through a temporary name, and appends; the summary then
- * covers the whole run. Local. */
+ * covers the whole run.  `resumed` < 0 appends to an existing file as it
+ * is (--eval-only). Local. */
 halo_status train_report_metrics_open(train_report *rep, const char *path, int64_t resumed);
 
 /* Makes the metrics written so far durable (fsync), as each checkpoint is;

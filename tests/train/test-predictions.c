@@ -369,3 +369,77 @@ Test(predictions, early_stop_survives_a_resume, .timeout = 600) {
   free_predictions(p[1]);
   tr_rmdir(dir);
 }
+
+/* A SNAP edge list of scattered ids: the predictions carry each node's id
+ * in the file (/original_id), which must be the id that ranks global_id-th
+ * among the file's distinct ids (the loader's ascending renumbering). */
+Test(predictions, snap_ids_come_back_as_original_ids, .timeout = 300) {
+  const uint64_t seed = tr_seed("predictions.snap", 11);
+  char *dir = tr_tmpdir("snap-ids");
+  char edges[600], shards[600], path[700], metrics[700], log[700], flags[900];
+  enum { IDS = 300 };
+  int64_t ids[IDS];
+  /* Distinct ids spread over [0, 10^9), in random order in the file. */
+  uint64_t x = seed * 2654435761u + 1;
+  for (int i = 0; i < IDS; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    ids[i] = (int64_t)(x >> 34) * IDS + i; /* distinct by construction */
+  }
+  snprintf(edges, sizeof edges, "%s/g.txt", dir);
+  FILE *f = fopen(edges, "w");
+  cr_assert(f);
+  fprintf(f, "# a test graph\n");
+  for (int i = 0; i < IDS; i++)
+    for (int k = 1; k <= 3; k++)
+      fprintf(f, "%lld\t%lld\n", (long long)ids[i], (long long)ids[(i * 7 + k * 13) % IDS]);
+  fclose(f);
+  snprintf(shards, sizeof shards, "%s/g-2", dir);
+  snprintf(log, sizeof log, "%s/partition.log", dir);
+  cr_assert_eq(tr_run(120, log,
+                      "%s --input '%s' --parts 2 --out '%s' --synthetic-features 8 "
+                      "--synthetic-classes 3",
+                      PARTITION_BIN, edges, shards),
+               0, "halo-partition failed (see %s)", log);
+  snprintf(path, sizeof path, "%s/p.h5", dir);
+  snprintf(metrics, sizeof metrics, "%s/m.jsonl", dir);
+  snprintf(flags, sizeof flags, "--epochs 3 --predict '%s'", path);
+  train(2, shards, flags, metrics);
+
+  /* The loader's order: the distinct ids, ascending. */
+  int64_t sorted[IDS];
+  memcpy(sorted, ids, sizeof sorted);
+  for (int i = 1; i < IDS; i++)
+    for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+      const int64_t t = sorted[j];
+      sorted[j] = sorted[j - 1];
+      sorted[j - 1] = t;
+    }
+  predictions *p = read_predictions(path);
+  cr_assert_eq(p->n, IDS);
+  int64_t *orig = malloc(IDS * sizeof *orig);
+  cr_assert(orig);
+  hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  cr_assert_geq(h, 0);
+  read_dataset(h, "/original_id", H5T_NATIVE_INT64, orig);
+  H5Fclose(h);
+  for (int r = 0; r < IDS; r++)
+    cr_expect_eq(orig[r], sorted[p->gid[r]], "row %d: node %lld has original id %lld, not %lld", r,
+                 (long long)p->gid[r], (long long)orig[r], (long long)sorted[p->gid[r]]);
+  free(orig);
+  free_predictions(p);
+
+  /* Cora's ids are its own: no /original_id. */
+  char cora[600], json[700];
+  snprintf(cora, sizeof cora, "%s/cora-1", dir);
+  snprintf(json, sizeof json, "%s.json", cora);
+  partition(CORA, 1, "metis", "1433,16,7", cora, json);
+  snprintf(path, sizeof path, "%s/cora.h5", dir);
+  snprintf(flags, sizeof flags, "--epochs 1 --predict '%s'", path);
+  train(1, cora, flags, metrics);
+  h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  cr_assert_geq(h, 0);
+  cr_expect_eq(H5Lexists(h, "/original_id", H5P_DEFAULT), 0,
+               "Cora's predictions have original ids");
+  H5Fclose(h);
+  tr_rmdir(dir);
+}
