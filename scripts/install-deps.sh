@@ -9,6 +9,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libhdf5-dev hdf5-tools
   libmetis-dev metis
+  libscotch-dev libptscotch-dev
   libcriterion-dev
   zlib1g-dev
   libopenblas-dev
