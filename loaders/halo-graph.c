@@ -27,6 +27,7 @@ void halo_graph_destroy(halo_graph **g) {
   free((*g)->indices);
   free((*g)->x);
   free((*g)->labels);
+  free((*g)->targets);
   free((*g)->split);
   free((*g)->original_id);
   free(*g);

@@ -22,8 +22,13 @@ typedef struct halo_graph {
   int64_t *indices;       /* size m: destination of each edge, in [0, n) */
   int32_t features;       /* feature width F; 0 when the input has no features */
   float *x;               /* size n*F, row-major; NULL when features == 0 */
-  int32_t classes;        /* number of classes; 0 when unlabelled */
-  int32_t *labels;        /* size n, in [0, classes) or -1 for unlabelled; NULL when classes == 0 */
+  int32_t classes;        /* number of classes (multi-label: of tasks); 0 when unlabelled */
+  int32_t *labels;        /* size n, in [0, classes) or -1 for unlabelled; NULL when classes == 0
+                             or multilabel */
+  int32_t multilabel;     /* 1: every node has `classes` binary tasks (node-label.csv rows of
+                             several 0/1 columns, as in ogbn-proteins), held in targets */
+  int8_t *targets;        /* size n*classes, row-major when multilabel: 1, 0, or -1 for a
+                             missing entry; NULL otherwise */
   uint8_t *split;         /* size n, HALO_SPLIT_*; NULL when the input has no split */
   char source[512];       /* what was loaded: a path or a synthetic spec */
   uint64_t source_digest; /* digest of the input's bytes (or of the spec) */

@@ -100,10 +100,78 @@ static halo_status parse_label(const load_reader *r, const char *p, int32_t *lab
   p = load_skip_blank(p);
   if (*p != '\0')
     LOAD_FAIL(r, HALO_ERR_PARSE,
-              "expected 1 label per line, found %d columns (multi-task labels are not supported)",
+              "expected 1 label per line as on line 1, found %d columns (a file whose first "
+              "line has several columns is read as multi-label)",
               count_fields(tok));
   *label = (int32_t)v;
 done:
+  return st;
+}
+
+/* One entry of a multi-label row at *pp: 0 or 1 (also "0.0", "1.0"), or
+ * -1 or "nan" for a missing entry (as in OGB's multi-task files), which
+ * becomes -1.  Leaves *pp after the token. */
+static halo_status parse_target(const load_reader *r, const char **pp, int32_t column,
+                                int8_t *out) {
+  halo_status st = HALO_OK;
+  const char *p = load_skip_blank(*pp), *tok = p;
+  float f;
+  if (load_scan_f32(&p, &f) != LOAD_SCAN_OK)
+    LOAD_FAIL(r, HALO_ERR_PARSE, "task %d: expected 0, 1 or nan (missing), found '%.*s'",
+              column + 1, (int)strcspn(tok, ","), tok);
+  if (isnan(f) || f == -1.0f) {
+    *out = -1;
+  } else if (f == 0.0f || f == 1.0f) {
+    *out = (int8_t)f;
+  } else {
+    LOAD_FAIL(r, HALO_ERR_RANGE,
+              "task %d is '%.*s': a multi-label entry is 0, 1, or -1/nan for missing", column + 1,
+              (int)(p - tok), tok);
+  }
+  *pp = load_skip_blank(p);
+done:
+  return st;
+}
+
+/* The rest of a multi-label file whose first row has `width` columns: one
+ * row of `width` entries per node (parse_target). */
+static halo_status read_targets(load_reader *r, char *line, int64_t n, int32_t width,
+                                int8_t **out) {
+  halo_status st = HALO_OK;
+  int8_t *t = NULL;
+  if ((uint64_t)n * (uint64_t)width > SIZE_MAX)
+    LOAD_FAIL(r, HALO_ERR_NOMEM, "%lld x %d label entries exceed the address space", (long long)n,
+              width);
+  HALO_ALLOC(t, (size_t)n * (size_t)width, "node labels (multi-label)");
+  int64_t row = 0;
+  size_t len;
+  int got = 1;
+  for (; got > 0; got = load_reader_next(r, &line, &len)) {
+    if (row >= n)
+      LOAD_FAIL(r, HALO_ERR_MISMATCH, "more label rows than the %lld nodes of the graph",
+                (long long)n);
+    const char *p = line;
+    for (int32_t c = 0; c < width; c++) {
+      HALO_TRY(parse_target(r, &p, c, &t[(size_t)row * (size_t)width + (size_t)c]));
+      if (*p == ',' && c + 1 < width) {
+        p++;
+        continue;
+      }
+      if (*p == ',' || (*p == '\0' && c + 1 < width))
+        LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d labels, expected %d as on line 1",
+                  *p == ',' ? count_fields(line) : c + 1, width);
+      if (*p != '\0') LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after label %d", *p, c + 1);
+    }
+    row++;
+  }
+  if (got < 0) HALO_TRY(got);
+  if (row != n)
+    LOAD_FAIL(r, HALO_ERR_MISMATCH, "%lld label rows, but the graph has %lld nodes",
+              (long long)row, (long long)n);
+  *out = t;
+  t = NULL;
+done:
+  free(t);
   return st;
 }
 
@@ -111,39 +179,64 @@ halo_status load_labels_file(halo_graph *g, const char *path, halo_digest *diges
   halo_status st = HALO_OK;
   load_reader r = {0};
   int32_t *labels = NULL;
+  int8_t *targets = NULL;
   const int64_t n = g->n;
   HALO_TRY(load_reader_open(&r, path, digest));
-  HALO_ALLOC(labels, n, "node labels");
 
   char *line;
   size_t len;
-  int got;
-  int64_t row = 0;
-  int32_t max_label = -1;
-  while ((got = load_reader_next(&r, &line, &len)) > 0) {
-    if (row >= n)
-      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more labels than the %lld nodes of the graph",
+  int got = load_reader_next(&r, &line, &len);
+  int32_t width = got > 0 ? count_fields(line) : 1;
+  if (width > 1) {
+    /* Several columns: one binary task each (ogbn-proteins' 112). */
+    HALO_TRY(read_targets(&r, line, n, width, &targets));
+  } else {
+    HALO_ALLOC(labels, n, "node labels");
+    int64_t row = 0;
+    int32_t max_label = -1;
+    for (; got > 0; got = load_reader_next(&r, &line, &len)) {
+      if (row >= n)
+        LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more labels than the %lld nodes of the graph",
+                  (long long)n);
+      HALO_TRY(parse_label(&r, line, &labels[row]));
+      if (labels[row] > max_label) max_label = labels[row];
+      row++;
+    }
+    if (got < 0) HALO_TRY(got);
+    if (row != n)
+      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "%lld labels, but the graph has %lld nodes", (long long)row,
                 (long long)n);
-    HALO_TRY(parse_label(&r, line, &labels[row]));
-    if (labels[row] > max_label) max_label = labels[row];
-    row++;
+    width = max_label + 1;
   }
-  if (got < 0) HALO_TRY(got);
-  if (row != n)
-    LOAD_FAIL(&r, HALO_ERR_MISMATCH, "%lld labels, but the graph has %lld nodes", (long long)row,
-              (long long)n);
   HALO_TRY(load_reader_close(&r));
   free(g->labels);
+  free(g->targets);
   g->labels = NULL;
-  g->classes = max_label + 1;
-  if (g->classes > 0) {
+  g->targets = NULL;
+  g->multilabel = targets != NULL;
+  g->classes = width;
+  if (targets) {
+    g->targets = targets;
+    targets = NULL;
+  } else if (g->classes > 0) {
     g->labels = labels;
     labels = NULL;
   }
 done:
   load_reader_close(&r);
   free(labels);
+  free(targets);
   return st;
+}
+
+/* Whether node v has a label: a class, or at least one task that is not
+ * missing. */
+static int has_label(const halo_graph *g, int64_t v) {
+  if (g->labels) return g->labels[v] >= 0;
+  if (!g->targets) return 1;
+  for (int32_t t = 0; t < g->classes; t++)
+    if (g->targets[(size_t)v * (size_t)g->classes + (size_t)t] >= 0) return 1;
+  return 0;
 }
 
 static const char *const SPLIT_NAMES[4] = {"no", "train", "valid", "test"};
@@ -194,10 +287,10 @@ halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_dig
         LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld)", (int)(p - tok), tok,
                   (long long)n);
       }
-      if (g->labels && g->labels[id] < 0)
+      if (!has_label(g, id))
         LOAD_FAIL(&r, HALO_ERR_RANGE,
-                  "node %lld is in the %s split but has no label (-1 or nan in the labels)",
-                  (long long)named, SPLIT_NAMES[which]);
+                  "node %lld is in the %s split but has no label (-1 or nan in the labels%s)",
+                  (long long)named, SPLIT_NAMES[which], g->multilabel ? ", in every task" : "");
       if (split[id] == which)
         LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated in the %s split", (long long)named,
                   SPLIT_NAMES[which]);
@@ -285,8 +378,11 @@ halo_status load_synth_node_data(halo_graph *g, const load_synth *s) {
   }
 
   free(g->labels);
+  free(g->targets);
   free(g->x);
   free(g->split);
+  g->targets = NULL;
+  g->multilabel = 0;
   g->labels = labels;
   g->x = x;
   g->split = split;
@@ -329,15 +425,14 @@ halo_status halo_graph_synthesize_split(halo_graph *g, const double frac[3], uin
   HALO_ALLOC(split, n, "node split");
   const uint64_t key = halo_rng_key(seed, HALO_RNG_FEATURES, 5, 0);
   const double train = frac[0], valid = frac[0] + frac[1], test = frac[0] + frac[1] + frac[2];
-  const int32_t *labels = g->labels;
 #pragma omp parallel for schedule(static)
   for (int64_t u = 0; u < n; u++) {
     double r = halo_rng_uniform_double(key, (uint64_t)u, 0);
-    split[u] = labels && labels[u] < 0 ? HALO_SPLIT_NONE
-               : r < train             ? HALO_SPLIT_TRAIN
-               : r < valid             ? HALO_SPLIT_VALID
-               : r < test              ? HALO_SPLIT_TEST
-                                       : HALO_SPLIT_NONE;
+    split[u] = !has_label(g, u) ? HALO_SPLIT_NONE
+               : r < train      ? HALO_SPLIT_TRAIN
+               : r < valid      ? HALO_SPLIT_VALID
+               : r < test       ? HALO_SPLIT_TEST
+                                : HALO_SPLIT_NONE;
   }
   free(g->split);
   g->split = split;

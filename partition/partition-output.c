@@ -278,6 +278,7 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
       .edges = g->m,
       .features = g->features,
       .classes = g->classes,
+      .multilabel = g->multilabel,
       .parts = parts,
       .seed = opt->seed,
       .ufactor = opt->ufactor,

@@ -305,7 +305,12 @@ static halo_status build_node_data(const halo_graph *g, halo_shard *s) {
     for (int64_t r = 0; r < n_owned; r++)
       memcpy(s->x + r * g->features, g->x + s->global_id[r] * g->features, row_bytes);
   }
-  if (g->classes > 0) {
+  if (g->multilabel) {
+    const size_t row = (size_t)g->classes;
+    HALO_ALLOC(s->targets, (size_t)n_owned * row, "multi-label targets");
+    for (int64_t r = 0; r < n_owned; r++)
+      memcpy(s->targets + (size_t)r * row, g->targets + (size_t)s->global_id[r] * row, row);
+  } else if (g->classes > 0) {
     HALO_ALLOC(s->labels, n_owned, "labels");
     for (int64_t r = 0; r < n_owned; r++) s->labels[r] = g->labels[s->global_id[r]];
   }
@@ -354,6 +359,7 @@ halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo
       .edges = g->m,
       .features = g->features,
       .classes = g->classes,
+      .multilabel = g->multilabel,
       .n_owned = n_owned,
   };
   const int64_t *by_id = plan->order + plan->start[p];

@@ -18,7 +18,7 @@
 #include "halo-shard.h"
 
 /* The element types a shard stores. */
-typedef enum { HALO_H5_I32, HALO_H5_I64, HALO_H5_U64, HALO_H5_F32 } halo_h5_kind;
+typedef enum { HALO_H5_I32, HALO_H5_I64, HALO_H5_U64, HALO_H5_F32, HALO_H5_I8 } halo_h5_kind;
 
 /* HDF5 prints its whole error stack by default; every public shard call
  * turns that off first, so that each failure is one halo_log_error line.  It
@@ -92,5 +92,9 @@ halo_status halo_h5_read(hid_t file, const char *path, const char *name, halo_h5
 /* 1 when the link `name` ("/graph/indices") exists, 0 when not, negative
  * on an HDF5 error (already logged). */
 int halo_h5_exists(hid_t file, const char *path, const char *name);
+
+/* 1 when attribute `name` of the root group exists, 0 when not, negative on
+ * an HDF5 error (already logged). */
+int halo_h5_attr_exists(hid_t loc, const char *path, const char *name);
 
 #endif /* HALO_H5_H */

@@ -41,7 +41,8 @@ typedef struct halo_manifest {
   int64_t nodes;     /* n */
   int64_t edges;     /* directed edges of the cleaned graph, self-loops excluded */
   int32_t features;  /* F, 0 when none */
-  int32_t classes;   /* C, 0 when unlabelled */
+  int32_t classes;   /* C, 0 when unlabelled; multi-label: the number of tasks */
+  int32_t multilabel; /* 1: the parts hold /targets (C binary tasks a node), not /labels */
   int32_t parts;     /* P */
   char method[16];   /* "metis", "random" or "block" */
   char objective[8]; /* "cut" or "vol" */
@@ -77,7 +78,9 @@ typedef struct halo_shard {
   int32_t *indices; /* size nnz: local column ids in [0, n_owned+n_halo), ascending within a row, no
                        self-loops */
   float *x;         /* size n_owned*features, row-major; NULL when features == 0 */
-  int32_t *labels;  /* size n_owned, -1 = unlabelled; NULL when classes == 0 */
+  int32_t multilabel; /* 1: targets, not labels */
+  int32_t *labels;  /* size n_owned, -1 = unlabelled; NULL when classes == 0 or multilabel */
+  int8_t *targets;  /* size n_owned*classes when multilabel: 1, 0, or -1 for a missing entry */
   int64_t n_train, n_valid, n_test;
   int32_t *train;    /* size n_train: owned local rows, ascending */
   int32_t *valid;    /* size n_valid */

@@ -36,6 +36,7 @@ void halo_shard_destroy(halo_shard **s) {
   free(p->indices);
   free(p->x);
   free(p->labels);
+  free(p->targets);
   free(p->train);
   free(p->valid);
   free(p->test);
@@ -99,7 +100,10 @@ uint64_t halo_shard_digest(const halo_shard *s) {
   digest_feed(&d, s->indptr, owned + 1, sizeof *s->indptr);
   digest_feed(&d, s->indices, (size_t)s->nnz, sizeof *s->indices);
   if (s->features > 0) digest_feed(&d, s->x, owned * (size_t)s->features, sizeof *s->x);
-  if (s->classes > 0) digest_feed(&d, s->labels, owned, sizeof *s->labels);
+  if (s->multilabel) /* a single-label part's digest stays what it was */
+    digest_feed(&d, s->targets, owned * (size_t)s->classes, sizeof *s->targets);
+  else if (s->classes > 0)
+    digest_feed(&d, s->labels, owned, sizeof *s->labels);
   digest_feed(&d, s->train, (size_t)s->n_train, sizeof *s->train);
   digest_feed(&d, s->valid, (size_t)s->n_valid, sizeof *s->valid);
   digest_feed(&d, s->test, (size_t)s->n_test, sizeof *s->test);
@@ -141,6 +145,9 @@ halo_status halo__shard_check_counts(const halo_shard *s, const char *path) {
     HALO_FAIL(HALO_ERR_FORMAT,
               "%s: negative count (nodes %" PRId64 ", edges %" PRId64 ", features %d, classes %d)",
               path, s->nodes, s->edges, (int)s->features, (int)s->classes);
+  if (s->multilabel != 0 && (s->multilabel != 1 || s->classes < 1))
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: multilabel = %d with %d tasks; expected 0, or 1 with tasks > 0",
+              path, (int)s->multilabel, (int)s->classes);
   if (s->n_owned < 0 || s->n_halo < 0 || s->n_owned > s->nodes || s->n_halo > s->nodes - s->n_owned)
     HALO_FAIL(HALO_ERR_FORMAT,
               "%s: n_owned = %" PRId64 " and n_halo = %" PRId64 " do not fit in %" PRId64 " nodes",
@@ -374,7 +381,13 @@ static halo_status check_node_data(const halo_shard *s, const char *path) {
         HALO_FAIL(HALO_ERR_RANGE, "%s: /features[%" PRId64 "][%" PRId64 "] = %g is not finite",
                   path, k / s->features, k % s->features, (double)s->x[k]);
   }
-  if (s->classes > 0)
+  if (s->multilabel)
+    for (int64_t k = 0; k < s->n_owned * s->classes; k++)
+      if (s->targets[k] < -1 || s->targets[k] > 1)
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: /targets[%" PRId64 "][%" PRId64 "] = %d: a task is 1, 0 or -1 (missing)",
+                  path, k / s->classes, k % s->classes, (int)s->targets[k]);
+  if (s->classes > 0 && !s->multilabel)
     for (int64_t i = 0; i < s->n_owned; i++)
       if (s->labels[i] < -1 || s->labels[i] >= s->classes)
         HALO_FAIL(HALO_ERR_RANGE, "%s: /labels[%" PRId64 "] = %d is out of range [-1, %d)", path, i,
@@ -438,7 +451,8 @@ halo_status halo__shard_check_arrays(const halo_shard *s, const char *path) {
       {"/graph/indptr", s->indptr, 1},
       {"/graph/indices", s->indices, s->nnz > 0},
       {"/features", s->x, s->features > 0 && s->n_owned > 0},
-      {"/labels", s->labels, s->classes > 0 && s->n_owned > 0},
+      {"/labels", s->labels, s->classes > 0 && !s->multilabel && s->n_owned > 0},
+      {"/targets", s->targets, s->multilabel && s->n_owned > 0},
       {"/split/train", s->train, s->n_train > 0},
       {"/split/valid", s->valid, s->n_valid > 0},
       {"/split/test", s->test, s->n_test > 0},
@@ -475,6 +489,9 @@ halo_status halo__manifest_check(const halo_manifest *m, const char *path, int w
               "%s: implausible counts (nodes %" PRId64 ", edges %" PRId64
               ", features %d, classes %d, parts %d)",
               path, m->nodes, m->edges, (int)m->features, (int)m->classes, (int)m->parts);
+  if (m->multilabel != 0 && (m->multilabel != 1 || m->classes < 1))
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: multilabel = %d with %d tasks; expected 0, or 1 with tasks > 0",
+              path, (int)m->multilabel, (int)m->classes);
   if (!memchr(m->method, '\0', sizeof m->method) ||
       !memchr(m->objective, '\0', sizeof m->objective) ||
       !memchr(m->source, '\0', sizeof m->source))

@@ -111,6 +111,8 @@ static hid_t kind_file_type(halo_h5_kind kind) {
       return H5T_STD_U64LE;
     case HALO_H5_F32:
       return H5T_IEEE_F32LE;
+    case HALO_H5_I8:
+      return H5T_STD_I8LE;
   }
   return H5I_INVALID_HID;
 }
@@ -125,12 +127,14 @@ static hid_t kind_mem_type(halo_h5_kind kind) {
       return H5T_NATIVE_UINT64;
     case HALO_H5_F32:
       return H5T_NATIVE_FLOAT;
+    case HALO_H5_I8:
+      return H5T_NATIVE_INT8;
   }
   return H5I_INVALID_HID;
 }
 
 static size_t kind_size(halo_h5_kind kind) {
-  return kind == HALO_H5_I32 || kind == HALO_H5_F32 ? 4 : 8;
+  return kind == HALO_H5_I8 ? 1 : kind == HALO_H5_I32 || kind == HALO_H5_F32 ? 4 : 8;
 }
 
 static const char *kind_name(halo_h5_kind kind) {
@@ -143,6 +147,8 @@ static const char *kind_name(halo_h5_kind kind) {
       return "uint64";
     case HALO_H5_F32:
       return "float32";
+    case HALO_H5_I8:
+      return "int8";
   }
   return "?";
 }
@@ -513,4 +519,10 @@ done:
   if (type >= 0) H5Tclose(type);
   if (dset >= 0) H5Dclose(dset);
   return st;
+}
+
+int halo_h5_attr_exists(hid_t loc, const char *path, const char *name) {
+  htri_t yes = H5Aexists(loc, name);
+  if (yes < 0) return (int)halo_h5_fail(path, name, "cannot look for the attribute");
+  return yes > 0;
 }

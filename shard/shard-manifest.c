@@ -46,6 +46,8 @@ halo_status halo_manifest_write(const char *path, const halo_manifest *m) {
   };
   for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
     HALO_TRY(halo_h5_attr_write(file, path, attrs[k].name, attrs[k].kind, attrs[k].value));
+  if (m->multilabel)
+    HALO_TRY(halo_h5_attr_write(file, path, "multilabel", HALO_H5_I32, &m->multilabel));
   HALO_TRY(halo_h5_attr_write_str(file, path, "method", m->method));
   HALO_TRY(halo_h5_attr_write_str(file, path, "objective", m->objective));
   HALO_TRY(halo_h5_attr_write_str(file, path, "source", m->source));
@@ -88,6 +90,9 @@ halo_status halo_manifest_read_opts(const char *path, unsigned flags, halo_manif
   HALO_TRY(halo_h5_attr_read(file, path, "edges", HALO_H5_I64, &m->edges));
   HALO_TRY(halo_h5_attr_read(file, path, "features", HALO_H5_I32, &m->features));
   HALO_TRY(halo_h5_attr_read(file, path, "classes", HALO_H5_I32, &m->classes));
+  int multi = halo_h5_attr_exists(file, path, "multilabel");
+  if (multi < 0) HALO_TRY((halo_status)multi);
+  if (multi) HALO_TRY(halo_h5_attr_read(file, path, "multilabel", HALO_H5_I32, &m->multilabel));
   HALO_TRY(halo_h5_attr_read(file, path, "parts", HALO_H5_I32, &m->parts));
   HALO_TRY(halo_h5_attr_read(file, path, "seed", HALO_H5_I64, &m->seed));
   HALO_TRY(halo_h5_attr_read(file, path, "ufactor", HALO_H5_I32, &m->ufactor));

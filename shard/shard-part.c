@@ -40,6 +40,8 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
     HALO_TRY(halo_h5_attr_write(file, path, attrs[k].name, attrs[k].kind, attrs[k].value));
   if (s->format_version >= 2)
     HALO_TRY(halo_h5_attr_write(file, path, "n_interior", HALO_H5_I64, &s->n_interior));
+  if (s->multilabel)
+    HALO_TRY(halo_h5_attr_write(file, path, "multilabel", HALO_H5_I32, &s->multilabel));
 
   hsize_t local = (hsize_t)(s->n_owned + s->n_halo), owned = (hsize_t)s->n_owned;
   hsize_t peers = (hsize_t)s->parts + 1;
@@ -57,7 +59,8 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
       {"/graph/indptr", HALO_H5_I64, 1, {owned + 1, 0}, s->indptr, 1},
       {"/graph/indices", HALO_H5_I32, 1, {(hsize_t)s->nnz, 0}, s->indices, 1},
       {"/features", HALO_H5_F32, 2, {owned, (hsize_t)s->features}, s->x, s->features > 0},
-      {"/labels", HALO_H5_I32, 1, {owned, 0}, s->labels, s->classes > 0},
+      {"/labels", HALO_H5_I32, 1, {owned, 0}, s->labels, s->classes > 0 && !s->multilabel},
+      {"/targets", HALO_H5_I8, 2, {owned, (hsize_t)s->classes}, s->targets, s->multilabel},
       {"/split/train", HALO_H5_I32, 1, {(hsize_t)s->n_train, 0}, s->train, 1},
       {"/split/valid", HALO_H5_I32, 1, {(hsize_t)s->n_valid, 0}, s->valid, 1},
       {"/split/test", HALO_H5_I32, 1, {(hsize_t)s->n_test, 0}, s->test, 1},
@@ -99,13 +102,14 @@ static halo_status check_manifest(const halo_shard *s, const halo_manifest *m, c
               " (a shard from another partition run)",
               path, s->run_id, m->run_id);
   if (s->parts != m->parts || s->nodes != m->nodes || s->edges != m->edges ||
-      s->features != m->features || s->classes != m->classes)
+      s->features != m->features || s->classes != m->classes || s->multilabel != m->multilabel)
     HALO_FAIL(HALO_ERR_MISMATCH,
               "%s: counts (parts %d, nodes %" PRId64 ", edges %" PRId64
-              ", features %d, classes %d) differ from the "
-              "manifest's (%d, %" PRId64 ", %" PRId64 ", %d, %d)",
+              ", features %d, classes %d, multilabel %d) differ from the "
+              "manifest's (%d, %" PRId64 ", %" PRId64 ", %d, %d, %d)",
               path, (int)s->parts, s->nodes, s->edges, (int)s->features, (int)s->classes,
-              (int)m->parts, m->nodes, m->edges, (int)m->features, (int)m->classes);
+              (int)s->multilabel, (int)m->parts, m->nodes, m->edges, (int)m->features,
+              (int)m->classes, (int)m->multilabel);
   int32_t p = s->part;
   if (s->n_owned != m->part_owned[p] || s->n_halo != m->part_halo[p])
     HALO_FAIL(HALO_ERR_MISMATCH,
@@ -182,6 +186,10 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   HALO_TRY(halo_h5_attr_read(file, path, "nnz", HALO_H5_I64, &s->nnz));
   if (s->format_version >= 2)
     HALO_TRY(halo_h5_attr_read(file, path, "n_interior", HALO_H5_I64, &s->n_interior));
+  /* Optional: absent in single-label parts and in those of earlier runs. */
+  int multi = halo_h5_attr_exists(file, path, "multilabel");
+  if (multi < 0) HALO_TRY((halo_status)multi);
+  if (multi) HALO_TRY(halo_h5_attr_read(file, path, "multilabel", HALO_H5_I32, &s->multilabel));
   HALO_TRY(halo__shard_check_counts(s, path));
   if (m && (s->parts != m->parts))
     HALO_FAIL(HALO_ERR_MISMATCH, "%s: parts = %d but the manifest says %d", path, (int)s->parts,
@@ -203,7 +211,11 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
     HALO_TRY(halo_h5_read(file, path, "/features", HALO_H5_F32, 2, dims, 1, &buf));
     s->x = buf;
   }
-  if (s->classes > 0) {
+  if (s->multilabel) {
+    hsize_t dims[2] = {(hsize_t)s->n_owned, (hsize_t)s->classes};
+    HALO_TRY(halo_h5_read(file, path, "/targets", HALO_H5_I8, 2, dims, 1, &buf));
+    s->targets = buf;
+  } else if (s->classes > 0) {
     HALO_TRY(read_exact(file, path, "/labels", HALO_H5_I32, s->n_owned, &buf));
     s->labels = buf;
   }
