@@ -453,6 +453,80 @@ __global__ void softmax_xent_kernel(const float *z, int64_t cols, const int32_t 
 /* One thread: the loss from its units, rounded once to double (hi·2^31 is
  * exact, and the fused add rounds the sum once, as the CPU's conversion of
  * its __int128 does). */
+/* Masked binary cross-entropy with logits (multi-label rows): one warp per
+ * listed row, its lanes over the tasks.  Each entry's loss, gradient and hit
+ * depend on that entry alone; the row's loss is summed in double across the
+ * warp and rounded once to the loss grid, then added as in softmax_xent, so
+ * that the loss has the same bits for any grid and any split of the rows.
+ * Hits and bad entries are counted per lane and summed across the warp. */
+__device__ __forceinline__ unsigned long long warp_count(unsigned long long x) {
+  for (int off = kWarp / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+  return x;
+}
+
+__global__ void sigmoid_bce_kernel(const float *z, int64_t cols, const int8_t *targets,
+                                   const int32_t *mask, int64_t nmask, float grad_scale, float *g,
+                                   softmax_counters *total) {
+  __shared__ softmax_counters block[kThreads / kWarp];
+  const int lane = threadIdx.x % kWarp;
+  const int warp = threadIdx.x / kWarp;
+  const int64_t warps = thread_count() / kWarp;
+  softmax_counters mine = {0, 0, 0, 0};
+  unsigned long long hits = 0, bad = 0;
+
+  for (int64_t w = thread_index() / kWarp; w < nmask; w += warps) {
+    const int64_t row = mask[w];
+    const float *zr = z + row * cols;
+    const int8_t *yr = targets + row * cols;
+    double sum = 0.0;
+    for (int64_t t = lane; t < cols; t += kWarp) {
+      const int y = yr[t];
+      if (y < 0 || y > 1) {
+        bad += y != -1; /* only -1 means missing */
+        continue;
+      }
+      const double zt = (double)zr[t];
+      sum += (zt > 0.0 ? zt : 0.0) - zt * (double)y + log1p(exp(-fabs(zt)));
+      hits += (zt > 0.0) == (y == 1);
+      if (g) {
+        const double sig = zt >= 0.0 ? 1.0 / (1.0 + exp(-zt)) : exp(zt) / (1.0 + exp(zt));
+        g[row * cols + t] = (float)((sig - (double)y) * grad_scale);
+      }
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) {
+      if (sum < 0x1p32) {
+        const long long units = __double2ll_rn(ldexp(sum, kLossGridBits)); /* < 2^62 */
+        mine.hi += (unsigned long long)(units >> 31);
+        mine.lo += (unsigned long long)(units & kLossHalf);
+      } else {
+        mine.bad++;
+      }
+    }
+  }
+  hits = warp_count(hits);
+  bad = warp_count(bad);
+  if (lane == 0) {
+    mine.hits = hits;
+    mine.bad += bad;
+    block[warp] = mine;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    softmax_counters b = {0, 0, 0, 0};
+    for (int i = 0; i < kThreads / kWarp; i++) {
+      b.hi += block[i].hi;
+      b.lo += block[i].lo;
+      b.bad += block[i].bad;
+      b.hits += block[i].hits;
+    }
+    if (b.hi) atomicAdd(&total->hi, b.hi);
+    if (b.lo) atomicAdd(&total->lo, b.lo);
+    if (b.bad) atomicAdd(&total->bad, b.bad);
+    if (b.hits) atomicAdd(&total->hits, b.hits);
+  }
+}
+
 __global__ void softmax_finish_kernel(const softmax_counters *total, double *loss_sum,
                                       unsigned long long *correct) {
   const long long lo = (long long)total->lo;
@@ -674,6 +748,32 @@ extern "C" halo_status halo_cuda_softmax_xent(const float *z, int64_t rows, int6
   if (nmask > 0) {
     softmax_xent_kernel<<<blocks_for(nmask, kThreads / kWarp), kThreads, 0, s>>>(
         z, cols, labels, mask, nmask, grad_scale, g, total);
+    HALO_CUDA_LAUNCHED();
+  }
+  softmax_finish_kernel<<<1, 1, 0, s>>>(total, loss_sum, (unsigned long long *)correct);
+  HALO_CUDA_LAUNCHED();
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_sigmoid_bce(const float *z, int64_t rows, int64_t cols,
+                                             const int8_t *targets, const int32_t *mask,
+                                             int64_t nmask, float grad_scale, float *g,
+                                             double *loss_sum, int64_t *correct, void *work,
+                                             void *stream) {
+  halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  softmax_counters *total = (softmax_counters *)work;
+  if (rows < 0 || cols <= 0 || nmask < 0 || nmask > rows)
+    return bad_arg("halo_cuda_sigmoid_bce", "bad sizes (need cols > 0, 0 <= nmask <= rows)");
+  if (!loss_sum || !correct || !work)
+    return bad_arg("halo_cuda_sigmoid_bce",
+                   "loss_sum, correct and the workspace must be device pointers");
+  HALO_CUDA(cudaMemsetAsync(total, 0, sizeof *total, s));
+  if (g && rows > 0) HALO_CUDA(cudaMemsetAsync(g, 0, (size_t)(rows * cols) * sizeof *g, s));
+  if (nmask > 0) {
+    sigmoid_bce_kernel<<<blocks_for(nmask, kThreads / kWarp), kThreads, 0, s>>>(
+        z, cols, targets, mask, nmask, grad_scale, g, total);
     HALO_CUDA_LAUNCHED();
   }
   softmax_finish_kernel<<<1, 1, 0, s>>>(total, loss_sum, (unsigned long long *)correct);

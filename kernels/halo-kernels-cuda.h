@@ -206,6 +206,14 @@ halo_status halo_cuda_softmax_xent(const float *z, int64_t rows, int64_t cols,
                                    float grad_scale, float *g, double *loss_sum, int64_t *correct,
                                    void *work, void *stream);
 
+/* Masked binary cross-entropy with logits over multi-label rows, as
+ * halo_cpu_sigmoid_bce, with softmax_xent's conventions: loss_sum and
+ * correct are DEVICE pointers, `work` a device workspace of
+ * HALO_CUDA_SOFTMAX_WORK_BYTES, targets an int8 device matrix (rows × cols). */
+halo_status halo_cuda_sigmoid_bce(const float *z, int64_t rows, int64_t cols, const int8_t *targets,
+                                  const int32_t *mask, int64_t nmask, float grad_scale, float *g,
+                                  double *loss_sum, int64_t *correct, void *work, void *stream);
+
 /* ---- deterministic ops (kernels/cuda-exact.cu) ----------------------- */
 
 /* C = A · op(B) as halo_cpu_gemm_rows, bit for bit: each element rounds

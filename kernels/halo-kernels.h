@@ -122,6 +122,24 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
                            const int32_t *mask, int64_t nmask, float grad_scale, float *g,
                            double *loss_sum, int64_t *correct);
 
+/* Masked binary cross-entropy with logits, for multi-label rows of `cols`
+ * tasks (PyTorch's BCEWithLogitsLoss), over the rows listed in `mask`:
+ *   loss_sum   = Σ_{i in mask} Σ_{t : Y[i,t] >= 0} max(z, 0) - z·y + log1p(exp(-|z|))
+ *                with z = Z[i,t], y = Y[i,t]; each row's sum (double,
+ *                ascending t) rounded to a multiple of 2^-30 as in
+ *                softmax_xent; NaN when a target is outside {-1, 0, 1} or a
+ *                row's loss is not below 2^32 (non-finite logits)
+ *   correct    = number of labelled (i, t) with (Z[i,t] > 0) == (Y[i,t] == 1)
+ *   G[i, t]    = (sigmoid(Z[i,t]) - Y[i,t]) · grad_scale for the labelled
+ *                entries of the listed rows, 0 elsewhere
+ * Y (rows × cols, int8) holds 1, 0, or -1 for a missing entry, which adds
+ * no loss and no gradient.  G may be NULL; otherwise all `rows` rows are
+ * written.  Each entry depends on its row alone, so the results do not
+ * depend on the thread count or on how rows are split among ranks. */
+void halo_cpu_sigmoid_bce(const float *z, int64_t rows, int64_t cols, const int8_t *targets,
+                          const int32_t *mask, int64_t nmask, float grad_scale, float *g,
+                          double *loss_sum, int64_t *correct);
+
 /* One Adam step (Kingma & Ba) with L2 weight decay added to the gradient, as
  * in PyTorch's Adam(weight_decay=wd):
  *   g' = g + wd·w; m = b1·m + (1-b1)·g'; v = b2·v + (1-b2)·g'²

@@ -57,7 +57,8 @@ static const char usage[] =
     "  --early-stop N       stop after N epochs without a better validation accuracy;\n"
     "                       with --checkpoint, also keep DIR/best.h5\n"
     "  --metric acc|f1|auc  the figure early stopping and the summary's best epoch use:\n"
-    "                       accuracy, macro-F1, or ROC-AUC of a binary task (acc)\n"
+    "                       accuracy, macro-F1, or ROC-AUC of a binary task (acc);\n"
+    "                       multi-label: per-task means, ROC-AUC by default (auc)\n"
     "  --predict FILE.h5    write every node's logits, prediction and split (from the\n"
     "                       final epoch, or the best-validation one with --early-stop)\n"
     "SIGTERM or SIGUSR1 stops every rank after the current epoch, with a checkpoint\n"
@@ -323,6 +324,7 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       char m[8];
       HALO_TRY(copy_word(flag, value, metrics, m, sizeof m));
       a->metric = m[0] == 'f' ? 1 : m[0] == 'a' && m[1] == 'u' ? 2 : 0;
+      a->metric_given = 1;
     }
   }
   if (!a->dir) HALO_FAIL(HALO_ERR_ARG, "no shard folder given (usage: halo-train DIR [options])");

@@ -27,6 +27,7 @@ typedef struct halo_train_args {
   int eval_only;            /* --eval-only: evaluate the resumed parameters, train nothing */
   int force;                /* --force: --metrics may overwrite a file that is not halo's */
   int metric;               /* --metric: a train_metric (programs/train-metrics.h) */
+  int metric_given;         /* 1 when --metric was given (a multi-label run defaults to auc) */
   double timeout;           /* watchdog seconds; 0: off */
   int quiet;
   int help;

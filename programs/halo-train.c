@@ -567,11 +567,13 @@ static halo_status run_all(run *r, int argc, char **argv) {
 
   HALO_TRY(halo_gcn_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
   halo_gcn_info_get(r->model, &r->info);
+  /* Multi-label runs (ogbn-proteins) are compared by their mean ROC-AUC. */
+  if (r->info.multilabel && !r->args.metric_given) r->args.metric = TRAIN_METRIC_AUC;
   /* --predict and --metric f1|auc need each row's node, label and split. */
   if (r->args.predict || r->args.metric != TRAIN_METRIC_ACC)
     st = train_predict_init(&r->predict, r->shard);
   const int classes = r->info.model.dims[r->info.model.layers];
-  if (st == HALO_OK && r->args.metric == TRAIN_METRIC_AUC && classes != 2) {
+  if (st == HALO_OK && r->args.metric == TRAIN_METRIC_AUC && classes != 2 && !r->info.multilabel) {
     if (r->rank == 0)
       halo_log_error(
           "--metric auc: ROC-AUC is a binary task's, and this graph has %d classes; "

@@ -92,6 +92,181 @@ done:
   return st;
 }
 
+/* Macro-F1 over the tasks of a multi-label run: each task a binary problem
+ * whose positive class is scored (logit > 0 predicts 1), missing entries
+ * left out; counts summed over ranks. */
+static halo_status f1_tasks_of(const train_predict *rows, const float *z, int tasks, MPI_Comm comm,
+                               double out[2]) {
+  halo_status st = HALO_OK;
+  int64_t *counts = NULL, *all = NULL;
+  HALO_ALLOC(counts, 2 * 3 * tasks, "the F1 counts");
+  HALO_ALLOC(all, 2 * 3 * tasks, "the F1 counts");
+  for (int64_t i = 0; i < rows->n_owned; i++) {
+    const int k = rows->split[i] - 1; /* valid 0, test 1 */
+    if (k < 0 || k > 1) continue;
+    int64_t *c = counts + k * 3 * tasks;
+    for (int t = 0; t < tasks; t++) {
+      const int8_t y = rows->targets[i * tasks + t];
+      if (y < 0) continue;
+      const int pred = z[i * tasks + t] > 0.0f;
+      c[3 * t] += pred && y;       /* TP */
+      c[3 * t + 1] += pred && !y;  /* FP */
+      c[3 * t + 2] += !pred && y;  /* FN */
+    }
+  }
+  HALO_MPI(MPI_Allreduce(counts, all, 2 * 3 * tasks, MPI_INT64_T, MPI_SUM, comm));
+  for (int k = 0; k < 2; k++) out[k] = train_macro_f1(all + k * 3 * tasks, tasks);
+done:
+  free(counts);
+  free(all);
+  return st;
+}
+
+/* Mean ROC-AUC over the tasks of a multi-label run, as OGB's evaluator
+ * computes it for ogbn-proteins: the AUC of every task that has both a
+ * positive and a negative labelled node in the split, averaged.  Task t is
+ * scored on rank t % size, which receives that task's (score, label) pairs
+ * from every rank (MPI_Alltoallv), so no rank holds the whole split.  Each
+ * task's AUC lands in its own slot of a vector summed over the ranks (one
+ * non-zero term a slot: exact), and the mean is taken in task order, so
+ * the figure does not depend on P. */
+static halo_status auc_tasks_of(const train_predict *rows, const float *z, int tasks,
+                                MPI_Comm comm, double out[2]) {
+  halo_status st = HALO_OK;
+  int rank = 0, size = 1;
+  int64_t *count = NULL, *counts = NULL;
+  int *scount = NULL, *sdispl = NULL, *rcount = NULL, *rdispl = NULL;
+  int64_t *cursor = NULL;
+  float *score = NULL, *rscore = NULL;
+  int8_t *positive = NULL, *rpositive = NULL;
+  double *auc = NULL, *auc_all = NULL;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  HALO_ALLOC(count, tasks, "the AUC counts");
+  HALO_ALLOC(counts, (int64_t)tasks * size, "the AUC counts");
+  HALO_ALLOC(scount, size, "the AUC counts");
+  HALO_ALLOC(sdispl, size, "the AUC counts");
+  HALO_ALLOC(rcount, size, "the AUC counts");
+  HALO_ALLOC(rdispl, size, "the AUC counts");
+  HALO_ALLOC(cursor, size, "the AUC counts");
+  HALO_ALLOC(auc, 2 * tasks, "the AUC of each task");
+  HALO_ALLOC(auc_all, 2 * tasks, "the AUC of each task");
+  for (int k = 0; k < 2; k++) {
+    /* This rank's labelled entries of each task, then everyone's. */
+    int64_t mine = 0;
+    for (int t = 0; t < tasks; t++) count[t] = 0;
+    for (int64_t i = 0; i < rows->n_owned; i++)
+      for (int t = 0; rows->split[i] == k + 1 && t < tasks; t++)
+        count[t] += rows->targets[i * tasks + t] >= 0;
+    for (int t = 0; t < tasks; t++) mine += count[t];
+    HALO_MPI(MPI_Allgather(count, tasks, MPI_INT64_T, counts, tasks, MPI_INT64_T, comm));
+    int64_t send_total = 0, recv_total = 0;
+    for (int q = 0; q < size; q++) {
+      int64_t to_q = 0, from_q = 0;
+      for (int t = q; t < tasks; t += size) to_q += count[t];
+      for (int t = rank; t < tasks; t += size) from_q += counts[(int64_t)q * tasks + t];
+      if (send_total + to_q > INT32_MAX || recv_total + from_q > INT32_MAX) st = HALO_ERR_LIMIT;
+      scount[q] = (int)to_q;
+      rcount[q] = (int)from_q;
+      sdispl[q] = (int)send_total;
+      rdispl[q] = (int)recv_total;
+      send_total += to_q;
+      recv_total += from_q;
+    }
+    if (st != HALO_OK)
+      halo_log_error("--metric auc: more labelled tasks in one split than one MPI_Alltoallv takes");
+    if (st == HALO_OK) {
+      free(score);
+      free(positive);
+      free(rscore);
+      free(rpositive);
+      score = malloc((size_t)(mine + 1) * sizeof *score);
+      positive = malloc((size_t)(mine + 1));
+      rscore = malloc((size_t)(recv_total + 1) * sizeof *rscore);
+      rpositive = malloc((size_t)(recv_total + 1));
+      if (!score || !positive || !rscore || !rpositive) {
+        halo_log_error("--metric auc: out of memory for %lld scores", (long long)recv_total);
+        st = HALO_ERR_NOMEM;
+      }
+    }
+    HALO_TRY(halo_mpi_agree(comm, st));
+    /* Packed by owner rank, task by task, rows in order. */
+    int64_t at = 0;
+    for (int q = 0; q < size; q++)
+      for (int t = q; t < tasks; t += size)
+        for (int64_t i = 0; i < rows->n_owned; i++) {
+          const int8_t y = rows->targets[i * tasks + t];
+          if (rows->split[i] != k + 1 || y < 0) continue;
+          score[at] = z[i * tasks + t];
+          positive[at++] = y;
+        }
+    HALO_MPI(MPI_Alltoallv(score, scount, sdispl, MPI_FLOAT, rscore, rcount, rdispl, MPI_FLOAT,
+                           comm));
+    HALO_MPI(MPI_Alltoallv(positive, scount, sdispl, MPI_INT8_T, rpositive, rcount, rdispl,
+                           MPI_INT8_T, comm));
+    /* Each owned task's pairs, gathered from every source's segment. */
+    double *slot = auc + k * tasks;
+    for (int t = 0; t < tasks; t++) slot[t] = 0.0;
+    for (int q = 0; q < size; q++) cursor[q] = rdispl[q]; /* each source's next task */
+    for (int t = rank; t < tasks; t += size) {
+      int64_t n = 0;
+      for (int q = 0; q < size; q++) n += counts[(int64_t)q * tasks + t];
+      float *task_score = malloc((size_t)(n + 1) * sizeof *task_score);
+      int8_t *task_pos = malloc((size_t)(n + 1));
+      if (!task_score || !task_pos) {
+        free(task_score);
+        free(task_pos);
+        st = HALO_ERR_NOMEM;
+        break;
+      }
+      int64_t m = 0;
+      for (int q = 0; q < size; q++) {
+        const int64_t c = counts[(int64_t)q * tasks + t];
+        memcpy(task_score + m, rscore + cursor[q], (size_t)c * sizeof *task_score);
+        memcpy(task_pos + m, rpositive + cursor[q], (size_t)c);
+        cursor[q] += c;
+        m += c;
+      }
+      const double a = train_roc_auc(task_score, task_pos, n);
+      slot[t] = a; /* NaN: the task lacks a class in this split */
+      free(task_score);
+      free(task_pos);
+    }
+    if (st != HALO_OK) halo_log_error("--metric auc: out of memory for one task's scores");
+    HALO_TRY(halo_mpi_agree(comm, st));
+  }
+  /* A slot's one non-zero term is its owner's, NaN included (a task
+   * without both classes), so the sum carries it exactly. */
+  for (int t = 0; t < 2 * tasks; t++)
+    if (t % tasks % size != rank) auc[t] = 0.0;
+  HALO_MPI(MPI_Allreduce(auc, auc_all, 2 * tasks, MPI_DOUBLE, MPI_SUM, comm));
+  for (int k = 0; k < 2; k++) {
+    double sum = 0.0;
+    int scored = 0;
+    for (int t = 0; t < tasks; t++)
+      if (!isnan(auc_all[k * tasks + t])) {
+        sum += auc_all[k * tasks + t];
+        scored++;
+      }
+    out[k] = scored ? sum / scored : NAN;
+  }
+done:
+  free(count);
+  free(counts);
+  free(scount);
+  free(sdispl);
+  free(rcount);
+  free(rdispl);
+  free(cursor);
+  free(score);
+  free(positive);
+  free(rscore);
+  free(rpositive);
+  free(auc);
+  free(auc_all);
+  return st;
+}
+
 /* ROC-AUC of the valid and test nodes: rank 0 gathers their scores. */
 static halo_status auc_of(const train_predict *rows, const float *z, MPI_Comm comm, double out[2]) {
   halo_status st = HALO_OK;
@@ -164,7 +339,11 @@ halo_status train_metric_eval(train_metric m, const train_predict *rows, const h
   st = z ? halo_gcn_logits_get(model, z) : HALO_ERR_NOMEM;
   if (!z) halo_log_error("out of memory for the logits of %lld rows", (long long)rows->n_owned);
   HALO_TRY(halo_mpi_agree(comm, st));
-  st = m == TRAIN_METRIC_F1 ? f1_of(rows, z, classes, comm, out) : auc_of(rows, z, comm, out);
+  if (rows->tasks > 0)
+    st = m == TRAIN_METRIC_F1 ? f1_tasks_of(rows, z, classes, comm, out)
+                              : auc_tasks_of(rows, z, classes, comm, out);
+  else
+    st = m == TRAIN_METRIC_F1 ? f1_of(rows, z, classes, comm, out) : auc_of(rows, z, comm, out);
 done:
   free(z);
   return st;

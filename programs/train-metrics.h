@@ -13,6 +13,15 @@
  *        labels (5 bytes a node), sorts them and broadcasts the figure.
  *        A split without both classes has no AUC: NaN (null in JSON).
  *
+ * In a multi-label run (ogbn-proteins' kind) each task is a binary problem:
+ *   f1   the mean over tasks of the positive class's F1 (logit > 0
+ *        predicts 1; scikit-learn's f1_score(average="macro") on the
+ *        indicator matrix), over tasks with a positive label or prediction;
+ *   auc  the mean over tasks of each task's ROC-AUC, over the tasks with
+ *        both classes among the split's labelled entries (OGB's evaluator
+ *        for ogbn-proteins); task t is scored on rank t % P.
+ *   Missing entries (-1) count in neither.
+ *
  * The per-node labels and splits come from train_predict (train-predict.h),
  * which holds them for --predict too.
  */

@@ -16,9 +16,13 @@ static int64_t block_rows(int32_t classes) {
 
 halo_status train_predict_init(train_predict *p, const halo_shard *s) {
   halo_status st = HALO_OK;
-  *p = (train_predict){.n_owned = s->n_owned};
+  *p = (train_predict){.n_owned = s->n_owned, .tasks = s->multilabel ? s->classes : 0};
   HALO_ALLOC(p->global_id, s->n_owned, "the predictions' node ids");
   HALO_ALLOC(p->label, s->n_owned, "the predictions' labels");
+  if (s->multilabel) {
+    HALO_ALLOC(p->targets, (size_t)s->n_owned * (size_t)s->classes, "the predictions' labels");
+    memcpy(p->targets, s->targets, (size_t)s->n_owned * (size_t)s->classes);
+  }
   HALO_ALLOC(p->split, s->n_owned, "the predictions' splits");
   memcpy(p->global_id, s->global_id, (size_t)s->n_owned * sizeof *p->global_id);
   if (s->original_id) {
@@ -40,15 +44,19 @@ done:
 void train_predict_free(train_predict *p) {
   free(p->global_id);
   free(p->label);
+  free(p->targets);
   free(p->split);
   free(p->original_id);
   *p = (train_predict){0};
 }
 
 /* The argmax of each row, as the accuracy counts it: from column 0, moving
- * only to a strictly larger value. */
-static void argmax_rows(const float *z, int64_t rows, int32_t classes, int32_t *pred) {
-  for (int64_t i = 0; i < rows; i++) {
+ * only to a strictly larger value.  Multi-label (pred8): each task's
+ * logit above 0. */
+static void predict_rows(const float *z, int64_t rows, int32_t classes, int32_t *pred,
+                         int8_t *pred8) {
+  for (int64_t k = 0; pred8 && k < rows * classes; k++) pred8[k] = z[k] > 0.0f;
+  for (int64_t i = 0; !pred8 && i < rows; i++) {
     const float *zr = z + i * classes;
     int32_t best = 0;
     for (int32_t j = 1; j < classes; j++)
@@ -57,12 +65,16 @@ static void argmax_rows(const float *z, int64_t rows, int32_t classes, int32_t *
   }
 }
 
-/* One part's rows, as rank 0 writes them. */
+/* One part's rows, as rank 0 writes them.  A multi-label run's /pred and
+ * /label are int8 rows of `classes` tasks, its pred and label point to
+ * int8 arrays; otherwise one int32 a row. */
 typedef struct rows_block {
   int64_t n;
+  int32_t classes;
+  int multi;
   int64_t *gid;
   float *logits;
-  int32_t *pred, *label;
+  void *pred, *label;
   int8_t *split;
   int64_t *orig; /* the input's ids; NULL when the run has none */
 } rows_block;
@@ -76,29 +88,45 @@ static const char *const dataset_name[D_COUNT] = {"/global_id", "/logits", "/pre
 /* The datasets a block carries. */
 static int datasets(const rows_block *b) { return b->orig ? D_COUNT : D_ORIG; }
 
-static hid_t mem_type(int d) {
+/* Whether dataset d holds one row of b->classes values a node. */
+static int is_matrix(const rows_block *b, int d) {
+  return d == D_LOGITS || (b->multi && (d == D_PRED || d == D_LABEL));
+}
+
+static int is_int8(const rows_block *b, int d) {
+  return d == D_SPLIT || (b->multi && (d == D_PRED || d == D_LABEL));
+}
+
+static hid_t mem_type(const rows_block *b, int d) {
   return d == D_GID || d == D_ORIG ? H5T_NATIVE_INT64
          : d == D_LOGITS           ? H5T_NATIVE_FLOAT
-         : d == D_SPLIT            ? H5T_NATIVE_INT8
+         : is_int8(b, d)           ? H5T_NATIVE_INT8
                                    : H5T_NATIVE_INT32;
 }
 
-static hid_t file_type(int d) {
+static hid_t file_type(const rows_block *b, int d) {
   return d == D_GID || d == D_ORIG ? H5T_STD_I64LE
          : d == D_LOGITS           ? H5T_IEEE_F32LE
-         : d == D_SPLIT            ? H5T_STD_I8LE
+         : is_int8(b, d)           ? H5T_STD_I8LE
                                    : H5T_STD_I32LE;
+}
+
+/* /pred's and /label's values a row, and their MPI type. */
+static int64_t label_width(const rows_block *b) { return b->multi ? b->classes : 1; }
+static MPI_Datatype label_type(const rows_block *b) {
+  return b->multi ? MPI_INT8_T : MPI_INT32_T;
 }
 
 /* Creates the datasets for `nodes` rows, chunked by blocks of rows and
  * Fletcher-32 checksummed. */
-static halo_status create_datasets(hid_t file, const char *path, int64_t nodes, int32_t classes,
-                                   int count, hid_t *dset) {
+static halo_status create_datasets(hid_t file, const char *path, int64_t nodes,
+                                   const rows_block *b, hid_t *dset) {
   halo_status st = HALO_OK;
   hid_t dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  const int32_t classes = b->classes;
   const int64_t rows = block_rows(classes) / 4 > 0 ? block_rows(classes) / 4 : 1;
-  for (int d = 0; d < count; d++) {
-    const int rank = d == D_LOGITS ? 2 : 1;
+  for (int d = 0; d < datasets(b); d++) {
+    const int rank = is_matrix(b, d) ? 2 : 1;
     const hsize_t dims[2] = {(hsize_t)nodes, (hsize_t)classes};
     const hsize_t maxdims[2] = {nodes > 0 ? (hsize_t)nodes : H5S_UNLIMITED, (hsize_t)classes};
     const hsize_t chunk[2] = {(hsize_t)(nodes > 0 && nodes < rows ? nodes : rows),
@@ -109,8 +137,8 @@ static halo_status create_datasets(hid_t file, const char *path, int64_t nodes, 
     HALO_H5(H5Pset_fletcher32(dcpl), path, dataset_name[d], "cannot enable Fletcher-32");
     HALO_H5(space = H5Screate_simple(rank, dims, maxdims), path, dataset_name[d],
             "cannot create a dataspace");
-    HALO_H5(dset[d] = H5Dcreate2(file, dataset_name[d], file_type(d), space, H5P_DEFAULT, dcpl,
-                                 H5P_DEFAULT),
+    HALO_H5(dset[d] = H5Dcreate2(file, dataset_name[d], file_type(b, d), space, H5P_DEFAULT,
+                                 dcpl, H5P_DEFAULT),
             path, dataset_name[d], "cannot create dataset");
     H5Sclose(space);
     H5Pclose(dcpl);
@@ -123,21 +151,20 @@ done:
 }
 
 /* Writes b's rows at row `at` of every dataset. */
-static halo_status write_rows(hid_t *dset, const char *path, int64_t at, int32_t classes,
-                              const rows_block *b) {
+static halo_status write_rows(hid_t *dset, const char *path, int64_t at, const rows_block *b) {
   halo_status st = HALO_OK;
   hid_t file_space = H5I_INVALID_HID, mem_space = H5I_INVALID_HID;
   const void *data[D_COUNT] = {b->gid, b->logits, b->pred, b->label, b->split, b->orig};
   if (b->n == 0) return HALO_OK;
   for (int d = 0; d < datasets(b); d++) {
-    const int rank = d == D_LOGITS ? 2 : 1;
-    const hsize_t start[2] = {(hsize_t)at, 0}, count[2] = {(hsize_t)b->n, (hsize_t)classes};
+    const int rank = is_matrix(b, d) ? 2 : 1;
+    const hsize_t start[2] = {(hsize_t)at, 0}, count[2] = {(hsize_t)b->n, (hsize_t)b->classes};
     HALO_H5(file_space = H5Dget_space(dset[d]), path, dataset_name[d], "cannot get its dataspace");
     HALO_H5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL), path,
             dataset_name[d], "cannot select rows");
     HALO_H5(mem_space = H5Screate_simple(rank, count, NULL), path, dataset_name[d],
             "cannot create a dataspace");
-    HALO_H5(H5Dwrite(dset[d], mem_type(d), mem_space, file_space, H5P_DEFAULT, data[d]), path,
+    HALO_H5(H5Dwrite(dset[d], mem_type(b, d), mem_space, file_space, H5P_DEFAULT, data[d]), path,
             dataset_name[d], "cannot write rows");
     H5Sclose(mem_space);
     H5Sclose(file_space);
@@ -150,14 +177,18 @@ done:
 }
 
 /* Rank 0's buffer for one block of a peer's rows. */
-static halo_status block_alloc(rows_block *b, int32_t classes, int with_orig) {
+static halo_status block_alloc(rows_block *b, int32_t classes, int multi, int with_orig) {
   halo_status st = HALO_OK;
   const int64_t rows = block_rows(classes);
+  b->classes = classes;
+  b->multi = multi;
+  const size_t label_bytes = (size_t)(rows * label_width(b)) * (multi ? 1 : sizeof(int32_t));
   if (with_orig) HALO_ALLOC(b->orig, rows, "a block of predictions");
   HALO_ALLOC(b->gid, rows, "a block of predictions");
   HALO_ALLOC(b->logits, rows * classes, "a block of predictions");
-  HALO_ALLOC(b->pred, rows, "a block of predictions");
-  HALO_ALLOC(b->label, rows, "a block of predictions");
+  b->pred = calloc(label_bytes, 1);
+  b->label = calloc(label_bytes, 1);
+  if (!b->pred || !b->label) HALO_FAIL(HALO_ERR_NOMEM, "out of memory for a block of predictions");
   HALO_ALLOC(b->split, rows, "a block of predictions");
 done:
   return st;
@@ -177,26 +208,29 @@ static void block_free(rows_block *b) {
  * into `b`.  Every peer's blocks are received even after a write failed,
  * so that no peer waits forever in its send. */
 static halo_status write_file(const rows_block *own, const rows_block *block, MPI_Comm comm,
-                              int size, const char *path, int64_t nodes, int32_t classes,
-                              int64_t epoch, const char *model_name, const char *params_sha256) {
+                              int size, const char *path, int64_t nodes, int64_t epoch,
+                              const char *model_name, const char *params_sha256) {
   halo_status st = HALO_OK, io = HALO_OK;
   char tmp[4200] = "";
   hid_t file = H5I_INVALID_HID, dset[D_COUNT];
-  const int64_t rows = block_rows(classes);
+  const int32_t classes = block->classes;
+  const int64_t rows = block_rows(classes), width = label_width(block);
   rows_block b = *block;
   int64_t at = 0;
   for (int d = 0; d < D_COUNT; d++) dset[d] = H5I_INVALID_HID;
 
   halo_h5_quiet();
   io = halo_h5_create(path, tmp, sizeof tmp, &file);
-  if (io == HALO_OK) io = create_datasets(file, path, nodes, classes, datasets(block), dset);
-  const int32_t c32 = classes;
+  if (io == HALO_OK) io = create_datasets(file, path, nodes, block, dset);
+  const int32_t c32 = classes, multi = block->multi;
   if (io == HALO_OK) io = halo_h5_attr_write(file, path, "epoch", HALO_H5_I64, &epoch);
   if (io == HALO_OK) io = halo_h5_attr_write(file, path, "classes", HALO_H5_I32, &c32);
   if (io == HALO_OK) io = halo_h5_attr_write(file, path, "nodes", HALO_H5_I64, &nodes);
+  if (io == HALO_OK && multi)
+    io = halo_h5_attr_write(file, path, "multilabel", HALO_H5_I32, &multi);
   if (io == HALO_OK) io = halo_h5_attr_write_str(file, path, "model", model_name);
   if (io == HALO_OK) io = halo_h5_attr_write_str(file, path, "params_sha256", params_sha256);
-  if (io == HALO_OK) io = write_rows(dset, path, 0, classes, own);
+  if (io == HALO_OK) io = write_rows(dset, path, 0, own);
   at = own->n;
   for (int q = 1; q < size; q++) {
     int64_t n = 0;
@@ -205,11 +239,12 @@ static halo_status write_file(const rows_block *own, const rows_block *block, MP
       b.n = n - r0 < rows ? n - r0 : rows;
       HALO_MPI(MPI_Recv(b.gid, (int)b.n, MPI_INT64_T, q, 1, comm, MPI_STATUS_IGNORE));
       HALO_MPI(MPI_Recv(b.logits, (int)(b.n * classes), MPI_FLOAT, q, 2, comm, MPI_STATUS_IGNORE));
-      HALO_MPI(MPI_Recv(b.pred, (int)b.n, MPI_INT32_T, q, 3, comm, MPI_STATUS_IGNORE));
-      HALO_MPI(MPI_Recv(b.label, (int)b.n, MPI_INT32_T, q, 4, comm, MPI_STATUS_IGNORE));
+      HALO_MPI(MPI_Recv(b.pred, (int)(b.n * width), label_type(&b), q, 3, comm, MPI_STATUS_IGNORE));
+      HALO_MPI(
+          MPI_Recv(b.label, (int)(b.n * width), label_type(&b), q, 4, comm, MPI_STATUS_IGNORE));
       HALO_MPI(MPI_Recv(b.split, (int)b.n, MPI_INT8_T, q, 5, comm, MPI_STATUS_IGNORE));
       if (b.orig) HALO_MPI(MPI_Recv(b.orig, (int)b.n, MPI_INT64_T, q, 6, comm, MPI_STATUS_IGNORE));
-      if (io == HALO_OK) io = write_rows(dset, path, at, classes, &b);
+      if (io == HALO_OK) io = write_rows(dset, path, at, &b);
       at += b.n;
     }
   }
@@ -226,16 +261,20 @@ done:
 }
 
 /* A peer: its rows to rank 0, in the blocks rank 0 expects. */
-static halo_status send_rows(const rows_block *own, MPI_Comm comm, int32_t classes) {
+static halo_status send_rows(const rows_block *own, MPI_Comm comm) {
   halo_status st = HALO_OK;
-  const int64_t rows = block_rows(classes);
+  const int32_t classes = own->classes;
+  const int64_t rows = block_rows(classes), width = label_width(own);
+  const size_t label_size = own->multi ? 1 : sizeof(int32_t);
   HALO_MPI(MPI_Send(&own->n, 1, MPI_INT64_T, 0, 0, comm));
   for (int64_t r0 = 0; r0 < own->n; r0 += rows) {
     const int n = (int)(own->n - r0 < rows ? own->n - r0 : rows);
     HALO_MPI(MPI_Send(own->gid + r0, n, MPI_INT64_T, 0, 1, comm));
     HALO_MPI(MPI_Send(own->logits + r0 * classes, (int)(n * classes), MPI_FLOAT, 0, 2, comm));
-    HALO_MPI(MPI_Send(own->pred + r0, n, MPI_INT32_T, 0, 3, comm));
-    HALO_MPI(MPI_Send(own->label + r0, n, MPI_INT32_T, 0, 4, comm));
+    HALO_MPI(MPI_Send((const char *)own->pred + (size_t)(r0 * width) * label_size,
+                      (int)(n * width), label_type(own), 0, 3, comm));
+    HALO_MPI(MPI_Send((const char *)own->label + (size_t)(r0 * width) * label_size,
+                      (int)(n * width), label_type(own), 0, 4, comm));
     HALO_MPI(MPI_Send(own->split + r0, n, MPI_INT8_T, 0, 5, comm));
     if (own->orig) HALO_MPI(MPI_Send(own->orig + r0, n, MPI_INT64_T, 0, 6, comm));
   }
@@ -251,8 +290,9 @@ halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Com
   int rank = 0, size = 1;
   int64_t nodes = 0;
   rows_block own = {.n = p->n_owned,
+                    .multi = p->tasks > 0,
                     .gid = p->global_id,
-                    .label = p->label,
+                    .label = p->tasks > 0 ? (void *)p->targets : (void *)p->label,
                     .split = p->split,
                     .orig = p->original_id};
   rows_block block = {0};
@@ -260,6 +300,7 @@ halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Com
   MPI_Comm_size(comm, &size);
   halo_gcn_info_get(model, &info);
   const int32_t classes = info.model.dims[info.model.layers];
+  own.classes = classes;
 
   /* Everything allocated before the agreement, so that no rank fails once
    * the rows are on their way. */
@@ -267,20 +308,23 @@ halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Com
    * a part without rows may have no array, so the ranks agree. */
   int has = own.orig != NULL, any = 0;
   HALO_MPI(MPI_Allreduce(&has, &any, 1, MPI_INT, MPI_MAX, comm));
-  if (rank == 0) st = block_alloc(&block, classes, any);
-  own.logits = malloc((size_t)(p->n_owned > 0 ? p->n_owned : 1) * (size_t)classes * sizeof(float));
-  own.pred = malloc((size_t)(p->n_owned > 0 ? p->n_owned : 1) * sizeof(int32_t));
+  if (rank == 0) st = block_alloc(&block, classes, own.multi, any);
+  const size_t owned = (size_t)(p->n_owned > 0 ? p->n_owned : 1);
+  own.logits = malloc(owned * (size_t)classes * sizeof(float));
+  own.pred = malloc(own.multi ? owned * (size_t)classes : owned * sizeof(int32_t));
   if (st == HALO_OK && (!own.logits || !own.pred)) {
     halo_log_error("out of memory for the predictions of %lld rows", (long long)p->n_owned);
     st = HALO_ERR_NOMEM;
   }
   if (st == HALO_OK) st = halo_gcn_logits_get(model, own.logits);
-  if (st == HALO_OK) argmax_rows(own.logits, p->n_owned, classes, own.pred);
+  if (st == HALO_OK)
+    predict_rows(own.logits, p->n_owned, classes, own.multi ? NULL : own.pred,
+                 own.multi ? own.pred : NULL);
   HALO_TRY(halo_mpi_agree(comm, st));
   HALO_MPI(MPI_Allreduce(&p->n_owned, &nodes, 1, MPI_INT64_T, MPI_SUM, comm));
-  st = rank == 0 ? write_file(&own, &block, comm, size, path, nodes, classes, epoch, model_name,
+  st = rank == 0 ? write_file(&own, &block, comm, size, path, nodes, epoch, model_name,
                               params_sha256)
-                 : send_rows(&own, comm, classes);
+                 : send_rows(&own, comm);
   st = halo_mpi_agree(comm, st);
 done:
   block_free(&block);

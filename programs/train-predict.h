@@ -6,13 +6,15 @@
  * each row, so `np.argsort(f["global_id"])` puts them in node order):
  *   /global_id  int64 [N]
  *   /logits     float32 [N, classes]: the last layer's output, before softmax
- *   /pred       int32 [N]: the argmax of the row (the lowest column on ties)
- *   /label      int32 [N]: the node's label, -1 when it has none
+ *   /pred       int32 [N]: the argmax of the row (the lowest column on ties);
+ *               multi-label: int8 [N, tasks], 1 where the task's logit > 0
+ *   /label      int32 [N]: the node's label, -1 when it has none;
+ *               multi-label: int8 [N, tasks], 1, 0 or -1 (missing)
  *   /split      int8 [N]: 0 train, 1 valid, 2 test, -1 none
  *   /original_id int64 [N]: the node's id in the input file, only when the
  *               loader renumbered it (a SNAP edge list's ids)
  * and the root attributes epoch (the parameters' epoch), classes, nodes,
- * model and params_sha256 (of those parameters).  Each dataset is chunked
+ * multilabel (1, only in a multi-label run), model and params_sha256 (of those parameters).  Each dataset is chunked
  * and Fletcher-32 checksummed, as the shards are.
  *
  * Every rank computes its own rows; rank 0 gathers them part by part (never
@@ -37,6 +39,8 @@ typedef struct train_predict {
   int64_t n_owned;
   int64_t *global_id;   /* owned rows' global ids */
   int32_t *label;       /* -1: none */
+  int32_t tasks;        /* multi-label: tasks a node; 0 when single-label */
+  int8_t *targets;      /* multi-label: n_owned × tasks, 1, 0 or -1 (missing) */
   int8_t *split;        /* 0 train, 1 valid, 2 test, -1 none */
   int64_t *original_id; /* the input's ids (SNAP's); NULL when it kept 0..n-1 */
 } train_predict;

@@ -213,9 +213,10 @@ void train_report_header(const train_report *rep) {
   int64_t bcast = halo_predict_broadcast1d_bytes(m->nodes, m->parts, &exchanges);
 
   fprintf(out,
-          "halo-train: graph %s: %lld nodes, %lld edges, %d features, %d classes; "
+          "halo-train: graph %s: %lld nodes, %lld edges, %d features, %d %s; "
           "%lld/%lld/%lld train/valid/test\n",
           m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
+          m->multilabel ? "binary tasks (multi-label)" : "classes",
           (long long)in->global_count[0], (long long)in->global_count[1],
           (long long)in->global_count[2]);
   fprintf(out, "parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s, device %s\n",
@@ -322,7 +323,7 @@ halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *s
     out->max[k] = ext[k];
     out->min[k] = -ext[N + k];
   }
-  const int64_t *count = rep->info->global_count;
+  const int64_t *count = rep->info->global_scored; /* nodes, or labelled tasks */
   out->loss = count[0] > 0 ? sums[N] / (double)count[0] : 0.0;
   for (int k = 0; k < 3; k++) {
     out->acc[k] = count[k] > 0 ? sums[N + 1 + k] / (double)count[k] : 0.0;

@@ -77,6 +77,13 @@ static void cpu_softmax_xent(halo_backend *be, const float *z, int64_t rows, int
   halo_cpu_softmax_xent(z, rows, cols, labels, mask, nmask, grad_scale, g, loss_sum, correct);
 }
 
+static void cpu_sigmoid_bce(halo_backend *be, const float *z, int64_t rows, int64_t cols,
+                            const int8_t *targets, const int32_t *mask, int64_t nmask,
+                            float grad_scale, float *g, double *loss_sum, int64_t *correct) {
+  (void)be;
+  halo_cpu_sigmoid_bce(z, rows, cols, targets, mask, nmask, grad_scale, g, loss_sum, correct);
+}
+
 static void cpu_adam(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
                      float lr, float b1, float b2, float eps, float wd, int64_t t) {
   (void)be;
@@ -235,6 +242,7 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .dropout = cpu_dropout,
     .dropout_to = cpu_dropout_to,
     .softmax_xent = cpu_softmax_xent,
+    .sigmoid_bce = cpu_sigmoid_bce,
     .adam = cpu_adam,
     .copy = cpu_copy,
     .pack = cpu_pack,

@@ -376,26 +376,45 @@ static void cuda_dropout_to(halo_backend *be, float *dst, const float *src, int6
   note(be, halo_cuda_dropout_to(dst, src, rows, cols, global_id, key, p, ctx_of(be)->stream));
 }
 
-/* The host needs the loss and the count at once, so this slot waits for
- * the kernel: once per step and per evaluation. */
-static void cuda_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
-                              const int32_t *labels, const int32_t *mask, int64_t nmask,
-                              float grad_scale, float *g, double *loss_sum, int64_t *correct) {
-  halo_status st = HALO_OK;
+/* The host needs the loss and the count at once, so the loss slots wait
+ * for their kernel: once per step and per evaluation.  `launched` is the
+ * status of the kernel's launch into c->scalars (loss, then count). */
+static void loss_scalars(halo_backend *be, halo_status launched, double *loss_sum,
+                         int64_t *correct) {
+  halo_status st = launched;
   cuda_ctx *c = ctx_of(be);
-  double *d_loss = c->scalars;
-  int64_t *d_correct = (int64_t *)(d_loss + 1);
   const size_t bytes = sizeof(double) + sizeof(int64_t);
   *loss_sum = 0.0;
   *correct = 0;
-  HALO_TRY(halo_cuda_softmax_xent(z, rows, cols, labels, mask, nmask, grad_scale, g, d_loss,
-                                  d_correct, c->softmax_work, c->stream));
+  HALO_TRY(st);
   HALO_TRY(halo_cuda_memcpy(c->host_scalars, c->scalars, bytes, c->stream));
   HALO_TRY(halo_cuda_stream_synchronize(c->stream));
   memcpy(loss_sum, c->host_scalars, sizeof(double));
   memcpy(correct, (const char *)c->host_scalars + sizeof(double), sizeof(int64_t));
 done:
   note(be, st);
+}
+
+static void cuda_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
+                              const int32_t *labels, const int32_t *mask, int64_t nmask,
+                              float grad_scale, float *g, double *loss_sum, int64_t *correct) {
+  cuda_ctx *c = ctx_of(be);
+  double *d_loss = c->scalars;
+  loss_scalars(be,
+               halo_cuda_softmax_xent(z, rows, cols, labels, mask, nmask, grad_scale, g, d_loss,
+                                      (int64_t *)(d_loss + 1), c->softmax_work, c->stream),
+               loss_sum, correct);
+}
+
+static void cuda_sigmoid_bce(halo_backend *be, const float *z, int64_t rows, int64_t cols,
+                             const int8_t *targets, const int32_t *mask, int64_t nmask,
+                             float grad_scale, float *g, double *loss_sum, int64_t *correct) {
+  cuda_ctx *c = ctx_of(be);
+  double *d_loss = c->scalars;
+  loss_scalars(be,
+               halo_cuda_sigmoid_bce(z, rows, cols, targets, mask, nmask, grad_scale, g, d_loss,
+                                     (int64_t *)(d_loss + 1), c->softmax_work, c->stream),
+               loss_sum, correct);
 }
 
 static void cuda_adam(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
@@ -621,6 +640,7 @@ static const halo_backend_ops cuda_ops = {
     .dropout = cuda_dropout,
     .dropout_to = cuda_dropout_to,
     .softmax_xent = cuda_softmax_xent,
+    .sigmoid_bce = cuda_sigmoid_bce,
     .adam = cuda_adam,
     .copy = cuda_copy,
     .pack = cuda_pack,

@@ -51,7 +51,7 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
   if (d->kind == HALO_MODEL_SAGE)
     set_csr(p, GCN_CSR_ADJ_T, n, all, adj_nnz, in->contiguous, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_GLOBAL_ID, 0, all * (int64_t)sizeof(int64_t), GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_LABELS, 0, n * i32, GCN_LIFE_ALWAYS);
+  set(p, GCN_BUF_LABELS, 0, s->multilabel ? n * s->classes : n * i32, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_TRAIN, 0, s->n_train * i32, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_VALID, 0, s->n_valid * i32, GCN_LIFE_ALWAYS);
   set(p, GCN_BUF_TEST, 0, s->n_test * i32, GCN_LIFE_ALWAYS);

@@ -23,7 +23,7 @@
 typedef enum {
   /* Backend memory, one buf_alloc each. */
   GCN_BUF_GLOBAL_ID, /* int64, n_all */
-  GCN_BUF_LABELS,    /* int32, n_owned */
+  GCN_BUF_LABELS,    /* int32, n_owned; multi-label: int8 targets, n_owned × classes */
   GCN_BUF_TRAIN,     /* int32 rows of the three splits */
   GCN_BUF_VALID,
   GCN_BUF_TEST,

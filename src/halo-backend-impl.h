@@ -128,6 +128,11 @@ typedef struct halo_backend_ops {
   void (*softmax_xent)(halo_backend *be, const float *z, int64_t rows, int64_t cols,
                        const int32_t *labels, const int32_t *mask, int64_t nmask, float grad_scale,
                        float *g, double *loss_sum, int64_t *correct);
+  /* OPTIONAL (multi-label models only): binary cross-entropy with logits
+   * over int8 targets (halo_cpu_sigmoid_bce); host scalars as above. */
+  void (*sigmoid_bce)(halo_backend *be, const float *z, int64_t rows, int64_t cols,
+                      const int8_t *targets, const int32_t *mask, int64_t nmask, float grad_scale,
+                      float *g, double *loss_sum, int64_t *correct);
   void (*adam)(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n, float lr,
                float b1, float b2, float eps, float wd, int64_t t);
   void (*copy)(halo_backend *be, float *dst, const float *src, int64_t n);

@@ -286,21 +286,31 @@ done:
 
 /* --- steps -------------------------------------------------------------- */
 
+/* The loss of split k's rows (softmax cross-entropy, or binary cross-entropy
+ * over the tasks of a multi-label model), its gradient into G when G is
+ * not NULL. */
+static void loss_of(halo_gcn *g, int k, float grad_scale, float *grad, double *loss_sum,
+                    int64_t *correct) {
+  const layer *top = &g->layers[g->nlayers - 1];
+  if (g->info.multilabel)
+    g->ops->sigmoid_bce(g->be, fbuf(&top->z), g->n_owned, top->d_out, g->labels.data,
+                        g->split[k].data, g->split_n[k], grad_scale, grad, loss_sum, correct);
+  else
+    g->ops->softmax_xent(g->be, fbuf(&top->z), g->n_owned, top->d_out, g->labels.data,
+                         g->split[k].data, g->split_n[k], grad_scale, grad, loss_sum, correct);
+}
+
 halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) {
   halo_status st = HALO_OK;
   halo_gcn_stats s = {0};
   double t0 = MPI_Wtime(), ar = 0.0;
   halo_exchange_stats x0 = halo_plan_stats(g->plan);
-  const layer *top = &g->layers[g->nlayers - 1];
   int64_t correct = 0;
 
   HALO_TRY(forward(g, 1, epoch));
-  float scale = g->info.global_count[SPLIT_TRAIN] > 0
-                    ? 1.0f / (float)g->info.global_count[SPLIT_TRAIN]
-                    : 0.0f;
-  g->ops->softmax_xent(g->be, fbuf(&top->z), g->n_owned, top->d_out, g->labels.data,
-                       g->split[SPLIT_TRAIN].data, g->split_n[SPLIT_TRAIN], scale, fbuf(&g->g0),
-                       &s.loss_sum, &correct);
+  const int64_t scored = g->info.global_scored[SPLIT_TRAIN];
+  const float scale = scored > 0 ? 1.0f / (float)scored : 0.0f;
+  loss_of(g, SPLIT_TRAIN, scale, fbuf(&g->g0), &s.loss_sum, &correct);
   HALO_TRY(backward(g, epoch));
 
   /* One allreduce of one flat buffer sums every weight gradient. */
@@ -356,13 +366,9 @@ halo_status halo_gcn_evaluate(halo_gcn *g, halo_gcn_stats *out) {
   halo_gcn_stats s = {0};
   double t0 = MPI_Wtime();
   halo_exchange_stats x0 = halo_plan_stats(g->plan);
-  const layer *top = &g->layers[g->nlayers - 1];
 
   HALO_TRY(forward(g, 0, 0));
-  for (int k = 0; k < 3; k++)
-    g->ops->softmax_xent(g->be, fbuf(&top->z), g->n_owned, top->d_out, g->labels.data,
-                         g->split[k].data, g->split_n[k], 0.0f, NULL, &s.eval_loss_sum[k],
-                         &s.correct[k]);
+  for (int k = 0; k < 3; k++) loss_of(g, k, 0.0f, NULL, &s.eval_loss_sum[k], &s.correct[k]);
   if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
   halo_exchange_stats x1 = halo_plan_stats(g->plan);
   s.halo_bytes = x1.bytes_sent - x0.bytes_sent;
@@ -377,7 +383,8 @@ done:
 
 /* Whether the backend has the ops that the model of `o` needs, and if not
  * the first one missing. */
-static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_options *o) {
+static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_options *o,
+                              int multilabel) {
   if (o->deterministic && !(ops->gemm_rows && ops->max_abs && ops->exact_tn && ops->exact_csr))
     return "the exact sums";
   if (o->activation == HALO_ACT_ELU && !(ops->elu && ops->elu_backward)) return "ELU";
@@ -389,6 +396,7 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_option
   if (o->residual && !ops->axpy) return "AXPY";
   if (o->layer_norm && !(ops->layernorm && ops->layernorm_backward && ops->mul))
     return "LayerNorm";
+  if (multilabel && !ops->sigmoid_bce) return "the multi-label loss";
   if (o->model == HALO_MODEL_GAT &&
       !(ops->gat_scores && ops->gat_attend && ops->gat_node_terms && ops->gat_attend_backward))
     return "the attention kernels";
@@ -396,6 +404,16 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_option
 }
 
 /* Checks the options and the shard's shape for this model. Local. */
+/* The labelled (row, task) entries of the `n` listed rows of a multi-label
+ * shard. */
+static int64_t labelled_tasks(const halo_shard *s, const int32_t *rows, int64_t n) {
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; i++)
+    for (int32_t t = 0; t < s->classes; t++)
+      count += s->targets[(int64_t)rows[i] * s->classes + t] >= 0;
+  return count;
+}
+
 static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o,
                                const halo_backend_ops *ops) {
   halo_status st = HALO_OK;
@@ -405,7 +423,7 @@ static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o,
               HALO_MAX_LAYERS);
   if ((o->layers > 1 || o->model == HALO_MODEL_GIN) && o->hidden < 1)
     HALO_FAIL(HALO_ERR_ARG, "hidden width %d: must be at least 1", o->hidden);
-  const char *missing = missing_op(ops, o);
+  const char *missing = missing_op(ops, o, s->multilabel);
   if (missing && o->deterministic && strcmp(missing, "the exact sums") == 0)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
               "deterministic training needs the exact sums, which the %s backend does not have",
@@ -425,17 +443,22 @@ static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o,
   if (s->features < 1 || !s->x)
     HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a %s model needs them", s->part,
               model);
-  if (s->classes < 1 || !s->labels)
+  if (s->classes < 1 || (s->multilabel ? !s->targets : !s->labels))
     HALO_FAIL(HALO_ERR_ARG, "part %d has no labels; a %s model needs them", s->part, model);
-  for (int64_t i = 0; i < s->n_owned; i++)
+  for (int64_t i = 0; i < s->n_owned && !s->multilabel; i++)
     if (s->labels[i] < -1 || s->labels[i] >= s->classes)
       HALO_FAIL(HALO_ERR_RANGE, "part %d: label of row %lld is %d (classes: %d)", s->part,
                 (long long)i, s->labels[i], s->classes);
+  for (int64_t k = 0; s->multilabel && k < s->n_owned * s->classes; k++)
+    if (s->targets[k] < -1 || s->targets[k] > 1)
+      HALO_FAIL(HALO_ERR_RANGE, "part %d: task %lld of row %lld is %d (1, 0 or -1 for missing)",
+                s->part, (long long)(k % s->classes), (long long)(k / s->classes),
+                (int)s->targets[k]);
   for (int k = 0; k < 3; k++) {
     const int32_t *rows = k == 0 ? s->train : k == 1 ? s->valid : s->test;
     int64_t n = k == 0 ? s->n_train : k == 1 ? s->n_valid : s->n_test;
     for (int64_t i = 0; i < n; i++)
-      if (rows[i] < 0 || rows[i] >= s->n_owned || s->labels[rows[i]] < 0)
+      if (rows[i] < 0 || rows[i] >= s->n_owned || (!s->multilabel && s->labels[rows[i]] < 0))
         HALO_FAIL(HALO_ERR_RANGE, "part %d: split entry %lld (row %d) is not a labelled owned row",
                   s->part, (long long)i, rows[i]);
   }
@@ -799,7 +822,8 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
   g->info.interior_rows = g->n_interior;
   g->info.contiguous_rows = g->contiguous;
   HALO_TRY(plan_from_host(g, &g->global_id, GCN_BUF_GLOBAL_ID, 0, s->global_id));
-  HALO_TRY(plan_from_host(g, &g->labels, GCN_BUF_LABELS, 0, s->labels));
+  HALO_TRY(plan_from_host(g, &g->labels, GCN_BUF_LABELS, 0,
+                          s->multilabel ? (const void *)s->targets : (const void *)s->labels));
   const int32_t *rows[3] = {s->train, s->valid, s->test};
   const int64_t counts[3] = {s->n_train, s->n_valid, s->n_test};
   const gcn_buf split_buf[3] = {GCN_BUF_TRAIN, GCN_BUF_VALID, GCN_BUF_TEST};
@@ -951,10 +975,17 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   st = setup_buffers(g, s);
   HALO_TRY(halo_mpi_agree(comm, st));
 
-  /* Global split sizes: the loss is a mean over every rank's train nodes. */
-  int64_t local[3] = {s->n_train, s->n_valid, s->n_test};
-  HALO_MPI(MPI_Allreduce(local, g->info.global_count, 3, MPI_INT64_T, MPI_SUM, comm));
-  if (g->info.global_count[0] == 0) {
+  /* Global split sizes: the loss is a mean over every rank's train nodes
+   * (multi-label: over their labelled tasks). */
+  int64_t local[6] = {s->n_train, s->n_valid, s->n_test}, global[6];
+  const int32_t *rows[3] = {s->train, s->valid, s->test};
+  for (int k = 0; k < 3; k++)
+    local[3 + k] = s->multilabel ? labelled_tasks(s, rows[k], local[k]) : local[k];
+  HALO_MPI(MPI_Allreduce(local, global, 6, MPI_INT64_T, MPI_SUM, comm));
+  g->info.multilabel = s->multilabel;
+  memcpy(g->info.global_count, global, sizeof g->info.global_count);
+  memcpy(g->info.global_scored, global + 3, sizeof g->info.global_scored);
+  if (g->info.global_count[0] == 0 || g->info.global_scored[0] == 0) {
     /* Every rank sees the same sum, so every rank fails here together. */
     if (s->part == 0)
       halo_log_error("no part has a train node: the loss would be 0 and nothing would train");

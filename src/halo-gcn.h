@@ -116,6 +116,10 @@ typedef struct halo_gcn_info {
   int64_t params;        /* number of weights and biases */
   int64_t n_owned, n_halo;
   int64_t global_count[3];  /* train, valid, test nodes over all parts */
+  int multilabel;           /* 1: the shards' C columns are binary tasks (BCE loss) */
+  int64_t global_scored[3]; /* what the loss and the accuracy of each split
+                               average over: its nodes, or with multilabel
+                               its labelled (node, task) entries */
   int64_t setup_halo_bytes; /* bytes this rank sent at set-up */
   int sparse_features;      /* 1 when the first layer's input (X, or the
                                cached ÂX) is kept as CSR; equal on every rank */

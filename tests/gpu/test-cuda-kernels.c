@@ -1029,6 +1029,86 @@ Test(cuda_kernels, softmax_xent_matches_loss_accuracy_and_gradient) {
   cudaFree(work);
 }
 
+/* halo_cuda_sigmoid_bce against the CPU: the same hits, the loss to the
+ * grid's rounding, the gradient entry by entry (each depends on its logit
+ * alone), the same bits run after run and from the mask cut in two. */
+static void bce_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmask, int with_grad,
+                     void *work) {
+  const size_t zsz = (size_t)(rows * cols) * 4;
+  float *z = host_alloc(zsz), *g = host_alloc(zsz), *got = host_alloc(zsz);
+  int8_t *y = host_alloc((size_t)(rows * cols));
+  int32_t *mask = host_alloc((size_t)rows * 4);
+  fill_uniform(z, rows * cols, seed, 3, -6.0f, 6.0f);
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, 4, (uint64_t)cols);
+  for (int64_t k = 0; k < rows * cols; k++) {
+    const int64_t r = rand_below(key, (uint64_t)k, 10);
+    y[k] = r < 2 ? -1 : (int8_t)(r & 1); /* a fifth missing */
+  }
+  for (int64_t i = 0; i < rows; i++) mask[i] = (int32_t)((i * 7) % rows); /* rows is odd */
+  float *dz = dev_upload(z, zsz), *dg = with_grad ? dev_alloc(zsz) : NULL;
+  int8_t *dy = dev_upload(y, (size_t)(rows * cols));
+  int32_t *dm = dev_upload(mask, (size_t)nmask * 4);
+  double *dloss = dev_alloc(sizeof(double));
+  int64_t *dcorrect = dev_alloc(sizeof(int64_t));
+  if (dg) dev_poison(dg, zsz);
+  const float scale = 1.0f / (float)(nmask * cols);
+  double loss = 0.0, want_loss = 0.0, again = 0.0, halves[2] = {0.0, 0.0};
+  int64_t correct = 0, want_correct = 0;
+  expect_ok(halo_cuda_sigmoid_bce(dz, rows, cols, dy, dm, nmask, scale, dg, dloss, dcorrect, work,
+                                  NULL),
+            "halo_cuda_sigmoid_bce");
+  halo_cpu_sigmoid_bce(z, rows, cols, y, mask, nmask, scale, with_grad ? g : NULL, &want_loss,
+                       &want_correct);
+  dev_download(&loss, dloss, sizeof loss);
+  dev_download(&correct, dcorrect, sizeof correct);
+  const double eloss = fabs(loss - want_loss) / fabs(want_loss);
+  fprintf(stderr, "sigmoid_bce cols=%lld nmask=%lld grad=%d: loss %.9g vs %.9g (rel %.3g)\n",
+          (long long)cols, (long long)nmask, with_grad, loss, want_loss, eloss);
+  cr_expect_leq(eloss, LOSS, "BCE loss rel err %g", eloss);
+  cr_expect_eq(correct, want_correct, "correct %lld, CPU says %lld", (long long)correct,
+               (long long)want_correct);
+  expect_ok(halo_cuda_sigmoid_bce(dz, rows, cols, dy, dm, nmask, scale, dg, dloss, dcorrect, work,
+                                  NULL),
+            "halo_cuda_sigmoid_bce");
+  dev_download(&again, dloss, sizeof again);
+  cr_expect(memcmp(&again, &loss, sizeof loss) == 0, "loss %.17g, then %.17g", loss, again);
+  const int64_t cut = nmask / 3;
+  for (int h = 0; h < 2; h++) {
+    expect_ok(halo_cuda_sigmoid_bce(dz, rows, cols, dy, dm + (h ? cut : 0), h ? nmask - cut : cut,
+                                    scale, NULL, dloss, dcorrect, work, NULL),
+              "halo_cuda_sigmoid_bce");
+    dev_download(&halves[h], dloss, sizeof halves[h]);
+  }
+  const double joined = halves[0] + halves[1];
+  cr_expect(memcmp(&joined, &loss, sizeof loss) == 0, "loss %.17g whole, %.17g from two parts",
+            loss, joined);
+  if (with_grad) {
+    dev_download(got, dg, zsz);
+    const double eg = rel_err(got, g, rows * cols);
+    cr_expect_leq(eg, SUMS, "BCE grad rel err %g", eg);
+  }
+  cudaFree(dz);
+  cudaFree(dg);
+  cudaFree(dy);
+  cudaFree(dm);
+  cudaFree(dloss);
+  cudaFree(dcorrect);
+  free(z);
+  free(g);
+  free(got);
+  free(y);
+  free(mask);
+}
+
+Test(cuda_kernels, sigmoid_bce_matches_loss_hits_and_gradient) {
+  const uint64_t seed = gpu_test_seed("sigmoid_bce");
+  void *work = dev_alloc(HALO_CUDA_SOFTMAX_WORK_BYTES);
+  bce_case(seed, 2001, 5, 1300, 1, work);  /* fewer tasks than a warp */
+  bce_case(seed, 1501, 112, 1501, 1, work); /* ogbn-proteins' 112 tasks; every row */
+  bce_case(seed, 999, 40, 333, 0, work);    /* evaluation only */
+  cudaFree(work);
+}
+
 Test(cuda_kernels, softmax_xent_turns_a_bad_label_into_nan) {
   const int64_t rows = 4, cols = 3;
   const float z[] = {1, 2, 3, 3, 2, 1, 0, 0, 1, -1, 5, 2};

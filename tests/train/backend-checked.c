@@ -481,6 +481,18 @@ static void ck_softmax_xent(halo_backend *be, const float *z, int64_t rows, int6
   cpu->softmax_xent(be, z, rows, cols, labels, mask, nmask, scale, g, loss, correct);
 }
 
+static void ck_sigmoid_bce(halo_backend *be, const float *z, int64_t rows, int64_t cols,
+                           const int8_t *targets, const int32_t *mask, int64_t nmask, float scale,
+                           float *g, double *loss, int64_t *correct) {
+  device(be, "sigmoid_bce", "Z", z, span(rows, cols, cols, 4));
+  device(be, "sigmoid_bce", "targets", targets, span(rows, cols, cols, 1));
+  device(be, "sigmoid_bce", "mask", mask, (size_t)nmask * 4);
+  if (g) device(be, "sigmoid_bce", "G", g, span(rows, cols, cols, 4));
+  host(be, "sigmoid_bce", "loss_sum", loss);
+  host(be, "sigmoid_bce", "correct", correct);
+  cpu->sigmoid_bce(be, z, rows, cols, targets, mask, nmask, scale, g, loss, correct);
+}
+
 static void ck_adam(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
                     float lr, float b1, float b2, float eps, float wd, int64_t t) {
   device(be, "adam", "W", w, (size_t)n * 4);
@@ -625,6 +637,7 @@ static const halo_backend_ops checked_ops = {
     .dropout = ck_dropout,
     .dropout_to = ck_dropout_to,
     .softmax_xent = ck_softmax_xent,
+    .sigmoid_bce = ck_sigmoid_bce,
     .adam = ck_adam,
     .copy = ck_copy,
     .pack = ck_pack,
