@@ -38,7 +38,8 @@ static const char usage[] =
     "                           (sbm:nodes=..,classes=..,avg-degree=..  rmat:scale=..)\n"
     "  --format F               auto (default), ogb, edgelist (or snap), mtx, spec\n"
     "  --features FILE          node features for a structure-only input (CSV, one row per node)\n"
-    "  --labels FILE            node labels for a structure-only input (one per line)\n"
+    "  --labels FILE            node labels for a structure-only input: one per line, or\n"
+    "                           several 0/1 columns (multi-label tasks; nan = missing)\n"
     "  --synthetic-features F   F random class-dependent features (with --synthetic-classes)\n"
     "  --synthetic-classes C    C random classes and a random 10/10/80 split\n"
     "  --split DIR              the split from DIR/{train,valid,test}.csv[.gz] (one node id per\n"
@@ -536,6 +537,7 @@ static halo_status write_json(FILE *f, const cli *c, const halo_graph *g,
   halo_json_key_int(&j, "edges", s->edges);
   halo_json_key_int(&j, "features", g->features);
   halo_json_key_int(&j, "classes", g->classes);
+  halo_json_key_bool(&j, "multilabel", g->multilabel);
   halo_json_key(&j, "cleanup");
   halo_json_object_begin(&j);
   halo_json_key_int(&j, "input_edges", clean->input_edges);
@@ -621,8 +623,9 @@ static void print_table(FILE *out, const cli *c, const halo_graph *g,
   fprintf(out, "input        %s\n", g->source);
   fprintf(out,
           "graph        %" PRId64 " nodes, %" PRId64 " directed edges (%" PRId64
-          " undirected), %d features, %d classes\n",
-          s->nodes, s->edges, s->edges / 2, g->features, g->classes);
+          " undirected), %d features, %d %s\n",
+          s->nodes, s->edges, s->edges / 2, g->features, g->classes,
+          g->multilabel ? "binary tasks (multi-label)" : "classes");
   fprintf(out,
           "clean-up     %" PRId64 " input edges: %" PRId64 " self-loops and %" PRId64
           " duplicates removed, %" PRId64 " reverse edges added, %" PRId64 " isolated nodes\n",
