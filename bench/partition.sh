@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# halo-partition against gpmetis on the same graph.
+# halo-partition against gpmetis on the same graph, and its Scotch method
+# against its METIS one.
 #
 # Generates an sbm graph of >= 10M directed edges, converts the cleaned graph
 # to METIS' format with `halo-partition --write-metis`, then runs, under
@@ -11,9 +12,13 @@
 #        writes P HDF5 shards with features, labels and halo plans + manifest;
 #        --order community also grows blocks of at most 1000 rows in each
 #        part to number its rows, which gpmetis does not do)
+#   halo-partition ... --method scotch
+#       (the same run, partitioned by Scotch's int64 library)
 # and prints the best wall time, the best cpu time (user + system: steadier
-# than wall time on a shared machine) and the peak RSS of each, with ratios.
-# Targets (issue 2): time <= 1.3x gpmetis, peak RSS <= 1.5x gpmetis.
+# than wall time on a shared machine), the peak RSS, the edge cut and (for
+# halo-partition) the comm volume of each, with ratios.
+# Targets: halo-partition's time <= 1.3x gpmetis', peak RSS <= 1.5x (issue 2);
+# scotch's wall time <= 2x metis', edge cut <= 1.3x metis' (issue 21).
 #
 # Environment: HALO_BUILD (build folder, default build), HALO_BENCH_SPEC,
 # HALO_BENCH_PARTS (16), HALO_BENCH_REPEAT (3), HALO_BENCH_ORDER (community
@@ -65,7 +70,18 @@ echo "runs     best of $repeat, alternating; load average before: $(cut -d' ' -f
 echo
 
 : >"$work/gp.wall"; : >"$work/gp.rss"; : >"$work/gp.cpu"
-: >"$work/halo.wall"; : >"$work/halo.rss"; : >"$work/halo.cpu"
+for m in metis scotch; do : >"$work/$m.wall"; : >"$work/$m.rss"; : >"$work/$m.cpu"; done
+
+# One halo-partition run with method $1: its figures appended to $work/$1.*.
+run_halo() {
+  /usr/bin/time -v "$exe" --input "$spec" --parts "$parts" --out "$work/out" --force \
+    --method "$1" --seed $seed --ufactor $ufactor --order "$order" --json "$work/$1.json" \
+    >"$work/$1.log" 2>"$work/$1.time"
+  wall_s "$work/$1.time" >>"$work/$1.wall"
+  rss_mb "$work/$1.time" >>"$work/$1.rss"
+  cpu_s "$work/$1.time" >>"$work/$1.cpu"
+}
+
 for i in $(seq "$repeat"); do
   rm -f "$work/graph.metis.part.$parts"
   /usr/bin/time -v gpmetis -ptype=kway -seed=$seed -ufactor=$ufactor -objtype=cut \
@@ -73,31 +89,37 @@ for i in $(seq "$repeat"); do
   wall_s "$work/gpmetis.time" >>"$work/gp.wall"
   rss_mb "$work/gpmetis.time" >>"$work/gp.rss"
   cpu_s "$work/gpmetis.time" >>"$work/gp.cpu"
-
-  /usr/bin/time -v "$exe" --input "$spec" --parts "$parts" --out "$work/out" --force \
-    --seed $seed --ufactor $ufactor --order "$order" --json "$work/halo.json" \
-    >"$work/halo.log" 2>"$work/halo.time"
-  wall_s "$work/halo.time" >>"$work/halo.wall"
-  rss_mb "$work/halo.time" >>"$work/halo.rss"
-  cpu_s "$work/halo.time" >>"$work/halo.cpu"
-  echo "run $i: gpmetis $(tail -1 "$work/gp.wall") s wall $(tail -1 "$work/gp.cpu") s cpu" \
-    "$(tail -1 "$work/gp.rss") MB; halo-partition $(tail -1 "$work/halo.wall") s wall" \
-    "$(tail -1 "$work/halo.cpu") s cpu $(tail -1 "$work/halo.rss") MB"
+  run_halo metis
+  run_halo scotch
+  echo "run $i: gpmetis $(tail -1 "$work/gp.wall") s wall $(tail -1 "$work/gp.rss") MB;" \
+    "metis $(tail -1 "$work/metis.wall") s wall $(tail -1 "$work/metis.rss") MB;" \
+    "scotch $(tail -1 "$work/scotch.wall") s wall $(tail -1 "$work/scotch.rss") MB"
 done
 
+json_int() { sed -n "s/.*\"$2\": \([0-9]*\),.*/\1/p" "$work/$1.json" | head -1; }
 gp_t=$(min <"$work/gp.wall"); gp_c=$(min <"$work/gp.cpu"); gp_m=$(max <"$work/gp.rss")
-h_t=$(min <"$work/halo.wall"); h_c=$(min <"$work/halo.cpu"); h_m=$(max <"$work/halo.rss")
 gp_cut=$(sed -n 's/.*Edgecut: \([0-9]*\),.*/\1/p' "$work/gpmetis.log")
-h_cut=$(sed -n 's/.*"edge_cut": \([0-9]*\),.*/\1/p' "$work/halo.json")
-h_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/halo.json" | tr -d '"')
-h_cpu_phases=$(sed -n 's/.*"cpu_seconds": {\(.*\)}.*/\1/p' "$work/halo.json" | tr -d '"')
+h_t=$(min <"$work/metis.wall"); h_c=$(min <"$work/metis.cpu"); h_m=$(max <"$work/metis.rss")
+s_t=$(min <"$work/scotch.wall"); s_c=$(min <"$work/scotch.cpu"); s_m=$(max <"$work/scotch.rss")
+h_cut=$(json_int metis edge_cut); h_vol=$(json_int metis comm_volume)
+s_cut=$(json_int scotch edge_cut); s_vol=$(json_int scotch comm_volume)
+h_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/metis.json" | tr -d '"')
+h_cpu_phases=$(sed -n 's/.*"cpu_seconds": {\(.*\)}.*/\1/p' "$work/metis.json" | tr -d '"')
+s_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/scotch.json" | tr -d '"')
 
 echo
-printf '%-16s %10s %10s %14s %12s\n' tool "wall (s)" "cpu (s)" "peak RSS (MB)" "edge cut"
-printf '%-16s %10s %10s %14s %12s\n' gpmetis "$gp_t" "$gp_c" "$gp_m" "$gp_cut"
-printf '%-16s %10s %10s %14s %12s\n' halo-partition "$h_t" "$h_c" "$h_m" "$h_cut"
-echo "halo-partition phases, last run, wall s: $h_phases"
-echo "halo-partition phases, last run, cpu s:  $h_cpu_phases"
+row='%-24s %10s %10s %14s %12s %12s\n'
+printf "$row" tool "wall (s)" "cpu (s)" "peak RSS (MB)" "edge cut" "comm volume"
+printf "$row" gpmetis "$gp_t" "$gp_c" "$gp_m" "$gp_cut" -
+printf "$row" "halo-partition (metis)" "$h_t" "$h_c" "$h_m" "$h_cut" "$h_vol"
+printf "$row" "halo-partition (scotch)" "$s_t" "$s_c" "$s_m" "$s_cut" "$s_vol"
+echo "metis phases, last run, wall s:  $h_phases"
+echo "metis phases, last run, cpu s:   $h_cpu_phases"
+echo "scotch phases, last run, wall s: $s_phases"
 awk -v ht="$h_t" -v gt="$gp_t" -v hc="$h_c" -v gc="$gp_c" -v hm="$h_m" -v gm="$gp_m" 'BEGIN {
   printf "ratio: wall time %.2fx (target <= 1.3x), cpu time %.2fx, peak RSS %.2fx (target <= 1.5x)\n",
          ht / gt, hc / gc, hm / gm }'
+awk -v st="$s_t" -v ht="$h_t" -v sm="$s_m" -v hm="$h_m" -v sc="$s_cut" -v hc="$h_cut" \
+    -v sv="$s_vol" -v hv="$h_vol" 'BEGIN {
+  printf "scotch / metis: wall time %.2fx (target <= 2x), peak RSS %.2fx, edge cut %.3fx (target <= 1.3x), comm volume %.3fx\n",
+         st / ht, sm / hm, sc / hc, sv / hv }'

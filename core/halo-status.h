@@ -29,7 +29,8 @@
   X(HALO_ERR_UNSUPPORTED, -14, "not supported")                         \
   X(HALO_ERR_EXISTS, -15, "already exists")                             \
   X(HALO_ERR_TIMEOUT, -16, "timed out")                                 \
-  X(HALO_ERR_PEER, -17, "another rank failed")
+  X(HALO_ERR_PEER, -17, "another rank failed")                          \
+  X(HALO_ERR_SCOTCH, -18, "Scotch failed")
 
 typedef enum {
 #define HALO__STATUS_ENUM(name, value, text) name = value,

@@ -42,7 +42,12 @@ halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report);
 
 /* ---- partitioners ---------------------------------------------------- */
 
-typedef enum { HALO_METHOD_METIS = 0, HALO_METHOD_RANDOM, HALO_METHOD_BLOCK } halo_method;
+typedef enum {
+  HALO_METHOD_METIS = 0,
+  HALO_METHOD_RANDOM,
+  HALO_METHOD_BLOCK,
+  HALO_METHOD_SCOTCH
+} halo_method;
 typedef enum { HALO_OBJECTIVE_CUT = 0, HALO_OBJECTIVE_VOL } halo_objective;
 
 /* How a shard numbers its owned rows (halo rows are the same either way).
@@ -69,9 +74,9 @@ typedef enum { HALO_ORDER_COMMUNITY = 0, HALO_ORDER_ID } halo_order;
 typedef struct halo_partition_options {
   int32_t parts; /* P >= 1 */
   halo_method method;
-  halo_objective objective; /* METIS only: minimise edge cut or communication volume */
-  int64_t seed;             /* METIS_OPTION_SEED; the permutation of the random method */
-  int32_t ufactor;          /* METIS only: allowed imbalance 1 + ufactor/1000 */
+  halo_objective objective; /* METIS: minimise edge cut or communication volume; Scotch: cut */
+  int64_t seed;             /* METIS_OPTION_SEED, Scotch's random seed, the random permutation */
+  int32_t ufactor;          /* METIS and Scotch: allowed imbalance 1 + ufactor/1000 */
   halo_order order;         /* local numbering of each shard's owned rows */
 } halo_partition_options;
 
@@ -92,9 +97,23 @@ typedef halo_status (*halo_partitioner)(halo_graph *g, const halo_partition_opti
                                         int32_t *part);
 
 /* METIS_PartGraphKway with opt's seed, ufactor and objective.  Graphs beyond
- * METIS' idx_t (n or edges > IDX_MAX) fail with HALO_ERR_LIMIT; P == 1 does
- * not call METIS. */
+ * METIS' limit (n or edges > halo_partition_metis_limit()) fail with
+ * HALO_ERR_LIMIT; P == 1 does not call METIS. */
 halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *opt, int32_t *part);
+
+/* The most nodes and directed edges METIS takes: IDX_MAX of its idx_t
+ * (2^31 - 1 with Debian's 32-bit indices).  A test hook lowers it: the
+ * environment variable HALO_TEST_METIS_LIMIT, when it holds a smaller
+ * positive integer, is the limit instead, so that CI exercises what happens
+ * past it on small graphs. Local. */
+int64_t halo_partition_metis_limit(void);
+
+/* Scotch k-way (SCOTCH_graphPart of the int64 library) with opt's seed and
+ * ufactor, reproducibly (Scotch's deterministic option and a fixed random
+ * state); the edge-cut objective only (HALO_ERR_ARG for vol).  It has no
+ * 32-bit limit and reads g's arrays in place.  Fails with HALO_ERR_SCOTCH,
+ * with Scotch's reason, when Scotch does; P == 1 does not call Scotch. */
+halo_status halo_partition_scotch(halo_graph *g, const halo_partition_options *opt, int32_t *part);
 
 /* The largest seed METIS takes: IDX_MAX of its idx_t (2^31 - 1 with 32-bit
  * indices); halo_partition_metis refuses larger ones. Local. */
@@ -110,7 +129,7 @@ halo_status halo_partition_block(halo_graph *g, const halo_partition_options *op
 /* The partitioner of a method; never NULL for a valid enum value. */
 halo_partitioner halo_partition_lookup(halo_method method);
 
-/* "metis" | "random" | "block", "cut" | "vol" and "community" | "id";
+/* "metis" | "random" | "block" | "scotch", "cut" | "vol" and "community" | "id";
  * HALO_ERR_ARG otherwise (the caller names the flag). The _name functions
  * return static strings. */
 halo_status halo_method_parse(const char *name, halo_method *out);

@@ -31,4 +31,12 @@ halo_status halo__stats_alloc(int64_t nodes, int64_t edges, int32_t parts,
 void halo__stats_add_shard(halo_partition_stats *s, const halo_shard *shard);
 void halo__stats_finish(halo_partition_stats *s);
 
+/* Scotch's error hooks (partition-scotch-error.c): reset before a run of
+ * Scotch calls; after one fails, take copies the first error Scotch reported
+ * since the reset into buf ("no reason given" when none) and clears it.
+ * Thread-safe. Local. */
+#define HALO__SCOTCH_ERROR_MAX 512
+void halo__scotch_error_reset(void);
+void halo__scotch_error_take(char *buf, size_t size);
+
 #endif /* HALO_PARTITION_IMPL_H */

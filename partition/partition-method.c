@@ -10,6 +10,7 @@ static const struct {
     [HALO_METHOD_METIS] = {"metis", halo_partition_metis},
     [HALO_METHOD_RANDOM] = {"random", halo_partition_random},
     [HALO_METHOD_BLOCK] = {"block", halo_partition_block},
+    [HALO_METHOD_SCOTCH] = {"scotch", halo_partition_scotch},
 };
 
 static const char *const objectives[] = {

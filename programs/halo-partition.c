@@ -48,10 +48,12 @@ static const char usage[] =
     "  --synthetic-split T,V,E  a random split of fractions T, V, E, from --seed\n"
     "partition\n"
     "  --parts P                number of parts, 1 <= P <= nodes (required)\n"
-    "  --method M               metis (default), random or block\n"
-    "  --seed N                 METIS seed / random permutation seed (default 1)\n"
-    "  --ufactor N              METIS allowed imbalance 1+N/1000 (default 30)\n"
-    "  --objective O            METIS objective: cut (default) or vol\n"
+    "  --method M               metis (default), scotch, random or block; metis switches\n"
+    "                           to scotch, saying so, past its 32-bit limit of 2^31-1\n"
+    "                           nodes or directed edges\n"
+    "  --seed N                 METIS or Scotch seed / random permutation seed (default 1)\n"
+    "  --ufactor N              METIS and Scotch allowed imbalance 1+N/1000 (default 30)\n"
+    "  --objective O            METIS objective: cut (default) or vol (Scotch: cut only)\n"
     "  --order O                local numbering of each part's owned rows: community\n"
     "                           (default: rows without remote neighbours first, then\n"
     "                           neighbours together, for SpMM locality) or id (ascending\n"
@@ -87,6 +89,8 @@ typedef struct cli {
   int32_t dims[HALO_MAX_LAYERS + 1];
   int ndims;
   halo_model_config model; /* what --dims predicts for */
+  int objective_given;      /* --objective was on the command line */
+  int metis_switched;       /* metis was asked for, and the graph is past its limit */
 } cli;
 
 static double clock_s(clockid_t id) {
@@ -334,11 +338,13 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
         break;
       case 'm':
         if (halo_method_parse(optarg, &c->opt.method) != HALO_OK)
-          HALO_FAIL(HALO_ERR_ARG, "--method: unknown method '%s' (metis, random, block)", optarg);
+          HALO_FAIL(HALO_ERR_ARG, "--method: unknown method '%s' (metis, scotch, random, block)",
+                    optarg);
         break;
       case OPT_OBJECTIVE:
         if (halo_objective_parse(optarg, &c->opt.objective) != HALO_OK)
           HALO_FAIL(HALO_ERR_ARG, "--objective: unknown objective '%s' (cut, vol)", optarg);
+        c->objective_given = 1;
         break;
       case OPT_ORDER:
         if (halo_order_parse(optarg, &c->opt.order) != HALO_OK)
@@ -430,6 +436,9 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
               c->split ? "--split" : "--synthetic-split");
   if (!c->synth_features != !c->synth_classes)
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-features and --synthetic-classes go together");
+  if (c->opt.method == HALO_METHOD_SCOTCH && c->opt.objective != HALO_OBJECTIVE_CUT)
+    HALO_FAIL(HALO_ERR_ARG, "--objective %s: Scotch minimises the edge cut only (drop --objective)",
+              halo_objective_name(c->opt.objective));
   /* METIS takes seeds up to its idx_t's maximum; one part never calls it. */
   if (!c->write_metis && c->opt.method == HALO_METHOD_METIS && c->opt.parts > 1 &&
       c->opt.seed > halo_partition_metis_seed_max())
@@ -634,6 +643,9 @@ static void print_table(FILE *out, const cli *c, const halo_graph *g,
   if (c->opt.method == HALO_METHOD_METIS)
     fprintf(out, "method       metis k-way, objective %s, ufactor %d, seed %" PRId64 "\n",
             halo_objective_name(c->opt.objective), c->opt.ufactor, c->opt.seed);
+  else if (c->opt.method == HALO_METHOD_SCOTCH)
+    fprintf(out, "method       scotch k-way, objective cut, ufactor %d, seed %" PRId64 "%s\n",
+            c->opt.ufactor, c->opt.seed, c->metis_switched ? " (past METIS' limit)" : "");
   else if (c->opt.method == HALO_METHOD_RANDOM)
     fprintf(out, "method       random, seed %" PRId64 "\n", c->opt.seed);
   else
@@ -888,6 +900,24 @@ done:
   return st;
 }
 
+/* METIS' idx_t cannot index a graph past its limit; Scotch's int64 build
+ * can, so the default method hands such a graph to it, with one line that
+ * says why.  The manifest and the summary then name scotch. */
+static void switch_past_metis_limit(cli *c, const halo_graph *g) {
+  const int64_t limit = halo_partition_metis_limit();
+  if (c->opt.method != HALO_METHOD_METIS || c->opt.parts < 2 || (g->n <= limit && g->m <= limit))
+    return;
+  halo_log_warn("%s: %" PRId64 " nodes and %" PRId64
+                " directed edges exceed METIS' limit of %" PRId64
+                " (its 32-bit idx_t): partitioning with scotch instead%s",
+                g->source, g->n, g->m, limit,
+                c->opt.objective == HALO_OBJECTIVE_VOL ? ", for the edge cut (vol is METIS' only)"
+                                                       : "");
+  c->opt.method = HALO_METHOD_SCOTCH;
+  c->opt.objective = HALO_OBJECTIVE_CUT;
+  c->metis_switched = 1;
+}
+
 /* ---- main ------------------------------------------------------------ */
 
 static halo_status run(cli *c) {
@@ -981,6 +1011,7 @@ static halo_status run(cli *c) {
     phase(&pg, what);
   }
   HALO_ALLOC(part, g->n, "part vector");
+  switch_past_metis_limit(c, g);
   HALO_TRY(halo_partition_lookup(c->opt.method)(g, &c->opt, part));
   timing_lap(&t, PHASE_PARTITION);
 

@@ -11,7 +11,7 @@ packages=(
   libmetis-dev metis
   libscotch-dev libptscotch-dev
   libcriterion-dev
-  zlib1g-dev
+  zlib1g-dev libbz2-dev liblzma-dev
   libopenblas-dev
 )
 # Wanted, not needed: without them the build and the other tests still run.

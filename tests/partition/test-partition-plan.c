@@ -59,8 +59,9 @@ static void check_stats(const halo_graph *g, const int32_t *part, int32_t parts)
 }
 
 static void check_all(halo_graph *g, const char *name) {
-  const halo_method methods[] = {HALO_METHOD_METIS, HALO_METHOD_RANDOM, HALO_METHOD_BLOCK};
-  for (int i = 0; i < 3; i++)
+  const halo_method methods[] = {HALO_METHOD_METIS, HALO_METHOD_SCOTCH, HALO_METHOD_RANDOM,
+                                 HALO_METHOD_BLOCK};
+  for (int i = 0; i < 4; i++)
     for (int32_t parts = 1; parts <= 4; parts++) {
       fprintf(stderr, "%s: %s P=%d\n", name, halo_method_name(methods[i]), parts);
       int32_t *part = run_method(g, methods[i], parts, 3);
@@ -138,8 +139,9 @@ Test(plan, bad_parts_are_refused) {
   int32_t *part = calloc((size_t)g->n, sizeof *part);
   halo_partition_options opt = HALO_PARTITION_OPTIONS_INIT;
   halo_log_set_quiet(1);
-  const halo_method methods[] = {HALO_METHOD_METIS, HALO_METHOD_RANDOM, HALO_METHOD_BLOCK};
-  for (int i = 0; i < 3; i++) {
+  const halo_method methods[] = {HALO_METHOD_METIS, HALO_METHOD_SCOTCH, HALO_METHOD_RANDOM,
+                                 HALO_METHOD_BLOCK};
+  for (int i = 0; i < 4; i++) {
     opt.parts = 0;
     cr_expect_eq(halo_partition_lookup(methods[i])(g, &opt, part), HALO_ERR_ARG);
     opt.parts = (int32_t)g->n + 1;
