@@ -16,9 +16,11 @@ packages=(
 )
 # Wanted, not needed: without them the build and the other tests still run.
 # python3-matplotlib: scripts/halo-plot, whose test (test-plot) is skipped
+# without it. iproute2: `ip netns` for test-cluster's two hosts, skipped
 # without it.
 optional=(
   python3-matplotlib
+  iproute2
 )
 
 absent() {

@@ -1,7 +1,7 @@
 /* halo-train --deterministic end to end: the same losses, bit for bit, every
  * epoch, and the same final parameters (the summary's params_sha256) for
- * any number of ranks, partitioner, row order and thread count, and across
- * a checkpoint resumed at another P (docs/reproducibility.md). */
+ * any number of ranks, partitioner (METIS, Scotch, random, block), row order and thread count, and
+ * across a checkpoint resumed at another P (docs/reproducibility.md). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,15 +31,15 @@ Test(reproducible, cora_any_p_partitioner_order_and_threads, .timeout = 900) {
   } runs[] = {{1, "metis", "community", "1"},  {2, "metis", "community", "1"},
               {3, "metis", "community", "1"},  {4, "metis", "community", "1"},
               {4, "random", "community", "1"}, {3, "block", "community", "1"},
-              {2, "metis", "id", "1"},         {2, "metis", "community", "2"},
-              {1, "metis", "community", "2"}};
+              {4, "scotch", "community", "1"}, {2, "metis", "id", "1"},
+              {2, "metis", "community", "2"},  {1, "metis", "community", "2"}};
   const int nruns = (int)(sizeof runs / sizeof runs[0]);
   /* The default, 200 epochs; under sanitizers 30, which run the same code
    * (the epoch loop does not allocate) in every one of the runs. */
   const int epochs = TEST_SANITIZED ? 30 : 200;
   if (TEST_SANITIZED)
     test_sanitized_note("reproducible.cora",
-                        "each of the 9 runs (every P, partitioner, row order and thread "
+                        "each of the 10 runs (every P, partitioner, row order and thread "
                         "count) trains 30 epochs, not 200");
   run_report *r = calloc((size_t)nruns, sizeof *r);
   cr_assert(r);
