@@ -48,6 +48,11 @@ typedef struct load_reader {
   int eof;             /* the stream has been read to its end */
   uint64_t bytes;      /* decompressed bytes read so far */
   halo_digest *digest; /* borrowed, may be NULL */
+  /* A slice (load_reader_open_slice): the lines that start in file bytes
+   * [slice_begin, slice_end).  A whole-file reader has slice_end = -1. */
+  int64_t slice_begin, slice_end;
+  int64_t line_start; /* file offset of the next line to hand out */
+  int64_t line_base;  /* lines before this reader's first: messages add it */
 } load_reader;
 
 /* Opens `path`; a missing, unreadable or empty file is an error naming it. */
@@ -56,6 +61,18 @@ halo_status load_reader_open(load_reader *r, const char *path, halo_digest *dige
 /* As load_reader_open, but an empty file (or a gzip stream of no bytes) is
  * read as one with no lines: for edge files, where no edges is no error. */
 halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_digest *digest);
+
+/* Opens slice `slice` of `slices` of a plain-text file: the lines whose
+ * first byte lies in [size · slice / slices, size · (slice + 1) / slices),
+ * so the slices hold every line exactly once, in order, whatever `slices`;
+ * a slice may hold none.  A line "starts" just after a '\n' (or at byte 0),
+ * so a slice reads past its end to finish its last line and skips the
+ * partial line it begins in.  r->line counts from 1 within the slice; a
+ * caller that knows the lines before it (the sum over lower slices) sets
+ * r->line_base, which messages add.  Gzip files cannot be cut by bytes
+ * (HALO_ERR_UNSUPPORTED, naming the file); no digest is kept. Local. */
+halo_status load_reader_open_slice(load_reader *r, const char *path, int64_t slice,
+                                   int64_t slices);
 
 /* Hands out the next line: 1 when *line is set, 0 at the end of the file,
  * negative (already logged) when the stream is truncated or corrupt. */

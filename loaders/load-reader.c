@@ -19,6 +19,7 @@ enum {
 };
 
 static int reader_fill(load_reader *r);
+static halo_status fill_plain(load_reader *r, char *dst, size_t room, size_t *got);
 
 /* read() until `want` bytes or the end of the file; -1 (errno set) on error. */
 static ssize_t read_full(int fd, void *dst, size_t want) {
@@ -51,7 +52,7 @@ done:
 static halo_status reader_open(load_reader *r, const char *path, halo_digest *digest,
                                int allow_empty) {
   halo_status st = HALO_OK;
-  *r = (load_reader){.path = path, .digest = digest};
+  *r = (load_reader){.path = path, .digest = digest, .slice_end = -1};
   struct stat sb;
   int fd = open(path, O_RDONLY);
   if (fd < 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -77,6 +78,57 @@ static halo_status reader_open(load_reader *r, const char *path, halo_digest *di
   /* Read the first block now, so that an empty file is reported here. */
   while (r->pos == r->end && !r->eof) HALO_TRY(reader_fill(r));
   if (r->pos == r->end && !allow_empty) HALO_FAIL(HALO_ERR_PARSE, "%s: file is empty", path);
+done:
+  if (st < 0) load_reader_close(r);
+  return st;
+}
+
+halo_status load_reader_open_slice(load_reader *r, const char *path, int64_t slice,
+                                   int64_t slices) {
+  halo_status st = HALO_OK;
+  *r = (load_reader){.path = path, .slice_end = -1};
+  struct stat sb;
+  unsigned char magic[2];
+  if (slices < 1 || slice < 0 || slice >= slices)
+    HALO_FAIL(HALO_ERR_ARG, "%s: slice %lld of %lld", path, (long long)slice, (long long)slices);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  r->fd = fd;
+  r->opened = 1;
+  if (fstat(fd, &sb) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (!S_ISREG(sb.st_mode))
+    HALO_FAIL(HALO_ERR_IO, "%s: is not a regular file, so it cannot be cut into slices", path);
+  if (read_full(fd, magic, 2) == 2 && magic[0] == 0x1f && magic[1] == 0x8b)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED, "%s: a gzip stream cannot be cut into byte ranges", path);
+  /* size · slice / slices without overflow: size < 2^63 and slices < 2^31 in practice. */
+  const int64_t size = (int64_t)sb.st_size;
+  const __int128 wide = (__int128)size;
+  r->slice_begin = (int64_t)(wide * slice / slices);
+  const int64_t end = (int64_t)(wide * (slice + 1) / slices);
+  r->line_start = r->slice_begin;
+  r->in_cap = READER_IN;
+  HALO_ALLOC(r->in, r->in_cap, "read buffer");
+  r->cap = READER_BLOCK;
+  HALO_ALLOC(r->buf, r->cap + 1, "read buffer");
+  /* The byte before the slice says whether a line starts at its first byte. */
+  off_t from = r->slice_begin > 0 ? (off_t)r->slice_begin - 1 : 0;
+  if (lseek(fd, from, SEEK_SET) != from)
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot seek to byte %lld: %s", path, (long long)from,
+              strerror(errno));
+  r->in_bytes = (uint64_t)from;
+  if (r->slice_begin > 0) {
+    char before;
+    HALO_TRY(fill_plain(r, &before, 1, &(size_t){0}));
+    r->bytes = 1;
+    if (before != '\n') {
+      char *skipped;
+      size_t len;
+      int got = load_reader_next(r, &skipped, &len); /* the tail of a lower slice's line */
+      if (got < 0) HALO_TRY(got);
+      r->line = 0;
+    }
+  }
+  r->slice_end = end; /* the skip above is not bounded by it */
 done:
   if (st < 0) load_reader_close(r);
   return st;
@@ -196,7 +248,7 @@ static int reader_fill(load_reader *r) {
   if (r->end == r->cap) {
     if (r->cap >= READER_MAX_LINE)
       HALO_FAIL(HALO_ERR_PARSE, "%s:%lld: line longer than %d bytes", r->path,
-                (long long)r->line + 1, READER_MAX_LINE);
+                (long long)(r->line_base + r->line) + 1, READER_MAX_LINE);
     char *grown = realloc(r->buf, 2 * r->cap + 1);
     if (!grown)
       HALO_FAIL(HALO_ERR_NOMEM, "%s: out of memory for a %zu-byte line", r->path, 2 * r->cap);
@@ -211,13 +263,16 @@ static int reader_fill(load_reader *r) {
   if (got == 0) r->eof = 1;
   if (r->digest) halo_digest_update(r->digest, r->buf + r->end, got);
   r->bytes += (uint64_t)got;
-  if (r->line == 0 && r->end == 0 && got >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) r->pos = 3;
+  if (r->slice_begin == 0 && r->line == 0 && r->end == 0 && got >= 3 &&
+      memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0)
+    r->pos = 3;
   r->end += got;
 done:
   return st;
 }
 
 int load_reader_next(load_reader *r, char **line, size_t *len) {
+  if (r->slice_end >= 0 && r->line_start >= r->slice_end) return 0; /* the next slice's line */
   for (;;) {
     char *start = r->buf + r->pos;
     char *nl = r->pos < r->end ? memchr(start, '\n', r->end - r->pos) : NULL;
@@ -228,6 +283,8 @@ int load_reader_next(load_reader *r, char **line, size_t *len) {
     if (nl) {
       size_t n = (size_t)(nl - start);
       r->pos = (size_t)(nl - r->buf) + (nl < r->buf + r->end);
+      r->line_start =
+          r->slice_begin - (r->slice_begin > 0) + (int64_t)r->bytes - (int64_t)(r->end - r->pos);
       if (n > 0 && start[n - 1] == '\r') n--;
       start[n] = '\0';
       *nl = '\0';
@@ -265,7 +322,7 @@ void load_reader_error(const load_reader *r, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  halo_log_error("%s:%lld: %s", r->path, (long long)r->line, msg);
+  halo_log_error("%s:%lld: %s", r->path, (long long)(r->line_base + r->line), msg);
 }
 
 void load_reader_bad_token(const load_reader *r, const char *tok, const char *what) {

@@ -64,15 +64,24 @@ static void cluster_mpirun(char *out, size_t size, const char *dir, const char *
   cr_assert(f);
   fprintf(f, "%s slots=2\n%s slots=2\n", addr[0], addr[1]);
   cr_assert_eq(fclose(f), 0);
+  /* mpirun hands its environment to the ranks it starts itself, not to
+   * those the launcher starts: the sanitizer settings go by name. */
+  char forward[128] = "";
+  const char *sanitizers[] = {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"};
+  for (int i = 0; i < 3; i++)
+    if (getenv(sanitizers[i])) {
+      strcat(forward, " -x ");
+      strcat(forward, sanitizers[i]);
+    }
   snprintf(out, size,
            "env HALO_NETNS_HOSTS='%s=%s-a=%s-a %s=%s-b=%s-b' "
            "ip netns exec %s-a unshare --uts sh -c 'hostname %s-a && exec mpirun "
            "--allow-run-as-root --bind-to none --hostfile %s -np 4 "
            "--mca plm_rsh_agent %s/netns-rsh.sh --mca btl tcp,self,vader "
            "--mca btl_tcp_if_include %s --mca oob_tcp_if_include %s "
-           "-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 %s'",
+           "-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1%s %s'",
            addr[0], name, name, addr[1], name, name, name, name, hosts, CLUSTER, subnet, subnet,
-           args);
+           forward, args);
 }
 
 static void nap_ms(int ms) {
