@@ -3,12 +3,14 @@
  *
  * SCOTCH_Num is int64_t in the library halo links (CMake pairs the
  * scotch-int64 header with its archive), so Scotch reads the graph's own
- * arrays: no copy of the structure is made, and peak memory is the graph, the
- * int64 part vector and Scotch's coarsening workspace.
+ * arrays: no copy of the structure is made, and peak memory is the graph, an
+ * int64 part vector (8 bytes a node), 16 bytes a node more when the graph
+ * has isolated nodes (the map that leaves them out), and Scotch's workspace.
  *
  * The run is reproducible: a context with Scotch's deterministic option, a
- * fixed random state and the user's seed; the parts do not depend on how many
- * threads Scotch starts.  The strategy is Scotch's mapping strategy by
+ * random state of its own seeded with the user's seed, and a fixed number of
+ * threads (HALO_SCOTCH_THREADS), so the same input and options give the same
+ * parts on any machine.  The strategy is Scotch's mapping strategy by
  * recursive bipartitioning (SCOTCH_STRATRECURSIVE) for k parts at imbalance
  * ufactor / 1000, the tolerance METIS gets.  Measured on a 200,000-node SBM
  * into 16 parts (docs/benchmarks.md, "Scotch"): the same cut as the default
@@ -24,6 +26,11 @@
 #include "halo-partition.h"
 #include "partition-impl.h"
 
+/* Scotch's threads.  Fixed because the parts depend on their number; 2 is
+ * what recursive bipartitioning used well on the measured graphs (1 thread:
+ * 4.9 s, 2: 3.3 s, 4 on 2 cores: 4.0 s on the 200,000-node SBM). */
+#define HALO_SCOTCH_THREADS 2
+
 _Static_assert(sizeof(SCOTCH_Num) == sizeof(int64_t),
                "scotch.h is not the int64 build: the graph's arrays are passed as they are");
 
@@ -31,21 +38,26 @@ _Static_assert(sizeof(SCOTCH_Num) == sizeof(int64_t),
  * g->indices rewritten in place to the new numbers (isolated nodes are no
  * one's neighbour, so every entry has one).  Scotch's bisection spends its
  * time on isolated nodes as if they were a component each: 51 s instead of
- * 2 s on rmat:scale=17 with its 53,635 isolated nodes.  old_of (size k) and
- * verttab (size k + 1) are new arrays; new_of (size n) is the caller's. */
+ * 36 s on rmat:scale=17 with its 53,635 isolated nodes.  A graph without
+ * isolated nodes is passed as it is (k = n, no map).  new_of (size n) is the
+ * caller's scratch. */
 typedef struct linked {
-  int64_t k;        /* nodes with at least one edge */
-  int64_t *old_of;  /* size k: node id in g of compact node i */
-  int64_t *verttab; /* size k + 1: the CSR offsets of the compact graph */
+  int64_t k;              /* nodes with at least one edge */
+  int64_t *old_of;        /* size k: node id in g of compact node i; NULL when k = n */
+  int64_t *verttab;       /* size k + 1: the compact CSR's offsets; NULL when k = n */
+  const int64_t *offsets; /* verttab, or g->indptr when k = n */
 } linked;
 
 static halo_status link_nodes(halo_graph *g, int64_t *new_of, linked *out) {
   halo_status st = HALO_OK;
   int64_t k = 0;
   for (int64_t v = 0; v < g->n; v++) k += g->indptr[v + 1] > g->indptr[v];
+  out->k = k;
+  out->offsets = g->indptr;
+  if (k == g->n) goto done;
   HALO_ALLOC(out->old_of, k, "Scotch node map");
   HALO_ALLOC(out->verttab, k + 1, "Scotch offsets");
-  out->k = k;
+  out->offsets = out->verttab;
   k = 0;
   for (int64_t v = 0; v < g->n; v++) {
     new_of[v] = -1;
@@ -58,6 +70,20 @@ static halo_status link_nodes(halo_graph *g, int64_t *new_of, linked *out) {
   for (int64_t e = 0; e < g->m; e++) g->indices[e] = new_of[g->indices[e]];
 done:
   return st;
+}
+
+/* The node of g that compact node i is. */
+static int64_t node_of(const linked *nodes, int64_t i) {
+  return nodes->old_of ? nodes->old_of[i] : i;
+}
+
+/* Undoes link_nodes' renumbering of g->indices, on success and failure alike. */
+static void unlink_nodes(halo_graph *g, linked *nodes) {
+  if (nodes->old_of)
+    for (int64_t e = 0; e < g->m; e++) g->indices[e] = nodes->old_of[g->indices[e]];
+  free(nodes->verttab);
+  free(nodes->old_of);
+  *nodes = (linked){0};
 }
 
 /* Part a holds fewer nodes than part b (the lower index among equals). */
@@ -117,12 +143,16 @@ static halo_status scotch_part(const linked *nodes, int64_t m, int64_t *indices,
 
   halo__scotch_error_reset();
   if (SCOTCH_graphInit(&graph) != 0 || !(graph_on = 1) ||
-      SCOTCH_graphBuild(&graph, 0, (SCOTCH_Num)nodes->k, nodes->verttab, NULL, NULL, NULL,
+      SCOTCH_graphBuild(&graph, 0, (SCOTCH_Num)nodes->k, nodes->offsets, NULL, NULL, NULL,
                         (SCOTCH_Num)m, indices, NULL) != 0)
     goto failed;
+  /* Recursive bipartitioning hands each half to a thread with a random
+   * state of its own, so the parts depend on the number of threads: it is
+   * fixed, not Scotch's default of one per core. */
   if (SCOTCH_contextInit(&context) != 0 || !(context_on = 1) ||
       SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMDETERMINISTIC, 1) != 0 ||
-      SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1) != 0)
+      SCOTCH_contextRandomClone(&context) != 0 ||
+      SCOTCH_contextThreadSpawn(&context, HALO_SCOTCH_THREADS, NULL) != 0)
     goto failed;
   SCOTCH_contextRandomSeed(&context, (SCOTCH_Num)opt->seed);
   if (SCOTCH_graphInit(&bound) != 0 || !(bound_on = 1) ||
@@ -173,15 +203,13 @@ halo_status halo_partition_scotch(halo_graph *g, const halo_partition_options *o
   for (int64_t i = 0; i < nodes.k; i++) {
     if (where[i] < 0 || where[i] >= opt->parts)
       HALO_FAIL(HALO_ERR_SCOTCH, "Scotch returned part %lld for node %lld (parts: %d)",
-                (long long)where[i], (long long)nodes.old_of[i], opt->parts);
-    part[nodes.old_of[i]] = (int32_t)where[i];
+                (long long)where[i], (long long)node_of(&nodes, i), opt->parts);
+    part[node_of(&nodes, i)] = (int32_t)where[i];
   }
-  for (int64_t e = 0; e < g->m; e++) g->indices[e] = nodes.old_of[g->indices[e]];
   HALO_TRY(place_isolated(part, n, opt->parts));
 
 done:
-  free(nodes.verttab);
-  free(nodes.old_of);
+  unlink_nodes(g, &nodes);
   free(where);
   return st;
 }

@@ -49,8 +49,8 @@ static const char usage[] =
     "partition\n"
     "  --parts P                number of parts, 1 <= P <= nodes (required)\n"
     "  --method M               metis (default), scotch, random or block; metis switches\n"
-    "                           to scotch, saying so, past its 32-bit limit of 2^31-1\n"
-    "                           nodes or directed edges\n"
+    "                           to scotch, saying so, past its limit of 2^31-1 nodes or\n"
+    "                           directed edges\n"
     "  --seed N                 METIS or Scotch seed / random permutation seed (default 1)\n"
     "  --ufactor N              METIS and Scotch allowed imbalance 1+N/1000 (default 30)\n"
     "  --objective O            METIS objective: cut (default) or vol (Scotch: cut only)\n"
@@ -89,7 +89,7 @@ typedef struct cli {
   int32_t dims[HALO_MAX_LAYERS + 1];
   int ndims;
   halo_model_config model; /* what --dims predicts for */
-  int objective_given;      /* --objective was on the command line */
+  int method_given;         /* --method was on the command line */
   int metis_switched;       /* metis was asked for, and the graph is past its limit */
 } cli;
 
@@ -340,11 +340,11 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
         if (halo_method_parse(optarg, &c->opt.method) != HALO_OK)
           HALO_FAIL(HALO_ERR_ARG, "--method: unknown method '%s' (metis, scotch, random, block)",
                     optarg);
+        c->method_given = 1;
         break;
       case OPT_OBJECTIVE:
         if (halo_objective_parse(optarg, &c->opt.objective) != HALO_OK)
           HALO_FAIL(HALO_ERR_ARG, "--objective: unknown objective '%s' (cut, vol)", optarg);
-        c->objective_given = 1;
         break;
       case OPT_ORDER:
         if (halo_order_parse(optarg, &c->opt.order) != HALO_OK)
@@ -439,9 +439,11 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   if (c->opt.method == HALO_METHOD_SCOTCH && c->opt.objective != HALO_OBJECTIVE_CUT)
     HALO_FAIL(HALO_ERR_ARG, "--objective %s: Scotch minimises the edge cut only (drop --objective)",
               halo_objective_name(c->opt.objective));
-  /* METIS takes seeds up to its idx_t's maximum; one part never calls it. */
-  if (!c->write_metis && c->opt.method == HALO_METHOD_METIS && c->opt.parts > 1 &&
-      c->opt.seed > halo_partition_metis_seed_max())
+  /* METIS takes seeds up to its idx_t's maximum; one part never calls it.
+   * The default method is checked after loading, where it may turn out to
+   * be Scotch's (switch_past_metis_limit). */
+  if (!c->write_metis && c->method_given && c->opt.method == HALO_METHOD_METIS &&
+      c->opt.parts > 1 && c->opt.seed > halo_partition_metis_seed_max())
     HALO_FAIL(HALO_ERR_ARG,
               "--seed: %lld is out of range [0, %lld] for METIS (the random method takes any "
               "seed)",
@@ -902,20 +904,30 @@ done:
 
 /* METIS' idx_t cannot index a graph past its limit; Scotch's int64 build
  * can, so the default method hands such a graph to it, with one line that
- * says why.  The manifest and the summary then name scotch. */
-static void switch_past_metis_limit(cli *c, const halo_graph *g) {
+ * says why.  The manifest and the summary then name scotch.  A METIS run
+ * then checks the seed it was not checked for at parse time. */
+static halo_status switch_past_metis_limit(cli *c, const halo_graph *g) {
+  halo_status st = HALO_OK;
   const int64_t limit = halo_partition_metis_limit();
-  if (c->opt.method != HALO_METHOD_METIS || c->opt.parts < 2 || (g->n <= limit && g->m <= limit))
-    return;
-  halo_log_warn("%s: %" PRId64 " nodes and %" PRId64
-                " directed edges exceed METIS' limit of %" PRId64
-                " (its 32-bit idx_t): partitioning with scotch instead%s",
+  if (c->opt.method != HALO_METHOD_METIS || c->opt.parts < 2) goto done;
+  if (g->n <= limit && g->m <= limit) {
+    if (c->opt.seed > halo_partition_metis_seed_max())
+      HALO_FAIL(HALO_ERR_ARG,
+                "--seed: %lld is out of range [0, %lld] for METIS (the scotch and random methods "
+                "take any seed)",
+                (long long)c->opt.seed, (long long)halo_partition_metis_seed_max());
+    goto done;
+  }
+  halo_log_warn("%s: %" PRId64 " nodes and %" PRId64 " directed edges exceed METIS' limit of %" PRId64
+                " (its idx_t): partitioning with scotch instead%s",
                 g->source, g->n, g->m, limit,
                 c->opt.objective == HALO_OBJECTIVE_VOL ? ", for the edge cut (vol is METIS' only)"
                                                        : "");
   c->opt.method = HALO_METHOD_SCOTCH;
   c->opt.objective = HALO_OBJECTIVE_CUT;
   c->metis_switched = 1;
+done:
+  return st;
 }
 
 /* ---- main ------------------------------------------------------------ */
@@ -1004,6 +1016,7 @@ static halo_status run(cli *c) {
     goto done;
   }
 
+  HALO_TRY(switch_past_metis_limit(c, g));
   if (pg.on) {
     char what[96];
     snprintf(what, sizeof what, "partitioning into %d parts (%s)", c->opt.parts,
@@ -1011,7 +1024,6 @@ static halo_status run(cli *c) {
     phase(&pg, what);
   }
   HALO_ALLOC(part, g->n, "part vector");
-  switch_past_metis_limit(c, g);
   HALO_TRY(halo_partition_lookup(c->opt.method)(g, &c->opt, part));
   timing_lap(&t, PHASE_PARTITION);
 

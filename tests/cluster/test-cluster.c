@@ -34,9 +34,30 @@ static void teardown(void) {
   if (system(cmd) != 0) fprintf(stderr, "cluster: '%s' failed\n", cmd);
 }
 
+/* Removes the namespaces of earlier runs whose test process is gone (one
+ * that ctest killed on a timeout never reached teardown). */
+static void remove_stale(void) {
+  FILE *p = popen("ip netns list 2>/dev/null", "r");
+  if (!p) return;
+  char line[256];
+  while (fgets(line, sizeof line, p)) {
+    int pid = 0;
+    char side = 0;
+    if (sscanf(line, "halo%d-%c", &pid, &side) != 2 || side != 'a' || pid <= 0) continue;
+    char proc[64], cmd[256];
+    snprintf(proc, sizeof proc, "/proc/%d", pid);
+    if (access(proc, F_OK) == 0) continue;
+    fprintf(stderr, "cluster: removing the namespaces of an earlier run (pid %d)\n", pid);
+    snprintf(cmd, sizeof cmd, "%s/netns-cluster.sh down halo%d", CLUSTER, pid);
+    if (system(cmd) != 0) fprintf(stderr, "cluster: '%s' failed\n", cmd);
+  }
+  pclose(p);
+}
+
 /* Two namespaces of names and a subnet drawn from the pid, so that runs side
  * by side do not meet; skips the test where they cannot be made. */
 static void setup(void) {
+  remove_stale();
   int octet = 20 + (int)(getpid() % 200);
   snprintf(name, sizeof name, "halo%d", (int)getpid());
   snprintf(subnet, sizeof subnet, "10.213.%d.0/24", octet);
@@ -122,7 +143,7 @@ Test(cluster, two_hosts_train_as_one) {
   char *dir = tr_tmpdir("cluster"), shards[300], cmd[4096], log[900], args[1200];
   snprintf(shards, sizeof shards, "%s/cora-4", dir);
   snprintf(log, sizeof log, "%s/partition.log", dir);
-  cr_assert_eq(tr_run(120, log, "%s --input %s --parts 4 --out %s", PARTITION_BIN, CORA, shards), 0,
+  cr_assert_eq(tr_run(60, log, "%s --input %s --parts 4 --out %s", PARTITION_BIN, CORA, shards), 0,
                "halo-partition failed (see %s)", log);
 
   /* Two ranks on each host. */
@@ -148,10 +169,10 @@ Test(cluster, two_hosts_train_as_one) {
              shards, epochs, path[i]);
     snprintf(log, sizeof log, "%s.log", path[i]);
     if (i == 0) {
-      rc = tr_mpirun(4, 300, log, "%s", args);
+      rc = tr_mpirun(4, 120, log, "%s", args);
     } else {
       cluster_mpirun(cmd, sizeof cmd, dir, args);
-      rc = tr_run(300, log, "%s", cmd);
+      rc = tr_run(120, log, "%s", cmd);
     }
     cr_assert_eq(rc, 0, "halo-train on %s exited with %d (see %s)", i ? "two hosts" : "one host",
                  rc, log);
@@ -176,7 +197,7 @@ Test(cluster, a_rank_killed_on_the_second_host_ends_the_job) {
   char *dir = tr_tmpdir("cluster-kill"), shards[300], cmd[4096], log[400], args[1000];
   snprintf(shards, sizeof shards, "%s/cora-4", dir);
   snprintf(log, sizeof log, "%s/partition.log", dir);
-  cr_assert_eq(tr_run(120, log, "%s --input %s --parts 4 --out %s", PARTITION_BIN, CORA, shards), 0,
+  cr_assert_eq(tr_run(60, log, "%s --input %s --parts 4 --out %s", PARTITION_BIN, CORA, shards), 0,
                "halo-partition failed (see %s)", log);
   snprintf(args, sizeof args, "%s %s --quiet --epochs 100000", TRAIN_BIN, shards);
   cluster_mpirun(cmd, sizeof cmd, dir, args);

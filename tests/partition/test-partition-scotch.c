@@ -206,13 +206,25 @@ Test(scotch_cli, method_scotch_and_the_switch_past_metis_limit, .timeout = 300) 
   cr_expect_not_null(strstr(out, "\"scotch\""), "h5dump: %s", out);
   free(out);
 
+  /* Scotch's own thread count (its default is one per core) changes nothing. */
+  for (int threads = 1; threads <= 4; threads += 3) {
+    rc = pt_run(&out,
+                "SCOTCH_PTHREAD_NUMBER=%d %s --input %s --parts 4 --method scotch --out %s/t%d",
+                threads, EXE, CORA, dir, threads);
+    cr_assert_eq(rc, 0, "%s", out);
+    char *id = line_after(out, "run id ");
+    cr_expect_str_eq(id, run_id, "SCOTCH_PTHREAD_NUMBER=%d gave another partition", threads);
+    free(id);
+    free(out);
+  }
+
   /* Cora's 2708 nodes and 10556 directed edges are past a limit of 1000:
    * the default method says so on one line and gives the same partition. */
   rc =
       pt_run(&out, "HALO_TEST_METIS_LIMIT=1000 %s --input %s --parts 4 --out %s/m", EXE, CORA, dir);
   cr_assert_eq(rc, 0, "%s", out);
   cr_expect_eq(count(out,
-                     "exceed METIS' limit of 1000 (its 32-bit idx_t): partitioning with "
+                     "exceed METIS' limit of 1000 (its idx_t): partitioning with "
                      "scotch instead\n"),
                1, "%s", out);
   cr_expect_not_null(strstr(out, "2708 nodes and 10556 directed edges"), "%s", out);
@@ -229,6 +241,25 @@ Test(scotch_cli, method_scotch_and_the_switch_past_metis_limit, .timeout = 300) 
   cr_expect_not_null(strstr(out, "scotch instead, for the edge cut (vol is METIS' only)\n"), "%s",
                      out);
   free(out);
+
+  /* A seed past METIS' is Scotch's to take past the limit, and refused by
+   * the default method under it (after loading: the graph decides). */
+  rc = pt_run(&out,
+              "HALO_TEST_METIS_LIMIT=1000 %s --input %s --parts 4 --seed 3000000000 --out %s/big",
+              EXE, CORA, dir);
+  cr_expect_eq(rc, 0, "%s", out);
+  free(out);
+  rc = pt_run(&out, "%s --input %s --parts 4 --seed 3000000000 --out %s/big2", EXE, CORA, dir);
+  cr_expect_neq(rc, 0);
+  cr_expect_not_null(strstr(out, "--seed: 3000000000 is out of range [0, 2147483647] for METIS"),
+                     "%s", out);
+  free(out);
+  rc = pt_run(&out, "%s --input %s --parts 4 --method metis --seed 3000000000 --out %s/big3", EXE,
+              CORA, dir);
+  cr_expect_neq(rc, 0);
+  free(out);
+  snprintf(path, sizeof path, "%s/big2", dir);
+  cr_expect_neq(access(path, F_OK), 0, "a refused run left %s", path);
 
   /* Under the limit, METIS it is; a hook that is not a number is ignored. */
   const char *hooks[] = {"20000", "lots"};
