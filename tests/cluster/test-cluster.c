@@ -137,14 +137,20 @@ static int pids_in(char side, const char *comm, pid_t *pids, int max) {
   return count;
 }
 
+/* Cora in 4 parts, into dir/cora-4 (its path in shards). */
+static void partition_cora(const char *dir, char *shards, size_t size) {
+  char log[400];
+  snprintf(shards, size, "%s/cora-4", dir);
+  snprintf(log, sizeof log, "%s/partition.log", dir);
+  cr_assert_eq(tr_run(60, log, "%s --input %s --parts 4 --out %s", PARTITION_BIN, CORA, shards), 0,
+               "halo-partition failed (see %s)", log);
+}
+
 TestSuite(cluster, .init = setup, .fini = teardown, .timeout = 600);
 
 Test(cluster, two_hosts_train_as_one) {
   char *dir = tr_tmpdir("cluster"), shards[300], cmd[4096], log[900], args[1200];
-  snprintf(shards, sizeof shards, "%s/cora-4", dir);
-  snprintf(log, sizeof log, "%s/partition.log", dir);
-  cr_assert_eq(tr_run(60, log, "%s --input %s --parts 4 --out %s", PARTITION_BIN, CORA, shards), 0,
-               "halo-partition failed (see %s)", log);
+  partition_cora(dir, shards, sizeof shards);
 
   /* Two ranks on each host. */
   cluster_mpirun(cmd, sizeof cmd, dir, "hostname");
@@ -195,21 +201,13 @@ Test(cluster, two_hosts_train_as_one) {
 
 Test(cluster, a_rank_killed_on_the_second_host_ends_the_job) {
   char *dir = tr_tmpdir("cluster-kill"), shards[300], cmd[4096], log[400], args[1000];
-  snprintf(shards, sizeof shards, "%s/cora-4", dir);
-  snprintf(log, sizeof log, "%s/partition.log", dir);
-  cr_assert_eq(tr_run(60, log, "%s --input %s --parts 4 --out %s", PARTITION_BIN, CORA, shards), 0,
-               "halo-partition failed (see %s)", log);
+  partition_cora(dir, shards, sizeof shards);
   snprintf(args, sizeof args, "%s %s --quiet --epochs 100000", TRAIN_BIN, shards);
   cluster_mpirun(cmd, sizeof cmd, dir, args);
   snprintf(log, sizeof log, "%s/kill.log", dir);
 
-  pid_t job = fork();
-  cr_assert_geq(job, 0);
-  if (job == 0) {
-    if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(126);
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
-  }
+  pid_t job = tr_spawn(cmd, log);
+  cr_assert_geq(job, 0, "fork failed");
   /* Both ranks of the second host up, and training (give it a moment past
    * start-up so the kill lands in the epoch loop). */
   pid_t ranks[4];

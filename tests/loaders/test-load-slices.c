@@ -13,33 +13,50 @@
 #include "halo-rng.h"
 #include "load-impl.h"
 
+/* Lines joined by '\n' into a growing buffer. */
+typedef struct joined {
+  char *text;
+  size_t used, cap;
+} joined;
+
+static joined joined_new(void) {
+  joined j = {.text = calloc(1, 1 << 16), .cap = 1 << 16};
+  cr_assert(j.text);
+  return j;
+}
+
+static void join(joined *j, const char *line, size_t len) {
+  while (j->used + len + 2 > j->cap) j->text = realloc(j->text, j->cap *= 2);
+  cr_assert(j->text);
+  memcpy(j->text + j->used, line, len);
+  j->used += len;
+  j->text[j->used++] = '\n';
+  j->text[j->used] = '\0';
+}
+
 /* The whole-file reader's lines of `path`, joined by '\n', and their count. */
 static char *whole_lines(const char *path, int64_t *count) {
   load_reader r;
   cr_assert_eq(load_reader_open_maybe_empty(&r, path, NULL), HALO_OK);
-  size_t cap = 1 << 16, used = 0;
-  char *all = malloc(cap), *line;
+  joined all = joined_new();
+  char *line;
   size_t len;
   int got;
   *count = 0;
   while ((got = load_reader_next(&r, &line, &len)) > 0) {
-    while (used + len + 2 > cap) all = realloc(all, cap *= 2);
-    memcpy(all + used, line, len);
-    used += len;
-    all[used++] = '\n';
+    join(&all, line, len);
     ++*count;
   }
   cr_assert_eq(got, 0);
-  all[used] = '\0';
   load_reader_close(&r);
-  return all;
+  return all.text;
 }
 
 /* The same through `slices` slices, each numbering from the lines below it;
  * every line's global number must come out as its position. */
 static char *sliced_lines(const char *path, int64_t slices, int64_t *count) {
-  size_t cap = 1 << 16, used = 0;
-  char *all = malloc(cap), *line;
+  joined all = joined_new();
+  char *line;
   *count = 0;
   for (int64_t k = 0; k < slices; k++) {
     load_reader r;
@@ -49,10 +66,7 @@ static char *sliced_lines(const char *path, int64_t slices, int64_t *count) {
     size_t len;
     int got;
     while ((got = load_reader_next(&r, &line, &len)) > 0) {
-      while (used + len + 2 > cap) all = realloc(all, cap *= 2);
-      memcpy(all + used, line, len);
-      used += len;
-      all[used++] = '\n';
+      join(&all, line, len);
       ++*count;
       cr_assert_eq(r.line_base + r.line, *count, "slice %lld/%lld numbers line %lld as %lld",
                    (long long)k, (long long)slices, (long long)*count,
@@ -61,8 +75,7 @@ static char *sliced_lines(const char *path, int64_t slices, int64_t *count) {
     cr_assert_eq(got, 0);
     load_reader_close(&r);
   }
-  all[used] = '\0';
-  return all;
+  return all.text;
 }
 
 static void write_file(const char *path, const char *bytes, size_t n) {

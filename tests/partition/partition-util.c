@@ -427,3 +427,15 @@ void pt_remove_tree(const char *dir) {
   closedir(d);
   rmdir(dir);
 }
+
+int32_t *pt_partition(halo_graph *g, halo_method method, int32_t parts, int64_t seed) {
+  halo_partition_options opt = HALO_PARTITION_OPTIONS_INIT;
+  opt.parts = parts;
+  opt.method = method;
+  opt.seed = seed;
+  int32_t *part = calloc((size_t)g->n, sizeof *part);
+  cr_assert_not_null(part);
+  cr_assert_eq(halo_partition_lookup(method)(g, &opt, part), HALO_OK, "%s P=%d",
+               halo_method_name(method), parts);
+  return part;
+}

@@ -39,6 +39,10 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
 /* Builds all shards of a partition (in memory) in `order` and checks them. */
 void pt_build_and_check(const halo_graph *g, const int32_t *part, int32_t parts, halo_order order);
 
+/* part[] of clean g by `method` into `parts` with `seed` (the other options
+ * the defaults), as a new array; fails the test when the method does. */
+int32_t *pt_partition(halo_graph *g, halo_method method, int32_t parts, int64_t seed);
+
 /* Edge cut of part[] on clean g: undirected edges across parts. */
 int64_t pt_edge_cut(const halo_graph *g, const int32_t *part);
 

@@ -8,18 +8,6 @@
 
 #include "partition-util.h"
 
-static int32_t *run_method(halo_graph *g, halo_method method, int32_t parts, int64_t seed) {
-  halo_partition_options opt = HALO_PARTITION_OPTIONS_INIT;
-  opt.parts = parts;
-  opt.method = method;
-  opt.seed = seed;
-  int32_t *part = calloc((size_t)g->n, sizeof *part);
-  cr_assert_not_null(part);
-  cr_assert_eq(halo_partition_lookup(method)(g, &opt, part), HALO_OK, "%s P=%d",
-               halo_method_name(method), parts);
-  return part;
-}
-
 /* Statistics agree with the plans and the brute-force edge cut. */
 static void check_stats(const halo_graph *g, const int32_t *part, int32_t parts) {
   halo_partition_stats *s = NULL;
@@ -64,7 +52,7 @@ static void check_all(halo_graph *g, const char *name) {
   for (int i = 0; i < 4; i++)
     for (int32_t parts = 1; parts <= 4; parts++) {
       fprintf(stderr, "%s: %s P=%d\n", name, halo_method_name(methods[i]), parts);
-      int32_t *part = run_method(g, methods[i], parts, 3);
+      int32_t *part = pt_partition(g, methods[i], parts, 3);
       pt_build_and_check(g, part, parts, HALO_ORDER_COMMUNITY);
       pt_build_and_check(g, part, parts, HALO_ORDER_ID);
       check_stats(g, part, parts);
@@ -107,10 +95,10 @@ Test(plan, balanced_methods_are_balanced_and_seeded) {
   halo_graph *g = pt_graph_cora();
   cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
   for (int32_t parts = 1; parts <= 5; parts++) {
-    int32_t *a = run_method(g, HALO_METHOD_RANDOM, parts, 11);
-    int32_t *b = run_method(g, HALO_METHOD_RANDOM, parts, 11);
-    int32_t *c = run_method(g, HALO_METHOD_RANDOM, parts, 12);
-    int32_t *blk = run_method(g, HALO_METHOD_BLOCK, parts, 0);
+    int32_t *a = pt_partition(g, HALO_METHOD_RANDOM, parts, 11);
+    int32_t *b = pt_partition(g, HALO_METHOD_RANDOM, parts, 11);
+    int32_t *c = pt_partition(g, HALO_METHOD_RANDOM, parts, 12);
+    int32_t *blk = pt_partition(g, HALO_METHOD_BLOCK, parts, 0);
     int64_t size[5] = {0}, bsize[5] = {0}, differ = 0;
     for (int64_t v = 0; v < g->n; v++) {
       cr_assert_eq(a[v], b[v], "random partition depends on more than the seed");
@@ -164,7 +152,7 @@ Test(plan, bad_parts_are_refused) {
  * computed from the graph, and the folder holds the manifest and P parts. */
 static void check_write(halo_graph *g, halo_method method, int32_t parts) {
   char *dir = pt_temp_dir("write");
-  int32_t *part = run_method(g, method, parts, 5);
+  int32_t *part = pt_partition(g, method, parts, 5);
   halo_partition_options opt = HALO_PARTITION_OPTIONS_INIT;
   opt.parts = parts;
   opt.method = method;
@@ -417,7 +405,7 @@ Test(order, random_graphs_both_orders_deterministic) {
     cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
     for (int32_t parts = 1; parts <= 3; parts++) {
       halo_method method = round == 1 ? HALO_METHOD_RANDOM : HALO_METHOD_METIS;
-      int32_t *part = run_method(g, method, parts, (int64_t)(seed % 1000) + round);
+      int32_t *part = pt_partition(g, method, parts, (int64_t)(seed % 1000) + round);
       fprintf(stderr, "order: round %d, %s P=%d\n", round, halo_method_name(method), parts);
       pt_build_and_check(g, part, parts, HALO_ORDER_COMMUNITY);
       pt_build_and_check(g, part, parts, HALO_ORDER_ID);

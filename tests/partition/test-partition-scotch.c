@@ -17,18 +17,6 @@
 #define EXE HALO_PARTITION_EXE
 #define CORA HALO_DATASETS_DIR "/cora"
 
-static int32_t *run(halo_graph *g, halo_method method, int32_t parts, int64_t seed) {
-  halo_partition_options opt = HALO_PARTITION_OPTIONS_INIT;
-  opt.parts = parts;
-  opt.method = method;
-  opt.seed = seed;
-  int32_t *part = calloc((size_t)g->n, sizeof *part);
-  cr_assert_not_null(part);
-  cr_assert_eq(halo_partition_lookup(method)(g, &opt, part), HALO_OK, "%s P=%d",
-               halo_method_name(method), parts);
-  return part;
-}
-
 static int64_t max_owned(const int32_t *part, int64_t n, int32_t parts) {
   int64_t *owned = calloc((size_t)parts, sizeof *owned), most = 0;
   for (int64_t v = 0; v < n; v++) owned[part[v]]++;
@@ -44,12 +32,12 @@ Test(scotch, deterministic_seeded_balanced_and_gives_the_graph_back) {
   cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
   halo_graph *before = pt_graph_copy(g);
   for (int32_t parts = 2; parts <= 7; parts += 5) {
-    int32_t *a = run(g, HALO_METHOD_SCOTCH, parts, 5);
+    int32_t *a = pt_partition(g, HALO_METHOD_SCOTCH, parts, 5);
     cr_assert_eq(memcmp(g->indptr, before->indptr, (size_t)(g->n + 1) * sizeof *g->indptr), 0);
     cr_assert_eq(memcmp(g->indices, before->indices, (size_t)g->m * sizeof *g->indices), 0,
                  "Scotch's renumbering was not undone");
-    int32_t *b = run(g, HALO_METHOD_SCOTCH, parts, 5);
-    int32_t *c = run(g, HALO_METHOD_SCOTCH, parts, 6);
+    int32_t *b = pt_partition(g, HALO_METHOD_SCOTCH, parts, 5);
+    int32_t *c = pt_partition(g, HALO_METHOD_SCOTCH, parts, 6);
     int64_t differ = 0;
     for (int64_t v = 0; v < g->n; v++) {
       cr_assert(a[v] >= 0 && a[v] < parts, "node %lld in part %d", (long long)v, a[v]);
@@ -77,7 +65,7 @@ Test(scotch, isolated_nodes_even_out_the_parts) {
   const int64_t src[] = {0, 1, 2, 3, 4, 5}, dst[] = {1, 2, 0, 4, 5, 3};
   halo_graph *g = pt_graph_from_edges(10, 6, src, dst);
   cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
-  int32_t *part = run(g, HALO_METHOD_SCOTCH, 2, 1);
+  int32_t *part = pt_partition(g, HALO_METHOD_SCOTCH, 2, 1);
   cr_expect_eq(pt_edge_cut(g, part), 0);
   cr_expect_eq(part[0], part[1]);
   cr_expect_eq(part[1], part[2]);
@@ -89,7 +77,7 @@ Test(scotch, isolated_nodes_even_out_the_parts) {
   /* A graph of isolated nodes only: Scotch gets nothing, the parts are even. */
   halo_graph *bare = pt_graph_from_edges(9, 0, NULL, NULL);
   cr_assert_eq(halo_partition_clean(bare, NULL), HALO_OK);
-  part = run(bare, HALO_METHOD_SCOTCH, 4, 1);
+  part = pt_partition(bare, HALO_METHOD_SCOTCH, 4, 1);
   cr_expect_eq(max_owned(part, bare->n, 4), 3);
   free(part);
   halo_graph_destroy(&bare);
@@ -104,7 +92,7 @@ static void against_metis(const char *spec, double tolerance) {
   int64_t cut[2], volume[2];
   const halo_method methods[] = {HALO_METHOD_METIS, HALO_METHOD_SCOTCH};
   for (int i = 0; i < 2; i++) {
-    int32_t *part = run(g, methods[i], 16, 1);
+    int32_t *part = pt_partition(g, methods[i], 16, 1);
     halo_partition_stats *s = NULL;
     cr_assert_eq(halo_partition_stats_create(g, part, 16, &s), HALO_OK);
     cut[i] = s->edge_cut;

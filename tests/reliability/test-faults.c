@@ -40,17 +40,9 @@ static void nap_ms(int ms) {
   nanosleep(&t, NULL);
 }
 
-/* Starts `cmd` under /bin/sh, output to `log`; the shell execs mpirun, so
- * the pid returned is mpirun's. */
 static pid_t spawn(const char *cmd, const char *log) {
-  fprintf(stderr, "$ %s\n", cmd);
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(126);
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
-  }
+  pid_t pid = tr_spawn(cmd, log);
+  cr_assert_geq(pid, 0, "fork failed");
   return pid;
 }
 

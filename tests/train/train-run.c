@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 uint64_t tr_seed(const char *test, uint64_t fallback) {
   const char *env = getenv("HALO_TEST_SEED");
@@ -123,4 +124,15 @@ double tr_json_num(const char *line, const char *key) {
   const char *hit = strstr(line, pat);
   if (!hit) return NAN;
   return strtod(hit + strlen(pat), NULL);
+}
+
+pid_t tr_spawn(const char *cmd, const char *log) {
+  fprintf(stderr, "$ %s\n", cmd);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(126);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  return pid;
 }

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Seed from $HALO_TEST_SEED when set, else `fallback`; printed either way. */
 uint64_t tr_seed(const char *test, uint64_t fallback);
@@ -23,6 +24,11 @@ int tr_mpirun(int np, int timeout_s, const char *out_file, const char *fmt, ...)
 /* Runs a shell command under `timeout`; same return value. */
 int tr_run(int timeout_s, const char *out_file, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Starts `cmd` under /bin/sh in the background, stdout and stderr to
+ * `log`; the shell execs the command's first word (mpirun, say), so the pid
+ * returned is its.  Returns -1 when fork fails. */
+pid_t tr_spawn(const char *cmd, const char *log);
 
 /* fopen of the path that `fmt` formats, or NULL. */
 FILE *tr_fopenf(const char *mode, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
