@@ -69,4 +69,62 @@ halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char
 halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int32_t classes,
                                             uint64_t seed);
 
+/* ---- Node data drawn per node ---------------------------------------- */
+
+/* Class-dependent node data, a pure function of (seed, node id), so that
+ * any process can draw the rows it holds: class = uniform in [0, classes),
+ * features = a random class mean in [-1, 1)^F plus noise of standard
+ * deviation `noise`, split = train with probability `train`, valid with
+ * `valid`, else test.  sbm specs and --synthetic-features draw theirs so. */
+typedef struct halo_node_synth {
+  int32_t features; /* 0: labels and split only */
+  int32_t classes;  /* >= 1 */
+  double noise;
+  double train;
+  double valid;
+  uint64_t seed;
+} halo_node_synth;
+
+/* What halo_graph_synthesize_node_data draws: noise 1, a 10/10/80 split. */
+halo_node_synth halo_node_synth_default(int32_t features, int32_t classes, uint64_t seed);
+
+/* The node data of nodes ids[0..count): x (count x features, row-major;
+ * NULL when features = 0), labels and split, the values a whole graph
+ * drawn from s gives those nodes. Local. */
+halo_status halo_node_synth_rows(const halo_node_synth *s, const int64_t *ids, int64_t count,
+                                 float *x, int32_t *labels, uint8_t *split);
+
+/* Node u's split in halo_graph_synthesize_split, for a labelled node, and
+ * the source digest that function leaves. Local. */
+uint8_t halo_split_draw(const double frac[3], uint64_t seed, int64_t u);
+uint64_t halo_split_digest(uint64_t source_digest, const double frac[3], uint64_t seed);
+
+/* ---- Slices of an input (the distributed partitioner) ------------------ */
+
+/* One slice of an input's edges: `slices` processes each read their own, and
+ * together they hold the input's edges exactly once, the same for any
+ * number of slices. */
+typedef struct halo_edge_slice {
+  char source[512];       /* what was read, as halo_graph.source */
+  uint64_t source_digest; /* as halo_graph.source_digest (a spec's is its text) */
+  int64_t nodes;          /* the input's node count */
+  int64_t count;          /* pairs in this slice */
+  int64_t *pair;          /* size 2 count: (source, destination) node ids in [0, nodes) */
+  int has_node_data;      /* 1: the input draws its node data from `synth` (sbm) */
+  halo_node_synth synth;
+} halo_edge_slice;
+
+/* Slice `slice` of `slices` of a synthetic spec, drawn by this process
+ * alone: sbm's nodes [n·slice/slices, n·(slice+1)/slices) with the edges
+ * they draw (both directions, as halo_load stores them), rmat's edges
+ * [m·slice/slices, m·(slice+1)/slices).  Memory: the slice's pairs, and
+ * for sbm 12 bytes per node of the whole graph (classes and members). The
+ * union over the slices is the edge multiset halo_load's graph holds.
+ * Anything but a spec is HALO_ERR_UNSUPPORTED. Local. */
+halo_status halo_load_spec_slice(const char *spec, int64_t slice, int64_t slices,
+                                 halo_edge_slice *out);
+
+/* Frees the pairs; accepts a zeroed slice. Local. */
+void halo_edge_slice_free(halo_edge_slice *s);
+
 #endif /* HALO_LOAD_H */

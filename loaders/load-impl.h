@@ -243,22 +243,11 @@ halo_status load_labels_file(halo_graph *g, const char *path, halo_digest *diges
 /* Reads the three split files (any may be NULL) into a new g->split. */
 halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest *digest);
 
-/* Class-dependent node data, a pure function of (seed, node id): class =
- * uniform in [0, classes) unless `labels_in` gives it, features = a random
- * class mean in [-1, 1)^F plus noise of standard deviation `noise`, split =
- * train with probability `train`, valid with `valid`, else test. */
-typedef struct load_synth {
-  int32_t features;
-  int32_t classes;
-  double noise;
-  double train;
-  double valid;
-  uint64_t seed;
-} load_synth;
-
 /* Class of node `u` as drawn by load_synth_node_data. */
 int32_t load_synth_class(uint64_t seed, int32_t classes, int64_t u);
-halo_status load_synth_node_data(halo_graph *g, const load_synth *s);
+
+/* Gives every node of g the node data of s (halo_node_synth_rows). */
+halo_status load_synth_node_data(halo_graph *g, const halo_node_synth *s);
 
 /* Sets g->source, truncated to fit. */
 void load_set_source(halo_graph *g, const char *source);

@@ -340,7 +340,63 @@ static inline float normalish(uint64_t bits) {
   return ((float)sum * (1.0f / 65536.0f) - 2.0f) * 1.7320508f;
 }
 
-halo_status load_synth_node_data(halo_graph *g, const load_synth *s) {
+/* The class means of s: classes x features values in [-1, 1). */
+static halo_status synth_means(const halo_node_synth *s, float **out) {
+  halo_status st = HALO_OK;
+  const int64_t width = s->features;
+  float *mean = NULL;
+  *out = NULL;
+  if (width == 0) goto done;
+  HALO_ALLOC(mean, (size_t)s->classes * (size_t)width, "class means");
+  const uint64_t mean_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 2, 0);
+  for (int64_t c = 0; c < s->classes; c++)
+    for (int64_t f = 0; f < width; f++)
+      mean[c * width + f] = 2.0f * halo_rng_uniform(mean_key, (uint64_t)c, (uint64_t)f) - 1.0f;
+  *out = mean;
+done:
+  return st;
+}
+
+/* Node u's label, split and feature row (x may be NULL when features = 0). */
+static inline void synth_node(const halo_node_synth *s, const float *mean, int64_t u, float *x,
+                              int32_t *label, uint8_t *split) {
+  const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
+  const uint64_t split_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 4, 0);
+  const int64_t width = s->features;
+  const float noise = (float)s->noise;
+  int32_t c = load_synth_class(s->seed, s->classes, u);
+  *label = c;
+  double r = halo_rng_uniform_double(split_key, (uint64_t)u, 0);
+  *split = r < s->train              ? HALO_SPLIT_TRAIN
+           : r < s->train + s->valid ? HALO_SPLIT_VALID
+                                     : HALO_SPLIT_TEST;
+  for (int64_t f = 0; f < width; f++)
+    x[f] = mean[c * width + f] + noise * normalish(halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f));
+}
+
+halo_node_synth halo_node_synth_default(int32_t features, int32_t classes, uint64_t seed) {
+  return (halo_node_synth){.features = features,
+                           .classes = classes,
+                           .noise = 1.0,
+                           .train = 0.1,
+                           .valid = 0.1,
+                           .seed = seed};
+}
+
+halo_status halo_node_synth_rows(const halo_node_synth *s, const int64_t *ids, int64_t count,
+                                 float *x, int32_t *labels, uint8_t *split) {
+  halo_status st = HALO_OK;
+  float *mean = NULL;
+  HALO_TRY(synth_means(s, &mean));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < count; i++)
+    synth_node(s, mean, ids[i], x ? x + i * s->features : NULL, &labels[i], &split[i]);
+done:
+  free(mean);
+  return st;
+}
+
+halo_status load_synth_node_data(halo_graph *g, const halo_node_synth *s) {
   halo_status st = HALO_OK;
   const int64_t n = g->n;
   const int64_t width = s->features;
@@ -354,28 +410,12 @@ halo_status load_synth_node_data(halo_graph *g, const load_synth *s) {
       HALO_FAIL(HALO_ERR_NOMEM, "%lld x %lld features exceed the address space", (long long)n,
                 (long long)width);
     HALO_ALLOC(x, (size_t)n * (size_t)width, "node features");
-    HALO_ALLOC(mean, (size_t)s->classes * (size_t)width, "class means");
   }
-  const uint64_t mean_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 2, 0);
-  const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
-  const uint64_t split_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 4, 0);
-  for (int64_t c = 0; c < s->classes && x; c++)
-    for (int64_t f = 0; f < width; f++)
-      mean[c * width + f] = 2.0f * halo_rng_uniform(mean_key, (uint64_t)c, (uint64_t)f) - 1.0f;
-  const float noise = (float)s->noise;
+  HALO_TRY(synth_means(s, &mean));
 
 #pragma omp parallel for schedule(static)
-  for (int64_t u = 0; u < n; u++) {
-    int32_t c = load_synth_class(s->seed, s->classes, u);
-    labels[u] = c;
-    double r = halo_rng_uniform_double(split_key, (uint64_t)u, 0);
-    split[u] = r < s->train              ? HALO_SPLIT_TRAIN
-               : r < s->train + s->valid ? HALO_SPLIT_VALID
-                                         : HALO_SPLIT_TEST;
-    for (int64_t f = 0; f < width; f++)
-      x[u * width + f] = mean[c * width + f] +
-                         noise * normalish(halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f));
-  }
+  for (int64_t u = 0; u < n; u++)
+    synth_node(s, mean, u, x ? x + u * width : NULL, &labels[u], &split[u]);
 
   free(g->labels);
   free(g->targets);
@@ -407,15 +447,29 @@ halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int
     HALO_FAIL(HALO_ERR_ARG, "synthetic features: width %d must be at least 1", features);
   if (classes < 1)
     HALO_FAIL(HALO_ERR_ARG, "synthetic labels: %d classes, need at least 1", classes);
-  load_synth s = {.features = features,
-                  .classes = classes,
-                  .noise = 1.0,
-                  .train = 0.1,
-                  .valid = 0.1,
-                  .seed = seed};
+  const halo_node_synth s = halo_node_synth_default(features, classes, seed);
   HALO_TRY(load_synth_node_data(g, &s));
 done:
   return st;
+}
+
+uint8_t halo_split_draw(const double frac[3], uint64_t seed, int64_t u) {
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_FEATURES, 5, 0);
+  const double r = halo_rng_uniform_double(key, (uint64_t)u, 0);
+  return r < frac[0]                     ? HALO_SPLIT_TRAIN
+         : r < frac[0] + frac[1]           ? HALO_SPLIT_VALID
+         : r < frac[0] + frac[1] + frac[2] ? HALO_SPLIT_TEST
+                                           : HALO_SPLIT_NONE;
+}
+
+uint64_t halo_split_digest(uint64_t source_digest, const double frac[3], uint64_t seed) {
+  /* Different fractions are a different input to the run id. */
+  halo_digest d;
+  halo_digest_init(&d);
+  halo_digest_update(&d, "synthetic split", 15);
+  halo_digest_update(&d, frac, 3 * sizeof *frac);
+  halo_digest_update(&d, &seed, sizeof seed);
+  return halo_rng_mix(source_digest ^ halo_digest_final(&d));
 }
 
 halo_status halo_graph_synthesize_split(halo_graph *g, const double frac[3], uint64_t seed) {
@@ -423,27 +477,13 @@ halo_status halo_graph_synthesize_split(halo_graph *g, const double frac[3], uin
   uint8_t *split = NULL;
   const int64_t n = g->n;
   HALO_ALLOC(split, n, "node split");
-  const uint64_t key = halo_rng_key(seed, HALO_RNG_FEATURES, 5, 0);
-  const double train = frac[0], valid = frac[0] + frac[1], test = frac[0] + frac[1] + frac[2];
 #pragma omp parallel for schedule(static)
-  for (int64_t u = 0; u < n; u++) {
-    double r = halo_rng_uniform_double(key, (uint64_t)u, 0);
-    split[u] = !has_label(g, u) ? HALO_SPLIT_NONE
-               : r < train      ? HALO_SPLIT_TRAIN
-               : r < valid      ? HALO_SPLIT_VALID
-               : r < test       ? HALO_SPLIT_TEST
-                                : HALO_SPLIT_NONE;
-  }
+  for (int64_t u = 0; u < n; u++)
+    split[u] = has_label(g, u) ? halo_split_draw(frac, seed, u) : HALO_SPLIT_NONE;
   free(g->split);
   g->split = split;
   split = NULL;
-  /* Different fractions are a different input to the run id. */
-  halo_digest d;
-  halo_digest_init(&d);
-  halo_digest_update(&d, "synthetic split", 15);
-  halo_digest_update(&d, frac, 3 * sizeof *frac);
-  halo_digest_update(&d, &seed, sizeof seed);
-  g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_final(&d));
+  g->source_digest = halo_split_digest(g->source_digest, frac, seed);
 done:
   free(split);
   return st;

@@ -164,57 +164,102 @@ static inline int64_t sbm_pick(const sbm *s, int64_t u, int64_t j) {
   return s->members[idx < off ? idx : idx + size];
 }
 
+/* An sbm spec's keys, checked, and the class tables its edges are drawn
+ * from (12 bytes per node: every node's class and the nodes by class). */
+typedef struct sbm_spec {
+  int64_t nodes, classes, feat, seed;
+  double degree, homophily, train, valid, noise;
+  int32_t *cls;
+  int64_t *class_off, *members;
+} sbm_spec;
+
+static void sbm_spec_free(sbm_spec *p) {
+  free(p->members);
+  free(p->class_off);
+  free(p->cls);
+  p->members = p->class_off = NULL;
+  p->cls = NULL;
+}
+
+/* Parses and checks the keys; admits `edge_share` of the graph's edges (a
+ * slice's) and `node_share` of its node data beside the class tables. */
+static halo_status sbm_setup(const char *keys_text, double edge_share, double node_share,
+                             sbm_spec *p) {
+  halo_status st = HALO_OK;
+  int64_t *fill = NULL;
+  *p = (sbm_spec){.classes = 8, .feat = 32, .seed = 1, .degree = 10, .homophily = 0.8,
+                  .train = 0.1, .valid = 0.1, .noise = 1.0};
+  spec_key keys[] = {
+      KEY_I("nodes", p->nodes, 1, 4294967296.0, 1),
+      KEY_I("classes", p->classes, 1, 1 << 16, 0),
+      KEY_R("avg-degree", p->degree, 0, 1e6, 0),
+      KEY_R("homophily", p->homophily, 0, 1, 0),
+      KEY_I("feat", p->feat, 0, 1 << 20, 0),
+      KEY_I("seed", p->seed, 0, 9e18, 0),
+      KEY_R("train", p->train, 0, 1, 0),
+      KEY_R("valid", p->valid, 0, 1, 0),
+      KEY_R("noise", p->noise, 0, 1e6, 0),
+  };
+  HALO_TRY(parse_keys("sbm", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
+  if (p->train + p->valid > 1)
+    HALO_FAIL(HALO_ERR_RANGE, "sbm: train=%g plus valid=%g exceeds 1", p->train, p->valid);
+  if (p->classes > p->nodes)
+    HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)p->classes,
+              (long long)p->nodes);
+  HALO_TRY(load_admit(16.0 * edge_share * (double)p->nodes * p->degree +
+                          12.0 * (double)p->nodes +
+                          node_share * (double)p->nodes * (20.0 + 4.0 * (double)p->feat),
+                      "sbm:%s: about %.0f directed edges and %.0f nodes", keys_text,
+                      (double)p->nodes * p->degree, (double)p->nodes));
+
+  const int64_t n = p->nodes, classes = p->classes;
+  HALO_ALLOC(p->cls, n, "sbm classes");
+  HALO_ALLOC(p->class_off, classes + 1, "sbm class offsets");
+  HALO_ALLOC(p->members, n, "sbm class members");
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < n; u++)
+    p->cls[u] = load_synth_class((uint64_t)p->seed, (int32_t)classes, u);
+  for (int64_t u = 0; u < n; u++) p->class_off[p->cls[u] + 1]++;
+  for (int64_t c = 0; c < classes; c++) p->class_off[c + 1] += p->class_off[c];
+  HALO_ALLOC(fill, classes, "sbm fill positions");
+  memcpy(fill, p->class_off, (size_t)classes * sizeof *fill);
+  for (int64_t u = 0; u < n; u++) p->members[fill[p->cls[u]]++] = u;
+done:
+  free(fill);
+  if (st != HALO_OK) sbm_spec_free(p);
+  return st;
+}
+
+static sbm sbm_of(const sbm_spec *p) {
+  return (sbm){
+      .n = p->nodes,
+      .half_degree = p->degree / 2,
+      .homophily = p->homophily,
+      .deg_key = halo_rng_key((uint64_t)p->seed, HALO_RNG_GRAPH, 1, 0),
+      .edge_key = halo_rng_key((uint64_t)p->seed, HALO_RNG_GRAPH, 2, 0),
+      .class_off = p->class_off,
+      .members = p->members,
+      .cls = p->cls,
+  };
+}
+
+static halo_node_synth sbm_synth(const sbm_spec *p) {
+  return (halo_node_synth){.features = (int32_t)p->feat,
+                           .classes = (int32_t)p->classes,
+                           .noise = p->noise,
+                           .train = p->train,
+                           .valid = p->valid,
+                           .seed = (uint64_t)p->seed};
+}
+
 static halo_status sbm_generate(const char *spec, const char *keys_text, halo_graph **out) {
   halo_status st = HALO_OK;
   halo_graph *g = NULL;
-  int64_t *class_off = NULL, *members = NULL, *fill = NULL;
-  int32_t *cls = NULL;
   load_edges edges = {.narrow = 1};
-  int64_t nodes = 0, classes = 8, feat = 32, seed = 1;
-  double degree = 10, homophily = 0.8, train = 0.1, valid = 0.1, noise = 1.0;
-  spec_key keys[] = {
-      KEY_I("nodes", nodes, 1, 4294967296.0, 1),
-      KEY_I("classes", classes, 1, 1 << 16, 0),
-      KEY_R("avg-degree", degree, 0, 1e6, 0),
-      KEY_R("homophily", homophily, 0, 1, 0),
-      KEY_I("feat", feat, 0, 1 << 20, 0),
-      KEY_I("seed", seed, 0, 9e18, 0),
-      KEY_R("train", train, 0, 1, 0),
-      KEY_R("valid", valid, 0, 1, 0),
-      KEY_R("noise", noise, 0, 1e6, 0),
-  };
-  HALO_TRY(parse_keys("sbm", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
-  if (train + valid > 1)
-    HALO_FAIL(HALO_ERR_RANGE, "sbm: train=%g plus valid=%g exceeds 1", train, valid);
-  if (classes > nodes)
-    HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)classes,
-              (long long)nodes);
-  HALO_TRY(spec_fits("sbm", keys_text, (double)nodes, (double)nodes * degree, (double)feat));
-
-  const int64_t n = nodes;
-  HALO_ALLOC(cls, n, "sbm classes");
-  HALO_ALLOC(class_off, classes + 1, "sbm class offsets");
-  HALO_ALLOC(members, n, "sbm class members");
-#pragma omp parallel for schedule(static)
-  for (int64_t u = 0; u < n; u++) cls[u] = load_synth_class((uint64_t)seed, (int32_t)classes, u);
-  for (int64_t u = 0; u < n; u++) class_off[cls[u] + 1]++;
-  for (int64_t c = 0; c < classes; c++) class_off[c + 1] += class_off[c];
-  HALO_ALLOC(fill, classes, "sbm fill positions");
-  memcpy(fill, class_off, (size_t)classes * sizeof *fill);
-  for (int64_t u = 0; u < n; u++) members[fill[cls[u]]++] = u;
-  free(fill);
-  fill = NULL;
-
-  const sbm s = {
-      .n = n,
-      .half_degree = degree / 2,
-      .homophily = homophily,
-      .deg_key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 1, 0),
-      .edge_key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 2, 0),
-      .class_off = class_off,
-      .members = members,
-      .cls = cls,
-  };
+  sbm_spec p;
+  HALO_TRY(sbm_setup(keys_text, 1, 1, &p));
+  const int64_t n = p.nodes;
+  const sbm s = sbm_of(&p);
 
   /* Node u's draws fill edge words [2 first[u], 2 first[u+1]): u -> v and
    * v -> u, so every node writes its own slots and no write is shared.
@@ -234,16 +279,11 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
     }
   }
   memset(first, 0, (size_t)(n + 1) * sizeof *first);
-  free(members);
-  members = NULL;
+  free(p.members);
+  p.members = NULL;
   HALO_TRY(load_edges_to_csr(&edges, g));
 
-  load_synth synth = {.features = (int32_t)feat,
-                      .classes = (int32_t)classes,
-                      .noise = noise,
-                      .train = train,
-                      .valid = valid,
-                      .seed = (uint64_t)seed};
+  const halo_node_synth synth = sbm_synth(&p);
   HALO_TRY(load_synth_node_data(g, &synth));
   load_set_source(g, spec);
   g->source_digest = halo_digest_bytes(spec, strlen(spec));
@@ -251,11 +291,45 @@ static halo_status sbm_generate(const char *spec, const char *keys_text, halo_gr
   g = NULL;
 done:
   load_edges_free(&edges);
-  free(fill);
-  free(members);
-  free(class_off);
-  free(cls);
+  sbm_spec_free(&p);
   halo_graph_destroy(&g);
+  return st;
+}
+
+/* Item range [lo, hi) of slice k of K over `total` items. */
+static void slice_range(int64_t total, int64_t k, int64_t K, int64_t *lo, int64_t *hi) {
+  *lo = (int64_t)((__int128)total * k / K);
+  *hi = (int64_t)((__int128)total * (k + 1) / K);
+}
+
+static halo_status sbm_slice(const char *keys_text, int64_t k, int64_t K, halo_edge_slice *out) {
+  halo_status st = HALO_OK;
+  int64_t *first = NULL;
+  sbm_spec p;
+  HALO_TRY(sbm_setup(keys_text, 1.0 / (double)K, 1.0 / (double)K, &p));
+  const sbm s = sbm_of(&p);
+  int64_t lo, hi;
+  slice_range(p.nodes, k, K, &lo, &hi);
+  HALO_ALLOC(first, hi - lo + 1, "sbm draw offsets");
+  for (int64_t u = lo; u < hi; u++) first[u - lo + 1] = first[u - lo] + sbm_draws(&s, u);
+  out->count = 2 * first[hi - lo];
+  HALO_ALLOC(out->pair, 2 * out->count + 1, "sbm slice edges");
+  int64_t *pair = out->pair;
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int64_t u = lo; u < hi; u++)
+    for (int64_t j = 0; j < first[u - lo + 1] - first[u - lo]; j++) {
+      int64_t v = sbm_pick(&s, u, j), at = 4 * (first[u - lo] + j);
+      pair[at] = u;
+      pair[at + 1] = v;
+      pair[at + 2] = v;
+      pair[at + 3] = u;
+    }
+  out->nodes = p.nodes;
+  out->has_node_data = 1;
+  out->synth = sbm_synth(&p);
+done:
+  free(first);
+  sbm_spec_free(&p);
   return st;
 }
 
@@ -281,10 +355,10 @@ static inline int64_t rmat_edge(const rmat *r, int64_t e) {
   return (int64_t)(src << 32 | dst);
 }
 
-static halo_status rmat_generate(const char *spec, const char *keys_text, halo_graph **out) {
+/* An rmat spec's keys, checked: nodes 2^scale, m edges. */
+static halo_status rmat_setup(const char *keys_text, double edge_share, rmat *r, int64_t *n,
+                              int64_t *m) {
   halo_status st = HALO_OK;
-  halo_graph *g = NULL;
-  load_edges edges = {.narrow = 1};
   int64_t scale = 0, factor = 16, seed = 1;
   double a = 0.57, b = 0.19, c = 0.19;
   spec_key keys[] = {
@@ -294,20 +368,31 @@ static halo_status rmat_generate(const char *spec, const char *keys_text, halo_g
   };
   HALO_TRY(parse_keys("rmat", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
   if (a + b + c > 1) HALO_FAIL(HALO_ERR_RANGE, "rmat: a+b+c = %g exceeds 1", a + b + c);
-  const int64_t n = (int64_t)1 << scale;
-  if (factor > (INT64_MAX >> 1) / n)
+  *n = (int64_t)1 << scale;
+  if (factor > (INT64_MAX >> 1) / *n)
     HALO_FAIL(HALO_ERR_RANGE, "rmat: edge-factor=%lld is too large for scale=%lld",
               (long long)factor, (long long)scale);
-  const int64_t m = factor * n;
-  HALO_TRY(spec_fits("rmat", keys_text, (double)n, (double)m, 0.0));
-  const rmat r = {
+  *m = factor * *n;
+  HALO_TRY(spec_fits("rmat", keys_text, edge_share == 1 ? (double)*n : 0.0,
+                     edge_share * (double)*m, 0.0));
+  *r = (rmat){
       .scale = (int)scale,
       .key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 3, 0),
       .ta = (uint32_t)lround(a * 65536),
       .tab = (uint32_t)lround((a + b) * 65536),
       .tabc = (uint32_t)lround((a + b + c) * 65536),
   };
+done:
+  return st;
+}
 
+static halo_status rmat_generate(const char *spec, const char *keys_text, halo_graph **out) {
+  halo_status st = HALO_OK;
+  halo_graph *g = NULL;
+  load_edges edges = {.narrow = 1};
+  rmat r;
+  int64_t n, m;
+  HALO_TRY(rmat_setup(keys_text, 1, &r, &n, &m));
   HALO_TRY(halo_graph_create(n, 0, &g));
   HALO_TRY(load_edges_reserve(&edges, m));
   edges.count = m;
@@ -325,14 +410,35 @@ done:
   return st;
 }
 
+static halo_status rmat_slice(const char *keys_text, int64_t k, int64_t K, halo_edge_slice *out) {
+  halo_status st = HALO_OK;
+  rmat r;
+  int64_t n, m, lo, hi;
+  HALO_TRY(rmat_setup(keys_text, 1.0 / (double)K, &r, &n, &m));
+  slice_range(m, k, K, &lo, &hi);
+  out->count = hi - lo;
+  HALO_ALLOC(out->pair, 2 * out->count + 1, "rmat slice edges");
+#pragma omp parallel for schedule(static)
+  for (int64_t e = lo; e < hi; e++) {
+    uint64_t word = (uint64_t)rmat_edge(&r, e);
+    out->pair[2 * (e - lo)] = (int64_t)(word >> 32);
+    out->pair[2 * (e - lo) + 1] = (int64_t)(word & 0xffffffffu);
+  }
+  out->nodes = n;
+done:
+  return st;
+}
+
 /* ---- Dispatch ------------------------------------------------------------- */
 
 typedef struct generator {
   const char *name;
   halo_status (*generate)(const char *spec, const char *keys, halo_graph **out);
+  halo_status (*slice)(const char *keys, int64_t slice, int64_t slices, halo_edge_slice *out);
 } generator;
 
-static const generator GENERATORS[] = {{"sbm", sbm_generate}, {"rmat", rmat_generate}};
+static const generator GENERATORS[] = {{"sbm", sbm_generate, sbm_slice},
+                                       {"rmat", rmat_generate, rmat_slice}};
 enum { GENERATOR_COUNT = sizeof GENERATORS / sizeof GENERATORS[0] };
 
 int load_spec_is_spec(const char *input) {
@@ -343,13 +449,14 @@ int load_spec_is_spec(const char *input) {
   return 0;
 }
 
-halo_status load_spec(const char *spec, halo_graph **out) {
+/* The generator `spec` names; logs and fails when none does. */
+static halo_status find_generator(const char *spec, const generator **out) {
   halo_status st = HALO_OK;
   const char *colon = strchr(spec, ':');
   size_t name_len = colon ? (size_t)(colon - spec) : strlen(spec);
   for (int k = 0; k < GENERATOR_COUNT; k++)
     if (strlen(GENERATORS[k].name) == name_len && memcmp(spec, GENERATORS[k].name, name_len) == 0) {
-      HALO_TRY(GENERATORS[k].generate(spec, colon ? colon + 1 : "", out));
+      *out = &GENERATORS[k];
       goto done;
     }
   HALO_FAIL(HALO_ERR_ARG,
@@ -357,4 +464,47 @@ halo_status load_spec(const char *spec, halo_graph **out) {
             (int)name_len, spec);
 done:
   return st;
+}
+
+static const char *spec_keys(const char *spec) {
+  const char *colon = strchr(spec, ':');
+  return colon ? colon + 1 : "";
+}
+
+halo_status load_spec(const char *spec, halo_graph **out) {
+  halo_status st = HALO_OK;
+  const generator *gen = NULL;
+  HALO_TRY(find_generator(spec, &gen));
+  HALO_TRY(gen->generate(spec, spec_keys(spec), out));
+done:
+  return st;
+}
+
+halo_status halo_load_spec_slice(const char *spec, int64_t slice, int64_t slices,
+                                 halo_edge_slice *out) {
+  halo_status st = HALO_OK;
+  const generator *gen = NULL;
+  *out = (halo_edge_slice){0};
+  if (slices < 1 || slice < 0 || slice >= slices)
+    HALO_FAIL(HALO_ERR_ARG, "%s: slice %lld of %lld does not exist", spec, (long long)slice,
+              (long long)slices);
+  if (!load_spec_is_spec(spec))
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "%s: the distributed partitioner reads synthetic specs (sbm:..., rmat:...) only "
+              "so far",
+              spec);
+  HALO_TRY(find_generator(spec, &gen));
+  HALO_TRY(gen->slice(spec_keys(spec), slice, slices, out));
+  snprintf(out->source, sizeof out->source, "%s", spec);
+  out->source_digest = halo_digest_bytes(spec, strlen(spec));
+done:
+  if (st != HALO_OK) halo_edge_slice_free(out);
+  return st;
+}
+
+void halo_edge_slice_free(halo_edge_slice *s) {
+  if (!s) return;
+  free(s->pair);
+  s->pair = NULL;
+  s->count = 0;
 }

@@ -46,7 +46,8 @@ typedef enum {
   HALO_METHOD_METIS = 0,
   HALO_METHOD_RANDOM,
   HALO_METHOD_BLOCK,
-  HALO_METHOD_SCOTCH
+  HALO_METHOD_SCOTCH,
+  HALO_METHOD_PTSCOTCH /* distributed (halo-dpartition.h): no halo_partitioner */
 } halo_method;
 typedef enum { HALO_OBJECTIVE_CUT = 0, HALO_OBJECTIVE_VOL } halo_objective;
 
@@ -126,10 +127,11 @@ halo_status halo_partition_random(halo_graph *g, const halo_partition_options *o
 /* Contiguous id ranges of n/P nodes (sizes differ by at most one). */
 halo_status halo_partition_block(halo_graph *g, const halo_partition_options *opt, int32_t *part);
 
-/* The partitioner of a method; never NULL for a valid enum value. */
+/* The partitioner of a method; NULL for ptscotch, which is collective
+ * (halo_partition_ptscotch in halo-dpartition.h), and for an invalid value. */
 halo_partitioner halo_partition_lookup(halo_method method);
 
-/* "metis" | "random" | "block" | "scotch", "cut" | "vol" and "community" | "id";
+/* "metis" | "random" | "block" | "scotch" | "ptscotch", "cut" | "vol" and "community" | "id";
  * HALO_ERR_ARG otherwise (the caller names the flag). The _name functions
  * return static strings. */
 halo_status halo_method_parse(const char *name, halo_method *out);
@@ -174,6 +176,17 @@ halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part
                                         halo_partition_stats **out);
 void halo_partition_stats_destroy(halo_partition_stats **s);
 
+/* Statistics read off shards as they are written, part by part: alloc
+ * (zeroed per-part arrays), add each part's shard (edge_cut collects the
+ * directed cut edges meanwhile), then finish (halves the cut, totals and
+ * ratios).  Every field is a sum over the parts added, so writers that
+ * each add some parts may sum their figures before one of them finishes.
+ * Local. */
+halo_status halo_partition_stats_alloc(int64_t nodes, int64_t edges, int32_t parts,
+                                       halo_partition_stats **out);
+void halo_partition_stats_add_shard(halo_partition_stats *s, const halo_shard *shard);
+void halo_partition_stats_finish(halo_partition_stats *s);
+
 /* ---- halo plans ------------------------------------------------------ */
 
 /* Builds the shards of a partition one part at a time, reusing O(n) scratch
@@ -184,6 +197,7 @@ typedef struct halo_partition_plan halo_partition_plan;
 halo_status halo_partition_plan_create(const halo_graph *g, const int32_t *part, int32_t parts,
                                        halo_order order, uint64_t run_id,
                                        halo_partition_plan **out);
+/* (parts may exceed g->n: a local graph of one part's rows has fewer nodes.) */
 
 /* Fills a new shard for part p exactly as halo-shard.h describes it: owned
  * rows in the plan's order (n_interior: the leading rows with no halo
@@ -198,6 +212,32 @@ halo_status halo_partition_plan_create(const halo_graph *g, const int32_t *part,
 halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo_shard **out);
 
 void halo_partition_plan_destroy(halo_partition_plan **plan);
+
+/* One part as the process that writes it holds it, without the rest of the
+ * graph (the distributed partitioner): its owned nodes in ascending global
+ * id, each one's neighbours in ascending id with their parts and degrees,
+ * and the owned rows' node data. */
+typedef struct halo_part_rows {
+  int32_t part, parts;
+  int64_t nodes, edges;         /* n and directed edges of the whole clean graph */
+  int64_t n_owned;
+  const int64_t *id;            /* size n_owned, ascending */
+  const int64_t *indptr;        /* size n_owned + 1, from 0 */
+  const int64_t *nbr;           /* size indptr[n_owned]: each row's neighbours, ascending */
+  const int32_t *nbr_part;      /* the part of each neighbour */
+  const int64_t *nbr_degree;    /* the degree of each neighbour in the clean graph */
+  int32_t features, classes;    /* as halo_graph (no multi-label and no input ids yet) */
+  const float *x;               /* n_owned x features, or NULL */
+  const int32_t *labels;        /* n_owned, or NULL */
+  const uint8_t *split;         /* n_owned, or NULL */
+} halo_part_rows;
+
+/* The shard halo_partition_plan_shard makes for this part from the whole
+ * graph, made from its rows alone: the same datasets, byte for byte, since
+ * every order the plan uses is by global id.  Scratch: a local graph of the
+ * part's owned and halo rows. Local. */
+halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order order,
+                                         uint64_t run_id, halo_shard **out);
 
 /* ---- output ---------------------------------------------------------- */
 

@@ -23,14 +23,6 @@ halo_status halo__partition_order(const int32_t *part, int64_t n, int32_t parts,
 halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, int64_t n_owned,
                                    const int32_t *local, int64_t block_rows, int32_t *block);
 
-/* Statistics accumulated part by part: alloc (zeroed per-part arrays), add
- * each part's figures (edge_cut collects directed cut edges meanwhile), then
- * finish (halves the cut, totals and ratios). Local. */
-halo_status halo__stats_alloc(int64_t nodes, int64_t edges, int32_t parts,
-                              halo_partition_stats **out);
-void halo__stats_add_shard(halo_partition_stats *s, const halo_shard *shard);
-void halo__stats_finish(halo_partition_stats *s);
-
 /* Scotch's error hooks (partition-scotch-error.c): reset before a run of
  * Scotch calls; after one fails, take copies the first error Scotch reported
  * since the reset into buf ("no reason given" when none) and clears it.

@@ -11,6 +11,7 @@ static const struct {
     [HALO_METHOD_RANDOM] = {"random", halo_partition_random},
     [HALO_METHOD_BLOCK] = {"block", halo_partition_block},
     [HALO_METHOD_SCOTCH] = {"scotch", halo_partition_scotch},
+    [HALO_METHOD_PTSCOTCH] = {"ptscotch", NULL}, /* collective: halo-dpartition.h */
 };
 
 static const char *const objectives[] = {

@@ -255,7 +255,7 @@ static halo_status write_part(const char *dir, const halo_shard *shard, halo_man
   m->part_halo[shard->part] = shard->n_halo;
   if (m->part_original_id_digest)
     m->part_original_id_digest[shard->part] = halo_shard_digest_original_id(shard);
-  if (figures) halo__stats_add_shard(figures, shard);
+  if (figures) halo_partition_stats_add_shard(figures, shard);
 done:
   return st;
 }
@@ -296,7 +296,7 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
 
   if (stats) {
     *stats = NULL;
-    HALO_TRY(halo__stats_alloc(g->n, g->m, parts, &figures));
+    HALO_TRY(halo_partition_stats_alloc(g->n, g->m, parts, &figures));
   }
   HALO_TRY(halo_partition_plan_create(g, part, parts, opt->order, run_id, &plan));
 
@@ -324,7 +324,7 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
     HALO_FAIL(HALO_ERR_ARG, "output path %s/manifest.h5 is too long", dir);
   HALO_TRY(halo_manifest_write(path, &m));
   if (figures) {
-    halo__stats_finish(figures);
+    halo_partition_stats_finish(figures);
     *stats = figures;
     figures = NULL;
   }

@@ -6,13 +6,13 @@
  *
  * halo_partition_stats_create computes them from the graph in one pass;
  * halo_partition_write gets the same figures from the shards it writes
- * (halo__stats_add_shard), which costs no extra pass over the edges. */
+ * (halo_partition_stats_add_shard), which costs no extra pass over the edges. */
 #include <stdlib.h>
 
 #include "halo-partition.h"
 #include "partition-impl.h"
 
-halo_status halo__stats_alloc(int64_t nodes, int64_t edges, int32_t parts,
+halo_status halo_partition_stats_alloc(int64_t nodes, int64_t edges, int32_t parts,
                               halo_partition_stats **out) {
   halo_status st = HALO_OK;
   halo_partition_stats *s = NULL;
@@ -33,7 +33,7 @@ done:
   return st;
 }
 
-void halo__stats_add_shard(halo_partition_stats *s, const halo_shard *shard) {
+void halo_partition_stats_add_shard(halo_partition_stats *s, const halo_shard *shard) {
   const int32_t p = shard->part;
   s->owned[p] = shard->n_owned;
   s->halo[p] = shard->n_halo;
@@ -51,7 +51,7 @@ void halo__stats_add_shard(halo_partition_stats *s, const halo_shard *shard) {
   s->edge_cut += cut;
 }
 
-void halo__stats_finish(halo_partition_stats *s) {
+void halo_partition_stats_finish(halo_partition_stats *s) {
   int64_t max_owned = 0;
   s->comm_volume = 0;
   for (int32_t p = 0; p < s->parts; p++) {
@@ -74,7 +74,7 @@ halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part
   if (parts < 1 || parts > n)
     HALO_FAIL(HALO_ERR_ARG, "statistics: %d parts for %lld nodes", parts, (long long)n);
 
-  HALO_TRY(halo__stats_alloc(n, g->m, parts, &s));
+  HALO_TRY(halo_partition_stats_alloc(n, g->m, parts, &s));
   HALO_TRY(halo__partition_order(part, n, parts, &order, &start));
   HALO_ALLOC(node_mark, n, "statistics node marks");
   HALO_ALLOC(peer_mark, parts, "statistics part marks");
@@ -111,7 +111,7 @@ halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part
       }
     }
   }
-  halo__stats_finish(s);
+  halo_partition_stats_finish(s);
   *out = s;
   s = NULL;
 done:

@@ -7,6 +7,8 @@
  *   HALO_CUDA_SPMM         cusparse, rows  halo-train       halo_backend_options.spmm
  *   HALO_CUDA_AWARE        0, 1            halo-train       halo_backend_options.mpi
  *   HALO_FAULT_STALL       RANK:EPOCH      halo-train       halo_watch_options.stall*
+ *   HALO_TEST_PARTS_FILE   a path          halo-partition   dist_request.parts_file
+ *                                          (ptscotch)
  *
  * HALO_MEMORY_AVAILABLE replaces the measured free memory in every admission
  *   check (the loaders' size checks, the clean-up's, the model's), so that
@@ -20,6 +22,10 @@
  * HALO_FAULT_STALL is a test hook, not a feature: rank RANK sleeps for an
  *   hour at the start of EPOCH (the last epoch + 1: after the loop), so that
  *   the --timeout watchdog fires: tests/reliability/test-faults.c.
+ * HALO_TEST_PARTS_FILE is a test hook too: --method ptscotch takes node v's
+ *   part from line v + 1 of the file instead of from PT-Scotch, so that a
+ *   test gives the distributed writer the sequential one's assignment:
+ *   tests/partition/test-partition-dist.c.
  *
  * Unset or empty means the default.  Any other value that does not parse is
  * refused with one line naming the variable and the value.  docs/train.md
@@ -78,6 +84,7 @@ halo_status cli_env_read(cli_env *out, unsigned which) {
     out->stall = 1;
     out->stall_rank = (int)rank;
   }
+  if (which & CLI_ENV_TEST_PARTS) out->test_parts_file = value_of("HALO_TEST_PARTS_FILE");
 done:
   return st;
 }

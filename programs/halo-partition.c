@@ -17,8 +17,10 @@
 #include "halo-load.h"
 #include "halo-memory.h"
 #include "halo-model.h"
+#include "halo-mpi.h"
 #include "halo-partition.h"
 #include "halo-predict.h"
+#include "partition-dist.h"
 
 #ifndef HALO_VERSION
 #define HALO_VERSION "unknown"
@@ -48,9 +50,11 @@ static const char usage[] =
     "  --synthetic-split T,V,E  a random split of fractions T, V, E, from --seed\n"
     "partition\n"
     "  --parts P                number of parts, 1 <= P <= nodes (required)\n"
-    "  --method M               metis (default), scotch, random or block; metis switches\n"
-    "                           to scotch, saying so, past its limit of 2^31-1 nodes or\n"
-    "                           directed edges\n"
+    "  --method M               metis (default), scotch, ptscotch, random or block; metis\n"
+    "                           switches to scotch, saying so, past its limit of 2^31-1\n"
+    "                           nodes or directed edges; ptscotch is distributed:\n"
+    "                           mpirun -np K halo-partition --method ptscotch ... (each rank\n"
+    "                           reads a slice of a synthetic spec; DIR on a shared file system)\n"
     "  --seed N                 METIS or Scotch seed / random permutation seed (default 1)\n"
     "  --ufactor N              METIS and Scotch allowed imbalance 1+N/1000 (default 30)\n"
     "  --objective O            METIS objective: cut (default) or vol (Scotch: cut only)\n"
@@ -91,6 +95,7 @@ typedef struct cli {
   halo_model_config model; /* what --dims predicts for */
   int method_given;         /* --method was on the command line */
   int metis_switched;       /* metis was asked for, and the graph is past its limit */
+  const char *parts_file;   /* ptscotch: HALO_TEST_PARTS_FILE, a test hook (cli-env.c) */
 } cli;
 
 static double clock_s(clockid_t id) {
@@ -105,13 +110,17 @@ static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
 enum { PHASE_LOAD, PHASE_CLEAN, PHASE_PARTITION, PHASE_WRITE, PHASE_TOTAL, PHASES };
 static const char *const phase_names[PHASES] = {"load", "clean", "partition", "write", "total"};
 
+/* What a run took: time per phase, and memory over its ranks (one rank
+ * but for --method ptscotch). */
 typedef struct timing {
   double wall[PHASES], cpu[PHASES];
   double wall_start, cpu_start, wall_mark, cpu_mark;
+  int ranks;
+  int64_t peak_rss_max, peak_rss_sum; /* bytes: the largest rank's peak, and the sum */
 } timing;
 
 static void timing_start(timing *t) {
-  *t = (timing){.wall_start = now_s(), .cpu_start = clock_s(CLOCK_PROCESS_CPUTIME_ID)};
+  *t = (timing){.wall_start = now_s(), .cpu_start = clock_s(CLOCK_PROCESS_CPUTIME_ID), .ranks = 1};
   t->wall_mark = t->wall_start;
   t->cpu_mark = t->cpu_start;
 }
@@ -338,7 +347,8 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
         break;
       case 'm':
         if (halo_method_parse(optarg, &c->opt.method) != HALO_OK)
-          HALO_FAIL(HALO_ERR_ARG, "--method: unknown method '%s' (metis, scotch, random, block)",
+          HALO_FAIL(HALO_ERR_ARG,
+                    "--method: unknown method '%s' (metis, scotch, ptscotch, random, block)",
                     optarg);
         c->method_given = 1;
         break;
@@ -590,6 +600,9 @@ static halo_status write_json(FILE *f, const cli *c, const halo_graph *g,
     json_ratio(&j, "broadcast1d_ratio", pr->broadcast1d, pr->epoch);
     json_halo_matrix(&j, s, pr);
   }
+  halo_json_key_int(&j, "ranks", t->ranks);
+  halo_json_key_int(&j, "peak_rss_bytes_max", t->peak_rss_max);
+  halo_json_key_int(&j, "peak_rss_bytes_sum", t->peak_rss_sum);
   for (int kind = 0; kind < 2; kind++) {
     const double *v = kind == 0 ? t->wall : t->cpu;
     halo_json_key(&j, kind == 0 ? "seconds" : "cpu_seconds");
@@ -648,6 +661,12 @@ static void print_table(FILE *out, const cli *c, const halo_graph *g,
   else if (c->opt.method == HALO_METHOD_SCOTCH)
     fprintf(out, "method       scotch k-way, objective cut, ufactor %d, seed %" PRId64 "%s\n",
             c->opt.ufactor, c->opt.seed, c->metis_switched ? " (past METIS' limit)" : "");
+  else if (c->opt.method == HALO_METHOD_PTSCOTCH)
+    fprintf(out,
+            "method       ptscotch k-way on %d rank%s, objective cut, ufactor %d, seed %" PRId64
+            "%s\n",
+            t->ranks, t->ranks == 1 ? "" : "s", c->opt.ufactor, c->opt.seed,
+            c->parts_file ? " (parts imported: HALO_TEST_PARTS_FILE)" : "");
   else if (c->opt.method == HALO_METHOD_RANDOM)
     fprintf(out, "method       random, seed %" PRId64 "\n", c->opt.seed);
   else
@@ -716,6 +735,13 @@ static void print_table(FILE *out, const cli *c, const halo_graph *g,
           "%.2f, write %.2f)\n",
           t->wall[PHASE_TOTAL], t->cpu[PHASE_TOTAL], t->wall[PHASE_LOAD], t->wall[PHASE_CLEAN],
           t->wall[PHASE_PARTITION], t->wall[PHASE_WRITE]);
+  char m1[32], m2[32];
+  if (t->ranks > 1)
+    fprintf(out, "memory              peak RSS %s on the largest of %d ranks, %s summed\n",
+            halo_memory_str(t->peak_rss_max, m1, sizeof m1), t->ranks,
+            halo_memory_str(t->peak_rss_sum, m2, sizeof m2));
+  else
+    fprintf(out, "memory              peak RSS %s\n", halo_memory_str(t->peak_rss_max, m1, sizeof m1));
 }
 
 /* ---- progress -------------------------------------------------------- */
@@ -930,42 +956,127 @@ done:
   return st;
 }
 
+/* --dims against the input's widths. */
+static halo_status check_dims(const cli *c, const halo_graph *g) {
+  halo_status st = HALO_OK;
+  if (c->ndims == 0) goto done;
+  if (g->features > 0 && c->dims[0] != g->features)
+    HALO_FAIL(HALO_ERR_ARG, "--dims: input width %d does not match the %d features of %s",
+              c->dims[0], g->features, g->source);
+  if (g->classes > 0 && c->dims[c->ndims - 1] != g->classes)
+    HALO_FAIL(HALO_ERR_ARG, "--dims: output width %d does not match the %d classes of %s",
+              c->dims[c->ndims - 1], g->classes, g->source);
+done:
+  return st;
+}
+
 /* ---- main ------------------------------------------------------------ */
+
+/* The outputs a run writes, opened before any work, so that an unusable
+ * one (an output that is an input, a device or folder where a file goes,
+ * an existing one without --force) is refused at once. */
+typedef struct outputs {
+  halo_outdir *dir;
+  halo_outfile *json, *metis;
+  int json_stdout; /* --json - puts the JSON alone on stdout; the table then goes to stderr */
+} outputs;
+
+static halo_status outputs_open(const cli *c, outputs *o) {
+  halo_status st = HALO_OK;
+  o->json_stdout = c->json && strcmp(c->json, "-") == 0;
+  if (c->json && !o->json_stdout) HALO_TRY(check_not_input(c, "--json", c->json));
+  if (c->write_metis) HALO_TRY(check_not_input(c, "--write-metis", c->write_metis));
+  if (!c->write_metis) {
+    HALO_TRY(check_out(c->out, c->force));
+    HALO_TRY(halo_outdir_open(c->out, c->force, &o->dir));
+  }
+  if (c->json && !o->json_stdout) {
+    HALO_TRY(check_out_file("--json", c->json, c->force));
+    HALO_TRY(halo_outfile_open(c->json, "--json", c->force, &o->json));
+  }
+  if (c->write_metis) {
+    HALO_TRY(check_out_file("--write-metis", c->write_metis, c->force));
+    HALO_TRY(halo_outfile_open(c->write_metis, "--write-metis", c->force, &o->metis));
+  }
+done:
+  return st;
+}
+
+static void outputs_close(outputs *o) {
+  halo_outfile_close(&o->json);
+  halo_outfile_close(&o->metis);
+  halo_outdir_close(&o->dir);
+}
+
+/* A finished partition's outputs: the prediction, the JSON, the folder put
+ * into place, and the table.  The JSON goes into place before DIR, and is
+ * taken back if DIR cannot follow: a failure leaves neither
+ * (docs/partition.md, "Errors"). */
+static halo_status publish(const cli *c, const halo_graph *g, const halo_clean_report *clean,
+                           const halo_partition_stats *stats, uint64_t run_id, const timing *t,
+                           outputs *o) {
+  halo_status st = HALO_OK;
+  prediction pred, *pr = NULL;
+  int json_placed = 0;
+  int32_t empty = 0;
+  for (int32_t p = 0; p < stats->parts; p++) empty += stats->owned[p] == 0;
+  if (empty > 0)
+    halo_log_warn("%d of %d parts own no node (%s on %" PRId64 " nodes); their ranks will idle",
+                  empty, stats->parts, halo_method_name(c->opt.method), g->n);
+  if (c->ndims > 0) {
+    HALO_TRY(predict(c, stats, &pred));
+    pr = &pred;
+  }
+  if (o->json) {
+    HALO_TRY(write_json(halo_outfile_stream(o->json), c, g, clean, stats, pr, run_id, t));
+    /* A signal between the two commits removes the placed JSON too. */
+    halo_cleanup_lock();
+    st = halo_outfile_commit(o->json);
+    if (st == HALO_OK) {
+      json_placed = 1;
+      st = halo_cleanup_add(c->json, 0);
+    }
+    halo_cleanup_unlock();
+    HALO_TRY(st);
+  }
+  halo_cleanup_lock();
+  st = halo_outdir_commit(o->dir);
+  if (st == HALO_OK && json_placed) {
+    halo_cleanup_drop(c->json);
+    json_placed = 0;
+  }
+  halo_cleanup_unlock();
+  HALO_TRY(st);
+
+  /* Standard output cannot be taken back, so its JSON waits for DIR. */
+  if (o->json_stdout) {
+    HALO_TRY(write_json(stdout, c, g, clean, stats, pr, run_id, t));
+    if (fflush(stdout) != 0 || ferror(stdout))
+      HALO_FAIL(HALO_ERR_IO, "--json -: writing to standard output failed: %s", strerror(errno));
+  }
+  print_table(o->json_stdout ? stderr : stdout, c, g, clean, stats, pr, run_id, t);
+  fflush(stdout);
+done:
+  if (json_placed) {
+    unlink(c->json);
+    halo_cleanup_drop(c->json);
+  }
+  return st;
+}
 
 static halo_status run(cli *c) {
   halo_status st = HALO_OK;
   halo_graph *g = NULL;
-  halo_outdir *outdir = NULL;
   halo_partition_stats *stats = NULL;
   int32_t *part = NULL;
-  halo_outfile *json = NULL, *metis = NULL;
-  int json_placed = 0;
+  outputs out = {0};
   halo_clean_report clean = {0};
-  prediction pred, *pr = NULL;
   timing t;
   timing_start(&t);
   progress pg = {.on = 0, .t0 = t.wall_start};
   const int tty = isatty(STDERR_FILENO);
-  /* --json - puts the JSON alone on stdout; the table then goes to stderr. */
-  const int json_stdout = c->json && strcmp(c->json, "-") == 0;
 
-  /* Refuse unusable outputs before any work: an output that is an input, a
-   * device or folder where a file goes, an existing one without --force. */
-  if (c->json && !json_stdout) HALO_TRY(check_not_input(c, "--json", c->json));
-  if (c->write_metis) HALO_TRY(check_not_input(c, "--write-metis", c->write_metis));
-  if (!c->write_metis) {
-    HALO_TRY(check_out(c->out, c->force));
-    HALO_TRY(halo_outdir_open(c->out, c->force, &outdir));
-  }
-  if (c->json && !json_stdout) {
-    HALO_TRY(check_out_file("--json", c->json, c->force));
-    HALO_TRY(halo_outfile_open(c->json, "--json", c->force, &json));
-  }
-  if (c->write_metis) {
-    HALO_TRY(check_out_file("--write-metis", c->write_metis, c->force));
-    HALO_TRY(halo_outfile_open(c->write_metis, "--write-metis", c->force, &metis));
-  }
-
+  HALO_TRY(outputs_open(c, &out));
   timing_lap(&t, PHASE_LOAD); /* checking the outputs counts as loading */
   const halo_load_options load_opt = {.split_name = c->split_name,
                                       .skip_split = c->split || c->synth_split_given};
@@ -993,14 +1104,7 @@ static halo_status run(cli *c) {
   if (!c->write_metis && c->opt.parts > g->n)
     HALO_FAIL(HALO_ERR_ARG, "--parts %d exceeds the %" PRId64 " nodes of %s", c->opt.parts, g->n,
               g->source);
-  if (c->ndims > 0) {
-    if (g->features > 0 && c->dims[0] != g->features)
-      HALO_FAIL(HALO_ERR_ARG, "--dims: input width %d does not match the %d features of %s",
-                c->dims[0], g->features, g->source);
-    if (g->classes > 0 && c->dims[c->ndims - 1] != g->classes)
-      HALO_FAIL(HALO_ERR_ARG, "--dims: output width %d does not match the %d classes of %s",
-                c->dims[c->ndims - 1], g->classes, g->source);
-  }
+  HALO_TRY(check_dims(c, g));
 
   phase(&pg, "cleaning (symmetrize, remove duplicates and self-loops)");
   timing_lap(&t, PHASE_LOAD);
@@ -1010,7 +1114,7 @@ static halo_status run(cli *c) {
 
   if (c->write_metis) {
     phase(&pg, "writing the METIS graph");
-    HALO_TRY(halo_partition_write_metis_to(g, metis));
+    HALO_TRY(halo_partition_write_metis_to(g, out.metis));
     printf("wrote %s: %" PRId64 " nodes, %" PRId64 " undirected edges\n", c->write_metis, g->n,
            g->m / 2);
     goto done;
@@ -1030,62 +1134,140 @@ static halo_status run(cli *c) {
   uint64_t run_id = halo_partition_run_id(g, &c->opt, part);
 
   phase(&pg, "writing shards");
-  HALO_TRY(halo_partition_write(halo_outdir_tmp(outdir), g, part, &c->opt, run_id, write_progress,
-                                &pg, &stats));
+  HALO_TRY(halo_partition_write(halo_outdir_tmp(out.dir), g, part, &c->opt, run_id,
+                                write_progress, &pg, &stats));
   timing_lap(&t, PHASE_WRITE);
-
-  int32_t empty = 0;
-  for (int32_t p = 0; p < stats->parts; p++) empty += stats->owned[p] == 0;
-  if (empty > 0)
-    halo_log_warn("%d of %d parts own no node (%s on %" PRId64 " nodes); their ranks will idle",
-                  empty, stats->parts, halo_method_name(c->opt.method), g->n);
-  if (c->ndims > 0) {
-    HALO_TRY(predict(c, stats, &pred));
-    pr = &pred;
-  }
-
-  /* The JSON goes into place before DIR, and is taken back if DIR cannot
-   * follow: a failure leaves neither (docs/partition.md, "Errors"). */
-  if (json) {
-    HALO_TRY(write_json(halo_outfile_stream(json), c, g, &clean, stats, pr, run_id, &t));
-    /* A signal between the two commits removes the placed JSON too. */
-    halo_cleanup_lock();
-    st = halo_outfile_commit(json);
-    if (st == HALO_OK) {
-      json_placed = 1;
-      st = halo_cleanup_add(c->json, 0);
-    }
-    halo_cleanup_unlock();
-    HALO_TRY(st);
-  }
-  halo_cleanup_lock();
-  st = halo_outdir_commit(outdir);
-  if (st == HALO_OK && json_placed) {
-    halo_cleanup_drop(c->json);
-    json_placed = 0;
-  }
-  halo_cleanup_unlock();
-  HALO_TRY(st);
-
-  /* Standard output cannot be taken back, so its JSON waits for DIR. */
-  if (json_stdout) {
-    HALO_TRY(write_json(stdout, c, g, &clean, stats, pr, run_id, &t));
-    if (fflush(stdout) != 0 || ferror(stdout))
-      HALO_FAIL(HALO_ERR_IO, "--json -: writing to standard output failed: %s", strerror(errno));
-  }
-  print_table(json_stdout ? stderr : stdout, c, g, &clean, stats, pr, run_id, &t);
-  fflush(stdout);
+  t.peak_rss_max = t.peak_rss_sum = halo_memory_peak();
+  HALO_TRY(publish(c, g, &clean, stats, run_id, &t, &out));
 done:
-  if (json_placed) {
-    unlink(c->json);
-    halo_cleanup_drop(c->json);
-  }
-  halo_outfile_close(&json);
-  halo_outfile_close(&metis);
+  outputs_close(&out);
   halo_partition_stats_destroy(&stats);
   free(part);
   halo_graph_destroy(&g);
-  halo_outdir_close(&outdir);
+  return st;
+}
+
+/* ---- the distributed run (--method ptscotch) -------------------------- */
+
+/* What the distributed partitioner does not read yet, refused by name
+ * before any work. */
+static halo_status check_distributed(const cli *c) {
+  halo_status st = HALO_OK;
+  const char *flag = c->write_metis ? "--write-metis"
+                     : c->features  ? "--features"
+                     : c->labels    ? "--labels"
+                     : c->split     ? "--split"
+                     : c->split_name ? "--split-name"
+                                     : NULL;
+  if (flag)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "%s: --method ptscotch does not take it yet (it reads synthetic specs, with "
+              "--synthetic-* node data); use --method metis or scotch",
+              flag);
+  if (c->format != HALO_FORMAT_AUTO && c->format != HALO_FORMAT_SPEC)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "--format: --method ptscotch reads synthetic specs only so far; use --method metis "
+              "or scotch");
+  if (c->opt.objective != HALO_OBJECTIVE_CUT)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--objective %s: PT-Scotch minimises the edge cut only (drop --objective)",
+              halo_objective_name(c->opt.objective));
+done:
+  return st;
+}
+
+static void dist_phase(void *ctx, const char *what) { phase(ctx, what); }
+
+/* mpirun -np K halo-partition --method ptscotch: rank 0 opens the outputs
+ * and publishes them, every rank takes part in the partition
+ * (partition-dist.h).  A failure on any rank stops every rank. */
+static halo_status run_distributed(cli *c, MPI_Comm comm) {
+  halo_status st = HALO_OK;
+  outputs out = {0};
+  dist_result dr = {0};
+  char line[1024], tmp[4096] = "";
+  int rank = 0;
+  timing t;
+  timing_start(&t);
+  progress pg = {.on = 0, .t0 = t.wall_start};
+  MPI_Comm_rank(comm, &rank);
+
+  line[0] = '\0';
+  halo_log_hold(line, sizeof line);
+  st = check_distributed(c);
+  if (st == HALO_OK && rank == 0) st = outputs_open(c, &out);
+  if (st == HALO_OK && rank == 0) snprintf(tmp, sizeof tmp, "%s", halo_outdir_tmp(out.dir));
+  halo_log_hold(NULL, 0);
+  HALO_TRY(halo_mpi_agree_first(comm, st, line));
+  HALO_MPI(MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, comm));
+  pg.on = rank == 0 && isatty(STDERR_FILENO);
+
+  const dist_request rq = {.input = c->input,
+                           .opt = c->opt,
+                           .synth_features = c->synth_features,
+                           .synth_classes = c->synth_classes,
+                           .synth_split = c->synth_split_given ? c->synth_split : NULL,
+                           .tmpdir = tmp,
+                           .parts_file = c->parts_file,
+                           .phase = dist_phase,
+                           .progress = write_progress,
+                           .ctx = &pg};
+  HALO_TRY(dist_partition(comm, &rq, &dr));
+  static const int phases[DIST_PHASES] = {PHASE_LOAD, PHASE_CLEAN, PHASE_PARTITION, PHASE_WRITE};
+  for (int i = 0; i < DIST_PHASES; i++) t.wall[phases[i]] = dr.wall[i];
+  timing_lap(&t, PHASE_WRITE);
+  t.wall[PHASE_WRITE] = dr.wall[DIST_WRITE];
+  t.ranks = dr.ranks;
+  t.peak_rss_max = dr.peak_rss_max;
+  t.peak_rss_sum = dr.peak_rss_sum;
+
+  line[0] = '\0';
+  halo_log_hold(line, sizeof line);
+  if (rank == 0) {
+    st = check_dims(c, &dr.summary);
+    if (st == HALO_OK) {
+      halo_log_hold(NULL, 0); /* warnings are not held */
+      if (dr.summary.features == 0 || dr.summary.classes == 0) warn_untrainable(&dr.summary);
+      halo_log_hold(line, sizeof line);
+      st = publish(c, &dr.summary, &dr.clean, dr.stats, dr.run_id, &t, &out);
+    }
+  }
+  halo_log_hold(NULL, 0);
+  HALO_TRY(halo_mpi_agree_first(comm, st, line));
+done:
+  dist_result_free(&dr);
+  outputs_close(&out);
+  return st;
+}
+
+/* The world size mpirun gave this process (1 without mpirun), from Open
+ * MPI's variables, before MPI is started: only --method ptscotch starts it. */
+static int launched_ranks(int *rank) {
+  const char *size = getenv("OMPI_COMM_WORLD_SIZE"), *r = getenv("OMPI_COMM_WORLD_RANK");
+  *rank = r ? atoi(r) : 0;
+  return size ? atoi(size) : 1;
+}
+
+/* --method ptscotch: MPI around the distributed run.  An MPI failure or a
+ * watchdog timeout leaves the communicator untrusted: the job is aborted. */
+static halo_status main_distributed(int *argc, char ***argv, cli *c) {
+  halo_status st = HALO_OK;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    halo_log_error("MPI_Init failed");
+    return HALO_ERR_MPI;
+  }
+  HALO_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+  HALO_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  st = run_distributed(c, comm);
+done:
+  if (st == HALO_ERR_MPI || st == HALO_ERR_TIMEOUT) {
+    halo_cleanup_lock();
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  MPI_Finalize();
   return st;
 }
 
@@ -1098,10 +1280,21 @@ int main(int argc, char **argv) {
    * and exit with 128 + signal (docs/partition.md, "Stopping it"). */
   halo_status st = halo_cleanup_on_signals("halo-partition");
   if (st == HALO_OK) st = parse_args(argc, argv, &c, &stop);
-  if (st == HALO_OK && !stop) st = cli_env_read(&env, CLI_ENV_MEMORY);
+  if (st == HALO_OK && !stop) st = cli_env_read(&env, CLI_ENV_MEMORY | CLI_ENV_TEST_PARTS);
+  int rank = 0;
+  const int ranks = launched_ranks(&rank);
+  if (st == HALO_OK && !stop && ranks > 1 && c.opt.method != HALO_METHOD_PTSCOTCH) {
+    /* K copies of a sequential run would race for one folder: one says so. */
+    if (rank == 0)
+      halo_log_error("mpirun started %d copies of halo-partition: only --method ptscotch runs "
+                     "on several ranks (--method %s runs in one process)",
+                     ranks, halo_method_name(c.opt.method));
+    st = HALO_ERR_ARG;
+  }
   if (st == HALO_OK && !stop) {
     halo_memory_set_available(env.memory_available);
-    st = run(&c);
+    c.parts_file = env.test_parts_file;
+    st = c.opt.method == HALO_METHOD_PTSCOTCH ? main_distributed(&argc, &argv, &c) : run(&c);
   }
   /* A signal being handled now finishes its cleanup and exit first. */
   halo_cleanup_lock();

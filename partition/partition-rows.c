@@ -1,0 +1,120 @@
+/* One part's shard from its rows alone (halo_partition_shard_of_rows).
+ *
+ * The rows become a small graph of their own: the part's owned nodes and
+ * their neighbours, numbered 0 .. n_local-1 in ascending global id, the
+ * owned rows with their edges and every other row empty, and a part vector
+ * that gives each neighbour its part.  The numbering keeps the order of the
+ * global ids, and every order a plan uses (owned rows within a block, halo
+ * rows per owner, send lists, CSR columns) is by id, so the plan of this
+ * small graph is the whole graph's plan of the part, renumbered.  Only the
+ * global ids, the degrees of the halo rows (empty here) and the graph's
+ * counts are put back.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-partition.h"
+
+static int compare_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Index of x in sorted ids[0..n) (x is there). */
+static int64_t find(const int64_t *ids, int64_t n, int64_t x) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (ids[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The part's nodes in ascending id: owned rows and their neighbours, once each. */
+static halo_status local_ids(const halo_part_rows *rows, int64_t **out, int64_t *count) {
+  halo_status st = HALO_OK;
+  const int64_t nnz = rows->indptr[rows->n_owned];
+  int64_t *ids = NULL;
+  HALO_ALLOC(ids, rows->n_owned + nnz + 1, "part node ids");
+  memcpy(ids, rows->id, (size_t)rows->n_owned * sizeof *ids);
+  memcpy(ids + rows->n_owned, rows->nbr, (size_t)nnz * sizeof *ids);
+  qsort(ids, (size_t)(rows->n_owned + nnz), sizeof *ids, compare_i64);
+  int64_t n = 0;
+  for (int64_t i = 0; i < rows->n_owned + nnz; i++)
+    if (n == 0 || ids[i] != ids[n - 1]) ids[n++] = ids[i];
+  *out = ids;
+  *count = n;
+done:
+  return st;
+}
+
+halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order order,
+                                         uint64_t run_id, halo_shard **out) {
+  halo_status st = HALO_OK;
+  halo_graph *g = NULL;
+  halo_partition_plan *plan = NULL;
+  halo_shard *s = NULL;
+  int64_t *ids = NULL, *degree = NULL, *row_of = NULL, n = 0;
+  int32_t *part = NULL;
+  const int64_t n_owned = rows->n_owned, nnz = rows->indptr[n_owned];
+  const int64_t F = rows->features;
+  *out = NULL;
+
+  HALO_TRY(local_ids(rows, &ids, &n));
+  HALO_TRY(halo_graph_create(n, nnz, &g));
+  HALO_ALLOC(part, n, "part vector");
+  HALO_ALLOC(degree, n, "degrees");
+  /* Neighbours first (their part and degree), then the owned rows over them. */
+  for (int64_t k = 0; k < nnz; k++) {
+    int64_t j = find(ids, n, rows->nbr[k]);
+    part[j] = rows->nbr_part[k];
+    degree[j] = rows->nbr_degree[k];
+  }
+  HALO_ALLOC(row_of, n_owned, "owned rows");
+  for (int64_t r = 0; r < n_owned; r++) {
+    int64_t j = find(ids, n, rows->id[r]);
+    part[j] = rows->part;
+    degree[j] = rows->indptr[r + 1] - rows->indptr[r];
+    g->indptr[j + 1] = degree[j];
+    row_of[r] = j;
+  }
+  for (int64_t j = 0; j < n; j++) g->indptr[j + 1] += g->indptr[j];
+  if (F > 0) HALO_ALLOC(g->x, n * F, "features");
+  if (rows->labels) HALO_ALLOC(g->labels, n, "labels");
+  if (rows->split) HALO_ALLOC(g->split, n, "split");
+  g->features = rows->features;
+  g->classes = rows->classes;
+  for (int64_t r = 0; r < n_owned; r++) {
+    const int64_t j = row_of[r];
+    if (F > 0) memcpy(g->x + j * F, rows->x + r * F, (size_t)F * sizeof *g->x);
+    if (rows->labels) g->labels[j] = rows->labels[r];
+    if (rows->split) g->split[j] = rows->split[r];
+  }
+  /* Owned rows ascend in id as their local rows do: the CSR fills in order. */
+  for (int64_t r = 0, at = 0; r < n_owned; r++)
+    for (int64_t k = rows->indptr[r]; k < rows->indptr[r + 1]; k++)
+      g->indices[at++] = find(ids, n, rows->nbr[k]);
+
+  HALO_TRY(halo_partition_plan_create(g, part, rows->parts, order, run_id, &plan));
+  HALO_TRY(halo_partition_plan_shard(plan, rows->part, &s));
+  for (int64_t r = 0; r < s->n_owned + s->n_halo; r++) {
+    s->degree[r] = degree[s->global_id[r]];
+    s->global_id[r] = ids[s->global_id[r]];
+  }
+  s->nodes = rows->nodes;
+  s->edges = rows->edges;
+  *out = s;
+  s = NULL;
+done:
+  halo_shard_destroy(&s);
+  halo_partition_plan_destroy(&plan);
+  halo_graph_destroy(&g);
+  free(row_of);
+  free(degree);
+  free(part);
+  free(ids);
+  return st;
+}

@@ -1,0 +1,899 @@
+/* The distributed partitioner (partition-dist.h).
+ *
+ * Rank r of K owns the block of rows [begin_r, begin_r + rows_r) of the
+ * node ids, n/K of them (halo_partition_block_of).  The run goes:
+ *
+ *   load      each rank draws slice r of K of the input (halo_load_spec_slice)
+ *   clean     every pair (u, v) goes to u's owner as "u has v" and to v's
+ *             owner as "v has u, reversed"; each owner sorts its rows,
+ *             drops self-loops and duplicates and counts what it changed,
+ *             exactly as halo_partition_clean counts it
+ *   partition PT-Scotch on the blocks (halo_partition_ptscotch); part[] is
+ *             gathered on rank 0 for the manifest and the run id
+ *   write     each rank asks the owners of its rows' neighbours for their
+ *             part and degree; then, in rounds of K parts, part p's rows go
+ *             to rank p mod K, which draws their node data (a function of
+ *             the node id), builds the shard (halo_partition_shard_of_rows)
+ *             and writes it; rank 0 writes the manifest
+ *
+ * Each phase holds its error lines (halo_log_hold) and ends in
+ * halo_mpi_agree_first, so that a failure on any rank stops every rank with
+ * one line; a step that may fail on one rank alone never stands between
+ * two collectives.  MPI's counts are ints: an exchange whose counts
+ * exceed them is refused by name (more ranks make them smaller).
+ */
+#include "partition-dist.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "halo-dpartition.h"
+#include "halo-load.h"
+#include "halo-memory.h"
+#include "halo-mpi.h"
+#include "halo-shard.h"
+
+/* Input pairs per round of the clean-up's exchange: 4M pairs send 8M
+ * entries of 16 bytes (128 MB) at most per round. */
+enum { CLEAN_ROUND_PAIRS = 1 << 22 };
+
+/* One rank's state. */
+typedef struct dist {
+  MPI_Comm comm;
+  int rank, size;
+  char line[1024]; /* the held error line of the current phase */
+  const dist_request *rq;
+  halo_edge_slice slice;
+  halo_node_synth synth; /* node data, when has_synth */
+  int has_synth;
+  halo_dgraph g;   /* this rank's block of the clean graph */
+  int32_t *part;   /* size g.rows */
+  int64_t *ghost;  /* sorted ids of the neighbours outside the block */
+  int64_t *ghost_part, *ghost_degree;
+  int64_t ghosts;
+  MPI_Datatype pair_type; /* two int64 (an entry) */
+} dist;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int64_t block_begin(int64_t n, int ranks, int r) {
+  return (int64_t)r * (n / ranks) + (r < n % ranks ? r : n % ranks);
+}
+
+/* ---- phases ----------------------------------------------------------- */
+
+static void phase_begin(dist *d) {
+  d->line[0] = '\0';
+  halo_log_hold(d->line, sizeof d->line);
+}
+
+/* Ends a phase: every rank learns whether any failed. */
+static halo_status phase_end(dist *d, halo_status local) {
+  halo_log_hold(NULL, 0);
+  return halo_mpi_agree_first(d->comm, local, d->line);
+}
+
+static void say(const dist *d, const char *what) {
+  if (d->rank == 0 && d->rq->phase) d->rq->phase(d->rq->ctx, what);
+}
+
+/* Refuses, before allocating, what the machine cannot hold. Local. */
+static halo_status admit(const char *source, const char *what, double bytes) {
+  halo_status st = HALO_OK;
+  const int64_t avail = halo_memory_available();
+  char b0[32], b1[32];
+  if (avail >= 0 && bytes > (double)avail)
+    HALO_FAIL(HALO_ERR_NOMEM, "%s: %s needs about %s on this rank, but %s is available (use more "
+              "ranks)",
+              source, what, halo_memory_str((int64_t)bytes, b0, sizeof b0),
+              halo_memory_str(avail, b1, sizeof b1));
+done:
+  return st;
+}
+
+/* ---- all-to-all exchanges ---------------------------------------------- */
+
+/* The int counts and displacements of one MPI_Alltoallv, in items. */
+typedef struct xfer {
+  int *sc, *sd, *rc, *rd;
+  int64_t sent, received;
+} xfer;
+
+static void xfer_free(xfer *x) {
+  free(x->sc);
+  free(x->sd);
+  free(x->rc);
+  free(x->rd);
+  *x = (xfer){0};
+}
+
+/* Allocates x's arrays. Local. */
+static halo_status xfer_alloc(int K, xfer *x) {
+  halo_status st = HALO_OK;
+  *x = (xfer){0};
+  HALO_ALLOC(x->sc, K, "exchange counts");
+  HALO_ALLOC(x->sd, K, "exchange counts");
+  HALO_ALLOC(x->rc, K, "exchange counts");
+  HALO_ALLOC(x->rd, K, "exchange counts");
+done:
+  return st;
+}
+
+/* x's ints from the item counts each way; fails when they pass INT_MAX. Local. */
+static halo_status xfer_fill(const dist *d, const int64_t *send_counts, const int64_t *recv_counts,
+                             const char *what, xfer *x) {
+  halo_status st = HALO_OK;
+  for (int k = 0; k < d->size; k++) {
+    if (x->sent + send_counts[k] > INT_MAX || x->received + recv_counts[k] > INT_MAX)
+      HALO_FAIL(HALO_ERR_LIMIT,
+                "%s: %s moves more than %d items into or out of one rank, MPI's limit; use more "
+                "ranks",
+                d->slice.source, what, INT_MAX);
+    x->sc[k] = (int)send_counts[k];
+    x->sd[k] = (int)x->sent;
+    x->rc[k] = (int)recv_counts[k];
+    x->rd[k] = (int)x->received;
+    x->sent += send_counts[k];
+    x->received += recv_counts[k];
+  }
+done:
+  return st;
+}
+
+/* Swaps the item counts every rank sends every other (send_counts[K]) and
+ * turns them into x, checking that they fit MPI's ints.  Collective
+ * (agreed). */
+static halo_status xfer_plan(dist *d, const int64_t *send_counts, const char *what, xfer *x) {
+  halo_status st = HALO_OK;
+  int64_t *recv_counts = malloc((size_t)d->size * sizeof *recv_counts);
+  phase_begin(d);
+  st = recv_counts ? xfer_alloc(d->size, x) : HALO_ERR_NOMEM;
+  if (!recv_counts) halo_log_error("out of memory allocating exchange counts");
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, d->comm));
+  phase_begin(d);
+  st = xfer_fill(d, send_counts, recv_counts, what, x);
+  HALO_TRY(phase_end(d, st));
+done:
+  free(recv_counts);
+  return st;
+}
+
+/* ---- load ------------------------------------------------------------- */
+
+/* This rank's slice, the node data it implies, and the checks of the
+ * request against the input's counts. Local. */
+static halo_status load(dist *d) {
+  halo_status st = HALO_OK;
+  const dist_request *rq = d->rq;
+  HALO_TRY(halo_load_spec_slice(rq->input, d->rank, d->size, &d->slice));
+  const halo_edge_slice *s = &d->slice;
+  if (s->nodes == 0)
+    HALO_FAIL(HALO_ERR_ARG, "%s: holds no nodes (its node count is 0); a graph needs at least one",
+              s->source);
+  if (s->nodes > INT_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT,
+              "%s: %" PRId64 " nodes: the distributed partitioner gathers the part vector with "
+              "MPI's int counts, at most %d nodes so far",
+              s->source, s->nodes, INT_MAX);
+  if (rq->opt.parts > s->nodes)
+    HALO_FAIL(HALO_ERR_ARG, "--parts %d exceeds the %" PRId64 " nodes of %s", rq->opt.parts,
+              s->nodes, s->source);
+  if (s->has_node_data && rq->synth_features)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--synthetic-features: %s already has node data (%d features, %d classes); "
+              "--synthetic-* are for structure-only inputs (edge lists, Matrix Market, rmat)",
+              s->source, s->synth.features, s->synth.classes);
+  d->has_synth = s->has_node_data || rq->synth_features > 0;
+  d->synth = s->has_node_data ? s->synth
+                              : halo_node_synth_default(rq->synth_features, rq->synth_classes,
+                                                        (uint64_t)rq->opt.seed);
+done:
+  return st;
+}
+
+/* ---- clean-up --------------------------------------------------------- */
+
+/* "Row u has neighbour v": w = v << 1, plus 1 when the pair was (v, u). */
+typedef struct entry {
+  int64_t row, w;
+} entry;
+
+static int compare_entry(const void *a, const void *b) {
+  const entry *x = a, *y = b;
+  if (x->row != y->row) return (x->row > y->row) - (x->row < y->row);
+  return (x->w > y->w) - (x->w < y->w);
+}
+
+/* Pairs [lo, hi) of the slice as entries for their rows' owners: counts
+ * only (out == NULL), or counts and the entries, by owner, at out + the
+ * owner's displacement (at[k] advances). Local. */
+static void clean_entries(const dist *d, int64_t lo, int64_t hi, int64_t *counts, entry *out,
+                          int64_t *at) {
+  const int64_t *pair = d->slice.pair, n = d->slice.nodes;
+  for (int64_t i = lo; i < hi; i++) {
+    const int64_t u = pair[2 * i], v = pair[2 * i + 1];
+    if (u == v) continue;
+    const int a = halo_partition_block_of(u, n, d->size), b = halo_partition_block_of(v, n, d->size);
+    if (!out) {
+      counts[a]++;
+      counts[b]++;
+      continue;
+    }
+    out[at[a]++] = (entry){u, v << 1};
+    out[at[b]++] = (entry){v, (u << 1) | 1};
+  }
+}
+
+/* Checks the slice's pairs and counts its self-loops. Local. */
+static halo_status clean_check(dist *d, int64_t *self_loops) {
+  halo_status st = HALO_OK;
+  const int64_t *pair = d->slice.pair, n = d->slice.nodes;
+  *self_loops = 0;
+  for (int64_t i = 0; i < d->slice.count; i++) {
+    const int64_t u = pair[2 * i], v = pair[2 * i + 1];
+    if (u < 0 || u >= n || v < 0 || v >= n)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: edge (%" PRId64 ", %" PRId64 ") is outside [0, %" PRId64 ")",
+                d->slice.source, u, v, n);
+    *self_loops += u == v;
+  }
+done:
+  return st;
+}
+
+/* Sorts the received entries by row and neighbour and folds them into the
+ * block's CSR, in place: a neighbour seen once or more as (u, v) is kept
+ * with its repeats counted as duplicates, one seen only as (v, u) is kept
+ * as an added reverse edge. report gets this rank's counts. Local. */
+static halo_status clean_fold(dist *d, entry *e, int64_t count, halo_clean_report *report) {
+  halo_status st = HALO_OK;
+  halo_dgraph *g = &d->g;
+  qsort(e, (size_t)count, sizeof *e, compare_entry);
+  HALO_ALLOC(g->indptr, g->rows + 1, "row offsets");
+  int64_t *nbr = (int64_t *)e; /* written behind the entries being read */
+  int64_t kept = 0;
+  for (int64_t i = 0; i < count;) {
+    const int64_t row = e[i].row, v = e[i].w >> 1;
+    int64_t forward = 0;
+    for (; i < count && e[i].row == row && e[i].w >> 1 == v; i++) forward += (e[i].w & 1) == 0;
+    report->duplicates += forward > 1 ? forward - 1 : 0;
+    report->reverse_added += forward == 0;
+    g->indptr[row - g->begin + 1]++;
+    nbr[kept++] = v;
+  }
+  for (int64_t r = 0; r < g->rows; r++) {
+    report->isolated += g->indptr[r + 1] == 0;
+    g->indptr[r + 1] += g->indptr[r];
+  }
+  g->nbr = realloc(nbr, (size_t)(kept > 0 ? kept : 1) * sizeof *nbr);
+  if (!g->nbr) g->nbr = nbr;
+done:
+  return st;
+}
+
+/* The clean-up, distributed.  Collective (agreed). */
+static halo_status clean(dist *d, halo_clean_report *report) {
+  halo_status st = HALO_OK;
+  const int K = d->size;
+  const int64_t n = d->slice.nodes;
+  int64_t *counts = NULL, *at = NULL, local[5] = {0}, rounds = 0;
+  entry *recv = NULL, *send = NULL;
+  xfer total = {0}, x = {0};
+  *report = (halo_clean_report){0};
+  d->g = (halo_dgraph){.nodes = n,
+                       .begin = block_begin(n, K, d->rank),
+                       .rows = block_begin(n, K, d->rank + 1) - block_begin(n, K, d->rank)};
+
+  phase_begin(d);
+  local[0] = d->slice.count;
+  st = clean_check(d, &local[1]);
+  if (st == HALO_OK) {
+    counts = calloc((size_t)K, sizeof *counts);
+    at = calloc((size_t)K, sizeof *at);
+    if (!counts || !at) st = HALO_ERR_NOMEM;
+    if (st == HALO_OK) clean_entries(d, 0, d->slice.count, counts, NULL, NULL);
+  }
+  HALO_TRY(phase_end(d, st));
+  /* What every rank will receive, in all rounds: one allocation, admitted. */
+  HALO_TRY(xfer_plan(d, counts, "the clean-up", &total));
+  phase_begin(d);
+  st = admit(d->slice.source, "cleaning its rows", 16.0 * (double)total.received +
+                                                       8.0 * (double)(d->g.rows + 1) +
+                                                       16.0 * 2.0 * CLEAN_ROUND_PAIRS);
+  if (st == HALO_OK) {
+    recv = malloc((size_t)(total.received > 0 ? total.received : 1) * sizeof *recv);
+    send = malloc((size_t)2 * CLEAN_ROUND_PAIRS * sizeof *send);
+    if (!recv || !send) {
+      halo_log_error("%s: out of memory allocating the clean-up's buffers", d->slice.source);
+      st = HALO_ERR_NOMEM;
+    }
+  }
+  HALO_TRY(phase_end(d, st));
+
+  /* Rounds of at most CLEAN_ROUND_PAIRS pairs a rank; every rank takes part
+   * in each round, with nothing to send once its pairs are done. */
+  const int64_t mine = (d->slice.count + CLEAN_ROUND_PAIRS - 1) / CLEAN_ROUND_PAIRS;
+  HALO_MPI(MPI_Allreduce(&mine, &rounds, 1, MPI_INT64_T, MPI_MAX, d->comm));
+  int64_t received = 0;
+  for (int64_t round = 0; round < rounds; round++) {
+    const int64_t lo = round * CLEAN_ROUND_PAIRS < d->slice.count ? round * CLEAN_ROUND_PAIRS
+                                                                   : d->slice.count;
+    const int64_t hi = lo + CLEAN_ROUND_PAIRS < d->slice.count ? lo + CLEAN_ROUND_PAIRS
+                                                                : d->slice.count;
+    memset(counts, 0, (size_t)K * sizeof *counts);
+    clean_entries(d, lo, hi, counts, NULL, NULL);
+    HALO_TRY(xfer_plan(d, counts, "the clean-up", &x));
+    for (int k = 0; k < K; k++) at[k] = x.sd[k];
+    clean_entries(d, lo, hi, counts, send, at);
+    for (int k = 0; k < K; k++) x.rd[k] += (int)received; /* fits: total.received did */
+    HALO_MPI(MPI_Alltoallv(send, x.sc, x.sd, d->pair_type, recv, x.rc, x.rd, d->pair_type, d->comm));
+    received += x.received;
+    xfer_free(&x);
+  }
+  halo_edge_slice_free(&d->slice); /* the pairs; the source and node data stay */
+  free(send);
+  send = NULL;
+
+  phase_begin(d);
+  st = clean_fold(d, recv, received, report);
+  if (st == HALO_OK) recv = NULL; /* now d->g.nbr */
+  HALO_TRY(phase_end(d, st));
+  local[2] = report->duplicates;
+  local[3] = report->reverse_added;
+  local[4] = report->isolated;
+  const int64_t kept = d->g.indptr[d->g.rows];
+  int64_t sums[5];
+  HALO_MPI(MPI_Allreduce(local, sums, 5, MPI_INT64_T, MPI_SUM, d->comm));
+  HALO_MPI(MPI_Allreduce(&kept, &d->g.edges, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  *report = (halo_clean_report){.input_edges = sums[0],
+                                .self_loops = sums[1],
+                                .duplicates = sums[2],
+                                .reverse_added = sums[3],
+                                .isolated = sums[4]};
+done:
+  xfer_free(&total);
+  xfer_free(&x);
+  free(send);
+  free(recv);
+  free(at);
+  free(counts);
+  return st;
+}
+
+/* ---- partition -------------------------------------------------------- */
+
+/* The test hook (HALO_TEST_PARTS_FILE, programs/cli-env.c): a file of one
+ * part per line, node v's on line v + 1, which replaces PT-Scotch's
+ * assignment, so that a test can give the distributed writer the
+ * sequential one's.  Not a user feature. Local. */
+static halo_status import_parts(dist *d, const char *path) {
+  halo_status st = HALO_OK;
+  FILE *f = fopen(path, "r");
+  char buf[64];
+  int64_t v = 0;
+  const int64_t end = d->g.begin + d->g.rows;
+  if (!f) HALO_FAIL(HALO_ERR_IO, "HALO_TEST_PARTS_FILE %s: cannot open: %s", path, strerror(errno));
+  for (; v < end && fgets(buf, sizeof buf, f); v++) {
+    char *stop = NULL;
+    const long p = strtol(buf, &stop, 10);
+    if (stop == buf || (*stop != '\n' && *stop != '\0') || p < 0 || p >= d->rq->opt.parts)
+      HALO_FAIL(HALO_ERR_PARSE, "%s:%" PRId64 ": not a part in [0, %d)", path, v + 1,
+                d->rq->opt.parts);
+    if (v >= d->g.begin) d->part[v - d->g.begin] = (int32_t)p;
+  }
+  if (v < end)
+    HALO_FAIL(HALO_ERR_PARSE, "%s: %" PRId64 " lines, but the graph has %" PRId64 " nodes", path, v,
+              d->g.nodes);
+done:
+  if (f) fclose(f);
+  return st;
+}
+
+/* part[] of the block, from PT-Scotch or the test hook.  Collective
+ * (agreed). */
+static halo_status assign_parts(dist *d) {
+  halo_status st = HALO_OK;
+  const char *hook = d->rq->parts_file;
+  phase_begin(d);
+  d->part = calloc((size_t)(d->g.rows > 0 ? d->g.rows : 1), sizeof *d->part);
+  if (!d->part) {
+    halo_log_error("out of memory allocating the part vector");
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(phase_end(d, st));
+  phase_begin(d);
+  if (hook)
+    st = import_parts(d, hook);
+  else
+    st = halo_partition_ptscotch(d->comm, &d->g, &d->rq->opt, d->slice.source, d->part);
+  HALO_TRY(phase_end(d, st));
+done:
+  return st;
+}
+
+/* The whole part vector on rank 0 (NULL elsewhere), for the manifest and
+ * the run id.  Collective (agreed). */
+static halo_status gather_parts(dist *d, int32_t **all) {
+  halo_status st = HALO_OK;
+  int *counts = NULL, *displs = NULL;
+  *all = NULL;
+  phase_begin(d);
+  if (d->rank == 0) {
+    counts = malloc((size_t)d->size * sizeof *counts);
+    displs = malloc((size_t)d->size * sizeof *displs);
+    *all = malloc((size_t)d->g.nodes * sizeof **all);
+    if (!counts || !displs || !*all) {
+      halo_log_error("out of memory allocating the part vector of %" PRId64 " nodes", d->g.nodes);
+      st = HALO_ERR_NOMEM;
+    }
+    for (int k = 0; st == HALO_OK && k < d->size; k++) {
+      displs[k] = (int)block_begin(d->g.nodes, d->size, k);
+      counts[k] = (int)(block_begin(d->g.nodes, d->size, k + 1) - displs[k]);
+    }
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Gatherv(d->part, (int)d->g.rows, MPI_INT32_T, *all, counts, displs, MPI_INT32_T, 0,
+                       d->comm));
+done:
+  free(displs);
+  free(counts);
+  return st;
+}
+
+/* ---- neighbours' parts and degrees ------------------------------------ */
+
+static int compare_i64(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The neighbours of the block outside it, sorted, once each, and how many
+ * each rank owns. Local. */
+static halo_status ghost_ids(dist *d, int64_t *counts) {
+  halo_status st = HALO_OK;
+  const halo_dgraph *g = &d->g;
+  const int64_t nnz = g->indptr[g->rows], end = g->begin + g->rows;
+  int64_t count = 0;
+  HALO_ALLOC(d->ghost, nnz, "neighbour ids");
+  for (int64_t k = 0; k < nnz; k++)
+    if (g->nbr[k] < g->begin || g->nbr[k] >= end) d->ghost[count++] = g->nbr[k];
+  qsort(d->ghost, (size_t)count, sizeof *d->ghost, compare_i64);
+  d->ghosts = 0;
+  for (int64_t i = 0; i < count; i++)
+    if (d->ghosts == 0 || d->ghost[i] != d->ghost[d->ghosts - 1]) d->ghost[d->ghosts++] = d->ghost[i];
+  for (int64_t i = 0; i < d->ghosts; i++)
+    counts[halo_partition_block_of(d->ghost[i], g->nodes, d->size)]++;
+  HALO_ALLOC(d->ghost_part, d->ghosts, "neighbour parts");
+  HALO_ALLOC(d->ghost_degree, d->ghosts, "neighbour degrees");
+done:
+  return st;
+}
+
+/* Each rank asks the owners of its ghosts for their part and degree.
+ * Collective (agreed). */
+static halo_status ghost_info(dist *d) {
+  halo_status st = HALO_OK;
+  int64_t *counts = NULL, *asked = NULL, *answer = NULL, *got = NULL;
+  xfer x = {0};
+  phase_begin(d);
+  counts = calloc((size_t)d->size, sizeof *counts);
+  st = counts ? ghost_ids(d, counts) : HALO_ERR_NOMEM;
+  if (!counts) halo_log_error("out of memory allocating exchange counts");
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(xfer_plan(d, counts, "the neighbour exchange", &x));
+  phase_begin(d);
+  asked = malloc((size_t)(x.received > 0 ? x.received : 1) * sizeof *asked);
+  answer = malloc((size_t)(x.received > 0 ? 2 * x.received : 1) * sizeof *answer);
+  got = malloc((size_t)(d->ghosts > 0 ? 2 * d->ghosts : 1) * sizeof *got);
+  if (!asked || !answer || !got) {
+    halo_log_error("out of memory allocating the neighbour exchange");
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Alltoallv(d->ghost, x.sc, x.sd, MPI_INT64_T, asked, x.rc, x.rd, MPI_INT64_T,
+                         d->comm));
+  for (int64_t i = 0; i < x.received; i++) {
+    const int64_t r = asked[i] - d->g.begin;
+    answer[2 * i] = d->part[r];
+    answer[2 * i + 1] = d->g.indptr[r + 1] - d->g.indptr[r];
+  }
+  HALO_MPI(MPI_Alltoallv(answer, x.rc, x.rd, d->pair_type, got, x.sc, x.sd, d->pair_type,
+                         d->comm));
+  for (int64_t i = 0; i < d->ghosts; i++) {
+    d->ghost_part[i] = got[2 * i];
+    d->ghost_degree[i] = got[2 * i + 1];
+  }
+done:
+  xfer_free(&x);
+  free(got);
+  free(answer);
+  free(asked);
+  free(counts);
+  return st;
+}
+
+/* Neighbour v's part and degree: v is in the block or a ghost. Local. */
+static void neighbour(const dist *d, int64_t v, int64_t *part, int64_t *degree) {
+  const halo_dgraph *g = &d->g;
+  if (v >= g->begin && v < g->begin + g->rows) {
+    *part = d->part[v - g->begin];
+    *degree = g->indptr[v - g->begin + 1] - g->indptr[v - g->begin];
+    return;
+  }
+  int64_t lo = 0, hi = d->ghosts;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (d->ghost[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  *part = d->ghost_part[lo];
+  *degree = d->ghost_degree[lo];
+}
+
+/* ---- parts to their writers ------------------------------------------- */
+
+/* What this rank wrote: the manifest's per-part columns and the
+ * statistics, zero for the parts of other ranks, summed on rank 0. */
+typedef struct written {
+  uint64_t *digest;
+  int64_t *owned, *halo;
+  halo_partition_stats *stats;
+} written;
+
+/* Items of row r's record: id, degree, then (neighbour, part, degree). */
+static int64_t record_items(const halo_dgraph *g, int64_t r) {
+  return 2 + 3 * (g->indptr[r + 1] - g->indptr[r]);
+}
+
+/* The records of the block's rows of parts [first, first + K), by writer
+ * rank: counts (out == NULL), or the records at out + at[writer]. Local. */
+static void pack_rows(const dist *d, int32_t first, int64_t *counts, int64_t *out, int64_t *at) {
+  const halo_dgraph *g = &d->g;
+  for (int64_t r = 0; r < g->rows; r++) {
+    const int32_t w = d->part[r] - first;
+    if (w < 0 || w >= d->size) continue;
+    if (!out) {
+      counts[w] += record_items(g, r);
+      continue;
+    }
+    int64_t *rec = out + at[w];
+    rec[0] = g->begin + r;
+    rec[1] = g->indptr[r + 1] - g->indptr[r];
+    for (int64_t k = g->indptr[r], i = 2; k < g->indptr[r + 1]; k++, i += 3) {
+      rec[i] = g->nbr[k];
+      neighbour(d, g->nbr[k], &rec[i + 1], &rec[i + 2]);
+    }
+    at[w] += record_items(g, r);
+  }
+}
+
+/* The part's rows, from the records every rank sent, ascending in id (rank
+ * order is id order), and their node data. */
+typedef struct part_rows {
+  halo_part_rows rows;
+  int64_t *id, *indptr, *nbr, *nbr_degree;
+  int32_t *nbr_part, *labels;
+  float *x;
+  uint8_t *split;
+} part_rows;
+
+static void part_rows_free(part_rows *p) {
+  free(p->id);
+  free(p->indptr);
+  free(p->nbr);
+  free(p->nbr_degree);
+  free(p->nbr_part);
+  free(p->labels);
+  free(p->x);
+  free(p->split);
+  *p = (part_rows){0};
+}
+
+/* Unpacks `items` record items of part p and draws the rows' node data. Local. */
+static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int64_t items,
+                               part_rows *out) {
+  halo_status st = HALO_OK;
+  int64_t rows = 0, nnz = 0;
+  for (int64_t i = 0; i < items; i += 2 + 3 * rec[i + 1]) {
+    rows++;
+    nnz += rec[i + 1];
+  }
+  const int64_t F = d->has_synth ? d->synth.features : 0;
+  HALO_TRY(admit(d->slice.source, "writing a part",
+                 (double)rows * (8.0 * 2 + 4.0 * F + 5.0) + 20.0 * (double)nnz));
+  HALO_ALLOC(out->id, rows, "part rows");
+  HALO_ALLOC(out->indptr, rows + 1, "part rows");
+  HALO_ALLOC(out->nbr, nnz, "part rows");
+  HALO_ALLOC(out->nbr_part, nnz, "part rows");
+  HALO_ALLOC(out->nbr_degree, nnz, "part rows");
+  for (int64_t i = 0, r = 0, k = 0; i < items; r++) {
+    const int64_t degree = rec[i + 1];
+    out->id[r] = rec[i];
+    out->indptr[r + 1] = out->indptr[r] + degree;
+    for (int64_t j = 0; j < degree; j++, k++) {
+      out->nbr[k] = rec[i + 2 + 3 * j];
+      out->nbr_part[k] = (int32_t)rec[i + 3 + 3 * j];
+      out->nbr_degree[k] = rec[i + 4 + 3 * j];
+    }
+    i += 2 + 3 * degree;
+  }
+  if (d->has_synth) {
+    if (F > 0) HALO_ALLOC(out->x, rows * F, "node features");
+    HALO_ALLOC(out->labels, rows, "node labels");
+    HALO_ALLOC(out->split, rows, "node split");
+    HALO_TRY(halo_node_synth_rows(&d->synth, out->id, rows, out->x, out->labels, out->split));
+  }
+  if (d->rq->synth_split) {
+    if (!out->split) HALO_ALLOC(out->split, rows, "node split"); /* unlabelled: no split */
+    for (int64_t r = 0; d->has_synth && r < rows; r++)
+      out->split[r] = halo_split_draw(d->rq->synth_split, (uint64_t)d->rq->opt.seed, out->id[r]);
+  }
+  out->rows = (halo_part_rows){.part = p,
+                               .parts = d->rq->opt.parts,
+                               .nodes = d->g.nodes,
+                               .edges = d->g.edges,
+                               .n_owned = rows,
+                               .id = out->id,
+                               .indptr = out->indptr,
+                               .nbr = out->nbr,
+                               .nbr_part = out->nbr_part,
+                               .nbr_degree = out->nbr_degree,
+                               .features = (int32_t)F,
+                               .classes = d->has_synth ? d->synth.classes : 0,
+                               .x = out->x,
+                               .labels = out->labels,
+                               .split = out->split};
+done:
+  return st;
+}
+
+/* Builds and writes part p from its records. Local. */
+static halo_status write_part(const dist *d, int32_t p, const int64_t *rec, int64_t items,
+                              uint64_t run_id, written *w) {
+  halo_status st = HALO_OK;
+  part_rows rows = {0};
+  halo_shard *shard = NULL;
+  char path[4096];
+  HALO_TRY(unpack_rows(d, p, rec, items, &rows));
+  HALO_TRY(halo_partition_shard_of_rows(&rows.rows, d->rq->opt.order, run_id, &shard));
+  part_rows_free(&rows);
+  HALO_TRY(halo_shard_path(path, sizeof path, d->rq->tmpdir, p, d->rq->opt.parts));
+  HALO_TRY(halo_shard_write(path, shard));
+  w->digest[p] = halo_shard_digest(shard);
+  w->owned[p] = shard->n_owned;
+  w->halo[p] = shard->n_halo;
+  halo_partition_stats_add_shard(w->stats, shard);
+done:
+  halo_shard_destroy(&shard);
+  part_rows_free(&rows);
+  return st;
+}
+
+/* In rounds of K parts, part first + k goes to rank k, which writes it.
+ * Collective (agreed). */
+static halo_status route_and_write(dist *d, uint64_t run_id, written *w) {
+  halo_status st = HALO_OK;
+  const int32_t P = d->rq->opt.parts;
+  int64_t *counts = NULL, *at = NULL, *send = NULL, *recv = NULL;
+  xfer x = {0};
+  phase_begin(d);
+  counts = calloc((size_t)d->size, sizeof *counts);
+  at = calloc((size_t)d->size, sizeof *at);
+  if (!counts || !at) {
+    halo_log_error("out of memory allocating exchange counts");
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(phase_end(d, st));
+  for (int32_t first = 0; first < P; first += d->size) {
+    memset(counts, 0, (size_t)d->size * sizeof *counts);
+    pack_rows(d, first, counts, NULL, NULL);
+    HALO_TRY(xfer_plan(d, counts, "routing the parts", &x));
+    phase_begin(d);
+    st = admit(d->slice.source, "routing a part", 8.0 * (double)(x.sent + x.received));
+    if (st == HALO_OK) {
+      send = malloc((size_t)(x.sent > 0 ? x.sent : 1) * sizeof *send);
+      recv = malloc((size_t)(x.received > 0 ? x.received : 1) * sizeof *recv);
+      if (!send || !recv) {
+        halo_log_error("out of memory allocating the rows of a part");
+        st = HALO_ERR_NOMEM;
+      }
+    }
+    HALO_TRY(phase_end(d, st));
+    for (int k = 0; k < d->size; k++) at[k] = x.sd[k];
+    pack_rows(d, first, counts, send, at);
+    HALO_MPI(MPI_Alltoallv(send, x.sc, x.sd, MPI_INT64_T, recv, x.rc, x.rd, MPI_INT64_T, d->comm));
+    free(send);
+    send = NULL;
+    phase_begin(d);
+    const int32_t p = first + d->rank;
+    if (p < P) st = write_part(d, p, recv, x.received, run_id, w);
+    free(recv);
+    recv = NULL;
+    xfer_free(&x);
+    HALO_TRY(phase_end(d, st));
+    const int64_t done_parts = first + d->size < P ? first + d->size : P;
+    if (d->rank == 0 && d->rq->progress) d->rq->progress(d->rq->ctx, done_parts, P);
+  }
+done:
+  xfer_free(&x);
+  free(recv);
+  free(send);
+  free(at);
+  free(counts);
+  return st;
+}
+
+/* ---- manifest and figures --------------------------------------------- */
+
+static void written_free(written *w) {
+  free(w->digest);
+  free(w->owned);
+  free(w->halo);
+  halo_partition_stats_destroy(&w->stats);
+  *w = (written){0};
+}
+
+static halo_status written_alloc(const dist *d, written *w) {
+  halo_status st = HALO_OK;
+  const int32_t P = d->rq->opt.parts;
+  HALO_ALLOC(w->digest, P, "part digests");
+  HALO_ALLOC(w->owned, P, "part sizes");
+  HALO_ALLOC(w->halo, P, "part sizes");
+  HALO_TRY(halo_partition_stats_alloc(d->g.nodes, d->g.edges, P, &w->stats));
+done:
+  return st;
+}
+
+/* Sums `count` items of every rank's `buf` into rank 0's, in place. */
+static int reduce_sum(const dist *d, void *buf, int64_t count, MPI_Datatype type, MPI_Op op) {
+  if (count > INT_MAX) return MPI_ERR_COUNT;
+  return MPI_Reduce(d->rank == 0 ? MPI_IN_PLACE : buf, buf, (int)count, type, op, 0, d->comm);
+}
+
+/* Every rank's columns and figures summed on rank 0, which writes the
+ * manifest.  Collective (agreed). */
+static halo_status write_manifest(dist *d, written *w, const int32_t *all_parts,
+                                  const halo_graph *summary, uint64_t run_id) {
+  halo_status st = HALO_OK;
+  const int32_t P = d->rq->opt.parts;
+  halo_partition_stats *s = w->stats;
+  char path[4096];
+  /* Each part's column is set by its one writer: OR is its value. */
+  HALO_MPI(reduce_sum(d, w->digest, P, MPI_UINT64_T, MPI_BOR));
+  HALO_MPI(reduce_sum(d, w->owned, P, MPI_INT64_T, MPI_SUM));
+  HALO_MPI(reduce_sum(d, w->halo, P, MPI_INT64_T, MPI_SUM));
+  HALO_MPI(reduce_sum(d, s->owned, P, MPI_INT64_T, MPI_SUM));
+  HALO_MPI(reduce_sum(d, s->halo, P, MPI_INT64_T, MPI_SUM));
+  HALO_MPI(reduce_sum(d, s->nnz, P, MPI_INT64_T, MPI_SUM));
+  HALO_MPI(reduce_sum(d, s->send, P, MPI_INT64_T, MPI_SUM));
+  HALO_MPI(reduce_sum(d, s->peers, P, MPI_INT32_T, MPI_SUM));
+  HALO_MPI(reduce_sum(d, &s->edge_cut, 1, MPI_INT64_T, MPI_SUM));
+  if (s->between) HALO_MPI(reduce_sum(d, s->between, (int64_t)P * P, MPI_INT64_T, MPI_SUM));
+  phase_begin(d);
+  if (d->rank == 0) {
+    halo_partition_stats_finish(s);
+    halo_manifest m = {.format_version = HALO_SHARD_FORMAT_VERSION,
+                       .nodes = summary->n,
+                       .edges = summary->m,
+                       .features = summary->features,
+                       .classes = summary->classes,
+                       .parts = P,
+                       .seed = d->rq->opt.seed,
+                       .ufactor = d->rq->opt.ufactor,
+                       .source_digest = summary->source_digest,
+                       .run_id = run_id,
+                       .part = (int32_t *)all_parts, /* the manifest writer only reads it */
+                       .part_digest = w->digest,
+                       .part_owned = w->owned,
+                       .part_halo = w->halo};
+    snprintf(m.method, sizeof m.method, "%s", halo_method_name(d->rq->opt.method));
+    snprintf(m.objective, sizeof m.objective, "%s", halo_objective_name(d->rq->opt.objective));
+    snprintf(m.source, sizeof m.source, "%s", summary->source);
+    if (snprintf(path, sizeof path, "%s/manifest.h5", d->rq->tmpdir) >= (int)sizeof path) {
+      halo_log_error("output path %s/manifest.h5 is too long", d->rq->tmpdir);
+      st = HALO_ERR_ARG;
+    }
+    if (st == HALO_OK) st = halo_manifest_write(path, &m);
+  }
+  HALO_TRY(phase_end(d, st));
+done:
+  return st;
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+static void dist_free(dist *d) {
+  halo_edge_slice_free(&d->slice);
+  free(d->g.indptr);
+  free(d->g.nbr);
+  free(d->part);
+  free(d->ghost);
+  free(d->ghost_part);
+  free(d->ghost_degree);
+  if (d->pair_type != MPI_DATATYPE_NULL) MPI_Type_free(&d->pair_type);
+}
+
+halo_status dist_partition(MPI_Comm comm, const dist_request *rq, dist_result *out) {
+  halo_status st = HALO_OK;
+  dist d = {.comm = comm, .rq = rq, .pair_type = MPI_DATATYPE_NULL};
+  written w = {0};
+  int32_t *all_parts = NULL;
+  char what[128];
+  double mark = now_s();
+  *out = (dist_result){0};
+  MPI_Comm_rank(comm, &d.rank);
+  MPI_Comm_size(comm, &d.size);
+  out->ranks = d.size;
+  HALO_MPI(MPI_Type_contiguous(2, MPI_INT64_T, &d.pair_type));
+  HALO_MPI(MPI_Type_commit(&d.pair_type));
+
+  snprintf(what, sizeof what, "loading %d slice%s of the input", d.size, d.size == 1 ? "" : "s");
+  say(&d, what);
+  phase_begin(&d);
+  st = load(&d);
+  HALO_TRY(phase_end(&d, st));
+  out->wall[DIST_LOAD] = now_s() - mark;
+  mark = now_s();
+
+  say(&d, "cleaning (symmetrize, remove duplicates and self-loops), distributed");
+  HALO_TRY(clean(&d, &out->clean));
+  halo_graph *g = &out->summary;
+  g->n = d.g.nodes;
+  g->m = d.g.edges;
+  g->features = d.has_synth ? d.synth.features : 0;
+  g->classes = d.has_synth ? d.synth.classes : 0;
+  snprintf(g->source, sizeof g->source, "%s", d.slice.source);
+  g->source_digest = rq->synth_split ? halo_split_digest(d.slice.source_digest, rq->synth_split,
+                                                         (uint64_t)rq->opt.seed)
+                                     : d.slice.source_digest;
+  out->wall[DIST_CLEAN] = now_s() - mark;
+  mark = now_s();
+
+  snprintf(what, sizeof what, "partitioning into %d parts (ptscotch on %d rank%s)", rq->opt.parts,
+           d.size, d.size == 1 ? "" : "s");
+  say(&d, what);
+  HALO_TRY(assign_parts(&d));
+  HALO_TRY(gather_parts(&d, &all_parts));
+  if (d.rank == 0) out->run_id = halo_partition_run_id(g, &rq->opt, all_parts);
+  HALO_MPI(MPI_Bcast(&out->run_id, 1, MPI_UINT64_T, 0, comm));
+  out->wall[DIST_PARTITION] = now_s() - mark;
+  mark = now_s();
+
+  say(&d, "writing shards");
+  HALO_TRY(ghost_info(&d));
+  phase_begin(&d);
+  st = written_alloc(&d, &w);
+  HALO_TRY(phase_end(&d, st));
+  HALO_TRY(route_and_write(&d, out->run_id, &w));
+  HALO_TRY(write_manifest(&d, &w, all_parts, g, out->run_id));
+  out->wall[DIST_WRITE] = now_s() - mark;
+
+  const int64_t peak = halo_memory_peak();
+  HALO_MPI(MPI_Reduce(&peak, &out->peak_rss_max, 1, MPI_INT64_T, MPI_MAX, 0, comm));
+  HALO_MPI(MPI_Reduce(&peak, &out->peak_rss_sum, 1, MPI_INT64_T, MPI_SUM, 0, comm));
+  if (d.rank == 0) {
+    out->stats = w.stats;
+    w.stats = NULL;
+  }
+done:
+  written_free(&w);
+  free(all_parts);
+  dist_free(&d);
+  return st;
+}
+
+void dist_result_free(dist_result *r) {
+  if (!r) return;
+  halo_partition_stats_destroy(&r->stats);
+}

@@ -1,0 +1,55 @@
+/* The distributed partitioner: `mpirun -np K halo-partition --method
+ * ptscotch`.  Every rank reads a slice of the input, the clean-up runs on
+ * blocks of rows, PT-Scotch partitions the distributed graph, and each part
+ * is written whole by one rank from the rows routed to it; no rank holds the
+ * whole graph or all the features (docs/partition.md, "Distributed
+ * partitioning").  halo-partition.c opens the output folder and writes the
+ * table and JSON on rank 0, as for a sequential run. */
+#ifndef PARTITION_DIST_H
+#define PARTITION_DIST_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "halo-graph.h"
+#include "halo-partition.h"
+
+/* What one run is asked to do, the same on every rank. */
+typedef struct dist_request {
+  const char *input;
+  halo_partition_options opt;
+  int32_t synth_features, synth_classes; /* --synthetic-features/classes, 0 when not given */
+  const double *synth_split;             /* --synthetic-split's fractions, or NULL */
+  const char *tmpdir;                    /* the output folder's temporary name (rank 0's) */
+  const char *parts_file;                /* test hook: node v's part on line v + 1, or NULL */
+  /* Rank 0 reports phases and the parts written through these (may be NULL). */
+  void (*phase)(void *ctx, const char *what);
+  halo_progress_fn progress;
+  void *ctx;
+} dist_request;
+
+/* Phases of dist_result.wall, as halo-partition's. */
+enum { DIST_LOAD, DIST_CLEAN, DIST_PARTITION, DIST_WRITE, DIST_PHASES };
+
+typedef struct dist_result {
+  halo_graph summary;           /* the clean graph's counts, source and digest; no arrays */
+  halo_clean_report clean;      /* summed over the ranks */
+  halo_partition_stats *stats;  /* rank 0 only (NULL elsewhere) */
+  uint64_t run_id;
+  int ranks;
+  int64_t peak_rss_max;         /* the largest rank's peak resident bytes, and the sum */
+  int64_t peak_rss_sum;
+  double wall[DIST_PHASES];     /* seconds per phase, rank 0's */
+} dist_result;
+
+/* Runs the whole distributed partition into rq->tmpdir (the folder is
+ * shared by every rank: a shared file system across hosts).  A failure on
+ * any rank fails every rank; the first rank that failed prints its line.
+ * HALO_ERR_MPI and HALO_ERR_TIMEOUT leave the communicator untrusted (the
+ * caller aborts).  Collective. */
+halo_status dist_partition(MPI_Comm comm, const dist_request *rq, dist_result *out);
+
+/* Frees the statistics; accepts a zeroed result. Local. */
+void dist_result_free(dist_result *r);
+
+#endif /* PARTITION_DIST_H */
