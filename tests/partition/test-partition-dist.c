@@ -1,0 +1,368 @@
+/* The distributed partitioner, end to end: `mpirun -np K halo-partition
+ * --method ptscotch` for K = 1, 2 and 3, its folders read back and checked
+ * against what this test computes itself from the whole graph (the plan
+ * invariants of pt_check_shards), against the sequential writer (the same
+ * cleaned graph; given the same assignment, through the HALO_TEST_PARTS_FILE
+ * hook, the same datasets, which h5diff compares), against METIS (the
+ * quality) and against training (the same loss curve, bit for bit, with
+ * --deterministic).  Bad input stops every rank with one line. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-load.h"
+#include "halo-shard.h"
+#include "partition-util.h"
+
+#define EXE HALO_PARTITION_EXE
+#define TRAIN HALO_TRAIN_EXE
+#define MPIRUN "mpirun --allow-run-as-root --oversubscribe --bind-to none"
+
+/* A small SBM with node data, and an R-MAT graph with self-loops,
+ * duplicates and one-way edges, given node data by flags. */
+static void sbm_spec(char *buf, size_t size, uint64_t seed) {
+  snprintf(buf, size, "sbm:nodes=900,classes=4,avg-degree=8,feat=6,seed=%llu",
+           (unsigned long long)(seed % 1000000));
+}
+
+#define RMAT_FLAGS "--synthetic-features 5 --synthetic-classes 3 --synthetic-split 0.5,0.2,0.3"
+
+static void rmat_spec(char *buf, size_t size, uint64_t seed) {
+  snprintf(buf, size, "rmat:scale=10,edge-factor=6,seed=%llu", (unsigned long long)(seed % 1000000));
+}
+
+/* halo-partition --method ptscotch on K ranks into dir; `env` is passed to
+ * every rank (-x NAME=VALUE ..., or ""). */
+static int run_dist(char **out, int K, const char *env, const char *input, int parts,
+                    const char *dir, const char *extra) {
+  return pt_run(out, MPIRUN " -np %d %s %s --method ptscotch --input '%s' --parts %d --out %s %s",
+                K, env, EXE, input, parts, dir, extra);
+}
+
+/* The sequential halo-partition. */
+static int run_seq(char **out, const char *method, const char *input, int parts, const char *dir,
+                   const char *extra) {
+  return pt_run(out, "%s --method %s --input '%s' --parts %d --out %s %s", EXE, method, input, parts,
+                dir, extra);
+}
+
+/* The manifest of dir (with its part vector). */
+static halo_manifest *read_manifest(const char *dir) {
+  char path[4096];
+  halo_manifest *m = NULL;
+  snprintf(path, sizeof path, "%s/manifest.h5", dir);
+  cr_assert_eq(halo_manifest_read(path, &m), HALO_OK, "%s", path);
+  return m;
+}
+
+/* Every shard of dir checked against the clean graph g and the manifest's
+ * part vector, computed here from g alone. */
+static void check_folder(const halo_graph *g, const char *dir, halo_order order) {
+  char path[4096];
+  halo_manifest *m = read_manifest(dir);
+  cr_assert_eq(m->nodes, g->n, "%s", dir);
+  cr_assert_eq(m->edges, g->m, "%s", dir);
+  cr_assert_str_eq(m->method, "ptscotch");
+  halo_shard **shards = calloc((size_t)m->parts, sizeof *shards);
+  for (int32_t p = 0; p < m->parts; p++) {
+    cr_assert_eq(halo_shard_path(path, sizeof path, dir, p, m->parts), HALO_OK);
+    cr_assert_eq(halo_shard_read(path, m, &shards[p]), HALO_OK, "%s", path);
+  }
+  pt_check_shards(g, m->part, m->parts, order, shards);
+  for (int32_t p = 0; p < m->parts; p++) halo_shard_destroy(&shards[p]);
+  free(shards);
+  halo_manifest_destroy(&m);
+}
+
+/* The spec loaded and cleaned here, in one process, with node data as the
+ * flags of RMAT_FLAGS give it when `synth`. */
+static halo_graph *clean_graph(const char *spec, int synth, uint64_t seed) {
+  halo_graph *g = NULL;
+  cr_assert_eq(halo_load(spec, HALO_FORMAT_AUTO, &g), HALO_OK, "%s", spec);
+  if (synth) {
+    const double frac[3] = {0.5, 0.2, 0.3};
+    cr_assert_eq(halo_graph_synthesize_node_data(g, 5, 3, seed), HALO_OK);
+    cr_assert_eq(halo_graph_synthesize_split(g, frac, seed), HALO_OK);
+  }
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+  return g;
+}
+
+Test(dist, shards_pass_the_plan_invariants_for_k_1_2_3, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.invariants", 17);
+  char spec[128], od[600], *out = NULL;
+  char *dir = pt_temp_dir("dist-valid");
+  sbm_spec(spec, sizeof spec, seed);
+  halo_graph *g = clean_graph(spec, 0, 0);
+  /* 5 parts: K = 2 and 3 write them in 3 and 2 rounds. */
+  for (int K = 1; K <= 3; K++) {
+    snprintf(od, sizeof od, "%s/k%d", dir, K);
+    cr_assert_eq(run_dist(&out, K, "", spec, 5, od, ""), 0, "K=%d: %s", K, out);
+    free(out);
+    check_folder(g, od, HALO_ORDER_COMMUNITY);
+  }
+  snprintf(od, sizeof od, "%s/id", dir);
+  cr_assert_eq(run_dist(&out, 2, "", spec, 3, od, "--order id --seed 4"), 0, "%s", out);
+  free(out);
+  check_folder(g, od, HALO_ORDER_ID);
+  /* R-MAT: isolated nodes, one-way edges and self-loops, node data by flag. */
+  halo_graph_destroy(&g);
+  rmat_spec(spec, sizeof spec, seed);
+  g = clean_graph(spec, 1, 1);
+  snprintf(od, sizeof od, "%s/rmat", dir);
+  cr_assert_eq(run_dist(&out, 3, "", spec, 4, od, RMAT_FLAGS), 0, "%s", out);
+  free(out);
+  check_folder(g, od, HALO_ORDER_COMMUNITY);
+  halo_graph_destroy(&g);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* The member `key` of the JSON object `member` ("cleanup") or of the top. */
+static double json_at(const char *json, const char *member, const char *key) {
+  const char *at = member ? strstr(json, member) : json;
+  cr_assert(at, "no %s in %s", member, json);
+  return pt_json_number(at, key);
+}
+
+static char *json_string(const char *json, const char *key, char *buf, size_t size) {
+  char pattern[64];
+  snprintf(pattern, sizeof pattern, "\"%s\": \"", key);
+  const char *at = strstr(json, pattern);
+  cr_assert(at, "no %s in %s", key, json);
+  at += strlen(pattern);
+  snprintf(buf, size, "%.*s", (int)strcspn(at, "\""), at);
+  return buf;
+}
+
+Test(dist, the_cleaned_graph_is_the_same_for_any_k, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.independent", 23);
+  char spec[128], od[600], path[700], *out = NULL, want_digest[32], digest[32];
+  char *dir = pt_temp_dir("dist-k");
+  static const char *const counts[] = {"input_edges", "self_loops", "duplicates",
+                                       "reverse_added", "isolated"};
+  rmat_spec(spec, sizeof spec, seed);
+  snprintf(od, sizeof od, "%s/seq", dir);
+  snprintf(path, sizeof path, "--json %s/seq.json " RMAT_FLAGS, dir);
+  cr_assert_eq(run_seq(&out, "metis", spec, 4, od, path), 0, "%s", out);
+  free(out);
+  snprintf(path, sizeof path, "%s/seq.json", dir);
+  char *want = pt_read_file(path);
+  json_string(want, "source_digest", want_digest, sizeof want_digest);
+  cr_assert_gt(json_at(want, "\"cleanup\"", "reverse_added"), 0, "the graph has one-way edges");
+  cr_assert_gt(json_at(want, "\"cleanup\"", "self_loops"), 0, "the graph has self-loops");
+  for (int K = 1; K <= 3; K++) {
+    snprintf(od, sizeof od, "%s/k%d", dir, K);
+    snprintf(path, sizeof path, "--json %s/k%d.json " RMAT_FLAGS, dir, K);
+    cr_assert_eq(run_dist(&out, K, "", spec, 4, od, path), 0, "K=%d: %s", K, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/k%d.json", dir, K);
+    char *got = pt_read_file(path);
+    cr_expect_str_eq(json_string(got, "source_digest", digest, sizeof digest), want_digest,
+                     "K=%d", K);
+    cr_expect_eq(json_at(got, NULL, "nodes"), json_at(want, NULL, "nodes"), "K=%d", K);
+    cr_expect_eq(json_at(got, NULL, "edges"), json_at(want, NULL, "edges"), "K=%d", K);
+    cr_expect_eq(json_at(got, NULL, "ranks"), K);
+    for (int i = 0; i < 5; i++)
+      cr_expect_eq(json_at(got, "\"cleanup\"", counts[i]), json_at(want, "\"cleanup\"", counts[i]),
+                   "K=%d: cleanup.%s", K, counts[i]);
+    free(got);
+  }
+  free(want);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* dir's part vector as a file of one part per line (HALO_TEST_PARTS_FILE). */
+static void export_parts(const char *dir, const char *path) {
+  halo_manifest *m = read_manifest(dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f, "%s", path);
+  for (int64_t v = 0; v < m->nodes; v++) fprintf(f, "%d\n", m->part[v]);
+  cr_assert_eq(fclose(f), 0);
+  halo_manifest_destroy(&m);
+}
+
+/* h5diff of two shards: they may differ in their run id alone (it names
+ * the method, which differs), every dataset the same. */
+static void same_datasets(const char *a, const char *b) {
+  char *out = NULL;
+  int rc = pt_run(&out, "h5diff -c %s %s", a, b);
+  if (rc != 0) {
+    int differences = -1;
+    const char *found = strstr(out, " differences found");
+    const char *at = found;
+    while (at && at > out && at[-1] >= '0' && at[-1] <= '9') at--;
+    if (found) differences = atoi(at);
+    cr_expect(rc == 1 && differences == 1 && strstr(out, "attribute: <run_id of </>>"),
+              "%s and %s differ beyond their run id:\n%s", a, b, out);
+  }
+  free(out);
+}
+
+static void compare_with_sequential(const char *tag, const char *spec, const char *method,
+                                    int parts, const char *flags) {
+  char od[600], seq[600], parts_file[700], env[800], a[900], b[900], *out = NULL;
+  char *dir = pt_temp_dir(tag);
+  snprintf(seq, sizeof seq, "%s/seq", dir);
+  cr_assert_eq(run_seq(&out, method, spec, parts, seq, flags), 0, "%s", out);
+  free(out);
+  snprintf(parts_file, sizeof parts_file, "%s/parts.txt", dir);
+  export_parts(seq, parts_file);
+  snprintf(env, sizeof env, "-x HALO_TEST_PARTS_FILE=%s", parts_file);
+  for (int K = 1; K <= 3; K++) {
+    snprintf(od, sizeof od, "%s/k%d", dir, K);
+    cr_assert_eq(run_dist(&out, K, env, spec, parts, od, flags), 0, "K=%d: %s", K, out);
+    cr_expect(strstr(out, "parts imported"), "%s", out);
+    free(out);
+    for (int p = 0; p < parts; p++) {
+      cr_assert_eq(halo_shard_path(a, sizeof a, seq, p, parts), HALO_OK);
+      cr_assert_eq(halo_shard_path(b, sizeof b, od, p, parts), HALO_OK);
+      same_datasets(a, b);
+    }
+  }
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+Test(dist, the_same_assignment_gives_the_sequential_writers_datasets, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.same-datasets", 29);
+  char spec[128];
+  sbm_spec(spec, sizeof spec, seed);
+  compare_with_sequential("dist-same-sbm", spec, "metis", 5, "");
+  rmat_spec(spec, sizeof spec, seed);
+  compare_with_sequential("dist-same-rmat", spec, "random", 4, RMAT_FLAGS " --order id");
+}
+
+/* The "loss" values of a --metrics JSONL file, in order, as one string. */
+static char *losses(const char *path) {
+  char *text = pt_read_file(path), *list = calloc(strlen(text ? text : "") + 1, 1);
+  cr_assert(text, "%s", path);
+  for (const char *at = strstr(text, "\"loss\":"); at; at = strstr(at + 1, "\"loss\":")) {
+    at += strlen("\"loss\":");
+    strncat(list, at, strcspn(at, ","));
+    strcat(list, " ");
+  }
+  free(text);
+  return list;
+}
+
+Test(dist, training_gives_the_same_loss_curve_as_on_metis_shards, .timeout = 300) {
+  char spec[128], od[600], metrics[700], *out = NULL;
+  char *dir = pt_temp_dir("dist-train");
+  const char *names[2] = {"metis", "ptscotch"};
+  char *curve[2];
+  sbm_spec(spec, sizeof spec, pt_seed("dist.train", 31));
+  for (int i = 0; i < 2; i++) {
+    snprintf(od, sizeof od, "%s/%s", dir, names[i]);
+    if (i == 0)
+      cr_assert_eq(run_seq(&out, "metis", spec, 3, od, ""), 0, "%s", out);
+    else
+      cr_assert_eq(run_dist(&out, 2, "", spec, 3, od, ""), 0, "%s", out);
+    free(out);
+    snprintf(metrics, sizeof metrics, "%s/%s.jsonl", dir, names[i]);
+    cr_assert_eq(pt_run(&out,
+                        MPIRUN " -np 3 -x OMP_NUM_THREADS=1 %s %s --epochs 12 --deterministic "
+                               "--metrics %s",
+                        TRAIN, od, metrics),
+                 0, "%s", out);
+    cr_expect(strstr(out, "equal to the prediction"), "%s", out);
+    free(out);
+    curve[i] = losses(metrics);
+  }
+  cr_expect_gt(strlen(curve[0]), 12);
+  cr_expect_str_eq(curve[1], curve[0], "the loss curves differ");
+  free(curve[0]);
+  free(curve[1]);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* PT-Scotch on 2 ranks against METIS on 16 parts: cut and volume within
+ * 1.3x. */
+static void against_metis(const char *spec) {
+  char od[600], flags[700], path[700], *out = NULL;
+  char *dir = pt_temp_dir("dist-quality");
+  double cut[2], volume[2];
+  for (int i = 0; i < 2; i++) {
+    snprintf(od, sizeof od, "%s/o%d", dir, i);
+    snprintf(flags, sizeof flags, "--json %s/o%d.json", dir, i);
+    const int rc = i == 0 ? run_seq(&out, "metis", spec, 16, od, flags)
+                          : run_dist(&out, 2, "", spec, 16, od, flags);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/o%d.json", dir, i);
+    char *json = pt_read_file(path);
+    cut[i] = json_at(json, NULL, "edge_cut");
+    volume[i] = json_at(json, NULL, "comm_volume");
+    cr_expect_leq(json_at(json, NULL, "balance"), 1.031, "%s", spec);
+    free(json);
+  }
+  fprintf(stderr, "%s, 16 parts: cut metis %.0f ptscotch (K=2) %.0f (%.3fx), volume %.0f %.0f (%.3fx)\n",
+          spec, cut[0], cut[1], cut[1] / cut[0], volume[0], volume[1], volume[1] / volume[0]);
+  cr_expect_leq(cut[1], 1.3 * cut[0], "%s: PT-Scotch's cut is over 1.3x METIS'", spec);
+  cr_expect_leq(volume[1], 1.3 * volume[0], "%s: PT-Scotch's volume is over 1.3x METIS'", spec);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+Test(dist, quality_within_1_3x_of_metis_on_sbm, .timeout = 600) {
+  against_metis("sbm:nodes=100000,classes=8,avg-degree=10,homophily=0.8,seed=3");
+}
+
+Test(dist, quality_within_1_3x_of_metis_on_rmat, .timeout = 600) {
+  against_metis("rmat:scale=16,edge-factor=8,seed=3");
+}
+
+/* Lines of `text` that hold `needle`. */
+static int lines_with(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *at = strstr(text, needle); at; at = strstr(at + 1, needle)) n++;
+  return n;
+}
+
+/* A bad run on K ranks: a non-zero exit, one error line holding `want`,
+ * and no output folder, temporary or final. */
+static void refused(const char *dir, int K, const char *env, const char *input, int parts,
+                    const char *extra, const char *want) {
+  char od[600], *out = NULL, *ls = NULL;
+  snprintf(od, sizeof od, "%s/o", dir);
+  const int rc = run_dist(&out, K, env, input, parts, od, extra);
+  cr_expect_neq(rc, 0, "%s", out);
+  cr_expect_eq(lines_with(out, "halo-partition: error"), 1, "one error line: %s", out);
+  cr_expect(strstr(out, want), "'%s' not in: %s", want, out);
+  pt_run(&ls, "ls -A %s", dir);
+  cr_expect_str_eq(ls, "", "left behind: %s", ls);
+  free(ls);
+  free(out);
+}
+
+Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
+  char *dir = pt_temp_dir("dist-bad"), path[600], env[700], *out = NULL;
+  const char *spec = "sbm:nodes=300,classes=3,avg-degree=6";
+  refused(dir, 2, "", spec, 301, "", "--parts 301 exceeds the 300 nodes");
+  refused(dir, 3, "-x HALO_MEMORY_AVAILABLE=4096", "sbm:nodes=300000,classes=3,avg-degree=6", 2,
+          "", "available");
+  refused(dir, 2, "", "/etc/hostname", 2, "", "reads synthetic specs");
+  refused(dir, 2, "", spec, 2, "--write-metis g.metis", "--write-metis");
+  refused(dir, 2, "", spec, 2, "--objective vol", "edge cut only");
+  /* A bad line in the imported assignment, in the second rank's block. */
+  snprintf(path, sizeof path, "%s.parts", dir);
+  FILE *f = fopen(path, "w");
+  for (int v = 0; v < 300; v++) fprintf(f, "%s\n", v == 200 ? "x" : "0");
+  fclose(f);
+  snprintf(env, sizeof env, "-x HALO_TEST_PARTS_FILE=%s", path);
+  char want[700];
+  snprintf(want, sizeof want, "%s:201: not a part", path);
+  refused(dir, 2, env, spec, 2, "", want);
+  remove(path);
+  /* A sequential method under mpirun: one line, from rank 0. */
+  const int rc = pt_run(&out, MPIRUN " -np 2 %s --input '%s' --parts 2 --out %s/o", EXE, spec, dir);
+  cr_expect_neq(rc, 0, "%s", out);
+  cr_expect_eq(lines_with(out, "halo-partition: error"), 1, "%s", out);
+  cr_expect(strstr(out, "only --method ptscotch runs on several ranks"), "%s", out);
+  free(out);
+  pt_remove_tree(dir);
+  free(dir);
+}
