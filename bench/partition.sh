@@ -2,7 +2,7 @@
 # halo-partition against gpmetis on the same graph, and its Scotch method
 # against its METIS one.
 #
-# Generates an sbm graph of >= 10M directed edges, converts the cleaned graph
+# Generates an sbm graph of >= 20M directed edges, converts the cleaned graph
 # to METIS' format with `halo-partition --write-metis`, then runs, under
 # /usr/bin/time -v and alternating, N times each:
 #   gpmetis -ptype=kway -seed=S -ufactor=U -objtype=cut graph.metis P
@@ -14,11 +14,17 @@
 #        part to number its rows, which gpmetis does not do)
 #   halo-partition ... --method scotch
 #       (the same run, partitioned by Scotch's int64 library)
+#   mpirun -np K halo-partition ... --method ptscotch, K = 1 and 2
+#       (the distributed partitioner: each rank draws its slice of the spec,
+#        cleans its block of rows, PT-Scotch partitions, each part is written
+#        by one rank; peak RSS per rank from its --json, the largest rank's
+#        and the sum)
 # and prints the best wall time, the best cpu time (user + system: steadier
 # than wall time on a shared machine), the peak RSS, the edge cut and (for
 # halo-partition) the comm volume of each, with ratios.
 # Targets: halo-partition's time <= 1.3x gpmetis', peak RSS <= 1.5x (issue 2);
-# scotch's wall time <= 2x metis', edge cut <= 1.3x metis' (issue 21).
+# scotch's wall time <= 2x metis', edge cut <= 1.3x metis'; ptscotch at K = 2
+# at most 0.6x metis' peak RSS per rank, edge cut <= 1.3x metis' (issue 21).
 #
 # Environment: HALO_BUILD (build folder, default build), HALO_BENCH_SPEC,
 # HALO_BENCH_PARTS (16), HALO_BENCH_REPEAT (3), HALO_BENCH_ORDER (community
@@ -29,7 +35,7 @@ cd "$(dirname "$0")/.."
 
 build=${HALO_BUILD:-build}
 exe=$build/bin/halo-partition
-spec=${HALO_BENCH_SPEC:-sbm:nodes=500000,classes=16,avg-degree=21,homophily=0.8,feat=32,seed=1}
+spec=${HALO_BENCH_SPEC:-sbm:nodes=1000000,classes=16,avg-degree=21,homophily=0.8,feat=32,seed=1}
 parts=${HALO_BENCH_PARTS:-16}
 repeat=${HALO_BENCH_REPEAT:-3}
 order=${HALO_BENCH_ORDER:-community}
@@ -70,7 +76,9 @@ echo "runs     best of $repeat, alternating; load average before: $(cut -d' ' -f
 echo
 
 : >"$work/gp.wall"; : >"$work/gp.rss"; : >"$work/gp.cpu"
-for m in metis scotch; do : >"$work/$m.wall"; : >"$work/$m.rss"; : >"$work/$m.cpu"; done
+for m in metis scotch pt1 pt2; do : >"$work/$m.wall"; : >"$work/$m.rss"; : >"$work/$m.cpu"; done
+mpirun=(mpirun --oversubscribe --bind-to none)
+[ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
 
 # One halo-partition run with method $1: its figures appended to $work/$1.*.
 run_halo() {
@@ -82,6 +90,21 @@ run_halo() {
   cpu_s "$work/$1.time" >>"$work/$1.cpu"
 }
 
+# One ptscotch run on $1 ranks: its figures appended to $work/pt$1.*; the
+# peak RSS is the largest rank's (from the JSON), the sum goes to pt$1.sum.
+run_ptscotch() {
+  local k=$1
+  /usr/bin/time -v "${mpirun[@]}" -np "$k" "$exe" --input "$spec" --parts "$parts" \
+    --out "$work/out" --force --method ptscotch --seed $seed --ufactor $ufactor --order "$order" \
+    --json "$work/pt$k.json" >"$work/pt$k.log" 2>"$work/pt$k.time"
+  wall_s "$work/pt$k.time" >>"$work/pt$k.wall"
+  cpu_s "$work/pt$k.time" >>"$work/pt$k.cpu"
+  sed -n 's/.*"peak_rss_bytes_max": \([0-9]*\),.*/\1/p' "$work/pt$k.json" |
+    awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$work/pt$k.rss"
+  sed -n 's/.*"peak_rss_bytes_sum": \([0-9]*\),.*/\1/p' "$work/pt$k.json" |
+    awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$work/pt$k.sum"
+}
+
 for i in $(seq "$repeat"); do
   rm -f "$work/graph.metis.part.$parts"
   /usr/bin/time -v gpmetis -ptype=kway -seed=$seed -ufactor=$ufactor -objtype=cut \
@@ -91,9 +114,13 @@ for i in $(seq "$repeat"); do
   cpu_s "$work/gpmetis.time" >>"$work/gp.cpu"
   run_halo metis
   run_halo scotch
+  run_ptscotch 1
+  run_ptscotch 2
   echo "run $i: gpmetis $(tail -1 "$work/gp.wall") s wall $(tail -1 "$work/gp.rss") MB;" \
     "metis $(tail -1 "$work/metis.wall") s wall $(tail -1 "$work/metis.rss") MB;" \
-    "scotch $(tail -1 "$work/scotch.wall") s wall $(tail -1 "$work/scotch.rss") MB"
+    "scotch $(tail -1 "$work/scotch.wall") s wall $(tail -1 "$work/scotch.rss") MB;" \
+    "ptscotch K=1 $(tail -1 "$work/pt1.wall") s $(tail -1 "$work/pt1.rss") MB;" \
+    "K=2 $(tail -1 "$work/pt2.wall") s $(tail -1 "$work/pt2.rss") MB a rank"
 done
 
 json_int() { sed -n "s/.*\"$2\": \([0-9]*\),.*/\1/p" "$work/$1.json" | head -1; }
@@ -103,6 +130,11 @@ h_t=$(min <"$work/metis.wall"); h_c=$(min <"$work/metis.cpu"); h_m=$(max <"$work
 s_t=$(min <"$work/scotch.wall"); s_c=$(min <"$work/scotch.cpu"); s_m=$(max <"$work/scotch.rss")
 h_cut=$(json_int metis edge_cut); h_vol=$(json_int metis comm_volume)
 s_cut=$(json_int scotch edge_cut); s_vol=$(json_int scotch comm_volume)
+p1_t=$(min <"$work/pt1.wall"); p1_c=$(min <"$work/pt1.cpu"); p1_m=$(max <"$work/pt1.rss")
+p2_t=$(min <"$work/pt2.wall"); p2_c=$(min <"$work/pt2.cpu"); p2_m=$(max <"$work/pt2.rss")
+p2_sum=$(max <"$work/pt2.sum")
+p1_cut=$(json_int pt1 edge_cut); p1_vol=$(json_int pt1 comm_volume)
+p2_cut=$(json_int pt2 edge_cut); p2_vol=$(json_int pt2 comm_volume)
 h_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/metis.json" | tr -d '"')
 h_cpu_phases=$(sed -n 's/.*"cpu_seconds": {\(.*\)}.*/\1/p' "$work/metis.json" | tr -d '"')
 s_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/scotch.json" | tr -d '"')
@@ -113,6 +145,9 @@ printf "$row" tool "wall (s)" "cpu (s)" "peak RSS (MB)" "edge cut" "comm volume"
 printf "$row" gpmetis "$gp_t" "$gp_c" "$gp_m" "$gp_cut" -
 printf "$row" "halo-partition (metis)" "$h_t" "$h_c" "$h_m" "$h_cut" "$h_vol"
 printf "$row" "halo-partition (scotch)" "$s_t" "$s_c" "$s_m" "$s_cut" "$s_vol"
+printf "$row" "ptscotch K=1" "$p1_t" "$p1_c" "$p1_m" "$p1_cut" "$p1_vol"
+printf "$row" "ptscotch K=2 (per rank)" "$p2_t" "$p2_c" "$p2_m" "$p2_cut" "$p2_vol"
+echo "ptscotch K=2: peak RSS summed over the ranks $p2_sum MB"
 echo "metis phases, last run, wall s:  $h_phases"
 echo "metis phases, last run, cpu s:   $h_cpu_phases"
 echo "scotch phases, last run, wall s: $s_phases"
@@ -123,3 +158,7 @@ awk -v st="$s_t" -v ht="$h_t" -v sm="$s_m" -v hm="$h_m" -v sc="$s_cut" -v hc="$h
     -v sv="$s_vol" -v hv="$h_vol" 'BEGIN {
   printf "scotch / metis: wall time %.2fx (target <= 2x), peak RSS %.2fx, edge cut %.3fx (target <= 1.3x), comm volume %.3fx\n",
          st / ht, sm / hm, sc / hc, sv / hv }'
+awk -v pt="$p2_t" -v ht="$h_t" -v pm="$p2_m" -v hm="$h_m" -v pc="$p2_cut" -v hc="$h_cut" \
+    -v pv="$p2_vol" -v hv="$h_vol" 'BEGIN {
+  printf "ptscotch K=2 / metis: wall time %.2fx, peak RSS per rank %.2fx (target <= 0.6x), edge cut %.3fx (target <= 1.3x), comm volume %.3fx\n",
+         pt / ht, pm / hm, pc / hc, pv / hv }'

@@ -251,7 +251,7 @@ done:
 }
 
 /* Sorts the received entries by row and neighbour and folds them into the
- * block's CSR, in place: a neighbour seen once or more as (u, v) is kept
+ * block's CSR, then frees them: a neighbour seen once or more as (u, v) is kept
  * with its repeats counted as duplicates, one seen only as (v, u) is kept
  * as an added reverse edge. report gets this rank's counts. Local. */
 static halo_status clean_fold(dist *d, entry *e, int64_t count, halo_clean_report *report) {
@@ -274,8 +274,9 @@ static halo_status clean_fold(dist *d, entry *e, int64_t count, halo_clean_repor
     report->isolated += g->indptr[r + 1] == 0;
     g->indptr[r + 1] += g->indptr[r];
   }
-  g->nbr = realloc(nbr, (size_t)(kept > 0 ? kept : 1) * sizeof *nbr);
-  if (!g->nbr) g->nbr = nbr;
+  HALO_ALLOC(g->nbr, kept, "neighbours"); /* the entries' buffer is twice as large */
+  memcpy(g->nbr, nbr, (size_t)kept * sizeof *nbr);
+  free(e);
 done:
   return st;
 }
@@ -345,7 +346,7 @@ static halo_status clean(dist *d, halo_clean_report *report) {
 
   phase_begin(d);
   st = clean_fold(d, recv, received, report);
-  if (st == HALO_OK) recv = NULL; /* now d->g.nbr */
+  if (st == HALO_OK) recv = NULL; /* freed: the rows are in d->g */
   HALO_TRY(phase_end(d, st));
   local[2] = report->duplicates;
   local[3] = report->reverse_added;
