@@ -107,9 +107,12 @@ uint64_t halo_split_digest(uint64_t source_digest, const double frac[3], uint64_
 typedef struct halo_edge_slice {
   char source[512];       /* what was read, as halo_graph.source */
   uint64_t source_digest; /* as halo_graph.source_digest (a spec's is its text) */
-  int64_t nodes;          /* the input's node count */
+  int64_t nodes;          /* the input's node count; -1 when `renumber` */
   int64_t count;          /* pairs in this slice */
   int64_t *pair;          /* size 2 count: (source, destination) node ids in [0, nodes) */
+  int renumber;           /* 1: the pairs hold the file's own ids (an edge list's), which the
+                           * whole graph renumbers 0..n-1 in ascending order, as halo_load
+                           * does: the caller renumbers over all slices */
   int has_node_data;      /* 1: the input draws its node data from `synth` (sbm) */
   halo_node_synth synth;
 } halo_edge_slice;
@@ -123,6 +126,26 @@ typedef struct halo_edge_slice {
  * Anything but a spec is HALO_ERR_UNSUPPORTED. Local. */
 halo_status halo_load_spec_slice(const char *spec, int64_t slice, int64_t slices,
                                  halo_edge_slice *out);
+
+/* Slice `slice` of `slices` of a plain-text edge list (SNAP): the edges of
+ * the lines that start in its byte range [size·slice/slices,
+ * size·(slice+1)/slices), in the file's own ids (`renumber` is set, `nodes`
+ * is -1), parsed and refused exactly as halo_load parses them; a bad line is
+ * named by its line number in the whole file, line_base + its line in the
+ * slice (line_base: the lines of the lower slices, which
+ * halo_load_edgelist_slice_lines counts).  A gzip file is
+ * HALO_ERR_UNSUPPORTED; source_digest is left 0 (halo_load_file_digest).
+ * Local. */
+halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t slices,
+                                     int64_t line_base, halo_edge_slice *out);
+
+/* The lines of that slice, blank and comment lines included. Local. */
+halo_status halo_load_edgelist_slice_lines(const char *path, int64_t slice, int64_t slices,
+                                           int64_t *lines);
+
+/* The digest halo_load gives a file it reads whole (every byte, in order),
+ * read by this process alone. Local. */
+halo_status halo_load_file_digest(const char *path, uint64_t *out);
 
 /* Frees the pairs; accepts a zeroed slice. Local. */
 void halo_edge_slice_free(halo_edge_slice *s);

@@ -9,6 +9,7 @@
  * edges).  A renumbered list keeps each node's id of the file in
  * g->original_id (ascending, since the renumbering keeps the order).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,24 @@ static int count_words(const char *p) {
     words++;
   }
   return words;
+}
+
+/* The edge of one line, or none (*is_edge = 0) for a blank or '#' line. */
+static halo_status read_edge(const load_reader *r, const char *line, int *is_edge, int64_t id[2]) {
+  halo_status st = HALO_OK;
+  const char *p = load_skip_blank(line);
+  *is_edge = 0;
+  if (*p == '\0' || *p == '#') goto done;
+  /* A third column is a weight (or a SNAP temporal graph's time): refused
+   * rather than dropped, since halo's graphs are unweighted. */
+  if (count_words(p) == 3)
+    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED,
+              "a third column (edge weights or times) is not supported: halo's graphs are "
+              "unweighted; keep the first two columns (awk '{print $1, $2}') to use the structure alone");
+  HALO_TRY(parse_edge_line(r, p, id));
+  *is_edge = 1;
+done:
+  return st;
 }
 
 /* Dense ids: bit x of `bits` says id x occurs; rank[w] counts the ids below
@@ -193,16 +212,10 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   size_t len;
   int got;
   while ((got = load_reader_next(&r, &line, &len)) > 0) {
-    const char *p = load_skip_blank(line);
-    if (*p == '\0' || *p == '#') continue;
     int64_t id[2];
-    /* A third column is a weight (or a SNAP temporal graph's time): refused
-     * rather than dropped, since halo's graphs are unweighted. */
-    if (count_words(p) == 3)
-      LOAD_FAIL(&r, HALO_ERR_UNSUPPORTED,
-                "a third column (edge weights or times) is not supported: halo's graphs are "
-                "unweighted; keep the first two columns (awk '{print $1, $2}') to use the structure alone");
-    HALO_TRY(parse_edge_line(&r, p, id));
+    int is_edge = 0;
+    HALO_TRY(read_edge(&r, line, &is_edge, id));
+    if (!is_edge) continue;
     HALO_TRY(load_edges_push(&edges, id[0], id[1]));
     if (id[0] > max_id) max_id = id[0];
     if (id[1] > max_id) max_id = id[1];
@@ -236,5 +249,68 @@ done:
   load_reader_close(&r);
   load_edges_free(&edges);
   halo_graph_destroy(&g);
+  return st;
+}
+
+/* ---- slices (the distributed partitioner) ----------------------------- */
+
+halo_status halo_load_edgelist_slice_lines(const char *path, int64_t slice, int64_t slices,
+                                           int64_t *lines) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  char *line;
+  size_t len;
+  int got;
+  *lines = 0;
+  HALO_TRY(load_reader_open_slice(&r, path, slice, slices));
+  while ((got = load_reader_next(&r, &line, &len)) > 0) (*lines)++;
+  if (got < 0) HALO_TRY(got);
+done:
+  load_reader_close(&r);
+  return st;
+}
+
+halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t slices,
+                                     int64_t line_base, halo_edge_slice *out) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  load_edges edges = {.narrow = 0, .path = path}; /* pairs as halo_edge_slice holds them */
+  char *line;
+  size_t len;
+  int got;
+  *out = (halo_edge_slice){.nodes = -1, .renumber = 1};
+  HALO_TRY(load_reader_open_slice(&r, path, slice, slices));
+  r.line_base = line_base;
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    int64_t id[2];
+    int is_edge = 0;
+    HALO_TRY(read_edge(&r, line, &is_edge, id));
+    if (is_edge) HALO_TRY(load_edges_push(&edges, id[0], id[1]));
+  }
+  if (got < 0) HALO_TRY(got);
+  snprintf(out->source, sizeof out->source, "%s", path);
+  out->count = edges.count;
+  out->pair = edges.pair;
+  edges.pair = NULL;
+done:
+  load_reader_close(&r);
+  load_edges_free(&edges);
+  return st;
+}
+
+halo_status halo_load_file_digest(const char *path, uint64_t *out) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  halo_digest digest;
+  char *line;
+  size_t len;
+  int got;
+  halo_digest_init(&digest);
+  HALO_TRY(load_reader_open_maybe_empty(&r, path, &digest));
+  while ((got = load_reader_next(&r, &line, &len)) > 0) continue;
+  if (got < 0) HALO_TRY(got);
+  *out = halo_digest_final(&digest);
+done:
+  load_reader_close(&r);
   return st;
 }

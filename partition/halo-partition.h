@@ -230,6 +230,8 @@ typedef struct halo_part_rows {
   const float *x;               /* n_owned x features, or NULL */
   const int32_t *labels;        /* n_owned, or NULL */
   const uint8_t *split;         /* n_owned, or NULL */
+  const int64_t *original_id;   /* n_owned: each row's id in the input, or NULL (as
+                                 * halo_graph.original_id) */
 } halo_part_rows;
 
 /* The shard halo_partition_plan_shard makes for this part from the whole

@@ -106,6 +106,11 @@ halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order 
   }
   s->nodes = rows->nodes;
   s->edges = rows->edges;
+  if (rows->original_id) {
+    HALO_ALLOC(s->original_id, s->n_owned, "original ids");
+    for (int64_t r = 0; r < s->n_owned; r++)
+      s->original_id[r] = rows->original_id[find(rows->id, n_owned, s->global_id[r])];
+  }
   *out = s;
   s = NULL;
 done:

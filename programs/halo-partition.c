@@ -54,7 +54,8 @@ static const char usage[] =
     "                           switches to scotch, saying so, past its limit of 2^31-1\n"
     "                           nodes or directed edges; ptscotch is distributed:\n"
     "                           mpirun -np K halo-partition --method ptscotch ... (each rank\n"
-    "                           reads a slice of a synthetic spec; DIR on a shared file system)\n"
+    "                           reads a slice of an edge list or a synthetic spec; DIR on a\n"
+    "                           shared file system)\n"
     "  --seed N                 METIS or Scotch seed / random permutation seed (default 1)\n"
     "  --ufactor N              METIS and Scotch allowed imbalance 1+N/1000 (default 30)\n"
     "  --objective O            METIS objective: cut (default) or vol (Scotch: cut only)\n"
@@ -1161,13 +1162,14 @@ static halo_status check_distributed(const cli *c) {
                                      : NULL;
   if (flag)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "%s: --method ptscotch does not take it yet (it reads synthetic specs, with "
-              "--synthetic-* node data); use --method metis or scotch",
+              "%s: --method ptscotch does not take it yet (it reads edge lists and synthetic "
+              "specs, with --synthetic-* node data); use --method metis or scotch",
               flag);
-  if (c->format != HALO_FORMAT_AUTO && c->format != HALO_FORMAT_SPEC)
+  if (c->format != HALO_FORMAT_AUTO && c->format != HALO_FORMAT_SPEC &&
+      c->format != HALO_FORMAT_EDGELIST)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--format: --method ptscotch reads synthetic specs only so far; use --method metis "
-              "or scotch");
+              "--format: --method ptscotch reads edge lists and synthetic specs only so far; use "
+              "--method metis or scotch");
   if (c->opt.objective != HALO_OBJECTIVE_CUT)
     HALO_FAIL(HALO_ERR_ARG,
               "--objective %s: PT-Scotch minimises the edge cut only (drop --objective)",

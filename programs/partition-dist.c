@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "halo-dpartition.h"
@@ -56,6 +57,7 @@ typedef struct dist {
   int64_t *ghost;  /* sorted ids of the neighbours outside the block */
   int64_t *ghost_part, *ghost_degree;
   int64_t ghosts;
+  int64_t *original; /* size g.rows: the block's ids in the input, or NULL (ids kept) */
   MPI_Datatype pair_type; /* two int64 (an entry) */
 } dist;
 
@@ -98,6 +100,11 @@ static halo_status admit(const char *source, const char *what, double bytes) {
               halo_memory_str(avail, b1, sizeof b1));
 done:
   return st;
+}
+
+static int compare_i64(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
 }
 
 /* ---- all-to-all exchanges ---------------------------------------------- */
@@ -170,12 +177,11 @@ done:
 
 /* ---- load ------------------------------------------------------------- */
 
-/* This rank's slice, the node data it implies, and the checks of the
- * request against the input's counts. Local. */
-static halo_status load(dist *d) {
+/* The request against the input's counts, once the node count is known,
+ * and the node data the input and flags imply. Local. */
+static halo_status check_input(dist *d) {
   halo_status st = HALO_OK;
   const dist_request *rq = d->rq;
-  HALO_TRY(halo_load_spec_slice(rq->input, d->rank, d->size, &d->slice));
   const halo_edge_slice *s = &d->slice;
   if (s->nodes == 0)
     HALO_FAIL(HALO_ERR_ARG, "%s: holds no nodes (its node count is 0); a graph needs at least one",
@@ -197,6 +203,218 @@ static halo_status load(dist *d) {
   d->synth = s->has_node_data ? s->synth
                               : halo_node_synth_default(rq->synth_features, rq->synth_classes,
                                                         (uint64_t)rq->opt.seed);
+done:
+  return st;
+}
+
+/* 1 when the input is a file (an edge list), 0 when it is a spec; refuses
+ * the files the slices cannot read yet. Local. */
+static halo_status input_kind(const dist *d, int *is_file) {
+  halo_status st = HALO_OK;
+  const char *in = d->rq->input;
+  struct stat sb;
+  const size_t len = strlen(in);
+  *is_file = stat(in, &sb) == 0;
+  if (!*is_file) goto done;
+  if (S_ISDIR(sb.st_mode))
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "%s: --method ptscotch reads edge lists and synthetic specs so far, not OGB "
+              "folders; use --method metis or scotch",
+              in);
+  if ((len > 4 && strcmp(in + len - 4, ".mtx") == 0) ||
+      (len > 7 && strcmp(in + len - 7, ".mtx.gz") == 0))
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "%s: --method ptscotch reads edge lists and synthetic specs so far, not Matrix "
+              "Market; use --method metis or scotch",
+              in);
+done:
+  return st;
+}
+
+/* An edge list: each rank counts its slice's lines, learns how many lie
+ * before it, and parses its slice, naming a bad line by its line in the
+ * file; rank 0 reads the whole file once more for its digest, which every
+ * rank then has.  Collective (agreed). */
+static halo_status load_file(dist *d) {
+  halo_status st = HALO_OK;
+  int64_t lines = 0, before = 0;
+  uint64_t digest = 0;
+  phase_begin(d);
+  st = halo_load_edgelist_slice_lines(d->rq->input, d->rank, d->size, &lines);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Exscan(&lines, &before, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  if (d->rank == 0) before = 0; /* MPI_Exscan leaves rank 0's undefined */
+  phase_begin(d);
+  st = halo_load_edgelist_slice(d->rq->input, d->rank, d->size, before, &d->slice);
+  if (st == HALO_OK && d->rank == 0) st = halo_load_file_digest(d->rq->input, &digest);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
+  d->slice.source_digest = digest;
+done:
+  return st;
+}
+
+/* ---- renumbering an edge list's ids ----------------------------------- */
+
+/* Sorted distinct ids of the slice's pairs. Local. */
+static halo_status slice_ids(const dist *d, int64_t **out, int64_t *count, int64_t *max_id) {
+  halo_status st = HALO_OK;
+  int64_t *ids = NULL, n = 0;
+  const int64_t items = 2 * d->slice.count;
+  *max_id = -1;
+  HALO_ALLOC(ids, items, "node ids");
+  memcpy(ids, d->slice.pair, (size_t)items * sizeof *ids);
+  qsort(ids, (size_t)items, sizeof *ids, compare_i64);
+  for (int64_t i = 0; i < items; i++)
+    if (n == 0 || ids[i] != ids[n - 1]) ids[n++] = ids[i];
+  if (n > 0) *max_id = ids[n - 1];
+  *out = ids;
+  *count = n;
+done:
+  return st;
+}
+
+/* Index of x in sorted a[0..n) (x is there). */
+static int64_t index_of(const int64_t *a, int64_t n, int64_t x) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (a[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The file's ids become 0..n-1 in ascending order, as halo_load numbers
+ * them: rank k collects the distinct ids of the k-th of K equal ranges of
+ * values, numbers them from the count of the lower ranges, and answers each
+ * rank's ids; when the ids were not 0..n-1 already, each rank then gets the
+ * file ids of its block of rows (d->original).  Collective (agreed). */
+static halo_status renumber(dist *d) {
+  halo_status st = HALO_OK;
+  const int K = d->size;
+  int64_t *mine = NULL, *got = NULL, *range = NULL, *answer = NULL, *number = NULL;
+  int64_t *counts = NULL, *back_counts = NULL, mine_count = 0, local_max = -1, max_id = -1;
+  int64_t range_count = 0, base = 0, n = 0, total_pairs = 0;
+  xfer x = {0}, back = {0};
+
+  phase_begin(d);
+  counts = calloc((size_t)K, sizeof *counts);
+  back_counts = calloc((size_t)K, sizeof *back_counts);
+  st = counts && back_counts ? slice_ids(d, &mine, &mine_count, &local_max) : HALO_ERR_NOMEM;
+  if (!counts || !back_counts) halo_log_error("out of memory allocating exchange counts");
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Allreduce(&local_max, &max_id, 1, MPI_INT64_T, MPI_MAX, d->comm));
+  HALO_MPI(MPI_Allreduce(&d->slice.count, &total_pairs, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  phase_begin(d);
+  if (total_pairs == 0) {
+    halo_log_error("%s: holds no edges, and hence no nodes (an edge list names its nodes only "
+                   "through its edges; for a graph without edges give a Matrix Market file 'N N "
+                   "0')",
+                   d->slice.source);
+    st = HALO_ERR_PARSE;
+  }
+  HALO_TRY(phase_end(d, st));
+
+  /* Every distinct id to the owner of its range of values. */
+  for (int64_t i = 0; i < mine_count; i++) counts[halo_partition_block_of(mine[i], max_id + 1, K)]++;
+  HALO_TRY(xfer_plan(d, counts, "renumbering the ids", &x));
+  phase_begin(d);
+  got = malloc((size_t)(x.received > 0 ? x.received : 1) * sizeof *got);
+  range = malloc((size_t)(x.received > 0 ? x.received : 1) * sizeof *range);
+  answer = malloc((size_t)(x.received > 0 ? x.received : 1) * sizeof *answer);
+  number = malloc((size_t)(mine_count > 0 ? mine_count : 1) * sizeof *number);
+  if (!got || !range || !answer || !number) {
+    halo_log_error("%s: out of memory renumbering the ids", d->slice.source);
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Alltoallv(mine, x.sc, x.sd, MPI_INT64_T, got, x.rc, x.rd, MPI_INT64_T, d->comm));
+  memcpy(range, got, (size_t)x.received * sizeof *range);
+  qsort(range, (size_t)x.received, sizeof *range, compare_i64);
+  for (int64_t i = 0; i < x.received; i++)
+    if (range_count == 0 || range[i] != range[range_count - 1]) range[range_count++] = range[i];
+  HALO_MPI(MPI_Exscan(&range_count, &base, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  if (d->rank == 0) base = 0;
+  HALO_MPI(MPI_Allreduce(&range_count, &n, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  for (int64_t i = 0; i < x.received; i++) answer[i] = base + index_of(range, range_count, got[i]);
+  HALO_MPI(MPI_Alltoallv(answer, x.rc, x.rd, MPI_INT64_T, number, x.sc, x.sd, MPI_INT64_T,
+                         d->comm));
+  int64_t *pair = d->slice.pair;
+  for (int64_t i = 0; i < 2 * d->slice.count; i++) pair[i] = number[index_of(mine, mine_count, pair[i])];
+  d->slice.nodes = n;
+  d->slice.renumber = 0;
+
+  phase_begin(d);
+  if (n > ((int64_t)1 << 32)) {
+    halo_log_error("%s: %" PRId64 " distinct ids exceed the loaders' limit of 2^32 nodes",
+                   d->slice.source, n);
+    st = HALO_ERR_LIMIT;
+  }
+  HALO_TRY(phase_end(d, st));
+  if (n == max_id + 1) goto done; /* the ids were 0..n-1: kept, no original ids */
+
+  /* The file ids of each rank's block of rows: rank k holds new ids
+   * [base, base + range_count), ranks' blocks are [begin_r, begin_r+1). */
+  for (int r = 0; r < K; r++) {
+    const int64_t lo = block_begin(n, K, r), hi = block_begin(n, K, r + 1);
+    const int64_t a = lo > base ? lo : base, b = hi < base + range_count ? hi : base + range_count;
+    back_counts[r] = b > a ? b - a : 0;
+  }
+  HALO_TRY(xfer_plan(d, back_counts, "renumbering the ids", &back));
+  phase_begin(d);
+  d->original = malloc((size_t)(back.received > 0 ? back.received : 1) * sizeof *d->original);
+  if (!d->original) {
+    halo_log_error("%s: out of memory allocating the original ids", d->slice.source);
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(phase_end(d, st));
+  /* The overlaps are consecutive runs of `range`, in rank order, the first
+   * at its start: xfer_plan's running displacements are where they begin. */
+  HALO_MPI(MPI_Alltoallv(range, back.sc, back.sd, MPI_INT64_T, d->original, back.rc, back.rd,
+                         MPI_INT64_T, d->comm));
+done:
+  xfer_free(&back);
+  xfer_free(&x);
+  free(number);
+  free(answer);
+  free(range);
+  free(got);
+  free(mine);
+  free(back_counts);
+  free(counts);
+  return st;
+}
+
+/* This rank's slice of the input (a spec's, or an edge list's renumbered
+ * over all slices) and the checks of the request.  Collective (agreed). */
+static halo_status load_input(dist *d) {
+  halo_status st = HALO_OK;
+  int is_file = 0, files[2] = {0, 0};
+  phase_begin(d);
+  st = input_kind(d, &is_file);
+  HALO_TRY(phase_end(d, st));
+  const int mine[2] = {is_file, -is_file};
+  HALO_MPI(MPI_Allreduce(mine, files, 2, MPI_INT, MPI_MAX, d->comm));
+  phase_begin(d);
+  if (files[0] != -files[1]) { /* max != min */
+    halo_log_error("%s: is a file on some ranks and not on others; the ranks must see the same "
+                   "files (a shared file system)",
+                   d->rq->input);
+    st = HALO_ERR_ARG;
+  }
+  if (st == HALO_OK && !is_file)
+    st = halo_load_spec_slice(d->rq->input, d->rank, d->size, &d->slice);
+  HALO_TRY(phase_end(d, st));
+  if (is_file) {
+    HALO_TRY(load_file(d));
+    HALO_TRY(renumber(d));
+  }
+  phase_begin(d);
+  st = check_input(d);
+  HALO_TRY(phase_end(d, st));
 done:
   return st;
 }
@@ -452,11 +670,6 @@ done:
 
 /* ---- neighbours' parts and degrees ------------------------------------ */
 
-static int compare_i64(const void *a, const void *b) {
-  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* The neighbours of the block outside it, sorted, once each, and how many
  * each rank owns. Local. */
 static halo_status ghost_ids(dist *d, int64_t *counts) {
@@ -547,14 +760,16 @@ static void neighbour(const dist *d, int64_t v, int64_t *part, int64_t *degree) 
 /* What this rank wrote: the manifest's per-part columns and the
  * statistics, zero for the parts of other ranks, summed on rank 0. */
 typedef struct written {
-  uint64_t *digest;
+  uint64_t *digest, *original_digest; /* original_digest: NULL when the ids were kept */
   int64_t *owned, *halo;
   halo_partition_stats *stats;
 } written;
 
-/* Items of row r's record: id, degree, then (neighbour, part, degree). */
+/* Items of row r's record: id, its id in the input (or -1), degree, then
+ * (neighbour, part, degree) for each neighbour. */
+enum { RECORD_HEAD = 3 };
 static int64_t record_items(const halo_dgraph *g, int64_t r) {
-  return 2 + 3 * (g->indptr[r + 1] - g->indptr[r]);
+  return RECORD_HEAD + 3 * (g->indptr[r + 1] - g->indptr[r]);
 }
 
 /* The records of the block's rows of parts [first, first + K), by writer
@@ -570,8 +785,9 @@ static void pack_rows(const dist *d, int32_t first, int64_t *counts, int64_t *ou
     }
     int64_t *rec = out + at[w];
     rec[0] = g->begin + r;
-    rec[1] = g->indptr[r + 1] - g->indptr[r];
-    for (int64_t k = g->indptr[r], i = 2; k < g->indptr[r + 1]; k++, i += 3) {
+    rec[1] = d->original ? d->original[r] : -1;
+    rec[2] = g->indptr[r + 1] - g->indptr[r];
+    for (int64_t k = g->indptr[r], i = RECORD_HEAD; k < g->indptr[r + 1]; k++, i += 3) {
       rec[i] = g->nbr[k];
       neighbour(d, g->nbr[k], &rec[i + 1], &rec[i + 2]);
     }
@@ -583,13 +799,14 @@ static void pack_rows(const dist *d, int32_t first, int64_t *counts, int64_t *ou
  * order is id order), and their node data. */
 typedef struct part_rows {
   halo_part_rows rows;
-  int64_t *id, *indptr, *nbr, *nbr_degree;
+  int64_t *id, *indptr, *nbr, *nbr_degree, *original_id;
   int32_t *nbr_part, *labels;
   float *x;
   uint8_t *split;
 } part_rows;
 
 static void part_rows_free(part_rows *p) {
+  free(p->original_id);
   free(p->id);
   free(p->indptr);
   free(p->nbr);
@@ -606,9 +823,9 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
                                part_rows *out) {
   halo_status st = HALO_OK;
   int64_t rows = 0, nnz = 0;
-  for (int64_t i = 0; i < items; i += 2 + 3 * rec[i + 1]) {
+  for (int64_t i = 0; i < items; i += RECORD_HEAD + 3 * rec[i + 2]) {
     rows++;
-    nnz += rec[i + 1];
+    nnz += rec[i + 2];
   }
   const int64_t F = d->has_synth ? d->synth.features : 0;
   HALO_TRY(admit(d->slice.source, "writing a part",
@@ -618,16 +835,19 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
   HALO_ALLOC(out->nbr, nnz, "part rows");
   HALO_ALLOC(out->nbr_part, nnz, "part rows");
   HALO_ALLOC(out->nbr_degree, nnz, "part rows");
+  if (d->original) HALO_ALLOC(out->original_id, rows, "original ids");
   for (int64_t i = 0, r = 0, k = 0; i < items; r++) {
-    const int64_t degree = rec[i + 1];
+    const int64_t degree = rec[i + 2];
     out->id[r] = rec[i];
+    if (out->original_id) out->original_id[r] = rec[i + 1];
     out->indptr[r + 1] = out->indptr[r] + degree;
     for (int64_t j = 0; j < degree; j++, k++) {
-      out->nbr[k] = rec[i + 2 + 3 * j];
-      out->nbr_part[k] = (int32_t)rec[i + 3 + 3 * j];
-      out->nbr_degree[k] = rec[i + 4 + 3 * j];
+      const int64_t *nb = rec + i + RECORD_HEAD + 3 * j;
+      out->nbr[k] = nb[0];
+      out->nbr_part[k] = (int32_t)nb[1];
+      out->nbr_degree[k] = nb[2];
     }
-    i += 2 + 3 * degree;
+    i += RECORD_HEAD + 3 * degree;
   }
   if (d->has_synth) {
     if (F > 0) HALO_ALLOC(out->x, rows * F, "node features");
@@ -654,7 +874,8 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
                                .classes = d->has_synth ? d->synth.classes : 0,
                                .x = out->x,
                                .labels = out->labels,
-                               .split = out->split};
+                               .split = out->split,
+                               .original_id = out->original_id};
 done:
   return st;
 }
@@ -672,6 +893,7 @@ static halo_status write_part(const dist *d, int32_t p, const int64_t *rec, int6
   HALO_TRY(halo_shard_path(path, sizeof path, d->rq->tmpdir, p, d->rq->opt.parts));
   HALO_TRY(halo_shard_write(path, shard));
   w->digest[p] = halo_shard_digest(shard);
+  if (w->original_digest) w->original_digest[p] = halo_shard_digest_original_id(shard);
   w->owned[p] = shard->n_owned;
   w->halo[p] = shard->n_halo;
   halo_partition_stats_add_shard(w->stats, shard);
@@ -739,6 +961,7 @@ done:
 
 static void written_free(written *w) {
   free(w->digest);
+  free(w->original_digest);
   free(w->owned);
   free(w->halo);
   halo_partition_stats_destroy(&w->stats);
@@ -749,6 +972,7 @@ static halo_status written_alloc(const dist *d, written *w) {
   halo_status st = HALO_OK;
   const int32_t P = d->rq->opt.parts;
   HALO_ALLOC(w->digest, P, "part digests");
+  if (d->original) HALO_ALLOC(w->original_digest, P, "original id digests");
   HALO_ALLOC(w->owned, P, "part sizes");
   HALO_ALLOC(w->halo, P, "part sizes");
   HALO_TRY(halo_partition_stats_alloc(d->g.nodes, d->g.edges, P, &w->stats));
@@ -772,6 +996,7 @@ static halo_status write_manifest(dist *d, written *w, const int32_t *all_parts,
   char path[4096];
   /* Each part's column is set by its one writer: OR is its value. */
   HALO_MPI(reduce_sum(d, w->digest, P, MPI_UINT64_T, MPI_BOR));
+  if (w->original_digest) HALO_MPI(reduce_sum(d, w->original_digest, P, MPI_UINT64_T, MPI_BOR));
   HALO_MPI(reduce_sum(d, w->owned, P, MPI_INT64_T, MPI_SUM));
   HALO_MPI(reduce_sum(d, w->halo, P, MPI_INT64_T, MPI_SUM));
   HALO_MPI(reduce_sum(d, s->owned, P, MPI_INT64_T, MPI_SUM));
@@ -797,7 +1022,8 @@ static halo_status write_manifest(dist *d, written *w, const int32_t *all_parts,
                        .part = (int32_t *)all_parts, /* the manifest writer only reads it */
                        .part_digest = w->digest,
                        .part_owned = w->owned,
-                       .part_halo = w->halo};
+                       .part_halo = w->halo,
+                       .part_original_id_digest = w->original_digest};
     snprintf(m.method, sizeof m.method, "%s", halo_method_name(d->rq->opt.method));
     snprintf(m.objective, sizeof m.objective, "%s", halo_objective_name(d->rq->opt.objective));
     snprintf(m.source, sizeof m.source, "%s", summary->source);
@@ -822,6 +1048,7 @@ static void dist_free(dist *d) {
   free(d->ghost);
   free(d->ghost_part);
   free(d->ghost_degree);
+  free(d->original);
   if (d->pair_type != MPI_DATATYPE_NULL) MPI_Type_free(&d->pair_type);
 }
 
@@ -841,9 +1068,7 @@ halo_status dist_partition(MPI_Comm comm, const dist_request *rq, dist_result *o
 
   snprintf(what, sizeof what, "loading %d slice%s of the input", d.size, d.size == 1 ? "" : "s");
   say(&d, what);
-  phase_begin(&d);
-  st = load(&d);
-  HALO_TRY(phase_end(&d, st));
+  HALO_TRY(load_input(&d));
   out->wall[DIST_LOAD] = now_s() - mark;
   mark = now_s();
 

@@ -235,6 +235,67 @@ Test(dist, the_same_assignment_gives_the_sequential_writers_datasets, .timeout =
   compare_with_sequential("dist-same-rmat", spec, "random", 4, RMAT_FLAGS " --order id");
 }
 
+/* A SNAP-like edge list of sparse ids, with comments, blank lines,
+ * self-loops, repeats and one-way edges, drawn from the seed. */
+static void write_snap(const char *path, uint64_t seed) {
+  FILE *f = fopen(path, "w");
+  cr_assert(f, "%s", path);
+  uint64_t state = seed * 2654435761u + 1;
+  const int n = 1500;
+  fprintf(f, "# FromNodeId\tToNodeId\n");
+  for (int i = 0; i < 7000; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const int u = (int)((state >> 33) % n), v = i % 50 == 0 ? u : (int)((state >> 13) % n);
+    fprintf(f, "%d\t%d\n", 7 * u + 1000, 7 * v + 1000); /* ids 1000, 1007, ...: renumbered */
+    if (i % 40 == 0) fprintf(f, "%d %d\n", 7 * u + 1000, 7 * v + 1000);
+    if (i % 900 == 0) fprintf(f, "\n# a comment\n");
+  }
+  cr_assert_eq(fclose(f), 0);
+}
+
+Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.edge-list", 37);
+  char *dir = pt_temp_dir("dist-snap"), path[600], od[700], flags[800], *out = NULL;
+  char want_digest[32], digest[32];
+  snprintf(path, sizeof path, "%s.txt", dir);
+  write_snap(path, seed);
+  compare_with_sequential("dist-same-snap", path, "metis", 3, "--synthetic-features 4 --synthetic-classes 3");
+  /* Without the hook: the same cleaned graph, and shards that pass the plan
+   * invariants against the graph halo_load reads. */
+  halo_graph *g = NULL;
+  cr_assert_eq(halo_load(path, HALO_FORMAT_AUTO, &g), HALO_OK);
+  cr_assert(g->original_id, "the ids are renumbered");
+  cr_assert_eq(halo_graph_synthesize_node_data(g, 4, 3, 1), HALO_OK);
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+  snprintf(od, sizeof od, "%s/seq", dir);
+  snprintf(flags, sizeof flags, "--synthetic-features 4 --synthetic-classes 3 --json %s/seq.json",
+           dir);
+  cr_assert_eq(run_seq(&out, "metis", path, 3, od, flags), 0, "%s", out);
+  free(out);
+  snprintf(od, sizeof od, "%s/seq.json", dir);
+  char *want = pt_read_file(od);
+  json_string(want, "source_digest", want_digest, sizeof want_digest);
+  snprintf(od, sizeof od, "%s/k2", dir);
+  snprintf(flags, sizeof flags, "--synthetic-features 4 --synthetic-classes 3 --json %s/k2.json",
+           dir);
+  cr_assert_eq(run_dist(&out, 2, "", path, 3, od, flags), 0, "%s", out);
+  free(out);
+  check_folder(g, od, HALO_ORDER_COMMUNITY);
+  snprintf(od, sizeof od, "%s/k2.json", dir);
+  char *got = pt_read_file(od);
+  cr_expect_str_eq(json_string(got, "source_digest", digest, sizeof digest), want_digest);
+  cr_expect_eq(json_at(got, "\"cleanup\"", "duplicates"), json_at(want, "\"cleanup\"", "duplicates"));
+  cr_expect_eq(json_at(got, "\"cleanup\"", "self_loops"), json_at(want, "\"cleanup\"", "self_loops"));
+  cr_expect_eq(json_at(got, "\"cleanup\"", "reverse_added"),
+               json_at(want, "\"cleanup\"", "reverse_added"));
+  free(got);
+  free(want);
+  halo_graph_destroy(&g);
+  remove(path);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
 /* The "loss" values of a --metrics JSONL file, in order, as one string. */
 static char *losses(const char *path) {
   char *text = pt_read_file(path), *list = calloc(strlen(text ? text : "") + 1, 1);
@@ -344,7 +405,7 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   refused(dir, 2, "", spec, 301, "", "--parts 301 exceeds the 300 nodes");
   refused(dir, 3, "-x HALO_MEMORY_AVAILABLE=4096", "sbm:nodes=300000,classes=3,avg-degree=6", 2,
           "", "available");
-  refused(dir, 2, "", "/etc/hostname", 2, "", "reads synthetic specs");
+  refused(dir, 2, "", HALO_DATASETS_DIR "/cora", 2, "", "not OGB folders");
   refused(dir, 2, "", spec, 2, "--write-metis g.metis", "--write-metis");
   refused(dir, 2, "", spec, 2, "--objective vol", "edge cut only");
   /* A bad line in the imported assignment, in the second rank's block. */
@@ -356,6 +417,27 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   char want[700];
   snprintf(want, sizeof want, "%s:201: not a part", path);
   refused(dir, 2, env, spec, 2, "", want);
+  remove(path);
+  /* A bad line in the second rank's slice of an edge list: the sequential
+   * reader's very line, file and line number. */
+  snprintf(path, sizeof path, "%s.txt", dir);
+  f = fopen(path, "w");
+  for (int v = 0; v < 3000; v++) {
+    if (v == 2400)
+      fprintf(f, "%d banana\n", v % 300);
+    else
+      fprintf(f, "%d %d\n", v % 300, (v * 7) % 300);
+  }
+  fclose(f);
+  snprintf(want, sizeof want, "%s:2401: 'banana' is not a node id", path);
+  refused(dir, 2, "", path, 2, "", want);
+  /* A gzip stream cannot be cut into byte ranges (yet): said in one line. */
+  char gz[700];
+  snprintf(gz, sizeof gz, "%s.gz", path);
+  cr_assert_eq(pt_run(&out, "gzip -c %s > %s", path, gz), 0, "%s", out);
+  free(out);
+  refused(dir, 2, "", gz, 2, "--format edgelist", "cannot be cut into byte ranges");
+  remove(gz);
   remove(path);
   /* A sequential method under mpirun: one line, from rank 0. */
   const int rc = pt_run(&out, MPIRUN " -np 2 %s --input '%s' --parts 2 --out %s/o", EXE, spec, dir);
