@@ -14,6 +14,10 @@
 #include "halo-dpartition.h"
 #include "partition-impl.h"
 
+/* Scotch's threads a rank.  Fixed, because the parts depend on their
+ * number; one, because the ranks of a node already share its cores. */
+#define HALO_PTSCOTCH_THREADS 1
+
 _Static_assert(sizeof(SCOTCH_Num) == sizeof(int64_t),
                "ptscotch.h is not the int64 build: the graph's arrays are passed as they are");
 
@@ -28,10 +32,11 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
                                     const halo_partition_options *opt, const char *source,
                                     int32_t *part) {
   halo_status st = HALO_OK;
-  SCOTCH_Dgraph graph;
+  SCOTCH_Dgraph graph, bound;
   SCOTCH_Strat strat;
+  SCOTCH_Context context;
   SCOTCH_Num *where = NULL;
-  int graph_on = 0, strat_on = 0, here = 1, ranks = 1;
+  int graph_on = 0, bound_on = 0, context_on = 0, strat_on = 0, here = 1, ranks = 1;
   char why[HALO__SCOTCH_ERROR_MAX];
 
   MPI_Comm_size(comm, &ranks);
@@ -54,11 +59,26 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   here = where != NULL && SCOTCH_dgraphInit(&graph, comm) == 0;
   graph_on = here;
   if (!all_ok(comm, here)) goto failed;
-  SCOTCH_randomSeed((SCOTCH_Num)opt->seed);
-  SCOTCH_randomReset();
   here = SCOTCH_dgraphBuild(&graph, 0, (SCOTCH_Num)g->rows, (SCOTCH_Num)g->rows, g->indptr, NULL,
                             NULL, NULL, (SCOTCH_Num)g->indptr[g->rows],
                             (SCOTCH_Num)g->indptr[g->rows], g->nbr, NULL, NULL) == 0;
+  /* A context of its own: the deterministic option, a random state seeded
+   * with the user's seed, and one thread a rank, so that the parts depend on
+   * the graph, the options and K alone (the default state and a thread per
+   * core gave other parts on every run). */
+  if (here && SCOTCH_contextInit(&context) == 0) {
+    context_on = 1;
+    here = SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMDETERMINISTIC, 1) == 0 &&
+           SCOTCH_contextRandomClone(&context) == 0 &&
+           SCOTCH_contextThreadSpawn(&context, HALO_PTSCOTCH_THREADS, NULL) == 0;
+    if (here) SCOTCH_contextRandomSeed(&context, (SCOTCH_Num)opt->seed);
+  } else {
+    here = 0;
+  }
+  if (!all_ok(comm, here)) goto failed;
+  here = SCOTCH_dgraphInit(&bound, comm) == 0;
+  bound_on = here;
+  here = here && SCOTCH_contextBindDgraph(&context, &graph, &bound) == 0;
   if (here && SCOTCH_stratInit(&strat) == 0) {
     strat_on = 1;
     here = SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATDEFAULT, (SCOTCH_Num)opt->parts,
@@ -67,7 +87,7 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
     here = 0;
   }
   if (!all_ok(comm, here)) goto failed;
-  here = SCOTCH_dgraphPart(&graph, (SCOTCH_Num)opt->parts, &strat, where) == 0;
+  here = SCOTCH_dgraphPart(&bound, (SCOTCH_Num)opt->parts, &strat, where) == 0;
   if (!all_ok(comm, here)) goto failed;
   for (int64_t r = 0; r < g->rows; r++) part[r] = (int32_t)where[r];
   goto done;
@@ -83,6 +103,8 @@ failed:
             opt->parts, why);
 done:
   if (strat_on) SCOTCH_stratExit(&strat);
+  if (bound_on) SCOTCH_dgraphExit(&bound);
+  if (context_on) SCOTCH_contextExit(&context);
   if (graph_on) SCOTCH_dgraphExit(&graph);
   free(where);
   return st;

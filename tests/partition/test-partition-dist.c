@@ -119,6 +119,29 @@ Test(dist, shards_pass_the_plan_invariants_for_k_1_2_3, .timeout = 300) {
   free(dir);
 }
 
+/* The run id of a --json file. */
+static void run_id_of(const char *path, char *buf, size_t size);
+
+Test(dist, the_same_input_flags_and_k_give_the_same_parts, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.reproducible", 41);
+  char spec[128], od[600], flags[700], path[700], id[2][32], *out = NULL;
+  char *dir = pt_temp_dir("dist-repro");
+  rmat_spec(spec, sizeof spec, seed);
+  /* Scotch's thread count from the environment must not change the parts. */
+  const char *env[2] = {"", "-x SCOTCH_PTHREAD_NUMBER=4"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(od, sizeof od, "%s/o%d", dir, i);
+    snprintf(flags, sizeof flags, "--json %s/o%d.json", dir, i);
+    cr_assert_eq(run_dist(&out, 2, env[i], spec, 6, od, flags), 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/o%d.json", dir, i);
+    run_id_of(path, id[i], sizeof id[i]);
+  }
+  cr_expect_str_eq(id[1], id[0], "two runs of the same input, flags and K differ");
+  pt_remove_tree(dir);
+  free(dir);
+}
+
 /* The member `key` of the JSON object `member` ("cleanup") or of the top. */
 static double json_at(const char *json, const char *member, const char *key) {
   const char *at = member ? strstr(json, member) : json;
@@ -172,6 +195,13 @@ Test(dist, the_cleaned_graph_is_the_same_for_any_k, .timeout = 300) {
   free(want);
   pt_remove_tree(dir);
   free(dir);
+}
+
+static void run_id_of(const char *path, char *buf, size_t size) {
+  char *json = pt_read_file(path);
+  cr_assert(json, "%s", path);
+  json_string(json, "run_id", buf, size);
+  free(json);
 }
 
 /* dir's part vector as a file of one part per line (HALO_TEST_PARTS_FILE). */
