@@ -143,6 +143,19 @@ halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t sl
 halo_status halo_load_edgelist_slice_lines(const char *path, int64_t slice, int64_t slices,
                                            int64_t *lines);
 
+/* An edge list read whole by this process (a gzip stream, which cannot be
+ * cut into byte ranges), handed to emit() in blocks of `block` edges (the
+ * last may be shorter), in the file's own ids, parsed and refused as
+ * halo_load parses them; *digest gets halo_load's digest of the file.  A
+ * failure of emit() stops the read and is returned. Local. */
+halo_status halo_load_edgelist_stream(const char *path, int64_t block,
+                                      halo_status (*emit)(void *ctx, const int64_t *pair,
+                                                          int64_t count),
+                                      void *ctx, uint64_t *digest);
+
+/* 1 when `path` starts with gzip's magic bytes. Local. */
+int halo_load_is_gzip(const char *path);
+
 /* The digest halo_load gives a file it reads whole (every byte, in order),
  * read by this process alone. Local. */
 halo_status halo_load_file_digest(const char *path, uint64_t *out);

@@ -314,3 +314,43 @@ done:
   load_reader_close(&r);
   return st;
 }
+
+halo_status halo_load_edgelist_stream(const char *path, int64_t block,
+                                      halo_status (*emit)(void *ctx, const int64_t *pair,
+                                                          int64_t count),
+                                      void *ctx, uint64_t *digest_out) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  int64_t *pair = NULL, count = 0;
+  halo_digest digest;
+  char *line;
+  size_t len;
+  int got;
+  halo_digest_init(&digest);
+  HALO_ALLOC(pair, 2 * block, "edge block");
+  HALO_TRY(load_reader_open_maybe_empty(&r, path, &digest));
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    int is_edge = 0;
+    HALO_TRY(read_edge(&r, line, &is_edge, pair + 2 * count));
+    if (is_edge && ++count == block) {
+      HALO_TRY(emit(ctx, pair, count));
+      count = 0;
+    }
+  }
+  if (got < 0) HALO_TRY(got);
+  if (count > 0) HALO_TRY(emit(ctx, pair, count));
+  *digest_out = halo_digest_final(&digest);
+done:
+  load_reader_close(&r);
+  free(pair);
+  return st;
+}
+
+int halo_load_is_gzip(const char *path) {
+  unsigned char magic[2] = {0, 0};
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  const size_t got = fread(magic, 1, 2, f);
+  fclose(f);
+  return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}

@@ -231,6 +231,110 @@ done:
   return st;
 }
 
+/* Edges of a gzip stream per block: 64K edges, 1 MB. */
+enum { GZIP_BLOCK_EDGES = 1 << 16, TAG_GZIP_BLOCK = 7101 };
+
+/* The edges a rank collects from rank 0's blocks. */
+typedef struct gathered {
+  dist *d;
+  int64_t blocks; /* rank 0: blocks read so far */
+  int64_t *pair, count, cap;
+  halo_status st; /* a failure to keep them (the rest is still received) */
+} gathered;
+
+static void gathered_add(gathered *g, const int64_t *pair, int64_t count) {
+  if (g->st != HALO_OK) return;
+  if (g->count + count > g->cap) {
+    const int64_t cap = 2 * (g->count + count);
+    int64_t *grown = realloc(g->pair, (size_t)cap * 2 * sizeof *grown);
+    if (!grown) {
+      halo_log_error("%s: out of memory holding %" PRId64 " edges of the stream", g->d->rq->input,
+                     g->count + count);
+      g->st = HALO_ERR_NOMEM;
+      return;
+    }
+    g->pair = grown;
+    g->cap = cap;
+  }
+  memcpy(g->pair + 2 * g->count, pair, (size_t)count * 2 * sizeof *pair);
+  g->count += count;
+}
+
+/* Rank 0's emit(): block b goes to rank b mod K, its own blocks it keeps. */
+static halo_status scatter_block(void *ctx, const int64_t *pair, int64_t count) {
+  halo_status st = HALO_OK;
+  gathered *g = ctx;
+  const int to = (int)(g->blocks++ % g->d->size);
+  if (to == 0) {
+    gathered_add(g, pair, count);
+    return g->st;
+  }
+  HALO_MPI(MPI_Send(pair, (int)(2 * count), MPI_INT64_T, to, TAG_GZIP_BLOCK, g->d->comm));
+done:
+  return st;
+}
+
+/* A gzip stream cannot be cut into byte ranges: rank 0 inflates and parses
+ * it (halo_load_edgelist_stream) and deals its edges out in blocks, round
+ * robin; an empty block ends them.  Collective (agreed). */
+static halo_status load_gzip(dist *d) {
+  halo_status st = HALO_OK;
+  gathered g = {.d = d};
+  uint64_t digest = 0;
+  int64_t *block = NULL;
+  /* Every other rank first holds a block's room, or none of them reads. */
+  phase_begin(d);
+  if (d->rank > 0 && !(block = malloc((size_t)GZIP_BLOCK_EDGES * 2 * sizeof *block))) {
+    halo_log_error("out of memory allocating a block of the stream");
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(phase_end(d, st));
+  phase_begin(d);
+  if (d->rank == 0) {
+    st = halo_load_edgelist_stream(d->rq->input, GZIP_BLOCK_EDGES, scatter_block, &g, &digest);
+    if (st == HALO_ERR_MPI) goto held;
+    for (int to = 1; to < d->size; to++)
+      if (MPI_Send(NULL, 0, MPI_INT64_T, to, TAG_GZIP_BLOCK, d->comm) != MPI_SUCCESS) {
+        st = halo_mpi_error(MPI_ERR_OTHER, "MPI_Send");
+        goto held;
+      }
+  } else {
+    /* Every block is taken, even after gathered_add failed: rank 0 would
+     * wait for ever in its send. */
+    for (;;) {
+      MPI_Status status;
+      int items = 0;
+      if (MPI_Probe(0, TAG_GZIP_BLOCK, d->comm, &status) != MPI_SUCCESS ||
+          MPI_Get_count(&status, MPI_INT64_T, &items) != MPI_SUCCESS) {
+        st = halo_mpi_error(MPI_ERR_OTHER, "MPI_Probe");
+        goto held;
+      }
+      if (MPI_Recv(block, items, MPI_INT64_T, 0, TAG_GZIP_BLOCK, d->comm, MPI_STATUS_IGNORE) !=
+          MPI_SUCCESS) {
+        st = halo_mpi_error(MPI_ERR_OTHER, "MPI_Recv");
+        goto held;
+      }
+      if (items == 0) break;
+      gathered_add(&g, block, items / 2);
+    }
+  }
+  if (st == HALO_OK) st = g.st;
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
+  d->slice = (halo_edge_slice){.nodes = -1, .renumber = 1, .count = g.count, .pair = g.pair};
+  g.pair = NULL;
+  snprintf(d->slice.source, sizeof d->slice.source, "%s", d->rq->input);
+  d->slice.source_digest = digest;
+  goto done;
+held:
+  halo_log_hold(NULL, 0);
+  if (d->line[0]) fprintf(stderr, "%s\n", d->line);
+done:
+  free(block);
+  free(g.pair);
+  return st;
+}
+
 /* An edge list: each rank counts its slice's lines, learns how many lie
  * before it, and parses its slice, naming a bad line by its line in the
  * file; rank 0 reads the whole file once more for its digest, which every
@@ -408,7 +512,10 @@ static halo_status load_input(dist *d) {
   if (st == HALO_OK && !is_file)
     st = halo_load_spec_slice(d->rq->input, d->rank, d->size, &d->slice);
   HALO_TRY(phase_end(d, st));
-  if (is_file) {
+  if (is_file && halo_load_is_gzip(d->rq->input)) {
+    HALO_TRY(load_gzip(d));
+    HALO_TRY(renumber(d));
+  } else if (is_file) {
     HALO_TRY(load_file(d));
     HALO_TRY(renumber(d));
   }

@@ -290,6 +290,16 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   snprintf(path, sizeof path, "%s.txt", dir);
   write_snap(path, seed);
   compare_with_sequential("dist-same-snap", path, "metis", 3, "--synthetic-features 4 --synthetic-classes 3");
+  /* Gzipped, and long enough for rank 0 to deal out several blocks. */
+  char gz[700];
+  snprintf(gz, sizeof gz, "%s.gz", path);
+  cr_assert_eq(pt_run(&out, "(cat %s; seq 0 150000 | awk '{ print 7 * ($1 %% 1500) + 1000, 7 * "
+                            "(($1 * 13) %% 1500) + 1000 }') | gzip -c > %s",
+                      path, gz),
+               0, "%s", out);
+  free(out);
+  compare_with_sequential("dist-same-gzip", gz, "metis", 3, "");
+  remove(gz);
   /* Without the hook: the same cleaned graph, and shards that pass the plan
    * invariants against the graph halo_load reads. */
   halo_graph *g = NULL;
@@ -444,7 +454,7 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   for (int v = 0; v < 300; v++) fprintf(f, "%s\n", v == 200 ? "x" : "0");
   fclose(f);
   snprintf(env, sizeof env, "-x HALO_TEST_PARTS_FILE=%s", path);
-  char want[700];
+  char want[900];
   snprintf(want, sizeof want, "%s:201: not a part", path);
   refused(dir, 2, env, spec, 2, "", want);
   remove(path);
@@ -461,12 +471,19 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   fclose(f);
   snprintf(want, sizeof want, "%s:2401: 'banana' is not a node id", path);
   refused(dir, 2, "", path, 2, "", want);
-  /* A gzip stream cannot be cut into byte ranges (yet): said in one line. */
+  /* The same bad line in a gzip stream, which rank 0 reads, and a
+   * truncated stream. */
   char gz[700];
   snprintf(gz, sizeof gz, "%s.gz", path);
   cr_assert_eq(pt_run(&out, "gzip -c %s > %s", path, gz), 0, "%s", out);
   free(out);
-  refused(dir, 2, "", gz, 2, "--format edgelist", "cannot be cut into byte ranges");
+  snprintf(want, sizeof want, "%s:2401: 'banana' is not a node id", gz);
+  refused(dir, 3, "", gz, 2, "", want);
+  cr_assert_eq(pt_run(&out, "seq 0 200000 | awk '{ print $1, ($1 * 7) %% 1000 }' | gzip -c | "
+                            "head -c 20000 > %s", gz),
+               0, "%s", out);
+  free(out);
+  refused(dir, 2, "", gz, 2, "", "truncated");
   remove(gz);
   remove(path);
   /* A sequential method under mpirun: one line, from rank 0. */
