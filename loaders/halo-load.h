@@ -133,14 +133,16 @@ halo_status halo_load_spec_slice(const char *spec, int64_t slice, int64_t slices
  * is -1), parsed and refused exactly as halo_load parses them; a bad line is
  * named by its line number in the whole file, line_base + its line in the
  * slice (line_base: the lines of the lower slices, which
- * halo_load_edgelist_slice_lines counts).  A gzip file is
+ * halo_load_slice_lines counts).  A gzip file is
  * HALO_ERR_UNSUPPORTED; source_digest is left 0 (halo_load_file_digest).
  * Local. */
 halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t slices,
                                      int64_t line_base, halo_edge_slice *out);
 
-/* The lines of that slice, blank and comment lines included. Local. */
-halo_status halo_load_edgelist_slice_lines(const char *path, int64_t slice, int64_t slices,
+/* The lines of slice `slice` of `slices` of a plain-text file (as
+ * halo_load_edgelist_slice cuts it), blank and comment lines included.
+ * Local. */
+halo_status halo_load_slice_lines(const char *path, int64_t slice, int64_t slices,
                                            int64_t *lines);
 
 /* An edge list read whole by this process (a gzip stream, which cannot be
@@ -152,6 +154,37 @@ halo_status halo_load_edgelist_stream(const char *path, int64_t block,
                                       halo_status (*emit)(void *ctx, const int64_t *pair,
                                                           int64_t count),
                                       void *ctx, uint64_t *digest);
+
+/* Rows of a node-data file by slices (the distributed partitioner): line v
+ * of the file is node v's row, as halo_load_node_data reads it. */
+typedef struct halo_node_slice {
+  int64_t first;    /* node of the slice's first row: the lines before it */
+  int64_t rows;     /* rows in the slice */
+  int32_t width;    /* features: the file's width (its line 1); labels: 1 */
+  float *x;         /* features: rows x width, row-major; else NULL */
+  int32_t *labels;  /* labels: rows, -1 for unlabelled ("nan"); else NULL */
+  int32_t max_label; /* labels: the largest label of the slice (-1 when none) */
+} halo_node_slice;
+
+/* The feature rows of slice `slice` of `slices` of a plain-text CSV of
+ * `nodes` rows, whose first row lies `line_base` lines into the file
+ * (halo_load_slice_lines), parsed and refused as halo_load_node_data parses
+ * them, against the width of the file's line 1; a row past `nodes` is
+ * refused at its line. Local. */
+halo_status halo_load_features_slice(const char *path, int64_t slice, int64_t slices,
+                                     int64_t line_base, int64_t nodes, halo_node_slice *out);
+
+/* The same for a labels file of one label per line; a file of several
+ * columns (multi-label) is HALO_ERR_UNSUPPORTED. Local. */
+halo_status halo_load_labels_slice(const char *path, int64_t slice, int64_t slices,
+                                   int64_t line_base, int64_t nodes, halo_node_slice *out);
+
+/* Frees the rows; accepts a zeroed slice. Local. */
+void halo_node_slice_free(halo_node_slice *s);
+
+/* The digest halo_load_node_data folds into the graph's for these files
+ * (NULL entries skipped), read in order by this process alone. Local. */
+halo_status halo_load_node_data_digest(const char *features, const char *labels, uint64_t *out);
 
 /* 1 when `path` starts with gzip's magic bytes. Local. */
 int halo_load_is_gzip(const char *path);

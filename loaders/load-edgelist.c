@@ -254,7 +254,7 @@ done:
 
 /* ---- slices (the distributed partitioner) ----------------------------- */
 
-halo_status halo_load_edgelist_slice_lines(const char *path, int64_t slice, int64_t slices,
+halo_status halo_load_slice_lines(const char *path, int64_t slice, int64_t slices,
                                            int64_t *lines) {
   halo_status st = HALO_OK;
   load_reader r = {0};

@@ -488,3 +488,135 @@ done:
   free(split);
   return st;
 }
+
+/* ---- Node data by slices ----------------------------------------------- */
+
+/* The comma-separated fields of the file's first line (1 for an empty file). */
+static halo_status first_line_fields(const char *path, int32_t *width) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  char *line;
+  size_t len;
+  HALO_TRY(load_reader_open(&r, path, NULL));
+  int got = load_reader_next(&r, &line, &len);
+  if (got < 0) HALO_TRY(got);
+  *width = got > 0 ? count_fields(line) : 1;
+done:
+  load_reader_close(&r);
+  return st;
+}
+
+/* One feature row of `width` values into dst, as load_features_file parses it. */
+static halo_status parse_feature_row(const load_reader *r, const char *line, int32_t width,
+                                     float *dst) {
+  halo_status st = HALO_OK;
+  const char *p = line;
+  for (int32_t c = 0; c < width; c++) {
+    p = load_skip_blank(p);
+    const char *tok = p;
+    if (load_scan_f32(&p, &dst[c]) != LOAD_SCAN_OK) LOAD_FAIL_TOKEN(r, tok, "a number");
+    if (!isfinite(dst[c]))
+      LOAD_FAIL(r, HALO_ERR_RANGE, "feature %d is '%.*s': NaN and Inf are not allowed", c + 1,
+                (int)(p - tok), tok);
+    p = load_skip_blank(p);
+    if (*p == ',' && c + 1 < width) {
+      p++;
+      continue;
+    }
+    if (*p == ',' || (*p == '\0' && c + 1 < width))
+      LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d values, expected %d as on line 1",
+                *p == ',' ? count_fields(line) : c + 1, width);
+    if (*p != '\0') LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after value %d", *p, c + 1);
+  }
+done:
+  return st;
+}
+
+/* Reads a slice's rows, features (is_labels 0) or labels. */
+static halo_status node_slice(const char *path, int64_t slice, int64_t slices, int64_t line_base,
+                              int64_t nodes, int is_labels, halo_node_slice *out) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  int64_t lines = 0, cap = 0;
+  char *line;
+  size_t len;
+  int got;
+  *out = (halo_node_slice){.first = line_base, .width = 1, .max_label = -1};
+  if (!is_labels) HALO_TRY(first_line_fields(path, &out->width));
+  if (is_labels) {
+    int32_t width = 1;
+    HALO_TRY(first_line_fields(path, &width));
+    if (width > 1)
+      HALO_FAIL(HALO_ERR_UNSUPPORTED,
+                "%s: %d columns: multi-label files are not read by --method ptscotch yet; use "
+                "--method metis or scotch",
+                path, width);
+  }
+  HALO_TRY(halo_load_slice_lines(path, slice, slices, &lines));
+  cap = lines;
+  if (is_labels)
+    HALO_ALLOC(out->labels, cap, "node labels");
+  else
+    HALO_ALLOC(out->x, cap * out->width, "node features");
+  HALO_TRY(load_reader_open_slice(&r, path, slice, slices));
+  r.line_base = line_base;
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    if (line_base + out->rows >= nodes)
+      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph",
+                is_labels ? "labels" : "feature rows", (long long)nodes);
+    if (out->rows == cap) LOAD_FAIL(&r, HALO_ERR_IO, "the file changed while it was read");
+    if (is_labels) {
+      HALO_TRY(parse_label(&r, line, &out->labels[out->rows]));
+      if (out->labels[out->rows] > out->max_label) out->max_label = out->labels[out->rows];
+    } else {
+      HALO_TRY(parse_feature_row(&r, line, out->width, out->x + out->rows * out->width));
+    }
+    out->rows++;
+  }
+  if (got < 0) HALO_TRY(got);
+done:
+  load_reader_close(&r);
+  if (st != HALO_OK) halo_node_slice_free(out);
+  return st;
+}
+
+halo_status halo_load_features_slice(const char *path, int64_t slice, int64_t slices,
+                                     int64_t line_base, int64_t nodes, halo_node_slice *out) {
+  return node_slice(path, slice, slices, line_base, nodes, 0, out);
+}
+
+halo_status halo_load_labels_slice(const char *path, int64_t slice, int64_t slices,
+                                   int64_t line_base, int64_t nodes, halo_node_slice *out) {
+  return node_slice(path, slice, slices, line_base, nodes, 1, out);
+}
+
+void halo_node_slice_free(halo_node_slice *s) {
+  if (!s) return;
+  free(s->x);
+  free(s->labels);
+  s->x = NULL;
+  s->labels = NULL;
+  s->rows = 0;
+}
+
+halo_status halo_load_node_data_digest(const char *features, const char *labels, uint64_t *out) {
+  halo_status st = HALO_OK;
+  halo_digest digest;
+  const char *paths[2] = {features, labels};
+  halo_digest_init(&digest);
+  for (int k = 0; k < 2; k++) {
+    load_reader r = {0};
+    char *line;
+    size_t len;
+    int got;
+    if (!paths[k]) continue;
+    st = load_reader_open(&r, paths[k], &digest);
+    while (st == HALO_OK && (got = load_reader_next(&r, &line, &len)) > 0) continue;
+    if (st == HALO_OK && got < 0) st = got;
+    load_reader_close(&r);
+    HALO_TRY(st);
+  }
+  *out = halo_digest_final(&digest);
+done:
+  return st;
+}

@@ -1155,15 +1155,14 @@ done:
 static halo_status check_distributed(const cli *c) {
   halo_status st = HALO_OK;
   const char *flag = c->write_metis ? "--write-metis"
-                     : c->features  ? "--features"
-                     : c->labels    ? "--labels"
-                     : c->split     ? "--split"
-                     : c->split_name ? "--split-name"
-                                     : NULL;
+                     : c->split       ? "--split"
+                     : c->split_name  ? "--split-name"
+                                      : NULL;
   if (flag)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
               "%s: --method ptscotch does not take it yet (it reads edge lists and synthetic "
-              "specs, with --synthetic-* node data); use --method metis or scotch",
+              "specs, with --features/--labels or --synthetic-* node data); use --method metis "
+              "or scotch",
               flag);
   if (c->format != HALO_FORMAT_AUTO && c->format != HALO_FORMAT_SPEC &&
       c->format != HALO_FORMAT_EDGELIST)
@@ -1209,6 +1208,8 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
                            .synth_features = c->synth_features,
                            .synth_classes = c->synth_classes,
                            .synth_split = c->synth_split_given ? c->synth_split : NULL,
+                           .features = c->features,
+                           .labels = c->labels,
                            .tmpdir = tmp,
                            .parts_file = c->parts_file,
                            .phase = dist_phase,
@@ -1269,6 +1270,10 @@ done:
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  /* Every temporary is gone or committed: a SIGTERM from mpirun, sent once
+   * a failed peer has exited, now waits for this exit instead of reporting
+   * a stop that is not one. */
+  halo_cleanup_lock();
   MPI_Finalize();
   return st;
 }

@@ -37,6 +37,7 @@
 #include "halo-load.h"
 #include "halo-memory.h"
 #include "halo-mpi.h"
+#include "halo-rng.h"
 #include "halo-shard.h"
 
 /* Input pairs per round of the clean-up's exchange: 4M pairs send 8M
@@ -58,6 +59,13 @@ typedef struct dist {
   int64_t *ghost_part, *ghost_degree;
   int64_t ghosts;
   int64_t *original; /* size g.rows: the block's ids in the input, or NULL (ids kept) */
+  /* Node data from --features and --labels files, the block's rows. */
+  int32_t file_features;   /* their width, 0 without --features */
+  int32_t file_classes;    /* max label + 1, 0 without --labels */
+  int has_file_labels;
+  float *x;                /* block rows x file_features */
+  int32_t *labels;         /* block rows */
+  uint64_t data_digest;    /* the files' digest (halo_load_node_data_digest) */
   MPI_Datatype pair_type; /* two int64 (an entry) */
 } dist;
 
@@ -198,6 +206,12 @@ static halo_status check_input(dist *d) {
     HALO_FAIL(HALO_ERR_ARG,
               "--synthetic-features: %s already has node data (%d features, %d classes); "
               "--synthetic-* are for structure-only inputs (edge lists, Matrix Market, rmat)",
+              s->source, s->synth.features, s->synth.classes);
+  if (s->has_node_data && (rq->features || rq->labels))
+    HALO_FAIL(HALO_ERR_ARG,
+              "%s %s: %s already has node data (%d features, %d classes); --features and "
+              "--labels are for structure-only inputs (edge lists, Matrix Market, rmat)",
+              rq->features ? "--features" : "--labels", rq->features ? rq->features : rq->labels,
               s->source, s->synth.features, s->synth.classes);
   d->has_synth = s->has_node_data || rq->synth_features > 0;
   d->synth = s->has_node_data ? s->synth
@@ -344,7 +358,7 @@ static halo_status load_file(dist *d) {
   int64_t lines = 0, before = 0;
   uint64_t digest = 0;
   phase_begin(d);
-  st = halo_load_edgelist_slice_lines(d->rq->input, d->rank, d->size, &lines);
+  st = halo_load_slice_lines(d->rq->input, d->rank, d->size, &lines);
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Exscan(&lines, &before, 1, MPI_INT64_T, MPI_SUM, d->comm));
   if (d->rank == 0) before = 0; /* MPI_Exscan leaves rank 0's undefined */
@@ -492,6 +506,8 @@ done:
   return st;
 }
 
+static halo_status node_files(dist *d);
+
 /* This rank's slice of the input (a spec's, or an edge list's renumbered
  * over all slices) and the checks of the request.  Collective (agreed). */
 static halo_status load_input(dist *d) {
@@ -522,6 +538,113 @@ static halo_status load_input(dist *d) {
   phase_begin(d);
   st = check_input(d);
   HALO_TRY(phase_end(d, st));
+  HALO_TRY(node_files(d));
+done:
+  return st;
+}
+
+/* ---- node data from files -------------------------------------------- */
+
+/* Rows [first, first + rows) of `width` items of `type` to the ranks whose
+ * blocks of node ids hold them, into *out (this rank's block, in order).
+ * Collective (agreed). */
+static halo_status to_blocks(dist *d, int64_t first, int64_t rows, const void *data, int width,
+                             MPI_Datatype type, size_t item, void **out) {
+  halo_status st = HALO_OK;
+  const int K = d->size;
+  const int64_t n = d->slice.nodes;
+  int64_t *counts = calloc((size_t)K, sizeof *counts);
+  MPI_Datatype row = MPI_DATATYPE_NULL;
+  xfer x = {0};
+  *out = NULL;
+  phase_begin(d);
+  if (!counts) {
+    halo_log_error("out of memory allocating exchange counts");
+    st = HALO_ERR_NOMEM;
+  }
+  for (int r = 0; st == HALO_OK && r < K; r++) {
+    const int64_t lo = block_begin(n, K, r), hi = block_begin(n, K, r + 1);
+    const int64_t a = lo > first ? lo : first, b = hi < first + rows ? hi : first + rows;
+    counts[r] = b > a ? b - a : 0;
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(xfer_plan(d, counts, "routing the node data", &x));
+  phase_begin(d);
+  *out = malloc((size_t)(x.received > 0 ? x.received : 1) * (size_t)width * item);
+  if (!*out) {
+    halo_log_error("out of memory allocating the block's node data");
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Type_contiguous(width, type, &row));
+  HALO_MPI(MPI_Type_commit(&row));
+  /* The overlaps are consecutive runs of the rows, in rank order. */
+  HALO_MPI(MPI_Alltoallv(data, x.sc, x.sd, row, *out, x.rc, x.rd, row, d->comm));
+done:
+  if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
+  xfer_free(&x);
+  free(counts);
+  return st;
+}
+
+/* One node-data file (--features or --labels): every rank counts its
+ * slice's lines, parses them as rows from the lines below it, and the rows
+ * go to the ranks of their blocks.  Collective (agreed). */
+static halo_status node_file(dist *d, const char *path, int is_labels) {
+  halo_status st = HALO_OK;
+  halo_node_slice ns = {0};
+  int64_t lines = 0, before = 0, total = 0;
+  const int64_t n = d->slice.nodes;
+  phase_begin(d);
+  st = halo_load_slice_lines(path, d->rank, d->size, &lines);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Exscan(&lines, &before, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  if (d->rank == 0) before = 0;
+  phase_begin(d);
+  st = is_labels ? halo_load_labels_slice(path, d->rank, d->size, before, n, &ns)
+                 : halo_load_features_slice(path, d->rank, d->size, before, n, &ns);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Allreduce(&ns.rows, &total, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  phase_begin(d);
+  if (total != n && d->rank == 0) {
+    halo_log_error("%s: %" PRId64 " %s, but the graph has %" PRId64 " nodes", path, total,
+                   is_labels ? "labels" : "feature rows", n);
+    st = HALO_ERR_MISMATCH;
+  }
+  HALO_TRY(phase_end(d, st));
+  if (is_labels) {
+    int32_t max_label = -1;
+    HALO_MPI(MPI_Allreduce(&ns.max_label, &max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
+    d->file_classes = max_label + 1;
+    d->has_file_labels = d->file_classes > 0; /* all "nan": no labels, as halo_load has it */
+    void *block = NULL;
+    HALO_TRY(to_blocks(d, ns.first, ns.rows, ns.labels, 1, MPI_INT32_T, sizeof(int32_t), &block));
+    d->labels = block;
+  } else {
+    d->file_features = ns.width;
+    void *block = NULL;
+    HALO_TRY(to_blocks(d, ns.first, ns.rows, ns.x, ns.width, MPI_FLOAT, sizeof(float), &block));
+    d->x = block;
+  }
+done:
+  halo_node_slice_free(&ns);
+  return st;
+}
+
+/* --features and --labels, and their digest (rank 0 reads both files once
+ * more).  Collective (agreed). */
+static halo_status node_files(dist *d) {
+  halo_status st = HALO_OK;
+  const dist_request *rq = d->rq;
+  if (!rq->features && !rq->labels) goto done;
+  if (rq->features) HALO_TRY(node_file(d, rq->features, 0));
+  if (rq->labels) HALO_TRY(node_file(d, rq->labels, 1));
+  phase_begin(d);
+  if (d->rank == 0) st = halo_load_node_data_digest(rq->features, rq->labels, &d->data_digest);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(&d->data_digest, 1, MPI_UINT64_T, 0, d->comm));
+  /* As halo_load_node_data folds them into the graph's digest. */
+  d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ d->data_digest);
 done:
   return st;
 }
@@ -872,11 +995,15 @@ typedef struct written {
   halo_partition_stats *stats;
 } written;
 
-/* Items of row r's record: id, its id in the input (or -1), degree, then
- * (neighbour, part, degree) for each neighbour. */
-enum { RECORD_HEAD = 3 };
-static int64_t record_items(const halo_dgraph *g, int64_t r) {
-  return RECORD_HEAD + 3 * (g->indptr[r + 1] - g->indptr[r]);
+/* A row's record: its id, its id in the input (or -1), its degree, its
+ * label and its feature row (two floats an item) when they come from
+ * files, then (neighbour, part, degree) for each neighbour. */
+static int64_t record_head(const dist *d) {
+  return 3 + d->has_file_labels + (d->file_features + 1) / 2;
+}
+
+static int64_t record_items(const dist *d, int64_t r) {
+  return record_head(d) + 3 * (d->g.indptr[r + 1] - d->g.indptr[r]);
 }
 
 /* The records of the block's rows of parts [first, first + K), by writer
@@ -887,18 +1014,24 @@ static void pack_rows(const dist *d, int32_t first, int64_t *counts, int64_t *ou
     const int32_t w = d->part[r] - first;
     if (w < 0 || w >= d->size) continue;
     if (!out) {
-      counts[w] += record_items(g, r);
+      counts[w] += record_items(d, r);
       continue;
     }
     int64_t *rec = out + at[w];
     rec[0] = g->begin + r;
     rec[1] = d->original ? d->original[r] : -1;
     rec[2] = g->indptr[r + 1] - g->indptr[r];
-    for (int64_t k = g->indptr[r], i = RECORD_HEAD; k < g->indptr[r + 1]; k++, i += 3) {
+    if (d->has_file_labels) rec[3] = d->labels[r];
+    if (d->file_features > 0) {
+      int64_t *row = rec + 3 + d->has_file_labels;
+      row[(d->file_features + 1) / 2 - 1] = 0; /* the half of a last item no float fills */
+      memcpy(row, d->x + r * d->file_features, (size_t)d->file_features * sizeof *d->x);
+    }
+    for (int64_t k = g->indptr[r], i = record_head(d); k < g->indptr[r + 1]; k++, i += 3) {
       rec[i] = g->nbr[k];
       neighbour(d, g->nbr[k], &rec[i + 1], &rec[i + 2]);
     }
-    at[w] += record_items(g, r);
+    at[w] += record_items(d, r);
   }
 }
 
@@ -930,11 +1063,12 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
                                part_rows *out) {
   halo_status st = HALO_OK;
   int64_t rows = 0, nnz = 0;
-  for (int64_t i = 0; i < items; i += RECORD_HEAD + 3 * rec[i + 2]) {
+  const int64_t head = record_head(d);
+  for (int64_t i = 0; i < items; i += head + 3 * rec[i + 2]) {
     rows++;
     nnz += rec[i + 2];
   }
-  const int64_t F = d->has_synth ? d->synth.features : 0;
+  const int64_t F = d->has_synth ? d->synth.features : d->file_features;
   HALO_TRY(admit(d->slice.source, "writing a part",
                  (double)rows * (8.0 * 2 + 4.0 * F + 5.0) + 20.0 * (double)nnz));
   HALO_ALLOC(out->id, rows, "part rows");
@@ -943,18 +1077,22 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
   HALO_ALLOC(out->nbr_part, nnz, "part rows");
   HALO_ALLOC(out->nbr_degree, nnz, "part rows");
   if (d->original) HALO_ALLOC(out->original_id, rows, "original ids");
+  if (d->file_features > 0) HALO_ALLOC(out->x, rows * F, "node features");
+  if (d->has_file_labels) HALO_ALLOC(out->labels, rows, "node labels");
   for (int64_t i = 0, r = 0, k = 0; i < items; r++) {
     const int64_t degree = rec[i + 2];
     out->id[r] = rec[i];
     if (out->original_id) out->original_id[r] = rec[i + 1];
+    if (out->labels) out->labels[r] = (int32_t)rec[i + 3];
+    if (out->x) memcpy(out->x + r * F, rec + i + 3 + d->has_file_labels, (size_t)F * sizeof *out->x);
     out->indptr[r + 1] = out->indptr[r] + degree;
     for (int64_t j = 0; j < degree; j++, k++) {
-      const int64_t *nb = rec + i + RECORD_HEAD + 3 * j;
+      const int64_t *nb = rec + i + head + 3 * j;
       out->nbr[k] = nb[0];
       out->nbr_part[k] = (int32_t)nb[1];
       out->nbr_degree[k] = nb[2];
     }
-    i += RECORD_HEAD + 3 * degree;
+    i += head + 3 * degree;
   }
   if (d->has_synth) {
     if (F > 0) HALO_ALLOC(out->x, rows * F, "node features");
@@ -964,8 +1102,10 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
   }
   if (d->rq->synth_split) {
     if (!out->split) HALO_ALLOC(out->split, rows, "node split"); /* unlabelled: no split */
-    for (int64_t r = 0; d->has_synth && r < rows; r++)
-      out->split[r] = halo_split_draw(d->rq->synth_split, (uint64_t)d->rq->opt.seed, out->id[r]);
+    for (int64_t r = 0; out->labels && r < rows; r++)
+      out->split[r] = out->labels[r] < 0 ? HALO_SPLIT_NONE
+                                         : halo_split_draw(d->rq->synth_split,
+                                                           (uint64_t)d->rq->opt.seed, out->id[r]);
   }
   out->rows = (halo_part_rows){.part = p,
                                .parts = d->rq->opt.parts,
@@ -978,7 +1118,7 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
                                .nbr_part = out->nbr_part,
                                .nbr_degree = out->nbr_degree,
                                .features = (int32_t)F,
-                               .classes = d->has_synth ? d->synth.classes : 0,
+                               .classes = d->has_synth ? d->synth.classes : d->file_classes,
                                .x = out->x,
                                .labels = out->labels,
                                .split = out->split,
@@ -1156,6 +1296,8 @@ static void dist_free(dist *d) {
   free(d->ghost_part);
   free(d->ghost_degree);
   free(d->original);
+  free(d->x);
+  free(d->labels);
   if (d->pair_type != MPI_DATATYPE_NULL) MPI_Type_free(&d->pair_type);
 }
 
@@ -1184,8 +1326,8 @@ halo_status dist_partition(MPI_Comm comm, const dist_request *rq, dist_result *o
   halo_graph *g = &out->summary;
   g->n = d.g.nodes;
   g->m = d.g.edges;
-  g->features = d.has_synth ? d.synth.features : 0;
-  g->classes = d.has_synth ? d.synth.classes : 0;
+  g->features = d.has_synth ? d.synth.features : d.file_features;
+  g->classes = d.has_synth ? d.synth.classes : d.file_classes;
   snprintf(g->source, sizeof g->source, "%s", d.slice.source);
   g->source_digest = rq->synth_split ? halo_split_digest(d.slice.source_digest, rq->synth_split,
                                                          (uint64_t)rq->opt.seed)

@@ -20,6 +20,7 @@ typedef struct dist_request {
   halo_partition_options opt;
   int32_t synth_features, synth_classes; /* --synthetic-features/classes, 0 when not given */
   const double *synth_split;             /* --synthetic-split's fractions, or NULL */
+  const char *features, *labels;         /* --features and --labels files, or NULL */
   const char *tmpdir;                    /* the output folder's temporary name (rank 0's) */
   const char *parts_file;                /* test hook: node v's part on line v + 1, or NULL */
   /* Rank 0 reports phases and the parts written through these (may be NULL). */

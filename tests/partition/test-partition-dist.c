@@ -283,6 +283,27 @@ static void write_snap(const char *path, uint64_t seed) {
   cr_assert_eq(fclose(f), 0);
 }
 
+/* A feature CSV of width 5 and a labels file (4 classes, "nan" for every
+ * 17th node) of n rows each. */
+static void write_node_files(const char *feat, const char *lab, int64_t n, uint64_t seed) {
+  FILE *f = fopen(feat, "w"), *l = fopen(lab, "w");
+  cr_assert(f && l, "%s, %s", feat, lab);
+  uint64_t state = seed + 99;
+  for (int64_t v = 0; v < n; v++) {
+    for (int c = 0; c < 5; c++) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      fprintf(f, "%s%.4f", c ? "," : "", (double)(state >> 40) / (double)(1 << 24) - 0.5);
+    }
+    fprintf(f, "\n");
+    if (v % 17 == 0)
+      fprintf(l, "nan\n");
+    else
+      fprintf(l, "%d\n", (int)((state >> 20) % 4));
+  }
+  cr_assert_eq(fclose(f), 0);
+  cr_assert_eq(fclose(l), 0);
+}
+
 Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeout = 300) {
   const uint64_t seed = pt_seed("dist.edge-list", 37);
   char *dir = pt_temp_dir("dist-snap"), path[600], od[700], flags[800], *out = NULL;
@@ -290,6 +311,20 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   snprintf(path, sizeof path, "%s.txt", dir);
   write_snap(path, seed);
   compare_with_sequential("dist-same-snap", path, "metis", 3, "--synthetic-features 4 --synthetic-classes 3");
+  /* With node data from files: one feature row and one label ("nan" for
+   * some) per node, routed to the writers. */
+  halo_graph *g0 = NULL;
+  cr_assert_eq(halo_load(path, HALO_FORMAT_AUTO, &g0), HALO_OK);
+  char feat[700], lab[700], data_flags[1600];
+  snprintf(feat, sizeof feat, "%s.feat.csv", dir);
+  snprintf(lab, sizeof lab, "%s.labels.txt", dir);
+  write_node_files(feat, lab, g0->n, seed);
+  halo_graph_destroy(&g0);
+  snprintf(data_flags, sizeof data_flags,
+           "--features %s --labels %s --synthetic-split 0.5,0.2,0.3", feat, lab);
+  compare_with_sequential("dist-same-files", path, "metis", 4, data_flags);
+  remove(feat);
+  remove(lab);
   /* Gzipped, and long enough for rank 0 to deal out several blocks. */
   char gz[700];
   snprintf(gz, sizeof gz, "%s.gz", path);
@@ -485,6 +520,28 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   free(out);
   refused(dir, 2, "", gz, 2, "", "truncated");
   remove(gz);
+  remove(path);
+  /* Node data files: a bad value in the third rank's slice, a row short. */
+  char feat[700];
+  snprintf(feat, sizeof feat, "%s.feat.csv", dir);
+  snprintf(path, sizeof path, "%s.txt", dir);
+  f = fopen(path, "w");
+  for (int v = 0; v < 300; v++) fprintf(f, "%d %d\n", v, (v + 1) % 300);
+  fclose(f);
+  char flags[800];
+  snprintf(flags, sizeof flags, "--features %s", feat);
+  for (int bad = 0; bad < 2; bad++) {
+    f = fopen(feat, "w");
+    for (int v = 0; v < 300 - bad; v++) fprintf(f, v == 250 && !bad ? "1,x\n" : "1,2\n");
+    fclose(f);
+    if (!bad)
+      snprintf(want, sizeof want, "%s:251: 'x' is not a number", feat);
+    else
+      snprintf(want, sizeof want, "%s: 299 feature rows, but the graph has 300 nodes", feat);
+    refused(dir, 3, "", path, 2, flags, want);
+  }
+  refused(dir, 2, "", spec, 2, flags, "already has node data");
+  remove(feat);
   remove(path);
   /* A sequential method under mpirun: one line, from rank 0. */
   const int rc = pt_run(&out, MPIRUN " -np 2 %s --input '%s' --parts 2 --out %s/o", EXE, spec, dir);
