@@ -15,6 +15,32 @@ static int32_t count_fields(const char *p) {
   return count > INT32_MAX ? INT32_MAX : (int32_t)count;
 }
 
+/* One feature row of `width` values into dst. */
+static halo_status parse_feature_row(const load_reader *r, const char *line, int32_t width,
+                                     float *dst) {
+  halo_status st = HALO_OK;
+  const char *p = line;
+  for (int32_t c = 0; c < width; c++) {
+    p = load_skip_blank(p);
+    const char *tok = p;
+    if (load_scan_f32(&p, &dst[c]) != LOAD_SCAN_OK) LOAD_FAIL_TOKEN(r, tok, "a number");
+    if (!isfinite(dst[c]))
+      LOAD_FAIL(r, HALO_ERR_RANGE, "feature %d is '%.*s': NaN and Inf are not allowed", c + 1,
+                (int)(p - tok), tok);
+    p = load_skip_blank(p);
+    if (*p == ',' && c + 1 < width) {
+      p++;
+      continue;
+    }
+    if (*p == ',' || (*p == '\0' && c + 1 < width))
+      LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d values, expected %d as on line 1",
+                *p == ',' ? count_fields(line) : c + 1, width);
+    if (*p != '\0') LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after value %d", *p, c + 1);
+  }
+done:
+  return st;
+}
+
 halo_status load_features_file(halo_graph *g, const char *path, halo_digest *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
@@ -38,25 +64,7 @@ halo_status load_features_file(halo_graph *g, const char *path, halo_digest *dig
     if (row >= n)
       LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more feature rows than the %lld nodes of the graph",
                 (long long)n);
-    float *dst = x + (size_t)row * (size_t)width;
-    const char *p = line;
-    for (int32_t c = 0; c < width; c++) {
-      p = load_skip_blank(p);
-      const char *tok = p;
-      if (load_scan_f32(&p, &dst[c]) != LOAD_SCAN_OK) LOAD_FAIL_TOKEN(&r, tok, "a number");
-      if (!isfinite(dst[c]))
-        LOAD_FAIL(&r, HALO_ERR_RANGE, "feature %d is '%.*s': NaN and Inf are not allowed", c + 1,
-                  (int)(p - tok), tok);
-      p = load_skip_blank(p);
-      if (*p == ',' && c + 1 < width) {
-        p++;
-        continue;
-      }
-      if (*p == ',' || (*p == '\0' && c + 1 < width))
-        LOAD_FAIL(&r, HALO_ERR_PARSE, "row has %d values, expected %d as on line 1",
-                  *p == ',' ? count_fields(line) : c + 1, width);
-      if (*p != '\0') LOAD_FAIL(&r, HALO_ERR_PARSE, "unexpected '%c' after value %d", *p, c + 1);
-    }
+    HALO_TRY(parse_feature_row(&r, line, width, x + (size_t)row * (size_t)width));
     row++;
   }
   if (got < 0) HALO_TRY(got);
@@ -503,32 +511,6 @@ static halo_status first_line_fields(const char *path, int32_t *width) {
   *width = got > 0 ? count_fields(line) : 1;
 done:
   load_reader_close(&r);
-  return st;
-}
-
-/* One feature row of `width` values into dst, as load_features_file parses it. */
-static halo_status parse_feature_row(const load_reader *r, const char *line, int32_t width,
-                                     float *dst) {
-  halo_status st = HALO_OK;
-  const char *p = line;
-  for (int32_t c = 0; c < width; c++) {
-    p = load_skip_blank(p);
-    const char *tok = p;
-    if (load_scan_f32(&p, &dst[c]) != LOAD_SCAN_OK) LOAD_FAIL_TOKEN(r, tok, "a number");
-    if (!isfinite(dst[c]))
-      LOAD_FAIL(r, HALO_ERR_RANGE, "feature %d is '%.*s': NaN and Inf are not allowed", c + 1,
-                (int)(p - tok), tok);
-    p = load_skip_blank(p);
-    if (*p == ',' && c + 1 < width) {
-      p++;
-      continue;
-    }
-    if (*p == ',' || (*p == '\0' && c + 1 < width))
-      LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d values, expected %d as on line 1",
-                *p == ',' ? count_fields(line) : c + 1, width);
-    if (*p != '\0') LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after value %d", *p, c + 1);
-  }
-done:
   return st;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "halo-partition.h"
+#include "halo-search.h"
 
 static int compare_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -37,15 +38,7 @@ static void sort_row(int64_t *row, int64_t len) {
 
 /* 1 when sorted row[0..len) contains x. */
 static int row_has(const int64_t *row, int64_t len, int64_t x) {
-  int64_t lo = 0, hi = len;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (row[mid] < x)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < len && row[lo] == x;
+  return halo_sorted_has(row, len, x);
 }
 
 /* Step 1: sorted, no self-loops, no repeats; returns the new edge count. */

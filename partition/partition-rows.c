@@ -14,24 +14,13 @@
 #include <string.h>
 
 #include "halo-partition.h"
+#include "halo-search.h"
 
 static int compare_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
 }
 
-/* Index of x in sorted ids[0..n) (x is there). */
-static int64_t find(const int64_t *ids, int64_t n, int64_t x) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (ids[mid] < x)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
 
 /* The part's nodes in ascending id: owned rows and their neighbours, once each. */
 static halo_status local_ids(const halo_part_rows *rows, int64_t **out, int64_t *count) {
@@ -69,13 +58,13 @@ halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order 
   HALO_ALLOC(degree, n, "degrees");
   /* Neighbours first (their part and degree), then the owned rows over them. */
   for (int64_t k = 0; k < nnz; k++) {
-    int64_t j = find(ids, n, rows->nbr[k]);
+    int64_t j = halo_lower_bound(ids, n, rows->nbr[k]);
     part[j] = rows->nbr_part[k];
     degree[j] = rows->nbr_degree[k];
   }
   HALO_ALLOC(row_of, n_owned, "owned rows");
   for (int64_t r = 0; r < n_owned; r++) {
-    int64_t j = find(ids, n, rows->id[r]);
+    int64_t j = halo_lower_bound(ids, n, rows->id[r]);
     part[j] = rows->part;
     degree[j] = rows->indptr[r + 1] - rows->indptr[r];
     g->indptr[j + 1] = degree[j];
@@ -96,7 +85,7 @@ halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order 
   /* Owned rows ascend in id as their local rows do: the CSR fills in order. */
   for (int64_t r = 0, at = 0; r < n_owned; r++)
     for (int64_t k = rows->indptr[r]; k < rows->indptr[r + 1]; k++)
-      g->indices[at++] = find(ids, n, rows->nbr[k]);
+      g->indices[at++] = halo_lower_bound(ids, n, rows->nbr[k]);
 
   HALO_TRY(halo_partition_plan_create(g, part, rows->parts, order, run_id, &plan));
   HALO_TRY(halo_partition_plan_shard(plan, rows->part, &s));
@@ -109,7 +98,7 @@ halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order 
   if (rows->original_id) {
     HALO_ALLOC(s->original_id, s->n_owned, "original ids");
     for (int64_t r = 0; r < s->n_owned; r++)
-      s->original_id[r] = rows->original_id[find(rows->id, n_owned, s->global_id[r])];
+      s->original_id[r] = rows->original_id[halo_lower_bound(rows->id, n_owned, s->global_id[r])];
   }
   *out = s;
   s = NULL;

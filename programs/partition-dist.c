@@ -38,6 +38,7 @@
 #include "halo-memory.h"
 #include "halo-mpi.h"
 #include "halo-rng.h"
+#include "halo-search.h"
 #include "halo-shard.h"
 
 /* Input pairs per round of the clean-up's exchange: 4M pairs send 8M
@@ -392,18 +393,6 @@ done:
   return st;
 }
 
-/* Index of x in sorted a[0..n) (x is there). */
-static int64_t index_of(const int64_t *a, int64_t n, int64_t x) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < x)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
 
 /* The file's ids become 0..n-1 in ascending order, as halo_load numbers
  * them: rank k collects the distinct ids of the k-th of K equal ranges of
@@ -457,11 +446,11 @@ static halo_status renumber(dist *d) {
   HALO_MPI(MPI_Exscan(&range_count, &base, 1, MPI_INT64_T, MPI_SUM, d->comm));
   if (d->rank == 0) base = 0;
   HALO_MPI(MPI_Allreduce(&range_count, &n, 1, MPI_INT64_T, MPI_SUM, d->comm));
-  for (int64_t i = 0; i < x.received; i++) answer[i] = base + index_of(range, range_count, got[i]);
+  for (int64_t i = 0; i < x.received; i++) answer[i] = base + halo_lower_bound(range, range_count, got[i]);
   HALO_MPI(MPI_Alltoallv(answer, x.rc, x.rd, MPI_INT64_T, number, x.sc, x.sd, MPI_INT64_T,
                          d->comm));
   int64_t *pair = d->slice.pair;
-  for (int64_t i = 0; i < 2 * d->slice.count; i++) pair[i] = number[index_of(mine, mine_count, pair[i])];
+  for (int64_t i = 0; i < 2 * d->slice.count; i++) pair[i] = number[halo_lower_bound(mine, mine_count, pair[i])];
   d->slice.nodes = n;
   d->slice.renumber = 0;
 
@@ -973,14 +962,7 @@ static void neighbour(const dist *d, int64_t v, int64_t *part, int64_t *degree) 
     *degree = g->indptr[v - g->begin + 1] - g->indptr[v - g->begin];
     return;
   }
-  int64_t lo = 0, hi = d->ghosts;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (d->ghost[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  const int64_t lo = halo_lower_bound(d->ghost, d->ghosts, v);
   *part = d->ghost_part[lo];
   *degree = d->ghost_degree[lo];
 }

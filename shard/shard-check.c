@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "halo-digest.h"
+#include "halo-search.h"
 #include "shard-impl.h"
 
 halo_status halo_shard_path(char *buf, size_t size, const char *dir, int32_t part, int32_t parts) {
@@ -215,15 +216,7 @@ done:
 }
 
 static int owns(const int64_t *sorted, int64_t n, int64_t gid) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (sorted[mid] < gid)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && sorted[lo] == gid;
+  return halo_sorted_has(sorted, n, gid);
 }
 
 static int compare_i64(const void *a, const void *b) {
