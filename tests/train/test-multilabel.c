@@ -20,87 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "train-cli.h"
 #include "train-run.h"
 
-enum { NODES = 800, TASKS = 6, FEATURES = 8, COMMUNITIES = 8, EPOCHS = 60 };
+enum { NODES = TR_ML_NODES, TASKS = TR_ML_TASKS, FEATURES = TR_ML_FEATURES, EPOCHS = 60 };
 
 static int8_t targets[NODES][TASKS];
-
-static uint64_t next(uint64_t *x) {
-  *x = *x * 6364136223846793005ull + 1442695040888963407ull;
-  return *x >> 33;
-}
-
-static void write_file(const char *dir, const char *name, const char *text) {
-  char path[700];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  cr_assert(f, "cannot write %s", path);
-  fputs(text, f);
-  fclose(f);
-}
-
-/* The OGB folder DIR/graph; fills targets. */
-static void draw_graph(const char *dir, uint64_t seed) {
-  char folder[600], split[700];
-  snprintf(folder, sizeof folder, "%s/graph", dir);
-  snprintf(split, sizeof split, "%s/split", folder);
-  cr_assert(mkdir(folder, 0755) == 0 && mkdir(split, 0755) == 0);
-  uint64_t x = seed;
-  int community[NODES];
-  for (int u = 0; u < NODES; u++) community[u] = (int)(next(&x) % COMMUNITIES);
-
-  size_t cap = 1 << 20;
-  char *edges = malloc(cap), *feat = malloc(cap), *label = malloc(cap), *sets[3];
-  cr_assert(edges && feat && label);
-  size_t ne = 0, nf = 0, nl = 0, ns[3] = {0, 0, 0};
-  for (int k = 0; k < 3; k++) cr_assert(sets[k] = malloc(cap / 8));
-  for (int u = 0; u < NODES; u++) {
-    for (int j = 0; j < 5; j++) {
-      int v = (int)(next(&x) % NODES);
-      if (next(&x) % 100 < 85) /* mostly inside the community */
-        while (community[v] != community[u]) v = (int)(next(&x) % NODES);
-      if (v != u) ne += (size_t)snprintf(edges + ne, cap - ne, "%d,%d\n", u, v);
-    }
-    const int c = community[u];
-    for (int f = 0; f < FEATURES; f++) {
-      const double noise = (double)(next(&x) % 2001) / 1000.0 - 1.0;
-      nf += (size_t)snprintf(feat + nf, cap - nf, "%s%.3f", f ? "," : "",
-                             (f == c ? 1.0 : 0.0) + noise);
-    }
-    feat[nf++] = '\n';
-    const int t3 = c % 3 == 0, t4 = (c >= 4) ^ (c & 1), t5 = c % 2 == 0;
-    const int value[TASKS] = {c & 1, (c >> 1) & 1, (c >> 2) & 1, t3, t4, t5};
-    for (int t = 0; t < TASKS; t++) {
-      /* Task 5 is missing for about 30% of the nodes. */
-      targets[u][t] = t == 5 && next(&x) % 10 < 3 ? -1 : (int8_t)value[t];
-      nl += (size_t)snprintf(label + nl, cap - nl, "%s%s", t ? "," : "",
-                             targets[u][t] < 0 ? "nan" : targets[u][t] ? "1" : "0");
-    }
-    label[nl++] = '\n';
-    const int which = (int)(next(&x) % 10) < 6 ? 0 : next(&x) % 2 ? 1 : 2;
-    ns[which] += (size_t)snprintf(sets[which] + ns[which], cap / 8 - ns[which], "%d\n", u);
-  }
-  edges[ne] = feat[nf] = label[nl] = '\0';
-  write_file(folder, "edge.csv", edges);
-  write_file(folder, "node-feat.csv", feat);
-  write_file(folder, "node-label.csv", label);
-  char count[32];
-  snprintf(count, sizeof count, "%d\n", NODES);
-  write_file(folder, "num-node-list.csv", count);
-  static const char *const names[3] = {"train.csv", "valid.csv", "test.csv"};
-  for (int k = 0; k < 3; k++) {
-    sets[k][ns[k]] = '\0';
-    write_file(split, names[k], sets[k]);
-    free(sets[k]);
-  }
-  free(edges);
-  free(feat);
-  free(label);
-}
 
 typedef struct predictions {
   int64_t n;
@@ -223,7 +149,7 @@ static char *last_epoch_line(const char *path) {
 Test(multilabel, trains_alike_at_any_p_and_reports_what_the_file_holds, .timeout = 600) {
   const uint64_t seed = tr_seed("multilabel", 21);
   char *dir = tr_tmpdir("multilabel");
-  draw_graph(dir, seed);
+  tr_multilabel_graph(dir, seed, targets);
   char graph[600], dims[64];
   snprintf(graph, sizeof graph, "%s/graph", dir);
   snprintf(dims, sizeof dims, "%d,16,%d", FEATURES, TASKS);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "train-run.h"
 
@@ -128,4 +129,79 @@ void expect_bit_identical(const run_report *a, const run_report *b, const char *
                    what, b->sha, a->sha);
   cr_expect_eq(a->m.final_test, b->m.final_test, "%s: final test accuracy %.6f, not %.6f", what,
                b->m.final_test, a->m.final_test);
+}
+
+/* ---- a multi-label graph ----------------------------------------------- */
+
+static uint64_t ml_next(uint64_t *x) {
+  *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+  return *x >> 33;
+}
+
+static void ml_write_file(const char *dir, const char *name, const char *text) {
+  char path[700];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  cr_assert(f, "cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+void tr_multilabel_graph(const char *dir, uint64_t seed, int8_t targets[][TR_ML_TASKS]) {
+  char folder[600], split[700];
+  snprintf(folder, sizeof folder, "%s/graph", dir);
+  snprintf(split, sizeof split, "%s/split", folder);
+  cr_assert(mkdir(folder, 0755) == 0 && mkdir(split, 0755) == 0);
+  uint64_t x = seed;
+  int community[TR_ML_NODES];
+  for (int u = 0; u < TR_ML_NODES; u++) community[u] = (int)(ml_next(&x) % TR_ML_COMMUNITIES);
+
+  size_t cap = 1 << 20;
+  char *edges = malloc(cap), *feat = malloc(cap), *label = malloc(cap), *sets[3];
+  cr_assert(edges && feat && label);
+  size_t ne = 0, nf = 0, nl = 0, ns[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++) cr_assert(sets[k] = malloc(cap / 8));
+  for (int u = 0; u < TR_ML_NODES; u++) {
+    for (int j = 0; j < 5; j++) {
+      int v = (int)(ml_next(&x) % TR_ML_NODES);
+      if (ml_next(&x) % 100 < 85) /* mostly inside the community */
+        while (community[v] != community[u]) v = (int)(ml_next(&x) % TR_ML_NODES);
+      if (v != u) ne += (size_t)snprintf(edges + ne, cap - ne, "%d,%d\n", u, v);
+    }
+    const int c = community[u];
+    for (int f = 0; f < TR_ML_FEATURES; f++) {
+      const double noise = (double)(ml_next(&x) % 2001) / 1000.0 - 1.0;
+      nf += (size_t)snprintf(feat + nf, cap - nf, "%s%.3f", f ? "," : "",
+                             (f == c ? 1.0 : 0.0) + noise);
+    }
+    feat[nf++] = '\n';
+    const int t3 = c % 3 == 0, t4 = (c >= 4) ^ (c & 1), t5 = c % 2 == 0;
+    const int value[TR_ML_TASKS] = {c & 1, (c >> 1) & 1, (c >> 2) & 1, t3, t4, t5};
+    for (int t = 0; t < TR_ML_TASKS; t++) {
+      /* Task 5 is missing for about 30% of the nodes. */
+      const int8_t drawn = t == 5 && ml_next(&x) % 10 < 3 ? -1 : (int8_t)value[t];
+      nl += (size_t)snprintf(label + nl, cap - nl, "%s%s", t ? "," : "",
+                             drawn < 0 ? "nan" : drawn ? "1" : "0");
+      if (targets) targets[u][t] = drawn;
+    }
+    label[nl++] = '\n';
+    const int which = (int)(ml_next(&x) % 10) < 6 ? 0 : ml_next(&x) % 2 ? 1 : 2;
+    ns[which] += (size_t)snprintf(sets[which] + ns[which], cap / 8 - ns[which], "%d\n", u);
+  }
+  edges[ne] = feat[nf] = label[nl] = '\0';
+  ml_write_file(folder, "edge.csv", edges);
+  ml_write_file(folder, "node-feat.csv", feat);
+  ml_write_file(folder, "node-label.csv", label);
+  char count[32];
+  snprintf(count, sizeof count, "%d\n", TR_ML_NODES);
+  ml_write_file(folder, "num-node-list.csv", count);
+  static const char *const names[3] = {"train.csv", "valid.csv", "test.csv"};
+  for (int k = 0; k < 3; k++) {
+    sets[k][ns[k]] = '\0';
+    ml_write_file(split, names[k], sets[k]);
+    free(sets[k]);
+  }
+  free(edges);
+  free(feat);
+  free(label);
 }

@@ -5,6 +5,8 @@
 #ifndef TRAIN_CLI_H
 #define TRAIN_CLI_H
 
+#include <stdint.h>
+
 #define TRAIN_BIN HALO_BINARY_DIR "/bin/halo-train"
 #define PARTITION_BIN HALO_BINARY_DIR "/bin/halo-partition"
 
@@ -63,5 +65,14 @@ double json_figure(const char *path, const char *key);
 /* Largest |a - b| / |a| over the first n epochs' losses; *at gets the epoch
  * (1-based) where it occurs. */
 double worst_loss_difference(const metrics *a, const metrics *b, int n, int *at);
+
+/* A multi-label OGB folder DIR/graph of TR_ML_NODES nodes in
+ * TR_ML_COMMUNITIES communities (85% of edges inside one), TR_ML_FEATURES
+ * noisy one-hot features and TR_ML_TASKS binary tasks that are functions of
+ * the community (task 5 missing, nan, for about 30% of the nodes), and a
+ * random 60/20/20 split, drawn from `seed`; targets (may be NULL) gets each
+ * node's tasks (-1: missing). */
+enum { TR_ML_NODES = 800, TR_ML_TASKS = 6, TR_ML_FEATURES = 8, TR_ML_COMMUNITIES = 8 };
+void tr_multilabel_graph(const char *dir, uint64_t seed, int8_t targets[][TR_ML_TASKS]);
 
 #endif /* TRAIN_CLI_H */
