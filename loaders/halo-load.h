@@ -142,8 +142,7 @@ halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t sl
 /* The lines of slice `slice` of `slices` of a plain-text file (as
  * halo_load_edgelist_slice cuts it), blank and comment lines included.
  * Local. */
-halo_status halo_load_slice_lines(const char *path, int64_t slice, int64_t slices,
-                                           int64_t *lines);
+halo_status halo_load_slice_lines(const char *path, int64_t slice, int64_t slices, int64_t *lines);
 
 /* An edge list read whole by this process (a gzip stream, which cannot be
  * cut into byte ranges), handed to emit() in blocks of `block` edges (the
@@ -158,11 +157,11 @@ halo_status halo_load_edgelist_stream(const char *path, int64_t block,
 /* Rows of a node-data file by slices (the distributed partitioner): line v
  * of the file is node v's row, as halo_load_node_data reads it. */
 typedef struct halo_node_slice {
-  int64_t first;    /* node of the slice's first row: the lines before it */
-  int64_t rows;     /* rows in the slice */
-  int32_t width;    /* features: the file's width (its line 1); labels: 1 */
-  float *x;         /* features: rows x width, row-major; else NULL */
-  int32_t *labels;  /* labels: rows, -1 for unlabelled ("nan"); else NULL */
+  int64_t first;     /* node of the slice's first row: the lines before it */
+  int64_t rows;      /* rows in the slice */
+  int32_t width;     /* features: the file's width (its line 1); labels: 1 */
+  float *x;          /* features: rows x width, row-major; else NULL */
+  int32_t *labels;   /* labels: rows, -1 for unlabelled ("nan"); else NULL */
   int32_t max_label; /* labels: the largest label of the slice (-1 when none) */
 } halo_node_slice;
 

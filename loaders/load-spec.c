@@ -187,8 +187,14 @@ static halo_status sbm_setup(const char *keys_text, double edge_share, double no
                              sbm_spec *p) {
   halo_status st = HALO_OK;
   int64_t *fill = NULL;
-  *p = (sbm_spec){.classes = 8, .feat = 32, .seed = 1, .degree = 10, .homophily = 0.8,
-                  .train = 0.1, .valid = 0.1, .noise = 1.0};
+  *p = (sbm_spec){.classes = 8,
+                  .feat = 32,
+                  .seed = 1,
+                  .degree = 10,
+                  .homophily = 0.8,
+                  .train = 0.1,
+                  .valid = 0.1,
+                  .noise = 1.0};
   spec_key keys[] = {
       KEY_I("nodes", p->nodes, 1, 4294967296.0, 1),
       KEY_I("classes", p->classes, 1, 1 << 16, 0),
@@ -206,8 +212,7 @@ static halo_status sbm_setup(const char *keys_text, double edge_share, double no
   if (p->classes > p->nodes)
     HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)p->classes,
               (long long)p->nodes);
-  HALO_TRY(load_admit(16.0 * edge_share * (double)p->nodes * p->degree +
-                          12.0 * (double)p->nodes +
+  HALO_TRY(load_admit(16.0 * edge_share * (double)p->nodes * p->degree + 12.0 * (double)p->nodes +
                           node_share * (double)p->nodes * (20.0 + 4.0 * (double)p->feat),
                       "sbm:%s: about %.0f directed edges and %.0f nodes", keys_text,
                       (double)p->nodes * p->degree, (double)p->nodes));
@@ -373,8 +378,8 @@ static halo_status rmat_setup(const char *keys_text, double edge_share, rmat *r,
     HALO_FAIL(HALO_ERR_RANGE, "rmat: edge-factor=%lld is too large for scale=%lld",
               (long long)factor, (long long)scale);
   *m = factor * *n;
-  HALO_TRY(spec_fits("rmat", keys_text, edge_share == 1 ? (double)*n : 0.0,
-                     edge_share * (double)*m, 0.0));
+  HALO_TRY(spec_fits("rmat", keys_text, edge_share == 1 ? (double)*n : 0.0, edge_share * (double)*m,
+                     0.0));
   *r = (rmat){
       .scale = (int)scale,
       .key = halo_rng_key((uint64_t)seed, HALO_RNG_GRAPH, 3, 0),

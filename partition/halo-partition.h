@@ -219,19 +219,19 @@ void halo_partition_plan_destroy(halo_partition_plan **plan);
  * and the owned rows' node data. */
 typedef struct halo_part_rows {
   int32_t part, parts;
-  int64_t nodes, edges;         /* n and directed edges of the whole clean graph */
+  int64_t nodes, edges; /* n and directed edges of the whole clean graph */
   int64_t n_owned;
-  const int64_t *id;            /* size n_owned, ascending */
-  const int64_t *indptr;        /* size n_owned + 1, from 0 */
-  const int64_t *nbr;           /* size indptr[n_owned]: each row's neighbours, ascending */
-  const int32_t *nbr_part;      /* the part of each neighbour */
-  const int64_t *nbr_degree;    /* the degree of each neighbour in the clean graph */
-  int32_t features, classes;    /* as halo_graph (no multi-label and no input ids yet) */
-  const float *x;               /* n_owned x features, or NULL */
-  const int32_t *labels;        /* n_owned, or NULL */
-  const uint8_t *split;         /* n_owned, or NULL */
-  const int64_t *original_id;   /* n_owned: each row's id in the input, or NULL (as
-                                 * halo_graph.original_id) */
+  const int64_t *id;          /* size n_owned, ascending */
+  const int64_t *indptr;      /* size n_owned + 1, from 0 */
+  const int64_t *nbr;         /* size indptr[n_owned]: each row's neighbours, ascending */
+  const int32_t *nbr_part;    /* the part of each neighbour */
+  const int64_t *nbr_degree;  /* the degree of each neighbour in the clean graph */
+  int32_t features, classes;  /* as halo_graph (no multi-label and no input ids yet) */
+  const float *x;             /* n_owned x features, or NULL */
+  const int32_t *labels;      /* n_owned, or NULL */
+  const uint8_t *split;       /* n_owned, or NULL */
+  const int64_t *original_id; /* n_owned: each row's id in the input, or NULL (as
+                               * halo_graph.original_id) */
 } halo_part_rows;
 
 /* The shard halo_partition_plan_shard makes for this part from the whole

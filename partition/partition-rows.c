@@ -21,7 +21,6 @@ static int compare_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-
 /* The part's nodes in ascending id: owned rows and their neighbours, once each. */
 static halo_status local_ids(const halo_part_rows *rows, int64_t **out, int64_t *count) {
   halo_status st = HALO_OK;

@@ -13,7 +13,7 @@
 #include "partition-impl.h"
 
 halo_status halo_partition_stats_alloc(int64_t nodes, int64_t edges, int32_t parts,
-                              halo_partition_stats **out) {
+                                       halo_partition_stats **out) {
   halo_status st = HALO_OK;
   halo_partition_stats *s = NULL;
   *out = NULL;

@@ -13,9 +13,9 @@
 
 /* Which variables a program reads (a bit mask). */
 enum {
-  CLI_ENV_MEMORY = 1, /* HALO_MEMORY_AVAILABLE */
-  CLI_ENV_CUDA = 2,   /* HALO_CUDA_SPMM, HALO_CUDA_AWARE */
-  CLI_ENV_FAULT = 4,  /* HALO_FAULT_STALL */
+  CLI_ENV_MEMORY = 1,     /* HALO_MEMORY_AVAILABLE */
+  CLI_ENV_CUDA = 2,       /* HALO_CUDA_SPMM, HALO_CUDA_AWARE */
+  CLI_ENV_FAULT = 4,      /* HALO_FAULT_STALL */
   CLI_ENV_TEST_PARTS = 8, /* HALO_TEST_PARTS_FILE */
 };
 

@@ -54,19 +54,19 @@ typedef struct dist {
   halo_edge_slice slice;
   halo_node_synth synth; /* node data, when has_synth */
   int has_synth;
-  halo_dgraph g;   /* this rank's block of the clean graph */
-  int32_t *part;   /* size g.rows */
-  int64_t *ghost;  /* sorted ids of the neighbours outside the block */
+  halo_dgraph g;  /* this rank's block of the clean graph */
+  int32_t *part;  /* size g.rows */
+  int64_t *ghost; /* sorted ids of the neighbours outside the block */
   int64_t *ghost_part, *ghost_degree;
   int64_t ghosts;
   int64_t *original; /* size g.rows: the block's ids in the input, or NULL (ids kept) */
   /* Node data from --features and --labels files, the block's rows. */
-  int32_t file_features;   /* their width, 0 without --features */
-  int32_t file_classes;    /* max label + 1, 0 without --labels */
+  int32_t file_features; /* their width, 0 without --features */
+  int32_t file_classes;  /* max label + 1, 0 without --labels */
   int has_file_labels;
-  float *x;                /* block rows x file_features */
-  int32_t *labels;         /* block rows */
-  uint64_t data_digest;    /* the files' digest (halo_load_node_data_digest) */
+  float *x;               /* block rows x file_features */
+  int32_t *labels;        /* block rows */
+  uint64_t data_digest;   /* the files' digest (halo_load_node_data_digest) */
   MPI_Datatype pair_type; /* two int64 (an entry) */
 } dist;
 
@@ -103,7 +103,8 @@ static halo_status admit(const char *source, const char *what, double bytes) {
   const int64_t avail = halo_memory_available();
   char b0[32], b1[32];
   if (avail >= 0 && bytes > (double)avail)
-    HALO_FAIL(HALO_ERR_NOMEM, "%s: %s needs about %s on this rank, but %s is available (use more "
+    HALO_FAIL(HALO_ERR_NOMEM,
+              "%s: %s needs about %s on this rank, but %s is available (use more "
               "ranks)",
               source, what, halo_memory_str((int64_t)bytes, b0, sizeof b0),
               halo_memory_str(avail, b1, sizeof b1));
@@ -197,7 +198,8 @@ static halo_status check_input(dist *d) {
               s->source);
   if (s->nodes > INT_MAX)
     HALO_FAIL(HALO_ERR_LIMIT,
-              "%s: %" PRId64 " nodes: the distributed partitioner gathers the part vector with "
+              "%s: %" PRId64
+              " nodes: the distributed partitioner gathers the part vector with "
               "MPI's int counts, at most %d nodes so far",
               s->source, s->nodes, INT_MAX);
   if (rq->opt.parts > s->nodes)
@@ -393,7 +395,6 @@ done:
   return st;
 }
 
-
 /* The file's ids become 0..n-1 in ascending order, as halo_load numbers
  * them: rank k collects the distinct ids of the k-th of K equal ranges of
  * values, numbers them from the count of the lower ranges, and answers each
@@ -417,16 +418,18 @@ static halo_status renumber(dist *d) {
   HALO_MPI(MPI_Allreduce(&d->slice.count, &total_pairs, 1, MPI_INT64_T, MPI_SUM, d->comm));
   phase_begin(d);
   if (total_pairs == 0) {
-    halo_log_error("%s: holds no edges, and hence no nodes (an edge list names its nodes only "
-                   "through its edges; for a graph without edges give a Matrix Market file 'N N "
-                   "0')",
-                   d->slice.source);
+    halo_log_error(
+        "%s: holds no edges, and hence no nodes (an edge list names its nodes only "
+        "through its edges; for a graph without edges give a Matrix Market file 'N N "
+        "0')",
+        d->slice.source);
     st = HALO_ERR_PARSE;
   }
   HALO_TRY(phase_end(d, st));
 
   /* Every distinct id to the owner of its range of values. */
-  for (int64_t i = 0; i < mine_count; i++) counts[halo_partition_block_of(mine[i], max_id + 1, K)]++;
+  for (int64_t i = 0; i < mine_count; i++)
+    counts[halo_partition_block_of(mine[i], max_id + 1, K)]++;
   HALO_TRY(xfer_plan(d, counts, "renumbering the ids", &x));
   phase_begin(d);
   got = malloc((size_t)(x.received > 0 ? x.received : 1) * sizeof *got);
@@ -446,11 +449,13 @@ static halo_status renumber(dist *d) {
   HALO_MPI(MPI_Exscan(&range_count, &base, 1, MPI_INT64_T, MPI_SUM, d->comm));
   if (d->rank == 0) base = 0;
   HALO_MPI(MPI_Allreduce(&range_count, &n, 1, MPI_INT64_T, MPI_SUM, d->comm));
-  for (int64_t i = 0; i < x.received; i++) answer[i] = base + halo_lower_bound(range, range_count, got[i]);
-  HALO_MPI(MPI_Alltoallv(answer, x.rc, x.rd, MPI_INT64_T, number, x.sc, x.sd, MPI_INT64_T,
-                         d->comm));
+  for (int64_t i = 0; i < x.received; i++)
+    answer[i] = base + halo_lower_bound(range, range_count, got[i]);
+  HALO_MPI(
+      MPI_Alltoallv(answer, x.rc, x.rd, MPI_INT64_T, number, x.sc, x.sd, MPI_INT64_T, d->comm));
   int64_t *pair = d->slice.pair;
-  for (int64_t i = 0; i < 2 * d->slice.count; i++) pair[i] = number[halo_lower_bound(mine, mine_count, pair[i])];
+  for (int64_t i = 0; i < 2 * d->slice.count; i++)
+    pair[i] = number[halo_lower_bound(mine, mine_count, pair[i])];
   d->slice.nodes = n;
   d->slice.renumber = 0;
 
@@ -509,9 +514,10 @@ static halo_status load_input(dist *d) {
   HALO_MPI(MPI_Allreduce(mine, files, 2, MPI_INT, MPI_MAX, d->comm));
   phase_begin(d);
   if (files[0] != -files[1]) { /* max != min */
-    halo_log_error("%s: is a file on some ranks and not on others; the ranks must see the same "
-                   "files (a shared file system)",
-                   d->rq->input);
+    halo_log_error(
+        "%s: is a file on some ranks and not on others; the ranks must see the same "
+        "files (a shared file system)",
+        d->rq->input);
     st = HALO_ERR_ARG;
   }
   if (st == HALO_OK && !is_file)
@@ -660,7 +666,8 @@ static void clean_entries(const dist *d, int64_t lo, int64_t hi, int64_t *counts
   for (int64_t i = lo; i < hi; i++) {
     const int64_t u = pair[2 * i], v = pair[2 * i + 1];
     if (u == v) continue;
-    const int a = halo_partition_block_of(u, n, d->size), b = halo_partition_block_of(v, n, d->size);
+    const int a = halo_partition_block_of(u, n, d->size),
+              b = halo_partition_block_of(v, n, d->size);
     if (!out) {
       counts[a]++;
       counts[b]++;
@@ -744,9 +751,9 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   /* What every rank will receive, in all rounds: one allocation, admitted. */
   HALO_TRY(xfer_plan(d, counts, "the clean-up", &total));
   phase_begin(d);
-  st = admit(d->slice.source, "cleaning its rows", 16.0 * (double)total.received +
-                                                       8.0 * (double)(d->g.rows + 1) +
-                                                       16.0 * 2.0 * CLEAN_ROUND_PAIRS);
+  st = admit(d->slice.source, "cleaning its rows",
+             16.0 * (double)total.received + 8.0 * (double)(d->g.rows + 1) +
+                 16.0 * 2.0 * CLEAN_ROUND_PAIRS);
   if (st == HALO_OK) {
     recv = malloc((size_t)(total.received > 0 ? total.received : 1) * sizeof *recv);
     send = malloc((size_t)2 * CLEAN_ROUND_PAIRS * sizeof *send);
@@ -763,17 +770,18 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   HALO_MPI(MPI_Allreduce(&mine, &rounds, 1, MPI_INT64_T, MPI_MAX, d->comm));
   int64_t received = 0;
   for (int64_t round = 0; round < rounds; round++) {
-    const int64_t lo = round * CLEAN_ROUND_PAIRS < d->slice.count ? round * CLEAN_ROUND_PAIRS
-                                                                   : d->slice.count;
-    const int64_t hi = lo + CLEAN_ROUND_PAIRS < d->slice.count ? lo + CLEAN_ROUND_PAIRS
-                                                                : d->slice.count;
+    const int64_t lo =
+        round * CLEAN_ROUND_PAIRS < d->slice.count ? round * CLEAN_ROUND_PAIRS : d->slice.count;
+    const int64_t hi =
+        lo + CLEAN_ROUND_PAIRS < d->slice.count ? lo + CLEAN_ROUND_PAIRS : d->slice.count;
     memset(counts, 0, (size_t)K * sizeof *counts);
     clean_entries(d, lo, hi, counts, NULL, NULL);
     HALO_TRY(xfer_plan(d, counts, "the clean-up", &x));
     for (int k = 0; k < K; k++) at[k] = x.sd[k];
     clean_entries(d, lo, hi, counts, send, at);
     for (int k = 0; k < K; k++) x.rd[k] += (int)received; /* fits: total.received did */
-    HALO_MPI(MPI_Alltoallv(send, x.sc, x.sd, d->pair_type, recv, x.rc, x.rd, d->pair_type, d->comm));
+    HALO_MPI(
+        MPI_Alltoallv(send, x.sc, x.sd, d->pair_type, recv, x.rc, x.rd, d->pair_type, d->comm));
     received += x.received;
     xfer_free(&x);
   }
@@ -902,7 +910,8 @@ static halo_status ghost_ids(dist *d, int64_t *counts) {
   qsort(d->ghost, (size_t)count, sizeof *d->ghost, compare_i64);
   d->ghosts = 0;
   for (int64_t i = 0; i < count; i++)
-    if (d->ghosts == 0 || d->ghost[i] != d->ghost[d->ghosts - 1]) d->ghost[d->ghosts++] = d->ghost[i];
+    if (d->ghosts == 0 || d->ghost[i] != d->ghost[d->ghosts - 1])
+      d->ghost[d->ghosts++] = d->ghost[i];
   for (int64_t i = 0; i < d->ghosts; i++)
     counts[halo_partition_block_of(d->ghost[i], g->nodes, d->size)]++;
   HALO_ALLOC(d->ghost_part, d->ghosts, "neighbour parts");
@@ -932,15 +941,14 @@ static halo_status ghost_info(dist *d) {
     st = HALO_ERR_NOMEM;
   }
   HALO_TRY(phase_end(d, st));
-  HALO_MPI(MPI_Alltoallv(d->ghost, x.sc, x.sd, MPI_INT64_T, asked, x.rc, x.rd, MPI_INT64_T,
-                         d->comm));
+  HALO_MPI(
+      MPI_Alltoallv(d->ghost, x.sc, x.sd, MPI_INT64_T, asked, x.rc, x.rd, MPI_INT64_T, d->comm));
   for (int64_t i = 0; i < x.received; i++) {
     const int64_t r = asked[i] - d->g.begin;
     answer[2 * i] = d->part[r];
     answer[2 * i + 1] = d->g.indptr[r + 1] - d->g.indptr[r];
   }
-  HALO_MPI(MPI_Alltoallv(answer, x.rc, x.rd, d->pair_type, got, x.sc, x.sd, d->pair_type,
-                         d->comm));
+  HALO_MPI(MPI_Alltoallv(answer, x.rc, x.rd, d->pair_type, got, x.sc, x.sd, d->pair_type, d->comm));
   for (int64_t i = 0; i < d->ghosts; i++) {
     d->ghost_part[i] = got[2 * i];
     d->ghost_degree[i] = got[2 * i + 1];
@@ -1066,7 +1074,8 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
     out->id[r] = rec[i];
     if (out->original_id) out->original_id[r] = rec[i + 1];
     if (out->labels) out->labels[r] = (int32_t)rec[i + 3];
-    if (out->x) memcpy(out->x + r * F, rec + i + 3 + d->has_file_labels, (size_t)F * sizeof *out->x);
+    if (out->x)
+      memcpy(out->x + r * F, rec + i + 3 + d->has_file_labels, (size_t)F * sizeof *out->x);
     out->indptr[r + 1] = out->indptr[r] + degree;
     for (int64_t j = 0; j < degree; j++, k++) {
       const int64_t *nb = rec + i + head + 3 * j;

@@ -33,14 +33,14 @@ typedef struct dist_request {
 enum { DIST_LOAD, DIST_CLEAN, DIST_PARTITION, DIST_WRITE, DIST_PHASES };
 
 typedef struct dist_result {
-  halo_graph summary;           /* the clean graph's counts, source and digest; no arrays */
-  halo_clean_report clean;      /* summed over the ranks */
-  halo_partition_stats *stats;  /* rank 0 only (NULL elsewhere) */
+  halo_graph summary;          /* the clean graph's counts, source and digest; no arrays */
+  halo_clean_report clean;     /* summed over the ranks */
+  halo_partition_stats *stats; /* rank 0 only (NULL elsewhere) */
   uint64_t run_id;
   int ranks;
-  int64_t peak_rss_max;         /* the largest rank's peak resident bytes, and the sum */
+  int64_t peak_rss_max; /* the largest rank's peak resident bytes, and the sum */
   int64_t peak_rss_sum;
-  double wall[DIST_PHASES];     /* seconds per phase, rank 0's */
+  double wall[DIST_PHASES]; /* seconds per phase, rank 0's */
 } dist_result;
 
 /* Runs the whole distributed partition into rq->tmpdir (the folder is

@@ -29,7 +29,8 @@ static void sbm_spec(char *buf, size_t size, uint64_t seed) {
 #define RMAT_FLAGS "--synthetic-features 5 --synthetic-classes 3 --synthetic-split 0.5,0.2,0.3"
 
 static void rmat_spec(char *buf, size_t size, uint64_t seed) {
-  snprintf(buf, size, "rmat:scale=10,edge-factor=6,seed=%llu", (unsigned long long)(seed % 1000000));
+  snprintf(buf, size, "rmat:scale=10,edge-factor=6,seed=%llu",
+           (unsigned long long)(seed % 1000000));
 }
 
 /* halo-partition --method ptscotch on K ranks into dir; `env` is passed to
@@ -43,8 +44,8 @@ static int run_dist(char **out, int K, const char *env, const char *input, int p
 /* The sequential halo-partition. */
 static int run_seq(char **out, const char *method, const char *input, int parts, const char *dir,
                    const char *extra) {
-  return pt_run(out, "%s --method %s --input '%s' --parts %d --out %s %s", EXE, method, input, parts,
-                dir, extra);
+  return pt_run(out, "%s --method %s --input '%s' --parts %d --out %s %s", EXE, method, input,
+                parts, dir, extra);
 }
 
 /* The manifest of dir (with its part vector). */
@@ -163,8 +164,8 @@ Test(dist, the_cleaned_graph_is_the_same_for_any_k, .timeout = 300) {
   const uint64_t seed = pt_seed("dist.independent", 23);
   char spec[128], od[600], path[700], *out = NULL, want_digest[32], digest[32];
   char *dir = pt_temp_dir("dist-k");
-  static const char *const counts[] = {"input_edges", "self_loops", "duplicates",
-                                       "reverse_added", "isolated"};
+  static const char *const counts[] = {"input_edges", "self_loops", "duplicates", "reverse_added",
+                                       "isolated"};
   rmat_spec(spec, sizeof spec, seed);
   snprintf(od, sizeof od, "%s/seq", dir);
   snprintf(path, sizeof path, "--json %s/seq.json " RMAT_FLAGS, dir);
@@ -182,8 +183,8 @@ Test(dist, the_cleaned_graph_is_the_same_for_any_k, .timeout = 300) {
     free(out);
     snprintf(path, sizeof path, "%s/k%d.json", dir, K);
     char *got = pt_read_file(path);
-    cr_expect_str_eq(json_string(got, "source_digest", digest, sizeof digest), want_digest,
-                     "K=%d", K);
+    cr_expect_str_eq(json_string(got, "source_digest", digest, sizeof digest), want_digest, "K=%d",
+                     K);
     cr_expect_eq(json_at(got, NULL, "nodes"), json_at(want, NULL, "nodes"), "K=%d", K);
     cr_expect_eq(json_at(got, NULL, "edges"), json_at(want, NULL, "edges"), "K=%d", K);
     cr_expect_eq(json_at(got, NULL, "ranks"), K);
@@ -310,7 +311,8 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   char want_digest[32], digest[32];
   snprintf(path, sizeof path, "%s.txt", dir);
   write_snap(path, seed);
-  compare_with_sequential("dist-same-snap", path, "metis", 3, "--synthetic-features 4 --synthetic-classes 3");
+  compare_with_sequential("dist-same-snap", path, "metis", 3,
+                          "--synthetic-features 4 --synthetic-classes 3");
   /* With node data from files: one feature row and one label ("nan" for
    * some) per node, routed to the writers. */
   halo_graph *g0 = NULL;
@@ -320,16 +322,17 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   snprintf(lab, sizeof lab, "%s.labels.txt", dir);
   write_node_files(feat, lab, g0->n, seed);
   halo_graph_destroy(&g0);
-  snprintf(data_flags, sizeof data_flags,
-           "--features %s --labels %s --synthetic-split 0.5,0.2,0.3", feat, lab);
+  snprintf(data_flags, sizeof data_flags, "--features %s --labels %s --synthetic-split 0.5,0.2,0.3",
+           feat, lab);
   compare_with_sequential("dist-same-files", path, "metis", 4, data_flags);
   remove(feat);
   remove(lab);
   /* Gzipped, and long enough for rank 0 to deal out several blocks. */
   char gz[700];
   snprintf(gz, sizeof gz, "%s.gz", path);
-  cr_assert_eq(pt_run(&out, "(cat %s; seq 0 150000 | awk '{ print 7 * ($1 %% 1500) + 1000, 7 * "
-                            "(($1 * 13) %% 1500) + 1000 }') | gzip -c > %s",
+  cr_assert_eq(pt_run(&out,
+                      "(cat %s; seq 0 150000 | awk '{ print 7 * ($1 %% 1500) + 1000, 7 * "
+                      "(($1 * 13) %% 1500) + 1000 }') | gzip -c > %s",
                       path, gz),
                0, "%s", out);
   free(out);
@@ -359,8 +362,10 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   snprintf(od, sizeof od, "%s/k2.json", dir);
   char *got = pt_read_file(od);
   cr_expect_str_eq(json_string(got, "source_digest", digest, sizeof digest), want_digest);
-  cr_expect_eq(json_at(got, "\"cleanup\"", "duplicates"), json_at(want, "\"cleanup\"", "duplicates"));
-  cr_expect_eq(json_at(got, "\"cleanup\"", "self_loops"), json_at(want, "\"cleanup\"", "self_loops"));
+  cr_expect_eq(json_at(got, "\"cleanup\"", "duplicates"),
+               json_at(want, "\"cleanup\"", "duplicates"));
+  cr_expect_eq(json_at(got, "\"cleanup\"", "self_loops"),
+               json_at(want, "\"cleanup\"", "self_loops"));
   cr_expect_eq(json_at(got, "\"cleanup\"", "reverse_added"),
                json_at(want, "\"cleanup\"", "reverse_added"));
   free(got);
@@ -435,7 +440,8 @@ static void against_metis(const char *spec) {
     cr_expect_leq(json_at(json, NULL, "balance"), 1.031, "%s", spec);
     free(json);
   }
-  fprintf(stderr, "%s, 16 parts: cut metis %.0f ptscotch (K=2) %.0f (%.3fx), volume %.0f %.0f (%.3fx)\n",
+  fprintf(stderr,
+          "%s, 16 parts: cut metis %.0f ptscotch (K=2) %.0f (%.3fx), volume %.0f %.0f (%.3fx)\n",
           spec, cut[0], cut[1], cut[1] / cut[0], volume[0], volume[1], volume[1] / volume[0]);
   cr_expect_leq(cut[1], 1.3 * cut[0], "%s: PT-Scotch's cut is over 1.3x METIS'", spec);
   cr_expect_leq(volume[1], 1.3 * volume[0], "%s: PT-Scotch's volume is over 1.3x METIS'", spec);
@@ -478,8 +484,8 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   char *dir = pt_temp_dir("dist-bad"), path[600], env[700], *out = NULL;
   const char *spec = "sbm:nodes=300,classes=3,avg-degree=6";
   refused(dir, 2, "", spec, 301, "", "--parts 301 exceeds the 300 nodes");
-  refused(dir, 3, "-x HALO_MEMORY_AVAILABLE=4096", "sbm:nodes=300000,classes=3,avg-degree=6", 2,
-          "", "available");
+  refused(dir, 3, "-x HALO_MEMORY_AVAILABLE=4096", "sbm:nodes=300000,classes=3,avg-degree=6", 2, "",
+          "available");
   refused(dir, 2, "", HALO_DATASETS_DIR "/cora", 2, "", "not OGB folders");
   refused(dir, 2, "", spec, 2, "--write-metis g.metis", "--write-metis");
   refused(dir, 2, "", spec, 2, "--objective vol", "edge cut only");
@@ -514,8 +520,10 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   free(out);
   snprintf(want, sizeof want, "%s:2401: 'banana' is not a node id", gz);
   refused(dir, 3, "", gz, 2, "", want);
-  cr_assert_eq(pt_run(&out, "seq 0 200000 | awk '{ print $1, ($1 * 7) %% 1000 }' | gzip -c | "
-                            "head -c 20000 > %s", gz),
+  cr_assert_eq(pt_run(&out,
+                      "seq 0 200000 | awk '{ print $1, ($1 * 7) %% 1000 }' | gzip -c | "
+                      "head -c 20000 > %s",
+                      gz),
                0, "%s", out);
   free(out);
   refused(dir, 2, "", gz, 2, "", "truncated");

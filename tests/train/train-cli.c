@@ -181,7 +181,9 @@ void tr_multilabel_graph(const char *dir, uint64_t seed, int8_t targets[][TR_ML_
       /* Task 5 is missing for about 30% of the nodes. */
       const int8_t drawn = t == 5 && ml_next(&x) % 10 < 3 ? -1 : (int8_t)value[t];
       nl += (size_t)snprintf(label + nl, cap - nl, "%s%s", t ? "," : "",
-                             drawn < 0 ? "nan" : drawn ? "1" : "0");
+                             drawn < 0 ? "nan"
+                             : drawn   ? "1"
+                                       : "0");
       if (targets) targets[u][t] = drawn;
     }
     label[nl++] = '\n';
