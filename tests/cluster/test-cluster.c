@@ -7,7 +7,10 @@
  *   - the --deterministic loss curve and parameters equal the single-host
  *     run's, bit for bit;
  *   - a rank killed on the second host ends the job within 10 s, with no
- *     process left on either host.
+ *     process left on either host;
+ *   - halo-partition --method ptscotch on the two hosts gives the parts it
+ *     gives on one host with as many ranks (the same run id), into a folder
+ *     both hosts see, and its shards train across the hosts.
  * Cross-namespace latency is about 1 ms here, so nothing else is timed.  The
  * test skips, saying why, where it cannot create namespaces. */
 #include <criterion/criterion.h>
@@ -196,6 +199,45 @@ Test(cluster, two_hosts_train_as_one) {
           "cluster: %d epochs on 2 hosts x 2 ranks: %.0f halo bytes per epoch (= the "
           "prediction), losses and params_sha256 %.16s... equal to one host's\n",
           epochs, two.m.halo[0], two.sha);
+  tr_rmdir(dir);
+}
+
+/* The distributed partitioner across the two hosts, 2 ranks each, writes
+ * into the folder both see: the same parts as on one host with K = 4
+ * (equal run ids), and shards that train across the hosts. */
+Test(cluster, two_hosts_partition_as_one) {
+  char *dir = tr_tmpdir("cluster-pt"), cmd[4096], log[900], args[1200], json[2][400], id[2][32];
+  const char *spec = "sbm:nodes=4000,classes=4,avg-degree=8,feat=8,seed=3";
+  for (int i = 0; i < 2; i++) {
+    snprintf(json[i], sizeof json[i], "%s/%s.json", dir, i ? "two-hosts" : "one-host");
+    snprintf(args, sizeof args, "%s --method ptscotch --input '%s' --parts 4 --out %s/%s --json %s",
+             PARTITION_BIN, spec, dir, i ? "two-hosts" : "one-host", json[i]);
+    snprintf(log, sizeof log, "%s.log", json[i]);
+    int rc;
+    if (i == 0) {
+      rc = tr_mpirun(4, 120, log, "%s", args);
+    } else {
+      cluster_mpirun(cmd, sizeof cmd, dir, args);
+      rc = tr_run(120, log, "%s", cmd);
+    }
+    cr_assert_eq(rc, 0, "halo-partition --method ptscotch on %s exited with %d (see %s)",
+                 i ? "two hosts" : "one host", rc, log);
+    char *text = tr_slurp(json[i]);
+    const char *at = strstr(text, "\"run_id\": \"");
+    cr_assert(at, "no run id in %s", json[i]);
+    snprintf(id[i], sizeof id[i], "%.16s", at + strlen("\"run_id\": \""));
+    cr_expect(strstr(text, "\"ranks\": 4"), "%s: not 4 ranks", json[i]);
+    free(text);
+  }
+  cr_expect_str_eq(id[1], id[0], "the parts on two hosts differ from one host's");
+  snprintf(args, sizeof args, "%s %s/two-hosts --quiet --epochs 3", TRAIN_BIN, dir);
+  snprintf(log, sizeof log, "%s/train.log", dir);
+  cluster_mpirun(cmd, sizeof cmd, dir, args);
+  const int rc = tr_run(120, log, "%s", cmd);
+  char *out = tr_slurp(log);
+  cr_expect_eq(rc, 0, "halo-train on the two hosts' shards exited with %d:\n%s", rc, out);
+  cr_expect(strstr(out, "equal to the prediction"), "%s", out);
+  free(out);
   tr_rmdir(dir);
 }
 
