@@ -81,8 +81,9 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   here = here && SCOTCH_contextBindDgraph(&context, &graph, &bound) == 0;
   if (here && SCOTCH_stratInit(&strat) == 0) {
     strat_on = 1;
-    here = SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATDEFAULT, (SCOTCH_Num)opt->parts,
-                                      (SCOTCH_Num)ranks, opt->ufactor / 1000.0) == 0;
+    /* (strategy, flags, processes, parts, imbalance) */
+    here = SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATDEFAULT, (SCOTCH_Num)ranks,
+                                      (SCOTCH_Num)opt->parts, opt->ufactor / 1000.0) == 0;
   } else {
     here = 0;
   }

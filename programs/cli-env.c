@@ -9,6 +9,8 @@
  *   HALO_FAULT_STALL       RANK:EPOCH      halo-train       halo_watch_options.stall*
  *   HALO_TEST_PARTS_FILE   a path          halo-partition   dist_request.parts_file
  *                                          (ptscotch)
+ *   HALO_TEST_CLEAN_ROUND  pairs (digits)  halo-partition   dist_request.clean_round_pairs
+ *                                          (ptscotch)
  *
  * HALO_MEMORY_AVAILABLE replaces the measured free memory in every admission
  *   check (the loaders' size checks, the clean-up's, the model's), so that
@@ -26,6 +28,9 @@
  *   part from line v + 1 of the file instead of from PT-Scotch, so that a
  *   test gives the distributed writer the sequential one's assignment:
  *   tests/partition/test-partition-dist.c.
+ * HALO_TEST_CLEAN_ROUND, another: the input pairs a rank sends per round of
+ *   ptscotch's distributed clean-up (4M by default), so that the test's
+ *   small graphs take several rounds.
  *
  * Unset or empty means the default.  Any other value that does not parse is
  * refused with one line naming the variable and the value.  docs/train.md
@@ -85,6 +90,10 @@ halo_status cli_env_read(cli_env *out, unsigned which) {
     out->stall_rank = (int)rank;
   }
   if (which & CLI_ENV_TEST_PARTS) out->test_parts_file = value_of("HALO_TEST_PARTS_FILE");
+  if ((which & CLI_ENV_TEST_PARTS) && (v = value_of("HALO_TEST_CLEAN_ROUND")) &&
+      (parse_count(v, NULL, &out->test_clean_round) != 0 || out->test_clean_round < 1))
+    HALO_FAIL(HALO_ERR_ARG, "HALO_TEST_CLEAN_ROUND=%s: expected a positive number of pairs (a "
+              "test hook)", v);
 done:
   return st;
 }

@@ -16,7 +16,7 @@ enum {
   CLI_ENV_MEMORY = 1,     /* HALO_MEMORY_AVAILABLE */
   CLI_ENV_CUDA = 2,       /* HALO_CUDA_SPMM, HALO_CUDA_AWARE */
   CLI_ENV_FAULT = 4,      /* HALO_FAULT_STALL */
-  CLI_ENV_TEST_PARTS = 8, /* HALO_TEST_PARTS_FILE */
+  CLI_ENV_TEST_PARTS = 8, /* HALO_TEST_PARTS_FILE, HALO_TEST_CLEAN_ROUND */
 };
 
 typedef struct cli_env {
@@ -27,6 +27,7 @@ typedef struct cli_env {
   int stall_rank;
   int64_t stall_epoch;
   const char *test_parts_file; /* HALO_TEST_PARTS_FILE: a path (the environment's); NULL: unset */
+  int64_t test_clean_round;    /* HALO_TEST_CLEAN_ROUND: pairs a round; 0: unset */
 } cli_env;
 
 /* Reads the variables `which` names into *out (the others keep their

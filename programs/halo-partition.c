@@ -97,6 +97,7 @@ typedef struct cli {
   int method_given;         /* --method was on the command line */
   int metis_switched;       /* metis was asked for, and the graph is past its limit */
   const char *parts_file;   /* ptscotch: HALO_TEST_PARTS_FILE, a test hook (cli-env.c) */
+  int64_t clean_round;      /* ptscotch: HALO_TEST_CLEAN_ROUND, a test hook; 0: unset */
 } cli;
 
 static double clock_s(clockid_t id) {
@@ -895,9 +896,7 @@ done:
 /* Shards that halo-train will refuse are still written (they partition
  * well, and another tool may read them), with a warning that says why and
  * which flag adds what is missing. */
-static void warn_untrainable(const halo_graph *g) {
-  int64_t train = 0;
-  for (int64_t v = 0; g->split && v < g->n; v++) train += g->split[v] == HALO_SPLIT_TRAIN;
+static void warn_untrainable_counts(const halo_graph *g, int has_split, int64_t train) {
   if (g->features == 0)
     halo_log_warn("%s has no node features: halo-train will refuse these shards (give "
                   "--features FILE or --synthetic-features F --synthetic-classes C)",
@@ -909,7 +908,14 @@ static void warn_untrainable(const halo_graph *g) {
   if (train == 0)
     halo_log_warn("%s has %s: halo-train will refuse these shards (no part has a train node; "
                   "give --split DIR or --synthetic-split 0.6,0.2,0.2)",
-                  g->source, g->split ? "no node in the train split" : "no split");
+                  g->source, has_split ? "no node in the train split" : "no split");
+}
+
+/* The same for a graph that holds its split (a sequential run's). */
+static void warn_untrainable(const halo_graph *g) {
+  int64_t train = 0;
+  for (int64_t v = 0; g->split && v < g->n; v++) train += g->split[v] == HALO_SPLIT_TRAIN;
+  warn_untrainable_counts(g, g->split != NULL, train);
 }
 
 /* The clean-up needs two arrays of n + 1 offsets beside the graph (row
@@ -1210,8 +1216,11 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
                            .synth_split = c->synth_split_given ? c->synth_split : NULL,
                            .features = c->features,
                            .labels = c->labels,
+                           .dims = c->dims,
+                           .ndims = c->ndims,
                            .tmpdir = tmp,
                            .parts_file = c->parts_file,
+                           .clean_round_pairs = c->clean_round,
                            .phase = dist_phase,
                            .progress = write_progress,
                            .ctx = &pg};
@@ -1227,13 +1236,10 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
   line[0] = '\0';
   halo_log_hold(line, sizeof line);
   if (rank == 0) {
-    st = check_dims(c, &dr.summary);
-    if (st == HALO_OK) {
-      halo_log_hold(NULL, 0); /* warnings are not held */
-      if (dr.summary.features == 0 || dr.summary.classes == 0) warn_untrainable(&dr.summary);
-      halo_log_hold(line, sizeof line);
-      st = publish(c, &dr.summary, &dr.clean, dr.stats, dr.run_id, &t, &out);
-    }
+    halo_log_hold(NULL, 0); /* warnings are not held */
+    warn_untrainable_counts(&dr.summary, dr.has_split, dr.train);
+    halo_log_hold(line, sizeof line);
+    st = publish(c, &dr.summary, &dr.clean, dr.stats, dr.run_id, &t, &out);
   }
   halo_log_hold(NULL, 0);
   HALO_TRY(halo_mpi_agree_first(comm, st, line));
@@ -1301,6 +1307,7 @@ int main(int argc, char **argv) {
   if (st == HALO_OK && !stop) {
     halo_memory_set_available(env.memory_available);
     c.parts_file = env.test_parts_file;
+    c.clean_round = env.test_clean_round;
     st = c.opt.method == HALO_METHOD_PTSCOTCH ? main_distributed(&argc, &argv, &c) : run(&c);
   }
   /* A signal being handled now finishes its cleanup and exit first. */

@@ -147,14 +147,13 @@ done:
 
 /* x's ints from the item counts each way; fails when they pass INT_MAX. Local. */
 static halo_status xfer_fill(const dist *d, const int64_t *send_counts, const int64_t *recv_counts,
-                             const char *what, xfer *x) {
+                             const char *what, const char *remedy, xfer *x) {
   halo_status st = HALO_OK;
   for (int k = 0; k < d->size; k++) {
     if (x->sent + send_counts[k] > INT_MAX || x->received + recv_counts[k] > INT_MAX)
       HALO_FAIL(HALO_ERR_LIMIT,
-                "%s: %s moves more than %d items into or out of one rank, MPI's limit; use more "
-                "ranks",
-                d->slice.source, what, INT_MAX);
+                "%s: %s moves more than %d items into or out of one rank, MPI's limit; %s",
+                d->slice.source, what, INT_MAX, remedy);
     x->sc[k] = (int)send_counts[k];
     x->sd[k] = (int)x->sent;
     x->rc[k] = (int)recv_counts[k];
@@ -170,6 +169,11 @@ done:
  * turns them into x, checking that they fit MPI's ints.  Collective
  * (agreed). */
 static halo_status xfer_plan(dist *d, const int64_t *send_counts, const char *what, xfer *x) {
+  /* One rank receives a whole part when the parts are routed: more ranks
+   * do not make that smaller, more parts do. */
+  const char *remedy = strcmp(what, "routing the parts") == 0
+                           ? "use more parts (one rank receives each part whole)"
+                           : "use more ranks";
   halo_status st = HALO_OK;
   int64_t *recv_counts = malloc((size_t)d->size * sizeof *recv_counts);
   phase_begin(d);
@@ -178,7 +182,7 @@ static halo_status xfer_plan(dist *d, const int64_t *send_counts, const char *wh
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, d->comm));
   phase_begin(d);
-  st = xfer_fill(d, send_counts, recv_counts, what, x);
+  st = xfer_fill(d, send_counts, recv_counts, what, remedy, x);
   HALO_TRY(phase_end(d, st));
 done:
   free(recv_counts);
@@ -224,15 +228,20 @@ done:
   return st;
 }
 
-/* 1 when the input is a file (an edge list), 0 when it is a spec; refuses
- * the files the slices cannot read yet. Local. */
-static halo_status input_kind(const dist *d, int *is_file) {
+/* What the input is to this rank; the ranks must agree on it, since each
+ * kind runs other collectives. */
+enum { INPUT_SPEC = 0, INPUT_FILE = 1, INPUT_GZIP = 2 };
+
+/* The kind of the input; refuses the files the slices cannot read yet.
+ * Local. */
+static halo_status input_kind(const dist *d, int *kind) {
   halo_status st = HALO_OK;
   const char *in = d->rq->input;
   struct stat sb;
   const size_t len = strlen(in);
-  *is_file = stat(in, &sb) == 0;
-  if (!*is_file) goto done;
+  *kind = INPUT_SPEC;
+  if (stat(in, &sb) != 0) goto done;
+  *kind = halo_load_is_gzip(in) ? INPUT_GZIP : INPUT_FILE;
   if (S_ISDIR(sb.st_mode))
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
               "%s: --method ptscotch reads edge lists and synthetic specs so far, not OGB "
@@ -500,44 +509,6 @@ done:
   return st;
 }
 
-static halo_status node_files(dist *d);
-
-/* This rank's slice of the input (a spec's, or an edge list's renumbered
- * over all slices) and the checks of the request.  Collective (agreed). */
-static halo_status load_input(dist *d) {
-  halo_status st = HALO_OK;
-  int is_file = 0, files[2] = {0, 0};
-  phase_begin(d);
-  st = input_kind(d, &is_file);
-  HALO_TRY(phase_end(d, st));
-  const int mine[2] = {is_file, -is_file};
-  HALO_MPI(MPI_Allreduce(mine, files, 2, MPI_INT, MPI_MAX, d->comm));
-  phase_begin(d);
-  if (files[0] != -files[1]) { /* max != min */
-    halo_log_error(
-        "%s: is a file on some ranks and not on others; the ranks must see the same "
-        "files (a shared file system)",
-        d->rq->input);
-    st = HALO_ERR_ARG;
-  }
-  if (st == HALO_OK && !is_file)
-    st = halo_load_spec_slice(d->rq->input, d->rank, d->size, &d->slice);
-  HALO_TRY(phase_end(d, st));
-  if (is_file && halo_load_is_gzip(d->rq->input)) {
-    HALO_TRY(load_gzip(d));
-    HALO_TRY(renumber(d));
-  } else if (is_file) {
-    HALO_TRY(load_file(d));
-    HALO_TRY(renumber(d));
-  }
-  phase_begin(d);
-  st = check_input(d);
-  HALO_TRY(phase_end(d, st));
-  HALO_TRY(node_files(d));
-done:
-  return st;
-}
-
 /* ---- node data from files -------------------------------------------- */
 
 /* Rows [first, first + rows) of `width` items of `type` to the ranks whose
@@ -626,6 +597,24 @@ done:
   return st;
 }
 
+/* --dims against the input's widths, as a sequential run checks them,
+ * before any partitioning. Local. */
+static halo_status check_dims(const dist *d) {
+  halo_status st = HALO_OK;
+  const dist_request *rq = d->rq;
+  const int32_t F = d->has_synth ? d->synth.features : d->file_features;
+  const int32_t C = d->has_synth ? d->synth.classes : d->file_classes;
+  if (rq->ndims == 0) goto done;
+  if (F > 0 && rq->dims[0] != F)
+    HALO_FAIL(HALO_ERR_ARG, "--dims: input width %d does not match the %d features of %s",
+              rq->dims[0], F, d->slice.source);
+  if (C > 0 && rq->dims[rq->ndims - 1] != C)
+    HALO_FAIL(HALO_ERR_ARG, "--dims: output width %d does not match the %d classes of %s",
+              rq->dims[rq->ndims - 1], C, d->slice.source);
+done:
+  return st;
+}
+
 /* --features and --labels, and their digest (rank 0 reads both files once
  * more).  Collective (agreed). */
 static halo_status node_files(dist *d) {
@@ -640,6 +629,45 @@ static halo_status node_files(dist *d) {
   HALO_MPI(MPI_Bcast(&d->data_digest, 1, MPI_UINT64_T, 0, d->comm));
   /* As halo_load_node_data folds them into the graph's digest. */
   d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ d->data_digest);
+done:
+  return st;
+}
+
+/* This rank's slice of the input (a spec's, or an edge list's renumbered
+ * over all slices) and the checks of the request.  Collective (agreed). */
+static halo_status load_input(dist *d) {
+  halo_status st = HALO_OK;
+  int kind = INPUT_SPEC, kinds[2] = {0, 0};
+  phase_begin(d);
+  st = input_kind(d, &kind);
+  HALO_TRY(phase_end(d, st));
+  const int mine[2] = {kind, -kind};
+  HALO_MPI(MPI_Allreduce(mine, kinds, 2, MPI_INT, MPI_MAX, d->comm));
+  phase_begin(d);
+  if (kinds[0] != -kinds[1]) { /* max != min */
+    halo_log_error(
+        "%s: is not the same file on every rank (missing, unreadable or another kind on "
+        "some); the ranks must see the same files (a shared file system)",
+        d->rq->input);
+    st = HALO_ERR_ARG;
+  }
+  if (st == HALO_OK && kind == INPUT_SPEC)
+    st = halo_load_spec_slice(d->rq->input, d->rank, d->size, &d->slice);
+  HALO_TRY(phase_end(d, st));
+  if (kind == INPUT_GZIP) {
+    HALO_TRY(load_gzip(d));
+    HALO_TRY(renumber(d));
+  } else if (kind == INPUT_FILE) {
+    HALO_TRY(load_file(d));
+    HALO_TRY(renumber(d));
+  }
+  phase_begin(d);
+  st = check_input(d);
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(node_files(d));
+  phase_begin(d);
+  st = check_dims(d);
+  HALO_TRY(phase_end(d, st));
 done:
   return st;
 }
@@ -731,6 +759,8 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   const int K = d->size;
   const int64_t n = d->slice.nodes;
   int64_t *counts = NULL, *at = NULL, local[5] = {0}, rounds = 0;
+  const int64_t round_pairs =
+      d->rq->clean_round_pairs > 0 ? d->rq->clean_round_pairs : CLEAN_ROUND_PAIRS;
   entry *recv = NULL, *send = NULL;
   xfer total = {0}, x = {0};
   *report = (halo_clean_report){0};
@@ -744,7 +774,10 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   if (st == HALO_OK) {
     counts = calloc((size_t)K, sizeof *counts);
     at = calloc((size_t)K, sizeof *at);
-    if (!counts || !at) st = HALO_ERR_NOMEM;
+    if (!counts || !at) {
+      halo_log_error("out of memory allocating exchange counts");
+      st = HALO_ERR_NOMEM;
+    }
     if (st == HALO_OK) clean_entries(d, 0, d->slice.count, counts, NULL, NULL);
   }
   HALO_TRY(phase_end(d, st));
@@ -753,10 +786,10 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   phase_begin(d);
   st = admit(d->slice.source, "cleaning its rows",
              16.0 * (double)total.received + 8.0 * (double)(d->g.rows + 1) +
-                 16.0 * 2.0 * CLEAN_ROUND_PAIRS);
+                 16.0 * 2.0 * round_pairs);
   if (st == HALO_OK) {
     recv = malloc((size_t)(total.received > 0 ? total.received : 1) * sizeof *recv);
-    send = malloc((size_t)2 * CLEAN_ROUND_PAIRS * sizeof *send);
+    send = malloc((size_t)2 * round_pairs * sizeof *send);
     if (!recv || !send) {
       halo_log_error("%s: out of memory allocating the clean-up's buffers", d->slice.source);
       st = HALO_ERR_NOMEM;
@@ -764,16 +797,16 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   }
   HALO_TRY(phase_end(d, st));
 
-  /* Rounds of at most CLEAN_ROUND_PAIRS pairs a rank; every rank takes part
+  /* Rounds of at most round_pairs pairs a rank; every rank takes part
    * in each round, with nothing to send once its pairs are done. */
-  const int64_t mine = (d->slice.count + CLEAN_ROUND_PAIRS - 1) / CLEAN_ROUND_PAIRS;
+  const int64_t mine = (d->slice.count + round_pairs - 1) / round_pairs;
   HALO_MPI(MPI_Allreduce(&mine, &rounds, 1, MPI_INT64_T, MPI_MAX, d->comm));
   int64_t received = 0;
   for (int64_t round = 0; round < rounds; round++) {
     const int64_t lo =
-        round * CLEAN_ROUND_PAIRS < d->slice.count ? round * CLEAN_ROUND_PAIRS : d->slice.count;
+        round * round_pairs < d->slice.count ? round * round_pairs : d->slice.count;
     const int64_t hi =
-        lo + CLEAN_ROUND_PAIRS < d->slice.count ? lo + CLEAN_ROUND_PAIRS : d->slice.count;
+        lo + round_pairs < d->slice.count ? lo + round_pairs : d->slice.count;
     memset(counts, 0, (size_t)K * sizeof *counts);
     clean_entries(d, lo, hi, counts, NULL, NULL);
     HALO_TRY(xfer_plan(d, counts, "the clean-up", &x));
@@ -981,6 +1014,7 @@ static void neighbour(const dist *d, int64_t v, int64_t *part, int64_t *degree) 
  * statistics, zero for the parts of other ranks, summed on rank 0. */
 typedef struct written {
   uint64_t *digest, *original_digest; /* original_digest: NULL when the ids were kept */
+  int64_t train;                      /* train nodes of the parts written */
   int64_t *owned, *halo;
   halo_partition_stats *stats;
 } written;
@@ -1092,11 +1126,13 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
     HALO_TRY(halo_node_synth_rows(&d->synth, out->id, rows, out->x, out->labels, out->split));
   }
   if (d->rq->synth_split) {
-    if (!out->split) HALO_ALLOC(out->split, rows, "node split"); /* unlabelled: no split */
-    for (int64_t r = 0; out->labels && r < rows; r++)
-      out->split[r] = out->labels[r] < 0 ? HALO_SPLIT_NONE
-                                         : halo_split_draw(d->rq->synth_split,
-                                                           (uint64_t)d->rq->opt.seed, out->id[r]);
+    if (!out->split) HALO_ALLOC(out->split, rows, "node split");
+    /* As halo_graph_synthesize_split: every node of an unlabelled graph,
+     * else the labelled ones. */
+    for (int64_t r = 0; r < rows; r++)
+      out->split[r] = out->labels && out->labels[r] < 0
+                          ? HALO_SPLIT_NONE
+                          : halo_split_draw(d->rq->synth_split, (uint64_t)d->rq->opt.seed, out->id[r]);
   }
   out->rows = (halo_part_rows){.part = p,
                                .parts = d->rq->opt.parts,
@@ -1133,6 +1169,7 @@ static halo_status write_part(const dist *d, int32_t p, const int64_t *rec, int6
   w->digest[p] = halo_shard_digest(shard);
   if (w->original_digest) w->original_digest[p] = halo_shard_digest_original_id(shard);
   w->owned[p] = shard->n_owned;
+  w->train += shard->n_train;
   w->halo[p] = shard->n_halo;
   halo_partition_stats_add_shard(w->stats, shard);
 done:
@@ -1243,6 +1280,7 @@ static halo_status write_manifest(dist *d, written *w, const int32_t *all_parts,
   HALO_MPI(reduce_sum(d, s->send, P, MPI_INT64_T, MPI_SUM));
   HALO_MPI(reduce_sum(d, s->peers, P, MPI_INT32_T, MPI_SUM));
   HALO_MPI(reduce_sum(d, &s->edge_cut, 1, MPI_INT64_T, MPI_SUM));
+  HALO_MPI(reduce_sum(d, &w->train, 1, MPI_INT64_T, MPI_SUM));
   if (s->between) HALO_MPI(reduce_sum(d, s->between, (int64_t)P * P, MPI_INT64_T, MPI_SUM));
   phase_begin(d);
   if (d->rank == 0) {
@@ -1348,6 +1386,8 @@ halo_status dist_partition(MPI_Comm comm, const dist_request *rq, dist_result *o
   const int64_t peak = halo_memory_peak();
   HALO_MPI(MPI_Reduce(&peak, &out->peak_rss_max, 1, MPI_INT64_T, MPI_MAX, 0, comm));
   HALO_MPI(MPI_Reduce(&peak, &out->peak_rss_sum, 1, MPI_INT64_T, MPI_SUM, 0, comm));
+  out->has_split = d.has_synth || rq->synth_split != NULL;
+  out->train = w.train; /* rank 0's is the sum */
   if (d.rank == 0) {
     out->stats = w.stats;
     w.stats = NULL;

@@ -21,8 +21,11 @@ typedef struct dist_request {
   int32_t synth_features, synth_classes; /* --synthetic-features/classes, 0 when not given */
   const double *synth_split;             /* --synthetic-split's fractions, or NULL */
   const char *features, *labels;         /* --features and --labels files, or NULL */
+  const int32_t *dims;                   /* --dims, checked against the input's widths */
+  int ndims;                             /* 0: no --dims */
   const char *tmpdir;                    /* the output folder's temporary name (rank 0's) */
   const char *parts_file;                /* test hook: node v's part on line v + 1, or NULL */
+  int64_t clean_round_pairs;             /* test hook: pairs a clean-up round; 0: 4M */
   /* Rank 0 reports phases and the parts written through these (may be NULL). */
   void (*phase)(void *ctx, const char *what);
   halo_progress_fn progress;
@@ -38,6 +41,8 @@ typedef struct dist_result {
   halo_partition_stats *stats; /* rank 0 only (NULL elsewhere) */
   uint64_t run_id;
   int ranks;
+  int has_split;                /* the shards hold a split */
+  int64_t train;                /* nodes in the train split, summed over the parts */
   int64_t peak_rss_max; /* the largest rank's peak resident bytes, and the sum */
   int64_t peak_rss_sum;
   double wall[DIST_PHASES]; /* seconds per phase, rank 0's */

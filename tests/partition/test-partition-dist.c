@@ -232,16 +232,37 @@ static void same_datasets(const char *a, const char *b) {
   free(out);
 }
 
-static void compare_with_sequential(const char *tag, const char *spec, const char *method,
-                                    int parts, const char *flags) {
-  char od[600], seq[600], parts_file[700], env[800], a[900], b[900], *out = NULL;
+/* h5diff of two manifests: they may differ in their method and run id
+ * attributes and in /parts/digest (the digest of a shard covers its run
+ * id), nowhere else: the part vector, the counts, the original-id digests
+ * and the source digest are the same. */
+static void same_manifest(const char *a, const char *b) {
+  char *out = NULL;
+  if (pt_run(&out, "h5diff -c %s %s", a, b) == 0) {
+    free(out);
+    return;
+  }
+  static const char *const allowed[] = {"attribute: <method of </>>", "attribute: <run_id of </>>",
+                                        "dataset: </parts/digest>"};
+  for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+    if (strncmp(line, "attribute:", 10) != 0 && strncmp(line, "dataset:", 8) != 0) continue;
+    int ok = 0;
+    for (int k = 0; k < 3; k++) ok |= strncmp(line, allowed[k], strlen(allowed[k])) == 0;
+    cr_expect(ok, "%s and %s differ beyond method, run id and part digests: %s", a, b, line);
+  }
+  free(out);
+}
+
+static void compare_with_sequential_env(const char *tag, const char *spec, const char *method,
+                                        int parts, const char *flags, const char *extra_env) {
+  char od[600], seq[600], parts_file[700], env[1000], a[900], b[900], *out = NULL;
   char *dir = pt_temp_dir(tag);
   snprintf(seq, sizeof seq, "%s/seq", dir);
   cr_assert_eq(run_seq(&out, method, spec, parts, seq, flags), 0, "%s", out);
   free(out);
   snprintf(parts_file, sizeof parts_file, "%s/parts.txt", dir);
   export_parts(seq, parts_file);
-  snprintf(env, sizeof env, "-x HALO_TEST_PARTS_FILE=%s", parts_file);
+  snprintf(env, sizeof env, "-x HALO_TEST_PARTS_FILE=%s %s", parts_file, extra_env);
   for (int K = 1; K <= 3; K++) {
     snprintf(od, sizeof od, "%s/k%d", dir, K);
     cr_assert_eq(run_dist(&out, K, env, spec, parts, od, flags), 0, "K=%d: %s", K, out);
@@ -252,9 +273,17 @@ static void compare_with_sequential(const char *tag, const char *spec, const cha
       cr_assert_eq(halo_shard_path(b, sizeof b, od, p, parts), HALO_OK);
       same_datasets(a, b);
     }
+    snprintf(a, sizeof a, "%s/manifest.h5", seq);
+    snprintf(b, sizeof b, "%s/manifest.h5", od);
+    same_manifest(a, b);
   }
   pt_remove_tree(dir);
   free(dir);
+}
+
+static void compare_with_sequential(const char *tag, const char *spec, const char *method,
+                                    int parts, const char *flags) {
+  compare_with_sequential_env(tag, spec, method, parts, flags, "");
 }
 
 Test(dist, the_same_assignment_gives_the_sequential_writers_datasets, .timeout = 300) {
@@ -264,6 +293,11 @@ Test(dist, the_same_assignment_gives_the_sequential_writers_datasets, .timeout =
   compare_with_sequential("dist-same-sbm", spec, "metis", 5, "");
   rmat_spec(spec, sizeof spec, seed);
   compare_with_sequential("dist-same-rmat", spec, "random", 4, RMAT_FLAGS " --order id");
+  /* A split without labels: every node drawn, as halo_graph_synthesize_split does. */
+  compare_with_sequential("dist-same-split", spec, "metis", 3, "--synthetic-split 0.5,0.2,0.3");
+  /* The clean-up in rounds of 500 pairs a rank: many rounds, the same shards. */
+  compare_with_sequential_env("dist-same-rounds", spec, "metis", 3, RMAT_FLAGS,
+                              "-x HALO_TEST_CLEAN_ROUND=500");
 }
 
 /* A SNAP-like edge list of sparse ids, with comments, blank lines,
