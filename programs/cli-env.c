@@ -92,8 +92,10 @@ halo_status cli_env_read(cli_env *out, unsigned which) {
   if (which & CLI_ENV_TEST_PARTS) out->test_parts_file = value_of("HALO_TEST_PARTS_FILE");
   if ((which & CLI_ENV_TEST_PARTS) && (v = value_of("HALO_TEST_CLEAN_ROUND")) &&
       (parse_count(v, NULL, &out->test_clean_round) != 0 || out->test_clean_round < 1))
-    HALO_FAIL(HALO_ERR_ARG, "HALO_TEST_CLEAN_ROUND=%s: expected a positive number of pairs (a "
-              "test hook)", v);
+    HALO_FAIL(HALO_ERR_ARG,
+              "HALO_TEST_CLEAN_ROUND=%s: expected a positive number of pairs (a "
+              "test hook)",
+              v);
 done:
   return st;
 }

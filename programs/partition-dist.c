@@ -784,9 +784,9 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   /* What every rank will receive, in all rounds: one allocation, admitted. */
   HALO_TRY(xfer_plan(d, counts, "the clean-up", &total));
   phase_begin(d);
-  st = admit(d->slice.source, "cleaning its rows",
-             16.0 * (double)total.received + 8.0 * (double)(d->g.rows + 1) +
-                 16.0 * 2.0 * round_pairs);
+  st = admit(
+      d->slice.source, "cleaning its rows",
+      16.0 * (double)total.received + 8.0 * (double)(d->g.rows + 1) + 16.0 * 2.0 * round_pairs);
   if (st == HALO_OK) {
     recv = malloc((size_t)(total.received > 0 ? total.received : 1) * sizeof *recv);
     send = malloc((size_t)2 * round_pairs * sizeof *send);
@@ -803,10 +803,8 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   HALO_MPI(MPI_Allreduce(&mine, &rounds, 1, MPI_INT64_T, MPI_MAX, d->comm));
   int64_t received = 0;
   for (int64_t round = 0; round < rounds; round++) {
-    const int64_t lo =
-        round * round_pairs < d->slice.count ? round * round_pairs : d->slice.count;
-    const int64_t hi =
-        lo + round_pairs < d->slice.count ? lo + round_pairs : d->slice.count;
+    const int64_t lo = round * round_pairs < d->slice.count ? round * round_pairs : d->slice.count;
+    const int64_t hi = lo + round_pairs < d->slice.count ? lo + round_pairs : d->slice.count;
     memset(counts, 0, (size_t)K * sizeof *counts);
     clean_entries(d, lo, hi, counts, NULL, NULL);
     HALO_TRY(xfer_plan(d, counts, "the clean-up", &x));
@@ -1130,9 +1128,10 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
     /* As halo_graph_synthesize_split: every node of an unlabelled graph,
      * else the labelled ones. */
     for (int64_t r = 0; r < rows; r++)
-      out->split[r] = out->labels && out->labels[r] < 0
-                          ? HALO_SPLIT_NONE
-                          : halo_split_draw(d->rq->synth_split, (uint64_t)d->rq->opt.seed, out->id[r]);
+      out->split[r] =
+          out->labels && out->labels[r] < 0
+              ? HALO_SPLIT_NONE
+              : halo_split_draw(d->rq->synth_split, (uint64_t)d->rq->opt.seed, out->id[r]);
   }
   out->rows = (halo_part_rows){.part = p,
                                .parts = d->rq->opt.parts,

@@ -41,8 +41,8 @@ typedef struct dist_result {
   halo_partition_stats *stats; /* rank 0 only (NULL elsewhere) */
   uint64_t run_id;
   int ranks;
-  int has_split;                /* the shards hold a split */
-  int64_t train;                /* nodes in the train split, summed over the parts */
+  int has_split;        /* the shards hold a split */
+  int64_t train;        /* nodes in the train split, summed over the parts */
   int64_t peak_rss_max; /* the largest rank's peak resident bytes, and the sum */
   int64_t peak_rss_sum;
   double wall[DIST_PHASES]; /* seconds per phase, rank 0's */

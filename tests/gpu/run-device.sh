@@ -279,6 +279,30 @@ else
          d = $1 - $2; if (d < 0) d = -d; r = d / ($1 < 0 ? -$1 : $1); if (r > m) m = r}
         END {if (bad) print "non-finite"; else if (n != e) print "epochs=" n; else printf "%.3g\n", m}'
   }
+  # cpu_vs_cuda ROW DIR P EPOCHS TAG [FLAGS...]: DIR trained with FLAGS on
+  # the CPU and on the GPU (metrics in DIR/TAG-{cpu,cuda}.jsonl); ROW passes
+  # when the loss curves agree within 1e-4 relative.
+  cpu_vs_cuda() {
+    local name=$1 dir=$2 np=$3 ep=$4 tag=$5 ok=1 device worst epoch_ms
+    shift 5
+    for device in cpu cuda; do
+      timed 120 "$reserve" -- mpirun -np "$np" "$train" "$dir" "$@" --device "$device" \
+        --epochs "$ep" --quiet --metrics "$dir/$tag-$device.jsonl" >"$dir/$tag-$device.txt" 2>&1 ||
+        ok=0
+      cat "$dir/$tag-$device.txt" >>"$log"
+    done
+    if [ "$ok" = 0 ]; then
+      row "$name" FAIL "a training run failed or ran out of time (halo bytes off the prediction also fail)"
+      return
+    fi
+    worst=$(loss_gap "$dir/$tag-cpu.jsonl" "$dir/$tag-cuda.jsonl" "$ep")
+    epoch_ms=$(grep -o 'mean epoch [0-9.]* ms' "$dir/$tag-cuda.txt" | head -1)
+    if awk -v w="$worst" 'BEGIN {exit !(w ~ /^[0-9.e+-]+$/ && w + 0 <= 1e-4)}'; then
+      row "$name" pass "loss within $worst of CPU over $ep epochs, $epoch_ms"
+    else
+      row "$name" FAIL "loss differs from CPU by $worst (limit 1e-4)"
+    fi
+  }
   # probe P DIR: one epoch on the GPU, the watchdog on so that a hang is named.
   # HALO_DEVICE_FIRST_BTL sets Open MPI's transports for the first probe of
   # several ranks only ("self" makes it fail: the fallback, tried anywhere).
@@ -378,24 +402,7 @@ else
         sage) flags=(--model sage --hidden 64 --sage-normalize) ;;
         gat) flags=(--model gat) ;; # the paper's settings are its defaults
       esac
-      ok=1
-      for device in cpu cuda; do
-        timed 120 "$reserve" -- mpirun -np "$p" "$train" "$dir" "${flags[@]}" --device "$device" \
-          --epochs "$model_epochs" --quiet --metrics "$dir/$model-$device.jsonl" \
-          >"$dir/$model-$device.txt" 2>&1 || ok=0
-        cat "$dir/$model-$device.txt" >>"$log"
-      done
-      if [ "$ok" = 0 ]; then
-        row "cora P=$p $model cuda" FAIL "a training run failed or ran out of time (halo bytes off the prediction also fail)"
-        continue
-      fi
-      worst=$(loss_gap "$dir/$model-cpu.jsonl" "$dir/$model-cuda.jsonl" "$model_epochs")
-      epoch_ms=$(grep -o 'mean epoch [0-9.]* ms' "$dir/$model-cuda.txt" | head -1)
-      if awk -v w="$worst" 'BEGIN {exit !(w ~ /^[0-9.e+-]+$/ && w + 0 <= 1e-4)}'; then
-        row "cora P=$p $model cuda" pass "loss within $worst of CPU over $model_epochs epochs, $epoch_ms"
-      else
-        row "cora P=$p $model cuda" FAIL "loss differs from CPU by $worst (limit 1e-4)"
-      fi
+      cpu_vs_cuda "cora P=$p $model cuda" "$dir" "$p" "$model_epochs" "$model" "${flags[@]}"
     done
   done
   # Multi-label tasks (the binary cross-entropy over the tasks each node has,
@@ -430,23 +437,7 @@ else
   if ! timed 60 "$reserve" -- "$partition" --input "$ml_dir/graph" --parts 2 --out "$ml_dir/p2" >>"$log" 2>&1; then
     row "multilabel P=2 cuda" FAIL "halo-partition failed or ran out of time"
   else
-    ok=1
-    for device in cpu cuda; do
-      timed 120 "$reserve" -- mpirun -np 2 "$train" "$ml_dir/p2" --device "$device" --epochs "$epochs" \
-        --quiet --metrics "$ml_dir/$device.jsonl" >"$ml_dir/$device.txt" 2>&1 || ok=0
-      cat "$ml_dir/$device.txt" >>"$log"
-    done
-    if [ "$ok" = 0 ]; then
-      row "multilabel P=2 cuda" FAIL "a training run failed or ran out of time (halo bytes off the prediction also fail)"
-    else
-      worst=$(loss_gap "$ml_dir/cpu.jsonl" "$ml_dir/cuda.jsonl" "$epochs")
-      epoch_ms=$(grep -o 'mean epoch [0-9.]* ms' "$ml_dir/cuda.txt" | head -1)
-      if awk -v w="$worst" 'BEGIN {exit !(w ~ /^[0-9.e+-]+$/ && w + 0 <= 1e-4)}'; then
-        row "multilabel P=2 cuda" pass "6 tasks, loss within $worst of CPU, $epoch_ms"
-      else
-        row "multilabel P=2 cuda" FAIL "loss differs from CPU by $worst (limit 1e-4)"
-      fi
-    fi
+    cpu_vs_cuda "multilabel P=2 cuda" "$ml_dir/p2" 2 "$epochs" multilabel
   fi
   # --deterministic on the GPU: P=1 and P=2 must end with the same
   # params_sha256 and the same loss bits every epoch; against the CPU's
