@@ -12,6 +12,7 @@
 #ifndef HALO_LOAD_H
 #define HALO_LOAD_H
 
+#include "halo-digest.h"
 #include "halo-graph.h"
 
 typedef enum {
@@ -181,10 +182,6 @@ halo_status halo_load_labels_slice(const char *path, int64_t slice, int64_t slic
 /* Frees the rows; accepts a zeroed slice. Local. */
 void halo_node_slice_free(halo_node_slice *s);
 
-/* The digest halo_load_node_data folds into the graph's for these files
- * (NULL entries skipped), read in order by this process alone. Local. */
-halo_status halo_load_node_data_digest(const char *features, const char *labels, uint64_t *out);
-
 /* 1 when `path` starts with gzip's magic bytes. Local. */
 int halo_load_is_gzip(const char *path);
 
@@ -194,5 +191,72 @@ halo_status halo_load_file_digest(const char *path, uint64_t *out);
 
 /* Frees the pairs; accepts a zeroed slice. Local. */
 void halo_edge_slice_free(halo_edge_slice *s);
+
+/* ---- OGB folders by pieces (the distributed partitioner) --------------- */
+
+enum { HALO_OGB_PATH = 4096 };
+
+/* The files of an OGB dataset folder, found as halo_load finds them (the
+ * folder or its raw/, split/ or split/NAME per opt's split_name and
+ * skip_split); an absent optional file is "". */
+typedef struct halo_ogb_files {
+  char nodes[HALO_OGB_PATH];      /* num-node-list.csv[.gz] */
+  char edge_count[HALO_OGB_PATH]; /* num-edge-list.csv[.gz], or "" */
+  char edges[HALO_OGB_PATH];      /* edge.csv[.gz] */
+  char features[HALO_OGB_PATH];   /* node-feat.csv[.gz], or "" */
+  char labels[HALO_OGB_PATH];     /* node-label.csv[.gz], or "" */
+  char split[3][HALO_OGB_PATH];   /* train, valid, test, when has_split */
+  int has_split;
+} halo_ogb_files;
+
+/* halo_load's digest of an OGB folder folds, in this order, num-node-list,
+ * edge, node-feat, node-label and the split files into one digest;
+ * halo_load_digest_more continues *digest with one more file, read whole
+ * (an empty file adds nothing). Local. */
+halo_status halo_load_ogb_files(const char *dir, const halo_load_options *opt,
+                                halo_ogb_files *out);
+halo_status halo_load_digest_more(halo_digest *digest, const char *path);
+
+/* The count of a num-node-list or num-edge-list file; digest continues
+ * (NULL: none). Local. */
+halo_status halo_load_count(const char *path, halo_digest *digest, int64_t *count);
+
+/* As halo_load_edgelist_slice and halo_load_edgelist_stream, for an OGB
+ * edge.csv of `nodes` nodes: "src,dst" lines with ids in [0, nodes), kept
+ * as they are (`renumber` 0); the stream continues *digest. Local. */
+halo_status halo_load_ogb_edge_slice(const char *path, int64_t nodes, int64_t slice,
+                                     int64_t slices, int64_t line_base, halo_edge_slice *out);
+halo_status halo_load_ogb_edge_stream(const char *path, int64_t nodes, int64_t block,
+                                      halo_status (*emit)(void *ctx, const int64_t *pair,
+                                                          int64_t count),
+                                      void *ctx, halo_digest *digest);
+
+/* The width of a node-data file: its line 1's fields for features, 1 for
+ * labels (a multi-label file is HALO_ERR_UNSUPPORTED). Local. */
+halo_status halo_load_node_width(const char *path, int is_labels, int32_t *width);
+
+/* Rows [first, first + rows) of a node-data file: rows x width floats
+ * (features) or rows labels (int32, -1 unlabelled). */
+typedef halo_status (*halo_node_emit)(void *ctx, int64_t first, int64_t rows, const void *data);
+
+/* A node-data file read whole by this process (a gzip stream), handed to
+ * emit() in blocks of `block` rows, parsed and refused as
+ * halo_load_node_data parses it, a row past `nodes` refused at its line;
+ * *max_label gets the largest label (-1: none, or features); digest
+ * continues (NULL: none). Local. */
+halo_status halo_load_node_stream(const char *path, int is_labels, int64_t nodes, int64_t block,
+                                  halo_node_emit emit, void *ctx, int32_t *max_label,
+                                  halo_digest *digest);
+
+/* OGB's split files (train, valid, test: one node id per line), read whole
+ * by this process, into split[v - begin] (HALO_SPLIT_*) for the nodes v of
+ * [begin, begin + rows): every line is parsed and checked against [0,
+ * nodes), and the nodes of the range are checked as halo_load checks them
+ * (labelled: labels[v - begin] >= 0, or every node when labels is NULL;
+ * in one split at most), with its messages; digest continues (NULL: none).
+ * Local. */
+halo_status halo_load_split_block(const char *const paths[3], int64_t nodes, int64_t begin,
+                                  int64_t rows, const int32_t *labels, uint8_t *split,
+                                  halo_digest *digest);
 
 #endif /* HALO_LOAD_H */

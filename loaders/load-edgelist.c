@@ -48,9 +48,12 @@ static int count_words(const char *p) {
   return words;
 }
 
-/* The edge of one line, or none (*is_edge = 0) for a blank or '#' line. */
-static halo_status read_edge(const load_reader *r, const char *line, int *is_edge, int64_t id[2]) {
+/* The edge of one line, or none (*is_edge = 0) for a blank or '#' line;
+ * `nodes` is unused (a SNAP list's ids are its own). */
+static halo_status read_edge(const load_reader *r, const char *line, int64_t nodes, int *is_edge,
+                             int64_t id[2]) {
   halo_status st = HALO_OK;
+  (void)nodes;
   const char *p = load_skip_blank(line);
   *is_edge = 0;
   if (*p == '\0' || *p == '#') goto done;
@@ -214,7 +217,7 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   while ((got = load_reader_next(&r, &line, &len)) > 0) {
     int64_t id[2];
     int is_edge = 0;
-    HALO_TRY(read_edge(&r, line, &is_edge, id));
+    HALO_TRY(read_edge(&r, line, 0, &is_edge, id));
     if (!is_edge) continue;
     HALO_TRY(load_edges_push(&edges, id[0], id[1]));
     if (id[0] > max_id) max_id = id[0];
@@ -270,21 +273,32 @@ done:
   return st;
 }
 
-halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t slices,
-                                     int64_t line_base, halo_edge_slice *out) {
+/* One line's edge, or none: read_edge for SNAP lists, load_ogb_edge for
+ * OGB's edge.csv (ids in [0, nodes)). */
+typedef halo_status (*edge_parser)(const load_reader *r, const char *line, int64_t nodes,
+                                   int *is_edge, int64_t id[2]);
+
+static halo_status ogb_edge(const load_reader *r, const char *line, int64_t nodes, int *is_edge,
+                            int64_t id[2]) {
+  *is_edge = 1;
+  return load_ogb_edge(r, line, nodes, id);
+}
+
+static halo_status edge_slice(const char *path, edge_parser parse, int64_t nodes, int64_t slice,
+                              int64_t slices, int64_t line_base, halo_edge_slice *out) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   load_edges edges = {.narrow = 0, .path = path}; /* pairs as halo_edge_slice holds them */
   char *line;
   size_t len;
   int got;
-  *out = (halo_edge_slice){.nodes = -1, .renumber = 1};
+  *out = (halo_edge_slice){.nodes = nodes, .renumber = nodes < 0};
   HALO_TRY(load_reader_open_slice(&r, path, slice, slices));
   r.line_base = line_base;
   while ((got = load_reader_next(&r, &line, &len)) > 0) {
     int64_t id[2];
     int is_edge = 0;
-    HALO_TRY(read_edge(&r, line, &is_edge, id));
+    HALO_TRY(parse(&r, line, nodes, &is_edge, id));
     if (is_edge) HALO_TRY(load_edges_push(&edges, id[0], id[1]));
   }
   if (got < 0) HALO_TRY(got);
@@ -298,20 +312,50 @@ done:
   return st;
 }
 
+halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t slices,
+                                     int64_t line_base, halo_edge_slice *out) {
+  return edge_slice(path, read_edge, -1, slice, slices, line_base, out);
+}
+
+halo_status halo_load_ogb_edge_slice(const char *path, int64_t nodes, int64_t slice,
+                                     int64_t slices, int64_t line_base, halo_edge_slice *out) {
+  return edge_slice(path, ogb_edge, nodes, slice, slices, line_base, out);
+}
+
 halo_status halo_load_file_digest(const char *path, uint64_t *out) {
   halo_status st = HALO_OK;
-  load_reader r = {0};
   halo_digest digest;
+  halo_digest_init(&digest);
+  HALO_TRY(halo_load_digest_more(&digest, path));
+  *out = halo_digest_final(&digest);
+done:
+  return st;
+}
+
+static halo_status edge_stream(const char *path, edge_parser parse, int64_t nodes, int64_t block,
+                               halo_status (*emit)(void *ctx, const int64_t *pair, int64_t count),
+                               void *ctx, halo_digest *digest) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  int64_t *pair = NULL, count = 0;
   char *line;
   size_t len;
   int got;
-  halo_digest_init(&digest);
-  HALO_TRY(load_reader_open_maybe_empty(&r, path, &digest));
-  while ((got = load_reader_next(&r, &line, &len)) > 0) continue;
+  HALO_ALLOC(pair, 2 * block, "edge block");
+  HALO_TRY(load_reader_open_maybe_empty(&r, path, digest));
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    int is_edge = 0;
+    HALO_TRY(parse(&r, line, nodes, &is_edge, pair + 2 * count));
+    if (is_edge && ++count == block) {
+      HALO_TRY(emit(ctx, pair, count));
+      count = 0;
+    }
+  }
   if (got < 0) HALO_TRY(got);
-  *out = halo_digest_final(&digest);
+  if (count > 0) HALO_TRY(emit(ctx, pair, count));
 done:
   load_reader_close(&r);
+  free(pair);
   return st;
 }
 
@@ -320,29 +364,32 @@ halo_status halo_load_edgelist_stream(const char *path, int64_t block,
                                                           int64_t count),
                                       void *ctx, uint64_t *digest_out) {
   halo_status st = HALO_OK;
-  load_reader r = {0};
-  int64_t *pair = NULL, count = 0;
   halo_digest digest;
+  halo_digest_init(&digest);
+  HALO_TRY(edge_stream(path, read_edge, -1, block, emit, ctx, &digest));
+  *digest_out = halo_digest_final(&digest);
+done:
+  return st;
+}
+
+halo_status halo_load_ogb_edge_stream(const char *path, int64_t nodes, int64_t block,
+                                      halo_status (*emit)(void *ctx, const int64_t *pair,
+                                                          int64_t count),
+                                      void *ctx, halo_digest *digest) {
+  return edge_stream(path, ogb_edge, nodes, block, emit, ctx, digest);
+}
+
+halo_status halo_load_digest_more(halo_digest *digest, const char *path) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
   char *line;
   size_t len;
   int got;
-  halo_digest_init(&digest);
-  HALO_ALLOC(pair, 2 * block, "edge block");
-  HALO_TRY(load_reader_open_maybe_empty(&r, path, &digest));
-  while ((got = load_reader_next(&r, &line, &len)) > 0) {
-    int is_edge = 0;
-    HALO_TRY(read_edge(&r, line, &is_edge, pair + 2 * count));
-    if (is_edge && ++count == block) {
-      HALO_TRY(emit(ctx, pair, count));
-      count = 0;
-    }
-  }
+  HALO_TRY(load_reader_open_maybe_empty(&r, path, digest));
+  while ((got = load_reader_next(&r, &line, &len)) > 0) continue;
   if (got < 0) HALO_TRY(got);
-  if (count > 0) HALO_TRY(emit(ctx, pair, count));
-  *digest_out = halo_digest_final(&digest);
 done:
   load_reader_close(&r);
-  free(pair);
   return st;
 }
 

@@ -227,6 +227,8 @@ void load_csr_sort_rows(halo_graph *g);
 /* ---- Formats ------------------------------------------------------------ */
 
 halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph **out);
+/* One line "src,dst" of an OGB edge.csv, ids in [0, n). */
+halo_status load_ogb_edge(const load_reader *r, const char *line, int64_t n, int64_t id[2]);
 halo_status load_edgelist(const char *path, halo_graph **out);
 halo_status load_mtx(const char *path, halo_graph **out);
 halo_status load_spec(const char *spec, halo_graph **out);

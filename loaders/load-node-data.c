@@ -254,12 +254,17 @@ static int cmp_i64(const void *pa, const void *pb) {
   return (a > b) - (a < b);
 }
 
-halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest *digest) {
+/* The split files into split[v - begin] for the nodes v of [begin, begin +
+ * rows): every line is parsed and range-checked, the label and repeat
+ * checks apply to the nodes of the range.  Labels from g (a whole graph,
+ * whose original ids the files may name), else from labels[v - begin] (-1:
+ * none), else every node is labelled. */
+static halo_status scan_splits(const char *const paths[3], halo_digest *digest, int64_t n,
+                               int64_t begin, int64_t rows, const halo_graph *g,
+                               const int32_t *labels, uint8_t *split) {
   halo_status st = HALO_OK;
   load_reader r = {0};
-  uint8_t *split = NULL;
-  const int64_t n = g->n;
-  HALO_ALLOC(split, n, "node split");
+  const int64_t *original = g ? g->original_id : NULL;
   for (int s = 0; s < 3; s++) {
     if (!paths[s]) continue;
     const uint8_t which = (uint8_t)(HALO_SPLIT_TRAIN + s);
@@ -280,43 +285,61 @@ halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_dig
       }
       if (*load_skip_blank(p) != '\0') LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line");
       const int64_t named = id;
-      if (g->original_id) {
+      if (original) {
         /* A renumbered input: the file names the input's ids. */
-        const int64_t *at = rc == LOAD_SCAN_OK ? bsearch(&named, g->original_id, (size_t)n,
-                                                         sizeof named, cmp_i64)
-                                               : NULL;
+        const int64_t *at =
+            rc == LOAD_SCAN_OK ? bsearch(&named, original, (size_t)n, sizeof named, cmp_i64) : NULL;
         if (!at)
           LOAD_FAIL(&r, HALO_ERR_RANGE,
                     "node id %.*s is not a node of %s (no edge names it; ids here are those of "
                     "the input file)",
                     (int)(p - tok), tok, g->source);
-        id = at - g->original_id;
+        id = at - original;
       } else if (rc == LOAD_SCAN_RANGE || id < 0 || id >= n) {
         LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld)", (int)(p - tok), tok,
                   (long long)n);
       }
-      if (!has_label(g, id))
+      if (id < begin || id >= begin + rows) continue;
+      const int labelled = g ? has_label(g, id) : labels ? labels[id - begin] >= 0 : 1;
+      if (!labelled)
         LOAD_FAIL(&r, HALO_ERR_RANGE,
                   "node %lld is in the %s split but has no label (-1 or nan in the labels%s)",
-                  (long long)named, SPLIT_NAMES[which], g->multilabel ? ", in every task" : "");
-      if (split[id] == which)
+                  (long long)named, SPLIT_NAMES[which], g && g->multilabel ? ", in every task" : "");
+      uint8_t *at = &split[id - begin];
+      if (*at == which)
         LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated in the %s split", (long long)named,
                   SPLIT_NAMES[which]);
-      if (split[id] != HALO_SPLIT_NONE)
+      if (*at != HALO_SPLIT_NONE)
         LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated: it is already in the %s split",
-                  (long long)named, SPLIT_NAMES[split[id]]);
-      split[id] = which;
+                  (long long)named, SPLIT_NAMES[*at]);
+      *at = which;
     }
     if (got < 0) HALO_TRY(got);
     HALO_TRY(load_reader_close(&r));
   }
+done:
+  load_reader_close(&r);
+  return st;
+}
+
+halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest *digest) {
+  halo_status st = HALO_OK;
+  uint8_t *split = NULL;
+  HALO_ALLOC(split, g->n, "node split");
+  HALO_TRY(scan_splits(paths, digest, g->n, 0, g->n, g, NULL, split));
   free(g->split);
   g->split = split;
   split = NULL;
 done:
-  load_reader_close(&r);
   free(split);
   return st;
+}
+
+halo_status halo_load_split_block(const char *const paths[3], int64_t nodes, int64_t begin,
+                                  int64_t rows, const int32_t *labels, uint8_t *split,
+                                  halo_digest *digest) {
+  memset(split, HALO_SPLIT_NONE, (size_t)rows);
+  return scan_splits(paths, digest, nodes, begin, rows, NULL, labels, split);
 }
 
 halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char *label_path) {
@@ -514,6 +537,69 @@ done:
   return st;
 }
 
+halo_status halo_load_node_width(const char *path, int is_labels, int32_t *width) {
+  halo_status st = HALO_OK;
+  HALO_TRY(first_line_fields(path, width));
+  if (is_labels && *width > 1)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "%s: %d columns: multi-label files are not read by --method ptscotch yet; use "
+              "--method metis or scotch",
+              path, *width);
+  if (is_labels) *width = 1;
+done:
+  return st;
+}
+
+/* One row of a node-data file into row `at` of the block's data. */
+static halo_status node_row(const load_reader *r, const char *line, int is_labels, int32_t width,
+                            void *data, int64_t at, int32_t *max_label) {
+  halo_status st = HALO_OK;
+  if (is_labels) {
+    int32_t *label = (int32_t *)data + at;
+    HALO_TRY(parse_label(r, line, label));
+    if (*label > *max_label) *max_label = *label;
+  } else {
+    HALO_TRY(parse_feature_row(r, line, width, (float *)data + at * width));
+  }
+done:
+  return st;
+}
+
+halo_status halo_load_node_stream(const char *path, int is_labels, int64_t nodes, int64_t block,
+                                  halo_node_emit emit, void *ctx, int32_t *max_label,
+                                  halo_digest *digest) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  int32_t width = 1;
+  int64_t rows = 0, first = 0;
+  void *data = NULL;
+  char *line;
+  size_t len;
+  int got;
+  *max_label = -1;
+  HALO_TRY(halo_load_node_width(path, is_labels, &width));
+  data = malloc((size_t)block * (size_t)width * (is_labels ? sizeof(int32_t) : sizeof(float)));
+  if (!data) HALO_FAIL(HALO_ERR_NOMEM, "%s: out of memory allocating a block of rows", path);
+  HALO_TRY(load_reader_open(&r, path, digest));
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    if (first + rows >= nodes)
+      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph",
+                is_labels ? "labels" : "feature rows", (long long)nodes);
+    HALO_TRY(node_row(&r, line, is_labels, width, data, rows, max_label));
+    if (++rows == block) {
+      HALO_TRY(emit(ctx, first, rows, data));
+      first += rows;
+      rows = 0;
+    }
+  }
+  if (got < 0) HALO_TRY(got);
+  if (rows > 0) HALO_TRY(emit(ctx, first, rows, data));
+done:
+  load_reader_close(&r);
+  free(data);
+  return st;
+}
+
 /* Reads a slice's rows, features (is_labels 0) or labels. */
 static halo_status node_slice(const char *path, int64_t slice, int64_t slices, int64_t line_base,
                               int64_t nodes, int is_labels, halo_node_slice *out) {
@@ -524,16 +610,7 @@ static halo_status node_slice(const char *path, int64_t slice, int64_t slices, i
   size_t len;
   int got;
   *out = (halo_node_slice){.first = line_base, .width = 1, .max_label = -1};
-  if (!is_labels) HALO_TRY(first_line_fields(path, &out->width));
-  if (is_labels) {
-    int32_t width = 1;
-    HALO_TRY(first_line_fields(path, &width));
-    if (width > 1)
-      HALO_FAIL(HALO_ERR_UNSUPPORTED,
-                "%s: %d columns: multi-label files are not read by --method ptscotch yet; use "
-                "--method metis or scotch",
-                path, width);
-  }
+  HALO_TRY(halo_load_node_width(path, is_labels, &out->width));
   HALO_TRY(halo_load_slice_lines(path, slice, slices, &lines));
   cap = lines;
   if (is_labels)
@@ -547,12 +624,9 @@ static halo_status node_slice(const char *path, int64_t slice, int64_t slices, i
       LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph",
                 is_labels ? "labels" : "feature rows", (long long)nodes);
     if (out->rows == cap) LOAD_FAIL(&r, HALO_ERR_IO, "the file changed while it was read");
-    if (is_labels) {
-      HALO_TRY(parse_label(&r, line, &out->labels[out->rows]));
-      if (out->labels[out->rows] > out->max_label) out->max_label = out->labels[out->rows];
-    } else {
-      HALO_TRY(parse_feature_row(&r, line, out->width, out->x + out->rows * out->width));
-    }
+    HALO_TRY(node_row(&r, line, is_labels, out->width,
+                      is_labels ? (void *)out->labels : (void *)out->x, out->rows,
+                      &out->max_label));
     out->rows++;
   }
   if (got < 0) HALO_TRY(got);
@@ -579,26 +653,4 @@ void halo_node_slice_free(halo_node_slice *s) {
   s->x = NULL;
   s->labels = NULL;
   s->rows = 0;
-}
-
-halo_status halo_load_node_data_digest(const char *features, const char *labels, uint64_t *out) {
-  halo_status st = HALO_OK;
-  halo_digest digest;
-  const char *paths[2] = {features, labels};
-  halo_digest_init(&digest);
-  for (int k = 0; k < 2; k++) {
-    load_reader r = {0};
-    char *line;
-    size_t len;
-    int got;
-    if (!paths[k]) continue;
-    st = load_reader_open(&r, paths[k], &digest);
-    while (st == HALO_OK && (got = load_reader_next(&r, &line, &len)) > 0) continue;
-    if (st == HALO_OK && got < 0) st = got;
-    load_reader_close(&r);
-    HALO_TRY(st);
-  }
-  *out = halo_digest_final(&digest);
-done:
-  return st;
 }

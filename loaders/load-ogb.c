@@ -14,13 +14,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "halo-rng.h"
 #include "load-impl.h"
 
-enum { OGB_PATH = 4096 };
+enum { OGB_PATH = HALO_OGB_PATH };
 
 static int is_dir(const char *path) {
   struct stat sb;
@@ -85,6 +86,32 @@ done:
   return st;
 }
 
+halo_status load_ogb_edge(const load_reader *r, const char *line, int64_t n, int64_t id[2]) {
+  halo_status st = HALO_OK;
+  const char *p = line;
+  for (int c = 0; c < 2; c++) {
+    p = load_skip_blank(p);
+    const char *tok = p;
+    int rc = load_scan_i64(&p, &id[c]);
+    if (rc == LOAD_SCAN_BAD) LOAD_FAIL_TOKEN(r, tok, "a node id");
+    if (rc == LOAD_SCAN_RANGE || id[c] < 0 || id[c] >= n)
+      LOAD_FAIL(r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld) (num-node-list)",
+                (int)(p - tok), tok, (long long)n);
+    p = load_skip_blank(p);
+    if (c == 0 && *p == ',') {
+      p++;
+    } else if (*p != '\0' || c == 0) {
+      int cols = 1;
+      for (const char *q = line; *q; q++) cols += *q == ',';
+      if (c == 1 && cols == 2)
+        LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected text '%.20s' after 'src,dst'", p);
+      LOAD_FAIL(r, HALO_ERR_PARSE, "expected 2 columns 'src,dst', found %d", cols);
+    }
+  }
+done:
+  return st;
+}
+
 /* An empty edge.csv is a graph of n isolated nodes (docs/partition.md,
  * "Graphs without edges"): num-node-list gives the nodes. */
 static halo_status read_edges(const char *path, int64_t n, halo_digest *digest, load_edges *edges) {
@@ -95,27 +122,8 @@ static halo_status read_edges(const char *path, int64_t n, halo_digest *digest, 
   size_t len;
   int got;
   while ((got = load_reader_next(&r, &line, &len)) > 0) {
-    const char *p = line;
     int64_t id[2];
-    for (int c = 0; c < 2; c++) {
-      p = load_skip_blank(p);
-      const char *tok = p;
-      int rc = load_scan_i64(&p, &id[c]);
-      if (rc == LOAD_SCAN_BAD) LOAD_FAIL_TOKEN(&r, tok, "a node id");
-      if (rc == LOAD_SCAN_RANGE || id[c] < 0 || id[c] >= n)
-        LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld) (num-node-list)",
-                  (int)(p - tok), tok, (long long)n);
-      p = load_skip_blank(p);
-      if (c == 0 && *p == ',') {
-        p++;
-      } else if (*p != '\0' || c == 0) {
-        int cols = 1;
-        for (const char *q = line; *q; q++) cols += *q == ',';
-        if (c == 1 && cols == 2)
-          LOAD_FAIL(&r, HALO_ERR_PARSE, "unexpected text '%.20s' after 'src,dst'", p);
-        LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 2 columns 'src,dst', found %d", cols);
-      }
-    }
+    HALO_TRY(load_ogb_edge(&r, line, n, id));
     HALO_TRY(load_edges_push(edges, id[0], id[1]));
   }
   if (got < 0) HALO_TRY(got);
@@ -216,25 +224,22 @@ done:
   return st;
 }
 
-halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph **out) {
+halo_status halo_load_ogb_files(const char *dir, const halo_load_options *opt,
+                                halo_ogb_files *out) {
   halo_status st = HALO_OK;
-  load_edges edges = {0};
-  halo_graph *g = NULL;
-  halo_digest digest;
-  halo_digest_init(&digest);
-  char data_dir[OGB_PATH], parent_dir[OGB_PATH], path[OGB_PATH], edge_path[OGB_PATH];
+  char data_dir[OGB_PATH], parent_dir[OGB_PATH];
   const char *top_dir = NULL;
   int found = 0;
-  *out = NULL;
+  *out = (halo_ogb_files){0};
 
   /* The folder itself, or its raw/ as an OGB download unpacks. */
   if (snprintf(data_dir, sizeof data_dir, "%s", dir) >= OGB_PATH)
     HALO_FAIL(HALO_ERR_ARG, "%s: path too long", dir);
   if (!is_dir(dir)) HALO_FAIL(HALO_ERR_IO, "%s: not a folder", dir);
-  HALO_TRY(find_csv(path, data_dir, "edge", &found));
+  HALO_TRY(find_csv(out->edges, data_dir, "edge", &found));
   if (!found) {
     HALO_TRY(join(data_dir, dir, "raw"));
-    HALO_TRY(find_csv(path, data_dir, "edge", &found));
+    HALO_TRY(find_csv(out->edges, data_dir, "edge", &found));
     if (!found)
       HALO_FAIL(HALO_ERR_IO,
                 "%s: no edge.csv[.gz] (nor raw/edge.csv[.gz]); not an OGB dataset folder", dir);
@@ -251,40 +256,55 @@ halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph *
       top_dir = ".";
     }
   }
-
-  int64_t n = 0, m_hint = 0;
-  HALO_TRY(find_csv(path, data_dir, "num-node-list", &found));
+  HALO_TRY(find_csv(out->nodes, data_dir, "num-node-list", &found));
   if (!found)
     HALO_FAIL(HALO_ERR_IO, "%s/num-node-list.csv[.gz]: missing (the node count)", data_dir);
-  HALO_TRY(read_count(path, &digest, &n));
+  HALO_TRY(find_csv(out->edge_count, data_dir, "num-edge-list", &found));
+  if (!found) out->edge_count[0] = '\0';
+  HALO_TRY(find_csv(out->features, data_dir, "node-feat", &found));
+  if (!found) out->features[0] = '\0';
+  HALO_TRY(find_csv(out->labels, data_dir, "node-label", &found));
+  if (!found) out->labels[0] = '\0';
+  if (!opt->skip_split)
+    HALO_TRY(find_splits(data_dir, top_dir, opt->split_name, out->split, &out->has_split));
+done:
+  return st;
+}
+
+halo_status halo_load_count(const char *path, halo_digest *digest, int64_t *count) {
+  return read_count(path, digest, count);
+}
+
+halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph **out) {
+  halo_status st = HALO_OK;
+  load_edges edges = {0};
+  halo_graph *g = NULL;
+  halo_ogb_files *f = NULL;
+  halo_digest digest;
+  halo_digest_init(&digest);
+  *out = NULL;
+  HALO_ALLOC(f, 1, "OGB file names");
+  HALO_TRY(halo_load_ogb_files(dir, opt, f));
+
+  int64_t n = 0, m_hint = 0;
+  HALO_TRY(read_count(f->nodes, &digest, &n));
   if (n > ((int64_t)1 << 32))
-    HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld nodes exceed the loaders' limit of 2^32", path,
+    HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld nodes exceed the loaders' limit of 2^32", f->nodes,
               (long long)n);
-  char count_path[OGB_PATH];
-  memcpy(count_path, path, sizeof count_path);
-  HALO_TRY(find_csv(path, data_dir, "num-edge-list", &found));
-  if (found) HALO_TRY(read_count(path, NULL, &m_hint));
-  HALO_TRY(load_check_memory(count_path, 0, n, m_hint));
+  if (f->edge_count[0]) HALO_TRY(read_count(f->edge_count, NULL, &m_hint));
+  HALO_TRY(load_check_memory(f->nodes, 0, n, m_hint));
   edges.narrow = 1; /* ids in [0, n) fit 32 bits */
   HALO_TRY(load_edges_reserve(&edges, m_hint < (1ll << 32) ? m_hint : 0));
 
-  HALO_TRY(find_csv(edge_path, data_dir, "edge", &found));
-  edges.path = edge_path;
-  HALO_TRY(read_edges(edge_path, n, &digest, &edges));
-  HALO_TRY(load_graph_create(edge_path, n, &g));
+  edges.path = f->edges;
+  HALO_TRY(read_edges(f->edges, n, &digest, &edges));
+  HALO_TRY(load_graph_create(f->edges, n, &g));
   HALO_TRY(load_edges_to_csr(&edges, g));
 
-  HALO_TRY(find_csv(path, data_dir, "node-feat", &found));
-  if (found) HALO_TRY(load_features_file(g, path, &digest));
-  HALO_TRY(find_csv(path, data_dir, "node-label", &found));
-  if (found) HALO_TRY(load_labels_file(g, path, &digest));
-
-  char split_paths[3][OGB_PATH];
-  int have_split = 0;
-  if (!opt->skip_split)
-    HALO_TRY(find_splits(data_dir, top_dir, opt->split_name, split_paths, &have_split));
-  if (have_split) {
-    const char *const paths[3] = {split_paths[0], split_paths[1], split_paths[2]};
+  if (f->features[0]) HALO_TRY(load_features_file(g, f->features, &digest));
+  if (f->labels[0]) HALO_TRY(load_labels_file(g, f->labels, &digest));
+  if (f->has_split) {
+    const char *const paths[3] = {f->split[0], f->split[1], f->split[2]};
     HALO_TRY(load_split_files(g, paths, &digest));
   }
 
@@ -293,6 +313,7 @@ halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph *
   *out = g;
   g = NULL;
 done:
+  free(f);
   load_edges_free(&edges);
   halo_graph_destroy(&g);
   return st;

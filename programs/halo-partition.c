@@ -1160,21 +1160,18 @@ done:
  * before any work. */
 static halo_status check_distributed(const cli *c) {
   halo_status st = HALO_OK;
-  const char *flag = c->write_metis ? "--write-metis"
-                     : c->split       ? "--split"
-                     : c->split_name  ? "--split-name"
-                                      : NULL;
+  const char *flag = c->write_metis ? "--write-metis" : c->split ? "--split" : NULL;
   if (flag)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "%s: --method ptscotch does not take it yet (it reads edge lists and synthetic "
-              "specs, with --features/--labels or --synthetic-* node data); use --method metis "
-              "or scotch",
+              "%s: --method ptscotch does not take it yet (it reads edge lists, OGB folders and "
+              "synthetic specs, with --features/--labels or --synthetic-* node data); use "
+              "--method metis or scotch",
               flag);
   if (c->format != HALO_FORMAT_AUTO && c->format != HALO_FORMAT_SPEC &&
-      c->format != HALO_FORMAT_EDGELIST)
+      c->format != HALO_FORMAT_EDGELIST && c->format != HALO_FORMAT_OGB)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--format: --method ptscotch reads edge lists and synthetic specs only so far; use "
-              "--method metis or scotch");
+              "--format: --method ptscotch reads edge lists, OGB folders and synthetic specs "
+              "only so far; use --method metis or scotch");
   if (c->opt.objective != HALO_OBJECTIVE_CUT)
     HALO_FAIL(HALO_ERR_ARG,
               "--objective %s: PT-Scotch minimises the edge cut only (drop --objective)",
@@ -1216,6 +1213,7 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
                            .synth_split = c->synth_split_given ? c->synth_split : NULL,
                            .features = c->features,
                            .labels = c->labels,
+                           .split_name = c->split_name,
                            .dims = c->dims,
                            .ndims = c->ndims,
                            .tmpdir = tmp,

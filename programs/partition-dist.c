@@ -66,7 +66,11 @@ typedef struct dist {
   int has_file_labels;
   float *x;               /* block rows x file_features */
   int32_t *labels;        /* block rows */
-  uint64_t data_digest;   /* the files' digest (halo_load_node_data_digest) */
+  uint8_t *split;         /* block rows: an OGB folder's split (HALO_SPLIT_*), or NULL */
+  halo_ogb_files *ogb;    /* an OGB folder's files, or NULL */
+  int ogb_node_data;      /* 1: the node data came with the OGB folder */
+  halo_digest digest;     /* rank 0: the digest of the files read so far, in halo_load's order */
+  uint64_t data_digest;   /* --features and --labels' digest */
   MPI_Datatype pair_type; /* two int64 (an entry) */
 } dist;
 
@@ -209,6 +213,15 @@ static halo_status check_input(dist *d) {
   if (rq->opt.parts > s->nodes)
     HALO_FAIL(HALO_ERR_ARG, "--parts %d exceeds the %" PRId64 " nodes of %s", rq->opt.parts,
               s->nodes, s->source);
+  if (d->ogb_node_data && (rq->synth_features || rq->features || rq->labels)) {
+    const char *flag = rq->synth_features ? "--synthetic-features"
+                       : rq->features     ? "--features"
+                                          : "--labels";
+    HALO_FAIL(HALO_ERR_ARG,
+              "%s: %s already has node data (%d features, %d classes); %s is for "
+              "structure-only inputs (edge lists, Matrix Market, rmat)",
+              flag, s->source, d->file_features, d->file_classes, flag);
+  }
   if (s->has_node_data && rq->synth_features)
     HALO_FAIL(HALO_ERR_ARG,
               "--synthetic-features: %s already has node data (%d features, %d classes); "
@@ -230,7 +243,7 @@ done:
 
 /* What the input is to this rank; the ranks must agree on it, since each
  * kind runs other collectives. */
-enum { INPUT_SPEC = 0, INPUT_FILE = 1, INPUT_GZIP = 2 };
+enum { INPUT_SPEC = 0, INPUT_FILE = 1, INPUT_GZIP = 2, INPUT_OGB = 3 };
 
 /* The kind of the input; refuses the files the slices cannot read yet.
  * Local. */
@@ -241,17 +254,12 @@ static halo_status input_kind(const dist *d, int *kind) {
   const size_t len = strlen(in);
   *kind = INPUT_SPEC;
   if (stat(in, &sb) != 0) goto done;
-  *kind = halo_load_is_gzip(in) ? INPUT_GZIP : INPUT_FILE;
-  if (S_ISDIR(sb.st_mode))
-    HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "%s: --method ptscotch reads edge lists and synthetic specs so far, not OGB "
-              "folders; use --method metis or scotch",
-              in);
+  *kind = S_ISDIR(sb.st_mode) ? INPUT_OGB : halo_load_is_gzip(in) ? INPUT_GZIP : INPUT_FILE;
   if ((len > 4 && strcmp(in + len - 4, ".mtx") == 0) ||
       (len > 7 && strcmp(in + len - 7, ".mtx.gz") == 0))
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "%s: --method ptscotch reads edge lists and synthetic specs so far, not Matrix "
-              "Market; use --method metis or scotch",
+              "%s: --method ptscotch reads edge lists, OGB folders and synthetic specs so far, "
+              "not Matrix Market; use --method metis or scotch",
               in);
 done:
   return st;
@@ -301,9 +309,11 @@ done:
 }
 
 /* A gzip stream cannot be cut into byte ranges: rank 0 inflates and parses
- * it (halo_load_edgelist_stream) and deals its edges out in blocks, round
- * robin; an empty block ends them.  Collective (agreed). */
-static halo_status load_gzip(dist *d) {
+ * it (halo_load_edgelist_stream, or for an OGB edge.csv of `nodes` nodes
+ * halo_load_ogb_edge_stream, which continues d->digest) and deals its
+ * edges out in blocks, round robin; an empty block ends them.  `nodes` is
+ * -1 for an edge list.  Collective (agreed). */
+static halo_status load_gzip(dist *d, const char *path, int64_t nodes) {
   halo_status st = HALO_OK;
   gathered g = {.d = d};
   uint64_t digest = 0;
@@ -317,7 +327,9 @@ static halo_status load_gzip(dist *d) {
   HALO_TRY(phase_end(d, st));
   phase_begin(d);
   if (d->rank == 0) {
-    st = halo_load_edgelist_stream(d->rq->input, GZIP_BLOCK_EDGES, scatter_block, &g, &digest);
+    st = nodes < 0 ? halo_load_edgelist_stream(path, GZIP_BLOCK_EDGES, scatter_block, &g, &digest)
+                   : halo_load_ogb_edge_stream(path, nodes, GZIP_BLOCK_EDGES, scatter_block, &g,
+                                               &d->digest);
     if (st == HALO_ERR_MPI) goto held;
     for (int to = 1; to < d->size; to++)
       if (MPI_Send(NULL, 0, MPI_INT64_T, to, TAG_GZIP_BLOCK, d->comm) != MPI_SUCCESS) {
@@ -347,7 +359,8 @@ static halo_status load_gzip(dist *d) {
   if (st == HALO_OK) st = g.st;
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
-  d->slice = (halo_edge_slice){.nodes = -1, .renumber = 1, .count = g.count, .pair = g.pair};
+  d->slice = (halo_edge_slice){
+      .nodes = nodes, .renumber = nodes < 0, .count = g.count, .pair = g.pair};
   g.pair = NULL;
   snprintf(d->slice.source, sizeof d->slice.source, "%s", d->rq->input);
   d->slice.source_digest = digest;
@@ -361,24 +374,39 @@ done:
   return st;
 }
 
-/* An edge list: each rank counts its slice's lines, learns how many lie
- * before it, and parses its slice, naming a bad line by its line in the
- * file; rank 0 reads the whole file once more for its digest, which every
- * rank then has.  Collective (agreed). */
-static halo_status load_file(dist *d) {
+/* The lines of the slices below this rank's of a plain-text file.
+ * Collective (agreed). */
+static halo_status lines_before(dist *d, const char *path, int64_t *before) {
   halo_status st = HALO_OK;
-  int64_t lines = 0, before = 0;
-  uint64_t digest = 0;
+  int64_t lines = 0;
+  *before = 0;
   phase_begin(d);
-  st = halo_load_slice_lines(d->rq->input, d->rank, d->size, &lines);
+  st = halo_load_slice_lines(path, d->rank, d->size, &lines);
   HALO_TRY(phase_end(d, st));
-  HALO_MPI(MPI_Exscan(&lines, &before, 1, MPI_INT64_T, MPI_SUM, d->comm));
-  if (d->rank == 0) before = 0; /* MPI_Exscan leaves rank 0's undefined */
+  HALO_MPI(MPI_Exscan(&lines, before, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  if (d->rank == 0) *before = 0; /* MPI_Exscan leaves rank 0's undefined */
+done:
+  return st;
+}
+
+/* An edge list (`nodes` -1) or an OGB edge.csv of `nodes` nodes: each rank
+ * counts its slice's lines, learns how many lie before it, and parses its
+ * slice, naming a bad line by its line in the file; rank 0 reads the whole
+ * file once more for its digest (an edge list's, which every rank then has;
+ * an OGB file continues d->digest).  Collective (agreed). */
+static halo_status load_file(dist *d, const char *path, int64_t nodes) {
+  halo_status st = HALO_OK;
+  int64_t before = 0;
+  uint64_t digest = 0;
+  HALO_TRY(lines_before(d, path, &before));
   phase_begin(d);
-  st = halo_load_edgelist_slice(d->rq->input, d->rank, d->size, before, &d->slice);
-  if (st == HALO_OK && d->rank == 0) st = halo_load_file_digest(d->rq->input, &digest);
+  st = nodes < 0 ? halo_load_edgelist_slice(path, d->rank, d->size, before, &d->slice)
+                 : halo_load_ogb_edge_slice(path, nodes, d->rank, d->size, before, &d->slice);
+  if (st == HALO_OK && d->rank == 0)
+    st = nodes < 0 ? halo_load_file_digest(path, &digest) : halo_load_digest_more(&d->digest, path);
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
+  snprintf(d->slice.source, sizeof d->slice.source, "%s", d->rq->input);
   d->slice.source_digest = digest;
 done:
   return st;
@@ -553,22 +581,144 @@ done:
   return st;
 }
 
-/* One node-data file (--features or --labels): every rank counts its
- * slice's lines, parses them as rows from the lines below it, and the rows
- * go to the ranks of their blocks.  Collective (agreed). */
-static halo_status node_file(dist *d, const char *path, int is_labels) {
+/* Node-data messages of a gzip stream: at most 4 MB of rows each. */
+enum { NODE_MESSAGE_BYTES = 4 << 20, TAG_NODE_ROWS = 7102 };
+
+/* Rank 0's emit() of a node-data stream: each run of rows goes to the rank
+ * whose block holds it, as (first row, rows' bytes); its own it keeps. */
+typedef struct node_scatter {
+  dist *d;
+  size_t row_bytes;
+  char *block;   /* rank 0's block of rows */
+  char *message; /* 8 + NODE_MESSAGE_BYTES */
+  int64_t rows;  /* rows read so far */
+} node_scatter;
+
+static halo_status scatter_rows(void *ctx, int64_t first, int64_t rows, const void *data) {
+  halo_status st = HALO_OK;
+  node_scatter *ns = ctx;
+  const dist *d = ns->d;
+  const int64_t n = d->slice.nodes;
+  ns->rows += rows;
+  for (int r = 0; r < d->size; r++) {
+    const int64_t lo = block_begin(n, d->size, r), hi = block_begin(n, d->size, r + 1);
+    const int64_t a = lo > first ? lo : first, b = hi < first + rows ? hi : first + rows;
+    if (b <= a) continue;
+    const char *from = (const char *)data + (size_t)(a - first) * ns->row_bytes;
+    const size_t bytes = (size_t)(b - a) * ns->row_bytes;
+    if (r == 0) {
+      memcpy(ns->block + (size_t)a * ns->row_bytes, from, bytes);
+      continue;
+    }
+    memcpy(ns->message, &a, sizeof a);
+    memcpy(ns->message + sizeof a, from, bytes);
+    HALO_MPI(MPI_Send(ns->message, (int)(sizeof a + bytes), MPI_BYTE, r, TAG_NODE_ROWS, d->comm));
+  }
+done:
+  return st;
+}
+
+/* A gzip node-data file: rank 0 inflates and parses it
+ * (halo_load_node_stream, continuing d->digest) and sends each rank the rows
+ * of its block; an empty message ends them.  *block gets this rank's rows,
+ * *width the file's width, *max_label the largest label.  Collective
+ * (agreed). */
+static halo_status node_stream(dist *d, const char *path, int is_labels, void **block,
+                               int32_t *width, int32_t *max_label) {
+  halo_status st = HALO_OK;
+  const int64_t n = d->slice.nodes;
+  const int64_t rows = block_begin(n, d->size, d->rank + 1) - block_begin(n, d->size, d->rank);
+  node_scatter ns = {.d = d};
+  int64_t counts[2] = {0, -1}; /* rows read, largest label */
+  *block = NULL;
+  *width = 1;
+  phase_begin(d);
+  if (d->rank == 0) st = halo_load_node_width(path, is_labels, width);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(width, 1, MPI_INT32_T, 0, d->comm));
+  ns.row_bytes = (size_t)*width * (is_labels ? sizeof(int32_t) : sizeof(float));
+  const int64_t message_rows =
+      NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes > 0 ? NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes
+                                                     : 1;
+  phase_begin(d);
+  st = admit(path, "receiving its rows", (double)rows * (double)ns.row_bytes +
+                                             (double)message_rows * (double)ns.row_bytes + 8.0);
+  if (st == HALO_OK) {
+    ns.block = malloc((size_t)(rows > 0 ? rows : 1) * ns.row_bytes);
+    ns.message = malloc(sizeof(int64_t) + (size_t)message_rows * ns.row_bytes);
+    if (!ns.block || !ns.message) {
+      halo_log_error("%s: out of memory allocating the block's rows", path);
+      st = HALO_ERR_NOMEM;
+    }
+  }
+  HALO_TRY(phase_end(d, st));
+  phase_begin(d);
+  if (d->rank == 0) {
+    int32_t label = -1;
+    st = halo_load_node_stream(path, is_labels, n, message_rows, scatter_rows, &ns, &label,
+                               &d->digest);
+    if (st == HALO_ERR_MPI) goto held;
+    for (int to = 1; to < d->size; to++)
+      if (MPI_Send(NULL, 0, MPI_BYTE, to, TAG_NODE_ROWS, d->comm) != MPI_SUCCESS) {
+        st = halo_mpi_error(MPI_ERR_OTHER, "MPI_Send");
+        goto held;
+      }
+    counts[0] = ns.rows;
+    counts[1] = label;
+    if (st == HALO_OK && ns.rows != n) {
+      halo_log_error("%s: %" PRId64 " %s, but the graph has %" PRId64 " nodes", path, ns.rows,
+                     is_labels ? "labels" : "feature rows", n);
+      st = HALO_ERR_MISMATCH;
+    }
+  } else {
+    const int64_t begin = block_begin(n, d->size, d->rank);
+    for (;;) {
+      MPI_Status status;
+      int bytes = 0;
+      int64_t first = 0;
+      if (MPI_Probe(0, TAG_NODE_ROWS, d->comm, &status) != MPI_SUCCESS ||
+          MPI_Get_count(&status, MPI_BYTE, &bytes) != MPI_SUCCESS ||
+          MPI_Recv(ns.message, bytes, MPI_BYTE, 0, TAG_NODE_ROWS, d->comm, MPI_STATUS_IGNORE) !=
+              MPI_SUCCESS) {
+        st = halo_mpi_error(MPI_ERR_OTHER, "MPI_Recv");
+        goto held;
+      }
+      if (bytes == 0) break;
+      memcpy(&first, ns.message, sizeof first);
+      memcpy(ns.block + (size_t)(first - begin) * ns.row_bytes, ns.message + sizeof first,
+             (size_t)bytes - sizeof first);
+    }
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(counts, 2, MPI_INT64_T, 0, d->comm));
+  *max_label = (int32_t)counts[1];
+  *block = ns.block;
+  ns.block = NULL;
+  goto done;
+held:
+  halo_log_hold(NULL, 0);
+  if (d->line[0]) fprintf(stderr, "%s\n", d->line);
+done:
+  free(ns.block);
+  free(ns.message);
+  return st;
+}
+
+/* A plain-text node-data file: every rank counts its slice's lines, parses
+ * them as rows from the lines below it, and the rows go to the ranks of
+ * their blocks; rank 0 reads the file once more for d->digest.  Collective
+ * (agreed). */
+static halo_status node_slices(dist *d, const char *path, int is_labels, void **block,
+                               int32_t *width, int32_t *max_label) {
   halo_status st = HALO_OK;
   halo_node_slice ns = {0};
-  int64_t lines = 0, before = 0, total = 0;
+  int64_t before = 0, total = 0;
   const int64_t n = d->slice.nodes;
-  phase_begin(d);
-  st = halo_load_slice_lines(path, d->rank, d->size, &lines);
-  HALO_TRY(phase_end(d, st));
-  HALO_MPI(MPI_Exscan(&lines, &before, 1, MPI_INT64_T, MPI_SUM, d->comm));
-  if (d->rank == 0) before = 0;
+  HALO_TRY(lines_before(d, path, &before));
   phase_begin(d);
   st = is_labels ? halo_load_labels_slice(path, d->rank, d->size, before, n, &ns)
                  : halo_load_features_slice(path, d->rank, d->size, before, n, &ns);
+  if (st == HALO_OK && d->rank == 0) st = halo_load_digest_more(&d->digest, path);
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Allreduce(&ns.rows, &total, 1, MPI_INT64_T, MPI_SUM, d->comm));
   phase_begin(d);
@@ -578,22 +728,38 @@ static halo_status node_file(dist *d, const char *path, int is_labels) {
     st = HALO_ERR_MISMATCH;
   }
   HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Allreduce(&ns.max_label, max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
+  *width = ns.width;
+  if (is_labels)
+    HALO_TRY(to_blocks(d, ns.first, ns.rows, ns.labels, 1, MPI_INT32_T, sizeof(int32_t), block));
+  else
+    HALO_TRY(to_blocks(d, ns.first, ns.rows, ns.x, ns.width, MPI_FLOAT, sizeof(float), block));
+done:
+  halo_node_slice_free(&ns);
+  return st;
+}
+
+/* One node-data file (features or labels, plain or gzip) into this rank's
+ * block of rows.  Collective (agreed). */
+static halo_status node_file(dist *d, const char *path, int is_labels) {
+  halo_status st = HALO_OK;
+  int is_gzip = halo_load_is_gzip(path), any = 0;
+  void *block = NULL;
+  int32_t width = 1, max_label = -1;
+  HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
+  if (any)
+    HALO_TRY(node_stream(d, path, is_labels, &block, &width, &max_label));
+  else
+    HALO_TRY(node_slices(d, path, is_labels, &block, &width, &max_label));
   if (is_labels) {
-    int32_t max_label = -1;
-    HALO_MPI(MPI_Allreduce(&ns.max_label, &max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
     d->file_classes = max_label + 1;
     d->has_file_labels = d->file_classes > 0; /* all "nan": no labels, as halo_load has it */
-    void *block = NULL;
-    HALO_TRY(to_blocks(d, ns.first, ns.rows, ns.labels, 1, MPI_INT32_T, sizeof(int32_t), &block));
     d->labels = block;
   } else {
-    d->file_features = ns.width;
-    void *block = NULL;
-    HALO_TRY(to_blocks(d, ns.first, ns.rows, ns.x, ns.width, MPI_FLOAT, sizeof(float), &block));
+    d->file_features = width;
     d->x = block;
   }
 done:
-  halo_node_slice_free(&ns);
   return st;
 }
 
@@ -621,11 +787,10 @@ static halo_status node_files(dist *d) {
   halo_status st = HALO_OK;
   const dist_request *rq = d->rq;
   if (!rq->features && !rq->labels) goto done;
+  halo_digest_init(&d->digest);
   if (rq->features) HALO_TRY(node_file(d, rq->features, 0));
   if (rq->labels) HALO_TRY(node_file(d, rq->labels, 1));
-  phase_begin(d);
-  if (d->rank == 0) st = halo_load_node_data_digest(rq->features, rq->labels, &d->data_digest);
-  HALO_TRY(phase_end(d, st));
+  d->data_digest = halo_digest_final(&d->digest);
   HALO_MPI(MPI_Bcast(&d->data_digest, 1, MPI_UINT64_T, 0, d->comm));
   /* As halo_load_node_data folds them into the graph's digest. */
   d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ d->data_digest);
@@ -633,8 +798,61 @@ done:
   return st;
 }
 
-/* This rank's slice of the input (a spec's, or an edge list's renumbered
- * over all slices) and the checks of the request.  Collective (agreed). */
+/* An OGB folder, in halo_load's order so that rank 0's digest is its:
+ * num-node-list, edge.csv's slices (or rank 0's stream of a .gz), node-feat
+ * and node-label to the blocks of rows, then the split files, which every
+ * rank reads whole for the ids of its block.  Collective (agreed). */
+static halo_status load_ogb_folder(dist *d) {
+  halo_status st = HALO_OK;
+  const dist_request *rq = d->rq;
+  const halo_load_options opt = {.split_name = rq->split_name,
+                                 .skip_split = rq->synth_split != NULL};
+  int64_t n = 0;
+  uint64_t digest = 0;
+  halo_digest_init(&d->digest);
+  phase_begin(d);
+  if (!(d->ogb = calloc(1, sizeof *d->ogb))) {
+    halo_log_error("out of memory allocating the OGB file names");
+    st = HALO_ERR_NOMEM;
+  }
+  if (st == HALO_OK) st = halo_load_ogb_files(rq->input, &opt, d->ogb);
+  if (st == HALO_OK) st = halo_load_count(d->ogb->nodes, d->rank == 0 ? &d->digest : NULL, &n);
+  HALO_TRY(phase_end(d, st));
+  const halo_ogb_files *f = d->ogb;
+  int is_gzip = halo_load_is_gzip(f->edges), any = 0;
+  HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
+  if (any)
+    HALO_TRY(load_gzip(d, f->edges, n));
+  else
+    HALO_TRY(load_file(d, f->edges, n));
+  d->slice.nodes = n;
+  d->ogb_node_data = f->features[0] || f->labels[0];
+  if (f->features[0]) HALO_TRY(node_file(d, f->features, 0));
+  if (f->labels[0]) HALO_TRY(node_file(d, f->labels, 1));
+  if (f->has_split) {
+    const char *const paths[3] = {f->split[0], f->split[1], f->split[2]};
+    const int64_t begin = block_begin(n, d->size, d->rank);
+    const int64_t rows = block_begin(n, d->size, d->rank + 1) - begin;
+    phase_begin(d);
+    if (!(d->split = malloc((size_t)(rows > 0 ? rows : 1)))) {
+      halo_log_error("%s: out of memory allocating the block's split", rq->input);
+      st = HALO_ERR_NOMEM;
+    }
+    if (st == HALO_OK)
+      st = halo_load_split_block(paths, n, begin, rows, d->has_file_labels ? d->labels : NULL,
+                                 d->split, d->rank == 0 ? &d->digest : NULL);
+    HALO_TRY(phase_end(d, st));
+  }
+  digest = halo_digest_final(&d->digest);
+  HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
+  d->slice.source_digest = digest;
+done:
+  return st;
+}
+
+/* This rank's slice of the input (a spec's, an edge list's renumbered over
+ * all slices, or an OGB folder's) and the checks of the request.
+ * Collective (agreed). */
 static halo_status load_input(dist *d) {
   halo_status st = HALO_OK;
   int kind = INPUT_SPEC, kinds[2] = {0, 0};
@@ -655,11 +873,13 @@ static halo_status load_input(dist *d) {
     st = halo_load_spec_slice(d->rq->input, d->rank, d->size, &d->slice);
   HALO_TRY(phase_end(d, st));
   if (kind == INPUT_GZIP) {
-    HALO_TRY(load_gzip(d));
+    HALO_TRY(load_gzip(d, d->rq->input, -1));
     HALO_TRY(renumber(d));
   } else if (kind == INPUT_FILE) {
-    HALO_TRY(load_file(d));
+    HALO_TRY(load_file(d, d->rq->input, -1));
     HALO_TRY(renumber(d));
+  } else if (kind == INPUT_OGB) {
+    HALO_TRY(load_ogb_folder(d));
   }
   phase_begin(d);
   st = check_input(d);
@@ -759,8 +979,9 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   const int K = d->size;
   const int64_t n = d->slice.nodes;
   int64_t *counts = NULL, *at = NULL, local[5] = {0}, rounds = 0;
-  const int64_t round_pairs =
-      d->rq->clean_round_pairs > 0 ? d->rq->clean_round_pairs : CLEAN_ROUND_PAIRS;
+  /* No round is longer than the slice: the send buffer is sized for one. */
+  int64_t round_pairs = d->rq->clean_round_pairs > 0 ? d->rq->clean_round_pairs : CLEAN_ROUND_PAIRS;
+  if (round_pairs > d->slice.count) round_pairs = d->slice.count > 0 ? d->slice.count : 1;
   entry *recv = NULL, *send = NULL;
   xfer total = {0}, x = {0};
   *report = (halo_clean_report){0};
@@ -1018,10 +1239,10 @@ typedef struct written {
 } written;
 
 /* A row's record: its id, its id in the input (or -1), its degree, its
- * label and its feature row (two floats an item) when they come from
+ * label, split and feature row (two floats an item) when they come from
  * files, then (neighbour, part, degree) for each neighbour. */
 static int64_t record_head(const dist *d) {
-  return 3 + d->has_file_labels + (d->file_features + 1) / 2;
+  return 3 + d->has_file_labels + (d->split != NULL) + (d->file_features + 1) / 2;
 }
 
 static int64_t record_items(const dist *d, int64_t r) {
@@ -1044,8 +1265,9 @@ static void pack_rows(const dist *d, int32_t first, int64_t *counts, int64_t *ou
     rec[1] = d->original ? d->original[r] : -1;
     rec[2] = g->indptr[r + 1] - g->indptr[r];
     if (d->has_file_labels) rec[3] = d->labels[r];
+    if (d->split) rec[3 + d->has_file_labels] = d->split[r];
     if (d->file_features > 0) {
-      int64_t *row = rec + 3 + d->has_file_labels;
+      int64_t *row = rec + 3 + d->has_file_labels + (d->split != NULL);
       row[(d->file_features + 1) / 2 - 1] = 0; /* the half of a last item no float fills */
       memcpy(row, d->x + r * d->file_features, (size_t)d->file_features * sizeof *d->x);
     }
@@ -1101,13 +1323,15 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
   if (d->original) HALO_ALLOC(out->original_id, rows, "original ids");
   if (d->file_features > 0) HALO_ALLOC(out->x, rows * F, "node features");
   if (d->has_file_labels) HALO_ALLOC(out->labels, rows, "node labels");
+  if (d->split) HALO_ALLOC(out->split, rows, "node split");
+  const int64_t x_at = 3 + d->has_file_labels + (d->split != NULL);
   for (int64_t i = 0, r = 0, k = 0; i < items; r++) {
     const int64_t degree = rec[i + 2];
     out->id[r] = rec[i];
     if (out->original_id) out->original_id[r] = rec[i + 1];
     if (out->labels) out->labels[r] = (int32_t)rec[i + 3];
-    if (out->x)
-      memcpy(out->x + r * F, rec + i + 3 + d->has_file_labels, (size_t)F * sizeof *out->x);
+    if (out->split) out->split[r] = (uint8_t)rec[i + 3 + d->has_file_labels];
+    if (out->x) memcpy(out->x + r * F, rec + i + x_at, (size_t)F * sizeof *out->x);
     out->indptr[r + 1] = out->indptr[r] + degree;
     for (int64_t j = 0; j < degree; j++, k++) {
       const int64_t *nb = rec + i + head + 3 * j;
@@ -1326,6 +1550,8 @@ static void dist_free(dist *d) {
   free(d->original);
   free(d->x);
   free(d->labels);
+  free(d->split);
+  free(d->ogb);
   if (d->pair_type != MPI_DATATYPE_NULL) MPI_Type_free(&d->pair_type);
 }
 
@@ -1385,7 +1611,7 @@ halo_status dist_partition(MPI_Comm comm, const dist_request *rq, dist_result *o
   const int64_t peak = halo_memory_peak();
   HALO_MPI(MPI_Reduce(&peak, &out->peak_rss_max, 1, MPI_INT64_T, MPI_MAX, 0, comm));
   HALO_MPI(MPI_Reduce(&peak, &out->peak_rss_sum, 1, MPI_INT64_T, MPI_SUM, 0, comm));
-  out->has_split = d.has_synth || rq->synth_split != NULL;
+  out->has_split = d.has_synth || rq->synth_split != NULL || d.split != NULL;
   out->train = w.train; /* rank 0's is the sum */
   if (d.rank == 0) {
     out->stats = w.stats;

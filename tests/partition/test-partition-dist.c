@@ -410,6 +410,84 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   free(dir);
 }
 
+/* An OGB folder of plain CSVs, drawn from the seed: raw/ with edge.csv
+ * (repeats, self-loops and one-way edges), node-feat.csv, node-label.csv
+ * ("nan" for every 13th node), and two split schemes, split/time/ and
+ * split/random/, of labelled nodes only. */
+static void write_ogb(const char *dir, uint64_t seed) {
+  char path[700], *out = NULL;
+  const int n = 2000;
+  cr_assert_eq(pt_run(&out, "mkdir -p %s/raw %s/split/time %s/split/random", dir, dir, dir), 0,
+               "%s", out);
+  free(out);
+  uint64_t state = seed * 2654435761u + 7;
+#define OGB_NEXT() (state = state * 6364136223846793005ull + 1442695040888963407ull, state >> 33)
+  snprintf(path, sizeof path, "%s/raw/num-node-list.csv", dir);
+  FILE *f = fopen(path, "w");
+  fprintf(f, "%d\n", n);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/raw/edge.csv", dir);
+  f = fopen(path, "w");
+  for (int i = 0; i < 9000; i++) {
+    const int u = (int)(OGB_NEXT() % n), v = i % 60 == 0 ? u : (int)(OGB_NEXT() % n);
+    fprintf(f, "%d,%d\n", u, v);
+    if (i % 45 == 0) fprintf(f, "%d,%d\n", u, v);
+  }
+  fclose(f);
+  snprintf(path, sizeof path, "%s/raw/node-feat.csv", dir);
+  f = fopen(path, "w");
+  char lab_path[700];
+  snprintf(lab_path, sizeof lab_path, "%s/raw/node-label.csv", dir);
+  FILE *l = fopen(lab_path, "w");
+  int labelled[2000], count = 0;
+  for (int v = 0; v < n; v++) {
+    for (int c = 0; c < 6; c++)
+      fprintf(f, "%s%.4f", c ? "," : "", (double)(OGB_NEXT() % 20000) / 10000.0 - 1.0);
+    fprintf(f, "\n");
+    if (v % 13 == 0) {
+      fprintf(l, "nan\n");
+    } else {
+      fprintf(l, "%d\n", (int)(OGB_NEXT() % 5));
+      labelled[count++] = v;
+    }
+  }
+  fclose(f);
+  fclose(l);
+  static const char *const scheme[2] = {"time", "random"}, *const name[3] = {"train", "valid",
+                                                                               "test"};
+  for (int s = 0; s < 2; s++) {
+    for (int i = count - 1; i > 0; i--) { /* a shuffle per scheme */
+      const int j = (int)(OGB_NEXT() % (uint64_t)(i + 1)), t = labelled[i];
+      labelled[i] = labelled[j];
+      labelled[j] = t;
+    }
+    const int cut[4] = {0, count * 6 / 10, count * 8 / 10, count};
+    for (int k = 0; k < 3; k++) {
+      snprintf(path, sizeof path, "%s/split/%s/%s.csv", dir, scheme[s], name[k]);
+      f = fopen(path, "w");
+      for (int i = cut[k]; i < cut[k + 1]; i++) fprintf(f, "%d\n", labelled[i]);
+      fclose(f);
+    }
+  }
+#undef OGB_NEXT
+}
+
+Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.ogb", 41);
+  char *dir = pt_temp_dir("dist-ogb"), *out = NULL;
+  /* Plain CSVs, read in byte-range slices: a split scheme picked by name. */
+  write_ogb(dir, seed);
+  compare_with_sequential("dist-ogb-plain", dir, "metis", 4, "--split-name random");
+  /* Every file gzipped: rank 0 streams the edges and node rows. */
+  cr_assert_eq(pt_run(&out, "gzip %s/raw/*.csv %s/split/*/*.csv", dir, dir), 0, "%s", out);
+  free(out);
+  compare_with_sequential("dist-ogb-gzip", dir, "metis", 3, "--split-name time");
+  /* A real OGB-format dataset (Cora, all .csv.gz). */
+  compare_with_sequential("dist-ogb-cora", HALO_DATASETS_DIR "/cora", "metis", 4, "");
+  pt_remove_tree(dir);
+  free(dir);
+}
+
 /* The "loss" values of a --metrics JSONL file, in order, as one string. */
 static char *losses(const char *path) {
   char *text = pt_read_file(path), *list = calloc(strlen(text ? text : "") + 1, 1);
@@ -520,7 +598,14 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   refused(dir, 2, "", spec, 301, "", "--parts 301 exceeds the 300 nodes");
   refused(dir, 3, "-x HALO_MEMORY_AVAILABLE=4096", "sbm:nodes=300000,classes=3,avg-degree=6", 2, "",
           "available");
-  refused(dir, 2, "", HALO_DATASETS_DIR "/cora", 2, "", "not OGB folders");
+  snprintf(path, sizeof path, "%s.mtx", dir);
+  FILE *mtx = fopen(path, "w");
+  fprintf(mtx, "%%%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2\n");
+  fclose(mtx);
+  refused(dir, 2, "", path, 2, "", "not Matrix Market");
+  remove(path);
+  refused(dir, 2, "", HALO_DATASETS_DIR "/cora", 2, "--synthetic-features 4 --synthetic-classes 3",
+          "already has node data");
   refused(dir, 2, "", spec, 2, "--write-metis g.metis", "--write-metis");
   refused(dir, 2, "", spec, 2, "--objective vol", "edge cut only");
   /* A bad line in the imported assignment, in the second rank's block. */
@@ -585,6 +670,33 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   refused(dir, 2, "", spec, 2, flags, "already has node data");
   remove(feat);
   remove(path);
+  /* An OGB folder: a bad line in the second rank's slice of edge.csv, a
+   * bad value in a gzipped node-feat (rank 0's stream), a split node
+   * without a label, each named by file and line as halo_load names it. */
+  char ogb[700], bad[800];
+  snprintf(ogb, sizeof ogb, "%s.ogb", dir);
+  write_ogb(ogb, 3);
+  snprintf(bad, sizeof bad, "%s/raw/edge.csv", ogb);
+  cr_assert_eq(pt_run(&out, "sed -i '7000s/.*/12,x/' %s", bad), 0, "%s", out);
+  free(out);
+  snprintf(want, sizeof want, "%s:7000: 'x' is not a node id", bad);
+  refused(dir, 2, "", ogb, 2, "--split-name time", want);
+  cr_assert_eq(pt_run(&out, "sed -i '7000s/.*/12,13/' %s", bad), 0, "%s", out);
+  free(out);
+  snprintf(bad, sizeof bad, "%s/raw/node-feat.csv", ogb);
+  cr_assert_eq(pt_run(&out, "sed -i '1500s/^[^,]*,/oops,/' %s && gzip %s", bad, bad), 0, "%s",
+               out);
+  free(out);
+  snprintf(want, sizeof want, "%s.gz:1500: 'oops' is not a number", bad);
+  refused(dir, 3, "", ogb, 2, "--split-name time", want);
+  cr_assert_eq(pt_run(&out, "gunzip %s.gz && sed -i '1500s/oops/0.5/' %s", bad, bad), 0, "%s",
+               out);
+  free(out);
+  snprintf(bad, sizeof bad, "%s/split/time/test.csv", ogb);
+  cr_assert_eq(pt_run(&out, "echo 1300 >> %s", bad), 0, "%s", out); /* 1300 = 13 * 100: nan */
+  free(out);
+  refused(dir, 2, "", ogb, 2, "--split-name time", "node 1300 is in the test split but has no label");
+  pt_remove_tree(ogb);
   /* A sequential method under mpirun: one line, from rank 0. */
   const int rc = pt_run(&out, MPIRUN " -np 2 %s --input '%s' --parts 2 --out %s/o", EXE, spec, dir);
   cr_expect_neq(rc, 0, "%s", out);
