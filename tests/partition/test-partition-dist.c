@@ -359,6 +359,13 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   snprintf(data_flags, sizeof data_flags, "--features %s --labels %s --synthetic-split 0.5,0.2,0.3",
            feat, lab);
   compare_with_sequential("dist-same-files", path, "metis", 4, data_flags);
+  /* Gzipped node data: rank 0 streams the rows to their blocks' ranks. */
+  cr_assert_eq(pt_run(&out, "gzip %s %s", feat, lab), 0, "%s", out);
+  free(out);
+  snprintf(data_flags, sizeof data_flags, "--features %s.gz --labels %s.gz", feat, lab);
+  compare_with_sequential("dist-same-files-gz", path, "metis", 3, data_flags);
+  snprintf(feat + strlen(feat), sizeof feat - strlen(feat), ".gz");
+  snprintf(lab + strlen(lab), sizeof lab - strlen(lab), ".gz");
   remove(feat);
   remove(lab);
   /* Gzipped, and long enough for rank 0 to deal out several blocks. */
