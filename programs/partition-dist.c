@@ -1249,6 +1249,20 @@ static int64_t record_items(const dist *d, int64_t r) {
   return record_head(d) + 3 * (d->g.indptr[r + 1] - d->g.indptr[r]);
 }
 
+/* The records a rank sends a writer are padded with -1 to whole units of
+ * ROUTE_UNIT items, and MPI counts units: one writer may then receive up to
+ * 2^31 units (1 TB) of a part, where int counts of items stopped at 16 GB. */
+enum { ROUTE_UNIT = 64 };
+
+static int64_t route_units(int64_t items) { return (items + ROUTE_UNIT - 1) / ROUTE_UNIT; }
+
+/* The next record at or after item i: padding (ids are >= 0) runs to the
+ * end of its unit. Local. */
+static int64_t next_record(const int64_t *rec, int64_t i, int64_t items) {
+  while (i < items && rec[i] < 0) i = (i / ROUTE_UNIT + 1) * ROUTE_UNIT;
+  return i;
+}
+
 /* The records of the block's rows of parts [first, first + K), by writer
  * rank: counts (out == NULL), or the records at out + at[writer]. Local. */
 static void pack_rows(const dist *d, int32_t first, int64_t *counts, int64_t *out, int64_t *at) {
@@ -1308,7 +1322,8 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
   halo_status st = HALO_OK;
   int64_t rows = 0, nnz = 0;
   const int64_t head = record_head(d);
-  for (int64_t i = 0; i < items; i += head + 3 * rec[i + 2]) {
+  for (int64_t i = next_record(rec, 0, items); i < items;
+       i = next_record(rec, i + head + 3 * rec[i + 2], items)) {
     rows++;
     nnz += rec[i + 2];
   }
@@ -1325,7 +1340,7 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
   if (d->has_file_labels) HALO_ALLOC(out->labels, rows, "node labels");
   if (d->split) HALO_ALLOC(out->split, rows, "node split");
   const int64_t x_at = 3 + d->has_file_labels + (d->split != NULL);
-  for (int64_t i = 0, r = 0, k = 0; i < items; r++) {
+  for (int64_t i = next_record(rec, 0, items), r = 0, k = 0; i < items; r++) {
     const int64_t degree = rec[i + 2];
     out->id[r] = rec[i];
     if (out->original_id) out->original_id[r] = rec[i + 1];
@@ -1339,7 +1354,7 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
       out->nbr_part[k] = (int32_t)nb[1];
       out->nbr_degree[k] = nb[2];
     }
-    i += head + 3 * degree;
+    i = next_record(rec, i + head + 3 * degree, items);
   }
   if (d->has_synth) {
     if (F > 0) HALO_ALLOC(out->x, rows * F, "node features");
@@ -1407,6 +1422,7 @@ static halo_status route_and_write(dist *d, uint64_t run_id, written *w) {
   halo_status st = HALO_OK;
   const int32_t P = d->rq->opt.parts;
   int64_t *counts = NULL, *at = NULL, *send = NULL, *recv = NULL;
+  MPI_Datatype unit = MPI_DATATYPE_NULL;
   xfer x = {0};
   phase_begin(d);
   counts = calloc((size_t)d->size, sizeof *counts);
@@ -1416,29 +1432,35 @@ static halo_status route_and_write(dist *d, uint64_t run_id, written *w) {
     st = HALO_ERR_NOMEM;
   }
   HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Type_contiguous(ROUTE_UNIT, MPI_INT64_T, &unit));
+  HALO_MPI(MPI_Type_commit(&unit));
   for (int32_t first = 0; first < P; first += d->size) {
     memset(counts, 0, (size_t)d->size * sizeof *counts);
     pack_rows(d, first, counts, NULL, NULL);
+    for (int k = 0; k < d->size; k++) counts[k] = route_units(counts[k]);
     HALO_TRY(xfer_plan(d, counts, "routing the parts", &x));
+    const int64_t sent = x.sent * ROUTE_UNIT, received = x.received * ROUTE_UNIT;
     phase_begin(d);
-    st = admit(d->slice.source, "routing a part", 8.0 * (double)(x.sent + x.received));
+    st = admit(d->slice.source, "routing a part", 8.0 * (double)(sent + received));
     if (st == HALO_OK) {
-      send = malloc((size_t)(x.sent > 0 ? x.sent : 1) * sizeof *send);
-      recv = malloc((size_t)(x.received > 0 ? x.received : 1) * sizeof *recv);
+      send = malloc((size_t)(sent > 0 ? sent : 1) * sizeof *send);
+      recv = malloc((size_t)(received > 0 ? received : 1) * sizeof *recv);
       if (!send || !recv) {
         halo_log_error("out of memory allocating the rows of a part");
         st = HALO_ERR_NOMEM;
       }
     }
     HALO_TRY(phase_end(d, st));
-    for (int k = 0; k < d->size; k++) at[k] = x.sd[k];
+    for (int k = 0; k < d->size; k++) at[k] = (int64_t)x.sd[k] * ROUTE_UNIT;
     pack_rows(d, first, counts, send, at);
-    HALO_MPI(MPI_Alltoallv(send, x.sc, x.sd, MPI_INT64_T, recv, x.rc, x.rd, MPI_INT64_T, d->comm));
+    for (int k = 0; k < d->size; k++) /* pad to the next writer's records */
+      for (int64_t i = at[k]; i < ((int64_t)x.sd[k] + x.sc[k]) * ROUTE_UNIT; i++) send[i] = -1;
+    HALO_MPI(MPI_Alltoallv(send, x.sc, x.sd, unit, recv, x.rc, x.rd, unit, d->comm));
     free(send);
     send = NULL;
     phase_begin(d);
     const int32_t p = first + d->rank;
-    if (p < P) st = write_part(d, p, recv, x.received, run_id, w);
+    if (p < P) st = write_part(d, p, recv, received, run_id, w);
     free(recv);
     recv = NULL;
     xfer_free(&x);
@@ -1447,6 +1469,7 @@ static halo_status route_and_write(dist *d, uint64_t run_id, written *w) {
     if (d->rank == 0 && d->rq->progress) d->rq->progress(d->rq->ctx, done_parts, P);
   }
 done:
+  if (unit != MPI_DATATYPE_NULL) MPI_Type_free(&unit);
   xfer_free(&x);
   free(recv);
   free(send);
