@@ -35,6 +35,9 @@ halo_status halo_format_parse(const char *name, halo_format *out);
  * On success *out owns a new graph. Local. */
 halo_status halo_load(const char *input, halo_format fmt, halo_graph **out);
 
+/* The format AUTO picks for `input` (above). Local. */
+halo_format halo_load_detect_format(const char *input);
+
 /* What halo_load_opts does beyond halo_load. */
 typedef struct halo_load_options {
   const char *split_name; /* OGB: the folder split/NAME to read (NULL: split/ itself, or its only
@@ -191,6 +194,41 @@ halo_status halo_load_file_digest(const char *path, uint64_t *out);
 
 /* Frees the pairs; accepts a zeroed slice. Local. */
 void halo_edge_slice_free(halo_edge_slice *s);
+
+/* ---- Matrix Market by pieces (the distributed partitioner) ------------- */
+
+enum { HALO_MTX_PATTERN, HALO_MTX_REAL, HALO_MTX_INTEGER };
+
+/* A Matrix Market file's banner and size line. */
+typedef struct halo_mtx_header {
+  int field;     /* HALO_MTX_* */
+  int symmetric; /* one triangle stored: both directions of each entry are edges */
+  int64_t rows, cols, nnz;
+  int64_t size_line; /* the size line's line number */
+} halo_mtx_header;
+
+/* Reads and checks the header as halo_load does. Local. */
+halo_status halo_load_mtx_header(const char *path, halo_mtx_header *h);
+
+/* The entries of the lines that start in slice `slice` of `slices` of a
+ * plain-text Matrix Market file (the lines up to the size line skipped), as
+ * 0-based edges (both directions of a symmetric file's off-diagonal
+ * entries), parsed and refused as halo_load parses them; *entries counts
+ * the slice's entries.  limit >= 0: an entry past the limit-th is refused
+ * as one past the size line's count ("more entries than ..."), at its
+ * line.  line_base as for halo_load_edgelist_slice. Local. */
+halo_status halo_load_mtx_slice(const char *path, const halo_mtx_header *h, int64_t slice,
+                                int64_t slices, int64_t line_base, int64_t limit,
+                                halo_edge_slice *out, int64_t *entries);
+
+/* A Matrix Market file read whole by this process (a gzip stream), its
+ * edges handed to emit() in blocks of about `block`, with every check of
+ * halo_load (the entry count included); *h gets the header, *digest
+ * halo_load's digest of the file. Local. */
+halo_status halo_load_mtx_stream(const char *path, int64_t block,
+                                 halo_status (*emit)(void *ctx, const int64_t *pair,
+                                                     int64_t count),
+                                 void *ctx, halo_mtx_header *h, uint64_t *digest);
 
 /* ---- OGB folders by pieces (the distributed partitioner) --------------- */
 

@@ -32,7 +32,7 @@ static int ends_with(const char *s, const char *suffix) {
   return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
 }
 
-static halo_format guess_format(const char *input) {
+halo_format halo_load_detect_format(const char *input) {
   struct stat sb;
   if (load_spec_is_spec(input) && stat(input, &sb) != 0) return HALO_FORMAT_SPEC;
   if (stat(input, &sb) == 0 && S_ISDIR(sb.st_mode)) return HALO_FORMAT_OGB;
@@ -52,7 +52,7 @@ halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_o
   if (!out) HALO_FAIL(HALO_ERR_ARG, "halo_load: no output pointer");
   *out = NULL;
   if (!input || !*input) HALO_FAIL(HALO_ERR_ARG, "no input path or spec given");
-  if (fmt == HALO_FORMAT_AUTO) fmt = guess_format(input);
+  if (fmt == HALO_FORMAT_AUTO) fmt = halo_load_detect_format(input);
   if (opt->split_name && fmt != HALO_FORMAT_OGB)
     HALO_FAIL(HALO_ERR_ARG,
               "--split-name %s: %s is not an OGB folder (--split DIR gives any input a split)",

@@ -6,20 +6,17 @@
  * file stores one triangle; both directions of each off-diagonal entry are
  * kept, so the graph is what the matrix means.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "halo-load.h"
 #include "load-impl.h"
 
-enum mtx_field { MTX_PATTERN, MTX_REAL, MTX_INTEGER };
+enum { MTX_PATTERN = HALO_MTX_PATTERN, MTX_REAL = HALO_MTX_REAL, MTX_INTEGER = HALO_MTX_INTEGER };
 
-typedef struct mtx_header {
-  enum mtx_field field;
-  int symmetric;
-  int64_t rows, cols, nnz;
-  int64_t size_line; /* where rows/cols/nnz were read, for messages */
-} mtx_header;
+typedef halo_mtx_header mtx_header;
 
 /* Splits the banner into its five words; returns how many there were. */
 static int banner_words(char *line, char *word[6]) {
@@ -143,6 +140,139 @@ done:
   return st;
 }
 
+/* The banner, then the size line after any comments; r is left after it. */
+static halo_status read_header(load_reader *r, const char *path, mtx_header *h) {
+  halo_status st = HALO_OK;
+  char *line;
+  size_t len;
+  int got = load_reader_next(r, &line, &len);
+  if (got < 0) HALO_TRY(got);
+  HALO_TRY(parse_banner(r, line, h));
+  while ((got = load_reader_next(r, &line, &len)) > 0) {
+    const char *p = load_skip_blank(line);
+    if (*p == '\0' || *p == '%') continue;
+    HALO_TRY(parse_size_line(r, p, h));
+    if (h->rows > ((int64_t)1 << 32))
+      LOAD_FAIL(r, HALO_ERR_LIMIT, "%lld rows exceed the loaders' limit of 2^32 nodes",
+                (long long)h->rows);
+    goto done;
+  }
+  if (got < 0) HALO_TRY(got);
+  LOAD_FAIL(r, HALO_ERR_FORMAT, "no size line 'ROWS COLS ENTRIES' after the banner");
+done:
+  (void)path;
+  return st;
+}
+
+halo_status halo_load_mtx_header(const char *path, halo_mtx_header *h) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  *h = (halo_mtx_header){0};
+  HALO_TRY(load_reader_open(&r, path, NULL));
+  HALO_TRY(read_header(&r, path, h));
+done:
+  load_reader_close(&r);
+  return st;
+}
+
+/* An entry line's edges (two for an off-diagonal entry of a symmetric
+ * file), or none for a blank or comment line or one of the header. */
+static halo_status mtx_line(const load_reader *r, const char *line, const mtx_header *h,
+                            int64_t pair[4], int *edges) {
+  halo_status st = HALO_OK;
+  const char *p = load_skip_blank(line);
+  *edges = 0;
+  if (r->line_base + r->line <= h->size_line || *p == '\0' || *p == '%') goto done;
+  HALO_TRY(parse_entry(r, p, h, pair));
+  *edges = 1;
+  if (h->symmetric && pair[0] != pair[1]) {
+    pair[2] = pair[1];
+    pair[3] = pair[0];
+    *edges = 2;
+  }
+done:
+  return st;
+}
+
+halo_status halo_load_mtx_slice(const char *path, const halo_mtx_header *h, int64_t slice,
+                                int64_t slices, int64_t line_base, int64_t limit,
+                                halo_edge_slice *out, int64_t *entries) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  load_edges edges = {.narrow = 0, .path = path};
+  char *line;
+  size_t len;
+  int got;
+  *out = (halo_edge_slice){.nodes = h->rows};
+  *entries = 0;
+  HALO_TRY(load_reader_open_slice(&r, path, slice, slices));
+  r.line_base = line_base;
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    int64_t pair[4];
+    int count = 0;
+    HALO_TRY(mtx_line(&r, line, h, pair, &count));
+    if (count == 0) continue;
+    if (limit >= 0 && ++*entries > limit)
+      LOAD_FAIL(&r, HALO_ERR_FORMAT,
+                "more entries than the %lld declared on the size line (line %lld)",
+                (long long)h->nnz, (long long)h->size_line);
+    if (limit < 0) ++*entries;
+    for (int e = 0; e < count; e++) HALO_TRY(load_edges_push(&edges, pair[2 * e], pair[2 * e + 1]));
+  }
+  if (got < 0) HALO_TRY(got);
+  snprintf(out->source, sizeof out->source, "%s", path);
+  out->count = edges.count;
+  out->pair = edges.pair;
+  edges.pair = NULL;
+done:
+  load_reader_close(&r);
+  load_edges_free(&edges);
+  return st;
+}
+
+halo_status halo_load_mtx_stream(const char *path, int64_t block,
+                                 halo_status (*emit)(void *ctx, const int64_t *pair,
+                                                     int64_t count),
+                                 void *ctx, halo_mtx_header *h, uint64_t *digest_out) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  int64_t *pair = NULL, count = 0, entries = 0;
+  halo_digest digest;
+  char *line;
+  size_t len;
+  int got;
+  halo_digest_init(&digest);
+  *h = (halo_mtx_header){0};
+  HALO_ALLOC(pair, 2 * (block + 1), "edge block");
+  HALO_TRY(load_reader_open(&r, path, &digest));
+  HALO_TRY(read_header(&r, path, h));
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    int edges = 0;
+    HALO_TRY(mtx_line(&r, line, h, pair + 2 * count, &edges));
+    if (edges == 0) continue;
+    if (++entries > h->nnz)
+      LOAD_FAIL(&r, HALO_ERR_FORMAT,
+                "more entries than the %lld declared on the size line (line %lld)",
+                (long long)h->nnz, (long long)h->size_line);
+    count += edges;
+    if (count >= block) {
+      HALO_TRY(emit(ctx, pair, count));
+      count = 0;
+    }
+  }
+  if (got < 0) HALO_TRY(got);
+  if (entries != h->nnz)
+    LOAD_FAIL(&r, HALO_ERR_FORMAT,
+              "file ends after %lld entries, but the size line (line %lld) declares %lld",
+              (long long)entries, (long long)h->size_line, (long long)h->nnz);
+  if (count > 0) HALO_TRY(emit(ctx, pair, count));
+  *digest_out = halo_digest_final(&digest);
+done:
+  load_reader_close(&r);
+  free(pair);
+  return st;
+}
+
 halo_status load_mtx(const char *path, halo_graph **out) {
   halo_status st = HALO_OK;
   load_reader r = {0};
@@ -154,29 +284,21 @@ halo_status load_mtx(const char *path, halo_graph **out) {
   *out = NULL;
 
   HALO_TRY(load_reader_open(&r, path, &digest));
+  HALO_TRY(read_header(&r, path, &h));
+  /* The size line is all the file promises; a symmetric file may store
+   * both directions of every entry.  nnz <= 2^62 keeps the product exact. */
+  const int64_t reserve = h.nnz > ((int64_t)1 << 62) ? INT64_MAX : h.nnz * (h.symmetric ? 2 : 1);
+  HALO_TRY(load_check_memory(path, r.line, h.rows, reserve));
+  edges.narrow = 1; /* 0-based ids in [0, rows) fit 32 bits */
+  HALO_TRY(load_edges_reserve(&edges, reserve < (1 << 24) ? reserve : (1 << 24)));
+
   char *line;
   size_t len;
-  int got = load_reader_next(&r, &line, &len);
-  if (got < 0) HALO_TRY(got);
-  HALO_TRY(parse_banner(&r, line, &h));
-
+  int got;
   int64_t entries = 0;
   while ((got = load_reader_next(&r, &line, &len)) > 0) {
     const char *p = load_skip_blank(line);
     if (*p == '\0' || *p == '%') continue;
-    if (h.size_line == 0) {
-      HALO_TRY(parse_size_line(&r, p, &h));
-      if (h.rows > ((int64_t)1 << 32))
-        LOAD_FAIL(&r, HALO_ERR_LIMIT, "%lld rows exceed the loaders' limit of 2^32 nodes",
-                  (long long)h.rows);
-      /* The size line is all the file promises; a symmetric file may store
-       * both directions of every entry.  nnz <= 2^62 keeps the product exact. */
-      int64_t reserve = h.nnz > ((int64_t)1 << 62) ? INT64_MAX : h.nnz * (h.symmetric ? 2 : 1);
-      HALO_TRY(load_check_memory(path, r.line, h.rows, reserve));
-      edges.narrow = 1; /* 0-based ids in [0, rows) fit 32 bits */
-      HALO_TRY(load_edges_reserve(&edges, reserve < (1 << 24) ? reserve : (1 << 24)));
-      continue;
-    }
     int64_t id[2];
     HALO_TRY(parse_entry(&r, p, &h, id));
     if (++entries > h.nnz)
@@ -187,8 +309,6 @@ halo_status load_mtx(const char *path, halo_graph **out) {
     if (h.symmetric && id[0] != id[1]) HALO_TRY(load_edges_push(&edges, id[1], id[0]));
   }
   if (got < 0) HALO_TRY(got);
-  if (h.size_line == 0)
-    LOAD_FAIL(&r, HALO_ERR_FORMAT, "no size line 'ROWS COLS ENTRIES' after the banner");
   if (entries != h.nnz)
     LOAD_FAIL(&r, HALO_ERR_FORMAT,
               "file ends after %lld entries, but the size line (line %lld) declares %lld",

@@ -1163,15 +1163,9 @@ static halo_status check_distributed(const cli *c) {
   const char *flag = c->write_metis ? "--write-metis" : c->split ? "--split" : NULL;
   if (flag)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "%s: --method ptscotch does not take it yet (it reads edge lists, OGB folders and "
-              "synthetic specs, with --features/--labels or --synthetic-* node data); use "
-              "--method metis or scotch",
+              "%s: --method ptscotch does not take it yet (it reads every input format, with "
+              "--features/--labels or --synthetic-* node data); use --method metis or scotch",
               flag);
-  if (c->format != HALO_FORMAT_AUTO && c->format != HALO_FORMAT_SPEC &&
-      c->format != HALO_FORMAT_EDGELIST && c->format != HALO_FORMAT_OGB)
-    HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--format: --method ptscotch reads edge lists, OGB folders and synthetic specs "
-              "only so far; use --method metis or scotch");
   if (c->opt.objective != HALO_OBJECTIVE_CUT)
     HALO_FAIL(HALO_ERR_ARG,
               "--objective %s: PT-Scotch minimises the edge cut only (drop --objective)",
@@ -1207,6 +1201,7 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
   pg.on = rank == 0 && isatty(STDERR_FILENO);
 
   const dist_request rq = {.input = c->input,
+                           .format = c->format,
                            .opt = c->opt,
                            .synth_features = c->synth_features,
                            .synth_classes = c->synth_classes,

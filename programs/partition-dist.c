@@ -243,24 +243,22 @@ done:
 
 /* What the input is to this rank; the ranks must agree on it, since each
  * kind runs other collectives. */
-enum { INPUT_SPEC = 0, INPUT_FILE = 1, INPUT_GZIP = 2, INPUT_OGB = 3 };
+enum { INPUT_SPEC = 0, INPUT_FILE = 1, INPUT_GZIP = 2, INPUT_OGB = 3, INPUT_MTX = 4 };
 
-/* The kind of the input; refuses the files the slices cannot read yet.
- * Local. */
+/* The kind of the input: --format's, else what halo_load_detect_format
+ * makes of the path. Local. */
 static halo_status input_kind(const dist *d, int *kind) {
   halo_status st = HALO_OK;
   const char *in = d->rq->input;
   struct stat sb;
-  const size_t len = strlen(in);
   *kind = INPUT_SPEC;
-  if (stat(in, &sb) != 0) goto done;
-  *kind = S_ISDIR(sb.st_mode) ? INPUT_OGB : halo_load_is_gzip(in) ? INPUT_GZIP : INPUT_FILE;
-  if ((len > 4 && strcmp(in + len - 4, ".mtx") == 0) ||
-      (len > 7 && strcmp(in + len - 7, ".mtx.gz") == 0))
-    HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "%s: --method ptscotch reads edge lists, OGB folders and synthetic specs so far, "
-              "not Matrix Market; use --method metis or scotch",
-              in);
+  const halo_format f =
+      d->rq->format != HALO_FORMAT_AUTO ? d->rq->format : halo_load_detect_format(in);
+  if (f == HALO_FORMAT_SPEC || stat(in, &sb) != 0) goto done;
+  *kind = f == HALO_FORMAT_OGB    ? INPUT_OGB
+          : f == HALO_FORMAT_MTX  ? INPUT_MTX
+          : halo_load_is_gzip(in) ? INPUT_GZIP
+                                  : INPUT_FILE;
 done:
   return st;
 }
@@ -309,15 +307,17 @@ done:
 }
 
 /* A gzip stream cannot be cut into byte ranges: rank 0 inflates and parses
- * it (halo_load_edgelist_stream, or for an OGB edge.csv of `nodes` nodes
- * halo_load_ogb_edge_stream, which continues d->digest) and deals its
- * edges out in blocks, round robin; an empty block ends them.  `nodes` is
- * -1 for an edge list.  Collective (agreed). */
+ * it (an edge list's for `nodes` NODES_SNAP, Matrix Market's for NODES_MTX,
+ * else an OGB edge.csv's of `nodes` nodes, continuing d->digest) and deals
+ * its edges out in blocks, round robin; an empty block ends them.
+ * Collective (agreed). */
+enum { NODES_SNAP = -1, NODES_MTX = -2 }; /* load_gzip's `nodes` for other formats */
+
 static halo_status load_gzip(dist *d, const char *path, int64_t nodes) {
   halo_status st = HALO_OK;
   gathered g = {.d = d};
   uint64_t digest = 0;
-  int64_t *block = NULL;
+  int64_t *block = NULL, mtx_rows = 0;
   /* Every other rank first holds a block's room, or none of them reads. */
   phase_begin(d);
   if (d->rank > 0 && !(block = malloc((size_t)GZIP_BLOCK_EDGES * 2 * sizeof *block))) {
@@ -327,9 +327,14 @@ static halo_status load_gzip(dist *d, const char *path, int64_t nodes) {
   HALO_TRY(phase_end(d, st));
   phase_begin(d);
   if (d->rank == 0) {
-    st = nodes < 0 ? halo_load_edgelist_stream(path, GZIP_BLOCK_EDGES, scatter_block, &g, &digest)
-                   : halo_load_ogb_edge_stream(path, nodes, GZIP_BLOCK_EDGES, scatter_block, &g,
-                                               &d->digest);
+    halo_mtx_header h = {0};
+    if (nodes == NODES_SNAP)
+      st = halo_load_edgelist_stream(path, GZIP_BLOCK_EDGES, scatter_block, &g, &digest);
+    else if (nodes == NODES_MTX) /* a block of a symmetric file may hold one edge more */
+      st = halo_load_mtx_stream(path, GZIP_BLOCK_EDGES - 1, scatter_block, &g, &h, &digest);
+    else
+      st = halo_load_ogb_edge_stream(path, nodes, GZIP_BLOCK_EDGES, scatter_block, &g, &d->digest);
+    mtx_rows = h.rows;
     if (st == HALO_ERR_MPI) goto held;
     for (int to = 1; to < d->size; to++)
       if (MPI_Send(NULL, 0, MPI_INT64_T, to, TAG_GZIP_BLOCK, d->comm) != MPI_SUCCESS) {
@@ -359,8 +364,13 @@ static halo_status load_gzip(dist *d, const char *path, int64_t nodes) {
   if (st == HALO_OK) st = g.st;
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
-  d->slice = (halo_edge_slice){
-      .nodes = nodes, .renumber = nodes < 0, .count = g.count, .pair = g.pair};
+  HALO_MPI(MPI_Bcast(&mtx_rows, 1, MPI_INT64_T, 0, d->comm));
+  d->slice = (halo_edge_slice){.nodes = nodes == NODES_SNAP  ? -1
+                                        : nodes == NODES_MTX ? mtx_rows
+                                                             : nodes,
+                               .renumber = nodes == NODES_SNAP,
+                               .count = g.count,
+                               .pair = g.pair};
   g.pair = NULL;
   snprintf(d->slice.source, sizeof d->slice.source, "%s", d->rq->input);
   d->slice.source_digest = digest;
@@ -374,6 +384,18 @@ done:
   return st;
 }
 
+/* The sum of `mine` over the ranks below this one, and over all (total
+ * may be NULL).  Collective. */
+static halo_status count_before(dist *d, int64_t mine, int64_t *before, int64_t *total) {
+  halo_status st = HALO_OK;
+  *before = 0;
+  HALO_MPI(MPI_Exscan(&mine, before, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  if (d->rank == 0) *before = 0; /* MPI_Exscan leaves rank 0's undefined */
+  if (total) HALO_MPI(MPI_Allreduce(&mine, total, 1, MPI_INT64_T, MPI_SUM, d->comm));
+done:
+  return st;
+}
+
 /* The lines of the slices below this rank's of a plain-text file.
  * Collective (agreed). */
 static halo_status lines_before(dist *d, const char *path, int64_t *before) {
@@ -383,8 +405,7 @@ static halo_status lines_before(dist *d, const char *path, int64_t *before) {
   phase_begin(d);
   st = halo_load_slice_lines(path, d->rank, d->size, &lines);
   HALO_TRY(phase_end(d, st));
-  HALO_MPI(MPI_Exscan(&lines, before, 1, MPI_INT64_T, MPI_SUM, d->comm));
-  if (d->rank == 0) *before = 0; /* MPI_Exscan leaves rank 0's undefined */
+  HALO_TRY(count_before(d, lines, before, NULL));
 done:
   return st;
 }
@@ -407,6 +428,56 @@ static halo_status load_file(dist *d, const char *path, int64_t nodes) {
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
   snprintf(d->slice.source, sizeof d->slice.source, "%s", d->rq->input);
+  d->slice.source_digest = digest;
+done:
+  return st;
+}
+
+/* A Matrix Market file: plain text by slices, whose entries are counted
+ * against the size line's over all ranks (the rank that holds the first
+ * entry too many reads its slice again to name its line); a gzip stream as
+ * an edge list's.  Ids are the file's rows less one.  Collective (agreed). */
+static halo_status load_mtx_file(dist *d) {
+  halo_status st = HALO_OK;
+  const char *path = d->rq->input;
+  int is_gzip = halo_load_is_gzip(path), any = 0;
+  halo_mtx_header h = {0};
+  int64_t lines = 0, line_base = 0, total_lines = 0, entries = 0, before = 0, total = 0;
+  uint64_t digest = 0;
+  HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
+  if (any) {
+    HALO_TRY(load_gzip(d, path, NODES_MTX));
+    goto done;
+  }
+  phase_begin(d);
+  st = halo_load_mtx_header(path, &h);
+  if (st == HALO_OK) st = halo_load_slice_lines(path, d->rank, d->size, &lines);
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(count_before(d, lines, &line_base, &total_lines));
+  phase_begin(d);
+  st = halo_load_mtx_slice(path, &h, d->rank, d->size, line_base, -1, &d->slice, &entries);
+  if (st == HALO_OK && d->rank == 0) st = halo_load_file_digest(path, &digest);
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(count_before(d, entries, &before, &total));
+  phase_begin(d);
+  if (total > h.nnz && before <= h.nnz && before + entries > h.nnz) {
+    halo_edge_slice again = {0};
+    int64_t kept = 0;
+    st = halo_load_mtx_slice(path, &h, d->rank, d->size, line_base, h.nnz - before, &again, &kept);
+    halo_edge_slice_free(&again);
+    if (st == HALO_OK) { /* the file changed between the reads */
+      halo_log_error("%s: more entries than the %" PRId64 " declared on the size line", path,
+                     h.nnz);
+      st = HALO_ERR_FORMAT;
+    }
+  }
+  if (total < h.nnz && d->rank == 0) { /* named at the file's last line, as halo_load names it */
+    halo_log_error("%s:%" PRId64 ": file ends after %" PRId64
+                   " entries, but the size line (line %" PRId64 ") declares %" PRId64,
+                   path, total_lines, total, h.size_line, h.nnz);
+    st = HALO_ERR_FORMAT;
+  }
+  HALO_TRY(phase_end(d, st));
   d->slice.source_digest = digest;
 done:
   return st;
@@ -637,12 +708,13 @@ static halo_status node_stream(dist *d, const char *path, int is_labels, void **
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Bcast(width, 1, MPI_INT32_T, 0, d->comm));
   ns.row_bytes = (size_t)*width * (is_labels ? sizeof(int32_t) : sizeof(float));
-  const int64_t message_rows =
-      NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes > 0 ? NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes
-                                                     : 1;
+  const int64_t message_rows = NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes > 0
+                                   ? NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes
+                                   : 1;
   phase_begin(d);
-  st = admit(path, "receiving its rows", (double)rows * (double)ns.row_bytes +
-                                             (double)message_rows * (double)ns.row_bytes + 8.0);
+  st = admit(
+      path, "receiving its rows",
+      (double)rows * (double)ns.row_bytes + (double)message_rows * (double)ns.row_bytes + 8.0);
   if (st == HALO_OK) {
     ns.block = malloc((size_t)(rows > 0 ? rows : 1) * ns.row_bytes);
     ns.message = malloc(sizeof(int64_t) + (size_t)message_rows * ns.row_bytes);
@@ -873,13 +945,15 @@ static halo_status load_input(dist *d) {
     st = halo_load_spec_slice(d->rq->input, d->rank, d->size, &d->slice);
   HALO_TRY(phase_end(d, st));
   if (kind == INPUT_GZIP) {
-    HALO_TRY(load_gzip(d, d->rq->input, -1));
+    HALO_TRY(load_gzip(d, d->rq->input, NODES_SNAP));
     HALO_TRY(renumber(d));
   } else if (kind == INPUT_FILE) {
     HALO_TRY(load_file(d, d->rq->input, -1));
     HALO_TRY(renumber(d));
   } else if (kind == INPUT_OGB) {
     HALO_TRY(load_ogb_folder(d));
+  } else if (kind == INPUT_MTX) {
+    HALO_TRY(load_mtx_file(d));
   }
   phase_begin(d);
   st = check_input(d);

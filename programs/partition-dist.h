@@ -12,11 +12,13 @@
 #include <stdint.h>
 
 #include "halo-graph.h"
+#include "halo-load.h"
 #include "halo-partition.h"
 
 /* What one run is asked to do, the same on every rank. */
 typedef struct dist_request {
   const char *input;
+  halo_format format; /* --format; HALO_FORMAT_AUTO: from the path */
   halo_partition_options opt;
   int32_t synth_features, synth_classes; /* --synthetic-features/classes, 0 when not given */
   const double *synth_split;             /* --synthetic-split's fractions, or NULL */

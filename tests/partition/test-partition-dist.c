@@ -461,7 +461,7 @@ static void write_ogb(const char *dir, uint64_t seed) {
   fclose(f);
   fclose(l);
   static const char *const scheme[2] = {"time", "random"}, *const name[3] = {"train", "valid",
-                                                                               "test"};
+                                                                             "test"};
   for (int s = 0; s < 2; s++) {
     for (int i = count - 1; i > 0; i--) { /* a shuffle per scheme */
       const int j = (int)(OGB_NEXT() % (uint64_t)(i + 1)), t = labelled[i];
@@ -491,6 +491,51 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
   compare_with_sequential("dist-ogb-gzip", dir, "metis", 3, "--split-name time");
   /* A real OGB-format dataset (Cora, all .csv.gz). */
   compare_with_sequential("dist-ogb-cora", HALO_DATASETS_DIR "/cora", "metis", 4, "");
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* A Matrix Market file of n nodes drawn from the seed: `symmetric`
+ * stores one triangle (with some diagonal entries), else a general 'real'
+ * file whose values are all 1; comment lines in the header and among the
+ * entries. Returns the entries written. */
+static int write_mtx(const char *path, uint64_t seed, int symmetric, int n, int entries) {
+  FILE *f = fopen(path, "w");
+  cr_assert(f, "%s", path);
+  uint64_t state = seed * 2654435761u + 11;
+  fprintf(f, "%%%%MatrixMarket matrix coordinate %s %s\n%% drawn by test-partition-dist\n%%\n",
+          symmetric ? "pattern" : "real", symmetric ? "symmetric" : "general");
+  fprintf(f, "%d %d %d\n", n, n, entries);
+  for (int i = 0; i < entries; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    int u = (int)((state >> 33) % (uint64_t)n), v = (int)((state >> 13) % (uint64_t)n);
+    if (i % 70 == 0) v = u;
+    if (symmetric && v > u) {
+      const int t = u;
+      u = v;
+      v = t;
+    }
+    fprintf(f, symmetric ? "%d %d\n" : "%d %d 1.0\n", u + 1, v + 1);
+    if (i % 2000 == 0) fprintf(f, "%% a comment among the entries\n");
+  }
+  cr_assert_eq(fclose(f), 0);
+  return entries;
+}
+
+Test(dist, matrix_market_slices_give_the_sequential_readers_shards, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.mtx", 43);
+  char *dir = pt_temp_dir("dist-mtx"), path[600], gz[700], *out = NULL;
+  snprintf(path, sizeof path, "%s/sym.mtx", dir);
+  write_mtx(path, seed, 1, 1800, 9000);
+  compare_with_sequential("dist-mtx-sym", path, "metis", 4,
+                          "--synthetic-features 4 --synthetic-classes 3");
+  snprintf(gz, sizeof gz, "%s/sym.mtx.gz", dir);
+  cr_assert_eq(pt_run(&out, "gzip -c %s > %s", path, gz), 0, "%s", out);
+  free(out);
+  compare_with_sequential("dist-mtx-gz", gz, "metis", 3, "");
+  snprintf(path, sizeof path, "%s/general.mtx", dir);
+  write_mtx(path, seed + 1, 0, 1500, 8000);
+  compare_with_sequential("dist-mtx-general", path, "metis", 3, "");
   pt_remove_tree(dir);
   free(dir);
 }
@@ -605,12 +650,6 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   refused(dir, 2, "", spec, 301, "", "--parts 301 exceeds the 300 nodes");
   refused(dir, 3, "-x HALO_MEMORY_AVAILABLE=4096", "sbm:nodes=300000,classes=3,avg-degree=6", 2, "",
           "available");
-  snprintf(path, sizeof path, "%s.mtx", dir);
-  FILE *mtx = fopen(path, "w");
-  fprintf(mtx, "%%%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2\n");
-  fclose(mtx);
-  refused(dir, 2, "", path, 2, "", "not Matrix Market");
-  remove(path);
   refused(dir, 2, "", HALO_DATASETS_DIR "/cora", 2, "--synthetic-features 4 --synthetic-classes 3",
           "already has node data");
   refused(dir, 2, "", spec, 2, "--write-metis g.metis", "--write-metis");
@@ -677,6 +716,22 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   refused(dir, 2, "", spec, 2, flags, "already has node data");
   remove(feat);
   remove(path);
+  /* Matrix Market: a bad entry in the second rank's slice, an entry past
+   * the size line's count, one short; each at halo_load's line. */
+  snprintf(path, sizeof path, "%s.mtx", dir);
+  write_mtx(path, 5, 1, 300, 3000); /* the entries are lines 5..3047 */
+  cr_assert_eq(pt_run(&out, "sed -i '2500s/.*/7 banana/' %s", path), 0, "%s", out);
+  free(out);
+  snprintf(want, sizeof want, "%s:2500: 'banana' is not an index", path);
+  refused(dir, 2, "", path, 2, "", want);
+  cr_assert_eq(pt_run(&out, "sed -i '2500s/.*/7 8/; 4s/.*/300 300 2990/' %s", path), 0, "%s", out);
+  free(out);
+  refused(dir, 3, "", path, 2, "", "more entries than the 2990 declared on the size line (line 4)");
+  cr_assert_eq(pt_run(&out, "sed -i '4s/.*/300 300 3001/' %s", path), 0, "%s", out);
+  free(out);
+  refused(dir, 2, "", path, 2, "",
+          "file ends after 3000 entries, but the size line (line 4) declares 3001");
+  remove(path);
   /* An OGB folder: a bad line in the second rank's slice of edge.csv, a
    * bad value in a gzipped node-feat (rank 0's stream), a split node
    * without a label, each named by file and line as halo_load names it. */
@@ -691,18 +746,17 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   cr_assert_eq(pt_run(&out, "sed -i '7000s/.*/12,13/' %s", bad), 0, "%s", out);
   free(out);
   snprintf(bad, sizeof bad, "%s/raw/node-feat.csv", ogb);
-  cr_assert_eq(pt_run(&out, "sed -i '1500s/^[^,]*,/oops,/' %s && gzip %s", bad, bad), 0, "%s",
-               out);
+  cr_assert_eq(pt_run(&out, "sed -i '1500s/^[^,]*,/oops,/' %s && gzip %s", bad, bad), 0, "%s", out);
   free(out);
   snprintf(want, sizeof want, "%s.gz:1500: 'oops' is not a number", bad);
   refused(dir, 3, "", ogb, 2, "--split-name time", want);
-  cr_assert_eq(pt_run(&out, "gunzip %s.gz && sed -i '1500s/oops/0.5/' %s", bad, bad), 0, "%s",
-               out);
+  cr_assert_eq(pt_run(&out, "gunzip %s.gz && sed -i '1500s/oops/0.5/' %s", bad, bad), 0, "%s", out);
   free(out);
   snprintf(bad, sizeof bad, "%s/split/time/test.csv", ogb);
   cr_assert_eq(pt_run(&out, "echo 1300 >> %s", bad), 0, "%s", out); /* 1300 = 13 * 100: nan */
   free(out);
-  refused(dir, 2, "", ogb, 2, "--split-name time", "node 1300 is in the test split but has no label");
+  refused(dir, 2, "", ogb, 2, "--split-name time",
+          "node 1300 is in the test split but has no label");
   pt_remove_tree(ogb);
   /* A sequential method under mpirun: one line, from rank 0. */
   const int rc = pt_run(&out, MPIRUN " -np 2 %s --input '%s' --parts 2 --out %s/o", EXE, spec, dir);
