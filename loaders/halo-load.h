@@ -286,15 +286,28 @@ halo_status halo_load_node_stream(const char *path, int is_labels, int64_t nodes
                                   halo_node_emit emit, void *ctx, int32_t *max_label,
                                   halo_digest *digest);
 
-/* OGB's split files (train, valid, test: one node id per line), read whole
- * by this process, into split[v - begin] (HALO_SPLIT_*) for the nodes v of
- * [begin, begin + rows): every line is parsed and checked against [0,
- * nodes), and the nodes of the range are checked as halo_load checks them
- * (labelled: labels[v - begin] >= 0, or every node when labels is NULL;
- * in one split at most), with its messages; digest continues (NULL: none).
+/* One rank's block of rows, for the split files. */
+typedef struct halo_split_block {
+  int64_t nodes, begin, rows;    /* the rows [begin, begin + rows) of `nodes` */
+  const int32_t *labels;         /* rows labels (-1: none), or NULL: every node labelled */
+  const int64_t *original;       /* a renumbered input: the rows' input ids (ascending), which
+                                    the files name; NULL: the files name the nodes */
+  int64_t original_lo, original_hi; /* with original: the input ids the block answers for,
+                                       the gaps between blocks' ids included */
+  const char *source;            /* the input, for messages */
+} halo_split_block;
+
+/* Split files (train, valid, test: one node id per line, OGB's format),
+ * read whole by this process, into split[v - begin] (HALO_SPLIT_*) for the
+ * block's nodes v: every line is parsed, and the ids the block answers for
+ * are checked as halo_load checks them (a node of the graph, labelled, in
+ * one split at most), with its messages; digest continues (NULL: none).
  * Local. */
-halo_status halo_load_split_block(const char *const paths[3], int64_t nodes, int64_t begin,
-                                  int64_t rows, const int32_t *labels, uint8_t *split,
-                                  halo_digest *digest);
+halo_status halo_load_split_block(const char *const paths[3], const halo_split_block *b,
+                                  uint8_t *split, halo_digest *digest);
+
+/* The three split files of folder `dir` (--split DIR), all of which must
+ * exist. Local. */
+halo_status halo_load_split_paths(const char *dir, char paths[3][HALO_OGB_PATH]);
 
 #endif /* HALO_LOAD_H */

@@ -259,12 +259,24 @@ static int cmp_i64(const void *pa, const void *pb) {
  * checks apply to the nodes of the range.  Labels from g (a whole graph,
  * whose original ids the files may name), else from labels[v - begin] (-1:
  * none), else every node is labelled. */
-static halo_status scan_splits(const char *const paths[3], halo_digest *digest, int64_t n,
-                               int64_t begin, int64_t rows, const halo_graph *g,
-                               const int32_t *labels, uint8_t *split) {
+/* The split files' ids, as the nodes of one range of rows. */
+typedef struct split_scan {
+  int64_t n, begin, rows;
+  const halo_graph *g;     /* a whole graph (labels, original ids), or NULL */
+  const int32_t *labels;   /* without g: rows labels (-1: none), or NULL (all labelled) */
+  const int64_t *original; /* the rows' input ids (ascending), or NULL: the files name nodes */
+  int64_t original_lo, original_hi; /* the input ids this range answers for */
+  const char *source;      /* the input, for messages */
+} split_scan;
+
+static halo_status scan_splits(const char *const paths[3], halo_digest *digest,
+                               const split_scan *sc, uint8_t *split) {
   halo_status st = HALO_OK;
   load_reader r = {0};
-  const int64_t *original = g ? g->original_id : NULL;
+  const int64_t n = sc->n, begin = sc->begin, rows = sc->rows;
+  const halo_graph *g = sc->g;
+  const int32_t *labels = sc->labels;
+  const int64_t *original = sc->original;
   for (int s = 0; s < 3; s++) {
     if (!paths[s]) continue;
     const uint8_t which = (uint8_t)(HALO_SPLIT_TRAIN + s);
@@ -287,14 +299,16 @@ static halo_status scan_splits(const char *const paths[3], halo_digest *digest, 
       const int64_t named = id;
       if (original) {
         /* A renumbered input: the file names the input's ids. */
-        const int64_t *at =
-            rc == LOAD_SCAN_OK ? bsearch(&named, original, (size_t)n, sizeof named, cmp_i64) : NULL;
+        if (rc == LOAD_SCAN_OK && (named < sc->original_lo || named >= sc->original_hi)) continue;
+        const int64_t *at = rc == LOAD_SCAN_OK ? bsearch(&named, original, (size_t)(g ? n : rows),
+                                                         sizeof named, cmp_i64)
+                                               : NULL;
         if (!at)
           LOAD_FAIL(&r, HALO_ERR_RANGE,
                     "node id %.*s is not a node of %s (no edge names it; ids here are those of "
                     "the input file)",
-                    (int)(p - tok), tok, g->source);
-        id = at - original;
+                    (int)(p - tok), tok, sc->source);
+        id = (at - original) + (g ? 0 : begin);
       } else if (rc == LOAD_SCAN_RANGE || id < 0 || id >= n) {
         LOAD_FAIL(&r, HALO_ERR_RANGE, "node id %.*s is out of range [0, %lld)", (int)(p - tok), tok,
                   (long long)n);
@@ -326,7 +340,14 @@ halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_dig
   halo_status st = HALO_OK;
   uint8_t *split = NULL;
   HALO_ALLOC(split, g->n, "node split");
-  HALO_TRY(scan_splits(paths, digest, g->n, 0, g->n, g, NULL, split));
+  const split_scan sc = {.n = g->n,
+                         .rows = g->n,
+                         .g = g,
+                         .original = g->original_id,
+                         .original_lo = INT64_MIN,
+                         .original_hi = INT64_MAX,
+                         .source = g->source};
+  HALO_TRY(scan_splits(paths, digest, &sc, split));
   free(g->split);
   g->split = split;
   split = NULL;
@@ -335,11 +356,18 @@ done:
   return st;
 }
 
-halo_status halo_load_split_block(const char *const paths[3], int64_t nodes, int64_t begin,
-                                  int64_t rows, const int32_t *labels, uint8_t *split,
-                                  halo_digest *digest) {
-  memset(split, HALO_SPLIT_NONE, (size_t)rows);
-  return scan_splits(paths, digest, nodes, begin, rows, NULL, labels, split);
+halo_status halo_load_split_block(const char *const paths[3], const halo_split_block *b,
+                                  uint8_t *split, halo_digest *digest) {
+  memset(split, HALO_SPLIT_NONE, (size_t)b->rows);
+  const split_scan sc = {.n = b->nodes,
+                         .begin = b->begin,
+                         .rows = b->rows,
+                         .labels = b->labels,
+                         .original = b->original,
+                         .original_lo = b->original_lo,
+                         .original_hi = b->original_hi,
+                         .source = b->source};
+  return scan_splits(paths, digest, &sc, split);
 }
 
 halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char *label_path) {

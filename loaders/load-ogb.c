@@ -210,6 +210,14 @@ done:
   return st;
 }
 
+halo_status halo_load_split_paths(const char *dir, char paths[3][HALO_OGB_PATH]) {
+  halo_status st = HALO_OK;
+  if (!is_dir(dir)) HALO_FAIL(HALO_ERR_ARG, "--split %s: not a folder", dir);
+  HALO_TRY(split_files_in(dir, paths));
+done:
+  return st;
+}
+
 halo_status halo_load_split(halo_graph *g, const char *dir) {
   halo_status st = HALO_OK;
   char paths[3][OGB_PATH];

@@ -1160,12 +1160,10 @@ done:
  * before any work. */
 static halo_status check_distributed(const cli *c) {
   halo_status st = HALO_OK;
-  const char *flag = c->write_metis ? "--write-metis" : c->split ? "--split" : NULL;
-  if (flag)
+  if (c->write_metis)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "%s: --method ptscotch does not take it yet (it reads every input format, with "
-              "--features/--labels or --synthetic-* node data); use --method metis or scotch",
-              flag);
+              "--write-metis: --method ptscotch does not take it yet (it would gather the whole "
+              "graph on one rank); use --method metis or scotch");
   if (c->opt.objective != HALO_OBJECTIVE_CUT)
     HALO_FAIL(HALO_ERR_ARG,
               "--objective %s: PT-Scotch minimises the edge cut only (drop --objective)",
@@ -1209,6 +1207,7 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
                            .features = c->features,
                            .labels = c->labels,
                            .split_name = c->split_name,
+                           .split = c->split,
                            .dims = c->dims,
                            .ndims = c->ndims,
                            .tmpdir = tmp,

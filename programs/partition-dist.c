@@ -878,7 +878,7 @@ static halo_status load_ogb_folder(dist *d) {
   halo_status st = HALO_OK;
   const dist_request *rq = d->rq;
   const halo_load_options opt = {.split_name = rq->split_name,
-                                 .skip_split = rq->synth_split != NULL};
+                                 .skip_split = rq->synth_split != NULL || rq->split != NULL};
   int64_t n = 0;
   uint64_t digest = 0;
   halo_digest_init(&d->digest);
@@ -910,15 +910,71 @@ static halo_status load_ogb_folder(dist *d) {
       halo_log_error("%s: out of memory allocating the block's split", rq->input);
       st = HALO_ERR_NOMEM;
     }
+    const halo_split_block b = {.nodes = n,
+                                .begin = begin,
+                                .rows = rows,
+                                .labels = d->has_file_labels ? d->labels : NULL,
+                                .source = rq->input};
     if (st == HALO_OK)
-      st = halo_load_split_block(paths, n, begin, rows, d->has_file_labels ? d->labels : NULL,
-                                 d->split, d->rank == 0 ? &d->digest : NULL);
+      st = halo_load_split_block(paths, &b, d->split, d->rank == 0 ? &d->digest : NULL);
     HALO_TRY(phase_end(d, st));
   }
   digest = halo_digest_final(&d->digest);
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
   d->slice.source_digest = digest;
 done:
+  return st;
+}
+
+/* --split DIR: every rank reads the three files whole for the nodes of
+ * its block (a renumbered input's files name its input ids: each block
+ * answers for those from its first input id to the next block's), and rank
+ * 0 folds them into the source digest as halo_load_split does, after the
+ * node data.  Collective (agreed). */
+static halo_status split_dir(dist *d) {
+  halo_status st = HALO_OK;
+  const dist_request *rq = d->rq;
+  const int64_t n = d->slice.nodes, begin = block_begin(n, d->size, d->rank);
+  const int64_t rows = block_begin(n, d->size, d->rank + 1) - begin;
+  char(*paths)[HALO_OGB_PATH] = NULL;
+  int64_t *first = NULL;
+  halo_digest digest;
+  uint64_t folded = 0;
+  halo_digest_init(&digest);
+  phase_begin(d);
+  paths = malloc(3 * sizeof *paths);
+  first = malloc((size_t)d->size * sizeof *first);
+  free(d->split);
+  d->split = malloc((size_t)(rows > 0 ? rows : 1));
+  if (!paths || !first || !d->split) {
+    halo_log_error("out of memory allocating the split");
+    st = HALO_ERR_NOMEM;
+  }
+  if (st == HALO_OK) st = halo_load_split_paths(rq->split, paths);
+  HALO_TRY(phase_end(d, st));
+  const int64_t mine = d->original && rows > 0 ? d->original[0] : INT64_MAX;
+  HALO_MPI(MPI_Allgather(&mine, 1, MPI_INT64_T, first, 1, MPI_INT64_T, d->comm));
+  halo_split_block b = {.nodes = n,
+                        .begin = begin,
+                        .rows = rows,
+                        .labels = d->has_file_labels ? d->labels : NULL,
+                        .original = d->original,
+                        .original_lo = d->rank == 0 ? INT64_MIN : mine,
+                        .original_hi = INT64_MAX,
+                        .source = d->slice.source};
+  for (int r = d->rank + 1; r < d->size && b.original_hi == INT64_MAX; r++)
+    b.original_hi = first[r];
+  if (rows == 0) b.original_lo = b.original_hi; /* an empty block answers for no id */
+  phase_begin(d);
+  const char *const files[3] = {paths[0], paths[1], paths[2]};
+  st = halo_load_split_block(files, &b, d->split, d->rank == 0 ? &digest : NULL);
+  HALO_TRY(phase_end(d, st));
+  folded = halo_digest_final(&digest);
+  HALO_MPI(MPI_Bcast(&folded, 1, MPI_UINT64_T, 0, d->comm));
+  d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ folded);
+done:
+  free(first);
+  free(paths);
   return st;
 }
 
@@ -959,6 +1015,7 @@ static halo_status load_input(dist *d) {
   st = check_input(d);
   HALO_TRY(phase_end(d, st));
   HALO_TRY(node_files(d));
+  if (d->rq->split) HALO_TRY(split_dir(d));
   phase_begin(d);
   st = check_dims(d);
   HALO_TRY(phase_end(d, st));
@@ -1431,10 +1488,17 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
     i = next_record(rec, i + head + 3 * degree, items);
   }
   if (d->has_synth) {
+    /* --split DIR replaces the drawn split, as a sequential run's. */
+    uint8_t *drawn = NULL;
     if (F > 0) HALO_ALLOC(out->x, rows * F, "node features");
     HALO_ALLOC(out->labels, rows, "node labels");
-    HALO_ALLOC(out->split, rows, "node split");
-    HALO_TRY(halo_node_synth_rows(&d->synth, out->id, rows, out->x, out->labels, out->split));
+    HALO_ALLOC(drawn, rows, "node split");
+    st = halo_node_synth_rows(&d->synth, out->id, rows, out->x, out->labels, drawn);
+    if (out->split)
+      free(drawn);
+    else
+      out->split = drawn;
+    HALO_TRY(st);
   }
   if (d->rq->synth_split) {
     if (!out->split) HALO_ALLOC(out->split, rows, "node split");

@@ -24,6 +24,7 @@ typedef struct dist_request {
   const double *synth_split;             /* --synthetic-split's fractions, or NULL */
   const char *features, *labels;         /* --features and --labels files, or NULL */
   const char *split_name;                /* --split-name: an OGB folder's split/NAME, or NULL */
+  const char *split;                     /* --split DIR: the split's folder, or NULL */
   const int32_t *dims;                   /* --dims, checked against the input's widths */
   int ndims;                             /* 0: no --dims */
   const char *tmpdir;                    /* the output folder's temporary name (rank 0's) */

@@ -379,6 +379,20 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   free(out);
   compare_with_sequential("dist-same-gzip", gz, "metis", 3, "");
   remove(gz);
+  /* --split DIR naming the file's own (sparse) ids: each block answers for
+   * the ids from its first to the next block's. */
+  char split_dir[700], split_flags[900];
+  snprintf(split_dir, sizeof split_dir, "%s/split", dir);
+  cr_assert_eq(pt_run(&out,
+                      "mkdir -p %s && grep -v '^#' %s | awk 'NF == 2 { print $1; print $2 }' | "
+                      "sort -n -u | awk -v d=%s '{ f = NR %% 5 == 0 ? \"valid\" : NR %% 5 == 1 ? "
+                      "\"test\" : \"train\"; if (NR %% 7 != 0) print > (d \"/\" f \".csv\") }'",
+                      split_dir, path, split_dir),
+               0, "%s", out);
+  free(out);
+  snprintf(split_flags, sizeof split_flags,
+           "--split %s --synthetic-features 4 --synthetic-classes 3", split_dir);
+  compare_with_sequential("dist-same-split-dir", path, "metis", 3, split_flags);
   /* Without the hook: the same cleaned graph, and shards that pass the plan
    * invariants against the graph halo_load reads. */
   halo_graph *g = NULL;
@@ -489,6 +503,10 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
   cr_assert_eq(pt_run(&out, "gzip %s/raw/*.csv %s/split/*/*.csv", dir, dir), 0, "%s", out);
   free(out);
   compare_with_sequential("dist-ogb-gzip", dir, "metis", 3, "--split-name time");
+  /* --split DIR replaces the folder's own split. */
+  char flags[900];
+  snprintf(flags, sizeof flags, "--split %s/split/random", dir);
+  compare_with_sequential("dist-ogb-split-dir", dir, "metis", 3, flags);
   /* A real OGB-format dataset (Cora, all .csv.gz). */
   compare_with_sequential("dist-ogb-cora", HALO_DATASETS_DIR "/cora", "metis", 4, "");
   pt_remove_tree(dir);
@@ -660,7 +678,7 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   for (int v = 0; v < 300; v++) fprintf(f, "%s\n", v == 200 ? "x" : "0");
   fclose(f);
   snprintf(env, sizeof env, "-x HALO_TEST_PARTS_FILE=%s", path);
-  char want[900];
+  char want[1600];
   snprintf(want, sizeof want, "%s:201: not a part", path);
   refused(dir, 2, env, spec, 2, "", want);
   remove(path);
@@ -715,6 +733,27 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   }
   refused(dir, 2, "", spec, 2, flags, "already has node data");
   remove(feat);
+  remove(path);
+  /* --split DIR on a renumbered list: an id no edge names, between two
+   * blocks' ids, is named once. */
+  snprintf(path, sizeof path, "%s.txt", dir);
+  f = fopen(path, "w");
+  for (int v = 0; v < 300; v++) fprintf(f, "%d %d\n", 10 * v, 10 * ((v + 1) % 300));
+  fclose(f);
+  char split_dir[700];
+  snprintf(split_dir, sizeof split_dir, "%s.split", dir);
+  cr_assert_eq(pt_run(&out,
+                      "mkdir -p %s && echo 10 > %s/train.csv && echo 20 > %s/valid.csv && "
+                      "printf '30\\n1505\\n' > %s/test.csv",
+                      split_dir, split_dir, split_dir, split_dir),
+               0, "%s", out);
+  free(out);
+  snprintf(flags, sizeof flags, "--split %s --synthetic-features 2 --synthetic-classes 2",
+           split_dir);
+  snprintf(want, sizeof want, "%s/test.csv:2: node id 1505 is not a node of %s (no edge names it",
+           split_dir, path);
+  refused(dir, 3, "", path, 2, flags, want);
+  pt_remove_tree(split_dir);
   remove(path);
   /* Matrix Market: a bad entry in the second rank's slice, an entry past
    * the size line's count, one short; each at halo_load's line. */
