@@ -163,9 +163,12 @@ halo_status halo_load_edgelist_stream(const char *path, int64_t block,
 typedef struct halo_node_slice {
   int64_t first;     /* node of the slice's first row: the lines before it */
   int64_t rows;      /* rows in the slice */
-  int32_t width;     /* features: the file's width (its line 1); labels: 1 */
+  int32_t width;     /* the file's width (its line 1): features, or labels' tasks (1: one
+                        label a node) */
   float *x;          /* features: rows x width, row-major; else NULL */
-  int32_t *labels;   /* labels: rows, -1 for unlabelled ("nan"); else NULL */
+  int32_t *labels;   /* labels of width 1: rows, -1 for unlabelled ("nan"); else NULL */
+  int8_t *targets;   /* labels of width > 1 (multi-label): rows x width of 1, 0 or -1
+                        (missing); else NULL */
   int32_t max_label; /* labels: the largest label of the slice (-1 when none) */
 } halo_node_slice;
 
@@ -177,8 +180,8 @@ typedef struct halo_node_slice {
 halo_status halo_load_features_slice(const char *path, int64_t slice, int64_t slices,
                                      int64_t line_base, int64_t nodes, halo_node_slice *out);
 
-/* The same for a labels file of one label per line; a file of several
- * columns (multi-label) is HALO_ERR_UNSUPPORTED. Local. */
+/* The same for a labels file: one label per line, or (several columns)
+ * one row of binary tasks, as halo_load_node_data reads them. Local. */
 halo_status halo_load_labels_slice(const char *path, int64_t slice, int64_t slices,
                                    int64_t line_base, int64_t nodes, halo_node_slice *out);
 
@@ -269,12 +272,19 @@ halo_status halo_load_ogb_edge_stream(const char *path, int64_t nodes, int64_t b
                                                           int64_t count),
                                       void *ctx, halo_digest *digest);
 
-/* The width of a node-data file: its line 1's fields for features, 1 for
- * labels (a multi-label file is HALO_ERR_UNSUPPORTED). Local. */
-halo_status halo_load_node_width(const char *path, int is_labels, int32_t *width);
+/* The width of a node-data file: its line 1's fields (features, or a
+ * labels file's tasks: 1 for one label a node). Local. */
+halo_status halo_load_node_width(const char *path, int32_t *width);
 
-/* Rows [first, first + rows) of a node-data file: rows x width floats
- * (features) or rows labels (int32, -1 unlabelled). */
+/* The bytes of one item of a node-data row (a float feature, an int32
+ * label, an int8 task of a multi-label row), and what the rows are called
+ * in messages. Local. */
+size_t halo_load_node_item(int is_labels, int32_t width);
+const char *halo_load_node_rows_name(int is_labels, int32_t width);
+
+/* Rows [first, first + rows) of a node-data file: rows x width items of
+ * halo_load_node_item's size (floats, int32 labels, -1 unlabelled, or int8
+ * tasks). */
 typedef halo_status (*halo_node_emit)(void *ctx, int64_t first, int64_t rows, const void *data);
 
 /* A node-data file read whole by this process (a gzip stream), handed to
@@ -295,6 +305,7 @@ typedef struct halo_split_block {
   int64_t original_lo, original_hi; /* with original: the input ids the block answers for,
                                        the gaps between blocks' ids included */
   const char *source;            /* the input, for messages */
+  int multilabel;                /* for messages: labels are rows of tasks */
 } halo_split_block;
 
 /* Split files (train, valid, test: one node id per line, OGB's format),

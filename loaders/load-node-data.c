@@ -141,6 +141,26 @@ done:
   return st;
 }
 
+/* One row of `width` multi-label entries (parse_target). */
+static halo_status parse_target_row(const load_reader *r, const char *line, int32_t width,
+                                    int8_t *out) {
+  halo_status st = HALO_OK;
+  const char *p = line;
+  for (int32_t c = 0; c < width; c++) {
+    HALO_TRY(parse_target(r, &p, c, &out[c]));
+    if (*p == ',' && c + 1 < width) {
+      p++;
+      continue;
+    }
+    if (*p == ',' || (*p == '\0' && c + 1 < width))
+      LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d labels, expected %d as on line 1",
+                *p == ',' ? count_fields(line) : c + 1, width);
+    if (*p != '\0') LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after label %d", *p, c + 1);
+  }
+done:
+  return st;
+}
+
 /* The rest of a multi-label file whose first row has `width` columns: one
  * row of `width` entries per node (parse_target). */
 static halo_status read_targets(load_reader *r, char *line, int64_t n, int32_t width,
@@ -158,18 +178,7 @@ static halo_status read_targets(load_reader *r, char *line, int64_t n, int32_t w
     if (row >= n)
       LOAD_FAIL(r, HALO_ERR_MISMATCH, "more label rows than the %lld nodes of the graph",
                 (long long)n);
-    const char *p = line;
-    for (int32_t c = 0; c < width; c++) {
-      HALO_TRY(parse_target(r, &p, c, &t[(size_t)row * (size_t)width + (size_t)c]));
-      if (*p == ',' && c + 1 < width) {
-        p++;
-        continue;
-      }
-      if (*p == ',' || (*p == '\0' && c + 1 < width))
-        LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d labels, expected %d as on line 1",
-                  *p == ',' ? count_fields(line) : c + 1, width);
-      if (*p != '\0') LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after label %d", *p, c + 1);
-    }
+    HALO_TRY(parse_target_row(r, line, width, &t[(size_t)row * (size_t)width]));
     row++;
   }
   if (got < 0) HALO_TRY(got);
@@ -267,6 +276,7 @@ typedef struct split_scan {
   const int64_t *original; /* the rows' input ids (ascending), or NULL: the files name nodes */
   int64_t original_lo, original_hi; /* the input ids this range answers for */
   const char *source;      /* the input, for messages */
+  int multilabel;          /* without g: for messages */
 } split_scan;
 
 static halo_status scan_splits(const char *const paths[3], halo_digest *digest,
@@ -318,7 +328,8 @@ static halo_status scan_splits(const char *const paths[3], halo_digest *digest,
       if (!labelled)
         LOAD_FAIL(&r, HALO_ERR_RANGE,
                   "node %lld is in the %s split but has no label (-1 or nan in the labels%s)",
-                  (long long)named, SPLIT_NAMES[which], g && g->multilabel ? ", in every task" : "");
+                  (long long)named, SPLIT_NAMES[which],
+                  (g ? g->multilabel : sc->multilabel) ? ", in every task" : "");
       uint8_t *at = &split[id - begin];
       if (*at == which)
         LOAD_FAIL(&r, HALO_ERR_PARSE, "node %lld is repeated in the %s split", (long long)named,
@@ -366,7 +377,8 @@ halo_status halo_load_split_block(const char *const paths[3], const halo_split_b
                          .original = b->original,
                          .original_lo = b->original_lo,
                          .original_hi = b->original_hi,
-                         .source = b->source};
+                         .source = b->source,
+                         .multilabel = b->multilabel};
   return scan_splits(paths, digest, &sc, split);
 }
 
@@ -565,24 +577,26 @@ done:
   return st;
 }
 
-halo_status halo_load_node_width(const char *path, int is_labels, int32_t *width) {
-  halo_status st = HALO_OK;
-  HALO_TRY(first_line_fields(path, width));
-  if (is_labels && *width > 1)
-    HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "%s: %d columns: multi-label files are not read by --method ptscotch yet; use "
-              "--method metis or scotch",
-              path, *width);
-  if (is_labels) *width = 1;
-done:
-  return st;
+halo_status halo_load_node_width(const char *path, int32_t *width) {
+  return first_line_fields(path, width);
 }
 
-/* One row of a node-data file into row `at` of the block's data. */
+const char *halo_load_node_rows_name(int is_labels, int32_t width) {
+  return !is_labels ? "feature rows" : width > 1 ? "label rows" : "labels";
+}
+
+size_t halo_load_node_item(int is_labels, int32_t width) {
+  return !is_labels ? sizeof(float) : width > 1 ? sizeof(int8_t) : sizeof(int32_t);
+}
+
+/* One row of a node-data file into row `at` of the block's data: features,
+ * a label, or a multi-label row (labels of width > 1). */
 static halo_status node_row(const load_reader *r, const char *line, int is_labels, int32_t width,
                             void *data, int64_t at, int32_t *max_label) {
   halo_status st = HALO_OK;
-  if (is_labels) {
+  if (is_labels && width > 1) {
+    HALO_TRY(parse_target_row(r, line, width, (int8_t *)data + at * width));
+  } else if (is_labels) {
     int32_t *label = (int32_t *)data + at;
     HALO_TRY(parse_label(r, line, label));
     if (*label > *max_label) *max_label = *label;
@@ -605,14 +619,14 @@ halo_status halo_load_node_stream(const char *path, int is_labels, int64_t nodes
   size_t len;
   int got;
   *max_label = -1;
-  HALO_TRY(halo_load_node_width(path, is_labels, &width));
-  data = malloc((size_t)block * (size_t)width * (is_labels ? sizeof(int32_t) : sizeof(float)));
+  HALO_TRY(halo_load_node_width(path, &width));
+  data = malloc((size_t)block * (size_t)width * halo_load_node_item(is_labels, width));
   if (!data) HALO_FAIL(HALO_ERR_NOMEM, "%s: out of memory allocating a block of rows", path);
   HALO_TRY(load_reader_open(&r, path, digest));
   while ((got = load_reader_next(&r, &line, &len)) > 0) {
     if (first + rows >= nodes)
       LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph",
-                is_labels ? "labels" : "feature rows", (long long)nodes);
+                halo_load_node_rows_name(is_labels, width), (long long)nodes);
     HALO_TRY(node_row(&r, line, is_labels, width, data, rows, max_label));
     if (++rows == block) {
       HALO_TRY(emit(ctx, first, rows, data));
@@ -638,23 +652,25 @@ static halo_status node_slice(const char *path, int64_t slice, int64_t slices, i
   size_t len;
   int got;
   *out = (halo_node_slice){.first = line_base, .width = 1, .max_label = -1};
-  HALO_TRY(halo_load_node_width(path, is_labels, &out->width));
+  HALO_TRY(halo_load_node_width(path, &out->width));
   HALO_TRY(halo_load_slice_lines(path, slice, slices, &lines));
   cap = lines;
-  if (is_labels)
+  void *data = NULL;
+  if (is_labels && out->width > 1)
+    HALO_ALLOC(out->targets, cap * out->width, "node labels (multi-label)");
+  else if (is_labels)
     HALO_ALLOC(out->labels, cap, "node labels");
   else
     HALO_ALLOC(out->x, cap * out->width, "node features");
+  data = out->targets ? (void *)out->targets : out->labels ? (void *)out->labels : (void *)out->x;
   HALO_TRY(load_reader_open_slice(&r, path, slice, slices));
   r.line_base = line_base;
   while ((got = load_reader_next(&r, &line, &len)) > 0) {
     if (line_base + out->rows >= nodes)
       LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph",
-                is_labels ? "labels" : "feature rows", (long long)nodes);
+                halo_load_node_rows_name(is_labels, out->width), (long long)nodes);
     if (out->rows == cap) LOAD_FAIL(&r, HALO_ERR_IO, "the file changed while it was read");
-    HALO_TRY(node_row(&r, line, is_labels, out->width,
-                      is_labels ? (void *)out->labels : (void *)out->x, out->rows,
-                      &out->max_label));
+    HALO_TRY(node_row(&r, line, is_labels, out->width, data, out->rows, &out->max_label));
     out->rows++;
   }
   if (got < 0) HALO_TRY(got);
@@ -678,7 +694,9 @@ void halo_node_slice_free(halo_node_slice *s) {
   if (!s) return;
   free(s->x);
   free(s->labels);
+  free(s->targets);
   s->x = NULL;
   s->labels = NULL;
+  s->targets = NULL;
   s->rows = 0;
 }

@@ -226,9 +226,11 @@ typedef struct halo_part_rows {
   const int64_t *nbr;         /* size indptr[n_owned]: each row's neighbours, ascending */
   const int32_t *nbr_part;    /* the part of each neighbour */
   const int64_t *nbr_degree;  /* the degree of each neighbour in the clean graph */
-  int32_t features, classes;  /* as halo_graph (no multi-label and no input ids yet) */
+  int32_t features, classes;  /* as halo_graph */
   const float *x;             /* n_owned x features, or NULL */
   const int32_t *labels;      /* n_owned, or NULL */
+  const int8_t *targets;      /* multi-label: n_owned x classes tasks (1, 0, -1 missing), or
+                               * NULL */
   const uint8_t *split;       /* n_owned, or NULL */
   const int64_t *original_id; /* n_owned: each row's id in the input, or NULL (as
                                * halo_graph.original_id) */

@@ -72,13 +72,17 @@ halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order 
   for (int64_t j = 0; j < n; j++) g->indptr[j + 1] += g->indptr[j];
   if (F > 0) HALO_ALLOC(g->x, n * F, "features");
   if (rows->labels) HALO_ALLOC(g->labels, n, "labels");
+  if (rows->targets) HALO_ALLOC(g->targets, (size_t)n * (size_t)rows->classes, "targets");
   if (rows->split) HALO_ALLOC(g->split, n, "split");
   g->features = rows->features;
   g->classes = rows->classes;
+  g->multilabel = rows->targets != NULL;
+  const size_t C = (size_t)rows->classes;
   for (int64_t r = 0; r < n_owned; r++) {
     const int64_t j = row_of[r];
     if (F > 0) memcpy(g->x + j * F, rows->x + r * F, (size_t)F * sizeof *g->x);
     if (rows->labels) g->labels[j] = rows->labels[r];
+    if (rows->targets) memcpy(g->targets + (size_t)j * C, rows->targets + (size_t)r * C, C);
     if (rows->split) g->split[j] = rows->split[r];
   }
   /* Owned rows ascend in id as their local rows do: the CSR fills in order. */

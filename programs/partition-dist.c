@@ -61,11 +61,13 @@ typedef struct dist {
   int64_t ghosts;
   int64_t *original; /* size g.rows: the block's ids in the input, or NULL (ids kept) */
   /* Node data from --features and --labels files, the block's rows. */
-  int32_t file_features; /* their width, 0 without --features */
-  int32_t file_classes;  /* max label + 1, 0 without --labels */
-  int has_file_labels;
+  int32_t file_features;  /* their width, 0 without --features */
+  int32_t file_classes;   /* max label + 1 (or a multi-label file's tasks), 0 without labels */
+  int has_file_labels;    /* one label a node, in labels */
+  int file_multilabel;    /* rows of file_classes tasks a node, in targets */
   float *x;               /* block rows x file_features */
   int32_t *labels;        /* block rows */
+  int8_t *targets;        /* block rows x file_classes, multi-label */
   uint8_t *split;         /* block rows: an OGB folder's split (HALO_SPLIT_*), or NULL */
   halo_ogb_files *ogb;    /* an OGB folder's files, or NULL */
   int ogb_node_data;      /* 1: the node data came with the OGB folder */
@@ -704,10 +706,10 @@ static halo_status node_stream(dist *d, const char *path, int is_labels, void **
   *block = NULL;
   *width = 1;
   phase_begin(d);
-  if (d->rank == 0) st = halo_load_node_width(path, is_labels, width);
+  if (d->rank == 0) st = halo_load_node_width(path, width);
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Bcast(width, 1, MPI_INT32_T, 0, d->comm));
-  ns.row_bytes = (size_t)*width * (is_labels ? sizeof(int32_t) : sizeof(float));
+  ns.row_bytes = (size_t)*width * halo_load_node_item(is_labels, *width);
   const int64_t message_rows = NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes > 0
                                    ? NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes
                                    : 1;
@@ -739,7 +741,7 @@ static halo_status node_stream(dist *d, const char *path, int is_labels, void **
     counts[1] = label;
     if (st == HALO_OK && ns.rows != n) {
       halo_log_error("%s: %" PRId64 " %s, but the graph has %" PRId64 " nodes", path, ns.rows,
-                     is_labels ? "labels" : "feature rows", n);
+                     halo_load_node_rows_name(is_labels, *width), n);
       st = HALO_ERR_MISMATCH;
     }
   } else {
@@ -796,13 +798,15 @@ static halo_status node_slices(dist *d, const char *path, int is_labels, void **
   phase_begin(d);
   if (total != n && d->rank == 0) {
     halo_log_error("%s: %" PRId64 " %s, but the graph has %" PRId64 " nodes", path, total,
-                   is_labels ? "labels" : "feature rows", n);
+                   halo_load_node_rows_name(is_labels, ns.width), n);
     st = HALO_ERR_MISMATCH;
   }
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Allreduce(&ns.max_label, max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
   *width = ns.width;
-  if (is_labels)
+  if (ns.targets)
+    HALO_TRY(to_blocks(d, ns.first, ns.rows, ns.targets, ns.width, MPI_INT8_T, 1, block));
+  else if (is_labels)
     HALO_TRY(to_blocks(d, ns.first, ns.rows, ns.labels, 1, MPI_INT32_T, sizeof(int32_t), block));
   else
     HALO_TRY(to_blocks(d, ns.first, ns.rows, ns.x, ns.width, MPI_FLOAT, sizeof(float), block));
@@ -823,7 +827,11 @@ static halo_status node_file(dist *d, const char *path, int is_labels) {
     HALO_TRY(node_stream(d, path, is_labels, &block, &width, &max_label));
   else
     HALO_TRY(node_slices(d, path, is_labels, &block, &width, &max_label));
-  if (is_labels) {
+  if (is_labels && width > 1) { /* one binary task a column (ogbn-proteins' 112) */
+    d->file_classes = width;
+    d->file_multilabel = 1;
+    d->targets = block;
+  } else if (is_labels) {
     d->file_classes = max_label + 1;
     d->has_file_labels = d->file_classes > 0; /* all "nan": no labels, as halo_load has it */
     d->labels = block;
@@ -870,6 +878,26 @@ done:
   return st;
 }
 
+/* Which of the block's nodes are labelled, for the split's checks: the
+ * labels (-1: none), for multi-label rows -1 where every task is missing
+ * (*owned then holds the array), or NULL: all of them. Local. */
+static halo_status block_labelled(const dist *d, int64_t rows, const int32_t **out,
+                                  int32_t **owned) {
+  halo_status st = HALO_OK;
+  *out = d->has_file_labels ? d->labels : NULL;
+  *owned = NULL;
+  if (!d->file_multilabel) goto done;
+  HALO_ALLOC(*owned, rows, "labelled nodes");
+  for (int64_t r = 0; r < rows; r++) {
+    (*owned)[r] = -1;
+    for (int32_t t = 0; t < d->file_classes; t++)
+      if (d->targets[r * d->file_classes + t] >= 0) (*owned)[r] = 0;
+  }
+  *out = *owned;
+done:
+  return st;
+}
+
 /* An OGB folder, in halo_load's order so that rank 0's digest is its:
  * num-node-list, edge.csv's slices (or rank 0's stream of a .gz), node-feat
  * and node-label to the blocks of rows, then the split files, which every
@@ -910,13 +938,18 @@ static halo_status load_ogb_folder(dist *d) {
       halo_log_error("%s: out of memory allocating the block's split", rq->input);
       st = HALO_ERR_NOMEM;
     }
+    const int32_t *labelled = NULL;
+    int32_t *owned = NULL;
+    if (st == HALO_OK) st = block_labelled(d, rows, &labelled, &owned);
     const halo_split_block b = {.nodes = n,
                                 .begin = begin,
                                 .rows = rows,
-                                .labels = d->has_file_labels ? d->labels : NULL,
-                                .source = rq->input};
+                                .labels = labelled,
+                                .source = rq->input,
+                                .multilabel = d->file_multilabel};
     if (st == HALO_OK)
       st = halo_load_split_block(paths, &b, d->split, d->rank == 0 ? &d->digest : NULL);
+    free(owned);
     HALO_TRY(phase_end(d, st));
   }
   digest = halo_digest_final(&d->digest);
@@ -938,6 +971,7 @@ static halo_status split_dir(dist *d) {
   const int64_t rows = block_begin(n, d->size, d->rank + 1) - begin;
   char(*paths)[HALO_OGB_PATH] = NULL;
   int64_t *first = NULL;
+  int32_t *owned = NULL;
   halo_digest digest;
   uint64_t folded = 0;
   halo_digest_init(&digest);
@@ -954,10 +988,15 @@ static halo_status split_dir(dist *d) {
   HALO_TRY(phase_end(d, st));
   const int64_t mine = d->original && rows > 0 ? d->original[0] : INT64_MAX;
   HALO_MPI(MPI_Allgather(&mine, 1, MPI_INT64_T, first, 1, MPI_INT64_T, d->comm));
+  const int32_t *labelled = NULL;
+  phase_begin(d);
+  st = block_labelled(d, rows, &labelled, &owned);
+  HALO_TRY(phase_end(d, st));
   halo_split_block b = {.nodes = n,
                         .begin = begin,
                         .rows = rows,
-                        .labels = d->has_file_labels ? d->labels : NULL,
+                        .labels = labelled,
+                        .multilabel = d->file_multilabel,
                         .original = d->original,
                         .original_lo = d->rank == 0 ? INT64_MIN : mine,
                         .original_hi = INT64_MAX,
@@ -973,6 +1012,7 @@ static halo_status split_dir(dist *d) {
   HALO_MPI(MPI_Bcast(&folded, 1, MPI_UINT64_T, 0, d->comm));
   d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ folded);
 done:
+  free(owned);
   free(first);
   free(paths);
   return st;
@@ -1370,10 +1410,19 @@ typedef struct written {
 } written;
 
 /* A row's record: its id, its id in the input (or -1), its degree, its
- * label, split and feature row (two floats an item) when they come from
- * files, then (neighbour, part, degree) for each neighbour. */
+ * label, split, tasks (eight an item) and feature row (two floats an item)
+ * when they come from files, then (neighbour, part, degree) for each
+ * neighbour. */
+static int64_t target_items(const dist *d) {
+  return d->file_multilabel ? (d->file_classes + 7) / 8 : 0;
+}
+
+static int64_t record_x_at(const dist *d) {
+  return 3 + d->has_file_labels + (d->split != NULL) + target_items(d);
+}
+
 static int64_t record_head(const dist *d) {
-  return 3 + d->has_file_labels + (d->split != NULL) + (d->file_features + 1) / 2;
+  return 3 + d->has_file_labels + (d->split != NULL) + target_items(d) + (d->file_features + 1) / 2;
 }
 
 static int64_t record_items(const dist *d, int64_t r) {
@@ -1411,8 +1460,13 @@ static void pack_rows(const dist *d, int32_t first, int64_t *counts, int64_t *ou
     rec[2] = g->indptr[r + 1] - g->indptr[r];
     if (d->has_file_labels) rec[3] = d->labels[r];
     if (d->split) rec[3 + d->has_file_labels] = d->split[r];
+    if (d->file_multilabel) {
+      int64_t *tasks = rec + 3 + d->has_file_labels + (d->split != NULL);
+      tasks[target_items(d) - 1] = 0; /* the part of a last item no task fills */
+      memcpy(tasks, d->targets + r * d->file_classes, (size_t)d->file_classes);
+    }
     if (d->file_features > 0) {
-      int64_t *row = rec + 3 + d->has_file_labels + (d->split != NULL);
+      int64_t *row = rec + record_x_at(d);
       row[(d->file_features + 1) / 2 - 1] = 0; /* the half of a last item no float fills */
       memcpy(row, d->x + r * d->file_features, (size_t)d->file_features * sizeof *d->x);
     }
@@ -1430,6 +1484,7 @@ typedef struct part_rows {
   halo_part_rows rows;
   int64_t *id, *indptr, *nbr, *nbr_degree, *original_id;
   int32_t *nbr_part, *labels;
+  int8_t *targets;
   float *x;
   uint8_t *split;
 } part_rows;
@@ -1442,6 +1497,7 @@ static void part_rows_free(part_rows *p) {
   free(p->nbr_degree);
   free(p->nbr_part);
   free(p->labels);
+  free(p->targets);
   free(p->x);
   free(p->split);
   *p = (part_rows){0};
@@ -1470,13 +1526,16 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
   if (d->file_features > 0) HALO_ALLOC(out->x, rows * F, "node features");
   if (d->has_file_labels) HALO_ALLOC(out->labels, rows, "node labels");
   if (d->split) HALO_ALLOC(out->split, rows, "node split");
-  const int64_t x_at = 3 + d->has_file_labels + (d->split != NULL);
+  if (d->file_multilabel) HALO_ALLOC(out->targets, rows * d->file_classes, "node labels");
+  const int64_t x_at = record_x_at(d), tasks_at = x_at - target_items(d);
   for (int64_t i = next_record(rec, 0, items), r = 0, k = 0; i < items; r++) {
     const int64_t degree = rec[i + 2];
     out->id[r] = rec[i];
     if (out->original_id) out->original_id[r] = rec[i + 1];
     if (out->labels) out->labels[r] = (int32_t)rec[i + 3];
     if (out->split) out->split[r] = (uint8_t)rec[i + 3 + d->has_file_labels];
+    if (out->targets)
+      memcpy(out->targets + r * d->file_classes, rec + i + tasks_at, (size_t)d->file_classes);
     if (out->x) memcpy(out->x + r * F, rec + i + x_at, (size_t)F * sizeof *out->x);
     out->indptr[r + 1] = out->indptr[r] + degree;
     for (int64_t j = 0; j < degree; j++, k++) {
@@ -1524,6 +1583,7 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
                                .classes = d->has_synth ? d->synth.classes : d->file_classes,
                                .x = out->x,
                                .labels = out->labels,
+                               .targets = out->targets,
                                .split = out->split,
                                .original_id = out->original_id};
 done:
@@ -1674,6 +1734,7 @@ static halo_status write_manifest(dist *d, written *w, const int32_t *all_parts,
                        .edges = summary->m,
                        .features = summary->features,
                        .classes = summary->classes,
+                       .multilabel = summary->multilabel,
                        .parts = P,
                        .seed = d->rq->opt.seed,
                        .ufactor = d->rq->opt.ufactor,
@@ -1711,6 +1772,7 @@ static void dist_free(dist *d) {
   free(d->original);
   free(d->x);
   free(d->labels);
+  free(d->targets);
   free(d->split);
   free(d->ogb);
   if (d->pair_type != MPI_DATATYPE_NULL) MPI_Type_free(&d->pair_type);
@@ -1743,6 +1805,7 @@ halo_status dist_partition(MPI_Comm comm, const dist_request *rq, dist_result *o
   g->m = d.g.edges;
   g->features = d.has_synth ? d.synth.features : d.file_features;
   g->classes = d.has_synth ? d.synth.classes : d.file_classes;
+  g->multilabel = d.file_multilabel;
   snprintf(g->source, sizeof g->source, "%s", d.slice.source);
   g->source_digest = rq->synth_split ? halo_split_digest(d.slice.source_digest, rq->synth_split,
                                                          (uint64_t)rq->opt.seed)

@@ -215,10 +215,23 @@ static void export_parts(const char *dir, const char *path) {
   halo_manifest_destroy(&m);
 }
 
+/* The same groups, datasets and attributes, of the same types and shapes
+ * (h5dump's header; a string's size aside: the method's name differs):
+ * h5diff compares the objects that both files hold, not which. */
+static void same_headers(const char *a, const char *b) {
+  char *ha = NULL, *hb = NULL;
+  cr_assert_eq(pt_run(&ha, "h5dump -H %s | sed 1d | grep -v STRSIZE", a), 0, "%s", ha);
+  cr_assert_eq(pt_run(&hb, "h5dump -H %s | sed 1d | grep -v STRSIZE", b), 0, "%s", hb);
+  cr_expect_str_eq(ha, hb, "%s and %s hold different objects", a, b);
+  free(ha);
+  free(hb);
+}
+
 /* h5diff of two shards: they may differ in their run id alone (it names
  * the method, which differs), every dataset the same. */
 static void same_datasets(const char *a, const char *b) {
   char *out = NULL;
+  same_headers(a, b);
   int rc = pt_run(&out, "h5diff -c %s %s", a, b);
   if (rc != 0) {
     int differences = -1;
@@ -238,6 +251,7 @@ static void same_datasets(const char *a, const char *b) {
  * and the source digest are the same. */
 static void same_manifest(const char *a, const char *b) {
   char *out = NULL;
+  same_headers(a, b);
   if (pt_run(&out, "h5diff -c %s %s", a, b) == 0) {
     free(out);
     return;
@@ -433,9 +447,10 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
 
 /* An OGB folder of plain CSVs, drawn from the seed: raw/ with edge.csv
  * (repeats, self-loops and one-way edges), node-feat.csv, node-label.csv
- * ("nan" for every 13th node), and two split schemes, split/time/ and
- * split/random/, of labelled nodes only. */
-static void write_ogb(const char *dir, uint64_t seed) {
+ * (one label a node, or `tasks` > 0 columns of 0, 1 or nan; every 13th
+ * node unlabelled), and two split schemes, split/time/ and split/random/,
+ * of labelled nodes only. */
+static void write_ogb(const char *dir, uint64_t seed, int tasks) {
   char path[700], *out = NULL;
   const int n = 2000;
   cr_assert_eq(pt_run(&out, "mkdir -p %s/raw %s/split/time %s/split/random", dir, dir, dir), 0,
@@ -465,7 +480,14 @@ static void write_ogb(const char *dir, uint64_t seed) {
     for (int c = 0; c < 6; c++)
       fprintf(f, "%s%.4f", c ? "," : "", (double)(OGB_NEXT() % 20000) / 10000.0 - 1.0);
     fprintf(f, "\n");
-    if (v % 13 == 0) {
+    if (tasks > 0) {
+      for (int t = 0; t < tasks; t++) {
+        const int draw = v % 13 == 0 ? 2 : (int)(OGB_NEXT() % (t == 0 ? 2 : 3));
+        fprintf(l, "%s%s", t ? "," : "", draw == 2 ? "nan" : draw ? "1" : "0");
+      }
+      fprintf(l, "\n");
+      if (v % 13 != 0) labelled[count++] = v; /* task 1 is never missing */
+    } else if (v % 13 == 0) {
       fprintf(l, "nan\n");
     } else {
       fprintf(l, "%d\n", (int)(OGB_NEXT() % 5));
@@ -497,7 +519,7 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
   const uint64_t seed = pt_seed("dist.ogb", 41);
   char *dir = pt_temp_dir("dist-ogb"), *out = NULL;
   /* Plain CSVs, read in byte-range slices: a split scheme picked by name. */
-  write_ogb(dir, seed);
+  write_ogb(dir, seed, 0);
   compare_with_sequential("dist-ogb-plain", dir, "metis", 4, "--split-name random");
   /* Every file gzipped: rank 0 streams the edges and node rows. */
   cr_assert_eq(pt_run(&out, "gzip %s/raw/*.csv %s/split/*/*.csv", dir, dir), 0, "%s", out);
@@ -507,6 +529,15 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
   char flags[900];
   snprintf(flags, sizeof flags, "--split %s/split/random", dir);
   compare_with_sequential("dist-ogb-split-dir", dir, "metis", 3, flags);
+  /* Multi-label rows of 11 tasks (two items of a record), plain and
+   * gzipped. */
+  char ml[700];
+  snprintf(ml, sizeof ml, "%s/ml", dir);
+  write_ogb(ml, seed + 1, 11);
+  compare_with_sequential("dist-ogb-multilabel", ml, "metis", 3, "--split-name time");
+  cr_assert_eq(pt_run(&out, "gzip %s/raw/node-label.csv", ml), 0, "%s", out);
+  free(out);
+  compare_with_sequential("dist-ogb-multilabel-gz", ml, "metis", 3, "--split-name random");
   /* A real OGB-format dataset (Cora, all .csv.gz). */
   compare_with_sequential("dist-ogb-cora", HALO_DATASETS_DIR "/cora", "metis", 4, "");
   pt_remove_tree(dir);
@@ -776,7 +807,7 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
    * without a label, each named by file and line as halo_load names it. */
   char ogb[700], bad[800];
   snprintf(ogb, sizeof ogb, "%s.ogb", dir);
-  write_ogb(ogb, 3);
+  write_ogb(ogb, 3, 0);
   snprintf(bad, sizeof bad, "%s/raw/edge.csv", ogb);
   cr_assert_eq(pt_run(&out, "sed -i '7000s/.*/12,x/' %s", bad), 0, "%s", out);
   free(out);
