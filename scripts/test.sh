@@ -4,12 +4,25 @@
 #   HALO_SANITIZE=1 scripts/test.sh   ASan+UBSan build in build-asan/ only
 #   CI=true or HALO_FULL=1            after build/: the ASan+UBSan build and its
 #                                     tests, then every fuzz harness for
-#                                     HALO_FUZZ_SECONDS (20: the whole run stays
-#                                     well under CI's 20 minutes on 2 cores)
+#                                     HALO_FUZZ_SECONDS (20 s each)
+# The whole CI run has to stay under 40 minutes on 2 cores; the stages'
+# seconds are printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each stage's seconds, printed at the end (and after a failure), so that a
+# CI log says where its time went.
+times=()
+stage_start=$SECONDS
+stage() {
+  times+=("$1 $((SECONDS - stage_start)) s")
+  stage_start=$SECONDS
+}
+report_times() { echo "test.sh: seconds per stage: ${times[*]:-none}; total $SECONDS s"; }
+trap report_times EXIT
+
 bash scripts/install-deps.sh
+stage install-deps
 
 jobs=$(nproc)
 
@@ -19,8 +32,10 @@ build_and_test() {
   shift
   cmake -S . -B "$build" "$@"
   cmake --build "$build" -j "$jobs"
+  stage "build($build)"
   # MPI integration tests start their own ranks, so tests run one at a time.
   ctest --test-dir "$build" --output-on-failure --timeout 900
+  stage "ctest($build)"
 }
 
 # The ASan+UBSan build.  Leaks inside Open MPI, OpenBLAS, HDF5 and Criterion
@@ -56,6 +71,8 @@ build_and_test build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 if [ "${CI:-}" = true ] || [ "${HALO_FULL:-0}" = 1 ]; then
   fuzz_seconds=${HALO_FUZZ_SECONDS:-20}
   echo "test.sh: full run: the ASan+UBSan tests, then $fuzz_seconds s of each fuzz harness"
-  (sanitized)
+  (sanitized) # a subshell: the sanitizers' options stay out of the fuzz run
+  stage "build+ctest(build-asan)"
   bash scripts/fuzz.sh "$fuzz_seconds"
+  stage fuzz
 fi
