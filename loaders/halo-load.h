@@ -217,12 +217,13 @@ halo_status halo_load_mtx_header(const char *path, halo_mtx_header *h);
  * plain-text Matrix Market file (the lines up to the size line skipped), as
  * 0-based edges (both directions of a symmetric file's off-diagonal
  * entries), parsed and refused as halo_load parses them; *entries counts
- * the slice's entries.  limit >= 0: an entry past the limit-th is refused
- * as one past the size line's count ("more entries than ..."), at its
- * line.  line_base as for halo_load_edgelist_slice. Local. */
+ * the slice's entries (on a failure, those before it; *where then gets its
+ * line).  limit >= 0: an entry past the limit-th is refused as one past
+ * the size line's count ("more entries than ..."), at its line.  line_base
+ * as for halo_load_edgelist_slice. Local. */
 halo_status halo_load_mtx_slice(const char *path, const halo_mtx_header *h, int64_t slice,
                                 int64_t slices, int64_t line_base, int64_t limit,
-                                halo_edge_slice *out, int64_t *entries);
+                                halo_edge_slice *out, int64_t *entries, int64_t *where);
 
 /* A Matrix Market file read whole by this process (a gzip stream), its
  * edges handed to emit() in blocks of about `block`, with every check of
@@ -313,9 +314,10 @@ typedef struct halo_split_block {
  * block's nodes v: every line is parsed, and the ids the block answers for
  * are checked as halo_load checks them (a node of the graph, labelled, in
  * one split at most), with its messages; digest continues (NULL: none).
- * Local. */
+ * On a failure *where (unless NULL) gets its place, file index << 40 plus
+ * line, to find the failure a sequential read meets first. Local. */
 halo_status halo_load_split_block(const char *const paths[3], const halo_split_block *b,
-                                  uint8_t *split, halo_digest *digest);
+                                  uint8_t *split, halo_digest *digest, int64_t *where);
 
 /* The three split files of folder `dir` (--split DIR), all of which must
  * exist. Local. */

@@ -196,7 +196,7 @@ done:
 
 halo_status halo_load_mtx_slice(const char *path, const halo_mtx_header *h, int64_t slice,
                                 int64_t slices, int64_t line_base, int64_t limit,
-                                halo_edge_slice *out, int64_t *entries) {
+                                halo_edge_slice *out, int64_t *entries, int64_t *where) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   load_edges edges = {.narrow = 0, .path = path};
@@ -212,11 +212,11 @@ halo_status halo_load_mtx_slice(const char *path, const halo_mtx_header *h, int6
     int count = 0;
     HALO_TRY(mtx_line(&r, line, h, pair, &count));
     if (count == 0) continue;
-    if (limit >= 0 && ++*entries > limit)
+    if (limit >= 0 && *entries == limit)
       LOAD_FAIL(&r, HALO_ERR_FORMAT,
                 "more entries than the %lld declared on the size line (line %lld)",
                 (long long)h->nnz, (long long)h->size_line);
-    if (limit < 0) ++*entries;
+    ++*entries;
     for (int e = 0; e < count; e++) HALO_TRY(load_edges_push(&edges, pair[2 * e], pair[2 * e + 1]));
   }
   if (got < 0) HALO_TRY(got);
@@ -225,6 +225,7 @@ halo_status halo_load_mtx_slice(const char *path, const halo_mtx_header *h, int6
   out->pair = edges.pair;
   edges.pair = NULL;
 done:
+  if (st != HALO_OK && where) *where = r.line_base + r.line;
   load_reader_close(&r);
   load_edges_free(&edges);
   return st;

@@ -280,9 +280,10 @@ typedef struct split_scan {
 } split_scan;
 
 static halo_status scan_splits(const char *const paths[3], halo_digest *digest,
-                               const split_scan *sc, uint8_t *split) {
+                               const split_scan *sc, uint8_t *split, int64_t *where) {
   halo_status st = HALO_OK;
   load_reader r = {0};
+  int file = 0;
   const int64_t n = sc->n, begin = sc->begin, rows = sc->rows;
   const halo_graph *g = sc->g;
   const int32_t *labels = sc->labels;
@@ -290,6 +291,7 @@ static halo_status scan_splits(const char *const paths[3], halo_digest *digest,
   for (int s = 0; s < 3; s++) {
     if (!paths[s]) continue;
     const uint8_t which = (uint8_t)(HALO_SPLIT_TRAIN + s);
+    file = s;
     HALO_TRY(load_reader_open(&r, paths[s], digest));
     char *line;
     size_t len;
@@ -343,6 +345,7 @@ static halo_status scan_splits(const char *const paths[3], halo_digest *digest,
     HALO_TRY(load_reader_close(&r));
   }
 done:
+  if (st != HALO_OK && where) *where = ((int64_t)file << 40) + r.line_base + r.line;
   load_reader_close(&r);
   return st;
 }
@@ -358,7 +361,7 @@ halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_dig
                          .original_lo = INT64_MIN,
                          .original_hi = INT64_MAX,
                          .source = g->source};
-  HALO_TRY(scan_splits(paths, digest, &sc, split));
+  HALO_TRY(scan_splits(paths, digest, &sc, split, NULL));
   free(g->split);
   g->split = split;
   split = NULL;
@@ -368,7 +371,7 @@ done:
 }
 
 halo_status halo_load_split_block(const char *const paths[3], const halo_split_block *b,
-                                  uint8_t *split, halo_digest *digest) {
+                                  uint8_t *split, halo_digest *digest, int64_t *where) {
   memset(split, HALO_SPLIT_NONE, (size_t)b->rows);
   const split_scan sc = {.n = b->nodes,
                          .begin = b->begin,
@@ -379,7 +382,7 @@ halo_status halo_load_split_block(const char *const paths[3], const halo_split_b
                          .original_hi = b->original_hi,
                          .source = b->source,
                          .multilabel = b->multilabel};
-  return scan_splits(paths, digest, &sc, split);
+  return scan_splits(paths, digest, &sc, split, where);
 }
 
 halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char *label_path) {

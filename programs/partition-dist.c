@@ -70,7 +70,6 @@ typedef struct dist {
   int8_t *targets;        /* block rows x file_classes, multi-label */
   uint8_t *split;         /* block rows: an OGB folder's split (HALO_SPLIT_*), or NULL */
   halo_ogb_files *ogb;    /* an OGB folder's files, or NULL */
-  int ogb_node_data;      /* 1: the node data came with the OGB folder */
   halo_digest digest;     /* rank 0: the digest of the files read so far, in halo_load's order */
   uint64_t data_digest;   /* --features and --labels' digest */
   MPI_Datatype pair_type; /* two int64 (an entry) */
@@ -97,6 +96,13 @@ static void phase_begin(dist *d) {
 static halo_status phase_end(dist *d, halo_status local) {
   halo_log_hold(NULL, 0);
   return halo_mpi_agree_first(d->comm, local, d->line);
+}
+
+/* The same, where the failure at the smallest place in the input (a
+ * line, say) is the one printed. */
+static halo_status phase_end_at(dist *d, halo_status local, int64_t where) {
+  halo_log_hold(NULL, 0);
+  return halo_mpi_agree_earliest(d->comm, local, d->line, where);
 }
 
 static void say(const dist *d, const char *what) {
@@ -197,6 +203,19 @@ done:
 
 /* ---- load ------------------------------------------------------------- */
 
+/* The node count the part vector's gather allows. Local. */
+static halo_status nodes_limit(const char *source, int64_t n) {
+  halo_status st = HALO_OK;
+  if (n > INT_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT,
+              "%s: %" PRId64
+              " nodes: the distributed partitioner gathers the part vector with "
+              "MPI's int counts, at most %d nodes so far",
+              source, n, INT_MAX);
+done:
+  return st;
+}
+
 /* The request against the input's counts, once the node count is known,
  * and the node data the input and flags imply. Local. */
 static halo_status check_input(dist *d) {
@@ -206,35 +225,30 @@ static halo_status check_input(dist *d) {
   if (s->nodes == 0)
     HALO_FAIL(HALO_ERR_ARG, "%s: holds no nodes (its node count is 0); a graph needs at least one",
               s->source);
-  if (s->nodes > INT_MAX)
-    HALO_FAIL(HALO_ERR_LIMIT,
-              "%s: %" PRId64
-              " nodes: the distributed partitioner gathers the part vector with "
-              "MPI's int counts, at most %d nodes so far",
-              s->source, s->nodes, INT_MAX);
+  HALO_TRY(nodes_limit(s->source, s->nodes));
   if (rq->opt.parts > s->nodes)
     HALO_FAIL(HALO_ERR_ARG, "--parts %d exceeds the %" PRId64 " nodes of %s", rq->opt.parts,
               s->nodes, s->source);
-  if (d->ogb_node_data && (rq->synth_features || rq->features || rq->labels)) {
-    const char *flag = rq->synth_features ? "--synthetic-features"
-                       : rq->features     ? "--features"
-                                          : "--labels";
+  /* The input's own node data (an sbm's, an OGB folder's) against the
+   * flags, as a sequential run checks them (check_node_data). */
+  const int32_t F = s->has_node_data ? s->synth.features : d->file_features;
+  const int32_t C = s->has_node_data ? s->synth.classes : d->file_classes;
+  const int has_split = s->has_node_data || d->split != NULL;
+  if (rq->features && F > 0)
     HALO_FAIL(HALO_ERR_ARG,
-              "%s: %s already has node data (%d features, %d classes); %s is for "
-              "structure-only inputs (edge lists, Matrix Market, rmat)",
-              flag, s->source, d->file_features, d->file_classes, flag);
-  }
-  if (s->has_node_data && rq->synth_features)
+              "--features %s: %s already has %d features; --features is for structure-only "
+              "inputs (edge lists, Matrix Market, rmat)",
+              rq->features, s->source, F);
+  if (rq->labels && C > 0)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--labels %s: %s already has labels (%d classes); --labels is for structure-only "
+              "inputs (edge lists, Matrix Market, rmat)",
+              rq->labels, s->source, C);
+  if (rq->synth_features && (F > 0 || C > 0 || has_split))
     HALO_FAIL(HALO_ERR_ARG,
               "--synthetic-features: %s already has node data (%d features, %d classes); "
               "--synthetic-* are for structure-only inputs (edge lists, Matrix Market, rmat)",
-              s->source, s->synth.features, s->synth.classes);
-  if (s->has_node_data && (rq->features || rq->labels))
-    HALO_FAIL(HALO_ERR_ARG,
-              "%s %s: %s already has node data (%d features, %d classes); --features and "
-              "--labels are for structure-only inputs (edge lists, Matrix Market, rmat)",
-              rq->features ? "--features" : "--labels", rq->features ? rq->features : rq->labels,
-              s->source, s->synth.features, s->synth.classes);
+              s->source, F, C);
   d->has_synth = s->has_node_data || rq->synth_features > 0;
   d->synth = s->has_node_data ? s->synth
                               : halo_node_synth_default(rq->synth_features, rq->synth_classes,
@@ -456,16 +470,23 @@ static halo_status load_mtx_file(dist *d) {
   if (st == HALO_OK) st = halo_load_slice_lines(path, d->rank, d->size, &lines);
   HALO_TRY(phase_end(d, st));
   HALO_TRY(count_before(d, lines, &line_base, &total_lines));
+  /* One phase, so that the failure named is the one a sequential read
+   * meets first: each rank's first bad entry, the first entry past the
+   * size line's count (the rank whose slice holds it reads it again, with
+   * the count as its limit, and meets whichever comes first), or the end
+   * of a file of too few entries, at its last line. */
+  int64_t where = INT64_MAX;
   phase_begin(d);
-  st = halo_load_mtx_slice(path, &h, d->rank, d->size, line_base, -1, &d->slice, &entries);
+  st = halo_load_mtx_slice(path, &h, d->rank, d->size, line_base, -1, &d->slice, &entries, &where);
   if (st == HALO_OK && d->rank == 0) st = halo_load_file_digest(path, &digest);
-  HALO_TRY(phase_end(d, st));
-  HALO_TRY(count_before(d, entries, &before, &total));
-  phase_begin(d);
-  if (total > h.nnz && before <= h.nnz && before + entries > h.nnz) {
+  halo_status shared = count_before(d, entries, &before, &total);
+  if (shared != HALO_OK) st = shared;
+  if (shared == HALO_OK && total > h.nnz && before <= h.nnz && before + entries > h.nnz) {
     halo_edge_slice again = {0};
     int64_t kept = 0;
-    st = halo_load_mtx_slice(path, &h, d->rank, d->size, line_base, h.nnz - before, &again, &kept);
+    d->line[0] = '\0';
+    st = halo_load_mtx_slice(path, &h, d->rank, d->size, line_base, h.nnz - before, &again, &kept,
+                             &where);
     halo_edge_slice_free(&again);
     if (st == HALO_OK) { /* the file changed between the reads */
       halo_log_error("%s: more entries than the %" PRId64 " declared on the size line", path,
@@ -473,13 +494,15 @@ static halo_status load_mtx_file(dist *d) {
       st = HALO_ERR_FORMAT;
     }
   }
-  if (total < h.nnz && d->rank == 0) { /* named at the file's last line, as halo_load names it */
+  if (shared == HALO_OK && st == HALO_OK && total < h.nnz && d->rank == 0) {
     halo_log_error("%s:%" PRId64 ": file ends after %" PRId64
                    " entries, but the size line (line %" PRId64 ") declares %" PRId64,
                    path, total_lines, total, h.size_line, h.nnz);
     st = HALO_ERR_FORMAT;
+    where = total_lines;
   }
-  HALO_TRY(phase_end(d, st));
+  HALO_TRY(phase_end_at(d, st, where));
+  HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
   d->slice.source_digest = digest;
 done:
   return st;
@@ -648,6 +671,10 @@ static halo_status to_blocks(dist *d, int64_t first, int64_t rows, const void *d
   /* The overlaps are consecutive runs of the rows, in rank order. */
   HALO_MPI(MPI_Alltoallv(data, x.sc, x.sd, row, *out, x.rc, x.rd, row, d->comm));
 done:
+  if (st != HALO_OK) {
+    free(*out);
+    *out = NULL;
+  }
   if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
   xfer_free(&x);
   free(counts);
@@ -740,8 +767,8 @@ static halo_status node_stream(dist *d, const char *path, int is_labels, void **
     counts[0] = ns.rows;
     counts[1] = label;
     if (st == HALO_OK && ns.rows != n) {
-      halo_log_error("%s: %" PRId64 " %s, but the graph has %" PRId64 " nodes", path, ns.rows,
-                     halo_load_node_rows_name(is_labels, *width), n);
+      halo_log_error("%s:%" PRId64 ": %" PRId64 " %s, but the graph has %" PRId64 " nodes", path,
+                     ns.rows, ns.rows, halo_load_node_rows_name(is_labels, *width), n);
       st = HALO_ERR_MISMATCH;
     }
   } else {
@@ -797,8 +824,9 @@ static halo_status node_slices(dist *d, const char *path, int is_labels, void **
   HALO_MPI(MPI_Allreduce(&ns.rows, &total, 1, MPI_INT64_T, MPI_SUM, d->comm));
   phase_begin(d);
   if (total != n && d->rank == 0) {
-    halo_log_error("%s: %" PRId64 " %s, but the graph has %" PRId64 " nodes", path, total,
-                   halo_load_node_rows_name(is_labels, ns.width), n);
+    /* At the file's last line, as halo_load names it: a line a row. */
+    halo_log_error("%s:%" PRId64 ": %" PRId64 " %s, but the graph has %" PRId64 " nodes", path,
+                   total, total, halo_load_node_rows_name(is_labels, ns.width), n);
     st = HALO_ERR_MISMATCH;
   }
   HALO_TRY(phase_end(d, st));
@@ -910,14 +938,28 @@ static halo_status load_ogb_folder(dist *d) {
   int64_t n = 0;
   uint64_t digest = 0;
   halo_digest_init(&d->digest);
+  /* Rank 0 finds the files and reads the counts, and every rank takes its
+   * word for them: which files there are decides the collectives ahead. */
   phase_begin(d);
   if (!(d->ogb = calloc(1, sizeof *d->ogb))) {
     halo_log_error("out of memory allocating the OGB file names");
     st = HALO_ERR_NOMEM;
   }
-  if (st == HALO_OK) st = halo_load_ogb_files(rq->input, &opt, d->ogb);
-  if (st == HALO_OK) st = halo_load_count(d->ogb->nodes, d->rank == 0 ? &d->digest : NULL, &n);
+  if (st == HALO_OK && d->rank == 0) {
+    int64_t edges = 0;
+    st = halo_load_ogb_files(rq->input, &opt, d->ogb);
+    if (st == HALO_OK) st = halo_load_count(d->ogb->nodes, &d->digest, &n);
+    if (st == HALO_OK && d->ogb->edge_count[0])
+      st = halo_load_count(d->ogb->edge_count, NULL, &edges); /* checked, as halo_load does */
+    if (st == HALO_OK && n > ((int64_t)1 << 32)) {
+      halo_log_error("%s: %" PRId64 " nodes exceed the loaders' limit of 2^32", d->ogb->nodes, n);
+      st = HALO_ERR_LIMIT;
+    }
+    if (st == HALO_OK) st = nodes_limit(rq->input, n);
+  }
   HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(d->ogb, (int)sizeof *d->ogb, MPI_BYTE, 0, d->comm));
+  HALO_MPI(MPI_Bcast(&n, 1, MPI_INT64_T, 0, d->comm));
   const halo_ogb_files *f = d->ogb;
   int is_gzip = halo_load_is_gzip(f->edges), any = 0;
   HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
@@ -926,7 +968,6 @@ static halo_status load_ogb_folder(dist *d) {
   else
     HALO_TRY(load_file(d, f->edges, n));
   d->slice.nodes = n;
-  d->ogb_node_data = f->features[0] || f->labels[0];
   if (f->features[0]) HALO_TRY(node_file(d, f->features, 0));
   if (f->labels[0]) HALO_TRY(node_file(d, f->labels, 1));
   if (f->has_split) {
@@ -934,7 +975,8 @@ static halo_status load_ogb_folder(dist *d) {
     const int64_t begin = block_begin(n, d->size, d->rank);
     const int64_t rows = block_begin(n, d->size, d->rank + 1) - begin;
     phase_begin(d);
-    if (!(d->split = malloc((size_t)(rows > 0 ? rows : 1)))) {
+    st = admit(rq->input, "reading the split", 5.0 * (double)rows);
+    if (st == HALO_OK && !(d->split = malloc((size_t)(rows > 0 ? rows : 1)))) {
       halo_log_error("%s: out of memory allocating the block's split", rq->input);
       st = HALO_ERR_NOMEM;
     }
@@ -947,10 +989,11 @@ static halo_status load_ogb_folder(dist *d) {
                                 .labels = labelled,
                                 .source = rq->input,
                                 .multilabel = d->file_multilabel};
+    int64_t where = INT64_MAX;
     if (st == HALO_OK)
-      st = halo_load_split_block(paths, &b, d->split, d->rank == 0 ? &d->digest : NULL);
+      st = halo_load_split_block(paths, &b, d->split, d->rank == 0 ? &d->digest : NULL, &where);
     free(owned);
-    HALO_TRY(phase_end(d, st));
+    HALO_TRY(phase_end_at(d, st, where));
   }
   digest = halo_digest_final(&d->digest);
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
@@ -976,11 +1019,12 @@ static halo_status split_dir(dist *d) {
   uint64_t folded = 0;
   halo_digest_init(&digest);
   phase_begin(d);
+  st = admit(rq->split, "reading the split", 5.0 * (double)rows);
   paths = malloc(3 * sizeof *paths);
   first = malloc((size_t)d->size * sizeof *first);
   free(d->split);
-  d->split = malloc((size_t)(rows > 0 ? rows : 1));
-  if (!paths || !first || !d->split) {
+  d->split = st == HALO_OK ? malloc((size_t)(rows > 0 ? rows : 1)) : NULL;
+  if (st == HALO_OK && (!paths || !first || !d->split)) {
     halo_log_error("out of memory allocating the split");
     st = HALO_ERR_NOMEM;
   }
@@ -1006,8 +1050,9 @@ static halo_status split_dir(dist *d) {
   if (rows == 0) b.original_lo = b.original_hi; /* an empty block answers for no id */
   phase_begin(d);
   const char *const files[3] = {paths[0], paths[1], paths[2]};
-  st = halo_load_split_block(files, &b, d->split, d->rank == 0 ? &digest : NULL);
-  HALO_TRY(phase_end(d, st));
+  int64_t where = INT64_MAX;
+  st = halo_load_split_block(files, &b, d->split, d->rank == 0 ? &digest : NULL, &where);
+  HALO_TRY(phase_end_at(d, st, where));
   folded = halo_digest_final(&digest);
   HALO_MPI(MPI_Bcast(&folded, 1, MPI_UINT64_T, 0, d->comm));
   d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ folded);
@@ -1035,6 +1080,11 @@ static halo_status load_input(dist *d) {
         "%s: is not the same file on every rank (missing, unreadable or another kind on "
         "some); the ranks must see the same files (a shared file system)",
         d->rq->input);
+    st = HALO_ERR_ARG;
+  }
+  if (st == HALO_OK && d->rq->split_name && kind != INPUT_OGB) {
+    halo_log_error("--split-name %s: %s is not an OGB folder (--split DIR gives any input a split)",
+                   d->rq->split_name, d->rq->input);
     st = HALO_ERR_ARG;
   }
   if (st == HALO_OK && kind == INPUT_SPEC)
@@ -1563,11 +1613,17 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
     if (!out->split) HALO_ALLOC(out->split, rows, "node split");
     /* As halo_graph_synthesize_split: every node of an unlabelled graph,
      * else the labelled ones. */
-    for (int64_t r = 0; r < rows; r++)
+    for (int64_t r = 0; r < rows; r++) {
+      int labelled = out->labels ? out->labels[r] >= 0 : 1;
+      if (out->targets) { /* a multi-label row is labelled when a task is */
+        labelled = 0;
+        for (int32_t t = 0; t < d->file_classes; t++)
+          labelled |= out->targets[r * d->file_classes + t] >= 0;
+      }
       out->split[r] =
-          out->labels && out->labels[r] < 0
-              ? HALO_SPLIT_NONE
-              : halo_split_draw(d->rq->synth_split, (uint64_t)d->rq->opt.seed, out->id[r]);
+          labelled ? halo_split_draw(d->rq->synth_split, (uint64_t)d->rq->opt.seed, out->id[r])
+                   : HALO_SPLIT_NONE;
+    }
   }
   out->rows = (halo_part_rows){.part = p,
                                .parts = d->rq->opt.parts,

@@ -58,18 +58,28 @@ halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) {
 }
 
 halo_status halo_mpi_agree_first(MPI_Comm comm, halo_status local, const char *line) {
+  return halo_mpi_agree_earliest(comm, local, line, 0);
+}
+
+halo_status halo_mpi_agree_earliest(MPI_Comm comm, halo_status local, const char *line,
+                                    int64_t where) {
   const int failed = local < 0;
   if (local == HALO_ERR_TIMEOUT || local == HALO_ERR_MPI || agreement_failed(comm)) {
     /* No collective can be trusted: say it here. */
     if (failed && line && line[0]) fprintf(stderr, "%s\n", line);
     return halo_mpi_agree(comm, local);
   }
-  int rank = 0, first = 0, count = 0;
+  int rank = 0, count = 0;
   MPI_Comm_rank(comm, &rank);
-  /* A failed rank without a held line logged its own already. */
-  const int mine = failed && line && line[0] ? rank : INT_MAX;
-  halo_status st =
-      halo_watch_allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, "the status agreement");
+  /* A failed rank without a held line logged its own already.  MINLOC
+   * keeps the lowest rank of equal places. */
+  struct {
+    long where;
+    int rank;
+  } mine = {failed && line && line[0] ? (long)where : LONG_MAX, rank}, first = {LONG_MAX, 0};
+  _Static_assert(sizeof(long) == sizeof(int64_t), "MPI_LONG_INT carries an int64_t");
+  halo_status st = halo_watch_allreduce(&mine, &first, 1, MPI_LONG_INT, MPI_MINLOC, comm,
+                                        "the status agreement");
   if (st == HALO_OK)
     st = halo_watch_allreduce(&failed, &count, 1, MPI_INT, MPI_SUM, comm, "the status agreement");
   if (st != HALO_OK) {
@@ -77,7 +87,7 @@ halo_status halo_mpi_agree_first(MPI_Comm comm, halo_status local, const char *l
     if (failed && line && line[0]) fprintf(stderr, "%s\n", line);
     return st;
   }
-  if (rank == first && line && line[0]) {
+  if (first.where != LONG_MAX && rank == first.rank && line && line[0]) {
     if (count > 1)
       fprintf(stderr, "%s (%d other rank%s failed too)\n", line, count - 1, count > 2 ? "s" : "");
     else

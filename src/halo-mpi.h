@@ -9,6 +9,7 @@
 #define HALO_MPI_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 #include "halo-status.h"
 
@@ -46,6 +47,14 @@ halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
  * another run, say) reads as one line.  Collective until an agreement
  * fails. */
 halo_status halo_mpi_agree_first(MPI_Comm comm, halo_status local, const char *line);
+
+/* halo_mpi_agree_first where the failed rank with the smallest `where`
+ * prints (the lowest of those with the same): where is the failure's place
+ * in the input (a line of a file read in pieces, say), so that the line
+ * printed is the one a sequential reader would meet first.  Collective
+ * until an agreement fails. */
+halo_status halo_mpi_agree_earliest(MPI_Comm comm, halo_status local, const char *line,
+                                    int64_t where);
 
 /* Number of ranks of `comm` on this rank's node (shared-memory domain).
  * Collective. */

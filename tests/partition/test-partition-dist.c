@@ -548,6 +548,8 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
   cr_assert_eq(pt_run(&out, "gzip %s/raw/node-label.csv", ml), 0, "%s", out);
   free(out);
   compare_at_k3("dist-ogb-multilabel-gz", ml, "metis", 3, "--split-name random");
+  /* A drawn split over multi-label rows: rows without a task get none. */
+  compare_at_k3("dist-ogb-multilabel-drawn", ml, "metis", 3, "--synthetic-split 0.5,0.2,0.3");
   /* A real OGB-format dataset (Cora, all .csv.gz). */
   compare_at_k3("dist-ogb-cora", HALO_DATASETS_DIR "/cora", "metis", 4, "");
   pt_remove_tree(dir);
@@ -703,6 +705,24 @@ static void refused(const char *dir, int K, const char *env, const char *input, 
   free(out);
 }
 
+/* A bad input that the sequential reader refuses: the distributed run on K
+ * ranks refuses it with the very line (file, line number and message), the
+ * first bad place a sequential read meets, even where a later rank's
+ * slice holds another. */
+static void refused_as_sequential(const char *dir, int K, const char *input, int parts,
+                                  const char *extra) {
+  char od[600], *out = NULL, want[2048];
+  snprintf(od, sizeof od, "%s/o", dir);
+  cr_assert_neq(run_seq(&out, "metis", input, parts, od, extra), 0, "%s", out);
+  const char *at = strstr(out, "halo-partition: error: ");
+  cr_assert(at, "%s", out);
+  at += strlen("halo-partition: error: ");
+  const size_t len = strcspn(at, "\n");
+  snprintf(want, sizeof want, "%.*s", (int)len, at);
+  free(out);
+  refused(dir, K, "", input, parts, extra, want);
+}
+
 Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   char *dir = pt_temp_dir("dist-bad"), path[600], env[700], *out = NULL;
   const char *spec = "sbm:nodes=300,classes=3,avg-degree=6";
@@ -769,10 +789,10 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
     if (!bad)
       snprintf(want, sizeof want, "%s:251: 'x' is not a number", feat);
     else
-      snprintf(want, sizeof want, "%s: 299 feature rows, but the graph has 300 nodes", feat);
+      snprintf(want, sizeof want, "%s:299: 299 feature rows, but the graph has 300 nodes", feat);
     refused(dir, 3, "", path, 2, flags, want);
   }
-  refused(dir, 2, "", spec, 2, flags, "already has node data");
+  refused(dir, 2, "", spec, 2, flags, "already has 32 features; --features is for");
   remove(feat);
   remove(path);
   /* --split DIR on a renumbered list: an id no edge names, between two
@@ -811,6 +831,12 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   free(out);
   refused(dir, 2, "", path, 2, "",
           "file ends after 3000 entries, but the size line (line 4) declares 3001");
+  /* An entry past the count before a bad one in the last rank's slice:
+   * the first is named, as the sequential reader names it. */
+  cr_assert_eq(pt_run(&out, "sed -i '4s/.*/300 300 10/; 2900s/.*/7 banana/' %s", path), 0, "%s",
+               out);
+  free(out);
+  refused_as_sequential(dir, 3, path, 2, "");
   remove(path);
   /* An OGB folder: a bad line in the second rank's slice of edge.csv, a
    * bad value in a gzipped node-feat (rank 0's stream), a split node
@@ -837,6 +863,16 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
   free(out);
   refused(dir, 2, "", ogb, 2, "--split-name time",
           "node 1300 is in the test split but has no label");
+  /* Two bad ids: a high node's repeat (the third rank's block) before a
+   * low one's (the first rank's): the first in the file is named. */
+  cr_assert_eq(pt_run(&out,
+                      "sed -i '$d' %s && (awk '$1 >= 1400' %s/split/time/train.csv | head -1; "
+                      "awk '$1 < 600' %s/split/time/valid.csv | head -1) >> %s",
+                      bad, ogb, ogb, bad),
+               0, "%s", out);
+  free(out);
+  refused_as_sequential(dir, 3, ogb, 2, "--split-name time");
+  refused_as_sequential(dir, 2, spec, 2, "--split-name time"); /* not an OGB folder */
   pt_remove_tree(ogb);
   /* A sequential method under mpirun: one line, from rank 0. */
   const int rc = pt_run(&out, MPIRUN " -np 2 %s --input '%s' --parts 2 --out %s/o", EXE, spec, dir);
