@@ -164,7 +164,8 @@ static halo_status xfer_fill(const dist *d, const int64_t *send_counts, const in
   for (int k = 0; k < d->size; k++) {
     if (x->sent + send_counts[k] > INT_MAX || x->received + recv_counts[k] > INT_MAX)
       HALO_FAIL(HALO_ERR_LIMIT,
-                "%s: %s moves more than %d items into or out of one rank, MPI's limit; %s",
+                "%s: %s moves more than %d MPI items (int64 values, or 512-byte units of "
+                "rows) into or out of one rank, MPI's limit; %s",
                 d->slice.source, what, INT_MAX, remedy);
     x->sc[k] = (int)send_counts[k];
     x->sd[k] = (int)x->sent;
@@ -1565,8 +1566,9 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
     nnz += rec[i + 2];
   }
   const int64_t F = d->has_synth ? d->synth.features : d->file_features;
-  HALO_TRY(admit(d->slice.source, "writing a part",
-                 (double)rows * (8.0 * 2 + 4.0 * F + 5.0) + 20.0 * (double)nnz));
+  HALO_TRY(admit(
+      d->slice.source, "writing a part",
+      (double)rows * (8.0 * 3 + 4.0 * F + 5.0 + (double)d->file_classes) + 20.0 * (double)nnz));
   HALO_ALLOC(out->id, rows, "part rows");
   HALO_ALLOC(out->indptr, rows + 1, "part rows");
   HALO_ALLOC(out->nbr, nnz, "part rows");
