@@ -16,9 +16,11 @@
 #       (the same run, partitioned by Scotch's int64 library)
 #   mpirun -np K halo-partition ... --method ptscotch, K = 1 and 2
 #       (the distributed partitioner: each rank draws its slice of the spec,
-#        cleans its block of rows, PT-Scotch partitions, each part is written
-#        by one rank; peak RSS per rank from its --json, the largest rank's
-#        and the sum)
+#        cleans its block of rows, halo's distributed coarsening and then
+#        PT-Scotch partition, each part is written by one rank; peak RSS per
+#        rank from its --json, the largest rank's and the sum)
+#   the same at K = 2 with --coarsen-levels 0 (PT-Scotch's own multilevel
+#       alone, as before halo coarsened)
 # and prints the best wall time, the best cpu time (user + system: steadier
 # than wall time on a shared machine), the peak RSS, the edge cut and (for
 # halo-partition) the comm volume of each, with ratios.
@@ -76,7 +78,7 @@ echo "runs     best of $repeat, alternating; load average before: $(cut -d' ' -f
 echo
 
 : >"$work/gp.wall"; : >"$work/gp.rss"; : >"$work/gp.cpu"
-for m in metis scotch pt1 pt2; do : >"$work/$m.wall"; : >"$work/$m.rss"; : >"$work/$m.cpu"; done
+for m in metis scotch pt1 pt2 pt2c0; do : >"$work/$m.wall"; : >"$work/$m.rss"; : >"$work/$m.cpu"; done
 mpirun=(mpirun --oversubscribe --bind-to none)
 [ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
 
@@ -90,19 +92,21 @@ run_halo() {
   cpu_s "$work/$1.time" >>"$work/$1.cpu"
 }
 
-# One ptscotch run on $1 ranks: its figures appended to $work/pt$1.*; the
-# peak RSS is the largest rank's (from the JSON), the sum goes to pt$1.sum.
+# One ptscotch run on $1 ranks, named $2, with the flags after: its figures
+# appended to $work/$2.*; the peak RSS is the largest rank's (from the
+# JSON), the sum goes to $2.sum.
 run_ptscotch() {
-  local k=$1
+  local k=$1 t=$2
+  shift 2
   /usr/bin/time -v "${mpirun[@]}" -np "$k" "$exe" --input "$spec" --parts "$parts" \
     --out "$work/out" --force --method ptscotch --seed $seed --ufactor $ufactor --order "$order" \
-    --json "$work/pt$k.json" >"$work/pt$k.log" 2>"$work/pt$k.time"
-  wall_s "$work/pt$k.time" >>"$work/pt$k.wall"
-  cpu_s "$work/pt$k.time" >>"$work/pt$k.cpu"
-  sed -n 's/.*"peak_rss_bytes_max": \([0-9]*\),.*/\1/p' "$work/pt$k.json" |
-    awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$work/pt$k.rss"
-  sed -n 's/.*"peak_rss_bytes_sum": \([0-9]*\),.*/\1/p' "$work/pt$k.json" |
-    awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$work/pt$k.sum"
+    --json "$work/$t.json" "$@" >"$work/$t.log" 2>"$work/$t.time"
+  wall_s "$work/$t.time" >>"$work/$t.wall"
+  cpu_s "$work/$t.time" >>"$work/$t.cpu"
+  sed -n 's/.*"peak_rss_bytes_max": \([0-9]*\),.*/\1/p' "$work/$t.json" |
+    awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$work/$t.rss"
+  sed -n 's/.*"peak_rss_bytes_sum": \([0-9]*\),.*/\1/p' "$work/$t.json" |
+    awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$work/$t.sum"
 }
 
 for i in $(seq "$repeat"); do
@@ -114,13 +118,15 @@ for i in $(seq "$repeat"); do
   cpu_s "$work/gpmetis.time" >>"$work/gp.cpu"
   run_halo metis
   run_halo scotch
-  run_ptscotch 1
-  run_ptscotch 2
+  run_ptscotch 1 pt1
+  run_ptscotch 2 pt2
+  run_ptscotch 2 pt2c0 --coarsen-levels 0
   echo "run $i: gpmetis $(tail -1 "$work/gp.wall") s wall $(tail -1 "$work/gp.rss") MB;" \
     "metis $(tail -1 "$work/metis.wall") s wall $(tail -1 "$work/metis.rss") MB;" \
     "scotch $(tail -1 "$work/scotch.wall") s wall $(tail -1 "$work/scotch.rss") MB;" \
     "ptscotch K=1 $(tail -1 "$work/pt1.wall") s $(tail -1 "$work/pt1.rss") MB;" \
-    "K=2 $(tail -1 "$work/pt2.wall") s $(tail -1 "$work/pt2.rss") MB a rank"
+    "K=2 $(tail -1 "$work/pt2.wall") s $(tail -1 "$work/pt2.rss") MB a rank;" \
+    "K=2 PT-Scotch alone $(tail -1 "$work/pt2c0.wall") s $(tail -1 "$work/pt2c0.rss") MB a rank"
 done
 
 json_int() { sed -n "s/.*\"$2\": \([0-9]*\),.*/\1/p" "$work/$1.json" | head -1; }
@@ -133,6 +139,8 @@ s_cut=$(json_int scotch edge_cut); s_vol=$(json_int scotch comm_volume)
 p1_t=$(min <"$work/pt1.wall"); p1_c=$(min <"$work/pt1.cpu"); p1_m=$(max <"$work/pt1.rss")
 p2_t=$(min <"$work/pt2.wall"); p2_c=$(min <"$work/pt2.cpu"); p2_m=$(max <"$work/pt2.rss")
 p2_sum=$(max <"$work/pt2.sum")
+p0_t=$(min <"$work/pt2c0.wall"); p0_c=$(min <"$work/pt2c0.cpu"); p0_m=$(max <"$work/pt2c0.rss")
+p0_cut=$(json_int pt2c0 edge_cut); p0_vol=$(json_int pt2c0 comm_volume)
 p1_cut=$(json_int pt1 edge_cut); p1_vol=$(json_int pt1 comm_volume)
 p2_cut=$(json_int pt2 edge_cut); p2_vol=$(json_int pt2 comm_volume)
 h_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/metis.json" | tr -d '"')
@@ -140,13 +148,14 @@ h_cpu_phases=$(sed -n 's/.*"cpu_seconds": {\(.*\)}.*/\1/p' "$work/metis.json" | 
 s_phases=$(sed -n 's/.*"seconds": {\(.*\)}.*/\1/p' "$work/scotch.json" | tr -d '"')
 
 echo
-row='%-24s %10s %10s %14s %12s %12s\n'
+row='%-25s %10s %10s %14s %12s %12s\n'
 printf "$row" tool "wall (s)" "cpu (s)" "peak RSS (MB)" "edge cut" "comm volume"
 printf "$row" gpmetis "$gp_t" "$gp_c" "$gp_m" "$gp_cut" -
 printf "$row" "halo-partition (metis)" "$h_t" "$h_c" "$h_m" "$h_cut" "$h_vol"
 printf "$row" "halo-partition (scotch)" "$s_t" "$s_c" "$s_m" "$s_cut" "$s_vol"
 printf "$row" "ptscotch K=1" "$p1_t" "$p1_c" "$p1_m" "$p1_cut" "$p1_vol"
 printf "$row" "ptscotch K=2 (per rank)" "$p2_t" "$p2_c" "$p2_m" "$p2_cut" "$p2_vol"
+printf "$row" "  --coarsen-levels 0" "$p0_t" "$p0_c" "$p0_m" "$p0_cut" "$p0_vol"
 echo "ptscotch K=2: peak RSS summed over the ranks $p2_sum MB"
 echo "metis phases, last run, wall s:  $h_phases"
 echo "metis phases, last run, cpu s:   $h_cpu_phases"
@@ -161,4 +170,8 @@ awk -v st="$s_t" -v ht="$h_t" -v sm="$s_m" -v hm="$h_m" -v sc="$s_cut" -v hc="$h
 awk -v pt="$p2_t" -v ht="$h_t" -v pm="$p2_m" -v hm="$h_m" -v pc="$p2_cut" -v hc="$h_cut" \
     -v pv="$p2_vol" -v hv="$h_vol" 'BEGIN {
   printf "ptscotch K=2 / metis: wall time %.2fx, peak RSS per rank %.2fx (target <= 0.6x), edge cut %.3fx (target <= 1.3x), comm volume %.3fx\n",
+         pt / ht, pm / hm, pc / hc, pv / hv }'
+awk -v pt="$p0_t" -v ht="$h_t" -v pm="$p0_m" -v hm="$h_m" -v pc="$p0_cut" -v hc="$h_cut" \
+    -v pv="$p0_vol" -v hv="$h_vol" 'BEGIN {
+  printf "ptscotch K=2 --coarsen-levels 0 / metis: wall time %.2fx, peak RSS per rank %.2fx, edge cut %.3fx, comm volume %.3fx\n",
          pt / ht, pm / hm, pc / hc, pv / hv }'

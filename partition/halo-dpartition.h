@@ -20,8 +20,11 @@ typedef struct halo_dgraph {
   int64_t *nbr;         /* size indptr[rows]: global ids */
 } halo_dgraph;
 
-/* SCOTCH_dgraphPart of g into opt->parts parts with opt's seed and ufactor
- * (the edge cut only): part[0..g->rows) gets the parts of this rank's rows.
+/* g into opt->parts parts with opt's seed and ufactor (the edge cut only):
+ * up to opt->levels levels of halo's distributed coarsening, then
+ * SCOTCH_dgraphPart of the coarsest graph, then halo's refinement of the
+ * projected parts (partition-dcoarsen.h); part[0..g->rows) gets the parts
+ * of this rank's rows.
  * PT-Scotch's random state is seeded with opt->seed on every rank, so the
  * same graph, options and number of ranks give the same parts.  P == 1 does
  * not call PT-Scotch.  A failure on any rank fails every rank: the rank

@@ -79,14 +79,20 @@ typedef struct halo_partition_options {
   int64_t seed;             /* METIS_OPTION_SEED, Scotch's random seed, the random permutation */
   int32_t ufactor;          /* METIS and Scotch: allowed imbalance 1 + ufactor/1000 */
   halo_order order;         /* local numbering of each shard's owned rows */
+  int32_t levels;           /* ptscotch: at most this many levels of halo's distributed
+                               coarsening before PT-Scotch (0: PT-Scotch's own alone) */
 } halo_partition_options;
+
+/* The most levels of halo's coarsening before PT-Scotch, and the default. */
+#define HALO_PTSCOTCH_LEVELS_MAX 16
+#define HALO_PTSCOTCH_LEVELS_DEFAULT 8
 
 /* The defaults of halo-partition: METIS k-way, edge cut, seed 1, ufactor 30
  * (METIS' own k-way default), community order. */
 #define HALO_PARTITION_OPTIONS_INIT                                                      \
   {                                                                                      \
     .parts = 1, .method = HALO_METHOD_METIS, .objective = HALO_OBJECTIVE_CUT, .seed = 1, \
-    .ufactor = 30, .order = HALO_ORDER_COMMUNITY                                         \
+    .ufactor = 30, .order = HALO_ORDER_COMMUNITY, .levels = HALO_PTSCOTCH_LEVELS_DEFAULT \
   }
 
 /* Fills part[0..g->n) with values in [0, opt->parts).  g must be clean

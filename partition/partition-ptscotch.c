@@ -1,10 +1,14 @@
 /* PT-Scotch k-way (SCOTCH_dgraphPart of the int64 library) on a graph
- * distributed by blocks of rows.
+ * distributed by blocks of rows, inside halo's distributed multilevel
+ * (partition-dcoarsen.h): halo coarsens the graph without gathering it,
+ * PT-Scotch partitions the coarsest level, halo refines the parts on the
+ * input.  opt->levels = 0 hands the input to PT-Scotch itself.
  *
- * SCOTCH_Num is int64_t, so PT-Scotch reads the block's own CSR: no copy of
- * the structure is made.  The strategy is PT-Scotch's default mapping
- * strategy for `parts` parts over the communicator's ranks, at imbalance
- * ufactor / 1000, the tolerance METIS and Scotch get.
+ * SCOTCH_Num is int64_t, so PT-Scotch reads the level's own CSR and
+ * weights: no copy of the structure is made.  The strategy is PT-Scotch's
+ * default mapping strategy for `parts` parts over the communicator's
+ * ranks, at imbalance ufactor / 1000, the tolerance METIS and Scotch get;
+ * the refinement keeps every part within the same bound.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +16,7 @@
 #include <ptscotch.h>
 
 #include "halo-dpartition.h"
+#include "partition-dcoarsen.h"
 #include "partition-impl.h"
 
 /* Scotch's threads a rank.  Fixed, because the parts depend on their
@@ -28,9 +33,12 @@ static int all_ok(MPI_Comm comm, int ok) {
   return all;
 }
 
-halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
-                                    const halo_partition_options *opt, const char *source,
-                                    int32_t *part) {
+/* SCOTCH_dgraphPart of w (weights as given) into opt->parts parts.
+ * Collective (agreed). */
+static halo_status scotch_part(MPI_Comm comm, const halo__wdgraph *w,
+                               const halo_partition_options *opt, const char *source,
+                               int32_t *part) {
+  const halo_dgraph *g = &w->g;
   halo_status st = HALO_OK;
   SCOTCH_Dgraph graph, bound;
   SCOTCH_Strat strat;
@@ -40,16 +48,6 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   char why[HALO__SCOTCH_ERROR_MAX];
 
   MPI_Comm_size(comm, &ranks);
-  if (opt->parts < 1 || opt->parts > g->nodes)
-    HALO_FAIL(HALO_ERR_ARG, "PT-Scotch: %d parts for %lld nodes; need 1 <= parts <= nodes",
-              opt->parts, (long long)g->nodes);
-  if (opt->objective != HALO_OBJECTIVE_CUT)
-    HALO_FAIL(HALO_ERR_ARG, "PT-Scotch minimises the edge cut only; objective %s is METIS'",
-              halo_objective_name(opt->objective));
-  if (opt->parts == 1) {
-    for (int64_t r = 0; r < g->rows; r++) part[r] = 0;
-    goto done;
-  }
 
   /* Every step that may fail on one rank alone is agreed on before the next
    * collective call, so that no rank waits in one that a peer never enters;
@@ -60,8 +58,8 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   graph_on = here;
   if (!all_ok(comm, here)) goto failed;
   here = SCOTCH_dgraphBuild(&graph, 0, (SCOTCH_Num)g->rows, (SCOTCH_Num)g->rows, g->indptr, NULL,
-                            NULL, NULL, (SCOTCH_Num)g->indptr[g->rows],
-                            (SCOTCH_Num)g->indptr[g->rows], g->nbr, NULL, NULL) == 0;
+                            w->vwgt, NULL, (SCOTCH_Num)g->indptr[g->rows],
+                            (SCOTCH_Num)g->indptr[g->rows], g->nbr, NULL, w->ewgt) == 0;
   /* A context of its own: the deterministic option, a random state seeded
    * with the user's seed, and one thread a rank, so that the parts depend on
    * the graph, the options and K alone (the default state and a thread per
@@ -108,5 +106,85 @@ done:
   if (context_on) SCOTCH_contextExit(&context);
   if (graph_on) SCOTCH_dgraphExit(&graph);
   free(where);
+  return st;
+}
+
+/* The multilevel around PT-Scotch (partition-dcoarsen.h): levels of
+ * halo's coarsening while the graph has over STOP_PER_PART vertices a part
+ * and a level still removes a fifth of them; PT-Scotch on the coarsest; its
+ * parts projected onto the input and refined there.  No cluster weighs
+ * more than a GRAIN-th of a part, so that the coarsest graph can still be
+ * balanced.  Measured (docs/scale.md): on a 21M-edge SBM at K = 2 the peak
+ * per rank fell from 2357 to 690 MB at the same cut; the coarsest graph
+ * had 645 vertices and 367K edges. */
+#define STOP_PER_PART 64
+#define GRAIN 32
+
+halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
+                                    const halo_partition_options *opt, const char *source,
+                                    int32_t *part) {
+  halo_status st = HALO_OK;
+  halo__wdgraph coarse = {0}, next = {0};
+  int64_t *map = NULL, *cluster = NULL;
+  int32_t *coarse_part = NULL;
+
+  if (opt->parts < 1 || opt->parts > g->nodes)
+    HALO_FAIL(HALO_ERR_ARG, "PT-Scotch: %d parts for %lld nodes; need 1 <= parts <= nodes",
+              opt->parts, (long long)g->nodes);
+  if (opt->objective != HALO_OBJECTIVE_CUT)
+    HALO_FAIL(HALO_ERR_ARG, "PT-Scotch minimises the edge cut only; objective %s is METIS'",
+              halo_objective_name(opt->objective));
+  if (opt->levels < 0 || opt->levels > HALO_PTSCOTCH_LEVELS_MAX)
+    HALO_FAIL(HALO_ERR_ARG, "PT-Scotch: %d coarsening levels; need 0 to %d", opt->levels,
+              HALO_PTSCOTCH_LEVELS_MAX);
+  if (opt->parts == 1) {
+    for (int64_t r = 0; r < g->rows; r++) part[r] = 0;
+    goto done;
+  }
+
+  /* coarse: the coarsest level so far (the input itself at first); map:
+   * each input row's row of it.  A level is freed once the next is built:
+   * clusters are rows of the same rank, so the maps compose locally. */
+  const halo__wdgraph input = {.g = *g};
+  const halo__wdgraph *at = &input;
+  const int64_t stop = (int64_t)opt->parts * STOP_PER_PART;
+  const int64_t grain =
+      (g->nodes + (int64_t)opt->parts * GRAIN - 1) / ((int64_t)opt->parts * GRAIN);
+  for (int levels = 0; levels < opt->levels && at->g.nodes > stop; levels++) {
+    HALO_TRY(halo__dcoarsen(comm, at, grain, &next, &cluster));
+    if (!map) {
+      map = cluster;
+    } else {
+      for (int64_t r = 0; r < g->rows; r++) map[r] = cluster[map[r]];
+      free(cluster);
+    }
+    cluster = NULL;
+    const int64_t before = at->g.nodes;
+    halo__wdgraph_free(&coarse);
+    coarse = next;
+    next = (halo__wdgraph){0};
+    at = &coarse;
+    if (coarse.g.nodes * 5 > before * 4) break;
+  }
+  coarse_part =
+      at == &input ? part : calloc((size_t)(at->g.rows > 0 ? at->g.rows : 1), sizeof *coarse_part);
+  if (!all_ok(comm, coarse_part != NULL)) {
+    st = coarse_part ? HALO_ERR_PEER : HALO_ERR_NOMEM;
+    if (!coarse_part) halo_log_error("out of memory allocating the coarse part vector");
+    goto done;
+  }
+  HALO_TRY(scotch_part(comm, at, opt, source, coarse_part));
+  if (at != &input) {
+    halo__wdgraph_free(&coarse);
+    for (int64_t r = 0; r < g->rows; r++) part[r] = coarse_part[map[r]];
+    const int64_t max_part = (g->nodes * (1000 + opt->ufactor)) / (1000 * (int64_t)opt->parts);
+    HALO_TRY(halo__drefine(comm, &input, opt->parts, max_part, part));
+  }
+done:
+  if (coarse_part != part) free(coarse_part);
+  halo__wdgraph_free(&coarse);
+  halo__wdgraph_free(&next);
+  free(map);
+  free(cluster);
   return st;
 }

@@ -6,3 +6,12 @@ add_dependencies(test-partition-dist halo-partition halo-train)
 target_compile_definitions(test-partition-dist PRIVATE
   HALO_PARTITION_EXE="$<TARGET_FILE:halo-partition>" HALO_TRAIN_EXE="$<TARGET_FILE:halo-train>"
   HALO_DATASETS_DIR="${HALO_DATASETS_DIR}")
+
+# The coarsening and refinement around PT-Scotch, against the whole graph.
+add_executable(dcoarsen-check dcoarsen-check.c)
+target_link_libraries(dcoarsen-check PRIVATE halo_dpartition MPI::MPI_C)
+target_include_directories(dcoarsen-check PRIVATE ${PROJECT_SOURCE_DIR}/partition)
+halo_add_test(test-partition-dcoarsen SOURCES test-partition-dcoarsen.c LIBS ${util} TIMEOUT 600)
+add_dependencies(test-partition-dcoarsen dcoarsen-check)
+target_compile_definitions(test-partition-dcoarsen PRIVATE
+  DCOARSEN_CHECK="$<TARGET_FILE:dcoarsen-check>")

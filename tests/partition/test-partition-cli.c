@@ -363,6 +363,8 @@ Test(cli, bad_input) {
       {"--parts 4 --out o --seed -1", "--seed"},
       {"--parts 4 --out o --seed 3000000000", "--seed"},
       {"--parts 4 --out o --ufactor 0", "--ufactor"},
+      {"--parts 4 --out o --coarsen-levels 2", "--coarsen-levels: only --method ptscotch"},
+      {"--parts 4 --out o --method scotch --coarsen-levels 0", "the method is scotch"},
       {"--parts 4 --out o --dims 1433", "--dims"},
       {"--parts 4 --out o --dims 1433,x,7", "--dims"},
       {"--parts 4 --out o --dims 1433,0,7", "--dims"},
@@ -659,7 +661,7 @@ Test(cli, help_lists_every_flag_and_value) {
   cr_assert_eq(pt_run(&out, "%s --help", EXE), 0);
   char words[] =
       "--input --format --features --labels --synthetic-features --synthetic-classes --parts "
-      "--method --seed --ufactor --objective --order --out --force --dims --json --write-metis "
+      "--method --seed --ufactor --coarsen-levels --objective --order --out --force --dims --json --write-metis "
       "--help --version auto ogb edgelist snap mtx spec metis random block cut vol community";
   char *save = NULL;
   for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))

@@ -107,6 +107,12 @@ Test(dist, shards_pass_the_plan_invariants_for_k_1_2_3, .timeout = 300) {
   cr_assert_eq(run_dist(&out, 2, "", spec, 3, od, "--order id --seed 4"), 0, "%s", out);
   free(out);
   check_folder(g, od, HALO_ORDER_ID);
+  /* PT-Scotch's own multilevel alone, without halo's coarsening. */
+  snprintf(od, sizeof od, "%s/pt", dir);
+  cr_assert_eq(run_dist(&out, 2, "", spec, 5, od, "--coarsen-levels 0"), 0, "%s", out);
+  cr_expect(strstr(out, "coarsening levels 0"), "%s", out);
+  free(out);
+  check_folder(g, od, HALO_ORDER_COMMUNITY);
   /* R-MAT: isolated nodes, one-way edges and self-loops, node data by flag. */
   halo_graph_destroy(&g);
   rmat_spec(spec, sizeof spec, seed);
@@ -746,6 +752,7 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
           "already has node data");
   refused(dir, 2, "", spec, 2, "--write-metis g.metis", "--write-metis");
   refused(dir, 2, "", spec, 2, "--objective vol", "edge cut only");
+  refused(dir, 2, "", spec, 2, "--coarsen-levels 17", "--coarsen-levels");
   /* A bad line in the imported assignment, in the second rank's block. */
   snprintf(path, sizeof path, "%s.parts", dir);
   FILE *f = fopen(path, "w");
