@@ -13,7 +13,7 @@
  *
  * Without a GPU the program reports "skipped: no CUDA device" (gpu-main.c).
  * Under halo-cuda-emu (tests/cuda-emu), which runs every kernel on one CPU
- * core, the runs are shorter: 20 epochs still cover the first steps of Adam,
+ * core, the runs are shorter: 10 epochs still cover the first steps of Adam,
  * where a wrong gradient shows at once.
  *
  * The memory halo-train predicts for a model must match what the model then
@@ -34,7 +34,7 @@
 #define CORA HALO_DATASETS_DIR "/cora"
 
 #ifdef HALO_CUDA_EMU
-#define EPOCHS 20
+#define EPOCHS 10
 #else
 #define EPOCHS 100
 #endif
@@ -166,7 +166,7 @@ Test(train_cuda, deterministic_p1_equals_p2, .timeout = 900) {
   static const char *const models[] = {
       "", "--model sage --hidden 16 --layers 3 --residual --norm layer",
       "--model gat --heads 2 --hidden 8"};
-  const int epochs = EPOCHS < 100 ? 6 : 50;
+  const int epochs = EPOCHS < 100 ? 4 : 50;
   /* GAT's kernels are those of cora_p2_gat_equals_cpu; only the sums of
    * its gradients are deterministic mode's own. */
   const size_t nmodels = TEST_SANITIZED ? 2 : sizeof models / sizeof models[0];
