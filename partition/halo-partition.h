@@ -301,6 +301,10 @@ FILE *halo_outfile_stream(const halo_outfile *f);
 /* "--json FILE" or "FILE", for messages. */
 const char *halo_outfile_name(const halo_outfile *f);
 
+/* The temporary's path (FILE.tmp.XXXXXX), for writers other than the
+ * stream: the ranks of a distributed run write into it by MPI-IO. */
+const char *halo_outfile_tmp(const halo_outfile *f);
+
 /* Flushes and fsyncs the temporary, then renames it to FILE.  On failure the
  * temporary is removed and FILE is as it was. Local. */
 halo_status halo_outfile_commit(halo_outfile *f);

@@ -95,6 +95,8 @@ FILE *halo_outfile_stream(const halo_outfile *f) { return f->f; }
 
 const char *halo_outfile_name(const halo_outfile *f) { return f->name; }
 
+const char *halo_outfile_tmp(const halo_outfile *f) { return f->tmp; }
+
 /* fsyncs the folder holding `path`, so that the rename survives a crash;
  * best effort (some file systems refuse fsync on a folder). */
 static void sync_folder(const char *path) {

@@ -1172,14 +1172,9 @@ done:
 
 /* ---- the distributed run (--method ptscotch) -------------------------- */
 
-/* What the distributed partitioner does not read yet, refused by name
- * before any work. */
+/* What the distributed partitioner refuses, by name, before any work. */
 static halo_status check_distributed(const cli *c) {
   halo_status st = HALO_OK;
-  if (c->write_metis)
-    HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--write-metis: --method ptscotch does not take it yet (it would gather the whole "
-              "graph on one rank); use --method metis or scotch");
   if (c->opt.objective != HALO_OBJECTIVE_CUT)
     HALO_FAIL(HALO_ERR_ARG,
               "--objective %s: PT-Scotch minimises the edge cut only (drop --objective)",
@@ -1208,7 +1203,9 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
   halo_log_hold(line, sizeof line);
   st = check_distributed(c);
   if (st == HALO_OK && rank == 0) st = outputs_open(c, &out);
-  if (st == HALO_OK && rank == 0) snprintf(tmp, sizeof tmp, "%s", halo_outdir_tmp(out.dir));
+  if (st == HALO_OK && rank == 0)
+    snprintf(tmp, sizeof tmp, "%s",
+             c->write_metis ? halo_outfile_tmp(out.metis) : halo_outdir_tmp(out.dir));
   halo_log_hold(NULL, 0);
   HALO_TRY(halo_mpi_agree_first(comm, st, line));
   HALO_MPI(MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, comm));
@@ -1226,7 +1223,9 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
                            .split = c->split,
                            .dims = c->dims,
                            .ndims = c->ndims,
-                           .tmpdir = tmp,
+                           .tmpdir = c->write_metis ? NULL : tmp,
+                           .metis_tmp = c->write_metis ? tmp : NULL,
+                           .metis_name = c->write_metis,
                            .parts_file = c->parts_file,
                            .clean_round_pairs = c->clean_round,
                            .phase = dist_phase,
@@ -1243,7 +1242,12 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
 
   line[0] = '\0';
   halo_log_hold(line, sizeof line);
-  if (rank == 0) {
+  if (rank == 0 && c->write_metis) {
+    st = halo_outfile_commit(out.metis);
+    if (st == HALO_OK)
+      printf("wrote %s: %" PRId64 " nodes, %" PRId64 " undirected edges\n", c->write_metis,
+             dr.summary.n, dr.summary.m / 2);
+  } else if (rank == 0) {
     halo_log_hold(NULL, 0); /* warnings are not held */
     warn_untrainable_counts(&dr.summary, dr.has_split, dr.train);
     halo_log_hold(line, sizeof line);

@@ -28,6 +28,10 @@ typedef struct dist_request {
   const int32_t *dims;                   /* --dims, checked against the input's widths */
   int ndims;                             /* 0: no --dims */
   const char *tmpdir;                    /* the output folder's temporary name (rank 0's) */
+  const char *metis_tmp; /* --write-metis: the file's temporary name (rank 0's), which rank 0
+                            commits; the graph is written there and not partitioned. NULL:
+                            partition into tmpdir */
+  const char *metis_name; /* --write-metis FILE, for messages */
   const char *parts_file;                /* test hook: node v's part on line v + 1, or NULL */
   int64_t clean_round_pairs;             /* test hook: pairs a clean-up round; 0: 4M */
   /* Rank 0 reports phases and the parts written through these (may be NULL). */
@@ -53,7 +57,9 @@ typedef struct dist_result {
 } dist_result;
 
 /* Runs the whole distributed partition into rq->tmpdir (the folder is
- * shared by every rank: a shared file system across hosts).  A failure on
+ * shared by every rank: a shared file system across hosts), or with
+ * rq->metis_tmp loads and cleans the graph and writes it there in METIS'
+ * format, each rank its own block's lines (no partition, no stats).  A failure on
  * any rank fails every rank; the first rank that failed prints its line.
  * HALO_ERR_MPI and HALO_ERR_TIMEOUT leave the communicator untrusted (the
  * caller aborts).  Collective. */

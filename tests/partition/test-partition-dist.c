@@ -356,6 +356,55 @@ static void write_snap(const char *path, uint64_t seed) {
   cr_assert_eq(fclose(f), 0);
 }
 
+static int lines_with(const char *text, const char *needle);
+
+/* --write-metis under ptscotch: the sequential run's file, byte for byte,
+ * for K = 1, 2, 3, from a spec and from a renumbered SNAP list; gpmetis
+ * reads it.  An existing file is refused without --force and left as it
+ * was, with nothing else left behind. */
+Test(dist, write_metis_gives_the_sequential_file_for_any_k, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.write-metis", 43);
+  char *dir = pt_temp_dir("dist-metis"), snap[600], spec[128], seq[700], got[700], *out = NULL;
+  snprintf(snap, sizeof snap, "%s/edges.txt", dir);
+  write_snap(snap, seed);
+  rmat_spec(spec, sizeof spec, seed);
+  const char *inputs[2] = {spec, snap};
+  for (int i = 0; i < 2; i++) {
+    snprintf(seq, sizeof seq, "%s/seq%d.metis", dir, i);
+    cr_assert_eq(pt_run(&out, "%s --input '%s' --write-metis %s", EXE, inputs[i], seq), 0, "%s",
+                 out);
+    free(out);
+    for (int K = 1; K <= 3; K++) {
+      snprintf(got, sizeof got, "%s/k%d-%d.metis", dir, K, i);
+      cr_assert_eq(pt_run(&out, MPIRUN " -np %d %s --method ptscotch --input '%s' --write-metis %s",
+                          K, EXE, inputs[i], got),
+                   0, "%s", out);
+      cr_expect(strstr(out, "undirected edges"), "%s", out);
+      free(out);
+      cr_expect_eq(pt_run(&out, "cmp %s %s", seq, got), 0, "%s: K=%d: %s", inputs[i], K, out);
+      free(out);
+    }
+  }
+  cr_assert_eq(pt_run(&out, "cd %s && gpmetis k3-1.metis 4", dir), 0, "%s", out);
+  cr_expect(strstr(out, "Edgecut"), "%s", out);
+  free(out);
+  /* An existing file without --force. */
+  const int rc = pt_run(&out, MPIRUN " -np 2 %s --method ptscotch --input '%s' --write-metis %s",
+                        EXE, spec, seq);
+  cr_expect_neq(rc, 0, "%s", out);
+  cr_expect_eq(lines_with(out, "halo-partition: error"), 1, "one error line: %s", out);
+  cr_expect(strstr(out, "--force"), "%s", out);
+  free(out);
+  cr_expect_eq(pt_run(&out, "cmp %s/seq0.metis %s/k1-0.metis", dir, dir), 0,
+               "the refused run changed the file: %s", out);
+  free(out);
+  pt_run(&out, "ls %s | grep tmp", dir);
+  cr_expect_str_eq(out, "", "left behind: %s", out);
+  free(out);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
 /* A feature CSV of width 5 and a labels file (4 classes, "nan" for every
  * 17th node) of n rows each. */
 static void write_node_files(const char *feat, const char *lab, int64_t n, uint64_t seed) {
@@ -750,7 +799,6 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
           "available");
   refused(dir, 2, "", HALO_DATASETS_DIR "/cora", 2, "--synthetic-features 4 --synthetic-classes 3",
           "already has node data");
-  refused(dir, 2, "", spec, 2, "--write-metis g.metis", "--write-metis");
   refused(dir, 2, "", spec, 2, "--objective vol", "edge cut only");
   refused(dir, 2, "", spec, 2, "--coarsen-levels 17", "--coarsen-levels");
   /* A bad line in the imported assignment, in the second rank's block. */
