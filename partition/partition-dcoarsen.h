@@ -9,9 +9,10 @@
  * along the edges inside its own block, a cluster becomes one vertex of the
  * coarse graph, and the coarse graph keeps the fine one's blocks (a rank's
  * clusters are rows of its own block).  PT-Scotch partitions the coarsest
- * graph; the parts are projected back level by level, and at each level a
- * distributed refinement moves boundary vertices to the part most of their
- * edges go to, within the balance.  All of it is deterministic: the same
+ * graph; its parts are projected onto the input (the levels' maps compose
+ * on each rank), where a distributed refinement moves boundary vertices to
+ * the part most of their edges go to, keeping every part that is within
+ * the balance within it.  All of it is deterministic: the same
  * graph, options and K give the same parts. */
 #ifndef HALO_PARTITION_DCOARSEN_H
 #define HALO_PARTITION_DCOARSEN_H
@@ -45,10 +46,13 @@ halo_status halo__dcoarsen(MPI_Comm comm, const halo__wdgraph *fine, int64_t max
 
 /* Refines part[0..g.rows) (parts in [0, parts)) in place: rounds of moves
  * of a vertex to the neighbouring part that most of its edge weight goes
- * to, when that cuts less, and no part's weight over max_part_weight; a
- * vertex of a part over it may move at a loss to a part with room.  Moves
+ * to, when that gains by the parts of the round's start (neighbours on
+ * other ranks may move in the same round, so the cut may rise a little
+ * where they do), never taking a part over max_part_weight; a vertex of a
+ * part over it may move at a loss, either way, to a part with room.  Moves
  * alternate in direction (to a higher part, then to a lower) so that two
- * ranks never swap a cut edge's ends in one round. Collective (agreed). */
+ * ranks never swap a cut edge's ends in one round.  Rank 0 warns when a
+ * part is still over max_part_weight at the end. Collective (agreed). */
 halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
                           int64_t max_part_weight, int32_t *part);
 

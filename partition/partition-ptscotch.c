@@ -8,7 +8,8 @@
  * weights: no copy of the structure is made.  The strategy is PT-Scotch's
  * default mapping strategy for `parts` parts over the communicator's
  * ranks, at imbalance ufactor / 1000, the tolerance METIS and Scotch get;
- * the refinement keeps every part within the same bound.
+ * the refinement keeps a part within that bound once it is, and moves
+ * vertices out of a part over it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -177,7 +178,10 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   if (at != &input) {
     halo__wdgraph_free(&coarse);
     for (int64_t r = 0; r < g->rows; r++) part[r] = coarse_part[map[r]];
-    const int64_t max_part = (g->nodes * (1000 + opt->ufactor)) / (1000 * (int64_t)opt->parts);
+    /* (1 + ufactor/1000) of the mean part, and never under the mean. */
+    const int64_t mean_up = (g->nodes + opt->parts - 1) / opt->parts;
+    const int64_t bound = (g->nodes * (1000 + opt->ufactor)) / (1000 * (int64_t)opt->parts);
+    const int64_t max_part = bound > mean_up ? bound : mean_up;
     HALO_TRY(halo__drefine(comm, &input, opt->parts, max_part, part));
   }
 done:
