@@ -9,10 +9,10 @@
  * along the edges inside its own block, a cluster becomes one vertex of the
  * coarse graph, and the coarse graph keeps the fine one's blocks (a rank's
  * clusters are rows of its own block).  PT-Scotch partitions the coarsest
- * graph; its parts are projected onto the input (the levels' maps compose
- * on each rank), where a distributed refinement moves boundary vertices to
- * the part most of their edges go to, keeping every part that is within
- * the balance within it.  All of it is deterministic: the same
+ * graph; its parts are projected back level by level (the maps work on
+ * each rank), and on the input and the levels small enough to keep a
+ * distributed refinement moves boundary vertices to the part most of their
+ * edges go to, keeping every part that is within the balance within it.  All of it is deterministic: the same
  * graph, options and K give the same parts. */
 #ifndef HALO_PARTITION_DCOARSEN_H
 #define HALO_PARTITION_DCOARSEN_H
