@@ -365,12 +365,13 @@ done:
 }
 
 halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
-                          int64_t max_part_weight, int32_t *part) {
+                          int64_t max_part_weight, int warn, int32_t *part) {
   halo_status st = HALO_OK;
   const halo_dgraph *g = &w->g;
   int ranks = 1, rank = 0;
   int64_t pair_moved = 0;
   int64_t *own = NULL, *gpart = NULL, *pw = NULL, *delta = NULL, *room = NULL, *conn = NULL;
+  int64_t *shed = NULL;
   int32_t *touched = NULL;
   ghosts gh = {0};
   MPI_Comm_size(comm, &ranks);
@@ -378,7 +379,7 @@ halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
 
   HALO_TRY(ghosts_build(comm, g, &gh));
   st = memory(NEW(own, g->rows) && NEW(gpart, gh.n) && NEW(pw, parts) && NEW(delta, parts) &&
-                  NEW(room, parts) && NEW(conn, parts) && NEW(touched, parts),
+                  NEW(room, parts) && NEW(conn, parts) && NEW(touched, parts) && NEW(shed, parts),
               "the refinement's part weights");
   AGREE(st);
   for (int64_t r = 0; r < g->rows; r++) delta[part[r]] += weight_of(w->vwgt, r);
@@ -389,12 +390,15 @@ halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
     int64_t moved = 0, moved_all = 0;
     for (int64_t r = 0; r < g->rows; r++) own[r] = part[r];
     HALO_TRY(ghosts_exchange(comm, &gh, own, gpart));
-    /* Each rank may fill its share of a part's room this round (the
-     * shares add up to the room), so that the moves of all ranks together
-     * keep every part within it. */
+    /* Each rank may fill its share of a part's room this round, and take
+     * its share of a part's excess out at a loss (the shares add up to the
+     * room and the excess), so that the moves of all ranks together keep
+     * every part within the bound and shed no more than the excess. */
     for (int32_t q = 0; q < parts; q++) {
       const int64_t slack = pw[q] < max_part_weight ? max_part_weight - pw[q] : 0;
+      const int64_t excess = pw[q] > max_part_weight ? pw[q] - max_part_weight : 0;
       room[q] = slack / ranks + (rank < slack % ranks);
+      shed[q] = excess / ranks + (rank < excess % ranks);
       delta[q] = 0;
     }
     for (int64_t r = 0; r < g->rows; r++) {
@@ -407,7 +411,7 @@ halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
         if (conn[q] == 0) touched[nt++] = q;
         conn[q] += weight_of(w->ewgt, e);
       }
-      const int over = pw[p] + delta[p] > max_part_weight;
+      const int over = shed[p] > 0;
       int32_t best = -1;
       int64_t best_gain = 0;
       for (int32_t i = 0; i < nt; i++) {
@@ -424,6 +428,7 @@ halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
       for (int32_t i = 0; i < nt; i++) conn[touched[i]] = 0;
       conn[p] = 0;
       if (best < 0) continue;
+      if (over) shed[p] -= wr;
       part[r] = best;
       delta[p] -= wr;
       delta[best] += wr;
@@ -443,10 +448,11 @@ halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
     int32_t heaviest = 0;
     for (int32_t q = 1; q < parts; q++)
       if (pw[q] > pw[heaviest]) heaviest = q;
-    if (rank == 0 && pw[heaviest] > max_part_weight)
-      halo_log_warn("the refined parts are out of balance: part %d weighs %lld, over the bound "
-                    "%lld",
-                    heaviest, (long long)pw[heaviest], (long long)max_part_weight);
+    if (warn && rank == 0 && pw[heaviest] > max_part_weight)
+      halo_log_warn(
+          "the refined parts are out of balance: part %d weighs %lld, over the bound "
+          "%lld",
+          heaviest, (long long)pw[heaviest], (long long)max_part_weight);
   }
 done:
   ghosts_free(&gh);
@@ -457,5 +463,6 @@ done:
   free(room);
   free(conn);
   free(touched);
+  free(shed);
   return st;
 }

@@ -12,8 +12,8 @@
  * graph; its parts are projected back level by level (the maps work on
  * each rank), and on the input and the levels small enough to keep a
  * distributed refinement moves boundary vertices to the part most of their
- * edges go to, keeping every part that is within the balance within it.  All of it is deterministic: the same
- * graph, options and K give the same parts. */
+ * edges go to, keeping every part that is within the balance within it.  All of it is
+ * deterministic: the same graph, options and K give the same parts. */
 #ifndef HALO_PARTITION_DCOARSEN_H
 #define HALO_PARTITION_DCOARSEN_H
 
@@ -51,9 +51,11 @@ halo_status halo__dcoarsen(MPI_Comm comm, const halo__wdgraph *fine, int64_t max
  * where they do), never taking a part over max_part_weight; a vertex of a
  * part over it may move at a loss, either way, to a part with room.  Moves
  * alternate in direction (to a higher part, then to a lower) so that two
- * ranks never swap a cut edge's ends in one round.  Rank 0 warns when a
- * part is still over max_part_weight at the end. Collective (agreed). */
+ * ranks never swap a cut edge's ends in one round.  A part over the bound
+ * sheds at a loss no more than its excess a round (each rank its share).
+ * With `warn`, rank 0 warns when a part is still over max_part_weight at
+ * the end. Collective (agreed). */
 halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
-                          int64_t max_part_weight, int32_t *part);
+                          int64_t max_part_weight, int warn, int32_t *part);
 
 #endif /* HALO_PARTITION_DCOARSEN_H */

@@ -25,6 +25,7 @@
 #include "partition-dist.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "halo-dpartition.h"
 #include "halo-load.h"
@@ -227,7 +229,7 @@ static halo_status check_input(dist *d) {
     HALO_FAIL(HALO_ERR_ARG, "%s: holds no nodes (its node count is 0); a graph needs at least one",
               s->source);
   HALO_TRY(nodes_limit(s->source, s->nodes));
-  if (rq->opt.parts > s->nodes)
+  if (!rq->metis_tmp && rq->opt.parts > s->nodes)
     HALO_FAIL(HALO_ERR_ARG, "--parts %d exceeds the %" PRId64 " nodes of %s", rq->opt.parts,
               s->nodes, s->source);
   /* The input's own node data (an sbm's, an OGB folder's) against the
@@ -1850,89 +1852,96 @@ static char *put_decimal(char *p, uint64_t v) {
   return p + n;
 }
 
+/* Writes len bytes of buf at *offset of fd, advancing *offset; 0 or an
+ * errno. */
+static int write_at(int fd, const char *buf, size_t len, int64_t *offset) {
+  while (len > 0) {
+    const ssize_t n = pwrite(fd, buf, len, (off_t)*offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    buf += n;
+    len -= (size_t)n;
+    *offset += n;
+  }
+  return 0;
+}
+
 /* The clean graph in METIS' format (halo_partition_write_metis_to's bytes)
  * into rq->metis_tmp, which rank 0 created and commits: every rank counts
  * the bytes of its block's lines, learns its offset from the ranks below
- * it (rank 0's lines follow the header), and writes them there by MPI-IO
- * in 1 MB pieces, so no rank holds more than its block.  Collective
+ * it (rank 0's lines follow the header), opens the file (on a file system
+ * every rank sees, as the output folder's) and writes its lines there with
+ * pwrite in 1 MB pieces, then fsyncs and closes it; so no rank holds more
+ * than its block, and every rank's data is on disk before rank 0 renames
+ * the file.  Each step is agreed on, so a rank that cannot open the file
+ * stops every rank instead of leaving them waiting.  Collective
  * (agreed). */
 static halo_status write_metis(dist *d) {
   halo_status st = HALO_OK;
   const halo_dgraph *g = &d->g;
-  const char *path = d->rq->metis_tmp;
-  enum { BUF = 1 << 20, SLACK = 64 };
-  char *buf = NULL, *p = NULL;
-  MPI_File fh = MPI_FILE_NULL;
-  int64_t bytes = 0, offset = 0;
-  char header[64];
-  int hlen = 0;
+  const char *name = d->rq->metis_name;
+  enum { BUF = 1 << 20, SLACK = 64 }; /* SLACK: room for one number and a separator */
+  char *buf = NULL, *p = NULL, header[64];
+  int fd = -1, err = 0;
+  int64_t bytes = 0, offset = 0, start = 0;
   phase_begin(d);
-  if (g->edges % 2 != 0) {
-    halo_log_error("%s: the graph is not symmetric (%lld directed edges)", d->slice.source,
-                   (long long)g->edges);
-    st = HALO_ERR_ARG;
+  const int hlen = snprintf(header, sizeof header, "%lld %lld\n", (long long)g->nodes,
+                            (long long)(g->edges / 2));
+  if (d->rank == 0) bytes = hlen;
+  for (int64_t r = 0; r < g->rows; r++) {
+    const int64_t b = g->indptr[r], e = g->indptr[r + 1];
+    bytes += 1 + (e > b ? e - b - 1 : 0); /* the separators and the newline */
+    for (int64_t k = b; k < e; k++) bytes += digits((uint64_t)g->nbr[k] + 1);
+  }
+  buf = malloc(BUF + SLACK);
+  if (!buf) {
+    halo_log_error("out of memory allocating the METIS file buffer");
+    st = HALO_ERR_NOMEM;
   }
   if (st == HALO_OK) {
-    hlen = snprintf(header, sizeof header, "%lld %lld\n", (long long)g->nodes,
-                    (long long)(g->edges / 2));
-    if (d->rank == 0) bytes = hlen;
-    for (int64_t r = 0; r < g->rows; r++) {
-      const int64_t b = g->indptr[r], e = g->indptr[r + 1];
-      bytes += 1 + (e > b ? e - b - 1 : 0); /* the separators and the newline */
-      for (int64_t k = b; k < e; k++) bytes += digits((uint64_t)g->nbr[k] + 1);
-    }
-    buf = malloc(BUF + SLACK);
-    if (!buf) {
-      halo_log_error("out of memory allocating the METIS file buffer");
-      st = HALO_ERR_NOMEM;
+    fd = open(d->rq->metis_tmp, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      halo_log_error("%s: cannot open its temporary %s on rank %d: %s", name, d->rq->metis_tmp,
+                     d->rank, strerror(errno));
+      st = HALO_ERR_IO;
     }
   }
   HALO_TRY(phase_end(d, st));
-  HALO_MPI(MPI_Exscan(&bytes, &offset, 1, MPI_INT64_T, MPI_SUM, d->comm));
-  if (d->rank == 0) offset = 0;
+  HALO_MPI(MPI_Exscan(&bytes, &start, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  if (d->rank == 0) start = 0;
+  offset = start;
 
   phase_begin(d);
-  if (MPI_File_open(d->comm, path, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
-    halo_log_error("%s: cannot open it on every rank for MPI-IO", d->rq->metis_name);
-    st = HALO_ERR_IO;
-  }
   p = buf;
-  if (st == HALO_OK && d->rank == 0) {
+  if (d->rank == 0) {
     memcpy(p, header, (size_t)hlen);
     p += hlen;
   }
-  /* Writes what buf holds at offset once it holds `at_least` bytes. */
-#define FLUSH(at_least)                                                                       \
-  do {                                                                                        \
-    if (st == HALO_OK && p - buf >= (at_least) && p > buf) {                                  \
-      MPI_Status ms;                                                                          \
-      if (MPI_File_write_at(fh, (MPI_Offset)offset, buf, (int)(p - buf), MPI_CHAR, &ms) !=    \
-          MPI_SUCCESS) {                                                                      \
-        halo_log_error("%s: writing %lld bytes at byte %lld failed", d->rq->metis_name,        \
-                       (long long)(p - buf), (long long)offset);                              \
-        st = HALO_ERR_IO;                                                                     \
-      }                                                                                       \
-      offset += p - buf;                                                                      \
-      p = buf;                                                                                \
-    }                                                                                         \
-  } while (0)
-  for (int64_t r = 0; r < g->rows && st == HALO_OK; r++) {
-    for (int64_t k = g->indptr[r]; k < g->indptr[r + 1]; k++) {
+  for (int64_t r = 0; r < g->rows && !err; r++) {
+    for (int64_t k = g->indptr[r]; k < g->indptr[r + 1] && !err; k++) {
       if (k > g->indptr[r]) *p++ = ' ';
       p = put_decimal(p, (uint64_t)g->nbr[k] + 1);
-      FLUSH(BUF);
+      if (p - buf >= BUF) err = write_at(fd, buf, (size_t)(p - buf), &offset), p = buf;
     }
     *p++ = '\n';
-    FLUSH(BUF);
+    if (p - buf >= BUF && !err) err = write_at(fd, buf, (size_t)(p - buf), &offset), p = buf;
   }
-  FLUSH(1);
-#undef FLUSH
-  if (fh != MPI_FILE_NULL && MPI_File_close(&fh) != MPI_SUCCESS && st == HALO_OK) {
-    halo_log_error("%s: closing it after MPI-IO failed", d->rq->metis_name);
+  if (!err && p > buf) err = write_at(fd, buf, (size_t)(p - buf), &offset);
+  if (!err && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && !err) err = errno;
+  fd = -1;
+  if (err) {
+    halo_log_error("%s: writing rank %d's lines at byte %lld failed: %s", name, d->rank,
+                   (long long)offset, strerror(err));
+    st = HALO_ERR_IO;
+  } else if (offset - start != bytes) {
+    halo_log_error("%s: rank %d wrote %lld bytes, %lld counted", name, d->rank,
+                   (long long)(offset - start), (long long)bytes);
     st = HALO_ERR_IO;
   }
   HALO_TRY(phase_end(d, st));
 done:
+  if (fd >= 0) close(fd);
   free(buf);
   return st;
 }

@@ -256,9 +256,9 @@ static void check_refine(const char *what, const halo__wdgraph *w, int32_t parts
   CHECK(before && after && again, "out of memory");
   const int64_t cut0 = cut_of(w, part, parts, before);
   memcpy(again, part, (size_t)rows * sizeof *again);
-  CHECK(halo__drefine(MPI_COMM_WORLD, w, parts, max_part, part) == HALO_OK, "%s: refine failed",
+  CHECK(halo__drefine(MPI_COMM_WORLD, w, parts, max_part, 1, part) == HALO_OK, "%s: refine failed",
         what);
-  CHECK(halo__drefine(MPI_COMM_WORLD, w, parts, max_part, again) == HALO_OK, "%s: refine failed",
+  CHECK(halo__drefine(MPI_COMM_WORLD, w, parts, max_part, 1, again) == HALO_OK, "%s: refine failed",
         what);
   CHECK(memcmp(part, again, (size_t)rows * sizeof *part) == 0, "%s: two runs differ", what);
   const int64_t cut1 = cut_of(w, part, parts, after);

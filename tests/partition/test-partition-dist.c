@@ -385,6 +385,26 @@ Test(dist, write_metis_gives_the_sequential_file_for_any_k, .timeout = 300) {
       free(out);
     }
   }
+#ifndef __SANITIZE_ADDRESS__
+  /* Past the writer's 1 MB pieces on every rank: 5 MB of lines at K = 2 (the
+   * build with sanitizers writes the small files only). */
+  snprintf(seq, sizeof seq, "%s/big.metis", dir);
+  snprintf(got, sizeof got, "%s/big-k2.metis", dir);
+  cr_assert_eq(
+      pt_run(&out, "%s --input rmat:scale=16,edge-factor=8,seed=3 --write-metis %s", EXE, seq), 0,
+      "%s", out);
+  free(out);
+  cr_assert_eq(
+      pt_run(&out,
+             MPIRUN " -np 2 %s --method ptscotch --input rmat:scale=16,edge-factor=8,seed=3 "
+                    "--write-metis %s",
+             EXE, got),
+      0, "%s", out);
+  free(out);
+  cr_expect_eq(pt_run(&out, "test $(stat -c %%s %s) -gt 4000000 && cmp %s %s", seq, seq, got), 0,
+               "the 5 MB file at K = 2: %s", out);
+  free(out);
+#endif
   cr_assert_eq(pt_run(&out, "cd %s && gpmetis k3-1.metis 4", dir), 0, "%s", out);
   cr_expect(strstr(out, "Edgecut"), "%s", out);
   free(out);
