@@ -28,9 +28,10 @@ typedef struct dist_request {
   const int32_t *dims;                   /* --dims, checked against the input's widths */
   int ndims;                             /* 0: no --dims */
   const char *tmpdir;                    /* the output folder's temporary name (rank 0's) */
-  const char *metis_tmp; /* --write-metis: the file's temporary name (rank 0's), which rank 0
-                            commits; the graph is written there and not partitioned. NULL:
-                            partition into tmpdir */
+  /* --write-metis: the file's temporary name (rank 0's), which rank 0
+   * commits; the graph is written there and not partitioned.  NULL:
+   * partition into tmpdir. */
+  const char *metis_tmp;
   const char *metis_name; /* --write-metis FILE, for messages */
   const char *parts_file;                /* test hook: node v's part on line v + 1, or NULL */
   int64_t clean_round_pairs;             /* test hook: pairs a clean-up round; 0: 4M */
