@@ -32,9 +32,9 @@ typedef struct dist_request {
    * commits; the graph is written there and not partitioned.  NULL:
    * partition into tmpdir. */
   const char *metis_tmp;
-  const char *metis_name; /* --write-metis FILE, for messages */
-  const char *parts_file;                /* test hook: node v's part on line v + 1, or NULL */
-  int64_t clean_round_pairs;             /* test hook: pairs a clean-up round; 0: 4M */
+  const char *metis_name;    /* --write-metis FILE, for messages */
+  const char *parts_file;    /* test hook: node v's part on line v + 1, or NULL */
+  int64_t clean_round_pairs; /* test hook: pairs a clean-up round; 0: 4M */
   /* Rank 0 reports phases and the parts written through these (may be NULL). */
   void (*phase)(void *ctx, const char *what);
   halo_progress_fn progress;
