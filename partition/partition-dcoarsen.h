@@ -5,12 +5,11 @@
  * distributed matching shrinks a graph with little locality slowly, and the
  * bipartitions of the coarsest level are centralised), so its peak per rank
  * hardly falls with K (docs/scale.md).  halo coarsens first, without that
- * gather: size-constrained label propagation clusters each rank's rows
- * along the edges inside its own block, a cluster becomes one vertex of the
- * coarse graph, and the coarse graph keeps the fine one's blocks (a rank's
- * clusters are rows of its own block).  PT-Scotch partitions the coarsest
- * graph; its parts are projected back level by level (the maps work on
- * each rank), and on the input and the levels small enough to keep a
+ * gather: size-constrained label propagation clusters the rows along
+ * their edges, across the ranks, and a cluster becomes one vertex of the
+ * coarse graph, on the rank of the row that names it.  PT-Scotch
+ * partitions the coarsest graph; its parts are projected back level by
+ * level, and on the input and the levels small enough to keep a
  * distributed refinement moves boundary vertices to the part most of their
  * edges go to, keeping every part that is within the balance within it.  All of it is
  * deterministic: the same graph, options and K give the same parts. */
@@ -33,16 +32,24 @@ typedef struct halo__wdgraph {
  * which the caller owns). Local. */
 void halo__wdgraph_free(halo__wdgraph *w);
 
-/* One level: clusters fine's rows by label propagation over the edges of
- * its own block (no cluster heavier than max_weight) and builds *coarse,
- * whose rows on this rank are this rank's clusters; *cluster (size
- * fine->g.rows, new, the caller's to free) maps fine row r to its coarse
- * row.  Parallel
- * edges are merged into one of the sum of their weights, edges inside a
- * cluster dropped.  Collective (agreed: a failure on one rank fails all,
- * the others with HALO_ERR_PEER). */
+/* One level: clusters fine's rows by label propagation over all its
+ * edges, across the ranks (no cluster heavier than max_weight, unless it is
+ * one row heavier alone), and builds *coarse: a cluster's coarse vertex is
+ * on the rank whose block holds the row that names the cluster, so a
+ * cluster may gather rows of several ranks.  *cluster (size fine->g.rows,
+ * new, the caller's to free) maps fine row r to its coarse vertex (a global
+ * id).  Parallel edges are merged into one of the sum of their weights,
+ * edges inside a cluster dropped.  Deterministic for a given graph and K.
+ * Collective (agreed: a failure on one rank fails all, the others with
+ * HALO_ERR_PEER). */
 halo_status halo__dcoarsen(MPI_Comm comm, const halo__wdgraph *fine, int64_t max_weight,
                            halo__wdgraph *coarse, int64_t **cluster);
+
+/* part[r] = coarse_part[cluster[r]] for each of the rows fine rows, the
+ * coarse part held by the rank whose block of *coarse (only its blocks are
+ * read) holds it. Collective (agreed). */
+halo_status halo__dproject(MPI_Comm comm, const halo_dgraph *coarse, int64_t rows,
+                           const int64_t *cluster, const int32_t *coarse_part, int32_t *part);
 
 /* Refines part[0..g.rows) (parts in [0, parts)) in place: rounds of moves
  * of a vertex to the neighbouring part that most of its edge weight goes

@@ -129,7 +129,8 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   halo_status st = HALO_OK;
   halo__wdgraph level[HALO_PTSCOTCH_LEVELS_MAX + 1];
   memset(level, 0, sizeof level);
-  int64_t *cluster[HALO_PTSCOTCH_LEVELS_MAX] = {0}, rows_of[HALO_PTSCOTCH_LEVELS_MAX + 1] = {0};
+  int64_t *cluster[HALO_PTSCOTCH_LEVELS_MAX] = {0};
+  halo_dgraph blocks[HALO_PTSCOTCH_LEVELS_MAX + 1]; /* each level's blocks, for the maps */
   int32_t *coarse_part = NULL;
   int levels = 0;
   int64_t kept = 0; /* edges of the levels kept for the refinement */
@@ -149,8 +150,8 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   }
 
   /* level[0] is the input; level[l + 1] is built from level[l], and
-   * cluster[l] maps level l's rows to level l + 1's (clusters are rows of
-   * the same rank, so the maps work locally).  A level's graph is kept for
+   * cluster[l] maps level l's rows to level l + 1's vertices (global ids:
+   * a cluster may gather rows of several ranks).  A level's graph is kept for
    * the refinement on the way back while the levels kept hold at most half
    * the input's edges together (16 bytes an edge with its weight: the
    * input's own size), and the coarsest; the others are freed once the
@@ -163,12 +164,12 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   while (levels < opt->levels && level[levels].g.nodes > stop) {
     HALO_TRY(halo__dcoarsen(comm, &level[levels], grain, &level[levels + 1], &cluster[levels]));
     levels++;
-    rows_of[levels] = level[levels].g.rows;
+    blocks[levels] = level[levels].g;
     const int64_t before = level[levels - 1].g.nodes, edges = level[levels - 1].g.edges;
     if (levels > 1 && (kept + edges) * 2 <= g->edges)
       kept += edges; /* global counts: every rank keeps the same levels */
     else if (levels > 1)
-      halo__wdgraph_free(&level[levels - 1]); /* rows_of keeps its size, for the map */
+      halo__wdgraph_free(&level[levels - 1]); /* blocks keeps its shape, for the map */
     if (level[levels].g.nodes * 5 > before * 4) break;
   }
   const halo__wdgraph *at = &level[levels];
@@ -186,7 +187,7 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   const int64_t max_part = bound > mean_up ? bound : mean_up;
   for (int l = levels - 1; l >= 0; l--) {
     halo__wdgraph_free(&level[l + 1]);
-    const int64_t rows = l == 0 ? g->rows : rows_of[l];
+    const int64_t rows = l == 0 ? g->rows : blocks[l].rows;
     int32_t *fine = l == 0 ? part : calloc((size_t)(rows > 0 ? rows : 1), sizeof *fine);
     if (!all_ok(comm, fine != NULL)) {
       st = fine ? HALO_ERR_PEER : HALO_ERR_NOMEM;
@@ -194,9 +195,10 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
       if (fine != part) free(fine);
       goto done;
     }
-    for (int64_t r = 0; r < rows; r++) fine[r] = coarse_part[cluster[l][r]];
+    st = halo__dproject(comm, &blocks[l + 1], rows, cluster[l], coarse_part, fine);
     free(coarse_part);
     coarse_part = fine;
+    if (st != HALO_OK) goto done;
     if (l == 0 || level[l].g.indptr)
       HALO_TRY(halo__drefine(comm, &level[l], opt->parts, max_part, l == 0, fine));
   }

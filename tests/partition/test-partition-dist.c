@@ -728,8 +728,9 @@ Test(dist, training_gives_the_same_loss_curve_as_on_metis_shards, .timeout = 300
   free(dir);
 }
 
-/* PT-Scotch on 2 ranks against METIS on 16 parts: cut and volume within
- * 1.3x. */
+/* PT-Scotch on K = 2, 3 and 4 ranks against METIS on 16 parts: cut and
+ * volume within 1.15x (the issue asks 1.3x; 1.06x is the worst measured
+ * when the clustering crossed ranks, 1.31x before). */
 static void against_metis(const char *spec) {
 #ifdef __SANITIZE_ADDRESS__
   /* 1M-edge graphs through the instrumented pipeline take minutes, and
@@ -738,35 +739,41 @@ static void against_metis(const char *spec) {
 #endif
   char od[600], flags[700], path[700], *out = NULL;
   char *dir = pt_temp_dir("dist-quality");
-  double cut[2], volume[2];
-  for (int i = 0; i < 2; i++) {
-    snprintf(od, sizeof od, "%s/o%d", dir, i);
-    snprintf(flags, sizeof flags, "--json %s/o%d.json", dir, i);
-    const int rc = i == 0 ? run_seq(&out, "metis", spec, 16, od, flags)
-                          : run_dist(&out, 2, "", spec, 16, od, flags);
+  double cut[4], volume[4];
+  for (int k = 1; k <= 4; k++) {
+    const int i = k - 1; /* k = 1 is METIS */
+    snprintf(od, sizeof od, "%s/o%d", dir, k);
+    snprintf(flags, sizeof flags, "--json %s/o%d.json", dir, k);
+    const int rc = k == 1 ? run_seq(&out, "metis", spec, 16, od, flags)
+                          : run_dist(&out, k, "", spec, 16, od, flags);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);
-    snprintf(path, sizeof path, "%s/o%d.json", dir, i);
+    snprintf(path, sizeof path, "%s/o%d.json", dir, k);
     char *json = pt_read_file(path);
     cut[i] = json_at(json, NULL, "edge_cut");
     volume[i] = json_at(json, NULL, "comm_volume");
     cr_expect_leq(json_at(json, NULL, "balance"), 1.031, "%s", spec);
     free(json);
+    pt_remove_tree(od);
+    if (k == 1) continue;
+    fprintf(stderr,
+            "%s, 16 parts: cut metis %.0f ptscotch (K=%d) %.0f (%.3fx), volume %.0f %.0f "
+            "(%.3fx)\n",
+            spec, cut[0], k, cut[i], cut[i] / cut[0], volume[0], volume[i], volume[i] / volume[0]);
+    cr_expect_leq(cut[i], 1.15 * cut[0], "%s: PT-Scotch's cut at K = %d is over 1.15x METIS'", spec,
+                  k);
+    cr_expect_leq(volume[i], 1.15 * volume[0],
+                  "%s: PT-Scotch's volume at K = %d is over 1.15x METIS'", spec, k);
   }
-  fprintf(stderr,
-          "%s, 16 parts: cut metis %.0f ptscotch (K=2) %.0f (%.3fx), volume %.0f %.0f (%.3fx)\n",
-          spec, cut[0], cut[1], cut[1] / cut[0], volume[0], volume[1], volume[1] / volume[0]);
-  cr_expect_leq(cut[1], 1.3 * cut[0], "%s: PT-Scotch's cut is over 1.3x METIS'", spec);
-  cr_expect_leq(volume[1], 1.3 * volume[0], "%s: PT-Scotch's volume is over 1.3x METIS'", spec);
   pt_remove_tree(dir);
   free(dir);
 }
 
-Test(dist, quality_within_1_3x_of_metis_on_sbm, .timeout = 600) {
+Test(dist, quality_within_1_15x_of_metis_on_sbm, .timeout = 600) {
   against_metis("sbm:nodes=100000,classes=8,avg-degree=10,homophily=0.8,seed=3");
 }
 
-Test(dist, quality_within_1_3x_of_metis_on_rmat, .timeout = 600) {
+Test(dist, quality_within_1_15x_of_metis_on_rmat, .timeout = 600) {
   against_metis("rmat:scale=16,edge-factor=8,seed=3");
 }
 
