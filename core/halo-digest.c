@@ -1,5 +1,6 @@
 #include "halo-digest.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "halo-rng.h"
@@ -54,4 +55,42 @@ uint64_t halo_digest_bytes(const void *data, size_t len) {
   halo_digest_init(&d);
   halo_digest_update(&d, data, len);
   return halo_digest_final(&d);
+}
+
+void halo_digest_chunked_init(halo_digest_chunked *d) {
+  *d = (halo_digest_chunked){.len = 0};
+  halo_digest_init(&d->outer);
+  halo_digest_init(&d->chunk);
+}
+
+void halo_digest_chunked_add(halo_digest_chunked *d, uint64_t chunk_digest) {
+  assert(d->len % HALO_DIGEST_CHUNK == 0);
+  halo_digest_update(&d->outer, &chunk_digest, sizeof chunk_digest);
+  d->len += HALO_DIGEST_CHUNK;
+}
+
+void halo_digest_chunked_update(halo_digest_chunked *d, const void *data, size_t len) {
+  const uint8_t *p = data;
+  while (len > 0) {
+    const size_t open = (size_t)(d->len % HALO_DIGEST_CHUNK);
+    const size_t take = len < HALO_DIGEST_CHUNK - open ? len : HALO_DIGEST_CHUNK - open;
+    halo_digest_update(&d->chunk, p, take);
+    d->len += take;
+    p += take;
+    len -= take;
+    if (d->len % HALO_DIGEST_CHUNK == 0) {
+      const uint64_t w = halo_digest_final(&d->chunk);
+      halo_digest_update(&d->outer, &w, sizeof w);
+      halo_digest_init(&d->chunk);
+    }
+  }
+}
+
+uint64_t halo_digest_chunked_final(const halo_digest_chunked *d) {
+  halo_digest outer = d->outer;
+  if (d->len % HALO_DIGEST_CHUNK != 0) {
+    const uint64_t w = halo_digest_final(&d->chunk);
+    halo_digest_update(&outer, &w, sizeof w);
+  }
+  return halo_rng_mix(halo_digest_final(&outer) ^ d->len);
 }

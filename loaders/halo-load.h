@@ -138,8 +138,8 @@ halo_status halo_load_spec_slice(const char *spec, int64_t slice, int64_t slices
  * named by its line number in the whole file, line_base + its line in the
  * slice (line_base: the lines of the lower slices, which
  * halo_load_slice_lines counts).  A gzip file is
- * HALO_ERR_UNSUPPORTED; source_digest is left 0 (halo_load_file_digest).
- * Local. */
+ * HALO_ERR_UNSUPPORTED; source_digest is left 0 (the ranks digest the file
+ * together: halo_load_chunk_digests). Local. */
 halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t slices,
                                      int64_t line_base, halo_edge_slice *out);
 
@@ -191,9 +191,15 @@ void halo_node_slice_free(halo_node_slice *s);
 /* 1 when `path` starts with gzip's magic bytes. Local. */
 int halo_load_is_gzip(const char *path);
 
-/* The digest halo_load gives a file it reads whole (every byte, in order),
- * read by this process alone. Local. */
-halo_status halo_load_file_digest(const char *path, uint64_t *out);
+/* halo_load's digest of a file is the chunked digest of its bytes
+ * (halo_digest_chunked; of a gzip file, of the bytes it inflates to), so K
+ * ranks can share the reading of a plain file.  halo_load_chunk_digests
+ * gives the digests of `count` whole chunks starting at byte `from` (size
+ * count), halo_load_read_at the bytes [from, from + len) (size len); both
+ * read with pread, and a file shorter than asked is refused (it changed
+ * since its size was taken). Local. */
+halo_status halo_load_chunk_digests(const char *path, int64_t from, int64_t count, uint64_t *out);
+halo_status halo_load_read_at(const char *path, int64_t from, int64_t len, void *out);
 
 /* Frees the pairs; accepts a zeroed slice. Local. */
 void halo_edge_slice_free(halo_edge_slice *s);
@@ -251,17 +257,15 @@ typedef struct halo_ogb_files {
   int has_split;
 } halo_ogb_files;
 
-/* halo_load's digest of an OGB folder folds, in this order, num-node-list,
- * edge, node-feat, node-label and the split files into one digest;
- * halo_load_digest_more continues *digest with one more file, read whole
- * (an empty file adds nothing). Local. */
+/* halo_load's digest of an OGB folder is one chunked digest over, in this
+ * order, num-node-list, edge, node-feat, node-label and the split files.
+ * Local. */
 halo_status halo_load_ogb_files(const char *dir, const halo_load_options *opt,
                                 halo_ogb_files *out);
-halo_status halo_load_digest_more(halo_digest *digest, const char *path);
 
 /* The count of a num-node-list or num-edge-list file; digest continues
  * (NULL: none). Local. */
-halo_status halo_load_count(const char *path, halo_digest *digest, int64_t *count);
+halo_status halo_load_count(const char *path, halo_digest_chunked *digest, int64_t *count);
 
 /* As halo_load_edgelist_slice and halo_load_edgelist_stream, for an OGB
  * edge.csv of `nodes` nodes: "src,dst" lines with ids in [0, nodes), kept
@@ -271,7 +275,7 @@ halo_status halo_load_ogb_edge_slice(const char *path, int64_t nodes, int64_t sl
 halo_status halo_load_ogb_edge_stream(const char *path, int64_t nodes, int64_t block,
                                       halo_status (*emit)(void *ctx, const int64_t *pair,
                                                           int64_t count),
-                                      void *ctx, halo_digest *digest);
+                                      void *ctx, halo_digest_chunked *digest);
 
 /* The width of a node-data file: its line 1's fields (features, or a
  * labels file's tasks: 1 for one label a node). Local. */
@@ -295,7 +299,7 @@ typedef halo_status (*halo_node_emit)(void *ctx, int64_t first, int64_t rows, co
  * continues (NULL: none). Local. */
 halo_status halo_load_node_stream(const char *path, int is_labels, int64_t nodes, int64_t block,
                                   halo_node_emit emit, void *ctx, int32_t *max_label,
-                                  halo_digest *digest);
+                                  halo_digest_chunked *digest);
 
 /* One rank's block of rows, for the split files. */
 typedef struct halo_split_block {
@@ -317,7 +321,7 @@ typedef struct halo_split_block {
  * On a failure *where (unless NULL) gets its place, file index << 40 plus
  * line, to find the failure a sequential read meets first. Local. */
 halo_status halo_load_split_block(const char *const paths[3], const halo_split_block *b,
-                                  uint8_t *split, halo_digest *digest, int64_t *where);
+                                  uint8_t *split, halo_digest_chunked *digest, int64_t *where);
 
 /* The three split files of folder `dir` (--split DIR), all of which must
  * exist. Local. */

@@ -203,8 +203,8 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   load_edges edges = {.narrow = 1, .path = path}; /* widens itself at the first id >= 2^32 */
   halo_graph *g = NULL;
   int64_t *original = NULL; /* the input's id of each node, when renumbered */
-  halo_digest digest;
-  halo_digest_init(&digest);
+  halo_digest_chunked digest;
+  halo_digest_chunked_init(&digest);
   *out = NULL;
 
   /* An edge list names its nodes only through its edges: an empty one, or
@@ -244,7 +244,7 @@ halo_status load_edgelist(const char *path, halo_graph **out) {
   g->original_id = original;
   original = NULL;
   load_set_source(g, path);
-  g->source_digest = halo_digest_final(&digest);
+  g->source_digest = halo_digest_chunked_final(&digest);
   *out = g;
   g = NULL;
 done:
@@ -322,19 +322,9 @@ halo_status halo_load_ogb_edge_slice(const char *path, int64_t nodes, int64_t sl
   return edge_slice(path, ogb_edge, nodes, slice, slices, line_base, out);
 }
 
-halo_status halo_load_file_digest(const char *path, uint64_t *out) {
-  halo_status st = HALO_OK;
-  halo_digest digest;
-  halo_digest_init(&digest);
-  HALO_TRY(halo_load_digest_more(&digest, path));
-  *out = halo_digest_final(&digest);
-done:
-  return st;
-}
-
 static halo_status edge_stream(const char *path, edge_parser parse, int64_t nodes, int64_t block,
                                halo_status (*emit)(void *ctx, const int64_t *pair, int64_t count),
-                               void *ctx, halo_digest *digest) {
+                               void *ctx, halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   int64_t *pair = NULL, count = 0;
@@ -364,10 +354,10 @@ halo_status halo_load_edgelist_stream(const char *path, int64_t block,
                                                           int64_t count),
                                       void *ctx, uint64_t *digest_out) {
   halo_status st = HALO_OK;
-  halo_digest digest;
-  halo_digest_init(&digest);
+  halo_digest_chunked digest;
+  halo_digest_chunked_init(&digest);
   HALO_TRY(edge_stream(path, read_edge, -1, block, emit, ctx, &digest));
-  *digest_out = halo_digest_final(&digest);
+  *digest_out = halo_digest_chunked_final(&digest);
 done:
   return st;
 }
@@ -375,22 +365,8 @@ done:
 halo_status halo_load_ogb_edge_stream(const char *path, int64_t nodes, int64_t block,
                                       halo_status (*emit)(void *ctx, const int64_t *pair,
                                                           int64_t count),
-                                      void *ctx, halo_digest *digest) {
+                                      void *ctx, halo_digest_chunked *digest) {
   return edge_stream(path, ogb_edge, nodes, block, emit, ctx, digest);
-}
-
-halo_status halo_load_digest_more(halo_digest *digest, const char *path) {
-  halo_status st = HALO_OK;
-  load_reader r = {0};
-  char *line;
-  size_t len;
-  int got;
-  HALO_TRY(load_reader_open_maybe_empty(&r, path, digest));
-  while ((got = load_reader_next(&r, &line, &len)) > 0) continue;
-  if (got < 0) HALO_TRY(got);
-done:
-  load_reader_close(&r);
-  return st;
 }
 
 int halo_load_is_gzip(const char *path) {

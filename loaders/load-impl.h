@@ -47,7 +47,7 @@ typedef struct load_reader {
   int64_t line;        /* 1-based number of the line last handed out */
   int eof;             /* the stream has been read to its end */
   uint64_t bytes;      /* decompressed bytes read so far */
-  halo_digest *digest; /* borrowed, may be NULL */
+  halo_digest_chunked *digest; /* borrowed, may be NULL */
   /* A slice (load_reader_open_slice): the lines that start in file bytes
    * [slice_begin, slice_end).  A whole-file reader has slice_end = -1. */
   int64_t slice_begin, slice_end;
@@ -56,11 +56,11 @@ typedef struct load_reader {
 } load_reader;
 
 /* Opens `path`; a missing, unreadable or empty file is an error naming it. */
-halo_status load_reader_open(load_reader *r, const char *path, halo_digest *digest);
+halo_status load_reader_open(load_reader *r, const char *path, halo_digest_chunked *digest);
 
 /* As load_reader_open, but an empty file (or a gzip stream of no bytes) is
  * read as one with no lines: for edge files, where no edges is no error. */
-halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_digest *digest);
+halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_digest_chunked *digest);
 
 /* Opens slice `slice` of `slices` of a plain-text file: the lines whose
  * first byte lies in [size · slice / slices, size · (slice + 1) / slices),
@@ -239,11 +239,11 @@ int load_spec_is_spec(const char *input);
 /* Node data shared by the OGB loader and halo_load_node_data.  Each reads one
  * file for g's n nodes and installs the result in g (replacing what was
  * there); the file's bytes go into `digest` when given. */
-halo_status load_features_file(halo_graph *g, const char *path, halo_digest *digest);
-halo_status load_labels_file(halo_graph *g, const char *path, halo_digest *digest);
+halo_status load_features_file(halo_graph *g, const char *path, halo_digest_chunked *digest);
+halo_status load_labels_file(halo_graph *g, const char *path, halo_digest_chunked *digest);
 
 /* Reads the three split files (any may be NULL) into a new g->split. */
-halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest *digest);
+halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest_chunked *digest);
 
 /* Class of node `u` as drawn by load_synth_node_data. */
 int32_t load_synth_class(uint64_t seed, int32_t classes, int64_t u);

@@ -238,11 +238,11 @@ halo_status halo_load_mtx_stream(const char *path, int64_t block,
   halo_status st = HALO_OK;
   load_reader r = {0};
   int64_t *pair = NULL, count = 0, entries = 0;
-  halo_digest digest;
+  halo_digest_chunked digest;
   char *line;
   size_t len;
   int got;
-  halo_digest_init(&digest);
+  halo_digest_chunked_init(&digest);
   *h = (halo_mtx_header){0};
   HALO_ALLOC(pair, 2 * (block + 1), "edge block");
   HALO_TRY(load_reader_open(&r, path, &digest));
@@ -267,7 +267,7 @@ halo_status halo_load_mtx_stream(const char *path, int64_t block,
               "file ends after %lld entries, but the size line (line %lld) declares %lld",
               (long long)entries, (long long)h->size_line, (long long)h->nnz);
   if (count > 0) HALO_TRY(emit(ctx, pair, count));
-  *digest_out = halo_digest_final(&digest);
+  *digest_out = halo_digest_chunked_final(&digest);
 done:
   load_reader_close(&r);
   free(pair);
@@ -279,8 +279,8 @@ halo_status load_mtx(const char *path, halo_graph **out) {
   load_reader r = {0};
   load_edges edges = {.path = path};
   halo_graph *g = NULL;
-  halo_digest digest;
-  halo_digest_init(&digest);
+  halo_digest_chunked digest;
+  halo_digest_chunked_init(&digest);
   mtx_header h = {0};
   *out = NULL;
 
@@ -319,7 +319,7 @@ halo_status load_mtx(const char *path, halo_graph **out) {
   HALO_TRY(load_graph_create(path, h.rows, &g));
   HALO_TRY(load_edges_to_csr(&edges, g));
   load_set_source(g, path);
-  g->source_digest = halo_digest_final(&digest);
+  g->source_digest = halo_digest_chunked_final(&digest);
   *out = g;
   g = NULL;
 done:

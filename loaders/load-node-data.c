@@ -41,7 +41,7 @@ done:
   return st;
 }
 
-halo_status load_features_file(halo_graph *g, const char *path, halo_digest *digest) {
+halo_status load_features_file(halo_graph *g, const char *path, halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   float *x = NULL;
@@ -192,7 +192,7 @@ done:
   return st;
 }
 
-halo_status load_labels_file(halo_graph *g, const char *path, halo_digest *digest) {
+halo_status load_labels_file(halo_graph *g, const char *path, halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   int32_t *labels = NULL;
@@ -279,7 +279,7 @@ typedef struct split_scan {
   int multilabel;          /* without g: for messages */
 } split_scan;
 
-static halo_status scan_splits(const char *const paths[3], halo_digest *digest,
+static halo_status scan_splits(const char *const paths[3], halo_digest_chunked *digest,
                                const split_scan *sc, uint8_t *split, int64_t *where) {
   halo_status st = HALO_OK;
   load_reader r = {0};
@@ -350,7 +350,7 @@ done:
   return st;
 }
 
-halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest *digest) {
+halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   uint8_t *split = NULL;
   HALO_ALLOC(split, g->n, "node split");
@@ -371,7 +371,7 @@ done:
 }
 
 halo_status halo_load_split_block(const char *const paths[3], const halo_split_block *b,
-                                  uint8_t *split, halo_digest *digest, int64_t *where) {
+                                  uint8_t *split, halo_digest_chunked *digest, int64_t *where) {
   memset(split, HALO_SPLIT_NONE, (size_t)b->rows);
   const split_scan sc = {.n = b->nodes,
                          .begin = b->begin,
@@ -388,13 +388,13 @@ halo_status halo_load_split_block(const char *const paths[3], const halo_split_b
 halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char *label_path) {
   halo_status st = HALO_OK;
   if (!g) HALO_FAIL(HALO_ERR_ARG, "halo_load_node_data: no graph");
-  halo_digest digest;
-  halo_digest_init(&digest);
+  halo_digest_chunked digest;
+  halo_digest_chunked_init(&digest);
   if (feat_path) HALO_TRY(load_features_file(g, feat_path, &digest));
   if (label_path) HALO_TRY(load_labels_file(g, label_path, &digest));
   /* The node data is part of what was loaded: fold it into the digest. */
   if (feat_path || label_path)
-    g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_final(&digest));
+    g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_chunked_final(&digest));
 done:
   return st;
 }
@@ -612,7 +612,7 @@ done:
 
 halo_status halo_load_node_stream(const char *path, int is_labels, int64_t nodes, int64_t block,
                                   halo_node_emit emit, void *ctx, int32_t *max_label,
-                                  halo_digest *digest) {
+                                  halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   int32_t width = 1;

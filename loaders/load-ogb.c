@@ -59,7 +59,7 @@ done:
 }
 
 /* Reads the single number of a count file (num-node-list, num-edge-list). */
-static halo_status read_count(const char *path, halo_digest *digest, int64_t *count) {
+static halo_status read_count(const char *path, halo_digest_chunked *digest, int64_t *count) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   HALO_TRY(load_reader_open(&r, path, digest));
@@ -114,7 +114,7 @@ done:
 
 /* An empty edge.csv is a graph of n isolated nodes (docs/partition.md,
  * "Graphs without edges"): num-node-list gives the nodes. */
-static halo_status read_edges(const char *path, int64_t n, halo_digest *digest, load_edges *edges) {
+static halo_status read_edges(const char *path, int64_t n, halo_digest_chunked *digest, load_edges *edges) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   HALO_TRY(load_reader_open_maybe_empty(&r, path, digest));
@@ -221,13 +221,13 @@ done:
 halo_status halo_load_split(halo_graph *g, const char *dir) {
   halo_status st = HALO_OK;
   char paths[3][OGB_PATH];
-  halo_digest digest;
-  halo_digest_init(&digest);
+  halo_digest_chunked digest;
+  halo_digest_chunked_init(&digest);
   if (!is_dir(dir)) HALO_FAIL(HALO_ERR_ARG, "--split %s: not a folder", dir);
   HALO_TRY(split_files_in(dir, paths));
   const char *const files[3] = {paths[0], paths[1], paths[2]};
   HALO_TRY(load_split_files(g, files, &digest));
-  g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_final(&digest));
+  g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_chunked_final(&digest));
 done:
   return st;
 }
@@ -279,7 +279,7 @@ done:
   return st;
 }
 
-halo_status halo_load_count(const char *path, halo_digest *digest, int64_t *count) {
+halo_status halo_load_count(const char *path, halo_digest_chunked *digest, int64_t *count) {
   return read_count(path, digest, count);
 }
 
@@ -288,8 +288,8 @@ halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph *
   load_edges edges = {0};
   halo_graph *g = NULL;
   halo_ogb_files *f = NULL;
-  halo_digest digest;
-  halo_digest_init(&digest);
+  halo_digest_chunked digest;
+  halo_digest_chunked_init(&digest);
   *out = NULL;
   HALO_ALLOC(f, 1, "OGB file names");
   HALO_TRY(halo_load_ogb_files(dir, opt, f));
@@ -317,7 +317,7 @@ halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph *
   }
 
   load_set_source(g, dir);
-  g->source_digest = halo_digest_final(&digest);
+  g->source_digest = halo_digest_chunked_final(&digest);
   *out = g;
   g = NULL;
 done:

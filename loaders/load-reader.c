@@ -49,7 +49,7 @@ done:
   return st;
 }
 
-static halo_status reader_open(load_reader *r, const char *path, halo_digest *digest,
+static halo_status reader_open(load_reader *r, const char *path, halo_digest_chunked *digest,
                                int allow_empty) {
   halo_status st = HALO_OK;
   *r = (load_reader){.path = path, .digest = digest, .slice_end = -1};
@@ -134,11 +134,11 @@ done:
   return st;
 }
 
-halo_status load_reader_open(load_reader *r, const char *path, halo_digest *digest) {
+halo_status load_reader_open(load_reader *r, const char *path, halo_digest_chunked *digest) {
   return reader_open(r, path, digest, 0);
 }
 
-halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_digest *digest) {
+halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_digest_chunked *digest) {
   return reader_open(r, path, digest, 1);
 }
 
@@ -261,7 +261,7 @@ static int reader_fill(load_reader *r) {
   else
     HALO_TRY(fill_plain(r, r->buf + r->end, r->cap - r->end, &got));
   if (got == 0) r->eof = 1;
-  if (r->digest) halo_digest_update(r->digest, r->buf + r->end, got);
+  if (r->digest) halo_digest_chunked_update(r->digest, r->buf + r->end, got);
   r->bytes += (uint64_t)got;
   if (r->slice_begin == 0 && r->line == 0 && r->end == 0 && got >= 3 &&
       memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0)

@@ -72,7 +72,7 @@ typedef struct dist {
   int8_t *targets;        /* block rows x file_classes, multi-label */
   uint8_t *split;         /* block rows: an OGB folder's split (HALO_SPLIT_*), or NULL */
   halo_ogb_files *ogb;    /* an OGB folder's files, or NULL */
-  halo_digest digest;     /* rank 0: the digest of the files read so far, in halo_load's order */
+  halo_digest_chunked digest;     /* rank 0: the digest of the files read so far, in halo_load's order */
   uint64_t data_digest;   /* --features and --labels' digest */
   MPI_Datatype pair_type; /* two int64 (an entry) */
 } dist;
@@ -429,22 +429,85 @@ done:
   return st;
 }
 
+/* Continues rank 0's *acc with the bytes of a plain file, read by every
+ * rank: the file's whole chunks (halo_digest_chunked's, counted from the
+ * stream's position) are dealt out in K runs, each rank digests its run
+ * with pread, and rank 0 folds them in order as they arrive from rank 1,
+ * 2, ..., between the bytes that fill its open chunk and the last partial
+ * chunk, which it reads itself.  So no rank reads more than about size/K
+ * + 2 chunks of the file, and the digest is the one a sequential read
+ * gives.  acc is rank 0's alone.  Collective (agreed). */
+static halo_status digest_file(dist *d, const char *path, halo_digest_chunked *acc) {
+  halo_status st = HALO_OK;
+  uint64_t *run = NULL;
+  uint8_t *ends = NULL; /* rank 0: the head's bytes, then at C the tail's */
+  int64_t at[2] = {0, 0}; /* the file's size, the stream's position */
+  phase_begin(d);
+  if (d->rank == 0) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+      halo_log_error("%s: cannot open: %s", path, strerror(errno));
+      st = HALO_ERR_IO;
+    }
+    at[0] = st == HALO_OK ? (int64_t)sb.st_size : 0;
+    at[1] = (int64_t)acc->len;
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(at, 2, MPI_INT64_T, 0, d->comm));
+  const int64_t size = at[0], C = HALO_DIGEST_CHUNK, open = at[1] % C;
+  int64_t head = open == 0 ? 0 : C - open; /* the bytes that fill the open chunk */
+  if (head > size) head = size;
+  const int64_t whole = (size - head) / C, tail_from = head + whole * C;
+  const int64_t first = block_begin(whole, d->size, d->rank);
+  const int64_t count = block_begin(whole, d->size, d->rank + 1) - first;
+  phase_begin(d);
+  /* Rank 0's run is the longest, so its buffer takes every rank's. */
+  if (!(run = malloc((size_t)(count > 0 ? count : 1) * sizeof *run)) ||
+      (d->rank == 0 && !(ends = malloc(2 * (size_t)C)))) {
+    halo_log_error("%s: out of memory for %" PRId64 " chunk digests", path, count);
+    st = HALO_ERR_NOMEM;
+  }
+  if (st == HALO_OK) st = halo_load_chunk_digests(path, head + first * C, count, run);
+  if (st == HALO_OK && d->rank == 0) st = halo_load_read_at(path, 0, head, ends);
+  if (st == HALO_OK && d->rank == 0)
+    st = halo_load_read_at(path, tail_from, size - tail_from, ends + C);
+  HALO_TRY(phase_end(d, st));
+  if (d->rank != 0) {
+    if (count > 0) HALO_MPI(MPI_Send(run, (int)count, MPI_UINT64_T, 0, 0, d->comm));
+    goto done;
+  }
+  halo_digest_chunked_update(acc, ends, (size_t)head);
+  for (int r = 0; r < d->size; r++) {
+    const int64_t n = block_begin(whole, d->size, r + 1) - block_begin(whole, d->size, r);
+    if (r > 0 && n > 0)
+      HALO_MPI(MPI_Recv(run, (int)n, MPI_UINT64_T, r, 0, d->comm, MPI_STATUS_IGNORE));
+    for (int64_t c = 0; c < n; c++) halo_digest_chunked_add(acc, run[c]);
+  }
+  halo_digest_chunked_update(acc, ends + C, (size_t)(size - tail_from));
+done:
+  free(ends);
+  free(run);
+  return st;
+}
+
 /* An edge list (`nodes` -1) or an OGB edge.csv of `nodes` nodes: each rank
  * counts its slice's lines, learns how many lie before it, and parses its
- * slice, naming a bad line by its line in the file; rank 0 reads the whole
- * file once more for its digest (an edge list's, which every rank then has;
- * an OGB file continues d->digest).  Collective (agreed). */
+ * slice, naming a bad line by its line in the file; then the ranks digest
+ * the file together (an edge list's digest, which every rank then has; an
+ * OGB file continues d->digest).  Collective (agreed). */
 static halo_status load_file(dist *d, const char *path, int64_t nodes) {
   halo_status st = HALO_OK;
   int64_t before = 0;
   uint64_t digest = 0;
+  halo_digest_chunked own;
+  halo_digest_chunked_init(&own);
   HALO_TRY(lines_before(d, path, &before));
   phase_begin(d);
   st = nodes < 0 ? halo_load_edgelist_slice(path, d->rank, d->size, before, &d->slice)
                  : halo_load_ogb_edge_slice(path, nodes, d->rank, d->size, before, &d->slice);
-  if (st == HALO_OK && d->rank == 0)
-    st = nodes < 0 ? halo_load_file_digest(path, &digest) : halo_load_digest_more(&d->digest, path);
   HALO_TRY(phase_end(d, st));
+  HALO_TRY(digest_file(d, path, nodes < 0 ? &own : &d->digest));
+  digest = halo_digest_chunked_final(&own);
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
   snprintf(d->slice.source, sizeof d->slice.source, "%s", d->rq->input);
   d->slice.source_digest = digest;
@@ -463,6 +526,8 @@ static halo_status load_mtx_file(dist *d) {
   halo_mtx_header h = {0};
   int64_t lines = 0, line_base = 0, total_lines = 0, entries = 0, before = 0, total = 0;
   uint64_t digest = 0;
+  halo_digest_chunked own;
+  halo_digest_chunked_init(&own);
   HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
   if (any) {
     HALO_TRY(load_gzip(d, path, NODES_MTX));
@@ -481,7 +546,6 @@ static halo_status load_mtx_file(dist *d) {
   int64_t where = INT64_MAX;
   phase_begin(d);
   st = halo_load_mtx_slice(path, &h, d->rank, d->size, line_base, -1, &d->slice, &entries, &where);
-  if (st == HALO_OK && d->rank == 0) st = halo_load_file_digest(path, &digest);
   halo_status shared = count_before(d, entries, &before, &total);
   if (shared != HALO_OK) st = shared;
   if (shared == HALO_OK && total > h.nnz && before <= h.nnz && before + entries > h.nnz) {
@@ -505,6 +569,8 @@ static halo_status load_mtx_file(dist *d) {
     where = total_lines;
   }
   HALO_TRY(phase_end_at(d, st, where));
+  HALO_TRY(digest_file(d, path, &own));
+  digest = halo_digest_chunked_final(&own);
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
   d->slice.source_digest = digest;
 done:
@@ -810,8 +876,8 @@ done:
 
 /* A plain-text node-data file: every rank counts its slice's lines, parses
  * them as rows from the lines below it, and the rows go to the ranks of
- * their blocks; rank 0 reads the file once more for d->digest.  Collective
- * (agreed). */
+ * their blocks; the ranks digest the file together into d->digest.
+ * Collective (agreed). */
 static halo_status node_slices(dist *d, const char *path, int is_labels, void **block,
                                int32_t *width, int32_t *max_label) {
   halo_status st = HALO_OK;
@@ -822,8 +888,8 @@ static halo_status node_slices(dist *d, const char *path, int is_labels, void **
   phase_begin(d);
   st = is_labels ? halo_load_labels_slice(path, d->rank, d->size, before, n, &ns)
                  : halo_load_features_slice(path, d->rank, d->size, before, n, &ns);
-  if (st == HALO_OK && d->rank == 0) st = halo_load_digest_more(&d->digest, path);
   HALO_TRY(phase_end(d, st));
+  HALO_TRY(digest_file(d, path, &d->digest));
   HALO_MPI(MPI_Allreduce(&ns.rows, &total, 1, MPI_INT64_T, MPI_SUM, d->comm));
   phase_begin(d);
   if (total != n && d->rank == 0) {
@@ -892,16 +958,15 @@ done:
   return st;
 }
 
-/* --features and --labels, and their digest (rank 0 reads both files once
- * more).  Collective (agreed). */
+/* --features and --labels, and their digest.  Collective (agreed). */
 static halo_status node_files(dist *d) {
   halo_status st = HALO_OK;
   const dist_request *rq = d->rq;
   if (!rq->features && !rq->labels) goto done;
-  halo_digest_init(&d->digest);
+  halo_digest_chunked_init(&d->digest);
   if (rq->features) HALO_TRY(node_file(d, rq->features, 0));
   if (rq->labels) HALO_TRY(node_file(d, rq->labels, 1));
-  d->data_digest = halo_digest_final(&d->digest);
+  d->data_digest = halo_digest_chunked_final(&d->digest);
   HALO_MPI(MPI_Bcast(&d->data_digest, 1, MPI_UINT64_T, 0, d->comm));
   /* As halo_load_node_data folds them into the graph's digest. */
   d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ d->data_digest);
@@ -940,7 +1005,7 @@ static halo_status load_ogb_folder(dist *d) {
                                  .skip_split = rq->synth_split != NULL || rq->split != NULL};
   int64_t n = 0;
   uint64_t digest = 0;
-  halo_digest_init(&d->digest);
+  halo_digest_chunked_init(&d->digest);
   /* Rank 0 finds the files and reads the counts, and every rank takes its
    * word for them: which files there are decides the collectives ahead. */
   phase_begin(d);
@@ -998,7 +1063,7 @@ static halo_status load_ogb_folder(dist *d) {
     free(owned);
     HALO_TRY(phase_end_at(d, st, where));
   }
-  digest = halo_digest_final(&d->digest);
+  digest = halo_digest_chunked_final(&d->digest);
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
   d->slice.source_digest = digest;
 done:
@@ -1018,9 +1083,9 @@ static halo_status split_dir(dist *d) {
   char(*paths)[HALO_OGB_PATH] = NULL;
   int64_t *first = NULL;
   int32_t *owned = NULL;
-  halo_digest digest;
+  halo_digest_chunked digest;
   uint64_t folded = 0;
-  halo_digest_init(&digest);
+  halo_digest_chunked_init(&digest);
   phase_begin(d);
   st = admit(rq->split, "reading the split", 5.0 * (double)rows);
   paths = malloc(3 * sizeof *paths);
@@ -1056,7 +1121,7 @@ static halo_status split_dir(dist *d) {
   int64_t where = INT64_MAX;
   st = halo_load_split_block(files, &b, d->split, d->rank == 0 ? &digest : NULL, &where);
   HALO_TRY(phase_end_at(d, st, where));
-  folded = halo_digest_final(&digest);
+  folded = halo_digest_chunked_final(&digest);
   HALO_MPI(MPI_Bcast(&folded, 1, MPI_UINT64_T, 0, d->comm));
   d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ folded);
 done:

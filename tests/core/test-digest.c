@@ -39,3 +39,72 @@ Test(digest, one_bit_changes_the_digest) {
   /* Length matters too: a zero byte appended is not the same input. */
   cr_expect_neq(halo_digest_bytes(buf, 63), halo_digest_bytes(buf, 64));
 }
+
+/* The chunked digest, by its formula: each whole or last chunk's
+ * halo_digest_bytes, the words' halo_digest_bytes, mixed with the length. */
+static uint64_t chunked_by_formula(const uint8_t *buf, size_t len) {
+  const size_t chunks = (len + HALO_DIGEST_CHUNK - 1) / HALO_DIGEST_CHUNK;
+  uint64_t *word = calloc(chunks + 1, sizeof *word);
+  cr_assert(word);
+  for (size_t c = 0; c < chunks; c++) {
+    const size_t at = c * HALO_DIGEST_CHUNK;
+    const size_t n = len - at < HALO_DIGEST_CHUNK ? len - at : HALO_DIGEST_CHUNK;
+    word[c] = halo_digest_bytes(buf + at, n);
+  }
+  const uint64_t outer = halo_digest_bytes(word, chunks * sizeof *word);
+  free(word);
+  return halo_rng_mix(outer ^ (uint64_t)len);
+}
+
+Test(digest, chunked_matches_its_formula_however_fed) {
+  uint64_t seed = 20261206;
+  fprintf(stderr, "test-digest chunked seed %llu\n", (unsigned long long)seed);
+  const size_t N = 3 * HALO_DIGEST_CHUNK + 12345;
+  uint8_t *buf = malloc(N);
+  cr_assert(buf);
+  for (size_t i = 0; i < N; i++) buf[i] = (uint8_t)halo_rng_bits(seed, (uint64_t)i, 0);
+  const size_t lengths[] = {0, 1, 7, HALO_DIGEST_CHUNK - 1, HALO_DIGEST_CHUNK,
+                            HALO_DIGEST_CHUNK + 1, 2 * HALO_DIGEST_CHUNK, N};
+  for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+    const size_t len = lengths[k];
+    const uint64_t want = chunked_by_formula(buf, len);
+    for (int trial = 0; trial < 20; trial++) {
+      halo_digest_chunked d;
+      halo_digest_chunked_init(&d);
+      size_t at = 0;
+      while (at < len) {
+        size_t step = 1 + halo_rng_bits(seed, 7000 + (uint64_t)trial, at) % (HALO_DIGEST_CHUNK / 3);
+        if (step > len - at) step = len - at;
+        halo_digest_chunked_update(&d, buf + at, step);
+        at += step;
+      }
+      cr_assert_eq(halo_digest_chunked_final(&d), want, "length %zu, trial %d", len, trial);
+    }
+  }
+  /* Not the plain digest, and the length counts. */
+  cr_expect_neq(chunked_by_formula(buf, 100), halo_digest_bytes(buf, 100));
+  cr_expect_neq(chunked_by_formula(buf, HALO_DIGEST_CHUNK), chunked_by_formula(buf, HALO_DIGEST_CHUNK + 1));
+  free(buf);
+}
+
+/* A run of whole chunks given by their digests (as other ranks digest
+ * them) is the same as their bytes, between a partial head and a tail. */
+Test(digest, chunked_add_equals_the_bytes) {
+  uint64_t seed = 20261207;
+  fprintf(stderr, "test-digest chunked-add seed %llu\n", (unsigned long long)seed);
+  const size_t N = 5 * HALO_DIGEST_CHUNK + 999;
+  uint8_t *buf = malloc(N);
+  cr_assert(buf);
+  for (size_t i = 0; i < N; i++) buf[i] = (uint8_t)halo_rng_bits(seed, (uint64_t)i, 0);
+  const size_t head = HALO_DIGEST_CHUNK - 77; /* the open chunk is filled by bytes */
+  halo_digest_chunked d;
+  halo_digest_chunked_init(&d);
+  halo_digest_chunked_update(&d, buf, head);
+  halo_digest_chunked_update(&d, buf + head, 77);
+  size_t at = HALO_DIGEST_CHUNK;
+  for (; at + HALO_DIGEST_CHUNK <= N; at += HALO_DIGEST_CHUNK)
+    halo_digest_chunked_add(&d, halo_digest_bytes(buf + at, HALO_DIGEST_CHUNK));
+  halo_digest_chunked_update(&d, buf + at, N - at);
+  cr_assert_eq(halo_digest_chunked_final(&d), chunked_by_formula(buf, N));
+  free(buf);
+}

@@ -543,7 +543,7 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
  * (one label a node, or `tasks` > 0 columns of 0, 1 or nan; every 13th
  * node unlabelled), and two split schemes, split/time/ and split/random/,
  * of labelled nodes only. */
-static void write_ogb(const char *dir, uint64_t seed, int tasks) {
+static void write_ogb(const char *dir, uint64_t seed, int tasks, int edges) {
   char path[700], *out = NULL;
   const int n = 2000;
   cr_assert_eq(pt_run(&out, "mkdir -p %s/raw %s/split/time %s/split/random", dir, dir, dir), 0,
@@ -557,7 +557,7 @@ static void write_ogb(const char *dir, uint64_t seed, int tasks) {
   fclose(f);
   snprintf(path, sizeof path, "%s/raw/edge.csv", dir);
   f = fopen(path, "w");
-  for (int i = 0; i < 9000; i++) {
+  for (int i = 0; i < edges; i++) {
     const int u = (int)(OGB_NEXT() % n), v = i % 60 == 0 ? u : (int)(OGB_NEXT() % n);
     fprintf(f, "%d,%d\n", u, v);
     if (i % 45 == 0) fprintf(f, "%d,%d\n", u, v);
@@ -612,7 +612,7 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
   const uint64_t seed = pt_seed("dist.ogb", 41);
   char *dir = pt_temp_dir("dist-ogb"), *out = NULL;
   /* Plain CSVs, read in byte-range slices: a split scheme picked by name. */
-  write_ogb(dir, seed, 0);
+  write_ogb(dir, seed, 0, 9000);
   compare_with_sequential("dist-ogb-plain", dir, "metis", 4, "--split-name random");
   /* Every file gzipped: rank 0 streams the edges and node rows. */
   cr_assert_eq(pt_run(&out, "gzip %s/raw/*.csv %s/split/*/*.csv", dir, dir), 0, "%s", out);
@@ -626,7 +626,7 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
    * gzipped. */
   char ml[700];
   snprintf(ml, sizeof ml, "%s/ml", dir);
-  write_ogb(ml, seed + 1, 11);
+  write_ogb(ml, seed + 1, 11, 9000);
   compare_with_sequential("dist-ogb-multilabel", ml, "metis", 3, "--split-name time");
   cr_assert_eq(pt_run(&out, "gzip %s/raw/node-label.csv", ml), 0, "%s", out);
   free(out);
@@ -635,6 +635,36 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
   compare_at_k3("dist-ogb-multilabel-drawn", ml, "metis", 3, "--synthetic-split 0.5,0.2,0.3");
   /* A real OGB-format dataset (Cora, all .csv.gz). */
   compare_at_k3("dist-ogb-cora", HALO_DATASETS_DIR "/cora", "metis", 4, "");
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* Files of many digest chunks: the ranks share the reading of each plain
+ * file for the source digest (each digests its run of whole chunks, rank 0
+ * the bytes around them), and the digest is still the sequential reader's,
+ * which streams the file.  The SNAP list and the features file start at a
+ * chunk boundary of their streams, the labels file after the features,
+ * the OGB edge.csv after num-node-list: both in the middle of a chunk. */
+Test(dist, the_source_digest_of_files_of_many_chunks_is_the_sequential_runs, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.digest", 47);
+  char *dir = pt_temp_dir("dist-digest"), path[600], feat[700], lab[700], flags[1600];
+  char *out = NULL;
+  snprintf(path, sizeof path, "%s/big.txt", dir);
+  cr_assert_eq(pt_run(&out,
+                      "seq 0 199999 | awk '{ print ($1 * 7919 + %llu) %% 20000, "
+                      "($1 * 104729 + 13) %% 20000 }' > %s",
+                      (unsigned long long)(seed % 1000), path),
+               0, "%s", out);
+  free(out);
+  snprintf(feat, sizeof feat, "%s/feat.csv", dir);
+  snprintf(lab, sizeof lab, "%s/labels.txt", dir);
+  write_node_files(feat, lab, 20000, seed);
+  snprintf(flags, sizeof flags, "--features %s --labels %s --synthetic-split 0.5,0.2,0.3", feat, lab);
+  compare_with_sequential("dist-digest-snap", path, "metis", 3, flags);
+  char ogb[700];
+  snprintf(ogb, sizeof ogb, "%s/ogb", dir);
+  write_ogb(ogb, seed, 0, 150000);
+  compare_with_sequential("dist-digest-ogb", ogb, "metis", 3, "--split-name time");
   pt_remove_tree(dir);
   free(dir);
 }
@@ -938,7 +968,7 @@ Test(dist, bad_input_stops_every_rank_with_one_line, .timeout = 300) {
    * without a label, each named by file and line as halo_load names it. */
   char ogb[700], bad[800];
   snprintf(ogb, sizeof ogb, "%s.ogb", dir);
-  write_ogb(ogb, 3, 0);
+  write_ogb(ogb, 3, 0, 9000);
   snprintf(bad, sizeof bad, "%s/raw/edge.csv", ogb);
   cr_assert_eq(pt_run(&out, "sed -i '7000s/.*/12,x/' %s", bad), 0, "%s", out);
   free(out);
