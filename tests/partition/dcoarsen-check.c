@@ -178,6 +178,14 @@ static void check_level(int level, const halo__wdgraph *fine, const halo__wdgrap
   CHECK(nodes == fine->g.nodes, "level %d: %lld fine rows gathered, %lld nodes", level,
         (long long)nodes, (long long)fine->g.nodes);
   int64_t *fine_begin = gather(&fine->g.begin, 1, &weights);
+  /* A coarse row's load: 1 + its members' fine edges. */
+  int64_t *fdeg = malloc((size_t)(fine->g.rows ? fine->g.rows : 1) * sizeof *fdeg), degs = 0;
+  CHECK(fdeg, "out of memory");
+  for (int64_t r = 0; r < fine->g.rows; r++) fdeg[r] = fine->g.indptr[r + 1] - fine->g.indptr[r];
+  int64_t *all_deg = gather(fdeg, fine->g.rows, &degs);
+  int64_t load[3] = {0, 0, 0}; /* this block's, the largest row's, the total */
+  int64_t *row_load = calloc((size_t)(crows ? crows : 1), sizeof *row_load);
+  CHECK(row_load, "out of memory");
   for (int64_t v = 0, q = 0; v < nodes; v++) {
     while (q + 1 < ranks && v >= fine_begin[q + 1]) q++; /* v is a row of rank q */
     const int64_t c = all_cid[v] - coarse->g.begin;
@@ -185,7 +193,27 @@ static void check_level(int level, const halo__wdgraph *fine, const halo__wdgrap
     if (members[c]++ == 0) home[c] = q;
     spans[c] |= home[c] != q;
     weight[c] += all_w[v];
+    row_load[c] += all_deg[v];
   }
+  for (int64_t c = 0; c < crows; c++) {
+    load[0] += 1 + row_load[c];
+    if (1 + row_load[c] > load[1]) load[1] = 1 + row_load[c];
+  }
+  /* The coarse blocks are cut by load, not left on the labels' homes: no
+   * block holds more than its share and one row more. */
+  int64_t most = 0;
+  MPI_Allreduce(&load[0], &load[2], 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &load[1], 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&load[0], &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  CHECK(load[0] <= load[2] / ranks + load[1],
+        "level %d: a coarse block's load is %lld, over its share %lld and a row's %lld", level,
+        (long long)load[0], (long long)(load[2] / ranks), (long long)load[1]);
+  if (rank == 0)
+    printf("level %d: the largest coarse block's load is %.3fx the mean\n", level,
+           (double)most * ranks / (double)load[2]);
+  free(row_load);
+  free(all_deg);
+  free(fdeg);
   for (int64_t c = 0; c < crows; c++) {
     CHECK(members[c] > 0, "level %d: coarse row %lld has no member", level, (long long)c);
     CHECK(coarse->vwgt[c] == weight[c], "level %d: coarse row %lld weighs %lld, its members %lld",
