@@ -7,7 +7,7 @@
  * hardly falls with K (docs/scale.md).  halo coarsens first, without that
  * gather: size-constrained label propagation clusters the rows along
  * their edges, across the ranks, and a cluster becomes one vertex of the
- * coarse graph, on the rank of the row that names it.  PT-Scotch
+ * coarse graph, whose blocks are cut to equal load.  PT-Scotch
  * partitions the coarsest graph; its parts are projected back level by
  * level, and on the input and the levels small enough to keep a
  * distributed refinement moves boundary vertices to the part most of their
@@ -34,9 +34,11 @@ void halo__wdgraph_free(halo__wdgraph *w);
 
 /* One level: clusters fine's rows by label propagation over all its
  * edges, across the ranks (no cluster heavier than max_weight, unless it is
- * one row heavier alone), and builds *coarse: a cluster's coarse vertex is
- * on the rank whose block holds the row that names the cluster, so a
- * cluster may gather rows of several ranks.  *cluster (size fine->g.rows,
+ * one row heavier alone), and builds *coarse: the clusters (which may
+ * gather rows of several ranks) numbered by the rank whose block holds the
+ * row that names them, then in that row's order, in blocks of about equal
+ * load (1 + the members' fine edges; no block holds more than its share
+ * and one vertex).  *cluster (size fine->g.rows,
  * new, the caller's to free) maps fine row r to its coarse vertex (a global
  * id).  Parallel edges are merged into one of the sum of their weights,
  * edges inside a cluster dropped.  Deterministic for a given graph and K.
