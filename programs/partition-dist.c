@@ -1,7 +1,8 @@
 /* The distributed partitioner (partition-dist.h).
  *
- * Rank r of K owns the block of rows [begin_r, begin_r + rows_r) of the
- * node ids, n/K of them (halo_partition_block_of).  The run goes:
+ * Rank r of K owns the block of rows [begins[r], begins[r + 1]) of the node
+ * ids, cut to about equal load (row_blocks: a node's edges and a share for
+ * the node itself), once the input's edges are read.  The run goes:
  *
  *   load      each rank draws slice r of K of the input (halo_load_spec_slice)
  *   clean     every pair (u, v) goes to u's owner as "u has v" and to v's
@@ -72,6 +73,7 @@ typedef struct dist {
   int8_t *targets;        /* block rows x file_classes, multi-label */
   uint8_t *split;         /* block rows: an OGB folder's split (HALO_SPLIT_*), or NULL */
   halo_ogb_files *ogb;    /* an OGB folder's files, or NULL */
+  int64_t *begins;        /* size+1: the first node id of each rank's block (row_blocks) */
   halo_digest_chunked digest;     /* rank 0: the digest of the files read so far, in halo_load's order */
   uint64_t data_digest;   /* --features and --labels' digest */
   MPI_Datatype pair_type; /* two int64 (an entry) */
@@ -85,6 +87,19 @@ static double now_s(void) {
 
 static int64_t block_begin(int64_t n, int ranks, int r) {
   return (int64_t)r * (n / ranks) + (r < n % ranks ? r : n % ranks);
+}
+
+/* The rank whose block of rows holds node v. */
+static int row_owner(const dist *d, int64_t v) {
+  int lo = 0, hi = d->size - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (d->begins[mid] <= v)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
 }
 
 /* ---- phases ----------------------------------------------------------- */
@@ -577,6 +592,67 @@ done:
   return st;
 }
 
+/* ---- blocks of rows --------------------------------------------------- */
+
+/* The histogram behind the blocks has at most ROW_BUCKETS_A_RANK buckets of
+ * consecutive ids a rank, and a node weighs ROW_NODE_LOAD edge ends besides
+ * its own (its ids, part, degree and node data: about a quarter of what 21
+ * edges cost on the benchmark's SBM). */
+enum { ROW_BUCKETS_A_RANK = 1024, ROW_NODE_LOAD = 4 };
+
+/* The blocks of rows, d->begins[0..K]: consecutive node ids cut to about
+ * equal load, a node's load being its edge ends in the input (before the
+ * clean-up) + ROW_NODE_LOAD.  Blocks of n/K ids put a graph whose degrees
+ * fall with the id on one rank (R-MAT at K = 8: rank 0 held 42% of the
+ * edges, and peaked at 0.92x the memory of K = 1).  Each rank counts the
+ * load of its slice's pairs in buckets of ids, the buckets are summed over
+ * the ranks, and every rank cuts them alike: node v goes to rank
+ * floor(K x (the load of the buckets before v's) / (the total)), so no rank
+ * is over its share by more than a bucket.  Collective (agreed). */
+static halo_status row_blocks(dist *d) {
+  halo_status st = HALO_OK;
+  const int K = d->size;
+  const int64_t n = d->slice.nodes;
+  const int64_t buckets = n < (int64_t)ROW_BUCKETS_A_RANK * K ? n : (int64_t)ROW_BUCKETS_A_RANK * K;
+  int64_t *load = NULL;
+  phase_begin(d);
+  d->begins = calloc((size_t)K + 1, sizeof *d->begins);
+  load = calloc((size_t)(buckets > 0 ? buckets : 1), sizeof *load);
+  if (!d->begins || !load) {
+    halo_log_error("out of memory allocating the blocks of rows");
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(phase_end(d, st));
+  if (buckets == 0) goto done; /* no nodes: check_input refuses the input */
+#define BUCKET_OF(v) ((int64_t)((__int128)(v) * buckets / n))
+#define BUCKET_FIRST(b) ((int64_t)(((__int128)(b) * n + buckets - 1) / buckets))
+  for (int64_t i = 0; i < d->slice.count; i++) {
+    const int64_t u = d->slice.pair[2 * i], v = d->slice.pair[2 * i + 1];
+    if (u == v) continue;
+    load[BUCKET_OF(u)]++;
+    load[BUCKET_OF(v)]++;
+  }
+  HALO_MPI(MPI_Allreduce(MPI_IN_PLACE, load, (int)buckets, MPI_INT64_T, MPI_SUM, d->comm));
+  int64_t total = 0, below = 0;
+  for (int64_t b = 0; b < buckets; b++) {
+    load[b] += ROW_NODE_LOAD * (BUCKET_FIRST(b + 1) - BUCKET_FIRST(b));
+    total += load[b];
+  }
+  int next = 0;
+  for (int64_t b = 0; b < buckets && next < K; b++) {
+    const __int128 scaled = (__int128)below * K / total;
+    const int owner = scaled < K - 1 ? (int)scaled : K - 1;
+    for (; next <= owner; next++) d->begins[next] = BUCKET_FIRST(b);
+    below += load[b];
+  }
+  for (; next <= K; next++) d->begins[next] = n;
+#undef BUCKET_OF
+#undef BUCKET_FIRST
+done:
+  free(load);
+  return st;
+}
+
 /* ---- renumbering an edge list's ids ----------------------------------- */
 
 /* Sorted distinct ids of the slice's pairs. Local. */
@@ -668,12 +744,13 @@ static halo_status renumber(dist *d) {
     st = HALO_ERR_LIMIT;
   }
   HALO_TRY(phase_end(d, st));
+  HALO_TRY(row_blocks(d));
   if (n == max_id + 1) goto done; /* the ids were 0..n-1: kept, no original ids */
 
   /* The file ids of each rank's block of rows: rank k holds new ids
    * [base, base + range_count), ranks' blocks are [begin_r, begin_r+1). */
   for (int r = 0; r < K; r++) {
-    const int64_t lo = block_begin(n, K, r), hi = block_begin(n, K, r + 1);
+    const int64_t lo = d->begins[r], hi = d->begins[r + 1];
     const int64_t a = lo > base ? lo : base, b = hi < base + range_count ? hi : base + range_count;
     back_counts[r] = b > a ? b - a : 0;
   }
@@ -711,7 +788,6 @@ static halo_status to_blocks(dist *d, int64_t first, int64_t rows, const void *d
                              MPI_Datatype type, size_t item, void **out) {
   halo_status st = HALO_OK;
   const int K = d->size;
-  const int64_t n = d->slice.nodes;
   int64_t *counts = calloc((size_t)K, sizeof *counts);
   MPI_Datatype row = MPI_DATATYPE_NULL;
   xfer x = {0};
@@ -722,7 +798,7 @@ static halo_status to_blocks(dist *d, int64_t first, int64_t rows, const void *d
     st = HALO_ERR_NOMEM;
   }
   for (int r = 0; st == HALO_OK && r < K; r++) {
-    const int64_t lo = block_begin(n, K, r), hi = block_begin(n, K, r + 1);
+    const int64_t lo = d->begins[r], hi = d->begins[r + 1];
     const int64_t a = lo > first ? lo : first, b = hi < first + rows ? hi : first + rows;
     counts[r] = b > a ? b - a : 0;
   }
@@ -767,10 +843,9 @@ static halo_status scatter_rows(void *ctx, int64_t first, int64_t rows, const vo
   halo_status st = HALO_OK;
   node_scatter *ns = ctx;
   const dist *d = ns->d;
-  const int64_t n = d->slice.nodes;
   ns->rows += rows;
   for (int r = 0; r < d->size; r++) {
-    const int64_t lo = block_begin(n, d->size, r), hi = block_begin(n, d->size, r + 1);
+    const int64_t lo = d->begins[r], hi = d->begins[r + 1];
     const int64_t a = lo > first ? lo : first, b = hi < first + rows ? hi : first + rows;
     if (b <= a) continue;
     const char *from = (const char *)data + (size_t)(a - first) * ns->row_bytes;
@@ -796,7 +871,7 @@ static halo_status node_stream(dist *d, const char *path, int is_labels, void **
                                int32_t *width, int32_t *max_label) {
   halo_status st = HALO_OK;
   const int64_t n = d->slice.nodes;
-  const int64_t rows = block_begin(n, d->size, d->rank + 1) - block_begin(n, d->size, d->rank);
+  const int64_t rows = d->begins[d->rank + 1] - d->begins[d->rank];
   node_scatter ns = {.d = d};
   int64_t counts[2] = {0, -1}; /* rows read, largest label */
   *block = NULL;
@@ -841,7 +916,7 @@ static halo_status node_stream(dist *d, const char *path, int is_labels, void **
       st = HALO_ERR_MISMATCH;
     }
   } else {
-    const int64_t begin = block_begin(n, d->size, d->rank);
+    const int64_t begin = d->begins[d->rank];
     for (;;) {
       MPI_Status status;
       int bytes = 0;
@@ -1036,12 +1111,13 @@ static halo_status load_ogb_folder(dist *d) {
   else
     HALO_TRY(load_file(d, f->edges, n));
   d->slice.nodes = n;
+  HALO_TRY(row_blocks(d)); /* before the node data, which goes to the blocks */
   if (f->features[0]) HALO_TRY(node_file(d, f->features, 0));
   if (f->labels[0]) HALO_TRY(node_file(d, f->labels, 1));
   if (f->has_split) {
     const char *const paths[3] = {f->split[0], f->split[1], f->split[2]};
-    const int64_t begin = block_begin(n, d->size, d->rank);
-    const int64_t rows = block_begin(n, d->size, d->rank + 1) - begin;
+    const int64_t begin = d->begins[d->rank];
+    const int64_t rows = d->begins[d->rank + 1] - begin;
     phase_begin(d);
     st = admit(rq->input, "reading the split", 5.0 * (double)rows);
     if (st == HALO_OK && !(d->split = malloc((size_t)(rows > 0 ? rows : 1)))) {
@@ -1078,8 +1154,8 @@ done:
 static halo_status split_dir(dist *d) {
   halo_status st = HALO_OK;
   const dist_request *rq = d->rq;
-  const int64_t n = d->slice.nodes, begin = block_begin(n, d->size, d->rank);
-  const int64_t rows = block_begin(n, d->size, d->rank + 1) - begin;
+  const int64_t n = d->slice.nodes, begin = d->begins[d->rank];
+  const int64_t rows = d->begins[d->rank + 1] - begin;
   char(*paths)[HALO_OGB_PATH] = NULL;
   int64_t *first = NULL;
   int32_t *owned = NULL;
@@ -1169,6 +1245,8 @@ static halo_status load_input(dist *d) {
   } else if (kind == INPUT_MTX) {
     HALO_TRY(load_mtx_file(d));
   }
+  /* renumber and the OGB folder's reader cut them before their node data */
+  if (kind == INPUT_SPEC || kind == INPUT_MTX) HALO_TRY(row_blocks(d));
   phase_begin(d);
   st = check_input(d);
   HALO_TRY(phase_end(d, st));
@@ -1199,12 +1277,11 @@ static int compare_entry(const void *a, const void *b) {
  * owner's displacement (at[k] advances). Local. */
 static void clean_entries(const dist *d, int64_t lo, int64_t hi, int64_t *counts, entry *out,
                           int64_t *at) {
-  const int64_t *pair = d->slice.pair, n = d->slice.nodes;
+  const int64_t *pair = d->slice.pair;
   for (int64_t i = lo; i < hi; i++) {
     const int64_t u = pair[2 * i], v = pair[2 * i + 1];
     if (u == v) continue;
-    const int a = halo_partition_block_of(u, n, d->size),
-              b = halo_partition_block_of(v, n, d->size);
+    const int a = row_owner(d, u), b = row_owner(d, v);
     if (!out) {
       counts[a]++;
       counts[b]++;
@@ -1275,8 +1352,8 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   xfer total = {0}, x = {0};
   *report = (halo_clean_report){0};
   d->g = (halo_dgraph){.nodes = n,
-                       .begin = block_begin(n, K, d->rank),
-                       .rows = block_begin(n, K, d->rank + 1) - block_begin(n, K, d->rank)};
+                       .begin = d->begins[d->rank],
+                       .rows = d->begins[d->rank + 1] - d->begins[d->rank]};
 
   phase_begin(d);
   local[0] = d->slice.count;
@@ -1423,8 +1500,8 @@ static halo_status gather_parts(dist *d, int32_t **all) {
       st = HALO_ERR_NOMEM;
     }
     for (int k = 0; st == HALO_OK && k < d->size; k++) {
-      displs[k] = (int)block_begin(d->g.nodes, d->size, k);
-      counts[k] = (int)(block_begin(d->g.nodes, d->size, k + 1) - displs[k]);
+      displs[k] = (int)d->begins[k];
+      counts[k] = (int)(d->begins[k + 1] - d->begins[k]);
     }
   }
   HALO_TRY(phase_end(d, st));
@@ -1454,7 +1531,7 @@ static halo_status ghost_ids(dist *d, int64_t *counts) {
     if (d->ghosts == 0 || d->ghost[i] != d->ghost[d->ghosts - 1])
       d->ghost[d->ghosts++] = d->ghost[i];
   for (int64_t i = 0; i < d->ghosts; i++)
-    counts[halo_partition_block_of(d->ghost[i], g->nodes, d->size)]++;
+    counts[row_owner(d, d->ghost[i])]++;
   HALO_ALLOC(d->ghost_part, d->ghosts, "neighbour parts");
   HALO_ALLOC(d->ghost_degree, d->ghosts, "neighbour degrees");
 done:
@@ -1900,6 +1977,7 @@ static void dist_free(dist *d) {
   free(d->targets);
   free(d->split);
   free(d->ogb);
+  free(d->begins);
   if (d->pair_type != MPI_DATATYPE_NULL) MPI_Type_free(&d->pair_type);
 }
 
