@@ -122,6 +122,7 @@ typedef struct timing {
   double wall_start, cpu_start, wall_mark, cpu_mark;
   int ranks;
   int64_t peak_rss_max, peak_rss_sum; /* bytes: the largest rank's peak, and the sum */
+  int64_t block_edges_max; /* the most clean edges in one rank's block of rows (the graph's: one rank) */
 } timing;
 
 static void timing_start(timing *t) {
@@ -621,6 +622,7 @@ static halo_status write_json(FILE *f, const cli *c, const halo_graph *g,
   halo_json_key_int(&j, "ranks", t->ranks);
   halo_json_key_int(&j, "peak_rss_bytes_max", t->peak_rss_max);
   halo_json_key_int(&j, "peak_rss_bytes_sum", t->peak_rss_sum);
+  halo_json_key_int(&j, "block_edges_max", t->block_edges_max);
   for (int kind = 0; kind < 2; kind++) {
     const double *v = kind == 0 ? t->wall : t->cpu;
     halo_json_key(&j, kind == 0 ? "seconds" : "cpu_seconds");
@@ -755,9 +757,12 @@ static void print_table(FILE *out, const cli *c, const halo_graph *g,
           t->wall[PHASE_PARTITION], t->wall[PHASE_WRITE]);
   char m1[32], m2[32];
   if (t->ranks > 1)
-    fprintf(out, "memory              peak RSS %s on the largest of %d ranks, %s summed\n",
+    fprintf(out,
+            "memory              peak RSS %s on the largest of %d ranks, %s summed; the largest "
+            "block of rows holds %" PRId64 " edges (%.2fx the mean)\n",
             halo_memory_str(t->peak_rss_max, m1, sizeof m1), t->ranks,
-            halo_memory_str(t->peak_rss_sum, m2, sizeof m2));
+            halo_memory_str(t->peak_rss_sum, m2, sizeof m2), t->block_edges_max,
+            s->edges > 0 ? (double)t->block_edges_max * t->ranks / (double)s->edges : 1.0);
   else
     fprintf(out, "memory              peak RSS %s\n", halo_memory_str(t->peak_rss_max, m1, sizeof m1));
 }
@@ -1161,6 +1166,7 @@ static halo_status run(cli *c) {
                                 write_progress, &pg, &stats));
   timing_lap(&t, PHASE_WRITE);
   t.peak_rss_max = t.peak_rss_sum = halo_memory_peak();
+  t.block_edges_max = g->m;
   HALO_TRY(publish(c, g, &clean, stats, run_id, &t, &out));
 done:
   outputs_close(&out);
@@ -1239,6 +1245,7 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
   t.ranks = dr.ranks;
   t.peak_rss_max = dr.peak_rss_max;
   t.peak_rss_sum = dr.peak_rss_sum;
+  t.block_edges_max = dr.block_edges_max;
 
   line[0] = '\0';
   halo_log_hold(line, sizeof line);

@@ -2111,6 +2111,8 @@ halo_status dist_partition(MPI_Comm comm, const dist_request *rq, dist_result *o
 
   say(&d, "cleaning (symmetrize, remove duplicates and self-loops), distributed");
   HALO_TRY(clean(&d, &out->clean));
+  const int64_t block_edges = d.g.indptr[d.g.rows];
+  HALO_MPI(MPI_Reduce(&block_edges, &out->block_edges_max, 1, MPI_INT64_T, MPI_MAX, 0, comm));
   halo_graph *g = &out->summary;
   g->n = d.g.nodes;
   g->m = d.g.edges;

@@ -54,6 +54,7 @@ typedef struct dist_result {
   int64_t train;        /* nodes in the train split, summed over the parts */
   int64_t peak_rss_max; /* the largest rank's peak resident bytes, and the sum */
   int64_t peak_rss_sum;
+  int64_t block_edges_max;  /* the most directed edges of the clean graph in one rank's block */
   double wall[DIST_PHASES]; /* seconds per phase, rank 0's */
 } dist_result;
 

@@ -182,6 +182,19 @@ Test(dist, the_cleaned_graph_is_the_same_for_any_k, .timeout = 300) {
   json_string(want, "source_digest", want_digest, sizeof want_digest);
   cr_assert_gt(json_at(want, "\"cleanup\"", "reverse_added"), 0, "the graph has one-way edges");
   cr_assert_gt(json_at(want, "\"cleanup\"", "self_loops"), 0, "the graph has self-loops");
+  /* R-MAT's degrees fall with the id: blocks of n/K ids would hold up to
+   * 2x the mean of the edges at K = 3 (computed here from the clean graph);
+   * the ranks' blocks are cut by load instead. */
+  halo_graph *g = clean_graph(spec, 0, seed);
+  double uniform[4] = {0};
+  for (int K = 2; K <= 3; K++)
+    for (int r = 0; r < K; r++) {
+      const int64_t lo = g->n * r / K, hi = g->n * (r + 1) / K;
+      const double share = (double)(g->indptr[hi] - g->indptr[lo]) * K / (double)g->indptr[g->n];
+      if (share > uniform[K]) uniform[K] = share;
+    }
+  halo_graph_destroy(&g);
+  cr_assert_gt(uniform[3], 1.4, "the graph is skewed (blocks of n/3 ids: %.2fx)", uniform[3]);
   for (int K = 1; K <= 3; K++) {
     snprintf(od, sizeof od, "%s/k%d", dir, K);
     snprintf(path, sizeof path, "--json %s/k%d.json " RMAT_FLAGS, dir, K);
@@ -194,6 +207,10 @@ Test(dist, the_cleaned_graph_is_the_same_for_any_k, .timeout = 300) {
     cr_expect_eq(json_at(got, NULL, "nodes"), json_at(want, NULL, "nodes"), "K=%d", K);
     cr_expect_eq(json_at(got, NULL, "edges"), json_at(want, NULL, "edges"), "K=%d", K);
     cr_expect_eq(json_at(got, NULL, "ranks"), K);
+    const double most = json_at(got, NULL, "block_edges_max") * K / json_at(got, NULL, "edges");
+    fprintf(stderr, "K=%d: the largest block holds %.2fx the mean of the edges (n/K ids: %.2fx)\n",
+            K, most, K > 1 ? uniform[K] : 1.0);
+    cr_expect_leq(most, 1.25, "K=%d: the largest block of rows holds %.2fx the mean", K, most);
     for (int i = 0; i < 5; i++)
       cr_expect_eq(json_at(got, "\"cleanup\"", counts[i]), json_at(want, "\"cleanup\"", counts[i]),
                    "K=%d: cleanup.%s", K, counts[i]);
