@@ -1792,14 +1792,18 @@ done:
   return st;
 }
 
-/* Builds and writes part p from its records. Local. */
-static halo_status write_part(const dist *d, int32_t p, const int64_t *rec, int64_t items,
+/* Builds and writes part p from its records, which it frees (*rec = NULL)
+ * once they are unpacked: they are as large as the rows, and the shard is
+ * built next to those. Local. */
+static halo_status write_part(const dist *d, int32_t p, int64_t **rec, int64_t items,
                               uint64_t run_id, written *w) {
   halo_status st = HALO_OK;
   part_rows rows = {0};
   halo_shard *shard = NULL;
   char path[4096];
-  HALO_TRY(unpack_rows(d, p, rec, items, &rows));
+  HALO_TRY(unpack_rows(d, p, *rec, items, &rows));
+  free(*rec);
+  *rec = NULL;
   HALO_TRY(halo_partition_shard_of_rows(&rows.rows, d->rq->opt.order, run_id, &shard));
   part_rows_free(&rows);
   HALO_TRY(halo_shard_path(path, sizeof path, d->rq->tmpdir, p, d->rq->opt.parts));
@@ -1860,7 +1864,7 @@ static halo_status route_and_write(dist *d, uint64_t run_id, written *w) {
     send = NULL;
     phase_begin(d);
     const int32_t p = first + d->rank;
-    if (p < P) st = write_part(d, p, recv, received, run_id, w);
+    if (p < P) st = write_part(d, p, &recv, received, run_id, w);
     free(recv);
     recv = NULL;
     xfer_free(&x);
