@@ -33,7 +33,10 @@ int main(int argc, char **argv) {
   sc[to] = (int)units;
   rc[from] = (int)units;
   uint64_t *send = malloc(items * 8), *recv = malloc(items * 8);
-  if (!send || !recv) { fprintf(stderr, "rank %d: no memory\n", rank); MPI_Abort(MPI_COMM_WORLD, 2); }
+  if (!send || !recv) {
+    fprintf(stderr, "rank %d: no memory\n", rank);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   for (int64_t i = 0; i < items; i++) send[i] = pat(rank, (uint64_t)i);
   for (int64_t i = 0; i < items; i++) recv[i] = 0;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -45,9 +48,11 @@ int main(int argc, char **argv) {
   int64_t all_bad = 0;
   MPI_Reduce(&bad, &all_bad, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("%d ranks, one message of %.2f GiB (%lld units of 512 B) a rank: rc %d, %lld wrong items, %.2f s, %.2f GB/s a rank\n",
-           size, (double)items * 8 / (1 << 30), (long long)units, rc_mpi, (long long)all_bad, t,
-           (double)items * 8 / t / 1e9);
+    printf(
+        "%d ranks, one message of %.2f GiB (%lld units of 512 B) a rank: rc %d, %lld wrong items, "
+        "%.2f s, %.2f GB/s a rank\n",
+        size, (double)items * 8 / (1 << 30), (long long)units, rc_mpi, (long long)all_bad, t,
+        (double)items * 8 / t / 1e9);
   MPI_Type_free(&unit);
   MPI_Finalize();
   return all_bad != 0;

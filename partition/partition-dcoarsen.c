@@ -550,8 +550,8 @@ done:
 /* Moves the values of the ids [from[rank], from[rank + 1]) (val) to the
  * ranks whose blocks of `to` hold them (out: to's block of this rank).
  * Collective (agreed). */
-static halo_status reblock(MPI_Comm comm, const int64_t *from, const int64_t *to, const int64_t *val,
-                           int64_t *out) {
+static halo_status reblock(MPI_Comm comm, const int64_t *from, const int64_t *to,
+                           const int64_t *val, int64_t *out) {
   halo_status st = HALO_OK;
   int ranks = 1, rank = 0;
   int *scount = NULL, *sdispl = NULL, *rcount = NULL, *rdispl = NULL;
@@ -559,7 +559,8 @@ static halo_status reblock(MPI_Comm comm, const int64_t *from, const int64_t *to
   MPI_Comm_rank(comm, &rank);
   st = memory(NEW(scount, ranks) && NEW(sdispl, ranks) && NEW(rcount, ranks) && NEW(rdispl, ranks),
               "the coarse blocks");
-  if (st == HALO_OK && (from[rank + 1] - from[rank] > INT_MAX || to[rank + 1] - to[rank] > INT_MAX)) {
+  if (st == HALO_OK &&
+      (from[rank + 1] - from[rank] > INT_MAX || to[rank + 1] - to[rank] > INT_MAX)) {
     halo_log_error("a rank holds more than %d coarse vertices; the coarsening's counts are int",
                    INT_MAX);
     st = HALO_ERR_LIMIT;

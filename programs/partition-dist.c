@@ -64,17 +64,18 @@ typedef struct dist {
   int64_t ghosts;
   int64_t *original; /* size g.rows: the block's ids in the input, or NULL (ids kept) */
   /* Node data from --features and --labels files, the block's rows. */
-  int32_t file_features;  /* their width, 0 without --features */
-  int32_t file_classes;   /* max label + 1 (or a multi-label file's tasks), 0 without labels */
-  int has_file_labels;    /* one label a node, in labels */
-  int file_multilabel;    /* rows of file_classes tasks a node, in targets */
-  float *x;               /* block rows x file_features */
-  int32_t *labels;        /* block rows */
-  int8_t *targets;        /* block rows x file_classes, multi-label */
-  uint8_t *split;         /* block rows: an OGB folder's split (HALO_SPLIT_*), or NULL */
-  halo_ogb_files *ogb;    /* an OGB folder's files, or NULL */
-  int64_t *begins;        /* size+1: the first node id of each rank's block (row_blocks) */
-  halo_digest_chunked digest;     /* rank 0: the digest of the files read so far, in halo_load's order */
+  int32_t file_features; /* their width, 0 without --features */
+  int32_t file_classes;  /* max label + 1 (or a multi-label file's tasks), 0 without labels */
+  int has_file_labels;   /* one label a node, in labels */
+  int file_multilabel;   /* rows of file_classes tasks a node, in targets */
+  float *x;              /* block rows x file_features */
+  int32_t *labels;       /* block rows */
+  int8_t *targets;       /* block rows x file_classes, multi-label */
+  uint8_t *split;        /* block rows: an OGB folder's split (HALO_SPLIT_*), or NULL */
+  halo_ogb_files *ogb;   /* an OGB folder's files, or NULL */
+  int64_t *begins;       /* size+1: the first node id of each rank's block (row_blocks) */
+  halo_digest_chunked
+      digest;             /* rank 0: the digest of the files read so far, in halo_load's order */
   uint64_t data_digest;   /* --features and --labels' digest */
   MPI_Datatype pair_type; /* two int64 (an entry) */
 } dist;
@@ -455,7 +456,7 @@ done:
 static halo_status digest_file(dist *d, const char *path, halo_digest_chunked *acc) {
   halo_status st = HALO_OK;
   uint64_t *run = NULL;
-  uint8_t *ends = NULL; /* rank 0: the head's bytes, then at C the tail's */
+  uint8_t *ends = NULL;   /* rank 0: the head's bytes, then at C the tail's */
   int64_t at[2] = {0, 0}; /* the file's size, the stream's position */
   phase_begin(d);
   if (d->rank == 0) {
@@ -624,8 +625,8 @@ static halo_status row_blocks(dist *d) {
   }
   HALO_TRY(phase_end(d, st));
   if (buckets == 0) goto done; /* no nodes: check_input refuses the input */
-#define BUCKET_OF(v) ((int64_t)((__int128)(v) * buckets / n))
-#define BUCKET_FIRST(b) ((int64_t)(((__int128)(b) * n + buckets - 1) / buckets))
+#define BUCKET_OF(v) ((int64_t)((__int128)(v)*buckets / n))
+#define BUCKET_FIRST(b) ((int64_t)(((__int128)(b)*n + buckets - 1) / buckets))
   for (int64_t i = 0; i < d->slice.count; i++) {
     const int64_t u = d->slice.pair[2 * i], v = d->slice.pair[2 * i + 1];
     if (u == v) continue;
@@ -1351,9 +1352,8 @@ static halo_status clean(dist *d, halo_clean_report *report) {
   entry *recv = NULL, *send = NULL;
   xfer total = {0}, x = {0};
   *report = (halo_clean_report){0};
-  d->g = (halo_dgraph){.nodes = n,
-                       .begin = d->begins[d->rank],
-                       .rows = d->begins[d->rank + 1] - d->begins[d->rank]};
+  d->g = (halo_dgraph){
+      .nodes = n, .begin = d->begins[d->rank], .rows = d->begins[d->rank + 1] - d->begins[d->rank]};
 
   phase_begin(d);
   local[0] = d->slice.count;
@@ -1530,8 +1530,7 @@ static halo_status ghost_ids(dist *d, int64_t *counts) {
   for (int64_t i = 0; i < count; i++)
     if (d->ghosts == 0 || d->ghost[i] != d->ghost[d->ghosts - 1])
       d->ghost[d->ghosts++] = d->ghost[i];
-  for (int64_t i = 0; i < d->ghosts; i++)
-    counts[row_owner(d, d->ghost[i])]++;
+  for (int64_t i = 0; i < d->ghosts; i++) counts[row_owner(d, d->ghost[i])]++;
   HALO_ALLOC(d->ghost_part, d->ghosts, "neighbour parts");
   HALO_ALLOC(d->ghost_degree, d->ghosts, "neighbour degrees");
 done:

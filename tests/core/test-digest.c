@@ -56,15 +56,27 @@ static uint64_t chunked_by_formula(const uint8_t *buf, size_t len) {
   return halo_rng_mix(outer ^ (uint64_t)len);
 }
 
-Test(digest, chunked_matches_its_formula_however_fed) {
-  uint64_t seed = 20261206;
-  fprintf(stderr, "test-digest chunked seed %llu\n", (unsigned long long)seed);
-  const size_t N = 3 * HALO_DIGEST_CHUNK + 12345;
-  uint8_t *buf = malloc(N);
+/* n bytes drawn from the seed (printed under `what`); the caller frees them. */
+static uint8_t *random_bytes(const char *what, uint64_t seed, size_t n) {
+  fprintf(stderr, "test-digest %s seed %llu\n", what, (unsigned long long)seed);
+  uint8_t *buf = malloc(n);
   cr_assert(buf);
-  for (size_t i = 0; i < N; i++) buf[i] = (uint8_t)halo_rng_bits(seed, (uint64_t)i, 0);
-  const size_t lengths[] = {0, 1, 7, HALO_DIGEST_CHUNK - 1, HALO_DIGEST_CHUNK,
-                            HALO_DIGEST_CHUNK + 1, 2 * HALO_DIGEST_CHUNK, N};
+  for (size_t i = 0; i < n; i++) buf[i] = (uint8_t)halo_rng_bits(seed, (uint64_t)i, 0);
+  return buf;
+}
+
+Test(digest, chunked_matches_its_formula_however_fed) {
+  const uint64_t seed = 20261206;
+  const size_t N = 3 * HALO_DIGEST_CHUNK + 12345;
+  uint8_t *buf = random_bytes("chunked", seed, N);
+  const size_t lengths[] = {0,
+                            1,
+                            7,
+                            HALO_DIGEST_CHUNK - 1,
+                            HALO_DIGEST_CHUNK,
+                            HALO_DIGEST_CHUNK + 1,
+                            2 * HALO_DIGEST_CHUNK,
+                            N};
   for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
     const size_t len = lengths[k];
     const uint64_t want = chunked_by_formula(buf, len);
@@ -83,19 +95,16 @@ Test(digest, chunked_matches_its_formula_however_fed) {
   }
   /* Not the plain digest, and the length counts. */
   cr_expect_neq(chunked_by_formula(buf, 100), halo_digest_bytes(buf, 100));
-  cr_expect_neq(chunked_by_formula(buf, HALO_DIGEST_CHUNK), chunked_by_formula(buf, HALO_DIGEST_CHUNK + 1));
+  cr_expect_neq(chunked_by_formula(buf, HALO_DIGEST_CHUNK),
+                chunked_by_formula(buf, HALO_DIGEST_CHUNK + 1));
   free(buf);
 }
 
 /* A run of whole chunks given by their digests (as other ranks digest
  * them) is the same as their bytes, between a partial head and a tail. */
 Test(digest, chunked_add_equals_the_bytes) {
-  uint64_t seed = 20261207;
-  fprintf(stderr, "test-digest chunked-add seed %llu\n", (unsigned long long)seed);
   const size_t N = 5 * HALO_DIGEST_CHUNK + 999;
-  uint8_t *buf = malloc(N);
-  cr_assert(buf);
-  for (size_t i = 0; i < N; i++) buf[i] = (uint8_t)halo_rng_bits(seed, (uint64_t)i, 0);
+  uint8_t *buf = random_bytes("chunked-add", 20261207, N);
   const size_t head = HALO_DIGEST_CHUNK - 77; /* the open chunk is filled by bytes */
   halo_digest_chunked d;
   halo_digest_chunked_init(&d);

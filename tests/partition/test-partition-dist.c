@@ -676,7 +676,8 @@ Test(dist, the_source_digest_of_files_of_many_chunks_is_the_sequential_runs, .ti
   snprintf(feat, sizeof feat, "%s/feat.csv", dir);
   snprintf(lab, sizeof lab, "%s/labels.txt", dir);
   write_node_files(feat, lab, 20000, seed);
-  snprintf(flags, sizeof flags, "--features %s --labels %s --synthetic-split 0.5,0.2,0.3", feat, lab);
+  snprintf(flags, sizeof flags, "--features %s --labels %s --synthetic-split 0.5,0.2,0.3", feat,
+           lab);
   compare_with_sequential("dist-digest-snap", path, "metis", 3, flags);
   char ogb[700];
   snprintf(ogb, sizeof ogb, "%s/ogb", dir);
