@@ -236,8 +236,7 @@ halo_status halo_load_mtx_slice(const char *path, const halo_mtx_header *h, int6
  * halo_load (the entry count included); *h gets the header, *digest
  * halo_load's digest of the file. Local. */
 halo_status halo_load_mtx_stream(const char *path, int64_t block,
-                                 halo_status (*emit)(void *ctx, const int64_t *pair,
-                                                     int64_t count),
+                                 halo_status (*emit)(void *ctx, const int64_t *pair, int64_t count),
                                  void *ctx, halo_mtx_header *h, uint64_t *digest);
 
 /* ---- OGB folders by pieces (the distributed partitioner) --------------- */
@@ -260,8 +259,7 @@ typedef struct halo_ogb_files {
 /* halo_load's digest of an OGB folder is one chunked digest over, in this
  * order, num-node-list, edge, node-feat, node-label and the split files.
  * Local. */
-halo_status halo_load_ogb_files(const char *dir, const halo_load_options *opt,
-                                halo_ogb_files *out);
+halo_status halo_load_ogb_files(const char *dir, const halo_load_options *opt, halo_ogb_files *out);
 
 /* The count of a num-node-list or num-edge-list file; digest continues
  * (NULL: none). Local. */
@@ -270,8 +268,8 @@ halo_status halo_load_count(const char *path, halo_digest_chunked *digest, int64
 /* As halo_load_edgelist_slice and halo_load_edgelist_stream, for an OGB
  * edge.csv of `nodes` nodes: "src,dst" lines with ids in [0, nodes), kept
  * as they are (`renumber` 0); the stream continues *digest. Local. */
-halo_status halo_load_ogb_edge_slice(const char *path, int64_t nodes, int64_t slice,
-                                     int64_t slices, int64_t line_base, halo_edge_slice *out);
+halo_status halo_load_ogb_edge_slice(const char *path, int64_t nodes, int64_t slice, int64_t slices,
+                                     int64_t line_base, halo_edge_slice *out);
 halo_status halo_load_ogb_edge_stream(const char *path, int64_t nodes, int64_t block,
                                       halo_status (*emit)(void *ctx, const int64_t *pair,
                                                           int64_t count),
@@ -303,14 +301,14 @@ halo_status halo_load_node_stream(const char *path, int is_labels, int64_t nodes
 
 /* One rank's block of rows, for the split files. */
 typedef struct halo_split_block {
-  int64_t nodes, begin, rows;    /* the rows [begin, begin + rows) of `nodes` */
-  const int32_t *labels;         /* rows labels (-1: none), or NULL: every node labelled */
-  const int64_t *original;       /* a renumbered input: the rows' input ids (ascending), which
-                                    the files name; NULL: the files name the nodes */
+  int64_t nodes, begin, rows;       /* the rows [begin, begin + rows) of `nodes` */
+  const int32_t *labels;            /* rows labels (-1: none), or NULL: every node labelled */
+  const int64_t *original;          /* a renumbered input: the rows' input ids (ascending), which
+                                       the files name; NULL: the files name the nodes */
   int64_t original_lo, original_hi; /* with original: the input ids the block answers for,
                                        the gaps between blocks' ids included */
-  const char *source;            /* the input, for messages */
-  int multilabel;                /* for messages: labels are rows of tasks */
+  const char *source;               /* the input, for messages */
+  int multilabel;                   /* for messages: labels are rows of tasks */
 } halo_split_block;
 
 /* Split files (train, valid, test: one node id per line, OGB's format),

@@ -42,11 +42,11 @@ typedef struct load_reader {
   const char *path;  /* borrowed, used in messages */
   char *buf;         /* size cap + 1 */
   size_t cap;
-  size_t pos;          /* first byte not yet handed out */
-  size_t end;          /* one past the last valid byte */
-  int64_t line;        /* 1-based number of the line last handed out */
-  int eof;             /* the stream has been read to its end */
-  uint64_t bytes;      /* decompressed bytes read so far */
+  size_t pos;                  /* first byte not yet handed out */
+  size_t end;                  /* one past the last valid byte */
+  int64_t line;                /* 1-based number of the line last handed out */
+  int eof;                     /* the stream has been read to its end */
+  uint64_t bytes;              /* decompressed bytes read so far */
   halo_digest_chunked *digest; /* borrowed, may be NULL */
   /* A slice (load_reader_open_slice): the lines that start in file bytes
    * [slice_begin, slice_end).  A whole-file reader has slice_end = -1. */
@@ -60,7 +60,8 @@ halo_status load_reader_open(load_reader *r, const char *path, halo_digest_chunk
 
 /* As load_reader_open, but an empty file (or a gzip stream of no bytes) is
  * read as one with no lines: for edge files, where no edges is no error. */
-halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_digest_chunked *digest);
+halo_status load_reader_open_maybe_empty(load_reader *r, const char *path,
+                                         halo_digest_chunked *digest);
 
 /* Opens slice `slice` of `slices` of a plain-text file: the lines whose
  * first byte lies in [size · slice / slices, size · (slice + 1) / slices),
@@ -71,8 +72,7 @@ halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_
  * caller that knows the lines before it (the sum over lower slices) sets
  * r->line_base, which messages add.  Gzip files cannot be cut by bytes
  * (HALO_ERR_UNSUPPORTED, naming the file); no digest is kept. Local. */
-halo_status load_reader_open_slice(load_reader *r, const char *path, int64_t slice,
-                                   int64_t slices);
+halo_status load_reader_open_slice(load_reader *r, const char *path, int64_t slice, int64_t slices);
 
 /* Hands out the next line: 1 when *line is set, 0 at the end of the file,
  * negative (already logged) when the stream is truncated or corrupt. */
@@ -243,7 +243,8 @@ halo_status load_features_file(halo_graph *g, const char *path, halo_digest_chun
 halo_status load_labels_file(halo_graph *g, const char *path, halo_digest_chunked *digest);
 
 /* Reads the three split files (any may be NULL) into a new g->split. */
-halo_status load_split_files(halo_graph *g, const char *const paths[3], halo_digest_chunked *digest);
+halo_status load_split_files(halo_graph *g, const char *const paths[3],
+                             halo_digest_chunked *digest);
 
 /* Class of node `u` as drawn by load_synth_node_data. */
 int32_t load_synth_class(uint64_t seed, int32_t classes, int64_t u);

@@ -502,7 +502,7 @@ static int cmp_wedge(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* A coarse edge on its way to the home of its first end. */
+/* A coarse edge on its way to the rank whose coarse block holds its first end. */
 typedef struct triple {
   int64_t from, to, w;
 } triple;

@@ -299,7 +299,7 @@ done:
 }
 
 /* Edges of a gzip stream per block: 64K edges, 1 MB. */
-enum { GZIP_BLOCK_EDGES = 1 << 16, TAG_GZIP_BLOCK = 7101 };
+enum { GZIP_BLOCK_EDGES = 1 << 16, TAG_GZIP_BLOCK = 7101, TAG_DIGEST_CHUNKS = 7103 };
 
 /* The edges a rank collects from rank 0's blocks. */
 typedef struct gathered {
@@ -489,14 +489,15 @@ static halo_status digest_file(dist *d, const char *path, halo_digest_chunked *a
     st = halo_load_read_at(path, tail_from, size - tail_from, ends + C);
   HALO_TRY(phase_end(d, st));
   if (d->rank != 0) {
-    if (count > 0) HALO_MPI(MPI_Send(run, (int)count, MPI_UINT64_T, 0, 0, d->comm));
+    if (count > 0) HALO_MPI(MPI_Send(run, (int)count, MPI_UINT64_T, 0, TAG_DIGEST_CHUNKS, d->comm));
     goto done;
   }
   halo_digest_chunked_update(acc, ends, (size_t)head);
   for (int r = 0; r < d->size; r++) {
     const int64_t n = block_begin(whole, d->size, r + 1) - block_begin(whole, d->size, r);
     if (r > 0 && n > 0)
-      HALO_MPI(MPI_Recv(run, (int)n, MPI_UINT64_T, r, 0, d->comm, MPI_STATUS_IGNORE));
+      HALO_MPI(
+          MPI_Recv(run, (int)n, MPI_UINT64_T, r, TAG_DIGEST_CHUNKS, d->comm, MPI_STATUS_IGNORE));
     for (int64_t c = 0; c < n; c++) halo_digest_chunked_add(acc, run[c]);
   }
   halo_digest_chunked_update(acc, ends + C, (size_t)(size - tail_from));
@@ -595,11 +596,12 @@ done:
 
 /* ---- blocks of rows --------------------------------------------------- */
 
-/* The histogram behind the blocks has at most ROW_BUCKETS_A_RANK buckets of
- * consecutive ids a rank, and a node weighs ROW_NODE_LOAD edge ends besides
- * its own (its ids, part, degree and node data: about a quarter of what 21
- * edges cost on the benchmark's SBM). */
-enum { ROW_BUCKETS_A_RANK = 1024, ROW_NODE_LOAD = 4 };
+/* The histogram behind the blocks has ROW_BUCKETS_A_RANK buckets of
+ * consecutive ids a rank, ROW_BUCKETS_MAX at most (8 MB summed on every
+ * rank), and a node weighs ROW_NODE_LOAD edge ends besides its own (its ids,
+ * part, degree and node data: about a quarter of what 21 edges cost on the
+ * benchmark's SBM). */
+enum { ROW_BUCKETS_A_RANK = 1024, ROW_BUCKETS_MAX = 1 << 20, ROW_NODE_LOAD = 4 };
 
 /* The blocks of rows, d->begins[0..K]: consecutive node ids cut to about
  * equal load, a node's load being its edge ends in the input (before the
@@ -614,7 +616,9 @@ static halo_status row_blocks(dist *d) {
   halo_status st = HALO_OK;
   const int K = d->size;
   const int64_t n = d->slice.nodes;
-  const int64_t buckets = n < (int64_t)ROW_BUCKETS_A_RANK * K ? n : (int64_t)ROW_BUCKETS_A_RANK * K;
+  int64_t buckets = (int64_t)ROW_BUCKETS_A_RANK * K;
+  if (buckets > ROW_BUCKETS_MAX) buckets = ROW_BUCKETS_MAX;
+  if (buckets > n) buckets = n;
   int64_t *load = NULL;
   phase_begin(d);
   d->begins = calloc((size_t)K + 1, sizeof *d->begins);
@@ -629,7 +633,7 @@ static halo_status row_blocks(dist *d) {
 #define BUCKET_FIRST(b) ((int64_t)(((__int128)(b)*n + buckets - 1) / buckets))
   for (int64_t i = 0; i < d->slice.count; i++) {
     const int64_t u = d->slice.pair[2 * i], v = d->slice.pair[2 * i + 1];
-    if (u == v) continue;
+    if (u == v || u < 0 || v < 0 || u >= n || v >= n) continue; /* clean_check names them */
     load[BUCKET_OF(u)]++;
     load[BUCKET_OF(v)]++;
   }
