@@ -151,6 +151,16 @@ const char *halo_order_name(halo_order order);
  * hold n/P + 1 items, the rest n/P.  Returns the block of item i. */
 int32_t halo_partition_block_of(int64_t i, int64_t n, int32_t parts);
 
+/* Consecutive items cut into `blocks` blocks of about equal load: an item
+ * goes to block floor(blocks x (the load of the items before it) / total),
+ * so no block holds more than its share and one item.  Given a run of
+ * `count` items (load[0..count)) after items of load `below`, first[q]
+ * (q in [0, blocks]) gets the index in the run of its first item of block q
+ * or higher, or INT64_MAX where the run has none: over runs held by several
+ * ranks, the least of the runs' (offset to global ids) is the cut. Local. */
+void halo_partition_cut_by_load(const int64_t *load, int64_t count, int64_t below, int64_t total,
+                                int blocks, int64_t *first);
+
 /* ---- statistics ------------------------------------------------------ */
 
 /* The most parts for which the statistics keep the P x P matrix of halo

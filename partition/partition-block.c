@@ -10,6 +10,18 @@ int32_t halo_partition_block_of(int64_t i, int64_t n, int32_t parts) {
   return (int32_t)(extra + (i - big) / base);
 }
 
+void halo_partition_cut_by_load(const int64_t *load, int64_t count, int64_t below, int64_t total,
+                                int blocks, int64_t *first) {
+  int next = 0;
+  for (int q = 0; q <= blocks; q++) first[q] = INT64_MAX;
+  for (int64_t i = 0; i < count && next < blocks; i++) {
+    const __int128 scaled = (__int128)below * blocks / (total > 0 ? total : 1);
+    const int block = scaled < blocks - 1 ? (int)scaled : blocks - 1;
+    for (; next <= block; next++) first[next] = i;
+    below += load[i];
+  }
+}
+
 halo_status halo_partition_block(halo_graph *g, const halo_partition_options *opt, int32_t *part) {
   halo_status st = HALO_OK;
   if (opt->parts < 1 || opt->parts > g->n)

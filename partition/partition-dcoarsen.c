@@ -531,14 +531,9 @@ static halo_status balance_blocks(MPI_Comm comm, int64_t cbegin, int64_t crows, 
   TRY_MPI(MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, comm));
   /* cb[q]: the first id whose rank is q or more, the least over the homes
    * of each home's first. */
-  for (int q = 0; q <= ranks; q++) cb[q] = INT64_MAX;
-  int next = 0;
-  for (int64_t i = 0; i < crows && next < ranks; i++) {
-    const __int128 scaled = (__int128)below * ranks / (total > 0 ? total : 1);
-    const int owner = scaled < ranks - 1 ? (int)scaled : ranks - 1;
-    for (; next <= owner; next++) cb[next] = cbegin + i;
-    below += load[i];
-  }
+  halo_partition_cut_by_load(load, crows, below, total, ranks, cb);
+  for (int q = 0; q <= ranks; q++)
+    if (cb[q] != INT64_MAX) cb[q] += cbegin;
   TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, cb, ranks + 1, MPI_INT64_T, MPI_MIN, comm));
   for (int q = 0; q <= ranks; q++)
     if (cb[q] > nodes) cb[q] = nodes;

@@ -638,19 +638,14 @@ static halo_status row_blocks(dist *d) {
     load[BUCKET_OF(v)]++;
   }
   HALO_MPI(MPI_Allreduce(MPI_IN_PLACE, load, (int)buckets, MPI_INT64_T, MPI_SUM, d->comm));
-  int64_t total = 0, below = 0;
+  int64_t total = 0;
   for (int64_t b = 0; b < buckets; b++) {
     load[b] += ROW_NODE_LOAD * (BUCKET_FIRST(b + 1) - BUCKET_FIRST(b));
     total += load[b];
   }
-  int next = 0;
-  for (int64_t b = 0; b < buckets && next < K; b++) {
-    const __int128 scaled = (__int128)below * K / total;
-    const int owner = scaled < K - 1 ? (int)scaled : K - 1;
-    for (; next <= owner; next++) d->begins[next] = BUCKET_FIRST(b);
-    below += load[b];
-  }
-  for (; next <= K; next++) d->begins[next] = n;
+  halo_partition_cut_by_load(load, buckets, 0, total, K, d->begins);
+  for (int q = 0; q <= K; q++)
+    d->begins[q] = d->begins[q] == INT64_MAX ? n : BUCKET_FIRST(d->begins[q]);
 #undef BUCKET_OF
 #undef BUCKET_FIRST
 done:

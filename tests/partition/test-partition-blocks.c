@@ -315,3 +315,50 @@ Test(blocks, bad_arguments_are_refused) {
   for (int i = 0; i < 3; i++) cr_expect_eq(block[i], i, "isolated row %d", i);
   halo_graph_destroy(&g);
 }
+
+/* halo_partition_cut_by_load, worked out by hand: loads 1 1 1 1 4 (total
+ * 8) into 2 blocks put item 4 alone in block 1 (4 of the 8 before it);
+ * into 3, the loads before items 0..4 are 0 1 2 3 4, so blocks 0 0 0 1 1.
+ * A run that starts later (below > 0) names its own first items, and the
+ * least over two runs is the whole array's cut. */
+Test(cut_by_load, hand_checked_cuts_and_runs) {
+  const int64_t load[5] = {1, 1, 1, 1, 4};
+  int64_t first[4];
+  halo_partition_cut_by_load(load, 5, 0, 8, 2, first);
+  cr_expect_eq(first[0], 0);
+  cr_expect_eq(first[1], 4);
+  cr_expect_eq(first[2], INT64_MAX);
+  halo_partition_cut_by_load(load, 5, 0, 8, 3, first);
+  cr_expect_eq(first[0], 0);
+  cr_expect_eq(first[1], 3);
+  cr_expect_eq(first[2], INT64_MAX, "no item has 16/3 of the load before it");
+  cr_expect_eq(first[3], INT64_MAX);
+  /* Items 3 and 4 as a run of their own, after a load of 3. */
+  halo_partition_cut_by_load(load + 3, 2, 3, 8, 2, first);
+  cr_expect_eq(first[0], 0);
+  cr_expect_eq(first[1], 1);
+  /* Random loads in two runs: the least of the runs' firsts, offset to
+   * whole-array indices, is the cut of the whole array. */
+  uint64_t state = 20261206;
+  fprintf(stderr, "cut_by_load seed 20261206\n");
+  int64_t many[300], total = 0, whole[9], a[9], b[9];
+  for (int i = 0; i < 300; i++) total += many[i] = (int64_t)(next_random(&state) % 50);
+  halo_partition_cut_by_load(many, 300, 0, total, 8, whole);
+  int64_t below = 0;
+  for (int i = 0; i < 117; i++) below += many[i];
+  halo_partition_cut_by_load(many, 117, 0, total, 8, a);
+  halo_partition_cut_by_load(many + 117, 183, below, total, 8, b);
+  for (int q = 0; q <= 8; q++) {
+    const int64_t from_b = b[q] == INT64_MAX ? INT64_MAX : b[q] + 117;
+    cr_expect_eq(whole[q], a[q] < from_b ? a[q] : from_b, "block %d", q);
+  }
+  /* Each block's load is at most its share and one item. */
+  for (int q = 0; q < 8; q++) {
+    const int64_t lo = whole[q] == INT64_MAX ? 300 : whole[q];
+    const int64_t hi = q + 1 < 8 && whole[q + 1] != INT64_MAX ? whole[q + 1] : 300;
+    int64_t sum = 0;
+    for (int64_t i = lo; i < hi; i++) sum += many[i];
+    cr_expect_leq(sum, total / 8 + 50, "block %d holds %lld of %lld", q, (long long)sum,
+                  (long long)total);
+  }
+}
