@@ -184,7 +184,7 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   *a = (halo_train_args){.epochs = 200, .warmup = 5, .checkpoint_every = 10, .keep = 2};
   snprintf(a->model, sizeof a->model, "gcn");
   snprintf(a->device, sizeof a->device, "cpu");
-  halo_gcn_options_default(&a->gcn);
+  halo_net_options_default(&a->gcn);
 
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];

@@ -4,13 +4,13 @@
 
 #include <stdint.h>
 
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "halo-status.h"
 
 typedef struct halo_train_args {
   const char *dir; /* shard folder (borrowed from argv) */
   char model[8];   /* "gcn" */
-  halo_gcn_options gcn;
+  halo_net_options gcn;
   int64_t epochs;
   int64_t warmup;           /* epochs left out of mean_epoch_s */
   char device[16];          /* "cpu" or "cuda" */

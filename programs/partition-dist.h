@@ -3,7 +3,7 @@
  * blocks of rows, PT-Scotch partitions the distributed graph, and each part
  * is written whole by one rank from the rows routed to it; no rank holds the
  * whole graph or all the features (docs/partition.md, "Distributed
- * partitioning").  halo-partition.c opens the output folder and writes the
+ * partitioning").  partition-main.c opens the output folder and writes the
  * table and JSON on rank 0, as for a sequential run. */
 #ifndef PARTITION_DIST_H
 #define PARTITION_DIST_H

@@ -18,21 +18,21 @@ void train_memory_pool_name(const halo_backend *be, int pool_id, char *out, size
 }
 
 halo_status train_memory_check(train_memory *m, MPI_Comm comm, halo_backend *be,
-                               const halo_shard *s, const halo_gcn_options *o) {
+                               const halo_shard *s, const halo_net_options *o) {
   halo_status st = HALO_OK;
   MPI_Comm node = MPI_COMM_NULL;
-  halo_gcn_input input;
-  halo_gcn_memory est = {0};
+  halo_net_input input;
+  halo_net_memory est = {0};
   int pool = 0, rank = 0, size = 1;
   *m = (train_memory){.pool = MPI_COMM_NULL, .used = -1, .base = -1};
   m->device = strcmp(halo_backend_name(be), "cpu") != 0;
   HALO_MPI(MPI_Comm_rank(comm, &rank));
   HALO_MPI(MPI_Comm_size(comm, &size));
-  /* Widths halo_gcn_create refuses fail alike on every rank, and it reports
+  /* Widths halo_net_create refuses fail alike on every rank, and it reports
    * them; a failed collective ends the job. */
-  st = halo_gcn_input_layout(comm, s, o, &input);
+  st = halo_net_input_layout(comm, s, o, &input);
   if (st == HALO_ERR_MPI) goto done;
-  if (st == HALO_OK) (void)halo_gcn_memory_estimate(s, o, m->device, &input, &est);
+  if (st == HALO_OK) (void)halo_net_memory_estimate(s, o, m->device, &input, &est);
   st = HALO_OK;
   /* Clamped, so that no sum over the ranks overflows. */
   const int64_t cap = INT64_MAX / 2 / size;

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "halo-backend.h"
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "halo-shard.h"
 #include "halo-status.h"
 
@@ -41,13 +41,13 @@ typedef struct train_memory_report {
 /* Refuses, before the model allocates, a part whose model does not fit in
  * what its memory has left: the node's RAM, or with a GPU backend its
  * GPU's memory and, for the host copies besides, the node's RAM.  The ranks
- * that share a memory have their needs summed (halo_gcn_memory_estimate of
+ * that share a memory have their needs summed (halo_net_memory_estimate of
  * shard `s` under options `o`).  The lowest rank that does not fit says so;
  * every rank then returns HALO_ERR_NOMEM.  Fills *m: the pool and the
  * baseline that train_memory_measure compares with.  Collective over
  * `comm`. */
 halo_status train_memory_check(train_memory *m, MPI_Comm comm, halo_backend *be,
-                               const halo_shard *s, const halo_gcn_options *o);
+                               const halo_shard *s, const halo_net_options *o);
 
 /* What the model took of its pool's memory so far, into m->used (the most
  * seen): on a GPU, the free bytes gone since the check, read when every

@@ -327,16 +327,16 @@ done:
   return st;
 }
 
-halo_status train_metric_eval(train_metric m, const train_predict *rows, const halo_gcn *model,
+halo_status train_metric_eval(train_metric m, const train_predict *rows, const halo_net *model,
                               MPI_Comm comm, double out[2]) {
   halo_status st = HALO_OK;
-  halo_gcn_info info;
+  halo_net_info info;
   float *z = NULL;
-  halo_gcn_info_get(model, &info);
+  halo_net_info_get(model, &info);
   const int classes = info.model.dims[info.model.layers];
   out[0] = out[1] = NAN;
   z = malloc((size_t)(rows->n_owned > 0 ? rows->n_owned : 1) * (size_t)classes * sizeof *z);
-  st = z ? halo_gcn_logits_get(model, z) : HALO_ERR_NOMEM;
+  st = z ? halo_net_logits_get(model, z) : HALO_ERR_NOMEM;
   if (!z) halo_log_error("out of memory for the logits of %lld rows", (long long)rows->n_owned);
   HALO_TRY(halo_mpi_agree(comm, st));
   if (rows->tasks > 0)

@@ -30,7 +30,7 @@
 
 #include <mpi.h>
 
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "halo-status.h"
 #include "train-predict.h"
 
@@ -42,7 +42,7 @@ const char *train_metric_name(train_metric m);
 /* The figure `m` (f1 or auc) of the valid (out[0]) and test (out[1]) nodes
  * of every rank, from `model`'s last forward pass: the same on every rank.
  * Collective. */
-halo_status train_metric_eval(train_metric m, const train_predict *rows, const halo_gcn *model,
+halo_status train_metric_eval(train_metric m, const train_predict *rows, const halo_net *model,
                               MPI_Comm comm, double out[2]);
 
 /* The figures on host arrays of one "rank": for the unit test, which

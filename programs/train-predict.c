@@ -282,11 +282,11 @@ done:
   return st;
 }
 
-halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Comm comm,
+halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Comm comm,
                                 const char *path, int64_t epoch, const char *model_name,
                                 const char *params_sha256) {
   halo_status st = HALO_OK;
-  halo_gcn_info info;
+  halo_net_info info;
   int rank = 0, size = 1;
   int64_t nodes = 0;
   rows_block own = {.n = p->n_owned,
@@ -298,7 +298,7 @@ halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Com
   rows_block block = {0};
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  halo_gcn_info_get(model, &info);
+  halo_net_info_get(model, &info);
   const int32_t classes = info.model.dims[info.model.layers];
   own.classes = classes;
 
@@ -316,7 +316,7 @@ halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Com
     halo_log_error("out of memory for the predictions of %lld rows", (long long)p->n_owned);
     st = HALO_ERR_NOMEM;
   }
-  if (st == HALO_OK) st = halo_gcn_logits_get(model, own.logits);
+  if (st == HALO_OK) st = halo_net_logits_get(model, own.logits);
   if (st == HALO_OK)
     predict_rows(own.logits, p->n_owned, classes, own.multi ? NULL : own.pred,
                  own.multi ? own.pred : NULL);

@@ -29,7 +29,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "halo-shard.h"
 #include "halo-status.h"
 
@@ -52,9 +52,9 @@ halo_status train_predict_init(train_predict *p, const halo_shard *s);
 void train_predict_free(train_predict *p);
 
 /* Writes PATH as above from `model`'s last forward pass, which the caller
- * ran with the parameters of epoch `epoch` (halo_gcn_evaluate); `model_name` and `params_sha256`
+ * ran with the parameters of epoch `epoch` (halo_net_evaluate); `model_name` and `params_sha256`
  * become attributes.  Every rank returns the same status. Collective. */
-halo_status train_predict_write(const train_predict *p, halo_gcn *model, MPI_Comm comm,
+halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Comm comm,
                                 const char *path, int64_t epoch, const char *model_name,
                                 const char *params_sha256);
 

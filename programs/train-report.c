@@ -201,8 +201,8 @@ static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
 void train_report_header(const train_report *rep) {
   FILE *out = text_out(rep);
   const halo_manifest *m = rep->manifest;
-  const halo_gcn_info *in = rep->info;
-  const halo_gcn_options *o = rep->gcn;
+  const halo_net_info *in = rep->info;
+  const halo_net_options *o = rep->gcn;
   const halo_model_desc *d = &in->model;
   const halo_model_comm exchanges = halo_model_comm_of(d);
   const int64_t predicted = rep->predicted_epoch;
@@ -227,7 +227,7 @@ void train_report_header(const train_report *rep) {
     snprintf(heads, sizeof heads, " (%d heads, %d output heads, attention dropout %g)", o->heads,
              o->output_heads, o->attn_dropout);
   /* GCN's reference decays its first layer only; the other models every
-   * parameter (halo_gcn_create's optimiser groups). */
+   * parameter (halo_net_create's optimiser groups). */
   const int decay_all = o->weight_decay_all || o->model != HALO_MODEL_GCN;
   fprintf(out,
           "model: %s %s%s, %lld parameters, dropout %g (input %g), lr %g, weight decay %g (%s), "
@@ -284,8 +284,8 @@ void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epo
   rep->time_sum = 0.0;
 }
 
-halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *step,
-                                const halo_gcn_stats *eval, train_epoch *out) {
+halo_status train_report_reduce(const train_report *rep, const halo_net_stats *step,
+                                const halo_net_stats *eval, train_epoch *out) {
   halo_status st = HALO_OK;
   enum { N = TRAIN_FIGURES };
   double mine[N] = {[TRAIN_STEP_S] = step->seconds,
@@ -555,11 +555,11 @@ void train_params_sha256(const float *params, int64_t nparams, char *hex) {
   halo_sha256_hex(digest, hex);
 }
 
-halo_status train_report_digest(train_report *rep, const halo_gcn *model) {
+halo_status train_report_digest(train_report *rep, const halo_net *model) {
   halo_status st = HALO_OK;
   float *params = NULL;
   HALO_ALLOC(params, rep->info->params, "the final parameters' copy");
-  HALO_TRY(halo_gcn_params_get(model, params));
+  HALO_TRY(halo_net_params_get(model, params));
   train_params_sha256(params, rep->info->params, rep->params_sha256);
 done:
   free(params);

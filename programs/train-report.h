@@ -17,8 +17,8 @@
 #include <stdio.h>
 
 #include "halo-backend.h"
-#include "halo-gcn.h"
 #include "halo-json.h"
+#include "halo-net.h"
 #include "halo-shard.h"
 #include "halo-status.h"
 #include "train-memory.h"
@@ -50,8 +50,8 @@ typedef struct train_report {
   int rank, ranks, threads;
   int quiet; /* --quiet: no per-epoch lines */
   const halo_manifest *manifest;
-  const halo_gcn_info *info;
-  const halo_gcn_options *gcn;
+  const halo_net_info *info;
+  const halo_net_options *gcn;
   const halo_backend *be;
   int64_t halo_rows;       /* Σ over parts */
   int64_t predicted_epoch; /* halo bytes per epoch, Σ over ranks */
@@ -130,8 +130,8 @@ void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epo
 
 /* Reduces one epoch's figures of every rank (two small allreduces, through
  * the watchdog) into *out. Collective over rep->comm. */
-halo_status train_report_reduce(const train_report *rep, const halo_gcn_stats *step,
-                                const halo_gcn_stats *eval, train_epoch *out);
+halo_status train_report_reduce(const train_report *rep, const halo_net_stats *step,
+                                const halo_net_stats *eval, train_epoch *out);
 
 /* Where rank 0's human-readable lines go: stdout, or stderr when the
  * metrics go to stdout. Local. */
@@ -151,10 +151,10 @@ void train_report_stop(train_report *rep, int64_t epoch, const char *why);
 void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e);
 
 /* The SHA-256 of the model's parameters as float32 bytes, little-endian, in
- * the order of halo_gcn_params_get, into rep->params_sha256: two runs
+ * the order of halo_net_params_get, into rep->params_sha256: two runs
  * trained alike have equal digests.  Fails only on a failed copy or
  * allocation. Local. */
-halo_status train_report_digest(train_report *rep, const halo_gcn *model);
+halo_status train_report_digest(train_report *rep, const halo_net *model);
 
 /* The same digest of `nparams` parameters in host memory into hex (65
  * bytes). Local. */

@@ -2,13 +2,13 @@
  * GraphSAGE, GIN and GAT fill in (layer-gcn.c, layer-sage.c, layer-gin.c,
  * layer-gat.c).
  *
- * A model is a list of layers, a loss (softmax cross-entropy, halo-gcn.c)
+ * A model is a list of layers, a loss (softmax cross-entropy, halo-net.c)
  * and an optimiser (halo-optim.h).  What a layer has (its parameters, its
  * shape, its exchanges) is in its description (halo-model.h), which the
  * predictor reads without a graph; how it runs is its kind's table here:
  * its buffers in the plan, its forward and its backward.  Everything
  * between layers (dropout, the activation, the exact gradient sums) is the
- * model's, in halo-gcn.c and gnn-ops.c.
+ * model's, in halo-net.c and gnn-ops.c.
  */
 #ifndef HALO_GNN_IMPL_H
 #define HALO_GNN_IMPL_H
@@ -16,10 +16,10 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "gcn-plan.h"
+#include "gnn-bufs.h"
 #include "halo-backend-impl.h"
 #include "halo-exchange.h"
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "halo-model.h"
 #include "halo-optim.h"
 
@@ -54,7 +54,7 @@ typedef struct layer {
   halo_buf z1;   /* GIN: the MLP's hidden activations, n_owned × d_mid; GAT: the heads' outputs */
   halo_buf norm; /* GraphSAGE --sage-normalize: the rows' norms, n_owned */
   halo_buf xhat, rstd; /* --norm layer: LayerNorm's normalised rows and 1/σ */
-  halo_buf score, node, att_grad; /* GAT: scores, node terms, attention terms (gcn-plan.h) */
+  halo_buf score, node, att_grad; /* GAT: scores, node terms, attention terms (gnn-bufs.h) */
   halo_buf z;    /* n_owned × d_out; the activation applied in place below the top */
   int exact_e[HALO_MAX_TENSORS]; /* deterministic: each tensor's grid exponent */
 } layer;
@@ -66,14 +66,14 @@ typedef struct adj_matrix {
   halo_csr boundary; /* view of dev's rows [n_interior, n_owned); never freed */
 } adj_matrix;
 
-struct halo_gcn {
-  int64_t layer_bytes[HALO_MAX_LAYERS][2]; /* the last step's, as halo_gcn_stats has them */
+struct halo_net {
+  int64_t layer_bytes[HALO_MAX_LAYERS][2]; /* the last step's, as halo_net_stats has them */
   MPI_Comm comm;
   halo_backend *be;
   const halo_backend_ops *ops;
-  halo_gcn_options opt;
-  halo_gcn_info info;
-  halo_plan *plan;
+  halo_net_options opt;
+  halo_net_info info;
+  halo_exchange *plan;
   int nlayers;
   layer layers[HALO_MAX_LAYERS];
   int64_t n_owned, n_all;
@@ -124,7 +124,7 @@ struct halo_gcn {
 
   /* The buffer plan every allocation is sized from, and the backend bytes
    * the model holds now and held at most. */
-  gcn_plan plan_mem;
+  gnn_bufs plan_mem;
   row_split rows;
   int64_t held, held_peak;
   layer_input in0; /* the first layer's input in the last forward pass */
@@ -138,16 +138,16 @@ struct halo_gcn {
 
 typedef struct layer_kind {
   const char *name;
-  /* Its buffers: sets layer l's entries of the plan (gcn_plan_set). */
-  void (*plan)(const halo_layer_desc *d, int l, int64_t n_owned, int64_t n_all, gcn_plan *p);
+  /* Its buffers: sets layer l's entries of the plan (gnn_bufs_set). */
+  void (*plan)(const halo_layer_desc *d, int l, int64_t n_owned, int64_t n_all, gnn_bufs *p);
   /* Z = the layer of `in` (bias included), into ly->z.  The backward
    * ping-pong buffers are free for scratch. */
-  halo_status (*forward)(halo_gcn *g, layer *ly, const layer_input *in);
+  halo_status (*forward)(halo_net *g, layer *ly, const layer_input *in);
   /* On entry *dz holds dLoss/dZ (n_owned × d_out, n_all rows of room) and
    * *tmp is free; fills the layer's gradients (layer_grads) and, when
    * need_dx, leaves dLoss/dH (n_owned × d_in) in *dz.  May swap the two
    * pointers. */
-  halo_status (*backward)(halo_gcn *g, layer *ly, const layer_input *in, float **dz, float **tmp,
+  halo_status (*backward)(halo_net *g, layer *ly, const layer_input *in, float **dz, float **tmp,
                           int need_dx);
 } layer_kind;
 
@@ -168,28 +168,28 @@ static inline float *tensor_of(const halo_buf *flat, const layer *ly, int k) {
 /* Y = A·X + beta·Y over the owned rows, after exchanging X's halo rows:
  * interior rows while the messages travel, boundary rows after.  X has
  * n_all rows of `cols` floats (packed), Y n_owned rows.  Collective. */
-halo_status gnn_aggregate(halo_gcn *g, const adj_matrix *a, float *x, int32_t cols, float beta,
+halo_status gnn_aggregate(halo_net *g, const adj_matrix *a, float *x, int32_t cols, float beta,
                           float *y);
 
 /* C (m × n) = A (m × k) · B (k × n), packed; C = A · Bᵀ with B n × k;
  * row by row in a fixed order when deterministic. */
-void gnn_mm(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+void gnn_mm(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
             float *c);
-void gnn_mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+void gnn_mm_tb(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                float *c);
 
 /* C += A·B (m × n), through `scratch` (m × n) when deterministic. */
-void gnn_mm_acc(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+void gnn_mm_acc(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                 float *c, float *scratch);
 
 /* out (n_owned × cols) = H·W for the layer input `in` (d_in columns) and W
  * (d_in × cols): a GEMM, or the SpMM of a sparse input. */
-void gnn_input_mm(halo_gcn *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
+void gnn_input_mm(halo_net *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
                   float *out);
 
 /* out += H·W, as gnn_input_mm, through `scratch` (n_owned × cols) when
  * deterministic. */
-void gnn_input_mm_acc(halo_gcn *g, const layer_input *in, int32_t d_in, const float *w,
+void gnn_input_mm_acc(halo_net *g, const layer_input *in, int32_t d_in, const float *w,
                       int32_t cols, float *out, float *scratch);
 
 /* One gradient of a layer: tensor `tensor` = Aᵀ·B summed over n rows, A
@@ -209,7 +209,7 @@ typedef struct grad_term {
  * deterministic, as exact sums into the tensors' limbs on grids agreed by
  * every rank (one MPI_Allreduce of the bounds).  Every tensor of the layer
  * must get exactly one term.  Collective when deterministic. */
-halo_status gnn_layer_grads(halo_gcn *g, layer *ly, const grad_term *t, int nterms);
+halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nterms);
 
 /* The layer input's gradient terms' A: its dense rows, or Sᵀ. */
 static inline grad_term gnn_input_term(int tensor, const layer_input *in, const float *b) {
@@ -221,6 +221,6 @@ static inline grad_term gnn_input_term(int tensor, const layer_input *in, const 
 
 /* Deterministic mode: sums every rank's limbs and writes the gradients.
  * Collective. */
-halo_status gnn_exact_allreduce(halo_gcn *g);
+halo_status gnn_exact_allreduce(halo_net *g);
 
 #endif /* HALO_GNN_IMPL_H */

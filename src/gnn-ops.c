@@ -23,7 +23,7 @@ const layer_kind *gnn_layer_kind_of(halo_model_kind k) {
   return &gnn_layer_gcn;
 }
 
-halo_status gnn_aggregate(halo_gcn *g, const adj_matrix *a, float *x, int32_t cols, float beta,
+halo_status gnn_aggregate(halo_net *g, const adj_matrix *a, float *x, int32_t cols, float beta,
                           float *y) {
   halo_status st = HALO_OK;
   HALO_TRY(halo_exchange_begin(g->plan, x, cols));
@@ -41,7 +41,7 @@ done:
   return st;
 }
 
-void gnn_mm(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+void gnn_mm(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
             float *c) {
   if (g->opt.deterministic)
     g->ops->gemm_rows(g->be, 0, m, n, k, a, k, b, n, c, n);
@@ -49,7 +49,7 @@ void gnn_mm(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const 
     g->ops->gemm(g->be, 0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
 }
 
-void gnn_mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+void gnn_mm_tb(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                float *c) {
   if (g->opt.deterministic)
     g->ops->gemm_rows(g->be, 1, m, n, k, a, k, b, k, c, n);
@@ -57,7 +57,7 @@ void gnn_mm_tb(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, con
     g->ops->gemm(g->be, 0, 1, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
 }
 
-void gnn_mm_acc(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+void gnn_mm_acc(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                 float *c, float *scratch) {
   if (g->opt.deterministic) {
     g->ops->gemm_rows(g->be, 0, m, n, k, a, k, b, n, scratch, n);
@@ -67,7 +67,7 @@ void gnn_mm_acc(halo_gcn *g, int64_t m, int64_t n, int64_t k, const float *a, co
   }
 }
 
-void gnn_input_mm(halo_gcn *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
+void gnn_input_mm(halo_net *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
                   float *out) {
   if (in->dense)
     gnn_mm(g, g->n_owned, cols, d_in, in->dense, w, out);
@@ -75,7 +75,7 @@ void gnn_input_mm(halo_gcn *g, const layer_input *in, int32_t d_in, const float 
     g->ops->spmm(g->be, &in->sparse, w, cols, cols, 0.0f, out, cols, NULL, g->n_owned);
 }
 
-void gnn_input_mm_acc(halo_gcn *g, const layer_input *in, int32_t d_in, const float *w,
+void gnn_input_mm_acc(halo_net *g, const layer_input *in, int32_t d_in, const float *w,
                       int32_t cols, float *out, float *scratch) {
   if (in->dense)
     gnn_mm_acc(g, g->n_owned, cols, d_in, in->dense, w, out, scratch);
@@ -93,7 +93,7 @@ static int64_t b_cols(const grad_term *t, const halo_param_tensor *p) {
 }
 
 /* The float path: each term through the backend's products. */
-static void float_grads(halo_gcn *g, layer *ly, const grad_term *t, int nterms) {
+static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) {
   for (int k = 0; k < nterms; k++) {
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
@@ -109,7 +109,7 @@ static void float_grads(halo_gcn *g, layer *ly, const grad_term *t, int nterms) 
   }
 }
 
-halo_status gnn_layer_grads(halo_gcn *g, layer *ly, const grad_term *t, int nterms) {
+halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) {
   halo_status st = HALO_OK;
   enum { MAX_TERMS = HALO_MAX_TENSORS };
   float local[2 * MAX_TERMS] = {0}, global[2 * MAX_TERMS] = {0};
@@ -165,7 +165,7 @@ done:
   return st;
 }
 
-halo_status gnn_exact_allreduce(halo_gcn *g) {
+halo_status gnn_exact_allreduce(halo_net *g) {
   halo_status st = HALO_OK;
   const int64_t count = g->nparams * HALO_EXACT_LIMBS;
   if (count > INT32_MAX)

@@ -101,7 +101,7 @@ enum { CKPT_NUMERIC_ATTRS = 19 };
  * the writer and the reader, so that they cannot drift apart. */
 static void numeric_attrs(halo_checkpoint *c, int32_t *wd_all, int32_t *norm,
                           ckpt_attr out[CKPT_NUMERIC_ATTRS]) {
-  halo_gcn_options *o = &c->gcn;
+  halo_net_options *o = &c->gcn;
   const ckpt_attr attrs[CKPT_NUMERIC_ATTRS] = {
       {"epoch", HALO_H5_I64, &c->epoch},
       {"adam_t", HALO_H5_I64, &c->adam_t},
@@ -131,7 +131,7 @@ static void numeric_attrs(halo_checkpoint *c, int32_t *wd_all, int32_t *norm,
  * as their defaults. */
 enum { CKPT_MODEL_ATTRS = 7 };
 
-static void model_attrs(const halo_gcn_options *o, int32_t v[CKPT_MODEL_ATTRS]) {
+static void model_attrs(const halo_net_options *o, int32_t v[CKPT_MODEL_ATTRS]) {
   v[0] = (int32_t)o->activation;
   v[1] = o->sage_normalize;
   v[2] = o->gin_train_eps;
@@ -243,7 +243,7 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   hid_t f = H5I_INVALID_HID;
   char format[32], model[sizeof c->model];
   int32_t version = 0, wd_all = 0, norm = 0;
-  halo_gcn_options *o = &c->gcn;
+  halo_net_options *o = &c->gcn;
   ckpt_attr attrs[CKPT_NUMERIC_ATTRS];
   float *arrays[3] = {NULL, NULL, NULL};
   static const char *const names[3] = {"/params", "/adam_m", "/adam_v"};
@@ -266,8 +266,8 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
     HALO_TRY(halo_h5_attr_read(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
   o->weight_decay_all = wd_all;
   o->normalize_features = norm;
-  halo_gcn_options defaults;
-  halo_gcn_options_default(&defaults);
+  halo_net_options defaults;
+  halo_net_options_default(&defaults);
   int32_t model_opt[CKPT_MODEL_ATTRS] = {0};
   model_attrs(&defaults, model_opt);
   o->attn_dropout = defaults.attn_dropout;
@@ -375,7 +375,7 @@ done:
 }
 
 /* "sage, 2 layers, hidden 64, elu, normalised" for the mismatch line. */
-static void describe_model(const char *model, const halo_gcn_options *o, char *out, size_t size) {
+static void describe_model(const char *model, const halo_net_options *o, char *out, size_t size) {
   char heads[48] = "";
   if (strcmp(model, "gat") == 0)
     snprintf(heads, sizeof heads, ", %d heads, %d output heads", o->heads, o->output_heads);
@@ -399,9 +399,9 @@ static void note_setting(char *buf, size_t size, size_t *len, const char *fmt, .
 
 halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
                                   const halo_manifest *m, const char *model,
-                                  const halo_gcn_options *o) {
+                                  const halo_net_options *o) {
   halo_status st = HALO_OK;
-  const halo_gcn_options *k = &c->gcn;
+  const halo_net_options *k = &c->gcn;
   if (c->source_digest != m->source_digest || c->nodes != m->nodes || c->edges != m->edges ||
       c->features != m->features || c->classes != m->classes)
     HALO_FAIL(HALO_ERR_MISMATCH,

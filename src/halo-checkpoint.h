@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "halo-shard.h"
 #include "halo-status.h"
 
@@ -30,7 +30,7 @@ typedef struct halo_checkpoint {
   int64_t epoch;        /* training epochs completed */
   int64_t adam_t;       /* Adam steps taken */
   char model[8];        /* "gcn" */
-  halo_gcn_options gcn; /* model and optimiser settings, seed included */
+  halo_net_options gcn; /* model and optimiser settings, seed included */
   /* The graph. */
   uint64_t source_digest;
   int64_t nodes, edges;
@@ -38,7 +38,7 @@ typedef struct halo_checkpoint {
   /* The partition it was written from (reported, never compared). */
   int32_t parts;
   uint64_t run_id;
-  /* Parameters as halo_gcn_params_get lays them out, and Adam's moments. */
+  /* Parameters as halo_net_params_get lays them out, and Adam's moments. */
   int64_t nparams;
   float *params, *adam_m, *adam_v;
 } halo_checkpoint;
@@ -93,6 +93,6 @@ halo_status halo_checkpoint_set_aside_newer(const char *dir, int64_t epoch);
  * new value applies. Local. */
 halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
                                   const halo_manifest *m, const char *model,
-                                  const halo_gcn_options *o);
+                                  const halo_net_options *o);
 
 #endif /* HALO_CHECKPOINT_H */

@@ -84,7 +84,7 @@ typedef struct peer {
   int64_t recv_off, recv_rows; /* halo rows, relative to n_owned */
 } peer;
 
-struct halo_plan {
+struct halo_exchange {
   MPI_Comm comm;
   halo_backend *be;
   exchange_mode mode;
@@ -171,8 +171,8 @@ static plan_sizes sizes_of(int64_t send_total, int64_t n_halo, int32_t max_cols)
                       .recv = (size_t)n_halo * (size_t)max_cols * sizeof(float)};
 }
 
-void halo_plan_memory(const halo_shard *s, int32_t max_cols, int staged,
-                      int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host) {
+void halo_exchange_memory(const halo_shard *s, int32_t max_cols, int staged,
+                          int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host) {
   const plan_sizes sz = sizes_of(s->send_ptr[s->parts], s->n_halo, max_cols);
   *backend = page_round((int64_t)sz.idx) + page_round((int64_t)sz.send);
   *host = staged ? (int64_t)(sz.send + sz.recv) : 0;
@@ -180,7 +180,7 @@ void halo_plan_memory(const halo_shard *s, int32_t max_cols, int staged,
 
 static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, int size,
                               int32_t max_cols, const int64_t *send_counts,
-                              const int64_t *recv_counts, halo_plan *p) {
+                              const int64_t *recv_counts, halo_exchange *p) {
   halo_status st = HALO_OK;
   const halo_backend_ops *ops = be->ops;
   p->be = be;
@@ -238,10 +238,10 @@ done:
   return st;
 }
 
-halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s, int32_t max_cols,
-                             halo_plan **out) {
+halo_status halo_exchange_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
+                                 int32_t max_cols, halo_exchange **out) {
   halo_status st = HALO_OK;
-  halo_plan *p = NULL;
+  halo_exchange *p = NULL;
   int64_t *send_counts = NULL, *recv_counts = NULL;
   int rank = 0, size = 1;
   *out = NULL;
@@ -282,13 +282,13 @@ halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *
 done:
   free(send_counts);
   free(recv_counts);
-  halo_plan_destroy(&p);
+  halo_exchange_destroy(&p);
   return st;
 }
 
-void halo_plan_destroy(halo_plan **pp) {
+void halo_exchange_destroy(halo_exchange **pp) {
   if (!pp || !*pp) return;
-  halo_plan *p = *pp;
+  halo_exchange *p = *pp;
   if (p->be) {
     /* A copy may still read or write the staging buffers. */
     if (p->copy_stream) (void)p->be->ops->copy_synchronize(p->be);
@@ -305,11 +305,11 @@ void halo_plan_destroy(halo_plan **pp) {
 }
 
 /* Keeps the first local failure of an exchange for halo_exchange_end. */
-static void keep(halo_plan *p, halo_status st) {
+static void keep(halo_exchange *p, halo_status st) {
   if (st < 0 && p->failed == HALO_OK) p->failed = st;
 }
 
-static halo_status post_receives(halo_plan *p, float *recv, int32_t cols) {
+static halo_status post_receives(halo_exchange *p, float *recv, int32_t cols) {
   halo_status st = HALO_OK;
   for (int i = 0; i < p->npeers; i++) {
     const peer *q = &p->peers[i];
@@ -322,7 +322,7 @@ done:
   return st;
 }
 
-static halo_status post_sends(halo_plan *p, const float *send, int32_t cols) {
+static halo_status post_sends(halo_exchange *p, const float *send, int32_t cols) {
   halo_status st = HALO_OK;
   for (int i = 0; i < p->npeers; i++) {
     const peer *q = &p->peers[i];
@@ -335,7 +335,7 @@ done:
   return st;
 }
 
-halo_status halo_exchange_begin(halo_plan *p, float *rows, int32_t cols) {
+halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
   halo_backend *be = p->be;
@@ -381,7 +381,7 @@ done:
   return st;
 }
 
-halo_status halo_exchange_end(halo_plan *p) {
+halo_status halo_exchange_end(halo_exchange *p) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
   halo_backend *be = p->be;
@@ -417,6 +417,6 @@ done:
   return st;
 }
 
-halo_exchange_stats halo_plan_stats(const halo_plan *p) { return p->stats; }
+halo_exchange_stats halo_exchange_stats_get(const halo_exchange *p) { return p->stats; }
 
-int halo_plan_peers(const halo_plan *p) { return p->npeers; }
+int halo_exchange_peers(const halo_exchange *p) { return p->npeers; }

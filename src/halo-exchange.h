@@ -23,7 +23,7 @@
 #include "halo-shard.h"
 #include "halo-status.h"
 
-typedef struct halo_plan halo_plan;
+typedef struct halo_exchange halo_exchange;
 
 /* Builds the plan of this rank's part: checks that the shard is part `rank`
  * of `size`, that its send and receive lists are well formed and that every
@@ -31,34 +31,34 @@ typedef struct halo_plan halo_plan;
  * staging buffers for exchanges of up to max_cols columns.  The shard is
  * only read during the call.  Every rank returns the same success
  * or failure. Collective. */
-halo_status halo_plan_create(MPI_Comm comm, halo_backend *be, const halo_shard *s, int32_t max_cols,
-                             halo_plan **out);
+halo_status halo_exchange_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
+                                 int32_t max_cols, halo_exchange **out);
 
 /* Frees the plan; accepts NULL and sets *p = NULL. Local. */
-void halo_plan_destroy(halo_plan **p);
+void halo_exchange_destroy(halo_exchange **p);
 
-/* What halo_plan_create allocates for shard s and exchanges of up to
+/* What halo_exchange_create allocates for shard s and exchanges of up to
  * max_cols columns, from the same sizes as the allocations: *backend bytes
  * of backend buffers (the packed send rows and their indices, each counted
  * as the backend hands it out through `page_round`), and *host bytes of
  * host staging, which a device backend needs unless MPI reads its memory
  * (`staged`). Local. */
-void halo_plan_memory(const halo_shard *s, int32_t max_cols, int staged,
-                      int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host);
+void halo_exchange_memory(const halo_shard *s, int32_t max_cols, int staged,
+                          int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host);
 
 /* Starts sending the owned rows of `rows` (a backend buffer of
  * (n_owned + n_halo) × cols floats) that peers hold as halo, and receiving
  * this part's halo rows into the same matrix.  Owned rows must not change,
  * and halo rows must not be read, until halo_exchange_end.  One exchange at a
  * time. Collective over the neighbours. */
-halo_status halo_exchange_begin(halo_plan *p, float *rows, int32_t cols);
+halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols);
 
 /* Waits for the exchange begun last; the halo rows are then valid.  A local
  * failure of halo_exchange_begin after its argument check (the backend could
  * not complete the packed rows) is returned here, once every message of the
  * exchange has completed, so that no peer is left waiting. Collective over
  * the neighbours. */
-halo_status halo_exchange_end(halo_plan *p);
+halo_status halo_exchange_end(halo_exchange *p);
 
 /* Counters, cumulative since creation. Local. */
 typedef struct halo_exchange_stats {
@@ -68,9 +68,9 @@ typedef struct halo_exchange_stats {
   double seconds;     /* wall time inside begin and end */
 } halo_exchange_stats;
 
-halo_exchange_stats halo_plan_stats(const halo_plan *p);
+halo_exchange_stats halo_exchange_stats_get(const halo_exchange *p);
 
 /* Number of peers this part exchanges with. Local. */
-int halo_plan_peers(const halo_plan *p);
+int halo_exchange_peers(const halo_exchange *p);
 
 #endif /* HALO_EXCHANGE_H */

@@ -24,17 +24,17 @@ enum { W = 0, A_SRC = 1, A_DST = 2, B = 3 }; /* the layer's tensors (halo-model.
 /* LeakyReLU's negative slope, PyG's default and the paper's. */
 static const float SLOPE = 0.2f;
 
-static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gcn_plan *p) {
+static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gnn_bufs *p) {
   const int64_t k = d->heads;
-  gcn_plan_set(p, GCN_BUF_T, l, all * d->d_mid);
-  gcn_plan_set(p, GCN_BUF_SCORE, l, all * 2 * k);
-  gcn_plan_set(p, GCN_BUF_Z1, l, n * d->d_mid);
-  gcn_plan_set(p, GCN_BUF_NODE, l, all * (d->d_out + 3 * k));
-  gcn_plan_set(p, GCN_BUF_ATT_GRAD, l, 2 * n * d->d_mid);
+  gnn_bufs_set(p, GNN_BUF_T, l, all * d->d_mid);
+  gnn_bufs_set(p, GNN_BUF_SCORE, l, all * 2 * k);
+  gnn_bufs_set(p, GNN_BUF_Z1, l, n * d->d_mid);
+  gnn_bufs_set(p, GNN_BUF_NODE, l, all * (d->d_out + 3 * k));
+  gnn_bufs_set(p, GNN_BUF_ATT_GRAD, l, 2 * n * d->d_mid);
 }
 
 /* The layer's shape and this pass's attention dropout. */
-static halo_gat_layer shape_of(const halo_gcn *g, const layer *ly) {
+static halo_gat_layer shape_of(const halo_net *g, const layer *ly) {
   const halo_layer_desc *d = ly->desc;
   const float p = g->pass.training ? g->opt.attn_dropout : 0.0f;
   return (halo_gat_layer){.heads = d->heads,
@@ -46,7 +46,7 @@ static halo_gat_layer shape_of(const halo_gcn *g, const layer *ly) {
                           .p = p};
 }
 
-static halo_status forward(halo_gcn *g, layer *ly, const layer_input *in) {
+static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
   halo_status st = HALO_OK;
   const halo_gat_layer s = shape_of(g, ly);
   const int64_t n = g->n_owned;
@@ -68,7 +68,7 @@ done:
   return st;
 }
 
-static halo_status backward(halo_gcn *g, layer *ly, const layer_input *in, float **dzp,
+static halo_status backward(halo_net *g, layer *ly, const layer_input *in, float **dzp,
                             float **tmpp, int need_dx) {
   halo_status st = HALO_OK;
   const halo_gat_layer s = shape_of(g, ly);

@@ -12,12 +12,12 @@
 
 enum { W = 0, B = 1 }; /* the layer's tensors (halo-model.c) */
 
-static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gcn_plan *p) {
-  if (d->shape == HALO_LAYER_TRANSFORM) gcn_plan_set(p, GCN_BUF_T, l, all * d->d_mid);
-  if (d->shape == HALO_LAYER_AGGREGATE) gcn_plan_set(p, GCN_BUF_AH, l, n * d->d_in);
+static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gnn_bufs *p) {
+  if (d->shape == HALO_LAYER_TRANSFORM) gnn_bufs_set(p, GNN_BUF_T, l, all * d->d_mid);
+  if (d->shape == HALO_LAYER_AGGREGATE) gnn_bufs_set(p, GNN_BUF_AH, l, n * d->d_in);
 }
 
-static halo_status forward(halo_gcn *g, layer *ly, const layer_input *in) {
+static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
   halo_status st = HALO_OK;
   const float *w = tensor_of(&g->params, ly, W);
   float *z = fbuf(&ly->z);
@@ -39,7 +39,7 @@ done:
   return st;
 }
 
-static halo_status backward(halo_gcn *g, layer *ly, const layer_input *in, float **dzp,
+static halo_status backward(halo_net *g, layer *ly, const layer_input *in, float **dzp,
                             float **tmpp, int need_dx) {
   halo_status st = HALO_OK;
   float *dz = *dzp, *tmp = *tmpp;

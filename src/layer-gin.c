@@ -14,10 +14,10 @@
 
 enum { W1 = 0, B1 = 1, W2 = 2, B2 = 3, EPS = 4 }; /* the layer's tensors (halo-model.c) */
 
-static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gcn_plan *p) {
-  if (d->shape == HALO_LAYER_TRANSFORM) gcn_plan_set(p, GCN_BUF_T, l, all * d->d_mid);
-  if (d->shape == HALO_LAYER_AGGREGATE) gcn_plan_set(p, GCN_BUF_AH, l, n * d->d_in);
-  gcn_plan_set(p, GCN_BUF_Z1, l, n * d->d_mid);
+static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gnn_bufs *p) {
+  if (d->shape == HALO_LAYER_TRANSFORM) gnn_bufs_set(p, GNN_BUF_T, l, all * d->d_mid);
+  if (d->shape == HALO_LAYER_AGGREGATE) gnn_bufs_set(p, GNN_BUF_AH, l, n * d->d_in);
+  gnn_bufs_set(p, GNN_BUF_Z1, l, n * d->d_mid);
 }
 
 /* &ε in the parameters, or NULL for GIN-0 (whose tensor EPS, if any, is
@@ -28,7 +28,7 @@ static const float *eps_of(const layer *ly, const halo_buf *flat) {
                                                                      : NULL;
 }
 
-static halo_status forward(halo_gcn *g, layer *ly, const layer_input *in) {
+static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
   halo_status st = HALO_OK;
   const int64_t n = g->n_owned;
   const float *eps = eps_of(ly, &g->params);
@@ -52,7 +52,7 @@ done:
   return st;
 }
 
-static halo_status backward(halo_gcn *g, layer *ly, const layer_input *in, float **dzp,
+static halo_status backward(halo_net *g, layer *ly, const layer_input *in, float **dzp,
                             float **tmpp, int need_dx) {
   halo_status st = HALO_OK;
   float *dz = *dzp, *tmp = *tmpp;

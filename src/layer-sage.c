@@ -17,16 +17,16 @@
 
 enum { W_L = 0, B = 1, W_R = 2 }; /* the layer's tensors (halo-model.c) */
 
-static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gcn_plan *p) {
-  if (d->shape == HALO_LAYER_TRANSFORM) gcn_plan_set(p, GCN_BUF_T, l, all * d->d_mid);
-  if (d->shape == HALO_LAYER_AGGREGATE) gcn_plan_set(p, GCN_BUF_AH, l, n * d->d_in);
+static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gnn_bufs *p) {
+  if (d->shape == HALO_LAYER_TRANSFORM) gnn_bufs_set(p, GNN_BUF_T, l, all * d->d_mid);
+  if (d->shape == HALO_LAYER_AGGREGATE) gnn_bufs_set(p, GNN_BUF_AH, l, n * d->d_in);
   if (p->sage_normalize) {
-    gcn_plan_set(p, GCN_BUF_Z1, l, n * d->d_out); /* the normalised rows */
-    gcn_plan_set(p, GCN_BUF_NORM, l, n);
+    gnn_bufs_set(p, GNN_BUF_Z1, l, n * d->d_out); /* the normalised rows */
+    gnn_bufs_set(p, GNN_BUF_NORM, l, n);
   }
 }
 
-static halo_status forward(halo_gcn *g, layer *ly, const layer_input *in) {
+static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
   halo_status st = HALO_OK;
   const int64_t n = g->n_owned;
   float *z = fbuf(&ly->z), *scratch = fbuf(&g->g1);
@@ -50,7 +50,7 @@ done:
   return st;
 }
 
-static halo_status backward(halo_gcn *g, layer *ly, const layer_input *in, float **dzp,
+static halo_status backward(halo_net *g, layer *ly, const layer_input *in, float **dzp,
                             float **tmpp, int need_dx) {
   halo_status st = HALO_OK;
   float *dz = *dzp, *tmp = *tmpp;

@@ -27,14 +27,14 @@
 #include "test-random.h"
 #include "test-sanitized.h"
 
-/* From OpenBLAS; declared here, as in programs/halo-train.c, so that the
+/* From OpenBLAS; declared here, as in programs/train-main.c, so that the
  * test does not depend on which cblas.h comes first on the include path. */
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
 char *openblas_get_config(void);
 
 /* C (m × n) = A (m × k) · op(B), alpha 1 and beta 0, packed: the calls that
- * halo-gcn.c makes for H·W (trans_b 0, B is k × n) and G·Wᵀ (trans_b 1, B
+ * halo-net.c makes for H·W (trans_b 0, B is k × n) and G·Wᵀ (trans_b 1, B
  * is n × k). */
 typedef void (*gemm_fn)(int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
                         const float *b, float *c);

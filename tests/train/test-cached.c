@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "halo-backend.h"
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "train-expect.h"
 #include "train-fixture.h"
 #include "train-run.h"
@@ -66,7 +66,7 @@ static int probe_main(int argc, char **argv) {
   te_probe p;
   halo_shard *shard = NULL;
   halo_backend *be = NULL;
-  halo_gcn *model[MODELS] = {NULL};
+  halo_net *model[MODELS] = {NULL};
   int64_t *gid = NULL;
   float *buf[2] = {NULL};
   FILE *f = NULL;
@@ -74,11 +74,11 @@ static int probe_main(int argc, char **argv) {
   shard = fx_shard_new(p.graph, p.rank, 31);
   if (halo_backend_create(&(halo_backend_options){.device = "cpu"}, &be) != HALO_OK) goto done;
 
-  halo_gcn_options o = te_probe_options(&p);
+  halo_net_options o = te_probe_options(&p);
   const int choice[MODELS] = {1, 0, -1};
   for (int k = 0; k < MODELS; k++) {
     o.sparse_features = choice[k];
-    if (halo_gcn_create(MPI_COMM_WORLD, be, shard, &o, &model[k]) != HALO_OK) goto done;
+    if (halo_net_create(MPI_COMM_WORLD, be, shard, &o, &model[k]) != HALO_OK) goto done;
   }
   /* The models must not need the shard any more. */
   const int64_t n_owned = shard->n_owned;
@@ -87,8 +87,8 @@ static int probe_main(int argc, char **argv) {
   memcpy(gid, shard->global_id, (size_t)n_owned * sizeof *gid);
   shard_poison_and_free(&shard);
 
-  halo_gcn_info info[MODELS];
-  for (int k = 0; k < MODELS; k++) halo_gcn_info_get(model[k], &info[k]);
+  halo_net_info info[MODELS];
+  for (int k = 0; k < MODELS; k++) halo_net_info_get(model[k], &info[k]);
   if (!(f = tr_fopenf("w", "%s/choice-%d.txt", p.out, p.rank))) goto done;
   fprintf(f, "%d %d %d\n", info[0].sparse_features, info[1].sparse_features,
           info[2].sparse_features);
@@ -100,8 +100,8 @@ static int probe_main(int argc, char **argv) {
   for (int64_t epoch = 0; epoch < p.c.epochs; epoch++) {
     double local[2], sum[2];
     for (int k = 0; k < 2; k++) {
-      halo_gcn_stats st;
-      if (halo_gcn_step(model[k], epoch, &st) != HALO_OK) goto done;
+      halo_net_stats st;
+      if (halo_net_step(model[k], epoch, &st) != HALO_OK) goto done;
       local[k] = st.loss_sum;
     }
     MPI_Allreduce(local, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -116,16 +116,16 @@ static int probe_main(int argc, char **argv) {
     if (!(buf[k] = malloc((size_t)len * sizeof(float) + 1))) goto done;
   if (p.rank == 0) {
     for (int k = 0; k < 2; k++)
-      if (halo_gcn_params_get(model[k], buf[k]) != HALO_OK) goto done;
+      if (halo_net_params_get(model[k], buf[k]) != HALO_OK) goto done;
     if (!(f = tr_fopenf("w", "%s/params.txt", p.out))) goto done;
     for (int64_t i = 0; i < params; i++) fprintf(f, "%.9g %.9g\n", buf[0][i], buf[1][i]);
     fclose(f);
     f = NULL;
   }
   for (int k = 0; k < 2; k++) {
-    halo_gcn_stats st;
-    if (halo_gcn_evaluate(model[k], &st) != HALO_OK) goto done;
-    if (halo_gcn_logits_get(model[k], buf[k]) != HALO_OK) goto done;
+    halo_net_stats st;
+    if (halo_net_evaluate(model[k], &st) != HALO_OK) goto done;
+    if (halo_net_logits_get(model[k], buf[k]) != HALO_OK) goto done;
   }
   char path[1024];
   snprintf(path, sizeof path, "%s/logits-%d.txt", p.out, p.rank);
@@ -136,7 +136,7 @@ done:
   free(buf[0]);
   free(buf[1]);
   free(gid);
-  for (int k = 0; k < MODELS; k++) halo_gcn_destroy(&model[k]);
+  for (int k = 0; k < MODELS; k++) halo_net_destroy(&model[k]);
   halo_backend_destroy(&be);
   halo_shard_destroy(&shard);
   te_probe_end(&p);

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "halo-rng.h"
 #include "halo-spmm.h"
 #include "test-sanitized.h"
@@ -59,7 +59,7 @@ Test(layers, adjacency_spmm_matches_dense_reference) {
     for (int32_t p = 0; p < g->parts; p++) {
       halo_shard *s = fx_shard_new(g, p, 1);
       halo_csr a;
-      cr_assert_eq(halo_gcn_adjacency(s, &a), HALO_OK);
+      cr_assert_eq(halo_net_adjacency(s, &a), HALO_OK);
       cr_assert_eq(a.rows, s->n_owned);
       cr_assert_eq(a.nnz, s->nnz + s->n_owned, "one self-loop per row");
       int64_t nl = s->n_owned + s->n_halo;

@@ -37,7 +37,7 @@
 
 #include "backend-checked.h"
 #include "halo-backend.h"
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "train-expect.h"
 #include "train-fixture.h"
 #include "train-run.h"
@@ -167,7 +167,7 @@ static int probe_main(int argc, char **argv) {
   te_probe p;
   halo_shard *base = NULL, *shard[MODELS] = {NULL};
   halo_backend *be = NULL;
-  halo_gcn *model[MODELS] = {NULL};
+  halo_net *model[MODELS] = {NULL};
   float *buf[MODELS] = {NULL};
   FILE *f = NULL;
   if (te_probe_begin(&argc, &argv, 1, &p) != 0) goto done;
@@ -181,14 +181,14 @@ static int probe_main(int argc, char **argv) {
                                : halo_backend_create(&(halo_backend_options){.device = "cpu"}, &be);
   if (made != HALO_OK) goto done;
 
-  halo_gcn_options o = te_probe_options(&p);
+  halo_net_options o = te_probe_options(&p);
   for (int k = 0; k < MODELS; k++) {
     o.row_lists = k == MODEL_LISTS;
-    if (halo_gcn_create(MPI_COMM_WORLD, be, shard[k], &o, &model[k]) != HALO_OK) goto done;
+    if (halo_net_create(MPI_COMM_WORLD, be, shard[k], &o, &model[k]) != HALO_OK) goto done;
   }
 
-  halo_gcn_info info[MODELS];
-  for (int k = 0; k < MODELS; k++) halo_gcn_info_get(model[k], &info[k]);
+  halo_net_info info[MODELS];
+  for (int k = 0; k < MODELS; k++) halo_net_info_get(model[k], &info[k]);
   if (!(f = tr_fopenf("w", "%s/info-%d.txt", p.out, p.rank))) goto done;
   fprintf(f, "%lld %lld %d %d %d\n", (long long)info[0].n_owned, (long long)info[0].interior_rows,
           info[0].contiguous_rows, info[1].contiguous_rows, info[2].contiguous_rows);
@@ -206,10 +206,10 @@ static int probe_main(int argc, char **argv) {
   for (int64_t epoch = 0; epoch < p.c.epochs; epoch++) {
     double local[MODELS], sum[MODELS];
     for (int k = 0; k < MODELS; k++) {
-      halo_gcn_stats st;
-      if (halo_gcn_gradients(model[k], epoch, &st) != HALO_OK) goto done;
-      if (epoch == 0 && halo_gcn_grads_get(model[k], buf[k]) != HALO_OK) goto done;
-      if (halo_gcn_update(model[k]) != HALO_OK) goto done;
+      halo_net_stats st;
+      if (halo_net_gradients(model[k], epoch, &st) != HALO_OK) goto done;
+      if (epoch == 0 && halo_net_grads_get(model[k], buf[k]) != HALO_OK) goto done;
+      if (halo_net_update(model[k]) != HALO_OK) goto done;
       local[k] = st.loss_sum;
     }
     MPI_Allreduce(local, sum, MODELS, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -223,13 +223,13 @@ static int probe_main(int argc, char **argv) {
 
   if (p.rank == 0) {
     for (int k = 0; k < MODELS; k++)
-      if (halo_gcn_params_get(model[k], buf[k]) != HALO_OK) goto done;
+      if (halo_net_params_get(model[k], buf[k]) != HALO_OK) goto done;
     if (write_columns(p.out, "params", buf, params) != 0) goto done;
   }
   for (int k = 0; k < MODELS; k++) {
-    halo_gcn_stats st;
-    if (halo_gcn_evaluate(model[k], &st) != HALO_OK) goto done;
-    if (halo_gcn_logits_get(model[k], buf[k]) != HALO_OK) goto done;
+    halo_net_stats st;
+    if (halo_net_evaluate(model[k], &st) != HALO_OK) goto done;
+    if (halo_net_logits_get(model[k], buf[k]) != HALO_OK) goto done;
     char path[1024];
     snprintf(path, sizeof path, "%s/logits-%d-%d.txt", p.out, k, p.rank);
     if (tr_write_logits(path, shard[k]->global_id, n_owned, classes, 1, &buf[k]) != 0) goto done;
@@ -239,7 +239,7 @@ done:
   if (f) fclose(f);
   for (int k = 0; k < MODELS; k++) {
     free(buf[k]);
-    halo_gcn_destroy(&model[k]);
+    halo_net_destroy(&model[k]);
     halo_shard_destroy(&shard[k]);
   }
   halo_backend_destroy(&be);

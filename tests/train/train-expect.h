@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "halo-gcn.h"
+#include "halo-net.h"
 #include "train-fixture.h"
 
 /* What a probe starts from: MPI is up, the command line
@@ -30,7 +30,7 @@ int te_probe_begin(int *argc, char ***argv, int has_mode, te_probe *p);
 /* The trainer's options of the case: its hidden width and input dropout,
  * the hidden layer's dropout 0.5 (fx_case_model's training model), the
  * seed; the rest default. */
-halo_gcn_options te_probe_options(const te_probe *p);
+halo_net_options te_probe_options(const te_probe *p);
 
 /* Frees the graph and ends MPI. */
 void te_probe_end(te_probe *p);

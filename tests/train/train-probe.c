@@ -8,8 +8,8 @@
  *   after.txt      the parameters after one Adam step, then the train/valid/test
  *                  nodes an evaluation classifies right (rank 0; Σ over ranks)
  *   memory-R.txt   "planned peak" backend bytes of rank R's model buffers: its
- *                  buffer plan's peak and what it allocated (halo_gcn_info)
- *   setup-copies-R.txt  "uploads downloads synchronizes" of rank R's halo_gcn_create
+ *                  buffer plan's peak and what it allocated (halo_net_info)
+ *   setup-copies-R.txt  "uploads downloads synchronizes" of rank R's halo_net_create
  *                  (checked backend only)
  *
  * HALO_PROBE_DETERMINISTIC=1 trains with --deterministic's exact sums.
@@ -35,8 +35,8 @@
 
 #include "backend-checked.h"
 #include "halo-backend.h"
-#include "halo-gcn.h"
 #include "halo-mpi.h"
+#include "halo-net.h"
 #include "halo-predict.h"
 #include "train-fixture.h"
 
@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
   fx_graph *graph = NULL;
   halo_shard *shard = NULL;
   halo_backend *be = NULL;
-  halo_gcn *model = NULL;
+  halo_net *model = NULL;
   float *buf = NULL;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -61,8 +61,8 @@ int main(int argc, char **argv) {
   const char *out = argv[1];
   char *const *word = argv + 2 + FX_SPEC_ARGS;
   const fx_spec spec = fx_spec_parse(argv + 2, size, strtoull(word[GRAPH_SEED], NULL, 10));
-  halo_gcn_options o;
-  halo_gcn_options_default(&o);
+  halo_net_options o;
+  halo_net_options_default(&o);
   o.layers = atoi(word[LAYERS]);
   o.hidden = atoi(word[HIDDEN]);
   o.dropout = (float)atof(word[DROPOUT]);
@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "train-probe: HALO_PROBE_BACKEND=%s: cannot create it\n", kind ? kind : "cpu");
     goto done;
   }
-  if (halo_gcn_create(MPI_COMM_WORLD, be, shard, &o, &model) != HALO_OK) goto done;
+  if (halo_net_create(MPI_COMM_WORLD, be, shard, &o, &model) != HALO_OK) goto done;
   if (kind && strcmp(kind, "cpu") != 0) {
     /* The copies set-up made, for the tests that fail each of them in turn. */
     int64_t uploads = 0, downloads = 0, host_allocs = 0, syncs = 0;
@@ -117,10 +117,10 @@ int main(int argc, char **argv) {
     fclose(cf);
   }
 
-  halo_gcn_stats stats;
-  if (halo_gcn_gradients(model, epoch, &stats) != HALO_OK) goto done;
-  halo_gcn_info info;
-  halo_gcn_info_get(model, &info);
+  halo_net_stats stats;
+  if (halo_net_gradients(model, epoch, &stats) != HALO_OK) goto done;
+  halo_net_info info;
+  halo_net_info_get(model, &info);
 
   const int32_t classes = info.model.dims[info.model.layers];
   const halo_model_comm exchanges = halo_model_comm_of(&info.model);
@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
   char path[1024];
   snprintf(path, sizeof path, "%s/logits-%d.txt", out, rank);
   FILE *f = fopen(path, "w");
-  if (!f || halo_gcn_logits_get(model, buf) != HALO_OK) goto done;
+  if (!f || halo_net_logits_get(model, buf) != HALO_OK) goto done;
   for (int64_t i = 0; i < info.n_owned; i++) {
     fprintf(f, "%lld", (long long)shard->global_id[i]);
     for (int32_t c = 0; c < classes; c++) fprintf(f, " %.9g", buf[i * classes + c]);
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
   int64_t local[3] = {stats.halo_bytes, info.setup_halo_bytes, info.n_halo}, sum[3];
   MPI_Allreduce(local, sum, 3, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
-    if (halo_gcn_grads_get(model, buf) != HALO_OK) goto done;
+    if (halo_net_grads_get(model, buf) != HALO_OK) goto done;
     snprintf(path, sizeof path, "%s/grads.txt", out);
     f = fopen(path, "w");
     if (!f) goto done;
@@ -160,12 +160,12 @@ int main(int argc, char **argv) {
   }
 
   /* One Adam step and an evaluation: the rest of what an epoch does. */
-  halo_gcn_stats eval;
-  if (halo_gcn_update(model) != HALO_OK || halo_gcn_evaluate(model, &eval) != HALO_OK) goto done;
+  halo_net_stats eval;
+  if (halo_net_update(model) != HALO_OK || halo_net_evaluate(model, &eval) != HALO_OK) goto done;
   int64_t correct[3];
   MPI_Allreduce(eval.correct, correct, 3, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
-    if (halo_gcn_params_get(model, buf) != HALO_OK) goto done;
+    if (halo_net_params_get(model, buf) != HALO_OK) goto done;
     snprintf(path, sizeof path, "%s/after.txt", out);
     f = fopen(path, "w");
     if (!f) goto done;
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
   rc = 0;
 done:
   free(buf);
-  halo_gcn_destroy(&model);
+  halo_net_destroy(&model);
   halo_backend_destroy(&be);
   halo_shard_destroy(&shard);
   fx_graph_free(graph);

@@ -24,10 +24,10 @@
 #include "cli-env.h"
 #include "halo-backend.h"
 #include "halo-checkpoint.h"
-#include "halo-gcn.h"
 #include "halo-memory.h"
 #include "halo-model.h"
 #include "halo-mpi.h"
+#include "halo-net.h"
 #include "halo-predict.h"
 #include "halo-shard.h"
 #include "halo-train-args.h"
@@ -53,8 +53,8 @@ typedef struct run {
   halo_backend *be;
   halo_manifest *manifest;
   halo_shard *shard;
-  halo_gcn *model;
-  halo_gcn_info info;
+  halo_net *model;
+  halo_net_info info;
   int64_t start_epoch;  /* epochs done before this run (resume) */
   halo_checkpoint ckpt; /* resume: the state read; then the save buffers (rank 0) */
   char ckpt_path[4096];
@@ -232,8 +232,8 @@ static halo_status save_checkpoint(run *r, int64_t epoch, const char *name) {
     c->classes = m->classes;
     c->parts = m->parts;
     c->run_id = m->run_id;
-    HALO_TRY(halo_gcn_params_get(r->model, c->params));
-    HALO_TRY(halo_gcn_adam_get(r->model, c->adam_m, c->adam_v, &c->adam_t));
+    HALO_TRY(halo_net_params_get(r->model, c->params));
+    HALO_TRY(halo_net_adam_get(r->model, c->adam_m, c->adam_v, &c->adam_t));
     halo_log_set_context("--checkpoint ");
     if (name) {
       char path[4200];
@@ -263,7 +263,7 @@ static halo_status fatal_if(run *r, halo_status st) {
 /* --early-stop: after a new best validation epoch, its parameters, and
  * with --checkpoint DIR/best.h5. Collective. */
 static halo_status keep_best(run *r, int64_t epoch) {
-  halo_status st = halo_gcn_params_get(r->model, r->best);
+  halo_status st = halo_net_params_get(r->model, r->best);
   HALO_TRY(fatal_if(r, st));
   if (r->args.checkpoint) HALO_TRY(save_checkpoint(r, epoch, "best.h5"));
 done:
@@ -315,19 +315,19 @@ static halo_status write_predictions(run *r, int64_t last_epoch) {
   int64_t epoch = last_epoch;
   if (r->best && rep->best_epoch > 0) {
     epoch = rep->best_epoch;
-    HALO_TRY(fatal_if(r, halo_gcn_params_set(r->model, r->best)));
+    HALO_TRY(fatal_if(r, halo_net_params_set(r->model, r->best)));
     train_params_sha256(r->best, r->info.params, sha);
   } else {
     float *params = NULL;
     HALO_ALLOC(params, r->info.params, "the parameters' copy");
-    st = halo_gcn_params_get(r->model, params);
+    st = halo_net_params_get(r->model, params);
     if (st == HALO_OK) train_params_sha256(params, r->info.params, sha);
     free(params);
     HALO_TRY(fatal_if(r, st));
   }
   /* The forward pass of these parameters (collective, with exchanges: a
    * failure there is fatal); the write is agreed on. */
-  HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, NULL)));
+  HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, NULL)));
   HALO_TRY(train_predict_write(&r->predict, r->model, r->comm, r->args.predict, epoch,
                                r->args.model, sha));
   if (r->rank == 0)
@@ -340,11 +340,11 @@ done:
 /* --eval-only: one evaluation of the resumed parameters. Collective. */
 static halo_status evaluate_only(run *r) {
   halo_status st = HALO_OK;
-  halo_gcn_stats step = {0}, eval = {0};
+  halo_net_stats step = {0}, eval = {0};
   train_epoch e = {0};
   train_report *rep = &r->report;
   halo_watch_where("evaluation", r->start_epoch, -1);
-  HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
+  HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, &eval)));
   HALO_TRY(train_report_reduce(rep, &step, &eval, &e));
   if (rep->metric != TRAIN_METRIC_ACC)
     HALO_TRY(fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm, e.metric)));
@@ -367,12 +367,12 @@ static halo_status train(run *r) {
   train_report_begin(rep, r->start_epoch + 1, a->epochs, a->warmup);
   if (r->best && rep->best_epoch > 0) HALO_TRY(load_prior_best(r));
   for (int64_t epoch = r->start_epoch + 1; epoch <= a->epochs; epoch++) {
-    halo_gcn_stats step = {0}, eval = {0};
+    halo_net_stats step = {0}, eval = {0};
     train_epoch e = {0};
     halo_watch_where("step", epoch, -1);
     halo_watch_fault_stall(r->rank, epoch);
-    HALO_TRY(fatal_if(r, halo_gcn_step(r->model, epoch, &step)));
-    HALO_TRY(fatal_if(r, halo_gcn_evaluate(r->model, &eval)));
+    HALO_TRY(fatal_if(r, halo_net_step(r->model, epoch, &step)));
+    HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, &eval)));
     HALO_TRY(train_report_reduce(rep, &step, &eval, &e));
     if (rep->metric != TRAIN_METRIC_ACC)
       HALO_TRY(
@@ -565,8 +565,8 @@ static halo_status run_all(run *r, int argc, char **argv) {
   st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);
   HALO_TRY(halo_mpi_agree(r->comm, st));
 
-  HALO_TRY(halo_gcn_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
-  halo_gcn_info_get(r->model, &r->info);
+  HALO_TRY(halo_net_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
+  halo_net_info_get(r->model, &r->info);
   /* Multi-label runs (ogbn-proteins) are compared by their mean ROC-AUC. */
   if (r->info.multilabel && !r->args.metric_given) r->args.metric = TRAIN_METRIC_AUC;
   /* --predict and --metric f1|auc need each row's node, label and split. */
@@ -601,9 +601,9 @@ static halo_status run_all(run *r, int argc, char **argv) {
       st = HALO_ERR_MISMATCH;
       goto done;
     }
-    st = halo_gcn_params_set(r->model, r->ckpt.params);
+    st = halo_net_params_set(r->model, r->ckpt.params);
     if (st == HALO_OK)
-      st = halo_gcn_adam_set(r->model, r->ckpt.adam_m, r->ckpt.adam_v, r->ckpt.adam_t);
+      st = halo_net_adam_set(r->model, r->ckpt.adam_m, r->ckpt.adam_v, r->ckpt.adam_t);
     HALO_TRY(halo_mpi_agree(r->comm, st));
     r->start_epoch = r->ckpt.epoch;
   }
@@ -681,7 +681,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "[rank %d] halo-train: aborting the job (MPI_Abort)\n", r.rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  halo_gcn_destroy(&r.model);
+  halo_net_destroy(&r.model);
   halo_shard_destroy(&r.shard);
   halo_manifest_destroy(&r.manifest);
   halo_backend_destroy(&r.be);

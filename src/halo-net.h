@@ -14,8 +14,8 @@
  * exactly as the model's description says (halo-model.h), from which
  * partition/halo-predict.h counts the bytes.
  */
-#ifndef HALO_GCN_H
-#define HALO_GCN_H
+#ifndef HALO_NET_H
+#define HALO_NET_H
 
 #include <mpi.h>
 #include <stdint.h>
@@ -29,15 +29,15 @@
 /* The activation between layers. */
 typedef enum { HALO_ACT_RELU = 0, HALO_ACT_ELU = 1 } halo_activation;
 
-typedef struct halo_gcn_options {
+typedef struct halo_net_options {
   halo_model_kind model; /* gcn (the default), sage, gin, gat */
   int32_t layers;        /* L >= 1 graph convolutions */
   int32_t hidden;        /* width of every hidden layer (and of GIN's MLPs); GAT: per head */
   halo_activation activation;
-  int sage_normalize; /* GraphSAGE: L2-normalise each layer's output rows */
-  int gin_train_eps;  /* GIN: learn ε (0: GIN-0) */
-  int residual;       /* every layer adds its input (projected by W_res where needed) */
-  int layer_norm;     /* LayerNorm (learned scale and shift) after every hidden layer */
+  int sage_normalize;   /* GraphSAGE: L2-normalise each layer's output rows */
+  int gin_train_eps;    /* GIN: learn ε (0: GIN-0) */
+  int residual;         /* every layer adds its input (projected by W_res where needed) */
+  int layer_norm;       /* LayerNorm (learned scale and shift) after every hidden layer */
   int32_t heads;        /* GAT: heads of every hidden layer, concatenated */
   int32_t output_heads; /* GAT: heads of the output layer, averaged */
   float attn_dropout;   /* GAT: dropout on the attention coefficients */
@@ -56,17 +56,17 @@ typedef struct halo_gcn_options {
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */
-} halo_gcn_options;
+} halo_net_options;
 
 /* The reference settings: 2 layers, 16 hidden, lr 0.01, weight decay 5e-4 on
  * the first layer, dropout 0.5 on the input and the hidden layer, seed 0,
  * normalised features. Local. */
-void halo_gcn_options_default(halo_gcn_options *o);
+void halo_net_options_default(halo_net_options *o);
 
-typedef struct halo_gcn halo_gcn;
+typedef struct halo_net halo_net;
 
 /* What one training step or evaluation did on this rank. */
-typedef struct halo_gcn_stats {
+typedef struct halo_net_stats {
   double loss_sum;         /* Σ cross-entropy over this rank's train nodes (steps only) */
   int64_t correct[3];      /* train, valid, test nodes classified right (evaluation only) */
   double eval_loss_sum[3]; /* Σ cross-entropy over them, without dropout (evaluation only) */
@@ -77,7 +77,7 @@ typedef struct halo_gcn_stats {
   int64_t allreduce_bytes; /* bytes this rank handed to MPI_Allreduce (gradients) */
   double seconds;          /* wall time of the call */
   double comm_seconds;     /* part of it spent in exchanges and the allreduce */
-} halo_gcn_stats;
+} halo_net_stats;
 
 /* Builds the model for this rank's part: the exchange plan, Â, features,
  * parameters (Glorot-uniform weights, zero biases) and every buffer the epoch
@@ -85,11 +85,11 @@ typedef struct halo_gcn_stats {
  * exchange.  The shard is only read during the call: the model copies what
  * it needs, and the caller may free the shard as soon as this returns.
  * Every rank returns the same success or failure. Collective. */
-halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
-                            const halo_gcn_options *o, halo_gcn **out);
+halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
+                            const halo_net_options *o, halo_net **out);
 
 /* Frees the model; accepts NULL and sets *g = NULL. Local. */
-void halo_gcn_destroy(halo_gcn **g);
+void halo_net_destroy(halo_net **g);
 
 /* Forward and backward pass of training epoch `epoch` (dropout keyed by it)
  * and one MPI_Allreduce that sums the weight gradients of all ranks.  The
@@ -97,21 +97,21 @@ void halo_gcn_destroy(halo_gcn **g);
  * (a backend fault, a failed copy) returns before the allreduce that its
  * peers are in: the caller must then end the job (halo-train calls
  * MPI_Abort), not agree on the status. Collective. */
-halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out);
+halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out);
 
-/* One Adam step with the gradients of the last halo_gcn_gradients. Local. */
-halo_status halo_gcn_update(halo_gcn *g);
+/* One Adam step with the gradients of the last halo_net_gradients. Local. */
+halo_status halo_net_update(halo_net *g);
 
-/* halo_gcn_gradients then halo_gcn_update. Collective. */
-halo_status halo_gcn_step(halo_gcn *g, int64_t epoch, halo_gcn_stats *out);
+/* halo_net_gradients then halo_net_update. Collective. */
+halo_status halo_net_step(halo_net *g, int64_t epoch, halo_net_stats *out);
 
 /* Forward pass without dropout; counts correct predictions on this rank's
  * train, valid and test nodes and sums their losses.  Its exchanges are not part of the training
  * step's predicted volume and are reported apart. Collective. */
-halo_status halo_gcn_evaluate(halo_gcn *g, halo_gcn_stats *out);
+halo_status halo_net_evaluate(halo_net *g, halo_net_stats *out);
 
 /* Model facts. Local. */
-typedef struct halo_gcn_info {
+typedef struct halo_net_info {
   halo_model_desc model; /* widths, layer shapes and exchanges */
   int64_t params;        /* number of weights and biases */
   int64_t n_owned, n_halo;
@@ -127,72 +127,72 @@ typedef struct halo_gcn_info {
   int contiguous_rows;      /* 1 when they are rows [0, interior_rows) and Â is
                                multiplied without row-index lists */
   /* The model's backend buffers at the peak of set-up: as its buffer plan
-   * says (the plan halo_gcn_memory_estimate sums), and as it allocated
+   * says (the plan halo_net_memory_estimate sums), and as it allocated
    * them.  Equal unless a buffer escaped the plan (tests check). */
   int64_t backend_bytes_planned, backend_bytes_peak;
-} halo_gcn_info;
+} halo_net_info;
 
-void halo_gcn_info_get(const halo_gcn *g, halo_gcn_info *out);
+void halo_net_info_get(const halo_net *g, halo_net_info *out);
 
 /* Parameters and gradients as one flat array: W_0 (d_0 × d_1, row-major),
  * b_0 (d_1), W_1, b_1, ...  Copies to or from host memory. Local. */
-halo_status halo_gcn_params_get(const halo_gcn *g, float *out);
-halo_status halo_gcn_params_set(halo_gcn *g, const float *in);
-halo_status halo_gcn_grads_get(const halo_gcn *g, float *out);
+halo_status halo_net_params_get(const halo_net *g, float *out);
+halo_status halo_net_params_set(halo_net *g, const float *in);
+halo_status halo_net_grads_get(const halo_net *g, float *out);
 
 /* Adam's state: the first and second moments m and v (nparams each, laid
  * out as the parameters) and the number of steps taken.  Restoring them
  * with the parameters resumes training exactly (checkpoints). Local. */
-halo_status halo_gcn_adam_get(const halo_gcn *g, float *m, float *v, int64_t *steps);
-halo_status halo_gcn_adam_set(halo_gcn *g, const float *m, const float *v, int64_t steps);
+halo_status halo_net_adam_get(const halo_net *g, float *m, float *v, int64_t *steps);
+halo_status halo_net_adam_set(halo_net *g, const float *m, const float *v, int64_t steps);
 
 /* The last layer's output Z (n_owned × classes) of the last forward pass,
  * copied to host memory. Local. */
-halo_status halo_gcn_logits_get(const halo_gcn *g, float *out);
+halo_status halo_net_logits_get(const halo_net *g, float *out);
 
-/* What halo_gcn_create and the epochs allocate for one rank's part, at the
+/* What halo_net_create and the epochs allocate for one rank's part, at the
  * peak of set-up, from the same rules as the allocations themselves:
  * `backend` bytes in the backend's memory (a GPU's with a device backend)
  * and `host` bytes besides them in the host's (for the CPU backend both are
  * host memory).  The libraries' own buffers (OpenBLAS, MPI, cuSPARSE's
  * workspaces) are not in it.  Local. */
-typedef struct halo_gcn_memory {
+typedef struct halo_net_memory {
   int64_t backend, host;
-} halo_gcn_memory;
+} halo_net_memory;
 
-/* How halo_gcn_create will hold the input features X: as CSR or dense (the
+/* How halo_net_create will hold the input features X: as CSR or dense (the
  * same decision over all ranks' X; for a cached ÂX, which only the model
  * computes, the estimate bounds both), and this rank's non-zeros of X once
  * normalised.  Fails alike on every rank. Collective. */
-typedef struct halo_gcn_input {
+typedef struct halo_net_input {
   int sparse;
   int64_t nonzeros;
-} halo_gcn_input;
+} halo_net_input;
 
-halo_status halo_gcn_input_layout(MPI_Comm comm, const halo_shard *s, const halo_gcn_options *o,
-                                  halo_gcn_input *out);
+halo_status halo_net_input_layout(MPI_Comm comm, const halo_shard *s, const halo_net_options *o,
+                                  halo_net_input *out);
 
 /* `device`: the backend keeps its own copies (a GPU) and stages halo rows
- * through host memory.  Fails only on widths halo_gcn_create refuses too. */
-halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options *o, int device,
-                                     const halo_gcn_input *in, halo_gcn_memory *out);
+ * through host memory.  Fails only on widths halo_net_create refuses too. */
+halo_status halo_net_memory_estimate(const halo_shard *s, const halo_net_options *o, int device,
+                                     const halo_net_input *in, halo_net_memory *out);
 
 /* Â restricted to the part's owned rows, over local columns, each row sorted
  * by global id, self-loop included, values 1/sqrt((deg_i+1)(deg_j+1)) from
  * the global degrees.  *out's arrays are new; free them with halo_csr_free.
  * Local. */
-halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out);
+halo_status halo_net_adjacency(const halo_shard *s, halo_csr *out);
 
 /* The aggregation matrix of each model over the part's owned rows, rows
  * sorted by global id, from the global degrees deg (self-loops excluded):
- *   HALO_AGG_GCN     Â: the self-loop included, 1/sqrt((deg_i+1)(deg_j+1))
+ *   HALO_AGG_SYM     Â: the self-loop included, 1/sqrt((deg_i+1)(deg_j+1))
  *   HALO_AGG_SUM     A: 1 (GIN)
  *   HALO_AGG_MEAN    D⁻¹A: 1/deg_i (GraphSAGE; an isolated row is empty)
  *   HALO_AGG_MEAN_T  its transpose, over the same entries: 1/deg_j
  *   HALO_AGG_SELF    A + I: 1, the self-loop included (GAT's edges)
  * Local. */
 typedef enum {
-  HALO_AGG_GCN,
+  HALO_AGG_SYM,
   HALO_AGG_SUM,
   HALO_AGG_MEAN,
   HALO_AGG_MEAN_T,
@@ -201,4 +201,4 @@ typedef enum {
 
 halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, halo_csr *out);
 
-#endif /* HALO_GCN_H */
+#endif /* HALO_NET_H */

@@ -10,7 +10,7 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "halo-gcn.h"
+#include "halo-net.h"
 
 typedef struct entry {
   int64_t gid;
@@ -25,7 +25,7 @@ static int entry_cmp(const void *a, const void *b) {
 /* The value of entry (i, j), i owned, from the global degrees. */
 static float value(halo_aggregation kind, const halo_shard *s, int64_t i, int64_t j) {
   switch (kind) {
-    case HALO_AGG_GCN:
+    case HALO_AGG_SYM:
       return (float)(1.0 / sqrt(((double)s->degree[i] + 1.0) * ((double)s->degree[j] + 1.0)));
     case HALO_AGG_MEAN:
       return (float)(1.0 / (double)s->degree[i]);
@@ -38,14 +38,14 @@ static float value(halo_aggregation kind, const halo_shard *s, int64_t i, int64_
   return 1.0f;
 }
 
-halo_status halo_gcn_adjacency(const halo_shard *s, halo_csr *out) {
-  return halo_gnn_aggregation(s, HALO_AGG_GCN, out);
+halo_status halo_net_adjacency(const halo_shard *s, halo_csr *out) {
+  return halo_gnn_aggregation(s, HALO_AGG_SYM, out);
 }
 
 halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, halo_csr *out) {
   halo_status st = HALO_OK;
   const int64_t n = s->n_owned, cols = s->n_owned + s->n_halo;
-  const int self = kind == HALO_AGG_GCN || kind == HALO_AGG_SELF;
+  const int self = kind == HALO_AGG_SYM || kind == HALO_AGG_SELF;
   halo_csr a = {.rows = n, .cols = cols, .nnz = s->nnz + (self ? n : 0)};
   entry *rows = NULL; /* one row's buffer per thread */
   int64_t max_len = 0;

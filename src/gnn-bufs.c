@@ -1,37 +1,37 @@
-/* The GCN's buffer plan (gcn-plan.h): the sizes that halo_gcn_create
- * allocates and halo_gcn_memory_estimate sums. */
-#include "gcn-plan.h"
+/* The GCN's buffer plan (gnn-bufs.h): the sizes that halo_net_create
+ * allocates and halo_net_memory_estimate sums. */
+#include "gnn-bufs.h"
 
 #include <string.h>
 
 #include <omp.h>
 
+#include "gnn-impl.h"
 #include "halo-exact.h"
 #include "halo-exchange.h"
-#include "gnn-impl.h"
 #include "halo-hostmem.h"
 
-int64_t gcn_plan_backend_bytes(int64_t bytes) {
+int64_t gnn_bufs_backend_bytes(int64_t bytes) {
   const int64_t page = HALO_HOSTMEM_HUGE;
   return bytes >= page ? (bytes + page - 1) / page * page : bytes;
 }
 
-static void set(gcn_plan *p, gcn_buf b, int layer, int64_t bytes, gcn_life life) {
-  p->buf[b][layer] = (gcn_plan_entry){.bytes = bytes, .life = life};
+static void set(gnn_bufs *p, gcn_buf b, int layer, int64_t bytes, gcn_life life) {
+  p->buf[b][layer] = (gnn_bufs_entry){.bytes = bytes, .life = life};
 }
 
-void gcn_plan_set(gcn_plan *p, gcn_buf b, int layer, int64_t floats) {
+void gnn_bufs_set(gnn_bufs *p, gcn_buf b, int layer, int64_t floats) {
   set(p, b, layer, floats * (int64_t)sizeof(float), GCN_LIFE_ALWAYS);
 }
 
-static void set_csr(gcn_plan *p, gcn_csr c, int64_t rows, int64_t cols, int64_t nnz, int rows_copy,
+static void set_csr(gnn_bufs *p, gcn_csr c, int64_t rows, int64_t cols, int64_t nnz, int rows_copy,
                     gcn_life life) {
-  p->csr[c] = (gcn_plan_csr){
+  p->csr[c] = (gnn_bufs_csr){
       .rows = rows, .cols = cols, .nnz = nnz, .prepared_rows_copy = rows_copy, .life = life};
 }
 
-void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_plan_input *in,
-                    gcn_plan *p) {
+void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bufs_input *in,
+                    gnn_bufs *p) {
   const halo_model_desc *d = in->model;
   const int64_t n = s->n_owned, all = s->n_owned + s->n_halo, f = s->features;
   const int64_t fl = (int64_t)sizeof(float), i32 = (int64_t)sizeof(int32_t);
@@ -40,7 +40,7 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
 
   p->sage_normalize = o->sage_normalize;
   /* The aggregation: Â with its self-loops (GCN), A (GIN), the mean M
-   * and its transpose (GraphSAGE) or A + I (GAT's edges; halo_gcn_adjacency).  Interior and
+   * and its transpose (GraphSAGE) or A + I (GAT's edges; halo_net_adjacency).  Interior and
    * boundary rows are multiplied as two blocks, so the device SpMM plans
    * both. */
   const int self = d->kind == HALO_MODEL_GCN || d->kind == HALO_MODEL_GAT;
@@ -50,38 +50,38 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
           GCN_LIFE_ALWAYS);
   if (d->kind == HALO_MODEL_SAGE)
     set_csr(p, GCN_CSR_ADJ_T, n, all, adj_nnz, in->contiguous, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_GLOBAL_ID, 0, all * (int64_t)sizeof(int64_t), GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_LABELS, 0, s->multilabel ? n * s->classes : n * i32, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_TRAIN, 0, s->n_train * i32, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_VALID, 0, s->n_valid * i32, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_TEST, 0, s->n_test * i32, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_INTERIOR, 0, in->n_interior * i32, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_BOUNDARY, 0, in->n_boundary * i32, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_GLOBAL_ID, 0, all * (int64_t)sizeof(int64_t), GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_LABELS, 0, s->multilabel ? n * s->classes : n * i32, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_TRAIN, 0, s->n_train * i32, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_VALID, 0, s->n_valid * i32, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_TEST, 0, s->n_test * i32, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_INTERIOR, 0, in->n_interior * i32, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_BOUNDARY, 0, in->n_boundary * i32, GCN_LIFE_ALWAYS);
 
   /* Each layer's input and output, what its kind keeps, and the backward
    * pair at the widest width. */
   int64_t widest = 0;
   for (int l = 0; l < d->layers; l++) {
     const halo_layer_desc *ly = &d->layer[l];
-    if (l > 0) set(p, GCN_BUF_HD, l, all * ly->d_in * fl, GCN_LIFE_ALWAYS);
+    if (l > 0) set(p, GNN_BUF_HD, l, all * ly->d_in * fl, GCN_LIFE_ALWAYS);
     gnn_layer_kind_of(d->kind)->plan(ly, l, n, all, p);
     if (ly->norm_tensor >= 0) {
-      gcn_plan_set(p, GCN_BUF_XHAT, l, n * ly->d_out);
-      gcn_plan_set(p, GCN_BUF_RSTD, l, n);
+      gnn_bufs_set(p, GNN_BUF_XHAT, l, n * ly->d_out);
+      gnn_bufs_set(p, GNN_BUF_RSTD, l, n);
     }
-    set(p, GCN_BUF_Z, l, n * ly->d_out * fl, GCN_LIFE_ALWAYS);
+    set(p, GNN_BUF_Z, l, n * ly->d_out * fl, GCN_LIFE_ALWAYS);
     if (l > 0 && ly->d_in > widest) widest = ly->d_in;
     if (ly->d_mid > widest) widest = ly->d_mid;
     if (ly->d_out > widest) widest = ly->d_out;
   }
-  set(p, GCN_BUF_G0, 0, all * widest * fl, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_G1, 0, all * widest * fl, GCN_LIFE_ALWAYS);
-  if (d->config.residual) set(p, GCN_BUF_G2, 0, n * widest * fl, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_G0, 0, all * widest * fl, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_G1, 0, all * widest * fl, GCN_LIFE_ALWAYS);
+  if (d->config.residual) set(p, GNN_BUF_G2, 0, n * widest * fl, GCN_LIFE_ALWAYS);
   const int64_t pbytes = d->params * fl;
-  set(p, GCN_BUF_PARAMS, 0, pbytes, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_GRADS, 0, pbytes, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_ADAM_M, 0, pbytes, GCN_LIFE_ALWAYS);
-  set(p, GCN_BUF_ADAM_V, 0, pbytes, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_PARAMS, 0, pbytes, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_GRADS, 0, pbytes, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_ADAM_M, 0, pbytes, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_ADAM_V, 0, pbytes, GCN_LIFE_ALWAYS);
   p->host_params = pbytes;
   p->host_checkpoint = 3 * pbytes;
   p->host_grad_staging = in->device ? pbytes : 0;
@@ -104,8 +104,8 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
   if (d->shape[0] == HALO_LAYER_CACHED) {
     /* ÂX; while it is made, X with its halo rows; then, when ÂX is kept
      * as CSR, S and Sᵀ, made before ÂX's dense copy is freed. */
-    set(p, GCN_BUF_AX, 0, n * f * fl, GCN_LIFE_ALWAYS);
-    set(p, GCN_BUF_X_HALO, 0, all * f * fl, GCN_LIFE_EARLY);
+    set(p, GNN_BUF_AX, 0, n * f * fl, GCN_LIFE_ALWAYS);
+    set(p, GNN_BUF_X_HALO, 0, all * f * fl, GCN_LIFE_EARLY);
     if (in->sparse) {
       set_csr(p, GCN_CSR_S, n, f, in->nonzeros, 0, GCN_LIFE_LATE);
       set_csr(p, GCN_CSR_ST, f, n, in->nonzeros, 0, GCN_LIFE_LATE);
@@ -114,44 +114,44 @@ void gcn_plan_build(const halo_shard *s, const halo_gcn_options *o, const gcn_pl
     set_csr(p, GCN_CSR_S, n, f, in->nonzeros, 0, GCN_LIFE_ALWAYS);
     set_csr(p, GCN_CSR_ST, f, n, in->nonzeros, 0, GCN_LIFE_ALWAYS);
     if (o->input_dropout > 0.0f) {
-      set(p, GCN_BUF_S_DROP, 0, in->nonzeros * fl, GCN_LIFE_ALWAYS);
-      set(p, GCN_BUF_ST_DROP, 0, in->nonzeros * fl, GCN_LIFE_ALWAYS);
+      set(p, GNN_BUF_S_DROP, 0, in->nonzeros * fl, GCN_LIFE_ALWAYS);
+      set(p, GNN_BUF_ST_DROP, 0, in->nonzeros * fl, GCN_LIFE_ALWAYS);
     }
   } else {
-    set(p, GCN_BUF_X, 0, n * f * fl, GCN_LIFE_ALWAYS);
-    set(p, GCN_BUF_XD, 0, all * f * fl, GCN_LIFE_ALWAYS);
+    set(p, GNN_BUF_X, 0, n * f * fl, GCN_LIFE_ALWAYS);
+    set(p, GNN_BUF_XD, 0, all * f * fl, GCN_LIFE_ALWAYS);
   }
 
   const halo_model_comm comm = halo_model_comm_of(d);
-  halo_plan_memory(s, halo_predict_widest(&comm), in->device, gcn_plan_backend_bytes,
-                   &p->exchange_backend, &p->exchange_host);
+  halo_exchange_memory(s, halo_predict_widest(&comm), in->device, gnn_bufs_backend_bytes,
+                       &p->exchange_backend, &p->exchange_host);
 }
 
-int64_t gcn_plan_bytes(const gcn_plan *p, gcn_buf b, int layer) { return p->buf[b][layer].bytes; }
+int64_t gnn_bufs_bytes(const gnn_bufs *p, gcn_buf b, int layer) { return p->buf[b][layer].bytes; }
 
 /* A CSR matrix's host arrays (int64 offsets, int32 columns, float values). */
-static int64_t csr_host_bytes(const gcn_plan_csr *c) {
+static int64_t csr_host_bytes(const gnn_bufs_csr *c) {
   return (c->rows + 1) * (int64_t)sizeof(int64_t) + c->nnz * (int64_t)(sizeof(int32_t) + 4);
 }
 
 /* Its device copy (csr_upload: the same three arrays) and the device SpMM's
  * plan (spmm_prepare: int32 row offsets and, for a matrix multiplied in row
  * blocks, 16-byte aligned copies of its columns and values). */
-static int64_t csr_device_bytes(const gcn_plan_csr *c) {
+static int64_t csr_device_bytes(const gnn_bufs_csr *c) {
   const int64_t offsets = (c->rows + 1) * (int64_t)sizeof(int64_t);
   const int64_t column = c->nnz * (int64_t)sizeof(int32_t);
-  int64_t bytes = gcn_plan_backend_bytes(offsets) + 2 * gcn_plan_backend_bytes(column) +
-                  gcn_plan_backend_bytes((c->rows + 1) * (int64_t)sizeof(int32_t));
-  if (c->prepared_rows_copy) bytes += 2 * gcn_plan_backend_bytes(column);
+  int64_t bytes = gnn_bufs_backend_bytes(offsets) + 2 * gnn_bufs_backend_bytes(column) +
+                  gnn_bufs_backend_bytes((c->rows + 1) * (int64_t)sizeof(int32_t));
+  if (c->prepared_rows_copy) bytes += 2 * gnn_bufs_backend_bytes(column);
   return bytes;
 }
 
 /* Adds the plan's gcn_buf entries to life[ALWAYS, EARLY, LATE]. */
-static void buffers_by_life(const gcn_plan *p, int64_t life[3]) {
-  for (int b = 0; b < GCN_BUF_COUNT; b++)
+static void buffers_by_life(const gnn_bufs *p, int64_t life[3]) {
+  for (int b = 0; b < GNN_BUF_COUNT; b++)
     for (int l = 0; l < HALO_MAX_LAYERS; l++) {
-      const gcn_plan_entry *e = &p->buf[b][l];
-      if (e->bytes > 0) life[e->life] += gcn_plan_backend_bytes(e->bytes);
+      const gnn_bufs_entry *e = &p->buf[b][l];
+      if (e->bytes > 0) life[e->life] += gnn_bufs_backend_bytes(e->bytes);
     }
 }
 
@@ -160,17 +160,17 @@ static int64_t peak(const int64_t life[3]) {
          (life[GCN_LIFE_EARLY] > life[GCN_LIFE_LATE] ? life[GCN_LIFE_EARLY] : life[GCN_LIFE_LATE]);
 }
 
-int64_t gcn_plan_buffer_peak(const gcn_plan *p) {
+int64_t gnn_bufs_buffer_peak(const gnn_bufs *p) {
   int64_t life[3] = {0, 0, 0};
   buffers_by_life(p, life);
   return peak(life);
 }
 
-halo_gcn_memory gcn_plan_total(const gcn_plan *p) {
+halo_net_memory gnn_bufs_total(const gnn_bufs *p) {
   int64_t life[3] = {0, 0, 0}, host = 0;
   buffers_by_life(p, life);
   for (int c = 0; c < GCN_CSR_COUNT; c++) {
-    const gcn_plan_csr *m = &p->csr[c];
+    const gnn_bufs_csr *m = &p->csr[c];
     if (m->rows == 0) continue;
     /* On the CPU backend the host arrays are the backend's; on a device they
      * stay on the host next to its copy. */
@@ -184,5 +184,5 @@ halo_gcn_memory gcn_plan_total(const gcn_plan *p) {
   host += p->host_features + p->host_params + p->host_checkpoint + p->host_grad_staging;
   host += p->host_exact + p->host_exact_work;
   host += p->exchange_host;
-  return (halo_gcn_memory){.backend = peak(life) + p->exchange_backend, .host = host};
+  return (halo_net_memory){.backend = peak(life) + p->exchange_backend, .host = host};
 }

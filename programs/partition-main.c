@@ -97,10 +97,10 @@ typedef struct cli {
   int32_t dims[HALO_MAX_LAYERS + 1];
   int ndims;
   halo_model_config model; /* what --dims predicts for */
-  int method_given;         /* --method was on the command line */
-  int metis_switched;       /* metis was asked for, and the graph is past its limit */
-  const char *parts_file;   /* ptscotch: HALO_TEST_PARTS_FILE, a test hook (cli-env.c) */
-  int64_t clean_round;      /* ptscotch: HALO_TEST_CLEAN_ROUND, a test hook; 0: unset */
+  int method_given;        /* --method was on the command line */
+  int metis_switched;      /* metis was asked for, and the graph is past its limit */
+  const char *parts_file;  /* ptscotch: HALO_TEST_PARTS_FILE, a test hook (cli-env.c) */
+  int64_t clean_round;     /* ptscotch: HALO_TEST_CLEAN_ROUND, a test hook; 0: unset */
 } cli;
 
 static double clock_s(clockid_t id) {
@@ -122,7 +122,8 @@ typedef struct timing {
   double wall_start, cpu_start, wall_mark, cpu_mark;
   int ranks;
   int64_t peak_rss_max, peak_rss_sum; /* bytes: the largest rank's peak, and the sum */
-  int64_t block_edges_max; /* the most clean edges in one rank's block of rows (the graph's: one rank) */
+  int64_t block_edges_max; /* the most clean edges in one rank's block of rows (the graph's: one
+                              rank) */
 } timing;
 
 static void timing_start(timing *t) {
@@ -432,11 +433,11 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   const int heads_given = c->model.heads > 0 || c->model.output_heads > 0;
   if (c->ndims == 0 && (model_given || c->model.train_eps || c->model.residual || heads_given))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says what --dims predicts for; give --dims too",
-              model_given               ? "--model"
-              : c->model.train_eps      ? "--gin-train-eps"
-              : c->model.residual       ? "--residual"
-              : c->model.heads > 0      ? "--heads"
-                                        : "--output-heads");
+              model_given          ? "--model"
+              : c->model.train_eps ? "--gin-train-eps"
+              : c->model.residual  ? "--residual"
+              : c->model.heads > 0 ? "--heads"
+                                   : "--output-heads");
   if (heads_given && c->model.kind != HALO_MODEL_GAT)
     HALO_FAIL(HALO_ERR_ARG, "%s: the model is %s, not gat",
               c->model.heads > 0 ? "--heads" : "--output-heads", halo_model_name(c->model.kind));
@@ -449,8 +450,9 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     if (!c->out) HALO_FAIL(HALO_ERR_ARG, "--out is required (see --help)");
   }
   if (levels_given && c->opt.method != HALO_METHOD_PTSCOTCH)
-    HALO_FAIL(HALO_ERR_ARG, "--coarsen-levels: only --method ptscotch coarsens before it "
-                            "partitions; the method is %s",
+    HALO_FAIL(HALO_ERR_ARG,
+              "--coarsen-levels: only --method ptscotch coarsens before it "
+              "partitions; the method is %s",
               halo_method_name(c->opt.method));
   if ((c->synth_features || c->synth_classes) && (c->features || c->labels))
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-* and --features/--labels exclude each other");
@@ -589,8 +591,7 @@ static halo_status write_json(FILE *f, const cli *c, const halo_graph *g,
   halo_json_key_string(&j, "objective", halo_objective_name(c->opt.objective));
   halo_json_key_int(&j, "seed", c->opt.seed);
   halo_json_key_int(&j, "ufactor", c->opt.ufactor);
-  if (c->opt.method == HALO_METHOD_PTSCOTCH)
-    halo_json_key_int(&j, "coarsen_levels", c->opt.levels);
+  if (c->opt.method == HALO_METHOD_PTSCOTCH) halo_json_key_int(&j, "coarsen_levels", c->opt.levels);
   halo_json_key_string(&j, "order", halo_order_name(c->opt.order));
   halo_json_key_int(&j, "edge_cut", s->edge_cut);
   halo_json_key_int(&j, "comm_volume", s->comm_volume);
@@ -764,7 +765,8 @@ static void print_table(FILE *out, const cli *c, const halo_graph *g,
             halo_memory_str(t->peak_rss_sum, m2, sizeof m2), t->block_edges_max,
             s->edges > 0 ? (double)t->block_edges_max * t->ranks / (double)s->edges : 1.0);
   else
-    fprintf(out, "memory              peak RSS %s\n", halo_memory_str(t->peak_rss_max, m1, sizeof m1));
+    fprintf(out, "memory              peak RSS %s\n",
+            halo_memory_str(t->peak_rss_max, m1, sizeof m1));
 }
 
 /* ---- progress -------------------------------------------------------- */
@@ -919,17 +921,20 @@ done:
  * which flag adds what is missing. */
 static void warn_untrainable_counts(const halo_graph *g, int has_split, int64_t train) {
   if (g->features == 0)
-    halo_log_warn("%s has no node features: halo-train will refuse these shards (give "
-                  "--features FILE or --synthetic-features F --synthetic-classes C)",
-                  g->source);
+    halo_log_warn(
+        "%s has no node features: halo-train will refuse these shards (give "
+        "--features FILE or --synthetic-features F --synthetic-classes C)",
+        g->source);
   if (g->classes == 0)
-    halo_log_warn("%s has no labels: halo-train will refuse these shards (give --labels FILE or "
-                  "--synthetic-features F --synthetic-classes C)",
-                  g->source);
+    halo_log_warn(
+        "%s has no labels: halo-train will refuse these shards (give --labels FILE or "
+        "--synthetic-features F --synthetic-classes C)",
+        g->source);
   if (train == 0)
-    halo_log_warn("%s has %s: halo-train will refuse these shards (no part has a train node; "
-                  "give --split DIR or --synthetic-split 0.6,0.2,0.2)",
-                  g->source, has_split ? "no node in the train split" : "no split");
+    halo_log_warn(
+        "%s has %s: halo-train will refuse these shards (no part has a train node; "
+        "give --split DIR or --synthetic-split 0.6,0.2,0.2)",
+        g->source, has_split ? "no node in the train split" : "no split");
 }
 
 /* The same for a graph that holds its split (a sequential run's). */
@@ -972,11 +977,11 @@ static halo_status switch_past_metis_limit(cli *c, const halo_graph *g) {
                 (long long)c->opt.seed, (long long)halo_partition_metis_seed_max());
     goto done;
   }
-  halo_log_warn("%s: %" PRId64 " nodes and %" PRId64 " directed edges exceed METIS' limit of %" PRId64
-                " (its idx_t): partitioning with scotch instead%s",
-                g->source, g->n, g->m, limit,
-                c->opt.objective == HALO_OBJECTIVE_VOL ? ", for the edge cut (vol is METIS' only)"
-                                                       : "");
+  halo_log_warn(
+      "%s: %" PRId64 " nodes and %" PRId64 " directed edges exceed METIS' limit of %" PRId64
+      " (its idx_t): partitioning with scotch instead%s",
+      g->source, g->n, g->m, limit,
+      c->opt.objective == HALO_OBJECTIVE_VOL ? ", for the edge cut (vol is METIS' only)" : "");
   c->opt.method = HALO_METHOD_SCOTCH;
   c->opt.objective = HALO_OBJECTIVE_CUT;
   c->metis_switched = 1;
@@ -1162,8 +1167,8 @@ static halo_status run(cli *c) {
   uint64_t run_id = halo_partition_run_id(g, &c->opt, part);
 
   phase(&pg, "writing shards");
-  HALO_TRY(halo_partition_write(halo_outdir_tmp(out.dir), g, part, &c->opt, run_id,
-                                write_progress, &pg, &stats));
+  HALO_TRY(halo_partition_write(halo_outdir_tmp(out.dir), g, part, &c->opt, run_id, write_progress,
+                                &pg, &stats));
   timing_lap(&t, PHASE_WRITE);
   t.peak_rss_max = t.peak_rss_sum = halo_memory_peak();
   t.block_edges_max = g->m;
@@ -1322,9 +1327,10 @@ int main(int argc, char **argv) {
   if (st == HALO_OK && !stop && ranks > 1 && c.opt.method != HALO_METHOD_PTSCOTCH) {
     /* K copies of a sequential run would race for one folder: one says so. */
     if (rank == 0)
-      halo_log_error("mpirun started %d copies of halo-partition: only --method ptscotch runs "
-                     "on several ranks (--method %s runs in one process)",
-                     ranks, halo_method_name(c.opt.method));
+      halo_log_error(
+          "mpirun started %d copies of halo-partition: only --method ptscotch runs "
+          "on several ranks (--method %s runs in one process)",
+          ranks, halo_method_name(c.opt.method));
     st = HALO_ERR_ARG;
   }
   if (st == HALO_OK && !stop) {

@@ -17,17 +17,17 @@
  * its products with W (forward) and with dZ or dT (dW, through a transposed
  * copy) are then sparse × dense, through the spmm slot.
  *
- * All buffers are allocated in halo_gcn_create; the step functions allocate
+ * All buffers are allocated in halo_net_create; the step functions allocate
  * nothing.
  */
-#include "halo-gcn.h"
+#include "halo-net.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gcn-plan.h"
+#include "gnn-bufs.h"
 #include "gnn-impl.h"
 #include "halo-exact.h"
 #include "halo-mpi.h"
@@ -38,8 +38,8 @@
  * this fraction of it, over all ranks, is non-zero. */
 #define SPARSE_DENSITY 0.10
 
-void halo_gcn_options_default(halo_gcn_options *o) {
-  *o = (halo_gcn_options){.layers = 2,
+void halo_net_options_default(halo_net_options *o) {
+  *o = (halo_net_options){.layers = 2,
                           .hidden = 16,
                           .lr = 0.01f,
                           .weight_decay = 5e-4f,
@@ -57,33 +57,33 @@ void halo_gcn_options_default(halo_gcn_options *o) {
 
 /* --- small helpers ------------------------------------------------------ */
 
-static halo_status buf_new(halo_gcn *g, halo_buf *b, size_t bytes) {
+static halo_status buf_new(halo_net *g, halo_buf *b, size_t bytes) {
   halo_status st = g->ops->buf_alloc(g->be, bytes, b);
   if (st == HALO_OK) {
-    g->held += gcn_plan_backend_bytes((int64_t)bytes);
+    g->held += gnn_bufs_backend_bytes((int64_t)bytes);
     if (g->held > g->held_peak) g->held_peak = g->held;
   }
   return st;
 }
 
-static void buf_del(halo_gcn *g, halo_buf *b) {
+static void buf_del(halo_net *g, halo_buf *b) {
   if (b->data) {
-    g->held -= gcn_plan_backend_bytes((int64_t)b->bytes);
+    g->held -= gnn_bufs_backend_bytes((int64_t)b->bytes);
     g->ops->buf_free(g->be, b);
   }
   *b = (halo_buf){0};
 }
 
 /* Allocates plan entry (which, layer): every model buffer is made here. */
-static halo_status plan_new(halo_gcn *g, halo_buf *b, gcn_buf which, int layer) {
-  return buf_new(g, b, (size_t)gcn_plan_bytes(&g->plan_mem, which, layer));
+static halo_status plan_new(halo_net *g, halo_buf *b, gcn_buf which, int layer) {
+  return buf_new(g, b, (size_t)gnn_bufs_bytes(&g->plan_mem, which, layer));
 }
 
 /* The same, filled with a copy of the entry's bytes from host memory. */
-static halo_status plan_from_host(halo_gcn *g, halo_buf *b, gcn_buf which, int layer,
+static halo_status plan_from_host(halo_net *g, halo_buf *b, gcn_buf which, int layer,
                                   const void *src) {
   halo_status st = HALO_OK;
-  const size_t bytes = (size_t)gcn_plan_bytes(&g->plan_mem, which, layer);
+  const size_t bytes = (size_t)gnn_bufs_bytes(&g->plan_mem, which, layer);
   HALO_TRY(buf_new(g, b, bytes));
   if (bytes == 0) goto done;
   if (g->ops->upload)
@@ -94,37 +94,37 @@ done:
   return st;
 }
 
-static halo_status buf_to_host(const halo_gcn *g, void *dst, const halo_buf *b, size_t bytes) {
+static halo_status buf_to_host(const halo_net *g, void *dst, const halo_buf *b, size_t bytes) {
   if (bytes == 0) return HALO_OK;
   if (g->ops->download) return g->ops->download(g->be, dst, b, 0, bytes);
   memcpy(dst, b->data, bytes);
   return HALO_OK;
 }
 
-static halo_status csr_to_backend(halo_gcn *g, const halo_csr *host, halo_csr *dev) {
+static halo_status csr_to_backend(halo_net *g, const halo_csr *host, halo_csr *dev) {
   if (g->ops->csr_upload) return g->ops->csr_upload(g->be, host, dev);
   *dev = *host;
   return HALO_OK;
 }
 
-static void csr_release(halo_gcn *g, halo_csr *host, halo_csr *dev) {
+static void csr_release(halo_net *g, halo_csr *host, halo_csr *dev) {
   if (g->ops->csr_free && dev->indptr) g->ops->csr_free(g->be, dev);
   *dev = (halo_csr){0};
   halo_csr_free(host);
   *host = (halo_csr){0};
 }
 
-static uint64_t dropout_key(const halo_gcn *g, int64_t epoch, int l) {
+static uint64_t dropout_key(const halo_net *g, int64_t epoch, int l) {
   return halo_rng_key(g->opt.seed, HALO_RNG_DROPOUT, (uint64_t)epoch, (uint64_t)l);
 }
 
-static const int64_t *gids(const halo_gcn *g) { return g->global_id.data; }
+static const int64_t *gids(const halo_net *g) { return g->global_id.data; }
 
 /* --- forward ------------------------------------------------------------ */
 
 /* dst = dropout(src) over the owned rows, keyed by (epoch, layer); a copy
  * when p is 0. */
-static void dropout_to(halo_gcn *g, float *dst, const float *src, int32_t cols, int64_t epoch,
+static void dropout_to(halo_net *g, float *dst, const float *src, int32_t cols, int64_t epoch,
                        int l, float p) {
   const int64_t n = g->n_owned;
   if (p <= 0.0f) {
@@ -140,7 +140,7 @@ static void dropout_to(halo_gcn *g, float *dst, const float *src, int32_t cols, 
 /* The input of layer l this epoch: the previous layer's dropped output,
  * or for the first layer X, dropout(X) (dense, or S with dropped values),
  * or the cached ÂX. */
-static layer_input input_of(halo_gcn *g, int l, int train, int64_t epoch) {
+static layer_input input_of(halo_net *g, int l, int train, int64_t epoch) {
   const layer *ly = &g->layers[l];
   const float p = train ? g->opt.input_dropout : 0.0f;
   if (l > 0) return (layer_input){.dense = fbuf(&ly->hd)};
@@ -166,14 +166,14 @@ static layer_input input_of(halo_gcn *g, int l, int train, int64_t epoch) {
   return (layer_input){.dense = fbuf(&g->xd)};
 }
 
-static void activate(halo_gcn *g, float *z, int64_t n) {
+static void activate(halo_net *g, float *z, int64_t n) {
   if (g->opt.activation == HALO_ACT_ELU)
     g->ops->elu(g->be, z, n);
   else
     g->ops->relu(g->be, z, n);
 }
 
-static void activate_backward(halo_gcn *g, float *dz, const float *z, int64_t n) {
+static void activate_backward(halo_net *g, float *dz, const float *z, int64_t n) {
   if (g->opt.activation == HALO_ACT_ELU)
     g->ops->elu_backward(g->be, dz, z, n);
   else
@@ -181,18 +181,18 @@ static void activate_backward(halo_gcn *g, float *dz, const float *z, int64_t n)
 }
 
 /* --residual: Z += H, or H·W_res (halo-model.h says which). */
-static void add_residual(halo_gcn *g, layer *ly, const layer_input *in) {
+static void add_residual(halo_net *g, layer *ly, const layer_input *in) {
   float *z = fbuf(&ly->z);
   if (ly->desc->residual == HALO_RESIDUAL_IDENTITY)
     g->ops->axpy(g->be, z, in->dense, g->n_owned * ly->d_out, 1.0f, NULL);
   else if (ly->desc->residual == HALO_RESIDUAL_PROJECT)
-    gnn_input_mm_acc(g, in, ly->d_in, tensor_of(&g->params, ly, ly->desc->res_tensor), ly->d_out,
-                     z, fbuf(&g->g1));
+    gnn_input_mm_acc(g, in, ly->d_in, tensor_of(&g->params, ly, ly->desc->res_tensor), ly->d_out, z,
+                     fbuf(&g->g1));
 }
 
 /* Back through LayerNorm at layer ly's output: dgamma = Σ dY ⊙ xhat and
  * dbeta = Σ dY (tmp holds the products), then dY → dZ in place. */
-static halo_status norm_backward(halo_gcn *g, layer *ly, float *dz, float *tmp) {
+static halo_status norm_backward(halo_net *g, layer *ly, float *dz, float *tmp) {
   halo_status st = HALO_OK;
   const int k = ly->desc->norm_tensor;
   const int64_t n = g->n_owned;
@@ -207,8 +207,8 @@ done:
 
 /* Before the layer's own backward: dW_res = Hᵀ·dZ, and with need_dx the
  * residual's share of dH (dZ, or dZ·W_resᵀ) into g2. */
-static halo_status residual_backward(halo_gcn *g, layer *ly, const layer_input *in,
-                                     const float *dz, int need_dx) {
+static halo_status residual_backward(halo_net *g, layer *ly, const layer_input *in, const float *dz,
+                                     int need_dx) {
   halo_status st = HALO_OK;
   const halo_layer_desc *d = ly->desc;
   const int64_t n = g->n_owned;
@@ -225,7 +225,7 @@ done:
   return st;
 }
 
-static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
+static halo_status forward(halo_net *g, int train, int64_t epoch) {
   halo_status st = HALO_OK;
   g->pass.epoch = epoch;
   g->pass.training = train;
@@ -234,9 +234,9 @@ static halo_status forward(halo_gcn *g, int train, int64_t epoch) {
     halo_watch_layer(train ? "forward" : "evaluation", l);
     const layer_input in = input_of(g, l, train, epoch);
     if (l == 0) g->in0 = in; /* the backward's */
-    const int64_t sent = halo_plan_stats(g->plan).bytes_sent;
+    const int64_t sent = halo_exchange_stats_get(g->plan).bytes_sent;
     HALO_TRY(ly->kind->forward(g, ly, &in));
-    g->layer_bytes[l][0] = halo_plan_stats(g->plan).bytes_sent - sent;
+    g->layer_bytes[l][0] = halo_exchange_stats_get(g->plan).bytes_sent - sent;
     add_residual(g, ly, &in);
     if (ly->desc->norm_tensor >= 0)
       g->ops->layernorm(g->be, fbuf(&ly->z), g->n_owned, ly->d_out,
@@ -257,7 +257,7 @@ done:
 /* --- backward ----------------------------------------------------------- */
 
 /* On entry g0's owned rows hold dLoss/dZ of the top layer. */
-static halo_status backward(halo_gcn *g, int64_t epoch) {
+static halo_status backward(halo_net *g, int64_t epoch) {
   halo_status st = HALO_OK;
   float *dz = fbuf(&g->g0), *tmp = fbuf(&g->g1);
   for (int l = g->nlayers - 1; l >= 0; l--) {
@@ -266,9 +266,9 @@ static halo_status backward(halo_gcn *g, int64_t epoch) {
     const layer_input in = l > 0 ? (layer_input){.dense = fbuf(&ly->hd)} : g->in0;
     if (ly->desc->norm_tensor >= 0) HALO_TRY(norm_backward(g, ly, dz, tmp));
     HALO_TRY(residual_backward(g, ly, &in, dz, l > 0));
-    const int64_t sent = halo_plan_stats(g->plan).bytes_sent;
+    const int64_t sent = halo_exchange_stats_get(g->plan).bytes_sent;
     HALO_TRY(ly->kind->backward(g, ly, &in, &dz, &tmp, l > 0));
-    g->layer_bytes[l][1] = halo_plan_stats(g->plan).bytes_sent - sent;
+    g->layer_bytes[l][1] = halo_exchange_stats_get(g->plan).bytes_sent - sent;
     if (l > 0 && ly->desc->residual != HALO_RESIDUAL_NONE)
       g->ops->axpy(g->be, dz, fbuf(&g->g2), g->n_owned * ly->d_in, 1.0f, NULL);
     if (l > 0) {
@@ -289,7 +289,7 @@ done:
 /* The loss of split k's rows (softmax cross-entropy, or binary cross-entropy
  * over the tasks of a multi-label model), its gradient into G when G is
  * not NULL. */
-static void loss_of(halo_gcn *g, int k, float grad_scale, float *grad, double *loss_sum,
+static void loss_of(halo_net *g, int k, float grad_scale, float *grad, double *loss_sum,
                     int64_t *correct) {
   const layer *top = &g->layers[g->nlayers - 1];
   if (g->info.multilabel)
@@ -300,11 +300,11 @@ static void loss_of(halo_gcn *g, int k, float grad_scale, float *grad, double *l
                          g->split[k].data, g->split_n[k], grad_scale, grad, loss_sum, correct);
 }
 
-halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) {
+halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) {
   halo_status st = HALO_OK;
-  halo_gcn_stats s = {0};
+  halo_net_stats s = {0};
   double t0 = MPI_Wtime(), ar = 0.0;
-  halo_exchange_stats x0 = halo_plan_stats(g->plan);
+  halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
   int64_t correct = 0;
 
   HALO_TRY(forward(g, 1, epoch));
@@ -335,7 +335,7 @@ halo_status halo_gcn_gradients(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) 
   if (g->host_grads) HALO_TRY(g->ops->upload(g->be, &g->grads, 0, g->host_grads, bytes));
   ar = MPI_Wtime() - a0;
 
-  halo_exchange_stats x1 = halo_plan_stats(g->plan);
+  halo_exchange_stats x1 = halo_exchange_stats_get(g->plan);
   s.halo_bytes = x1.bytes_sent - x0.bytes_sent;
   memcpy(s.layer_bytes, g->layer_bytes, sizeof s.layer_bytes);
   s.comm_seconds = (x1.seconds - x0.seconds) + ar;
@@ -345,32 +345,32 @@ done:
   return st;
 }
 
-halo_status halo_gcn_update(halo_gcn *g) {
+halo_status halo_net_update(halo_net *g) {
   halo_optim_step(&g->optim, g->be, fbuf(&g->params), fbuf(&g->grads), fbuf(&g->adam_m),
                   fbuf(&g->adam_v));
   return g->ops->synchronize ? g->ops->synchronize(g->be) : HALO_OK;
 }
 
-halo_status halo_gcn_step(halo_gcn *g, int64_t epoch, halo_gcn_stats *out) {
+halo_status halo_net_step(halo_net *g, int64_t epoch, halo_net_stats *out) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
-  HALO_TRY(halo_gcn_gradients(g, epoch, out));
-  HALO_TRY(halo_gcn_update(g));
+  HALO_TRY(halo_net_gradients(g, epoch, out));
+  HALO_TRY(halo_net_update(g));
   if (out) out->seconds = MPI_Wtime() - t0;
 done:
   return st;
 }
 
-halo_status halo_gcn_evaluate(halo_gcn *g, halo_gcn_stats *out) {
+halo_status halo_net_evaluate(halo_net *g, halo_net_stats *out) {
   halo_status st = HALO_OK;
-  halo_gcn_stats s = {0};
+  halo_net_stats s = {0};
   double t0 = MPI_Wtime();
-  halo_exchange_stats x0 = halo_plan_stats(g->plan);
+  halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
 
   HALO_TRY(forward(g, 0, 0));
   for (int k = 0; k < 3; k++) loss_of(g, k, 0.0f, NULL, &s.eval_loss_sum[k], &s.correct[k]);
   if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
-  halo_exchange_stats x1 = halo_plan_stats(g->plan);
+  halo_exchange_stats x1 = halo_exchange_stats_get(g->plan);
   s.halo_bytes = x1.bytes_sent - x0.bytes_sent;
   s.comm_seconds = x1.seconds - x0.seconds;
   s.seconds = MPI_Wtime() - t0;
@@ -383,7 +383,7 @@ done:
 
 /* Whether the backend has the ops that the model of `o` needs, and if not
  * the first one missing. */
-static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_options *o,
+static const char *missing_op(const halo_backend_ops *ops, const halo_net_options *o,
                               int multilabel) {
   if (o->deterministic && !(ops->gemm_rows && ops->max_abs && ops->exact_tn && ops->exact_csr))
     return "the exact sums";
@@ -394,8 +394,7 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_gcn_option
     return "the row normalisation";
   if (o->model == HALO_MODEL_GIN && !ops->axpy) return "AXPY";
   if (o->residual && !ops->axpy) return "AXPY";
-  if (o->layer_norm && !(ops->layernorm && ops->layernorm_backward && ops->mul))
-    return "LayerNorm";
+  if (o->layer_norm && !(ops->layernorm && ops->layernorm_backward && ops->mul)) return "LayerNorm";
   if (multilabel && !ops->sigmoid_bce) return "the multi-label loss";
   if (o->model == HALO_MODEL_GAT &&
       !(ops->gat_scores && ops->gat_attend && ops->gat_node_terms && ops->gat_attend_backward))
@@ -414,13 +413,12 @@ static int64_t labelled_tasks(const halo_shard *s, const int32_t *rows, int64_t 
   return count;
 }
 
-static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o,
+static halo_status check_setup(const halo_shard *s, const halo_net_options *o,
                                const halo_backend_ops *ops) {
   halo_status st = HALO_OK;
   const char *model = halo_model_name(o->model);
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS)
-    HALO_FAIL(HALO_ERR_ARG, "%d layers: a %s model has 1 to %d", o->layers, model,
-              HALO_MAX_LAYERS);
+    HALO_FAIL(HALO_ERR_ARG, "%d layers: a %s model has 1 to %d", o->layers, model, HALO_MAX_LAYERS);
   if ((o->layers > 1 || o->model == HALO_MODEL_GIN) && o->hidden < 1)
     HALO_FAIL(HALO_ERR_ARG, "hidden width %d: must be at least 1", o->hidden);
   const char *missing = missing_op(ops, o, s->multilabel);
@@ -429,20 +427,20 @@ static halo_status check_setup(const halo_shard *s, const halo_gcn_options *o,
               "deterministic training needs the exact sums, which the %s backend does not have",
               ops->name);
   if (missing)
-    HALO_FAIL(HALO_ERR_UNSUPPORTED, "the %s model as configured needs %s, which the %s backend does not have",
-              model, missing, ops->name);
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "the %s model as configured needs %s, which the %s backend does not have", model,
+              missing, ops->name);
   if (!(o->dropout >= 0.0f && o->dropout < 1.0f) ||
       !(o->input_dropout >= 0.0f && o->input_dropout < 1.0f) ||
       !(o->attn_dropout >= 0.0f && o->attn_dropout < 1.0f))
     HALO_FAIL(HALO_ERR_ARG, "dropout must be in [0, 1)");
-  if (o->model == HALO_MODEL_GAT && (o->heads < 1 || o->output_heads < 1 ||
-                                     o->heads > HALO_GAT_MAX_HEADS ||
-                                     o->output_heads > HALO_GAT_MAX_HEADS))
+  if (o->model == HALO_MODEL_GAT &&
+      (o->heads < 1 || o->output_heads < 1 || o->heads > HALO_GAT_MAX_HEADS ||
+       o->output_heads > HALO_GAT_MAX_HEADS))
     HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; each must be in [1, %d]",
               o->heads, o->output_heads, HALO_GAT_MAX_HEADS);
   if (s->features < 1 || !s->x)
-    HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a %s model needs them", s->part,
-              model);
+    HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a %s model needs them", s->part, model);
   if (s->classes < 1 || (s->multilabel ? !s->targets : !s->labels))
     HALO_FAIL(HALO_ERR_ARG, "part %d has no labels; a %s model needs them", s->part, model);
   for (int64_t i = 0; i < s->n_owned && !s->multilabel; i++)
@@ -468,7 +466,7 @@ done:
 
 /* The model of a shard: its widths from the shard's features and classes,
  * and its layers' shapes, parameters and exchanges. Local. */
-static halo_status describe(const halo_shard *s, const halo_gcn_options *o, halo_model_desc *d) {
+static halo_status describe(const halo_shard *s, const halo_net_options *o, halo_model_desc *d) {
   int32_t dims[HALO_MAX_LAYERS + 1];
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS) return HALO_ERR_ARG;
   dims[0] = s->features;
@@ -490,7 +488,7 @@ static halo_status describe(const halo_shard *s, const halo_gcn_options *o, halo
 /* Initial parameters: Glorot-uniform weights keyed by (seed, layer, tensor,
  * row, column) (tensor 0's key is (seed, layer, 0) for every model, GCN's
  * W), zero biases and ε, unit scales. */
-static void init_params(const halo_gcn_options *o, const halo_model_desc *d, float *p) {
+static void init_params(const halo_net_options *o, const halo_model_desc *d, float *p) {
   for (int l = 0; l < d->layers; l++)
     for (int k = 0; k < d->layer[l].ntensors; k++) {
       const halo_param_tensor *t = &d->layer[l].tensor[k];
@@ -511,7 +509,7 @@ static void init_params(const halo_gcn_options *o, const halo_model_desc *d, flo
 
 /* The rule of decide_sparse: sparse when under SPARSE_DENSITY of all
  * ranks' `count` entries of x differ from `zero`. Collective. */
-static halo_status count_sparse(MPI_Comm comm, const halo_gcn_options *o, const float *x,
+static halo_status count_sparse(MPI_Comm comm, const halo_net_options *o, const float *x,
                                 int64_t count, float zero, int *sparse, int64_t *nonzeros) {
   halo_status st = HALO_OK;
   int64_t local[2] = {0, count}, total[2] = {0, 0}; /* non-zeros, entries */
@@ -532,13 +530,13 @@ done:
  * under SPARSE_DENSITY of it is non-zero over ALL ranks.  One decision for
  * every rank, so that all take the same path and round the same way, and
  * the choice does not depend on the partition. Collective. */
-static halo_status decide_sparse(halo_gcn *g, const float *x, int64_t n, int64_t f, int *sparse) {
+static halo_status decide_sparse(halo_net *g, const float *x, int64_t n, int64_t f, int *sparse) {
   return count_sparse(g->comm, &g->opt, x, n * f, 0.0f, sparse, NULL);
 }
 
 /* S = the non-zeros of the host matrix x (n_owned × F) as CSR, and Sᵀ, both
  * uploaded; with `dropout`, room for their dropped values too. Local. */
-static halo_status build_sparse_input(halo_gcn *g, const float *x, int dropout) {
+static halo_status build_sparse_input(halo_net *g, const float *x, int dropout) {
   halo_status st = HALO_OK;
   const int64_t n = g->n_owned, f = g->layers[0].d_in;
   halo_csr a = {.rows = n, .cols = f};
@@ -560,8 +558,8 @@ static halo_status build_sparse_input(halo_gcn *g, const float *x, int dropout) 
   HALO_TRY(csr_to_backend(g, &g->s_host, &g->s_csr));
   HALO_TRY(csr_to_backend(g, &g->st_host, &g->st_csr));
   if (dropout) {
-    HALO_TRY(plan_new(g, &g->s_drop, GCN_BUF_S_DROP, 0));
-    HALO_TRY(plan_new(g, &g->st_drop, GCN_BUF_ST_DROP, 0));
+    HALO_TRY(plan_new(g, &g->s_drop, GNN_BUF_S_DROP, 0));
+    HALO_TRY(plan_new(g, &g->st_drop, GNN_BUF_ST_DROP, 0));
   }
 done:
   halo_csr_free(&a);
@@ -582,7 +580,7 @@ static int has_halo_column(const halo_shard *s, int64_t i) {
  * products run over contiguous rows and no row list is built; otherwise
  * (format 1, --order id, or opt.row_lists) over lists. Local. */
 
-static row_split split_of(const halo_shard *s, const halo_gcn_options *o) {
+static row_split split_of(const halo_shard *s, const halo_net_options *o) {
   row_split r = {0};
   int64_t first_boundary = s->n_owned;
   for (int64_t i = 0; i < s->n_owned; i++) {
@@ -596,9 +594,9 @@ static row_split split_of(const halo_shard *s, const halo_gcn_options *o) {
 
 /* The buffer plan's input for shard s: the model, the row split, and the
  * first layer's input layout. */
-static gcn_plan_input plan_input(const halo_model_desc *d, int device, row_split r, int sparse,
+static gnn_bufs_input plan_input(const halo_model_desc *d, int device, row_split r, int sparse,
                                  int64_t nonzeros) {
-  return (gcn_plan_input){.model = d,
+  return (gnn_bufs_input){.model = d,
                           .device = device,
                           .n_interior = r.contiguous ? 0 : r.n_interior,
                           .n_boundary = r.contiguous ? 0 : r.n_boundary,
@@ -609,7 +607,7 @@ static gcn_plan_input plan_input(const halo_model_desc *d, int device, row_split
 
 /* Matrix m of `kind` on the backend, with its view of the boundary rows
  * when they are contiguous. Local. */
-static halo_status make_matrix(halo_gcn *g, const halo_shard *s, halo_aggregation kind,
+static halo_status make_matrix(halo_net *g, const halo_shard *s, halo_aggregation kind,
                                adj_matrix *m) {
   halo_status st = HALO_OK;
   HALO_TRY(halo_gnn_aggregation(s, kind, &m->host));
@@ -627,7 +625,7 @@ done:
 /* The model's aggregation (Â, A, or the mean and its transpose) and its
  * interior and boundary rows (split_of): views of the trailing rows when
  * contiguous, else two row lists. Local. */
-static halo_status setup_aggregation(halo_gcn *g, const halo_shard *s, row_split r) {
+static halo_status setup_aggregation(halo_net *g, const halo_shard *s, row_split r) {
   halo_status st = HALO_OK;
   int32_t *in = NULL, *bd = NULL;
   g->n_interior = r.n_interior;
@@ -638,7 +636,7 @@ static halo_status setup_aggregation(halo_gcn *g, const halo_shard *s, row_split
                        kind == HALO_MODEL_SAGE  ? HALO_AGG_MEAN
                        : kind == HALO_MODEL_GIN ? HALO_AGG_SUM
                        : kind == HALO_MODEL_GAT ? HALO_AGG_SELF
-                                                : HALO_AGG_GCN,
+                                                : HALO_AGG_SYM,
                        &g->adj_fwd));
   g->adj_bwd = &g->adj_fwd; /* symmetric */
   if (kind == HALO_MODEL_SAGE) {
@@ -655,8 +653,8 @@ static halo_status setup_aggregation(halo_gcn *g, const halo_shard *s, row_split
     else
       in[ni++] = (int32_t)i;
   }
-  HALO_TRY(plan_from_host(g, &g->interior, GCN_BUF_INTERIOR, 0, in));
-  HALO_TRY(plan_from_host(g, &g->boundary, GCN_BUF_BOUNDARY, 0, bd));
+  HALO_TRY(plan_from_host(g, &g->interior, GNN_BUF_INTERIOR, 0, in));
+  HALO_TRY(plan_from_host(g, &g->boundary, GNN_BUF_BOUNDARY, 0, bd));
 done:
   free(in);
   free(bd);
@@ -668,7 +666,7 @@ done:
  * dense or sparse.  The allocations come first and are agreed on, so that
  * no rank leaves while the others wait in the collectives that follow.
  * Collective. */
-static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
+static halo_status setup_features(halo_net *g, const halo_shard *s) {
   halo_status st = HALO_OK;
   const int64_t f = s->features, n = g->n_owned;
   const size_t owned_bytes = (size_t)n * (size_t)f * sizeof(float);
@@ -681,8 +679,8 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
     halo_log_error("out of memory copying the features (%zu bytes)", owned_bytes);
     st = HALO_ERR_NOMEM;
   } else if (cached) {
-    st = plan_new(g, &xfull, GCN_BUF_X_HALO, 0);
-    if (st == HALO_OK) st = plan_new(g, &g->ax, GCN_BUF_AX, 0);
+    st = plan_new(g, &xfull, GNN_BUF_X_HALO, 0);
+    if (st == HALO_OK) st = plan_new(g, &g->ax, GNN_BUF_AX, 0);
   }
   HALO_TRY(halo_mpi_agree(g->comm, st));
 
@@ -706,7 +704,7 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
 
   if (cached) {
     /* ÂX, then its host copy in x for the density count and the CSR. */
-    halo_exchange_stats x0 = halo_plan_stats(g->plan);
+    halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
     if (g->ops->upload)
       st = g->ops->upload(g->be, &xfull, 0, x, owned_bytes);
     else
@@ -715,7 +713,7 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
      * leave its peers waiting for its rows. */
     HALO_TRY(halo_mpi_agree(g->comm, st));
     HALO_TRY(gnn_aggregate(g, &g->adj_fwd, fbuf(&xfull), (int32_t)f, 0.0f, fbuf(&g->ax)));
-    g->info.setup_halo_bytes = halo_plan_stats(g->plan).bytes_sent - x0.bytes_sent;
+    g->info.setup_halo_bytes = halo_exchange_stats_get(g->plan).bytes_sent - x0.bytes_sent;
     buf_del(g, &xfull);
     st = buf_to_host(g, x, &g->ax, owned_bytes);
     HALO_TRY(halo_mpi_agree(g->comm, st));
@@ -728,14 +726,14 @@ static halo_status setup_features(halo_gcn *g, const halo_shard *s) {
   if (g->sparse_in) {
     int64_t nonzeros = 0;
     for (int64_t i = 0; i < n * f; i++) nonzeros += x[i] != 0.0f;
-    const gcn_plan_input in =
+    const gnn_bufs_input in =
         plan_input(&g->info.model, g->ops->download != NULL, g->rows, 1, nonzeros);
-    gcn_plan_build(s, &g->opt, &in, &g->plan_mem);
+    gnn_bufs_build(s, &g->opt, &in, &g->plan_mem);
     HALO_TRY(build_sparse_input(g, x, !cached && g->opt.input_dropout > 0.0f));
     buf_del(g, &g->ax);
   } else if (!cached) {
-    HALO_TRY(plan_from_host(g, &g->x, GCN_BUF_X, 0, x));
-    HALO_TRY(plan_new(g, &g->xd, GCN_BUF_XD, 0));
+    HALO_TRY(plan_from_host(g, &g->x, GNN_BUF_X, 0, x));
+    HALO_TRY(plan_new(g, &g->xd, GNN_BUF_XD, 0));
   }
 done:
   buf_del(g, &xfull);
@@ -745,10 +743,10 @@ done:
 
 /* Everything that can fail on one rank alone, before any collective of the
  * model (the plan has its own agreement). */
-static halo_status setup_local(halo_gcn *g, const halo_shard *s) {
+static halo_status setup_local(halo_net *g, const halo_shard *s) {
   halo_status st = HALO_OK;
-  const halo_gcn_options *o = &g->opt;
-  halo_gcn_info *info = &g->info;
+  const halo_net_options *o = &g->opt;
+  halo_net_info *info = &g->info;
 
   HALO_TRY(check_setup(s, o, g->ops));
   HALO_TRY(describe(s, o, &info->model));
@@ -794,7 +792,7 @@ done:
 }
 
 /* A layer's buffers and the plan entries they are sized from: one list for
- * setup_buffers, which allocates them, and halo_gcn_destroy. */
+ * setup_buffers, which allocates them, and halo_net_destroy. */
 enum { LAYER_BUFFERS = 11 };
 typedef struct layer_buffer {
   halo_buf *buf;
@@ -803,30 +801,32 @@ typedef struct layer_buffer {
 
 static void layer_buffers(layer *ly, layer_buffer out[LAYER_BUFFERS]) {
   const layer_buffer bufs[LAYER_BUFFERS] = {
-      {&ly->hd, GCN_BUF_HD},         {&ly->t, GCN_BUF_T},        {&ly->ah, GCN_BUF_AH},
-      {&ly->z1, GCN_BUF_Z1},         {&ly->norm, GCN_BUF_NORM},  {&ly->xhat, GCN_BUF_XHAT},
-      {&ly->rstd, GCN_BUF_RSTD},     {&ly->score, GCN_BUF_SCORE}, {&ly->node, GCN_BUF_NODE},
-      {&ly->att_grad, GCN_BUF_ATT_GRAD}, {&ly->z, GCN_BUF_Z}};
+      {&ly->hd, GNN_BUF_HD},     {&ly->t, GNN_BUF_T},
+      {&ly->ah, GNN_BUF_AH},     {&ly->z1, GNN_BUF_Z1},
+      {&ly->norm, GNN_BUF_NORM}, {&ly->xhat, GNN_BUF_XHAT},
+      {&ly->rstd, GNN_BUF_RSTD}, {&ly->score, GNN_BUF_SCORE},
+      {&ly->node, GNN_BUF_NODE}, {&ly->att_grad, GNN_BUF_ATT_GRAD},
+      {&ly->z, GNN_BUF_Z}};
   memcpy(out, bufs, sizeof bufs);
 }
 
-static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
+static halo_status setup_buffers(halo_net *g, const halo_shard *s) {
   halo_status st = HALO_OK;
   float *params = NULL;
 
   const row_split split = split_of(s, &g->opt);
-  const gcn_plan_input dense = plan_input(&g->info.model, g->ops->download != NULL, split, 0, 0);
+  const gnn_bufs_input dense = plan_input(&g->info.model, g->ops->download != NULL, split, 0, 0);
   g->rows = split;
-  gcn_plan_build(s, &g->opt, &dense, &g->plan_mem);
+  gnn_bufs_build(s, &g->opt, &dense, &g->plan_mem);
   HALO_TRY(setup_aggregation(g, s, split));
   g->info.interior_rows = g->n_interior;
   g->info.contiguous_rows = g->contiguous;
-  HALO_TRY(plan_from_host(g, &g->global_id, GCN_BUF_GLOBAL_ID, 0, s->global_id));
-  HALO_TRY(plan_from_host(g, &g->labels, GCN_BUF_LABELS, 0,
+  HALO_TRY(plan_from_host(g, &g->global_id, GNN_BUF_GLOBAL_ID, 0, s->global_id));
+  HALO_TRY(plan_from_host(g, &g->labels, GNN_BUF_LABELS, 0,
                           s->multilabel ? (const void *)s->targets : (const void *)s->labels));
   const int32_t *rows[3] = {s->train, s->valid, s->test};
   const int64_t counts[3] = {s->n_train, s->n_valid, s->n_test};
-  const gcn_buf split_buf[3] = {GCN_BUF_TRAIN, GCN_BUF_VALID, GCN_BUF_TEST};
+  const gcn_buf split_buf[3] = {GNN_BUF_TRAIN, GNN_BUF_VALID, GNN_BUF_TEST};
   for (int k = 0; k < 3; k++) {
     g->split_n[k] = counts[k];
     HALO_TRY(plan_from_host(g, &g->split[k], split_buf[k], 0, rows[k]));
@@ -837,24 +837,24 @@ static halo_status setup_buffers(halo_gcn *g, const halo_shard *s) {
     layer_buffer bufs[LAYER_BUFFERS];
     layer_buffers(&g->layers[l], bufs);
     for (int k = 0; k < LAYER_BUFFERS; k++)
-      if (gcn_plan_bytes(&g->plan_mem, bufs[k].entry, l) > 0)
+      if (gnn_bufs_bytes(&g->plan_mem, bufs[k].entry, l) > 0)
         HALO_TRY(plan_new(g, bufs[k].buf, bufs[k].entry, l));
   }
-  HALO_TRY(plan_new(g, &g->g0, GCN_BUF_G0, 0));
-  HALO_TRY(plan_new(g, &g->g1, GCN_BUF_G1, 0));
-  if (gcn_plan_bytes(&g->plan_mem, GCN_BUF_G2, 0) > 0) HALO_TRY(plan_new(g, &g->g2, GCN_BUF_G2, 0));
+  HALO_TRY(plan_new(g, &g->g0, GNN_BUF_G0, 0));
+  HALO_TRY(plan_new(g, &g->g1, GNN_BUF_G1, 0));
+  if (gnn_bufs_bytes(&g->plan_mem, GNN_BUF_G2, 0) > 0) HALO_TRY(plan_new(g, &g->g2, GNN_BUF_G2, 0));
 
   size_t pbytes = (size_t)g->nparams * sizeof(float);
   HALO_ALLOC(params, g->nparams, "the parameters");
   init_params(&g->opt, &g->info.model, params);
-  HALO_TRY(plan_from_host(g, &g->params, GCN_BUF_PARAMS, 0, params));
-  HALO_TRY(plan_new(g, &g->grads, GCN_BUF_GRADS, 0));
-  HALO_TRY(plan_new(g, &g->adam_m, GCN_BUF_ADAM_M, 0));
-  HALO_TRY(plan_new(g, &g->adam_v, GCN_BUF_ADAM_V, 0));
+  HALO_TRY(plan_from_host(g, &g->params, GNN_BUF_PARAMS, 0, params));
+  HALO_TRY(plan_new(g, &g->grads, GNN_BUF_GRADS, 0));
+  HALO_TRY(plan_new(g, &g->adam_m, GNN_BUF_ADAM_M, 0));
+  HALO_TRY(plan_new(g, &g->adam_v, GNN_BUF_ADAM_V, 0));
   if (g->ops->download) /* pinned on a GPU */
     HALO_TRY(halo__backend_host_alloc(g->be, pbytes, "gradient staging", (void **)&g->host_grads));
   if (g->opt.deterministic) {
-    const gcn_plan *p = &g->plan_mem;
+    const gnn_bufs *p = &g->plan_mem;
     g->threads = p->threads;
     HALO_ALLOC(g->exact, p->host_exact / (int64_t)sizeof(int64_t), "the exact gradient sums");
     if (p->host_exact_work > 0) /* none on a GPU */
@@ -876,7 +876,7 @@ done:
  * backend's own kernel, and so is every product in deterministic mode: the
  * backend's kernel sums each row in CSR order (the spmm slot's contract),
  * while a library's may split a row by the matrix's shape. Local. */
-static halo_status prepare_products(halo_gcn *g) {
+static halo_status prepare_products(halo_net *g) {
   halo_status st = HALO_OK;
   const halo_model_desc *d = &g->info.model;
   /* GAT's attention kernels read the adjacency themselves: no SpMM on it. */
@@ -901,13 +901,13 @@ done:
 
 /* --- memory estimate ------------------------------------------------------ */
 
-halo_status halo_gcn_input_layout(MPI_Comm comm, const halo_shard *s, const halo_gcn_options *o,
-                                  halo_gcn_input *out) {
+halo_status halo_net_input_layout(MPI_Comm comm, const halo_shard *s, const halo_net_options *o,
+                                  halo_net_input *out) {
   halo_status st = HALO_OK;
   halo_model_desc d;
   float lo = 0.0f, local_lo = INFINITY;
   const int64_t count = s->x ? s->n_owned * s->features : 0;
-  *out = (halo_gcn_input){0};
+  *out = (halo_net_input){0};
   /* The same failure on every rank: the widths come from the manifest. */
   HALO_TRY(describe(s, o, &d));
   if (o->normalize_features) { /* normalised, x is 0 exactly where it held the minimum */
@@ -922,12 +922,12 @@ done:
   return st;
 }
 
-halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options *o, int device,
-                                     const halo_gcn_input *in, halo_gcn_memory *out) {
+halo_status halo_net_memory_estimate(const halo_shard *s, const halo_net_options *o, int device,
+                                     const halo_net_input *in, halo_net_memory *out) {
   halo_status st = HALO_OK;
   halo_model_desc d;
-  gcn_plan plan;
-  *out = (halo_gcn_memory){0};
+  gnn_bufs plan;
+  *out = (halo_net_memory){0};
   HALO_TRY(describe(s, o, &d));
   int sparse = in->sparse;
   int64_t nonzeros = in->nonzeros;
@@ -939,17 +939,17 @@ halo_status halo_gcn_memory_estimate(const halo_shard *s, const halo_gcn_options
     sparse = o->sparse_features != 0;
     nonzeros = o->sparse_features == 1 ? entries : (int64_t)(SPARSE_DENSITY * (double)entries);
   }
-  const gcn_plan_input pi = plan_input(&d, device, split_of(s, o), sparse, nonzeros);
-  gcn_plan_build(s, o, &pi, &plan);
-  *out = gcn_plan_total(&plan);
+  const gnn_bufs_input pi = plan_input(&d, device, split_of(s, o), sparse, nonzeros);
+  gnn_bufs_build(s, o, &pi, &plan);
+  *out = gnn_bufs_total(&plan);
 done:
   return st;
 }
 
-halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
-                            const halo_gcn_options *o, halo_gcn **out) {
+halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s,
+                            const halo_net_options *o, halo_net **out) {
   halo_status st = HALO_OK;
-  halo_gcn *g = NULL;
+  halo_net *g = NULL;
   *out = NULL;
 
   g = calloc(1, sizeof *g);
@@ -970,7 +970,7 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
    * the input width when X never leaves its rank. */
   const halo_model_comm exchanges = halo_model_comm_of(&g->info.model);
   const int32_t max_cols = halo_predict_widest(&exchanges);
-  HALO_TRY(halo_plan_create(comm, be, s, max_cols, &g->plan));
+  HALO_TRY(halo_exchange_create(comm, be, s, max_cols, &g->plan));
 
   st = setup_buffers(g, s);
   HALO_TRY(halo_mpi_agree(comm, st));
@@ -997,18 +997,18 @@ halo_status halo_gcn_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   if (st == HALO_OK) st = prepare_products(g);
   HALO_TRY(halo_mpi_agree(comm, st));
   g->info.sparse_features = g->sparse_in;
-  g->info.backend_bytes_planned = gcn_plan_buffer_peak(&g->plan_mem);
+  g->info.backend_bytes_planned = gnn_bufs_buffer_peak(&g->plan_mem);
   g->info.backend_bytes_peak = g->held_peak;
   *out = g;
   g = NULL;
 done:
-  halo_gcn_destroy(&g);
+  halo_net_destroy(&g);
   return st;
 }
 
-void halo_gcn_destroy(halo_gcn **gp) {
+void halo_net_destroy(halo_net **gp) {
   if (!gp || !*gp) return;
-  halo_gcn *g = *gp;
+  halo_net *g = *gp;
   if (g->ops) {
     for (int l = 0; l < g->nlayers; l++) {
       layer *ly = &g->layers[l];
@@ -1038,7 +1038,7 @@ void halo_gcn_destroy(halo_gcn **gp) {
     csr_release(g, &g->adj_fwd.host, &g->adj_fwd.dev);
     csr_release(g, &g->adj_bwd_own.host, &g->adj_bwd_own.dev);
   }
-  halo_plan_destroy(&g->plan);
+  halo_exchange_destroy(&g->plan);
   if (g->host_grads) halo__backend_host_free(g->be, (void **)&g->host_grads);
   free(g->exact);
   free(g->exact_work);
@@ -1048,24 +1048,24 @@ void halo_gcn_destroy(halo_gcn **gp) {
 
 /* --- accessors ---------------------------------------------------------- */
 
-void halo_gcn_info_get(const halo_gcn *g, halo_gcn_info *out) { *out = g->info; }
+void halo_net_info_get(const halo_net *g, halo_net_info *out) { *out = g->info; }
 
-halo_status halo_gcn_params_get(const halo_gcn *g, float *out) {
+halo_status halo_net_params_get(const halo_net *g, float *out) {
   return buf_to_host(g, out, &g->params, (size_t)g->nparams * sizeof(float));
 }
 
-halo_status halo_gcn_grads_get(const halo_gcn *g, float *out) {
+halo_status halo_net_grads_get(const halo_net *g, float *out) {
   return buf_to_host(g, out, &g->grads, (size_t)g->nparams * sizeof(float));
 }
 
-halo_status halo_gcn_params_set(halo_gcn *g, const float *in) {
+halo_status halo_net_params_set(halo_net *g, const float *in) {
   size_t bytes = (size_t)g->nparams * sizeof(float);
   if (g->ops->upload) return g->ops->upload(g->be, &g->params, 0, in, bytes);
   memcpy(g->params.data, in, bytes);
   return HALO_OK;
 }
 
-halo_status halo_gcn_adam_get(const halo_gcn *g, float *m, float *v, int64_t *steps) {
+halo_status halo_net_adam_get(const halo_net *g, float *m, float *v, int64_t *steps) {
   halo_status st = HALO_OK;
   size_t bytes = (size_t)g->nparams * sizeof(float);
   HALO_TRY(buf_to_host(g, m, &g->adam_m, bytes));
@@ -1075,7 +1075,7 @@ done:
   return st;
 }
 
-halo_status halo_gcn_adam_set(halo_gcn *g, const float *m, const float *v, int64_t steps) {
+halo_status halo_net_adam_set(halo_net *g, const float *m, const float *v, int64_t steps) {
   halo_status st = HALO_OK;
   size_t bytes = (size_t)g->nparams * sizeof(float);
   if (steps < 0) HALO_FAIL(HALO_ERR_ARG, "Adam step count %lld is negative", (long long)steps);
@@ -1091,7 +1091,7 @@ done:
   return st;
 }
 
-halo_status halo_gcn_logits_get(const halo_gcn *g, float *out) {
+halo_status halo_net_logits_get(const halo_net *g, float *out) {
   const layer *top = &g->layers[g->nlayers - 1];
   return buf_to_host(g, out, &top->z, (size_t)g->n_owned * (size_t)top->d_out * sizeof(float));
 }

@@ -1,0 +1,130 @@
+/* Private to the GCN: its buffer plan, the one table of what the model
+ * allocates.  halo_net_create sizes every buffer from it, and
+ * halo_net_memory_estimate sums it, so the estimate cannot drift from the
+ * allocations: a buffer the model allocates without a plan entry fails
+ * gnn_bufs_take, and the tests compare the plan's peak with the bytes the
+ * backend really handed out (halo_net_info.backend_bytes_*).
+ *
+ * Sizes are in bytes.  An entry lives in the backend's memory (a GPU's with a
+ * device backend; the host's for the CPU backend) or in the host's besides.
+ * Backend buffers of 2 MiB or more are counted in whole 2 MiB pages, as both
+ * backends hand them out (halo_hostmem, and a GPU's allocator).
+ */
+#ifndef HALO_GNN_BUFS_H
+#define HALO_GNN_BUFS_H
+
+#include <stdint.h>
+
+#include "halo-model.h"
+#include "halo-net.h"
+#include "halo-shard.h"
+
+/* The model's buffers.  Per-layer entries are indexed by layer as well. */
+typedef enum {
+  /* Backend memory, one buf_alloc each. */
+  GNN_BUF_GLOBAL_ID, /* int64, n_all */
+  GNN_BUF_LABELS,    /* int32, n_owned; multi-label: int8 targets, n_owned × classes */
+  GNN_BUF_TRAIN,     /* int32 rows of the three splits */
+  GNN_BUF_VALID,
+  GNN_BUF_TEST,
+  GNN_BUF_INTERIOR, /* int32 row lists of Â's interior and boundary rows */
+  GNN_BUF_BOUNDARY, /* (only when they are not contiguous) */
+  GNN_BUF_G0,       /* backward ping-pong, n_all × widest */
+  GNN_BUF_G1,
+  GNN_BUF_G2,     /* --residual: the residual's share of dH, n_owned × widest */
+  GNN_BUF_PARAMS, /* flat parameters, gradients, Adam's moments */
+  GNN_BUF_GRADS,
+  GNN_BUF_ADAM_M,
+  GNN_BUF_ADAM_V,
+  GNN_BUF_X,       /* dense X, n_owned × F (transform or aggregate layer 0) */
+  GNN_BUF_XD,      /* dense dropout(X) with halo rows, n_all × F */
+  GNN_BUF_S_DROP,  /* dropped values of S and Sᵀ (sparse X with input dropout) */
+  GNN_BUF_ST_DROP, /* */
+  GNN_BUF_AX,      /* the cached ÂX, n_owned × F */
+  GNN_BUF_X_HALO,  /* X with halo rows while ÂX is made (set-up only) */
+  GNN_BUF_HD,      /* per layer l >= 1: dropout(act(Z_{l-1})), n_all × d_in */
+  GNN_BUF_T,       /* per layer, transform first: H·W, n_all × d_mid */
+  GNN_BUF_AH,      /* per layer, aggregate first: the aggregated H, n_owned × d_in */
+  GNN_BUF_Z1,      /* per layer, GIN: the MLP's hidden rows; SAGE normalised: Z's copy;
+                      GAT: the heads' outputs before the bias, n_owned × d_mid */
+  GNN_BUF_NORM,    /* per layer, SAGE normalised: the rows' norms, n_owned */
+  GNN_BUF_XHAT,    /* per hidden layer, --norm layer: LayerNorm's xhat, n_owned × d_out */
+  GNN_BUF_RSTD,    /* and its 1/σ per row, n_owned */
+  GNN_BUF_SCORE,   /* per layer, GAT: each row's per-head scores a_src·T, a_dst·T, n_all × 2K */
+  GNN_BUF_NODE, /* per layer, GAT: dZ, row max, row sum, dZ·out per row, n_all × (d_out + 3K) */
+  GNN_BUF_ATT_GRAD, /* per layer, GAT: dscore ⊙ T for a_src and a_dst, n_owned × 2·d_mid */
+  GNN_BUF_Z,        /* per layer: n_owned × d_out */
+  GNN_BUF_COUNT
+} gcn_buf;
+
+/* The model's sparse matrices: on the host always, and copied to a device
+ * backend (csr_upload), where the SpMM plan adds its own arrays. */
+typedef enum { GCN_CSR_ADJ, GCN_CSR_ADJ_T, GCN_CSR_S, GCN_CSR_ST, GCN_CSR_COUNT } gcn_csr;
+
+/* When an entry is alive.  The peak is Σ ALWAYS + max(Σ EARLY, Σ LATE):
+ * EARLY buffers are freed before the LATE ones are made. */
+typedef enum { GCN_LIFE_ALWAYS, GCN_LIFE_EARLY, GCN_LIFE_LATE } gcn_life;
+
+typedef struct gnn_bufs_entry {
+  int64_t bytes; /* 0: not allocated */
+  gcn_life life;
+} gnn_bufs_entry;
+
+typedef struct gnn_bufs_csr {
+  int64_t rows, cols, nnz; /* rows 0: not made */
+  int prepared_rows_copy;  /* the device SpMM keeps aligned copies of the matrix's rows */
+  gcn_life life;
+} gnn_bufs_csr;
+
+typedef struct gnn_bufs {
+  int device;         /* the backend keeps its own copies and stages halo rows on the host */
+  int sage_normalize; /* the options a layer kind's plan reads */
+  gnn_bufs_entry buf[GNN_BUF_COUNT][HALO_MAX_LAYERS];
+  gnn_bufs_csr csr[GCN_CSR_COUNT];
+  /* Host memory besides: the set-up copy of X, the set-up parameter array,
+   * halo-train's checkpoint buffers (params and Adam's moments), and on a
+   * device the pinned gradient staging. */
+  int64_t host_features, host_params, host_checkpoint, host_grad_staging;
+  /* Deterministic mode (halo-exact.h): the gradients' limbs and the exact
+   * sums' workspace for `threads` threads. */
+  int64_t host_exact, host_exact_work;
+  int threads;
+  /* The exchange plan's buffers (halo_exchange_memory). */
+  int64_t exchange_backend, exchange_host;
+} gnn_bufs;
+
+/* What the plan depends on, beyond the shard and the options. */
+typedef struct gnn_bufs_input {
+  const halo_model_desc *model;
+  int device;
+  int64_t n_interior, n_boundary; /* Â's row lists' lengths; 0 and 0 when contiguous */
+  int contiguous;                 /* Â is multiplied in two row blocks (no lists) */
+  int sparse;                     /* the first layer's input is CSR */
+  int64_t nonzeros;               /* its non-zeros (X's, or ÂX's) */
+} gnn_bufs_input;
+
+/* Fills *p for shard s and options o. Local. */
+void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bufs_input *in,
+                    gnn_bufs *p);
+
+/* Sets entry (b, layer) to `floats` floats, alive always: how a layer
+ * kind plans its buffers. Local. */
+void gnn_bufs_set(gnn_bufs *p, gcn_buf b, int layer, int64_t floats);
+
+/* Bytes of entry (b, layer); layer is 0 for the model-wide entries. Local. */
+int64_t gnn_bufs_bytes(const gnn_bufs *p, gcn_buf b, int layer);
+
+/* The plan's totals at the peak of set-up, 2 MiB pages counted whole in the
+ * backend's memory. Local. */
+halo_net_memory gnn_bufs_total(const gnn_bufs *p);
+
+/* The peak of the plan's backend buffers alone (its gcn_buf entries, not
+ * the CSR matrices nor the exchange plan), which the model's own count of
+ * what it allocated must equal. Local. */
+int64_t gnn_bufs_buffer_peak(const gnn_bufs *p);
+
+/* `bytes` as the backend hands them out: 2 MiB pages counted whole from
+ * 2 MiB on. Local. */
+int64_t gnn_bufs_backend_bytes(int64_t bytes);
+
+#endif /* HALO_GNN_BUFS_H */
