@@ -560,6 +560,11 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
  * (one label a node, or `tasks` > 0 columns of 0, 1 or nan; every 13th
  * node unlabelled), and two split schemes, split/time/ and split/random/,
  * of labelled nodes only. */
+/* snprintf into a fixed buffer, failing the test when the path does not fit
+ * (which also tells GCC's -Wformat-truncation the result is checked). */
+#define PATH_PRINTF(buf, ...) \
+  cr_assert_lt(snprintf(buf, sizeof buf, __VA_ARGS__), (int)sizeof buf, "path too long")
+
 static void write_ogb(const char *dir, uint64_t seed, int tasks, int edges) {
   char path[700], *out = NULL;
   const int n = 2000;
@@ -568,11 +573,11 @@ static void write_ogb(const char *dir, uint64_t seed, int tasks, int edges) {
   free(out);
   uint64_t state = seed * 2654435761u + 7;
 #define OGB_NEXT() (state = state * 6364136223846793005ull + 1442695040888963407ull, state >> 33)
-  snprintf(path, sizeof path, "%s/raw/num-node-list.csv", dir);
+  PATH_PRINTF(path, "%s/raw/num-node-list.csv", dir);
   FILE *f = fopen(path, "w");
   fprintf(f, "%d\n", n);
   fclose(f);
-  snprintf(path, sizeof path, "%s/raw/edge.csv", dir);
+  PATH_PRINTF(path, "%s/raw/edge.csv", dir);
   f = fopen(path, "w");
   for (int i = 0; i < edges; i++) {
     const int u = (int)(OGB_NEXT() % n), v = i % 60 == 0 ? u : (int)(OGB_NEXT() % n);
@@ -580,10 +585,10 @@ static void write_ogb(const char *dir, uint64_t seed, int tasks, int edges) {
     if (i % 45 == 0) fprintf(f, "%d,%d\n", u, v);
   }
   fclose(f);
-  snprintf(path, sizeof path, "%s/raw/node-feat.csv", dir);
+  PATH_PRINTF(path, "%s/raw/node-feat.csv", dir);
   f = fopen(path, "w");
   char lab_path[700];
-  snprintf(lab_path, sizeof lab_path, "%s/raw/node-label.csv", dir);
+  PATH_PRINTF(lab_path, "%s/raw/node-label.csv", dir);
   FILE *l = fopen(lab_path, "w");
   int labelled[2000], count = 0;
   for (int v = 0; v < n; v++) {
@@ -616,7 +621,7 @@ static void write_ogb(const char *dir, uint64_t seed, int tasks, int edges) {
     }
     const int cut[4] = {0, count * 6 / 10, count * 8 / 10, count};
     for (int k = 0; k < 3; k++) {
-      snprintf(path, sizeof path, "%s/split/%s/%s.csv", dir, scheme[s], name[k]);
+      PATH_PRINTF(path, "%s/split/%s/%s.csv", dir, scheme[s], name[k]);
       f = fopen(path, "w");
       for (int i = cut[k]; i < cut[k + 1]; i++) fprintf(f, "%d\n", labelled[i]);
       fclose(f);
