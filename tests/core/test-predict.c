@@ -1,5 +1,5 @@
-/* Model descriptions (src/halo-model.h) and the bytes predicted from them
- * (partition/halo-predict.h), checked against hand-worked models. */
+/* Model descriptions (model/halo-model.h) and the bytes predicted from them
+ * (model/halo-predict.h), checked against hand-worked models. */
 #include <criterion/criterion.h>
 
 #include "halo-model.h"

@@ -2,7 +2,7 @@
  * its shape, its parameters and what it exchanges.  halo-train builds its
  * model from it and predicts its traffic from it; halo-partition --dims
  * predicts from it too, so the two predictions are one
- * (partition/halo-predict.h counts the bytes).  It needs no graph: only the
+ * (halo-predict.h, beside it, counts the bytes).  It needs no graph: only the
  * widths and the options that change what crosses between ranks.
  *
  * Every model kind halo trains aggregates linearly over a node's

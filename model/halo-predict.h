@@ -2,7 +2,7 @@
  * (which prints it) and halo-train (which must match it byte for byte).
  *
  * The predictor knows no model: it reads a model's description of what each
- * layer exchanges (src/halo-model.h builds it for each model kind and
+ * layer exchanges (halo-model.h, beside it, builds it for each model kind and
  * documents the rules).  Every halo row crosses once per exchange, as
  * float32, so an exchange of c columns over a partition whose halos hold R
  * rows in total moves R · c · 4 bytes.
