@@ -2,20 +2,22 @@
 
 #include <string.h>
 
-static const char *const names[] = {
-    [HALO_MODEL_GCN] = "gcn", [HALO_MODEL_SAGE] = "sage", [HALO_MODEL_GIN] = "gin",
-    [HALO_MODEL_GAT] = "gat"};
-#define NKINDS ((int)(sizeof names / sizeof names[0]))
+const char *const halo_model_kind_names[] = {[HALO_MODEL_GCN] = "gcn",
+                                             [HALO_MODEL_SAGE] = "sage",
+                                             [HALO_MODEL_GIN] = "gin",
+                                             [HALO_MODEL_GAT] = "gat",
+                                             NULL};
+#define NKINDS ((int)(sizeof halo_model_kind_names / sizeof halo_model_kind_names[0]) - 1)
 
 const char *halo_model_name(halo_model_kind kind) {
-  return (unsigned)kind < (unsigned)NKINDS ? names[kind] : "unknown";
+  return (unsigned)kind < (unsigned)NKINDS ? halo_model_kind_names[kind] : "unknown";
 }
 
 const char *halo_model_names(void) { return "gcn|sage|gin|gat"; }
 
 halo_status halo_model_parse(const char *name, halo_model_kind *out) {
   for (int k = 0; k < NKINDS; k++)
-    if (strcmp(name, names[k]) == 0) {
+    if (strcmp(name, halo_model_kind_names[k]) == 0) {
       *out = (halo_model_kind)k;
       return HALO_OK;
     }
@@ -37,8 +39,7 @@ static void tensor(halo_layer_desc *ly, int64_t *off, halo_tensor_kind kind, con
 
 /* Layer l's parameters, in the order of the flat array (docs/models.md):
  * its kind's, then W_res, then LayerNorm's (`norm`). */
-static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int norm,
-                          int64_t *off) {
+static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int norm, int64_t *off) {
   const int64_t d_in = ly->d_in, d_mid = ly->d_mid, d_out = ly->d_out;
   ly->offset = *off;
   switch (c->kind) {
@@ -115,8 +116,8 @@ halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims,
     HALO_FAIL(HALO_ERR_ARG, "GIN's MLP width is %d; it must be >= 1", c->mlp_hidden);
   if (c->kind == HALO_MODEL_GAT) {
     if (c->heads < 1 || c->output_heads < 1)
-      HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; each must be >= 1",
-                c->heads, c->output_heads);
+      HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; each must be >= 1", c->heads,
+                c->output_heads);
     for (int i = 1; i + 1 < ndims; i++)
       if (dims[i] % c->heads != 0)
         HALO_FAIL(HALO_ERR_ARG, "GAT's hidden width %d is not a multiple of its %d heads", dims[i],
@@ -140,9 +141,9 @@ halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims,
       ly->concat = !top;
       ly->d_mid = top ? ly->heads * ly->d_out : ly->d_out;
     }
-    ly->residual = !c->residual                          ? HALO_RESIDUAL_NONE
+    ly->residual = !c->residual                     ? HALO_RESIDUAL_NONE
                    : l > 0 && ly->d_in == ly->d_out ? HALO_RESIDUAL_IDENTITY
-                                                        : HALO_RESIDUAL_PROJECT;
+                                                    : HALO_RESIDUAL_PROJECT;
     layer_tensors(c, ly, c->layer_norm && l + 1 < out->layers, &off);
     layer_comm(c, l, ly, &out->comm[l]);
     out->shape[l] = ly->shape;

@@ -115,6 +115,10 @@ typedef struct halo_model_desc {
   int64_t params;                          /* every tensor of every layer */
 } halo_model_desc;
 
+/* The kinds' names, indexed by halo_model_kind, NULL-terminated (the
+ * --model flag's words). */
+extern const char *const halo_model_kind_names[];
+
 /* "gcn", "sage", "gin", "gat". Local. */
 const char *halo_model_name(halo_model_kind kind);
 

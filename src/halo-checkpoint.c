@@ -94,26 +94,20 @@ typedef struct ckpt_attr {
   void *value;
 } ckpt_attr;
 
-enum { CKPT_NUMERIC_ATTRS = 19 };
+enum { CKPT_STATE_ATTRS = 2, CKPT_GRAPH_ATTRS = 8 };
 
-/* The numeric attributes of a checkpoint, pointing into *c; the two int
- * options are stored as int32 through *wd_all and *norm.  One list serves
- * the writer and the reader, so that they cannot drift apart. */
-static void numeric_attrs(halo_checkpoint *c, int32_t *wd_all, int32_t *norm,
-                          ckpt_attr out[CKPT_NUMERIC_ATTRS]) {
-  halo_net_options *o = &c->gcn;
-  const ckpt_attr attrs[CKPT_NUMERIC_ATTRS] = {
+/* The checkpoint's own numeric attributes, pointing into *c: the training
+ * state, written before the model's options, and the graph's identity,
+ * written between the options every checkpoint holds and the later ones.
+ * One list serves the writer and the reader, so that they cannot drift
+ * apart. */
+static void own_attrs(halo_checkpoint *c, ckpt_attr state[CKPT_STATE_ATTRS],
+                      ckpt_attr graph[CKPT_GRAPH_ATTRS]) {
+  const ckpt_attr s[CKPT_STATE_ATTRS] = {
       {"epoch", HALO_H5_I64, &c->epoch},
       {"adam_t", HALO_H5_I64, &c->adam_t},
-      {"layers", HALO_H5_I32, &o->layers},
-      {"hidden", HALO_H5_I32, &o->hidden},
-      {"normalize_features", HALO_H5_I32, norm},
-      {"lr", HALO_H5_F32, &o->lr},
-      {"weight_decay", HALO_H5_F32, &o->weight_decay},
-      {"weight_decay_all", HALO_H5_I32, wd_all},
-      {"dropout", HALO_H5_F32, &o->dropout},
-      {"input_dropout", HALO_H5_F32, &o->input_dropout},
-      {"seed", HALO_H5_U64, &o->seed},
+  };
+  const ckpt_attr g[CKPT_GRAPH_ATTRS] = {
       {"source_digest", HALO_H5_U64, &c->source_digest},
       {"nodes", HALO_H5_I64, &c->nodes},
       {"edges", HALO_H5_I64, &c->edges},
@@ -123,44 +117,93 @@ static void numeric_attrs(halo_checkpoint *c, int32_t *wd_all, int32_t *norm,
       {"run_id", HALO_H5_U64, &c->run_id},
       {"nparams", HALO_H5_I64, &c->nparams},
   };
-  memcpy(out, attrs, sizeof attrs);
+  memcpy(state, s, sizeof s);
+  memcpy(graph, g, sizeof g);
 }
 
-/* The model's options past GCN's, int32 each, and GAT's attention dropout.
- * A checkpoint written before they existed (a GCN's) lacks them: they read
- * as their defaults. */
-enum { CKPT_MODEL_ATTRS = 7 };
-
-static void model_attrs(const halo_net_options *o, int32_t v[CKPT_MODEL_ATTRS]) {
-  v[0] = (int32_t)o->activation;
-  v[1] = o->sage_normalize;
-  v[2] = o->gin_train_eps;
-  v[3] = o->residual;
-  v[4] = o->layer_norm;
-  v[5] = o->heads;
-  v[6] = o->output_heads;
+/* The model options of one SINCE group (model/halo-model-options.h), in
+ * their SLOT order, which keeps the layout of the files; returns how many.
+ * The options of group 0 are in every checkpoint; those of group 1 came
+ * later, and a checkpoint without them reads their defaults. */
+static int stored_options(int since, const halo_model_option *out[HALO_MOPT_COUNT]) {
+  int n = 0;
+  for (int slot = 1; slot <= HALO_MOPT_COUNT; slot++)
+    for (int i = 0; i < HALO_MOPT_COUNT; i++) {
+      const halo_model_option *opt = halo_model_option_at(i);
+      if (opt->store != HALO_OPTION_NONE && opt->since == since && opt->slot == slot)
+        out[n++] = opt;
+    }
+  return n;
 }
 
-static const char *const model_attr_names[CKPT_MODEL_ATTRS] = {
-    "activation", "sage_normalize", "gin_train_eps", "residual",
-    "layer_norm", "heads",          "output_heads"};
+static halo_status write_option(hid_t f, const char *path, const halo_model_option *opt,
+                                const halo_net_options *o) {
+  const int64_t v = halo_model_option_int(opt, o);
+  const int32_t i32 = (int32_t)v;
+  const float f32 = (float)halo_model_option_number(opt, o);
+  const uint64_t u64 = (uint64_t)v;
+  switch (opt->store) {
+    case HALO_OPTION_I32:
+      return halo_h5_attr_write(f, path, opt->key, HALO_H5_I32, &i32);
+    case HALO_OPTION_F32:
+      return halo_h5_attr_write(f, path, opt->key, HALO_H5_F32, &f32);
+    case HALO_OPTION_U64:
+      return halo_h5_attr_write(f, path, opt->key, HALO_H5_U64, &u64);
+    case HALO_OPTION_NONE:
+      break;
+  }
+  return HALO_OK;
+}
+
+/* Reads one option into *o; a later option (SINCE 1) that the file lacks
+ * takes its default. */
+static halo_status read_option(hid_t f, const char *path, const halo_model_option *opt,
+                               halo_net_options *o) {
+  halo_status st = HALO_OK;
+  int32_t i32 = 0;
+  float f32 = 0.0f;
+  uint64_t u64 = 0;
+  if (opt->since > 0 && H5Aexists(f, opt->key) <= 0) {
+    halo_model_option_set_number(opt, o, opt->def);
+    goto done;
+  }
+  switch (opt->store) {
+    case HALO_OPTION_I32:
+      HALO_TRY(halo_h5_attr_read(f, path, opt->key, HALO_H5_I32, &i32));
+      halo_model_option_set_int(opt, o, i32);
+      break;
+    case HALO_OPTION_F32:
+      HALO_TRY(halo_h5_attr_read(f, path, opt->key, HALO_H5_F32, &f32));
+      halo_model_option_set_number(opt, o, f32);
+      break;
+    case HALO_OPTION_U64:
+      HALO_TRY(halo_h5_attr_read(f, path, opt->key, HALO_H5_U64, &u64));
+      halo_model_option_set_int(opt, o, (int64_t)u64);
+      break;
+    case HALO_OPTION_NONE:
+      break;
+  }
+done:
+  return st;
+}
 
 static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint *c) {
   halo_status st = HALO_OK;
   int32_t version = HALO_CHECKPOINT_FORMAT_VERSION;
-  int32_t wd_all = c->gcn.weight_decay_all, norm = c->gcn.normalize_features;
-  ckpt_attr attrs[CKPT_NUMERIC_ATTRS];
-  numeric_attrs((halo_checkpoint *)c, &wd_all, &norm, attrs); /* only read here */
+  ckpt_attr state[CKPT_STATE_ATTRS], graph[CKPT_GRAPH_ATTRS];
+  const halo_model_option *opts[HALO_MOPT_COUNT];
+  own_attrs((halo_checkpoint *)c, state, graph); /* only read here */
   HALO_TRY(halo_h5_attr_write_str(f, path, "format", CKPT_FORMAT));
   HALO_TRY(halo_h5_attr_write(f, path, "format_version", HALO_H5_I32, &version));
   HALO_TRY(halo_h5_attr_write_str(f, path, "model", c->model));
-  for (int k = 0; k < CKPT_NUMERIC_ATTRS; k++)
-    HALO_TRY(halo_h5_attr_write(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
-  int32_t model[CKPT_MODEL_ATTRS];
-  model_attrs(&c->gcn, model);
-  for (int k = 0; k < CKPT_MODEL_ATTRS; k++)
-    HALO_TRY(halo_h5_attr_write(f, path, model_attr_names[k], HALO_H5_I32, &model[k]));
-  HALO_TRY(halo_h5_attr_write(f, path, "attn_dropout", HALO_H5_F32, &c->gcn.attn_dropout));
+  for (int k = 0; k < CKPT_STATE_ATTRS; k++)
+    HALO_TRY(halo_h5_attr_write(f, path, state[k].name, state[k].kind, state[k].value));
+  for (int k = 0, n = stored_options(0, opts); k < n; k++)
+    HALO_TRY(write_option(f, path, opts[k], &c->gcn));
+  for (int k = 0; k < CKPT_GRAPH_ATTRS; k++)
+    HALO_TRY(halo_h5_attr_write(f, path, graph[k].name, graph[k].kind, graph[k].value));
+  for (int k = 0, n = stored_options(1, opts); k < n; k++)
+    HALO_TRY(write_option(f, path, opts[k], &c->gcn));
 done:
   return st;
 }
@@ -242,9 +285,10 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   halo_status st = HALO_OK;
   hid_t f = H5I_INVALID_HID;
   char format[32], model[sizeof c->model];
-  int32_t version = 0, wd_all = 0, norm = 0;
+  int32_t version = 0;
   halo_net_options *o = &c->gcn;
-  ckpt_attr attrs[CKPT_NUMERIC_ATTRS];
+  ckpt_attr state[CKPT_STATE_ATTRS], graph[CKPT_GRAPH_ATTRS];
+  const halo_model_option *opts[HALO_MOPT_COUNT];
   float *arrays[3] = {NULL, NULL, NULL};
   static const char *const names[3] = {"/params", "/adam_m", "/adam_v"};
 
@@ -261,30 +305,25 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
               version, HALO_CHECKPOINT_FORMAT_VERSION);
   HALO_TRY(halo_h5_attr_read_str(f, path, "model", model, sizeof model));
   snprintf(c->model, sizeof c->model, "%s", model);
-  numeric_attrs(c, &wd_all, &norm, attrs);
-  for (int k = 0; k < CKPT_NUMERIC_ATTRS; k++)
-    HALO_TRY(halo_h5_attr_read(f, path, attrs[k].name, attrs[k].kind, attrs[k].value));
-  o->weight_decay_all = wd_all;
-  o->normalize_features = norm;
-  halo_net_options defaults;
-  halo_net_options_default(&defaults);
-  int32_t model_opt[CKPT_MODEL_ATTRS] = {0};
-  model_attrs(&defaults, model_opt);
-  o->attn_dropout = defaults.attn_dropout;
-  if (H5Aexists(f, "attn_dropout") > 0)
-    HALO_TRY(halo_h5_attr_read(f, path, "attn_dropout", HALO_H5_F32, &o->attn_dropout));
-  for (int k = 0; k < CKPT_MODEL_ATTRS; k++)
-    if (H5Aexists(f, model_attr_names[k]) > 0)
-      HALO_TRY(halo_h5_attr_read(f, path, model_attr_names[k], HALO_H5_I32, &model_opt[k]));
-  if (model_opt[0] != HALO_ACT_RELU && model_opt[0] != HALO_ACT_ELU)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: activation %d is not known", path, model_opt[0]);
-  o->activation = (halo_activation)model_opt[0];
-  o->sage_normalize = model_opt[1] != 0;
-  o->gin_train_eps = model_opt[2] != 0;
-  o->residual = model_opt[3] != 0;
-  o->layer_norm = model_opt[4] != 0;
-  o->heads = model_opt[5];
-  o->output_heads = model_opt[6];
+  own_attrs(c, state, graph);
+  for (int k = 0; k < CKPT_STATE_ATTRS; k++)
+    HALO_TRY(halo_h5_attr_read(f, path, state[k].name, state[k].kind, state[k].value));
+  for (int k = 0, n = stored_options(0, opts); k < n; k++)
+    HALO_TRY(read_option(f, path, opts[k], o));
+  for (int k = 0; k < CKPT_GRAPH_ATTRS; k++)
+    HALO_TRY(halo_h5_attr_read(f, path, graph[k].name, graph[k].kind, graph[k].value));
+  for (int k = 0, n = stored_options(1, opts); k < n; k++)
+    HALO_TRY(read_option(f, path, opts[k], o));
+  /* A choice (the activation) must be one of its words. */
+  for (int i = 0; i < HALO_MOPT_COUNT; i++) {
+    const halo_model_option *opt = halo_model_option_at(i);
+    if (opt->store == HALO_OPTION_NONE || opt->flag.kind != HALO_FLAG_CHOICE) continue;
+    const int64_t v = halo_model_option_int(opt, o);
+    int nwords = 0;
+    while (opt->flag.words[nwords]) nwords++;
+    if (v < 0 || v >= nwords)
+      HALO_FAIL(HALO_ERR_FORMAT, "%s: %s %lld is not known", path, opt->key, (long long)v);
+  }
   if (strcmp(c->model, "gat") == 0 && (o->heads < 1 || o->output_heads < 1))
     HALO_FAIL(HALO_ERR_FORMAT, "%s: %d heads and %d output heads; each must be >= 1", path,
               o->heads, o->output_heads);
@@ -410,11 +449,17 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
               path, (long long)c->nodes, (long long)c->edges, c->features, c->classes,
               (unsigned long long)c->source_digest, (long long)m->nodes, (long long)m->edges,
               m->features, m->classes, (unsigned long long)m->source_digest);
-  if (strcmp(c->model, model) != 0 || k->layers != o->layers || k->hidden != o->hidden ||
-      !k->normalize_features != !o->normalize_features || k->activation != o->activation ||
-      !k->sage_normalize != !o->sage_normalize || !k->gin_train_eps != !o->gin_train_eps ||
-      !k->residual != !o->residual || !k->layer_norm != !o->layer_norm ||
-      (strcmp(model, "gat") == 0 && (k->heads != o->heads || k->output_heads != o->output_heads))) {
+  /* The options of this run's model: a gat's heads count, a gcn's do not. */
+  halo_model_kind kind = HALO_MODEL_GCN;
+  const int known = halo_model_parse(model, &kind) == HALO_OK;
+  int other = strcmp(c->model, model) != 0;
+  for (int i = 0; i < HALO_MOPT_COUNT && !other; i++) {
+    const halo_model_option *opt = halo_model_option_at(i);
+    if (opt->role == HALO_OPTION_MODEL && opt->store != HALO_OPTION_NONE &&
+        (opt->only < 0 || (known && halo_model_option_applies(opt, kind))))
+      other = !halo_model_option_equal(opt, k, o);
+  }
+  if (other) {
     char was[224], now[224];
     describe_model(c->model, k, was, sizeof was);
     describe_model(model, o, now, sizeof now);
@@ -422,29 +467,21 @@ halo_status halo_checkpoint_match(const halo_checkpoint *c, const char *path,
               was, now);
   }
   /* The training settings may change on resume: each one that does is
-   * named, with the checkpoint's value and this run's. */
+   * named, by its flag (the table's, so that this library spells no flag
+   * itself), with the checkpoint's value and this run's. */
   char differ[512] = "";
   size_t len = 0;
-  if (k->lr != o->lr)
-    note_setting(differ, sizeof differ, &len, "--lr %g (this run: %g)", k->lr, o->lr);
-  if (k->weight_decay != o->weight_decay)
-    note_setting(differ, sizeof differ, &len, "--weight-decay %g (this run: %g)", k->weight_decay,
-                 o->weight_decay);
-  if (k->weight_decay_all != o->weight_decay_all)
-    note_setting(differ, sizeof differ, &len, "--weight-decay-all %s (this run: %s)",
-                 k->weight_decay_all ? "on" : "off", o->weight_decay_all ? "on" : "off");
-  if (k->dropout != o->dropout)
-    note_setting(differ, sizeof differ, &len, "--dropout %g (this run: %g)", k->dropout,
-                 o->dropout);
-  if (k->input_dropout != o->input_dropout)
-    note_setting(differ, sizeof differ, &len, "--input-dropout %g (this run: %g)", k->input_dropout,
-                 o->input_dropout);
-  if (strcmp(model, "gat") == 0 && k->attn_dropout != o->attn_dropout)
-    note_setting(differ, sizeof differ, &len, "--attn-dropout %g (this run: %g)", k->attn_dropout,
-                 o->attn_dropout);
-  if (k->seed != o->seed)
-    note_setting(differ, sizeof differ, &len, "--seed %llu (this run: %llu)",
-                 (unsigned long long)k->seed, (unsigned long long)o->seed);
+  for (int i = 0; i < HALO_MOPT_COUNT; i++) {
+    const halo_model_option *opt = halo_model_option_at(i);
+    if (opt->role != HALO_OPTION_TRAINING || opt->store == HALO_OPTION_NONE ||
+        (opt->only >= 0 && !(known && halo_model_option_applies(opt, kind))) ||
+        halo_model_option_equal(opt, k, o))
+      continue;
+    char was[64], now[64];
+    halo_model_option_format(opt, k, was, sizeof was);
+    halo_model_option_format(opt, o, now, sizeof now);
+    note_setting(differ, sizeof differ, &len, "%s %s (this run: %s)", opt->flag.name, was, now);
+  }
   if (len) halo_log_warn("%s was written with other settings: %s; this run's apply", path, differ);
 done:
   return st;

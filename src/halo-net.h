@@ -21,42 +21,13 @@
 #include <stdint.h>
 
 #include "halo-backend.h"
+#include "halo-model-options.h"
 #include "halo-model.h"
 #include "halo-shard.h"
 #include "halo-spmm.h"
 #include "halo-status.h"
 
-/* The activation between layers. */
-typedef enum { HALO_ACT_RELU = 0, HALO_ACT_ELU = 1 } halo_activation;
-
-typedef struct halo_net_options {
-  halo_model_kind model; /* gcn (the default), sage, gin, gat */
-  int32_t layers;        /* L >= 1 graph convolutions */
-  int32_t hidden;        /* width of every hidden layer (and of GIN's MLPs); GAT: per head */
-  halo_activation activation;
-  int sage_normalize;   /* GraphSAGE: L2-normalise each layer's output rows */
-  int gin_train_eps;    /* GIN: learn ε (0: GIN-0) */
-  int residual;         /* every layer adds its input (projected by W_res where needed) */
-  int layer_norm;       /* LayerNorm (learned scale and shift) after every hidden layer */
-  int32_t heads;        /* GAT: heads of every hidden layer, concatenated */
-  int32_t output_heads; /* GAT: heads of the output layer, averaged */
-  float attn_dropout;   /* GAT: dropout on the attention coefficients */
-  float lr;             /* Adam learning rate */
-  float weight_decay;   /* L2, added to the gradient as in torch.optim.Adam */
-  int weight_decay_all; /* 0: first layer only (the reference); 1: every layer */
-  float dropout;        /* on the input of every layer after the first */
-  float input_dropout;  /* on the input features; 0 caches Â·X at set-up */
-  uint64_t seed;
-  int normalize_features; /* divide each feature row by its sum */
-  int sparse_features;    /* the first layer's input, X or the cached ÂX: -1: CSR when
-                             under 10% of it is non-zero over all ranks; 0: dense; 1: CSR */
-  int deterministic;      /* 1: weight and bias gradients are exact sums over the nodes of all
-                             ranks (halo-exact.h), so training is bit-identical for any number
-                             of ranks, partition and thread count; CPU backend only */
-  int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
-                             shards), multiply them and the boundary rows as two contiguous
-                             blocks; 1: always through row-index lists (tests, comparisons) */
-} halo_net_options;
+/* halo_net_options and halo_activation: model/halo-model-options.h (one row per option). */
 
 /* The reference settings: 2 layers, 16 hidden, lr 0.01, weight decay 5e-4 on
  * the first layer, dropout 0.5 on the input and the hidden layer, seed 0,
