@@ -53,18 +53,26 @@ static halo_status parse_real(const halo_flag *r, const char *text, float *out) 
 }
 
 /* The index of `text` among the row's words, or -1 after one line that
- * lists them ("expected cpu or cuda"). */
-static int word_index(const halo_flag *r, const char *text) {
+ * lists them: "--device tpu: unknown value (expected cpu or cuda)", or in
+ * the GETOPT style "--model: 'x' is not a model (gcn|sage|gin|gat)". */
+static int word_index(halo_flags_style style, const halo_flag *r, const char *text) {
   for (int i = 0; r->words[i]; i++)
     if (strcmp(text, r->words[i]) == 0) return i;
+  const int getopt = style == HALO_FLAGS_STYLE_GETOPT;
   char choices[256] = "";
   for (int i = 0, n = 0; r->words[i] && n < (int)sizeof choices; i++)
     n += snprintf(choices + n, sizeof choices - (size_t)n, "%s%s",
                   i == 0            ? ""
+                  : getopt          ? "|"
                   : r->words[i + 1] ? ", "
                                     : " or ",
                   r->words[i]);
-  halo_log_error("%s %s: unknown value (expected %s)", r->name, text, choices);
+  if (getopt && r->noun)
+    halo_log_error("%s: '%s' is not a %s (%s)", r->name, text, r->noun, choices);
+  else if (getopt)
+    halo_log_error("%s: unknown value '%s' (%s)", r->name, text, choices);
+  else
+    halo_log_error("%s %s: unknown value (expected %s)", r->name, text, choices);
   return -1;
 }
 
@@ -104,14 +112,14 @@ static halo_status set(const halo_flags *t, const halo_flag *r, const char *valu
       break;
     case HALO_FLAG_CHOICE:
     case HALO_FLAG_WORD:
-      if ((k = word_index(r, value)) < 0) HALO_TRY(HALO_ERR_ARG);
+      if ((k = word_index(t->style, r, value)) < 0) HALO_TRY(HALO_ERR_ARG);
       if (r->kind == HALO_FLAG_CHOICE)
         store_int(field, r->size, k);
       else
         snprintf(field, r->size, "%s", value);
       break;
     case HALO_FLAG_STRING:
-      if (!*value) HALO_FAIL(HALO_ERR_ARG, "%s needs %s", r->name, r->noun);
+      if (!*value && r->noun) HALO_FAIL(HALO_ERR_ARG, "%s needs %s", r->name, r->noun);
       memcpy(field, &value, sizeof value);
       break;
     case HALO_FLAG_CALL:

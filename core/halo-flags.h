@@ -41,7 +41,7 @@ typedef enum {
                        its rounding to float too; into a float or double field (by size) */
   HALO_FLAG_CHOICE, /* one of `words`: its index, into an int field (an enum's value) */
   HALO_FLAG_WORD,   /* one of `words`: copied into a char[size] field */
-  HALO_FLAG_STRING, /* any non-empty text: borrowed from argv into a const char * field;
+  HALO_FLAG_STRING, /* text, borrowed from argv into a const char * field; with a noun,
                        empty fails with "FLAG needs NOUN" */
   HALO_FLAG_CALL,   /* `call` takes the value; with `words`, the value is optional and
                        the next argument is taken only when it is one of them */
@@ -67,7 +67,9 @@ struct halo_flag {
   int open;                 /* REAL: HALO_FLAG_LO_OPEN | HALO_FLAG_HI_OPEN */
   const char *const *words; /* CHOICE, WORD: the names (NULL-terminated); CALL: the
                                optional values, or NULL when a value is required */
-  const char *noun;         /* STRING: what the value names ("a file name") */
+  const char *noun;         /* STRING: what the value names ("a file name"; NULL: it may
+                               be empty); CHOICE, WORD: what a word is, for the GETOPT
+                               style's line ("model") */
   halo_flag_call call;      /* CALL */
   const char *meta;         /* help: what follows the name ("N"; "" nothing; CHOICE, WORD
                                and CALL: NULL lists the words, "cpu|cuda") */

@@ -17,7 +17,7 @@ typedef struct toy {
   double wait;
   int color;
   char word[8];
-  const char *out;
+  const char *out, *label;
   int quiet, plain, called, help;
   char mode[8];
 } toy;
@@ -40,7 +40,20 @@ static halo_status take_dir(const char *arg, void *target) {
   return HALO_OK;
 }
 
-enum { R_N, R_BIG, R_SEED, R_RATE, R_WAIT, R_COLOR, R_WORD, R_OUT, R_QUIET, R_PLAIN, R_MODE };
+enum {
+  R_N,
+  R_BIG,
+  R_SEED,
+  R_RATE,
+  R_WAIT,
+  R_COLOR,
+  R_WORD,
+  R_OUT,
+  R_LABEL,
+  R_QUIET,
+  R_PLAIN,
+  R_MODE
+};
 
 static const halo_flag rows[] = {
     HALO_FLAG_INT_ROW("--n", toy, n, 1, 16, "N", "a count (2)"),
@@ -51,6 +64,7 @@ static const halo_flag rows[] = {
     HALO_FLAG_CHOICE_ROW("--color", toy, color, colors, "a color"),
     HALO_FLAG_WORD_ROW("--word", toy, word, words, "a word"),
     HALO_FLAG_STRING_ROW("--out", toy, out, "a file name", "FILE", "where"),
+    HALO_FLAG_STRING_ROW("--label", toy, label, NULL, "TEXT", "any text, even none"),
     HALO_FLAG_SWITCH_ROW("--quiet", toy, quiet, 1, "say less"),
     HALO_FLAG_SWITCH_ROW("--no-plain", toy, plain, 0, NULL),
     HALO_FLAG_CALL_ROW("--mode", take_mode, modes, "", "a mode"),
@@ -165,6 +179,7 @@ Test(flags, getopt_style_messages) {
       {"-x", "error: unknown option '-x' (see --help)"},
       {"extra", "error: unexpected argument 'extra' (see --help)"},
       {"--co=blue", "error: --co: abbreviated flag names are not accepted; did you mean --color?"},
+      {"--color pink", "error: --color: unknown value 'pink' (red|green|blue)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     toy t;
@@ -173,6 +188,10 @@ Test(flags, getopt_style_messages) {
                  HALO_ERR_ARG, "'%s' was accepted", cases[i][0]);
     cr_expect(strstr(err, cases[i][1]) != NULL, "'%s': %s", cases[i][0], err);
   }
+  toy t;
+  char err[256];
+  cr_assert_eq(parse(HALO_FLAGS_STYLE_GETOPT, "--label=", &t, NULL, err, sizeof err), HALO_OK);
+  cr_expect_str_eq(t.label, "", "a string without a noun may be empty");
   int64_t v = 0;
   cr_expect_eq(halo_flags_parse_int(HALO_FLAGS_STYLE_GETOPT, "--parts", "4", 1, 8, &v), HALO_OK);
   cr_expect_eq(v, 4);
@@ -194,6 +213,7 @@ Test(flags, usage_layout) {
       "  --color red|green|blue  a color\n"
       "  --word cpu|cuda      a word\n"
       "  --out FILE           where\n"
+      "  --label TEXT         any text, even none\n"
       "  --quiet              say less\n"
       "  --mode               a mode\n"
       "a note\n"
