@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli-env.h"
+#include "halo-dpartition.h"
 #include "halo-gat.h"
 #include "halo-json.h"
 #include "halo-load.h"
@@ -20,7 +21,6 @@
 #include "halo-mpi.h"
 #include "halo-partition.h"
 #include "halo-predict.h"
-#include "partition-dist.h"
 
 #ifndef HALO_VERSION
 #define HALO_VERSION "unknown"
@@ -1198,11 +1198,11 @@ static void dist_phase(void *ctx, const char *what) { phase(ctx, what); }
 
 /* mpirun -np K halo-partition --method ptscotch: rank 0 opens the outputs
  * and publishes them, every rank takes part in the partition
- * (partition-dist.h).  A failure on any rank stops every rank. */
+ * (halo-dpartition.h).  A failure on any rank stops every rank. */
 static halo_status run_distributed(cli *c, MPI_Comm comm) {
   halo_status st = HALO_OK;
   outputs out = {0};
-  dist_result dr = {0};
+  halo_partition_dist_result dr = {0};
   char line[1024], tmp[4096] = "";
   int rank = 0;
   timing t;
@@ -1222,31 +1222,33 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
   HALO_MPI(MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, comm));
   pg.on = rank == 0 && isatty(STDERR_FILENO);
 
-  const dist_request rq = {.input = c->input,
-                           .format = c->format,
-                           .opt = c->opt,
-                           .synth_features = c->synth_features,
-                           .synth_classes = c->synth_classes,
-                           .synth_split = c->synth_split_given ? c->synth_split : NULL,
-                           .features = c->features,
-                           .labels = c->labels,
-                           .split_name = c->split_name,
-                           .split = c->split,
-                           .dims = c->dims,
-                           .ndims = c->ndims,
-                           .tmpdir = c->write_metis ? NULL : tmp,
-                           .metis_tmp = c->write_metis ? tmp : NULL,
-                           .metis_name = c->write_metis,
-                           .parts_file = c->parts_file,
-                           .clean_round_pairs = c->clean_round,
-                           .phase = dist_phase,
-                           .progress = write_progress,
-                           .ctx = &pg};
-  HALO_TRY(dist_partition(comm, &rq, &dr));
-  static const int phases[DIST_PHASES] = {PHASE_LOAD, PHASE_CLEAN, PHASE_PARTITION, PHASE_WRITE};
-  for (int i = 0; i < DIST_PHASES; i++) t.wall[phases[i]] = dr.wall[i];
+  const halo_partition_dist_request rq = {
+      .input = c->input,
+      .format = c->format,
+      .opt = c->opt,
+      .synth_features = c->synth_features,
+      .synth_classes = c->synth_classes,
+      .synth_split = c->synth_split_given ? c->synth_split : NULL,
+      .features = c->features,
+      .labels = c->labels,
+      .split_name = c->split_name,
+      .split = c->split,
+      .dims = c->dims,
+      .ndims = c->ndims,
+      .tmpdir = c->write_metis ? NULL : tmp,
+      .metis_tmp = c->write_metis ? tmp : NULL,
+      .metis_name = c->write_metis,
+      .parts_file = c->parts_file,
+      .clean_round_pairs = c->clean_round,
+      .phase = dist_phase,
+      .progress = write_progress,
+      .ctx = &pg};
+  HALO_TRY(halo_partition_dist_run(comm, &rq, &dr));
+  static const int phases[HALO_DIST_PHASES] = {PHASE_LOAD, PHASE_CLEAN, PHASE_PARTITION,
+                                               PHASE_WRITE};
+  for (int i = 0; i < HALO_DIST_PHASES; i++) t.wall[phases[i]] = dr.wall[i];
   timing_lap(&t, PHASE_WRITE);
-  t.wall[PHASE_WRITE] = dr.wall[DIST_WRITE];
+  t.wall[PHASE_WRITE] = dr.wall[HALO_DIST_WRITE];
   t.ranks = dr.ranks;
   t.peak_rss_max = dr.peak_rss_max;
   t.peak_rss_sum = dr.peak_rss_sum;
@@ -1268,7 +1270,7 @@ static halo_status run_distributed(cli *c, MPI_Comm comm) {
   halo_log_hold(NULL, 0);
   HALO_TRY(halo_mpi_agree_first(comm, st, line));
 done:
-  dist_result_free(&dr);
+  halo_partition_dist_result_free(&dr);
   outputs_close(&out);
   return st;
 }
