@@ -25,6 +25,7 @@ typedef struct dist {
   int rank, size;
   char line[1024]; /* the held error line of the current phase */
   const halo_partition_dist_request *rq;
+  const halo_format_row *row; /* the input's format (dist-read.c) */
   halo_edge_slice slice;
   halo_node_synth synth; /* node data, when has_synth */
   int has_synth;

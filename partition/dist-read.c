@@ -69,25 +69,45 @@ done:
   return st;
 }
 
-/* What the input is to this rank; the ranks must agree on it, since each
- * kind runs other collectives. */
-enum { INPUT_SPEC = 0, INPUT_FILE = 1, INPUT_GZIP = 2, INPUT_OGB = 3, INPUT_MTX = 4 };
+/* What the input is to this rank, by its format's row (halo-load.h, "The
+ * format table"): how the row says it is read by slices, and for a file of
+ * lines whether it is gzip; a path that names no file goes to the spec
+ * reader, which names it.  The ranks must agree on it, since each kind
+ * runs other collectives. */
+enum { INPUT_SPEC = 0, INPUT_FILE = 1, INPUT_GZIP = 2, INPUT_OGB = 3, INPUT_MTX = 4, INPUTS = 8 };
 
-/* The kind of the input: --format's, else what halo_load_detect_format
- * makes of the path. Local. */
-static halo_status input_kind(const dist *d, int *kind) {
+/* The kind of the input (*code: the kind and the format, which the ranks
+ * compare): --format's, else what halo_load_detect_format makes of the
+ * path.  A format the table does not read by slices is refused here, by
+ * name. Local. */
+static halo_status input_kind(dist *d, int *code) {
   halo_status st = HALO_OK;
   const char *in = d->rq->input;
   struct stat sb;
-  *kind = INPUT_SPEC;
+  int kind = INPUT_SPEC;
   const halo_format f =
       d->rq->format != HALO_FORMAT_AUTO ? d->rq->format : halo_load_detect_format(in);
-  if (f == HALO_FORMAT_SPEC || stat(in, &sb) != 0) goto done;
-  *kind = f == HALO_FORMAT_OGB    ? INPUT_OGB
-          : f == HALO_FORMAT_MTX  ? INPUT_MTX
-          : halo_load_is_gzip(in) ? INPUT_GZIP
-                                  : INPUT_FILE;
+  d->row = halo_format_row_of(f);
+  if (!d->row) HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)f);
+  if (d->row->slicing == HALO_SLICING_SPEC || stat(in, &sb) != 0) goto done;
+  switch (d->row->slicing) {
+    case HALO_SLICING_LINES:
+      kind = halo_load_is_gzip(in) ? INPUT_GZIP : INPUT_FILE;
+      break;
+    case HALO_SLICING_MTX:
+      kind = INPUT_MTX;
+      break;
+    case HALO_SLICING_FOLDER:
+      kind = INPUT_OGB;
+      break;
+    default:
+      HALO_FAIL(HALO_ERR_ARG,
+                "%s: the %s format cannot be read by slices, so --method ptscotch cannot "
+                "partition it (use another --method)",
+                in, d->row->name);
+  }
 done:
+  *code = kind + INPUTS * (int)f;
   return st;
 }
 
@@ -135,7 +155,7 @@ done:
 }
 
 /* A gzip stream cannot be cut into byte ranges: rank 0 inflates and parses
- * it (an edge list's for `nodes` NODES_SNAP, Matrix Market's for NODES_MTX,
+ * it (a file of lines' by its row's stream for `nodes` NODES_SNAP, Matrix Market's for NODES_MTX,
  * else an OGB edge.csv's of `nodes` nodes, continuing d->digest) and deals
  * its edges out in blocks, round robin; an empty block ends them.
  * Collective (agreed). */
@@ -157,7 +177,7 @@ halo_status halo__dist_load_gzip(dist *d, const char *path, int64_t nodes) {
   if (d->rank == 0) {
     halo_mtx_header h = {0};
     if (nodes == NODES_SNAP)
-      st = halo_load_edgelist_stream(path, GZIP_BLOCK_EDGES, scatter_block, &g, &digest);
+      st = d->row->stream(path, GZIP_BLOCK_EDGES, scatter_block, &g, &digest);
     else if (nodes == NODES_MTX) /* a block of a symmetric file may hold one edge more */
       st = halo_load_mtx_stream(path, GZIP_BLOCK_EDGES - 1, scatter_block, &g, &h, &digest);
     else
@@ -300,11 +320,11 @@ done:
   return st;
 }
 
-/* An edge list (`nodes` -1) or an OGB edge.csv of `nodes` nodes: each rank
- * counts its slice's lines, learns how many lie before it, and parses its
- * slice, naming a bad line by its line in the file; then the ranks digest
- * the file together (an edge list's digest, which every rank then has; an
- * OGB file continues d->digest).  Collective (agreed). */
+/* A file of lines by its row's slice (`nodes` -1: an edge list) or an OGB
+ * edge.csv of `nodes` nodes: each rank counts its slice's lines, learns how many lie before it, and
+ * parses its slice, naming a bad line by its line in the file; then the ranks digest the file
+ * together (an edge list's digest, which every rank then has; an OGB file continues d->digest).
+ * Collective (agreed). */
 halo_status halo__dist_load_file(dist *d, const char *path, int64_t nodes) {
   halo_status st = HALO_OK;
   int64_t before = 0;
@@ -313,7 +333,7 @@ halo_status halo__dist_load_file(dist *d, const char *path, int64_t nodes) {
   halo_digest_chunked_init(&own);
   HALO_TRY(halo__dist_lines_before(d, path, &before));
   phase_begin(d);
-  st = nodes < 0 ? halo_load_edgelist_slice(path, d->rank, d->size, before, &d->slice)
+  st = nodes < 0 ? d->row->slice(path, d->rank, d->size, before, &d->slice)
                  : halo_load_ogb_edge_slice(path, nodes, d->rank, d->size, before, &d->slice);
   HALO_TRY(phase_end(d, st));
   HALO_TRY(halo__dist_digest_file(d, path, nodes < 0 ? &own : &d->digest));
@@ -410,11 +430,11 @@ done:
  * Collective (agreed). */
 halo_status halo__dist_load_input(dist *d) {
   halo_status st = HALO_OK;
-  int kind = INPUT_SPEC, kinds[2] = {0, 0};
+  int code = INPUT_SPEC, kinds[2] = {0, 0};
   phase_begin(d);
-  st = input_kind(d, &kind);
+  st = input_kind(d, &code);
   HALO_TRY(phase_end(d, st));
-  const int mine[2] = {kind, -kind};
+  const int mine[2] = {code, -code}, kind = code % INPUTS;
   HALO_MPI(MPI_Allreduce(mine, kinds, 2, MPI_INT, MPI_MAX, d->comm));
   phase_begin(d);
   if (kinds[0] != -kinds[1]) { /* max != min */
