@@ -69,6 +69,9 @@ typedef struct written {
 
 /* ---- small helpers, private to the partitioner's files ---------------- */
 
+/* compare_i64 is the partitioner's own int64 comparator until the shared
+ * one in core/ replaces it. */
+
 static inline double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -123,11 +126,11 @@ static inline int compare_i64(const void *a, const void *b) {
 
 /* ---- the records that carry a part's rows to its writer ------------- */
 
-/* Written by pack_rows (dist-route.c), read by unpack_rows (dist-write.c). */
-/* A row's record: its id, its id in the input (or -1), its degree, its
- * label, split, tasks (eight an item) and feature row (two floats an item)
- * when they come from files, then (neighbour, part, degree) for each
- * neighbour. */
+/* A row's record, written by pack_rows (dist-route.c) and read by
+ * unpack_rows (dist-write.c): its id, its id in the input (or -1), its
+ * degree, its label, split, tasks (eight an item) and feature row (two
+ * floats an item) when they come from files, then (neighbour, part,
+ * degree) for each neighbour. */
 static inline int64_t target_items(const dist *d) {
   return d->file_multilabel ? (d->file_classes + 7) / 8 : 0;
 }
