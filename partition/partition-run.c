@@ -304,7 +304,7 @@ done:
   return st;
 }
 
-/* ---- main ------------------------------------------------------------ */
+/* ---- the run --------------------------------------------------------- */
 
 /* The outputs a run writes, opened before any work, so that an unusable
  * one (an output that is an input, a device or folder where a file goes,

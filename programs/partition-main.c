@@ -90,7 +90,6 @@ typedef struct cli {
   int ndims;
   halo_model_config model; /* what --dims predicts for */
   int method_given;        /* --method was on the command line */
-  int metis_switched;      /* metis was asked for, and the graph is past its limit */
   const char *parts_file;  /* ptscotch: HALO_TEST_PARTS_FILE, a test hook (cli-env.c) */
   int64_t clean_round;     /* ptscotch: HALO_TEST_CLEAN_ROUND, a test hook; 0: unset */
 } cli;
