@@ -325,4 +325,47 @@ halo_status halo_load_split_block(const char *const paths[3], const halo_split_b
  * exist. Local. */
 halo_status halo_load_split_paths(const char *dir, char paths[3][HALO_OGB_PATH]);
 
+/* ---- The format table ------------------------------------------------- */
+
+/* How the distributed partitioner (halo-partition --method ptscotch,
+ * partition/dist-read.c) reads a format, each rank its slice. */
+typedef enum {
+  HALO_SLICING_NONE = 0, /* not by slices: --method ptscotch refuses it, naming the format */
+  HALO_SLICING_SPEC,     /* each rank draws its slice (halo_load_spec_slice) */
+  /* A file of one edge a line in its own ids: plain text by slices of lines
+   * (the row's `slice`), a gzip stream read by rank 0 and dealt out (its
+   * `stream`), the ids renumbered 0..n-1 over the ranks, as halo_load
+   * numbers them. */
+  HALO_SLICING_LINES,
+  HALO_SLICING_MTX,    /* Matrix Market: slices checked against the size line over the ranks */
+  HALO_SLICING_FOLDER, /* an OGB folder: its edge.csv by lines, its node data to the blocks */
+} halo_format_slicing;
+
+/* One input format: a row of the table in load-formats.c, read by
+ * --format's parser, --format auto, halo_load and the distributed reader.
+ * A new format is a row there, its halo_format value, and its reader. */
+typedef struct halo_format_row {
+  halo_format format;
+  const char *name;  /* --format's name */
+  const char *alias; /* another name for it, or NULL */
+  /* --format auto tries the guesses in ascending guess_order (from 1); the
+   * row of order 0, which has no guess, is what none of them claims. */
+  int guess_order;
+  int (*guess)(const char *input);
+  /* The whole input into a new graph (halo_load). Local. */
+  halo_status (*load)(const char *input, const halo_load_options *opt, halo_graph **out);
+  halo_format_slicing slicing;
+  /* HALO_SLICING_LINES: a plain file's slice and a gzip file's stream, as
+   * halo_load_edgelist_slice and halo_load_edgelist_stream (NULL otherwise). */
+  halo_status (*slice)(const char *path, int64_t slice, int64_t slices, int64_t line_base,
+                       halo_edge_slice *out);
+  halo_status (*stream)(const char *path, int64_t block,
+                        halo_status (*emit)(void *ctx, const int64_t *pair, int64_t count),
+                        void *ctx, uint64_t *digest);
+} halo_format_row;
+
+/* The row of `format`, or NULL for HALO_FORMAT_AUTO and unknown values.
+ * The table is static: the row is borrowed for the program's life. Local. */
+const halo_format_row *halo_format_row_of(halo_format format);
+
 #endif /* HALO_LOAD_H */

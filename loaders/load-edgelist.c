@@ -60,9 +60,10 @@ static halo_status read_edge(const load_reader *r, const char *line, int64_t nod
   /* A third column is a weight (or a SNAP temporal graph's time): refused
    * rather than dropped, since halo's graphs are unweighted. */
   if (count_words(p) == 3)
-    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED,
-              "a third column (edge weights or times) is not supported: halo's graphs are "
-              "unweighted; keep the first two columns (awk '{print $1, $2}') to use the structure alone");
+    LOAD_FAIL(
+        r, HALO_ERR_UNSUPPORTED,
+        "a third column (edge weights or times) is not supported: halo's graphs are "
+        "unweighted; keep the first two columns (awk '{print $1, $2}') to use the structure alone");
   HALO_TRY(parse_edge_line(r, p, id));
   *is_edge = 1;
 done:
@@ -71,8 +72,7 @@ done:
 
 /* Dense ids: bit x of `bits` says id x occurs; rank[w] counts the ids below
  * word w.  Renumbers in place and returns the node count in *n. */
-static halo_status renumber_dense(load_edges *e, int64_t max_id, int64_t *n,
-                                  int64_t **original) {
+static halo_status renumber_dense(load_edges *e, int64_t max_id, int64_t *n, int64_t **original) {
   halo_status st = HALO_OK;
   int64_t words = (max_id >> 6) + 1;
   uint64_t *bits = NULL;
@@ -197,7 +197,8 @@ done:
   return st;
 }
 
-halo_status load_edgelist(const char *path, halo_graph **out) {
+halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_graph **out) {
+  (void)opt;
   halo_status st = HALO_OK;
   load_reader r = {0};
   load_edges edges = {.narrow = 1, .path = path}; /* widens itself at the first id >= 2^32 */
@@ -257,8 +258,7 @@ done:
 
 /* ---- slices (the distributed partitioner) ----------------------------- */
 
-halo_status halo_load_slice_lines(const char *path, int64_t slice, int64_t slices,
-                                           int64_t *lines) {
+halo_status halo_load_slice_lines(const char *path, int64_t slice, int64_t slices, int64_t *lines) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   char *line;
@@ -317,8 +317,8 @@ halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t sl
   return edge_slice(path, read_edge, -1, slice, slices, line_base, out);
 }
 
-halo_status halo_load_ogb_edge_slice(const char *path, int64_t nodes, int64_t slice,
-                                     int64_t slices, int64_t line_base, halo_edge_slice *out) {
+halo_status halo_load_ogb_edge_slice(const char *path, int64_t nodes, int64_t slice, int64_t slices,
+                                     int64_t line_base, halo_edge_slice *out) {
   return edge_slice(path, ogb_edge, nodes, slice, slices, line_base, out);
 }
 

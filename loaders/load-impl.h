@@ -229,9 +229,11 @@ void load_csr_sort_rows(halo_graph *g);
 halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph **out);
 /* One line "src,dst" of an OGB edge.csv, ids in [0, n). */
 halo_status load_ogb_edge(const load_reader *r, const char *line, int64_t n, int64_t id[2]);
-halo_status load_edgelist(const char *path, halo_graph **out);
-halo_status load_mtx(const char *path, halo_graph **out);
-halo_status load_spec(const char *spec, halo_graph **out);
+/* The whole-file readers of the format table (load-formats.c), all of one
+ * type (halo_format_row.load); a format without options ignores opt. */
+halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_graph **out);
+halo_status load_mtx(const char *path, const halo_load_options *opt, halo_graph **out);
+halo_status load_spec(const char *spec, const halo_load_options *opt, halo_graph **out);
 
 /* True when `input` starts with "NAME:" for a known generator. */
 int load_spec_is_spec(const char *input);
@@ -252,7 +254,7 @@ int32_t load_synth_class(uint64_t seed, int32_t classes, int64_t u);
 /* Gives every node of g the node data of s (halo_node_synth_rows). */
 halo_status load_synth_node_data(halo_graph *g, const halo_node_synth *s);
 
-/* Sets g->source, truncated to fit. */
+/* Sets g->source, truncated to fit (load-reader.c). */
 void load_set_source(halo_graph *g, const char *source);
 
 #endif /* HALO_LOAD_IMPL_H */

@@ -232,8 +232,7 @@ done:
 }
 
 halo_status halo_load_mtx_stream(const char *path, int64_t block,
-                                 halo_status (*emit)(void *ctx, const int64_t *pair,
-                                                     int64_t count),
+                                 halo_status (*emit)(void *ctx, const int64_t *pair, int64_t count),
                                  void *ctx, halo_mtx_header *h, uint64_t *digest_out) {
   halo_status st = HALO_OK;
   load_reader r = {0};
@@ -274,7 +273,8 @@ done:
   return st;
 }
 
-halo_status load_mtx(const char *path, halo_graph **out) {
+halo_status load_mtx(const char *path, const halo_load_options *opt, halo_graph **out) {
+  (void)opt;
   halo_status st = HALO_OK;
   load_reader r = {0};
   load_edges edges = {.path = path};

@@ -138,7 +138,8 @@ halo_status load_reader_open(load_reader *r, const char *path, halo_digest_chunk
   return reader_open(r, path, digest, 0);
 }
 
-halo_status load_reader_open_maybe_empty(load_reader *r, const char *path, halo_digest_chunked *digest) {
+halo_status load_reader_open_maybe_empty(load_reader *r, const char *path,
+                                         halo_digest_chunked *digest) {
   return reader_open(r, path, digest, 1);
 }
 
@@ -447,4 +448,8 @@ slow:;
   *out = f;
   *p = end;
   return LOAD_SCAN_OK;
+}
+
+void load_set_source(halo_graph *g, const char *source) {
+  snprintf(g->source, sizeof g->source, "%s", source);
 }

@@ -476,7 +476,8 @@ static const char *spec_keys(const char *spec) {
   return colon ? colon + 1 : "";
 }
 
-halo_status load_spec(const char *spec, halo_graph **out) {
+halo_status load_spec(const char *spec, const halo_load_options *opt, halo_graph **out) {
+  (void)opt;
   halo_status st = HALO_OK;
   const generator *gen = NULL;
   HALO_TRY(find_generator(spec, &gen));

@@ -7,9 +7,9 @@
  *   HALO_CUDA_SPMM         cusparse, rows  halo-train       halo_backend_options.spmm
  *   HALO_CUDA_AWARE        0, 1            halo-train       halo_backend_options.mpi
  *   HALO_FAULT_STALL       RANK:EPOCH      halo-train       halo_watch_options.stall*
- *   HALO_TEST_PARTS_FILE   a path          halo-partition   dist_request.parts_file
+ *   HALO_TEST_PARTS_FILE   a path          halo-partition   halo_partition_run_request.parts_file
  *                                          (ptscotch)
- *   HALO_TEST_CLEAN_ROUND  pairs (digits)  halo-partition   dist_request.clean_round_pairs
+ *   HALO_TEST_CLEAN_ROUND  pairs (digits)  halo-partition   halo_partition_run_request.clean_round
  *                                          (ptscotch)
  *
  * HALO_MEMORY_AVAILABLE replaces the measured free memory in every admission

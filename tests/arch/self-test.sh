@@ -57,7 +57,7 @@ loaders/load-x.c:5 includes "no-such.h", which no folder holds (core loaders sha
 kernels/cuda-x.cu:2 includes shard/halo-shard.h: kernels may not include shard's headers (include matrix, MATRIX)
 src/halo-net.c:3 includes partition/halo-partition.h: src may not include partition's halo-partition.h, only halo-predict.h (include matrix, MATRIX)
 programs/main.c:2 includes "../core/halo-status.h" by path: halo includes headers by name (their folder is on the include path)
-check-includes: 7 problem(s) in 13 files
+check-includes: 7 problem(s) in 15 files
 EOF
 if run fixture --matrix "$fixture_doc" "$here/fixture"; then
   # The matrix is inside the fixture ROOT, so lines name it as matrix.md.

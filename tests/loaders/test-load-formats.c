@@ -338,6 +338,32 @@ Test(format, names) {
   cr_expect_eq(f, HALO_FORMAT_SPEC);
 }
 
+/* The format table: a row for every format, found by its name, with a
+ * reader, and the slice and stream readers its slicing needs. */
+Test(format, table) {
+  cr_expect_null(halo_format_row_of(HALO_FORMAT_AUTO));
+  int fallbacks = 0;
+  for (halo_format f = HALO_FORMAT_OGB; f <= HALO_FORMAT_SPEC; f++) {
+    const halo_format_row *r = halo_format_row_of(f);
+    halo_format parsed = HALO_FORMAT_AUTO;
+    cr_assert_not_null(r, "format %d has no row", (int)f);
+    cr_expect_eq(r->format, f);
+    cr_expect_eq(halo_format_parse(r->name, &parsed), HALO_OK);
+    cr_expect_eq(parsed, f);
+    cr_expect_not_null(r->load);
+    cr_expect_neq(r->slicing, HALO_SLICING_NONE, "%s: every format today is read by slices",
+                  r->name);
+    if (r->slicing == HALO_SLICING_LINES) cr_expect(r->slice && r->stream, "%s", r->name);
+    fallbacks += r->guess_order == 0;
+    cr_expect_eq(r->guess == NULL, r->guess_order == 0, "%s", r->name);
+  }
+  cr_expect_eq(fallbacks, 1);
+  cr_expect_eq(halo_load_detect_format(LOADER_DATA "/general.mtx"), HALO_FORMAT_MTX);
+  cr_expect_eq(halo_load_detect_format(LOADER_DATA "/ogb-tiny"), HALO_FORMAT_OGB);
+  cr_expect_eq(halo_load_detect_format("sbm:nodes=9,classes=3"), HALO_FORMAT_SPEC);
+  cr_expect_eq(halo_load_detect_format(LOADER_DATA "/snap-dense.txt"), HALO_FORMAT_EDGELIST);
+}
+
 /* Node data for a structure-only graph, from files and synthesised. */
 Test(node_data, from_files) {
   halo_graph *g = load_ok(LOADER_DATA "/snap-dense.txt", HALO_FORMAT_EDGELIST);

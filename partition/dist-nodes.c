@@ -1,0 +1,377 @@
+/* The distributed partitioner's node data (dist-impl.h): --features and
+ * --labels files, plain by slices or a gzip stream dealt out by rank 0, to
+ * the blocks of rows; an OGB folder (its edges, node data and split); and
+ * --split DIR's files for each block. */
+#include "dist-impl.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NODE_MESSAGE_BYTES = 4 << 20, TAG_NODE_ROWS = 7102 };
+
+/* Rank 0's emit() of a node-data stream: each run of rows goes to the rank
+ * whose block holds it, as (first row, rows' bytes); its own it keeps. */
+typedef struct node_scatter {
+  dist *d;
+  size_t row_bytes;
+  char *block;   /* rank 0's block of rows */
+  char *message; /* 8 + NODE_MESSAGE_BYTES */
+  int64_t rows;  /* rows read so far */
+} node_scatter;
+
+static halo_status scatter_rows(void *ctx, int64_t first, int64_t rows, const void *data) {
+  halo_status st = HALO_OK;
+  node_scatter *ns = ctx;
+  const dist *d = ns->d;
+  ns->rows += rows;
+  for (int r = 0; r < d->size; r++) {
+    const int64_t lo = d->begins[r], hi = d->begins[r + 1];
+    const int64_t a = lo > first ? lo : first, b = hi < first + rows ? hi : first + rows;
+    if (b <= a) continue;
+    const char *from = (const char *)data + (size_t)(a - first) * ns->row_bytes;
+    const size_t bytes = (size_t)(b - a) * ns->row_bytes;
+    if (r == 0) {
+      memcpy(ns->block + (size_t)a * ns->row_bytes, from, bytes);
+      continue;
+    }
+    memcpy(ns->message, &a, sizeof a);
+    memcpy(ns->message + sizeof a, from, bytes);
+    HALO_MPI(MPI_Send(ns->message, (int)(sizeof a + bytes), MPI_BYTE, r, TAG_NODE_ROWS, d->comm));
+  }
+done:
+  return st;
+}
+
+/* A gzip node-data file: rank 0 inflates and parses it
+ * (halo_load_node_stream, continuing d->digest) and sends each rank the rows
+ * of its block; an empty message ends them.  *block gets this rank's rows,
+ * *width the file's width, *max_label the largest label.  Collective
+ * (agreed). */
+static halo_status node_stream(dist *d, const char *path, int is_labels, void **block,
+                               int32_t *width, int32_t *max_label) {
+  halo_status st = HALO_OK;
+  const int64_t n = d->slice.nodes;
+  const int64_t rows = d->begins[d->rank + 1] - d->begins[d->rank];
+  node_scatter ns = {.d = d};
+  int64_t counts[2] = {0, -1}; /* rows read, largest label */
+  *block = NULL;
+  *width = 1;
+  phase_begin(d);
+  if (d->rank == 0) st = halo_load_node_width(path, width);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(width, 1, MPI_INT32_T, 0, d->comm));
+  ns.row_bytes = (size_t)*width * halo_load_node_item(is_labels, *width);
+  const int64_t message_rows = NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes > 0
+                                   ? NODE_MESSAGE_BYTES / (int64_t)ns.row_bytes
+                                   : 1;
+  phase_begin(d);
+  st = halo__dist_admit(
+      path, "receiving its rows",
+      (double)rows * (double)ns.row_bytes + (double)message_rows * (double)ns.row_bytes + 8.0);
+  if (st == HALO_OK) {
+    ns.block = malloc((size_t)(rows > 0 ? rows : 1) * ns.row_bytes);
+    ns.message = malloc(sizeof(int64_t) + (size_t)message_rows * ns.row_bytes);
+    if (!ns.block || !ns.message) {
+      halo_log_error("%s: out of memory allocating the block's rows", path);
+      st = HALO_ERR_NOMEM;
+    }
+  }
+  HALO_TRY(phase_end(d, st));
+  phase_begin(d);
+  if (d->rank == 0) {
+    int32_t label = -1;
+    st = halo_load_node_stream(path, is_labels, n, message_rows, scatter_rows, &ns, &label,
+                               &d->digest);
+    if (st == HALO_ERR_MPI) goto held;
+    for (int to = 1; to < d->size; to++)
+      if (MPI_Send(NULL, 0, MPI_BYTE, to, TAG_NODE_ROWS, d->comm) != MPI_SUCCESS) {
+        st = halo_mpi_error(MPI_ERR_OTHER, "MPI_Send");
+        goto held;
+      }
+    counts[0] = ns.rows;
+    counts[1] = label;
+    if (st == HALO_OK && ns.rows != n) {
+      halo_log_error("%s:%" PRId64 ": %" PRId64 " %s, but the graph has %" PRId64 " nodes", path,
+                     ns.rows, ns.rows, halo_load_node_rows_name(is_labels, *width), n);
+      st = HALO_ERR_MISMATCH;
+    }
+  } else {
+    const int64_t begin = d->begins[d->rank];
+    for (;;) {
+      MPI_Status status;
+      int bytes = 0;
+      int64_t first = 0;
+      if (MPI_Probe(0, TAG_NODE_ROWS, d->comm, &status) != MPI_SUCCESS ||
+          MPI_Get_count(&status, MPI_BYTE, &bytes) != MPI_SUCCESS ||
+          MPI_Recv(ns.message, bytes, MPI_BYTE, 0, TAG_NODE_ROWS, d->comm, MPI_STATUS_IGNORE) !=
+              MPI_SUCCESS) {
+        st = halo_mpi_error(MPI_ERR_OTHER, "MPI_Recv");
+        goto held;
+      }
+      if (bytes == 0) break;
+      memcpy(&first, ns.message, sizeof first);
+      memcpy(ns.block + (size_t)(first - begin) * ns.row_bytes, ns.message + sizeof first,
+             (size_t)bytes - sizeof first);
+    }
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(counts, 2, MPI_INT64_T, 0, d->comm));
+  *max_label = (int32_t)counts[1];
+  *block = ns.block;
+  ns.block = NULL;
+  goto done;
+held:
+  halo_log_hold(NULL, 0);
+  if (d->line[0]) fprintf(stderr, "%s\n", d->line);
+done:
+  free(ns.block);
+  free(ns.message);
+  return st;
+}
+
+/* A plain-text node-data file: every rank counts its slice's lines, parses
+ * them as rows from the lines below it, and the rows go to the ranks of
+ * their blocks; the ranks digest the file together into d->digest.
+ * Collective (agreed). */
+static halo_status node_slices(dist *d, const char *path, int is_labels, void **block,
+                               int32_t *width, int32_t *max_label) {
+  halo_status st = HALO_OK;
+  halo_node_slice ns = {0};
+  int64_t before = 0, total = 0;
+  const int64_t n = d->slice.nodes;
+  HALO_TRY(halo__dist_lines_before(d, path, &before));
+  phase_begin(d);
+  st = is_labels ? halo_load_labels_slice(path, d->rank, d->size, before, n, &ns)
+                 : halo_load_features_slice(path, d->rank, d->size, before, n, &ns);
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(halo__dist_digest_file(d, path, &d->digest));
+  HALO_MPI(MPI_Allreduce(&ns.rows, &total, 1, MPI_INT64_T, MPI_SUM, d->comm));
+  phase_begin(d);
+  if (total != n && d->rank == 0) {
+    /* At the file's last line, as halo_load names it: a line a row. */
+    halo_log_error("%s:%" PRId64 ": %" PRId64 " %s, but the graph has %" PRId64 " nodes", path,
+                   total, total, halo_load_node_rows_name(is_labels, ns.width), n);
+    st = HALO_ERR_MISMATCH;
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Allreduce(&ns.max_label, max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
+  *width = ns.width;
+  if (ns.targets)
+    HALO_TRY(
+        halo__dist_to_blocks(d, ns.first, ns.rows, ns.targets, ns.width, MPI_INT8_T, 1, block));
+  else if (is_labels)
+    HALO_TRY(halo__dist_to_blocks(d, ns.first, ns.rows, ns.labels, 1, MPI_INT32_T, sizeof(int32_t),
+                                  block));
+  else
+    HALO_TRY(halo__dist_to_blocks(d, ns.first, ns.rows, ns.x, ns.width, MPI_FLOAT, sizeof(float),
+                                  block));
+done:
+  halo_node_slice_free(&ns);
+  return st;
+}
+
+/* One node-data file (features or labels, plain or gzip) into this rank's
+ * block of rows.  Collective (agreed). */
+static halo_status node_file(dist *d, const char *path, int is_labels) {
+  halo_status st = HALO_OK;
+  int is_gzip = halo_load_is_gzip(path), any = 0;
+  void *block = NULL;
+  int32_t width = 1, max_label = -1;
+  HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
+  if (any)
+    HALO_TRY(node_stream(d, path, is_labels, &block, &width, &max_label));
+  else
+    HALO_TRY(node_slices(d, path, is_labels, &block, &width, &max_label));
+  if (is_labels && width > 1) { /* one binary task a column (ogbn-proteins' 112) */
+    d->file_classes = width;
+    d->file_multilabel = 1;
+    d->targets = block;
+  } else if (is_labels) {
+    d->file_classes = max_label + 1;
+    d->has_file_labels = d->file_classes > 0; /* all "nan": no labels, as halo_load has it */
+    d->labels = block;
+  } else {
+    d->file_features = width;
+    d->x = block;
+  }
+done:
+  return st;
+}
+
+/* --features and --labels, and their digest.  Collective (agreed). */
+halo_status halo__dist_node_files(dist *d) {
+  halo_status st = HALO_OK;
+  const halo_partition_dist_request *rq = d->rq;
+  if (!rq->features && !rq->labels) goto done;
+  halo_digest_chunked_init(&d->digest);
+  if (rq->features) HALO_TRY(node_file(d, rq->features, 0));
+  if (rq->labels) HALO_TRY(node_file(d, rq->labels, 1));
+  d->data_digest = halo_digest_chunked_final(&d->digest);
+  HALO_MPI(MPI_Bcast(&d->data_digest, 1, MPI_UINT64_T, 0, d->comm));
+  /* As halo_load_node_data folds them into the graph's digest. */
+  d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ d->data_digest);
+done:
+  return st;
+}
+
+/* Which of the block's nodes are labelled, for the split's checks: the
+ * labels (-1: none), for multi-label rows -1 where every task is missing
+ * (*owned then holds the array), or NULL: all of them. Local. */
+static halo_status block_labelled(const dist *d, int64_t rows, const int32_t **out,
+                                  int32_t **owned) {
+  halo_status st = HALO_OK;
+  *out = d->has_file_labels ? d->labels : NULL;
+  *owned = NULL;
+  if (!d->file_multilabel) goto done;
+  HALO_ALLOC(*owned, rows, "labelled nodes");
+  for (int64_t r = 0; r < rows; r++) {
+    (*owned)[r] = -1;
+    for (int32_t t = 0; t < d->file_classes; t++)
+      if (d->targets[r * d->file_classes + t] >= 0) (*owned)[r] = 0;
+  }
+  *out = *owned;
+done:
+  return st;
+}
+
+/* An OGB folder, in halo_load's order so that rank 0's digest is its:
+ * num-node-list, edge.csv's slices (or rank 0's stream of a .gz), node-feat
+ * and node-label to the blocks of rows, then the split files, which every
+ * rank reads whole for the ids of its block.  Collective (agreed). */
+halo_status halo__dist_load_ogb_folder(dist *d) {
+  halo_status st = HALO_OK;
+  const halo_partition_dist_request *rq = d->rq;
+  const halo_load_options opt = {.split_name = rq->split_name,
+                                 .skip_split = rq->synth_split != NULL || rq->split != NULL};
+  int64_t n = 0;
+  uint64_t digest = 0;
+  halo_digest_chunked_init(&d->digest);
+  /* Rank 0 finds the files and reads the counts, and every rank takes its
+   * word for them: which files there are decides the collectives ahead. */
+  phase_begin(d);
+  if (!(d->ogb = calloc(1, sizeof *d->ogb))) {
+    halo_log_error("out of memory allocating the OGB file names");
+    st = HALO_ERR_NOMEM;
+  }
+  if (st == HALO_OK && d->rank == 0) {
+    int64_t edges = 0;
+    st = halo_load_ogb_files(rq->input, &opt, d->ogb);
+    if (st == HALO_OK) st = halo_load_count(d->ogb->nodes, &d->digest, &n);
+    if (st == HALO_OK && d->ogb->edge_count[0])
+      st = halo_load_count(d->ogb->edge_count, NULL, &edges); /* checked, as halo_load does */
+    if (st == HALO_OK && n > ((int64_t)1 << 32)) {
+      halo_log_error("%s: %" PRId64 " nodes exceed the loaders' limit of 2^32", d->ogb->nodes, n);
+      st = HALO_ERR_LIMIT;
+    }
+    if (st == HALO_OK) st = halo__dist_nodes_limit(rq->input, n);
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Bcast(d->ogb, (int)sizeof *d->ogb, MPI_BYTE, 0, d->comm));
+  HALO_MPI(MPI_Bcast(&n, 1, MPI_INT64_T, 0, d->comm));
+  const halo_ogb_files *f = d->ogb;
+  int is_gzip = halo_load_is_gzip(f->edges), any = 0;
+  HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
+  if (any)
+    HALO_TRY(halo__dist_load_gzip(d, f->edges, n));
+  else
+    HALO_TRY(halo__dist_load_file(d, f->edges, n));
+  d->slice.nodes = n;
+  HALO_TRY(halo__dist_row_blocks(d)); /* before the node data, which goes to the blocks */
+  if (f->features[0]) HALO_TRY(node_file(d, f->features, 0));
+  if (f->labels[0]) HALO_TRY(node_file(d, f->labels, 1));
+  if (f->has_split) {
+    const char *const paths[3] = {f->split[0], f->split[1], f->split[2]};
+    const int64_t begin = d->begins[d->rank];
+    const int64_t rows = d->begins[d->rank + 1] - begin;
+    phase_begin(d);
+    st = halo__dist_admit(rq->input, "reading the split", 5.0 * (double)rows);
+    if (st == HALO_OK && !(d->split = malloc((size_t)(rows > 0 ? rows : 1)))) {
+      halo_log_error("%s: out of memory allocating the block's split", rq->input);
+      st = HALO_ERR_NOMEM;
+    }
+    const int32_t *labelled = NULL;
+    int32_t *owned = NULL;
+    if (st == HALO_OK) st = block_labelled(d, rows, &labelled, &owned);
+    const halo_split_block b = {.nodes = n,
+                                .begin = begin,
+                                .rows = rows,
+                                .labels = labelled,
+                                .source = rq->input,
+                                .multilabel = d->file_multilabel};
+    int64_t where = INT64_MAX;
+    if (st == HALO_OK)
+      st = halo_load_split_block(paths, &b, d->split, d->rank == 0 ? &d->digest : NULL, &where);
+    free(owned);
+    HALO_TRY(phase_end_at(d, st, where));
+  }
+  digest = halo_digest_chunked_final(&d->digest);
+  HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
+  d->slice.source_digest = digest;
+done:
+  return st;
+}
+
+/* --split DIR: every rank reads the three files whole for the nodes of
+ * its block (a renumbered input's files name its input ids: each block
+ * answers for those from its first input id to the next block's), and rank
+ * 0 folds them into the source digest as halo_load_split does, after the
+ * node data.  Collective (agreed). */
+halo_status halo__dist_split_dir(dist *d) {
+  halo_status st = HALO_OK;
+  const halo_partition_dist_request *rq = d->rq;
+  const int64_t n = d->slice.nodes, begin = d->begins[d->rank];
+  const int64_t rows = d->begins[d->rank + 1] - begin;
+  char(*paths)[HALO_OGB_PATH] = NULL;
+  int64_t *first = NULL;
+  int32_t *owned = NULL;
+  halo_digest_chunked digest;
+  uint64_t folded = 0;
+  halo_digest_chunked_init(&digest);
+  phase_begin(d);
+  st = halo__dist_admit(rq->split, "reading the split", 5.0 * (double)rows);
+  paths = malloc(3 * sizeof *paths);
+  first = malloc((size_t)d->size * sizeof *first);
+  free(d->split);
+  d->split = st == HALO_OK ? malloc((size_t)(rows > 0 ? rows : 1)) : NULL;
+  if (st == HALO_OK && (!paths || !first || !d->split)) {
+    halo_log_error("out of memory allocating the split");
+    st = HALO_ERR_NOMEM;
+  }
+  if (st == HALO_OK) st = halo_load_split_paths(rq->split, paths);
+  HALO_TRY(phase_end(d, st));
+  const int64_t mine = d->original && rows > 0 ? d->original[0] : INT64_MAX;
+  HALO_MPI(MPI_Allgather(&mine, 1, MPI_INT64_T, first, 1, MPI_INT64_T, d->comm));
+  const int32_t *labelled = NULL;
+  phase_begin(d);
+  st = block_labelled(d, rows, &labelled, &owned);
+  HALO_TRY(phase_end(d, st));
+  halo_split_block b = {.nodes = n,
+                        .begin = begin,
+                        .rows = rows,
+                        .labels = labelled,
+                        .multilabel = d->file_multilabel,
+                        .original = d->original,
+                        .original_lo = d->rank == 0 ? INT64_MIN : mine,
+                        .original_hi = INT64_MAX,
+                        .source = d->slice.source};
+  for (int r = d->rank + 1; r < d->size && b.original_hi == INT64_MAX; r++)
+    b.original_hi = first[r];
+  if (rows == 0) b.original_lo = b.original_hi; /* an empty block answers for no id */
+  phase_begin(d);
+  const char *const files[3] = {paths[0], paths[1], paths[2]};
+  int64_t where = INT64_MAX;
+  st = halo_load_split_block(files, &b, d->split, d->rank == 0 ? &digest : NULL, &where);
+  HALO_TRY(phase_end_at(d, st, where));
+  folded = halo_digest_chunked_final(&digest);
+  HALO_MPI(MPI_Bcast(&folded, 1, MPI_UINT64_T, 0, d->comm));
+  d->slice.source_digest = halo_rng_mix(d->slice.source_digest ^ folded);
+done:
+  free(owned);
+  free(first);
+  free(paths);
+  return st;
+}

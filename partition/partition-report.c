@@ -1,0 +1,274 @@
+/* halo-partition's report (halo-partition-run.h): the statistics as JSON
+ * and as the summary table, each to a FILE *. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "halo-json.h"
+#include "halo-memory.h"
+#include "halo-partition-run.h"
+#include "halo-predict.h"
+
+static const char *const phase_names[HALO_RUN_PHASES] = {"load", "clean", "partition", "write",
+                                                         "total"};
+
+/* An array of `n` int64 values as the member `key`. */
+static void json_i64_array(halo_json *j, const char *key, const int64_t *a, int32_t n) {
+  halo_json_key(j, key);
+  halo_json_array_begin(j);
+  for (int32_t i = 0; i < n; i++) halo_json_int(j, a[i]);
+  halo_json_array_end(j);
+}
+
+/* Columns per halo row of one training epoch of model d. */
+static int64_t epoch_columns(const halo_model_desc *d) {
+  const halo_model_comm comm = halo_model_comm_of(d);
+  return halo_predict_epoch_columns(&comm);
+}
+
+/* "halo_bytes_between_parts": [q][p] = bytes part q sends part p in one
+ * training epoch (input dropout on, as predicted_halo_bytes_per_epoch, which
+ * the entries sum to), sender by receiver; beyond
+ * HALO_PARTITION_MATRIX_MAX_PARTS parts a note says why it is left out. */
+static void json_halo_matrix(halo_json *j, const halo_partition_stats *s,
+                             const halo_partition_prediction *pr) {
+  if (!s->between) {
+    char note[160];
+    snprintf(note, sizeof note,
+             "%d parts exceed %d: the %d x %d matrix is left out to keep the JSON small",
+             (int)s->parts, HALO_PARTITION_MATRIX_MAX_PARTS, (int)s->parts, (int)s->parts);
+    halo_json_key_string(j, "halo_bytes_between_parts_omitted", note);
+    return;
+  }
+  const halo_model_comm dropout = halo_model_comm_of(&pr->dropout);
+  halo_json_key(j, "halo_bytes_between_parts");
+  halo_json_array_begin(j);
+  for (int32_t q = 0; q < s->parts; q++) {
+    halo_json_array_begin(j);
+    for (int32_t p = 0; p < s->parts; p++)
+      halo_json_int(j, halo_predict_epoch_bytes(s->between[(int64_t)q * s->parts + p], &dropout));
+    halo_json_array_end(j);
+  }
+  halo_json_array_end(j);
+}
+
+/* num / den, or null when there is no denominator. */
+static void json_ratio(halo_json *j, const char *key, int64_t num, int64_t den) {
+  if (den > 0)
+    halo_json_key_double(j, key, (double)num / (double)den, "%.6g");
+  else
+    halo_json_key_null(j, key);
+}
+
+/* The JSON: its keys in docs/partition.md's order. */
+halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request *c,
+                                       const halo_graph *g, const halo_clean_report *clean,
+                                       const halo_partition_stats *s,
+                                       const halo_partition_prediction *pr, uint64_t run_id,
+                                       const halo_partition_timing *t) {
+  halo_json j;
+  char hex[32];
+  halo_json_init(&j, f, 1);
+  halo_json_object_begin(&j);
+  halo_json_key_string(&j, "input", g->source);
+  snprintf(hex, sizeof hex, "%016" PRIx64, g->source_digest);
+  halo_json_key_string(&j, "source_digest", hex);
+  halo_json_key_string(&j, "output", c->out);
+  snprintf(hex, sizeof hex, "%016" PRIx64, run_id);
+  halo_json_key_string(&j, "run_id", hex);
+  halo_json_key_int(&j, "nodes", s->nodes);
+  halo_json_key_int(&j, "edges", s->edges);
+  halo_json_key_int(&j, "features", g->features);
+  halo_json_key_int(&j, "classes", g->classes);
+  halo_json_key_bool(&j, "multilabel", g->multilabel);
+  halo_json_key(&j, "cleanup");
+  halo_json_object_begin(&j);
+  halo_json_key_int(&j, "input_edges", clean->input_edges);
+  halo_json_key_int(&j, "self_loops", clean->self_loops);
+  halo_json_key_int(&j, "duplicates", clean->duplicates);
+  halo_json_key_int(&j, "reverse_added", clean->reverse_added);
+  halo_json_key_int(&j, "isolated", clean->isolated);
+  halo_json_object_end(&j);
+  halo_json_key_int(&j, "parts", s->parts);
+  halo_json_key_string(&j, "method", halo_method_name(c->opt.method));
+  halo_json_key_string(&j, "objective", halo_objective_name(c->opt.objective));
+  halo_json_key_int(&j, "seed", c->opt.seed);
+  halo_json_key_int(&j, "ufactor", c->opt.ufactor);
+  if (c->opt.method == HALO_METHOD_PTSCOTCH) halo_json_key_int(&j, "coarsen_levels", c->opt.levels);
+  halo_json_key_string(&j, "order", halo_order_name(c->opt.order));
+  halo_json_key_int(&j, "edge_cut", s->edge_cut);
+  halo_json_key_int(&j, "comm_volume", s->comm_volume);
+  json_i64_array(&j, "owned", s->owned, s->parts);
+  json_i64_array(&j, "halo", s->halo, s->parts);
+  json_i64_array(&j, "local_edges", s->nnz, s->parts);
+  json_i64_array(&j, "send", s->send, s->parts);
+  halo_json_key(&j, "peers");
+  halo_json_array_begin(&j);
+  for (int32_t p = 0; p < s->parts; p++) halo_json_int(&j, s->peers[p]);
+  halo_json_array_end(&j);
+  halo_json_key_double(&j, "replication_factor", s->replication_factor, "%.6f");
+  halo_json_key_double(&j, "balance", s->balance, "%.6f");
+  if (pr) {
+    halo_json_key_string(&j, "model", halo_model_name(c->model.kind));
+    halo_json_key(&j, "dims");
+    halo_json_array_begin(&j);
+    for (int i = 0; i < c->ndims; i++) halo_json_int(&j, c->dims[i]);
+    halo_json_array_end(&j);
+    halo_json_key_int(&j, "predicted_halo_bytes_per_epoch", pr->epoch);
+    halo_json_key_int(&j, "predicted_halo_bytes_per_epoch_static", pr->epoch_static);
+    halo_json_key_int(&j, "predicted_setup_halo_bytes", pr->setup);
+    halo_json_key_int(&j, "cagnet1d_bytes_per_epoch", pr->cagnet1d);
+    halo_json_key_int(&j, "broadcast1d_bytes_per_epoch", pr->broadcast1d);
+    json_ratio(&j, "cagnet1d_ratio", pr->cagnet1d, pr->epoch);
+    json_ratio(&j, "broadcast1d_ratio", pr->broadcast1d, pr->epoch);
+    json_halo_matrix(&j, s, pr);
+  }
+  halo_json_key_int(&j, "ranks", t->ranks);
+  halo_json_key_int(&j, "peak_rss_bytes_max", t->peak_rss_max);
+  halo_json_key_int(&j, "peak_rss_bytes_sum", t->peak_rss_sum);
+  halo_json_key_int(&j, "block_edges_max", t->block_edges_max);
+  for (int kind = 0; kind < 2; kind++) {
+    const double *v = kind == 0 ? t->wall : t->cpu;
+    halo_json_key(&j, kind == 0 ? "seconds" : "cpu_seconds");
+    halo_json_object_begin(&j);
+    for (int i = 0; i < HALO_RUN_PHASES; i++)
+      halo_json_key_double(&j, phase_names[i], v[i], "%.3f");
+    halo_json_object_end(&j);
+  }
+  halo_json_object_end(&j);
+  if (halo_json_status(&j) == HALO_OK) return HALO_OK;
+  halo_log_error("--json: internal error: the statistics were written out of order");
+  return HALO_ERR_ARG;
+}
+
+/* "1.23 MB" (decimal units, as network traffic is usually counted). */
+static const char *human_bytes(char *buf, size_t size, int64_t bytes) {
+  static const char *const units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1000.0 && u < 5) {
+    v /= 1000.0;
+    u++;
+  }
+  snprintf(buf, size, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+static int digits(int64_t x) {
+  int d = 1;
+  while (x >= 10) {
+    x /= 10;
+    d++;
+  }
+  return d;
+}
+
+/* The table goes to `out`: stdout, or stderr when stdout carries the JSON
+ * (--json -). */
+void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
+                                 const halo_graph *g, const halo_clean_report *clean,
+                                 const halo_partition_stats *s, const halo_partition_prediction *pr,
+                                 uint64_t run_id, const halo_partition_timing *t) {
+  char b1[32], b2[32];
+  fprintf(out, "input        %s\n", g->source);
+  fprintf(out,
+          "graph        %" PRId64 " nodes, %" PRId64 " directed edges (%" PRId64
+          " undirected), %d features, %d %s\n",
+          s->nodes, s->edges, s->edges / 2, g->features, g->classes,
+          g->multilabel ? "binary tasks (multi-label)" : "classes");
+  fprintf(out,
+          "clean-up     %" PRId64 " input edges: %" PRId64 " self-loops and %" PRId64
+          " duplicates removed, %" PRId64 " reverse edges added, %" PRId64 " isolated nodes\n",
+          clean->input_edges, clean->self_loops, clean->duplicates, clean->reverse_added,
+          clean->isolated);
+  if (c->opt.method == HALO_METHOD_METIS)
+    fprintf(out, "method       metis k-way, objective %s, ufactor %d, seed %" PRId64 "\n",
+            halo_objective_name(c->opt.objective), c->opt.ufactor, c->opt.seed);
+  else if (c->opt.method == HALO_METHOD_SCOTCH)
+    fprintf(out, "method       scotch k-way, objective cut, ufactor %d, seed %" PRId64 "%s\n",
+            c->opt.ufactor, c->opt.seed, c->metis_switched ? " (past METIS' limit)" : "");
+  else if (c->opt.method == HALO_METHOD_PTSCOTCH)
+    fprintf(out,
+            "method       ptscotch k-way on %d rank%s, objective cut, ufactor %d, seed %" PRId64
+            ", coarsening levels %d%s\n",
+            t->ranks, t->ranks == 1 ? "" : "s", c->opt.ufactor, c->opt.seed, c->opt.levels,
+            c->parts_file ? " (parts imported: HALO_TEST_PARTS_FILE)" : "");
+  else if (c->opt.method == HALO_METHOD_RANDOM)
+    fprintf(out, "method       random, seed %" PRId64 "\n", c->opt.seed);
+  else
+    fprintf(out, "method       block\n");
+  if (c->opt.order == HALO_ORDER_COMMUNITY)
+    fprintf(out, "row order    community: interior rows first, greedy blocks of at most %d rows\n",
+            HALO_PARTITION_BLOCK_ROWS);
+  else
+    fprintf(out, "row order    id: ascending global id\n");
+  fprintf(out, "\n");
+
+  int64_t total_nnz = 0, total_send = 0, widest = s->edges;
+  for (int32_t p = 0; p < s->parts; p++) {
+    total_nnz += s->nnz[p];
+    total_send += s->send[p];
+  }
+  int w = digits(widest) + 2;
+  if (w < 8) w = 8;
+  int wp = digits(s->parts) > 5 ? digits(s->parts) : 5;
+  fprintf(out, "%*s%*s%*s%*s%*s%*s\n", wp, "part", w, "owned", w, "halo", w, "edges", w, "send", 7,
+          "peers");
+  for (int32_t p = 0; p < s->parts; p++)
+    fprintf(out, "%*d%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "%*d\n", wp, p, w, s->owned[p],
+            w, s->halo[p], w, s->nnz[p], w, s->send[p], 7, s->peers[p]);
+  fprintf(out, "%*s%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "\n\n", wp, "total", w, s->nodes,
+          w, s->comm_volume, w, total_nnz, w, total_send);
+
+  fprintf(out, "edge cut            %" PRId64 " of %" PRId64 " undirected edges (%.2f%%)\n",
+          s->edge_cut, s->edges / 2,
+          s->edges ? 100.0 * (double)s->edge_cut / (double)(s->edges / 2) : 0.0);
+  fprintf(out, "comm volume         %" PRId64 " halo rows per exchange (sum of halo counts)\n",
+          s->comm_volume);
+  fprintf(out, "replication factor  %.4f ((nodes + halo) / nodes)\n", s->replication_factor);
+  fprintf(out, "balance             %.4f (max owned / mean owned)\n", s->balance);
+  if (pr) {
+    fprintf(out, "\npredicted halo traffic for %s, dims ", halo_model_name(c->model.kind));
+    for (int i = 0; i < c->ndims; i++) fprintf(out, "%s%d", i ? "," : "", c->dims[i]);
+    fprintf(out, " (float32)\n");
+    fprintf(out,
+            "  per epoch, input dropout (training default)  %14" PRId64 " B  %12s  (%" PRId64
+            " columns per halo row)\n",
+            pr->epoch, human_bytes(b1, sizeof b1, pr->epoch), epoch_columns(&pr->dropout));
+    fprintf(out,
+            "  per epoch, no input dropout (static layer 1) %14" PRId64
+            " B  %12s  + %s once at "
+            "set-up\n",
+            pr->epoch_static, human_bytes(b1, sizeof b1, pr->epoch_static),
+            human_bytes(b2, sizeof b2, pr->setup));
+    fprintf(out, "  CAGNET 1D per epoch                          %14" PRId64 " B  %12s",
+            pr->cagnet1d, human_bytes(b1, sizeof b1, pr->cagnet1d));
+    if (pr->epoch > 0)
+      fprintf(out, "  %.1fx halo's\n", (double)pr->cagnet1d / (double)pr->epoch);
+    else
+      fprintf(out, "  -\n");
+    fprintf(out, "  1D broadcast of halo's widths                %14" PRId64 " B  %12s",
+            pr->broadcast1d, human_bytes(b1, sizeof b1, pr->broadcast1d));
+    if (pr->epoch > 0)
+      fprintf(out, "  %.1fx halo's\n", (double)pr->broadcast1d / (double)pr->epoch);
+    else
+      fprintf(out, "  -\n");
+  }
+  fprintf(out, "\noutput              %s (manifest.h5 + %d part%s), run id %016" PRIx64 "\n",
+          c->out, s->parts, s->parts == 1 ? "" : "s", run_id);
+  fprintf(out,
+          "time                %.2f s wall, %.2f s cpu (wall: load %.2f, clean %.2f, partition "
+          "%.2f, write %.2f)\n",
+          t->wall[HALO_RUN_TOTAL], t->cpu[HALO_RUN_TOTAL], t->wall[HALO_RUN_LOAD],
+          t->wall[HALO_RUN_CLEAN], t->wall[HALO_RUN_PARTITION], t->wall[HALO_RUN_WRITE]);
+  char m1[32], m2[32];
+  if (t->ranks > 1)
+    fprintf(out,
+            "memory              peak RSS %s on the largest of %d ranks, %s summed; the largest "
+            "block of rows holds %" PRId64 " edges (%.2fx the mean)\n",
+            halo_memory_str(t->peak_rss_max, m1, sizeof m1), t->ranks,
+            halo_memory_str(t->peak_rss_sum, m2, sizeof m2), t->block_edges_max,
+            s->edges > 0 ? (double)t->block_edges_max * t->ranks / (double)s->edges : 1.0);
+  else
+    fprintf(out, "memory              peak RSS %s\n",
+            halo_memory_str(t->peak_rss_max, m1, sizeof m1));
+}
