@@ -138,6 +138,7 @@ done:
   return st;
 }
 
+/* --eval-only (train-impl.h): the resumed parameters' one evaluation. */
 halo_status train_evaluate_only(train_run *r) {
   halo_status st = HALO_OK;
   halo_net_stats step = {0}, eval = {0};
@@ -155,6 +156,8 @@ done:
   return st;
 }
 
+/* The epochs (train-impl.h): each one's step, evaluation, report and
+ * agreement on signals, then the final measurement and the summary. */
 halo_status train_epochs(train_run *r) {
   halo_status st = HALO_OK;
   const halo_train_args *a = &r->args;
@@ -162,7 +165,7 @@ halo_status train_epochs(train_run *r) {
   halo_train_memory_report mem;
 
   int64_t last = r->start_epoch;
-  int metrics_failed = 0, failed = 0;
+  int metrics_failed = 0, failed = 0; /* failed: rank 0's metrics write */
   train_totals_begin(rep, r->start_epoch + 1, a->epochs, a->warmup);
   if (r->best && rep->best_epoch > 0) HALO_TRY(load_prior_best(r));
   for (int64_t epoch = r->start_epoch + 1; epoch <= a->epochs; epoch++) {
