@@ -21,7 +21,7 @@
 #include "halo-kernels.h"
 #include "halo-rng.h"
 
-/* From OpenBLAS, as in programs/train-main.c. */
+/* From OpenBLAS, as in train/train-run.c. */
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
 

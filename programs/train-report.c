@@ -1,5 +1,6 @@
-/* halo-train's report: the header lines, the per-epoch reduction and line,
- * the --metrics JSON lines (through core's halo-json), and the summary.
+/* halo-train's report: the header lines, the per-epoch line, the --metrics
+ * file (its JSON objects are halo_train's, through core's halo-json), and
+ * the summary, as the hooks halo_train_run calls on rank 0.
  * train-report.h has the contracts; docs/train.md shows the output. */
 #include "train-report.h"
 
@@ -13,8 +14,7 @@
 #include "halo-memory.h"
 #include "halo-model.h"
 #include "halo-predict.h"
-#include "halo-sha256.h"
-#include "halo-watchdog.h"
+#include "halo-train.h"
 
 /* Below this much above the prediction, a use more than twice the
  * prediction is put down to the libraries' fixed costs in the line. */
@@ -69,15 +69,13 @@ static double line_number(const char *line, const char *key) {
 
 /* The per-epoch key of the selection metric: "val_acc" (k = 0) or
  * "test_acc" (k = 1), or val_f1, test_auc, ... */
-static const char *metric_key(const train_report *rep, int k) {
-  static char key[2][16];
-  snprintf(key[k], sizeof key[k], "%s_%s", k ? "test" : "val", train_metric_name(rep->metric));
-  return key[k];
+static const char *metric_key(const halo_train_report *rep, int k) {
+  return halo_train_metric_key(rep->metric, k);
 }
 
 /* --resume: rewrites `path` with its epoch lines up to `resumed` alone and
  * notes their totals in rep->prior. */
-static halo_status keep_earlier_epochs(train_report *rep, const char *path, int64_t resumed) {
+static halo_status keep_earlier_epochs(halo_train_report *rep, const char *path, int64_t resumed) {
   halo_status st = HALO_OK;
   char tmp[4200], *line = NULL;
   size_t cap = 0;
@@ -133,13 +131,20 @@ done:
   return st;
 }
 
-halo_status train_report_metrics_open(train_report *rep, const char *path, int64_t resumed) {
+/* The `open` hook (halo-train.h): --metrics rep->metrics_path, for a run
+ * resumed after epoch `resumed` (> 0), which keeps the file's lines of
+ * epochs 1..resumed, drops the rest (an earlier run's summary, epochs
+ * trained past its checkpoint), rewriting it through a temporary name, and
+ * appends; the summary then covers the whole run.  `resumed` < 0 appends
+ * to an existing file as it is (--eval-only). */
+static halo_status report_open(void *ctx, halo_train_report *run, int64_t resumed) {
+  train_report *rep = ctx;
   struct stat a, b;
+  const char *path = rep->metrics_path;
   const int to_stdout = strcmp(path, "-") == 0;
-  rep->metrics_path = path;
   if (!to_stdout && resumed != 0 && stat(path, &a) == 0 && S_ISREG(a.st_mode)) {
     if (resumed > 0) {
-      const halo_status st = keep_earlier_epochs(rep, path, resumed);
+      const halo_status st = keep_earlier_epochs(run, path, resumed);
       if (st != HALO_OK) return st;
     }
     rep->metrics = fopen(path, "a");
@@ -162,14 +167,15 @@ halo_status train_report_metrics_open(train_report *rep, const char *path, int64
   return HALO_OK;
 }
 
-void train_report_metrics_sync(train_report *rep) {
+/* The `sync` hook: fsync of the metrics so far, as of each checkpoint; a
+ * no-op for standard output or a pipe. */
+static void report_sync(void *ctx) {
+  train_report *rep = ctx;
   struct stat sb;
   if (!rep->metrics || rep->metrics == stdout) return;
   if (fflush(rep->metrics) == 0 && fstat(fileno(rep->metrics), &sb) == 0 && S_ISREG(sb.st_mode))
     (void)fsync(fileno(rep->metrics));
 }
-
-int train_report_metrics_failed(const train_report *rep) { return rep->metrics_failed; }
 
 halo_status train_report_metrics_close(train_report *rep, const char *path) {
   halo_status st = HALO_OK;
@@ -190,16 +196,15 @@ halo_status train_report_metrics_close(train_report *rep, const char *path) {
 }
 
 /* Where the report's text goes: stdout, or stderr when --metrics has
- * stdout (train_report_metrics_open). */
+ * stdout (report_open). */
 static FILE *text_out(const train_report *rep) { return rep->text ? rep->text : stdout; }
-
-FILE *train_report_text(const train_report *rep) { return text_out(rep); }
 
 /* "s" unless n is 1: "1 rank", "2 ranks". */
 static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
 
-void train_report_header(const train_report *rep) {
-  FILE *out = text_out(rep);
+/* The `header` hook: graph, parts, model, predicted volume. */
+static void report_header(void *ctx, const halo_train_report *rep) {
+  FILE *out = text_out(ctx);
   const halo_manifest *m = rep->manifest;
   const halo_net_info *in = rep->info;
   const halo_net_options *o = rep->gcn;
@@ -216,9 +221,8 @@ void train_report_header(const train_report *rep) {
           "halo-train: graph %s: %lld nodes, %lld edges, %d features, %d %s; "
           "%lld/%lld/%lld train/valid/test\n",
           m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
-          m->multilabel ? "binary tasks (multi-label)" : "classes",
-          (long long)in->global_count[0], (long long)in->global_count[1],
-          (long long)in->global_count[2]);
+          m->multilabel ? "binary tasks (multi-label)" : "classes", (long long)in->global_count[0],
+          (long long)in->global_count[1], (long long)in->global_count[2]);
   fprintf(out, "parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s, device %s\n",
           m->parts, m->method, (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
           plural(rep->ranks), rep->threads, plural(rep->threads), halo_backend_describe(rep->be));
@@ -252,9 +256,11 @@ void train_report_header(const train_report *rep) {
   fflush(out);
 }
 
-void train_report_resumed(const train_report *rep, const char *path, int64_t epoch,
-                          int64_t adam_step, int64_t last_epoch) {
-  FILE *out = text_out(rep);
+/* The `resumed` hook: where the run resumes, and what it trains. */
+static void report_resumed(void *ctx, const halo_train_report *rep, const char *path, int64_t epoch,
+                           int64_t adam_step, int64_t last_epoch) {
+  FILE *out = text_out(ctx);
+  (void)rep;
   if (epoch >= last_epoch)
     fprintf(out,
             "resumed from %s (epoch %lld, Adam step %lld); nothing to train: --epochs %lld is "
@@ -266,218 +272,73 @@ void train_report_resumed(const train_report *rep, const char *path, int64_t epo
   fflush(out);
 }
 
-void train_report_begin(train_report *rep, int64_t first_epoch, int64_t last_epoch,
-                        int64_t warmup) {
-  const int64_t trained = last_epoch - first_epoch + 1;
-  rep->first_epoch = first_epoch;
-  rep->trained = trained;
-  /* A resumed run shorter than the warm-up still times most of its epochs. */
-  rep->warmup = warmup < trained ? warmup : trained > 10 ? 5 : trained > 1 ? 1 : 0;
-  rep->timed = 0;
-  rep->total_halo = rep->prior.halo;
-  rep->mismatches = rep->prior.mismatches;
-  rep->best_epoch = rep->prior.best_epoch;
-  rep->best_val = rep->prior.epochs > 0 ? rep->prior.best_val : -1.0;
-  rep->test_at_best = rep->prior.test_at_best;
-  rep->final_test = rep->prior.final_test;
-  rep->final_acc = rep->prior.final_acc;
-  rep->time_sum = 0.0;
-}
-
-halo_status train_report_reduce(const train_report *rep, const halo_net_stats *step,
-                                const halo_net_stats *eval, train_epoch *out) {
-  halo_status st = HALO_OK;
-  enum { N = TRAIN_FIGURES };
-  double mine[N] = {[TRAIN_STEP_S] = step->seconds,
-                    [TRAIN_COMM_S] = step->comm_seconds,
-                    [TRAIN_HALO_B] = (double)step->halo_bytes,
-                    [TRAIN_ALLREDUCE_B] = (double)step->allreduce_bytes,
-                    [TRAIN_EVAL_S] = eval->seconds,
-                    [TRAIN_EVAL_HALO_B] = (double)eval->halo_bytes};
-  /* Sums of the figures, the loss, the three correct counts and the three
-   * evaluation losses; maxima of the figures and of their negations (the
-   * minima).  Each rank's losses are multiples of 2^-30 (the loss grid), so
-   * their double sum does not depend on P. */
-  enum { L = 2 * HALO_MAX_LAYERS };
-  double sums[N + 7 + L], local[N + 7 + L];
-  double ext[2 * N], lext[2 * N];
-  for (int k = 0; k < N; k++) {
-    local[k] = mine[k];
-    lext[k] = mine[k];
-    lext[N + k] = -mine[k];
-  }
-  local[N] = step->loss_sum;
-  for (int k = 0; k < 3; k++) {
-    local[N + 1 + k] = (double)eval->correct[k];
-    local[N + 4 + k] = eval->eval_loss_sum[k];
-  }
-  for (int l = 0; l < HALO_MAX_LAYERS; l++)
-    for (int d = 0; d < 2; d++) local[N + 7 + 2 * l + d] = (double)step->layer_bytes[l][d];
-  halo_watch_layer("epoch report", -1);
-  HALO_TRY(halo_watch_allreduce(local, sums, N + 7 + L, MPI_DOUBLE, MPI_SUM, rep->comm,
-                                "the epoch report"));
-  HALO_TRY(
-      halo_watch_allreduce(lext, ext, 2 * N, MPI_DOUBLE, MPI_MAX, rep->comm, "the epoch report"));
-  for (int k = 0; k < N; k++) {
-    out->sum[k] = sums[k];
-    out->max[k] = ext[k];
-    out->min[k] = -ext[N + k];
-  }
-  const int64_t *count = rep->info->global_scored; /* nodes, or labelled tasks */
-  out->loss = count[0] > 0 ? sums[N] / (double)count[0] : 0.0;
-  for (int k = 0; k < 3; k++) {
-    out->acc[k] = count[k] > 0 ? sums[N + 1 + k] / (double)count[k] : 0.0;
-    out->eval_loss[k] = count[k] > 0 ? sums[N + 4 + k] / (double)count[k] : NAN;
-  }
-  for (int l = 0; l < HALO_MAX_LAYERS; l++)
-    for (int d = 0; d < 2; d++) out->layer_bytes[l][d] = sums[N + 7 + 2 * l + d];
-done:
-  return st;
-}
-
-/* Layer l's predicted bytes per epoch, forward (d = 0) or backward: every
- * halo row crosses once per column of the layer's exchanges. */
-static int64_t layer_predicted(const train_report *rep, int l, int d) {
-  const halo_layer_comm *c = &rep->info->model.comm[l];
-  return rep->halo_rows * (int64_t)(d ? c->bwd : c->fwd) * (int64_t)sizeof(float);
-}
-
-/* One --metrics line per epoch; docs/train.md lists the keys. */
-static void epoch_json(train_report *rep, int64_t epoch, const train_epoch *e) {
-  halo_json *j = &rep->json;
-  halo_json_object_begin(j);
-  halo_json_key_int(j, "epoch", epoch);
-  halo_json_key_double(j, "loss", e->loss, "%.17g");
-  /* 17 digits: a resumed run reads its earlier best back exactly. */
-  halo_json_key_double(j, "train_acc", e->acc[0], "%.17g");
-  halo_json_key_double(j, "val_acc", e->acc[1], "%.17g");
-  halo_json_key_double(j, "test_acc", e->acc[2], "%.17g");
-  halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
-  halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");
-  if (rep->metric != TRAIN_METRIC_ACC) {
-    halo_json_key_double(j, metric_key(rep, 0), e->metric[0], "%.17g");
-    halo_json_key_double(j, metric_key(rep, 1), e->metric[1], "%.17g");
-  }
-  halo_json_key_double(j, "epoch_s", e->max[TRAIN_STEP_S], "%.9g");
-  halo_json_key_double(j, "epoch_s_min", e->min[TRAIN_STEP_S], "%.9g");
-  halo_json_key_double(j, "epoch_s_max", e->max[TRAIN_STEP_S], "%.9g");
-  halo_json_key_double(j, "comm_s", e->sum[TRAIN_COMM_S] / rep->ranks, "%.9g");
-  halo_json_key_double(j, "comm_s_min", e->min[TRAIN_COMM_S], "%.9g");
-  halo_json_key_double(j, "comm_s_max", e->max[TRAIN_COMM_S], "%.9g");
-  halo_json_key_double(j, "halo_bytes", e->sum[TRAIN_HALO_B], "%.0f");
-  halo_json_key_int(j, "halo_bytes_predicted", rep->predicted_epoch);
-  /* Per layer, [forward, backward], measured and predicted. */
-  for (int pred = 0; pred < 2; pred++) {
-    halo_json_key(j, pred ? "layer_halo_bytes_predicted" : "layer_halo_bytes");
-    halo_json_array_begin(j);
-    for (int l = 0; l < rep->info->model.layers; l++) {
-      halo_json_array_begin(j);
-      for (int d = 0; d < 2; d++)
-        halo_json_int(j, pred ? layer_predicted(rep, l, d) : (int64_t)e->layer_bytes[l][d]);
-      halo_json_array_end(j);
-    }
-    halo_json_array_end(j);
-  }
-  halo_json_key_double(j, "halo_bytes_min", e->min[TRAIN_HALO_B], "%.0f");
-  halo_json_key_double(j, "halo_bytes_max", e->max[TRAIN_HALO_B], "%.0f");
-  halo_json_key_double(j, "allreduce_bytes", e->sum[TRAIN_ALLREDUCE_B], "%.0f");
-  halo_json_key_double(j, "allreduce_bytes_min", e->min[TRAIN_ALLREDUCE_B], "%.0f");
-  halo_json_key_double(j, "allreduce_bytes_max", e->max[TRAIN_ALLREDUCE_B], "%.0f");
-  halo_json_key_double(j, "eval_s", e->max[TRAIN_EVAL_S], "%.9g");
-  halo_json_key_double(j, "eval_halo_bytes", e->sum[TRAIN_EVAL_HALO_B], "%.0f");
-  halo_json_key_int(j, "ranks", rep->ranks);
-  halo_json_object_end(j);
-}
-
-void train_report_epoch(train_report *rep, int64_t epoch, const train_epoch *e) {
-  FILE *out = text_out(rep);
-  const int64_t halo = (int64_t)e->sum[TRAIN_HALO_B];
-  int layers_off = 0;
-  for (int l = 0; l < rep->info->model.layers; l++)
-    for (int d = 0; d < 2; d++)
-      layers_off |= (int64_t)e->layer_bytes[l][d] != layer_predicted(rep, l, d);
-  rep->total_halo += halo;
-  rep->mismatches += halo != rep->predicted_epoch || layers_off;
-  if (epoch >= rep->first_epoch + rep->warmup) {
-    rep->time_sum += e->max[TRAIN_STEP_S];
-    rep->timed++;
-  }
-  const double val = rep->metric == TRAIN_METRIC_ACC ? e->acc[1] : e->metric[0],
-               test = rep->metric == TRAIN_METRIC_ACC ? e->acc[2] : e->metric[1];
-  if (val > rep->best_val) { /* a NaN (an AUC without both classes) never is */
-    rep->best_val = val;
-    rep->test_at_best = test;
-    rep->best_epoch = epoch;
-  }
-  rep->final_test = test;
-  rep->final_acc = e->acc[2];
-  if (rep->rank != 0) return;
+/* The `epoch` hook: the epoch's line (unless --quiet) and its JSON line. */
+static int report_epoch(void *ctx, const halo_train_report *rep, int64_t epoch,
+                        const halo_train_epoch *e) {
+  train_report *t = ctx;
+  FILE *out = text_out(t);
+  const int64_t halo = (int64_t)e->sum[HALO_TRAIN_HALO_B];
   if (!rep->quiet) {
     fprintf(out,
             "epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.2f ms (compute "
             "%.2f, comm %.2f)  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
-            (long long)epoch, e->loss, e->acc[0], e->acc[1], e->acc[2], 1e3 * e->max[TRAIN_STEP_S],
-            1e3 * (e->max[TRAIN_STEP_S] - e->sum[TRAIN_COMM_S] / rep->ranks),
-            1e3 * e->sum[TRAIN_COMM_S] / rep->ranks, halo / 1e6, rep->predicted_epoch / 1e6,
-            e->sum[TRAIN_ALLREDUCE_B] / 1e6);
+            (long long)epoch, e->loss, e->acc[0], e->acc[1], e->acc[2],
+            1e3 * e->max[HALO_TRAIN_STEP_S],
+            1e3 * (e->max[HALO_TRAIN_STEP_S] - e->sum[HALO_TRAIN_COMM_S] / rep->ranks),
+            1e3 * e->sum[HALO_TRAIN_COMM_S] / rep->ranks, halo / 1e6, rep->predicted_epoch / 1e6,
+            e->sum[HALO_TRAIN_ALLREDUCE_B] / 1e6);
     fflush(out);
   }
-  if (rep->metrics && !rep->metrics_failed) {
-    epoch_json(rep, epoch, e);
+  if (t->metrics && !t->metrics_failed) {
+    halo_train_epoch_json(rep, epoch, e, &t->json);
     /* Whole lines only, at every epoch's end; a failed write is reported
      * here, with its epoch, and stops the run at the epoch's agreement. */
-    if (fflush(rep->metrics) != 0 || ferror(rep->metrics)) {
-      halo_log_error("--metrics %s: cannot write epoch %lld: %s", rep->metrics_path,
-                     (long long)epoch, strerror(errno));
-      rep->metrics_failed = 1;
+    if (fflush(t->metrics) != 0 || ferror(t->metrics)) {
+      halo_log_error("--metrics %s: cannot write epoch %lld: %s", t->metrics_path, (long long)epoch,
+                     strerror(errno));
+      t->metrics_failed = 1;
     }
   }
+  return t->metrics_failed;
 }
 
-void train_report_evaluation(train_report *rep, int64_t epoch, const char *path,
-                             const train_epoch *e) {
-  if (rep->rank != 0) return;
-  FILE *out = text_out(rep);
+/* The `evaluation` hook (--eval-only): its line and its one JSON line. */
+static void report_evaluation(void *ctx, const halo_train_report *rep, int64_t epoch,
+                              const char *path, const halo_train_epoch *e) {
+  train_report *t = ctx;
+  FILE *out = text_out(t);
   fprintf(out,
           "evaluation of %s (epoch %lld): train %.4f  val %.4f  test %.4f; loss train %.4f  val "
           "%.4f  test %.4f\n",
           path, (long long)epoch, e->acc[0], e->acc[1], e->acc[2], e->eval_loss[0], e->eval_loss[1],
           e->eval_loss[2]);
   fflush(out);
-  if (!rep->metrics) return;
-  halo_json *j = &rep->json;
-  halo_json_object_begin(j);
-  halo_json_key_bool(j, "evaluation", 1);
-  halo_json_key_string(j, "checkpoint", path);
-  halo_json_key_int(j, "epoch", epoch);
-  halo_json_key_double(j, "train_acc", e->acc[0], "%.6f");
-  halo_json_key_double(j, "val_acc", e->acc[1], "%.6f");
-  halo_json_key_double(j, "test_acc", e->acc[2], "%.6f");
-  halo_json_key_double(j, "train_loss", e->eval_loss[0], "%.17g");
-  halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
-  halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");
-  if (rep->metric != TRAIN_METRIC_ACC) {
-    halo_json_key_double(j, metric_key(rep, 0), e->metric[0], "%.6f");
-    halo_json_key_double(j, metric_key(rep, 1), e->metric[1], "%.6f");
-  }
-  halo_json_key_double(j, "eval_halo_bytes", e->sum[TRAIN_EVAL_HALO_B], "%.0f");
-  halo_json_key_string(j, "params_sha256", rep->params_sha256);
-  halo_json_key_int(j, "ranks", rep->ranks);
-  halo_json_object_end(j);
-  fflush(rep->metrics);
+  if (!t->metrics) return;
+  halo_train_evaluation_json(rep, epoch, path, e, &t->json);
+  fflush(t->metrics);
 }
 
-void train_report_stop(train_report *rep, int64_t epoch, const char *why) {
-  rep->trained = epoch - rep->first_epoch + 1;
-  rep->stopped_by = why;
+/* The `early_stop` hook. */
+static void report_early_stop(void *ctx, const halo_train_report *rep, int64_t patience) {
+  fprintf(text_out(ctx),
+          "early stop: no better validation %s in the %lld epochs after epoch %lld (%.4f)\n",
+          halo_train_metric_name(rep->metric), (long long)patience, (long long)rep->best_epoch,
+          rep->best_val);
+}
+
+/* The `predictions` hook. */
+static void report_predictions(void *ctx, const halo_train_report *rep, const char *path,
+                               int64_t epoch) {
+  (void)rep;
+  fprintf(text_out(ctx), "predictions: %s (epoch %lld's parameters)\n", path, (long long)epoch);
 }
 
 /* Rank 0's "memory:" line, after the summary. */
-static void print_memory(const train_report *rep, const train_memory_report *m) {
-  FILE *out = text_out(rep);
+static void print_memory(FILE *out, const halo_train_report *rep,
+                         const halo_train_memory_report *m) {
   char used[32], predicted[32], where[64];
   if (m->device >= 0)
-    train_memory_pool_name(rep->be, m->device, where, sizeof where);
+    halo_train_memory_pool_name(rep->be, m->device, where, sizeof where);
   else
     snprintf(where, sizeof where, "the node's RAM at the peak");
   if (m->device >= 0) strncat(where, " while training", sizeof where - strlen(where) - 1);
@@ -498,78 +359,13 @@ static void print_memory(const train_report *rep, const train_memory_report *m) 
                       : "");
 }
 
-/* The --metrics summary line; docs/train.md lists the keys. */
-static void summary_json(train_report *rep, const train_memory_report *mem, double mean) {
-  halo_json *j = &rep->json;
-  halo_json_object_begin(j);
-  halo_json_key_bool(j, "summary", 1);
-  /* A resumed run's summary covers the earlier epochs its file keeps. */
-  halo_json_key_int(j, "epochs", rep->prior.epochs + rep->trained);
-  halo_json_key_int(j, "epochs_this_run", rep->trained);
-  /* A run that trained no epoch evaluated nothing: null (a NaN), not 0. */
-  const int measured = rep->prior.epochs + rep->trained > 0;
-  const char *m = train_metric_name(rep->metric);
-  char key[3][40];
-  snprintf(key[0], sizeof key[0], "best_val_%s", m);
-  snprintf(key[1], sizeof key[1], "test_%s_at_best_val", m);
-  snprintf(key[2], sizeof key[2], "final_test_%s", m);
-  halo_json_key_string(j, "metric", m);
-  /* best_val < 0: no epoch had a figure (an AUC of splits without both classes). */
-  halo_json_key_double(j, key[0], measured && rep->best_val >= 0 ? rep->best_val : NAN, "%.6f");
-  halo_json_key_double(j, key[1], measured && rep->best_val >= 0 ? rep->test_at_best : NAN, "%.6f");
-  if (measured && rep->best_epoch > 0)
-    halo_json_key_int(j, "best_val_epoch", rep->best_epoch);
-  else
-    halo_json_key_null(j, "best_val_epoch");
-  halo_json_key_double(j, key[2], measured ? rep->final_test : NAN, "%.6f");
-  if (rep->metric != TRAIN_METRIC_ACC)
-    halo_json_key_double(j, "final_test_acc", measured ? rep->final_acc : NAN, "%.6f");
-  halo_json_key_double(j, "mean_epoch_s", rep->timed > 0 ? mean : NAN, "%.9g");
-  halo_json_key_int(j, "warmup_epochs", rep->trained - rep->timed);
-  halo_json_key_int(j, "total_halo_bytes", rep->total_halo);
-  halo_json_key_int(j, "setup_halo_bytes", rep->setup_bytes);
-  halo_json_key_int(j, "halo_bytes_predicted_per_epoch", rep->predicted_epoch);
-  halo_json_key_int(j, "epochs_off_prediction", rep->mismatches);
-  halo_json_key_int(j, "params", rep->info->params);
-  halo_json_key_string(j, "params_sha256", rep->params_sha256);
-  halo_json_key_int(j, "threads", rep->threads);
-  halo_json_key_int(j, "ranks", rep->ranks);
-  halo_json_key_string(j, "device", halo_backend_name(rep->be));
-  halo_json_key_int(j, "memory_used_bytes", mem->used);
-  halo_json_key_int(j, "memory_predicted_bytes", mem->predicted);
-  halo_json_key_string(j, "memory_pool", mem->device >= 0 ? "device" : "host");
-  halo_json_key_int(j, "memory_pool_ranks", mem->ranks);
-  if (rep->stopped_by)
-    halo_json_key_string(j, "stopped_by", rep->stopped_by);
-  else
-    halo_json_key_null(j, "stopped_by");
-  halo_json_object_end(j);
-}
-
-void train_params_sha256(const float *params, int64_t nparams, char *hex) {
-  uint8_t digest[HALO_SHA256_BYTES];
-  /* float32 little-endian: the bytes as they are in memory on the x86_64
-   * and arm64 hosts halo runs on. */
-  _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "params_sha256 hashes float32 LE");
-  halo_sha256_bytes(params, (size_t)nparams * sizeof *params, digest);
-  halo_sha256_hex(digest, hex);
-}
-
-halo_status train_report_digest(train_report *rep, const halo_net *model) {
-  halo_status st = HALO_OK;
-  float *params = NULL;
-  HALO_ALLOC(params, rep->info->params, "the final parameters' copy");
-  HALO_TRY(halo_net_params_get(model, params));
-  train_params_sha256(params, rep->info->params, rep->params_sha256);
-done:
-  free(params);
-  return st;
-}
-
-void train_report_summary(train_report *rep, const train_memory_report *mem) {
-  if (rep->rank != 0) return;
-  FILE *out = text_out(rep);
-  const double mean = rep->timed > 0 ? rep->time_sum / (double)rep->timed : 0.0;
+/* The `summary` hook: the summary line, the "memory:" line and the summary
+ * JSON line. */
+static void report_summary(void *ctx, const halo_train_report *rep,
+                           const halo_train_memory_report *mem) {
+  train_report *t = ctx;
+  FILE *out = text_out(t);
+  const double mean = halo_train_mean_epoch_s(rep);
   const int64_t epochs = rep->prior.epochs + rep->trained;
   if (epochs == 0) {
     fprintf(out,
@@ -578,8 +374,8 @@ void train_report_summary(train_report *rep, const train_memory_report *mem) {
             rep->setup_bytes / 1e6);
   } else {
     char mean_text[32] = "n/a", runs[64] = "", metric_text[16] = ""; /* n/a: all warm-up */
-    if (rep->metric != TRAIN_METRIC_ACC)
-      snprintf(metric_text, sizeof metric_text, " %s", train_metric_name(rep->metric));
+    if (rep->metric != HALO_TRAIN_METRIC_ACC)
+      snprintf(metric_text, sizeof metric_text, " %s", halo_train_metric_name(rep->metric));
     if (rep->timed > 0) snprintf(mean_text, sizeof mean_text, "%.3f ms", 1e3 * mean);
     if (rep->prior.epochs > 0)
       snprintf(runs, sizeof runs, " (%lld in this run)", (long long)rep->trained);
@@ -596,7 +392,19 @@ void train_report_summary(train_report *rep, const train_memory_report *mem) {
   if (rep->stopped_by)
     fprintf(out, "stopped: %s after epoch %lld\n", rep->stopped_by,
             (long long)(rep->first_epoch + rep->trained - 1));
-  print_memory(rep, mem);
-  if (rep->metrics) summary_json(rep, mem, mean);
+  print_memory(out, rep, mem);
+  if (t->metrics) halo_train_summary_json(rep, mem, &t->json);
   fflush(out);
 }
+
+const halo_train_report_ops train_report_ops = {
+    .open = report_open,
+    .header = report_header,
+    .resumed = report_resumed,
+    .epoch = report_epoch,
+    .evaluation = report_evaluation,
+    .early_stop = report_early_stop,
+    .predictions = report_predictions,
+    .summary = report_summary,
+    .sync = report_sync,
+};

@@ -27,7 +27,7 @@
 #include "test-random.h"
 #include "test-sanitized.h"
 
-/* From OpenBLAS; declared here, as in programs/train-main.c, so that the
+/* From OpenBLAS; declared here, as in train/train-run.c, so that the
  * test does not depend on which cblas.h comes first on the include path. */
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);

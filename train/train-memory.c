@@ -1,8 +1,8 @@
 /* halo-train's memory admission: the check before the model allocates
  * (train_memory_check), the measurement after the first epoch and at the
  * end (train_memory_measure), and the pool whose prediction is tightest for
- * the report (train_memory_gather).  train-memory.h has the contracts. */
-#include "train-memory.h"
+ * the report (train_memory_gather).  train-impl.h has the contracts. */
+#include "train-impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include "halo-mpi.h"
 #include "halo-watchdog.h"
 
-void train_memory_pool_name(const halo_backend *be, int pool_id, char *out, size_t size) {
+void halo_train_memory_pool_name(const halo_backend *be, int pool_id, char *out, size_t size) {
   snprintf(out, size, "%s device %04x:%02x:%02x", halo_backend_name(be), (pool_id >> 13) & 0xffff,
            (pool_id >> 5) & 0xff, pool_id & 0x1f);
 }
@@ -70,7 +70,7 @@ halo_status train_memory_check(train_memory *m, MPI_Comm comm, halo_backend *be,
     if (m->device && fits_pool)
       snprintf(where, sizeof where, "node's memory besides their GPUs");
     else if (m->device)
-      train_memory_pool_name(be, pool, where, sizeof where);
+      halo_train_memory_pool_name(be, pool, where, sizeof where);
     halo_log_error(
         "rank %d needs about %s for its part's model (%s with the other ranks that "
         "share its %s) but %s is available%s; run on more nodes or with more parts",
@@ -108,7 +108,8 @@ done:
   return st;
 }
 
-halo_status train_memory_gather(const train_memory *m, MPI_Comm comm, train_memory_report *out) {
+halo_status train_memory_gather(const train_memory *m, MPI_Comm comm,
+                                halo_train_memory_report *out) {
   halo_status st = HALO_OK;
   int64_t low = 0;
   int ranks = 0, rank = 0;
@@ -117,7 +118,7 @@ halo_status train_memory_gather(const train_memory *m, MPI_Comm comm, train_memo
     int rank;
   } mine = {m->used > 0 ? (double)m->predicted / (double)m->used : HUGE_VAL, 0}, tightest;
   const char *what = "the memory report";
-  *out = (train_memory_report){.used = -1, .device = -1};
+  *out = (halo_train_memory_report){.used = -1, .device = -1};
   halo_watch_layer("memory report", -1);
   HALO_MPI(MPI_Comm_rank(comm, &rank));
   mine.rank = rank;

@@ -1,5 +1,5 @@
-/* halo-train's preemption signals (train-signals.h). */
-#include "train-signals.h"
+/* halo-train's preemption signals (train-impl.h, halo-train.h). */
+#include "train-impl.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@ static void on_signal(int signo) {
   if (signo > caught) caught = signo;
 }
 
-void train_signals_install(void) {
+void halo_train_signals_install(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

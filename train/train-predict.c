@@ -1,5 +1,5 @@
-/* halo-train --predict (train-predict.h). */
-#include "train-predict.h"
+/* halo-train --predict (train-impl.h). */
+#include "train-impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,14 +113,12 @@ static hid_t file_type(const rows_block *b, int d) {
 
 /* /pred's and /label's values a row, and their MPI type. */
 static int64_t label_width(const rows_block *b) { return b->multi ? b->classes : 1; }
-static MPI_Datatype label_type(const rows_block *b) {
-  return b->multi ? MPI_INT8_T : MPI_INT32_T;
-}
+static MPI_Datatype label_type(const rows_block *b) { return b->multi ? MPI_INT8_T : MPI_INT32_T; }
 
 /* Creates the datasets for `nodes` rows, chunked by blocks of rows and
  * Fletcher-32 checksummed. */
-static halo_status create_datasets(hid_t file, const char *path, int64_t nodes,
-                                   const rows_block *b, hid_t *dset) {
+static halo_status create_datasets(hid_t file, const char *path, int64_t nodes, const rows_block *b,
+                                   hid_t *dset) {
   halo_status st = HALO_OK;
   hid_t dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
   const int32_t classes = b->classes;
@@ -137,8 +135,8 @@ static halo_status create_datasets(hid_t file, const char *path, int64_t nodes,
     HALO_H5(H5Pset_fletcher32(dcpl), path, dataset_name[d], "cannot enable Fletcher-32");
     HALO_H5(space = H5Screate_simple(rank, dims, maxdims), path, dataset_name[d],
             "cannot create a dataspace");
-    HALO_H5(dset[d] = H5Dcreate2(file, dataset_name[d], file_type(b, d), space, H5P_DEFAULT,
-                                 dcpl, H5P_DEFAULT),
+    HALO_H5(dset[d] = H5Dcreate2(file, dataset_name[d], file_type(b, d), space, H5P_DEFAULT, dcpl,
+                                 H5P_DEFAULT),
             path, dataset_name[d], "cannot create dataset");
     H5Sclose(space);
     H5Pclose(dcpl);
@@ -271,8 +269,8 @@ static halo_status send_rows(const rows_block *own, MPI_Comm comm) {
     const int n = (int)(own->n - r0 < rows ? own->n - r0 : rows);
     HALO_MPI(MPI_Send(own->gid + r0, n, MPI_INT64_T, 0, 1, comm));
     HALO_MPI(MPI_Send(own->logits + r0 * classes, (int)(n * classes), MPI_FLOAT, 0, 2, comm));
-    HALO_MPI(MPI_Send((const char *)own->pred + (size_t)(r0 * width) * label_size,
-                      (int)(n * width), label_type(own), 0, 3, comm));
+    HALO_MPI(MPI_Send((const char *)own->pred + (size_t)(r0 * width) * label_size, (int)(n * width),
+                      label_type(own), 0, 3, comm));
     HALO_MPI(MPI_Send((const char *)own->label + (size_t)(r0 * width) * label_size,
                       (int)(n * width), label_type(own), 0, 4, comm));
     HALO_MPI(MPI_Send(own->split + r0, n, MPI_INT8_T, 0, 5, comm));
@@ -322,9 +320,9 @@ halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Com
                  own.multi ? own.pred : NULL);
   HALO_TRY(halo_mpi_agree(comm, st));
   HALO_MPI(MPI_Allreduce(&p->n_owned, &nodes, 1, MPI_INT64_T, MPI_SUM, comm));
-  st = rank == 0 ? write_file(&own, &block, comm, size, path, nodes, epoch, model_name,
-                              params_sha256)
-                 : send_rows(&own, comm);
+  st = rank == 0
+           ? write_file(&own, &block, comm, size, path, nodes, epoch, model_name, params_sha256)
+           : send_rows(&own, comm);
   st = halo_mpi_agree(comm, st);
 done:
   block_free(&block);

@@ -1,5 +1,5 @@
-/* halo-train --metric f1|auc (train-metrics.h). */
-#include "train-metrics.h"
+/* halo-train --metric f1|auc (train-impl.h). */
+#include "train-impl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,8 +7,8 @@
 
 #include "halo-mpi.h"
 
-const char *train_metric_name(train_metric m) {
-  return m == TRAIN_METRIC_F1 ? "f1" : m == TRAIN_METRIC_AUC ? "auc" : "acc";
+const char *halo_train_metric_name(halo_train_metric m) {
+  return m == HALO_TRAIN_METRIC_F1 ? "f1" : m == HALO_TRAIN_METRIC_AUC ? "auc" : "acc";
 }
 
 /* counts[c·3 + 0, 1, 2] = TP, FP, FN of class c. */
@@ -109,9 +109,9 @@ static halo_status f1_tasks_of(const train_predict *rows, const float *z, int ta
       const int8_t y = rows->targets[i * tasks + t];
       if (y < 0) continue;
       const int pred = z[i * tasks + t] > 0.0f;
-      c[3 * t] += pred && y;       /* TP */
-      c[3 * t + 1] += pred && !y;  /* FP */
-      c[3 * t + 2] += !pred && y;  /* FN */
+      c[3 * t] += pred && y;      /* TP */
+      c[3 * t + 1] += pred && !y; /* FP */
+      c[3 * t + 2] += !pred && y; /* FN */
     }
   }
   HALO_MPI(MPI_Allreduce(counts, all, 2 * 3 * tasks, MPI_INT64_T, MPI_SUM, comm));
@@ -130,8 +130,8 @@ done:
  * task's AUC lands in its own slot of a vector summed over the ranks (one
  * non-zero term a slot: exact), and the mean is taken in task order, so
  * the figure does not depend on P. */
-static halo_status auc_tasks_of(const train_predict *rows, const float *z, int tasks,
-                                MPI_Comm comm, double out[2]) {
+static halo_status auc_tasks_of(const train_predict *rows, const float *z, int tasks, MPI_Comm comm,
+                                double out[2]) {
   halo_status st = HALO_OK;
   int rank = 0, size = 1;
   int64_t *count = NULL, *counts = NULL;
@@ -200,8 +200,8 @@ static halo_status auc_tasks_of(const train_predict *rows, const float *z, int t
           score[at] = z[i * tasks + t];
           positive[at++] = y;
         }
-    HALO_MPI(MPI_Alltoallv(score, scount, sdispl, MPI_FLOAT, rscore, rcount, rdispl, MPI_FLOAT,
-                           comm));
+    HALO_MPI(
+        MPI_Alltoallv(score, scount, sdispl, MPI_FLOAT, rscore, rcount, rdispl, MPI_FLOAT, comm));
     HALO_MPI(MPI_Alltoallv(positive, scount, sdispl, MPI_INT8_T, rpositive, rcount, rdispl,
                            MPI_INT8_T, comm));
     /* Each owned task's pairs, gathered from every source's segment. */
@@ -327,7 +327,7 @@ done:
   return st;
 }
 
-halo_status train_metric_eval(train_metric m, const train_predict *rows, const halo_net *model,
+halo_status train_metric_eval(halo_train_metric m, const train_predict *rows, const halo_net *model,
                               MPI_Comm comm, double out[2]) {
   halo_status st = HALO_OK;
   halo_net_info info;
@@ -340,10 +340,11 @@ halo_status train_metric_eval(train_metric m, const train_predict *rows, const h
   if (!z) halo_log_error("out of memory for the logits of %lld rows", (long long)rows->n_owned);
   HALO_TRY(halo_mpi_agree(comm, st));
   if (rows->tasks > 0)
-    st = m == TRAIN_METRIC_F1 ? f1_tasks_of(rows, z, classes, comm, out)
-                              : auc_tasks_of(rows, z, classes, comm, out);
+    st = m == HALO_TRAIN_METRIC_F1 ? f1_tasks_of(rows, z, classes, comm, out)
+                                   : auc_tasks_of(rows, z, classes, comm, out);
   else
-    st = m == TRAIN_METRIC_F1 ? f1_of(rows, z, classes, comm, out) : auc_of(rows, z, comm, out);
+    st =
+        m == HALO_TRAIN_METRIC_F1 ? f1_of(rows, z, classes, comm, out) : auc_of(rows, z, comm, out);
 done:
   free(z);
   return st;

@@ -1,0 +1,392 @@
+/* halo_train's set-up (halo-train.h): the backend, the load, the resume,
+ * the memory check and the model, each phase ending in an agreement on
+ * status; then the epochs (train-loop.c) and the clean-up.  The memory
+ * admission is train-memory.c, the totals train-totals.c; what rank 0
+ * prints and writes is the program's (the report hooks).
+ */
+#include <errno.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "halo-backend.h"
+#include "halo-checkpoint.h"
+#include "halo-memory.h"
+#include "halo-model.h"
+#include "halo-mpi.h"
+#include "halo-net.h"
+#include "halo-predict.h"
+#include "halo-shard.h"
+#include "halo-train.h"
+#include "halo-watchdog.h"
+#include "train-impl.h"
+
+/* From OpenBLAS; declared here so that the library does not depend on which
+ * cblas.h the system puts first on the include path. */
+void openblas_set_num_threads(int num_threads);
+
+static halo_status load(train_run *r) {
+  halo_status st = HALO_OK;
+  char path[4096];
+  const char *dir = r->args.dir;
+
+  if (snprintf(path, sizeof path, "%s/manifest.h5", dir) >= (int)sizeof path)
+    HALO_FAIL(HALO_ERR_ARG, "%s: shard folder path too long", dir);
+  /* Every rank reads the manifest, but a fault in it is the same for all:
+   * rank 0 reports it, and another rank speaks only if it alone fails.
+   * /part (4 bytes per global node, on every rank) stays on disk: nothing
+   * here needs it, and each part's digest in the manifest already ties the
+   * shard to the assignment /part records (docs/shard-format.md). */
+  if (r->rank != 0) halo_log_set_quiet(1);
+  st = halo_manifest_read_opts(path, HALO_MANIFEST_NO_PART, &r->manifest);
+  if (st == HALO_OK && r->manifest->parts != r->size) {
+    halo_log_error(
+        "%s: the run has %d parts but %d ranks started (a %d-part run needs "
+        "mpirun -np %d)",
+        path, r->manifest->parts, r->size, r->manifest->parts, r->manifest->parts);
+    st = HALO_ERR_MISMATCH;
+  }
+  if (st == HALO_OK && (r->manifest->features < 1 || r->manifest->classes < 1)) {
+    halo_log_error(
+        "%s: the graph has no node %s (a structure-only input); a GCN needs them: partition it "
+        "with %s",
+        path, r->manifest->features < 1 ? "features" : "labels",
+        r->manifest->features < 1 ? "--features FILE or --synthetic-features F"
+                                  : "--labels FILE or --synthetic-classes C");
+    st = HALO_ERR_ARG;
+  }
+  halo_log_set_quiet(0);
+  int root_status = st;
+  HALO_MPI(MPI_Bcast(&root_status, 1, MPI_INT, 0, r->comm));
+  if (st < 0 && root_status == HALO_OK)
+    halo_log_error("%s: cannot be read on this rank (%s), though rank 0 read it", path,
+                   halo_status_str(st));
+  HALO_TRY(st);
+  /* A fault of the parts is often every rank's (parts of another run, a
+   * folder of another partition): the first rank to fail reports it, in
+   * run_all's agreement. */
+  halo_log_hold(r->held, sizeof r->held);
+  HALO_TRY(halo_shard_path(path, sizeof path, dir, r->rank, r->size));
+  HALO_TRY(halo_shard_read(path, r->manifest, &r->shard));
+  if (r->shard->part != r->rank)
+    HALO_FAIL(HALO_ERR_MISMATCH, "%s: holds part %d, not part %d (part files renamed or swapped?)",
+              path, (int)r->shard->part, r->rank);
+done:
+  halo_log_hold(NULL, 0);
+  halo_log_set_quiet(0);
+  return st;
+}
+
+/* --resume, on rank 0: the newest valid checkpoint, which must belong to
+ * this graph and model and lie within --epochs.  The library's lines name
+ * the folder and the files; the flag they came from is set as the log's
+ * context around each call. */
+static halo_status resume_find(train_run *r) {
+  halo_status st = HALO_OK;
+  halo_checkpoint *c = &r->ckpt;
+  const char *dir = r->args.checkpoint;
+  struct stat sb;
+  /* A fresh run creates the folder at its first save; a resume reads it. */
+  const int found = stat(dir, &sb) == 0;
+  if (!found || !S_ISDIR(sb.st_mode))
+    HALO_FAIL(HALO_ERR_IO, "--checkpoint %s: cannot open: %s", dir,
+              strerror(found ? ENOTDIR : errno));
+  halo_log_set_context("--resume: ");
+  HALO_TRY(halo_checkpoint_latest(dir, c, r->ckpt_path, sizeof r->ckpt_path));
+  HALO_TRY(halo_checkpoint_match(c, r->ckpt_path, r->manifest, r->args.model, &r->args.gcn));
+  halo_log_set_context(NULL);
+  if (c->epoch > r->args.epochs && !r->args.eval_only)
+    HALO_FAIL(HALO_ERR_ARG, "--epochs %lld: %s is already at epoch %lld (--epochs is the total)",
+              (long long)r->args.epochs, r->ckpt_path, (long long)c->epoch);
+  halo_log_set_context("--checkpoint ");
+  HALO_TRY(halo_checkpoint_set_aside_newer(dir, c->epoch));
+done:
+  halo_log_set_context(NULL);
+  return st;
+}
+
+/* --checkpoint without --resume, on rank 0: the folder must hold no
+ * checkpoint, since keeping the newest --keep would then delete this run's
+ * saves in favour of an old run's later epochs.  A missing folder passes. */
+static halo_status check_fresh(const char *dir) {
+  halo_status st = HALO_OK;
+  int64_t newest = -1;
+  halo_log_set_context("--checkpoint ");
+  HALO_TRY(halo_checkpoint_newest(dir, &newest));
+  halo_log_set_context(NULL);
+  if (newest >= 0)
+    HALO_FAIL(HALO_ERR_EXISTS,
+              "--checkpoint %s: already holds checkpoints (the newest of epoch %lld); add --resume "
+              "to continue from it, or give another folder",
+              dir, (long long)newest);
+done:
+  halo_log_set_context(NULL);
+  return st;
+}
+
+/* --resume auto: resume when the folder holds a checkpoint, else start
+ * fresh (the first run of a requeued job). Collective. */
+static halo_status resume_auto(train_run *r) {
+  halo_status st = HALO_OK;
+  int64_t newest = -1;
+  if (r->rank == 0) {
+    halo_log_set_context("--checkpoint ");
+    st = halo_checkpoint_newest(r->args.checkpoint, &newest);
+    halo_log_set_context(NULL);
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  HALO_MPI(MPI_Bcast(&newest, 1, MPI_INT64_T, 0, r->comm));
+  if (newest < 0 && r->args.eval_only) {
+    if (r->rank == 0)
+      halo_log_error("--eval-only --resume auto: %s holds no checkpoint to evaluate",
+                     r->args.checkpoint);
+    st = HALO_ERR_ARG;
+    goto done;
+  }
+  r->args.resume = newest >= 0;
+  if (r->rank == 0 && newest < 0)
+    fprintf(stderr, "halo-train: --resume auto: no checkpoint in %s yet; starting at epoch 1\n",
+            r->args.checkpoint);
+done:
+  return st;
+}
+
+/* --resume: rank 0 finds the checkpoint; every rank then receives it. */
+static halo_status resume_read(train_run *r) {
+  halo_status st = HALO_OK;
+  halo_checkpoint *c = &r->ckpt;
+  HALO_TRY(halo_mpi_agree(r->comm, r->rank == 0 ? resume_find(r) : HALO_OK));
+  int64_t head[3] = {c->epoch, c->adam_t, c->nparams};
+  HALO_MPI(MPI_Bcast(head, 3, MPI_INT64_T, 0, r->comm));
+  if (r->rank != 0) {
+    st = halo_checkpoint_alloc(c, head[2]);
+    c->epoch = head[0];
+    c->adam_t = head[1];
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  float *arrays[3] = {c->params, c->adam_m, c->adam_v};
+  for (int k = 0; k < 3; k++)
+    HALO_MPI(MPI_Bcast(arrays[k], (int)c->nparams, MPI_FLOAT, 0, r->comm));
+done:
+  return st;
+}
+
+/* FNV-1a over the arguments after the program name, each with its end. */
+static uint64_t argv_hash(int argc, char **argv) {
+  uint64_t h = 14695981039346656037ull;
+  for (int i = 1; i < argc; i++)
+    for (const char *p = argv[i];; p++) {
+      h = (h ^ (unsigned char)*p) * 1099511628211ull;
+      if (!*p) break;
+    }
+  return h;
+}
+
+halo_status halo_train_check_same_args(MPI_Comm comm, int argc, char **argv) {
+  halo_status st = HALO_OK;
+  uint64_t root = argv_hash(argc, argv);
+  int rank = 0, mine = INT32_MAX, first = INT32_MAX;
+  HALO_MPI(MPI_Comm_rank(comm, &rank));
+  HALO_MPI(MPI_Bcast(&root, 1, MPI_UINT64_T, 0, comm));
+  if (root != argv_hash(argc, argv)) mine = rank;
+  HALO_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == INT32_MAX) goto done;
+  st = HALO_ERR_ARG;
+  if (rank == 0)
+    halo_log_error(
+        "rank %d was started with other arguments than rank 0; every rank of halo-train needs "
+        "the same command line",
+        first);
+done:
+  return st;
+}
+
+/* Rank 0 prints one warning line when the ranks or threads outnumber the
+ * cores (halo_mpi_advise decides; docs/train.md, --threads).  It never
+ * asks for more threads.  Collective. */
+static void warn_binding(const train_run *r, int threads) {
+  halo_mpi_binding b;
+  halo_mpi_check_binding(r->comm, threads, &b);
+  if (r->rank != 0) return;
+  if (b.advice == HALO_MPI_ADVICE_OVERSUBSCRIBED)
+    halo_log_warn(
+        "%d ranks share the %ld cores of a node (rank %d's), so they take turns on them and every "
+        "epoch will be slow; start at most %ld ranks per node (a hostfile with more slots than "
+        "cores, or mpirun --oversubscribe, oversubscribes it)",
+        b.node_ranks, b.node_cores, b.rank, b.node_cores);
+  else if (b.advice == HALO_MPI_ADVICE_FEWER_THREADS)
+    halo_log_warn(
+        "%d thread%s per rank, but rank %d may run on %d core%s and its node has %ld cores for %d "
+        "rank%s, so threads share cores; give --threads %d",
+        b.threads, b.threads == 1 ? "" : "s", b.rank, b.allowed_cores,
+        b.allowed_cores == 1 ? "" : "s", b.node_cores, b.node_ranks, b.node_ranks == 1 ? "" : "s",
+        b.threads_hint);
+}
+
+/* Everything from the watchdog to the end of the epochs, returning the
+ * agreed status. */
+static halo_status run_all(train_run *r, const halo_train_env *env) {
+  halo_status st = HALO_OK;
+
+  const halo_watch_options wo = {.timeout_s = r->args.timeout,
+                                 .stall = env->stall,
+                                 .stall_rank = env->stall_rank,
+                                 .stall_epoch = env->stall_epoch};
+  halo_watch_init(r->comm, &wo);
+
+  const int threads = r->args.threads > 0 ? r->args.threads : halo_mpi_default_threads(r->comm);
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+  warn_binding(r, threads);
+
+  const halo_backend_options bo = {
+      .device = r->args.device,
+      .local_rank = halo_mpi_local_rank(r->comm),
+      .tf32 = r->args.tf32,
+      .spmm = env->cuda_spmm_rows ? HALO_BACKEND_SPMM_ROWS : HALO_BACKEND_SPMM_CUSPARSE,
+      .mpi = env->cuda_aware < 0    ? HALO_BACKEND_MPI_ASK
+             : env->cuda_aware == 1 ? HALO_BACKEND_MPI_DEVICE
+                                    : HALO_BACKEND_MPI_STAGED};
+  /* No GPU, or a build without CUDA: every rank fails alike; one says so. */
+  halo_log_hold(r->held, sizeof r->held);
+  const char *problem = halo_backend_problem(bo.device);
+  if (problem) {
+    halo_log_error("--device %s: %s; use --device cpu", bo.device, problem);
+    st = HALO_ERR_UNSUPPORTED;
+  } else {
+    st = halo_backend_create(&bo, &r->be);
+  }
+  halo_log_hold(NULL, 0);
+  HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
+
+  st = load(r);
+  HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
+  if (r->args.resume_auto) HALO_TRY(resume_auto(r));
+  if (r->args.resume) {
+    HALO_TRY(resume_read(r));
+  } else if (r->args.checkpoint) {
+    st = r->rank == 0 ? check_fresh(r->args.checkpoint) : HALO_OK;
+    HALO_TRY(halo_mpi_agree(r->comm, st));
+  }
+  /* An existing --predict file would only be refused after training. */
+  if (r->rank == 0 && r->args.predict && access(r->args.predict, F_OK) == 0) {
+    halo_log_error("--predict %s: already exists; remove it or give another name", r->args.predict);
+    st = HALO_ERR_EXISTS;
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+
+  HALO_TRY(halo_net_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
+  halo_net_info_get(r->model, &r->info);
+  /* Multi-label runs (ogbn-proteins) are compared by their mean ROC-AUC. */
+  if (r->info.multilabel && !r->args.metric_given) r->args.metric = HALO_TRAIN_METRIC_AUC;
+  /* --predict and --metric f1|auc need each row's node, label and split. */
+  if (r->args.predict || r->args.metric != HALO_TRAIN_METRIC_ACC)
+    st = train_predict_init(&r->predict, r->shard);
+  const int classes = r->info.model.dims[r->info.model.layers];
+  if (st == HALO_OK && r->args.metric == HALO_TRAIN_METRIC_AUC && classes != 2 &&
+      !r->info.multilabel) {
+    if (r->rank == 0)
+      halo_log_error(
+          "--metric auc: ROC-AUC is a binary task's, and this graph has %d classes; "
+          "use --metric f1 or acc",
+          classes);
+    st = HALO_ERR_ARG;
+  }
+  if (st == HALO_OK && r->args.early_stop) {
+    r->best = calloc((size_t)r->info.params, sizeof *r->best);
+    if (!r->best) {
+      halo_log_error("out of memory for the best epoch's parameters");
+      st = HALO_ERR_NOMEM;
+    }
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  halo_shard_destroy(&r->shard); /* the model holds what it needs */
+  if (r->args.resume) {
+    /* Every rank knows both counts: rank 0 alone says so. */
+    if (r->ckpt.nparams != r->info.params) {
+      if (r->rank == 0)
+        halo_log_error(
+            "--resume: %s is a checkpoint of another model (%lld parameters; this "
+            "model has %lld)",
+            r->ckpt_path, (long long)r->ckpt.nparams, (long long)r->info.params);
+      st = HALO_ERR_MISMATCH;
+      goto done;
+    }
+    st = halo_net_params_set(r->model, r->ckpt.params);
+    if (st == HALO_OK)
+      st = halo_net_adam_set(r->model, r->ckpt.adam_m, r->ckpt.adam_v, r->ckpt.adam_t);
+    HALO_TRY(halo_mpi_agree(r->comm, st));
+    r->start_epoch = r->ckpt.epoch;
+  }
+  /* The save buffers, allocated before the epoch loop; a resumed run reuses
+   * the ones it read. */
+  if (r->args.checkpoint && r->rank == 0 && !r->args.resume)
+    st = halo_checkpoint_alloc(&r->ckpt, r->info.params);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  int64_t local[2] = {r->info.n_halo, r->info.setup_halo_bytes}, global[2];
+  HALO_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, r->comm));
+  const halo_model_comm exchanges = halo_model_comm_of(&r->info.model);
+  halo_train_report *rep = &r->report;
+  rep->comm = r->comm;
+  rep->rank = r->rank;
+  rep->ranks = r->size;
+  rep->threads = threads;
+  rep->quiet = r->args.quiet;
+  rep->manifest = r->manifest;
+  rep->info = &r->info;
+  rep->gcn = &r->args.gcn;
+  rep->be = r->be;
+  rep->halo_rows = global[0];
+  rep->setup_bytes = global[1];
+  rep->predicted_epoch = halo_predict_epoch_bytes(rep->halo_rows, &exchanges);
+  rep->metric = (halo_train_metric)r->args.metric;
+
+  if (r->rank == 0 && r->args.metrics)
+    st = r->ops->open(r->ctx, rep, r->args.eval_only ? -1 : r->start_epoch);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  /* The earlier epochs rank 0 found in the file: every rank's report (and
+   * so its early stopping) must count them alike. */
+  HALO_MPI(MPI_Bcast(&rep->prior, (int)sizeof rep->prior, MPI_BYTE, 0, r->comm));
+  if (r->rank == 0) {
+    r->ops->header(r->ctx, rep);
+    if (r->args.resume && !r->args.eval_only)
+      r->ops->resumed(r->ctx, rep, r->ckpt_path, r->start_epoch, r->ckpt.adam_t, r->args.epochs);
+  }
+
+  st = r->args.eval_only ? train_evaluate_only(r) : train_epochs(r);
+  if (r->fatal) goto done;
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+done:
+  return st;
+}
+
+halo_status halo_train_run(MPI_Comm comm, const halo_train_args *args, const halo_train_env *env,
+                           const halo_train_report_ops *ops, void *ctx, halo_train_result *out) {
+  train_run r = {.comm = comm, .args = *args, .ops = ops, .ctx = ctx};
+  r.memory.pool = MPI_COMM_NULL;
+  MPI_Comm_rank(comm, &r.rank);
+  MPI_Comm_size(comm, &r.size);
+
+  const halo_status st = run_all(&r, env);
+  *out = (halo_train_result){.stopped_by = r.stopped_by};
+  if (st == HALO_ERR_MPI || st == HALO_ERR_TIMEOUT || r.fatal) {
+    /* The caller aborts the job; nothing may be freed before (halo-train.h). */
+    out->abort = 1;
+    return st;
+  }
+  halo_net_destroy(&r.model);
+  halo_shard_destroy(&r.shard);
+  halo_manifest_destroy(&r.manifest);
+  halo_backend_destroy(&r.be);
+  halo_checkpoint_clear(&r.ckpt);
+  train_predict_free(&r.predict);
+  free(r.best);
+  train_memory_free(&r.memory); /* collective: not before an abort */
+  return st;
+}
