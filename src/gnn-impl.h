@@ -140,6 +140,11 @@ struct halo_net {
 
 typedef struct layer_kind {
   const char *name;
+  /* The backend's model ops it runs (HALO_OP_BIT of each; 0: none), and
+   * what to call them when a backend lacks one: the model is then refused
+   * at set-up (missing_op, net-setup.c). */
+  uint32_t model_ops;
+  const char *model_ops_what;
   /* Its buffers: sets layer l's entries of the plan (gnn_bufs_set). */
   void (*plan)(const halo_layer_desc *d, int l, int64_t n_owned, int64_t n_all, gnn_bufs *p);
   /* Z = the layer of `in` (bias included), into ly->z.  The backward

@@ -115,9 +115,8 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_net_option
   if (o->residual && !ops->axpy) return "AXPY";
   if (o->layer_norm && !(ops->layernorm && ops->layernorm_backward && ops->mul)) return "LayerNorm";
   if (multilabel && !ops->sigmoid_bce) return "the multi-label loss";
-  if (o->model == HALO_MODEL_GAT &&
-      !(ops->gat_scores && ops->gat_attend && ops->gat_node_terms && ops->gat_attend_backward))
-    return "the attention kernels";
+  const layer_kind *kind = gnn_layer_kind_of(o->model);
+  if (!halo__backend_has_ops(ops, kind->model_ops)) return kind->model_ops_what;
   return NULL;
 }
 
