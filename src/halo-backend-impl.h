@@ -41,9 +41,12 @@ typedef struct halo_buf {
  * Kernels that one model alone uses go through one slot, model_kernel, with
  * an op and its arguments, instead of one slot each: a new model's kernel
  * is a row here, its argument struct, and a case in each backend's
- * model_kernel, and the table does not grow.  The rows: name, member of
- * halo_model_call.  The contracts are those of the CPU kernels named
- * halo_cpu_<member> (kernels/halo-kernels.h). */
+ * model_kernel, and the table does not grow.  The rows: name, and the
+ * member of halo_model_call that holds its arguments, a halo_op_<member>.
+ * The contracts are those of the CPU kernels named halo_cpu_<member>
+ * (kernels/halo-kernels.h).  The arrays are the backend's memory, as for
+ * every compute slot; the shape (halo_gat_layer) and the CSR struct from
+ * csr_upload are host structs. */
 #define HALO_MODEL_OPS(X)           \
   X(GAT_SCORES, gat_scores)         \
   X(GAT_ATTEND, gat_attend)         \
@@ -99,10 +102,9 @@ typedef struct halo_op_gat_attend_backward {
 typedef struct halo_model_call {
   halo_model_op op;
   union {
-    halo_op_gat_scores gat_scores;
-    halo_op_gat_attend gat_attend;
-    halo_op_gat_node_terms gat_node_terms;
-    halo_op_gat_attend_backward gat_attend_backward;
+#define HALO_MODEL_OP_MEMBER(op, member) halo_op_##member member;
+    HALO_MODEL_OPS(HALO_MODEL_OP_MEMBER)
+#undef HALO_MODEL_OP_MEMBER
   };
 } halo_model_call;
 
