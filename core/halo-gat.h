@@ -1,6 +1,6 @@
 /* GAT's per-row arithmetic, in one place for the CPU kernels
  * (kernels/cpu-gat.c, one row per OpenMP iteration) and their CUDA twins
- * (kernels/cuda-kernels.cu, one row per GPU thread): both run these very
+ * (kernels/cuda-gat.cu, one row per GPU thread): both run these very
  * functions, so they differ only where the compilers do (expf, and nvcc's
  * fused multiply-adds).
  *

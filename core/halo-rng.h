@@ -65,7 +65,7 @@ HALO_HD double halo_rng_uniform_double(uint64_t key, uint64_t row, uint64_t col)
 }
 
 /* Inverted dropout with rate p, in one place for every kernel that applies
- * it (kernels/cpu-dropout.c, kernels/cuda-kernels.cu): element (node, col)
+ * it (kernels/cpu-dropout.c, kernels/cuda-elementwise.cu): element (node, col)
  * of the keyed stream is kept iff its uniform draw is >= p, and a kept value
  * v becomes v · halo_dropout_scale(p).  Every rank and every device performs
  * these same float operations, which is what makes masks independent of the

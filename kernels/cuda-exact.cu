@@ -13,7 +13,7 @@
  * both halves' sums inside int64; halo_exact_limbs turns a pair into the
  * CPU's limbs.
  */
-#include "halo-cuda-check.cuh"
+#include "halo-cuda-launch.cuh"
 #include "halo-kernels-cuda.h"
 
 extern "C" {
@@ -28,11 +28,6 @@ constexpr int kCellsY = 8;    /* exact sums: output rows per block */
 constexpr int kThreads = 256; /* max_abs */
 constexpr int64_t kMaxBlocks = 65535;
 constexpr int64_t kLowMask = ((int64_t)1 << HALO_EXACT_LIMB_BITS) - 1;
-
-halo_status bad_arg(const char *op, const char *what) {
-  halo_log_error("%s: %s", op, what);
-  return HALO_ERR_ARG;
-}
 
 unsigned capped(int64_t blocks) {
   return (unsigned)(blocks < 1 ? 1 : blocks < kMaxBlocks ? blocks : kMaxBlocks);
@@ -137,31 +132,24 @@ __global__ void exact_csr_kernel(const int64_t *indptr, const int32_t *indices, 
 extern "C" halo_status halo_cuda_gemm_rows(int trans_b, int64_t m, int64_t n, int64_t k,
                                            const float *a, int64_t lda, const float *b, int64_t ldb,
                                            float *c, int64_t ldc, void *stream) {
-  halo_status st = HALO_OK;
-  cudaStream_t s = (cudaStream_t)stream;
   const dim3 block(kTile, kTile);
   const dim3 grid(capped((m + kTile - 1) / kTile), (unsigned)((n + kTile - 1) / kTile));
-  if (m < 0 || n < 0 || k < 0) return bad_arg("halo_cuda_gemm_rows", "negative size");
+  if (m < 0 || n < 0 || k < 0) return halo_cuda_bad_arg("halo_cuda_gemm_rows", "negative size");
   if ((n + kTile - 1) / kTile > kMaxBlocks)
-    return bad_arg("halo_cuda_gemm_rows", "more than 2^20 output columns");
+    return halo_cuda_bad_arg("halo_cuda_gemm_rows", "more than 2^20 output columns");
   if (m == 0 || n == 0) return HALO_OK;
-  if (trans_b)
-    gemm_rows_kernel<true><<<grid, block, 0, s>>>(m, n, k, a, lda, b, ldb, c, ldc);
-  else
-    gemm_rows_kernel<false><<<grid, block, 0, s>>>(m, n, k, a, lda, b, ldb, c, ldc);
-  HALO_CUDA_LAUNCHED();
-done:
-  return st;
+  return halo_cuda_launch(trans_b ? gemm_rows_kernel<true> : gemm_rows_kernel<false>, grid, block,
+                          (cudaStream_t)stream, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 extern "C" halo_status halo_cuda_max_abs(const float *x, int64_t n, unsigned *out, void *stream) {
   halo_status st = HALO_OK;
   cudaStream_t s = (cudaStream_t)stream;
-  if (n < 0) return bad_arg("halo_cuda_max_abs", "negative size");
+  if (n < 0) return halo_cuda_bad_arg("halo_cuda_max_abs", "negative size");
   HALO_CUDA(cudaMemsetAsync(out, 0, sizeof *out, s));
   if (n == 0) goto done;
-  max_abs_kernel<<<capped((n + kThreads - 1) / kThreads), kThreads, 0, s>>>(x, n, out);
-  HALO_CUDA_LAUNCHED();
+  HALO_TRY(halo_cuda_launch(max_abs_kernel, capped((n + kThreads - 1) / kThreads), kThreads, s, x,
+                            n, out));
 done:
   return st;
 }
@@ -175,15 +163,15 @@ extern "C" halo_status halo_cuda_exact_tn(int64_t n, int64_t ac, int64_t bc, con
   const dim3 grid((unsigned)((bc + kCellsX - 1) / kCellsX),
                   (unsigned)((ac + kCellsY - 1) / kCellsY), capped(runs));
   if (n < 0 || ac < 0 || bc < 0 || (!a && ac != 1))
-    return bad_arg("halo_cuda_exact_tn", "bad sizes (need n, ac, bc >= 0, and ac = 1 without A)");
+    return halo_cuda_bad_arg("halo_cuda_exact_tn",
+                             "bad sizes (need n, ac, bc >= 0, and ac = 1 without A)");
   if ((bc + kCellsX - 1) / kCellsX > INT32_MAX || (ac + kCellsY - 1) / kCellsY > kMaxBlocks)
-    return bad_arg("halo_cuda_exact_tn", "more cells than one launch covers");
+    return halo_cuda_bad_arg("halo_cuda_exact_tn", "more cells than one launch covers");
   if (ac == 0 || bc == 0) return HALO_OK;
   HALO_CUDA(cudaMemsetAsync(pairs, 0, (size_t)(2 * ac * bc) * sizeof *pairs, s));
   if (n == 0) goto done;
-  exact_tn_kernel<<<grid, dim3(kCellsX, kCellsY), 0, s>>>(n, ac, bc, a, lda, b, ldb, ldexp(1.0, -e),
-                                                          (long long *)pairs);
-  HALO_CUDA_LAUNCHED();
+  HALO_TRY(halo_cuda_launch(exact_tn_kernel, grid, dim3(kCellsX, kCellsY), s, n, ac, bc, a, lda, b,
+                            ldb, ldexp(1.0, -e), (long long *)pairs));
 done:
   return st;
 }
@@ -192,15 +180,12 @@ extern "C" halo_status halo_cuda_exact_csr(const int64_t *indptr, const int32_t 
                                            const float *values, int64_t rows, const float *b,
                                            int64_t bc, int64_t ldb, int e, int64_t *pairs,
                                            void *stream) {
-  halo_status st = HALO_OK;
   const dim3 grid((unsigned)((bc + kCellsX - 1) / kCellsX), capped((rows + kCellsY - 1) / kCellsY));
-  if (rows < 0 || bc < 0) return bad_arg("halo_cuda_exact_csr", "negative size");
+  if (rows < 0 || bc < 0) return halo_cuda_bad_arg("halo_cuda_exact_csr", "negative size");
   if ((bc + kCellsX - 1) / kCellsX > INT32_MAX)
-    return bad_arg("halo_cuda_exact_csr", "more columns than one launch covers");
+    return halo_cuda_bad_arg("halo_cuda_exact_csr", "more columns than one launch covers");
   if (rows == 0 || bc == 0) return HALO_OK;
-  exact_csr_kernel<<<grid, dim3(kCellsX, kCellsY), 0, (cudaStream_t)stream>>>(
-      indptr, indices, values, rows, b, bc, ldb, ldexp(1.0, -e), (long long *)pairs);
-  HALO_CUDA_LAUNCHED();
-done:
-  return st;
+  return halo_cuda_launch(exact_csr_kernel, grid, dim3(kCellsX, kCellsY), (cudaStream_t)stream,
+                          indptr, indices, values, rows, b, bc, ldb, ldexp(1.0, -e),
+                          (long long *)pairs);
 }

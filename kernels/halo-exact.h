@@ -33,7 +33,7 @@
 /* The grid exponent for terms bounded by `bound` (>= |a·b| for every term
  * of every rank): the smallest e with bound < 2^(e+51); 0 for a bound of 0
  * (every term is then 0).  The bound must be finite: no grid holds a NaN or
- * an inf term, which the caller handles apart (halo-net.c makes the
+ * an inf term, which the caller handles apart (src/gnn-ops.c makes the
  * gradient NaN). Local. */
 int halo_exact_exponent(double bound);
 

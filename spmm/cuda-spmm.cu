@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halo-cuda-check.cuh"
+#include "halo-cuda-launch.cuh"
 #include "halo-spmm-cuda.h"
 
 constexpr int kParts = 3;
@@ -109,35 +109,19 @@ __global__ void widen_indices_kernel(const int32_t *in, int64_t n, int64_t *out)
 
 bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
 
-/* Blocks for a grid-stride loop over n elements, capped. */
-unsigned stride_blocks(int64_t n) {
-  const int64_t blocks = (n + kRowsThreads - 1) / kRowsThreads;
-  return (unsigned)(blocks < 1 ? 1 : blocks < 65536 ? blocks : 65536);
-}
-
-/* Blocks for one group of `lanes` per row, capped: the kernel's loop
- * strides over the rest. */
-int64_t rows_blocks(int64_t nrows, int lanes) {
-  const int64_t per_block = kRowsThreads / lanes;
-  const int64_t blocks = (nrows + per_block - 1) / per_block;
-  return blocks < 65536 ? blocks : 65536;
-}
-
 /* Launches spmm_rows_kernel with the narrowest group that covers ncols in
- * one pass of one column per lane, or a warp. */
+ * one pass of one column per lane, or a warp: groups of `lanes` per row,
+ * the grid capped (the kernel's loop strides over the rest). */
 template <typename O, typename I>
-void launch_rows(const O *offsets, const I *indices, const float *values, const float *x,
-                 int64_t ldx, int64_t ncols, float beta, float *y, int64_t ldy, const int32_t *rows,
-                 int64_t nrows, cudaStream_t s) {
-  if (ncols <= 8)
-    spmm_rows_kernel<O, I, 8><<<(unsigned)rows_blocks(nrows, 8), kRowsThreads, 0, s>>>(
-        offsets, indices, values, x, ldx, ncols, beta, y, ldy, rows, nrows);
-  else if (ncols <= 16)
-    spmm_rows_kernel<O, I, 16><<<(unsigned)rows_blocks(nrows, 16), kRowsThreads, 0, s>>>(
-        offsets, indices, values, x, ldx, ncols, beta, y, ldy, rows, nrows);
-  else
-    spmm_rows_kernel<O, I, kWarp><<<(unsigned)rows_blocks(nrows, kWarp), kRowsThreads, 0, s>>>(
-        offsets, indices, values, x, ldx, ncols, beta, y, ldy, rows, nrows);
+halo_status launch_rows(const O *offsets, const I *indices, const float *values, const float *x,
+                        int64_t ldx, int64_t ncols, float beta, float *y, int64_t ldy,
+                        const int32_t *rows, int64_t nrows, cudaStream_t s) {
+  const int lanes = ncols <= 8 ? 8 : ncols <= 16 ? 16 : kWarp;
+  return halo_cuda_launch(lanes == 8    ? spmm_rows_kernel<O, I, 8>
+                          : lanes == 16 ? spmm_rows_kernel<O, I, 16>
+                                        : spmm_rows_kernel<O, I, kWarp>,
+                          halo_cuda_blocks(nrows, kRowsThreads / lanes), kRowsThreads, s, offsets,
+                          indices, values, x, ldx, ncols, beta, y, ldy, rows, nrows);
 }
 
 }  // namespace
@@ -464,17 +448,14 @@ done:
 static halo_status run_part_rows(const halo_spmm_cuda_plan *plan, halo_spmm_part part,
                                  const float *x, int64_t ldx, int64_t ncols, float beta,
                                  float *y_part, int64_t ldy, cudaStream_t s) {
-  halo_status st = HALO_OK;
   const int64_t first = part_first_row(plan->split, part);
   if (plan->index64)
-    launch_rows((const int64_t *)plan->offsets + first, (const int64_t *)plan->indices,
-                plan->values, x, ldx, ncols, beta, y_part, ldy, NULL, plan->part_rows[part], s);
-  else
-    launch_rows((const int32_t *)plan->offsets + first, (const int32_t *)plan->indices,
-                plan->values, x, ldx, ncols, beta, y_part, ldy, NULL, plan->part_rows[part], s);
-  HALO_CUDA(cudaGetLastError());
-done:
-  return st;
+    return launch_rows((const int64_t *)plan->offsets + first, (const int64_t *)plan->indices,
+                       plan->values, x, ldx, ncols, beta, y_part, ldy, NULL, plan->part_rows[part],
+                       s);
+  return launch_rows((const int32_t *)plan->offsets + first, (const int32_t *)plan->indices,
+                     plan->values, x, ldx, ncols, beta, y_part, ldy, NULL, plan->part_rows[part],
+                     s);
 }
 
 extern "C" halo_status halo_spmm_cuda_run(halo_spmm_cuda_plan *plan, halo_spmm_part part,
@@ -577,7 +558,6 @@ extern "C" halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const 
                                                int64_t ldx, int64_t ncols, float beta, float *y,
                                                int64_t ldy, const int32_t *rows, int64_t nrows,
                                                void *stream) {
-  halo_status st = HALO_OK;
   cudaStream_t s = (cudaStream_t)stream;
   if (!plan || ncols < 1 || ldx < ncols || ldy < ncols || nrows < 0 ||
       (!rows && nrows > plan->rows)) {
@@ -589,14 +569,10 @@ extern "C" halo_status halo_spmm_cuda_run_rows(halo_spmm_cuda_plan *plan, const 
   }
   if (nrows == 0) return HALO_OK;
   if (plan->index64)
-    launch_rows((const int64_t *)plan->offsets, (const int64_t *)plan->indices, plan->values, x,
-                ldx, ncols, beta, y, ldy, rows, nrows, s);
-  else
-    launch_rows((const int32_t *)plan->offsets, (const int32_t *)plan->indices, plan->values, x,
-                ldx, ncols, beta, y, ldy, rows, nrows, s);
-  HALO_CUDA(cudaGetLastError());
-done:
-  return st;
+    return launch_rows((const int64_t *)plan->offsets, (const int64_t *)plan->indices, plan->values,
+                       x, ldx, ncols, beta, y, ldy, rows, nrows, s);
+  return launch_rows((const int32_t *)plan->offsets, (const int32_t *)plan->indices, plan->values,
+                     x, ldx, ncols, beta, y, ldy, rows, nrows, s);
 }
 
 extern "C" int64_t halo_spmm_cuda_plan_bytes(const halo_spmm_cuda_plan *plan) {
@@ -610,7 +586,6 @@ extern "C" int halo_spmm_cuda_plan_index64(const halo_spmm_cuda_plan *plan) {
 extern "C" halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x, int64_t ldx,
                                                int64_t ncols, float beta, float *y, int64_t ldy,
                                                const int32_t *rows, int64_t nrows, void *stream) {
-  halo_status st = HALO_OK;
   if (!a || !a->indptr || (a->nnz > 0 && (!a->indices || !a->values)) || ncols < 1 || ldx < ncols ||
       ldy < ncols || nrows < 0 || (!rows && nrows > a->rows)) {
     halo_log_error(
@@ -619,11 +594,8 @@ extern "C" halo_status halo_spmm_cuda_csr_rows(const halo_csr *a, const float *x
     return HALO_ERR_ARG;
   }
   if (nrows == 0) return HALO_OK;
-  launch_rows<int64_t, int32_t>(a->indptr, a->indices, a->values, x, ldx, ncols, beta, y, ldy, rows,
-                                nrows, (cudaStream_t)stream);
-  HALO_CUDA(cudaGetLastError());
-done:
-  return st;
+  return launch_rows<int64_t, int32_t>(a->indptr, a->indices, a->values, x, ldx, ncols, beta, y,
+                                       ldy, rows, nrows, (cudaStream_t)stream);
 }
 
 extern "C" halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int64_t nrows,
@@ -692,20 +664,21 @@ extern "C" halo_status halo_spmm_cuda_plan_create_device(const halo_csr *a, int6
   HALO_TRY(
       upload(&p->offsets, NULL, (size_t)(nrows + 1) * isz, s, &p->device_bytes, "row offsets"));
   if (p->index64)
-    rebase_offsets_kernel<int64_t><<<stride_blocks(nrows + 1), kRowsThreads, 0, s>>>(
-        a->indptr, nrows + 1, (int64_t *)p->offsets);
+    HALO_TRY(halo_cuda_launch(rebase_offsets_kernel<int64_t>,
+                              halo_cuda_blocks(nrows + 1, kRowsThreads), kRowsThreads, s, a->indptr,
+                              nrows + 1, (int64_t *)p->offsets));
   else
-    rebase_offsets_kernel<int32_t><<<stride_blocks(nrows + 1), kRowsThreads, 0, s>>>(
-        a->indptr, nrows + 1, (int32_t *)p->offsets);
-  HALO_CUDA(cudaGetLastError());
+    HALO_TRY(halo_cuda_launch(rebase_offsets_kernel<int32_t>,
+                              halo_cuda_blocks(nrows + 1, kRowsThreads), kRowsThreads, s, a->indptr,
+                              nrows + 1, (int32_t *)p->offsets));
   if (p->index64) {
     p->owns_indices = 1;
     HALO_TRY(upload(&p->indices, NULL, (size_t)p->nnz * isz, s, &p->device_bytes,
                     "widened column indices"));
     if (p->nnz > 0) {
-      widen_indices_kernel<<<stride_blocks(p->nnz), kRowsThreads, 0, s>>>(
-          a->indices + p->first_nz, p->nnz, (int64_t *)p->indices);
-      HALO_CUDA(cudaGetLastError());
+      HALO_TRY(halo_cuda_launch(widen_indices_kernel, halo_cuda_blocks(p->nnz, kRowsThreads),
+                                kRowsThreads, s, a->indices + p->first_nz, p->nnz,
+                                (int64_t *)p->indices));
     }
   } else {
     p->indices = (void *)(a->indices ? a->indices + p->first_nz : NULL);

@@ -157,14 +157,13 @@ static void cpu_elu_backward(halo_backend *be, float *g, const float *y, int64_t
   halo_cpu_elu_backward(g, y, n);
 }
 
-static void cpu_l2_normalize(halo_backend *be, float *y, int64_t rows, int64_t cols,
-                             float *norm) {
+static void cpu_l2_normalize(halo_backend *be, float *y, int64_t rows, int64_t cols, float *norm) {
   (void)be;
   halo_cpu_l2_normalize(y, rows, cols, norm);
 }
 
-static void cpu_l2_normalize_backward(halo_backend *be, float *g, const float *y,
-                                      const float *norm, int64_t rows, int64_t cols) {
+static void cpu_l2_normalize_backward(halo_backend *be, float *g, const float *y, const float *norm,
+                                      int64_t rows, int64_t cols) {
   (void)be;
   halo_cpu_l2_normalize_backward(g, y, norm, rows, cols);
 }
@@ -175,9 +174,8 @@ static void cpu_layernorm(halo_backend *be, float *y, int64_t rows, int64_t cols
   halo_cpu_layernorm(y, rows, cols, gamma, beta, xhat, rstd);
 }
 
-static void cpu_layernorm_backward(halo_backend *be, float *g, const float *xhat,
-                                   const float *rstd, const float *gamma, int64_t rows,
-                                   int64_t cols) {
+static void cpu_layernorm_backward(halo_backend *be, float *g, const float *xhat, const float *rstd,
+                                   const float *gamma, int64_t rows, int64_t cols) {
   (void)be;
   halo_cpu_layernorm_backward(g, xhat, rstd, gamma, rows, cols);
 }
@@ -187,31 +185,34 @@ static void cpu_mul(halo_backend *be, float *out, const float *a, const float *b
   halo_cpu_mul(out, a, b, n);
 }
 
-static void cpu_gat_scores(halo_backend *be, const halo_gat_layer *g, const float *t,
-                           int64_t rows, const float *a_src, const float *a_dst, float *s) {
+/* The model ops: each case unpacks its arguments into its kernel. */
+static void cpu_model_kernel(halo_backend *be, const halo_model_call *c) {
   (void)be;
-  halo_cpu_gat_scores(g, t, rows, a_src, a_dst, s);
-}
-
-static void cpu_gat_attend(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
-                           const int64_t *global_id, const float *t, const float *s, float *out,
-                           float *z, float *node) {
-  (void)be;
-  halo_cpu_gat_attend(g, adj, global_id, t, s, out, z, node);
-}
-
-static void cpu_gat_node_terms(halo_backend *be, const halo_gat_layer *g, const float *dz,
-                               const float *out, int64_t rows, float *node) {
-  (void)be;
-  halo_cpu_gat_node_terms(g, dz, out, rows, node);
-}
-
-static void cpu_gat_attend_backward(halo_backend *be, const halo_gat_layer *g,
-                                    const halo_csr *adj, const int64_t *global_id, const float *t,
-                                    const float *s, const float *node, const float *a_src,
-                                    const float *a_dst, float *dt, float *att_grad) {
-  (void)be;
-  halo_cpu_gat_attend_backward(g, adj, global_id, t, s, node, a_src, a_dst, dt, att_grad);
+  switch (c->op) {
+    case HALO_OP_GAT_SCORES: {
+      const halo_op_gat_scores *a = &c->gat_scores;
+      halo_cpu_gat_scores(a->g, a->t, a->rows, a->a_src, a->a_dst, a->s);
+      break;
+    }
+    case HALO_OP_GAT_ATTEND: {
+      const halo_op_gat_attend *a = &c->gat_attend;
+      halo_cpu_gat_attend(a->g, a->adj, a->global_id, a->t, a->s, a->out, a->z, a->node);
+      break;
+    }
+    case HALO_OP_GAT_NODE_TERMS: {
+      const halo_op_gat_node_terms *a = &c->gat_node_terms;
+      halo_cpu_gat_node_terms(a->g, a->dz, a->out, a->rows, a->node);
+      break;
+    }
+    case HALO_OP_GAT_ATTEND_BACKWARD: {
+      const halo_op_gat_attend_backward *a = &c->gat_attend_backward;
+      halo_cpu_gat_attend_backward(a->g, a->adj, a->global_id, a->t, a->s, a->node, a->a_src,
+                                   a->a_dst, a->dt, a->att_grad);
+      break;
+    }
+    case HALO_OP_COUNT:
+      break;
+  }
 }
 
 const halo_backend_ops halo__backend_cpu_ops = {
@@ -235,10 +236,8 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .layernorm = cpu_layernorm,
     .layernorm_backward = cpu_layernorm_backward,
     .mul = cpu_mul,
-    .gat_scores = cpu_gat_scores,
-    .gat_attend = cpu_gat_attend,
-    .gat_node_terms = cpu_gat_node_terms,
-    .gat_attend_backward = cpu_gat_attend_backward,
+    .model_ops = HALO_MODEL_OPS_ALL,
+    .model_kernel = cpu_model_kernel,
     .dropout = cpu_dropout,
     .dropout_to = cpu_dropout_to,
     .softmax_xent = cpu_softmax_xent,

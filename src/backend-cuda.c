@@ -342,28 +342,37 @@ static void cuda_mul(halo_backend *be, float *out, const float *a, const float *
   note(be, halo_cuda_mul(out, a, b, n, ctx_of(be)->stream));
 }
 
-static void cuda_gat_scores(halo_backend *be, const halo_gat_layer *g, const float *t, int64_t rows,
-                            const float *a_src, const float *a_dst, float *s) {
-  note(be, halo_cuda_gat_scores(g, t, rows, a_src, a_dst, s, ctx_of(be)->stream));
-}
-
-static void cuda_gat_attend(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
-                            const int64_t *global_id, const float *t, const float *s, float *out,
-                            float *z, float *node) {
-  note(be, halo_cuda_gat_attend(g, adj, global_id, t, s, out, z, node, ctx_of(be)->stream));
-}
-
-static void cuda_gat_node_terms(halo_backend *be, const halo_gat_layer *g, const float *dz,
-                                const float *out, int64_t rows, float *node) {
-  note(be, halo_cuda_gat_node_terms(g, dz, out, rows, node, ctx_of(be)->stream));
-}
-
-static void cuda_gat_attend_backward(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
-                                     const int64_t *global_id, const float *t, const float *s,
-                                     const float *node, const float *a_src, const float *a_dst,
-                                     float *dt, float *att_grad) {
-  note(be, halo_cuda_gat_attend_backward(g, adj, global_id, t, s, node, a_src, a_dst, dt, att_grad,
-                                         ctx_of(be)->stream));
+/* The model ops: each case unpacks its arguments into its kernel. */
+static void cuda_model_kernel(halo_backend *be, const halo_model_call *c) {
+  void *stream = ctx_of(be)->stream;
+  halo_status st = HALO_ERR_UNSUPPORTED; /* an op past this table's model_ops */
+  switch (c->op) {
+    case HALO_OP_GAT_SCORES: {
+      const halo_op_gat_scores *a = &c->gat_scores;
+      st = halo_cuda_gat_scores(a->g, a->t, a->rows, a->a_src, a->a_dst, a->s, stream);
+      break;
+    }
+    case HALO_OP_GAT_ATTEND: {
+      const halo_op_gat_attend *a = &c->gat_attend;
+      st = halo_cuda_gat_attend(a->g, a->adj, a->global_id, a->t, a->s, a->out, a->z, a->node,
+                                stream);
+      break;
+    }
+    case HALO_OP_GAT_NODE_TERMS: {
+      const halo_op_gat_node_terms *a = &c->gat_node_terms;
+      st = halo_cuda_gat_node_terms(a->g, a->dz, a->out, a->rows, a->node, stream);
+      break;
+    }
+    case HALO_OP_GAT_ATTEND_BACKWARD: {
+      const halo_op_gat_attend_backward *a = &c->gat_attend_backward;
+      st = halo_cuda_gat_attend_backward(a->g, a->adj, a->global_id, a->t, a->s, a->node, a->a_src,
+                                         a->a_dst, a->dt, a->att_grad, stream);
+      break;
+    }
+    case HALO_OP_COUNT:
+      break;
+  }
+  note(be, st);
 }
 
 static void cuda_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols,
@@ -492,8 +501,7 @@ static void cuda_exact_tn(halo_backend *be, int64_t n, int64_t ac, int64_t bc, c
       const int64_t rows = ac - p0 < pc ? ac - p0 : pc, cols = bc - q0 < qc ? bc - q0 : qc;
       st = halo_cuda_exact_tn(n, rows, cols, a ? a + p0 : NULL, lda, b + q0, ldb, e, c->exact,
                               c->stream);
-      if (st == HALO_OK)
-        st = exact_fetch(c, c->exact, (size_t)(2 * rows * cols) * sizeof(int64_t));
+      if (st == HALO_OK) st = exact_fetch(c, c->exact, (size_t)(2 * rows * cols) * sizeof(int64_t));
       if (st == HALO_OK) exact_store(c, rows, cols, p0, q0, bc, acc);
     }
   note(be, st);
@@ -511,10 +519,9 @@ static void cuda_exact_csr(halo_backend *be, const halo_csr *at, const float *b,
     for (int64_t q0 = 0; q0 < bc && st == HALO_OK; q0 += qc) {
       const int64_t rows = at->rows - p0 < pc ? at->rows - p0 : pc,
                     cols = bc - q0 < qc ? bc - q0 : qc;
-      st = halo_cuda_exact_csr(at->indptr + p0, at->indices, at->values, rows, b + q0, cols, ldb,
-                               e, c->exact, c->stream);
-      if (st == HALO_OK)
-        st = exact_fetch(c, c->exact, (size_t)(2 * rows * cols) * sizeof(int64_t));
+      st = halo_cuda_exact_csr(at->indptr + p0, at->indices, at->values, rows, b + q0, cols, ldb, e,
+                               c->exact, c->stream);
+      if (st == HALO_OK) st = exact_fetch(c, c->exact, (size_t)(2 * rows * cols) * sizeof(int64_t));
       if (st == HALO_OK) exact_store(c, rows, cols, p0, q0, bc, acc);
     }
   note(be, st);
@@ -633,10 +640,8 @@ static const halo_backend_ops cuda_ops = {
     .layernorm = cuda_layernorm,
     .layernorm_backward = cuda_layernorm_backward,
     .mul = cuda_mul,
-    .gat_scores = cuda_gat_scores,
-    .gat_attend = cuda_gat_attend,
-    .gat_node_terms = cuda_gat_node_terms,
-    .gat_attend_backward = cuda_gat_attend_backward,
+    .model_ops = HALO_MODEL_OPS_ALL,
+    .model_kernel = cuda_model_kernel,
     .dropout = cuda_dropout,
     .dropout_to = cuda_dropout_to,
     .softmax_xent = cuda_softmax_xent,

@@ -2,13 +2,15 @@
  * GraphSAGE, GIN and GAT fill in (layer-gcn.c, layer-sage.c, layer-gin.c,
  * layer-gat.c).
  *
- * A model is a list of layers, a loss (softmax cross-entropy, halo-net.c)
- * and an optimiser (halo-optim.h).  What a layer has (its parameters, its
+ * A model is a list of layers, a loss (softmax cross-entropy, or binary
+ * cross-entropy for a multi-label shard; net-step.c) and an optimiser
+ * (halo-optim.h).  What a layer has (its parameters, its
  * shape, its exchanges) is in its description (halo-model.h), which the
  * predictor reads without a graph; how it runs is its kind's table here:
  * its buffers in the plan, its forward and its backward.  Everything
  * between layers (dropout, the activation, the exact gradient sums) is the
- * model's, in halo-net.c and gnn-ops.c.
+ * model's, in net-step.c and gnn-ops.c; its set-up is net-setup.c and
+ * net-input.c.
  */
 #ifndef HALO_GNN_IMPL_H
 #define HALO_GNN_IMPL_H
@@ -19,8 +21,8 @@
 #include "gnn-bufs.h"
 #include "halo-backend-impl.h"
 #include "halo-exchange.h"
-#include "halo-net.h"
 #include "halo-model.h"
+#include "halo-net.h"
 #include "halo-optim.h"
 
 enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
@@ -30,7 +32,7 @@ enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
  * for the first layer a CSR matrix S (n_owned × d_in) with its transpose,
  * holding this epoch's (dropped) values. */
 typedef struct layer_input {
-  const float *dense;     /* NULL when sparse */
+  const float *dense; /* NULL when sparse */
   halo_csr sparse, sparse_t;
 } layer_input;
 
@@ -53,9 +55,9 @@ typedef struct layer {
   halo_buf ah;   /* aggregate first: the aggregated H, n_owned × d_in */
   halo_buf z1;   /* GIN: the MLP's hidden activations, n_owned × d_mid; GAT: the heads' outputs */
   halo_buf norm; /* GraphSAGE --sage-normalize: the rows' norms, n_owned */
-  halo_buf xhat, rstd; /* --norm layer: LayerNorm's normalised rows and 1/σ */
+  halo_buf xhat, rstd;            /* --norm layer: LayerNorm's normalised rows and 1/σ */
   halo_buf score, node, att_grad; /* GAT: scores, node terms, attention terms (gnn-bufs.h) */
-  halo_buf z;    /* n_owned × d_out; the activation applied in place below the top */
+  halo_buf z; /* n_owned × d_out; the activation applied in place below the top */
   int exact_e[HALO_MAX_TENSORS]; /* deterministic: each tensor's grid exponent */
 } layer;
 
@@ -138,6 +140,11 @@ struct halo_net {
 
 typedef struct layer_kind {
   const char *name;
+  /* The backend's model ops it runs (HALO_OP_BIT of each; 0: none), and
+   * what to call them when a backend lacks one: the model is then refused
+   * at set-up (missing_op, net-setup.c). */
+  uint32_t model_ops;
+  const char *model_ops_what;
   /* Its buffers: sets layer l's entries of the plan (gnn_bufs_set). */
   void (*plan)(const halo_layer_desc *d, int l, int64_t n_owned, int64_t n_all, gnn_bufs *p);
   /* Z = the layer of `in` (bias included), into ly->z.  The backward
@@ -173,8 +180,7 @@ halo_status gnn_aggregate(halo_net *g, const adj_matrix *a, float *x, int32_t co
 
 /* C (m × n) = A (m × k) · B (k × n), packed; C = A · Bᵀ with B n × k;
  * row by row in a fixed order when deterministic. */
-void gnn_mm(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
-            float *c);
+void gnn_mm(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c);
 void gnn_mm_tb(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                float *c);
 
@@ -222,5 +228,36 @@ static inline grad_term gnn_input_term(int tensor, const layer_input *in, const 
 /* Deterministic mode: sums every rank's limbs and writes the gradients.
  * Collective. */
 halo_status gnn_exact_allreduce(halo_net *g);
+
+/* --- set-up shared by net-setup.c and net-input.c -------------------------- */
+
+/* Allocates plan entry (which, layer) on the backend, counting its bytes
+ * (every model buffer is made here); gnn_plan_from_host fills it with a
+ * copy of the entry's bytes from host memory. Local. */
+halo_status gnn_plan_new(halo_net *g, halo_buf *b, gcn_buf which, int layer);
+halo_status gnn_plan_from_host(halo_net *g, halo_buf *b, gcn_buf which, int layer, const void *src);
+/* Frees a buffer from gnn_plan_new (accepts an empty one) and empties *b. */
+void gnn_buf_del(halo_net *g, halo_buf *b);
+/* Copies `bytes` of b into host memory, complete on return. Local. */
+halo_status gnn_buf_to_host(const halo_net *g, void *dst, const halo_buf *b, size_t bytes);
+/* A host CSR's copy on the backend (the host CSR itself on a host backend). */
+halo_status gnn_csr_to_backend(halo_net *g, const halo_csr *host, halo_csr *dev);
+
+/* The model of a shard: its widths from the shard's features and classes,
+ * and its layers' shapes, parameters and exchanges. Local. */
+halo_status gnn_describe(const halo_shard *s, const halo_net_options *o, halo_model_desc *d);
+
+/* How the shard's rows split into interior and boundary rows. Local. */
+row_split gnn_split_of(const halo_shard *s, const halo_net_options *o);
+/* The buffer plan's input: the model, the row split, the first layer's
+ * input layout. */
+gnn_bufs_input gnn_plan_input(const halo_model_desc *d, int device, row_split r, int sparse,
+                              int64_t nonzeros);
+/* The aggregation matrices on the backend and their row split. Local. */
+halo_status gnn_setup_aggregation(halo_net *g, const halo_shard *s, row_split r);
+/* The first layer's input, X or ÂX, dense or sparse. Collective. */
+halo_status gnn_setup_features(halo_net *g, const halo_shard *s);
+/* Declares the epoch loop's sparse products to the backend. Local. */
+halo_status gnn_prepare_products(halo_net *g);
 
 #endif /* HALO_GNN_IMPL_H */

@@ -37,6 +37,77 @@ typedef struct halo_buf {
   halo_mem_space space;
 } halo_buf;
 
+/* --- the model ops --------------------------------------------------------
+ * Kernels that one model alone uses go through one slot, model_kernel, with
+ * an op and its arguments, instead of one slot each: a new model's kernel
+ * is a row here, its argument struct, and a case in each backend's
+ * model_kernel, and the table does not grow.  The rows: name, and the
+ * member of halo_model_call that holds its arguments, a halo_op_<member>.
+ * The contracts are those of the CPU kernels named halo_cpu_<member>
+ * (kernels/halo-kernels.h).  The arrays are the backend's memory, as for
+ * every compute slot; the shape (halo_gat_layer) and the CSR struct from
+ * csr_upload are host structs. */
+#define HALO_MODEL_OPS(X)           \
+  X(GAT_SCORES, gat_scores)         \
+  X(GAT_ATTEND, gat_attend)         \
+  X(GAT_NODE_TERMS, gat_node_terms) \
+  X(GAT_ATTEND_BACKWARD, gat_attend_backward)
+
+typedef enum {
+#define HALO_MODEL_OP_ENUM(op, member) HALO_OP_##op,
+  HALO_MODEL_OPS(HALO_MODEL_OP_ENUM)
+#undef HALO_MODEL_OP_ENUM
+      HALO_OP_COUNT
+} halo_model_op;
+
+/* Op HALO_OP_<op>'s bit in a model_ops mask, and every op's. */
+#define HALO_OP_BIT(op) (1u << HALO_OP_##op)
+#define HALO_MODEL_OPS_ALL ((uint32_t)((1u << HALO_OP_COUNT) - 1u))
+
+/* GAT's attention (core/halo-gat.h): the per-node scores, the attention
+ * forward (softmax and aggregation), the node terms its backward
+ * exchanges, and the attention backward. */
+typedef struct halo_op_gat_scores {
+  const halo_gat_layer *g;
+  const float *t; /* rows × K·F */
+  int64_t rows;
+  const float *a_src, *a_dst; /* K·F each */
+  float *s;                   /* rows × 2K */
+} halo_op_gat_scores;
+
+typedef struct halo_op_gat_attend {
+  const halo_gat_layer *g;
+  const halo_csr *adj; /* A + I over the owned rows */
+  const int64_t *global_id;
+  const float *t, *s;
+  float *out, *z, *node;
+} halo_op_gat_attend;
+
+typedef struct halo_op_gat_node_terms {
+  const halo_gat_layer *g;
+  const float *dz, *out;
+  int64_t rows;
+  float *node;
+} halo_op_gat_node_terms;
+
+typedef struct halo_op_gat_attend_backward {
+  const halo_gat_layer *g;
+  const halo_csr *adj;
+  const int64_t *global_id;
+  const float *t, *s, *node, *a_src, *a_dst;
+  float *dt, *att_grad;
+} halo_op_gat_attend_backward;
+
+/* One model op: `op`, and its arguments in the member the row names. */
+typedef struct halo_model_call {
+  halo_model_op op;
+  union {
+#define HALO_MODEL_OP_MEMBER(op, member) halo_op_##member member;
+    HALO_MODEL_OPS(HALO_MODEL_OP_MEMBER)
+#undef HALO_MODEL_OP_MEMBER
+  };
+} halo_model_call;
+
 typedef struct halo_backend_ops {
   const char *name;
   /* Where buf_alloc puts buffers.  HALO_MEM_HOST (the zero default): MPI and
@@ -158,20 +229,11 @@ typedef struct halo_backend_ops {
   void (*layernorm_backward)(halo_backend *be, float *g, const float *xhat, const float *rstd,
                              const float *gamma, int64_t rows, int64_t cols);
   void (*mul)(halo_backend *be, float *out, const float *a, const float *b, int64_t n);
-  /* GAT's attention, the contracts of halo_cpu_gat_* (kernels/halo-kernels.h):
-   * the per-node scores, the attention forward (softmax and aggregation),
-   * the node terms its backward exchanges, and the attention backward. */
-  void (*gat_scores)(halo_backend *be, const halo_gat_layer *g, const float *t, int64_t rows,
-                     const float *a_src, const float *a_dst, float *s);
-  void (*gat_attend)(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
-                     const int64_t *global_id, const float *t, const float *s, float *out, float *z,
-                     float *node);
-  void (*gat_node_terms)(halo_backend *be, const halo_gat_layer *g, const float *dz,
-                         const float *out, int64_t rows, float *node);
-  void (*gat_attend_backward)(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
-                              const int64_t *global_id, const float *t, const float *s,
-                              const float *node, const float *a_src, const float *a_dst, float *dt,
-                              float *att_grad);
+  /* The model ops (halo_model_call, above): OPTIONAL, each by its bit of
+   * model_ops (NULL / 0: none).  Runs call->op on its arguments and returns
+   * at once, as the other compute slots do. */
+  uint32_t model_ops;
+  void (*model_kernel)(halo_backend *be, const halo_model_call *call);
 
   /* --- deterministic ops (OPTIONAL: --deterministic needs them all) ------
    * The contracts of halo_cpu_gemm_rows (kernels/halo-kernels.h) and of the
@@ -231,6 +293,14 @@ struct halo_backend {
  * NULL. Local. */
 halo_status halo__backend_host_alloc(halo_backend *be, size_t bytes, const char *what, void **p);
 void halo__backend_host_free(halo_backend *be, void **p);
+
+/* Whether the table has model op `op`; every op of the mask `ops_needed`. */
+static inline int halo__backend_has_op(const halo_backend_ops *ops, halo_model_op op) {
+  return ops->model_kernel && (ops->model_ops >> op & 1u);
+}
+static inline int halo__backend_has_ops(const halo_backend_ops *ops, uint32_t ops_needed) {
+  return (ops->model_kernel ? ops->model_ops & ops_needed : 0) == ops_needed;
+}
 
 /* The CPU backend's table (backend-cpu.c). */
 extern const halo_backend_ops halo__backend_cpu_ops;

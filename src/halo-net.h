@@ -1,18 +1,30 @@
-/* A GCN (Kipf & Welling, ICLR 2017; the math of PyG's GCNConv) trained
- * full-batch over the parts of a partitioned graph, one part per rank.
+/* A graph neural network trained full-batch over the parts of a
+ * partitioned graph, one part per rank: GCN (Kipf & Welling; PyG's
+ * GCNConv), GraphSAGE (mean aggregation), GIN or GAT (multi-head attention),
+ * as halo_net_options.model says.
  *
- *   H_0 = row-normalised X
- *   Z_l = Â · dropout_l(H_l) · W_l + b_l,   H_{l+1} = ReLU(Z_l)   (l < L-1)
- *   loss = mean over the GLOBAL train nodes of -log softmax(Z_{L-1})[label]
- *   Â = D^-1/2 (A + I) D^-1/2 with D the GLOBAL degree + 1 (the self-loop)
+ *   H_0 = X (row-normalised by default)
+ *   Z_l = layer_l(dropout_l(H_l)) (+ the residual) (then LayerNorm, l < L-1),
+ *   H_{l+1} = act(Z_l)   (ReLU or ELU, l < L-1)
+ *   loss = mean over the GLOBAL train nodes of softmax cross-entropy on
+ *          Z_{L-1}, or, on a multi-label shard, binary cross-entropy with
+ *          logits over the labelled (node, task) pairs
+ *
+ * where layer_l aggregates with Â = D^-1/2 (A + I) D^-1/2 (GCN, D the
+ * GLOBAL degree + 1), the neighbours' mean (GraphSAGE), a two-layer MLP of
+ * their sum plus (1 + ε) times the node's own row (GIN), or attention over
+ * A + I (GAT);
+ * docs/models.md gives each model's math.  The parameters are trained by
+ * Adam.
  *
  * Training is the same function of the data whatever the number of parts:
- * weights come from halo_rng keyed by (seed, layer, row, column), dropout
- * masks by (seed, epoch, layer, global node id, column), and every row of Â
- * is summed in ascending global id.  Each layer exchanges its narrow side
- * and the first layer's Â·X is computed once when there is no input dropout,
- * exactly as the model's description says (halo-model.h), from which
- * partition/halo-predict.h counts the bytes.
+ * weights come from halo_rng keyed by (seed, layer, tensor, row, column),
+ * dropout masks by (seed, epoch, layer, global node id, column), and every
+ * row of the aggregation is summed in ascending global id.  Each layer
+ * exchanges its narrow side, and a first layer with no input dropout has
+ * its aggregation of X computed once, exactly as the model's description
+ * says (halo-model.h), from which partition/halo-predict.h counts the
+ * bytes.
  */
 #ifndef HALO_NET_H
 #define HALO_NET_H

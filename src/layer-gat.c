@@ -57,12 +57,18 @@ static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
    * halo rows' scores. */
   gnn_input_mm(g, in, ly->d_in, tensor_of(&g->params, ly, W), ly->d_mid, t);
   HALO_TRY(halo_exchange_begin(g->plan, t, ly->d_mid));
-  g->ops->gat_scores(g->be, &s, t, n, a_src, a_dst, score);
+  const halo_model_call owned = {.op = HALO_OP_GAT_SCORES,
+                                 .gat_scores = {&s, t, n, a_src, a_dst, score}};
+  const halo_model_call halo = {
+      .op = HALO_OP_GAT_SCORES,
+      .gat_scores = {&s, t + n * ly->d_mid, g->n_all - n, a_src, a_dst, score + n * 2 * s.heads}};
+  const halo_model_call attend = {.op = HALO_OP_GAT_ATTEND,
+                                  .gat_attend = {&s, &g->adj_fwd.dev, g->global_id.data, t, score,
+                                                 fbuf(&ly->z1), fbuf(&ly->z), fbuf(&ly->node)}};
+  g->ops->model_kernel(g->be, &owned);
   HALO_TRY(halo_exchange_end(g->plan));
-  g->ops->gat_scores(g->be, &s, t + n * ly->d_mid, g->n_all - n, a_src, a_dst,
-                     score + n * 2 * s.heads);
-  g->ops->gat_attend(g->be, &s, &g->adj_fwd.dev, g->global_id.data, t, score, fbuf(&ly->z1),
-                     fbuf(&ly->z), fbuf(&ly->node));
+  g->ops->model_kernel(g->be, &halo);
+  g->ops->model_kernel(g->be, &attend);
   g->ops->bias_add(g->be, fbuf(&ly->z), n, ly->d_out, tensor_of(&g->params, ly, B));
 done:
   return st;
@@ -77,12 +83,17 @@ static halo_status backward(halo_net *g, layer *ly, const layer_input *in, float
 
   /* The node terms of the owned rows, then the halo rows' from their
    * owners; then every edge, from the side of the node it reaches. */
-  g->ops->gat_node_terms(g->be, &s, dz, fbuf(&ly->z1), n, node);
+  const halo_model_call terms = {.op = HALO_OP_GAT_NODE_TERMS,
+                                 .gat_node_terms = {&s, dz, fbuf(&ly->z1), n, node}};
+  const halo_model_call back = {
+      .op = HALO_OP_GAT_ATTEND_BACKWARD,
+      .gat_attend_backward = {&s, &g->adj_fwd.dev, g->global_id.data, fbuf(&ly->t),
+                              fbuf(&ly->score), node, tensor_of(&g->params, ly, A_SRC),
+                              tensor_of(&g->params, ly, A_DST), dt, att}};
+  g->ops->model_kernel(g->be, &terms);
   HALO_TRY(halo_exchange_begin(g->plan, node, halo_gat_node_cols(&s)));
   HALO_TRY(halo_exchange_end(g->plan));
-  g->ops->gat_attend_backward(g->be, &s, &g->adj_fwd.dev, g->global_id.data, fbuf(&ly->t),
-                              fbuf(&ly->score), node, tensor_of(&g->params, ly, A_SRC),
-                              tensor_of(&g->params, ly, A_DST), dt, att);
+  g->ops->model_kernel(g->be, &back);
 
   /* dW = Hᵀ·dT; da_src, da_dst: the column sums of their terms; db = Σ dZ. */
   const grad_term t[4] = {gnn_input_term(W, in, dt),
@@ -95,5 +106,11 @@ done:
   return st;
 }
 
-const layer_kind gnn_layer_gat = {
-    .name = "gat", .plan = plan, .forward = forward, .backward = backward};
+const layer_kind gnn_layer_gat = {.name = "gat",
+                                  .model_ops = HALO_OP_BIT(GAT_SCORES) | HALO_OP_BIT(GAT_ATTEND) |
+                                               HALO_OP_BIT(GAT_NODE_TERMS) |
+                                               HALO_OP_BIT(GAT_ATTEND_BACKWARD),
+                                  .model_ops_what = "the attention kernels",
+                                  .plan = plan,
+                                  .forward = forward,
+                                  .backward = backward};

@@ -241,8 +241,8 @@ static void expect_same_limbs(const int64_t *cpu, const int64_t *gpu, int64_t ce
                               const char *what) {
   int64_t bad = 0;
   for (int64_t c = 0; c < cells * HALO_EXACT_LIMBS; c++) bad += cpu[c] != gpu[c];
-  cr_expect_eq(bad, 0, "%s: %lld of %lld limbs differ from the CPU backend's", what,
-               (long long)bad, (long long)(cells * HALO_EXACT_LIMBS));
+  cr_expect_eq(bad, 0, "%s: %lld of %lld limbs differ from the CPU backend's", what, (long long)bad,
+               (long long)(cells * HALO_EXACT_LIMBS));
 }
 
 /* The deterministic slots give the CPU backend's bits, also where a result
@@ -294,7 +294,8 @@ Test(cuda_backend, deterministic_slots_match_the_cpu_across_launches) {
   b.cpu->ops->gemm_rows(b.cpu, 1, n, 17, ac, F(A.cpu), ac, F(B.cpu), ac, F(C.cpu), 17);
   b.gpu->ops->gemm_rows(b.gpu, 1, n, 17, ac, F(A.gpu), ac, F(B.gpu), ac, F(C.gpu), 17);
   float *hc = gpu_side(&b, &C);
-  cr_expect(memcmp(hc, C.cpu.data, (size_t)(n * 17) * 4) == 0, "gemm_rows slot: not the CPU's bits");
+  cr_expect(memcmp(hc, C.cpu.data, (size_t)(n * 17) * 4) == 0,
+            "gemm_rows slot: not the CPU's bits");
   cr_expect_eq(sync(b.gpu), HALO_OK, "a deterministic slot failed");
 
   b.gpu->ops->csr_free(b.gpu, &dev);
@@ -492,7 +493,7 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
   close_backends(&b);
 }
 
-/* GAT's four slots are filled on both backends, the scores slot gives the
+/* GAT's four model ops are on both backends, the scores slot gives the
  * CPU's numbers through the backend's buffers, and a bad shape is reported
  * by synchronize.  (The four kernels against their CPU twins on a graph:
  * test-cuda-kernels; end to end: test-train-cuda.) */
@@ -500,9 +501,10 @@ Test(cuda_backend, gat_slots_are_filled_and_report_failures) {
   backends b = open_backends();
   const halo_backend_ops *ops[2] = {b.cpu->ops, b.gpu->ops};
   for (int k = 0; k < 2; k++)
-    cr_assert(ops[k]->gat_scores && ops[k]->gat_attend && ops[k]->gat_node_terms &&
-                  ops[k]->gat_attend_backward,
-              "the %s backend fills GAT's four slots", ops[k]->name);
+    for (int op = HALO_OP_GAT_SCORES; op <= HALO_OP_GAT_ATTEND_BACKWARD; op++)
+      cr_assert(halo__backend_has_op(ops[k], (halo_model_op)op), "the %s backend has model op %d",
+                ops[k]->name, op);
+  cr_assert_eq(ops[0]->model_ops, ops[1]->model_ops, "both backends have the same model ops");
   const uint64_t seed = gpu_test_seed("gat_slots");
   const int64_t rows = 777;
   const halo_gat_layer g = {.heads = 4, .f = 6, .concat = 1, .slope = 0.2f};
@@ -511,14 +513,21 @@ Test(cuda_backend, gat_slots_are_filled_and_report_failures) {
         *hd = random_floats(seed, 3, 24, -1.0f, 1.0f);
   twin T = twin_new(&b, ht, (size_t)rows * 24 * 4), As = twin_new(&b, ha, 24 * 4),
        Ad = twin_new(&b, hd, 24 * 4), S = twin_new(&b, NULL, (size_t)rows * 8 * 4);
-  b.cpu->ops->gat_scores(b.cpu, &g, F(T.cpu), rows, F(As.cpu), F(Ad.cpu), F(S.cpu));
-  b.gpu->ops->gat_scores(b.gpu, &g, F(T.gpu), rows, F(As.gpu), F(Ad.gpu), F(S.gpu));
+  const halo_model_call on_cpu = {
+      .op = HALO_OP_GAT_SCORES, .gat_scores = {&g, F(T.cpu), rows, F(As.cpu), F(Ad.cpu), F(S.cpu)}};
+  const halo_model_call on_gpu = {
+      .op = HALO_OP_GAT_SCORES, .gat_scores = {&g, F(T.gpu), rows, F(As.gpu), F(Ad.gpu), F(S.gpu)}};
+  b.cpu->ops->model_kernel(b.cpu, &on_cpu);
+  b.gpu->ops->model_kernel(b.gpu, &on_gpu);
   const double es = twin_err(&b, &S);
   fprintf(stderr, "gat slots: scores rel err %.3g\n", es);
   cr_expect_leq(es, FP32, "gat_scores rel err %g", es);
   halo_log_set_quiet(1);
   const halo_gat_layer bad = {.heads = 0, .f = 6};
-  b.gpu->ops->gat_scores(b.gpu, &bad, F(T.gpu), rows, F(As.gpu), F(Ad.gpu), F(S.gpu));
+  const halo_model_call bad_call = {
+      .op = HALO_OP_GAT_SCORES,
+      .gat_scores = {&bad, F(T.gpu), rows, F(As.gpu), F(Ad.gpu), F(S.gpu)}};
+  b.gpu->ops->model_kernel(b.gpu, &bad_call);
   cr_expect_eq(sync(b.gpu), HALO_ERR_ARG, "a GAT layer without heads is reported by synchronize");
   cr_expect_eq(sync(b.gpu), HALO_OK, "and only once");
   halo_log_set_quiet(0);

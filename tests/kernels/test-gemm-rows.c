@@ -34,7 +34,7 @@ char *openblas_get_corename(void);
 char *openblas_get_config(void);
 
 /* C (m × n) = A (m × k) · op(B), alpha 1 and beta 0, packed: the calls that
- * halo-net.c makes for H·W (trans_b 0, B is k × n) and G·Wᵀ (trans_b 1, B
+ * src/gnn-ops.c makes for H·W (trans_b 0, B is k × n) and G·Wᵀ (trans_b 1, B
  * is n × k). */
 typedef void (*gemm_fn)(int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
                         const float *b, float *c);

@@ -390,18 +390,10 @@ static void ck_mul(halo_backend *be, float *out, const float *a, const float *b,
   cpu->mul(be, out, a, b, n);
 }
 
-/* GAT: T and the scores span every local row (adj's columns), the heads'
- * outputs, Z, dT and the attention terms the owned rows (adj's rows). */
-static void ck_gat_scores(halo_backend *be, const halo_gat_layer *g, const float *t, int64_t rows,
-                          const float *a_src, const float *a_dst, float *s) {
-  const size_t kf = (size_t)g->heads * (size_t)g->f;
-  device(be, "gat_scores", "T", t, (size_t)rows * kf * 4);
-  device(be, "gat_scores", "a_src", a_src, kf * 4);
-  device(be, "gat_scores", "a_dst", a_dst, kf * 4);
-  device(be, "gat_scores", "S", s, (size_t)rows * 2 * (size_t)g->heads * 4);
-  cpu->gat_scores(be, g, t, rows, a_src, a_dst, s);
-}
-
+/* The model ops: each case checks its arguments' extents, then the CPU
+ * backend runs the call.  GAT: T and the scores span every local row
+ * (adj's columns), the heads' outputs, Z, dT and the attention terms the
+ * owned rows (adj's rows). */
 static void ck_gat_rows(halo_backend *be, const char *op, const halo_gat_layer *g,
                         const halo_csr *adj, const int64_t *gid, const float *t, const float *s,
                         const float *node) {
@@ -413,36 +405,47 @@ static void ck_gat_rows(halo_backend *be, const char *op, const halo_gat_layer *
   device(be, op, "node terms", node, all * (size_t)halo_gat_node_cols(g) * 4);
 }
 
-static void ck_gat_attend(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
-                          const int64_t *gid, const float *t, const float *s, float *out, float *z,
-                          float *node) {
-  const size_t kf = (size_t)g->heads * (size_t)g->f, n = (size_t)adj->rows;
-  ck_gat_rows(be, "gat_attend", g, adj, gid, t, s, node);
-  device(be, "gat_attend", "out", out, n * kf * 4);
-  device(be, "gat_attend", "Z", z, n * (size_t)halo_gat_out_cols(g) * 4);
-  cpu->gat_attend(be, g, adj, gid, t, s, out, z, node);
-}
-
-static void ck_gat_node_terms(halo_backend *be, const halo_gat_layer *g, const float *dz,
-                              const float *out, int64_t rows, float *node) {
-  const size_t n = (size_t)rows;
-  device(be, "gat_node_terms", "dZ", dz, n * (size_t)halo_gat_out_cols(g) * 4);
-  device(be, "gat_node_terms", "out", out, n * (size_t)g->heads * (size_t)g->f * 4);
-  device(be, "gat_node_terms", "node terms", node, n * (size_t)halo_gat_node_cols(g) * 4);
-  cpu->gat_node_terms(be, g, dz, out, rows, node);
-}
-
-static void ck_gat_attend_backward(halo_backend *be, const halo_gat_layer *g, const halo_csr *adj,
-                                   const int64_t *gid, const float *t, const float *s,
-                                   const float *node, const float *a_src, const float *a_dst,
-                                   float *dt, float *att_grad) {
-  const size_t kf = (size_t)g->heads * (size_t)g->f, n = (size_t)adj->rows;
-  ck_gat_rows(be, "gat_attend_backward", g, adj, gid, t, s, node);
-  device(be, "gat_attend_backward", "a_src", a_src, kf * 4);
-  device(be, "gat_attend_backward", "a_dst", a_dst, kf * 4);
-  device(be, "gat_attend_backward", "dT", dt, n * kf * 4);
-  device(be, "gat_attend_backward", "attention terms", att_grad, 2 * n * kf * 4);
-  cpu->gat_attend_backward(be, g, adj, gid, t, s, node, a_src, a_dst, dt, att_grad);
+static void ck_model_kernel(halo_backend *be, const halo_model_call *c) {
+  switch (c->op) {
+    case HALO_OP_GAT_SCORES: {
+      const halo_op_gat_scores *a = &c->gat_scores;
+      const size_t kf = (size_t)a->g->heads * (size_t)a->g->f;
+      device(be, "gat_scores", "T", a->t, (size_t)a->rows * kf * 4);
+      device(be, "gat_scores", "a_src", a->a_src, kf * 4);
+      device(be, "gat_scores", "a_dst", a->a_dst, kf * 4);
+      device(be, "gat_scores", "S", a->s, (size_t)a->rows * 2 * (size_t)a->g->heads * 4);
+      break;
+    }
+    case HALO_OP_GAT_ATTEND: {
+      const halo_op_gat_attend *a = &c->gat_attend;
+      const size_t kf = (size_t)a->g->heads * (size_t)a->g->f, n = (size_t)a->adj->rows;
+      ck_gat_rows(be, "gat_attend", a->g, a->adj, a->global_id, a->t, a->s, a->node);
+      device(be, "gat_attend", "out", a->out, n * kf * 4);
+      device(be, "gat_attend", "Z", a->z, n * (size_t)halo_gat_out_cols(a->g) * 4);
+      break;
+    }
+    case HALO_OP_GAT_NODE_TERMS: {
+      const halo_op_gat_node_terms *a = &c->gat_node_terms;
+      const size_t n = (size_t)a->rows;
+      device(be, "gat_node_terms", "dZ", a->dz, n * (size_t)halo_gat_out_cols(a->g) * 4);
+      device(be, "gat_node_terms", "out", a->out, n * (size_t)a->g->heads * (size_t)a->g->f * 4);
+      device(be, "gat_node_terms", "node terms", a->node, n * (size_t)halo_gat_node_cols(a->g) * 4);
+      break;
+    }
+    case HALO_OP_GAT_ATTEND_BACKWARD: {
+      const halo_op_gat_attend_backward *a = &c->gat_attend_backward;
+      const size_t kf = (size_t)a->g->heads * (size_t)a->g->f, n = (size_t)a->adj->rows;
+      ck_gat_rows(be, "gat_attend_backward", a->g, a->adj, a->global_id, a->t, a->s, a->node);
+      device(be, "gat_attend_backward", "a_src", a->a_src, kf * 4);
+      device(be, "gat_attend_backward", "a_dst", a->a_dst, kf * 4);
+      device(be, "gat_attend_backward", "dT", a->dt, n * kf * 4);
+      device(be, "gat_attend_backward", "attention terms", a->att_grad, 2 * n * kf * 4);
+      break;
+    }
+    case HALO_OP_COUNT:
+      fail("model_kernel", "op", "is not one of HALO_MODEL_OPS");
+  }
+  cpu->model_kernel(be, c);
 }
 
 static void ck_relu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
@@ -630,10 +633,8 @@ static const halo_backend_ops checked_ops = {
     .layernorm = ck_layernorm,
     .layernorm_backward = ck_layernorm_backward,
     .mul = ck_mul,
-    .gat_scores = ck_gat_scores,
-    .gat_attend = ck_gat_attend,
-    .gat_node_terms = ck_gat_node_terms,
-    .gat_attend_backward = ck_gat_attend_backward,
+    .model_ops = HALO_MODEL_OPS_ALL,
+    .model_kernel = ck_model_kernel,
     .dropout = ck_dropout,
     .dropout_to = ck_dropout_to,
     .softmax_xent = ck_softmax_xent,

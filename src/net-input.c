@@ -1,0 +1,341 @@
+/* What the network reads from its shard: the aggregation matrices and the
+ * split of their rows for the exchange, the first layer's input (X, or ÂX
+ * cached at set-up, dense or as CSR), the products declared to the backend,
+ * and the memory estimate, which follows the same rules without a backend.
+ *
+ * Every exchange is split: rows with no halo column are multiplied while
+ * the messages are in flight, the others after.  When the part numbers its
+ * interior rows first (shard format 2), both products run over contiguous
+ * rows, the second through a view of the matrix's trailing rows; otherwise
+ * through row-index lists.
+ *
+ * The first layer's input of a cached or transform layer, ÂX or X, is kept
+ * as CSR when it is mostly zeros (Cora's X is 1.3% non-zero, its ÂX 4.7%):
+ * its products with W (forward) and with dZ or dT (dW, through a transposed
+ * copy) are then sparse × dense, through the spmm slot.
+ */
+#include "halo-net.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gnn-bufs.h"
+#include "gnn-impl.h"
+#include "halo-mpi.h"
+
+/* The first layer's input (X, or the cached ÂX) is kept as CSR when under
+ * this fraction of it, over all ranks, is non-zero. */
+#define SPARSE_DENSITY 0.10
+
+/* The rule of decide_sparse: sparse when under SPARSE_DENSITY of all
+ * ranks' `count` entries of x differ from `zero`. Collective. */
+static halo_status count_sparse(MPI_Comm comm, const halo_net_options *o, const float *x,
+                                int64_t count, float zero, int *sparse, int64_t *nonzeros) {
+  halo_status st = HALO_OK;
+  int64_t local[2] = {0, count}, total[2] = {0, 0}; /* non-zeros, entries */
+  for (int64_t i = 0; i < count; i++) local[0] += x[i] != zero;
+  if (nonzeros) *nonzeros = local[0];
+  if (o->sparse_features >= 0) {
+    *sparse = o->sparse_features == 1;
+    goto done;
+  }
+  HALO_MPI(MPI_Allreduce(local, total, 2, MPI_INT64_T, MPI_SUM, comm));
+  *sparse = (double)total[0] < SPARSE_DENSITY * (double)total[1];
+done:
+  return st;
+}
+
+/* Whether the first layer's input (X, or ÂX when cached: n × f floats on
+ * this rank, host memory) is kept as CSR: as --sparse-features says, or when
+ * under SPARSE_DENSITY of it is non-zero over ALL ranks.  One decision for
+ * every rank, so that all take the same path and round the same way, and
+ * the choice does not depend on the partition. Collective. */
+static halo_status decide_sparse(halo_net *g, const float *x, int64_t n, int64_t f, int *sparse) {
+  return count_sparse(g->comm, &g->opt, x, n * f, 0.0f, sparse, NULL);
+}
+
+/* S = the non-zeros of the host matrix x (n_owned × F) as CSR, and Sᵀ, both
+ * uploaded; with `dropout`, room for their dropped values too. Local. */
+static halo_status build_sparse_input(halo_net *g, const float *x, int dropout) {
+  halo_status st = HALO_OK;
+  const int64_t n = g->n_owned, f = g->layers[0].d_in;
+  halo_csr a = {.rows = n, .cols = f};
+  for (int64_t i = 0; i < n * f; i++) a.nnz += x[i] != 0.0f;
+  HALO_ALLOC(a.indptr, n + 1, "the rows of the sparse input");
+  HALO_ALLOC(a.indices, a.nnz, "the columns of the sparse input");
+  HALO_ALLOC(a.values, a.nnz, "the values of the sparse input");
+  for (int64_t i = 0, k = 0; i < n; i++) {
+    for (int64_t j = 0; j < f; j++) {
+      if (x[i * f + j] == 0.0f) continue;
+      a.indices[k] = (int32_t)j;
+      a.values[k++] = x[i * f + j];
+    }
+    a.indptr[i + 1] = k;
+  }
+  HALO_TRY(halo_csr_transpose(&a, &g->st_host));
+  g->s_host = a;
+  a = (halo_csr){0};
+  HALO_TRY(gnn_csr_to_backend(g, &g->s_host, &g->s_csr));
+  HALO_TRY(gnn_csr_to_backend(g, &g->st_host, &g->st_csr));
+  if (dropout) {
+    HALO_TRY(gnn_plan_new(g, &g->s_drop, GNN_BUF_S_DROP, 0));
+    HALO_TRY(gnn_plan_new(g, &g->st_drop, GNN_BUF_ST_DROP, 0));
+  }
+done:
+  halo_csr_free(&a);
+  return st;
+}
+
+/* Whether owned row i of the part has a halo column (Â adds only the
+ * self-loop, a local column, to the part's rows). */
+static int has_halo_column(const halo_shard *s, int64_t i) {
+  for (int64_t k = s->indptr[i]; k < s->indptr[i + 1]; k++)
+    if (s->indices[k] >= s->n_owned) return 1;
+  return 0;
+}
+
+/* How Â's rows split (row_split).  The split is read from the rows
+ * themselves, not from the shard's n_interior: when the interior rows are a
+ * prefix (format-2 shards, and any part without a boundary row), the two
+ * products run over contiguous rows and no row list is built; otherwise
+ * (format 1, --order id, or opt.row_lists) over lists. Local. */
+
+row_split gnn_split_of(const halo_shard *s, const halo_net_options *o) {
+  row_split r = {0};
+  int64_t first_boundary = s->n_owned;
+  for (int64_t i = 0; i < s->n_owned; i++) {
+    if (!has_halo_column(s, i)) continue;
+    if (r.n_boundary++ == 0) first_boundary = i;
+  }
+  r.n_interior = s->n_owned - r.n_boundary;
+  r.contiguous = first_boundary == r.n_interior && !o->row_lists;
+  return r;
+}
+
+/* The buffer plan's input for shard s: the model, the row split, and the
+ * first layer's input layout. */
+gnn_bufs_input gnn_plan_input(const halo_model_desc *d, int device, row_split r, int sparse,
+                              int64_t nonzeros) {
+  return (gnn_bufs_input){.model = d,
+                          .device = device,
+                          .n_interior = r.contiguous ? 0 : r.n_interior,
+                          .n_boundary = r.contiguous ? 0 : r.n_boundary,
+                          .contiguous = r.contiguous,
+                          .sparse = sparse,
+                          .nonzeros = nonzeros};
+}
+
+/* Matrix m of `kind` on the backend, with its view of the boundary rows
+ * when they are contiguous. Local. */
+static halo_status make_matrix(halo_net *g, const halo_shard *s, halo_aggregation kind,
+                               adj_matrix *m) {
+  halo_status st = HALO_OK;
+  HALO_TRY(halo_gnn_aggregation(s, kind, &m->host));
+  HALO_TRY(gnn_csr_to_backend(g, &m->host, &m->dev));
+  if (g->contiguous) {
+    /* nnz stays the matrix's: indices and values are the whole arrays. */
+    m->boundary = m->dev;
+    m->boundary.indptr = m->dev.indptr + g->n_interior;
+    m->boundary.rows = g->n_boundary;
+  }
+done:
+  return st;
+}
+
+/* The model's aggregation (Â, A, or the mean and its transpose) and its
+ * interior and boundary rows (gnn_split_of): views of the trailing rows when
+ * contiguous, else two row lists. Local. */
+halo_status gnn_setup_aggregation(halo_net *g, const halo_shard *s, row_split r) {
+  halo_status st = HALO_OK;
+  int32_t *in = NULL, *bd = NULL;
+  g->n_interior = r.n_interior;
+  g->n_boundary = r.n_boundary;
+  g->contiguous = r.contiguous;
+  const halo_model_kind kind = g->opt.model;
+  HALO_TRY(make_matrix(g, s,
+                       kind == HALO_MODEL_SAGE  ? HALO_AGG_MEAN
+                       : kind == HALO_MODEL_GIN ? HALO_AGG_SUM
+                       : kind == HALO_MODEL_GAT ? HALO_AGG_SELF
+                                                : HALO_AGG_SYM,
+                       &g->adj_fwd));
+  g->adj_bwd = &g->adj_fwd; /* symmetric */
+  if (kind == HALO_MODEL_SAGE) {
+    HALO_TRY(make_matrix(g, s, HALO_AGG_MEAN_T, &g->adj_bwd_own));
+    g->adj_bwd = &g->adj_bwd_own;
+  }
+  if (g->contiguous) goto done;
+
+  HALO_ALLOC(in, g->n_interior, "the interior rows");
+  HALO_ALLOC(bd, g->n_boundary, "the boundary rows");
+  for (int64_t i = 0, ni = 0, nb = 0; i < s->n_owned; i++) {
+    if (has_halo_column(s, i))
+      bd[nb++] = (int32_t)i;
+    else
+      in[ni++] = (int32_t)i;
+  }
+  HALO_TRY(gnn_plan_from_host(g, &g->interior, GNN_BUF_INTERIOR, 0, in));
+  HALO_TRY(gnn_plan_from_host(g, &g->boundary, GNN_BUF_BOUNDARY, 0, bd));
+done:
+  free(in);
+  free(bd);
+  return st;
+}
+
+/* Features: a normalised host copy; ÂX when it is cached (one exchange of
+ * X, counted as set-up traffic); then the first layer's input, X or ÂX,
+ * dense or sparse.  The allocations come first and are agreed on, so that
+ * no rank leaves while the others wait in the collectives that follow.
+ * Collective. */
+halo_status gnn_setup_features(halo_net *g, const halo_shard *s) {
+  halo_status st = HALO_OK;
+  const int64_t f = s->features, n = g->n_owned;
+  const size_t owned_bytes = (size_t)n * (size_t)f * sizeof(float);
+  const layer *l0 = &g->layers[0];
+  const int cached = l0->desc->shape == HALO_LAYER_CACHED;
+  float *x = malloc(owned_bytes ? owned_bytes : 1);
+  halo_buf xfull = {0};
+
+  if (!x) {
+    halo_log_error("out of memory copying the features (%zu bytes)", owned_bytes);
+    st = HALO_ERR_NOMEM;
+  } else if (cached) {
+    st = gnn_plan_new(g, &xfull, GNN_BUF_X_HALO, 0);
+    if (st == HALO_OK) st = gnn_plan_new(g, &g->ax, GNN_BUF_AX, 0);
+  }
+  HALO_TRY(halo_mpi_agree(g->comm, st));
+
+  memcpy(x, s->x, owned_bytes);
+  if (g->opt.normalize_features) {
+    /* PyG's NormalizeFeatures: shift by the global minimum so that no
+     * feature is negative, then divide each row by max(row sum, 1).  For
+     * bag-of-words features (Cora) that is Kipf & Welling's row
+     * normalisation. In double, once. */
+    float lo = INFINITY, global_lo = 0.0f;
+    for (int64_t i = 0; i < n * f; i++) lo = fminf(lo, x[i]);
+    HALO_MPI(MPI_Allreduce(&lo, &global_lo, 1, MPI_FLOAT, MPI_MIN, g->comm));
+    for (int64_t i = 0; i < n; i++) {
+      double sum = 0.0;
+      for (int64_t j = 0; j < f; j++) sum += (double)x[i * f + j] - global_lo;
+      if (sum < 1.0) sum = 1.0;
+      for (int64_t j = 0; j < f; j++)
+        x[i * f + j] = (float)(((double)x[i * f + j] - global_lo) / sum);
+    }
+  }
+
+  if (cached) {
+    /* ÂX, then its host copy in x for the density count and the CSR. */
+    halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
+    if (g->ops->upload)
+      st = g->ops->upload(g->be, &xfull, 0, x, owned_bytes);
+    else
+      memcpy(xfull.data, x, owned_bytes);
+    /* Agreed before the exchange: a rank that cannot upload X must not
+     * leave its peers waiting for its rows. */
+    HALO_TRY(halo_mpi_agree(g->comm, st));
+    HALO_TRY(gnn_aggregate(g, &g->adj_fwd, fbuf(&xfull), (int32_t)f, 0.0f, fbuf(&g->ax)));
+    g->info.setup_halo_bytes = halo_exchange_stats_get(g->plan).bytes_sent - x0.bytes_sent;
+    gnn_buf_del(g, &xfull);
+    st = gnn_buf_to_host(g, x, &g->ax, owned_bytes);
+    HALO_TRY(halo_mpi_agree(g->comm, st));
+  }
+
+  /* Only an input multiplied by W first can be sparse: aggregated first,
+   * X is exchanged and multiplied by Â as a dense matrix. */
+  if (cached || l0->desc->shape == HALO_LAYER_TRANSFORM)
+    HALO_TRY(decide_sparse(g, x, n, f, &g->sparse_in));
+  if (g->sparse_in) {
+    int64_t nonzeros = 0;
+    for (int64_t i = 0; i < n * f; i++) nonzeros += x[i] != 0.0f;
+    const gnn_bufs_input in =
+        gnn_plan_input(&g->info.model, g->ops->download != NULL, g->rows, 1, nonzeros);
+    gnn_bufs_build(s, &g->opt, &in, &g->plan_mem);
+    HALO_TRY(build_sparse_input(g, x, !cached && g->opt.input_dropout > 0.0f));
+    gnn_buf_del(g, &g->ax);
+  } else if (!cached) {
+    HALO_TRY(gnn_plan_from_host(g, &g->x, GNN_BUF_X, 0, x));
+    HALO_TRY(gnn_plan_new(g, &g->xd, GNN_BUF_XD, 0));
+  }
+done:
+  gnn_buf_del(g, &xfull);
+  free(x);
+  return st;
+}
+
+/* Declares the sparse products of the epoch loop to a backend that
+ * prepares them (cuSPARSE descriptors and workspace on a GPU): the
+ * aggregation's interior and boundary blocks at every exchanged width (the
+ * forward matrix forward, its transpose backward), and S, Sᵀ at the first
+ * layer's aggregated width.  Products over row lists are left to the
+ * backend's own kernel, and so is every product in deterministic mode: the
+ * backend's kernel sums each row in CSR order (the spmm slot's contract),
+ * while a library's may split a row by the matrix's shape. Local. */
+halo_status gnn_prepare_products(halo_net *g) {
+  halo_status st = HALO_OK;
+  const halo_model_desc *d = &g->info.model;
+  /* GAT's attention kernels read the adjacency themselves: no SpMM on it. */
+  if (!g->ops->spmm_prepare || d->kind == HALO_MODEL_GAT || g->opt.deterministic) return HALO_OK;
+  for (int l = 0; l < d->layers && g->contiguous; l++) {
+    const int32_t widths[2] = {d->comm[l].fwd, d->comm[l].bwd};
+    const adj_matrix *m[2] = {&g->adj_fwd, g->adj_bwd};
+    for (int k = 0; k < 2; k++) {
+      if (widths[k] < 1) continue;
+      HALO_TRY(g->ops->spmm_prepare(g->be, &m[k]->dev, g->n_interior, widths[k]));
+      HALO_TRY(g->ops->spmm_prepare(g->be, &m[k]->boundary, g->n_boundary, widths[k]));
+    }
+  }
+  if (g->sparse_in) {
+    const layer *l0 = &g->layers[0];
+    HALO_TRY(g->ops->spmm_prepare(g->be, &g->s_csr, g->n_owned, l0->d_mid));
+    HALO_TRY(g->ops->spmm_prepare(g->be, &g->st_csr, l0->d_in, l0->d_mid));
+  }
+done:
+  return st;
+}
+
+/* --- memory estimate ------------------------------------------------------ */
+
+halo_status halo_net_input_layout(MPI_Comm comm, const halo_shard *s, const halo_net_options *o,
+                                  halo_net_input *out) {
+  halo_status st = HALO_OK;
+  halo_model_desc d;
+  float lo = 0.0f, local_lo = INFINITY;
+  const int64_t count = s->x ? s->n_owned * s->features : 0;
+  *out = (halo_net_input){0};
+  /* The same failure on every rank: the widths come from the manifest. */
+  HALO_TRY(gnn_describe(s, o, &d));
+  if (o->normalize_features) { /* normalised, x is 0 exactly where it held the minimum */
+    for (int64_t i = 0; i < count; i++) local_lo = fminf(local_lo, s->x[i]);
+    HALO_MPI(MPI_Allreduce(&local_lo, &lo, 1, MPI_FLOAT, MPI_MIN, comm));
+  }
+  HALO_TRY(count_sparse(comm, o, s->x, count, lo, &out->sparse, &out->nonzeros));
+  /* Only an input multiplied by W first can be sparse (gnn_setup_features); for
+   * a cached ÂX, which only the model computes, the estimate bounds both. */
+  out->sparse = out->sparse && d.shape[0] == HALO_LAYER_TRANSFORM;
+done:
+  return st;
+}
+
+halo_status halo_net_memory_estimate(const halo_shard *s, const halo_net_options *o, int device,
+                                     const halo_net_input *in, halo_net_memory *out) {
+  halo_status st = HALO_OK;
+  halo_model_desc d;
+  gnn_bufs plan;
+  *out = (halo_net_memory){0};
+  HALO_TRY(gnn_describe(s, o, &d));
+  int sparse = in->sparse;
+  int64_t nonzeros = in->nonzeros;
+  if (d.shape[0] == HALO_LAYER_CACHED) {
+    /* ÂX is only known once made: when it may be kept as CSR (forced, or
+     * under SPARSE_DENSITY non-zero over all ranks, which bounds this rank's
+     * share but for uneven parts), plan for S and Sᵀ at the bound. */
+    const int64_t entries = s->n_owned * (int64_t)s->features;
+    sparse = o->sparse_features != 0;
+    nonzeros = o->sparse_features == 1 ? entries : (int64_t)(SPARSE_DENSITY * (double)entries);
+  }
+  const gnn_bufs_input pi = gnn_plan_input(&d, device, gnn_split_of(s, o), sparse, nonzeros);
+  gnn_bufs_build(s, o, &pi, &plan);
+  *out = gnn_bufs_total(&plan);
+done:
+  return st;
+}
