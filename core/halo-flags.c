@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Column of the help text: "  --checkpoint-every N" (22 characters) is
- * the longest flag that fits before it. */
+/* The default column of the help text: "  --checkpoint-every N" (22
+ * characters) is the longest flag that fits before it. */
 enum { HELP_COLUMN = 23, FLAG_MAX = 64 };
 
 halo_status halo_flags_parse_int(halo_flags_style style, const char *flag, const char *text,
@@ -178,10 +178,29 @@ halo_status halo_flags_parse(const halo_flags *t, int argc, char **argv, void *t
                              unsigned char *given) {
   halo_status st = HALO_OK;
   const int getopt = t->style == HALO_FLAGS_STYLE_GETOPT;
+  /* The GETOPT style keeps two habits of getopt_long: "--" ends the flags,
+   * and an argument that is not a flag is refused only once every flag has
+   * been read (so a bad flag value, or --help, comes first). */
+  int ended = 0;
+  const char *extra = NULL;
   if (given) memset(given, 0, (size_t)t->nrows);
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     const halo_flag *r = NULL;
+    if (getopt && !ended && strcmp(arg, "--") == 0) {
+      ended = 1;
+      continue;
+    }
+    if (ended || strncmp(arg, "-", 1) != 0 || strcmp(arg, "-") == 0) {
+      if (t->positional) {
+        HALO_TRY(t->positional(arg, target));
+      } else if (getopt) {
+        if (!extra) extra = arg;
+      } else {
+        HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", arg);
+      }
+      continue;
+    }
     for (int k = 0; k < t->nrows && !r; k++)
       if (t->rows[k].alias && strcmp(arg, t->rows[k].alias) == 0) r = &t->rows[k];
     if (r) {
@@ -190,19 +209,16 @@ halo_status halo_flags_parse(const halo_flags *t, int argc, char **argv, void *t
       if (r->kind == HALO_FLAG_STOP) goto done;
       continue;
     }
-    if (arg[0] == '-' && arg[1] != '-' && arg[1] != '\0') {
+    if (arg[1] != '-') {
       if (getopt) HALO_FAIL(HALO_ERR_ARG, "unknown option '%s' (see --help)", arg);
       HALO_FAIL(HALO_ERR_ARG, "%s: unknown flag (flags start with --; see --help)", arg);
-    }
-    if (strncmp(arg, "--", 2) != 0) {
-      if (!t->positional) HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", arg);
-      HALO_TRY(t->positional(arg, target));
-      continue;
     }
     /* --flag=value or --flag value. */
     char flag[FLAG_MAX];
     const char *eq = strchr(arg, '=');
     const size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (len >= sizeof flag && getopt)
+      HALO_FAIL(HALO_ERR_ARG, "unknown option '%s' (see --help)", arg);
     if (len >= sizeof flag) HALO_FAIL(HALO_ERR_ARG, "%s: unknown flag", arg);
     memcpy(flag, arg, len);
     flag[len] = '\0';
@@ -224,6 +240,7 @@ halo_status halo_flags_parse(const halo_flags *t, int argc, char **argv, void *t
     HALO_TRY(set(t, r, value, target));
     if (r->kind == HALO_FLAG_STOP) goto done;
   }
+  if (extra) HALO_FAIL(HALO_ERR_ARG, "unexpected argument '%s' (see --help)", extra);
 done:
   return st;
 }
@@ -240,6 +257,7 @@ static void put(char *out, size_t size, size_t *len, const char *fmt, ...) {
 }
 
 size_t halo_flags_usage(const halo_flags *t, char *out, size_t size) {
+  const size_t column = t->help_column > 0 ? (size_t)t->help_column : HELP_COLUMN;
   size_t len = 0;
   if (size) out[0] = '\0';
   put(out, size, &len, "%s", t->usage_head ? t->usage_head : "");
@@ -259,13 +277,13 @@ size_t halo_flags_usage(const halo_flags *t, char *out, size_t size) {
       for (int i = 0; r->words[i]; i++) put(out, size, &len, "%c%s", i ? '|' : ' ', r->words[i]);
     }
     const size_t width = len - start;
-    put(out, size, &len, "%*s", width < HELP_COLUMN ? (int)(HELP_COLUMN - width) : 2, "");
+    put(out, size, &len, "%*s", width < column ? (int)(column - width) : 2, "");
     /* The help's own line breaks continue at the help column. */
     for (const char *p = r->help; *p;) {
       const size_t line = strcspn(p, "\n");
       put(out, size, &len, "%.*s\n", (int)line, p);
       p += line;
-      if (*p == '\n' && *++p) put(out, size, &len, "%*s", HELP_COLUMN, "");
+      if (*p == '\n' && *++p) put(out, size, &len, "%*s", (int)column, "");
     }
   }
   put(out, size, &len, "%s", t->usage_tail ? t->usage_tail : "");

@@ -18,11 +18,10 @@
  * when a flag is added.  Values are checked whole: "12x" is not an integer.
  * The engine logs one line that names the flag and returns HALO_ERR_ARG.
  *
- * Help: each row prints "  NAME[, ALIAS][ META]", padded to column 23
- * (or followed by two spaces when longer), then its help text, whose
- * further lines are indented to column 23.  A TEXT row prints its text as
- * it is (a note, or a second way to give a flag).  A row without help is
- * parsed but not listed.
+ * Help: each row prints "  NAME[, ALIAS][ META]", padded to the table's
+ * help column (23 unless it says; or followed by two spaces when longer),
+ * then its help text, whose further lines are indented to that column.  A TEXT row prints its text
+ * as it is (a note, or a second way to give a flag).  A row without help is parsed but not listed.
  */
 #ifndef HALO_FLAGS_H
 #define HALO_FLAGS_H
@@ -81,7 +80,9 @@ struct halo_flag {
  * unknown flag (see --help)".  GETOPT keeps the lines that halo-partition
  * printed over getopt_long: "--parts: 'x' is not an integer", "--parts: 0
  * is out of range [1, 2147483647]", "unknown option '--x' (see --help)",
- * "unexpected argument 'x' (see --help)". */
+ * "unexpected argument 'x' (see --help)"; and, as getopt_long, "--" ends
+ * the flags and an argument that is not a flag (the table takes none) is
+ * refused after every flag has been read. */
 typedef enum { HALO_FLAGS_STYLE_TRAIN = 0, HALO_FLAGS_STYLE_GETOPT = 1 } halo_flags_style;
 
 /* A program's command line: its rows in --help order, and what frames them. */
@@ -91,6 +92,7 @@ typedef struct halo_flags {
   halo_flags_style style;
   const char *usage_head; /* --help's lines before the rows ("usage: ...\n") */
   const char *usage_tail; /* and after them, or NULL */
+  int help_column;        /* where the rows' help text starts; 0: column 23 */
   /* An argument that is not a flag (halo-train's DIR); NULL refuses every
    * one.  It logs its own line on failure. */
   halo_status (*positional)(const char *arg, void *target);

@@ -125,3 +125,14 @@ void halo_model_option_format(const halo_model_option *opt, const halo_net_optio
 int halo_model_option_applies(const halo_model_option *opt, halo_model_kind kind) {
   return opt->only < 0 || opt->only == (int)kind;
 }
+
+halo_model_config halo_model_config_of_options(const halo_net_options *o) {
+  return (halo_model_config){.kind = o->model,
+                             .input_dropout = o->input_dropout > 0.0f,
+                             .mlp_hidden = o->hidden,
+                             .train_eps = o->gin_train_eps,
+                             .residual = o->residual,
+                             .layer_norm = o->layer_norm,
+                             .heads = o->heads,
+                             .output_heads = o->output_heads};
+}

@@ -214,6 +214,12 @@ int halo_model_option_equal(const halo_model_option *opt, const halo_net_options
 void halo_model_option_format(const halo_model_option *opt, const halo_net_options *o, char *out,
                               size_t size);
 
+/* The model that options *o describe, for halo_model_describe: the
+ * options the description reads (the kind, GIN's MLP width = hidden, ε,
+ * residual, LayerNorm, GAT's heads, and whether the input is dropped out).
+ * Local. */
+halo_model_config halo_model_config_of_options(const halo_net_options *o);
+
 /* Whether the option applies to model `kind` (its ONLY column). Local. */
 int halo_model_option_applies(const halo_model_option *opt, halo_model_kind kind);
 

@@ -179,14 +179,7 @@ halo_status gnn_describe(const halo_shard *s, const halo_net_options *o, halo_mo
   const int32_t hidden = o->model == HALO_MODEL_GAT ? o->hidden * o->heads : o->hidden;
   for (int l = 1; l < o->layers; l++) dims[l] = hidden;
   dims[o->layers] = s->classes;
-  const halo_model_config c = {.kind = o->model,
-                               .input_dropout = o->input_dropout > 0.0f,
-                               .mlp_hidden = o->hidden,
-                               .train_eps = o->gin_train_eps,
-                               .residual = o->residual,
-                               .layer_norm = o->layer_norm,
-                               .heads = o->heads,
-                               .output_heads = o->output_heads};
+  const halo_model_config c = halo_model_config_of_options(o);
   return halo_model_describe(&c, dims, o->layers + 1, d);
 }
 

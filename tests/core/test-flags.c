@@ -152,6 +152,7 @@ Test(flags, train_style_messages) {
       {"--quiet=1", "error: --quiet takes no value"},
       {"--help=1", "error: --help takes no value"},
       {"--frob", "error: --frob: unknown flag (see --help)"},
+      {"-- d", "error: --: unknown flag (see --help)"},
       {"--co blue", "error: --co: abbreviated flag names are not accepted; did you mean --color?"},
       {"--s 1", "error: --s: abbreviated flag names are not accepted; did you mean --seed?"},
       {"--w",
@@ -192,6 +193,22 @@ Test(flags, getopt_style_messages) {
   char err[256];
   cr_assert_eq(parse(HALO_FLAGS_STYLE_GETOPT, "--label=", &t, NULL, err, sizeof err), HALO_OK);
   cr_expect_str_eq(t.label, "", "a string without a noun may be empty");
+  /* As getopt_long: "--" ends the flags, and an argument that is not a
+   * flag is refused after every flag has been read. */
+  cr_expect_eq(parse(HALO_FLAGS_STYLE_GETOPT, "--n 3 --", &t, NULL, err, sizeof err), HALO_OK, "%s",
+               err);
+  cr_expect_eq(parse(HALO_FLAGS_STYLE_GETOPT, "--n 3 -- --n", &t, NULL, err, sizeof err),
+               HALO_ERR_ARG);
+  cr_expect(strstr(err, "error: unexpected argument '--n' (see --help)") != NULL, "%s", err);
+  cr_expect_eq(parse(HALO_FLAGS_STYLE_GETOPT, "extra more --n x", &t, NULL, err, sizeof err),
+               HALO_ERR_ARG);
+  cr_expect(strstr(err, "error: --n: 'x' is not an integer") != NULL, "%s", err);
+  cr_expect_eq(parse(HALO_FLAGS_STYLE_GETOPT, "extra more --n 3", &t, NULL, err, sizeof err),
+               HALO_ERR_ARG);
+  cr_expect(strstr(err, "error: unexpected argument 'extra' (see --help)") != NULL, "%s", err);
+  cr_expect_eq(parse(HALO_FLAGS_STYLE_GETOPT, "extra -h", &t, NULL, err, sizeof err), HALO_OK,
+               "--help comes first");
+  cr_expect_eq(t.help, 1);
   int64_t v = 0;
   cr_expect_eq(halo_flags_parse_int(HALO_FLAGS_STYLE_GETOPT, "--parts", "4", 1, 8, &v), HALO_OK);
   cr_expect_eq(v, 4);
@@ -219,6 +236,16 @@ Test(flags, usage_layout) {
       "a note\n"
       "  --help, -h           this text\n";
   cr_expect_str_eq(text, want);
+  /* A table may set its own help column. */
+  halo_flags wide = f;
+  wide.help_column = 27;
+  char text27[2048];
+  halo_flags_usage(&wide, text27, sizeof text27);
+  cr_expect(strstr(text27, "\n  --n N                    a count (2)\n") != NULL, "%s", text27);
+  cr_expect(strstr(text27,
+                   "\n  --rate X                 a rate\n"
+                   "                           in [0, 1)\n") != NULL,
+            "%s", text27);
   /* Too small a buffer: cut, terminated, and the length it needs. */
   char small[16];
   cr_expect_eq(halo_flags_usage(&f, small, sizeof small), len);
