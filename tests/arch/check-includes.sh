@@ -3,8 +3,8 @@
 #
 # Checks halo's include graph against the include matrix of
 # docs/architecture.md ("The include matrix" says how it is read).  Every
-# `#include "NAME"` in ROOT's folders core loaders shard spmm kernels
-# partition src programs (*.c *.h *.cu *.cuh) is an edge from the folder of
+# `#include "NAME"` in ROOT's folders core comm loaders shard spmm
+# kernels partition src programs (*.c *.h *.cu *.cuh) is an edge from the folder of
 # the including file to the folder that holds NAME.  It fails, with one line
 # each, on:
 #   - an edge whose cell in the matrix is empty, or names other headers;
@@ -39,7 +39,7 @@ if [ ! -r "$matrix" ]; then
   exit 1
 fi
 
-folders="core loaders shard spmm kernels partition src programs"
+folders="core comm loaders shard spmm kernels partition src programs"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-includes.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 

@@ -49,9 +49,9 @@ broken() {
 # 1. The fixture: every bad edge, and nothing else, in this order.
 cat >"$tmp/fixture.want" <<'EOF'
 src/CMakeLists.txt:3 names halo_partition_internals: only tests may link a TARGET_internals target
-loaders/halo-dup.h and shard/halo-dup.h: header names must be unique across the folders (core loaders shard spmm kernels partition src programs)
+loaders/halo-dup.h and shard/halo-dup.h: header names must be unique across the folders (core comm loaders shard spmm kernels partition src programs)
 core/halo-status.c:3 includes src/halo-net.h: core may not include src's headers (include matrix, MATRIX)
-loaders/load-x.c:5 includes "no-such.h", which no folder holds (core loaders shard spmm kernels partition src programs); system headers take <...>
+loaders/load-x.c:5 includes "no-such.h", which no folder holds (core comm loaders shard spmm kernels partition src programs); system headers take <...>
 kernels/cuda-x.cu:2 includes shard/halo-shard.h: kernels may not include shard's headers (include matrix, MATRIX)
 src/halo-net.c:3 includes partition/halo-partition.h: src may not include partition's halo-partition.h, only halo-predict.h (include matrix, MATRIX)
 programs/main.c:2 includes "../core/halo-status.h" by path: halo includes headers by name (their folder is on the include path)
@@ -81,7 +81,7 @@ run bad-mark --matrix "$tmp/bad-mark.md" "$root" &&
 
 broken short-row 's/^| programs | x |/| programs |/'
 run short-row --matrix "$tmp/short-row.md" "$root" &&
-  expect short-row 'row programs has 7 cells; the header has 8 columns'
+  expect short-row 'row programs has 8 cells; the header has 9 columns'
 
 broken bad-column '/^| includes/s/| core |/| cores |/'
 run bad-column --matrix "$tmp/bad-column.md" "$root" &&

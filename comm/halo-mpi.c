@@ -12,15 +12,6 @@
 
 #include "halo-watchdog.h"
 
-halo_status halo_mpi_error(int rc, const char *call) {
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
-  text[len] = '\0';
-  halo_log_error("%s failed: %s", call, len ? text : "unknown MPI error");
-  return HALO_ERR_MPI;
-}
-
 /* The attribute that marks a communicator on which an agreement failed. */
 static int failed_keyval = MPI_KEYVAL_INVALID;
 
