@@ -30,7 +30,8 @@ static void mark_failed(MPI_Comm comm) {
   (void)MPI_Comm_set_attr(comm, failed_keyval, NULL);
 }
 
-halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) {
+/* halo_mpi_agree, marking comm on a failure when `mark` is set. */
+static halo_status agree(MPI_Comm comm, halo_status local, int mark) {
   /* After a timeout or an MPI failure the peers cannot be trusted to reach
    * the agreement: do not wait for them (main aborts the job). */
   if (local == HALO_ERR_TIMEOUT || local == HALO_ERR_MPI) return local;
@@ -44,8 +45,14 @@ halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) {
       halo_watch_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, "the status agreement");
   if (st != HALO_OK) return st;
   if (all >= 0) return HALO_OK;
-  mark_failed(comm);
+  if (mark) mark_failed(comm);
   return local < 0 ? local : HALO_ERR_PEER;
+}
+
+halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) { return agree(comm, local, 1); }
+
+halo_status halo_mpi_agree_within(MPI_Comm comm, halo_status local) {
+  return agree(comm, local, 0);
 }
 
 halo_status halo_mpi_agree_first(MPI_Comm comm, halo_status local, const char *line) {

@@ -30,6 +30,14 @@
  * agreement fails. */
 halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
 
+/* halo_mpi_agree for the steps inside a phase that its caller agrees on
+ * again, with halo_mpi_agree_first (the distributed partitioner's phases:
+ * its coarsening, PT-Scotch, the routes).  It does not mark `comm` when the
+ * agreement fails, so that the phase's own agreement still meets every
+ * rank and the lowest failed rank prints its held line once, with how many
+ * others failed.  Collective until an agreement fails. */
+halo_status halo_mpi_agree_within(MPI_Comm comm, halo_status local);
+
 /* halo_mpi_agree for a phase whose errors were held (halo_log_hold) into
  * `line`: of the ranks that failed, the lowest prints its line, with how
  * many others failed too, so that a fault every rank meets (parts of

@@ -4,9 +4,12 @@
  *
  * Two users share it.  The runtime's exchange plan (src/halo-exchange.c)
  * swaps its per-peer row counts with halo_route_swap_counts and checks them
- * against the shards; the distributed partitioner's coarsening and
- * refinement (partition/partition-dcoarsen.c, partition-drefine.c) route
- * values keyed by global row ids to the rows' owners with a halo_route.
+ * against the shards (its messages then go point to point, one per peer,
+ * in float rows); the distributed partitioner's coarsening and refinement
+ * (partition/partition-dcoarsen.c, partition-drefine.c) route values keyed
+ * by global row ids to the rows' owners with a halo_route, whose counts
+ * are swapped the same way and turned into MPI_Alltoallv's by
+ * halo_route_counts_set.
  * MPI_Alltoallv takes int counts and displacements, so a route whose total
  * in or out of one rank passes INT_MAX fails with HALO_ERR_LIMIT instead of
  * overflowing them.
@@ -25,6 +28,32 @@
  * sends every other, swapped (MPI_Alltoall of int64; both arrays size
  * ranks).  Collective. */
 halo_status halo_route_swap_counts(MPI_Comm comm, const int64_t *send_counts, int64_t *recv_counts);
+
+/* The int counts and displacements of one MPI_Alltoallv, in units (an
+ * MPI datatype's items), per rank, and the totals each way.  The arrays
+ * are the struct's own. */
+typedef struct halo_route_counts {
+  int *scount, *sdispl;   /* sent to each rank: size ranks */
+  int *rcount, *rdispl;   /* received from each rank: size ranks */
+  int64_t sent, received; /* the totals */
+} halo_route_counts;
+
+/* Allocates x's arrays for `ranks` ranks, zeroed.  Nonzero on success; on
+ * failure x holds nothing and the caller logs (its own words for what was
+ * being allocated).  Local. */
+int halo_route_counts_alloc(int ranks, halo_route_counts *x);
+
+/* Fills x from the int64 counts each way (send_counts[q]: units for rank
+ * q; recv_counts[q]: units from rank q, as halo_route_swap_counts gives
+ * them), displacements packed in rank order.  x->sent and x->received get
+ * the totals either way; HALO_ERR_LIMIT, not logged, when one of them
+ * passes INT_MAX (MPI's int counts), so that the caller says which
+ * exchange and what to do about it.  Local. */
+halo_status halo_route_counts_set(halo_route_counts *x, int ranks, const int64_t *send_counts,
+                                  const int64_t *recv_counts);
+
+/* Frees x's arrays and zeroes *x; accepts a zeroed one. Local. */
+void halo_route_counts_free(halo_route_counts *x);
 
 /* begins[0..ranks]: where each rank's block of ids starts (this rank's at
  * `begin`), and begins[ranks] = nodes, the ids in all.  `what` names the
@@ -54,9 +83,8 @@ static inline int halo_route_owner(const int64_t *begins, int ranks, int64_t v) 
 typedef struct halo_route {
   const char *what;     /* the user, for messages (borrowed) */
   int64_t n, *pos;      /* request i's place in the send order: size n */
-  int *scount, *sdispl; /* requests by owner: size ranks */
   int64_t nrecv, *row;  /* the requests this rank answers: its local ids, size nrecv */
-  int *rcount, *rdispl; /* ... by the rank that asked: size ranks */
+  halo_route_counts x;  /* requests by owner (sent), by the rank that asked (received) */
   int64_t *sbuf, *rbuf; /* scratch, size n and nrecv */
 } halo_route;
 
@@ -64,8 +92,9 @@ typedef struct halo_route {
  * starts at begins[rank]).  `what` (kept, not copied) names the user in
  * messages: "out of memory allocating WHAT's routes", "a rank sends N
  * requests; WHAT's exchange counts are int".  On failure *rt holds nothing.
- * Collective (agreed: a failure on one rank fails all, the others with
- * HALO_ERR_PEER). */
+ * Collective (agreed with halo_mpi_agree_within: a failure on one rank
+ * fails all, the others with HALO_ERR_PEER, and the caller's phase agrees
+ * on it again). */
 halo_status halo_route_build(MPI_Comm comm, const int64_t *begins, const int64_t *id, int64_t n,
                              const char *what, halo_route *rt);
 

@@ -54,7 +54,7 @@ halo_status halo__ghosts_build(MPI_Comm comm, const halo_dgraph *g, halo__ghosts
   st = halo__dmemory(
       HALO_CALLOC(begins, ranks + 1) && HALO_CALLOC(gh->id, far) && HALO_CALLOC(gh->at, edges),
       "the coarsening's ghost lists");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   HALO_TRY(halo_route_begins(comm, g->begin, g->nodes, "the coarsening", begins));
   for (int64_t e = 0; e < edges; e++)
     if (!halo__in_block(g, g->nbr[e])) gh->id[gh->n++] = g->nbr[e];
@@ -228,7 +228,7 @@ static halo_status propagate(MPI_Comm comm, const halo__wdgraph *w, halo__ghosts
           HALO_CALLOC(p.far, most) && HALO_CALLOC(p.mrow, rows) && HALO_CALLOC(p.mold, rows) &&
           HALO_CALLOC(p.room, rows) && HALO_CALLOC(cw, rows),
       "the coarsening's labels");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   HALO_TRY(halo_route_begins(comm, g->begin, g->nodes, "the coarsening", p.begins));
   p.s.rows = rows;
   p.s.begin = g->begin;
@@ -242,7 +242,7 @@ static halo_status propagate(MPI_Comm comm, const halo__wdgraph *w, halo__ghosts
     HALO_TRY(lp_slots(comm, g, label, &p, &rt));
     const int64_t ns = rows + p.s.nf;
     st = halo__dmemory(HALO_CALLOC(got, rt.nrecv), "the coarsening's requests");
-    HALO_TRY(halo_mpi_agree(comm, st));
+    HALO_TRY(halo_mpi_agree_within(comm, st));
     HALO_TRY(halo_route_fetch(comm, &rt, cw, p.view));
     memset(p.joined, 0, (size_t)ns * sizeof *p.joined);
     for (int64_t r = 0; r < rows; r++) {
@@ -359,7 +359,7 @@ static halo_status reblock(MPI_Comm comm, const int64_t *from, const int64_t *to
                    INT_MAX);
     st = HALO_ERR_LIMIT;
   }
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   for (int q = 0; q < ranks; q++) {
     /* What this rank's `from` block gives q's `to` block, and takes from q's `from` block. */
     const int64_t s0 = from[rank] > to[q] ? from[rank] : to[q];
@@ -405,7 +405,7 @@ static halo_status number_clusters(MPI_Comm comm, const halo__wdgraph *fine, con
                          HALO_CALLOC(sum, g->rows) && HALO_CALLOC(load, g->rows) &&
                          HALO_CALLOC(homes, ranks + 1),
                      "the coarse vertices");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   for (int64_t r = 0; r < g->rows; r++) {
     const int64_t k = halo_lower_bound(keys, nk, label[r]);
     kw[k] += halo__weight_of(fine->vwgt, r);
@@ -427,7 +427,7 @@ static halo_status number_clusters(MPI_Comm comm, const halo__wdgraph *fine, con
   c->g.begin = cb[rank];
   c->g.rows = cb[rank + 1] - cb[rank];
   st = halo__dmemory(HALO_CALLOC(c->vwgt, c->g.rows), "the coarse vertices");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   HALO_TRY(reblock(comm, homes, cb, sum, c->vwgt));
   for (int64_t j = 0; j < rt.nrecv; j++) got[j] = cbegin + cindex[rt.row[j]];
   HALO_TRY(halo_route_answer(comm, &rt, got, kid));
@@ -460,18 +460,18 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, halo
   const int64_t rows = g->rows, edges = g->indptr[rows];
   int ranks = 1;
   int64_t *gcid = NULL, *kstart = NULL, *member = NULL, widest = 0, nt = 0, nr = 0, cedges = 0;
-  int *scount = NULL, *sdispl = NULL, *rcount = NULL, *rdispl = NULL;
+  int64_t *counts = NULL; /* triples to each rank, then from each: size 2·ranks */
+  halo_route_counts x = {0};
   wedge *buf = NULL;
   triple *t = NULL, *in = NULL;
   MPI_Datatype three = MPI_DATATYPE_NULL;
   MPI_Comm_size(comm, &ranks);
 
   st = halo__dmemory(HALO_CALLOC(gcid, gh->n) && HALO_CALLOC(kstart, nk + 1) &&
-                         HALO_CALLOC(member, rows) && HALO_CALLOC(scount, ranks) &&
-                         HALO_CALLOC(sdispl, ranks) && HALO_CALLOC(rcount, ranks) &&
-                         HALO_CALLOC(rdispl, ranks),
+                         HALO_CALLOC(member, rows) && HALO_CALLOC(counts, 2 * (int64_t)ranks) &&
+                         halo_route_counts_alloc(ranks, &x),
                      "the coarse graph");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   HALO_TRY(halo__ghosts_exchange(comm, gh, cluster, gcid));
   /* The rows of each key (counting sort); then each key's edges to other
    * clusters, merged by coarse neighbour, in key order: grouped by home. */
@@ -504,7 +504,7 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, halo
     st = halo__dmemory(
         HALO_CALLOC(buf, widest) && (t = malloc((size_t)(edges ? edges : 1) * sizeof *t)) != NULL,
         "the coarse graph");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   for (int64_t k = 0; k < nk; k++) {
     const int64_t self = kid[k];
     int64_t n = 0;
@@ -523,7 +523,7 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, halo
       else
         t[nt++] = (triple){self, buf[i].to, buf[i].w};
     }
-    scount[halo_route_owner(cb, ranks, self)] += (int)(nt - first);
+    counts[halo_route_owner(cb, ranks, self)] += nt - first;
   }
   free(buf);
   buf = NULL;
@@ -532,26 +532,23 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, halo
                    (long long)nt);
     st = HALO_ERR_LIMIT;
   }
-  HALO_TRY(halo_mpi_agree(comm, st));
-  HALO_MPI(MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm));
-  for (int q = 0; q < ranks; q++) nr += rcount[q];
-  if (nr > INT_MAX) {
+  HALO_TRY(halo_mpi_agree_within(comm, st));
+  HALO_TRY(halo_route_swap_counts(comm, counts, counts + ranks));
+  /* What this rank sends fits an int (agreed above): a failure is what it
+   * is sent. */
+  st = halo_route_counts_set(&x, ranks, counts, counts + ranks);
+  nr = x.received;
+  if (st != HALO_OK)
     halo_log_error("a rank is sent %lld coarse edges; the coarsening's exchange counts are int",
                    (long long)nr);
-    st = HALO_ERR_LIMIT;
-  }
   if (st == HALO_OK) {
-    for (int q = 1; q < ranks; q++) {
-      sdispl[q] = sdispl[q - 1] + scount[q - 1];
-      rdispl[q] = rdispl[q - 1] + rcount[q - 1];
-    }
     st = halo__dmemory((in = malloc((size_t)(nr ? nr : 1) * sizeof *in)) != NULL,
                        "the coarse graph");
   }
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   HALO_MPI(MPI_Type_contiguous(3, MPI_INT64_T, &three));
   HALO_MPI(MPI_Type_commit(&three));
-  HALO_MPI(MPI_Alltoallv(t, scount, sdispl, three, in, rcount, rdispl, three, comm));
+  HALO_MPI(MPI_Alltoallv(t, x.scount, x.sdispl, three, in, x.rcount, x.rdispl, three, comm));
   free(t);
   t = NULL;
   /* The block's edges, merged across the ranks that sent them. */
@@ -565,7 +562,7 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, halo
   st = halo__dmemory(HALO_CALLOC(c->g.indptr, c->g.rows + 1) && HALO_CALLOC(c->g.nbr, cedges) &&
                          HALO_CALLOC(c->ewgt, cedges),
                      "the coarse graph");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   for (int64_t i = 0; i < cedges; i++) {
     c->g.indptr[in[i].from - c->g.begin + 1]++;
     c->g.nbr[i] = in[i].to;
@@ -578,10 +575,8 @@ done:
   free(gcid);
   free(kstart);
   free(member);
-  free(scount);
-  free(sdispl);
-  free(rcount);
-  free(rdispl);
+  free(counts);
+  halo_route_counts_free(&x);
   free(buf);
   free(t);
   free(in);
@@ -604,7 +599,7 @@ halo_status halo__dcoarsen(MPI_Comm comm, const halo__wdgraph *fine, int64_t max
                          HALO_CALLOC(kid, g->rows) && HALO_CALLOC(cluster, g->rows) &&
                          HALO_CALLOC(begins, ranks + 1) && HALO_CALLOC(cb, ranks + 1),
                      "the coarsening's labels");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   HALO_TRY(halo_route_begins(comm, g->begin, g->nodes, "the coarsening", begins));
   HALO_TRY(halo__ghosts_build(comm, g, &gh));
   HALO_TRY(propagate(comm, fine, &gh, max_weight, label));

@@ -24,7 +24,7 @@ halo_status halo__dproject(MPI_Comm comm, const halo_dgraph *coarse, int64_t row
   st = halo__dmemory(
       HALO_CALLOC(begins, ranks + 1) && HALO_CALLOC(val, coarse->rows) && HALO_CALLOC(out, rows),
       "the projection of the parts");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   HALO_TRY(halo_route_begins(comm, coarse->begin, coarse->nodes, "the coarsening", begins));
   HALO_TRY(halo_route_build(comm, begins, cluster, rows, "the coarsening", &rt));
   for (int64_t k = 0; k < coarse->rows; k++) val[k] = coarse_part[k];
@@ -57,7 +57,7 @@ halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
                          HALO_CALLOC(room, parts) && HALO_CALLOC(conn, parts) &&
                          HALO_CALLOC(touched, parts) && HALO_CALLOC(shed, parts),
                      "the refinement's part weights");
-  HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   for (int64_t r = 0; r < g->rows; r++) delta[part[r]] += halo__weight_of(w->vwgt, r);
   HALO_MPI(MPI_Allreduce(delta, pw, parts, MPI_INT64_T, MPI_SUM, comm));
 

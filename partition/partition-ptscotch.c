@@ -33,7 +33,7 @@ _Static_assert(sizeof(SCOTCH_Num) == sizeof(int64_t),
  * there): 1 when it succeeded on every rank; else 0, and *st gets the
  * agreement's status (HALO_ERR_PEER where the step succeeded). Collective. */
 static int step_agreed(MPI_Comm comm, int ok, halo_status *st) {
-  *st = halo_mpi_agree(comm, ok ? HALO_OK : HALO_ERR_SCOTCH);
+  *st = halo_mpi_agree_within(comm, ok ? HALO_OK : HALO_ERR_SCOTCH);
   return *st == HALO_OK;
 }
 
@@ -175,7 +175,7 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   coarse_part =
       levels == 0 ? part : calloc((size_t)(at->g.rows > 0 ? at->g.rows : 1), sizeof *coarse_part);
   if (!coarse_part) halo_log_error("out of memory allocating the coarse part vector");
-  HALO_TRY(halo_mpi_agree(comm, coarse_part ? HALO_OK : HALO_ERR_NOMEM));
+  HALO_TRY(halo_mpi_agree_within(comm, coarse_part ? HALO_OK : HALO_ERR_NOMEM));
   HALO_TRY(scotch_part(comm, at, opt, source, coarse_part));
   /* (1 + ufactor/1000) of the mean part, and never under the mean. */
   const int64_t mean_up = (g->nodes + opt->parts - 1) / opt->parts;
@@ -186,7 +186,7 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
     const int64_t rows = l == 0 ? g->rows : blocks[l].rows;
     int32_t *fine = l == 0 ? part : calloc((size_t)(rows > 0 ? rows : 1), sizeof *fine);
     if (!fine) halo_log_error("out of memory allocating a level's part vector");
-    st = halo_mpi_agree(comm, fine ? HALO_OK : HALO_ERR_NOMEM);
+    st = halo_mpi_agree_within(comm, fine ? HALO_OK : HALO_ERR_NOMEM);
     if (st != HALO_OK) {
       if (fine != part) free(fine);
       goto done;

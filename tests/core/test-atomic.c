@@ -34,7 +34,7 @@ Test(atomic, owned_names_are_name_dot_tmp) {
 }
 
 Test(atomic, a_user_named_folder_is_name_dot_tmp_dot_pid) {
-  char dir[256], out[300], tmp[320], want[320];
+  char dir[256], out[300], tmp[400], want[400];
   scratch(dir, sizeof dir);
   snprintf(out, sizeof out, "%s/o", dir);
   cr_assert_eq(halo_atomic_create_dir(out, tmp, sizeof tmp), 0);
@@ -53,7 +53,7 @@ Test(atomic, a_user_named_folder_is_name_dot_tmp_dot_pid) {
 }
 
 Test(atomic, a_user_named_file_replaces_the_old_one_whole) {
-  char dir[256], out[300], tmp[320];
+  char dir[256], out[300], tmp[400];
   scratch(dir, sizeof dir);
   snprintf(out, sizeof out, "%s/o.json", dir);
   write_text(out, "old");
