@@ -1,5 +1,6 @@
 /* Binary search in a sorted array of int64 ids, which the partitioner, the
- * shard checks and the distributed partitioner all do. */
+ * shard checks and the distributed partitioner all do, and the one qsort
+ * comparator of int64 values that sorts them. */
 #ifndef HALO_SEARCH_H
 #define HALO_SEARCH_H
 
@@ -23,6 +24,12 @@ static inline int64_t halo_lower_bound(const int64_t *a, int64_t n, int64_t x) {
 static inline int halo_sorted_has(const int64_t *a, int64_t n, int64_t x) {
   const int64_t i = halo_lower_bound(a, n, x);
   return i < n && a[i] == x;
+}
+
+/* qsort's comparator of two int64_t: ascending order. Local; pure. */
+static inline int halo_compare_i64(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
 }
 
 #endif /* HALO_SEARCH_H */

@@ -96,4 +96,12 @@ void halo_log_hold(char *line, size_t size);
                 halo__n * sizeof(*(ptr)));                                         \
   } while (0)
 
+/* Allocates `count` elements (at least one) of *ptr's type, zeroed, into
+ * ptr; the expression is nonzero on success.  It neither logs nor jumps:
+ * for code that gathers several allocations into one status and agrees on
+ * it with its peers before the next collective, where HALO_ALLOC's jump to
+ * `done` would leave them waiting. */
+#define HALO_CALLOC(ptr, count) \
+  (((ptr) = calloc((size_t)((count) > 0 ? (count) : 1), sizeof *(ptr))) != NULL)
+
 #endif /* HALO_STATUS_H */

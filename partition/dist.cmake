@@ -5,7 +5,7 @@
 # sequential library needs no MPI.
 add_library(halo_dpartition STATIC
   dist-clean.c dist-nodes.c dist-read.c dist-renumber.c dist-route.c dist-run.c dist-write.c
-  partition-ptscotch.c partition-dcoarsen.c)
+  partition-ptscotch.c partition-dcoarsen.c partition-drefine.c)
 halo_public_headers(halo_dpartition halo-dpartition.h)
-target_link_libraries(halo_dpartition PUBLIC halo_partition halo_mpi MPI::MPI_C
+target_link_libraries(halo_dpartition PUBLIC halo_partition halo_comm MPI::MPI_C
                       PRIVATE halo::ptscotch)

@@ -16,17 +16,12 @@
 #include "halo-partition.h"
 #include "halo-search.h"
 
-static int compare_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 static void sort_row(int64_t *row, int64_t len) {
   int64_t k = 1;
   while (k < len && row[k - 1] <= row[k]) k++;
   if (k >= len) return;
   if (len > 32) {
-    qsort(row, (size_t)len, sizeof *row, compare_i64);
+    qsort(row, (size_t)len, sizeof *row, halo_compare_i64);
     return;
   }
   for (; k < len; k++) {

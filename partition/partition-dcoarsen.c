@@ -1,6 +1,7 @@
-/* The distributed multilevel around PT-Scotch: coarsening by label
- * propagation across the ranks, and refinement of the projected parts
- * (partition-dcoarsen.h).
+/* The distributed multilevel around PT-Scotch, its coarsening: label
+ * propagation across the ranks, and the coarse graph it gives, on the
+ * ghosts of each rank's block (partition-dcoarsen.h; the projection and
+ * refinement of the parts are partition-drefine.c).
  *
  * A cluster is named by a label, the global id of a row, and its weight is
  * kept by the rank whose block holds that row (the label's home).  A round
@@ -11,7 +12,7 @@
  * it.  The coarse vertices are numbered by home and cut into blocks of
  * equal load; the coarse edges are sent to the block that holds their
  * first end, merged on each side.  What crosses ranks is values keyed by global
- * ids, routed to the rank that holds them (struct route).
+ * ids, routed to the rank that holds them (halo_route, comm/halo-route.h).
  */
 #include "partition-dcoarsen.h"
 
@@ -19,249 +20,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "halo-mpi.h"
+#include "halo-search.h"
+
 /* Rounds of label propagation a level (fewer when a round moves under 1%
- * of the rows), and of refinement (each an upward and a downward half;
- * fewer when a pair moves nothing).  In a trial on a 100,000-node SBM at
- * K = 2 with smaller clusters (1/512 of a part), 16 rounds of refinement
- * took the cut from 1.41x METIS' (1 round) to 1.02x. */
+ * of the rows). */
 #define LP_ROUNDS 5
-#define REFINE_ROUNDS 16
-
-/* The minimum of every rank's status; a rank that did not fail but learns
- * that one did gets HALO_ERR_PEER (the failed rank said why). */
-static halo_status agree(MPI_Comm comm, halo_status st) {
-  int mine = (int)st, all = 0;
-  if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
-    halo_log_error("MPI_Allreduce failed agreeing on the coarsening's status");
-    return HALO_ERR_MPI;
-  }
-  if (all >= 0) return HALO_OK;
-  return st < 0 ? st : HALO_ERR_PEER;
-}
-
-#define TRY_MPI(call)                                       \
-  do {                                                      \
-    if ((call) != MPI_SUCCESS) {                            \
-      halo_log_error("%s failed in the coarsening", #call); \
-      st = HALO_ERR_MPI;                                    \
-      goto done;                                            \
-    }                                                       \
-  } while (0)
-
-/* calloc of count elements (at least one): non-NULL on success. */
-#define NEW(ptr, count) ((ptr) = calloc((size_t)((count) > 0 ? (count) : 1), sizeof *(ptr)))
-
-/* Agrees on st; on a failure anywhere, jumps to done. */
-#define AGREE(st)                                         \
-  do {                                                    \
-    if (((st) = agree(comm, (st))) != HALO_OK) goto done; \
-  } while (0)
-
-/* Logs the out-of-memory line for `what` and fails st when ok is 0. */
-static halo_status memory(int ok, const char *what) {
-  if (ok) return HALO_OK;
-  halo_log_error("out of memory allocating %s", what);
-  return HALO_ERR_NOMEM;
-}
-
-static inline int64_t weight_of(const int64_t *w, int64_t i) { return w ? w[i] : 1; }
-
-static int cmp_i64(const void *a, const void *b) {
-  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
 
 /* Sorts id[0..n) and drops repeats; the new count. */
 static int64_t sort_unique(int64_t *id, int64_t n) {
-  qsort(id, (size_t)n, sizeof *id, cmp_i64);
+  qsort(id, (size_t)n, sizeof *id, halo_compare_i64);
   int64_t u = 0;
   for (int64_t i = 0; i < n; i++)
     if (u == 0 || id[i] != id[u - 1]) id[u++] = id[i];
   return u;
 }
 
-/* The index of v in sorted id[0..n) (v must be there). */
-static inline int64_t index_of(const int64_t *id, int64_t n, int64_t v) {
-  int64_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (id[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-/* begins[0..ranks]: where each rank's block of g starts, and g's nodes.
- * Collective. */
-static halo_status begins_of(MPI_Comm comm, const halo_dgraph *g, int ranks, int64_t *begins) {
-  if (MPI_Allgather(&g->begin, 1, MPI_INT64_T, begins, 1, MPI_INT64_T, comm) != MPI_SUCCESS) {
-    halo_log_error("MPI_Allgather failed gathering the coarsening's blocks");
-    return HALO_ERR_MPI;
-  }
-  begins[ranks] = g->nodes;
-  return HALO_OK;
-}
-
-/* The rank whose block holds v. */
-static inline int owner_of(const int64_t *begins, int ranks, int64_t v) {
-  int lo = 0, hi = ranks - 1;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo + 1) / 2;
-    if (begins[mid] <= v)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
-}
-
-/* Requests keyed by global row ids (n of them, in any order, repeats
- * allowed), each answered by the rank whose block holds its row: the
- * requests go out grouped by owner, in rank order, and an owner sees the
- * ones it answers grouped by the rank that asked, in rank order too. */
-typedef struct route {
-  int64_t n, *pos;      /* request i's place in the send order */
-  int *scount, *sdispl; /* requests by owner */
-  int64_t nrecv, *row;  /* the requests this rank answers: its local rows */
-  int *rcount, *rdispl; /* ... by the rank that asked */
-  int64_t *sbuf, *rbuf; /* scratch, n and nrecv */
-} route;
-
-static void route_free(route *rt) {
-  free(rt->pos);
-  free(rt->scount);
-  free(rt->sdispl);
-  free(rt->row);
-  free(rt->rcount);
-  free(rt->rdispl);
-  free(rt->sbuf);
-  free(rt->rbuf);
-  *rt = (route){0};
-}
-
-/* The route of id[0..n) over the blocks begins[0..ranks] (this rank's block
- * starts at begins[rank]).  Collective (agreed). */
-static halo_status route_build(MPI_Comm comm, const int64_t *begins, const int64_t *id, int64_t n,
-                               route *rt) {
-  halo_status st = HALO_OK;
-  int ranks = 1, rank = 0;
-  MPI_Comm_size(comm, &ranks);
-  MPI_Comm_rank(comm, &rank);
-  *rt = (route){.n = n};
-  st = memory(NEW(rt->pos, n) && NEW(rt->scount, ranks) && NEW(rt->sdispl, ranks) &&
-                  NEW(rt->rcount, ranks) && NEW(rt->rdispl, ranks) && NEW(rt->sbuf, n),
-              "the coarsening's routes");
-  if (st == HALO_OK && n > INT_MAX) {
-    halo_log_error("a rank sends %lld requests; the coarsening's exchange counts are int",
-                   (long long)n);
-    st = HALO_ERR_LIMIT;
-  }
-  AGREE(st);
-  for (int64_t i = 0; i < n; i++) rt->scount[owner_of(begins, ranks, id[i])]++;
-  for (int q = 1; q < ranks; q++) rt->sdispl[q] = rt->sdispl[q - 1] + rt->scount[q - 1];
-  {
-    int *fill = rt->rdispl; /* scratch until the receive counts are known */
-    memcpy(fill, rt->sdispl, (size_t)ranks * sizeof *fill);
-    for (int64_t i = 0; i < n; i++) {
-      rt->pos[i] = fill[owner_of(begins, ranks, id[i])]++;
-      rt->sbuf[rt->pos[i]] = id[i];
-    }
-  }
-  TRY_MPI(MPI_Alltoall(rt->scount, 1, MPI_INT, rt->rcount, 1, MPI_INT, comm));
-  for (int q = 0; q < ranks; q++) rt->nrecv += rt->rcount[q];
-  if (rt->nrecv > INT_MAX) {
-    halo_log_error("a rank is sent %lld requests; the coarsening's exchange counts are int",
-                   (long long)rt->nrecv);
-    st = HALO_ERR_LIMIT;
-  }
-  if (st == HALO_OK) {
-    rt->rdispl[0] = 0;
-    for (int q = 1; q < ranks; q++) rt->rdispl[q] = rt->rdispl[q - 1] + rt->rcount[q - 1];
-    st = memory(NEW(rt->row, rt->nrecv) && NEW(rt->rbuf, rt->nrecv), "the coarsening's routes");
-  }
-  AGREE(st);
-  TRY_MPI(MPI_Alltoallv(rt->sbuf, rt->scount, rt->sdispl, MPI_INT64_T, rt->row, rt->rcount,
-                        rt->rdispl, MPI_INT64_T, comm));
-  for (int64_t i = 0; i < rt->nrecv; i++) rt->row[i] -= begins[rank];
-done:
-  if (st != HALO_OK) route_free(rt);
-  return st;
-}
-
-/* got[j] for the j-th request this rank answers: in[i] of request i, from
- * the rank that made it. Collective. */
-static halo_status route_push(MPI_Comm comm, route *rt, const int64_t *in, int64_t *got) {
-  for (int64_t i = 0; i < rt->n; i++) rt->sbuf[rt->pos[i]] = in[i];
-  if (MPI_Alltoallv(rt->sbuf, rt->scount, rt->sdispl, MPI_INT64_T, got, rt->rcount, rt->rdispl,
-                    MPI_INT64_T, comm) != MPI_SUCCESS) {
-    halo_log_error("MPI_Alltoallv failed routing the coarsening's values");
-    return HALO_ERR_MPI;
-  }
-  return HALO_OK;
-}
-
-/* out[i] for request i: answer[j] of the j-th request its owner answers.
- * Collective. */
-static halo_status route_answer(MPI_Comm comm, route *rt, const int64_t *answer, int64_t *out) {
-  if (MPI_Alltoallv(answer, rt->rcount, rt->rdispl, MPI_INT64_T, rt->sbuf, rt->scount, rt->sdispl,
-                    MPI_INT64_T, comm) != MPI_SUCCESS) {
-    halo_log_error("MPI_Alltoallv failed answering the coarsening's requests");
-    return HALO_ERR_MPI;
-  }
-  for (int64_t i = 0; i < rt->n; i++) out[i] = rt->sbuf[rt->pos[i]];
-  return HALO_OK;
-}
-
-/* out[i] = val[local row of request i] on its owner. Collective. */
-static halo_status route_fetch(MPI_Comm comm, route *rt, const int64_t *val, int64_t *out) {
-  for (int64_t j = 0; j < rt->nrecv; j++) rt->rbuf[j] = val[rt->row[j]];
-  return route_answer(comm, rt, rt->rbuf, out);
-}
-
-/* The neighbours of a rank's block held by other ranks (its ghosts),
- * sorted and unique, and their route; at[e] is where edge e's neighbour is
- * among the block's rows and its ghosts (row r is r, ghost i is rows + i),
- * so that a sweep over the edges finds it without a search. */
-typedef struct ghosts {
-  int64_t n, *id, *at;
-  route rt;
-} ghosts;
-
-static void ghosts_free(ghosts *gh) {
+void halo__ghosts_free(halo__ghosts *gh) {
   free(gh->id);
   free(gh->at);
-  route_free(&gh->rt);
-  *gh = (ghosts){0};
+  halo_route_free(&gh->rt);
+  *gh = (halo__ghosts){0};
 }
 
-static inline int in_block(const halo_dgraph *g, int64_t v) {
-  return v >= g->begin && v < g->begin + g->rows;
-}
-
-/* The value of edge e's neighbour: of a row of the block, or of a ghost. */
-static inline int64_t at_edge(const halo_dgraph *g, const ghosts *gh, int64_t e,
-                              const int64_t *row_val, const int64_t *ghost_val) {
-  const int64_t i = gh->at[e];
-  return i < g->rows ? row_val[i] : ghost_val[i - g->rows];
-}
-
-/* Collective (agreed). */
-static halo_status ghosts_build(MPI_Comm comm, const halo_dgraph *g, ghosts *gh) {
+halo_status halo__ghosts_build(MPI_Comm comm, const halo_dgraph *g, halo__ghosts *gh) {
   halo_status st = HALO_OK;
   int ranks = 1;
   int64_t *begins = NULL, far = 0;
   MPI_Comm_size(comm, &ranks);
-  *gh = (ghosts){0};
+  *gh = (halo__ghosts){0};
   const int64_t edges = g->indptr[g->rows];
-  for (int64_t e = 0; e < edges; e++) far += !in_block(g, g->nbr[e]);
-  st = memory(NEW(begins, ranks + 1) && NEW(gh->id, far) && NEW(gh->at, edges),
-              "the coarsening's ghost lists");
-  AGREE(st);
-  HALO_TRY(begins_of(comm, g, ranks, begins));
+  for (int64_t e = 0; e < edges; e++) far += !halo__in_block(g, g->nbr[e]);
+  st = halo__dmemory(
+      HALO_CALLOC(begins, ranks + 1) && HALO_CALLOC(gh->id, far) && HALO_CALLOC(gh->at, edges),
+      "the coarsening's ghost lists");
+  HALO_TRY(halo_mpi_agree_within(comm, st));
+  HALO_TRY(halo_route_begins(comm, g->begin, g->nodes, "the coarsening", begins));
   for (int64_t e = 0; e < edges; e++)
-    if (!in_block(g, g->nbr[e])) gh->id[gh->n++] = g->nbr[e];
+    if (!halo__in_block(g, g->nbr[e])) gh->id[gh->n++] = g->nbr[e];
   gh->n = sort_unique(gh->id, gh->n);
   {
     int64_t *fit = realloc(gh->id, (size_t)(gh->n ? gh->n : 1) * sizeof *fit);
@@ -269,18 +65,18 @@ static halo_status ghosts_build(MPI_Comm comm, const halo_dgraph *g, ghosts *gh)
   }
   for (int64_t e = 0; e < edges; e++) {
     const int64_t v = g->nbr[e];
-    gh->at[e] = in_block(g, v) ? v - g->begin : g->rows + index_of(gh->id, gh->n, v);
+    gh->at[e] = halo__in_block(g, v) ? v - g->begin : g->rows + halo_lower_bound(gh->id, gh->n, v);
   }
-  HALO_TRY(route_build(comm, begins, gh->id, gh->n, &gh->rt));
+  HALO_TRY(halo_route_build(comm, begins, gh->id, gh->n, "the coarsening", &gh->rt));
 done:
   free(begins);
-  if (st != HALO_OK) ghosts_free(gh);
+  if (st != HALO_OK) halo__ghosts_free(gh);
   return st;
 }
 
-/* gval[ghost i] for every ghost, from val[row] on its owner. Collective. */
-static halo_status ghosts_exchange(MPI_Comm comm, ghosts *gh, const int64_t *val, int64_t *gval) {
-  return route_fetch(comm, &gh->rt, val, gval);
+halo_status halo__ghosts_exchange(MPI_Comm comm, halo__ghosts *gh, const int64_t *val,
+                                  int64_t *gval) {
+  return halo_route_fetch(comm, &gh->rt, val, gval);
 }
 
 void halo__wdgraph_free(halo__wdgraph *w) {
@@ -304,12 +100,12 @@ static inline int64_t label_of(const slots *s, int64_t slot) {
 static inline int64_t slot_of(const slots *s, int64_t label) {
   return label >= s->begin && label < s->begin + s->rows
              ? label - s->begin
-             : s->rows + index_of(s->foreign, s->nf, label);
+             : s->rows + halo_lower_bound(s->foreign, s->nf, label);
 }
 
 /* Scratch of label propagation, by slot (at most rows + ghosts of them). */
 typedef struct lp {
-  ghosts *gh; /* the level's, not the lp's */
+  halo__ghosts *gh; /* the level's, not the lp's */
   int64_t *begins;
   int64_t *gl;            /* each ghost's label */
   int64_t *lslot, *gslot; /* each row's and ghost's slot */
@@ -359,13 +155,13 @@ static inline uint64_t mix(int64_t label, int round) {
 static int64_t best_slot(const halo__wdgraph *w, lp *p, int64_t r, int round, int64_t max_weight) {
   const int up = round % 2 == 0;
   const halo_dgraph *g = &w->g;
-  const int64_t cur = p->lslot[r], wr = weight_of(w->vwgt, r), mine = label_of(&p->s, cur);
+  const int64_t cur = p->lslot[r], wr = halo__weight_of(w->vwgt, r), mine = label_of(&p->s, cur);
   int64_t nt = 0;
   for (int64_t e = g->indptr[r]; e < g->indptr[r + 1]; e++) {
     const int local = p->gh->at[e] < g->rows;
-    const int64_t l = at_edge(g, p->gh, e, p->lslot, p->gslot);
+    const int64_t l = halo__at_edge(g, p->gh, e, p->lslot, p->gslot);
     if (p->conn[l] == 0 && !p->far[l]) p->touched[nt++] = l;
-    p->conn[l] += weight_of(w->ewgt, e);
+    p->conn[l] += halo__weight_of(w->ewgt, e);
     p->far[l] |= !local;
   }
   int64_t best = cur, best_conn = p->conn[cur];
@@ -387,18 +183,18 @@ static int64_t best_slot(const halo__wdgraph *w, lp *p, int64_t r, int round, in
 /* The round's slots: the labels of the rows and of the ghosts, and the
  * route of every slot's label to its home.  Collective (agreed). */
 static halo_status lp_slots(MPI_Comm comm, const halo_dgraph *g, const int64_t *label, lp *p,
-                            route *rt) {
+                            halo_route *rt) {
   slots *s = &p->s;
   s->nf = 0;
   for (int64_t r = 0; r < g->rows; r++)
-    if (!in_block(g, label[r])) s->foreign[s->nf++] = label[r];
+    if (!halo__in_block(g, label[r])) s->foreign[s->nf++] = label[r];
   for (int64_t i = 0; i < p->gh->n; i++)
-    if (!in_block(g, p->gl[i])) s->foreign[s->nf++] = p->gl[i];
+    if (!halo__in_block(g, p->gl[i])) s->foreign[s->nf++] = p->gl[i];
   s->nf = sort_unique(s->foreign, s->nf);
   for (int64_t r = 0; r < g->rows; r++) p->lslot[r] = slot_of(s, label[r]);
   for (int64_t i = 0; i < p->gh->n; i++) p->gslot[i] = slot_of(s, p->gl[i]);
   for (int64_t k = 0; k < g->rows + s->nf; k++) p->ids[k] = label_of(s, k);
-  return route_build(comm, p->begins, p->ids, g->rows + s->nf, rt);
+  return halo_route_build(comm, p->begins, p->ids, g->rows + s->nf, "the coarsening", rt);
 }
 
 /* Label propagation across the ranks: label[r] is the label of row r's
@@ -411,44 +207,46 @@ static halo_status lp_slots(MPI_Comm comm, const halo_dgraph *g, const int64_t *
  * come back), and a rank takes back its latest moves into a cluster until
  * they fit what it was given.  Then the homes learn the clusters' new
  * weights.  Collective (agreed). */
-static halo_status propagate(MPI_Comm comm, const halo__wdgraph *w, ghosts *gh, int64_t max_weight,
-                             int64_t *label) {
+static halo_status propagate(MPI_Comm comm, const halo__wdgraph *w, halo__ghosts *gh,
+                             int64_t max_weight, int64_t *label) {
   halo_status st = HALO_OK;
   const halo_dgraph *g = &w->g;
   const int64_t rows = g->rows;
   int ranks = 1;
   lp p = {0};
-  route rt = {0};
+  halo_route rt = {0};
   int64_t *cw = NULL, *got = NULL; /* the clusters homed here: weights; a route's scratch */
   MPI_Comm_size(comm, &ranks);
 
   p.gh = gh;
   const int64_t most = 2 * rows + gh->n; /* slots */
-  st = memory(NEW(p.begins, ranks + 1) && NEW(p.gl, gh->n) && NEW(p.lslot, rows) &&
-                  NEW(p.gslot, gh->n) && NEW(p.s.foreign, rows + gh->n) && NEW(p.ids, most) &&
-                  NEW(p.view, most) && NEW(p.joined, most) && NEW(p.conn, most) &&
-                  NEW(p.grant, most) && NEW(p.touched, most) && NEW(p.far, most) &&
-                  NEW(p.mrow, rows) && NEW(p.mold, rows) && NEW(p.room, rows) && NEW(cw, rows),
-              "the coarsening's labels");
-  AGREE(st);
-  HALO_TRY(begins_of(comm, g, ranks, p.begins));
+  st = halo__dmemory(
+      HALO_CALLOC(p.begins, ranks + 1) && HALO_CALLOC(p.gl, gh->n) && HALO_CALLOC(p.lslot, rows) &&
+          HALO_CALLOC(p.gslot, gh->n) && HALO_CALLOC(p.s.foreign, rows + gh->n) &&
+          HALO_CALLOC(p.ids, most) && HALO_CALLOC(p.view, most) && HALO_CALLOC(p.joined, most) &&
+          HALO_CALLOC(p.conn, most) && HALO_CALLOC(p.grant, most) && HALO_CALLOC(p.touched, most) &&
+          HALO_CALLOC(p.far, most) && HALO_CALLOC(p.mrow, rows) && HALO_CALLOC(p.mold, rows) &&
+          HALO_CALLOC(p.room, rows) && HALO_CALLOC(cw, rows),
+      "the coarsening's labels");
+  HALO_TRY(halo_mpi_agree_within(comm, st));
+  HALO_TRY(halo_route_begins(comm, g->begin, g->nodes, "the coarsening", p.begins));
   p.s.rows = rows;
   p.s.begin = g->begin;
   for (int64_t r = 0; r < rows; r++) {
     label[r] = g->begin + r;
-    cw[r] = weight_of(w->vwgt, r);
+    cw[r] = halo__weight_of(w->vwgt, r);
   }
   for (int round = 0; round < LP_ROUNDS; round++) {
     int64_t moves = 0, kept = 0, kept_all = 0;
-    HALO_TRY(ghosts_exchange(comm, gh, label, p.gl));
+    HALO_TRY(halo__ghosts_exchange(comm, gh, label, p.gl));
     HALO_TRY(lp_slots(comm, g, label, &p, &rt));
     const int64_t ns = rows + p.s.nf;
-    st = memory(NEW(got, rt.nrecv) != NULL, "the coarsening's requests");
-    AGREE(st);
-    HALO_TRY(route_fetch(comm, &rt, cw, p.view));
+    st = halo__dmemory(HALO_CALLOC(got, rt.nrecv), "the coarsening's requests");
+    HALO_TRY(halo_mpi_agree_within(comm, st));
+    HALO_TRY(halo_route_fetch(comm, &rt, cw, p.view));
     memset(p.joined, 0, (size_t)ns * sizeof *p.joined);
     for (int64_t r = 0; r < rows; r++) {
-      const int64_t best = best_slot(w, &p, r, round, max_weight), wr = weight_of(w->vwgt, r);
+      const int64_t best = best_slot(w, &p, r, round, max_weight), wr = halo__weight_of(w->vwgt, r);
       if (best == p.lslot[r]) continue;
       p.mrow[moves] = r;
       p.mold[moves++] = p.lslot[r];
@@ -457,7 +255,7 @@ static halo_status propagate(MPI_Comm comm, const halo__wdgraph *w, ghosts *gh, 
       p.lslot[r] = best;
     }
     /* Room from the homes, in the order of the ranks that ask. */
-    HALO_TRY(route_push(comm, &rt, p.joined, got));
+    HALO_TRY(halo_route_push(comm, &rt, p.joined, got));
     for (int64_t r = 0; r < rows; r++) p.room[r] = max_weight - cw[r];
     for (int64_t j = 0; j < rt.nrecv; j++) {
       int64_t *room = &p.room[rt.row[j]];
@@ -465,29 +263,29 @@ static halo_status propagate(MPI_Comm comm, const halo__wdgraph *w, ghosts *gh, 
       *room -= give;
       got[j] = give;
     }
-    HALO_TRY(route_answer(comm, &rt, got, p.grant));
+    HALO_TRY(halo_route_answer(comm, &rt, got, p.grant));
     for (int64_t i = moves - 1; i >= 0; i--) {
       const int64_t r = p.mrow[i], s = p.lslot[r];
       if (p.joined[s] <= p.grant[s]) continue;
-      p.joined[s] -= weight_of(w->vwgt, r);
+      p.joined[s] -= halo__weight_of(w->vwgt, r);
       p.lslot[r] = p.mold[i];
       p.mrow[i] = -1;
     }
     /* The homes' weights: what joined less what left. */
     for (int64_t i = 0; i < moves; i++)
-      if (p.mrow[i] >= 0) p.joined[p.mold[i]] -= weight_of(w->vwgt, p.mrow[i]), kept++;
-    HALO_TRY(route_push(comm, &rt, p.joined, got));
+      if (p.mrow[i] >= 0) p.joined[p.mold[i]] -= halo__weight_of(w->vwgt, p.mrow[i]), kept++;
+    HALO_TRY(halo_route_push(comm, &rt, p.joined, got));
     for (int64_t j = 0; j < rt.nrecv; j++) cw[rt.row[j]] += got[j];
     for (int64_t r = 0; r < rows; r++) label[r] = label_of(&p.s, p.lslot[r]);
-    route_free(&rt);
+    halo_route_free(&rt);
     free(got);
     got = NULL;
-    TRY_MPI(MPI_Allreduce(&kept, &kept_all, 1, MPI_INT64_T, MPI_SUM, comm));
+    HALO_MPI(MPI_Allreduce(&kept, &kept_all, 1, MPI_INT64_T, MPI_SUM, comm));
     if (kept_all * 100 < g->nodes) break;
   }
 done:
   lp_free(&p);
-  route_free(&rt);
+  halo_route_free(&rt);
   free(cw);
   free(got);
   return st;
@@ -526,15 +324,15 @@ static halo_status balance_blocks(MPI_Comm comm, int64_t cbegin, int64_t crows, 
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   for (int64_t i = 0; i < crows; i++) mine += load[i];
-  TRY_MPI(MPI_Exscan(&mine, &below, 1, MPI_INT64_T, MPI_SUM, comm));
+  HALO_MPI(MPI_Exscan(&mine, &below, 1, MPI_INT64_T, MPI_SUM, comm));
   if (rank == 0) below = 0;
-  TRY_MPI(MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, comm));
+  HALO_MPI(MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, comm));
   /* cb[q]: the first id whose rank is q or more, the least over the homes
    * of each home's first. */
   halo_partition_cut_by_load(load, crows, below, total, ranks, cb);
   for (int q = 0; q <= ranks; q++)
     if (cb[q] != INT64_MAX) cb[q] += cbegin;
-  TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, cb, ranks + 1, MPI_INT64_T, MPI_MIN, comm));
+  HALO_MPI(MPI_Allreduce(MPI_IN_PLACE, cb, ranks + 1, MPI_INT64_T, MPI_MIN, comm));
   for (int q = 0; q <= ranks; q++)
     if (cb[q] > nodes) cb[q] = nodes;
   cb[ranks] = nodes;
@@ -552,15 +350,16 @@ static halo_status reblock(MPI_Comm comm, const int64_t *from, const int64_t *to
   int *scount = NULL, *sdispl = NULL, *rcount = NULL, *rdispl = NULL;
   MPI_Comm_size(comm, &ranks);
   MPI_Comm_rank(comm, &rank);
-  st = memory(NEW(scount, ranks) && NEW(sdispl, ranks) && NEW(rcount, ranks) && NEW(rdispl, ranks),
-              "the coarse blocks");
+  st = halo__dmemory(HALO_CALLOC(scount, ranks) && HALO_CALLOC(sdispl, ranks) &&
+                         HALO_CALLOC(rcount, ranks) && HALO_CALLOC(rdispl, ranks),
+                     "the coarse blocks");
   if (st == HALO_OK &&
       (from[rank + 1] - from[rank] > INT_MAX || to[rank + 1] - to[rank] > INT_MAX)) {
     halo_log_error("a rank holds more than %d coarse vertices; the coarsening's counts are int",
                    INT_MAX);
     st = HALO_ERR_LIMIT;
   }
-  AGREE(st);
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   for (int q = 0; q < ranks; q++) {
     /* What this rank's `from` block gives q's `to` block, and takes from q's `from` block. */
     const int64_t s0 = from[rank] > to[q] ? from[rank] : to[q];
@@ -572,7 +371,7 @@ static halo_status reblock(MPI_Comm comm, const int64_t *from, const int64_t *to
     rcount[q] = r1 > r0 ? (int)(r1 - r0) : 0;
     rdispl[q] = r1 > r0 ? (int)(r0 - to[rank]) : 0;
   }
-  TRY_MPI(MPI_Alltoallv(val, scount, sdispl, MPI_INT64_T, out, rcount, rdispl, MPI_INT64_T, comm));
+  HALO_MPI(MPI_Alltoallv(val, scount, sdispl, MPI_INT64_T, out, rcount, rdispl, MPI_INT64_T, comm));
 done:
   free(scount);
   free(sdispl);
@@ -594,46 +393,47 @@ static halo_status number_clusters(MPI_Comm comm, const halo__wdgraph *fine, con
                                    halo__wdgraph *c, int64_t *kid, int64_t *cluster, int64_t *cb) {
   halo_status st = HALO_OK;
   const halo_dgraph *g = &fine->g;
-  route rt = {0};
+  halo_route rt = {0};
   int64_t *kw = NULL, *kd = NULL, *got = NULL, *gotd = NULL, *cindex = NULL, *sum = NULL;
   int64_t *load = NULL, *homes = NULL, crows = 0, cbegin = 0;
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
-  HALO_TRY(route_build(comm, begins, keys, nk, &rt));
-  st = memory(NEW(kw, nk) && NEW(kd, nk) && NEW(got, rt.nrecv) && NEW(gotd, rt.nrecv) &&
-                  NEW(cindex, g->rows) && NEW(sum, g->rows) && NEW(load, g->rows) &&
-                  NEW(homes, ranks + 1),
-              "the coarse vertices");
-  AGREE(st);
+  HALO_TRY(halo_route_build(comm, begins, keys, nk, "the coarsening", &rt));
+  st = halo__dmemory(HALO_CALLOC(kw, nk) && HALO_CALLOC(kd, nk) && HALO_CALLOC(got, rt.nrecv) &&
+                         HALO_CALLOC(gotd, rt.nrecv) && HALO_CALLOC(cindex, g->rows) &&
+                         HALO_CALLOC(sum, g->rows) && HALO_CALLOC(load, g->rows) &&
+                         HALO_CALLOC(homes, ranks + 1),
+                     "the coarse vertices");
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   for (int64_t r = 0; r < g->rows; r++) {
-    const int64_t k = index_of(keys, nk, label[r]);
-    kw[k] += weight_of(fine->vwgt, r);
+    const int64_t k = halo_lower_bound(keys, nk, label[r]);
+    kw[k] += halo__weight_of(fine->vwgt, r);
     kd[k] += g->indptr[r + 1] - g->indptr[r];
   }
-  HALO_TRY(route_push(comm, &rt, kw, got));
-  HALO_TRY(route_push(comm, &rt, kd, gotd));
+  HALO_TRY(halo_route_push(comm, &rt, kw, got));
+  HALO_TRY(halo_route_push(comm, &rt, kd, gotd));
   for (int64_t r = 0; r < g->rows; r++) cindex[r] = -1, load[r] = 1;
   for (int64_t j = 0; j < rt.nrecv; j++)
     cindex[rt.row[j]] = 0, sum[rt.row[j]] += got[j], load[rt.row[j]] += gotd[j];
   for (int64_t r = 0; r < g->rows; r++)
     if (cindex[r] == 0) sum[crows] = sum[r], load[crows] = load[r], cindex[r] = crows++;
-  TRY_MPI(MPI_Exscan(&crows, &cbegin, 1, MPI_INT64_T, MPI_SUM, comm));
+  HALO_MPI(MPI_Exscan(&crows, &cbegin, 1, MPI_INT64_T, MPI_SUM, comm));
   if (rank == 0) cbegin = 0;
-  TRY_MPI(MPI_Allreduce(&crows, &c->g.nodes, 1, MPI_INT64_T, MPI_SUM, comm));
-  TRY_MPI(MPI_Allgather(&cbegin, 1, MPI_INT64_T, homes, 1, MPI_INT64_T, comm));
+  HALO_MPI(MPI_Allreduce(&crows, &c->g.nodes, 1, MPI_INT64_T, MPI_SUM, comm));
+  HALO_MPI(MPI_Allgather(&cbegin, 1, MPI_INT64_T, homes, 1, MPI_INT64_T, comm));
   homes[ranks] = c->g.nodes;
   HALO_TRY(balance_blocks(comm, cbegin, crows, c->g.nodes, load, cb));
   c->g.begin = cb[rank];
   c->g.rows = cb[rank + 1] - cb[rank];
-  st = memory(NEW(c->vwgt, c->g.rows) != NULL, "the coarse vertices");
-  AGREE(st);
+  st = halo__dmemory(HALO_CALLOC(c->vwgt, c->g.rows), "the coarse vertices");
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   HALO_TRY(reblock(comm, homes, cb, sum, c->vwgt));
   for (int64_t j = 0; j < rt.nrecv; j++) got[j] = cbegin + cindex[rt.row[j]];
-  HALO_TRY(route_answer(comm, &rt, got, kid));
-  for (int64_t r = 0; r < g->rows; r++) cluster[r] = kid[index_of(keys, nk, label[r])];
+  HALO_TRY(halo_route_answer(comm, &rt, got, kid));
+  for (int64_t r = 0; r < g->rows; r++) cluster[r] = kid[halo_lower_bound(keys, nk, label[r])];
 done:
-  route_free(&rt);
+  halo_route_free(&rt);
   free(kw);
   free(kd);
   free(got);
@@ -651,7 +451,7 @@ done:
  * the labels of this rank's rows, sorted, kid their coarse ids (ascending
  * with the keys, so the triples go out grouped by rank).  Collective
  * (agreed). */
-static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, ghosts *gh,
+static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, halo__ghosts *gh,
                                   const int64_t *cb, const int64_t *label, const int64_t *keys,
                                   const int64_t *kid, int64_t nk, const int64_t *cluster,
                                   halo__wdgraph *c) {
@@ -660,21 +460,23 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, ghos
   const int64_t rows = g->rows, edges = g->indptr[rows];
   int ranks = 1;
   int64_t *gcid = NULL, *kstart = NULL, *member = NULL, widest = 0, nt = 0, nr = 0, cedges = 0;
-  int *scount = NULL, *sdispl = NULL, *rcount = NULL, *rdispl = NULL;
+  int64_t *counts = NULL; /* triples to each rank, then from each: size 2·ranks */
+  halo_route_counts x = {0};
   wedge *buf = NULL;
   triple *t = NULL, *in = NULL;
   MPI_Datatype three = MPI_DATATYPE_NULL;
   MPI_Comm_size(comm, &ranks);
 
-  st = memory(NEW(gcid, gh->n) && NEW(kstart, nk + 1) && NEW(member, rows) && NEW(scount, ranks) &&
-                  NEW(sdispl, ranks) && NEW(rcount, ranks) && NEW(rdispl, ranks),
-              "the coarse graph");
-  AGREE(st);
-  HALO_TRY(ghosts_exchange(comm, gh, cluster, gcid));
+  st = halo__dmemory(HALO_CALLOC(gcid, gh->n) && HALO_CALLOC(kstart, nk + 1) &&
+                         HALO_CALLOC(member, rows) && HALO_CALLOC(counts, 2 * (int64_t)ranks) &&
+                         halo_route_counts_alloc(ranks, &x),
+                     "the coarse graph");
+  HALO_TRY(halo_mpi_agree_within(comm, st));
+  HALO_TRY(halo__ghosts_exchange(comm, gh, cluster, gcid));
   /* The rows of each key (counting sort); then each key's edges to other
    * clusters, merged by coarse neighbour, in key order: grouped by home. */
   for (int64_t r = 0; r < rows; r++) {
-    const int64_t k = index_of(keys, nk, label[r]);
+    const int64_t k = halo_lower_bound(keys, nk, label[r]);
     member[r] = k; /* for now: the row's key */
     kstart[k + 1] += g->indptr[r + 1] - g->indptr[r];
   }
@@ -692,24 +494,25 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, ghos
       member = order;
       order = NULL;
     }
-    st = memory(fill && !order, "the coarse graph");
+    st = halo__dmemory(fill && !order, "the coarse graph");
     free(fill);
     free(order);
   }
   /* The triples' untouched pages cost nothing: a rank sends at most one a
    * fine edge. */
   if (st == HALO_OK)
-    st = memory(NEW(buf, widest) && (t = malloc((size_t)(edges ? edges : 1) * sizeof *t)) != NULL,
-                "the coarse graph");
-  AGREE(st);
+    st = halo__dmemory(
+        HALO_CALLOC(buf, widest) && (t = malloc((size_t)(edges ? edges : 1) * sizeof *t)) != NULL,
+        "the coarse graph");
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   for (int64_t k = 0; k < nk; k++) {
     const int64_t self = kid[k];
     int64_t n = 0;
     for (int64_t i = kstart[k]; i < kstart[k + 1]; i++) {
       const int64_t r = member[i];
       for (int64_t e = g->indptr[r]; e < g->indptr[r + 1]; e++) {
-        const int64_t to = at_edge(g, gh, e, cluster, gcid);
-        if (to != self) buf[n++] = (wedge){to, weight_of(fine->ewgt, e)};
+        const int64_t to = halo__at_edge(g, gh, e, cluster, gcid);
+        if (to != self) buf[n++] = (wedge){to, halo__weight_of(fine->ewgt, e)};
       }
     }
     qsort(buf, (size_t)n, sizeof *buf, cmp_wedge);
@@ -720,7 +523,7 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, ghos
       else
         t[nt++] = (triple){self, buf[i].to, buf[i].w};
     }
-    scount[owner_of(cb, ranks, self)] += (int)(nt - first);
+    counts[halo_route_owner(cb, ranks, self)] += nt - first;
   }
   free(buf);
   buf = NULL;
@@ -729,25 +532,23 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, ghos
                    (long long)nt);
     st = HALO_ERR_LIMIT;
   }
-  AGREE(st);
-  TRY_MPI(MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm));
-  for (int q = 0; q < ranks; q++) nr += rcount[q];
-  if (nr > INT_MAX) {
+  HALO_TRY(halo_mpi_agree_within(comm, st));
+  HALO_TRY(halo_route_swap_counts(comm, counts, counts + ranks));
+  /* What this rank sends fits an int (agreed above): a failure is what it
+   * is sent. */
+  st = halo_route_counts_set(&x, ranks, counts, counts + ranks);
+  nr = x.received;
+  if (st != HALO_OK)
     halo_log_error("a rank is sent %lld coarse edges; the coarsening's exchange counts are int",
                    (long long)nr);
-    st = HALO_ERR_LIMIT;
-  }
   if (st == HALO_OK) {
-    for (int q = 1; q < ranks; q++) {
-      sdispl[q] = sdispl[q - 1] + scount[q - 1];
-      rdispl[q] = rdispl[q - 1] + rcount[q - 1];
-    }
-    st = memory((in = malloc((size_t)(nr ? nr : 1) * sizeof *in)) != NULL, "the coarse graph");
+    st = halo__dmemory((in = malloc((size_t)(nr ? nr : 1) * sizeof *in)) != NULL,
+                       "the coarse graph");
   }
-  AGREE(st);
-  TRY_MPI(MPI_Type_contiguous(3, MPI_INT64_T, &three));
-  TRY_MPI(MPI_Type_commit(&three));
-  TRY_MPI(MPI_Alltoallv(t, scount, sdispl, three, in, rcount, rdispl, three, comm));
+  HALO_TRY(halo_mpi_agree_within(comm, st));
+  HALO_MPI(MPI_Type_contiguous(3, MPI_INT64_T, &three));
+  HALO_MPI(MPI_Type_commit(&three));
+  HALO_MPI(MPI_Alltoallv(t, x.scount, x.sdispl, three, in, x.rcount, x.rdispl, three, comm));
   free(t);
   t = NULL;
   /* The block's edges, merged across the ranks that sent them. */
@@ -758,25 +559,24 @@ static halo_status contract_edges(MPI_Comm comm, const halo__wdgraph *fine, ghos
     else
       in[cedges++] = in[i];
   }
-  st = memory(NEW(c->g.indptr, c->g.rows + 1) && NEW(c->g.nbr, cedges) && NEW(c->ewgt, cedges),
-              "the coarse graph");
-  AGREE(st);
+  st = halo__dmemory(HALO_CALLOC(c->g.indptr, c->g.rows + 1) && HALO_CALLOC(c->g.nbr, cedges) &&
+                         HALO_CALLOC(c->ewgt, cedges),
+                     "the coarse graph");
+  HALO_TRY(halo_mpi_agree_within(comm, st));
   for (int64_t i = 0; i < cedges; i++) {
     c->g.indptr[in[i].from - c->g.begin + 1]++;
     c->g.nbr[i] = in[i].to;
     c->ewgt[i] = in[i].w;
   }
   for (int64_t k = 0; k < c->g.rows; k++) c->g.indptr[k + 1] += c->g.indptr[k];
-  TRY_MPI(MPI_Allreduce(&cedges, &c->g.edges, 1, MPI_INT64_T, MPI_SUM, comm));
+  HALO_MPI(MPI_Allreduce(&cedges, &c->g.edges, 1, MPI_INT64_T, MPI_SUM, comm));
 done:
   if (three != MPI_DATATYPE_NULL) MPI_Type_free(&three);
   free(gcid);
   free(kstart);
   free(member);
-  free(scount);
-  free(sdispl);
-  free(rcount);
-  free(rdispl);
+  free(counts);
+  halo_route_counts_free(&x);
   free(buf);
   free(t);
   free(in);
@@ -790,17 +590,18 @@ halo_status halo__dcoarsen(MPI_Comm comm, const halo__wdgraph *fine, int64_t max
   int ranks = 1;
   int64_t *label = NULL, *keys = NULL, *kid = NULL, *cluster = NULL, *begins = NULL, *cb = NULL;
   int64_t nk = 0;
-  ghosts gh = {0};
+  halo__ghosts gh = {0};
   halo__wdgraph c = {0};
   MPI_Comm_size(comm, &ranks);
 
   *cluster_out = NULL;
-  st = memory(NEW(label, g->rows) && NEW(keys, g->rows) && NEW(kid, g->rows) &&
-                  NEW(cluster, g->rows) && NEW(begins, ranks + 1) && NEW(cb, ranks + 1),
-              "the coarsening's labels");
-  AGREE(st);
-  HALO_TRY(begins_of(comm, g, ranks, begins));
-  HALO_TRY(ghosts_build(comm, g, &gh));
+  st = halo__dmemory(HALO_CALLOC(label, g->rows) && HALO_CALLOC(keys, g->rows) &&
+                         HALO_CALLOC(kid, g->rows) && HALO_CALLOC(cluster, g->rows) &&
+                         HALO_CALLOC(begins, ranks + 1) && HALO_CALLOC(cb, ranks + 1),
+                     "the coarsening's labels");
+  HALO_TRY(halo_mpi_agree_within(comm, st));
+  HALO_TRY(halo_route_begins(comm, g->begin, g->nodes, "the coarsening", begins));
+  HALO_TRY(halo__ghosts_build(comm, g, &gh));
   HALO_TRY(propagate(comm, fine, &gh, max_weight, label));
   memcpy(keys, label, (size_t)g->rows * sizeof *keys);
   nk = sort_unique(keys, g->rows);
@@ -811,7 +612,7 @@ halo_status halo__dcoarsen(MPI_Comm comm, const halo__wdgraph *fine, int64_t max
   *cluster_out = cluster;
   cluster = NULL;
 done:
-  ghosts_free(&gh);
+  halo__ghosts_free(&gh);
   halo__wdgraph_free(&c);
   free(label);
   free(keys);
@@ -819,131 +620,5 @@ done:
   free(cluster);
   free(begins);
   free(cb);
-  return st;
-}
-
-halo_status halo__dproject(MPI_Comm comm, const halo_dgraph *coarse, int64_t rows,
-                           const int64_t *cluster, const int32_t *coarse_part, int32_t *part) {
-  halo_status st = HALO_OK;
-  int ranks = 1;
-  int64_t *begins = NULL, *val = NULL, *out = NULL;
-  route rt = {0};
-  MPI_Comm_size(comm, &ranks);
-  st = memory(NEW(begins, ranks + 1) && NEW(val, coarse->rows) && NEW(out, rows),
-              "the projection of the parts");
-  AGREE(st);
-  HALO_TRY(begins_of(comm, coarse, ranks, begins));
-  HALO_TRY(route_build(comm, begins, cluster, rows, &rt));
-  for (int64_t k = 0; k < coarse->rows; k++) val[k] = coarse_part[k];
-  HALO_TRY(route_fetch(comm, &rt, val, out));
-  for (int64_t r = 0; r < rows; r++) part[r] = (int32_t)out[r];
-done:
-  route_free(&rt);
-  free(begins);
-  free(val);
-  free(out);
-  return st;
-}
-
-halo_status halo__drefine(MPI_Comm comm, const halo__wdgraph *w, int32_t parts,
-                          int64_t max_part_weight, int warn, int32_t *part) {
-  halo_status st = HALO_OK;
-  const halo_dgraph *g = &w->g;
-  int ranks = 1, rank = 0;
-  int64_t pair_moved = 0;
-  int64_t *own = NULL, *gpart = NULL, *pw = NULL, *delta = NULL, *room = NULL, *conn = NULL;
-  int64_t *shed = NULL;
-  int32_t *touched = NULL;
-  ghosts gh = {0};
-  MPI_Comm_size(comm, &ranks);
-  MPI_Comm_rank(comm, &rank);
-
-  HALO_TRY(ghosts_build(comm, g, &gh));
-  st = memory(NEW(own, g->rows) && NEW(gpart, gh.n) && NEW(pw, parts) && NEW(delta, parts) &&
-                  NEW(room, parts) && NEW(conn, parts) && NEW(touched, parts) && NEW(shed, parts),
-              "the refinement's part weights");
-  AGREE(st);
-  for (int64_t r = 0; r < g->rows; r++) delta[part[r]] += weight_of(w->vwgt, r);
-  TRY_MPI(MPI_Allreduce(delta, pw, parts, MPI_INT64_T, MPI_SUM, comm));
-
-  for (int round = 0; round < 2 * REFINE_ROUNDS; round++) {
-    const int up = round % 2 == 0;
-    int64_t moved = 0, moved_all = 0;
-    for (int64_t r = 0; r < g->rows; r++) own[r] = part[r];
-    HALO_TRY(ghosts_exchange(comm, &gh, own, gpart));
-    /* Each rank may fill its share of a part's room this round, and take
-     * its share of a part's excess out at a loss (the shares add up to the
-     * room and the excess), so that the moves of all ranks together keep
-     * every part within the bound and shed no more than the excess. */
-    for (int32_t q = 0; q < parts; q++) {
-      const int64_t slack = pw[q] < max_part_weight ? max_part_weight - pw[q] : 0;
-      const int64_t excess = pw[q] > max_part_weight ? pw[q] - max_part_weight : 0;
-      room[q] = slack / ranks + (rank < slack % ranks);
-      shed[q] = excess / ranks + (rank < excess % ranks);
-      delta[q] = 0;
-    }
-    for (int64_t r = 0; r < g->rows; r++) {
-      const int32_t p = part[r];
-      const int64_t wr = weight_of(w->vwgt, r);
-      int32_t nt = 0;
-      for (int64_t e = g->indptr[r]; e < g->indptr[r + 1]; e++) {
-        const int64_t i = gh.at[e];
-        const int32_t q = i < g->rows ? part[i] : (int32_t)gpart[i - g->rows];
-        if (conn[q] == 0) touched[nt++] = q;
-        conn[q] += weight_of(w->ewgt, e);
-      }
-      const int over = shed[p] > 0;
-      int32_t best = -1;
-      int64_t best_gain = 0;
-      for (int32_t i = 0; i < nt; i++) {
-        const int32_t q = touched[i];
-        /* A vertex leaving a part over the bound may go either way. */
-        if (q == p || (!over && (up ? q < p : q > p)) || room[q] < wr) continue;
-        const int64_t gain = conn[q] - conn[p];
-        if ((best < 0 && (gain > 0 || over)) || (best >= 0 && gain > best_gain) ||
-            (best >= 0 && gain == best_gain && q < best)) {
-          best = q;
-          best_gain = gain;
-        }
-      }
-      for (int32_t i = 0; i < nt; i++) conn[touched[i]] = 0;
-      conn[p] = 0;
-      if (best < 0) continue;
-      if (over) shed[p] -= wr;
-      part[r] = best;
-      delta[p] -= wr;
-      delta[best] += wr;
-      room[best] -= wr;
-      moved++;
-    }
-    TRY_MPI(MPI_Allreduce(MPI_IN_PLACE, delta, parts, MPI_INT64_T, MPI_SUM, comm));
-    for (int32_t q = 0; q < parts; q++) pw[q] += delta[q];
-    TRY_MPI(MPI_Allreduce(&moved, &moved_all, 1, MPI_INT64_T, MPI_SUM, comm));
-    pair_moved += moved_all;
-    if (!up) {
-      if (pair_moved == 0) break;
-      pair_moved = 0;
-    }
-  }
-  {
-    int32_t heaviest = 0;
-    for (int32_t q = 1; q < parts; q++)
-      if (pw[q] > pw[heaviest]) heaviest = q;
-    if (warn && rank == 0 && pw[heaviest] > max_part_weight)
-      halo_log_warn(
-          "the refined parts are out of balance: part %d weighs %lld, over the bound "
-          "%lld",
-          heaviest, (long long)pw[heaviest], (long long)max_part_weight);
-  }
-done:
-  ghosts_free(&gh);
-  free(own);
-  free(gpart);
-  free(pw);
-  free(delta);
-  free(room);
-  free(conn);
-  free(touched);
-  free(shed);
   return st;
 }

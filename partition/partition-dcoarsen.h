@@ -1,5 +1,6 @@
 /* Private to partition/: the distributed multilevel around PT-Scotch
- * (partition-dcoarsen.c).
+ * (partition-dcoarsen.c: the ghosts and the coarsening; partition-drefine.c:
+ * the projection and the refinement).
  *
  * PT-Scotch's own coarsening gathers a large graph on every rank (its
  * distributed matching shrinks a graph with little locality slowly, and the
@@ -20,6 +21,7 @@
 #include <stdint.h>
 
 #include "halo-dpartition.h"
+#include "halo-route.h"
 
 /* A distributed graph with weights: vwgt (g.rows) and ewgt (its edges);
  * NULL means weight 1 for each. */
@@ -27,6 +29,53 @@ typedef struct halo__wdgraph {
   halo_dgraph g;
   int64_t *vwgt, *ewgt;
 } halo__wdgraph;
+
+/* The weight of vertex or edge i of weights w (NULL: 1 each). Local. */
+static inline int64_t halo__weight_of(const int64_t *w, int64_t i) { return w ? w[i] : 1; }
+
+/* Logs "out of memory allocating WHAT" and returns HALO_ERR_NOMEM when ok is
+ * 0; HALO_OK otherwise.  For the allocations of a step, gathered into one
+ * status that the ranks then agree on. Local. */
+static inline halo_status halo__dmemory(int ok, const char *what) {
+  if (ok) return HALO_OK;
+  halo_log_error("out of memory allocating %s", what);
+  return HALO_ERR_NOMEM;
+}
+
+/* 1 when global id v is a row of this rank's block of g. Local. */
+static inline int halo__in_block(const halo_dgraph *g, int64_t v) {
+  return v >= g->begin && v < g->begin + g->rows;
+}
+
+/* The neighbours of a rank's block held by other ranks (its ghosts),
+ * sorted and unique (id, size n), and their route to their owners; at[e]
+ * (size the block's edges) is where edge e's neighbour is among the
+ * block's rows and its ghosts (row r is r, ghost i is rows + i), so that a
+ * sweep over the edges finds it without a search.  The coarsening and the
+ * refinement both read their neighbours' values through it. */
+typedef struct halo__ghosts {
+  int64_t n, *id, *at;
+  halo_route rt;
+} halo__ghosts;
+
+/* The ghosts of this rank's block of g. Collective (agreed). */
+halo_status halo__ghosts_build(MPI_Comm comm, const halo_dgraph *g, halo__ghosts *gh);
+
+/* gval[ghost i] for every ghost (size gh->n), from val[row] on its owner
+ * (val: the owner's block). Collective. */
+halo_status halo__ghosts_exchange(MPI_Comm comm, halo__ghosts *gh, const int64_t *val,
+                                  int64_t *gval);
+
+/* Frees the ghosts' arrays and zeroes *gh; accepts a zeroed one. Local. */
+void halo__ghosts_free(halo__ghosts *gh);
+
+/* The value of edge e's neighbour: row_val of a row of the block, or
+ * ghost_val of a ghost. Local. */
+static inline int64_t halo__at_edge(const halo_dgraph *g, const halo__ghosts *gh, int64_t e,
+                                    const int64_t *row_val, const int64_t *ghost_val) {
+  const int64_t i = gh->at[e];
+  return i < g->rows ? row_val[i] : ghost_val[i - g->rows];
+}
 
 /* Frees what halo__dcoarsen allocated in *w (not the finest graph's arrays,
  * which the caller owns). Local. */

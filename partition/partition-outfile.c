@@ -1,10 +1,12 @@
 /* Output files (halo-partition's --json and --write-metis) that appear only
  * when complete.
  *
- * The file is written under a temporary name in its own folder (so that the
- * final rename stays on one file system and is atomic), fsync'ed, and renamed
- * over FILE.  Nothing but the temporary is ever removed: FILE itself is only
- * replaced by a complete new file, and only when it is a regular file.
+ * The file follows core/halo-atomic.h's rule: it is written as
+ * FILE.tmp.XXXXXX in FILE's own folder (the user names FILE, so two runs,
+ * or two outputs of one, may write it at once), fsync'ed, renamed over
+ * FILE, and the folder fsync'ed.
+ * Nothing but the temporary is ever removed: FILE itself is only replaced by
+ * a complete new file, and only when it is a regular file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "halo-atomic.h"
 #include "halo-partition.h"
 
 struct halo_outfile {
@@ -54,32 +57,27 @@ halo_status halo_outfile_open(const char *path, const char *flag, int force, hal
   size_t len = strlen(path);
   o->path = strdup(path);
   o->name = malloc(len + (flag ? strlen(flag) + 2 : 1));
-  o->tmp = malloc(len + sizeof ".tmp.XXXXXX");
+  const size_t tmp_size = len + sizeof ".tmp.XXXXXX";
+  o->tmp = malloc(tmp_size);
   if (!o->path || !o->name || !o->tmp) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
   if (flag)
     sprintf(o->name, "%s %s", flag, path);
   else
     strcpy(o->name, path);
-  sprintf(o->tmp, "%s.tmp.XXXXXX", path);
   if (path[len - 1] == '/') HALO_FAIL(HALO_ERR_ARG, "%s: names a folder, expected a file", o->name);
   HALO_TRY(check_target(o));
 
   /* Created and registered at once: a signal removes it (halo_cleanup_on_signals). */
   halo_cleanup_lock();
-  fd = mkstemp(o->tmp);
+  fd = halo_atomic_create_file(path, o->tmp, tmp_size);
   if (fd >= 0) {
     o->created = 1;
     st = halo_cleanup_add(o->tmp, 0);
   }
   halo_cleanup_unlock();
   if (fd < 0)
-    HALO_FAIL(HALO_ERR_IO, "%s: cannot create a file next to it: %s", o->name, strerror(errno));
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot create a file next to it: %s", o->name, strerror(-fd));
   HALO_TRY(st);
-  /* mkstemp makes the file 0600; give it the mode fopen(path, "w") would. */
-  mode_t mask = umask(0);
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0)
-    HALO_FAIL(HALO_ERR_IO, "%s: cannot set the mode of %s: %s", o->name, o->tmp, strerror(errno));
   o->f = fdopen(fd, "w");
   if (!o->f) HALO_FAIL(HALO_ERR_IO, "%s: cannot write %s: %s", o->name, o->tmp, strerror(errno));
   fd = -1;
@@ -96,20 +94,6 @@ FILE *halo_outfile_stream(const halo_outfile *f) { return f->f; }
 const char *halo_outfile_name(const halo_outfile *f) { return f->name; }
 
 const char *halo_outfile_tmp(const halo_outfile *f) { return f->tmp; }
-
-/* fsyncs the folder holding `path`, so that the rename survives a crash;
- * best effort (some file systems refuse fsync on a folder). */
-static void sync_folder(const char *path) {
-  const char *slash = strrchr(path, '/');
-  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-  if (!dir) return;
-  int fd = open(dir, O_RDONLY);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    close(fd);
-  }
-  free(dir);
-}
 
 halo_status halo_outfile_commit(halo_outfile *o) {
   halo_status st = HALO_OK;
@@ -128,16 +112,16 @@ halo_status halo_outfile_commit(halo_outfile *o) {
   if (failed) HALO_FAIL(HALO_ERR_IO, "%s: write failed: %s", o->name, strerror(err ? err : EIO));
   HALO_TRY(check_target(o));
   halo_cleanup_lock();
-  if (rename(o->tmp, o->path) != 0) {
+  err = halo_atomic_rename(o->tmp, o->path);
+  if (err != 0) {
     halo_cleanup_unlock();
-    HALO_FAIL(HALO_ERR_IO, "%s: cannot rename %s to it: %s", o->name, o->tmp, strerror(errno));
+    HALO_FAIL(HALO_ERR_IO, "%s: cannot rename %s to it: %s", o->name, o->tmp, strerror(err));
   }
   o->created = 0;
   halo_cleanup_drop(o->tmp);
   halo_cleanup_unlock();
-  sync_folder(o->path);
 done:
-  if (st < 0 && o->created && unlink(o->tmp) == 0) {
+  if (st < 0 && o->created && halo_atomic_remove(o->tmp, 0) == 0) {
     o->created = 0;
     halo_cleanup_drop(o->tmp);
   }
@@ -149,7 +133,7 @@ void halo_outfile_close(halo_outfile **f) {
   halo_outfile *o = *f;
   if (o->f) fclose(o->f);
   if (o->created) {
-    unlink(o->tmp);
+    (void)halo_atomic_remove(o->tmp, 0);
     halo_cleanup_drop(o->tmp);
   }
   free(o->tmp);

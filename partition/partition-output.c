@@ -2,9 +2,10 @@
  * manifest, and METIS' graph format for the reference tool.
  *
  * A folder that exists under its final name is always complete: files are
- * written into DIR.tmp.<pid> and the folder is renamed when the manifest is
- * on disk.  An old DIR (--force) is moved aside only then and removed last,
- * and only when it holds nothing but files that halo-partition writes.
+ * written into DIR.tmp.<pid> and the folder is fsync'ed, renamed when the
+ * manifest is on disk, and its parent fsync'ed (core/halo-atomic.h).  An old DIR (--force) is moved
+ * aside only then and removed last, and only when it holds nothing but files that halo-partition
+ * writes.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "halo-atomic.h"
 #include "halo-digest.h"
 #include "halo-partition.h"
 #include "partition-impl.h"
@@ -90,34 +92,10 @@ done:
   return st;
 }
 
-/* Removes folder `dir` and the files in it (one level: the outputs have no
- * sub-folders). */
-static halo_status remove_folder(const char *dir) {
-  halo_status st = HALO_OK;
-  char *path = NULL;
-  DIR *d = opendir(dir);
-  if (!d) HALO_FAIL(HALO_ERR_IO, "%s: cannot open folder: %s", dir, strerror(errno));
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    free(path);
-    path = malloc(strlen(dir) + strlen(e->d_name) + 2);
-    if (!path) HALO_FAIL(HALO_ERR_NOMEM, "out of memory removing %s", dir);
-    sprintf(path, "%s/%s", dir, e->d_name);
-    if (unlink(path) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
-  }
-  if (rmdir(dir) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot remove folder: %s", dir, strerror(errno));
-done:
-  if (d) closedir(d);
-  free(path);
-  return st;
-}
-
 halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out) {
   halo_status st = HALO_OK;
   halo_outdir *o = NULL;
   char *parent = NULL;
-  char suffix[32];
   *out = NULL;
   HALO_ALLOC(o, 1, "output folder");
   size_t len = dir ? strlen(dir) : 0;
@@ -153,15 +131,17 @@ halo_status halo_outdir_open(const char *dir, int force, halo_outdir **out) {
     o->replace = 1;
   }
 
-  snprintf(suffix, sizeof suffix, ".tmp.%ld", (long)getpid());
-  o->tmp = join(o->dir, suffix);
+  /* The user names DIR, so two runs may write it at once: DIR.tmp.<pid>
+   * (core/halo-atomic.h). */
+  const size_t tmp_size = strlen(o->dir) + sizeof ".tmp." + 3 * sizeof(long);
+  o->tmp = malloc(tmp_size);
   if (!o->tmp) HALO_FAIL(HALO_ERR_NOMEM, "out of memory");
   /* Created and registered at once: a signal removes it (halo_cleanup_on_signals). */
   halo_cleanup_lock();
-  if (mkdir(o->tmp, 0777) != 0) {
+  const int err = halo_atomic_create_dir(o->dir, o->tmp, tmp_size);
+  if (err != 0) {
     halo_cleanup_unlock();
-    HALO_FAIL(HALO_ERR_IO, "output folder %s: cannot create %s: %s", o->dir, o->tmp,
-              strerror(errno));
+    HALO_FAIL(HALO_ERR_IO, "output folder %s: cannot create %s: %s", o->dir, o->tmp, strerror(err));
   }
   o->created = 1;
   st = halo_cleanup_add(o->tmp, 1);
@@ -192,15 +172,18 @@ halo_status halo_outdir_commit(halo_outdir *o) {
       HALO_FAIL(HALO_ERR_IO, "cannot move the old %s aside: %s", o->dir, strerror(errno));
     old_tracked = halo_cleanup_add(old, 1) == HALO_OK;
   }
-  if (rename(o->tmp, o->dir) != 0) {
-    int err = errno;
+  /* The shards in it are on disk already (halo_h5_commit); its entries go
+   * now, best effort like every folder's fsync. */
+  (void)halo_atomic_sync(o->tmp);
+  const int err = halo_atomic_rename(o->tmp, o->dir);
+  if (err != 0) {
     if (old) rename(old, o->dir); /* put the old folder back */
     HALO_FAIL(HALO_ERR_IO, "cannot rename %s to %s: %s", o->tmp, o->dir, strerror(err));
   }
   o->committed = 1;
   halo_cleanup_drop(o->tmp);
   halo_cleanup_unlock();
-  if (old && (check_only_ours(old) != HALO_OK || remove_folder(old) != HALO_OK))
+  if (old && (check_only_ours(old) != HALO_OK || halo_atomic_remove(old, 1) != 0))
     halo_log_warn("the replaced folder is left at %s", old);
   if (old_tracked) halo_cleanup_drop(old);
   free(old);
@@ -217,7 +200,7 @@ void halo_outdir_close(halo_outdir **o) {
   halo_outdir *d = *o;
   if (d->created && !d->committed) {
     halo_cleanup_lock();
-    if (access(d->tmp, F_OK) == 0) remove_folder(d->tmp);
+    if (access(d->tmp, F_OK) == 0) (void)halo_atomic_remove(d->tmp, 1);
     halo_cleanup_drop(d->tmp);
     halo_cleanup_unlock();
   }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "halo-partition.h"
+#include "halo-search.h"
 #include "partition-impl.h"
 
 enum { LOCAL_NONE = -1, LOCAL_HALO_NEW = -2, LOCAL_HALO_TAKEN = -3 };
@@ -77,11 +78,6 @@ void halo_partition_plan_destroy(halo_partition_plan **plan) {
   free((*plan)->order);
   free(*plan);
   *plan = NULL;
-}
-
-static int compare_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
 }
 
 static int compare_i32(const void *a, const void *b) {
@@ -263,7 +259,7 @@ static halo_status fill_halo_send_csr(halo_partition_plan *plan, int32_t p, halo
   if (!sweep) {
     for (int32_t q = 0; q < plan->parts; q++) {
       int64_t len = s->recv_ptr[q + 1] - s->recv_ptr[q];
-      if (len > 1) qsort(halo_id + s->recv_ptr[q], (size_t)len, sizeof *halo_id, compare_i64);
+      if (len > 1) qsort(halo_id + s->recv_ptr[q], (size_t)len, sizeof *halo_id, halo_compare_i64);
     }
     for (int64_t h = 0; h < n_halo; h++) local[halo_id[h]] = (int32_t)(n_owned + h);
     for (int64_t r = 0; r < n_owned; r++) fill_row(plan, s, r);

@@ -18,6 +18,7 @@
 #include <ptscotch.h>
 
 #include "halo-dpartition.h"
+#include "halo-mpi.h"
 #include "partition-dcoarsen.h"
 #include "partition-impl.h"
 
@@ -28,11 +29,12 @@
 _Static_assert(sizeof(SCOTCH_Num) == sizeof(int64_t),
                "ptscotch.h is not the int64 build: the graph's arrays are passed as they are");
 
-/* 1 on every rank when `ok` is 1 on every rank. */
-static int all_ok(MPI_Comm comm, int ok) {
-  int all = 0;
-  if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return 0;
-  return all;
+/* Agrees on a step of scotch_part that may fail on one rank alone (ok is 0
+ * there): 1 when it succeeded on every rank; else 0, and *st gets the
+ * agreement's status (HALO_ERR_PEER where the step succeeded). Collective. */
+static int step_agreed(MPI_Comm comm, int ok, halo_status *st) {
+  *st = halo_mpi_agree_within(comm, ok ? HALO_OK : HALO_ERR_SCOTCH);
+  return *st == HALO_OK;
 }
 
 /* SCOTCH_dgraphPart of w (weights as given) into opt->parts parts.
@@ -58,7 +60,7 @@ static halo_status scotch_part(MPI_Comm comm, const halo__wdgraph *w,
   where = malloc((size_t)(g->rows > 0 ? g->rows : 1) * sizeof *where);
   here = where != NULL && SCOTCH_dgraphInit(&graph, comm) == 0;
   graph_on = here;
-  if (!all_ok(comm, here)) goto failed;
+  if (!step_agreed(comm, here, &st)) goto failed;
   here = SCOTCH_dgraphBuild(&graph, 0, (SCOTCH_Num)g->rows, (SCOTCH_Num)g->rows, g->indptr, NULL,
                             w->vwgt, NULL, (SCOTCH_Num)g->indptr[g->rows],
                             (SCOTCH_Num)g->indptr[g->rows], g->nbr, NULL, w->ewgt) == 0;
@@ -75,7 +77,7 @@ static halo_status scotch_part(MPI_Comm comm, const halo__wdgraph *w,
   } else {
     here = 0;
   }
-  if (!all_ok(comm, here)) goto failed;
+  if (!step_agreed(comm, here, &st)) goto failed;
   here = SCOTCH_dgraphInit(&bound, comm) == 0;
   bound_on = here;
   here = here && SCOTCH_contextBindDgraph(&context, &graph, &bound) == 0;
@@ -87,17 +89,14 @@ static halo_status scotch_part(MPI_Comm comm, const halo__wdgraph *w,
   } else {
     here = 0;
   }
-  if (!all_ok(comm, here)) goto failed;
+  if (!step_agreed(comm, here, &st)) goto failed;
   here = SCOTCH_dgraphPart(&bound, (SCOTCH_Num)opt->parts, &strat, where) == 0;
-  if (!all_ok(comm, here)) goto failed;
+  if (!step_agreed(comm, here, &st)) goto failed;
   for (int64_t r = 0; r < g->rows; r++) part[r] = (int32_t)where[r];
   goto done;
 
 failed:
-  if (here) {
-    st = HALO_ERR_PEER; /* the rank that failed says why */
-    goto done;
-  }
+  if (here) goto done; /* HALO_ERR_PEER: the rank that failed says why */
   if (!where) HALO_FAIL(HALO_ERR_NOMEM, "out of memory allocating the PT-Scotch part vector");
   halo__scotch_error_take(why, sizeof why);
   HALO_FAIL(HALO_ERR_SCOTCH, "PT-Scotch could not partition %s into %d parts: %s", source,
@@ -175,11 +174,8 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
   const halo__wdgraph *at = &level[levels];
   coarse_part =
       levels == 0 ? part : calloc((size_t)(at->g.rows > 0 ? at->g.rows : 1), sizeof *coarse_part);
-  if (!all_ok(comm, coarse_part != NULL)) {
-    st = coarse_part ? HALO_ERR_PEER : HALO_ERR_NOMEM;
-    if (!coarse_part) halo_log_error("out of memory allocating the coarse part vector");
-    goto done;
-  }
+  if (!coarse_part) halo_log_error("out of memory allocating the coarse part vector");
+  HALO_TRY(halo_mpi_agree_within(comm, coarse_part ? HALO_OK : HALO_ERR_NOMEM));
   HALO_TRY(scotch_part(comm, at, opt, source, coarse_part));
   /* (1 + ufactor/1000) of the mean part, and never under the mean. */
   const int64_t mean_up = (g->nodes + opt->parts - 1) / opt->parts;
@@ -189,9 +185,9 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
     halo__wdgraph_free(&level[l + 1]);
     const int64_t rows = l == 0 ? g->rows : blocks[l].rows;
     int32_t *fine = l == 0 ? part : calloc((size_t)(rows > 0 ? rows : 1), sizeof *fine);
-    if (!all_ok(comm, fine != NULL)) {
-      st = fine ? HALO_ERR_PEER : HALO_ERR_NOMEM;
-      if (!fine) halo_log_error("out of memory allocating a level's part vector");
+    if (!fine) halo_log_error("out of memory allocating a level's part vector");
+    st = halo_mpi_agree_within(comm, fine ? HALO_OK : HALO_ERR_NOMEM);
+    if (st != HALO_OK) {
       if (fine != part) free(fine);
       goto done;
     }

@@ -16,11 +16,6 @@
 #include "halo-partition.h"
 #include "halo-search.h"
 
-static int compare_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* The part's nodes in ascending id: owned rows and their neighbours, once each. */
 static halo_status local_ids(const halo_part_rows *rows, int64_t **out, int64_t *count) {
   halo_status st = HALO_OK;
@@ -29,7 +24,7 @@ static halo_status local_ids(const halo_part_rows *rows, int64_t **out, int64_t 
   HALO_ALLOC(ids, rows->n_owned + nnz + 1, "part node ids");
   memcpy(ids, rows->id, (size_t)rows->n_owned * sizeof *ids);
   memcpy(ids + rows->n_owned, rows->nbr, (size_t)nnz * sizeof *ids);
-  qsort(ids, (size_t)(rows->n_owned + nnz), sizeof *ids, compare_i64);
+  qsort(ids, (size_t)(rows->n_owned + nnz), sizeof *ids, halo_compare_i64);
   int64_t n = 0;
   for (int64_t i = 0; i < rows->n_owned + nnz; i++)
     if (n == 0 || ids[i] != ids[n - 1]) ids[n++] = ids[i];

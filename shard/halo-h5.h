@@ -45,12 +45,19 @@ halo_status halo_h5_fail(const char *path, const char *obj, const char *what);
   } while (0)
 
 /* Creates PATH.tmp for writing (replacing a stale one); *tmp receives the
- * temporary name.  Fails with HALO_ERR_EXISTS when PATH itself exists. */
+ * temporary name.  Fails with HALO_ERR_EXISTS when PATH itself exists.
+ * Local. */
 halo_status halo_h5_create(const char *path, char *tmp, size_t tmp_size, hid_t *file);
 
-/* Closes `file`, flushes PATH.tmp to disk and renames it to PATH.  On any
- * failure (and whenever `st` is already a failure) the temporary is removed
- * and PATH is left untouched.  Returns the resulting status. */
+/* halo_h5_create for a file that replaces PATH when it exists (a
+ * checkpoint saved again): halo_h5_commit's rename moves the complete
+ * PATH.tmp over it atomically, so a crash leaves the old PATH. Local. */
+halo_status halo_h5_replace(const char *path, char *tmp, size_t tmp_size, hid_t *file);
+
+/* Closes `file`, flushes PATH.tmp to disk, renames it to PATH and flushes
+ * PATH's folder (core/halo-atomic.h's rule).  On any failure (and whenever
+ * `st` is already a failure) the temporary is removed and PATH is left
+ * untouched.  Returns the resulting status. Local. */
 halo_status halo_h5_commit(halo_status st, hid_t file, const char *tmp, const char *path);
 
 /* Opens an existing file read-only, with a clear message when it is missing,

@@ -219,11 +219,6 @@ static int owns(const int64_t *sorted, int64_t n, int64_t gid) {
   return halo_sorted_has(sorted, n, gid);
 }
 
-static int compare_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* The owned global ids in ascending order, for the halo check: the array
  * itself in format 1 (where it must ascend), a sorted copy in format 2
  * (where it must hold each id once).  *copy receives the copy to free. */
@@ -243,7 +238,7 @@ static halo_status owned_sorted(const halo_shard *s, const char *path, const int
   }
   HALO_ALLOC(*copy, s->n_owned, "the sorted owned ids");
   memcpy(*copy, gid, (size_t)s->n_owned * sizeof *gid);
-  qsort(*copy, (size_t)s->n_owned, sizeof **copy, compare_i64);
+  qsort(*copy, (size_t)s->n_owned, sizeof **copy, halo_compare_i64);
   for (int64_t k = 1; k < s->n_owned; k++)
     if ((*copy)[k] == (*copy)[k - 1]) {
       /* Name both rows: the slow search runs only on a bad file. */

@@ -2,13 +2,14 @@
 #include "halo-h5.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "halo-atomic.h"
 
 /* Chunks hold at most this many bytes: large enough that per-chunk overhead
  * (index entry, 4-byte checksum) is noise, small enough for HDF5's default
@@ -186,15 +187,18 @@ static int type_is(hid_t type, halo_h5_kind kind) {
   return kind == HALO_H5_U64 ? sign == H5T_SGN_NONE : sign == H5T_SGN_2;
 }
 
-halo_status halo_h5_create(const char *path, char *tmp, size_t tmp_size, hid_t *file) {
+/* halo_h5_create, or with `replace` halo_h5_replace. */
+static halo_status create(const char *path, int replace, char *tmp, size_t tmp_size, hid_t *file) {
   halo_status st = HALO_OK;
   hid_t fapl = H5I_INVALID_HID, fcpl = H5I_INVALID_HID;
   *file = H5I_INVALID_HID;
   struct stat sb;
-  if (stat(path, &sb) == 0)
+  if (!replace && stat(path, &sb) == 0)
     HALO_FAIL(HALO_ERR_EXISTS, "%s: already exists; not overwriting it", path);
-  int n = snprintf(tmp, tmp_size, "%s.tmp", path);
-  if (n < 0 || (size_t)n >= tmp_size) HALO_FAIL(HALO_ERR_ARG, "%s: path is too long", path);
+  /* One writer owns a shard's name: NAME.tmp, and a stale one of an
+   * interrupted run is truncated (halo-atomic.h). */
+  if (halo_atomic_tmp_name(path, tmp, tmp_size) != 0)
+    HALO_FAIL(HALO_ERR_ARG, "%s: path is too long", path);
   /* Format 1.8+ objects carry metadata checksums; 1.10 is what Debian 12 and
    * every h5dump since 2016 reads. */
   HALO_H5(fapl = H5Pcreate(H5P_FILE_ACCESS), path, NULL, "cannot create a property list");
@@ -210,23 +214,29 @@ done:
   return st;
 }
 
+halo_status halo_h5_create(const char *path, char *tmp, size_t tmp_size, hid_t *file) {
+  return create(path, 0, tmp, tmp_size, file);
+}
+
+halo_status halo_h5_replace(const char *path, char *tmp, size_t tmp_size, hid_t *file) {
+  return create(path, 1, tmp, tmp_size, file);
+}
+
 halo_status halo_h5_commit(halo_status st, hid_t file, const char *tmp, const char *path) {
   if (file >= 0 && H5Fclose(file) < 0 && st == HALO_OK)
     st = halo_h5_fail(tmp, NULL, "cannot close file");
-  if (st == HALO_OK) {
-    /* The data must be on disk before the name says the file is complete. */
-    int fd = open(tmp, O_RDONLY);
-    if (fd < 0 || fsync(fd) != 0) {
-      halo_log_error("%s: cannot flush to disk: %s", tmp, strerror(errno));
-      st = HALO_ERR_IO;
-    }
-    if (fd >= 0) close(fd);
-  }
-  if (st == HALO_OK && rename(tmp, path) != 0) {
-    halo_log_error("%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+  /* The data must be on disk before the name says the file is complete,
+   * and the rename in its folder before the caller counts on it. */
+  int err = 0;
+  if (st == HALO_OK && (err = halo_atomic_sync(tmp)) != 0) {
+    halo_log_error("%s: cannot flush to disk: %s", tmp, strerror(err));
     st = HALO_ERR_IO;
   }
-  if (st != HALO_OK) unlink(tmp);
+  if (st == HALO_OK && (err = halo_atomic_rename(tmp, path)) != 0) {
+    halo_log_error("%s: cannot rename %s into place: %s", path, tmp, strerror(err));
+    st = HALO_ERR_IO;
+  }
+  if (st != HALO_OK) (void)halo_atomic_remove(tmp, 0);
   return st;
 }
 

@@ -214,15 +214,10 @@ halo_status halo_checkpoint_write(const char *path, const halo_checkpoint *c) {
   hid_t file = H5I_INVALID_HID;
   halo_h5_quiet();
   /* A checkpoint of the same name (a run resumed from an earlier epoch) is
-   * the same state, or an older best.  The file is made as PATH.new (its
-   * own temporary, flush and rename), which a last rename moves over PATH
-   * atomically: a crash during the save leaves the old one. */
-  char staged[4200];
-  if (snprintf(staged, sizeof staged, "%s.new", path) >= (int)sizeof staged)
-    HALO_FAIL(HALO_ERR_ARG, "%s: path is too long", path);
-  if (unlink(staged) != 0 && errno != ENOENT)
-    HALO_FAIL(HALO_ERR_IO, "%s: cannot remove a stale %s: %s", path, staged, strerror(errno));
-  HALO_TRY(halo_h5_create(staged, tmp, sizeof tmp, &file));
+   * the same state, or an older best.  The file is made as PATH.tmp, which
+   * halo_h5_commit flushes and renames over PATH atomically
+   * (core/halo-atomic.h): a crash during the save leaves the old one. */
+  HALO_TRY(halo_h5_replace(path, tmp, sizeof tmp, &file));
   HALO_TRY(write_attrs(file, path, c));
   hsize_t dims[1] = {(hsize_t)c->nparams};
   HALO_TRY(halo_h5_write(file, path, "/params", HALO_H5_F32, 1, dims, c->params));
@@ -230,12 +225,7 @@ halo_status halo_checkpoint_write(const char *path, const halo_checkpoint *c) {
   HALO_TRY(halo_h5_write(file, path, "/adam_v", HALO_H5_F32, 1, dims, c->adam_v));
 done:
   /* Close, flush and rename; on failure the temporary goes, the rest stays. */
-  if (tmp[0]) st = halo_h5_commit(st, file, tmp, staged);
-  if (tmp[0] && st == HALO_OK && rename(staged, path) != 0) {
-    halo_log_error("%s: cannot rename %s into place: %s", path, staged, strerror(errno));
-    unlink(staged);
-    st = HALO_ERR_IO;
-  }
+  if (tmp[0]) st = halo_h5_commit(st, file, tmp, path);
   return st;
 }
 

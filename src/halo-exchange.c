@@ -70,6 +70,7 @@
 
 #include "halo-backend-impl.h"
 #include "halo-mpi.h"
+#include "halo-route.h"
 #include "halo-watchdog.h"
 
 /* Every exchange uses one tag: exchanges never overlap, and MPI keeps the
@@ -263,7 +264,7 @@ halo_status halo_exchange_create(MPI_Comm comm, halo_backend *be, const halo_sha
   /* Every pair must agree on the rows that cross: q's send count to us is
    * our receive count from q. */
   for (int q = 0; q < size; q++) send_counts[q] = s->send_ptr[q + 1] - s->send_ptr[q];
-  HALO_MPI(MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, comm));
+  HALO_TRY(halo_route_swap_counts(comm, send_counts, recv_counts));
   for (int q = 0; q < size && st == HALO_OK; q++) {
     int64_t expect = s->recv_ptr[q + 1] - s->recv_ptr[q];
     if (recv_counts[q] != expect) {

@@ -3,7 +3,7 @@
 #
 # Checks halo's include graph against the include matrix of
 # docs/architecture.md ("The include matrix" says how it is read).  Every
-# `#include "NAME"` in ROOT's folders core loaders shard spmm kernels
+# `#include "NAME"` in ROOT's folders core comm loaders shard spmm kernels
 # model partition src train programs (*.c *.h *.cu *.cuh) is an edge from the folder of
 # the including file to the folder that holds NAME.  It fails, with one line
 # each, on:
@@ -39,7 +39,7 @@ if [ ! -r "$matrix" ]; then
   exit 1
 fi
 
-folders="core loaders shard spmm kernels model partition src train programs"
+folders="core comm loaders shard spmm kernels model partition src train programs"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-includes.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 

@@ -53,9 +53,9 @@ broken() {
 # 1. The fixture: every bad edge, and nothing else, in this order.
 cat >"$tmp/fixture.want" <<'EOF'
 src/CMakeLists.txt:3 names halo_partition_internals: only tests may link a TARGET_internals target
-loaders/halo-dup.h and shard/halo-dup.h: header names must be unique across the folders (core loaders shard spmm kernels model partition src train programs)
+loaders/halo-dup.h and shard/halo-dup.h: header names must be unique across the folders (core comm loaders shard spmm kernels model partition src train programs)
 core/halo-status.c:3 includes src/halo-net.h: core may not include src's headers (include matrix, MATRIX)
-loaders/load-x.c:5 includes "no-such.h", which no folder holds (core loaders shard spmm kernels model partition src train programs); system headers take <...>
+loaders/load-x.c:5 includes "no-such.h", which no folder holds (core comm loaders shard spmm kernels model partition src train programs); system headers take <...>
 kernels/cuda-x.cu:2 includes shard/halo-shard.h: kernels may not include shard's headers (include matrix, MATRIX)
 src/halo-net.c:3 includes partition/halo-partition.h: src may not include partition's halo-partition.h, only halo-predict.h (include matrix, MATRIX)
 programs/main.c:2 includes "../core/halo-status.h" by path: halo includes headers by name (their folder is on the include path)
@@ -94,19 +94,19 @@ run bad-column --matrix "$tmp/bad-column.md" "$root" &&
 
 # A stricter matrix fails the real tree: src may no longer include model/
 # (the description it builds its network from).
-broken strict 's/^| src | x | | x | x | x | x |/| src | x | | x | x | x | |/'
+broken strict 's/^| src | x | x | | x | x | x | x |/| src | x | x | | x | x | x | |/'
 run strict --matrix "$tmp/strict.md" "$root" &&
   expect strict "^src/[a-z-]+[.]h:[0-9]+ includes model/halo-model.h: src may not include model's headers"
 
 # A cell naming a header its folder does not hold is a stale rule.
 # shellcheck disable=SC2016
-broken stale 's/^| src | x | | x | x | x | x |/| src | x | | x | x | x | `halo-gone.h` |/'
+broken stale 's/^| src | x | x | | x | x | x | x |/| src | x | x | | x | x | x | `halo-gone.h` |/'
 run stale --matrix "$tmp/stale.md" "$root" &&
   expect stale 'row src, column model names halo-gone.h, which model/ does not hold'
 
 # A list cell that names some headers refuses the others of its folder.
 # shellcheck disable=SC2016
-broken only 's/^| src | x | | x | x | x | x |/| src | x | | x | x | x | `halo-predict.h` |/'
+broken only 's/^| src | x | x | | x | x | x | x |/| src | x | x | | x | x | x | `halo-predict.h` |/'
 run only --matrix "$tmp/only.md" "$root" &&
   expect only "^src/[a-z-]+[.]h:[0-9]+ includes model/halo-model.h: src may not include model's halo-model.h, only halo-predict.h"
 

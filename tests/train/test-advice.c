@@ -1,5 +1,5 @@
 /* halo-train's start-up advice on ranks, cores and threads
- * (halo_mpi_advise, src/halo-mpi.h), case by case against the rule the
+ * (halo_mpi_advise, comm/halo-mpi.h), case by case against the rule the
  * header states, and over a grid of inputs against a second, independent
  * reading of that rule.  The end-to-end warning lines are in
  * test-train-cli (cli/binding_that_does_not_fit_is_named,

@@ -12,15 +12,6 @@
 
 #include "halo-watchdog.h"
 
-halo_status halo_mpi_error(int rc, const char *call) {
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
-  text[len] = '\0';
-  halo_log_error("%s failed: %s", call, len ? text : "unknown MPI error");
-  return HALO_ERR_MPI;
-}
-
 /* The attribute that marks a communicator on which an agreement failed. */
 static int failed_keyval = MPI_KEYVAL_INVALID;
 
@@ -39,7 +30,8 @@ static void mark_failed(MPI_Comm comm) {
   (void)MPI_Comm_set_attr(comm, failed_keyval, NULL);
 }
 
-halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) {
+/* halo_mpi_agree, marking comm on a failure when `mark` is set. */
+static halo_status agree(MPI_Comm comm, halo_status local, int mark) {
   /* After a timeout or an MPI failure the peers cannot be trusted to reach
    * the agreement: do not wait for them (main aborts the job). */
   if (local == HALO_ERR_TIMEOUT || local == HALO_ERR_MPI) return local;
@@ -53,8 +45,14 @@ halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) {
       halo_watch_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, "the status agreement");
   if (st != HALO_OK) return st;
   if (all >= 0) return HALO_OK;
-  mark_failed(comm);
+  if (mark) mark_failed(comm);
   return local < 0 ? local : HALO_ERR_PEER;
+}
+
+halo_status halo_mpi_agree(MPI_Comm comm, halo_status local) { return agree(comm, local, 1); }
+
+halo_status halo_mpi_agree_within(MPI_Comm comm, halo_status local) {
+  return agree(comm, local, 0);
 }
 
 halo_status halo_mpi_agree_first(MPI_Comm comm, halo_status local, const char *line) {

@@ -1,4 +1,7 @@
-/* MPI helpers of the runtime: collective status agreement and node facts.
+/* MPI helpers of halo-train and the distributed halo-partition: collective
+ * status agreement and node facts (comm/, below partition/ and the
+ * runtime).  HALO_MPI and halo_mpi_error come with this header
+ * (halo-mpi-check.h).
  *
  * Failures are collective (docs/train.md, "Failures"): at every phase
  * boundary (load, plan, train) all ranks call halo_mpi_agree with their own
@@ -11,22 +14,8 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "halo-mpi-check.h"
 #include "halo-status.h"
-
-/* Checks an MPI return code; on failure logs the call and MPI's message,
- * stores HALO_ERR_MPI in `st` and jumps to `done`. Communicators used with it
- * must have MPI_ERRORS_RETURN set. */
-#define HALO_MPI(call)                      \
-  do {                                      \
-    int halo__rc = (call);                  \
-    if (halo__rc != MPI_SUCCESS) {          \
-      st = halo_mpi_error(halo__rc, #call); \
-      goto done;                            \
-    }                                       \
-  } while (0)
-
-/* Logs "CALL failed: MPI's message" and returns HALO_ERR_MPI. Local. */
-halo_status halo_mpi_error(int rc, const char *call);
 
 /* The minimum of every rank's `local` status.  A rank that succeeded but
  * learns that another failed gets HALO_ERR_PEER (and logs nothing: the
@@ -40,6 +29,14 @@ halo_status halo_mpi_error(int rc, const char *call);
  * on after a failure uses a fresh MPI_Comm_dup). Collective until an
  * agreement fails. */
 halo_status halo_mpi_agree(MPI_Comm comm, halo_status local);
+
+/* halo_mpi_agree for the steps inside a phase that its caller agrees on
+ * again, with halo_mpi_agree_first (the distributed partitioner's phases:
+ * its coarsening, PT-Scotch, the routes).  It does not mark `comm` when the
+ * agreement fails, so that the phase's own agreement still meets every
+ * rank and the lowest failed rank prints its held line once, with how many
+ * others failed.  Collective until an agreement fails. */
+halo_status halo_mpi_agree_within(MPI_Comm comm, halo_status local);
 
 /* halo_mpi_agree for a phase whose errors were held (halo_log_hold) into
  * `line`: of the ranks that failed, the lowest prints its line, with how

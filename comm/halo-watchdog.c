@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "halo-mpi.h"
+#include "halo-mpi-check.h"
 
 /* Per process: the trainer has one communicator and waits from one thread. */
 static struct {
