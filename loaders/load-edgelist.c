@@ -15,6 +15,7 @@
 
 #include "halo-load.h"
 #include "halo-rng.h"
+#include "halo-search.h"
 #include "load-impl.h"
 
 /* Parses one data line into (src, dst). */
@@ -110,11 +111,6 @@ done:
   return st;
 }
 
-static int cmp_i64(const void *pa, const void *pb) {
-  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-  return (a > b) - (a < b);
-}
-
 /* Doubles the hash set, reinserting its ids. */
 static halo_status set_grow(int64_t **set, int64_t *size) {
   halo_status st = HALO_OK;
@@ -163,7 +159,7 @@ static halo_status renumber_sparse(load_edges *e, int64_t *n, int64_t **original
   HALO_ALLOC(sorted, used, "distinct ids");
   for (int64_t s = 0; s < size; s++)
     if (set[s] >= 0) sorted[u++] = set[s];
-  qsort(sorted, (size_t)u, sizeof *sorted, cmp_i64);
+  qsort(sorted, (size_t)u, sizeof *sorted, halo_compare_i64);
   /* Refill the table with positions into `sorted`, so that renumbering an
    * id costs one probe sequence instead of a binary search. */
   const uint64_t mask = (uint64_t)(size - 1);

@@ -6,6 +6,7 @@
 
 #include "halo-load.h"
 #include "halo-rng.h"
+#include "halo-search.h"
 #include "load-impl.h"
 
 /* Counts the comma-separated fields of a line. */
@@ -258,11 +259,6 @@ static int has_label(const halo_graph *g, int64_t v) {
 
 static const char *const SPLIT_NAMES[4] = {"no", "train", "valid", "test"};
 
-static int cmp_i64(const void *pa, const void *pb) {
-  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-  return (a > b) - (a < b);
-}
-
 /* The split files into split[v - begin] for the nodes v of [begin, begin +
  * rows): every line is parsed and range-checked, the label and repeat
  * checks apply to the nodes of the range.  Labels from g (a whole graph,
@@ -313,7 +309,7 @@ static halo_status scan_splits(const char *const paths[3], halo_digest_chunked *
         /* A renumbered input: the file names the input's ids. */
         if (rc == LOAD_SCAN_OK && (named < sc->original_lo || named >= sc->original_hi)) continue;
         const int64_t *at = rc == LOAD_SCAN_OK ? bsearch(&named, original, (size_t)(g ? n : rows),
-                                                         sizeof named, cmp_i64)
+                                                         sizeof named, halo_compare_i64)
                                                : NULL;
         if (!at)
           LOAD_FAIL(&r, HALO_ERR_RANGE,

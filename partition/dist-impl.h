@@ -69,9 +69,6 @@ typedef struct written {
 
 /* ---- small helpers, private to the partitioner's files ---------------- */
 
-/* compare_i64 is the partitioner's own int64 comparator until the shared
- * one in core/ replaces it. */
-
 static inline double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -117,11 +114,6 @@ static inline halo_status phase_end_at(dist *d, halo_status local, int64_t where
 
 static inline void say(const dist *d, const char *what) {
   if (d->rank == 0 && d->rq->phase) d->rq->phase(d->rq->ctx, what);
-}
-
-static inline int compare_i64(const void *a, const void *b) {
-  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
 }
 
 /* ---- the records that carry a part's rows to its writer ------------- */

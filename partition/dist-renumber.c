@@ -79,7 +79,7 @@ static halo_status slice_ids(const dist *d, int64_t **out, int64_t *count, int64
   *max_id = -1;
   HALO_ALLOC(ids, items, "node ids");
   memcpy(ids, d->slice.pair, (size_t)items * sizeof *ids);
-  qsort(ids, (size_t)items, sizeof *ids, compare_i64);
+  qsort(ids, (size_t)items, sizeof *ids, halo_compare_i64);
   for (int64_t i = 0; i < items; i++)
     if (n == 0 || ids[i] != ids[n - 1]) ids[n++] = ids[i];
   if (n > 0) *max_id = ids[n - 1];
@@ -121,9 +121,12 @@ halo_status halo__dist_renumber(dist *d) {
   }
   HALO_TRY(phase_end(d, st));
 
-  /* Every distinct id to the owner of its range of values. */
-  for (int64_t i = 0; i < mine_count; i++)
-    counts[halo_partition_block_of(mine[i], max_id + 1, K)]++;
+  /* Every distinct id to the owner of its range of values, ranges of `span`
+   * values each: unsigned, so that an id of INT64_MAX does not overflow
+   * (max_id + 1 would), and monotonic, so that ranks' ranges are in id
+   * order and the numbering below is the ids' rank among all. */
+  const uint64_t span = (uint64_t)max_id / (uint64_t)K + 1;
+  for (int64_t i = 0; i < mine_count; i++) counts[(uint64_t)mine[i] / span]++;
   HALO_TRY(halo__dist_xfer_plan(d, counts, "renumbering the ids", &x));
   phase_begin(d);
   got = malloc((size_t)(x.received > 0 ? x.received : 1) * sizeof *got);
@@ -137,7 +140,7 @@ halo_status halo__dist_renumber(dist *d) {
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Alltoallv(mine, x.sc, x.sd, MPI_INT64_T, got, x.rc, x.rd, MPI_INT64_T, d->comm));
   memcpy(range, got, (size_t)x.received * sizeof *range);
-  qsort(range, (size_t)x.received, sizeof *range, compare_i64);
+  qsort(range, (size_t)x.received, sizeof *range, halo_compare_i64);
   for (int64_t i = 0; i < x.received; i++)
     if (range_count == 0 || range[i] != range[range_count - 1]) range[range_count++] = range[i];
   HALO_MPI(MPI_Exscan(&range_count, &base, 1, MPI_INT64_T, MPI_SUM, d->comm));
@@ -161,7 +164,7 @@ halo_status halo__dist_renumber(dist *d) {
   }
   HALO_TRY(phase_end(d, st));
   HALO_TRY(halo__dist_row_blocks(d));
-  if (n == max_id + 1) goto done; /* the ids were 0..n-1: kept, no original ids */
+  if (max_id == n - 1) goto done; /* the ids were 0..n-1: kept, no original ids */
 
   /* The file ids of each rank's block of rows: rank k holds new ids
    * [base, base + range_count), ranks' blocks are [begin_r, begin_r+1). */

@@ -103,7 +103,7 @@ static halo_status ghost_ids(dist *d, int64_t *counts) {
   HALO_ALLOC(d->ghost, nnz, "neighbour ids");
   for (int64_t k = 0; k < nnz; k++)
     if (g->nbr[k] < g->begin || g->nbr[k] >= end) d->ghost[count++] = g->nbr[k];
-  qsort(d->ghost, (size_t)count, sizeof *d->ghost, compare_i64);
+  qsort(d->ghost, (size_t)count, sizeof *d->ghost, halo_compare_i64);
   d->ghosts = 0;
   for (int64_t i = 0; i < count; i++)
     if (d->ghosts == 0 || d->ghost[i] != d->ghost[d->ghosts - 1])

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "halo-atomic.h"
 #include "halo-memory.h"
 #include "halo-model.h"
 #include "halo-predict.h"
@@ -77,15 +78,21 @@ static const char *metric_key(const halo_train_report *rep, int k) {
  * notes their totals in rep->prior. */
 static halo_status keep_earlier_epochs(halo_train_report *rep, const char *path, int64_t resumed) {
   halo_status st = HALO_OK;
-  char tmp[4200], *line = NULL;
+  char tmp[4200] = "", *line = NULL;
   size_t cap = 0;
   FILE *in = NULL, *out = NULL;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    HALO_FAIL(HALO_ERR_ARG, "--metrics %s: path is too long", path);
   in = fopen(path, "r");
   if (!in) goto done; /* nothing earlier: a fresh file */
-  out = fopen(tmp, "w");
-  if (!out) HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
+  /* The user names this file: its temporary is PATH.tmp.XXXXXX (core/halo-atomic.h). */
+  const int fd = halo_atomic_create_file(path, tmp, sizeof tmp);
+  if (fd == -ENAMETOOLONG) HALO_FAIL(HALO_ERR_ARG, "--metrics %s: path is too long", path);
+  if (fd < 0)
+    HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write next to it: %s", path, strerror(-fd));
+  out = fdopen(fd, "w");
+  if (!out) {
+    close(fd);
+    HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
+  }
   rep->prior.best_val = -1.0;
   ssize_t len = 0;
   int64_t without_metric = 0;
@@ -119,13 +126,12 @@ static halo_status keep_earlier_epochs(halo_train_report *rep, const char *path,
     HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot write: %s", tmp, strerror(errno));
   const int closed = fclose(out);
   out = NULL;
-  if (closed != 0 || rename(tmp, path) != 0)
-    HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot replace it: %s", path, strerror(errno));
+  int err = closed != 0 ? errno : halo_atomic_rename(tmp, path);
+  if (err != 0) HALO_FAIL(HALO_ERR_IO, "--metrics %s: cannot replace it: %s", path, strerror(err));
+  tmp[0] = '\0'; /* renamed: nothing to remove */
 done:
-  if (out) {
-    fclose(out);
-    unlink(tmp);
-  }
+  if (out) fclose(out);
+  if (st != HALO_OK && tmp[0]) (void)halo_atomic_remove(tmp, 0);
   if (in) fclose(in);
   free(line);
   return st;

@@ -16,16 +16,16 @@ int64_t gnn_bufs_backend_bytes(int64_t bytes) {
   return bytes >= page ? (bytes + page - 1) / page * page : bytes;
 }
 
-static void set(gnn_bufs *p, gcn_buf b, int layer, int64_t bytes, gcn_life life) {
+static void set(gnn_bufs *p, gnn_buf b, int layer, int64_t bytes, gnn_life life) {
   p->buf[b][layer] = (gnn_bufs_entry){.bytes = bytes, .life = life};
 }
 
-void gnn_bufs_set(gnn_bufs *p, gcn_buf b, int layer, int64_t floats) {
-  set(p, b, layer, floats * (int64_t)sizeof(float), GCN_LIFE_ALWAYS);
+void gnn_bufs_set(gnn_bufs *p, gnn_buf b, int layer, int64_t floats) {
+  set(p, b, layer, floats * (int64_t)sizeof(float), GNN_LIFE_ALWAYS);
 }
 
-static void set_csr(gnn_bufs *p, gcn_csr c, int64_t rows, int64_t cols, int64_t nnz, int rows_copy,
-                    gcn_life life) {
+static void set_csr(gnn_bufs *p, gnn_csr c, int64_t rows, int64_t cols, int64_t nnz, int rows_copy,
+                    gnn_life life) {
   p->csr[c] = (gnn_bufs_csr){
       .rows = rows, .cols = cols, .nnz = nnz, .prepared_rows_copy = rows_copy, .life = life};
 }
@@ -46,42 +46,42 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   const int self = d->kind == HALO_MODEL_GCN || d->kind == HALO_MODEL_GAT;
   const int64_t adj_nnz = s->nnz + (self ? n : 0);
   /* GAT's kernels read A + I as it is: no SpMM plans a copy of its rows. */
-  set_csr(p, GCN_CSR_ADJ, n, all, adj_nnz, in->contiguous && d->kind != HALO_MODEL_GAT,
-          GCN_LIFE_ALWAYS);
+  set_csr(p, GNN_CSR_ADJ, n, all, adj_nnz, in->contiguous && d->kind != HALO_MODEL_GAT,
+          GNN_LIFE_ALWAYS);
   if (d->kind == HALO_MODEL_SAGE)
-    set_csr(p, GCN_CSR_ADJ_T, n, all, adj_nnz, in->contiguous, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_GLOBAL_ID, 0, all * (int64_t)sizeof(int64_t), GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_LABELS, 0, s->multilabel ? n * s->classes : n * i32, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_TRAIN, 0, s->n_train * i32, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_VALID, 0, s->n_valid * i32, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_TEST, 0, s->n_test * i32, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_INTERIOR, 0, in->n_interior * i32, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_BOUNDARY, 0, in->n_boundary * i32, GCN_LIFE_ALWAYS);
+    set_csr(p, GNN_CSR_ADJ_T, n, all, adj_nnz, in->contiguous, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_GLOBAL_ID, 0, all * (int64_t)sizeof(int64_t), GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_LABELS, 0, s->multilabel ? n * s->classes : n * i32, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_TRAIN, 0, s->n_train * i32, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_VALID, 0, s->n_valid * i32, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_TEST, 0, s->n_test * i32, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_INTERIOR, 0, in->n_interior * i32, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_BOUNDARY, 0, in->n_boundary * i32, GNN_LIFE_ALWAYS);
 
   /* Each layer's input and output, what its kind keeps, and the backward
    * pair at the widest width. */
   int64_t widest = 0;
   for (int l = 0; l < d->layers; l++) {
     const halo_layer_desc *ly = &d->layer[l];
-    if (l > 0) set(p, GNN_BUF_HD, l, all * ly->d_in * fl, GCN_LIFE_ALWAYS);
+    if (l > 0) set(p, GNN_BUF_HD, l, all * ly->d_in * fl, GNN_LIFE_ALWAYS);
     gnn_layer_kind_of(d->kind)->plan(ly, l, n, all, p);
     if (ly->norm_tensor >= 0) {
       gnn_bufs_set(p, GNN_BUF_XHAT, l, n * ly->d_out);
       gnn_bufs_set(p, GNN_BUF_RSTD, l, n);
     }
-    set(p, GNN_BUF_Z, l, n * ly->d_out * fl, GCN_LIFE_ALWAYS);
+    set(p, GNN_BUF_Z, l, n * ly->d_out * fl, GNN_LIFE_ALWAYS);
     if (l > 0 && ly->d_in > widest) widest = ly->d_in;
     if (ly->d_mid > widest) widest = ly->d_mid;
     if (ly->d_out > widest) widest = ly->d_out;
   }
-  set(p, GNN_BUF_G0, 0, all * widest * fl, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_G1, 0, all * widest * fl, GCN_LIFE_ALWAYS);
-  if (d->config.residual) set(p, GNN_BUF_G2, 0, n * widest * fl, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_G0, 0, all * widest * fl, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_G1, 0, all * widest * fl, GNN_LIFE_ALWAYS);
+  if (d->config.residual) set(p, GNN_BUF_G2, 0, n * widest * fl, GNN_LIFE_ALWAYS);
   const int64_t pbytes = d->params * fl;
-  set(p, GNN_BUF_PARAMS, 0, pbytes, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_GRADS, 0, pbytes, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_ADAM_M, 0, pbytes, GCN_LIFE_ALWAYS);
-  set(p, GNN_BUF_ADAM_V, 0, pbytes, GCN_LIFE_ALWAYS);
+  set(p, GNN_BUF_PARAMS, 0, pbytes, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_GRADS, 0, pbytes, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_ADAM_M, 0, pbytes, GNN_LIFE_ALWAYS);
+  set(p, GNN_BUF_ADAM_V, 0, pbytes, GNN_LIFE_ALWAYS);
   p->host_params = pbytes;
   p->host_checkpoint = 3 * pbytes;
   p->host_grad_staging = in->device ? pbytes : 0;
@@ -104,22 +104,22 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   if (d->shape[0] == HALO_LAYER_CACHED) {
     /* ÂX; while it is made, X with its halo rows; then, when ÂX is kept
      * as CSR, S and Sᵀ, made before ÂX's dense copy is freed. */
-    set(p, GNN_BUF_AX, 0, n * f * fl, GCN_LIFE_ALWAYS);
-    set(p, GNN_BUF_X_HALO, 0, all * f * fl, GCN_LIFE_EARLY);
+    set(p, GNN_BUF_AX, 0, n * f * fl, GNN_LIFE_ALWAYS);
+    set(p, GNN_BUF_X_HALO, 0, all * f * fl, GNN_LIFE_EARLY);
     if (in->sparse) {
-      set_csr(p, GCN_CSR_S, n, f, in->nonzeros, 0, GCN_LIFE_LATE);
-      set_csr(p, GCN_CSR_ST, f, n, in->nonzeros, 0, GCN_LIFE_LATE);
+      set_csr(p, GNN_CSR_S, n, f, in->nonzeros, 0, GNN_LIFE_LATE);
+      set_csr(p, GNN_CSR_ST, f, n, in->nonzeros, 0, GNN_LIFE_LATE);
     }
   } else if (in->sparse) {
-    set_csr(p, GCN_CSR_S, n, f, in->nonzeros, 0, GCN_LIFE_ALWAYS);
-    set_csr(p, GCN_CSR_ST, f, n, in->nonzeros, 0, GCN_LIFE_ALWAYS);
+    set_csr(p, GNN_CSR_S, n, f, in->nonzeros, 0, GNN_LIFE_ALWAYS);
+    set_csr(p, GNN_CSR_ST, f, n, in->nonzeros, 0, GNN_LIFE_ALWAYS);
     if (o->input_dropout > 0.0f) {
-      set(p, GNN_BUF_S_DROP, 0, in->nonzeros * fl, GCN_LIFE_ALWAYS);
-      set(p, GNN_BUF_ST_DROP, 0, in->nonzeros * fl, GCN_LIFE_ALWAYS);
+      set(p, GNN_BUF_S_DROP, 0, in->nonzeros * fl, GNN_LIFE_ALWAYS);
+      set(p, GNN_BUF_ST_DROP, 0, in->nonzeros * fl, GNN_LIFE_ALWAYS);
     }
   } else {
-    set(p, GNN_BUF_X, 0, n * f * fl, GCN_LIFE_ALWAYS);
-    set(p, GNN_BUF_XD, 0, all * f * fl, GCN_LIFE_ALWAYS);
+    set(p, GNN_BUF_X, 0, n * f * fl, GNN_LIFE_ALWAYS);
+    set(p, GNN_BUF_XD, 0, all * f * fl, GNN_LIFE_ALWAYS);
   }
 
   const halo_model_comm comm = halo_model_comm_of(d);
@@ -127,7 +127,7 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
                        &p->exchange_backend, &p->exchange_host);
 }
 
-int64_t gnn_bufs_bytes(const gnn_bufs *p, gcn_buf b, int layer) { return p->buf[b][layer].bytes; }
+int64_t gnn_bufs_bytes(const gnn_bufs *p, gnn_buf b, int layer) { return p->buf[b][layer].bytes; }
 
 /* A CSR matrix's host arrays (int64 offsets, int32 columns, float values). */
 static int64_t csr_host_bytes(const gnn_bufs_csr *c) {
@@ -146,7 +146,7 @@ static int64_t csr_device_bytes(const gnn_bufs_csr *c) {
   return bytes;
 }
 
-/* Adds the plan's gcn_buf entries to life[ALWAYS, EARLY, LATE]. */
+/* Adds the plan's gnn_buf entries to life[ALWAYS, EARLY, LATE]. */
 static void buffers_by_life(const gnn_bufs *p, int64_t life[3]) {
   for (int b = 0; b < GNN_BUF_COUNT; b++)
     for (int l = 0; l < HALO_MAX_LAYERS; l++) {
@@ -156,8 +156,8 @@ static void buffers_by_life(const gnn_bufs *p, int64_t life[3]) {
 }
 
 static int64_t peak(const int64_t life[3]) {
-  return life[GCN_LIFE_ALWAYS] +
-         (life[GCN_LIFE_EARLY] > life[GCN_LIFE_LATE] ? life[GCN_LIFE_EARLY] : life[GCN_LIFE_LATE]);
+  return life[GNN_LIFE_ALWAYS] +
+         (life[GNN_LIFE_EARLY] > life[GNN_LIFE_LATE] ? life[GNN_LIFE_EARLY] : life[GNN_LIFE_LATE]);
 }
 
 int64_t gnn_bufs_buffer_peak(const gnn_bufs *p) {
@@ -169,7 +169,7 @@ int64_t gnn_bufs_buffer_peak(const gnn_bufs *p) {
 halo_net_memory gnn_bufs_total(const gnn_bufs *p) {
   int64_t life[3] = {0, 0, 0}, host = 0;
   buffers_by_life(p, life);
-  for (int c = 0; c < GCN_CSR_COUNT; c++) {
+  for (int c = 0; c < GNN_CSR_COUNT; c++) {
     const gnn_bufs_csr *m = &p->csr[c];
     if (m->rows == 0) continue;
     /* On the CPU backend the host arrays are the backend's; on a device they

@@ -55,32 +55,32 @@ typedef enum {
   GNN_BUF_ATT_GRAD, /* per layer, GAT: dscore ⊙ T for a_src and a_dst, n_owned × 2·d_mid */
   GNN_BUF_Z,        /* per layer: n_owned × d_out */
   GNN_BUF_COUNT
-} gcn_buf;
+} gnn_buf;
 
 /* The model's sparse matrices: on the host always, and copied to a device
  * backend (csr_upload), where the SpMM plan adds its own arrays. */
-typedef enum { GCN_CSR_ADJ, GCN_CSR_ADJ_T, GCN_CSR_S, GCN_CSR_ST, GCN_CSR_COUNT } gcn_csr;
+typedef enum { GNN_CSR_ADJ, GNN_CSR_ADJ_T, GNN_CSR_S, GNN_CSR_ST, GNN_CSR_COUNT } gnn_csr;
 
 /* When an entry is alive.  The peak is Σ ALWAYS + max(Σ EARLY, Σ LATE):
  * EARLY buffers are freed before the LATE ones are made. */
-typedef enum { GCN_LIFE_ALWAYS, GCN_LIFE_EARLY, GCN_LIFE_LATE } gcn_life;
+typedef enum { GNN_LIFE_ALWAYS, GNN_LIFE_EARLY, GNN_LIFE_LATE } gnn_life;
 
 typedef struct gnn_bufs_entry {
   int64_t bytes; /* 0: not allocated */
-  gcn_life life;
+  gnn_life life;
 } gnn_bufs_entry;
 
 typedef struct gnn_bufs_csr {
   int64_t rows, cols, nnz; /* rows 0: not made */
   int prepared_rows_copy;  /* the device SpMM keeps aligned copies of the matrix's rows */
-  gcn_life life;
+  gnn_life life;
 } gnn_bufs_csr;
 
 typedef struct gnn_bufs {
   int device;         /* the backend keeps its own copies and stages halo rows on the host */
   int sage_normalize; /* the options a layer kind's plan reads */
   gnn_bufs_entry buf[GNN_BUF_COUNT][HALO_MAX_LAYERS];
-  gnn_bufs_csr csr[GCN_CSR_COUNT];
+  gnn_bufs_csr csr[GNN_CSR_COUNT];
   /* Host memory besides: the set-up copy of X, the set-up parameter array,
    * halo-train's checkpoint buffers (params and Adam's moments), and on a
    * device the pinned gradient staging. */
@@ -109,16 +109,16 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
 
 /* Sets entry (b, layer) to `floats` floats, alive always: how a layer
  * kind plans its buffers. Local. */
-void gnn_bufs_set(gnn_bufs *p, gcn_buf b, int layer, int64_t floats);
+void gnn_bufs_set(gnn_bufs *p, gnn_buf b, int layer, int64_t floats);
 
 /* Bytes of entry (b, layer); layer is 0 for the model-wide entries. Local. */
-int64_t gnn_bufs_bytes(const gnn_bufs *p, gcn_buf b, int layer);
+int64_t gnn_bufs_bytes(const gnn_bufs *p, gnn_buf b, int layer);
 
 /* The plan's totals at the peak of set-up, 2 MiB pages counted whole in the
  * backend's memory. Local. */
 halo_net_memory gnn_bufs_total(const gnn_bufs *p);
 
-/* The peak of the plan's backend buffers alone (its gcn_buf entries, not
+/* The peak of the plan's backend buffers alone (its gnn_buf entries, not
  * the CSR matrices nor the exchange plan), which the model's own count of
  * what it allocated must equal. Local. */
 int64_t gnn_bufs_buffer_peak(const gnn_bufs *p);

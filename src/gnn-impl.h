@@ -234,8 +234,8 @@ halo_status gnn_exact_allreduce(halo_net *g);
 /* Allocates plan entry (which, layer) on the backend, counting its bytes
  * (every model buffer is made here); gnn_plan_from_host fills it with a
  * copy of the entry's bytes from host memory. Local. */
-halo_status gnn_plan_new(halo_net *g, halo_buf *b, gcn_buf which, int layer);
-halo_status gnn_plan_from_host(halo_net *g, halo_buf *b, gcn_buf which, int layer, const void *src);
+halo_status gnn_plan_new(halo_net *g, halo_buf *b, gnn_buf which, int layer);
+halo_status gnn_plan_from_host(halo_net *g, halo_buf *b, gnn_buf which, int layer, const void *src);
 /* Frees a buffer from gnn_plan_new (accepts an empty one) and empties *b. */
 void gnn_buf_del(halo_net *g, halo_buf *b);
 /* Copies `bytes` of b into host memory, complete on return. Local. */

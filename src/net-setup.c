@@ -46,12 +46,12 @@ void gnn_buf_del(halo_net *g, halo_buf *b) {
 }
 
 /* Allocates plan entry (which, layer): every model buffer is made here. */
-halo_status gnn_plan_new(halo_net *g, halo_buf *b, gcn_buf which, int layer) {
+halo_status gnn_plan_new(halo_net *g, halo_buf *b, gnn_buf which, int layer) {
   return buf_new(g, b, (size_t)gnn_bufs_bytes(&g->plan_mem, which, layer));
 }
 
 /* The same, filled with a copy of the entry's bytes from host memory. */
-halo_status gnn_plan_from_host(halo_net *g, halo_buf *b, gcn_buf which, int layer,
+halo_status gnn_plan_from_host(halo_net *g, halo_buf *b, gnn_buf which, int layer,
                                const void *src) {
   halo_status st = HALO_OK;
   const size_t bytes = (size_t)gnn_bufs_bytes(&g->plan_mem, which, layer);
@@ -260,7 +260,7 @@ done:
 enum { LAYER_BUFFERS = 11 };
 typedef struct layer_buffer {
   halo_buf *buf;
-  gcn_buf entry;
+  gnn_buf entry;
 } layer_buffer;
 
 static void layer_buffers(layer *ly, layer_buffer out[LAYER_BUFFERS]) {
@@ -291,7 +291,7 @@ static halo_status setup_buffers(halo_net *g, const halo_shard *s) {
                               s->multilabel ? (const void *)s->targets : (const void *)s->labels));
   const int32_t *rows[3] = {s->train, s->valid, s->test};
   const int64_t counts[3] = {s->n_train, s->n_valid, s->n_test};
-  const gcn_buf split_buf[3] = {GNN_BUF_TRAIN, GNN_BUF_VALID, GNN_BUF_TEST};
+  const gnn_buf split_buf[3] = {GNN_BUF_TRAIN, GNN_BUF_VALID, GNN_BUF_TEST};
   for (int k = 0; k < 3; k++) {
     g->split_n[k] = counts[k];
     HALO_TRY(gnn_plan_from_host(g, &g->split[k], split_buf[k], 0, rows[k]));

@@ -115,6 +115,25 @@ run no-file --matrix "$tmp/does-not-exist.md" "$root" && expect no-file 'cannot 
 mkdir "$tmp/empty"
 run no-sources --matrix "$doc" "$tmp/empty" && expect no-sources 'no source files in'
 
+# 3. check-recipes.sh: the new-model recipe loses a file GAT touches, and
+#    names a file that does not exist.
+recipes="$here/check-recipes.sh"
+# recipe NAME SED-SCRIPT PATTERN: the recipe check on an edited copy of the
+# document must fail with a line matching PATTERN.
+recipe() {
+  broken "$1" "$2"
+  if sh "$recipes" --doc "$tmp/$1.md" "$root" >"$tmp/$1.out" 2>&1; then
+    echo "FAIL $1: check-recipes.sh passed; it must fail"
+    failed=1
+  else
+    expect "$1" "$3"
+  fi
+}
+recipe recipe-lost 's#(src/gnn-ops.c)#(the ops file)#' \
+  'src/gnn-ops.c names gat, but the new-model recipe'
+recipe recipe-stale 's#src/layer-KIND.c: its#src/layer-KIND-gone.c: its#' \
+  'names src/layer-gat-gone.c, which does not exist'
+
 if [ "$failed" -ne 0 ]; then
   echo "self-test: check-includes.sh did not fail as it must"
   exit 1
