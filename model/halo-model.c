@@ -2,18 +2,19 @@
 
 #include <string.h>
 
-const char *const halo_model_kind_names[] = {[HALO_MODEL_GCN] = "gcn",
-                                             [HALO_MODEL_SAGE] = "sage",
-                                             [HALO_MODEL_GIN] = "gin",
-                                             [HALO_MODEL_GAT] = "gat",
-                                             NULL};
+#define NAME_(K, name) [HALO_MODEL_##K] = #name,
+const char *const halo_model_kind_names[] = {HALO_MODEL_KINDS(NAME_) NULL};
+#undef NAME_
 #define NKINDS ((int)(sizeof halo_model_kind_names / sizeof halo_model_kind_names[0]) - 1)
 
 const char *halo_model_name(halo_model_kind kind) {
   return (unsigned)kind < (unsigned)NKINDS ? halo_model_kind_names[kind] : "unknown";
 }
 
-const char *halo_model_names(void) { return "gcn|sage|gin|gat"; }
+/* "|gcn|sage|...", shown past its first bar. */
+#define BAR_NAME_(K, name) "|" #name
+const char *halo_model_names(void) { return HALO_MODEL_KINDS(BAR_NAME_) + 1; }
+#undef BAR_NAME_
 
 halo_status halo_model_parse(const char *name, halo_model_kind *out) {
   for (int k = 0; k < NKINDS; k++)

@@ -41,11 +41,20 @@
 /* Parameter tensors of one layer, at most. */
 #define HALO_MAX_TENSORS 8
 
+/* The model kinds, one row each: X(ENUM, name).  The row makes the enum
+ * value, `--model`'s word (halo_model_kind_names) and the list of words
+ * messages show (halo_model_names), in this order; values are stored in
+ * checkpoints, so a new kind goes last. */
+#define HALO_MODEL_KINDS(X) \
+  X(GCN, gcn)               \
+  X(SAGE, sage)             \
+  X(GIN, gin)               \
+  X(GAT, gat)
+
 typedef enum {
-  HALO_MODEL_GCN = 0,
-  HALO_MODEL_SAGE = 1,
-  HALO_MODEL_GIN = 2,
-  HALO_MODEL_GAT = 3
+#define HALO_MODEL_ENUM_(K, name) HALO_MODEL_##K,
+  HALO_MODEL_KINDS(HALO_MODEL_ENUM_)
+#undef HALO_MODEL_ENUM_
 } halo_model_kind;
 
 /* How a layer runs, which fixes what it exchanges. */
@@ -75,11 +84,11 @@ typedef struct halo_param_tensor {
  * exchanges). */
 typedef struct halo_model_config {
   halo_model_kind kind;
-  int input_dropout;  /* the input features are dropped out every epoch */
-  int32_t mlp_hidden; /* GIN: the MLP's hidden width (>= 1) */
-  int train_eps;      /* GIN: ε is a parameter */
-  int residual;       /* every layer adds its input: itself, or projected (W_res) */
-  int layer_norm;     /* every hidden layer's output goes through LayerNorm (gamma, beta) */
+  int input_dropout;    /* the input features are dropped out every epoch */
+  int32_t mlp_hidden;   /* GIN: the MLP's hidden width (>= 1) */
+  int train_eps;        /* GIN: ε is a parameter */
+  int residual;         /* every layer adds its input: itself, or projected (W_res) */
+  int layer_norm;       /* every hidden layer's output goes through LayerNorm (gamma, beta) */
   int32_t heads;        /* GAT: attention heads of every hidden layer (>= 1) */
   int32_t output_heads; /* GAT: heads of the output layer, averaged (>= 1) */
 } halo_model_config;
@@ -106,8 +115,8 @@ typedef struct halo_layer_desc {
 
 typedef struct halo_model_desc {
   halo_model_config config;
-  halo_model_kind kind; /* config.kind */
-  int layers;           /* L = ndims - 1 */
+  halo_model_kind kind;                    /* config.kind */
+  int layers;                              /* L = ndims - 1 */
   int32_t dims[HALO_MAX_LAYERS + 1];       /* input, hidden..., classes */
   halo_layer_shape shape[HALO_MAX_LAYERS]; /* size layers (layer[l].shape) */
   halo_layer_desc layer[HALO_MAX_LAYERS];  /* size layers */

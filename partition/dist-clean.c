@@ -148,11 +148,11 @@ halo_status halo__dist_clean(dist *d, halo_clean_report *report) {
     memset(counts, 0, (size_t)K * sizeof *counts);
     clean_entries(d, lo, hi, counts, NULL, NULL);
     HALO_TRY(halo__dist_xfer_plan(d, counts, "the clean-up", &x));
-    for (int k = 0; k < K; k++) at[k] = x.sd[k];
+    for (int k = 0; k < K; k++) at[k] = x.sdispl[k];
     clean_entries(d, lo, hi, counts, send, at);
-    for (int k = 0; k < K; k++) x.rd[k] += (int)received; /* fits: total.received did */
+    for (int k = 0; k < K; k++) x.rdispl[k] += (int)received; /* fits: total.received did */
     HALO_MPI(
-        MPI_Alltoallv(send, x.sc, x.sd, d->pair_type, recv, x.rc, x.rd, d->pair_type, d->comm));
+        MPI_Alltoallv(send, x.scount, x.sdispl, d->pair_type, recv, x.rcount, x.rdispl, d->pair_type, d->comm));
     received += x.received;
     halo__dist_xfer_free(&x);
   }

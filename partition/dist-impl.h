@@ -16,6 +16,7 @@
 #include "halo-memory.h"
 #include "halo-mpi.h"
 #include "halo-rng.h"
+#include "halo-route.h"
 #include "halo-search.h"
 #include "halo-shard.h"
 
@@ -53,10 +54,8 @@ typedef struct dist {
 } dist;
 
 /* The int counts and displacements of one MPI_Alltoallv, in items. */
-typedef struct xfer {
-  int *sc, *sd, *rc, *rd;
-  int64_t sent, received;
-} xfer;
+/* An all-to-all's int counts and displacements (comm/halo-route.h). */
+typedef halo_route_counts xfer;
 
 /* What this rank wrote: the manifest's per-part columns and the
  * statistics, zero for the parts of other ranks, summed on rank 0. */

@@ -138,7 +138,7 @@ halo_status halo__dist_renumber(dist *d) {
     st = HALO_ERR_NOMEM;
   }
   HALO_TRY(phase_end(d, st));
-  HALO_MPI(MPI_Alltoallv(mine, x.sc, x.sd, MPI_INT64_T, got, x.rc, x.rd, MPI_INT64_T, d->comm));
+  HALO_MPI(MPI_Alltoallv(mine, x.scount, x.sdispl, MPI_INT64_T, got, x.rcount, x.rdispl, MPI_INT64_T, d->comm));
   memcpy(range, got, (size_t)x.received * sizeof *range);
   qsort(range, (size_t)x.received, sizeof *range, halo_compare_i64);
   for (int64_t i = 0; i < x.received; i++)
@@ -149,7 +149,7 @@ halo_status halo__dist_renumber(dist *d) {
   for (int64_t i = 0; i < x.received; i++)
     answer[i] = base + halo_lower_bound(range, range_count, got[i]);
   HALO_MPI(
-      MPI_Alltoallv(answer, x.rc, x.rd, MPI_INT64_T, number, x.sc, x.sd, MPI_INT64_T, d->comm));
+      MPI_Alltoallv(answer, x.rcount, x.rdispl, MPI_INT64_T, number, x.scount, x.sdispl, MPI_INT64_T, d->comm));
   int64_t *pair = d->slice.pair;
   for (int64_t i = 0; i < 2 * d->slice.count; i++)
     pair[i] = number[halo_lower_bound(mine, mine_count, pair[i])];
@@ -183,7 +183,7 @@ halo_status halo__dist_renumber(dist *d) {
   HALO_TRY(phase_end(d, st));
   /* The overlaps are consecutive runs of `range`, in rank order, the first
    * at its start: xfer_plan's running displacements are where they begin. */
-  HALO_MPI(MPI_Alltoallv(range, back.sc, back.sd, MPI_INT64_T, d->original, back.rc, back.rd,
+  HALO_MPI(MPI_Alltoallv(range, back.scount, back.sdispl, MPI_INT64_T, d->original, back.rcount, back.rdispl,
                          MPI_INT64_T, d->comm));
 done:
   halo__dist_xfer_free(&back);
@@ -233,7 +233,7 @@ halo_status halo__dist_to_blocks(dist *d, int64_t first, int64_t rows, const voi
   HALO_MPI(MPI_Type_contiguous(width, type, &row));
   HALO_MPI(MPI_Type_commit(&row));
   /* The overlaps are consecutive runs of the rows, in rank order. */
-  HALO_MPI(MPI_Alltoallv(data, x.sc, x.sd, row, *out, x.rc, x.rd, row, d->comm));
+  HALO_MPI(MPI_Alltoallv(data, x.scount, x.sdispl, row, *out, x.rcount, x.rdispl, row, d->comm));
 done:
   if (st != HALO_OK) {
     free(*out);

@@ -137,13 +137,13 @@ halo_status halo__dist_ghost_info(dist *d) {
   }
   HALO_TRY(phase_end(d, st));
   HALO_MPI(
-      MPI_Alltoallv(d->ghost, x.sc, x.sd, MPI_INT64_T, asked, x.rc, x.rd, MPI_INT64_T, d->comm));
+      MPI_Alltoallv(d->ghost, x.scount, x.sdispl, MPI_INT64_T, asked, x.rcount, x.rdispl, MPI_INT64_T, d->comm));
   for (int64_t i = 0; i < x.received; i++) {
     const int64_t r = asked[i] - d->g.begin;
     answer[2 * i] = d->part[r];
     answer[2 * i + 1] = d->g.indptr[r + 1] - d->g.indptr[r];
   }
-  HALO_MPI(MPI_Alltoallv(answer, x.rc, x.rd, d->pair_type, got, x.sc, x.sd, d->pair_type, d->comm));
+  HALO_MPI(MPI_Alltoallv(answer, x.rcount, x.rdispl, d->pair_type, got, x.scount, x.sdispl, d->pair_type, d->comm));
   for (int64_t i = 0; i < d->ghosts; i++) {
     d->ghost_part[i] = got[2 * i];
     d->ghost_degree[i] = got[2 * i + 1];
@@ -242,11 +242,11 @@ halo_status halo__dist_route_and_write(dist *d, uint64_t run_id, written *w) {
       }
     }
     HALO_TRY(phase_end(d, st));
-    for (int k = 0; k < d->size; k++) at[k] = (int64_t)x.sd[k] * ROUTE_UNIT;
+    for (int k = 0; k < d->size; k++) at[k] = (int64_t)x.sdispl[k] * ROUTE_UNIT;
     pack_rows(d, first, counts, send, at);
     for (int k = 0; k < d->size; k++) /* pad to the next writer's records */
-      for (int64_t i = at[k]; i < ((int64_t)x.sd[k] + x.sc[k]) * ROUTE_UNIT; i++) send[i] = -1;
-    HALO_MPI(MPI_Alltoallv(send, x.sc, x.sd, unit, recv, x.rc, x.rd, unit, d->comm));
+      for (int64_t i = at[k]; i < ((int64_t)x.sdispl[k] + x.scount[k]) * ROUTE_UNIT; i++) send[i] = -1;
+    HALO_MPI(MPI_Alltoallv(send, x.scount, x.sdispl, unit, recv, x.rcount, x.rdispl, unit, d->comm));
     free(send);
     send = NULL;
     phase_begin(d);

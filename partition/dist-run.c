@@ -51,46 +51,7 @@ done:
   return st;
 }
 
-void halo__dist_xfer_free(xfer *x) {
-  free(x->sc);
-  free(x->sd);
-  free(x->rc);
-  free(x->rd);
-  *x = (xfer){0};
-}
-
-/* Allocates x's arrays. Local. */
-static halo_status xfer_alloc(int K, xfer *x) {
-  halo_status st = HALO_OK;
-  *x = (xfer){0};
-  HALO_ALLOC(x->sc, K, "exchange counts");
-  HALO_ALLOC(x->sd, K, "exchange counts");
-  HALO_ALLOC(x->rc, K, "exchange counts");
-  HALO_ALLOC(x->rd, K, "exchange counts");
-done:
-  return st;
-}
-
-/* x's ints from the item counts each way; fails when they pass INT_MAX. Local. */
-static halo_status xfer_fill(const dist *d, const int64_t *send_counts, const int64_t *recv_counts,
-                             const char *what, const char *remedy, xfer *x) {
-  halo_status st = HALO_OK;
-  for (int k = 0; k < d->size; k++) {
-    if (x->sent + send_counts[k] > INT_MAX || x->received + recv_counts[k] > INT_MAX)
-      HALO_FAIL(HALO_ERR_LIMIT,
-                "%s: %s moves more than %d MPI items (int64 values, or 512-byte units of "
-                "rows) into or out of one rank, MPI's limit; %s",
-                d->slice.source, what, INT_MAX, remedy);
-    x->sc[k] = (int)send_counts[k];
-    x->sd[k] = (int)x->sent;
-    x->rc[k] = (int)recv_counts[k];
-    x->rd[k] = (int)x->received;
-    x->sent += send_counts[k];
-    x->received += recv_counts[k];
-  }
-done:
-  return st;
-}
+void halo__dist_xfer_free(xfer *x) { halo_route_counts_free(x); }
 
 /* Swaps the item counts every rank sends every other (send_counts[K]) and
  * turns them into x, checking that they fit MPI's ints.  Collective
@@ -104,12 +65,18 @@ halo_status halo__dist_xfer_plan(dist *d, const int64_t *send_counts, const char
   halo_status st = HALO_OK;
   int64_t *recv_counts = malloc((size_t)d->size * sizeof *recv_counts);
   phase_begin(d);
-  st = recv_counts ? xfer_alloc(d->size, x) : HALO_ERR_NOMEM;
-  if (!recv_counts) halo_log_error("out of memory allocating exchange counts");
+  *x = (xfer){0};
+  st = recv_counts && halo_route_counts_alloc(d->size, x) ? HALO_OK : HALO_ERR_NOMEM;
+  if (st != HALO_OK) halo_log_error("out of memory allocating exchange counts");
   HALO_TRY(phase_end(d, st));
-  HALO_MPI(MPI_Alltoall(send_counts, 1, MPI_INT64_T, recv_counts, 1, MPI_INT64_T, d->comm));
+  HALO_TRY(halo_route_swap_counts(d->comm, send_counts, recv_counts));
   phase_begin(d);
-  st = xfer_fill(d, send_counts, recv_counts, what, remedy, x);
+  st = halo_route_counts_set(x, d->size, send_counts, recv_counts);
+  if (st == HALO_ERR_LIMIT)
+    halo_log_error(
+        "%s: %s moves more than %d MPI items (int64 values, or 512-byte units of "
+        "rows) into or out of one rank, MPI's limit; %s",
+        d->slice.source, what, INT_MAX, remedy);
   HALO_TRY(phase_end(d, st));
 done:
   free(recv_counts);

@@ -2,7 +2,8 @@
 # check-recipes.sh [--doc FILE] [ROOT]
 #
 # Checks docs/architecture.md's recipe for a new model against the models
-# halo has: every production file whose code names GAT (or GIN) must be a
+# halo has: every production file (or a folder's CMakeLists.txt) whose code
+# names GAT (or GIN) must be a
 # file the recipe names, so that the recipe lists every file a model
 # touches.  The recipe is the text from "**A new model**" to "**A new
 # layer shape**" (the model, its options, its flags) and the model-op part
@@ -69,7 +70,7 @@ check() {
   for folder in $folders; do
     [ -d "$root/$folder" ] || continue
     find "$root/$folder" -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \
-      -o -name '*.cuh' \)
+      -o -name '*.cuh' -o -name CMakeLists.txt \)
   done | sort | while read -r file; do
     if grep -qE "$pattern" "$file"; then echo "${file#"$root"/}"; fi
   done >"$tmp/touched"
@@ -80,8 +81,8 @@ check() {
   echo "check-recipes: $model: $(wc -l <"$tmp/touched" | tr -d ' ') production files name it; the recipe names $(sort -u "$tmp/named" | wc -l | tr -d ' ')"
 }
 
-check gat '\bHALO_MODEL_GAT\b|\bhalo_(cuda_)?gat[a-z_]*|\bgat_[a-z_]+|\blayer_gat|\bHALO_GAT|HALO_OP_GAT|"gat"'
-check gin '\bHALO_MODEL_GIN\b|\bgin_[a-z_]+|\blayer_gin|"gin"'
+check gat '\b(layer|cpu|cuda)-gat\b|\bHALO_MODEL_GAT\b|\bhalo_(cuda_)?gat[a-z_]*|\bgat_[a-z_]+|\blayer_gat|\bHALO_GAT|HALO_OP_GAT|"gat"'
+check gin '\blayer-gin\b|\bHALO_MODEL_GIN\b|\bgin_[a-z_]+|\blayer_gin|"gin"'
 if [ $problems -gt 0 ]; then
   echo "check-recipes: $problems problem(s)"
   exit 1

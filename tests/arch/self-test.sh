@@ -131,7 +131,7 @@ recipe() {
 }
 recipe recipe-lost 's#(src/gnn-ops.c)#(the ops file)#' \
   'src/gnn-ops.c names gat, but the new-model recipe'
-recipe recipe-stale 's#src/layer-KIND.c: its#src/layer-KIND-gone.c: its#' \
+recipe recipe-stale 's#src/layer-KIND.c, added#src/layer-KIND-gone.c, added#' \
   'names src/layer-gat-gone.c, which does not exist'
 
 if [ "$failed" -ne 0 ]; then

@@ -7,6 +7,7 @@
  * quality) and against training (the same loss curve, bit for bit, with
  * --deterministic).  Bad input stops every rank with one line. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -550,6 +551,27 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   free(got);
   free(want);
   halo_graph_destroy(&g);
+  remove(path);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* Ids up to INT64_MAX: the renumbering's ranges of ids are cut without
+ * overflow (max_id + 1 once wrapped and corrupted the heap), and the
+ * numbering is the sequential reader's. */
+Test(dist, ids_up_to_int64_max_give_the_sequential_shards, .timeout = 300) {
+  char *dir = pt_temp_dir("dist-int64-max"), path[700];
+  cr_assert_lt(snprintf(path, sizeof path, "%s.txt", dir), (int)sizeof path);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  const int64_t top = INT64_MAX;
+  for (int64_t i = 0; i < 40; i++) /* a ring of sparse ids, and the top id on a chord */
+    fprintf(f, "%" PRId64 " %" PRId64 "\n", i * 1000003, ((i + 1) % 40) * 1000003);
+  for (int64_t i = 0; i < 40; i += 7) fprintf(f, "%" PRId64 " %" PRId64 "\n", top, i * 1000003);
+  fprintf(f, "%" PRId64 " %" PRId64 "\n", top - 1, top);
+  fclose(f);
+  compare_with_sequential("dist-same-int64-max", path, "metis", 2,
+                          "--synthetic-features 4 --synthetic-classes 3");
   remove(path);
   pt_remove_tree(dir);
   free(dir);
