@@ -57,7 +57,10 @@ void halo_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * values, never flags: a program sets the flag a value came from around the
  * calls that take it, so that the user sees the flag too.  With context
  * "--checkpoint ", the library's "c: cannot open: ..." reads "--checkpoint
- * c: cannot open: ...".  Warnings are left as they are. Local. */
+ * c: cannot open: ...".  Warnings are left as they are.  The two programs'
+ * run libraries (partition/partition-run.c and dist-read.c, train/) are the
+ * programs' runs moved out of programs/, and still name their flags; they
+ * are the exception, not the model.  Local. */
 void halo_log_set_context(const char *context);
 
 /* Silences halo_log_error/warn (tests of expected failures may use it). */
