@@ -13,6 +13,8 @@ packages=(
   libcriterion-dev
   zlib1g-dev libbz2-dev liblzma-dev
   libopenblas-dev
+  # numpy and h5py: the npy/npz tests, scripts/halo-import and scripts/halo-to-torch
+  python3-numpy python3-h5py
 )
 # Wanted, not needed: without them the build and the other tests still run.
 # python3-matplotlib: scripts/halo-plot, whose test (test-plot) is skipped
