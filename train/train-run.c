@@ -4,6 +4,7 @@
  * admission is train-memory.c, the totals train-totals.c; what rank 0
  * prints and writes is the program's (the report hooks).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <omp.h>
 #include <stdint.h>
@@ -29,6 +30,65 @@
  * cblas.h the system puts first on the include path. */
 void openblas_set_num_threads(int num_threads);
 
+static int has_file(const char *dir, const char *name) {
+  char path[4096];
+  struct stat sb;
+  return snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path &&
+         stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static int is_checkpoint_name(const char *base) {
+  return strcmp(base, "best.h5") == 0 || strncmp(base, "ckpt-", 5) == 0;
+}
+
+static int holds_checkpoint(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int found = 0;
+  for (struct dirent *e; !found && (e = readdir(d));) found = is_checkpoint_name(e->d_name);
+  closedir(d);
+  return found;
+}
+
+/* What DIR is when it is not a shard folder, said in one line (Local): a
+ * shard or checkpoint file, a checkpoint folder, an input graph.  Returns
+ * HALO_OK when DIR holds a manifest, or when DIR is not there at all (the
+ * manifest's own open says so). */
+static halo_status diagnose_dir(const char *dir) {
+  halo_status st = HALO_OK;
+  struct stat sb;
+  if (stat(dir, &sb) != 0) return HALO_OK;
+  const char *slash = strrchr(dir, '/');
+  const char *base = slash ? slash + 1 : dir;
+  if (!S_ISDIR(sb.st_mode)) {
+    if (is_checkpoint_name(base))
+      HALO_FAIL(HALO_ERR_ARG,
+                "%s is a checkpoint file, not a shard folder: give the shards' folder as DIR "
+                "and this file to --checkpoint (--eval-only evaluates it)",
+                dir);
+    if (strcmp(base, "manifest.h5") == 0 || strncmp(base, "part-", 5) == 0)
+      HALO_FAIL(HALO_ERR_ARG, "%s is a file of a shard folder: give the folder that holds it",
+                dir);
+    HALO_FAIL(HALO_ERR_ARG, "%s is a file, not a shard folder (halo-partition --out DIR writes one)",
+              dir);
+  }
+  if (has_file(dir, "manifest.h5")) goto done;
+  if (has_file(dir, "best.h5") || holds_checkpoint(dir))
+    HALO_FAIL(HALO_ERR_ARG,
+              "%s is a checkpoint folder, not a shard folder: give the shards' folder as DIR and "
+              "this one as --checkpoint",
+              dir);
+  if (has_file(dir, "edge.csv") || has_file(dir, "edge.csv.gz") ||
+      has_file(dir, "raw/edge.csv.gz") || has_file(dir, "num-node-list.csv") ||
+      has_file(dir, "num-node-list.csv.gz") || has_file(dir, "raw/num-node-list.csv.gz"))
+    HALO_FAIL(HALO_ERR_ARG,
+              "%s is an input graph, not a shard folder: partition it first "
+              "(halo-partition --input %s --parts P --out SHARDS), then train SHARDS",
+              dir, dir);
+done:
+  return st;
+}
+
 static halo_status load(train_run *r) {
   halo_status st = HALO_OK;
   char path[4096];
@@ -36,6 +96,10 @@ static halo_status load(train_run *r) {
 
   if (snprintf(path, sizeof path, "%s/manifest.h5", dir) >= (int)sizeof path)
     HALO_FAIL(HALO_ERR_ARG, "%s: shard folder path too long", dir);
+  if (r->rank != 0) halo_log_set_quiet(1);
+  st = diagnose_dir(dir);
+  halo_log_set_quiet(0);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
   /* Every rank reads the manifest, but a fault in it is the same for all:
    * rank 0 reports it, and another rank speaks only if it alone fails.
    * /part (4 bytes per global node, on every rank) stays on disk: nothing

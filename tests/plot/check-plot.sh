@@ -136,6 +136,21 @@ else
   fi
 fi
 
+# A partition run without --dims has no matrix to draw: the line says so
+# (not that the file predates the key).
+run partition-nodims "$partition" --input "$src/datasets/cora" --parts 2 \
+  --out "$tmp/cora-2n" --json "$tmp/cora-2n.json"
+mkdir "$tmp/nodims"
+run plot-nodims "$py" "$plot" "$tmp/cora-2.jsonl" --partition "$tmp/cora-2n.json" \
+  --out "$tmp/nodims" --prefix n
+if [ "$rc" -eq 0 ] && grep -q 'cora-2n.json: no halo matrix: halo-partition was run without --dims' \
+     "$tmp/plot-nodims.err"; then
+  ok "a partition run without --dims: $(cat "$tmp/plot-nodims.err")"
+  check_pngs "$tmp/nodims" n-curves.png n-time.png
+else
+  fail "a partition run without --dims: exit $rc, stderr '$(cat "$tmp/plot-nodims.err")'"
+fi
+
 # A synthetic 4-part halo matrix ([sender][receiver], bytes per epoch).
 cat >"$tmp/synthetic.json" <<'EOF'
 {"parts": 4, "predicted_halo_bytes_per_epoch": 88688,
