@@ -140,9 +140,10 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
   return HALO_ERR_ARG;
 }
 
-/* "1.23 MB" (decimal units, as network traffic is usually counted). */
+/* "1.23 MB" (decimal units, as every halo output counts bytes: kB, MB, GB = 10^3, 10^6,
+ * 10^9; docs/architecture.md, "Units"). */
 static const char *human_bytes(char *buf, size_t size, int64_t bytes) {
-  static const char *const units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
   double v = (double)bytes;
   int u = 0;
   while (v >= 1000.0 && u < 5) {
