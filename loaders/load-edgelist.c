@@ -19,12 +19,14 @@
 #include "load-impl.h"
 
 /* The values on a line: runs of anything but ',', spaces and tabs,
- * separated by a ',' (blanks around it allowed) or by blanks. */
+ * separated by a ',' (blanks around it allowed) or by blanks; an empty
+ * one (",,") is left to the parser to name. */
 static int count_values(const char *p) {
   int values = 0;
   for (p = load_skip_blank(p); *p;) {
+    const char *at = p;
     while (*p && *p != ',' && *p != ' ' && *p != '\t') p++;
-    values++;
+    values += p > at;
     p = load_skip_blank(p);
     if (*p == ',') p = load_skip_blank(p + 1);
   }

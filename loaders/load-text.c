@@ -142,7 +142,7 @@ halo_status halo_load_check_classes(const char *where, int32_t max_label, int64_
   if (classes == 0 && max_label >= HALO_CLASSES_SPARSE_LABEL &&
       made > HALO_CLASSES_SPARSE_FACTOR * distinct)
     HALO_FAIL(HALO_ERR_RANGE,
-              "%s: label %" PRId32 " makes %" PRId64 " classes, but only %" PRId64
+              "%s: label %" PRId32 " makes %" PRId64 " classes, but at most %" PRId64
               " distinct labels appear, so most classes would have no node; if there are "
               "%" PRId64 " classes, say so with --classes %" PRId64 ", else fix the label",
               where, max_label, made, distinct, made, made);
