@@ -68,16 +68,26 @@ load_file_kind load_sniff(const char *path) {
 
 const char *load_file_kind_name(load_file_kind kind) {
   switch (kind) {
-    case LOAD_FILE_TEXT: return "text";
-    case LOAD_FILE_GZIP: return "gzip";
-    case LOAD_FILE_NPY: return "a NumPy .npy file";
-    case LOAD_FILE_NPZ: return "a NumPy .npz archive";
-    case LOAD_FILE_TORCH: return "a PyTorch file (torch.save)";
-    case LOAD_FILE_PICKLE: return "a Python pickle";
-    case LOAD_FILE_HDF5: return "an HDF5 file";
-    case LOAD_FILE_PARQUET: return "a Parquet file";
-    case LOAD_FILE_DGL: return "a DGL graph file (dgl.save_graphs)";
-    case LOAD_FILE_ZIP: return "a zip archive";
+    case LOAD_FILE_TEXT:
+      return "text";
+    case LOAD_FILE_GZIP:
+      return "gzip";
+    case LOAD_FILE_NPY:
+      return "a NumPy .npy file";
+    case LOAD_FILE_NPZ:
+      return "a NumPy .npz archive";
+    case LOAD_FILE_TORCH:
+      return "a PyTorch file (torch.save)";
+    case LOAD_FILE_PICKLE:
+      return "a Python pickle";
+    case LOAD_FILE_HDF5:
+      return "an HDF5 file";
+    case LOAD_FILE_PARQUET:
+      return "a Parquet file";
+    case LOAD_FILE_DGL:
+      return "a DGL graph file (dgl.save_graphs)";
+    case LOAD_FILE_ZIP:
+      return "a zip archive";
   }
   return "an unknown kind of file";
 }
@@ -90,7 +100,8 @@ static const char *kind_hint(load_file_kind kind) {
       return "this reader takes text: write the array as text (numpy.savetxt('x.csv', a, "
              "delimiter=',')), or convert a graph with scripts/halo-import";
     case LOAD_FILE_TORCH:
-    case LOAD_FILE_DGL: return "convert it with scripts/halo-import";
+    case LOAD_FILE_DGL:
+      return "convert it with scripts/halo-import";
     case LOAD_FILE_PICKLE:
       return "halo reads no pickles: save the arrays with numpy.savez and convert them with "
              "scripts/halo-import";
@@ -99,8 +110,10 @@ static const char *kind_hint(load_file_kind kind) {
              "not halo-partition's)";
     case LOAD_FILE_PARQUET:
       return "write it as CSV (pandas.read_parquet(f).to_csv('x.csv', index=False))";
-    case LOAD_FILE_ZIP: return "unzip it and give the text file inside";
-    default: return "";
+    case LOAD_FILE_ZIP:
+      return "unzip it and give the text file inside";
+    default:
+      return "";
   }
 }
 

@@ -89,7 +89,8 @@ halo_status load_text_layout(const char *path, halo_header mode, int comments, l
   if (got == 0 || !all_numbers(line, out->sep, &fields)) goto done; /* line 1 is bad data */
   if (mode == HALO_HEADER_NO)
     HALO_FAIL(HALO_ERR_PARSE,
-              "%s:%" PRId64 ": has a header row ('%.60s%s'), but --header no says there is none: "
+              "%s:%" PRId64
+              ": has a header row ('%.60s%s'), but --header no says there is none: "
               "drop --header no, or remove the line",
               path, first_line, first, strlen(first) > 60 ? "..." : "");
   out->header_line = first_line;
@@ -136,8 +137,8 @@ halo_status halo_load_check_classes(const char *where, int32_t max_label, int64_
   const int64_t made = (int64_t)max_label + 1;
   if (classes > 0 && max_label >= classes)
     HALO_FAIL(HALO_ERR_RANGE,
-              "%s: label %" PRId32 " is out of range for --classes %" PRId32
-              " (labels 0..%" PRId32 ", -1 or nan for unlabelled)",
+              "%s: label %" PRId32 " is out of range for --classes %" PRId32 " (labels 0..%" PRId32
+              ", -1 or nan for unlabelled)",
               where, max_label, classes, classes - 1);
   if (classes == 0 && max_label >= HALO_CLASSES_SPARSE_LABEL &&
       made > HALO_CLASSES_SPARSE_FACTOR * distinct)

@@ -19,8 +19,7 @@
 static uint64_t test_seed(const char *name) {
   const char *env = getenv("HALO_TEST_SEED");
   uint64_t seed = env ? strtoull(env, NULL, 10) : 36;
-  fprintf(stderr, "%s: seed %llu (set HALO_TEST_SEED to change)\n", name,
-          (unsigned long long)seed);
+  fprintf(stderr, "%s: seed %llu (set HALO_TEST_SEED to change)\n", name, (unsigned long long)seed);
   return seed;
 }
 
@@ -46,7 +45,8 @@ static drawn draw(uint64_t seed, int n, int m, int F, int C) {
   }
   for (int k = 0; k < n * F; k++)
     d.x[k] = (float)((int64_t)(halo_rng_bits(seed, 3, (uint64_t)k) % 2001) - 1000) / 100.0f;
-  for (int v = 0; v < n; v++) d.label[v] = v < C ? v : (int)(halo_rng_bits(seed, 4, (uint64_t)v) % (uint64_t)C);
+  for (int v = 0; v < n; v++)
+    d.label[v] = v < C ? v : (int)(halo_rng_bits(seed, 4, (uint64_t)v) % (uint64_t)C);
   return d;
 }
 
@@ -98,8 +98,7 @@ static const char *write_features(const char *name, const drawn *d, const char *
   put(&t, "%s", "");
   if (header) put(&t, "%s\n", header);
   for (int v = 0; v < d->n; v++)
-    for (int f = 0; f < d->F; f++)
-      put(&t, "%.2f%s", d->x[v * d->F + f], f + 1 < d->F ? sep : "\n");
+    for (int f = 0; f < d->F; f++) put(&t, "%.2f%s", d->x[v * d->F + f], f + 1 < d->F ? sep : "\n");
   const char *path = scratch_write(name, t.s);
   free(t.s);
   return path;
@@ -204,21 +203,21 @@ Test(text, header_detection_edge_cases) {
   /* --header no refuses a header row, naming its line. */
   load_text t;
   capture_begin();
-  halo_status st = load_text_layout(scratch_write("no.csv", "#x\nsrc dst\n0 1\n"), HALO_HEADER_NO,
-                                    1, &t);
+  halo_status st =
+      load_text_layout(scratch_write("no.csv", "#x\nsrc dst\n0 1\n"), HALO_HEADER_NO, 1, &t);
   const char *said = capture_end();
   cr_expect_eq(st, HALO_ERR_PARSE);
   cr_expect(strstr(said, "no.csv:2: has a header row ('src dst')") != NULL, "%s", said);
   /* Loaded: the numeric header skipped with yes, and loaded as data without. */
   halo_graph *g = NULL;
   const halo_load_options yes = {.header = HALO_HEADER_YES};
-  cr_assert_eq(halo_load_opts(scratch_write("y.txt", "7 8\n0 1\n1 2\n"), HALO_FORMAT_EDGELIST,
-                              &yes, &g),
-               HALO_OK);
+  cr_assert_eq(
+      halo_load_opts(scratch_write("y.txt", "7 8\n0 1\n1 2\n"), HALO_FORMAT_EDGELIST, &yes, &g),
+      HALO_OK);
   cr_expect_eq(g->n, 3, "the line '7 8' is the header");
-  cr_assert_eq(halo_load_node_data_opts(g, scratch_write("yx.csv", "0,1\n1,1\n2,2\n3,3\n"), NULL,
-                                        &yes),
-               HALO_OK);
+  cr_assert_eq(
+      halo_load_node_data_opts(g, scratch_write("yx.csv", "0,1\n1,1\n2,2\n3,3\n"), NULL, &yes),
+      HALO_OK);
   cr_expect_eq(g->x[0], 1.0f);
   halo_graph_destroy(&g);
   /* Two lines of words: no header row, a bad line 1. */
@@ -232,8 +231,7 @@ Test(text, one_separator_per_file) {
   cr_assert_eq(halo_load(scratch_write("s.txt", "0 1\n1 2\n2 0\n"), HALO_FORMAT_EDGELIST, &g),
                HALO_OK);
   capture_begin();
-  halo_status st =
-      halo_load_node_data(g, scratch_write("mixed.txt", "1 2\n3 4\n5,6\n"), NULL);
+  halo_status st = halo_load_node_data(g, scratch_write("mixed.txt", "1 2\n3 4\n5,6\n"), NULL);
   const char *said = capture_end();
   cr_expect_eq(st, HALO_ERR_PARSE);
   cr_expect(strstr(said, "mixed.txt:3: unexpected ',' after value 1") != NULL, "%s", said);
@@ -256,8 +254,8 @@ Test(text, edge_list_separators) {
   expect_same_graph(a, b, "commas");
   halo_graph_destroy(&a);
   halo_graph_destroy(&b);
-  EXPECT_LOAD_ERROR(scratch_write("c2.txt", "0 1,2\n"), HALO_FORMAT_EDGELIST,
-                    HALO_ERR_UNSUPPORTED, "c2.txt:1:", "a third column");
+  EXPECT_LOAD_ERROR(scratch_write("c2.txt", "0 1,2\n"), HALO_FORMAT_EDGELIST, HALO_ERR_UNSUPPORTED,
+                    "c2.txt:1:", "a third column");
   EXPECT_LOAD_ERROR(scratch_write("c3.txt", "0,,1\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
                     "c3.txt:1:", "missing value where a node id was expected");
   EXPECT_LOAD_ERROR(scratch_write("c4.txt", "0;1\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
@@ -352,9 +350,9 @@ Test(text, the_class_rule) {
 
 Test(text, label_files_under_the_rule) {
   halo_graph *g = NULL;
-  cr_assert_eq(halo_load(scratch_write("r.txt", "0 1\n1 2\n2 3\n3 4\n4 5\n"), HALO_FORMAT_EDGELIST,
-                         &g),
-               HALO_OK);
+  cr_assert_eq(
+      halo_load(scratch_write("r.txt", "0 1\n1 2\n2 3\n3 4\n4 5\n"), HALO_FORMAT_EDGELIST, &g),
+      HALO_OK);
   const char *stray = scratch_write("stray.csv", "label\n0\n1\n99\n2\n3\n99\n");
   capture_begin();
   halo_status st = halo_load_node_data(g, NULL, stray);
@@ -418,11 +416,11 @@ Test(text, nodes_keeps_isolated_nodes_at_the_end) {
   st = halo_load_opts(edges, HALO_FORMAT_AUTO, &three, &g);
   said = capture_end();
   cr_expect_eq(st, HALO_ERR_RANGE);
-  cr_expect(strstr(said, "iso.csv:3: node id 3 is out of range [0, 3) of --nodes 3") != NULL,
-            "%s", said);
-  cr_assert_eq(halo_load_opts(scratch_write("none.txt", "# nothing\n"), HALO_FORMAT_AUTO, &three,
-                              &g),
-               HALO_OK);
+  cr_expect(strstr(said, "iso.csv:3: node id 3 is out of range [0, 3) of --nodes 3") != NULL, "%s",
+            said);
+  cr_assert_eq(
+      halo_load_opts(scratch_write("none.txt", "# nothing\n"), HALO_FORMAT_AUTO, &three, &g),
+      HALO_OK);
   cr_expect_eq(g->n, 3);
   cr_expect_eq(g->m, 0);
   halo_graph_destroy(&g);
