@@ -191,9 +191,8 @@ halo_status halo_load_spec_slice(const char *spec, int64_t slice, int64_t slices
  * halo_load_slice_lines counts).  A gzip file is
  * HALO_ERR_UNSUPPORTED; source_digest is left 0 (the ranks digest the file
  * together: halo_load_chunk_digests). Local. */
-halo_status halo_load_edgelist_slice(const char *path, const halo_load_options *opt,
-                                     int64_t slice, int64_t slices, int64_t line_base,
-                                     halo_edge_slice *out);
+halo_status halo_load_edgelist_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, halo_edge_slice *out);
 
 /* The lines of slice `slice` of `slices` of a plain-text file (as
  * halo_load_edgelist_slice cuts it), blank and comment lines included.
@@ -205,8 +204,7 @@ halo_status halo_load_slice_lines(const char *path, int64_t slice, int64_t slice
  * last may be shorter), in the file's own ids, parsed and refused as
  * halo_load parses them; *digest gets halo_load's digest of the file.  A
  * failure of emit() stops the read and is returned. Local. */
-halo_status halo_load_edgelist_stream(const char *path, const halo_load_options *opt,
-                                      int64_t block,
+halo_status halo_load_edgelist_stream(const char *path, const halo_load_options *opt, int64_t block,
                                       halo_status (*emit)(void *ctx, const int64_t *pair,
                                                           int64_t count),
                                       void *ctx, uint64_t *digest);
@@ -233,9 +231,9 @@ typedef struct halo_node_slice {
  * parses them with opt (NULL: an OGB folder's file), against the width of
  * the file's first row; the slice holding a header row skips it; a row
  * past `nodes` is refused at its line. Local. */
-halo_status halo_load_features_slice(const char *path, const halo_load_options *opt,
-                                     int64_t slice, int64_t slices, int64_t line_base,
-                                     int64_t nodes, halo_node_slice *out);
+halo_status halo_load_features_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, int64_t nodes,
+                                     halo_node_slice *out);
 
 /* The same for a labels file: one label per line, or (several columns)
  * one row of binary tasks, as halo_load_node_data reads them (a label >=

@@ -57,8 +57,10 @@ static halo_status parse_edge_line(const load_reader *r, const char *p, int64_t 
     if (cols < 2) id[cols] = v;
     cols++;
     p = load_skip_blank(p);
-    if (*p == ',') p++;
-    else if (*p == '\0') break;
+    if (*p == ',')
+      p++;
+    else if (*p == '\0')
+      break;
   }
   if (cols != 2) LOAD_FAIL(r, HALO_ERR_PARSE, "expected 2 node ids, found %d", cols);
 done:
@@ -340,9 +342,8 @@ done:
 /* An OGB file's layout: commas, no header row (as OGB writes it). */
 static const load_text OGB_TEXT = {.sep = ','};
 
-halo_status halo_load_edgelist_slice(const char *path, const halo_load_options *opt,
-                                     int64_t slice, int64_t slices, int64_t line_base,
-                                     halo_edge_slice *out) {
+halo_status halo_load_edgelist_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, halo_edge_slice *out) {
   halo_status st = HALO_OK;
   load_text t;
   *out = (halo_edge_slice){.nodes = -1};
@@ -386,8 +387,7 @@ done:
   return st;
 }
 
-halo_status halo_load_edgelist_stream(const char *path, const halo_load_options *opt,
-                                      int64_t block,
+halo_status halo_load_edgelist_stream(const char *path, const halo_load_options *opt, int64_t block,
                                       halo_status (*emit)(void *ctx, const int64_t *pair,
                                                           int64_t count),
                                       void *ctx, uint64_t *digest_out) {

@@ -36,8 +36,10 @@ static halo_status row_shape(const load_reader *r, const char *line, const char 
                              int32_t c, int32_t width, const load_text *t, const char *values) {
   halo_status st = HALO_OK;
   if (more < 0 && *p == ',')
-    LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected ',' after value %d: line 1 separates values by "
-              "spaces or tabs, and a file uses one separator", c + 1);
+    LOAD_FAIL(r, HALO_ERR_PARSE,
+              "unexpected ',' after value %d: line 1 separates values by "
+              "spaces or tabs, and a file uses one separator",
+              c + 1);
   if (more < 0) LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after value %d", *p, c + 1);
   if ((more > 0) != (c + 1 < width))
     LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d %s, expected %d as on line %lld",
@@ -72,8 +74,7 @@ done:
  * names only the nodes of its edges. */
 static halo_status too_many_rows(const load_reader *r, const char *what, int64_t n, int hint) {
   halo_status st = HALO_OK;
-  LOAD_FAIL(r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph%s", what,
-            (long long)n,
+  LOAD_FAIL(r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph%s", what, (long long)n,
             hint ? " (an edge list names only the nodes of its edges: if row v is node v, give "
                    "--nodes N to keep the ids 0..N-1, isolated nodes included, or give an OGB "
                    "folder)"
@@ -712,8 +713,8 @@ halo_status halo_load_node_stream(const char *path, const halo_load_options *opt
   HALO_TRY(load_reader_open(&r, path, digest));
   while ((got = load_text_next(&r, &t, &line, &len)) > 0) {
     if (first + rows >= nodes)
-      HALO_TRY(too_many_rows(&r, halo_load_node_rows_name(is_labels, width), nodes,
-                             rows_hint(opt)));
+      HALO_TRY(
+          too_many_rows(&r, halo_load_node_rows_name(is_labels, width), nodes, rows_hint(opt)));
     HALO_TRY(node_row(&r, &t, line, is_labels, classes, width, data, rows, max_label, max_line));
     if (++rows == block) {
       HALO_TRY(emit(ctx, first, rows, data));
@@ -776,9 +777,9 @@ done:
   return st;
 }
 
-halo_status halo_load_features_slice(const char *path, const halo_load_options *opt,
-                                     int64_t slice, int64_t slices, int64_t line_base,
-                                     int64_t nodes, halo_node_slice *out) {
+halo_status halo_load_features_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, int64_t nodes,
+                                     halo_node_slice *out) {
   return node_slice(path, opt, slice, slices, line_base, nodes, 0, out);
 }
 

@@ -91,7 +91,8 @@ static halo_status input_kind(dist *d, int *code) {
   if (!d->row) HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)f);
   if (d->rq->nodes > 0 && d->row->slicing != HALO_SLICING_LINES)
     HALO_FAIL(HALO_ERR_ARG,
-              "--nodes %" PRId64 ": %s is not an edge list (an OGB folder, a Matrix Market file "
+              "--nodes %" PRId64
+              ": %s is not an edge list (an OGB folder, a Matrix Market file "
               "and a spec give their node count)",
               d->rq->nodes, in);
   if (d->row->slicing == HALO_SLICING_SPEC || stat(in, &sb) != 0) goto done;

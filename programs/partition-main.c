@@ -139,17 +139,17 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
   X(LABELS, HALO_FLAG_STRING_ROW("--labels", C, rq.labels, NULL, "FILE",                           \
                                  "node labels for a structure-only input: one per line, or\n"      \
                                  "several 0/1 columns (multi-label tasks; nan = missing)"))        \
-  X(HEADER, HALO_FLAG_CHOICE_ROW("--header", C, rq.header, header_words,                          \
-                                 "auto (default), yes or no: whether the first line of the\n"     \
-                                 "edge list, --features and --labels is a header row (auto:\n"    \
-                                 "a line with a name, then a line of numbers)"))                   \
-  X(NODES, HALO_FLAG_INT_ROW("--nodes", C, rq.nodes, 1, (int64_t)1 << 32, "N",                    \
-                             "an edge list's ids are the nodes 0..N-1, kept as they are\n"        \
+  X(HEADER, HALO_FLAG_CHOICE_ROW("--header", C, rq.header, header_words,                           \
+                                 "whether the first line of the edge list, --features and\n"       \
+                                 "--labels is a header row (auto, the default: a line with\n"      \
+                                 "a name, then a line of numbers)"))                               \
+  X(NODES, HALO_FLAG_INT_ROW("--nodes", C, rq.nodes, 1, (int64_t)1 << 32, "N",                     \
+                             "an edge list's ids are the nodes 0..N-1, kept as they are\n"         \
                              "(isolated nodes stay; an id >= N is refused)"))                      \
   X(CLASSES, HALO_FLAG_INT_ROW("--classes", C, rq.classes, 1, INT32_MAX, "C",                      \
-                               "the class count of --labels (a label >= C is refused);\n"         \
-                               "without it, labels that leave most classes empty are"\
-                               " refused"))         \
+                               "the class count of --labels (a label >= C is refused);\n"          \
+                               "without it, labels that leave most classes empty are\n"            \
+                               "refused"))                                                         \
   X(SYNTH_FEATURES,                                                                                \
     HALO_FLAG_INT_ROW("--synthetic-features", C, rq.synth_features, 1, INT32_MAX, "F",             \
                       "F random class-dependent features (with --synthetic-classes)"))             \

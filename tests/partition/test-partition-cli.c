@@ -662,8 +662,10 @@ Test(cli, help_lists_every_flag_and_value) {
   char words[] =
       "--input --format --features --labels --header --nodes --classes --synthetic-features "
       "--synthetic-classes --parts "
-      "--method --seed --ufactor --coarsen-levels --objective --order --out --force --dims --json --write-metis "
-      "--help --version auto ogb edgelist snap mtx spec metis random block cut vol community yes no";
+      "--method --seed --ufactor --coarsen-levels --objective --order --out --force --dims --json "
+      "--write-metis "
+      "--help --version auto ogb edgelist snap mtx spec metis random block cut vol community yes "
+      "no";
   char *save = NULL;
   for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
     cr_expect_not_null(strstr(out, w), "--help does not mention %s", w);
