@@ -38,11 +38,26 @@ halo_status halo_load(const char *input, halo_format fmt, halo_graph **out);
 /* The format AUTO picks for `input` (above). Local. */
 halo_format halo_load_detect_format(const char *input);
 
+/* Whether line 1 of a text input is a header row (--header): AUTO finds
+ * one when a value of the first line that holds data is not a number and
+ * the next line's values all are; YES skips that line whatever it holds
+ * (a header of numbers, as pandas writes "0,1,2" for unnamed columns); NO
+ * refuses a file where AUTO would find one.  The edge list (its first line
+ * that is not blank or a '#' comment), --features and --labels follow it;
+ * an OGB folder's files and --split's are read with AUTO. */
+typedef enum { HALO_HEADER_AUTO = 0, HALO_HEADER_YES, HALO_HEADER_NO } halo_header;
+
 /* What halo_load_opts does beyond halo_load. */
 typedef struct halo_load_options {
   const char *split_name; /* OGB: the folder split/NAME to read (NULL: split/ itself, or its only
                              folder) */
   int skip_split;         /* OGB: read no split (another one replaces it) */
+  halo_header header;     /* text inputs' header row (above) */
+  int64_t nodes;          /* an edge list: its ids are the nodes 0..nodes-1, kept as they are
+                             (isolated nodes included; an id >= nodes is refused at its line);
+                             0: inferred, the ids renumbered 0..n-1 */
+  int32_t classes;        /* labels: the class count, a label >= classes refused at its line;
+                             0: the largest label + 1, under halo_load_check_classes' rule */
 } halo_load_options;
 
 /* halo_load with options (opt may be NULL). Local. */
@@ -67,6 +82,39 @@ halo_status halo_graph_synthesize_split(halo_graph *g, const double frac[3], uin
 /* Reads features (CSV rows, one per node) and/or labels (one per line) from files into g; either
  * path may be NULL. */
 halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char *label_path);
+
+/* The same with options (opt may be NULL): their header, classes and
+ * nodes (a file of more rows than g's nodes is refused, and without
+ * opt->nodes the line says that --nodes keeps an edge list's isolated
+ * nodes). Local. */
+halo_status halo_load_node_data_opts(halo_graph *g, const char *feat_path, const char *label_path,
+                                     const halo_load_options *opt);
+
+/* ---- The class count of single-label data ----------------------------- */
+
+/* A label file without --classes makes max label + 1 classes, unless that
+ * leaves most classes without a node: with HALO_CLASSES_SPARSE_LABEL <=
+ * the largest label M and M + 1 > HALO_CLASSES_SPARSE_FACTOR x the
+ * distinct labels in use, it is refused (a stray 99 in a file of labels
+ * 0..3 would make 100 classes).  Real datasets that leave a few classes
+ * unused pass: the rule needs more than half of them empty. */
+enum { HALO_CLASSES_SPARSE_LABEL = 8, HALO_CLASSES_SPARSE_FACTOR = 2 };
+
+/* The class count of labels whose largest is max_label (-1: none), of
+ * which `distinct` values are in use, given --classes `classes` (0: none):
+ * classes when given, a max_label >= classes refused; else max_label + 1,
+ * refused under the rule above.  A refusal is one line that starts with
+ * `where` (the file and line of the first max_label: "FILE:LINE", or
+ * "FILE: row R" for a binary file) and says what to do (--classes).  Every
+ * label reader calls it, whatever the file's format. Local. */
+halo_status halo_load_check_classes(const char *where, int32_t max_label, int64_t distinct,
+                                    int32_t classes, int32_t *out);
+
+/* The distinct labels >= 0 among labels[0..rows), whose largest is
+ * max_label; rows when max_label + 1 > 2 rows, where the rule's verdict is
+ * the exact count's. Local. */
+halo_status halo_load_label_distinct(const int32_t *labels, int64_t rows, int32_t max_label,
+                                     int64_t *distinct);
 
 /* Gives g `classes` labels, class-dependent features of width `features`, and a 10/10/80 split,
  * from `seed`. */
@@ -134,14 +182,17 @@ halo_status halo_load_spec_slice(const char *spec, int64_t slice, int64_t slices
 /* Slice `slice` of `slices` of a plain-text edge list (SNAP): the edges of
  * the lines that start in its byte range [size·slice/slices,
  * size·(slice+1)/slices), in the file's own ids (`renumber` is set, `nodes`
- * is -1), parsed and refused exactly as halo_load parses them; a bad line is
+ * is -1; with opt->nodes, the ids are nodes in [0, opt->nodes), `renumber`
+ * 0), parsed and refused exactly as halo_load parses them with opt (the
+ * header row, found from the file's head, is skipped by the slice that
+ * holds it); a bad line is
  * named by its line number in the whole file, line_base + its line in the
  * slice (line_base: the lines of the lower slices, which
  * halo_load_slice_lines counts).  A gzip file is
  * HALO_ERR_UNSUPPORTED; source_digest is left 0 (the ranks digest the file
  * together: halo_load_chunk_digests). Local. */
-halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t slices,
-                                     int64_t line_base, halo_edge_slice *out);
+halo_status halo_load_edgelist_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, halo_edge_slice *out);
 
 /* The lines of slice `slice` of `slices` of a plain-text file (as
  * halo_load_edgelist_slice cuts it), blank and comment lines included.
@@ -153,7 +204,7 @@ halo_status halo_load_slice_lines(const char *path, int64_t slice, int64_t slice
  * last may be shorter), in the file's own ids, parsed and refused as
  * halo_load parses them; *digest gets halo_load's digest of the file.  A
  * failure of emit() stops the read and is returned. Local. */
-halo_status halo_load_edgelist_stream(const char *path, int64_t block,
+halo_status halo_load_edgelist_stream(const char *path, const halo_load_options *opt, int64_t block,
                                       halo_status (*emit)(void *ctx, const int64_t *pair,
                                                           int64_t count),
                                       void *ctx, uint64_t *digest);
@@ -170,20 +221,27 @@ typedef struct halo_node_slice {
   int8_t *targets;   /* labels of width > 1 (multi-label): rows x width of 1, 0 or -1
                         (missing); else NULL */
   int32_t max_label; /* labels: the largest label of the slice (-1 when none) */
+  int64_t max_line;  /* labels: the line (in the file) of its first occurrence, 0 when none */
+  int header;        /* 1: the file's line 1 is a header row, row v is on line v + 2 */
 } halo_node_slice;
 
 /* The feature rows of slice `slice` of `slices` of a plain-text CSV of
- * `nodes` rows, whose first row lies `line_base` lines into the file
- * (halo_load_slice_lines), parsed and refused as halo_load_node_data parses
- * them, against the width of the file's line 1; a row past `nodes` is
- * refused at its line. Local. */
-halo_status halo_load_features_slice(const char *path, int64_t slice, int64_t slices,
-                                     int64_t line_base, int64_t nodes, halo_node_slice *out);
+ * `nodes` rows, whose first line lies `line_base` lines into the file
+ * (halo_load_slice_lines), parsed and refused as halo_load_node_data_opts
+ * parses them with opt (NULL: an OGB folder's file), against the width of
+ * the file's first row; the slice holding a header row skips it; a row
+ * past `nodes` is refused at its line. Local. */
+halo_status halo_load_features_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, int64_t nodes,
+                                     halo_node_slice *out);
 
 /* The same for a labels file: one label per line, or (several columns)
- * one row of binary tasks, as halo_load_node_data reads them. Local. */
-halo_status halo_load_labels_slice(const char *path, int64_t slice, int64_t slices,
-                                   int64_t line_base, int64_t nodes, halo_node_slice *out);
+ * one row of binary tasks, as halo_load_node_data reads them (a label >=
+ * opt->classes refused at its line); the class count is the caller's,
+ * over all slices (halo_load_check_classes). Local. */
+halo_status halo_load_labels_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                   int64_t slices, int64_t line_base, int64_t nodes,
+                                   halo_node_slice *out);
 
 /* Frees the rows; accepts a zeroed slice. Local. */
 void halo_node_slice_free(halo_node_slice *s);
@@ -275,9 +333,12 @@ halo_status halo_load_ogb_edge_stream(const char *path, int64_t nodes, int64_t b
                                                           int64_t count),
                                       void *ctx, halo_digest_chunked *digest);
 
-/* The width of a node-data file: its line 1's fields (features, or a
- * labels file's tasks: 1 for one label a node). Local. */
-halo_status halo_load_node_width(const char *path, int32_t *width);
+/* The width of a node-data file: its first row's fields, past a header
+ * row by opt (NULL: an OGB folder's file) (features, or a labels file's
+ * tasks: 1 for one label a node); *header (unless NULL) gets 1 when its
+ * line 1 is a header row. Local. */
+halo_status halo_load_node_width(const char *path, const halo_load_options *opt, int32_t *width,
+                                 int *header);
 
 /* The bytes of one item of a node-data row (a float feature, an int32
  * label, an int8 task of a multi-label row), and what the rows are called
@@ -292,11 +353,13 @@ typedef halo_status (*halo_node_emit)(void *ctx, int64_t first, int64_t rows, co
 
 /* A node-data file read whole by this process (a gzip stream), handed to
  * emit() in blocks of `block` rows, parsed and refused as
- * halo_load_node_data parses it, a row past `nodes` refused at its line;
- * *max_label gets the largest label (-1: none, or features); digest
- * continues (NULL: none). Local. */
-halo_status halo_load_node_stream(const char *path, int is_labels, int64_t nodes, int64_t block,
-                                  halo_node_emit emit, void *ctx, int32_t *max_label,
+ * halo_load_node_data_opts parses it with opt (NULL: an OGB folder's
+ * file), a row past `nodes` refused at its line; *max_label gets the
+ * largest label (-1: none, or features), *max_line the line of its first
+ * occurrence; digest continues (NULL: none). Local. */
+halo_status halo_load_node_stream(const char *path, const halo_load_options *opt, int is_labels,
+                                  int64_t nodes, int64_t block, halo_node_emit emit, void *ctx,
+                                  int32_t *max_label, int64_t *max_line,
                                   halo_digest_chunked *digest);
 
 /* One rank's block of rows, for the split files. */
@@ -357,9 +420,9 @@ typedef struct halo_format_row {
   halo_format_slicing slicing;
   /* HALO_SLICING_LINES: a plain file's slice and a gzip file's stream, as
    * halo_load_edgelist_slice and halo_load_edgelist_stream (NULL otherwise). */
-  halo_status (*slice)(const char *path, int64_t slice, int64_t slices, int64_t line_base,
-                       halo_edge_slice *out);
-  halo_status (*stream)(const char *path, int64_t block,
+  halo_status (*slice)(const char *path, const halo_load_options *opt, int64_t slice,
+                       int64_t slices, int64_t line_base, halo_edge_slice *out);
+  halo_status (*stream)(const char *path, const halo_load_options *opt, int64_t block,
                         halo_status (*emit)(void *ctx, const int64_t *pair, int64_t count),
                         void *ctx, uint64_t *digest);
 } halo_format_row;

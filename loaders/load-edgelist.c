@@ -18,54 +18,72 @@
 #include "halo-search.h"
 #include "load-impl.h"
 
-/* Parses one data line into (src, dst). */
-static halo_status parse_edge_line(const load_reader *r, const char *p, int64_t id[2]) {
+/* The values on a line: runs of anything but ',', spaces and tabs,
+ * separated by a ',' (blanks around it allowed) or by blanks; an empty
+ * one (",,") is left to the parser to name. */
+static int count_values(const char *p) {
+  int values = 0;
+  for (p = load_skip_blank(p); *p;) {
+    const char *at = p;
+    while (*p && *p != ',' && *p != ' ' && *p != '\t') p++;
+    values += p > at;
+    p = load_skip_blank(p);
+    if (*p == ',') p = load_skip_blank(p + 1);
+  }
+  return values;
+}
+
+/* Parses one data line into (src, dst): two ids separated by a comma, by
+ * spaces or by tabs ("0,1", "0 1", "0\t1", "0, 1"); with nodes > 0 (--nodes)
+ * each id must lie in [0, nodes). */
+static halo_status parse_edge_line(const load_reader *r, const char *p, int64_t nodes,
+                                   int64_t id[2]) {
   halo_status st = HALO_OK;
   int cols = 0;
-  while (*p) {
+  for (;;) {
+    p = load_skip_blank(p);
     const char *tok = p;
     int64_t v = 0;
     int rc = load_scan_i64(&p, &v);
-    if (rc == LOAD_SCAN_BAD || *p == ',') LOAD_FAIL_WORD(r, tok, "a node id");
+    if (rc == LOAD_SCAN_BAD) LOAD_FAIL_TOKEN(r, tok, "a node id");
     if (rc == LOAD_SCAN_RANGE || v < 0)
       LOAD_FAIL(r, HALO_ERR_RANGE, "node id %.*s is out of range (ids must be in [0, 2^63-1])",
                 (int)(p - tok), tok);
+    if (nodes > 0 && v >= nodes)
+      LOAD_FAIL(r, HALO_ERR_RANGE,
+                "node id %.*s is out of range [0, %lld) of --nodes %lld (ids are the nodes "
+                "0..N-1 with --nodes N)",
+                (int)(p - tok), tok, (long long)nodes, (long long)nodes);
     if (cols < 2) id[cols] = v;
     cols++;
     p = load_skip_blank(p);
+    if (*p == ',')
+      p++;
+    else if (*p == '\0')
+      break;
   }
   if (cols != 2) LOAD_FAIL(r, HALO_ERR_PARSE, "expected 2 node ids, found %d", cols);
 done:
   return st;
 }
 
-/* Words on a line (runs of anything but spaces and tabs). */
-static int count_words(const char *p) {
-  int words = 0;
-  for (p = load_skip_blank(p); *p; p = load_skip_blank(p)) {
-    while (*p && *p != ' ' && *p != '\t') p++;
-    words++;
-  }
-  return words;
-}
-
 /* The edge of one line, or none (*is_edge = 0) for a blank or '#' line;
- * `nodes` is unused (a SNAP list's ids are its own). */
+ * `nodes` > 0 bounds the ids (--nodes), else a SNAP list's ids are its
+ * own. */
 static halo_status read_edge(const load_reader *r, const char *line, int64_t nodes, int *is_edge,
                              int64_t id[2]) {
   halo_status st = HALO_OK;
-  (void)nodes;
   const char *p = load_skip_blank(line);
   *is_edge = 0;
   if (*p == '\0' || *p == '#') goto done;
   /* A third column is a weight (or a SNAP temporal graph's time): refused
    * rather than dropped, since halo's graphs are unweighted. */
-  if (count_words(p) == 3)
+  if (count_values(p) == 3)
     LOAD_FAIL(
         r, HALO_ERR_UNSUPPORTED,
         "a third column (edge weights or times) is not supported: halo's graphs are "
         "unweighted; keep the first two columns (awk '{print $1, $2}') to use the structure alone");
-  HALO_TRY(parse_edge_line(r, p, id));
+  HALO_TRY(parse_edge_line(r, p, nodes, id));
   *is_edge = 1;
 done:
   return st;
@@ -194,8 +212,9 @@ done:
 }
 
 halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_graph **out) {
-  (void)opt;
   halo_status st = HALO_OK;
+  const int64_t nodes = opt->nodes; /* --nodes: the ids are kept, no renumbering */
+  load_text t;
   load_reader r = {0};
   load_edges edges = {.narrow = 1, .path = path}; /* widens itself at the first id >= 2^32 */
   halo_graph *g = NULL;
@@ -206,15 +225,16 @@ halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_g
 
   /* An edge list names its nodes only through its edges: an empty one, or
    * one of comments alone, is refused below with that reason. */
+  HALO_TRY(load_text_layout(path, opt->header, 1, &t));
   HALO_TRY(load_reader_open_maybe_empty(&r, path, &digest));
   int64_t max_id = -1;
   char *line;
   size_t len;
   int got;
-  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+  while ((got = load_text_next(&r, &t, &line, &len)) > 0) {
     int64_t id[2];
     int is_edge = 0;
-    HALO_TRY(read_edge(&r, line, 0, &is_edge, id));
+    HALO_TRY(read_edge(&r, line, nodes, &is_edge, id));
     if (!is_edge) continue;
     HALO_TRY(load_edges_push(&edges, id[0], id[1]));
     if (id[0] > max_id) max_id = id[0];
@@ -223,6 +243,15 @@ halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_g
   if (got < 0) HALO_TRY(got);
   HALO_TRY(load_reader_close(&r));
 
+  if (nodes > 0) { /* the ids are the nodes: no renumbering, isolated nodes kept */
+    if (nodes > ((int64_t)1 << 32))
+      HALO_FAIL(HALO_ERR_LIMIT, "--nodes %lld exceeds the loaders' limit of 2^32 nodes",
+                (long long)nodes);
+    HALO_TRY(load_check_memory(path, 0, nodes, edges.count));
+    HALO_TRY(load_graph_create(path, nodes, &g));
+    HALO_TRY(load_edges_to_csr(&edges, g));
+    goto loaded;
+  }
   if (edges.count == 0)
     HALO_FAIL(HALO_ERR_PARSE,
               "%s: holds no edges, and hence no nodes (an edge list names its nodes only through "
@@ -240,6 +269,7 @@ halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_g
   HALO_TRY(load_edges_to_csr(&edges, g));
   g->original_id = original;
   original = NULL;
+loaded:
   load_set_source(g, path);
   g->source_digest = halo_digest_chunked_final(&digest);
   *out = g;
@@ -280,8 +310,9 @@ static halo_status ogb_edge(const load_reader *r, const char *line, int64_t node
   return load_ogb_edge(r, line, nodes, id);
 }
 
-static halo_status edge_slice(const char *path, edge_parser parse, int64_t nodes, int64_t slice,
-                              int64_t slices, int64_t line_base, halo_edge_slice *out) {
+static halo_status edge_slice(const char *path, edge_parser parse, const load_text *t,
+                              int64_t nodes, int64_t slice, int64_t slices, int64_t line_base,
+                              halo_edge_slice *out) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   load_edges edges = {.narrow = 0, .path = path}; /* pairs as halo_edge_slice holds them */
@@ -291,7 +322,7 @@ static halo_status edge_slice(const char *path, edge_parser parse, int64_t nodes
   *out = (halo_edge_slice){.nodes = nodes, .renumber = nodes < 0};
   HALO_TRY(load_reader_open_slice(&r, path, slice, slices));
   r.line_base = line_base;
-  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+  while ((got = load_text_next(&r, t, &line, &len)) > 0) {
     int64_t id[2];
     int is_edge = 0;
     HALO_TRY(parse(&r, line, nodes, &is_edge, id));
@@ -308,17 +339,28 @@ done:
   return st;
 }
 
-halo_status halo_load_edgelist_slice(const char *path, int64_t slice, int64_t slices,
-                                     int64_t line_base, halo_edge_slice *out) {
-  return edge_slice(path, read_edge, -1, slice, slices, line_base, out);
+/* An OGB file's layout: commas, no header row (as OGB writes it). */
+static const load_text OGB_TEXT = {.sep = ','};
+
+halo_status halo_load_edgelist_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, halo_edge_slice *out) {
+  halo_status st = HALO_OK;
+  load_text t;
+  *out = (halo_edge_slice){.nodes = -1};
+  HALO_TRY(load_text_layout(path, opt->header, 1, &t));
+  HALO_TRY(edge_slice(path, read_edge, &t, opt->nodes > 0 ? opt->nodes : -1, slice, slices,
+                      line_base, out));
+done:
+  return st;
 }
 
 halo_status halo_load_ogb_edge_slice(const char *path, int64_t nodes, int64_t slice, int64_t slices,
                                      int64_t line_base, halo_edge_slice *out) {
-  return edge_slice(path, ogb_edge, nodes, slice, slices, line_base, out);
+  return edge_slice(path, ogb_edge, &OGB_TEXT, nodes, slice, slices, line_base, out);
 }
 
-static halo_status edge_stream(const char *path, edge_parser parse, int64_t nodes, int64_t block,
+static halo_status edge_stream(const char *path, edge_parser parse, const load_text *t,
+                               int64_t nodes, int64_t block,
                                halo_status (*emit)(void *ctx, const int64_t *pair, int64_t count),
                                void *ctx, halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
@@ -329,7 +371,7 @@ static halo_status edge_stream(const char *path, edge_parser parse, int64_t node
   int got;
   HALO_ALLOC(pair, 2 * block, "edge block");
   HALO_TRY(load_reader_open_maybe_empty(&r, path, digest));
-  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+  while ((got = load_text_next(&r, t, &line, &len)) > 0) {
     int is_edge = 0;
     HALO_TRY(parse(&r, line, nodes, &is_edge, pair + 2 * count));
     if (is_edge && ++count == block) {
@@ -345,14 +387,17 @@ done:
   return st;
 }
 
-halo_status halo_load_edgelist_stream(const char *path, int64_t block,
+halo_status halo_load_edgelist_stream(const char *path, const halo_load_options *opt, int64_t block,
                                       halo_status (*emit)(void *ctx, const int64_t *pair,
                                                           int64_t count),
                                       void *ctx, uint64_t *digest_out) {
   halo_status st = HALO_OK;
   halo_digest_chunked digest;
+  load_text t;
   halo_digest_chunked_init(&digest);
-  HALO_TRY(edge_stream(path, read_edge, -1, block, emit, ctx, &digest));
+  HALO_TRY(load_text_layout(path, opt->header, 1, &t));
+  HALO_TRY(edge_stream(path, read_edge, &t, opt->nodes > 0 ? opt->nodes : -1, block, emit, ctx,
+                       &digest));
   *digest_out = halo_digest_chunked_final(&digest);
 done:
   return st;
@@ -362,7 +407,7 @@ halo_status halo_load_ogb_edge_stream(const char *path, int64_t nodes, int64_t b
                                       halo_status (*emit)(void *ctx, const int64_t *pair,
                                                           int64_t count),
                                       void *ctx, halo_digest_chunked *digest) {
-  return edge_stream(path, ogb_edge, nodes, block, emit, ctx, digest);
+  return edge_stream(path, ogb_edge, &OGB_TEXT, nodes, block, emit, ctx, digest);
 }
 
 int halo_load_is_gzip(const char *path) {

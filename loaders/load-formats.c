@@ -117,6 +117,11 @@ halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_o
     HALO_FAIL(HALO_ERR_ARG,
               "--split-name %s: %s is not an OGB folder (--split DIR gives any input a split)",
               opt->split_name, input);
+  if (opt->nodes > 0 && fmt != HALO_FORMAT_EDGELIST)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--nodes %lld: %s is not an edge list (an OGB folder, a Matrix Market file and a "
+              "spec give their node count)",
+              (long long)opt->nodes, input);
   const halo_format_row *row = halo_format_row_of(fmt);
   if (!row) HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)fmt);
   HALO_TRY(row->load(input, opt, out));

@@ -17,6 +17,37 @@
 #include "halo-load.h"
 #include "halo-status.h"
 
+/* ---- File kinds --------------------------------------------------------- */
+
+/* What a file is, by its first LOAD_SNIFF_BYTES bytes. */
+typedef enum {
+  LOAD_FILE_TEXT = 0, /* anything not below: read as text */
+  LOAD_FILE_GZIP,     /* \x1f\x8b: the line reader inflates it */
+  LOAD_FILE_NPY,      /* \x93NUMPY */
+  LOAD_FILE_NPZ,      /* a zip whose first member is NAME.npy (numpy.savez) */
+  LOAD_FILE_TORCH,    /* torch.save: a zip of ARCHIVE/data.pkl, or the legacy pickle */
+  LOAD_FILE_PICKLE,   /* another pickle (\x80 and protocol 2 to 5) */
+  LOAD_FILE_HDF5,     /* \x89HDF\r\n\x1a\n */
+  LOAD_FILE_PARQUET,  /* PAR1 */
+  LOAD_FILE_DGL,      /* dgl.save_graphs: DGL's serialize magic */
+  LOAD_FILE_ZIP,      /* another zip */
+} load_file_kind;
+
+enum { LOAD_SNIFF_BYTES = 512 };
+
+/* The kind of the file at `path` (LOAD_FILE_TEXT when it cannot be read:
+ * the reader that opens it names that), or of its first n bytes. */
+load_file_kind load_sniff(const char *path);
+load_file_kind load_sniff_bytes(const unsigned char *b, size_t n);
+
+/* "a NumPy .npz archive", ...: the kind as messages name it. */
+const char *load_file_kind_name(load_file_kind kind);
+
+/* Where text is expected (every line reader calls it on the file's first
+ * bytes): HALO_OK for text and gzip, else HALO_ERR_FORMAT and one line,
+ * "PATH: looks like KIND, not a text file; WHAT TO DO". */
+halo_status load_sniff_text(const char *path, const unsigned char *b, size_t n);
+
 /* ---- Line reader ------------------------------------------------------- */
 
 /* Reads a text file line by line, plain or gzip-compressed (a file that
@@ -118,6 +149,32 @@ void load_reader_bad_word(const load_reader *r, const char *tok, const char *wha
     st = HALO_ERR_PARSE;                       \
     goto done;                                 \
   } while (0)
+
+/* ---- Text layouts (load-text.c) ---------------------------------------- */
+
+/* How a text input lays out its values, the same for every reader of it
+ * (whole, by slices, streamed): found once from its first lines. */
+typedef struct load_text {
+  char sep;            /* ',': values separated by commas (blanks around them allowed); ' ':
+                          by runs of spaces and tabs */
+  int64_t header_line; /* the line skipped as a header row (its number in the file); 0: none */
+  int64_t first_row;   /* the line of the first row of data (messages: "as on line L") */
+} load_text;
+
+/* The layout of `path` (plain or gzip): the separator is ',' when the
+ * first line that holds data (not blank and, with `comments`, not a '#'
+ * comment) holds a comma, else blanks.  That line is a header row when
+ * mode is HALO_HEADER_YES, or, for HALO_HEADER_AUTO, when one of its
+ * values is not a number and the next such line's are all numbers;
+ * HALO_HEADER_NO refuses a file that AUTO would find one in ("has a header
+ * row"), naming its line.  An empty file is no error here. */
+halo_status load_text_layout(const char *path, halo_header mode, int comments, load_text *out);
+
+/* load_reader_next, past t's header row. */
+halo_status load_text_next(load_reader *r, const load_text *t, char **line, size_t *len);
+
+/* The values on a line, split by `sep` (a load_text's). */
+int32_t load_text_fields(const char *line, char sep);
 
 /* ---- Number scanners --------------------------------------------------- */
 
@@ -240,9 +297,12 @@ int load_spec_is_spec(const char *input);
 
 /* Node data shared by the OGB loader and halo_load_node_data.  Each reads one
  * file for g's n nodes and installs the result in g (replacing what was
- * there); the file's bytes go into `digest` when given. */
-halo_status load_features_file(halo_graph *g, const char *path, halo_digest_chunked *digest);
-halo_status load_labels_file(halo_graph *g, const char *path, halo_digest_chunked *digest);
+ * there); the file's bytes go into `digest` when given.  opt: the user's
+ * options (header, classes, nodes), or NULL for an OGB folder's file. */
+halo_status load_features_file(halo_graph *g, const char *path, const halo_load_options *opt,
+                               halo_digest_chunked *digest);
+halo_status load_labels_file(halo_graph *g, const char *path, const halo_load_options *opt,
+                             halo_digest_chunked *digest);
 
 /* Reads the three split files (any may be NULL) into a new g->split. */
 halo_status load_split_files(halo_graph *g, const char *const paths[3],

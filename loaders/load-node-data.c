@@ -1,5 +1,6 @@
 /* Node data: feature rows, labels and splits from files, or synthesised. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -9,16 +10,48 @@
 #include "halo-search.h"
 #include "load-impl.h"
 
-/* Counts the comma-separated fields of a line. */
-static int32_t count_fields(const char *p) {
-  int64_t count = 1;
-  for (; *p; p++) count += *p == ',';
-  return count > INT32_MAX ? INT32_MAX : (int32_t)count;
+/* The layout of a node-data file: opt's header mode (NULL: AUTO, as for
+ * an OGB folder's files), no comments. */
+static halo_status node_layout(const char *path, const halo_load_options *opt, load_text *t) {
+  return load_text_layout(path, opt ? opt->header : HALO_HEADER_AUTO, 0, t);
+}
+
+/* After a value at *pp: 1 when another follows (its separator skipped), 0
+ * at the end of the line, -1 when something else comes (left at *pp). */
+static int next_value(const char **pp, char sep) {
+  const char *at = *pp, *p = load_skip_blank(at);
+  *pp = p;
+  if (*p == '\0') return 0;
+  if (sep == ',') {
+    if (*p != ',') return -1;
+    *pp = p + 1;
+    return 1;
+  }
+  return p > at && *p != ',' ? 1 : -1;
+}
+
+/* "row has N values, expected W as on line L", or what is wrong after
+ * value c (0-based) of a row of `width` values whose next_value was `more`. */
+static halo_status row_shape(const load_reader *r, const char *line, const char *p, int more,
+                             int32_t c, int32_t width, const load_text *t, const char *values) {
+  halo_status st = HALO_OK;
+  if (more < 0 && *p == ',')
+    LOAD_FAIL(r, HALO_ERR_PARSE,
+              "unexpected ',' after value %d: line 1 separates values by "
+              "spaces or tabs, and a file uses one separator",
+              c + 1);
+  if (more < 0) LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after value %d", *p, c + 1);
+  if ((more > 0) != (c + 1 < width))
+    LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d %s, expected %d as on line %lld",
+              more > 0 ? load_text_fields(line, t->sep) : c + 1, values, width,
+              (long long)t->first_row);
+done:
+  return st;
 }
 
 /* One feature row of `width` values into dst. */
 static halo_status parse_feature_row(const load_reader *r, const char *line, int32_t width,
-                                     float *dst) {
+                                     const load_text *t, float *dst) {
   halo_status st = HALO_OK;
   const char *p = line;
   for (int32_t c = 0; c < width; c++) {
@@ -28,25 +61,39 @@ static halo_status parse_feature_row(const load_reader *r, const char *line, int
     if (!isfinite(dst[c]))
       LOAD_FAIL(r, HALO_ERR_RANGE, "feature %d is '%.*s': NaN and Inf are not allowed", c + 1,
                 (int)(p - tok), tok);
-    p = load_skip_blank(p);
-    if (*p == ',' && c + 1 < width) {
-      p++;
-      continue;
-    }
-    if (*p == ',' || (*p == '\0' && c + 1 < width))
-      LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d values, expected %d as on line 1",
-                *p == ',' ? count_fields(line) : c + 1, width);
-    if (*p != '\0') LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after value %d", *p, c + 1);
+    const int more = next_value(&p, t->sep);
+    if (more < 0 || (more > 0) != (c + 1 < width))
+      HALO_TRY(row_shape(r, line, p, more, c, width, t, "values"));
   }
 done:
   return st;
 }
 
-halo_status load_features_file(halo_graph *g, const char *path, halo_digest_chunked *digest) {
+/* A row past the graph's n nodes, at its line; `hint`: the file is the
+ * user's (--features, --labels), whose graph may be an edge list that
+ * names only the nodes of its edges. */
+static halo_status too_many_rows(const load_reader *r, const char *what, int64_t n, int hint) {
+  halo_status st = HALO_OK;
+  LOAD_FAIL(r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph%s", what, (long long)n,
+            hint ? " (an edge list names only the nodes of its edges: if row v is node v, give "
+                   "--nodes N to keep the ids 0..N-1, isolated nodes included, or give an OGB "
+                   "folder)"
+                 : "");
+done:
+  return st;
+}
+
+/* Whether a row past the graph's nodes gets too_many_rows' hint. */
+static int rows_hint(const halo_load_options *opt) { return opt && opt->nodes == 0; }
+
+halo_status load_features_file(halo_graph *g, const char *path, const halo_load_options *opt,
+                               halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
+  load_text t;
   float *x = NULL;
   const int64_t n = g->n;
+  HALO_TRY(node_layout(path, opt, &t));
   HALO_TRY(load_reader_open(&r, path, digest));
 
   char *line;
@@ -54,18 +101,16 @@ halo_status load_features_file(halo_graph *g, const char *path, halo_digest_chun
   int got;
   int32_t width = 0;
   int64_t row = 0;
-  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+  while ((got = load_text_next(&r, &t, &line, &len)) > 0) {
     if (row == 0) {
-      width = count_fields(line);
+      width = load_text_fields(line, t.sep);
       if ((uint64_t)n * (uint64_t)width > SIZE_MAX / sizeof(float))
         LOAD_FAIL(&r, HALO_ERR_NOMEM, "%lld x %d features exceed the address space", (long long)n,
                   width);
       HALO_ALLOC(x, (size_t)n * (size_t)width, "node features");
     }
-    if (row >= n)
-      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more feature rows than the %lld nodes of the graph",
-                (long long)n);
-    HALO_TRY(parse_feature_row(&r, line, width, x + (size_t)row * (size_t)width));
+    if (row >= n) HALO_TRY(too_many_rows(&r, "feature rows", n, rows_hint(opt)));
+    HALO_TRY(parse_feature_row(&r, line, width, &t, x + (size_t)row * (size_t)width));
     row++;
   }
   if (got < 0) HALO_TRY(got);
@@ -85,7 +130,8 @@ done:
 
 /* One label token: an integer, an integral float ("3.0"), or "nan" for an
  * unlabelled node (as in ogbn-papers100M), which becomes -1. */
-static halo_status parse_label(const load_reader *r, const char *p, int32_t *label) {
+static halo_status parse_label(const load_reader *r, const char *p, const load_text *t,
+                               int32_t classes, int32_t *label) {
   halo_status st = HALO_OK;
   p = load_skip_blank(p);
   const char *tok = p;
@@ -106,12 +152,17 @@ static halo_status parse_label(const load_reader *r, const char *p, int32_t *lab
   if (rc == LOAD_SCAN_RANGE || v < -1 || v >= INT32_MAX)
     LOAD_FAIL(r, HALO_ERR_RANGE, "label %.*s is out of range (-1 for unlabelled, else 0 or more)",
               (int)(p - tok), tok);
+  if (classes > 0 && v >= classes)
+    LOAD_FAIL(r, HALO_ERR_RANGE,
+              "label %lld is out of range for --classes %d (labels 0..%d, -1 or nan for "
+              "unlabelled)",
+              (long long)v, classes, classes - 1);
   p = load_skip_blank(p);
   if (*p != '\0')
     LOAD_FAIL(r, HALO_ERR_PARSE,
-              "expected 1 label per line as on line 1, found %d columns (a file whose first "
-              "line has several columns is read as multi-label)",
-              count_fields(tok));
+              "expected 1 label per line as on line %lld, found %d columns (a file whose first "
+              "row has several columns is read as multi-label)",
+              (long long)t->first_row, load_text_fields(tok, t->sep));
   *label = (int32_t)v;
 done:
   return st;
@@ -120,14 +171,14 @@ done:
 /* One entry of a multi-label row at *pp: 0 or 1 (also "0.0", "1.0"), or
  * -1 or "nan" for a missing entry (as in OGB's multi-task files), which
  * becomes -1.  Leaves *pp after the token. */
-static halo_status parse_target(const load_reader *r, const char **pp, int32_t column,
+static halo_status parse_target(const load_reader *r, const char **pp, int32_t column, char sep,
                                 int8_t *out) {
   halo_status st = HALO_OK;
   const char *p = load_skip_blank(*pp), *tok = p;
   float f;
   if (load_scan_f32(&p, &f) != LOAD_SCAN_OK)
     LOAD_FAIL(r, HALO_ERR_PARSE, "task %d: expected 0, 1 or nan (missing), found '%.*s'",
-              column + 1, (int)strcspn(tok, ","), tok);
+              column + 1, (int)strcspn(tok, sep == ',' ? "," : " \t"), tok);
   if (isnan(f) || f == -1.0f) {
     *out = -1;
   } else if (f == 0.0f || f == 1.0f) {
@@ -137,26 +188,21 @@ static halo_status parse_target(const load_reader *r, const char **pp, int32_t c
               "task %d is '%.*s': a multi-label entry is 0, 1, or -1/nan for missing", column + 1,
               (int)(p - tok), tok);
   }
-  *pp = load_skip_blank(p);
+  *pp = p;
 done:
   return st;
 }
 
 /* One row of `width` multi-label entries (parse_target). */
 static halo_status parse_target_row(const load_reader *r, const char *line, int32_t width,
-                                    int8_t *out) {
+                                    const load_text *t, int8_t *out) {
   halo_status st = HALO_OK;
   const char *p = line;
   for (int32_t c = 0; c < width; c++) {
-    HALO_TRY(parse_target(r, &p, c, &out[c]));
-    if (*p == ',' && c + 1 < width) {
-      p++;
-      continue;
-    }
-    if (*p == ',' || (*p == '\0' && c + 1 < width))
-      LOAD_FAIL(r, HALO_ERR_PARSE, "row has %d labels, expected %d as on line 1",
-                *p == ',' ? count_fields(line) : c + 1, width);
-    if (*p != '\0') LOAD_FAIL(r, HALO_ERR_PARSE, "unexpected '%c' after label %d", *p, c + 1);
+    HALO_TRY(parse_target(r, &p, c, t->sep, &out[c]));
+    const int more = next_value(&p, t->sep);
+    if (more < 0 || (more > 0) != (c + 1 < width))
+      HALO_TRY(row_shape(r, line, p, more, c, width, t, "labels"));
   }
 done:
   return st;
@@ -164,8 +210,8 @@ done:
 
 /* The rest of a multi-label file whose first row has `width` columns: one
  * row of `width` entries per node (parse_target). */
-static halo_status read_targets(load_reader *r, char *line, int64_t n, int32_t width,
-                                int8_t **out) {
+static halo_status read_targets(load_reader *r, const load_text *text, char *line, int64_t n,
+                                int32_t width, int hint, int8_t **out) {
   halo_status st = HALO_OK;
   int8_t *t = NULL;
   if ((uint64_t)n * (uint64_t)width > SIZE_MAX)
@@ -175,11 +221,9 @@ static halo_status read_targets(load_reader *r, char *line, int64_t n, int32_t w
   int64_t row = 0;
   size_t len;
   int got = 1;
-  for (; got > 0; got = load_reader_next(r, &line, &len)) {
-    if (row >= n)
-      LOAD_FAIL(r, HALO_ERR_MISMATCH, "more label rows than the %lld nodes of the graph",
-                (long long)n);
-    HALO_TRY(parse_target_row(r, line, width, &t[(size_t)row * (size_t)width]));
+  for (; got > 0; got = load_text_next(r, text, &line, &len)) {
+    if (row >= n) HALO_TRY(too_many_rows(r, "label rows", n, hint));
+    HALO_TRY(parse_target_row(r, line, width, text, &t[(size_t)row * (size_t)width]));
     row++;
   }
   if (got < 0) HALO_TRY(got);
@@ -193,38 +237,51 @@ done:
   return st;
 }
 
-halo_status load_labels_file(halo_graph *g, const char *path, halo_digest_chunked *digest) {
+halo_status load_labels_file(halo_graph *g, const char *path, const halo_load_options *opt,
+                             halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
+  load_text t;
   int32_t *labels = NULL;
   int8_t *targets = NULL;
   const int64_t n = g->n;
+  const int32_t classes = opt ? opt->classes : 0;
+  HALO_TRY(node_layout(path, opt, &t));
   HALO_TRY(load_reader_open(&r, path, digest));
 
   char *line;
   size_t len;
-  int got = load_reader_next(&r, &line, &len);
-  int32_t width = got > 0 ? count_fields(line) : 1;
+  int got = load_text_next(&r, &t, &line, &len);
+  int32_t width = got > 0 ? load_text_fields(line, t.sep) : 1;
   if (width > 1) {
     /* Several columns: one binary task each (ogbn-proteins' 112). */
-    HALO_TRY(read_targets(&r, line, n, width, &targets));
+    if (classes > 0 && classes != width)
+      LOAD_FAIL(&r, HALO_ERR_MISMATCH,
+                "--classes %d: the first row has %d columns, a multi-label file of %d tasks "
+                "(--classes counts the classes of one label a row)",
+                classes, width, width);
+    HALO_TRY(read_targets(&r, &t, line, n, width, rows_hint(opt), &targets));
   } else {
     HALO_ALLOC(labels, n, "node labels");
-    int64_t row = 0;
+    int64_t row = 0, max_line = 0, distinct = 0;
     int32_t max_label = -1;
-    for (; got > 0; got = load_reader_next(&r, &line, &len)) {
-      if (row >= n)
-        LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more labels than the %lld nodes of the graph",
-                  (long long)n);
-      HALO_TRY(parse_label(&r, line, &labels[row]));
-      if (labels[row] > max_label) max_label = labels[row];
+    for (; got > 0; got = load_text_next(&r, &t, &line, &len)) {
+      if (row >= n) HALO_TRY(too_many_rows(&r, "labels", n, rows_hint(opt)));
+      HALO_TRY(parse_label(&r, line, &t, classes, &labels[row]));
+      if (labels[row] > max_label) {
+        max_label = labels[row];
+        max_line = r.line;
+      }
       row++;
     }
     if (got < 0) HALO_TRY(got);
     if (row != n)
       LOAD_FAIL(&r, HALO_ERR_MISMATCH, "%lld labels, but the graph has %lld nodes", (long long)row,
                 (long long)n);
-    width = max_label + 1;
+    char where[HALO_OGB_PATH + 32];
+    snprintf(where, sizeof where, "%s:%lld", path, (long long)max_line);
+    HALO_TRY(halo_load_label_distinct(labels, n, max_label, &distinct));
+    HALO_TRY(halo_load_check_classes(where, max_label, distinct, classes, &width));
   }
   HALO_TRY(load_reader_close(&r));
   free(g->labels);
@@ -300,7 +357,7 @@ static halo_status scan_splits(const char *const paths[3], halo_digest_chunked *
       if (rc == LOAD_SCAN_BAD || *p == ',') {
         if (*p == ',')
           LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line, found %d columns",
-                    count_fields(tok));
+                    load_text_fields(tok, ','));
         LOAD_FAIL_TOKEN(&r, tok, "a node id");
       }
       if (*load_skip_blank(p) != '\0') LOAD_FAIL(&r, HALO_ERR_PARSE, "expected 1 node id per line");
@@ -382,12 +439,19 @@ halo_status halo_load_split_block(const char *const paths[3], const halo_split_b
 }
 
 halo_status halo_load_node_data(halo_graph *g, const char *feat_path, const char *label_path) {
+  return halo_load_node_data_opts(g, feat_path, label_path, NULL);
+}
+
+halo_status halo_load_node_data_opts(halo_graph *g, const char *feat_path, const char *label_path,
+                                     const halo_load_options *opt) {
   halo_status st = HALO_OK;
+  const halo_load_options none = {0};
   if (!g) HALO_FAIL(HALO_ERR_ARG, "halo_load_node_data: no graph");
+  if (!opt) opt = &none;
   halo_digest_chunked digest;
   halo_digest_chunked_init(&digest);
-  if (feat_path) HALO_TRY(load_features_file(g, feat_path, &digest));
-  if (label_path) HALO_TRY(load_labels_file(g, label_path, &digest));
+  if (feat_path) HALO_TRY(load_features_file(g, feat_path, opt, &digest));
+  if (label_path) HALO_TRY(load_labels_file(g, label_path, opt, &digest));
   /* The node data is part of what was loaded: fold it into the digest. */
   if (feat_path || label_path)
     g->source_digest = halo_rng_mix(g->source_digest ^ halo_digest_chunked_final(&digest));
@@ -561,23 +625,24 @@ done:
 
 /* ---- Node data by slices ----------------------------------------------- */
 
-/* The comma-separated fields of the file's first line (1 for an empty file). */
-static halo_status first_line_fields(const char *path, int32_t *width) {
+/* The values of the file's first row (1 for an empty file), past its
+ * header row. */
+halo_status halo_load_node_width(const char *path, const halo_load_options *opt, int32_t *width,
+                                 int *header) {
   halo_status st = HALO_OK;
   load_reader r = {0};
+  load_text t;
   char *line;
   size_t len;
+  HALO_TRY(node_layout(path, opt, &t));
   HALO_TRY(load_reader_open(&r, path, NULL));
-  int got = load_reader_next(&r, &line, &len);
+  int got = load_text_next(&r, &t, &line, &len);
   if (got < 0) HALO_TRY(got);
-  *width = got > 0 ? count_fields(line) : 1;
+  *width = got > 0 ? load_text_fields(line, t.sep) : 1;
+  if (header) *header = t.header_line > 0;
 done:
   load_reader_close(&r);
   return st;
-}
-
-halo_status halo_load_node_width(const char *path, int32_t *width) {
-  return first_line_fields(path, width);
 }
 
 const char *halo_load_node_rows_name(int is_labels, int32_t width) {
@@ -589,44 +654,68 @@ size_t halo_load_node_item(int is_labels, int32_t width) {
 }
 
 /* One row of a node-data file into row `at` of the block's data: features,
- * a label, or a multi-label row (labels of width > 1). */
-static halo_status node_row(const load_reader *r, const char *line, int is_labels, int32_t width,
-                            void *data, int64_t at, int32_t *max_label) {
+ * a label, or a multi-label row (labels of width > 1); a new largest label
+ * goes to *max_label, its line to *max_line. */
+static halo_status node_row(const load_reader *r, const load_text *t, const char *line,
+                            int is_labels, int32_t classes, int32_t width, void *data, int64_t at,
+                            int32_t *max_label, int64_t *max_line) {
   halo_status st = HALO_OK;
   if (is_labels && width > 1) {
-    HALO_TRY(parse_target_row(r, line, width, (int8_t *)data + at * width));
+    HALO_TRY(parse_target_row(r, line, width, t, (int8_t *)data + at * width));
   } else if (is_labels) {
     int32_t *label = (int32_t *)data + at;
-    HALO_TRY(parse_label(r, line, label));
-    if (*label > *max_label) *max_label = *label;
+    HALO_TRY(parse_label(r, line, t, classes, label));
+    if (*label > *max_label) {
+      *max_label = *label;
+      *max_line = r->line_base + r->line;
+    }
   } else {
-    HALO_TRY(parse_feature_row(r, line, width, (float *)data + at * width));
+    HALO_TRY(parse_feature_row(r, line, width, t, (float *)data + at * width));
   }
 done:
   return st;
 }
 
-halo_status halo_load_node_stream(const char *path, int is_labels, int64_t nodes, int64_t block,
-                                  halo_node_emit emit, void *ctx, int32_t *max_label,
+/* --classes against a multi-label file's width, at its first row. */
+static halo_status check_tasks(const char *path, const load_text *t, int is_labels, int32_t width,
+                               int32_t classes) {
+  halo_status st = HALO_OK;
+  if (is_labels && width > 1 && classes > 0 && classes != width)
+    HALO_FAIL(HALO_ERR_MISMATCH,
+              "%s:%lld: --classes %d: the first row has %d columns, a multi-label file of %d "
+              "tasks (--classes counts the classes of one label a row)",
+              path, (long long)t->first_row, classes, width, width);
+done:
+  return st;
+}
+
+halo_status halo_load_node_stream(const char *path, const halo_load_options *opt, int is_labels,
+                                  int64_t nodes, int64_t block, halo_node_emit emit, void *ctx,
+                                  int32_t *max_label, int64_t *max_line,
                                   halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
+  load_text t;
   int32_t width = 1;
+  const int32_t classes = opt ? opt->classes : 0;
   int64_t rows = 0, first = 0;
   void *data = NULL;
   char *line;
   size_t len;
   int got;
   *max_label = -1;
-  HALO_TRY(halo_load_node_width(path, &width));
+  *max_line = 0;
+  HALO_TRY(node_layout(path, opt, &t));
+  HALO_TRY(halo_load_node_width(path, opt, &width, NULL));
+  HALO_TRY(check_tasks(path, &t, is_labels, width, classes));
   data = malloc((size_t)block * (size_t)width * halo_load_node_item(is_labels, width));
   if (!data) HALO_FAIL(HALO_ERR_NOMEM, "%s: out of memory allocating a block of rows", path);
   HALO_TRY(load_reader_open(&r, path, digest));
-  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+  while ((got = load_text_next(&r, &t, &line, &len)) > 0) {
     if (first + rows >= nodes)
-      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph",
-                halo_load_node_rows_name(is_labels, width), (long long)nodes);
-    HALO_TRY(node_row(&r, line, is_labels, width, data, rows, max_label));
+      HALO_TRY(
+          too_many_rows(&r, halo_load_node_rows_name(is_labels, width), nodes, rows_hint(opt)));
+    HALO_TRY(node_row(&r, &t, line, is_labels, classes, width, data, rows, max_label, max_line));
     if (++rows == block) {
       HALO_TRY(emit(ctx, first, rows, data));
       first += rows;
@@ -642,16 +731,24 @@ done:
 }
 
 /* Reads a slice's rows, features (is_labels 0) or labels. */
-static halo_status node_slice(const char *path, int64_t slice, int64_t slices, int64_t line_base,
-                              int64_t nodes, int is_labels, halo_node_slice *out) {
+static halo_status node_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                              int64_t slices, int64_t line_base, int64_t nodes, int is_labels,
+                              halo_node_slice *out) {
   halo_status st = HALO_OK;
   load_reader r = {0};
+  load_text t;
   int64_t lines = 0, cap = 0;
+  const int32_t classes = opt ? opt->classes : 0;
   char *line;
   size_t len;
   int got;
   *out = (halo_node_slice){.first = line_base, .width = 1, .max_label = -1};
-  HALO_TRY(halo_load_node_width(path, &out->width));
+  HALO_TRY(node_layout(path, opt, &t));
+  /* Row v is on the line after v + header lines: a header row is line 1. */
+  out->header = t.header_line > 0;
+  if (line_base >= t.header_line && t.header_line > 0) out->first = line_base - 1;
+  HALO_TRY(halo_load_node_width(path, opt, &out->width, NULL));
+  HALO_TRY(check_tasks(path, &t, is_labels, out->width, classes));
   HALO_TRY(halo_load_slice_lines(path, slice, slices, &lines));
   cap = lines;
   void *data = NULL;
@@ -664,12 +761,13 @@ static halo_status node_slice(const char *path, int64_t slice, int64_t slices, i
   data = out->targets ? (void *)out->targets : out->labels ? (void *)out->labels : (void *)out->x;
   HALO_TRY(load_reader_open_slice(&r, path, slice, slices));
   r.line_base = line_base;
-  while ((got = load_reader_next(&r, &line, &len)) > 0) {
-    if (line_base + out->rows >= nodes)
-      LOAD_FAIL(&r, HALO_ERR_MISMATCH, "more %s than the %lld nodes of the graph",
-                halo_load_node_rows_name(is_labels, out->width), (long long)nodes);
+  while ((got = load_text_next(&r, &t, &line, &len)) > 0) {
+    if (out->first + out->rows >= nodes)
+      HALO_TRY(too_many_rows(&r, halo_load_node_rows_name(is_labels, out->width), nodes,
+                             rows_hint(opt)));
     if (out->rows == cap) LOAD_FAIL(&r, HALO_ERR_IO, "the file changed while it was read");
-    HALO_TRY(node_row(&r, line, is_labels, out->width, data, out->rows, &out->max_label));
+    HALO_TRY(node_row(&r, &t, line, is_labels, classes, out->width, data, out->rows,
+                      &out->max_label, &out->max_line));
     out->rows++;
   }
   if (got < 0) HALO_TRY(got);
@@ -679,14 +777,16 @@ done:
   return st;
 }
 
-halo_status halo_load_features_slice(const char *path, int64_t slice, int64_t slices,
-                                     int64_t line_base, int64_t nodes, halo_node_slice *out) {
-  return node_slice(path, slice, slices, line_base, nodes, 0, out);
+halo_status halo_load_features_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, int64_t nodes,
+                                     halo_node_slice *out) {
+  return node_slice(path, opt, slice, slices, line_base, nodes, 0, out);
 }
 
-halo_status halo_load_labels_slice(const char *path, int64_t slice, int64_t slices,
-                                   int64_t line_base, int64_t nodes, halo_node_slice *out) {
-  return node_slice(path, slice, slices, line_base, nodes, 1, out);
+halo_status halo_load_labels_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                   int64_t slices, int64_t line_base, int64_t nodes,
+                                   halo_node_slice *out) {
+  return node_slice(path, opt, slice, slices, line_base, nodes, 1, out);
 }
 
 void halo_node_slice_free(halo_node_slice *s) {

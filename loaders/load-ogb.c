@@ -309,8 +309,8 @@ halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph *
   HALO_TRY(load_graph_create(f->edges, n, &g));
   HALO_TRY(load_edges_to_csr(&edges, g));
 
-  if (f->features[0]) HALO_TRY(load_features_file(g, f->features, &digest));
-  if (f->labels[0]) HALO_TRY(load_labels_file(g, f->labels, &digest));
+  if (f->features[0]) HALO_TRY(load_features_file(g, f->features, NULL, &digest));
+  if (f->labels[0]) HALO_TRY(load_labels_file(g, f->labels, NULL, &digest));
   if (f->has_split) {
     const char *const paths[3] = {f->split[0], f->split[1], f->split[2]};
     HALO_TRY(load_split_files(g, paths, &digest));

@@ -67,6 +67,7 @@ static halo_status reader_open(load_reader *r, const char *path, halo_digest_chu
 
   /* Gzip or not is decided by the first two bytes, as gzip itself does. */
   HALO_TRY(read_input(r));
+  HALO_TRY(load_sniff_text(path, r->in, r->z.avail_in));
   r->gzip = r->z.avail_in >= 2 && r->in[0] == 0x1f && r->in[1] == 0x8b;
   if (r->gzip) {
     if (inflateInit2(&r->z, 15 + 16) != Z_OK) /* 15 + 16: gzip wrapper only */
@@ -88,7 +89,7 @@ halo_status load_reader_open_slice(load_reader *r, const char *path, int64_t sli
   halo_status st = HALO_OK;
   *r = (load_reader){.path = path, .slice_end = -1};
   struct stat sb;
-  unsigned char magic[2];
+  unsigned char magic[LOAD_SNIFF_BYTES];
   if (slices < 1 || slice < 0 || slice >= slices)
     HALO_FAIL(HALO_ERR_ARG, "%s: slice %lld of %lld", path, (long long)slice, (long long)slices);
   int fd = open(path, O_RDONLY);
@@ -98,8 +99,10 @@ halo_status load_reader_open_slice(load_reader *r, const char *path, int64_t sli
   if (fstat(fd, &sb) != 0) HALO_FAIL(HALO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   if (!S_ISREG(sb.st_mode))
     HALO_FAIL(HALO_ERR_IO, "%s: is not a regular file, so it cannot be cut into slices", path);
-  if (read_full(fd, magic, 2) == 2 && magic[0] == 0x1f && magic[1] == 0x8b)
+  const ssize_t head = read_full(fd, magic, sizeof magic);
+  if (head >= 2 && magic[0] == 0x1f && magic[1] == 0x8b)
     HALO_FAIL(HALO_ERR_UNSUPPORTED, "%s: a gzip stream cannot be cut into byte ranges", path);
+  if (head > 0) HALO_TRY(load_sniff_text(path, magic, (size_t)head));
   /* size · slice / slices without overflow: size < 2^63 and slices < 2^31 in practice. */
   const int64_t size = (int64_t)sb.st_size;
   const __int128 wide = (__int128)size;

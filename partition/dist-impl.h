@@ -38,7 +38,8 @@ typedef struct dist {
   int64_t *original; /* size g.rows: the block's ids in the input, or NULL (ids kept) */
   /* Node data from --features and --labels files, the block's rows. */
   int32_t file_features; /* their width, 0 without --features */
-  int32_t file_classes;  /* max label + 1 (or a multi-label file's tasks), 0 without labels */
+  int32_t file_classes;  /* the class count (halo_load_check_classes; or a multi-label file's
+                            tasks), 0 without labels */
   int has_file_labels;   /* one label a node, in labels */
   int file_multilabel;   /* rows of file_classes tasks a node, in targets */
   float *x;              /* block rows x file_features */
@@ -67,6 +68,13 @@ typedef struct written {
 } written;
 
 /* ---- small helpers, private to the partitioner's files ---------------- */
+
+/* The loaders' options of the request's text inputs, as a sequential run
+ * passes them (--header, --nodes, --classes). */
+static inline halo_load_options dist_load_options(const dist *d) {
+  return (halo_load_options){
+      .header = d->rq->header, .nodes = d->rq->nodes, .classes = d->rq->classes};
+}
 
 static inline double now_s(void) {
   struct timespec ts;

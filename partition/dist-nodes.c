@@ -51,17 +51,19 @@ done:
  * of its block; an empty message ends them.  *block gets this rank's rows,
  * *width the file's width, *max_label the largest label.  Collective
  * (agreed). */
-static halo_status node_stream(dist *d, const char *path, int is_labels, void **block,
-                               int32_t *width, int32_t *max_label) {
+static halo_status node_stream(dist *d, const char *path, const halo_load_options *opt,
+                               int is_labels, void **block, int32_t *width, int32_t *max_label,
+                               int64_t *max_line) {
   halo_status st = HALO_OK;
   const int64_t n = d->slice.nodes;
   const int64_t rows = d->begins[d->rank + 1] - d->begins[d->rank];
   node_scatter ns = {.d = d};
-  int64_t counts[2] = {0, -1}; /* rows read, largest label */
+  int64_t counts[3] = {0, -1, 0}; /* rows read, largest label, its line */
+  int header = 0;
   *block = NULL;
   *width = 1;
   phase_begin(d);
-  if (d->rank == 0) st = halo_load_node_width(path, width);
+  if (d->rank == 0) st = halo_load_node_width(path, opt, width, &header);
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Bcast(width, 1, MPI_INT32_T, 0, d->comm));
   ns.row_bytes = (size_t)*width * halo_load_node_item(is_labels, *width);
@@ -84,8 +86,10 @@ static halo_status node_stream(dist *d, const char *path, int is_labels, void **
   phase_begin(d);
   if (d->rank == 0) {
     int32_t label = -1;
-    st = halo_load_node_stream(path, is_labels, n, message_rows, scatter_rows, &ns, &label,
-                               &d->digest);
+    int64_t label_line = 0;
+    st = halo_load_node_stream(path, opt, is_labels, n, message_rows, scatter_rows, &ns, &label,
+                               &label_line, &d->digest);
+    counts[2] = label_line;
     if (st == HALO_ERR_MPI) goto held;
     for (int to = 1; to < d->size; to++)
       if (MPI_Send(NULL, 0, MPI_BYTE, to, TAG_NODE_ROWS, d->comm) != MPI_SUCCESS) {
@@ -96,7 +100,7 @@ static halo_status node_stream(dist *d, const char *path, int is_labels, void **
     counts[1] = label;
     if (st == HALO_OK && ns.rows != n) {
       halo_log_error("%s:%" PRId64 ": %" PRId64 " %s, but the graph has %" PRId64 " nodes", path,
-                     ns.rows, ns.rows, halo_load_node_rows_name(is_labels, *width), n);
+                     ns.rows + header, ns.rows, halo_load_node_rows_name(is_labels, *width), n);
       st = HALO_ERR_MISMATCH;
     }
   } else {
@@ -119,8 +123,9 @@ static halo_status node_stream(dist *d, const char *path, int is_labels, void **
     }
   }
   HALO_TRY(phase_end(d, st));
-  HALO_MPI(MPI_Bcast(counts, 2, MPI_INT64_T, 0, d->comm));
+  HALO_MPI(MPI_Bcast(counts, 3, MPI_INT64_T, 0, d->comm));
   *max_label = (int32_t)counts[1];
+  *max_line = counts[2];
   *block = ns.block;
   ns.block = NULL;
   goto done;
@@ -137,16 +142,17 @@ done:
  * them as rows from the lines below it, and the rows go to the ranks of
  * their blocks; the ranks digest the file together into d->digest.
  * Collective (agreed). */
-static halo_status node_slices(dist *d, const char *path, int is_labels, void **block,
-                               int32_t *width, int32_t *max_label) {
+static halo_status node_slices(dist *d, const char *path, const halo_load_options *opt,
+                               int is_labels, void **block, int32_t *width, int32_t *max_label,
+                               int64_t *max_line) {
   halo_status st = HALO_OK;
   halo_node_slice ns = {0};
   int64_t before = 0, total = 0;
   const int64_t n = d->slice.nodes;
   HALO_TRY(halo__dist_lines_before(d, path, &before));
   phase_begin(d);
-  st = is_labels ? halo_load_labels_slice(path, d->rank, d->size, before, n, &ns)
-                 : halo_load_features_slice(path, d->rank, d->size, before, n, &ns);
+  st = is_labels ? halo_load_labels_slice(path, opt, d->rank, d->size, before, n, &ns)
+                 : halo_load_features_slice(path, opt, d->rank, d->size, before, n, &ns);
   HALO_TRY(phase_end(d, st));
   HALO_TRY(halo__dist_digest_file(d, path, &d->digest));
   HALO_MPI(MPI_Allreduce(&ns.rows, &total, 1, MPI_INT64_T, MPI_SUM, d->comm));
@@ -154,11 +160,14 @@ static halo_status node_slices(dist *d, const char *path, int is_labels, void **
   if (total != n && d->rank == 0) {
     /* At the file's last line, as halo_load names it: a line a row. */
     halo_log_error("%s:%" PRId64 ": %" PRId64 " %s, but the graph has %" PRId64 " nodes", path,
-                   total, total, halo_load_node_rows_name(is_labels, ns.width), n);
+                   total + ns.header, total, halo_load_node_rows_name(is_labels, ns.width), n);
     st = HALO_ERR_MISMATCH;
   }
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Allreduce(&ns.max_label, max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
+  /* The largest label's first line: the lowest among the slices that hold it. */
+  int64_t line = ns.max_label == *max_label && ns.max_line > 0 ? ns.max_line : INT64_MAX;
+  HALO_MPI(MPI_Allreduce(&line, max_line, 1, MPI_INT64_T, MPI_MIN, d->comm));
   *width = ns.width;
   if (ns.targets)
     HALO_TRY(
@@ -174,26 +183,69 @@ done:
   return st;
 }
 
+/* The class count of the block's labels, whose largest over all blocks is
+ * max_label, first on line max_line of `path`: the labels in use are
+ * gathered as a bitmap over the ranks, and halo_load_check_classes rules
+ * on them as a sequential read does.  Collective (agreed). */
+static halo_status block_classes(dist *d, const char *path, const halo_load_options *opt,
+                                 const int32_t *labels, int32_t max_label, int64_t max_line,
+                                 int32_t *classes) {
+  halo_status st = HALO_OK;
+  const int64_t n = d->slice.nodes, rows = d->begins[d->rank + 1] - d->begins[d->rank];
+  int64_t distinct = n, words = 0;
+  uint64_t *seen = NULL;
+  char where[HALO_OGB_PATH + 32];
+  /* As halo_load_label_distinct: past 2n the rule's verdict needs no count. */
+  const int counted = max_label >= 0 && (int64_t)max_label + 1 <= 2 * n;
+  phase_begin(d);
+  if (counted) {
+    words = ((int64_t)max_label >> 6) + 1;
+    st = halo__dist_admit(path, "counting the labels in use", 8.0 * (double)words);
+    if (st == HALO_OK && !HALO_CALLOC(seen, words)) {
+      halo_log_error("%s: out of memory counting the labels in use", path);
+      st = HALO_ERR_NOMEM;
+    }
+    for (int64_t v = 0; st == HALO_OK && v < rows; v++)
+      if (labels[v] >= 0) seen[labels[v] >> 6] |= 1ull << (labels[v] & 63);
+  }
+  HALO_TRY(phase_end(d, st));
+  if (counted) {
+    HALO_MPI(MPI_Allreduce(MPI_IN_PLACE, seen, (int)words, MPI_UINT64_T, MPI_BOR, d->comm));
+    distinct = 0;
+    for (int64_t w = 0; w < words; w++) distinct += __builtin_popcountll(seen[w]);
+  }
+  phase_begin(d);
+  snprintf(where, sizeof where, "%s:%" PRId64, path, max_line);
+  st = halo_load_check_classes(where, max_label, distinct, opt ? opt->classes : 0, classes);
+  HALO_TRY(phase_end(d, st));
+done:
+  free(seen);
+  return st;
+}
+
 /* One node-data file (features or labels, plain or gzip) into this rank's
- * block of rows.  Collective (agreed). */
-static halo_status node_file(dist *d, const char *path, int is_labels) {
+ * block of rows; opt: the user's options (--features, --labels), or NULL
+ * for an OGB folder's file.  Collective (agreed). */
+static halo_status node_file(dist *d, const char *path, const halo_load_options *opt,
+                             int is_labels) {
   halo_status st = HALO_OK;
   int is_gzip = halo_load_is_gzip(path), any = 0;
   void *block = NULL;
   int32_t width = 1, max_label = -1;
+  int64_t max_line = 0;
   HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
   if (any)
-    HALO_TRY(node_stream(d, path, is_labels, &block, &width, &max_label));
+    HALO_TRY(node_stream(d, path, opt, is_labels, &block, &width, &max_label, &max_line));
   else
-    HALO_TRY(node_slices(d, path, is_labels, &block, &width, &max_label));
+    HALO_TRY(node_slices(d, path, opt, is_labels, &block, &width, &max_label, &max_line));
   if (is_labels && width > 1) { /* one binary task a column (ogbn-proteins' 112) */
     d->file_classes = width;
     d->file_multilabel = 1;
     d->targets = block;
   } else if (is_labels) {
-    d->file_classes = max_label + 1;
-    d->has_file_labels = d->file_classes > 0; /* all "nan": no labels, as halo_load has it */
     d->labels = block;
+    HALO_TRY(block_classes(d, path, opt, d->labels, max_label, max_line, &d->file_classes));
+    d->has_file_labels = d->file_classes > 0; /* all "nan": no labels, as halo_load has it */
   } else {
     d->file_features = width;
     d->x = block;
@@ -208,8 +260,9 @@ halo_status halo__dist_node_files(dist *d) {
   const halo_partition_dist_request *rq = d->rq;
   if (!rq->features && !rq->labels) goto done;
   halo_digest_chunked_init(&d->digest);
-  if (rq->features) HALO_TRY(node_file(d, rq->features, 0));
-  if (rq->labels) HALO_TRY(node_file(d, rq->labels, 1));
+  const halo_load_options lo = dist_load_options(d);
+  if (rq->features) HALO_TRY(node_file(d, rq->features, &lo, 0));
+  if (rq->labels) HALO_TRY(node_file(d, rq->labels, &lo, 1));
   d->data_digest = halo_digest_chunked_final(&d->digest);
   HALO_MPI(MPI_Bcast(&d->data_digest, 1, MPI_UINT64_T, 0, d->comm));
   /* As halo_load_node_data folds them into the graph's digest. */
@@ -281,8 +334,8 @@ halo_status halo__dist_load_ogb_folder(dist *d) {
     HALO_TRY(halo__dist_load_file(d, f->edges, n));
   d->slice.nodes = n;
   HALO_TRY(halo__dist_row_blocks(d)); /* before the node data, which goes to the blocks */
-  if (f->features[0]) HALO_TRY(node_file(d, f->features, 0));
-  if (f->labels[0]) HALO_TRY(node_file(d, f->labels, 1));
+  if (f->features[0]) HALO_TRY(node_file(d, f->features, NULL, 0));
+  if (f->labels[0]) HALO_TRY(node_file(d, f->labels, NULL, 1));
   if (f->has_split) {
     const char *const paths[3] = {f->split[0], f->split[1], f->split[2]};
     const int64_t begin = d->begins[d->rank];

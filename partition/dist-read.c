@@ -89,6 +89,12 @@ static halo_status input_kind(dist *d, int *code) {
       d->rq->format != HALO_FORMAT_AUTO ? d->rq->format : halo_load_detect_format(in);
   d->row = halo_format_row_of(f);
   if (!d->row) HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)f);
+  if (d->rq->nodes > 0 && d->row->slicing != HALO_SLICING_LINES)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--nodes %" PRId64
+              ": %s is not an edge list (an OGB folder, a Matrix Market file "
+              "and a spec give their node count)",
+              d->rq->nodes, in);
   if (d->row->slicing == HALO_SLICING_SPEC || stat(in, &sb) != 0) goto done;
   switch (d->row->slicing) {
     case HALO_SLICING_LINES:
@@ -176,8 +182,9 @@ halo_status halo__dist_load_gzip(dist *d, const char *path, int64_t nodes) {
   phase_begin(d);
   if (d->rank == 0) {
     halo_mtx_header h = {0};
+    const halo_load_options lo = dist_load_options(d);
     if (nodes == NODES_SNAP)
-      st = d->row->stream(path, GZIP_BLOCK_EDGES, scatter_block, &g, &digest);
+      st = d->row->stream(path, &lo, GZIP_BLOCK_EDGES, scatter_block, &g, &digest);
     else if (nodes == NODES_MTX) /* a block of a symmetric file may hold one edge more */
       st = halo_load_mtx_stream(path, GZIP_BLOCK_EDGES - 1, scatter_block, &g, &h, &digest);
     else
@@ -213,10 +220,12 @@ halo_status halo__dist_load_gzip(dist *d, const char *path, int64_t nodes) {
   HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
   HALO_MPI(MPI_Bcast(&mtx_rows, 1, MPI_INT64_T, 0, d->comm));
-  d->slice = (halo_edge_slice){.nodes = nodes == NODES_SNAP  ? -1
+  /* An edge list's ids are renumbered over the ranks, unless --nodes kept them. */
+  const int64_t kept = d->rq->nodes > 0 ? d->rq->nodes : -1;
+  d->slice = (halo_edge_slice){.nodes = nodes == NODES_SNAP  ? kept
                                         : nodes == NODES_MTX ? mtx_rows
                                                              : nodes,
-                               .renumber = nodes == NODES_SNAP,
+                               .renumber = nodes == NODES_SNAP && kept < 0,
                                .count = g.count,
                                .pair = g.pair};
   g.pair = NULL;
@@ -331,9 +340,10 @@ halo_status halo__dist_load_file(dist *d, const char *path, int64_t nodes) {
   uint64_t digest = 0;
   halo_digest_chunked own;
   halo_digest_chunked_init(&own);
+  const halo_load_options lo = dist_load_options(d);
   HALO_TRY(halo__dist_lines_before(d, path, &before));
   phase_begin(d);
-  st = nodes < 0 ? d->row->slice(path, d->rank, d->size, before, &d->slice)
+  st = nodes < 0 ? d->row->slice(path, &lo, d->rank, d->size, before, &d->slice)
                  : halo_load_ogb_edge_slice(path, nodes, d->rank, d->size, before, &d->slice);
   HALO_TRY(phase_end(d, st));
   HALO_TRY(halo__dist_digest_file(d, path, nodes < 0 ? &own : &d->digest));
@@ -452,12 +462,15 @@ halo_status halo__dist_load_input(dist *d) {
   if (st == HALO_OK && kind == INPUT_SPEC)
     st = halo_load_spec_slice(d->rq->input, d->rank, d->size, &d->slice);
   HALO_TRY(phase_end(d, st));
-  if (kind == INPUT_GZIP) {
-    HALO_TRY(halo__dist_load_gzip(d, d->rq->input, NODES_SNAP));
-    HALO_TRY(halo__dist_renumber(d));
-  } else if (kind == INPUT_FILE) {
-    HALO_TRY(halo__dist_load_file(d, d->rq->input, -1));
-    HALO_TRY(halo__dist_renumber(d));
+  if (kind == INPUT_GZIP || kind == INPUT_FILE) {
+    if (kind == INPUT_GZIP)
+      HALO_TRY(halo__dist_load_gzip(d, d->rq->input, NODES_SNAP));
+    else
+      HALO_TRY(halo__dist_load_file(d, d->rq->input, -1));
+    if (d->slice.renumber)
+      HALO_TRY(halo__dist_renumber(d));
+    else /* --nodes: the ids are the nodes */
+      HALO_TRY(halo__dist_row_blocks(d));
   } else if (kind == INPUT_OGB) {
     HALO_TRY(halo__dist_load_ogb_folder(d));
   } else if (kind == INPUT_MTX) {

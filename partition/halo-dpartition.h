@@ -51,6 +51,9 @@ typedef struct halo_partition_dist_request {
   const char *features, *labels;         /* --features and --labels files, or NULL */
   const char *split_name;                /* --split-name: an OGB folder's split/NAME, or NULL */
   const char *split;                     /* --split DIR: the split's folder, or NULL */
+  halo_header header;                    /* --header: text inputs' header row */
+  int64_t nodes;                         /* --nodes: an edge list's ids are 0..nodes-1; 0: none */
+  int32_t classes;                       /* --classes: the labels' class count; 0: none */
   const int32_t *dims;                   /* --dims, checked against the input's widths */
   int ndims;                             /* 0: no --dims */
   const char *tmpdir;                    /* the output folder's temporary name (rank 0's) */

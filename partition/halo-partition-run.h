@@ -26,6 +26,9 @@ typedef struct halo_partition_run_request {
   double synth_split[3]; /* --synthetic-split's fractions, when synth_split_given */
   int synth_split_given;
   halo_format format;
+  halo_header header;         /* --header: text inputs' header row */
+  int64_t nodes;              /* --nodes: an edge list's ids are the nodes 0..nodes-1; 0: none */
+  int32_t classes;            /* --classes: the class count of --labels; 0: none */
   halo_partition_options opt; /* the run may switch metis to scotch (metis_switched) */
   int force;
   int32_t synth_features, synth_classes;

@@ -414,7 +414,10 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
   HALO_TRY(outputs_open(c, &out));
   timing_lap(&t, HALO_RUN_LOAD); /* checking the outputs counts as loading */
   const halo_load_options load_opt = {.split_name = c->split_name,
-                                      .skip_split = c->split || c->synth_split_given};
+                                      .skip_split = c->split || c->synth_split_given,
+                                      .header = c->header,
+                                      .nodes = c->nodes,
+                                      .classes = c->classes};
   HALO_TRY(halo_load_opts(c->input, c->format, &load_opt, &g));
   /* Nodes without edges are a graph (docs/partition.md, "Graphs without
    * edges"); no nodes at all is none, whatever the format. */
@@ -422,7 +425,8 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
     HALO_FAIL(HALO_ERR_ARG, "%s: holds no nodes (its node count is 0); a graph needs at least one",
               g->source);
   HALO_TRY(check_node_data(c, g));
-  if (c->features || c->labels) HALO_TRY(halo_load_node_data(g, c->features, c->labels));
+  if (c->features || c->labels)
+    HALO_TRY(halo_load_node_data_opts(g, c->features, c->labels, &load_opt));
   if (c->synth_features)
     HALO_TRY(halo_graph_synthesize_node_data(g, c->synth_features, c->synth_classes,
                                              (uint64_t)c->opt.seed));
@@ -535,6 +539,9 @@ halo_status halo_partition_run_distributed(halo_partition_run_request *c, MPI_Co
       .labels = c->labels,
       .split_name = c->split_name,
       .split = c->split,
+      .header = c->header,
+      .nodes = c->nodes,
+      .classes = c->classes,
       .dims = c->dims,
       .ndims = c->ndims,
       .tmpdir = c->write_metis ? NULL : tmp,

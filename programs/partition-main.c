@@ -119,6 +119,9 @@ done:
 
 /* ---- the flag table ---------------------------------------------------- */
 
+/* --header's words, in halo_header's order. */
+static const char *const header_words[] = {"auto", "yes", "no", NULL};
+
 /* halo-partition's flags, in --help order (docs/partition.md).  X rows are
  * this program's; M rows are the model table's (model/halo-model-options.h:
  * the same flag, range and field, in c->net), with this program's help and,
@@ -136,6 +139,17 @@ done:
   X(LABELS, HALO_FLAG_STRING_ROW("--labels", C, rq.labels, NULL, "FILE",                           \
                                  "node labels for a structure-only input: one per line, or\n"      \
                                  "several 0/1 columns (multi-label tasks; nan = missing)"))        \
+  X(HEADER, HALO_FLAG_CHOICE_ROW("--header", C, rq.header, header_words,                           \
+                                 "whether the first line of the edge list, --features and\n"       \
+                                 "--labels is a header row (auto, the default: a line with\n"      \
+                                 "a name, then a line of numbers)"))                               \
+  X(NODES, HALO_FLAG_INT_ROW("--nodes", C, rq.nodes, 1, (int64_t)1 << 32, "N",                     \
+                             "an edge list's ids are the nodes 0..N-1, kept as they are\n"         \
+                             "(isolated nodes stay; an id >= N is refused)"))                      \
+  X(CLASSES, HALO_FLAG_INT_ROW("--classes", C, rq.classes, 1, INT32_MAX, "C",                      \
+                               "the class count of --labels (a label >= C is refused);\n"          \
+                               "without it, labels that leave most classes empty are\n"            \
+                               "refused"))                                                         \
   X(SYNTH_FEATURES,                                                                                \
     HALO_FLAG_INT_ROW("--synthetic-features", C, rq.synth_features, 1, INT32_MAX, "F",             \
                       "F random class-dependent features (with --synthetic-classes)"))             \
@@ -299,6 +313,8 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
               "--coarsen-levels: only --method ptscotch coarsens before it "
               "partitions; the method is %s",
               halo_method_name(opt->method));
+  if (rq->classes && !rq->labels)
+    HALO_FAIL(HALO_ERR_ARG, "--classes: it is the class count of --labels FILE; give --labels too");
   if ((rq->synth_features || rq->synth_classes) && (rq->features || rq->labels))
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-* and --features/--labels exclude each other");
   if (rq->write_metis && rq->json)

@@ -660,9 +660,12 @@ Test(cli, help_lists_every_flag_and_value) {
   char *out = NULL;
   cr_assert_eq(pt_run(&out, "%s --help", EXE), 0);
   char words[] =
-      "--input --format --features --labels --synthetic-features --synthetic-classes --parts "
-      "--method --seed --ufactor --coarsen-levels --objective --order --out --force --dims --json --write-metis "
-      "--help --version auto ogb edgelist snap mtx spec metis random block cut vol community";
+      "--input --format --features --labels --header --nodes --classes --synthetic-features "
+      "--synthetic-classes --parts "
+      "--method --seed --ufactor --coarsen-levels --objective --order --out --force --dims --json "
+      "--write-metis "
+      "--help --version auto ogb edgelist snap mtx spec metis random block cut vol community yes "
+      "no";
   char *save = NULL;
   for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
     cr_expect_not_null(strstr(out, w), "--help does not mention %s", w);

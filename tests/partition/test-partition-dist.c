@@ -375,6 +375,10 @@ static void write_snap(const char *path, uint64_t seed) {
 }
 
 static int lines_with(const char *text, const char *needle);
+static void refused(const char *dir, int K, const char *env, const char *input, int parts,
+                    const char *extra, const char *want);
+static void refused_as_sequential(const char *dir, int K, const char *input, int parts,
+                                  const char *extra);
 
 /* --write-metis under ptscotch: the sequential run's file, byte for byte,
  * for K = 1, 2, 3, from a spec and from a renumbered SNAP list; gpmetis
@@ -552,6 +556,78 @@ Test(dist, edge_list_slices_give_the_sequential_readers_graph_and_shards, .timeo
   free(want);
   halo_graph_destroy(&g);
   remove(path);
+  pt_remove_tree(dir);
+  free(dir);
+}
+
+/* Text as people write it (loaders' load-text.c): a CSV edge list with a
+ * header row over the nodes 0..N-1 with --nodes (the last ones isolated),
+ * features separated by spaces under a header, labels under a header with
+ * --classes: every rank's slice skips the header line only where it holds
+ * it, and the shards are the sequential run's; the class rule and
+ * --nodes' bound refuse on the sequential reader's line. */
+Test(dist, headed_text_inputs_give_the_sequential_shards, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.text", 36);
+  char *dir = pt_temp_dir("dist-text"), edges[600], feat[600], lab[600], flags[2400];
+  const int n = 900, isolated = 25, classes = 6;
+  snprintf(edges, sizeof edges, "%s.edges.csv", dir);
+  snprintf(feat, sizeof feat, "%s.x.txt", dir);
+  snprintf(lab, sizeof lab, "%s.y.csv", dir);
+  FILE *e = fopen(edges, "w"), *f = fopen(feat, "w"), *l = fopen(lab, "w");
+  cr_assert(e && f && l);
+  uint64_t state = seed * 2654435761u + 7;
+  fprintf(e, "src,dst\n");
+  for (int i = 0; i < 5000; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    fprintf(e, "%d,%d\n", (int)((state >> 33) % (n - isolated)),
+            (int)((state >> 13) % (n - isolated)));
+  }
+  fprintf(f, "a b c\n");
+  fprintf(l, "label\n");
+  for (int v = 0; v < n; v++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    fprintf(f, "%.3f %.3f %d\n", (double)(state >> 44) / 1e6, -(double)(state >> 50) / 1e3, v % 5);
+    fprintf(l, "%d\n", (int)((state >> 20) % (classes - 1))); /* class 5 unused */
+  }
+  cr_assert(!fclose(e) && !fclose(f) && !fclose(l));
+  snprintf(flags, sizeof flags,
+           "--nodes %d --features %s --labels %s --classes %d --synthetic-split 0.5,0.2,0.3", n,
+           feat, lab, classes);
+  compare_with_sequential("dist-same-text", edges, "metis", 3, flags);
+  /* Gzipped node data, which rank 0 streams, skips the header too. */
+  char *out = NULL;
+  cr_assert_eq(pt_run(&out, "gzip -k %s %s", feat, lab), 0, "%s", out);
+  free(out);
+  snprintf(flags, sizeof flags,
+           "--nodes %d --features %s.gz --labels %s.gz --classes %d --synthetic-split 0.5,0.2,0.3",
+           n, feat, lab, classes);
+  compare_at_k3("dist-same-text-gz", edges, "metis", 3, flags);
+  /* Refusals on the sequential reader's line: an id past --nodes, a
+   * label past --classes, a stray label without it, a header with
+   * --header no. */
+  char *bad = pt_temp_dir("dist-text-bad");
+  snprintf(flags, sizeof flags, "--nodes %d --synthetic-features 2 --synthetic-classes 2",
+           n - isolated - 1);
+  refused_as_sequential(bad, 3, edges, 2, flags);
+  snprintf(flags, sizeof flags, "--nodes %d --features %s --labels %s --classes 4", n, feat, lab);
+  refused_as_sequential(bad, 3, edges, 2, flags);
+  cr_assert_eq(pt_run(&out, "sed -i '700s/.*/99/' %s", lab), 0, "%s", out);
+  free(out);
+  snprintf(flags, sizeof flags, "--nodes %d --features %s --labels %s", n, feat, lab);
+  refused_as_sequential(bad, 3, edges, 2, flags);
+  refused(bad, 3, "", edges, 2, flags, ":700: label 99 makes 100 classes");
+  snprintf(flags, sizeof flags, "--header no --nodes %d --features %s", n, feat);
+  refused(bad, 2, "", edges, 2, flags, ":1: has a header row ('src,dst')");
+  pt_remove_tree(bad);
+  free(bad);
+  char gz[700];
+  snprintf(gz, sizeof gz, "%s.gz", feat);
+  remove(gz);
+  snprintf(gz, sizeof gz, "%s.gz", lab);
+  remove(gz);
+  remove(edges);
+  remove(feat);
+  remove(lab);
   pt_remove_tree(dir);
   free(dir);
 }

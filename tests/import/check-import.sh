@@ -1,0 +1,24 @@
+#!/bin/sh
+# check-import.sh SOURCE_DIR HALO_PARTITION npz|torch
+#
+# Runs tests/import/check-import.py (scripts/halo-import against numpy's
+# own reading of what it wrote) with the first interpreter that imports
+# numpy (and torch, for the torch case): the python3 on PATH, else
+# Debian's.  Exit 77 (skipped) when there is none.  POSIX sh.
+set -eu
+src=$1 partition=$2 what=$3
+need=numpy
+[ "$what" = torch ] && need="numpy, torch"
+py=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c "import $need" >/dev/null 2>&1; then
+    py=$candidate
+    break
+  fi
+done
+if [ -z "$py" ]; then
+  echo "check-import: SKIP: neither python3 nor /usr/bin/python3 imports $need"
+  exit 77
+fi
+echo "check-import: $py, $what"
+exec "$py" "$src/tests/import/check-import.py" "$src" "$partition" "$what"
