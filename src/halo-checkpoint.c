@@ -221,10 +221,11 @@ static const char *const array_flat[CKPT_ARRAYS] = {"/params", "/adam_m", "/adam
  * parameter count. */
 static halo_status describe(const halo_checkpoint *c, const char *path, halo_model_desc *d) {
   halo_status st = HALO_OK;
-  halo_log_set_quiet(1);
-  const halo_status ds = halo_net_describe(&c->gcn, c->features, c->classes, d);
-  halo_log_set_quiet(0);
-  if (ds != HALO_OK || d->params != c->nparams)
+  /* The widths halo_model_describe would refuse (with a line of its own)
+   * are refused here first; the reader checked the layers and heads. */
+  const int widths = c->features >= 1 && c->classes >= 1;
+  if (!widths || halo_net_describe(&c->gcn, c->features, c->classes, d) != HALO_OK ||
+      d->params != c->nparams)
     HALO_FAIL(HALO_ERR_FORMAT,
               "%s: its settings (%s, %d layers, hidden %d, %d features, %d classes) do not "
               "describe its %lld parameters",
