@@ -370,6 +370,9 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   memset(c, 0, sizeof *c);
   halo_h5_quiet();
   HALO_TRY(halo_h5_open(path, &f));
+  /* A shard or a predictions file given for a checkpoint: say so. */
+  if (halo_h5_attr_exists(f, path, "format") == 0)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: not a halo checkpoint (no format attribute)", path);
   HALO_TRY(halo_h5_attr_read_str(f, path, "format", format, sizeof format));
   if (strcmp(format, CKPT_FORMAT) != 0)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: not a halo checkpoint (format '%s')", path, format);
