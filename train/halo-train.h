@@ -183,6 +183,10 @@ typedef struct halo_train_report_ops {
   void (*early_stop)(void *ctx, const halo_train_report *rep, int64_t patience);
   /* --predict `path` was written from epoch `epoch`'s parameters. */
   void (*predictions)(void *ctx, const halo_train_report *rep, const char *path, int64_t epoch);
+  /* --embeddings `path` was written: the input of layer `layer` (from 1),
+   * with epoch `epoch`'s parameters. */
+  void (*embeddings)(void *ctx, const halo_train_report *rep, const char *path, int layer,
+                     int64_t epoch);
   /* The summary lines; `mem` is the tightest pool's. */
   void (*summary)(void *ctx, const halo_train_report *rep, const halo_train_memory_report *mem);
   /* A checkpoint was saved: make the metrics written so far as durable. */

@@ -137,9 +137,12 @@ static halo_status write_predictions(train_run *r, int64_t last_epoch) {
                                  r->args.model, sha));
     if (r->rank == 0) r->ops->predictions(r->ctx, rep, r->args.predict, epoch);
   }
-  if (r->args.embeddings)
+  if (r->args.embeddings) {
     HALO_TRY(train_embeddings_write(&r->predict, r->model, r->comm, r->args.embeddings,
                                     r->args.embeddings_layer, epoch, r->args.model, sha));
+    if (r->rank == 0)
+      r->ops->embeddings(r->ctx, rep, r->args.embeddings, r->args.embeddings_layer, epoch);
+  }
 done:
   return st;
 }
