@@ -207,6 +207,15 @@ def main():
         x, ei = write_graph(os.path.join(tmp, "graph"), rng)
         shards = os.path.join(tmp, "shards")
         run([partition, "--input", os.path.join(tmp, "graph"), "--parts", str(P), "--out", shards])
+        # Bad input: one line naming the file, exit 1, no traceback.
+        for bad, words in ((os.path.join(tmp, "missing.h5"), "no such file"),
+                           (os.path.join(tmp, "graph", "edge.csv"), "cannot read as HDF5"),
+                           (os.path.join(shards, "manifest.h5"), "not a halo checkpoint")):
+            r = run(tool + [bad, "--npz", os.path.join(tmp, "bad.npz")], expect=None)
+            lines = [l for l in r.stdout.splitlines() if l.strip()]
+            ok = r.returncode == 1 and len(lines) == 1 and words in lines[0] and bad in lines[0]
+            print(f"{'ok  ' if ok else 'FAIL'} bad input {os.path.basename(bad)}: {r.stdout.strip()}")
+            failed |= not ok
         cases = {
             "gcn": ["--hidden", "8"],
             "sage": ["--hidden", "6", "--layers", "3", "--sage-normalize", "--norm", "layer"],
