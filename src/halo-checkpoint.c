@@ -287,6 +287,10 @@ static halo_status read_tensors(hid_t f, const char *path, const halo_checkpoint
         const int rank = tensor_shape(t, dims);
         tensor_name(name, sizeof name, k, l, t);
         HALO_TRY(halo_h5_read(f, path, name, HALO_H5_F32, rank, dims, 1, &data));
+        const float *v = data;
+        for (int64_t j = 0; j < t->rows * t->cols; j++)
+          if (!isfinite(v[j]))
+            HALO_FAIL(HALO_ERR_FORMAT, "%s: %s[%lld] is not finite", path, name, (long long)j);
         memcpy(arrays[k] + t->offset, data, (size_t)(t->rows * t->cols) * sizeof(float));
         free(data);
         data = NULL;
@@ -424,13 +428,12 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
       void *data = NULL;
       HALO_TRY(halo_h5_read(f, path, array_flat[k], HALO_H5_F32, 1, dims, 1, &data));
       arrays[k] = data;
+      for (int64_t i = 0; i < c->nparams; i++)
+        if (!isfinite(arrays[k][i]))
+          HALO_FAIL(HALO_ERR_FORMAT, "%s: %s[%lld] is not finite", path, array_flat[k],
+                    (long long)i);
     }
   }
-  for (int k = 0; k < CKPT_ARRAYS; k++)
-    for (int64_t i = 0; i < c->nparams; i++)
-      if (!isfinite(arrays[k][i]))
-        HALO_FAIL(HALO_ERR_FORMAT, "%s: %s[%lld] is not finite (in the order of /params)", path,
-                  version >= 2 ? array_root[k] : array_flat[k], (long long)i);
   c->params = arrays[0];
   c->adam_m = arrays[1];
   c->adam_v = arrays[2];

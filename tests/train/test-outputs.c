@@ -306,6 +306,24 @@ Test(outputs, eval_only_checkpoint_file_runs_on_a_changed_graph, .timeout = 600)
   cr_expect(text && strstr(text, "with --hidden 12"), "the checkpoint's value is not named:\n%s",
             text);
   free(text);
+  /* A tensor that is not finite: one line naming it. */
+  char cmd[4096], nan_ckpt[800];
+  snprintf(nan_ckpt, sizeof nan_ckpt, "%s/nan.h5", dir);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", ckpt, nan_ckpt);
+  cr_assert_eq(tr_run(30, NULL, "%s", cmd), 0);
+  hid_t f = H5Fopen(nan_ckpt, H5F_ACC_RDWR, H5P_DEFAULT);
+  cr_assert_geq(f, 0);
+  hid_t d = H5Dopen2(f, "/model/layer1/b", H5P_DEFAULT);
+  cr_assert_geq(d, 0);
+  float b1[12];
+  cr_assert_geq(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, b1), 0);
+  b1[5] = NAN;
+  cr_assert_geq(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, b1), 0);
+  H5Dclose(d);
+  H5Fclose(f);
+  snprintf(log, sizeof log, "%s/nan.log", dir);
+  expect_refusal(3, log, "/model/layer1/b[5] is not finite", "'%s' --eval-only --checkpoint '%s'",
+                 b, nan_ckpt);
   snprintf(log, sizeof log, "%s/resume.log", dir);
   expect_refusal(3, log, "a checkpoint of another graph",
                  "'%s' --model sage --sage-normalize --hidden 12 --layers 3 --epochs 9 "
