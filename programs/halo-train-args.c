@@ -63,7 +63,8 @@ static const char *const resume_modes[] = {"auto", NULL};
                        "fresh\n                       (a requeued job's script needs no "          \
                        "branch)\n"))                                                               \
   X(EVAL_ONLY, HALO_FLAG_SWITCH_ROW("--eval-only", T, eval_only, 1,                                \
-                                    "with --resume: evaluate the checkpoint, train nothing"))      \
+                                    "train nothing: evaluate --checkpoint FILE.h5 (its model, on\n" \
+                                    "any graph of its widths), or with --resume DIR's newest"))    \
   X(EARLY_STOP, HALO_FLAG_INT_ROW("--early-stop", T, early_stop, 1, INT32_MAX, "N",                \
                                   "stop after N epochs without a better validation accuracy;\n"    \
                                   "with --checkpoint, also keep DIR/best.h5"))                     \
@@ -79,7 +80,8 @@ static const char *const resume_modes[] = {"auto", NULL};
                                      "of the last layer), from --predict's parameters"))           \
   X(EMBEDDINGS_LAYER,                                                                              \
     HALO_FLAG_INT_ROW("--embeddings-layer", T, embeddings_layer, 2, HALO_MAX_LAYERS, "L",          \
-                      "with --embeddings: the input of layer L instead (2 to --layers)"))          \
+                      "with --embeddings: the input of layer L instead, counting\n"               \
+                      "layers from 1 (2 to --layers)"))                                            \
   X(SIGNALS_TEXT,                                                                                  \
     HALO_FLAG_TEXT_ROW("SIGTERM or SIGUSR1 stops every rank after the current epoch, with a "      \
                        "checkpoint\nwhen --checkpoint is set; the exit status is then 143 or "     \
