@@ -62,9 +62,10 @@ static const char *const resume_modes[] = {"auto", NULL};
     HALO_FLAG_TEXT_ROW("  --resume auto        the same when DIR holds a checkpoint, else start "  \
                        "fresh\n                       (a requeued job's script needs no "          \
                        "branch)\n"))                                                               \
-  X(EVAL_ONLY, HALO_FLAG_SWITCH_ROW("--eval-only", T, eval_only, 1,                                \
-                                    "train nothing: evaluate --checkpoint FILE.h5 (its model, on\n" \
-                                    "any graph of its widths), or with --resume DIR's newest"))    \
+  X(EVAL_ONLY,                                                                                     \
+    HALO_FLAG_SWITCH_ROW("--eval-only", T, eval_only, 1,                                           \
+                         "train nothing: evaluate --checkpoint FILE.h5 (its model, on\n"           \
+                         "any graph of its widths), or with --resume DIR's newest"))               \
   X(EARLY_STOP, HALO_FLAG_INT_ROW("--early-stop", T, early_stop, 1, INT32_MAX, "N",                \
                                   "stop after N epochs without a better validation accuracy;\n"    \
                                   "with --checkpoint, also keep DIR/best.h5"))                     \
@@ -76,11 +77,11 @@ static const char *const resume_modes[] = {"auto", NULL};
                                   "write every node's logits, prediction and split (from the\n"    \
                                   "final epoch, or the best-validation one with --early-stop)"))   \
   X(EMBEDDINGS, HALO_FLAG_STRING_ROW("--embeddings", T, embeddings, "a file name", "FILE.h5",      \
-                                     "write every node's last hidden representation (the input\n" \
+                                     "write every node's last hidden representation (the input\n"  \
                                      "of the last layer), from --predict's parameters"))           \
   X(EMBEDDINGS_LAYER,                                                                              \
     HALO_FLAG_INT_ROW("--embeddings-layer", T, embeddings_layer, 2, HALO_MAX_LAYERS, "L",          \
-                      "with --embeddings: the input of layer L instead, counting\n"               \
+                      "with --embeddings: the input of layer L instead, counting\n"                \
                       "layers from 1 (2 to --layers)"))                                            \
   X(SIGNALS_TEXT,                                                                                  \
     HALO_FLAG_TEXT_ROW("SIGTERM or SIGUSR1 stops every rank after the current epoch, with a "      \

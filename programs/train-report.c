@@ -340,8 +340,8 @@ static void report_predictions(void *ctx, const halo_train_report *rep, const ch
 }
 
 /* The `embeddings` hook. */
-static void report_embeddings(void *ctx, const halo_train_report *rep, const char *path,
-                              int layer, int64_t epoch) {
+static void report_embeddings(void *ctx, const halo_train_report *rep, const char *path, int layer,
+                              int64_t epoch) {
   (void)rep;
   fprintf(text_out(ctx), "embeddings: %s (the input of layer %d, epoch %lld's parameters)\n", path,
           layer, (long long)epoch);

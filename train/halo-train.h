@@ -50,10 +50,10 @@ typedef struct halo_train_args {
   int eval_file;            /* --eval-only without --resume: --checkpoint names a checkpoint
                                file, whose model runs on any graph of its widths */
   unsigned char model_given[HALO_MOPT_COUNT]; /* the model options given on the command line */
-  int force;                /* --force: --metrics may overwrite a file that is not halo's */
-  int metric;               /* --metric: a halo_train_metric (train/halo-train.h) */
-  int metric_given;         /* 1 when --metric was given (a multi-label run defaults to auc) */
-  double timeout;           /* watchdog seconds; 0: off */
+  int force;        /* --force: --metrics may overwrite a file that is not halo's */
+  int metric;       /* --metric: a halo_train_metric (train/halo-train.h) */
+  int metric_given; /* 1 when --metric was given (a multi-label run defaults to auc) */
+  double timeout;   /* watchdog seconds; 0: off */
   int quiet;
   int help;
   int version; /* --version: print it and stop */

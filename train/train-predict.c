@@ -151,9 +151,9 @@ static halo_status create_datasets(hid_t file, const char *path, int64_t nodes, 
     HALO_H5(H5Pset_chunk(dcpl, rank, chunk), path, name, "cannot set the chunk shape");
     HALO_H5(H5Pset_fletcher32(dcpl), path, name, "cannot enable Fletcher-32");
     HALO_H5(space = H5Screate_simple(rank, dims, maxdims), path, name, "cannot create a dataspace");
-    HALO_H5(dset[d] = H5Dcreate2(file, name, file_type(b, d), space, H5P_DEFAULT, dcpl,
-                                 H5P_DEFAULT),
-            path, name, "cannot create dataset");
+    HALO_H5(
+        dset[d] = H5Dcreate2(file, name, file_type(b, d), space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+        path, name, "cannot create dataset");
     H5Sclose(space);
     H5Pclose(dcpl);
     space = dcpl = H5I_INVALID_HID;
@@ -260,9 +260,10 @@ static halo_status write_file(const rows_block *own, const rows_block *block, MP
       HALO_MPI(MPI_Recv(b.gid, (int)b.n, MPI_INT64_T, q, 1, comm, MPI_STATUS_IGNORE));
       HALO_MPI(MPI_Recv(b.logits, (int)(b.n * classes), MPI_FLOAT, q, 2, comm, MPI_STATUS_IGNORE));
       if (!b.emb) {
-        HALO_MPI(MPI_Recv(b.pred, (int)(b.n * width), label_type(&b), q, 3, comm, MPI_STATUS_IGNORE));
-      HALO_MPI(
-          MPI_Recv(b.label, (int)(b.n * width), label_type(&b), q, 4, comm, MPI_STATUS_IGNORE));
+        HALO_MPI(
+            MPI_Recv(b.pred, (int)(b.n * width), label_type(&b), q, 3, comm, MPI_STATUS_IGNORE));
+        HALO_MPI(
+            MPI_Recv(b.label, (int)(b.n * width), label_type(&b), q, 4, comm, MPI_STATUS_IGNORE));
         HALO_MPI(MPI_Recv(b.split, (int)b.n, MPI_INT8_T, q, 5, comm, MPI_STATUS_IGNORE));
       }
       if (b.orig) HALO_MPI(MPI_Recv(b.orig, (int)b.n, MPI_INT64_T, q, 6, comm, MPI_STATUS_IGNORE));

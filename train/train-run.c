@@ -158,7 +158,8 @@ static halo_status eval_file_find(train_run *r) {
   snprintf(a->model, sizeof a->model, "%s", c->model);
   if (a->embeddings && a->embeddings_layer == 0) a->embeddings_layer = a->gcn.layers;
   if (a->embeddings && (a->gcn.layers < 2 || a->embeddings_layer > a->gcn.layers))
-    HALO_FAIL(HALO_ERR_ARG, "--embeddings%s: %s is a model of %d layer%s (the input of layer 2 to %d)",
+    HALO_FAIL(HALO_ERR_ARG,
+              "--embeddings%s: %s is a model of %d layer%s (the input of layer 2 to %d)",
               a->embeddings_layer != a->gcn.layers ? "-layer" : "", path, a->gcn.layers,
               a->gcn.layers == 1 ? "" : "s", a->gcn.layers);
 done:
@@ -342,7 +343,8 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
     st = HALO_ERR_EXISTS;
   }
   /* MERGE(h36-train): halo_atomic_check_target(r->args.embeddings, 0, "--embeddings"). */
-  if (r->rank == 0 && st == HALO_OK && r->args.embeddings && access(r->args.embeddings, F_OK) == 0) {
+  if (r->rank == 0 && st == HALO_OK && r->args.embeddings &&
+      access(r->args.embeddings, F_OK) == 0) {
     halo_log_error("--embeddings %s: already exists; remove it or give another name",
                    r->args.embeddings);
     st = HALO_ERR_EXISTS;

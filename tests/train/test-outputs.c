@@ -172,8 +172,8 @@ static double compare(const double *a, const double *b, int64_t n, const char *w
 
 /* The file's logits and embeddings (of layer `layer`) against the reference
  * forward on g with the tensors of checkpoint `ckpt`. */
-static void expect_reference(const fx_graph *g, const char *ckpt, const char *pred,
-                             const char *emb, int layer, const char *what) {
+static void expect_reference(const fx_graph *g, const char *ckpt, const char *pred, const char *emb,
+                             int layer, const char *what) {
   hid_t f = H5Fopen(ckpt, H5F_ACC_RDONLY, H5P_DEFAULT);
   cr_assert_geq(f, 0, "cannot open %s", ckpt);
   cr_expect_eq((int)attr_num(f, "format_version", 0), 2);
@@ -203,8 +203,13 @@ static void expect_reference(const fx_graph *g, const char *ckpt, const char *pr
 
 static fx_graph *write_graph(const char *dir, int64_t nodes, int32_t features, int32_t classes,
                              int32_t parts, uint64_t seed) {
-  const fx_spec spec = {.nodes = nodes, .avg_degree = 3, .features = features, .density = 0.3f,
-                        .classes = classes, .parts = parts, .seed = seed};
+  const fx_spec spec = {.nodes = nodes,
+                        .avg_degree = 3,
+                        .features = features,
+                        .density = 0.3f,
+                        .classes = classes,
+                        .parts = parts,
+                        .seed = seed};
   fx_graph *g = fx_graph_new(&spec);
   cr_assert_eq(fx_write_shards(g, dir, seed * 7 + 1), 0, "cannot write %s", dir);
   return g;
@@ -298,10 +303,11 @@ Test(outputs, eval_only_checkpoint_file_runs_on_a_changed_graph, .timeout = 600)
   expect_reference(gb, ckpt, pred, emb, 0, "--eval-only --checkpoint FILE on graph B, P=3");
 
   snprintf(log, sizeof log, "%s/wide.log", dir);
-  expect_refusal(1, log, "a model of 9 features and 4 classes, but", "'%s' --eval-only --checkpoint '%s'",
-                 wide, ckpt);
+  expect_refusal(1, log, "a model of 9 features and 4 classes, but",
+                 "'%s' --eval-only --checkpoint '%s'", wide, ckpt);
   snprintf(log, sizeof log, "%s/hidden.log", dir);
-  expect_refusal(3, log, "--hidden 16: ", "'%s' --eval-only --checkpoint '%s' --hidden 16", b, ckpt);
+  expect_refusal(3, log, "--hidden 16: ", "'%s' --eval-only --checkpoint '%s' --hidden 16", b,
+                 ckpt);
   text = tr_slurp(log);
   cr_expect(text && strstr(text, "with --hidden 12"), "the checkpoint's value is not named:\n%s",
             text);
@@ -370,8 +376,7 @@ static void make_format_1(const char *path, int32_t features, int32_t classes) {
 Test(outputs, format_1_checkpoints_still_read, .timeout = 600) {
   const uint64_t seed = tr_seed("outputs.format-1", 3);
   char *dir = tr_tmpdir("outputs-v1");
-  char shards[600], shards3[600], ck[2][700], metrics[3][700], flags[4096], pred[2][700],
-      cmd[4096];
+  char shards[600], shards3[600], ck[2][700], metrics[3][700], flags[4096], pred[2][700], cmd[4096];
   snprintf(shards, sizeof shards, "%s/g", dir);
   snprintf(shards3, sizeof shards3, "%s/g3", dir);
   fx_graph *g = write_graph(shards, 200, 8, 3, 2, seed);
