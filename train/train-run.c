@@ -140,9 +140,14 @@ static halo_status eval_file_find(train_run *r) {
     char was[64], now[64];
     halo_model_option_format(opt, &c->gcn, was, sizeof was);
     halo_model_option_format(opt, &a->gcn, now, sizeof now);
+    if (opt->only >= 0 && !halo_model_option_applies(opt, c->gcn.model))
+      HALO_FAIL(HALO_ERR_MISMATCH,
+                "%s %s: %s is a %s checkpoint, and %s is %s's; an evaluation runs the "
+                "checkpoint's model, so leave the flag out",
+                opt->flag.name, now, path, c->model, opt->flag.name,
+                halo_model_name((halo_model_kind)opt->only));
     if (i == HALO_MOPT_MODEL ? c->gcn.model != a->gcn.model
-                             : (opt->only >= 0 && !halo_model_option_applies(opt, c->gcn.model)) ||
-                                   !halo_model_option_equal(opt, &c->gcn, &a->gcn))
+                             : !halo_model_option_equal(opt, &c->gcn, &a->gcn))
       HALO_FAIL(HALO_ERR_MISMATCH,
                 "%s %s: %s is a %s checkpoint with %s %s; an evaluation runs the checkpoint's "
                 "model, so leave the flag out",
