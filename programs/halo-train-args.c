@@ -62,8 +62,10 @@ static const char *const resume_modes[] = {"auto", NULL};
     HALO_FLAG_TEXT_ROW("  --resume auto        the same when DIR holds a checkpoint, else start "  \
                        "fresh\n                       (a requeued job's script needs no "          \
                        "branch)\n"))                                                               \
-  X(EVAL_ONLY, HALO_FLAG_SWITCH_ROW("--eval-only", T, eval_only, 1,                                \
-                                    "with --resume: evaluate the checkpoint, train nothing"))      \
+  X(EVAL_ONLY,                                                                                     \
+    HALO_FLAG_SWITCH_ROW("--eval-only", T, eval_only, 1,                                           \
+                         "train nothing: evaluate --checkpoint FILE.h5 (its model, on\n"           \
+                         "any graph of its widths), or with --resume DIR's newest"))               \
   X(EARLY_STOP, HALO_FLAG_INT_ROW("--early-stop", T, early_stop, 1, INT32_MAX, "N",                \
                                   "stop after N epochs without a better validation accuracy;\n"    \
                                   "with --checkpoint, also keep DIR/best.h5"))                     \
@@ -74,6 +76,13 @@ static const char *const resume_modes[] = {"auto", NULL};
   X(PREDICT, HALO_FLAG_STRING_ROW("--predict", T, predict, "a file name", "FILE.h5",               \
                                   "write every node's logits, prediction and split (from the\n"    \
                                   "final epoch, or the best-validation one with --early-stop)"))   \
+  X(EMBEDDINGS, HALO_FLAG_STRING_ROW("--embeddings", T, embeddings, "a file name", "FILE.h5",      \
+                                     "write every node's last hidden representation (the input\n"  \
+                                     "of the last layer), from --predict's parameters"))           \
+  X(EMBEDDINGS_LAYER,                                                                              \
+    HALO_FLAG_INT_ROW("--embeddings-layer", T, embeddings_layer, 2, HALO_MAX_LAYERS, "L",          \
+                      "with --embeddings: the input of layer L instead, counting\n"                \
+                      "layers from 1 (2 to --layers)"))                                            \
   X(SIGNALS_TEXT,                                                                                  \
     HALO_FLAG_TEXT_ROW("SIGTERM or SIGUSR1 stops every rank after the current epoch, with a "      \
                        "checkpoint\nwhen --checkpoint is set; the exit status is then 143 or "     \
@@ -101,6 +110,8 @@ static const halo_flag rows[] = {
     HALO_MODEL_OPTIONS(MODEL_ROW, T, TRAIN_OPTION) TRAIN_FLAGS(TRAIN_ROW)};
 #undef T
 _Static_assert(sizeof rows / sizeof rows[0] == F_COUNT, "one row per id");
+/* The model's rows come first, so a model option's flag id is its HALO_MOPT index. */
+_Static_assert((int)F_DETERMINISTIC == (int)HALO_MOPT_DETERMINISTIC, "the model's rows first");
 
 /* DIR, the one argument that is not a flag. */
 static halo_status take_dir(const char *arg, void *target) {
@@ -147,14 +158,20 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
               a->resume                   ? "--resume"
               : given[F_CHECKPOINT_EVERY] ? "--checkpoint-every"
                                           : "--keep");
-  if (a->eval_only && !a->resume)
-    HALO_FAIL(HALO_ERR_ARG, "--eval-only evaluates a checkpoint: give --checkpoint DIR --resume");
+  if (a->eval_only && !a->checkpoint)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--eval-only evaluates a checkpoint: give --checkpoint FILE.h5 (or DIR --resume)");
+  /* --eval-only --checkpoint FILE: the model is the file's; the flags that
+   * name a model are checked against it once it is read (train-run.c). */
+  a->eval_file = a->eval_only && !a->resume;
+  for (int i = 0; i < HALO_MOPT_COUNT; i++) a->model_given[i] = given[i];
   if (a->eval_only && a->early_stop)
     HALO_FAIL(HALO_ERR_ARG, "--eval-only trains nothing, so --early-stop has nothing to stop");
   if (a->tf32 && strcmp(a->device, "cuda") != 0)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
   if (a->gcn.deterministic && a->tf32)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 and --deterministic: deterministic products round no input");
+  if (a->eval_file) goto model_rules_done;
   if (a->gcn.sage_normalize && a->gcn.model != HALO_MODEL_SAGE)
     HALO_FAIL(HALO_ERR_ARG, "--sage-normalize: the model is %s, not sage", a->model);
   if (a->gcn.gin_train_eps && a->gcn.model != HALO_MODEL_GIN)
@@ -172,6 +189,19 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     if (!given[F_LR]) a->gcn.lr = 0.005f;
     if (!given[F_ACTIVATION]) a->gcn.activation = HALO_ACT_ELU;
   }
+model_rules_done:
+  if (given[F_EMBEDDINGS_LAYER] && !a->embeddings)
+    HALO_FAIL(HALO_ERR_ARG, "--embeddings-layer needs --embeddings FILE.h5");
+  if (a->embeddings && a->gcn.layers < 2 && !a->eval_file)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--embeddings: a model of 1 layer has no hidden representation (its input is the "
+              "features)");
+  /* With --eval-only --checkpoint FILE, 0: the file's last layer. */
+  if (a->embeddings && !given[F_EMBEDDINGS_LAYER] && !a->eval_file)
+    a->embeddings_layer = a->gcn.layers;
+  if (a->embeddings_layer > a->gcn.layers && !a->eval_file)
+    HALO_FAIL(HALO_ERR_ARG, "--embeddings-layer %d: the model has %d layers (2 to %d)",
+              a->embeddings_layer, a->gcn.layers, a->gcn.layers);
   if (!given[F_INPUT_DROPOUT]) a->gcn.input_dropout = a->gcn.dropout;
   if (!given[F_WARMUP]) a->warmup = a->epochs > 10 ? 5 : a->epochs > 1 ? 1 : 0;
   if (a->warmup >= a->epochs && a->epochs > 0)

@@ -339,6 +339,14 @@ static void report_predictions(void *ctx, const halo_train_report *rep, const ch
   fprintf(text_out(ctx), "predictions: %s (epoch %lld's parameters)\n", path, (long long)epoch);
 }
 
+/* The `embeddings` hook. */
+static void report_embeddings(void *ctx, const halo_train_report *rep, const char *path, int layer,
+                              int64_t epoch) {
+  (void)rep;
+  fprintf(text_out(ctx), "embeddings: %s (the input of layer %d, epoch %lld's parameters)\n", path,
+          layer, (long long)epoch);
+}
+
 /* Rank 0's "memory:" line, after the summary. */
 static void print_memory(FILE *out, const halo_train_report *rep,
                          const halo_train_memory_report *m) {
@@ -411,6 +419,7 @@ const halo_train_report_ops train_report_ops = {
     .evaluation = report_evaluation,
     .early_stop = report_early_stop,
     .predictions = report_predictions,
+    .embeddings = report_embeddings,
     .summary = report_summary,
     .sync = report_sync,
 };

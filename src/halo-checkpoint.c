@@ -208,6 +208,99 @@ done:
   return st;
 }
 
+/* The three arrays a checkpoint holds, each laid out as the parameters:
+ * format 2 names each tensor ROOT/layerL/NAME (L from 0, NAME the
+ * description's: model/halo-model.c's layer_tensors, the one table of
+ * tensor names); format 1 kept each array flat at /params, /adam_m, /adam_v. */
+enum { CKPT_ARRAYS = 3 };
+static const char *const array_root[CKPT_ARRAYS] = {"/model", "/optimizer/adam_m",
+                                                    "/optimizer/adam_v"};
+static const char *const array_flat[CKPT_ARRAYS] = {"/params", "/adam_m", "/adam_v"};
+
+/* The model a checkpoint's settings describe, which must have its
+ * parameter count. */
+static halo_status describe(const halo_checkpoint *c, const char *path, halo_model_desc *d) {
+  halo_status st = HALO_OK;
+  /* The widths halo_model_describe would refuse (with a line of its own)
+   * are refused here first; the reader checked the layers and heads. */
+  const int widths = c->features >= 1 && c->classes >= 1;
+  if (!widths || halo_net_describe(&c->gcn, c->features, c->classes, d) != HALO_OK ||
+      d->params != c->nparams)
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: its settings (%s, %d layers, hidden %d, %d features, %d classes) do not "
+              "describe its %lld parameters",
+              path, c->model, c->gcn.layers, c->gcn.hidden, c->features, c->classes,
+              (long long)c->nparams);
+done:
+  return st;
+}
+
+/* A tensor's dataset name and shape: a weight is rows × cols, every other
+ * tensor (biases, LayerNorm's scale and shift, GIN's ε) a vector. */
+static int tensor_shape(const halo_param_tensor *t, hsize_t dims[2]) {
+  if (t->kind == HALO_TENSOR_WEIGHT) {
+    dims[0] = (hsize_t)t->rows;
+    dims[1] = (hsize_t)t->cols;
+    return 2;
+  }
+  dims[0] = (hsize_t)(t->rows * t->cols);
+  return 1;
+}
+
+static void tensor_name(char *out, size_t size, int array, int l, const halo_param_tensor *t) {
+  snprintf(out, size, "%s/layer%d/%s", array_root[array], l, t->name);
+}
+
+static halo_status write_tensors(hid_t f, const char *path, const halo_checkpoint *c) {
+  halo_status st = HALO_OK;
+  halo_model_desc d;
+  const float *arrays[CKPT_ARRAYS] = {c->params, c->adam_m, c->adam_v};
+  HALO_TRY(describe(c, path, &d));
+  for (int k = 0; k < CKPT_ARRAYS; k++)
+    for (int l = 0; l < d.layers; l++)
+      for (int i = 0; i < d.layer[l].ntensors; i++) {
+        const halo_param_tensor *t = &d.layer[l].tensor[i];
+        char name[128];
+        hsize_t dims[2];
+        const int rank = tensor_shape(t, dims);
+        tensor_name(name, sizeof name, k, l, t);
+        HALO_TRY(halo_h5_write(f, path, name, HALO_H5_F32, rank, dims, arrays[k] + t->offset));
+      }
+done:
+  return st;
+}
+
+/* Format 2's tensors into the three flat arrays (nparams each). */
+static halo_status read_tensors(hid_t f, const char *path, const halo_checkpoint *c,
+                                float *arrays[CKPT_ARRAYS]) {
+  halo_status st = HALO_OK;
+  halo_model_desc d;
+  void *data = NULL;
+  HALO_TRY(describe(c, path, &d));
+  for (int k = 0; k < CKPT_ARRAYS; k++) {
+    HALO_ALLOC(arrays[k], c->nparams, "checkpoint arrays");
+    for (int l = 0; l < d.layers; l++)
+      for (int i = 0; i < d.layer[l].ntensors; i++) {
+        const halo_param_tensor *t = &d.layer[l].tensor[i];
+        char name[128];
+        hsize_t dims[2];
+        const int rank = tensor_shape(t, dims);
+        tensor_name(name, sizeof name, k, l, t);
+        HALO_TRY(halo_h5_read(f, path, name, HALO_H5_F32, rank, dims, 1, &data));
+        const float *v = data;
+        for (int64_t j = 0; j < t->rows * t->cols; j++)
+          if (!isfinite(v[j]))
+            HALO_FAIL(HALO_ERR_FORMAT, "%s: %s[%lld] is not finite", path, name, (long long)j);
+        memcpy(arrays[k] + t->offset, data, (size_t)(t->rows * t->cols) * sizeof(float));
+        free(data);
+        data = NULL;
+      }
+  }
+done:
+  free(data);
+  return st;
+}
+
 halo_status halo_checkpoint_write(const char *path, const halo_checkpoint *c) {
   halo_status st = HALO_OK;
   char tmp[4200] = "";
@@ -219,10 +312,7 @@ halo_status halo_checkpoint_write(const char *path, const halo_checkpoint *c) {
    * (core/halo-atomic.h): a crash during the save leaves the old one. */
   HALO_TRY(halo_h5_replace(path, tmp, sizeof tmp, &file));
   HALO_TRY(write_attrs(file, path, c));
-  hsize_t dims[1] = {(hsize_t)c->nparams};
-  HALO_TRY(halo_h5_write(file, path, "/params", HALO_H5_F32, 1, dims, c->params));
-  HALO_TRY(halo_h5_write(file, path, "/adam_m", HALO_H5_F32, 1, dims, c->adam_m));
-  HALO_TRY(halo_h5_write(file, path, "/adam_v", HALO_H5_F32, 1, dims, c->adam_v));
+  HALO_TRY(write_tensors(file, path, c));
 done:
   /* Close, flush and rename; on failure the temporary goes, the rest stays. */
   if (tmp[0]) st = halo_h5_commit(st, file, tmp, path);
@@ -279,19 +369,21 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   halo_net_options *o = &c->gcn;
   ckpt_attr state[CKPT_STATE_ATTRS], graph[CKPT_GRAPH_ATTRS];
   const halo_model_option *opts[HALO_MOPT_COUNT];
-  float *arrays[3] = {NULL, NULL, NULL};
-  static const char *const names[3] = {"/params", "/adam_m", "/adam_v"};
+  float *arrays[CKPT_ARRAYS] = {NULL, NULL, NULL};
 
   memset(c, 0, sizeof *c);
   halo_h5_quiet();
   HALO_TRY(halo_h5_open(path, &f));
+  /* A shard or a predictions file given for a checkpoint: say so. */
+  if (halo_h5_attr_exists(f, path, "format") == 0)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: not a halo checkpoint (no format attribute)", path);
   HALO_TRY(halo_h5_attr_read_str(f, path, "format", format, sizeof format));
   if (strcmp(format, CKPT_FORMAT) != 0)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: not a halo checkpoint (format '%s')", path, format);
   HALO_TRY(halo_h5_attr_read(f, path, "format_version", HALO_H5_I32, &version));
-  if (version != HALO_CHECKPOINT_FORMAT_VERSION)
+  if (version < 1 || version > HALO_CHECKPOINT_FORMAT_VERSION)
     HALO_FAIL(HALO_ERR_FORMAT,
-              "%s: checkpoint format_version %d is not supported (this halo reads %d)", path,
+              "%s: checkpoint format_version %d is not supported (this halo reads 1 to %d)", path,
               version, HALO_CHECKPOINT_FORMAT_VERSION);
   HALO_TRY(halo_h5_attr_read_str(f, path, "model", model, sizeof model));
   snprintf(c->model, sizeof c->model, "%s", model);
@@ -328,21 +420,26 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
         "hidden %d)",
         path, (long long)c->epoch, (long long)c->adam_t, (long long)c->nparams, o->layers,
         o->hidden);
-  for (int k = 0; k < 3; k++) {
-    hsize_t dims[1] = {(hsize_t)c->nparams};
-    void *data = NULL;
-    HALO_TRY(halo_h5_read(f, path, names[k], HALO_H5_F32, 1, dims, 1, &data));
-    arrays[k] = data;
-    for (int64_t i = 0; i < c->nparams; i++)
-      if (!isfinite(arrays[k][i]))
-        HALO_FAIL(HALO_ERR_FORMAT, "%s: %s[%lld] is not finite", path, names[k], (long long)i);
+  if (version >= 2) {
+    HALO_TRY(read_tensors(f, path, c, arrays));
+  } else {
+    for (int k = 0; k < CKPT_ARRAYS; k++) {
+      hsize_t dims[1] = {(hsize_t)c->nparams};
+      void *data = NULL;
+      HALO_TRY(halo_h5_read(f, path, array_flat[k], HALO_H5_F32, 1, dims, 1, &data));
+      arrays[k] = data;
+      for (int64_t i = 0; i < c->nparams; i++)
+        if (!isfinite(arrays[k][i]))
+          HALO_FAIL(HALO_ERR_FORMAT, "%s: %s[%lld] is not finite", path, array_flat[k],
+                    (long long)i);
+    }
   }
   c->params = arrays[0];
   c->adam_m = arrays[1];
   c->adam_v = arrays[2];
   arrays[0] = arrays[1] = arrays[2] = NULL;
 done:
-  for (int k = 0; k < 3; k++) free(arrays[k]);
+  for (int k = 0; k < CKPT_ARRAYS; k++) free(arrays[k]);
   if (f >= 0) H5Fclose(f);
   return st;
 }

@@ -24,7 +24,10 @@
 #include "halo-shard.h"
 #include "halo-status.h"
 
-#define HALO_CHECKPOINT_FORMAT_VERSION 1
+/* 2: every tensor named, /model/layerL/NAME (and Adam's moments under
+ * /optimizer); 1: flat /params, /adam_m, /adam_v (still read).
+ * docs/train.md ("Checkpoints") gives the layout. */
+#define HALO_CHECKPOINT_FORMAT_VERSION 2
 
 typedef struct halo_checkpoint {
   int64_t epoch;        /* training epochs completed */

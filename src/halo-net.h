@@ -117,6 +117,14 @@ typedef struct halo_net_info {
 
 void halo_net_info_get(const halo_net *g, halo_net_info *out);
 
+/* The description of the model that options *o make on a graph of
+ * `features` input columns and `classes` outputs (GAT's hidden layers are
+ * heads × hidden wide), as halo_net_create describes it; the checkpoints
+ * name their tensors from it.  HALO_ERR_ARG for options no model has.
+ * Local. */
+halo_status halo_net_describe(const halo_net_options *o, int32_t features, int32_t classes,
+                              halo_model_desc *d);
+
 /* Parameters and gradients as one flat array: W_0 (d_0 × d_1, row-major),
  * b_0 (d_1), W_1, b_1, ...  Copies to or from host memory. Local. */
 halo_status halo_net_params_get(const halo_net *g, float *out);
@@ -132,6 +140,14 @@ halo_status halo_net_adam_set(halo_net *g, const float *m, const float *v, int64
 /* The last layer's output Z (n_owned × classes) of the last forward pass,
  * copied to host memory. Local. */
 halo_status halo_net_logits_get(const halo_net *g, float *out);
+
+/* The input of layer l (0-based, 1 <= l < layers) in the last forward pass:
+ * the previous layer's output after its LayerNorm and activation, and
+ * after its dropout when that pass trained (none in halo_net_evaluate's),
+ * n_owned × d_in rows copied to host memory (--embeddings).  The first
+ * layer's input, X, is not kept (a cached layer holds ÂX): HALO_ERR_ARG.
+ * Local. */
+halo_status halo_net_layer_input_get(const halo_net *g, int l, float *out);
 
 /* What halo_net_create and the epochs allocate for one rank's part, at the
  * peak of set-up, from the same rules as the allocations themselves:

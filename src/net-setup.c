@@ -169,18 +169,23 @@ done:
   return st;
 }
 
-/* The model of a shard: its widths from the shard's features and classes,
- * and its layers' shapes, parameters and exchanges. Local. */
-halo_status gnn_describe(const halo_shard *s, const halo_net_options *o, halo_model_desc *d) {
+halo_status halo_net_describe(const halo_net_options *o, int32_t features, int32_t classes,
+                              halo_model_desc *d) {
   int32_t dims[HALO_MAX_LAYERS + 1];
   if (o->layers < 1 || o->layers > HALO_MAX_LAYERS) return HALO_ERR_ARG;
-  dims[0] = s->features;
+  dims[0] = features;
   /* GAT's --hidden is per head: its hidden layers concatenate the heads. */
   const int32_t hidden = o->model == HALO_MODEL_GAT ? o->hidden * o->heads : o->hidden;
   for (int l = 1; l < o->layers; l++) dims[l] = hidden;
-  dims[o->layers] = s->classes;
+  dims[o->layers] = classes;
   const halo_model_config c = halo_model_config_of_options(o);
   return halo_model_describe(&c, dims, o->layers + 1, d);
+}
+
+/* The model of a shard: its widths from the shard's features and classes,
+ * and its layers' shapes, parameters and exchanges. Local. */
+halo_status gnn_describe(const halo_shard *s, const halo_net_options *o, halo_model_desc *d) {
+  return halo_net_describe(o, s->features, s->classes, d);
 }
 
 /* Initial parameters: Glorot-uniform weights keyed by (seed, layer, tensor,

@@ -329,6 +329,15 @@ done:
   return st;
 }
 
+halo_status halo_net_layer_input_get(const halo_net *g, int l, float *out) {
+  if (l < 1 || l >= g->nlayers) {
+    halo_log_error("layer %d has no kept input (layers 1 to %d do)", l, g->nlayers - 1);
+    return HALO_ERR_ARG;
+  }
+  const layer *ly = &g->layers[l];
+  return gnn_buf_to_host(g, out, &ly->hd, (size_t)g->n_owned * (size_t)ly->d_in * sizeof(float));
+}
+
 halo_status halo_net_logits_get(const halo_net *g, float *out) {
   const layer *top = &g->layers[g->nlayers - 1];
   return gnn_buf_to_host(g, out, &top->z, (size_t)g->n_owned * (size_t)top->d_out * sizeof(float));

@@ -43,12 +43,17 @@ typedef struct halo_train_args {
   int resume;               /* start from the newest valid checkpoint */
   int resume_auto;          /* --resume auto: resume only when DIR holds a checkpoint */
   const char *predict;      /* --predict FILE.h5, or NULL (borrowed from argv) */
+  const char *embeddings;   /* --embeddings FILE.h5, or NULL (borrowed from argv) */
+  int embeddings_layer;     /* --embeddings-layer L: the input of layer L (1-based); 0: the last */
   int64_t early_stop;       /* stop after N epochs without a better val accuracy; 0: off */
   int eval_only;            /* --eval-only: evaluate the resumed parameters, train nothing */
-  int force;                /* --force: --metrics may overwrite a file that is not halo's */
-  int metric;               /* --metric: a halo_train_metric (train/halo-train.h) */
-  int metric_given;         /* 1 when --metric was given (a multi-label run defaults to auc) */
-  double timeout;           /* watchdog seconds; 0: off */
+  int eval_file;            /* --eval-only without --resume: --checkpoint names a checkpoint
+                               file, whose model runs on any graph of its widths */
+  unsigned char model_given[HALO_MOPT_COUNT]; /* the model options given on the command line */
+  int force;        /* --force: --metrics may overwrite a file that is not halo's */
+  int metric;       /* --metric: a halo_train_metric (train/halo-train.h) */
+  int metric_given; /* 1 when --metric was given (a multi-label run defaults to auc) */
+  double timeout;   /* watchdog seconds; 0: off */
   int quiet;
   int help;
   int version; /* --version: print it and stop */
@@ -178,6 +183,10 @@ typedef struct halo_train_report_ops {
   void (*early_stop)(void *ctx, const halo_train_report *rep, int64_t patience);
   /* --predict `path` was written from epoch `epoch`'s parameters. */
   void (*predictions)(void *ctx, const halo_train_report *rep, const char *path, int64_t epoch);
+  /* --embeddings `path` was written: the input of layer `layer` (from 1),
+   * with epoch `epoch`'s parameters. */
+  void (*embeddings)(void *ctx, const halo_train_report *rep, const char *path, int layer,
+                     int64_t epoch);
   /* The summary lines; `mem` is the tightest pool's. */
   void (*summary)(void *ctx, const halo_train_report *rep, const halo_train_memory_report *mem);
   /* A checkpoint was saved: make the metrics written so far as durable. */

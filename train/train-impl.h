@@ -116,6 +116,16 @@ halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Com
                                 const char *path, int64_t epoch, const char *model_name,
                                 const char *params_sha256);
 
+/* --embeddings PATH: the input of layer `layer` (1-based, 2 <= layer <=
+ * layers: the output of layer layer-1 after its LayerNorm and activation)
+ * of `model`'s last forward pass, one row of its width a node, as
+ * /embeddings (float32 [N, width]) beside /global_id (and /original_id),
+ * gathered and written as the predictions are; root attributes epoch,
+ * width, layer, nodes, model, params_sha256.  Collective. */
+halo_status train_embeddings_write(const train_predict *p, halo_net *model, MPI_Comm comm,
+                                   const char *path, int layer, int64_t epoch,
+                                   const char *model_name, const char *params_sha256);
+
 /* ---------------------------------------------------------------- */
 /* train-metrics.c: halo-train --metric f1|auc: the figures users
  * compare with papers besides accuracy, on the valid and test nodes of

@@ -109,8 +109,9 @@ done:
   return st;
 }
 
-/* --predict, after the summary: from the final parameters, or with
- * --early-stop from the best validation epoch's. Collective. */
+/* --predict and --embeddings, after the summary: from the final
+ * parameters, or with --early-stop from the best validation epoch's.
+ * Collective. */
 static halo_status write_predictions(train_run *r, int64_t last_epoch) {
   halo_status st = HALO_OK;
   const halo_train_report *rep = &r->report;
@@ -131,9 +132,17 @@ static halo_status write_predictions(train_run *r, int64_t last_epoch) {
   /* The forward pass of these parameters (collective, with exchanges: a
    * failure there is fatal); the write is agreed on. */
   HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, NULL)));
-  HALO_TRY(train_predict_write(&r->predict, r->model, r->comm, r->args.predict, epoch,
-                               r->args.model, sha));
-  if (r->rank == 0) r->ops->predictions(r->ctx, rep, r->args.predict, epoch);
+  if (r->args.predict) {
+    HALO_TRY(train_predict_write(&r->predict, r->model, r->comm, r->args.predict, epoch,
+                                 r->args.model, sha));
+    if (r->rank == 0) r->ops->predictions(r->ctx, rep, r->args.predict, epoch);
+  }
+  if (r->args.embeddings) {
+    HALO_TRY(train_embeddings_write(&r->predict, r->model, r->comm, r->args.embeddings,
+                                    r->args.embeddings_layer, epoch, r->args.model, sha));
+    if (r->rank == 0)
+      r->ops->embeddings(r->ctx, rep, r->args.embeddings, r->args.embeddings_layer, epoch);
+  }
 done:
   return st;
 }
@@ -151,7 +160,7 @@ halo_status train_evaluate_only(train_run *r) {
     HALO_TRY(fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm, e.metric)));
   if (r->rank == 0) HALO_TRY(fatal_if(r, train_totals_digest(rep, r->model)));
   if (r->rank == 0) r->ops->evaluation(r->ctx, rep, r->start_epoch, r->ckpt_path, &e);
-  if (r->args.predict) HALO_TRY(write_predictions(r, r->start_epoch));
+  if (r->args.predict || r->args.embeddings) HALO_TRY(write_predictions(r, r->start_epoch));
 done:
   return st;
 }
@@ -221,7 +230,7 @@ halo_status train_epochs(train_run *r) {
   if (r->rank == 0) HALO_TRY(fatal_if(r, train_totals_digest(rep, r->model)));
   if (r->rank == 0) r->ops->summary(r->ctx, rep, &mem);
   /* A preempted run is not done: its requeued run predicts. */
-  if (a->predict && !r->stopped_by) HALO_TRY(write_predictions(r, last));
+  if ((a->predict || a->embeddings) && !r->stopped_by) HALO_TRY(write_predictions(r, last));
   if (rep->mismatches) {
     halo_log_error("measured halo bytes differed from the prediction in %lld epochs",
                    (long long)rep->mismatches);

@@ -173,6 +173,69 @@ done:
   return st;
 }
 
+/* --eval-only --checkpoint FILE, on rank 0: the checkpoint file, whose
+ * model settings replace the defaults (a model flag given must agree with
+ * it), on any graph of its feature and class counts: no digest check, so
+ * that a trained model predicts for new or changed graphs. */
+static halo_status eval_file_find(train_run *r) {
+  halo_status st = HALO_OK;
+  halo_checkpoint *c = &r->ckpt;
+  halo_train_args *a = &r->args;
+  const halo_manifest *m = r->manifest;
+  const char *path = a->checkpoint;
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    HALO_FAIL(HALO_ERR_ARG,
+              "--eval-only --checkpoint %s: a folder; name one of its files (best.h5, "
+              "ckpt-EEEEEEEE.h5), or add --resume to evaluate its newest checkpoint",
+              path);
+  halo_log_set_context("--checkpoint ");
+  HALO_TRY(halo_checkpoint_read(path, c));
+  halo_log_set_context(NULL);
+  snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s", path);
+  if (c->features != m->features || c->classes != m->classes)
+    HALO_FAIL(HALO_ERR_MISMATCH,
+              "--eval-only --checkpoint %s: a model of %d features and %d classes, but %s has %d "
+              "features and %d classes",
+              path, c->features, c->classes, a->dir, m->features, m->classes);
+  for (int i = 0; i < HALO_MOPT_COUNT; i++) {
+    const halo_model_option *opt = halo_model_option_at(i);
+    if (opt->role != HALO_OPTION_MODEL || !a->model_given[i]) continue;
+    char was[64], now[64];
+    halo_model_option_format(opt, &c->gcn, was, sizeof was);
+    halo_model_option_format(opt, &a->gcn, now, sizeof now);
+    if (opt->only >= 0 && !halo_model_option_applies(opt, c->gcn.model))
+      HALO_FAIL(HALO_ERR_MISMATCH,
+                "%s %s: %s is a %s checkpoint, and %s is %s's; an evaluation runs the "
+                "checkpoint's model, so leave the flag out",
+                opt->flag.name, now, path, c->model, opt->flag.name,
+                halo_model_name((halo_model_kind)opt->only));
+    if (i == HALO_MOPT_MODEL ? c->gcn.model != a->gcn.model
+                             : !halo_model_option_equal(opt, &c->gcn, &a->gcn))
+      HALO_FAIL(HALO_ERR_MISMATCH,
+                "%s %s: %s is a %s checkpoint with %s %s; an evaluation runs the checkpoint's "
+                "model, so leave the flag out",
+                opt->flag.name, now, path, c->model, opt->flag.name, was);
+  }
+  /* The checkpoint's model; this run's training and run settings. */
+  for (int i = 0; i < HALO_MOPT_COUNT; i++) {
+    const halo_model_option *opt = halo_model_option_at(i);
+    if (opt->role == HALO_OPTION_MODEL && opt->store != HALO_OPTION_NONE)
+      halo_model_option_set_number(opt, &a->gcn, halo_model_option_number(opt, &c->gcn));
+  }
+  a->gcn.model = c->gcn.model;
+  snprintf(a->model, sizeof a->model, "%s", c->model);
+  if (a->embeddings && a->embeddings_layer == 0) a->embeddings_layer = a->gcn.layers;
+  if (a->embeddings && (a->gcn.layers < 2 || a->embeddings_layer > a->gcn.layers))
+    HALO_FAIL(HALO_ERR_ARG,
+              "--embeddings%s: %s is a model of %d layer%s (the input of layer 2 to %d)",
+              a->embeddings_layer != a->gcn.layers ? "-layer" : "", path, a->gcn.layers,
+              a->gcn.layers == 1 ? "" : "s", a->gcn.layers);
+done:
+  halo_log_set_context(NULL);
+  return st;
+}
+
 /* --checkpoint without --resume, on rank 0: the folder must hold no
  * checkpoint, since keeping the newest --keep would then delete this run's
  * saves in favour of an old run's later epochs.  A missing folder passes. */
@@ -219,11 +282,18 @@ done:
   return st;
 }
 
-/* --resume: rank 0 finds the checkpoint; every rank then receives it. */
+/* --resume, or --eval-only --checkpoint FILE: rank 0 finds the
+ * checkpoint; every rank then receives it (and with FILE its model). */
 static halo_status resume_read(train_run *r) {
   halo_status st = HALO_OK;
   halo_checkpoint *c = &r->ckpt;
-  HALO_TRY(halo_mpi_agree(r->comm, r->rank == 0 ? resume_find(r) : HALO_OK));
+  if (r->rank == 0) st = r->args.eval_file ? eval_file_find(r) : resume_find(r);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  if (r->args.eval_file) {
+    HALO_MPI(MPI_Bcast(&r->args.gcn, (int)sizeof r->args.gcn, MPI_BYTE, 0, r->comm));
+    HALO_MPI(MPI_Bcast(r->args.model, (int)sizeof r->args.model, MPI_CHAR, 0, r->comm));
+    HALO_MPI(MPI_Bcast(&r->args.embeddings_layer, 1, MPI_INT, 0, r->comm));
+  }
   int64_t head[3] = {c->epoch, c->adam_t, c->nparams};
   HALO_MPI(MPI_Bcast(head, 3, MPI_INT64_T, 0, r->comm));
   if (r->rank != 0) {
@@ -330,7 +400,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   st = load(r);
   HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
   if (r->args.resume_auto) HALO_TRY(resume_auto(r));
-  if (r->args.resume) {
+  if (r->args.resume || r->args.eval_file) {
     HALO_TRY(resume_read(r));
   } else if (r->args.checkpoint) {
     st = r->rank == 0 ? check_fresh(r->args.checkpoint) : HALO_OK;
@@ -341,6 +411,13 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
     halo_log_error("--predict %s: already exists; remove it or give another name", r->args.predict);
     st = HALO_ERR_EXISTS;
   }
+  /* MERGE(h36-train): halo_atomic_check_target(r->args.embeddings, 0, "--embeddings"). */
+  if (r->rank == 0 && st == HALO_OK && r->args.embeddings &&
+      access(r->args.embeddings, F_OK) == 0) {
+    halo_log_error("--embeddings %s: already exists; remove it or give another name",
+                   r->args.embeddings);
+    st = HALO_ERR_EXISTS;
+  }
   HALO_TRY(halo_mpi_agree(r->comm, st));
   st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);
   HALO_TRY(halo_mpi_agree(r->comm, st));
@@ -349,8 +426,9 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   halo_net_info_get(r->model, &r->info);
   /* Multi-label runs (ogbn-proteins) are compared by their mean ROC-AUC. */
   if (r->info.multilabel && !r->args.metric_given) r->args.metric = HALO_TRAIN_METRIC_AUC;
-  /* --predict and --metric f1|auc need each row's node, label and split. */
-  if (r->args.predict || r->args.metric != HALO_TRAIN_METRIC_ACC)
+  /* --predict, --embeddings and --metric f1|auc need each row's node (and
+   * label and split). */
+  if (r->args.predict || r->args.embeddings || r->args.metric != HALO_TRAIN_METRIC_ACC)
     st = train_predict_init(&r->predict, r->shard);
   const int classes = r->info.model.dims[r->info.model.layers];
   if (st == HALO_OK && r->args.metric == HALO_TRAIN_METRIC_AUC && classes != 2 &&
@@ -371,7 +449,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   }
   HALO_TRY(halo_mpi_agree(r->comm, st));
   halo_shard_destroy(&r->shard); /* the model holds what it needs */
-  if (r->args.resume) {
+  if (r->args.resume || r->args.eval_file) {
     /* Every rank knows both counts: rank 0 alone says so. */
     if (r->ckpt.nparams != r->info.params) {
       if (r->rank == 0)

@@ -366,9 +366,12 @@ Test(checkpoint, a_save_past_the_disk_space_fails_cleanly, .timeout = 60) {
   pid_t child = fork();
   cr_assert_geq(child, 0);
   if (child == 0) {
-    halo_checkpoint c = {.epoch = 5, .nodes = 10, .edges = 20, .features = 3, .classes = 2};
+    /* A 1-layer GCN of 1024 features and 1023 classes: 2^20 - 1 parameters. */
+    halo_checkpoint c = {.epoch = 5, .nodes = 10, .edges = 20, .features = 1024, .classes = 1023};
     snprintf(c.model, sizeof c.model, "gcn");
-    if (halo_checkpoint_alloc(&c, 1 << 20) != HALO_OK) exit(2); /* 4 MiB an array */
+    halo_net_options_default(&c.gcn);
+    c.gcn.layers = 1;
+    if (halo_checkpoint_alloc(&c, 1024 * 1023 + 1023) != HALO_OK) exit(2); /* 4 MiB an array */
     for (int64_t i = 0; i < c.nparams; i++)
       c.params[i] = c.adam_m[i] = c.adam_v[i] = (float)((seed + (uint64_t)i) % 1000) / 7.0f;
     const struct rlimit limit = {.rlim_cur = 1 << 20, .rlim_max = RLIM_INFINITY};

@@ -204,3 +204,28 @@ Test(args, bad_values_name_the_flag) {
     cr_expect_eq(lines, 1, "'%s': %d lines: %s", cases[i][0], lines, text);
   }
 }
+
+Test(args, embeddings_and_eval_only_checkpoint_file) {
+  halo_train_args a;
+  cr_assert_eq(parse(&a, "d --embeddings e.h5 --layers 3"), HALO_OK);
+  cr_expect_str_eq(a.embeddings, "e.h5");
+  cr_expect_eq(a.embeddings_layer, 3, "the default is the input of the last layer");
+  cr_assert_eq(parse(&a, "d --embeddings e.h5 --layers 3 --embeddings-layer 2"), HALO_OK);
+  cr_expect_eq(a.embeddings_layer, 2);
+  cr_expect_neq(parse(&a, "d --embeddings-layer 2"), HALO_OK, "needs --embeddings");
+  cr_expect_neq(parse(&a, "d --embeddings e.h5 --embeddings-layer 3"), HALO_OK, "past --layers");
+  cr_expect_neq(parse(&a, "d --embeddings e.h5 --embeddings-layer 1"), HALO_OK,
+                "layer 1's input is the features");
+  cr_expect_neq(parse(&a, "d --embeddings e.h5 --layers 1"), HALO_OK);
+  cr_expect_neq(parse(&a, "d --eval-only"), HALO_OK, "--eval-only needs a checkpoint");
+  /* --eval-only --checkpoint FILE: the model comes from the file, so the
+   * rules between model flags wait for it; the given ones are noted. */
+  cr_assert_eq(parse(&a, "d --eval-only --checkpoint ck/best.h5 --heads 4 --embeddings e.h5"),
+               HALO_OK);
+  cr_expect_eq(a.eval_file, 1);
+  cr_expect_eq(a.resume, 0);
+  cr_expect_eq(a.embeddings_layer, 0, "the file's last layer, once read");
+  cr_expect(a.model_given[HALO_MOPT_HEADS] && !a.model_given[HALO_MOPT_HIDDEN]);
+  cr_assert_eq(parse(&a, "d --eval-only --checkpoint ck --resume"), HALO_OK);
+  cr_expect_eq(a.eval_file, 0);
+}

@@ -447,7 +447,10 @@ static int64_t ref_gat(const fx_model *m, int l, const fx_graph *g, const double
   return (int64_t)a * kf + 2 * (int64_t)kf + b;
 }
 
-double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, double *z_out) {
+/* The forward pass; with emb_out, the input of layer `emb_layer` (1-based)
+ * before its dropout, n × dims[emb_layer - 1]. */
+static double ref_forward(const fx_model *m, const fx_graph *g, const double *p, double *z_out,
+                          int emb_layer, double *emb_out) {
   const int64_t n = g->n;
   int32_t widest = 0;
   for (int l = 0; l <= m->layers; l++)
@@ -471,6 +474,7 @@ double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, doub
   for (int l = 0; l < m->layers; l++) {
     int32_t a = m->dims[l], b = m->dims[l + 1];
     float pl = l == 0 ? m->input_dropout : m->dropout;
+    if (emb_out && l == emb_layer - 1) memcpy(emb_out, h, (size_t)(n * a) * sizeof(double));
     ref_dropout(h, n, a, halo_rng_key(m->seed, HALO_RNG_DROPOUT, (uint64_t)m->epoch, (uint64_t)l), pl);
     double *s = fx_xcalloc((size_t)(n * b), sizeof(double));
     if (m->kind == FX_GCN) {
@@ -575,6 +579,15 @@ double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, doub
   free(h);
   free(ah);
   return count ? loss / (double)count : 0.0;
+}
+
+double fx_model_loss(const fx_model *m, const fx_graph *g, const double *p, double *z_out) {
+  return ref_forward(m, g, p, z_out, 0, NULL);
+}
+
+void fx_model_embeddings(const fx_model *m, const fx_graph *g, const double *p, int layer,
+                         double *out) {
+  ref_forward(m, g, p, NULL, layer, out);
 }
 
 /* --- the probes' cases --------------------------------------------------- */

@@ -87,6 +87,12 @@ void fx_model_init(const fx_model *m, double *params);
  * train nodes and, when z is not NULL, writes the logits (n × classes). */
 double fx_model_loss(const fx_model *m, const fx_graph *g, const double *params, double *z);
 
+/* The input of layer `layer` (1-based, 2 <= layer <= layers: the previous
+ * layer's output after its LayerNorm and activation, before dropout) into
+ * out (n × dims[layer - 1]): halo-train --embeddings' rows. */
+void fx_model_embeddings(const fx_model *m, const fx_graph *g, const double *params, int layer,
+                         double *out);
+
 /* A two-layer case of the probes that train a few models side by side: the
  * graph, the model's width and input dropout (the hidden layer's is 0.5),
  * and how many epochs they train. */
