@@ -4,8 +4,10 @@
 # against an independent reader (h5py) or the other layout:
 #   - auto picks CSR (format 3) at 1% density, dense gives format 2;
 #   - every part's rows, read with h5py (CSR or dense), equal the input rows;
+#   - the distributed partitioner (--method ptscotch, 2 ranks) writes CSR
+#     parts too, and their rows equal the input;
 #   - halo-train under --deterministic gives bit-identical curves on the
-#     sparse and the dense (format 2) shards, for GCN and for GIN.
+#     sparse, the dense (format 2) and ptscotch's shards, for GCN and GIN.
 # usage: sparse-features.sh BIN_DIR [SEED]
 set -eu
 BIN=$1
@@ -39,6 +41,11 @@ for L in sparse dense auto; do
   "$BIN/halo-partition" --input edges.txt --features feat.csv --labels labels.csv \
     --synthetic-split 0.5,0.25,0.25 --parts 2 --seed "$SEED" --features-layout "$L" --out "p-$L" >/dev/null
 done
+# The distributed partitioner (its parts made CSR as they are written).
+mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
+  "$BIN/halo-partition" --input edges.txt --features feat.csv --labels labels.csv \
+  --synthetic-split 0.5,0.25,0.25 --parts 2 --seed "$SEED" --method ptscotch --out p-pt >pt.log 2>&1 ||
+  { cat pt.log; exit 1; }
 for q in 00000 00001; do
   cmp "p-sparse/part-$q-of-00002.h5" "p-auto/part-$q-of-00002.h5" ||
     { echo "FAIL: auto did not pick CSR at 1% density"; exit 1; }
@@ -47,7 +54,7 @@ done
 "$PY" - <<'PY'
 import h5py, numpy as np
 X = np.load("x.npy")
-for layout, version in (("sparse", 3), ("dense", 2)):
+for layout, version in (("sparse", 3), ("dense", 2), ("pt", 3)):
     m = h5py.File(f"p-{layout}/manifest.h5", "r")
     assert m.attrs["format_version"] == version, (layout, m.attrs["format_version"])
     for p in range(2):
@@ -55,7 +62,7 @@ for layout, version in (("sparse", 3), ("dense", 2)):
         assert s.attrs["format_version"] == version
         owned = s.attrs["n_owned"]
         gid = s["nodes/global_id"][:owned]
-        if layout == "sparse":
+        if version == 3:
             assert "features" not in s
             ptr, idx, val = (s["features_csr/" + k][:] for k in ("indptr", "indices", "values"))
             assert s.attrs["features_nnz"] == len(val) == ptr[-1]
@@ -71,7 +78,7 @@ print("sparse-features: the parts' rows equal the input (h5py)")
 PY
 
 for model in gcn gin; do
-  for L in sparse dense; do
+  for L in sparse dense pt; do
     mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
       "$BIN/halo-train" "p-$L" --model "$model" --deterministic --epochs 12 --threads 1 \
       --metrics "m-$L-$model.jsonl" --quiet >"train-$L-$model.log" 2>&1 ||
@@ -84,10 +91,12 @@ keys = ("loss", "train_acc", "val_acc", "test_acc", "val_loss", "test_loss")
 def curve(layout):
     rows = [json.loads(l) for l in open(f"m-{layout}-{model}.jsonl")]
     return [tuple(r[k] for k in keys) for r in rows if "epoch" in r and "loss" in r]
-a, b = curve("sparse"), curve("dense")
+a, b, c = curve("sparse"), curve("dense"), curve("pt")
 if len(a) != 12 or a != b:
     raise SystemExit(f"FAIL: {model}: sparse and dense shards train differently:\n{a[:2]}\n{b[:2]}")
-print(f"sparse-features: {model}: 12 epochs, bit-identical on CSR and dense shards")
+if a != c:  # --deterministic: the same numbers for any partition
+    raise SystemExit(f"FAIL: {model}: ptscotch's CSR shards train differently:\n{a[:2]}\n{c[:2]}")
+print(f"sparse-features: {model}: 12 epochs, bit-identical on CSR, dense and ptscotch's CSR shards")
 PY
 done
 
