@@ -88,7 +88,7 @@ typedef struct halo_node_synth {
   int32_t features; /* 0: labels and split only */
   int32_t classes;  /* >= 1 */
   double noise;
-  double density;   /* 0: mean plus noise; in (0, 0.5]: binary, this density */
+  double density; /* 0: mean plus noise; in (0, 0.5]: binary, this density */
   double train;
   double valid;
   uint64_t seed;

@@ -47,14 +47,14 @@ done:
  * over the whole file's n rows) holds, dense from the row that breaks it on.
  * The non-zeros only grow, so once dense the rows stay dense. */
 typedef struct feature_rows {
-  int64_t n;           /* rows the file must have */
-  int32_t width;       /* F */
-  int64_t rows;        /* rows appended */
-  int64_t *indptr;     /* CSR: size n+1 */
-  int32_t *indices;    /* CSR: size cap */
-  float *values;       /* CSR: size cap */
-  int64_t cap;         /* CSR capacity, entries */
-  float *x;            /* dense: size n*F, once the CSR stopped paying */
+  int64_t n;        /* rows the file must have */
+  int32_t width;    /* F */
+  int64_t rows;     /* rows appended */
+  int64_t *indptr;  /* CSR: size n+1 */
+  int32_t *indices; /* CSR: size cap */
+  float *values;    /* CSR: size cap */
+  int64_t cap;      /* CSR capacity, entries */
+  float *x;         /* dense: size n*F, once the CSR stopped paying */
 } feature_rows;
 
 static void feature_rows_free(feature_rows *fr) {

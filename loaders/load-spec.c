@@ -213,12 +213,12 @@ static halo_status sbm_setup(const char *keys_text, double edge_share, double no
   if (p->classes > p->nodes)
     HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)p->classes,
               (long long)p->nodes);
-  HALO_TRY(load_admit(16.0 * edge_share * (double)p->nodes * p->degree + 12.0 * (double)p->nodes +
-                          node_share * (double)p->nodes *
-                              (20.0 + (p->feat_density > 0 ? 16.0 * p->feat_density : 4.0) *
-                                          (double)p->feat),
-                      "sbm:%s: about %.0f directed edges and %.0f nodes", keys_text,
-                      (double)p->nodes * p->degree, (double)p->nodes));
+  HALO_TRY(load_admit(
+      16.0 * edge_share * (double)p->nodes * p->degree + 12.0 * (double)p->nodes +
+          node_share * (double)p->nodes *
+              (20.0 + (p->feat_density > 0 ? 16.0 * p->feat_density : 4.0) * (double)p->feat),
+      "sbm:%s: about %.0f directed edges and %.0f nodes", keys_text, (double)p->nodes * p->degree,
+      (double)p->nodes));
 
   const int64_t n = p->nodes, classes = p->classes;
   HALO_ALLOC(p->cls, n, "sbm classes");
