@@ -59,13 +59,14 @@ halo_status halo_graph_set_features_csr(halo_graph *g, int32_t features, int64_t
               (long long)indptr[0]);
   for (int64_t v = 0; v < g->n; v++) {
     if (indptr[v + 1] < indptr[v])
-      HALO_FAIL(HALO_ERR_RANGE, "%s: CSR features: indptr[%lld] = %lld is below indptr[%lld] = %lld",
-                g->source, (long long)v + 1, (long long)indptr[v + 1], (long long)v,
-                (long long)indptr[v]);
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: CSR features: indptr[%lld] = %lld is below indptr[%lld] = %lld", g->source,
+                (long long)v + 1, (long long)indptr[v + 1], (long long)v, (long long)indptr[v]);
     if (indptr[v + 1] > indptr[v] && (!indices || !values))
       HALO_FAIL(HALO_ERR_ARG, "halo_graph_set_features_csr: NULL indices or values");
     for (int64_t k = indptr[v]; k < indptr[v + 1]; k++) {
-      if (indices[k] < 0 || indices[k] >= features || (k > indptr[v] && indices[k] <= indices[k - 1]))
+      if (indices[k] < 0 || indices[k] >= features ||
+          (k > indptr[v] && indices[k] <= indices[k - 1]))
         HALO_FAIL(HALO_ERR_RANGE,
                   "%s: CSR features: row %lld: column %d is out of range [0, %d) or not ascending",
                   g->source, (long long)v, (int)indices[k], (int)features);

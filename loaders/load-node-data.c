@@ -88,14 +88,14 @@ done:
  * over the whole file's n rows) holds, dense from the row that breaks it on.
  * The non-zeros only grow, so once dense the rows stay dense. */
 typedef struct feature_rows {
-  int64_t n;           /* rows the file must have */
-  int32_t width;       /* F */
-  int64_t rows;        /* rows appended */
-  int64_t *indptr;     /* CSR: size n+1 */
-  int32_t *indices;    /* CSR: size cap */
-  float *values;       /* CSR: size cap */
-  int64_t cap;         /* CSR capacity, entries */
-  float *x;            /* dense: size n*F, once the CSR stopped paying */
+  int64_t n;        /* rows the file must have */
+  int32_t width;    /* F */
+  int64_t rows;     /* rows appended */
+  int64_t *indptr;  /* CSR: size n+1 */
+  int32_t *indices; /* CSR: size cap */
+  float *values;    /* CSR: size cap */
+  int64_t cap;      /* CSR capacity, entries */
+  float *x;         /* dense: size n*F, once the CSR stopped paying */
 } feature_rows;
 
 static void feature_rows_free(feature_rows *fr) {
@@ -591,21 +591,89 @@ done:
   return st;
 }
 
+/* Feature f of node u of class c: the class mean plus noise, or with a
+ * density a binary word, 1 with probability density · (1 + mean). */
+static inline float synth_value(const halo_node_synth *s, const float *mean, int32_t c, int64_t u,
+                                int64_t f, uint64_t noise_key) {
+  const float m = mean[c * (int64_t)s->features + f];
+  const uint64_t bits = halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f);
+  if (s->density > 0.0)
+    return (double)(bits >> 11) * 0x1p-53 < s->density * (1.0 + (double)m) ? 1.0f : 0.0f;
+  return m + (float)s->noise * normalish(bits);
+}
+
 /* Node u's label, split and feature row (x may be NULL when features = 0). */
 static inline void synth_node(const halo_node_synth *s, const float *mean, int64_t u, float *x,
                               int32_t *label, uint8_t *split) {
   const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
   const uint64_t split_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 4, 0);
   const int64_t width = s->features;
-  const float noise = (float)s->noise;
   int32_t c = load_synth_class(s->seed, s->classes, u);
   *label = c;
   double r = halo_rng_uniform_double(split_key, (uint64_t)u, 0);
   *split = r < s->train              ? HALO_SPLIT_TRAIN
            : r < s->train + s->valid ? HALO_SPLIT_VALID
                                      : HALO_SPLIT_TEST;
-  for (int64_t f = 0; f < width; f++)
-    x[f] = mean[c * width + f] + noise * normalish(halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f));
+  for (int64_t f = 0; x && f < width; f++) x[f] = synth_value(s, mean, c, u, f, noise_key);
+}
+
+/* Non-zero features of node u. */
+static int64_t synth_row_nnz(const halo_node_synth *s, const float *mean, int64_t u) {
+  const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
+  const int32_t c = load_synth_class(s->seed, s->classes, u);
+  int64_t nz = 0;
+  for (int64_t f = 0; f < s->features; f++) nz += synth_value(s, mean, c, u, f, noise_key) != 0.0f;
+  return nz;
+}
+
+halo_status halo_node_synth_nnz(const halo_node_synth *s, int64_t first, int64_t count,
+                                int64_t *nnz) {
+  halo_status st = HALO_OK;
+  float *mean = NULL;
+  int64_t total = 0;
+  HALO_TRY(synth_means(s, &mean));
+#pragma omp parallel for schedule(static) reduction(+ : total)
+  for (int64_t i = 0; i < count; i++) total += s->features ? synth_row_nnz(s, mean, first + i) : 0;
+  *nnz = total;
+done:
+  free(mean);
+  return st;
+}
+
+/* A bag of words straight into g's CSR: the rows' non-zeros counted, then
+ * drawn into place, never an n x F matrix. */
+static halo_status synth_csr(halo_graph *g, const halo_node_synth *s, const float *mean) {
+  halo_status st = HALO_OK;
+  const int64_t n = g->n, F = s->features;
+  const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
+  int64_t *indptr = NULL;
+  int32_t *indices = NULL;
+  float *values = NULL;
+  HALO_ALLOC(indptr, n + 1, "CSR feature offsets");
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < n; u++) indptr[u + 1] = synth_row_nnz(s, mean, u);
+  for (int64_t u = 0; u < n; u++) indptr[u + 1] += indptr[u];
+  HALO_ALLOC(indices, indptr[n], "CSR feature columns");
+  HALO_ALLOC(values, indptr[n], "CSR feature values");
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < n; u++) {
+    const int32_t c = load_synth_class(s->seed, s->classes, u);
+    int64_t at = indptr[u];
+    for (int64_t f = 0; f < F; f++)
+      if (synth_value(s, mean, c, u, f, noise_key) != 0.0f) {
+        indices[at] = (int32_t)f;
+        values[at++] = 1.0f;
+      }
+  }
+  st = halo_graph_set_features_csr(g, (int32_t)F, indptr, indices, values);
+  indptr = NULL;
+  indices = NULL;
+  values = NULL;
+done:
+  free(indptr);
+  free(indices);
+  free(values);
+  return st;
 }
 
 halo_node_synth halo_node_synth_default(int32_t features, int32_t classes, uint64_t seed) {
@@ -639,7 +707,7 @@ halo_status load_synth_node_data(halo_graph *g, const halo_node_synth *s) {
   uint8_t *split = NULL;
   HALO_ALLOC(labels, n, "node labels");
   HALO_ALLOC(split, n, "node split");
-  if (width > 0) {
+  if (width > 0 && s->density <= 0.0) {
     if ((uint64_t)n * (uint64_t)width > SIZE_MAX / sizeof(float))
       HALO_FAIL(HALO_ERR_NOMEM, "%lld x %lld features exceed the address space", (long long)n,
                 (long long)width);
@@ -654,6 +722,7 @@ halo_status load_synth_node_data(halo_graph *g, const halo_node_synth *s) {
   free(g->labels);
   free(g->targets);
   halo_graph_features_free(g);
+  if (width > 0 && s->density > 0.0) HALO_TRY(synth_csr(g, s, mean));
   free(g->split);
   g->targets = NULL;
   g->multilabel = 0;

@@ -157,14 +157,18 @@ halo_status halo_partition_dist_run(MPI_Comm comm, const halo_partition_dist_req
    * TODO(#36): the distributed reader still holds its rows dense; the parts
    * are converted to CSR only as they are written (dist-write.c). */
   halo_partition_options opt = rq->opt;
-  if (g->features > 0) {
+  if (g->features > 0 && rq->opt.features_layout != HALO_FEATURES_AUTO) {
+    d.features_csr = rq->opt.features_layout == HALO_FEATURES_SPARSE;
+  } else if (g->features > 0) {
     int64_t nnz = 0, total = 0;
     if (d.x) {
       const int64_t count = (d.begins[d.rank + 1] - d.begins[d.rank]) * (int64_t)d.file_features;
       for (int64_t k = 0; k < count; k++) nnz += d.x[k] != 0.0f;
-    } else {
-      nnz = (d.begins[d.rank + 1] - d.begins[d.rank]) * (int64_t)g->features; /* synthetic: dense */
+    } else { /* synthetic: counted as drawn */
+      st = halo_node_synth_nnz(&d.synth, d.begins[d.rank], d.begins[d.rank + 1] - d.begins[d.rank],
+                               &nnz);
     }
+    HALO_TRY(halo_mpi_agree(comm, st));
     HALO_MPI(MPI_Allreduce(&nnz, &total, 1, MPI_INT64_T, MPI_SUM, comm));
     d.features_csr = halo_features_csr_wanted(rq->opt.features_layout, g->n, g->features, total);
   }

@@ -163,8 +163,7 @@ halo_status halo_features_layout_parse(const char *name, halo_features_layout *o
 /* Whether a run stores CSR features: layout SPARSE, or AUTO and the rule
  * holds for n rows of F features with nnz non-zeros; never without features.
  * Local. */
-int halo_features_csr_wanted(halo_features_layout layout, int64_t n, int32_t features,
-                             int64_t nnz);
+int halo_features_csr_wanted(halo_features_layout layout, int64_t n, int32_t features, int64_t nnz);
 
 /* Converts g's features to the layout the run writes (halo_features_csr_wanted
  * over the whole graph), so that every shard of the run has it. Local. */

@@ -38,8 +38,9 @@ halo_status halo_objective_parse(const char *name, halo_objective *out) {
   return HALO_ERR_ARG;
 }
 
-static const char *const layouts[] = {
-    [HALO_FEATURES_AUTO] = "auto", [HALO_FEATURES_SPARSE] = "sparse", [HALO_FEATURES_DENSE] = "dense"};
+static const char *const layouts[] = {[HALO_FEATURES_AUTO] = "auto",
+                                      [HALO_FEATURES_SPARSE] = "sparse",
+                                      [HALO_FEATURES_DENSE] = "dense"};
 
 halo_status halo_features_layout_parse(const char *name, halo_features_layout *out) {
   for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)

@@ -89,11 +89,11 @@ typedef struct halo_shard {
                        self-loops */
   float *x;         /* size n_owned*features, row-major; NULL when features == 0 or the
                        features are CSR: a shard holds one layout, never both */
-  int64_t x_nnz;       /* CSR features (format 3): entries of x_indices and x_values; 0 when
-                          dense */
-  int64_t *x_indptr;   /* size n_owned+1 when the features are CSR (format 3), else NULL */
-  int32_t *x_indices;  /* size x_nnz: columns in [0, features), strictly ascending per row */
-  float *x_values;     /* size x_nnz: finite */
+  int64_t x_nnz;    /* CSR features (format 3): entries of x_indices and x_values; 0 when
+                       dense */
+  int64_t *x_indptr;  /* size n_owned+1 when the features are CSR (format 3), else NULL */
+  int32_t *x_indices; /* size x_nnz: columns in [0, features), strictly ascending per row */
+  float *x_values;    /* size x_nnz: finite */
   int32_t multilabel; /* 1: targets, not labels */
   int32_t *labels;  /* size n_owned, -1 = unlabelled; NULL when classes == 0 or multilabel */
   int8_t *targets;  /* size n_owned*classes when multilabel: 1, 0, or -1 for a missing entry */

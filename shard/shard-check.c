@@ -384,17 +384,18 @@ static halo_status check_features_csr(const halo_shard *s, const char *path) {
   halo_status st = HALO_OK;
   const int64_t *ptr = s->x_indptr;
   if (ptr[0] != 0)
-    HALO_FAIL(HALO_ERR_RANGE, "%s: /features_csr/indptr[0] = %" PRId64 ", expected 0", path, ptr[0]);
+    HALO_FAIL(HALO_ERR_RANGE, "%s: /features_csr/indptr[0] = %" PRId64 ", expected 0", path,
+              ptr[0]);
   for (int64_t i = 0; i < s->n_owned; i++)
     if (ptr[i + 1] < ptr[i] || ptr[i + 1] > s->x_nnz)
       HALO_FAIL(HALO_ERR_RANGE,
-                "%s: /features_csr/indptr[%" PRId64 "] = %" PRId64
-                " is below indptr[%" PRId64 "] = %" PRId64 " or above features_nnz = %" PRId64
-                " (not monotone)",
+                "%s: /features_csr/indptr[%" PRId64 "] = %" PRId64 " is below indptr[%" PRId64
+                "] = %" PRId64 " or above features_nnz = %" PRId64 " (not monotone)",
                 path, i + 1, ptr[i + 1], i, ptr[i], s->x_nnz);
   if (ptr[s->n_owned] != s->x_nnz)
     HALO_FAIL(HALO_ERR_RANGE,
-              "%s: /features_csr/indptr[%" PRId64 "] = %" PRId64 ", expected features_nnz = %" PRId64,
+              "%s: /features_csr/indptr[%" PRId64 "] = %" PRId64
+              ", expected features_nnz = %" PRId64,
               path, s->n_owned, ptr[s->n_owned], s->x_nnz);
   for (int64_t i = 0; i < s->n_owned; i++)
     HALO_TRY(check_rows(path, "/features_csr/indices", s->x_indices, ptr[i], ptr[i + 1], 0,

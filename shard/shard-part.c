@@ -47,6 +47,8 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
 
   hsize_t local = (hsize_t)(s->n_owned + s->n_halo), owned = (hsize_t)s->n_owned;
   hsize_t peers = (hsize_t)s->parts + 1;
+  hsize_t xnnz = (hsize_t)s->x_nnz;
+  const int csr = s->x_indptr != NULL; /* format 3: CSR features, no /features */
   const struct {
     const char *name;
     halo_h5_kind kind;
@@ -60,13 +62,10 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
       {"/nodes/degree", HALO_H5_I64, 1, {local, 0}, s->degree, 1},
       {"/graph/indptr", HALO_H5_I64, 1, {owned + 1, 0}, s->indptr, 1},
       {"/graph/indices", HALO_H5_I32, 1, {(hsize_t)s->nnz, 0}, s->indices, 1},
-      {"/features", HALO_H5_F32, 2, {owned, (hsize_t)s->features}, s->x,
-       s->features > 0 && !s->x_indptr},
-      {"/features_csr/indptr", HALO_H5_I64, 1, {owned + 1, 0}, s->x_indptr, s->x_indptr != NULL},
-      {"/features_csr/indices", HALO_H5_I32, 1, {(hsize_t)s->x_nnz, 0}, s->x_indices,
-       s->x_indptr != NULL},
-      {"/features_csr/values", HALO_H5_F32, 1, {(hsize_t)s->x_nnz, 0}, s->x_values,
-       s->x_indptr != NULL},
+      {"/features", HALO_H5_F32, 2, {owned, (hsize_t)s->features}, s->x, s->features > 0 && !csr},
+      {"/features_csr/indptr", HALO_H5_I64, 1, {owned + 1, 0}, s->x_indptr, csr},
+      {"/features_csr/indices", HALO_H5_I32, 1, {xnnz, 0}, s->x_indices, csr},
+      {"/features_csr/values", HALO_H5_F32, 1, {xnnz, 0}, s->x_values, csr},
       {"/labels", HALO_H5_I32, 1, {owned, 0}, s->labels, s->classes > 0 && !s->multilabel},
       {"/targets", HALO_H5_I8, 2, {owned, (hsize_t)s->classes}, s->targets, s->multilabel},
       {"/split/train", HALO_H5_I32, 1, {(hsize_t)s->n_train, 0}, s->train, 1},

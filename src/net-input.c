@@ -137,8 +137,8 @@ static halo_status setup_features_csr(halo_net *g, const halo_shard *s, int *tak
     for (int64_t k = s->x_indptr[i]; k < s->x_indptr[i + 1]; k++) sum += (double)s->x_values[k];
     if (sum < 1.0) sum = 1.0;
     for (int64_t k = s->x_indptr[i]; k < s->x_indptr[i + 1]; k++) {
-      const float v = g->opt.normalize_features ? (float)((double)s->x_values[k] / sum)
-                                                : s->x_values[k];
+      const float v =
+          g->opt.normalize_features ? (float)((double)s->x_values[k] / sum) : s->x_values[k];
       if (v == 0.0f) continue;
       a.indices[a.nnz] = s->x_indices[k];
       a.values[a.nnz++] = v;

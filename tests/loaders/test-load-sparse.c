@@ -174,3 +174,35 @@ Test(sparse_features, set_csr_checks_the_triple) {
   cr_assert_eq(g->x_indptr[3], 3);
   halo_graph_destroy(&g);
 }
+
+/* sbm's feat-density: a binary bag of words held as CSR from the start, and
+ * each node's row is what halo_node_synth_rows draws for that node alone
+ * (the distributed partitioner draws its rows so); its density is about
+ * feat-density. */
+Test(sparse_features, sbm_feat_density_is_csr_and_per_node) {
+  halo_graph *g = NULL;
+  const char *spec = "sbm:nodes=400,classes=4,avg-degree=6,feat=500,feat-density=0.01,seed=9";
+  cr_assert_eq(halo_load(spec, HALO_FORMAT_SPEC, &g), HALO_OK, "%s", spec);
+  cr_assert_not_null(g->x_indptr, "binary features at 1%% are CSR");
+  cr_assert_null(g->x);
+  const int64_t n = g->n, F = g->features, nnz = g->x_indptr[n];
+  cr_expect(nnz > 0.007 * n * F && nnz < 0.013 * n * F, "density %g", (double)nnz / (n * F));
+  halo_node_synth s = halo_node_synth_default((int32_t)F, 4, 9);
+  s.density = 0.01;
+  int64_t ids[3] = {0, 17, 399}, counted = 0;
+  float *rows = calloc((size_t)(3 * F), sizeof *rows);
+  int32_t labels[3];
+  uint8_t split[3];
+  cr_assert_eq(halo_node_synth_rows(&s, ids, 3, rows, labels, split), HALO_OK);
+  float *got = dense_of(g);
+  for (int i = 0; i < 3; i++) {
+    cr_expect_arr_eq(got + ids[i] * F, rows + i * F, (size_t)F * sizeof *rows, "node %lld",
+                     (long long)ids[i]);
+    cr_expect_eq(labels[i], g->labels[ids[i]]);
+  }
+  cr_assert_eq(halo_node_synth_nnz(&s, 0, n, &counted), HALO_OK);
+  cr_expect_eq(counted, nnz, "halo_node_synth_nnz counts what is drawn");
+  free(got);
+  free(rows);
+  halo_graph_destroy(&g);
+}

@@ -615,8 +615,7 @@ Test(shard_corrupt, csr_features_out_of_range) {
   int32_t two = 2;
   set_attr(file, "format_version", H5T_NATIVE_INT32, &two);
   H5Fclose(file);
-  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, "bad.h5", "/features",
-                     NULL);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, "bad.h5", "/features", NULL);
   halo_shard_destroy(&s);
   fixture_destroy(&f);
 }
