@@ -18,6 +18,21 @@ typedef struct halo_csr {
   float *values;    /* size nnz; NULL means every value is 1 */
 } halo_csr;
 
+/* The density rule for node features, shared by the loaders, halo-partition's
+ * --features-layout auto and the trainer (docs/shard-format.md, "Sparse
+ * features"): a matrix of `rows` x `cols` with `nnz` non-zeros is kept as
+ * CSR while its bytes, 8 a non-zero (int32 column, float value) and 8 a row
+ * (the int64 offset), are fewer than the dense rows' 4·cols each:
+ * 8·nnz + 8·rows < 4·cols·rows.  A matrix without rows or columns is dense.
+ * Local. */
+static inline int halo_csr_is_smaller(int64_t rows, int64_t cols, int64_t nnz) {
+  if (rows <= 0 || cols <= 0) return 0;
+  /* Halved: 2·nnz + 2·rows < cols·rows, in double past 2^62. */
+  const double lhs = 2.0 * (double)nnz + 2.0 * (double)rows, rhs = (double)cols * (double)rows;
+  if (rhs < 4e18) return 2 * nnz + 2 * rows < cols * rows;
+  return lhs < rhs;
+}
+
 /* Frees the three arrays of a matrix whose arrays came from malloc (not of a
  * view, nor of borrowed arrays) and zeroes *a; accepts NULL. Local. */
 void halo_csr_free(halo_csr *a);

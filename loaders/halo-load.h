@@ -127,11 +127,16 @@ halo_status halo_graph_synthesize_node_data(halo_graph *g, int32_t features, int
  * any process can draw the rows it holds: class = uniform in [0, classes),
  * features = a random class mean in [-1, 1)^F plus noise of standard
  * deviation `noise`, split = train with probability `train`, valid with
- * `valid`, else test.  sbm specs and --synthetic-features draw theirs so. */
+ * `valid`, else test.  sbm specs and --synthetic-features draw theirs so.
+ * With `density` > 0 (sbm's feat-density) the features are a binary bag of
+ * words instead: feature f of a node of class c is 1 with probability
+ * density · (1 + mean[c][f]), else 0, so `density` of them are 1 on
+ * average, and the graph holds them as CSR. */
 typedef struct halo_node_synth {
   int32_t features; /* 0: labels and split only */
   int32_t classes;  /* >= 1 */
   double noise;
+  double density; /* 0: mean plus noise; in (0, 0.5]: binary, this density */
   double train;
   double valid;
   uint64_t seed;
@@ -145,6 +150,11 @@ halo_node_synth halo_node_synth_default(int32_t features, int32_t classes, uint6
  * drawn from s gives those nodes. Local. */
 halo_status halo_node_synth_rows(const halo_node_synth *s, const int64_t *ids, int64_t count,
                                  float *x, int32_t *labels, uint8_t *split);
+
+/* The non-zero features of nodes [first, first + count): what
+ * halo_node_synth_rows would draw, counted without holding the rows. Local. */
+halo_status halo_node_synth_nnz(const halo_node_synth *s, int64_t first, int64_t count,
+                                int64_t *nnz);
 
 /* Node u's split in halo_graph_synthesize_split, for a labelled node, and
  * the source digest that function leaves. Local. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "halo-csr.h"
 #include "halo-load.h"
 #include "halo-rng.h"
 #include "halo-search.h"
@@ -83,6 +84,89 @@ done:
   return st;
 }
 
+/* Feature rows as they arrive: CSR while the density rule (halo_csr_is_smaller
+ * over the whole file's n rows) holds, dense from the row that breaks it on.
+ * The non-zeros only grow, so once dense the rows stay dense. */
+typedef struct feature_rows {
+  int64_t n;        /* rows the file must have */
+  int32_t width;    /* F */
+  int64_t rows;     /* rows appended */
+  int64_t *indptr;  /* CSR: size n+1 */
+  int32_t *indices; /* CSR: size cap */
+  float *values;    /* CSR: size cap */
+  int64_t cap;      /* CSR capacity, entries */
+  float *x;         /* dense: size n*F, once the CSR stopped paying */
+} feature_rows;
+
+static void feature_rows_free(feature_rows *fr) {
+  free(fr->indptr);
+  free(fr->indices);
+  free(fr->values);
+  free(fr->x);
+  *fr = (feature_rows){0};
+}
+
+/* The rows so far into a dense n x F matrix; the CSR is freed. */
+static halo_status feature_rows_to_dense(const load_reader *r, feature_rows *fr) {
+  halo_status st = HALO_OK;
+  const int64_t n = fr->n, F = fr->width;
+  if ((uint64_t)n * (uint64_t)F > SIZE_MAX / sizeof(float))
+    LOAD_FAIL(r, HALO_ERR_NOMEM, "%lld x %d features exceed the address space", (long long)n,
+              fr->width);
+  HALO_ALLOC(fr->x, (size_t)n * (size_t)F, "node features");
+  for (int64_t v = 0; v < fr->rows; v++)
+    for (int64_t k = fr->indptr[v]; k < fr->indptr[v + 1]; k++)
+      fr->x[v * F + fr->indices[k]] = fr->values[k];
+  free(fr->indptr);
+  free(fr->indices);
+  free(fr->values);
+  fr->indptr = NULL;
+  fr->indices = NULL;
+  fr->values = NULL;
+  fr->cap = 0;
+done:
+  return st;
+}
+
+/* Appends one parsed row (`row`, F values). */
+static halo_status feature_rows_append(const load_reader *r, feature_rows *fr, const float *row) {
+  halo_status st = HALO_OK;
+  const int64_t F = fr->width;
+  if (fr->x) {
+    memcpy(fr->x + fr->rows * F, row, (size_t)F * sizeof *row);
+    fr->rows++;
+    goto done;
+  }
+  int64_t nz = 0;
+  for (int64_t j = 0; j < F; j++) nz += row[j] != 0.0f;
+  int64_t at = fr->indptr[fr->rows];
+  if (!halo_csr_is_smaller(fr->n, F, at + nz)) {
+    HALO_TRY(feature_rows_to_dense(r, fr));
+    HALO_TRY(feature_rows_append(r, fr, row));
+    goto done;
+  }
+  if (at + nz > fr->cap) {
+    int64_t cap = fr->cap < 1024 ? 1024 : fr->cap;
+    while (cap < at + nz) cap *= 2;
+    int32_t *indices = realloc(fr->indices, (size_t)cap * sizeof *indices);
+    if (indices) fr->indices = indices;
+    float *values = indices ? realloc(fr->values, (size_t)cap * sizeof *values) : NULL;
+    if (values) fr->values = values;
+    if (!indices || !values)
+      LOAD_FAIL(r, HALO_ERR_NOMEM, "out of memory growing the CSR features to %lld entries",
+                (long long)cap);
+    fr->cap = cap;
+  }
+  for (int64_t j = 0; j < F; j++)
+    if (row[j] != 0.0f) {
+      fr->indices[at] = (int32_t)j;
+      fr->values[at++] = row[j];
+    }
+  fr->indptr[++fr->rows] = at;
+done:
+  return st;
+}
+
 /* Whether a row past the graph's nodes gets too_many_rows' hint. */
 static int rows_hint(const halo_load_options *opt) { return opt && opt->nodes == 0; }
 
@@ -91,7 +175,8 @@ halo_status load_features_file(halo_graph *g, const char *path, const halo_load_
   halo_status st = HALO_OK;
   load_reader r = {0};
   load_text t;
-  float *x = NULL;
+  feature_rows fr = {.n = g->n};
+  float *row_buf = NULL;
   const int64_t n = g->n;
   HALO_TRY(node_layout(path, opt, &t));
   HALO_TRY(load_reader_open(&r, path, digest));
@@ -99,32 +184,47 @@ halo_status load_features_file(halo_graph *g, const char *path, const halo_load_
   char *line;
   size_t len;
   int got;
-  int32_t width = 0;
-  int64_t row = 0;
   while ((got = load_text_next(&r, &t, &line, &len)) > 0) {
-    if (row == 0) {
-      width = load_text_fields(line, t.sep);
-      if ((uint64_t)n * (uint64_t)width > SIZE_MAX / sizeof(float))
-        LOAD_FAIL(&r, HALO_ERR_NOMEM, "%lld x %d features exceed the address space", (long long)n,
-                  width);
-      HALO_ALLOC(x, (size_t)n * (size_t)width, "node features");
+    if (fr.rows == 0) {
+      fr.width = load_text_fields(line, t.sep);
+      HALO_ALLOC(row_buf, fr.width, "a feature row");
+      HALO_ALLOC(fr.indptr, n + 1, "CSR feature offsets");
     }
-    if (row >= n) HALO_TRY(too_many_rows(&r, "feature rows", n, rows_hint(opt)));
-    HALO_TRY(parse_feature_row(&r, line, width, &t, x + (size_t)row * (size_t)width));
-    row++;
+    if (fr.rows >= n) HALO_TRY(too_many_rows(&r, "feature rows", n, rows_hint(opt)));
+    HALO_TRY(parse_feature_row(&r, line, fr.width, &t, row_buf));
+    HALO_TRY(feature_rows_append(&r, &fr, row_buf));
   }
   if (got < 0) HALO_TRY(got);
-  if (row != n)
+  if (fr.rows != n)
     LOAD_FAIL(&r, HALO_ERR_MISMATCH, "%lld feature rows, but the graph has %lld nodes",
-              (long long)row, (long long)n);
+              (long long)fr.rows, (long long)n);
   HALO_TRY(load_reader_close(&r));
-  free(g->x);
-  g->x = x;
-  g->features = width;
-  x = NULL;
+  if (fr.x) {
+    halo_graph_features_free(g);
+    g->x = fr.x;
+    g->features = fr.width;
+    fr.x = NULL;
+  } else if (fr.indptr) {
+    /* Taken over by g; the arrays are trimmed to what they hold. */
+    const int64_t nnz = fr.indptr[n];
+    int32_t *indices = realloc(fr.indices, (size_t)(nnz ? nnz : 1) * sizeof *indices);
+    if (indices) fr.indices = indices;
+    float *values = realloc(fr.values, (size_t)(nnz ? nnz : 1) * sizeof *values);
+    if (values) fr.values = values;
+    if (!fr.indices) HALO_ALLOC(fr.indices, 1, "CSR feature columns");
+    if (!fr.values) HALO_ALLOC(fr.values, 1, "CSR feature values");
+    st = halo_graph_set_features_csr(g, fr.width, fr.indptr, fr.indices, fr.values);
+    fr.indptr = NULL;
+    fr.indices = NULL;
+    fr.values = NULL;
+    HALO_TRY(st);
+  } else {
+    halo_graph_features_free(g); /* an empty file on an empty graph */
+  }
 done:
   load_reader_close(&r);
-  free(x);
+  feature_rows_free(&fr);
+  free(row_buf);
   return st;
 }
 
@@ -491,21 +591,89 @@ done:
   return st;
 }
 
+/* Feature f of node u of class c: the class mean plus noise, or with a
+ * density a binary word, 1 with probability density · (1 + mean). */
+static inline float synth_value(const halo_node_synth *s, const float *mean, int32_t c, int64_t u,
+                                int64_t f, uint64_t noise_key) {
+  const float m = mean[c * (int64_t)s->features + f];
+  const uint64_t bits = halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f);
+  if (s->density > 0.0)
+    return (double)(bits >> 11) * 0x1p-53 < s->density * (1.0 + (double)m) ? 1.0f : 0.0f;
+  return m + (float)s->noise * normalish(bits);
+}
+
 /* Node u's label, split and feature row (x may be NULL when features = 0). */
 static inline void synth_node(const halo_node_synth *s, const float *mean, int64_t u, float *x,
                               int32_t *label, uint8_t *split) {
   const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
   const uint64_t split_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 4, 0);
   const int64_t width = s->features;
-  const float noise = (float)s->noise;
   int32_t c = load_synth_class(s->seed, s->classes, u);
   *label = c;
   double r = halo_rng_uniform_double(split_key, (uint64_t)u, 0);
   *split = r < s->train              ? HALO_SPLIT_TRAIN
            : r < s->train + s->valid ? HALO_SPLIT_VALID
                                      : HALO_SPLIT_TEST;
-  for (int64_t f = 0; f < width; f++)
-    x[f] = mean[c * width + f] + noise * normalish(halo_rng_bits(noise_key, (uint64_t)u, (uint64_t)f));
+  for (int64_t f = 0; x && f < width; f++) x[f] = synth_value(s, mean, c, u, f, noise_key);
+}
+
+/* Non-zero features of node u. */
+static int64_t synth_row_nnz(const halo_node_synth *s, const float *mean, int64_t u) {
+  const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
+  const int32_t c = load_synth_class(s->seed, s->classes, u);
+  int64_t nz = 0;
+  for (int64_t f = 0; f < s->features; f++) nz += synth_value(s, mean, c, u, f, noise_key) != 0.0f;
+  return nz;
+}
+
+halo_status halo_node_synth_nnz(const halo_node_synth *s, int64_t first, int64_t count,
+                                int64_t *nnz) {
+  halo_status st = HALO_OK;
+  float *mean = NULL;
+  int64_t total = 0;
+  HALO_TRY(synth_means(s, &mean));
+#pragma omp parallel for schedule(static) reduction(+ : total)
+  for (int64_t i = 0; i < count; i++) total += s->features ? synth_row_nnz(s, mean, first + i) : 0;
+  *nnz = total;
+done:
+  free(mean);
+  return st;
+}
+
+/* A bag of words straight into g's CSR: the rows' non-zeros counted, then
+ * drawn into place, never an n x F matrix. */
+static halo_status synth_csr(halo_graph *g, const halo_node_synth *s, const float *mean) {
+  halo_status st = HALO_OK;
+  const int64_t n = g->n, F = s->features;
+  const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
+  int64_t *indptr = NULL;
+  int32_t *indices = NULL;
+  float *values = NULL;
+  HALO_ALLOC(indptr, n + 1, "CSR feature offsets");
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < n; u++) indptr[u + 1] = synth_row_nnz(s, mean, u);
+  for (int64_t u = 0; u < n; u++) indptr[u + 1] += indptr[u];
+  HALO_ALLOC(indices, indptr[n], "CSR feature columns");
+  HALO_ALLOC(values, indptr[n], "CSR feature values");
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < n; u++) {
+    const int32_t c = load_synth_class(s->seed, s->classes, u);
+    int64_t at = indptr[u];
+    for (int64_t f = 0; f < F; f++)
+      if (synth_value(s, mean, c, u, f, noise_key) != 0.0f) {
+        indices[at] = (int32_t)f;
+        values[at++] = 1.0f;
+      }
+  }
+  st = halo_graph_set_features_csr(g, (int32_t)F, indptr, indices, values);
+  indptr = NULL;
+  indices = NULL;
+  values = NULL;
+done:
+  free(indptr);
+  free(indices);
+  free(values);
+  return st;
 }
 
 halo_node_synth halo_node_synth_default(int32_t features, int32_t classes, uint64_t seed) {
@@ -539,7 +707,7 @@ halo_status load_synth_node_data(halo_graph *g, const halo_node_synth *s) {
   uint8_t *split = NULL;
   HALO_ALLOC(labels, n, "node labels");
   HALO_ALLOC(split, n, "node split");
-  if (width > 0) {
+  if (width > 0 && s->density <= 0.0) {
     if ((uint64_t)n * (uint64_t)width > SIZE_MAX / sizeof(float))
       HALO_FAIL(HALO_ERR_NOMEM, "%lld x %lld features exceed the address space", (long long)n,
                 (long long)width);
@@ -553,7 +721,8 @@ halo_status load_synth_node_data(halo_graph *g, const halo_node_synth *s) {
 
   free(g->labels);
   free(g->targets);
-  free(g->x);
+  halo_graph_features_free(g);
+  if (width > 0 && s->density > 0.0) HALO_TRY(synth_csr(g, s, mean));
   free(g->split);
   g->targets = NULL;
   g->multilabel = 0;

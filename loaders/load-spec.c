@@ -168,7 +168,7 @@ static inline int64_t sbm_pick(const sbm *s, int64_t u, int64_t j) {
  * from (12 bytes per node: every node's class and the nodes by class). */
 typedef struct sbm_spec {
   int64_t nodes, classes, feat, seed;
-  double degree, homophily, train, valid, noise;
+  double degree, homophily, train, valid, noise, feat_density;
   int32_t *cls;
   int64_t *class_off, *members;
 } sbm_spec;
@@ -205,6 +205,7 @@ static halo_status sbm_setup(const char *keys_text, double edge_share, double no
       KEY_R("train", p->train, 0, 1, 0),
       KEY_R("valid", p->valid, 0, 1, 0),
       KEY_R("noise", p->noise, 0, 1e6, 0),
+      KEY_R("feat-density", p->feat_density, 0, 0.5, 0),
   };
   HALO_TRY(parse_keys("sbm", keys_text, keys, (int)(sizeof keys / sizeof keys[0])));
   if (p->train + p->valid > 1)
@@ -212,10 +213,12 @@ static halo_status sbm_setup(const char *keys_text, double edge_share, double no
   if (p->classes > p->nodes)
     HALO_FAIL(HALO_ERR_RANGE, "sbm: classes=%lld exceeds nodes=%lld", (long long)p->classes,
               (long long)p->nodes);
-  HALO_TRY(load_admit(16.0 * edge_share * (double)p->nodes * p->degree + 12.0 * (double)p->nodes +
-                          node_share * (double)p->nodes * (20.0 + 4.0 * (double)p->feat),
-                      "sbm:%s: about %.0f directed edges and %.0f nodes", keys_text,
-                      (double)p->nodes * p->degree, (double)p->nodes));
+  HALO_TRY(load_admit(
+      16.0 * edge_share * (double)p->nodes * p->degree + 12.0 * (double)p->nodes +
+          node_share * (double)p->nodes *
+              (20.0 + (p->feat_density > 0 ? 16.0 * p->feat_density : 4.0) * (double)p->feat),
+      "sbm:%s: about %.0f directed edges and %.0f nodes", keys_text, (double)p->nodes * p->degree,
+      (double)p->nodes));
 
   const int64_t n = p->nodes, classes = p->classes;
   HALO_ALLOC(p->cls, n, "sbm classes");
@@ -252,6 +255,7 @@ static halo_node_synth sbm_synth(const sbm_spec *p) {
   return (halo_node_synth){.features = (int32_t)p->feat,
                            .classes = (int32_t)p->classes,
                            .noise = p->noise,
+                           .density = p->feat_density,
                            .train = p->train,
                            .valid = p->valid,
                            .seed = (uint64_t)p->seed};

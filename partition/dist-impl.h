@@ -43,6 +43,7 @@ typedef struct dist {
   int has_file_labels;   /* one label a node, in labels */
   int file_multilabel;   /* rows of file_classes tasks a node, in targets */
   float *x;              /* block rows x file_features */
+  int features_csr;      /* the shards store CSR features (--features-layout, resolved) */
   int32_t *labels;       /* block rows */
   int8_t *targets;       /* block rows x file_classes, multi-label */
   uint8_t *split;        /* block rows: an OGB folder's split (HALO_SPLIT_*), or NULL */

@@ -153,7 +153,27 @@ halo_status halo_partition_dist_run(MPI_Comm comm, const halo_partition_dist_req
   say(&d, what);
   HALO_TRY(halo__dist_assign_parts(&d));
   HALO_TRY(halo__dist_gather_parts(&d, &all_parts));
-  if (d.rank == 0) out->run_id = halo_partition_run_id(g, &rq->opt, all_parts);
+  /* The run's feature layout, from the non-zeros of every rank's rows.
+   * TODO(#36): the distributed reader still holds its rows dense; the parts
+   * are converted to CSR only as they are written (dist-write.c). */
+  halo_partition_options opt = rq->opt;
+  if (g->features > 0 && rq->opt.features_layout != HALO_FEATURES_AUTO) {
+    d.features_csr = rq->opt.features_layout == HALO_FEATURES_SPARSE;
+  } else if (g->features > 0) {
+    int64_t nnz = 0, total = 0;
+    if (d.x) {
+      const int64_t count = (d.begins[d.rank + 1] - d.begins[d.rank]) * (int64_t)d.file_features;
+      for (int64_t k = 0; k < count; k++) nnz += d.x[k] != 0.0f;
+    } else { /* synthetic: counted as drawn */
+      st = halo_node_synth_nnz(&d.synth, d.begins[d.rank], d.begins[d.rank + 1] - d.begins[d.rank],
+                               &nnz);
+    }
+    HALO_TRY(halo_mpi_agree(comm, st));
+    HALO_MPI(MPI_Allreduce(&nnz, &total, 1, MPI_INT64_T, MPI_SUM, comm));
+    d.features_csr = halo_features_csr_wanted(rq->opt.features_layout, g->n, g->features, total);
+  }
+  opt.features_layout = d.features_csr ? HALO_FEATURES_SPARSE : HALO_FEATURES_DENSE;
+  if (d.rank == 0) out->run_id = halo_partition_run_id(g, &opt, all_parts);
   HALO_MPI(MPI_Bcast(&out->run_id, 1, MPI_UINT64_T, 0, comm));
   out->wall[HALO_DIST_PARTITION] = now_s() - mark;
   mark = now_s();

@@ -145,6 +145,7 @@ halo_status halo__dist_write_part(const dist *d, int32_t p, int64_t **rec, int64
   *rec = NULL;
   HALO_TRY(halo_partition_shard_of_rows(&rows.rows, d->rq->opt.order, run_id, &shard));
   part_rows_free(&rows);
+  if (d->features_csr) HALO_TRY(halo_shard_features_to_csr(shard));
   HALO_TRY(halo_shard_path(path, sizeof path, d->rq->tmpdir, p, d->rq->opt.parts));
   HALO_TRY(halo_shard_write(path, shard));
   w->digest[p] = halo_shard_digest(shard);
@@ -212,7 +213,7 @@ halo_status halo__dist_write_manifest(dist *d, written *w, const int32_t *all_pa
   phase_begin(d);
   if (d->rank == 0) {
     halo_partition_stats_finish(s);
-    halo_manifest m = {.format_version = HALO_SHARD_FORMAT_VERSION,
+    halo_manifest m = {.format_version = halo_shard_format_for(d->features_csr),
                        .nodes = summary->n,
                        .edges = summary->m,
                        .features = summary->features,

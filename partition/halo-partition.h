@@ -72,6 +72,16 @@ typedef enum { HALO_ORDER_COMMUNITY = 0, HALO_ORDER_ID } halo_order;
 #define HALO_PARTITION_BLOCK_ROWS 1000
 #endif
 
+/* How the shards store node features (--features-layout): AUTO by the
+ * density rule over the whole graph (halo_csr_is_smaller, core/halo-csr.h:
+ * CSR while 8·nnz + 8·n < 4·F·n), SPARSE always CSR (format 3), DENSE
+ * always the n_owned x F /features of format 2. */
+typedef enum {
+  HALO_FEATURES_AUTO = 0,
+  HALO_FEATURES_SPARSE,
+  HALO_FEATURES_DENSE
+} halo_features_layout;
+
 typedef struct halo_partition_options {
   int32_t parts; /* P >= 1 */
   halo_method method;
@@ -81,6 +91,7 @@ typedef struct halo_partition_options {
   halo_order order;         /* local numbering of each shard's owned rows */
   int32_t levels;           /* ptscotch: at most this many levels of halo's distributed
                                coarsening before PT-Scotch (0: PT-Scotch's own alone) */
+  halo_features_layout features_layout; /* the shards' feature layout */
 } halo_partition_options;
 
 /* The most levels of halo's coarsening before PT-Scotch, and the default. */
@@ -146,6 +157,17 @@ halo_status halo_order_parse(const char *name, halo_order *out);
 const char *halo_method_name(halo_method method);
 const char *halo_objective_name(halo_objective objective);
 const char *halo_order_name(halo_order order);
+/* "auto" | "sparse" | "dense"; HALO_ERR_ARG otherwise. */
+halo_status halo_features_layout_parse(const char *name, halo_features_layout *out);
+
+/* Whether a run stores CSR features: layout SPARSE, or AUTO and the rule
+ * holds for n rows of F features with nnz non-zeros; never without features.
+ * Local. */
+int halo_features_csr_wanted(halo_features_layout layout, int64_t n, int32_t features, int64_t nnz);
+
+/* Converts g's features to the layout the run writes (halo_features_csr_wanted
+ * over the whole graph), so that every shard of the run has it. Local. */
+halo_status halo_partition_features_layout(halo_graph *g, halo_features_layout layout);
 
 /* Block b of n items cut into P near-equal blocks: the first n % P blocks
  * hold n/P + 1 items, the rest n/P.  Returns the block of item i. */
@@ -266,7 +288,8 @@ halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order 
  * (nodes, edges, features, classes: synthetic node data is a function of
  * them and the seed), the options (the row order included) and part[], so
  * that a rerun with the same inputs gives the same id and a different run a
- * different one. Local. */
+ * different one.  opt->features_layout is the run's resolved layout (SPARSE or
+ * DENSE, not AUTO), which picks the format version it digests. Local. */
 uint64_t halo_partition_run_id(const halo_graph *g, const halo_partition_options *opt,
                                const int32_t *part);
 

@@ -1,6 +1,7 @@
 /* Names of methods, objectives and orders, and the method -> partitioner table. */
 #include <string.h>
 
+#include "halo-csr.h"
 #include "halo-partition.h"
 
 static const struct {
@@ -35,6 +36,33 @@ halo_status halo_objective_parse(const char *name, halo_objective *out) {
       return HALO_OK;
     }
   return HALO_ERR_ARG;
+}
+
+static const char *const layouts[] = {[HALO_FEATURES_AUTO] = "auto",
+                                      [HALO_FEATURES_SPARSE] = "sparse",
+                                      [HALO_FEATURES_DENSE] = "dense"};
+
+halo_status halo_features_layout_parse(const char *name, halo_features_layout *out) {
+  for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+    if (name && strcmp(name, layouts[i]) == 0) {
+      *out = (halo_features_layout)i;
+      return HALO_OK;
+    }
+  return HALO_ERR_ARG;
+}
+
+int halo_features_csr_wanted(halo_features_layout layout, int64_t n, int32_t features,
+                             int64_t nnz) {
+  if (features < 1) return 0;
+  if (layout == HALO_FEATURES_AUTO) return halo_csr_is_smaller(n, features, nnz);
+  return layout == HALO_FEATURES_SPARSE;
+}
+
+halo_status halo_partition_features_layout(halo_graph *g, halo_features_layout layout) {
+  if (g->features < 1) return HALO_OK;
+  if (halo_features_csr_wanted(layout, g->n, g->features, halo_graph_features_nnz(g)))
+    return halo_graph_features_to_csr(g);
+  return halo_graph_features_to_dense(g);
 }
 
 halo_status halo_order_parse(const char *name, halo_order *out) {

@@ -24,7 +24,9 @@
 
 uint64_t halo_partition_run_id(const halo_graph *g, const halo_partition_options *opt,
                                const int32_t *part) {
-  const int64_t fields[] = {HALO_SHARD_FORMAT_VERSION,
+  /* The run's layout (resolved to SPARSE or DENSE by then) picks the version. */
+  const int csr = g->features > 0 && opt->features_layout == HALO_FEATURES_SPARSE;
+  const int64_t fields[] = {halo_shard_format_for(csr),
                             (int64_t)g->source_digest,
                             g->n,
                             g->m,
@@ -256,7 +258,7 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
   const int32_t parts = opt->parts;
 
   m = (halo_manifest){
-      .format_version = HALO_SHARD_FORMAT_VERSION,
+      .format_version = halo_shard_format_for(g->x_indptr != NULL),
       .nodes = g->n,
       .edges = g->m,
       .features = g->features,

@@ -294,7 +294,23 @@ static halo_status build_node_data(const halo_graph *g, halo_shard *s) {
     HALO_ALLOC(s->original_id, n_owned, "original ids");
     for (int64_t r = 0; r < n_owned; r++) s->original_id[r] = g->original_id[s->global_id[r]];
   }
-  if (g->features > 0) {
+  if (g->x_indptr) {
+    /* CSR features stay CSR: the owned rows' non-zeros, in row order. */
+    int64_t nnz = 0;
+    for (int64_t r = 0; r < n_owned; r++)
+      nnz += g->x_indptr[s->global_id[r] + 1] - g->x_indptr[s->global_id[r]];
+    HALO_ALLOC(s->x_indptr, n_owned + 1, "CSR feature offsets");
+    HALO_ALLOC(s->x_indices, nnz, "CSR feature columns");
+    HALO_ALLOC(s->x_values, nnz, "CSR feature values");
+    s->x_nnz = nnz;
+    for (int64_t r = 0; r < n_owned; r++) {
+      const int64_t v = s->global_id[r], at = s->x_indptr[r];
+      const int64_t len = g->x_indptr[v + 1] - g->x_indptr[v];
+      memcpy(s->x_indices + at, g->x_indices + g->x_indptr[v], (size_t)len * sizeof *s->x_indices);
+      memcpy(s->x_values + at, g->x_values + g->x_indptr[v], (size_t)len * sizeof *s->x_values);
+      s->x_indptr[r + 1] = at + len;
+    }
+  } else if (g->features > 0) {
     const size_t row_bytes = (size_t)g->features * sizeof(float);
     HALO_ALLOC(s->x, n_owned * g->features, "features");
     for (int64_t r = 0; r < n_owned; r++)
@@ -346,7 +362,7 @@ halo_status halo_partition_plan_shard(halo_partition_plan *plan, int32_t p, halo
               (long long)n_owned);
   HALO_ALLOC(s, 1, "shard");
   *s = (halo_shard){
-      .format_version = HALO_SHARD_FORMAT_VERSION,
+      .format_version = halo_shard_format_for(g->x_indptr != NULL),
       .part = p,
       .parts = plan->parts,
       .run_id = plan->run_id,

@@ -433,6 +433,8 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
   if (c->split) HALO_TRY(halo_load_split(g, c->split));
   if (c->synth_split_given)
     HALO_TRY(halo_graph_synthesize_split(g, c->synth_split, (uint64_t)c->opt.seed));
+  HALO_TRY(halo_partition_features_layout(g, c->opt.features_layout));
+  c->opt.features_layout = g->x_indptr ? HALO_FEATURES_SPARSE : HALO_FEATURES_DENSE;
   timing_lap(&t, HALO_RUN_LOAD);
   if (!c->write_metis) warn_untrainable(g);
   pg.on = tty && g->m > PROGRESS_EDGES;

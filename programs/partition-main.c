@@ -59,6 +59,14 @@ static halo_status parse_order(const halo_flag *row, const char *text, void *tar
   return HALO_ERR_ARG;
 }
 
+static halo_status parse_features_layout(const halo_flag *row, const char *text, void *target) {
+  (void)row;
+  if (halo_features_layout_parse(text, &((cli *)target)->rq.opt.features_layout) == HALO_OK)
+    return HALO_OK;
+  halo_log_error("--features-layout: unknown layout '%s' (auto, sparse, dense)", text);
+  return HALO_ERR_ARG;
+}
+
 /* "1433,16,7": 2 to HALO_MAX_LAYERS+1 positive widths. */
 static halo_status parse_dims(const halo_flag *row, const char *text, void *target) {
   halo_status st = HALO_OK;
@@ -189,6 +197,10 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
                               "(default: rows without remote neighbours first, then\n"             \
                               "neighbours together, for SpMM locality) or id (ascending\n"         \
                               "global id, as format 1 had it)"))                                   \
+  X(FEATURES_LAYOUT, HALO_FLAG_CALL_ROW("--features-layout", parse_features_layout, NULL, "L",     \
+                                        "how the parts store features: auto (default: CSR while\n" \
+                                        "8 nnz + 8 n < 4 F n, format 3; else dense, format 2),\n"  \
+                                        "sparse (always CSR) or dense (always n x F)"))            \
   X(OUTPUT_TEXT, HALO_FLAG_TEXT_ROW("output\n"))                                                   \
   X(OUT, HALO_FLAG_STRING_ROW("--out", C, rq.out, NULL, "DIR",                                     \
                               "output folder; written as DIR.tmp.<pid>, renamed when complete"))   \

@@ -23,10 +23,20 @@
 
 #include "halo-status.h"
 
-/* The version written.  The reader accepts HALO_SHARD_FORMAT_OLDEST up to
- * it; docs/shard-format.md says what differs. */
-#define HALO_SHARD_FORMAT_VERSION 2
+/* The newest version, written by a run whose features are CSR.  The reader
+ * accepts HALO_SHARD_FORMAT_OLDEST up to it; docs/shard-format.md says what
+ * differs.  A run with dense features (or none) is written as
+ * HALO_SHARD_FORMAT_DENSE, which it is exactly, so that an older halo still
+ * reads it: halo_shard_format_for picks. */
+#define HALO_SHARD_FORMAT_VERSION 3
+#define HALO_SHARD_FORMAT_DENSE 2
 #define HALO_SHARD_FORMAT_OLDEST 1
+
+/* The version a run writes: HALO_SHARD_FORMAT_VERSION when its features are
+ * CSR, else HALO_SHARD_FORMAT_DENSE. Local. */
+static inline int32_t halo_shard_format_for(int csr_features) {
+  return csr_features ? HALO_SHARD_FORMAT_VERSION : HALO_SHARD_FORMAT_DENSE;
+}
 
 /* HALO_OK when this build reads format `version` (HALO_SHARD_FORMAT_OLDEST
  * to HALO_SHARD_FORMAT_VERSION); otherwise logs "PATH: format_version 3 is
@@ -77,7 +87,13 @@ typedef struct halo_shard {
   int64_t *indptr; /* size n_owned+1 */
   int32_t *indices; /* size nnz: local column ids in [0, n_owned+n_halo), ascending within a row, no
                        self-loops */
-  float *x;         /* size n_owned*features, row-major; NULL when features == 0 */
+  float *x;         /* size n_owned*features, row-major; NULL when features == 0 or the
+                       features are CSR: a shard holds one layout, never both */
+  int64_t x_nnz;    /* CSR features (format 3): entries of x_indices and x_values; 0 when
+                       dense */
+  int64_t *x_indptr;  /* size n_owned+1 when the features are CSR (format 3), else NULL */
+  int32_t *x_indices; /* size x_nnz: columns in [0, features), strictly ascending per row */
+  float *x_values;    /* size x_nnz: finite */
   int32_t multilabel; /* 1: targets, not labels */
   int32_t *labels;  /* size n_owned, -1 = unlabelled; NULL when classes == 0 or multilabel */
   int8_t *targets;  /* size n_owned*classes when multilabel: 1, 0, or -1 for a missing entry */
@@ -121,6 +137,14 @@ halo_status halo_shard_write(const char *path, const halo_shard *s);
  * not NULL the owner of every row).  Every failure names the file. On success *out
  * owns a new shard. Local. */
 halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard **out);
+
+/* The owned rows' features as a dense n_owned x features matrix into x
+ * (caller-allocated, n_owned*features floats), from either layout. Local. */
+void halo_shard_features_dense(const halo_shard *s, float *x);
+
+/* Converts dense features to CSR (zeros dropped) and sets format_version to
+ * HALO_SHARD_FORMAT_VERSION; a no-op for CSR features or none. Local. */
+halo_status halo_shard_features_to_csr(halo_shard *s);
 
 /* Frees every array; accepts NULL and sets *s = NULL. Local. */
 void halo_shard_destroy(halo_shard **s);

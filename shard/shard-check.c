@@ -36,6 +36,9 @@ void halo_shard_destroy(halo_shard **s) {
   free(p->indptr);
   free(p->indices);
   free(p->x);
+  free(p->x_indptr);
+  free(p->x_indices);
+  free(p->x_values);
   free(p->labels);
   free(p->targets);
   free(p->train);
@@ -92,6 +95,7 @@ uint64_t halo_shard_digest(const halo_shard *s) {
   digest_count(&d, s->n_test);
   if (s->format_version >= 2)
     digest_count(&d, s->n_interior); /* format 1 digests stay as they were */
+  if (s->x_indptr) digest_count(&d, s->x_nnz); /* format 3, CSR features only */
   size_t local = (size_t)(s->n_owned + s->n_halo);
   size_t owned = (size_t)s->n_owned;
   size_t peers = (size_t)s->parts + 1;
@@ -100,7 +104,13 @@ uint64_t halo_shard_digest(const halo_shard *s) {
   digest_feed(&d, s->degree, local, sizeof *s->degree);
   digest_feed(&d, s->indptr, owned + 1, sizeof *s->indptr);
   digest_feed(&d, s->indices, (size_t)s->nnz, sizeof *s->indices);
-  if (s->features > 0) digest_feed(&d, s->x, owned * (size_t)s->features, sizeof *s->x);
+  if (s->x_indptr) {
+    digest_feed(&d, s->x_indptr, owned + 1, sizeof *s->x_indptr);
+    digest_feed(&d, s->x_indices, (size_t)s->x_nnz, sizeof *s->x_indices);
+    digest_feed(&d, s->x_values, (size_t)s->x_nnz, sizeof *s->x_values);
+  } else if (s->features > 0) {
+    digest_feed(&d, s->x, owned * (size_t)s->features, sizeof *s->x);
+  }
   if (s->multilabel) /* a single-label part's digest stays what it was */
     digest_feed(&d, s->targets, owned * (size_t)s->classes, sizeof *s->targets);
   else if (s->classes > 0)
@@ -167,6 +177,14 @@ halo_status halo__shard_check_counts(const halo_shard *s, const char *path) {
   if (s->features > 0 && s->n_owned > INT64_MAX / 4 / s->features)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: %" PRId64 " x %d features overflow", path, s->n_owned,
               (int)s->features);
+  if (s->x_indptr && s->format_version < 3)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: CSR features need format_version 3, not %d", path,
+              (int)s->format_version);
+  if (s->x_nnz < 0 || s->x_nnz > s->n_owned * (int64_t)s->features)
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: features_nnz = %" PRId64 " is out of range [0, n_owned x features = %" PRId64
+              "]",
+              path, s->x_nnz, s->n_owned * (int64_t)s->features);
   const struct {
     const char *name;
     int64_t n;
@@ -360,9 +378,41 @@ done:
   return st;
 }
 
+/* CSR features: offsets from 0 to x_nnz, monotone; columns in [0, F),
+ * strictly ascending per row; values finite. */
+static halo_status check_features_csr(const halo_shard *s, const char *path) {
+  halo_status st = HALO_OK;
+  const int64_t *ptr = s->x_indptr;
+  if (ptr[0] != 0)
+    HALO_FAIL(HALO_ERR_RANGE, "%s: /features_csr/indptr[0] = %" PRId64 ", expected 0", path,
+              ptr[0]);
+  for (int64_t i = 0; i < s->n_owned; i++)
+    if (ptr[i + 1] < ptr[i] || ptr[i + 1] > s->x_nnz)
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /features_csr/indptr[%" PRId64 "] = %" PRId64 " is below indptr[%" PRId64
+                "] = %" PRId64 " or above features_nnz = %" PRId64 " (not monotone)",
+                path, i + 1, ptr[i + 1], i, ptr[i], s->x_nnz);
+  if (ptr[s->n_owned] != s->x_nnz)
+    HALO_FAIL(HALO_ERR_RANGE,
+              "%s: /features_csr/indptr[%" PRId64 "] = %" PRId64
+              ", expected features_nnz = %" PRId64,
+              path, s->n_owned, ptr[s->n_owned], s->x_nnz);
+  for (int64_t i = 0; i < s->n_owned; i++)
+    HALO_TRY(check_rows(path, "/features_csr/indices", s->x_indices, ptr[i], ptr[i + 1], 0,
+                        s->features));
+  for (int64_t k = 0; k < s->x_nnz; k++)
+    if (!isfinite(s->x_values[k]))
+      HALO_FAIL(HALO_ERR_RANGE, "%s: /features_csr/values[%" PRId64 "] = %g is not finite", path, k,
+                (double)s->x_values[k]);
+done:
+  return st;
+}
+
 static halo_status check_node_data(const halo_shard *s, const char *path) {
   halo_status st = HALO_OK;
-  if (s->features > 0) {
+  if (s->x_indptr) {
+    HALO_TRY(check_features_csr(s, path));
+  } else if (s->features > 0) {
     int64_t count = s->n_owned * s->features;
     for (int64_t k = 0; k < count; k++)
       if (!isfinite(s->x[k]))
@@ -438,7 +488,10 @@ halo_status halo__shard_check_arrays(const halo_shard *s, const char *path) {
       {"/nodes/degree", s->degree, local > 0},
       {"/graph/indptr", s->indptr, 1},
       {"/graph/indices", s->indices, s->nnz > 0},
-      {"/features", s->x, s->features > 0 && s->n_owned > 0},
+      {"/features", s->x, s->features > 0 && s->n_owned > 0 && !s->x_indptr},
+      {"/features_csr/indptr", s->x_indptr, s->x_nnz > 0},
+      {"/features_csr/indices", s->x_indices, s->x_nnz > 0},
+      {"/features_csr/values", s->x_values, s->x_nnz > 0},
       {"/labels", s->labels, s->classes > 0 && !s->multilabel && s->n_owned > 0},
       {"/targets", s->targets, s->multilabel && s->n_owned > 0},
       {"/split/train", s->train, s->n_train > 0},
@@ -522,5 +575,55 @@ halo_status halo__manifest_check(const halo_manifest *m, const char *path, int w
               m->nodes);
 done:
   free(count);
+  return st;
+}
+
+void halo_shard_features_dense(const halo_shard *s, float *x) {
+  const int64_t F = s->features;
+  if (!s->x_indptr) {
+    if (s->x) memcpy(x, s->x, (size_t)(s->n_owned * F) * sizeof *x);
+    return;
+  }
+  memset(x, 0, (size_t)(s->n_owned * F) * sizeof *x);
+  for (int64_t i = 0; i < s->n_owned; i++)
+    for (int64_t k = s->x_indptr[i]; k < s->x_indptr[i + 1]; k++)
+      x[i * F + s->x_indices[k]] = s->x_values[k];
+}
+
+halo_status halo_shard_features_to_csr(halo_shard *s) {
+  halo_status st = HALO_OK;
+  int64_t *indptr = NULL;
+  int32_t *indices = NULL;
+  float *values = NULL;
+  if (s->features == 0 || s->x_indptr) return HALO_OK;
+  const int64_t F = s->features, count = s->n_owned * F;
+  int64_t nnz = 0;
+  for (int64_t k = 0; k < count; k++) nnz += s->x[k] != 0.0f;
+  HALO_ALLOC(indptr, s->n_owned + 1, "CSR feature offsets");
+  HALO_ALLOC(indices, nnz, "CSR feature columns");
+  HALO_ALLOC(values, nnz, "CSR feature values");
+  int64_t at = 0;
+  for (int64_t i = 0; i < s->n_owned; i++) {
+    for (int64_t j = 0; j < F; j++)
+      if (s->x[i * F + j] != 0.0f) {
+        indices[at] = (int32_t)j;
+        values[at++] = s->x[i * F + j];
+      }
+    indptr[i + 1] = at;
+  }
+  free(s->x);
+  s->x = NULL;
+  s->x_nnz = nnz;
+  s->x_indptr = indptr;
+  s->x_indices = indices;
+  s->x_values = values;
+  s->format_version = HALO_SHARD_FORMAT_VERSION;
+  indptr = NULL;
+  indices = NULL;
+  values = NULL;
+done:
+  free(indptr);
+  free(indices);
+  free(values);
   return st;
 }

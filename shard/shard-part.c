@@ -42,9 +42,13 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
     HALO_TRY(halo_h5_attr_write(file, path, "n_interior", HALO_H5_I64, &s->n_interior));
   if (s->multilabel)
     HALO_TRY(halo_h5_attr_write(file, path, "multilabel", HALO_H5_I32, &s->multilabel));
+  if (s->x_indptr) /* format 3: present exactly when the features are CSR */
+    HALO_TRY(halo_h5_attr_write(file, path, "features_nnz", HALO_H5_I64, &s->x_nnz));
 
   hsize_t local = (hsize_t)(s->n_owned + s->n_halo), owned = (hsize_t)s->n_owned;
   hsize_t peers = (hsize_t)s->parts + 1;
+  hsize_t xnnz = (hsize_t)s->x_nnz;
+  const int csr = s->x_indptr != NULL; /* format 3: CSR features, no /features */
   const struct {
     const char *name;
     halo_h5_kind kind;
@@ -58,7 +62,10 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
       {"/nodes/degree", HALO_H5_I64, 1, {local, 0}, s->degree, 1},
       {"/graph/indptr", HALO_H5_I64, 1, {owned + 1, 0}, s->indptr, 1},
       {"/graph/indices", HALO_H5_I32, 1, {(hsize_t)s->nnz, 0}, s->indices, 1},
-      {"/features", HALO_H5_F32, 2, {owned, (hsize_t)s->features}, s->x, s->features > 0},
+      {"/features", HALO_H5_F32, 2, {owned, (hsize_t)s->features}, s->x, s->features > 0 && !csr},
+      {"/features_csr/indptr", HALO_H5_I64, 1, {owned + 1, 0}, s->x_indptr, csr},
+      {"/features_csr/indices", HALO_H5_I32, 1, {xnnz, 0}, s->x_indices, csr},
+      {"/features_csr/values", HALO_H5_F32, 1, {xnnz, 0}, s->x_values, csr},
       {"/labels", HALO_H5_I32, 1, {owned, 0}, s->labels, s->classes > 0 && !s->multilabel},
       {"/targets", HALO_H5_I8, 2, {owned, (hsize_t)s->classes}, s->targets, s->multilabel},
       {"/split/train", HALO_H5_I32, 1, {(hsize_t)s->n_train, 0}, s->train, 1},
@@ -190,6 +197,10 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   int multi = halo_h5_attr_exists(file, path, "multilabel");
   if (multi < 0) HALO_TRY((halo_status)multi);
   if (multi) HALO_TRY(halo_h5_attr_read(file, path, "multilabel", HALO_H5_I32, &s->multilabel));
+  /* Format 3: CSR features exactly when features_nnz is present. */
+  int csr = s->format_version >= 3 ? halo_h5_attr_exists(file, path, "features_nnz") : 0;
+  if (csr < 0) HALO_TRY((halo_status)csr);
+  if (csr) HALO_TRY(halo_h5_attr_read(file, path, "features_nnz", HALO_H5_I64, &s->x_nnz));
   HALO_TRY(halo__shard_check_counts(s, path));
   if (m && (s->parts != m->parts))
     HALO_FAIL(HALO_ERR_MISMATCH, "%s: parts = %d but the manifest says %d", path, (int)s->parts,
@@ -206,7 +217,14 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   s->indptr = buf;
   HALO_TRY(read_exact(file, path, "/graph/indices", HALO_H5_I32, s->nnz, &buf));
   s->indices = buf;
-  if (s->features > 0) {
+  if (csr) {
+    HALO_TRY(read_exact(file, path, "/features_csr/indptr", HALO_H5_I64, s->n_owned + 1, &buf));
+    s->x_indptr = buf;
+    HALO_TRY(read_exact(file, path, "/features_csr/indices", HALO_H5_I32, s->x_nnz, &buf));
+    s->x_indices = buf;
+    HALO_TRY(read_exact(file, path, "/features_csr/values", HALO_H5_F32, s->x_nnz, &buf));
+    s->x_values = buf;
+  } else if (s->features > 0) {
     hsize_t dims[2] = {(hsize_t)s->n_owned, (hsize_t)s->features};
     HALO_TRY(halo_h5_read(file, path, "/features", HALO_H5_F32, 2, dims, 1, &buf));
     s->x = buf;

@@ -100,7 +100,8 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   }
 
   /* The first layer's input (setup_features), after the host copy of X. */
-  p->host_features = n * f * fl;
+  /* A CSR shard's X goes to S without a dense copy: S's own bytes, once. */
+  p->host_features = in->csr_host ? (n + 1) * 8 + in->nonzeros * 8 : n * f * fl;
   if (d->shape[0] == HALO_LAYER_CACHED) {
     /* ÂX; while it is made, X with its halo rows; then, when ÂX is kept
      * as CSR, S and Sᵀ, made before ÂX's dense copy is freed. */

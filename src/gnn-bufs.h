@@ -101,6 +101,7 @@ typedef struct gnn_bufs_input {
   int contiguous;                 /* Â is multiplied in two row blocks (no lists) */
   int sparse;                     /* the first layer's input is CSR */
   int64_t nonzeros;               /* its non-zeros (X's, or ÂX's) */
+  int csr_host;                   /* X comes as CSR from the shard: no dense host copy */
 } gnn_bufs_input;
 
 /* Fills *p for shard s and options o. Local. */

@@ -166,6 +166,7 @@ typedef struct halo_net_memory {
 typedef struct halo_net_input {
   int sparse;
   int64_t nonzeros;
+  int csr_host; /* a CSR shard's features go to S as they are: no dense host copy */
 } halo_net_input;
 
 halo_status halo_net_input_layout(MPI_Comm comm, const halo_shard *s, const halo_net_options *o,

@@ -55,6 +55,23 @@ static halo_status decide_sparse(halo_net *g, const float *x, int64_t n, int64_t
   return count_sparse(g->comm, &g->opt, x, n * f, 0.0f, sparse, NULL);
 }
 
+/* S = a (taken over: *a is zeroed), and Sᵀ, both uploaded; with
+ * `dropout`, room for their dropped values too. Local. */
+static halo_status install_sparse_input(halo_net *g, halo_csr *a, int dropout) {
+  halo_status st = HALO_OK;
+  g->s_host = *a;
+  *a = (halo_csr){0};
+  HALO_TRY(halo_csr_transpose(&g->s_host, &g->st_host));
+  HALO_TRY(gnn_csr_to_backend(g, &g->s_host, &g->s_csr));
+  HALO_TRY(gnn_csr_to_backend(g, &g->st_host, &g->st_csr));
+  if (dropout) {
+    HALO_TRY(gnn_plan_new(g, &g->s_drop, GNN_BUF_S_DROP, 0));
+    HALO_TRY(gnn_plan_new(g, &g->st_drop, GNN_BUF_ST_DROP, 0));
+  }
+done:
+  return st;
+}
+
 /* S = the non-zeros of the host matrix x (n_owned × F) as CSR, and Sᵀ, both
  * uploaded; with `dropout`, room for their dropped values too. Local. */
 static halo_status build_sparse_input(halo_net *g, const float *x, int dropout) {
@@ -73,15 +90,75 @@ static halo_status build_sparse_input(halo_net *g, const float *x, int dropout) 
     }
     a.indptr[i + 1] = k;
   }
-  HALO_TRY(halo_csr_transpose(&a, &g->st_host));
-  g->s_host = a;
-  a = (halo_csr){0};
-  HALO_TRY(gnn_csr_to_backend(g, &g->s_host, &g->s_csr));
-  HALO_TRY(gnn_csr_to_backend(g, &g->st_host, &g->st_csr));
-  if (dropout) {
-    HALO_TRY(gnn_plan_new(g, &g->s_drop, GNN_BUF_S_DROP, 0));
-    HALO_TRY(gnn_plan_new(g, &g->st_drop, GNN_BUF_ST_DROP, 0));
+  HALO_TRY(install_sparse_input(g, &a, dropout));
+done:
+  halo_csr_free(&a);
+  return st;
+}
+
+/* The least entry of a CSR shard's features on this rank: its least stored
+ * value, or 0 when a row leaves an entry out. Local. */
+static float csr_local_min(const halo_shard *s) {
+  float lo = s->x_nnz < s->n_owned * (int64_t)s->features ? 0.0f : INFINITY;
+  for (int64_t k = 0; k < s->x_nnz; k++) lo = fminf(lo, s->x_values[k]);
+  return lo;
+}
+
+/* A CSR shard's features straight into S, never densified: for a first
+ * layer that multiplies X by W first (TRANSFORM), when S is kept sparse
+ * (--sparse-features, or the SPARSE_DENSITY rule as decide_sparse has it),
+ * and --normalize-features' shift by the global minimum is 0 (no negative
+ * entry and some entry left out), so that its row normalisation keeps the
+ * zeros zero.  The values are those of the dense path, bit for bit: the
+ * same row sums in double in column order (the zeros add nothing), the
+ * same division, and zeros dropped.  *taken = 0 (alike on every rank)
+ * leaves the features to the dense path. Collective. */
+static halo_status setup_features_csr(halo_net *g, const halo_shard *s, int *taken) {
+  halo_status st = HALO_OK;
+  const int64_t n = s->n_owned, f = s->features;
+  halo_csr a = {.rows = n, .cols = f};
+  int sparse = 0;
+  *taken = 0;
+  if (g->opt.normalize_features) {
+    float lo = csr_local_min(s), global_lo = 0.0f;
+    HALO_MPI(MPI_Allreduce(&lo, &global_lo, 1, MPI_FLOAT, MPI_MIN, g->comm));
+    if (global_lo != 0.0f) goto done; /* the shift fills the zeros: dense */
   }
+  a.indptr = malloc((size_t)(n + 1) * sizeof *a.indptr);
+  a.indices = malloc((size_t)(s->x_nnz ? s->x_nnz : 1) * sizeof *a.indices);
+  a.values = malloc((size_t)(s->x_nnz ? s->x_nnz : 1) * sizeof *a.values);
+  st = a.indptr && a.indices && a.values ? HALO_OK : HALO_ERR_NOMEM;
+  if (st != HALO_OK)
+    halo_log_error("out of memory copying the CSR features (%lld non-zeros)", (long long)s->x_nnz);
+  HALO_TRY(halo_mpi_agree(g->comm, st));
+  a.indptr[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double sum = 0.0;
+    for (int64_t k = s->x_indptr[i]; k < s->x_indptr[i + 1]; k++) sum += (double)s->x_values[k];
+    if (sum < 1.0) sum = 1.0;
+    for (int64_t k = s->x_indptr[i]; k < s->x_indptr[i + 1]; k++) {
+      const float v =
+          g->opt.normalize_features ? (float)((double)s->x_values[k] / sum) : s->x_values[k];
+      if (v == 0.0f) continue;
+      a.indices[a.nnz] = s->x_indices[k];
+      a.values[a.nnz++] = v;
+    }
+    a.indptr[i + 1] = a.nnz;
+  }
+  if (g->opt.sparse_features >= 0) {
+    sparse = g->opt.sparse_features == 1;
+  } else {
+    int64_t local[2] = {a.nnz, n * f}, total[2] = {0, 0};
+    HALO_MPI(MPI_Allreduce(local, total, 2, MPI_INT64_T, MPI_SUM, g->comm));
+    sparse = (double)total[0] < SPARSE_DENSITY * (double)total[1];
+  }
+  if (!sparse) goto done;
+  g->sparse_in = 1;
+  gnn_bufs_input in = gnn_plan_input(&g->info.model, g->ops->download != NULL, g->rows, 1, a.nnz);
+  in.csr_host = 1;
+  gnn_bufs_build(s, &g->opt, &in, &g->plan_mem);
+  HALO_TRY(install_sparse_input(g, &a, g->opt.input_dropout > 0.0f));
+  *taken = 1;
 done:
   halo_csr_free(&a);
   return st;
@@ -193,9 +270,19 @@ halo_status gnn_setup_features(halo_net *g, const halo_shard *s) {
   const size_t owned_bytes = (size_t)n * (size_t)f * sizeof(float);
   const layer *l0 = &g->layers[0];
   const int cached = l0->desc->shape == HALO_LAYER_CACHED;
-  float *x = malloc(owned_bytes ? owned_bytes : 1);
+  float *x = NULL;
   halo_buf xfull = {0};
 
+  if (s->x_indptr && l0->desc->shape == HALO_LAYER_TRANSFORM) {
+    int taken = 0;
+    HALO_TRY(setup_features_csr(g, s, &taken));
+    if (taken) goto done;
+  }
+  /* Dense from here: a CSR shard is densified on this rank when the first
+   * layer aggregates X first or caches ÂX (Â multiplies dense rows), when
+   * the input is too dense to stay CSR, or when --normalize-features'
+   * shift by a non-zero minimum fills the zeros. */
+  x = malloc(owned_bytes ? owned_bytes : 1);
   if (!x) {
     halo_log_error("out of memory copying the features (%zu bytes)", owned_bytes);
     st = HALO_ERR_NOMEM;
@@ -205,7 +292,7 @@ halo_status gnn_setup_features(halo_net *g, const halo_shard *s) {
   }
   HALO_TRY(halo_mpi_agree(g->comm, st));
 
-  memcpy(x, s->x, owned_bytes);
+  halo_shard_features_dense(s, x);
   if (g->opt.normalize_features) {
     /* PyG's NormalizeFeatures: shift by the global minimum so that no
      * feature is negative, then divide each row by max(row sum, 1).  For
@@ -306,9 +393,26 @@ halo_status halo_net_input_layout(MPI_Comm comm, const halo_shard *s, const halo
   HALO_TRY(gnn_describe(s, o, &d));
   if (o->normalize_features) { /* normalised, x is 0 exactly where it held the minimum */
     for (int64_t i = 0; i < count; i++) local_lo = fminf(local_lo, s->x[i]);
+    if (s->x_indptr) local_lo = csr_local_min(s);
     HALO_MPI(MPI_Allreduce(&local_lo, &lo, 1, MPI_FLOAT, MPI_MIN, comm));
   }
-  HALO_TRY(count_sparse(comm, o, s->x, count, lo, &out->sparse, &out->nonzeros));
+  if (s->x_indptr) {
+    /* As count_sparse over the dense rows: the left-out entries are 0. */
+    const int64_t entries = s->n_owned * (int64_t)s->features;
+    int64_t local[2] = {lo != 0.0f ? entries - s->x_nnz : 0, entries}, total[2] = {0, 0};
+    for (int64_t k = 0; k < s->x_nnz; k++) local[0] += s->x_values[k] != lo;
+    out->nonzeros = local[0];
+    if (o->sparse_features >= 0) {
+      out->sparse = o->sparse_features == 1;
+    } else {
+      HALO_MPI(MPI_Allreduce(local, total, 2, MPI_INT64_T, MPI_SUM, comm));
+      out->sparse = (double)total[0] < SPARSE_DENSITY * (double)total[1];
+    }
+    /* setup_features_csr keeps the shard's CSR and never densifies. */
+    out->csr_host = out->sparse && lo == 0.0f && d.shape[0] == HALO_LAYER_TRANSFORM;
+  } else {
+    HALO_TRY(count_sparse(comm, o, s->x, count, lo, &out->sparse, &out->nonzeros));
+  }
   /* Only an input multiplied by W first can be sparse (gnn_setup_features); for
    * a cached ÂX, which only the model computes, the estimate bounds both. */
   out->sparse = out->sparse && d.shape[0] == HALO_LAYER_TRANSFORM;
@@ -333,7 +437,8 @@ halo_status halo_net_memory_estimate(const halo_shard *s, const halo_net_options
     sparse = o->sparse_features != 0;
     nonzeros = o->sparse_features == 1 ? entries : (int64_t)(SPARSE_DENSITY * (double)entries);
   }
-  const gnn_bufs_input pi = gnn_plan_input(&d, device, gnn_split_of(s, o), sparse, nonzeros);
+  gnn_bufs_input pi = gnn_plan_input(&d, device, gnn_split_of(s, o), sparse, nonzeros);
+  pi.csr_host = in->csr_host && sparse;
   gnn_bufs_build(s, o, &pi, &plan);
   *out = gnn_bufs_total(&plan);
 done:

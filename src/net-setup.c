@@ -144,7 +144,7 @@ static halo_status check_setup(const halo_shard *s, const halo_net_options *o,
        o->output_heads > HALO_GAT_MAX_HEADS))
     HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; each must be in [1, %d]",
               o->heads, o->output_heads, HALO_GAT_MAX_HEADS);
-  if (s->features < 1 || !s->x)
+  if (s->features < 1 || (!s->x && !s->x_indptr))
     HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a %s model needs them", s->part, model);
   if (s->classes < 1 || (s->multilabel ? !s->targets : !s->labels))
     HALO_FAIL(HALO_ERR_ARG, "part %d has no labels; a %s model needs them", s->part, model);

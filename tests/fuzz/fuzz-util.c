@@ -163,10 +163,17 @@ void fuzz_check_graph(const halo_graph *g) {
         fuzz_fail("row %lld is not sorted at %lld", (long long)v, (long long)k);
     }
   }
-  if (g->features < 0 || (g->features > 0) != (g->x != NULL))
-    fuzz_fail("features = %d disagrees with x", g->features);
-  for (int64_t k = 0; k < g->n * g->features; k++)
+  if (g->features < 0 || (g->features > 0) != (g->x != NULL || g->x_indptr != NULL) ||
+      (g->x && g->x_indptr))
+    fuzz_fail("features = %d disagrees with x and x_indptr", g->features);
+  for (int64_t k = 0; g->x && k < g->n * g->features; k++)
     if (!isfinite(g->x[k])) fuzz_fail("feature %lld is not finite", (long long)k);
+  for (int64_t v = 0; g->x_indptr && v < g->n; v++) {
+    if (g->x_indptr[v + 1] < g->x_indptr[v]) fuzz_fail("x_indptr[%lld] descends", (long long)v);
+    for (int64_t k = g->x_indptr[v]; k < g->x_indptr[v + 1]; k++)
+      if (g->x_indices[k] < 0 || g->x_indices[k] >= g->features || !isfinite(g->x_values[k]))
+        fuzz_fail("CSR feature %lld is out of range or not finite", (long long)k);
+  }
   if (g->classes < 0 || (g->classes > 0) != (g->labels != NULL))
     fuzz_fail("classes = %d disagrees with labels", g->classes);
   for (int64_t v = 0; g->labels && v < g->n; v++)

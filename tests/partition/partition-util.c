@@ -111,6 +111,15 @@ halo_graph *pt_graph_copy(const halo_graph *g) {
     c->x = xcalloc((size_t)(g->n * g->features), sizeof *c->x);
     memcpy(c->x, g->x, (size_t)(g->n * g->features) * sizeof *c->x);
   }
+  if (g->x_indptr) {
+    const int64_t nnz = g->x_indptr[g->n];
+    c->x_indptr = xcalloc((size_t)g->n + 1, sizeof *c->x_indptr);
+    c->x_indices = xcalloc((size_t)nnz + 1, sizeof *c->x_indices);
+    c->x_values = xcalloc((size_t)nnz + 1, sizeof *c->x_values);
+    memcpy(c->x_indptr, g->x_indptr, (size_t)(g->n + 1) * sizeof *c->x_indptr);
+    memcpy(c->x_indices, g->x_indices, (size_t)nnz * sizeof *c->x_indices);
+    memcpy(c->x_values, g->x_values, (size_t)nnz * sizeof *c->x_values);
+  }
   if (g->labels) {
     c->labels = xcalloc((size_t)g->n, sizeof *c->labels);
     memcpy(c->labels, g->labels, (size_t)g->n * sizeof *c->labels);
@@ -225,7 +234,8 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
     cr_assert_eq(s->edges, g->m);
     cr_assert_eq(s->features, g->features);
     cr_assert_eq(s->classes, g->classes);
-    cr_assert_eq(s->format_version, HALO_SHARD_FORMAT_VERSION);
+    cr_assert_eq(s->format_version, halo_shard_format_for(g->x_indptr != NULL));
+    cr_assert_eq(s->x_indptr != NULL, g->x_indptr != NULL, "the graph's feature layout");
 
     /* Owned rows: exactly {v : part[v] = p}, in the order asked for. */
     int64_t n_owned = 0;
@@ -289,10 +299,20 @@ void pt_check_shards(const halo_graph *g, const int32_t *part, int32_t parts, ha
     /* Node data of the owned rows. */
     for (int64_t r = 0; r < n_owned; r++) {
       int64_t v = s->global_id[r];
-      if (g->features)
+      if (g->features && g->x)
         cr_assert_eq(memcmp(s->x + r * g->features, g->x + v * g->features,
                             (size_t)g->features * sizeof(float)),
                      0);
+      if (g->x_indptr) { /* the row's non-zeros, columns and values alike */
+        const int64_t len = g->x_indptr[v + 1] - g->x_indptr[v];
+        cr_assert_eq(s->x_indptr[r + 1] - s->x_indptr[r], len, "part %d row %lld", p, (long long)r);
+        cr_assert_eq(memcmp(s->x_indices + s->x_indptr[r], g->x_indices + g->x_indptr[v],
+                            (size_t)len * sizeof *s->x_indices),
+                     0);
+        cr_assert_eq(memcmp(s->x_values + s->x_indptr[r], g->x_values + g->x_indptr[v],
+                            (size_t)len * sizeof *s->x_values),
+                     0);
+      }
       if (g->classes) cr_assert_eq(s->labels[r], g->labels[v]);
     }
     int32_t *lists[4] = {NULL, s->train, s->valid, s->test};

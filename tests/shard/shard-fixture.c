@@ -44,7 +44,7 @@ static halo_shard *build_shard(const fixture *f, int32_t p, int32_t features, in
   int64_t n = f->n;
   const int32_t *part = f->m->part;
   halo_shard *s = xcalloc(1, sizeof *s);
-  *s = (halo_shard){.format_version = HALO_SHARD_FORMAT_VERSION,
+  *s = (halo_shard){.format_version = HALO_SHARD_FORMAT_DENSE,
                     .part = p,
                     .parts = f->parts,
                     .run_id = f->m->run_id,
@@ -164,7 +164,7 @@ fixture *fixture_create(uint64_t seed, int64_t n, int32_t parts, int32_t feature
   }
   halo_manifest *m = xcalloc(1, sizeof *m);
   f->m = m;
-  *m = (halo_manifest){.format_version = HALO_SHARD_FORMAT_VERSION,
+  *m = (halo_manifest){.format_version = HALO_SHARD_FORMAT_DENSE,
                        .nodes = n,
                        .features = features,
                        .classes = classes,
@@ -322,7 +322,16 @@ void shard_expect_equal(const halo_shard *a, const halo_shard *b) {
   EXPECT_ARRAY(degree, rows);
   EXPECT_ARRAY(indptr, a->n_owned + 1);
   EXPECT_ARRAY(indices, a->nnz);
-  EXPECT_ARRAY(x, a->n_owned * a->features);
+  cr_assert_eq(a->x_indptr == NULL, b->x_indptr == NULL, "part %d: one layout of features",
+               (int)a->part);
+  cr_assert_eq(a->x_nnz, b->x_nnz);
+  if (a->x_indptr) {
+    EXPECT_ARRAY(x_indptr, a->n_owned + 1);
+    EXPECT_ARRAY(x_indices, a->x_nnz);
+    EXPECT_ARRAY(x_values, a->x_nnz);
+  } else {
+    EXPECT_ARRAY(x, a->n_owned * a->features);
+  }
   EXPECT_ARRAY(labels, a->classes > 0 ? a->n_owned : 0);
   EXPECT_ARRAY(train, a->n_train);
   EXPECT_ARRAY(valid, a->n_valid);
@@ -330,7 +339,8 @@ void shard_expect_equal(const halo_shard *a, const halo_shard *b) {
   EXPECT_ARRAY(send_ptr, a->parts + 1);
   EXPECT_ARRAY(send_idx, a->send_ptr[a->parts]);
   EXPECT_ARRAY(recv_ptr, a->parts + 1);
-  cr_assert_eq(a->features == 0, b->x == NULL, "x is NULL exactly when features == 0");
+  cr_assert_eq(a->features == 0 || a->x_indptr, b->x == NULL,
+               "x is NULL exactly when features == 0 or they are CSR");
   cr_assert_eq(a->classes == 0, b->labels == NULL, "labels is NULL exactly when classes == 0");
   cr_assert_eq(a->original_id == NULL, b->original_id == NULL,
                "part %d: original_id present in one shard only", (int)a->part);

@@ -567,3 +567,55 @@ Test(shard_version, format_2_rules) {
   halo_shard_destroy(&read);
   fixture_destroy(&f);
 }
+
+/* A CSR part (format 3) whose arrays were edited in place (checksums
+ * recomputed): a descending indptr, a column past F, a row's columns out of
+ * order, a last offset short of features_nnz, a CSR part labelled format 2.
+ * Each is refused in one line naming the file and the dataset. */
+Test(shard_corrupt, csr_features_out_of_range) {
+  fixture *f = good_part("csr_features_out_of_range", 36);
+  halo_shard *s = shard_clone(f->shards[1]);
+  for (int64_t k = 0; k < s->n_owned * s->features; k++)
+    if (k % 4 == 1) s->x[k] = 0.0f;
+  cr_assert_eq(halo_shard_features_to_csr(s), HALO_OK);
+  cr_assert_gt(s->x_indptr[2], s->x_indptr[1] + 1, "row 1 needs two entries");
+  remove(fixture_path(f, "good.h5")); /* good_part's dense part */
+  cr_assert_eq(halo_shard_write(fixture_path(f, "good.h5"), s), HALO_OK);
+  halo_shard *ok = NULL;
+  cr_assert_eq(halo_shard_read(fixture_path(f, "good.h5"), NULL, &ok), HALO_OK);
+  halo_shard_destroy(&ok);
+  const int32_t F = s->features;
+  const struct {
+    const char *name;
+    hsize_t index;
+    int wide;
+    int64_t value;
+    const char *needle;
+  } cases[] = {
+      {"/features_csr/indptr", 2, 1, s->x_indptr[1] - 1, "/features_csr/indptr[2]"},
+      {"/features_csr/indptr", 2, 1, s->x_indptr[1] - 1, "not monotone"},
+      {"/features_csr/indptr", (hsize_t)s->n_owned, 1, s->x_nnz - 1, "features_nnz"},
+      {"/features_csr/indices", 0, 0, F, "/features_csr/indices[0]"},
+      {"/features_csr/indices", 0, 0, F, "out of range"},
+      {"/features_csr/indices", (hsize_t)s->x_indptr[1] + 1, 0, s->x_indices[s->x_indptr[1]],
+       "does not ascend"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    hid_t file = open_copy(f);
+    int32_t narrow = (int32_t)cases[c].value;
+    poke(file, cases[c].name, cases[c].index, cases[c].wide ? H5T_NATIVE_INT64 : H5T_NATIVE_INT32,
+         cases[c].wide ? (const void *)&cases[c].value : (const void *)&narrow);
+    H5Fclose(file);
+    expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_RANGE, "bad.h5", cases[c].needle,
+                       NULL);
+  }
+  /* CSR features in a part that claims format 2: a format 2 reader would
+   * look for /features and miss them. */
+  hid_t file = open_copy(f);
+  int32_t two = 2;
+  set_attr(file, "format_version", H5T_NATIVE_INT32, &two);
+  H5Fclose(file);
+  expect_shard_fails(fixture_path(f, "bad.h5"), NULL, HALO_ERR_FORMAT, "bad.h5", "/features", NULL);
+  halo_shard_destroy(&s);
+  fixture_destroy(&f);
+}

@@ -148,7 +148,7 @@ Test(shard_tools, h5dump_shows_the_values) {
 
   char *dump = tool_output("h5dump", "-A", path);
   cr_assert_eq(strtoll(dumped_attribute(dump, "format_version", "H5T_STD_I32LE"), NULL, 10),
-               HALO_SHARD_FORMAT_VERSION);
+               HALO_SHARD_FORMAT_DENSE, "dense features: format 2, as before CSR");
   cr_assert_eq(strtoll(dumped_attribute(dump, "n_owned", "H5T_STD_I64LE"), NULL, 10), s->n_owned);
   cr_assert_eq(strtoll(dumped_attribute(dump, "nnz", "H5T_STD_I64LE"), NULL, 10), s->nnz);
   cr_assert_eq(strtoull(dumped_attribute(dump, "run_id", "H5T_STD_U64LE"), NULL, 10), s->run_id);
@@ -195,5 +195,70 @@ Test(shard_tools, h5dump_shows_the_manifest) {
   char *listing = tool_output("h5ls", "-r", path);
   expect_listed(listing, "/parts/digest", "4");
   free(listing);
+  fixture_destroy(&f);
+}
+
+/* A part with CSR features (format 3): h5dump shows the version, the count
+ * and the three arrays, each chunked with Fletcher-32, and the rows they
+ * spell are the dense rows the part was made from; the reader gives the
+ * same shard back. */
+Test(shard_tools, h5dump_shows_csr_features) {
+  require_tool("h5dump");
+  fixture *f = fixture_create(fixture_seed("h5dump_shows_csr_features", 43), 120, 3, 7, 3, 0);
+  halo_shard *s = shard_clone(f->shards[1]);
+  const int64_t count = s->n_owned * s->features;
+  for (int64_t k = 0; k < count; k++)
+    if (k % 3) s->x[k] = 0.0f; /* two thirds zero */
+  float *dense = malloc((size_t)count * sizeof *dense);
+  cr_assert_not_null(dense);
+  memcpy(dense, s->x, (size_t)count * sizeof *dense);
+  cr_assert_eq(halo_shard_features_to_csr(s), HALO_OK);
+  cr_assert_null(s->x);
+  cr_assert_eq(s->format_version, HALO_SHARD_FORMAT_VERSION);
+  const char *path = fixture_path(f, "sparse.h5");
+  cr_assert_eq(halo_shard_write(path, s), HALO_OK);
+
+  char *dump = tool_output("h5dump", "-A", path);
+  cr_assert_eq(strtoll(dumped_attribute(dump, "format_version", "H5T_STD_I32LE"), NULL, 10), 3);
+  cr_assert_eq(strtoll(dumped_attribute(dump, "features_nnz", "H5T_STD_I64LE"), NULL, 10),
+               s->x_nnz);
+  free(dump);
+  char *listing = tool_output("h5ls", "-r", path);
+  cr_assert_null(strstr(listing, "/features "), "no dense /features in a CSR part:\n%s", listing);
+  free(listing);
+  EXPECT_DUMPED(path, "/features_csr/indptr", s->x_indptr, s->n_owned + 1, double);
+  EXPECT_DUMPED(path, "/features_csr/indices", s->x_indices, s->x_nnz, double);
+  EXPECT_DUMPED(path, "/features_csr/values", s->x_values, s->x_nnz, float);
+
+  /* The rows h5dump shows, spelled out, are the dense rows. */
+  size_t n_ptr, n_idx, n_val;
+  double *ptr = dumped_values(path, "/features_csr/indptr", &n_ptr);
+  double *idx = dumped_values(path, "/features_csr/indices", &n_idx);
+  double *val = dumped_values(path, "/features_csr/values", &n_val);
+  float *rows = calloc((size_t)count, sizeof *rows);
+  for (int64_t i = 0; i < s->n_owned; i++)
+    for (int64_t k = (int64_t)ptr[i]; k < (int64_t)ptr[i + 1]; k++)
+      rows[i * s->features + (int64_t)idx[k]] = (float)val[k];
+  cr_expect_arr_eq(rows, dense, (size_t)count * sizeof *rows, "h5dump's CSR spells the rows");
+  free(rows);
+  free(ptr);
+  free(idx);
+  free(val);
+
+  char *props = tool_output("h5dump", "-p -H -d /features_csr/values", path);
+  cr_assert_not_null(strstr(props, "CHECKSUM FLETCHER32"), "%s", props);
+  free(props);
+
+  halo_shard *back = NULL;
+  cr_assert_eq(halo_shard_read(path, NULL, &back), HALO_OK);
+  shard_expect_equal(back, s);
+  cr_assert_eq(halo_shard_digest(back), halo_shard_digest(s));
+  float *again = malloc((size_t)count * sizeof *again);
+  halo_shard_features_dense(back, again);
+  cr_expect_arr_eq(again, dense, (size_t)count * sizeof *again);
+  free(again);
+  halo_shard_destroy(&back);
+  halo_shard_destroy(&s);
+  free(dense);
   fixture_destroy(&f);
 }

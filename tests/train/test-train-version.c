@@ -126,7 +126,7 @@ Test(version, part_and_manifest_versions_must_agree, .timeout = 300) {
   snprintf(run, sizeof run, "%s/run", dir);
   snprintf(log, sizeof log, "%s/train.log", dir);
   cr_assert_eq(fx_write_shards(g, run, seed), 0, "%s", run);
-  cr_assert_eq(HALO_SHARD_FORMAT_VERSION, 2, "the cases below name versions 1 and 2");
+  cr_assert_eq(HALO_SHARD_FORMAT_DENSE, 2, "the cases below name versions 1 and 2 (dense parts)");
 
   const int32_t twos[PARTS] = {2, 2, 2}, ones[PARTS] = {1, 1, 1}, mixed[PARTS] = {2, 1, 2};
   expect_trains("format 2 throughout", run, log);

@@ -143,7 +143,7 @@ halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id) {
   qsort(h, (size_t)nh, sizeof *h, halo_key_cmp);
   for (int64_t k = 0; k < nh; k++) local[h[k].gid] = no + k;
 
-  *s = (halo_shard){.format_version = HALO_SHARD_FORMAT_VERSION,
+  *s = (halo_shard){.format_version = HALO_SHARD_FORMAT_DENSE,
                     .part = p,
                     .parts = g->parts,
                     .run_id = run_id,
@@ -232,7 +232,7 @@ static void mkdirs(const char *dir) {
 int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id) {
   int rc = 0;
   char path[1200];
-  halo_manifest m = {.format_version = HALO_SHARD_FORMAT_VERSION,
+  halo_manifest m = {.format_version = HALO_SHARD_FORMAT_DENSE,
                      .nodes = g->n,
                      .edges = g->m,
                      .features = g->f,
