@@ -124,6 +124,9 @@ halo_status halo_atomic_check_target(const char *path, int force, const char *fl
     halo_log_error("%s: the file name is empty", flag);
     return HALO_ERR_ARG;
   }
+  /* A device or a pipe (/dev/stdout) is written as it is: nothing in its
+   * folder changes, and nothing is overwritten. */
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) return HALO_OK;
   parent_of(path, dir, sizeof dir);
   const int err = probe(path);
   if (err) return probe_error(flag, path, dir, err);
@@ -132,7 +135,8 @@ halo_status halo_atomic_check_target(const char *path, int force, const char *fl
     return HALO_ERR_ARG;
   }
   if (!force && lstat(path, &sb) == 0) {
-    halo_log_error("%s %s: exists; give --force to overwrite it, or another name", flag, path);
+    halo_log_error("%s %s: already exists; give --force to overwrite it, or another name", flag,
+                   path);
     return HALO_ERR_EXISTS;
   }
   return HALO_OK;

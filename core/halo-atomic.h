@@ -71,7 +71,8 @@ int halo_atomic_remove(const char *tmp, int is_dir);
  * file `path` exists and takes a file (probed by creating and removing
  * PATH.tmp.XXXXXX there: access() says nothing of a read-only mount, and
  * root passes every mode check), nothing at `path` is a folder, and a file
- * at `path` is refused unless `force`.  Unlike the functions above it logs:
+ * at `path` is refused unless `force`; a device or a pipe at `path`
+ * (/dev/stdout) passes as it is.  Unlike the functions above it logs:
  * one error line naming `flag` and the path, such as "--predict
  * /missing/x.h5: the folder /missing does not exist".  HALO_OK,
  * HALO_ERR_ARG (the path, the folder) or HALO_ERR_EXISTS (a file that

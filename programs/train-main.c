@@ -38,7 +38,7 @@ static halo_status start(MPI_Comm comm, int rank, int argc, char **argv, halo_tr
   if (rank != 0) halo_log_set_quiet(1);
   st = halo_train_args_parse(argc, argv, args);
   /* Rank 0 alone writes the metrics, so it alone checks the file. */
-  if (st == HALO_OK && rank == 0) st = train_report_metrics_check(args->metrics, args->force);
+  if (st == HALO_OK && rank == 0) st = train_report_metrics_check(args->metrics, args->force, args->resume);
   halo_log_set_quiet(0);
   HALO_TRY(halo_mpi_agree(comm, st));
   if (args->help || args->version) {
@@ -102,5 +102,7 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Finalize();
-  return st < 0 ? 1 : result.stopped_by ? 128 + result.stopped_by : 0;
+  /* docs/reliability.md, "Exit codes". */
+  if (st < 0) return result.nonfinite ? HALO_TRAIN_EXIT_NONFINITE : 1;
+  return result.stopped_by ? 128 + result.stopped_by : 0;
 }

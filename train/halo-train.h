@@ -45,7 +45,9 @@ typedef struct halo_train_args {
   const char *predict;      /* --predict FILE.h5, or NULL (borrowed from argv) */
   int64_t early_stop;       /* stop after N epochs without a better val accuracy; 0: off */
   int eval_only;            /* --eval-only: evaluate the resumed parameters, train nothing */
-  int force;                /* --force: --metrics may overwrite a file that is not halo's */
+  int force;                /* --force: --metrics and --predict may overwrite a file */
+  int64_t eval_every;       /* evaluate after every N epochs and after the last (1) */
+  int allow_nonfinite;      /* --allow-nonfinite: train on past a NaN or infinite loss */
   int metric;               /* --metric: a halo_train_metric (train/halo-train.h) */
   int metric_given;         /* 1 when --metric was given (a multi-label run defaults to auc) */
   double timeout;           /* watchdog seconds; 0: off */
@@ -90,6 +92,8 @@ enum {
 };
 
 typedef struct halo_train_epoch {
+  int evaluated;       /* 0: --eval-every skipped the evaluation, and acc .. metric are unset */
+  double wall_s;       /* seconds since the first epoch of this run began (rank 0's clock) */
   double loss;         /* mean over the train nodes */
   double acc[3];       /* train, valid, test */
   double eval_loss[3]; /* their mean losses without dropout; NaN for an empty split */
@@ -135,6 +139,10 @@ typedef struct halo_train_report {
   int64_t warmup;      /* of them, left out of the mean epoch time */
   int64_t timed, total_halo, mismatches;
   double best_val, test_at_best, final_test, time_sum;
+  int64_t eval_every;   /* --eval-every */
+  int64_t evaluations;  /* of this run's epochs, those evaluated */
+  double eval_sum;      /* their evaluation seconds (the slowest rank's), summed */
+  double wall_s;        /* seconds from the first epoch's start to the last one's end */
   int64_t best_epoch; /* the epoch of best_val (the first of equals); 0 before any */
   /* --metric: the figure that best_val, test_at_best and final_test are of
    * (accuracy, macro-F1 or ROC-AUC), and so the early stopping's. */
@@ -174,7 +182,7 @@ typedef struct halo_train_report_ops {
   void (*evaluation)(void *ctx, const halo_train_report *rep, int64_t epoch, const char *path,
                      const halo_train_epoch *e);
   /* --early-stop stopped the run: no better validation figure in
-   * `patience` epochs after rep->best_epoch. */
+   * `patience` evaluations after rep->best_epoch. */
   void (*early_stop)(void *ctx, const halo_train_report *rep, int64_t patience);
   /* --predict `path` was written from epoch `epoch`'s parameters. */
   void (*predictions)(void *ctx, const halo_train_report *rep, const char *path, int64_t epoch);
@@ -197,6 +205,22 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
 /* The mean epoch time of the timed epochs; 0 when none was. Local. */
 double halo_train_mean_epoch_s(const halo_train_report *rep);
 
+/* Whether epoch `epoch` of a run of `last` epochs is evaluated under
+ * --eval-every `every`: each multiple of it, and the last. Local. */
+int halo_train_evaluates(int64_t epoch, int64_t last, int64_t every);
+
+/* Checks, before anything is loaded, the outputs that `a` names: --predict
+ * (its folder takes a file; an existing file only with --force) and
+ * --checkpoint (the folder, or its parent, takes a file; without --resume
+ * it holds no checkpoint yet).  --metrics is the program's (its report
+ * writes it).  One error line naming the flag.  Local: rank 0 checks, and
+ * halo_train_run agrees on it over the ranks. */
+halo_status halo_train_check_outputs(const halo_train_args *a);
+
+/* The exit status of a run that a NaN or infinite loss stopped (the others:
+ * 0, 1 for an error, 128 + a signal; docs/reliability.md, "Exit codes"). */
+#define HALO_TRAIN_EXIT_NONFINITE 3
+
 /* How halo_train_run ended, beyond its status. */
 typedef struct halo_train_result {
   /* 1: the agreement itself failed, the watchdog gave up on a peer, or the
@@ -206,6 +230,7 @@ typedef struct halo_train_result {
    * model's buffers, and a late message must not land in freed memory. */
   int abort;
   int stopped_by; /* the signal that stopped the epoch loop early, or 0 */
+  int nonfinite;  /* the loss turned NaN or infinite: exit HALO_TRAIN_EXIT_NONFINITE */
 } halo_train_result;
 
 /* Catches SIGTERM and SIGUSR1 from now on: a caught signal stops every rank

@@ -207,7 +207,7 @@ static void block_free(rows_block *b) {
  * so that no peer waits forever in its send. */
 static halo_status write_file(const rows_block *own, const rows_block *block, MPI_Comm comm,
                               int size, const char *path, int64_t nodes, int64_t epoch,
-                              const char *model_name, const char *params_sha256) {
+                              const char *model_name, const char *params_sha256, int replace) {
   halo_status st = HALO_OK, io = HALO_OK;
   char tmp[4200] = "";
   hid_t file = H5I_INVALID_HID, dset[D_COUNT];
@@ -218,7 +218,8 @@ static halo_status write_file(const rows_block *own, const rows_block *block, MP
   for (int d = 0; d < D_COUNT; d++) dset[d] = H5I_INVALID_HID;
 
   halo_h5_quiet();
-  io = halo_h5_create(path, tmp, sizeof tmp, &file);
+  io = replace ? halo_h5_replace(path, tmp, sizeof tmp, &file)
+               : halo_h5_create(path, tmp, sizeof tmp, &file);
   if (io == HALO_OK) io = create_datasets(file, path, nodes, block, dset);
   const int32_t c32 = classes, multi = block->multi;
   if (io == HALO_OK) io = halo_h5_attr_write(file, path, "epoch", HALO_H5_I64, &epoch);
@@ -282,7 +283,7 @@ done:
 
 halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Comm comm,
                                 const char *path, int64_t epoch, const char *model_name,
-                                const char *params_sha256) {
+                                const char *params_sha256, int replace) {
   halo_status st = HALO_OK;
   halo_net_info info;
   int rank = 0, size = 1;
@@ -321,7 +322,8 @@ halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Com
   HALO_TRY(halo_mpi_agree(comm, st));
   HALO_MPI(MPI_Allreduce(&p->n_owned, &nodes, 1, MPI_INT64_T, MPI_SUM, comm));
   st = rank == 0
-           ? write_file(&own, &block, comm, size, path, nodes, epoch, model_name, params_sha256)
+           ? write_file(&own, &block, comm, size, path, nodes, epoch, model_name, params_sha256,
+                         replace)
            : send_rows(&own, comm);
   st = halo_mpi_agree(comm, st);
 done:

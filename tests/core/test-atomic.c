@@ -120,6 +120,7 @@ Test(atomic, an_output_is_checked_before_the_run) {
   snprintf(under, sizeof under, "%s/p.h5", out);
   cr_assert_eq(halo_atomic_check_target(under, 1, "--predict"), HALO_ERR_ARG, "a file's child");
   cr_assert_eq(halo_atomic_check_target("", 1, "--predict"), HALO_ERR_ARG);
+  cr_assert_eq(halo_atomic_check_target("/dev/null", 0, "--metrics"), HALO_OK, "a device");
   snprintf(sub, sizeof sub, "%s/sub", dir);
   cr_assert_eq(mkdir(sub, 0777), 0);
   cr_assert_eq(halo_atomic_check_target(sub, 1, "--predict"), HALO_ERR_ARG, "a folder");
