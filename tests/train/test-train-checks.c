@@ -254,3 +254,34 @@ Test(checks, eval_every_evaluates_the_multiples_and_the_last_epoch, .timeout = 6
   free(out);
   tr_rmdir(dir);
 }
+
+/* A checkpoint records the features' normalisation (normalize_features, in
+ * every checkpoint since the first format): one of a run before the default
+ * changed, which normalised, looks like one of --normalize-features, and a
+ * resume without the flag is refused with a line that names it. */
+Test(checks, a_normalised_checkpoint_resumes_only_normalised, .timeout = 300) {
+  char *dir = tr_tmpdir("normalised");
+  char shards[512], json[600], log[600], flags[900], ckpt[600];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s/cora-2.json", dir);
+  snprintf(log, sizeof log, "%s/run.log", dir);
+  snprintf(ckpt, sizeof ckpt, "%s/ck", dir);
+  partition(CORA, 2, "metis", "1433,16,7", shards, json);
+  snprintf(flags, sizeof flags, "--epochs 3 --quiet --normalize-features --checkpoint '%s'", ckpt);
+  char *out = NULL;
+  cr_assert_eq(run_ranks(2, shards, flags, log, &out), 0, "%s", out);
+  free(out);
+  snprintf(flags, sizeof flags, "--epochs 5 --quiet --checkpoint '%s' --resume", ckpt);
+  run_ranks(2, shards, flags, log, &out);
+  cr_expect_eq(tr_count_lines(out, "rank-exit 1"), 2, "%s", out);
+  cr_expect_eq(tr_count_lines(out, "is a checkpoint of another model (gcn, 2 layers, hidden 16, "
+                                   "--normalize-features; this run: gcn, 2 layers, hidden 16)"),
+               1, "%s", out);
+  free(out);
+  snprintf(flags, sizeof flags,
+           "--epochs 5 --quiet --checkpoint '%s' --resume --normalize-features", ckpt);
+  cr_expect_eq(run_ranks(2, shards, flags, log, &out), 0, "%s", out);
+  cr_expect_eq(tr_count_lines(out, "(epoch 3, Adam step 3); training epochs 4..5"), 1, "%s", out);
+  free(out);
+  tr_rmdir(dir);
+}
