@@ -74,6 +74,8 @@ int main(int argc, char **argv) {
   int rank = 0, stop = 0;
   char prefix[64];
 
+  /* Before anything else: it may execute the program again (cli-env.c). */
+  const char *wait = cli_env_wait_policy(argv);
   /* OpenMP and OpenBLAS threads run between MPI calls; only the main thread
    * calls MPI. */
   int provided = MPI_THREAD_SINGLE;
@@ -88,6 +90,7 @@ int main(int argc, char **argv) {
   halo_log_set_prefix(prefix);
 
   halo_status st = start(comm, rank, argc, argv, &args, &env, &stop);
+  env.wait = wait;
   report.metrics_path = args.metrics;
   if (st == HALO_OK && !stop)
     st = halo_train_run(comm, &args, &env, &train_report_ops, &report, &result);

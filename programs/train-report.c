@@ -244,9 +244,12 @@ static void report_header(void *ctx, const halo_train_report *rep) {
           m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
           m->multilabel ? "binary tasks (multi-label)" : "classes", (long long)in->global_count[0],
           (long long)in->global_count[1], (long long)in->global_count[2]);
-  fprintf(out, "parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s, device %s\n",
+  char wait[48] = "";
+  if (rep->wait) snprintf(wait, sizeof wait, " (%s)", rep->wait);
+  fprintf(out, "parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s%s, device %s\n",
           m->parts, m->method, (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
-          plural(rep->ranks), rep->threads, plural(rep->threads), halo_backend_describe(rep->be));
+          plural(rep->ranks), rep->threads, plural(rep->threads), wait,
+          halo_backend_describe(rep->be));
   char heads[96] = "";
   if (o->model == HALO_MODEL_GAT)
     snprintf(heads, sizeof heads, " (%d heads, %d output heads, attention dropout %g)", o->heads,

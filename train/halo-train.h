@@ -64,6 +64,7 @@ typedef struct halo_train_env {
   int stall;          /* HALO_FAULT_STALL set: rank stall_rank stalls at stall_epoch */
   int stall_rank;
   int64_t stall_epoch;
+  const char *wait;   /* OpenMP's wait policy in words, for the header ("passive wait"); or NULL */
 } halo_train_env;
 
 /* --metric: the figure early stopping and the summary's best epoch use. */
@@ -125,7 +126,8 @@ typedef struct halo_train_report {
   /* The run, set by halo_train_run before the header (borrowed). */
   MPI_Comm comm;
   int rank, ranks, threads;
-  int quiet; /* --quiet: no per-epoch lines */
+  const char *wait; /* OpenMP's wait policy ("passive wait"), or NULL */
+  int quiet;        /* --quiet: no per-epoch lines */
   const halo_manifest *manifest;
   const halo_net_info *info;
   const halo_net_options *gcn;

@@ -348,6 +348,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   rep->rank = r->rank;
   rep->ranks = r->size;
   rep->threads = threads;
+  rep->wait = env->wait;
   rep->quiet = r->args.quiet;
   rep->manifest = r->manifest;
   rep->info = &r->info;

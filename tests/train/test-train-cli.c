@@ -547,7 +547,7 @@ Test(cli, one_part_reads_in_the_singular_and_ratios_are_n_a, .timeout = 300) {
   cr_assert_eq(tr_mpirun(1, 120, log, "%s '%s' --epochs 2 --threads 1", TRAIN_BIN, shards), 0);
   text = tr_slurp(log);
   cr_assert(text);
-  static const char *const said[] = {"0 halo rows in all; 1 rank x 1 thread, device",
+  static const char *const said[] = {"0 halo rows in all; 1 rank x 1 thread (passive wait), device",
                                      "(halo/CAGNET = n/a)", "same widths 0.000 MB (n/a)",
                                      "summary: 2 epochs,", "(1 warm-up epoch excluded)"};
   for (size_t k = 0; k < sizeof said / sizeof said[0]; k++)
