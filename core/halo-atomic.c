@@ -104,13 +104,15 @@ static int probe(const char *path) {
 }
 
 /* One line for a failed probe of `folder` (errno `err`) on behalf of
- * `flag` `path`. */
+ * `flag` `path`.  The folder itself says what is wrong with it: creating a
+ * file in /proc fails with ENOENT, though /proc exists. */
 static halo_status probe_error(const char *flag, const char *path, const char *folder, int err) {
+  struct stat sb;
   if (err == ENAMETOOLONG)
     halo_log_error("%s %s: the path is too long", flag, path);
-  else if (err == ENOENT)
+  else if (stat(folder, &sb) != 0 && (errno == ENOENT || errno == ENOTDIR))
     halo_log_error("%s %s: the folder %s does not exist", flag, path, folder);
-  else if (err == ENOTDIR)
+  else if (stat(folder, &sb) == 0 && !S_ISDIR(sb.st_mode))
     halo_log_error("%s %s: %s is not a folder", flag, path, folder);
   else
     halo_log_error("%s %s: cannot write in the folder %s: %s", flag, path, folder, strerror(err));
