@@ -120,8 +120,15 @@ const char *cli_env_wait_policy(char **argv) {
   if (spin && *spin) return "GOMP_SPINCOUNT wait";
   /* The runtime read its variables when it loaded: only a new image of
    * the program sees this one.  The process (and so mpirun's view of it)
-   * stays the same; MPI has not started yet. */
-  if (setenv("OMP_WAIT_POLICY", "passive", 1) == 0) execv("/proc/self/exe", argv);
-  unsetenv("OMP_WAIT_POLICY"); /* no /proc: libgomp's default stays */
+   * stays the same; MPI has not started yet.  The image is named by its
+   * file, not by /proc/self/exe, so that the process keeps its name
+   * ("halo-train" in ps and /proc/PID/comm, not "exe"). */
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0 && (size_t)n < sizeof self - 1 && setenv("OMP_WAIT_POLICY", "passive", 1) == 0) {
+    self[n] = '\0';
+    execv(self, argv);
+  }
+  unsetenv("OMP_WAIT_POLICY"); /* no /proc, or no exec: libgomp's default stays */
   return "spin wait";
 }
