@@ -244,8 +244,12 @@ static void report_header(void *ctx, const halo_train_report *rep) {
           m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
           m->multilabel ? "binary tasks (multi-label)" : "classes", (long long)in->global_count[0],
           (long long)in->global_count[1], (long long)in->global_count[2]);
-  char wait[48] = "";
-  if (rep->wait) snprintf(wait, sizeof wait, " (%s)", rep->wait);
+  char wait[128] = "", busy[80] = "";
+  if (rep->busy_cores > 0)
+    snprintf(busy, sizeof busy, "%d of %d core%s busy at start; ", rep->busy_cores, rep->cores,
+             plural(rep->cores));
+  if (rep->wait || busy[0])
+    snprintf(wait, sizeof wait, " (%s%s)", busy, rep->wait ? rep->wait : "");
   fprintf(out, "parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s%s, device %s\n",
           m->parts, m->method, (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
           plural(rep->ranks), rep->threads, plural(rep->threads), wait,

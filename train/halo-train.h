@@ -127,6 +127,8 @@ typedef struct halo_train_report {
   MPI_Comm comm;
   int rank, ranks, threads;
   const char *wait; /* OpenMP's wait policy ("passive wait"), or NULL */
+  int busy_cores;   /* default threads: rank 0's cores busy at start (0: none, or --threads) */
+  int cores;        /* with busy_cores: the cores of rank 0's affinity mask */
   int quiet;        /* --quiet: no per-epoch lines */
   const halo_manifest *manifest;
   const halo_net_info *info;
@@ -218,6 +220,28 @@ int halo_train_evaluates(int64_t epoch, int64_t last, int64_t every);
  * writes it).  One error line naming the flag.  Local: rank 0 checks, and
  * halo_train_run agrees on it over the ranks. */
 halo_status halo_train_check_outputs(const halo_train_args *a);
+
+/* train-cores.c: the default thread count on a busy node.  With
+ * --threads unset, a rank runs one thread per core it may use (divided
+ * among the node's ranks); a core that another process keeps busy halves
+ * the speed of the thread on it, and every OpenMP region and GEMM then
+ * waits for that thread (Cora: 0.0027 s an epoch with one thread against
+ * 0.0044 s with two on a core shared with a CPU hog; docs/benchmarks.md,
+ * "A busy node").  So the default leaves out the cores that were busy at
+ * start-up: more than half of their time went to other processes over a
+ * short sample of /proc/stat. */
+
+/* The cores among this process's affinity mask that were busy more than
+ * half of `sample_ms` milliseconds (sleeping meanwhile); 0 when /proc/stat
+ * cannot be read. Local. */
+int halo_train_busy_cores(int sample_ms);
+
+/* The count itself, for the unit test: among cpus[0..ncpus), those whose
+ * busy jiffies (all but idle and iowait) grew by more than half their
+ * total between the /proc/stat texts `before` and `after` (each with a
+ * newline before its first line).  A cpu without a line in both counts as
+ * idle. Local. */
+int halo_train_busy_count(const char *before, const char *after, const int *cpus, int ncpus);
 
 /* The exit status of a run that a NaN or infinite loss stopped (the others:
  * 0, 1 for an error, 128 + a signal; docs/reliability.md, "Exit codes"). */

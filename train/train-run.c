@@ -260,7 +260,21 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
    * shards are read: rank 0 checks, every rank agrees. */
   HALO_TRY(halo_mpi_agree(r->comm, r->rank == 0 ? halo_train_check_outputs(&r->args) : HALO_OK));
 
-  const int threads = r->args.threads > 0 ? r->args.threads : halo_mpi_default_threads(r->comm);
+  /* The default leaves out the cores other processes keep busy
+   * (train-cores.c), sampled while every rank sleeps: after an agreement,
+   * before anything is loaded. */
+  int threads = r->args.threads;
+  if (threads <= 0) {
+    threads = halo_mpi_default_threads(r->comm);
+    const int busy = threads > 1 ? halo_train_busy_cores(100) : 0;
+    const int cores = halo_mpi_allowed_cores(), ranks = halo_mpi_local_ranks(r->comm);
+    if (busy > 0) {
+      const int fit = (cores - busy) / (ranks > 0 ? ranks : 1);
+      r->report.busy_cores = busy;
+      r->report.cores = cores;
+      threads = fit > 1 ? (fit < threads ? fit : threads) : 1;
+    }
+  }
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
   warn_binding(r, threads);
