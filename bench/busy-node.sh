@@ -3,15 +3,17 @@
 # holds a core (docs/benchmarks.md, "A busy node").  Cora in one part, one
 # rank (mpirun --bind-to none, so that the rank may use every core), the
 # mean epoch time of:
-#   default      halo-train's defaults: threads = the cores, OMP_WAIT_POLICY
-#                passive (set by halo-train itself, cli-env.c)
-#   spin         the same with OMP_WAIT_POLICY=active (libgomp's spinning,
-#                the default before 2026-12-06)
+#   default      halo-train's defaults: threads = the cores not busy at
+#                start (train/train-cores.c), OMP_WAIT_POLICY passive (set
+#                by halo-train itself, cli-env.c)
+#   all-passive  --threads CORES, passive: the wait policy alone
+#   old          --threads CORES with OMP_WAIT_POLICY=active (libgomp's
+#                spinning): the default before 2026-12-06
 #   threads-1    --threads 1
 # each on a quiet node and with a CPU hog pinned to core 0 (taskset -c 0 sh
 # -c 'while :; do :; done'), alternated REPS times (the median is shown).
 # Target: on the busy node, default within 1.5x of --threads 1; on the quiet
-# one, default no slower than spin beyond the noise.
+# one, default no slower than old beyond the noise.
 #
 #   bench/busy-node.sh [BUILD_DIR]          BUILD_DIR defaults to build
 #
@@ -43,7 +45,8 @@ echo "# Cora, 1 rank, $epochs epochs, $reps alternated runs of each mode (median
 run() {
   local mode=$1 tag=$2 flags=() env=()
   case $mode in
-    spin) env=(OMP_WAIT_POLICY=active) ;;
+    all-passive) flags=(--threads "$(nproc)") ;;
+    old) env=(OMP_WAIT_POLICY=active) flags=(--threads "$(nproc)") ;;
     threads-1) flags=(--threads 1) ;;
   esac
   env "${env[@]}" mpirun "${root[@]}" --bind-to none -np 1 \
@@ -58,7 +61,7 @@ hog=
 stop_hog() { if [ -n "$hog" ]; then kill "$hog" 2>/dev/null || true; wait "$hog" 2>/dev/null || true; hog=; fi; }
 trap stop_hog EXIT
 
-modes=(default spin threads-1)
+modes=(default all-passive old threads-1)
 for node in quiet busy; do
   if [ "$node" = busy ]; then
     taskset -c 0 sh -c 'while :; do :; done' &
@@ -84,6 +87,6 @@ for node in quiet busy; do
   head -3 "$out/$node-default-1.txt" | grep '^parts:' | sed "s/^/  $node default header: /"
 done
 awk -v d="$med_busy_default" -v t="$med_busy_threads_1" -v qd="$med_quiet_default" \
-  -v qs="$med_quiet_spin" 'BEGIN {
-    printf "busy: default / threads-1 = %.2fx (target <= 1.5x); quiet: default / spin = %.2fx\n",
+  -v qs="$med_quiet_old" 'BEGIN {
+    printf "busy: default / threads-1 = %.2fx (target <= 1.5x); quiet: default / old = %.2fx\n",
       d / t, qd / qs }'

@@ -19,9 +19,9 @@
  *   starts (cli_env_wait_policy).  libgomp reads the variable once, when it
  *   loads, before main; its default spins a waiting thread for about 300,000
  *   rounds, and on a node where another process holds a core the thread
- *   that spins takes the core from the one that works: Cora at 18 ms an
- *   epoch instead of 1.6 (docs/benchmarks.md, "A busy node").  Set it
- *   (active) to keep libgomp's spinning.
+ *   that spins takes the core from the one that works: Cora with 2
+ *   threads at 13-21 ms an epoch instead of about 1.9 (docs/benchmarks.md,
+ *   "A busy node").  Set it (active) to keep libgomp's spinning.
  *
  * HALO_MEMORY_AVAILABLE replaces the measured free memory in every admission
  *   check (the loaders' size checks, the clean-up's, the model's), so that

@@ -225,8 +225,9 @@ halo_status halo_train_check_outputs(const halo_train_args *a);
  * --threads unset, a rank runs one thread per core it may use (divided
  * among the node's ranks); a core that another process keeps busy halves
  * the speed of the thread on it, and every OpenMP region and GEMM then
- * waits for that thread (Cora: 0.0027 s an epoch with one thread against
- * 0.0044 s with two on a core shared with a CPU hog; docs/benchmarks.md,
+ * waits for that thread (with a CPU hog on one of 2 cores: Cora at 1.9 ms
+ * an epoch with two passive threads against 1.2 with one; an sbm graph
+ * with hidden 256 at 311-612 ms against 222-361; docs/benchmarks.md,
  * "A busy node").  So the default leaves out the cores that were busy at
  * start-up: more than half of their time went to other processes over a
  * short sample of /proc/stat. */
