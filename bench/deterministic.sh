@@ -56,7 +56,7 @@ row() {
         local flag="" m="$out/$name-$p-$mode-$r.jsonl"
         [ "$mode" = det ] && flag=--deterministic
         OMP_NUM_THREADS=$threads "${mpi[@]}" -np "$p" "$build/bin/halo-train" "$d" \
-          --threads "$threads" --epochs "$epochs" --quiet --metrics "$m" $flag $extra \
+          --threads "$threads" --epochs "$epochs" --quiet --force --metrics "$m" $flag $extra \
           >"$m.log" 2>&1
         if [ "$mode" = det ]; then det+=("$(json mean_epoch_s "$m")"); else plain+=("$(json mean_epoch_s "$m")"); fi
       done

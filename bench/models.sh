@@ -115,8 +115,10 @@ partition() { # NAME INPUT DIMS: a 1-part shard folder in $data/NAME-1, kept bet
 halo_run() { # DIR OUTNAME halo-train options...
   local dir=$1 name=$2
   shift 2
+  # --normalize-features: models-pyg.py normalises unless --no-normalize.
   OMP_NUM_THREADS=$threads "${mpi[@]}" -np 1 "$build/bin/halo-train" "$dir" --threads "$threads" \
-    --quiet --metrics "$out/$name-halo.jsonl" "$@" > "$out/$name-halo.txt"
+    --quiet --force --normalize-features --metrics "$out/$name-halo.jsonl" "$@" \
+    > "$out/$name-halo.txt"
 }
 pyg_run() { # DIR OUTNAME models-pyg.py options...
   local dir=$1 name=$2

@@ -70,8 +70,10 @@ fi
 echo
 echo "## 2. mean epoch time at P=1, halo-train vs PyG GCNConv"
 halo_epoch() { # DIR NAME -> mean_epoch_s
+  # --normalize-features: train-pyg.py normalises unless --no-normalize.
   OMP_NUM_THREADS=$threads "${mpi[@]}" -np 1 "$build/bin/halo-train" "$1" --threads "$threads" \
-    --epochs "$epochs" --quiet --metrics "$out/$2-halo.jsonl" > "$out/$2-halo.txt"
+    --epochs "$epochs" --quiet --force --normalize-features --metrics "$out/$2-halo.jsonl" \
+    > "$out/$2-halo.txt"
   tail -1 "$out/$2-halo.jsonl" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["mean_epoch_s"])'
 }
 pyg_epoch() { # DIR NAME -> mean_epoch_s of the faster layout

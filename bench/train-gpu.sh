@@ -101,7 +101,8 @@ if [ ! -f "$data/manifest.h5" ]; then
 fi
 
 "$train" "$data" --device cuda --layers "$layers" --hidden "$hidden" --epochs "$epochs" \
-  --warmup 5 --metrics "$out/halo-train.jsonl" --quiet | tee "$out/halo-train.txt"
+  --warmup 5 --normalize-features --force --metrics "$out/halo-train.jsonl" --quiet |
+  tee "$out/halo-train.txt"
 
 # Without PyG (or without a GPU for torch) halo's epoch time above stands
 # alone: a missing baseline is reported, not a failure of the benchmark.

@@ -31,6 +31,8 @@
 
 #include <stddef.h>
 
+#include "halo-status.h"
+
 /* The temporary of an owned `path` into tmp (`size` bytes): "PATH.tmp".
  * 0, or ENAMETOOLONG when it does not fit.  Local. */
 int halo_atomic_tmp_name(const char *path, char *tmp, size_t size);
@@ -63,5 +65,26 @@ int halo_atomic_rename(const char *tmp, const char *path);
  * it (one level: halo's output folders have no sub-folders).  0 or the
  * first errno.  Local. */
 int halo_atomic_remove(const char *tmp, int is_dir);
+
+/* The check of an output before a run starts, so that a bad name fails in
+ * seconds instead of after the training: the folder that would hold the
+ * file `path` exists and takes a file (probed by creating and removing
+ * PATH.tmp.XXXXXX there: access() says nothing of a read-only mount, and
+ * root passes every mode check), nothing at `path` is a folder, and a file
+ * at `path` is refused unless `force`; a device or a pipe at `path`
+ * (/dev/stdout) passes as it is.  Unlike the functions above it logs:
+ * one error line naming `flag` and the path, such as "--predict
+ * /missing/x.h5: the folder /missing does not exist".  HALO_OK,
+ * HALO_ERR_ARG (the path, the folder) or HALO_ERR_EXISTS (a file that
+ * would be overwritten).  Local: under MPI one rank checks and the caller
+ * agrees over the ranks. */
+halo_status halo_atomic_check_target(const char *path, int force, const char *flag);
+
+/* The same check for a folder `name` the run writes files into (halo-train
+ * --checkpoint DIR): when it exists it must be a folder that takes a file
+ * (probed as above); when it does not, its parent must exist and take one
+ * (the run creates DIR).  One error line naming `flag`.  HALO_OK or
+ * HALO_ERR_ARG.  Local. */
+halo_status halo_atomic_check_folder(const char *name, const char *flag);
 
 #endif /* HALO_ATOMIC_H */

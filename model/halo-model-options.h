@@ -38,7 +38,7 @@ typedef struct halo_net_options {
   float dropout;        /* on the input of every layer after the first */
   float input_dropout;  /* on the input features; 0 caches Â·X at set-up */
   uint64_t seed;
-  int normalize_features; /* divide each feature row by its sum */
+  int normalize_features; /* shift by the global minimum, divide each row by its sum (0) */
   int sparse_features;    /* the first layer's input, X or the cached ÂX: -1: CSR when
                              under 10% of it is non-zero over all ranks; 0: dense; 1: CSR */
   int deterministic;      /* 1: weight and bias gradients are exact sums over the nodes of all
@@ -149,11 +149,11 @@ extern const char *const halo_norm_names[];
     HALO_FLAG_REAL_ROW("--attn-dropout", T, P(attn_dropout), 0.0, 1.0, HALO_FLAG_HI_OPEN, "X",   \
                        "gat: dropout on the attention coefficients (0.6)"),                      \
     "attn_dropout", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 8, HALO_MODEL_GAT, 0.6)            \
-  X(NO_NORMALIZE,                                                                                \
-    HALO_FLAG_SWITCH_ROW("--no-normalize", T, P(normalize_features), 0,                          \
-                         "keep the input features as they are (default: X - min(X),\n"           \
-                         "then each row divided by max(row sum, 1))"),                           \
-    "normalize_features", HALO_OPTION_MODEL, HALO_OPTION_I32, 0, 3, -1, 1)                       \
+  X(NORMALIZE_FEATURES,                                                                          \
+    HALO_FLAG_SWITCH_ROW("--normalize-features", T, P(normalize_features), 1,                    \
+                         "X - min(X), then each row divided by max(row sum, 1), as\n"            \
+                         "PyG's NormalizeFeatures (default: the features as stored)"),           \
+    "normalize_features", HALO_OPTION_MODEL, HALO_OPTION_I32, 0, 3, -1, 0)                       \
   X(SEED,                                                                                        \
     HALO_FLAG_INT_ROW("--seed", T, P(seed), 0, INT64_MAX, "N",                                   \
                       "seed of weights and dropout masks (0)"),                                  \

@@ -11,6 +11,17 @@
  *                                          (ptscotch)
  *   HALO_TEST_CLEAN_ROUND  pairs (digits)  halo-partition   halo_partition_run_request.clean_round
  *                                          (ptscotch)
+ *   OMP_WAIT_POLICY,       OpenMP's        halo-train       the OpenMP runtime itself, and
+ *   GOMP_SPINCOUNT         (checked only)                   halo_train_env.wait (the header)
+ *
+ * OMP_WAIT_POLICY: when neither it nor GOMP_SPINCOUNT is set, halo-train
+ *   sets OMP_WAIT_POLICY=passive and executes itself again, before MPI
+ *   starts (cli_env_wait_policy).  libgomp reads the variable once, when it
+ *   loads, before main; its default spins a waiting thread for about 300,000
+ *   rounds, and on a node where another process holds a core the thread
+ *   that spins takes the core from the one that works: Cora with 2
+ *   threads at 13-21 ms an epoch instead of about 1.9 (docs/benchmarks.md,
+ *   "A busy node").  Set it (active) to keep libgomp's spinning.
  *
  * HALO_MEMORY_AVAILABLE replaces the measured free memory in every admission
  *   check (the loaders' size checks, the clean-up's, the model's), so that
@@ -44,6 +55,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 /* The value of `name`, or NULL when unset or empty. */
 static const char *value_of(const char *name) {
@@ -98,4 +111,24 @@ halo_status cli_env_read(cli_env *out, unsigned which) {
               v);
 done:
   return st;
+}
+
+const char *cli_env_wait_policy(char **argv) {
+  const char *policy = getenv("OMP_WAIT_POLICY");
+  const char *spin = getenv("GOMP_SPINCOUNT");
+  if (policy && *policy) return strcasecmp(policy, "passive") == 0 ? "passive wait" : "active wait";
+  if (spin && *spin) return "GOMP_SPINCOUNT wait";
+  /* The runtime read its variables when it loaded: only a new image of
+   * the program sees this one.  The process (and so mpirun's view of it)
+   * stays the same; MPI has not started yet.  The image is named by its
+   * file, not by /proc/self/exe, so that the process keeps its name
+   * ("halo-train" in ps and /proc/PID/comm, not "exe"). */
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0 && (size_t)n < sizeof self - 1 && setenv("OMP_WAIT_POLICY", "passive", 1) == 0) {
+    self[n] = '\0';
+    execv(self, argv);
+  }
+  unsetenv("OMP_WAIT_POLICY"); /* no /proc, or no exec: libgomp's default stays */
+  return "spin wait";
 }

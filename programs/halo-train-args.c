@@ -32,6 +32,10 @@ static const char *const resume_modes[] = {"auto", NULL};
 /* The run's flags, after the model's. */
 #define T halo_train_args
 #define TRAIN_FLAGS(X)                                                                             \
+  X(NO_NORMALIZE,                                                                                  \
+    HALO_FLAG_SWITCH_ROW("--no-normalize", T, gcn.normalize_features, 0,                           \
+                         "the default since 2026-12-06 (features as stored); kept so\n"           \
+                         "that older scripts run"))                                                \
   X(EPOCHS, HALO_FLAG_INT_ROW("--epochs", T, epochs, 0, INT32_MAX, "N", "training epochs (200)"))  \
   X(DEVICE, HALO_FLAG_WORD_ROW("--device", T, device, devices,                                     \
                                "compute backend (cpu); cuda takes GPU (local rank mod the\n"       \
@@ -47,8 +51,8 @@ static const char *const resume_modes[] = {"auto", NULL};
                                   "one JSON object per epoch, then a summary; - writes them to\n"  \
                                   "stdout, and the report's text to stderr"))                      \
   X(FORCE, HALO_FLAG_SWITCH_ROW("--force", T, force, 1,                                            \
-                                "let --metrics overwrite a file that is not a halo metrics\n"      \
-                                "file (a resumed run appends to its own)"))                        \
+                                "let --metrics, --predict and --embeddings overwrite an\n"        \
+                                "existing file (a resumed run appends to its metrics)"))           \
   X(CHECKPOINT, HALO_FLAG_STRING_ROW("--checkpoint", T, checkpoint, "a folder name", "DIR",        \
                                      "save the training state in DIR (one HDF5 file per save)"))   \
   X(CHECKPOINT_EVERY, HALO_FLAG_INT_ROW("--checkpoint-every", T, checkpoint_every, 1, INT32_MAX,   \
@@ -66,12 +70,15 @@ static const char *const resume_modes[] = {"auto", NULL};
     HALO_FLAG_SWITCH_ROW("--eval-only", T, eval_only, 1,                                           \
                          "train nothing: evaluate --checkpoint FILE.h5 (its model, on\n"           \
                          "any graph of its widths), or with --resume DIR's newest"))               \
+  X(EVAL_EVERY, HALO_FLAG_INT_ROW("--eval-every", T, eval_every, 1, INT32_MAX, "N",                \
+                                  "evaluate after every N epochs and after the last (1)"))         \
   X(EARLY_STOP, HALO_FLAG_INT_ROW("--early-stop", T, early_stop, 1, INT32_MAX, "N",                \
-                                  "stop after N epochs without a better validation accuracy;\n"    \
-                                  "with --checkpoint, also keep DIR/best.h5"))                     \
+                                  "stop after N evaluations without a better validation\n"         \
+                                  "figure; with --checkpoint, also keep DIR/best.h5"))             \
   X(METRIC, HALO_FLAG_CHOICE_ROW("--metric", T, metric, metrics,                                   \
-                                 "the figure early stopping and the summary's best epoch use:\n"   \
-                                 "accuracy, macro-F1, or ROC-AUC of a binary task (acc);\n"        \
+                                 "the figure the epoch lines add, and early stopping and the\n"    \
+                                 "summary's best epoch use: accuracy, macro-F1, or ROC-AUC\n"      \
+                                 "of a binary task (acc);\n"                                       \
                                  "multi-label: per-task means, ROC-AUC by default (auc)"))         \
   X(PREDICT, HALO_FLAG_STRING_ROW("--predict", T, predict, "a file name", "FILE.h5",               \
                                   "write every node's logits, prediction and split (from the\n"    \
@@ -87,6 +94,10 @@ static const char *const resume_modes[] = {"auto", NULL};
     HALO_FLAG_TEXT_ROW("SIGTERM or SIGUSR1 stops every rank after the current epoch, with a "      \
                        "checkpoint\nwhen --checkpoint is set; the exit status is then 143 or "     \
                        "138.\n"))                                                                  \
+  X(ALLOW_NONFINITE,                                                                               \
+    HALO_FLAG_SWITCH_ROW("--allow-nonfinite", T, allow_nonfinite, 1,                               \
+                         "train on after a NaN or infinite loss (default: stop there,\n"          \
+                         "exit status 3)"))                                                        \
   X(TIMEOUT, HALO_FLAG_REAL_ROW("--timeout", T, timeout, 0.1, 1e6, HALO_FLAG_CLOSED, "SECONDS",    \
                                 "abort the job when an exchange or a collective makes no\n"        \
                                 "progress for this long, naming the ranks waited for (off)"))      \
@@ -144,7 +155,8 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   halo_status st = HALO_OK;
   unsigned char given[F_COUNT];
 
-  *a = (halo_train_args){.epochs = 200, .warmup = 5, .checkpoint_every = 10, .keep = 2};
+  *a = (halo_train_args){
+      .epochs = 200, .warmup = 5, .checkpoint_every = 10, .keep = 2, .eval_every = 1};
   snprintf(a->device, sizeof a->device, "cpu");
   halo_net_options_default(&a->gcn);
   HALO_TRY(halo_flags_parse(&table, argc, argv, a, given));

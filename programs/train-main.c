@@ -38,7 +38,7 @@ static halo_status start(MPI_Comm comm, int rank, int argc, char **argv, halo_tr
   if (rank != 0) halo_log_set_quiet(1);
   st = halo_train_args_parse(argc, argv, args);
   /* Rank 0 alone writes the metrics, so it alone checks the file. */
-  if (st == HALO_OK && rank == 0) st = train_report_metrics_check(args->metrics, args->force);
+  if (st == HALO_OK && rank == 0) st = train_report_metrics_check(args->metrics, args->force, args->resume);
   halo_log_set_quiet(0);
   HALO_TRY(halo_mpi_agree(comm, st));
   if (args->help || args->version) {
@@ -74,6 +74,8 @@ int main(int argc, char **argv) {
   int rank = 0, stop = 0;
   char prefix[64];
 
+  /* Before anything else: it may execute the program again (cli-env.c). */
+  const char *wait = cli_env_wait_policy(argv);
   /* OpenMP and OpenBLAS threads run between MPI calls; only the main thread
    * calls MPI. */
   int provided = MPI_THREAD_SINGLE;
@@ -88,6 +90,7 @@ int main(int argc, char **argv) {
   halo_log_set_prefix(prefix);
 
   halo_status st = start(comm, rank, argc, argv, &args, &env, &stop);
+  env.wait = wait;
   report.metrics_path = args.metrics;
   if (st == HALO_OK && !stop)
     st = halo_train_run(comm, &args, &env, &train_report_ops, &report, &result);
@@ -102,5 +105,7 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Finalize();
-  return st < 0 ? 1 : result.stopped_by ? 128 + result.stopped_by : 0;
+  /* docs/reliability.md, "Exit codes". */
+  if (st < 0) return result.nonfinite ? HALO_TRAIN_EXIT_NONFINITE : 1;
+  return result.stopped_by ? 128 + result.stopped_by : 0;
 }

@@ -27,14 +27,17 @@ static int is_metrics_line(const char *line) {
          strncmp(line, "{\"evaluation\": ", 15) == 0;
 }
 
-halo_status train_report_metrics_check(const char *path, int force) {
+halo_status train_report_metrics_check(const char *path, int force, int resume) {
   halo_status st = HALO_OK;
   static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   char head[64] = {0};
   struct stat sb;
   /* "-" is standard output, never a file of that name.  A read of a pipe or
    * a device would wait for input that never comes. */
-  if (!path || strcmp(path, "-") == 0 || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) goto done;
+  if (!path || strcmp(path, "-") == 0) goto done;
+  /* The folder takes a file (existence is judged below, by content). */
+  HALO_TRY(halo_atomic_check_target(path, 1, "--metrics"));
+  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) goto done;
   FILE *f = fopen(path, "rb");
   if (!f) goto done;
   const size_t got = fread(head, 1, sizeof head - 1, f);
@@ -53,6 +56,13 @@ halo_status train_report_metrics_check(const char *path, int force) {
               "--force to overwrite it, or another name",
               path, head);
   }
+  /* A halo metrics file: a resumed run (or --eval-only) appends to it; a
+   * fresh one would overwrite an earlier run's epochs. */
+  if (got > 0 && !force && !resume)
+    HALO_FAIL(HALO_ERR_EXISTS,
+              "--metrics %s: exists (an earlier run's epochs); give --force to overwrite it, "
+              "--resume to continue that run, or another name",
+              path);
 done:
   return st;
 }
@@ -107,6 +117,11 @@ static halo_status keep_earlier_epochs(halo_train_report *rep, const char *path,
                  halo = line_number(line, "halo_bytes");
     rep->prior.epochs++;
     if (!isnan(halo)) rep->prior.halo += (int64_t)halo;
+    /* An epoch that --eval-every skipped has no figures to count. */
+    if (strstr(line, "\"evaluated\": false")) {
+      rep->prior.mismatches += halo != line_number(line, "halo_bytes_predicted");
+      continue;
+    }
     without_metric += isnan(val);
     rep->prior.mismatches += halo != line_number(line, "halo_bytes_predicted");
     rep->prior.final_test = line_number(line, metric_key(rep, 1));
@@ -229,9 +244,16 @@ static void report_header(void *ctx, const halo_train_report *rep) {
           m->source, (long long)m->nodes, (long long)m->edges, m->features, m->classes,
           m->multilabel ? "binary tasks (multi-label)" : "classes", (long long)in->global_count[0],
           (long long)in->global_count[1], (long long)in->global_count[2]);
-  fprintf(out, "parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s, device %s\n",
+  char wait[128] = "", busy[80] = "";
+  if (rep->busy_cores > 0)
+    snprintf(busy, sizeof busy, "%d of %d core%s busy at start; ", rep->busy_cores, rep->cores,
+             plural(rep->cores));
+  if (rep->wait || busy[0])
+    snprintf(wait, sizeof wait, " (%s%s)", busy, rep->wait ? rep->wait : "");
+  fprintf(out, "parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s%s, device %s\n",
           m->parts, m->method, (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
-          plural(rep->ranks), rep->threads, plural(rep->threads), halo_backend_describe(rep->be));
+          plural(rep->ranks), rep->threads, plural(rep->threads), wait,
+          halo_backend_describe(rep->be));
   char heads[96] = "";
   if (o->model == HALO_MODEL_GAT)
     snprintf(heads, sizeof heads, " (%d heads, %d output heads, attention dropout %g)", o->heads,
@@ -245,7 +267,7 @@ static void report_header(void *ctx, const halo_train_report *rep) {
           halo_model_name(o->model), dims, heads, (long long)in->params, o->dropout,
           o->input_dropout, o->lr, o->weight_decay, decay_all ? "all layers" : "first layer",
           (unsigned long long)o->seed, in->sparse_features ? "sparse" : "dense",
-          o->normalize_features ? ", row-normalised" : "");
+          o->normalize_features ? ", normalised (--normalize-features)" : ", as stored");
   /* The two 1D baselines' ratios to halo's bytes: n/a when nothing
    * crosses (one part), as the JSON's null. */
   char vs_cagnet[32] = "n/a", vs_bcast[32] = "n/a";
@@ -285,14 +307,24 @@ static int report_epoch(void *ctx, const halo_train_report *rep, int64_t epoch,
   FILE *out = text_out(t);
   const int64_t halo = (int64_t)e->sum[HALO_TRAIN_HALO_B];
   if (!rep->quiet) {
+    /* The figures of the evaluation, when --eval-every ran one; --metric
+     * f1|auc adds its own. */
+    char figures[160] = "", extra[64] = "";
+    if (e->evaluated && rep->metric != HALO_TRAIN_METRIC_ACC) {
+      const char *m = halo_train_metric_name(rep->metric);
+      snprintf(extra, sizeof extra, "  val %s %.4f  test %s %.4f", m, e->metric[0], m,
+               e->metric[1]);
+    }
+    if (e->evaluated)
+      snprintf(figures, sizeof figures, "  train %.4f  val %.4f  test %.4f%s", e->acc[0], e->acc[1],
+               e->acc[2], extra);
     fprintf(out,
-            "epoch %4lld  loss %.4f  train %.4f  val %.4f  test %.4f  time %.2f ms (compute "
-            "%.2f, comm %.2f)  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
-            (long long)epoch, e->loss, e->acc[0], e->acc[1], e->acc[2],
-            1e3 * e->max[HALO_TRAIN_STEP_S],
+            "epoch %4lld  loss %.4f%s  time %.2f ms (compute %.2f, comm %.2f)  eval %.2f ms  wall "
+            "%.2f s  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
+            (long long)epoch, e->loss, figures, 1e3 * e->max[HALO_TRAIN_STEP_S],
             1e3 * (e->max[HALO_TRAIN_STEP_S] - e->sum[HALO_TRAIN_COMM_S] / rep->ranks),
-            1e3 * e->sum[HALO_TRAIN_COMM_S] / rep->ranks, halo / 1e6, rep->predicted_epoch / 1e6,
-            e->sum[HALO_TRAIN_ALLREDUCE_B] / 1e6);
+            1e3 * e->sum[HALO_TRAIN_COMM_S] / rep->ranks, 1e3 * e->max[HALO_TRAIN_EVAL_S],
+            e->wall_s, halo / 1e6, rep->predicted_epoch / 1e6, e->sum[HALO_TRAIN_ALLREDUCE_B] / 1e6);
     fflush(out);
   }
   if (t->metrics && !t->metrics_failed) {
@@ -327,9 +359,10 @@ static void report_evaluation(void *ctx, const halo_train_report *rep, int64_t e
 /* The `early_stop` hook. */
 static void report_early_stop(void *ctx, const halo_train_report *rep, int64_t patience) {
   fprintf(text_out(ctx),
-          "early stop: no better validation %s in the %lld epochs after epoch %lld (%.4f)\n",
-          halo_train_metric_name(rep->metric), (long long)patience, (long long)rep->best_epoch,
-          rep->best_val);
+          "early stop: no better validation %s in the %lld evaluation%s after epoch %lld "
+          "(%.4f)\n",
+          halo_train_metric_name(rep->metric), (long long)patience, plural(patience),
+          (long long)rep->best_epoch, rep->best_val);
 }
 
 /* The `predictions` hook. */
@@ -388,18 +421,23 @@ static void report_summary(void *ctx, const halo_train_report *rep,
             rep->setup_bytes / 1e6);
   } else {
     char mean_text[32] = "n/a", runs[64] = "", metric_text[16] = ""; /* n/a: all warm-up */
+    char eval_text[32] = "n/a";
     if (rep->metric != HALO_TRAIN_METRIC_ACC)
       snprintf(metric_text, sizeof metric_text, " %s", halo_train_metric_name(rep->metric));
     if (rep->timed > 0) snprintf(mean_text, sizeof mean_text, "%.3f ms", 1e3 * mean);
+    if (rep->evaluations > 0)
+      snprintf(eval_text, sizeof eval_text, "%.3f ms", 1e3 * rep->eval_sum / rep->evaluations);
     if (rep->prior.epochs > 0)
       snprintf(runs, sizeof runs, " (%lld in this run)", (long long)rep->trained);
     fprintf(
         out,
         "summary: %lld epoch%s%s, best val%s %.4f (test %.4f), final test %.4f, mean epoch %s "
-        "(%lld warm-up epoch%s excluded), halo %.3f MB in all (%s prediction), set-up %.4f MB\n",
+        "(%lld warm-up epoch%s excluded), mean evaluation %s (%lld), wall %.2f s, halo %.3f MB "
+        "in all (%s prediction), set-up %.4f MB\n",
         (long long)epochs, plural(epochs), runs, metric_text,
         rep->best_val < 0 ? 0.0 : rep->best_val, rep->test_at_best, rep->final_test, mean_text,
-        (long long)(rep->trained - rep->timed), plural(rep->trained - rep->timed),
+        (long long)(rep->trained - rep->timed), plural(rep->trained - rep->timed), eval_text,
+        (long long)rep->evaluations, rep->wall_s,
         rep->total_halo / 1e6, rep->mismatches ? "DIFFERS FROM the" : "equal to the",
         rep->setup_bytes / 1e6);
   }

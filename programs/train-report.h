@@ -36,7 +36,7 @@ extern const halo_train_report_ops train_report_ops;
  * halo metrics file, unless `force` (--force).  Metrics next to the shards
  * are fine, and so is /dev/stdout or a pipe, which are not read.  NULL
  * passes. Local. */
-halo_status train_report_metrics_check(const char *path, int force);
+halo_status train_report_metrics_check(const char *path, int force, int resume);
 
 /* Closes the metrics stream, if open; HALO_ERR_IO and one line naming
  * --metrics `path` when the writes failed. Local. */

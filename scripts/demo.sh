@@ -24,5 +24,5 @@ if [ -x "$build/bin/halo-train" ]; then
   root=()
   if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
   mpirun "${root[@]}" --oversubscribe -np 4 "$build/bin/halo-train" "$out/cora-4" \
-    --epochs "${HALO_DEMO_EPOCHS:-200}" --metrics "$out/cora-4.jsonl"
+    --epochs "${HALO_DEMO_EPOCHS:-200}" --normalize-features --metrics "$out/cora-4.jsonl" --force
 fi

@@ -500,7 +500,10 @@ done:
   return st;
 }
 
-/* "sage, 2 layers, hidden 64, elu, normalised" for the mismatch line. */
+/* "sage, 2 layers, hidden 64, elu, normalised rows" for the mismatch line;
+ * the features' normalisation by its flag, so that the line says what to
+ * add or drop (a checkpoint of a run before 2026-12-06 was normalised
+ * unless it was started with --no-normalize). */
 static void describe_model(const char *model, const halo_net_options *o, char *out, size_t size) {
   char heads[48] = "";
   if (strcmp(model, "gat") == 0)
@@ -509,7 +512,7 @@ static void describe_model(const char *model, const halo_net_options *o, char *o
            o->activation == HALO_ACT_ELU ? ", elu" : "",
            o->sage_normalize ? ", normalised rows" : "", o->gin_train_eps ? ", learned eps" : "",
            o->residual ? ", residual" : "", o->layer_norm ? ", layer norm" : "",
-           o->normalize_features ? "" : ", features not row-normalised");
+           o->normalize_features ? ", --normalize-features" : "");
 }
 
 /* Appends ", " (after the first) and one formatted setting to buf. */

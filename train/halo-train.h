@@ -50,10 +50,12 @@ typedef struct halo_train_args {
   int eval_file;            /* --eval-only without --resume: --checkpoint names a checkpoint
                                file, whose model runs on any graph of its widths */
   unsigned char model_given[HALO_MOPT_COUNT]; /* the model options given on the command line */
-  int force;        /* --force: --metrics may overwrite a file that is not halo's */
-  int metric;       /* --metric: a halo_train_metric (train/halo-train.h) */
-  int metric_given; /* 1 when --metric was given (a multi-label run defaults to auc) */
-  double timeout;   /* watchdog seconds; 0: off */
+  int force;                /* --force: --metrics and --predict may overwrite a file */
+  int64_t eval_every;       /* evaluate after every N epochs and after the last (1) */
+  int allow_nonfinite;      /* --allow-nonfinite: train on past a NaN or infinite loss */
+  int metric;               /* --metric: a halo_train_metric (train/halo-train.h) */
+  int metric_given;         /* 1 when --metric was given (a multi-label run defaults to auc) */
+  double timeout;           /* watchdog seconds; 0: off */
   int quiet;
   int help;
   int version; /* --version: print it and stop */
@@ -67,6 +69,7 @@ typedef struct halo_train_env {
   int stall;          /* HALO_FAULT_STALL set: rank stall_rank stalls at stall_epoch */
   int stall_rank;
   int64_t stall_epoch;
+  const char *wait;   /* OpenMP's wait policy in words, for the header ("passive wait"); or NULL */
 } halo_train_env;
 
 /* --metric: the figure early stopping and the summary's best epoch use. */
@@ -95,6 +98,8 @@ enum {
 };
 
 typedef struct halo_train_epoch {
+  int evaluated;       /* 0: --eval-every skipped the evaluation, and acc .. metric are unset */
+  double wall_s;       /* seconds since the first epoch of this run began (rank 0's clock) */
   double loss;         /* mean over the train nodes */
   double acc[3];       /* train, valid, test */
   double eval_loss[3]; /* their mean losses without dropout; NaN for an empty split */
@@ -126,7 +131,10 @@ typedef struct halo_train_report {
   /* The run, set by halo_train_run before the header (borrowed). */
   MPI_Comm comm;
   int rank, ranks, threads;
-  int quiet; /* --quiet: no per-epoch lines */
+  const char *wait; /* OpenMP's wait policy ("passive wait"), or NULL */
+  int busy_cores;   /* default threads: rank 0's cores busy at start (0: none, or --threads) */
+  int cores;        /* with busy_cores: the cores of rank 0's affinity mask */
+  int quiet;        /* --quiet: no per-epoch lines */
   const halo_manifest *manifest;
   const halo_net_info *info;
   const halo_net_options *gcn;
@@ -140,6 +148,10 @@ typedef struct halo_train_report {
   int64_t warmup;      /* of them, left out of the mean epoch time */
   int64_t timed, total_halo, mismatches;
   double best_val, test_at_best, final_test, time_sum;
+  int64_t eval_every;   /* --eval-every */
+  int64_t evaluations;  /* of this run's epochs, those evaluated */
+  double eval_sum;      /* their evaluation seconds (the slowest rank's), summed */
+  double wall_s;        /* seconds from the first epoch's start to the last one's end */
   int64_t best_epoch; /* the epoch of best_val (the first of equals); 0 before any */
   /* --metric: the figure that best_val, test_at_best and final_test are of
    * (accuracy, macro-F1 or ROC-AUC), and so the early stopping's. */
@@ -179,7 +191,7 @@ typedef struct halo_train_report_ops {
   void (*evaluation)(void *ctx, const halo_train_report *rep, int64_t epoch, const char *path,
                      const halo_train_epoch *e);
   /* --early-stop stopped the run: no better validation figure in
-   * `patience` epochs after rep->best_epoch. */
+   * `patience` evaluations after rep->best_epoch. */
   void (*early_stop)(void *ctx, const halo_train_report *rep, int64_t patience);
   /* --predict `path` was written from epoch `epoch`'s parameters. */
   void (*predictions)(void *ctx, const halo_train_report *rep, const char *path, int64_t epoch);
@@ -206,6 +218,45 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
 /* The mean epoch time of the timed epochs; 0 when none was. Local. */
 double halo_train_mean_epoch_s(const halo_train_report *rep);
 
+/* Whether epoch `epoch` of a run of `last` epochs is evaluated under
+ * --eval-every `every`: each multiple of it, and the last. Local. */
+int halo_train_evaluates(int64_t epoch, int64_t last, int64_t every);
+
+/* Checks, before anything is loaded, the outputs that `a` names: --predict
+ * (its folder takes a file; an existing file only with --force) and
+ * --checkpoint (the folder, or its parent, takes a file; without --resume
+ * it holds no checkpoint yet).  --metrics is the program's (its report
+ * writes it).  One error line naming the flag.  Local: rank 0 checks, and
+ * halo_train_run agrees on it over the ranks. */
+halo_status halo_train_check_outputs(const halo_train_args *a);
+
+/* train-cores.c: the default thread count on a busy node.  With
+ * --threads unset, a rank runs one thread per core it may use (divided
+ * among the node's ranks); a core that another process keeps busy halves
+ * the speed of the thread on it, and every OpenMP region and GEMM then
+ * waits for that thread (with a CPU hog on one of 2 cores: Cora at 1.9 ms
+ * an epoch with two passive threads against 1.2 with one; an sbm graph
+ * with hidden 256 at 311-612 ms against 222-361; docs/benchmarks.md,
+ * "A busy node").  So the default leaves out the cores that were busy at
+ * start-up: more than half of their time went to other processes over a
+ * short sample of /proc/stat. */
+
+/* The cores among this process's affinity mask that were busy more than
+ * half of `sample_ms` milliseconds (sleeping meanwhile); 0 when /proc/stat
+ * cannot be read. Local. */
+int halo_train_busy_cores(int sample_ms);
+
+/* The count itself, for the unit test: among cpus[0..ncpus), those whose
+ * busy jiffies (all but idle and iowait) grew by more than half their
+ * total between the /proc/stat texts `before` and `after` (each with a
+ * newline before its first line).  A cpu without a line in both counts as
+ * idle. Local. */
+int halo_train_busy_count(const char *before, const char *after, const int *cpus, int ncpus);
+
+/* The exit status of a run that a NaN or infinite loss stopped (the others:
+ * 0, 1 for an error, 128 + a signal; docs/reliability.md, "Exit codes"). */
+#define HALO_TRAIN_EXIT_NONFINITE 3
+
 /* How halo_train_run ended, beyond its status. */
 typedef struct halo_train_result {
   /* 1: the agreement itself failed, the watchdog gave up on a peer, or the
@@ -215,6 +266,7 @@ typedef struct halo_train_result {
    * model's buffers, and a late message must not land in freed memory. */
   int abort;
   int stopped_by; /* the signal that stopped the epoch loop early, or 0 */
+  int nonfinite;  /* the loss turned NaN or infinite: exit HALO_TRAIN_EXIT_NONFINITE */
 } halo_train_result;
 
 /* Catches SIGTERM and SIGUSR1 from now on: a caught signal stops every rank

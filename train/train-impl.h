@@ -111,10 +111,11 @@ void train_predict_free(train_predict *p);
 
 /* Writes PATH as above from `model`'s last forward pass, which the caller
  * ran with the parameters of epoch `epoch` (halo_net_evaluate); `model_name` and `params_sha256`
- * become attributes.  Every rank returns the same status. Collective. */
+ * become attributes; an existing PATH is replaced only with `replace`
+ * (--force).  Every rank returns the same status. Collective. */
 halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Comm comm,
                                 const char *path, int64_t epoch, const char *model_name,
-                                const char *params_sha256);
+                                const char *params_sha256, int replace);
 
 /* --embeddings PATH: the input of layer `layer` (1-based, 2 <= layer <=
  * layers: the output of layer layer-1 after its LayerNorm and activation)
@@ -124,7 +125,7 @@ halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Com
  * width, layer, nodes, model, params_sha256.  Collective. */
 halo_status train_embeddings_write(const train_predict *p, halo_net *model, MPI_Comm comm,
                                    const char *path, int layer, int64_t epoch,
-                                   const char *model_name, const char *params_sha256);
+                                   const char *model_name, const char *params_sha256, int replace);
 
 /* ---------------------------------------------------------------- */
 /* train-metrics.c: halo-train --metric f1|auc: the figures users
@@ -242,6 +243,7 @@ typedef struct train_run {
   char ckpt_path[4096];
   int fatal;             /* failed inside the epoch loop, where peers may wait in an exchange */
   int stopped_by;        /* the signal that stopped the epoch loop early, or 0 */
+  int nonfinite;         /* the loss turned NaN or infinite (not with --allow-nonfinite) */
   train_predict predict; /* --predict: the part's ids, labels and splits */
   float *best;           /* --early-stop: the parameters of the best validation epoch */
   char held[2048];       /* an error line held for halo_mpi_agree_first */

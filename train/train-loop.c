@@ -4,6 +4,7 @@
  * on (a peer may wait in an exchange): it marks the run fatal, and the
  * program aborts the job. */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,12 +135,13 @@ static halo_status write_predictions(train_run *r, int64_t last_epoch) {
   HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, NULL)));
   if (r->args.predict) {
     HALO_TRY(train_predict_write(&r->predict, r->model, r->comm, r->args.predict, epoch,
-                                 r->args.model, sha));
+                                 r->args.model, sha, r->args.force));
     if (r->rank == 0) r->ops->predictions(r->ctx, rep, r->args.predict, epoch);
   }
   if (r->args.embeddings) {
     HALO_TRY(train_embeddings_write(&r->predict, r->model, r->comm, r->args.embeddings,
-                                    r->args.embeddings_layer, epoch, r->args.model, sha));
+                                    r->args.embeddings_layer, epoch, r->args.model, sha,
+                                    r->args.force));
     if (r->rank == 0)
       r->ops->embeddings(r->ctx, rep, r->args.embeddings, r->args.embeddings_layer, epoch);
   }
@@ -165,8 +167,28 @@ done:
   return st;
 }
 
-/* The epochs (train-impl.h): each one's step, evaluation, report and
- * agreement on signals, then the final measurement and the summary. */
+/* A loss that is NaN or infinite (the same on every rank: it is reduced)
+ * stops the run at that epoch, unless --allow-nonfinite: the parameters
+ * are lost already, and every later epoch would only spend time on them.
+ * Rank 0 says so in one line. */
+static int stop_on_nonfinite(train_run *r, int64_t epoch, double loss) {
+  if (isfinite(loss) || r->args.allow_nonfinite) return 0;
+  if (r->rank == 0) {
+    char last[4300] = "no checkpoint was saved";
+    if (r->ckpt_path[0]) snprintf(last, sizeof last, "the newest checkpoint is %s", r->ckpt_path);
+    halo_log_error(
+        "epoch %lld: the training loss is %s; the learning rate is too high, or the features "
+        "are not normalised (try --normalize-features, or a lower --lr than %g); %s "
+        "(--allow-nonfinite trains on)",
+        (long long)epoch, isnan(loss) ? "NaN" : "infinite", r->args.gcn.lr, last);
+  }
+  r->nonfinite = 1;
+  return 1;
+}
+
+/* The epochs (train-impl.h): each one's step, evaluation (every
+ * --eval-every epochs and at the last), report and agreement on signals,
+ * then the final measurement and the summary. */
 halo_status train_epochs(train_run *r) {
   halo_status st = HALO_OK;
   const halo_train_args *a = &r->args;
@@ -177,21 +199,31 @@ halo_status train_epochs(train_run *r) {
   int metrics_failed = 0, failed = 0; /* failed: rank 0's metrics write */
   train_totals_begin(rep, r->start_epoch + 1, a->epochs, a->warmup);
   if (r->best && rep->best_epoch > 0) HALO_TRY(load_prior_best(r));
+  const double started = MPI_Wtime();
   for (int64_t epoch = r->start_epoch + 1; epoch <= a->epochs; epoch++) {
     halo_net_stats step = {0}, eval = {0};
     halo_train_epoch e = {0};
+    const int evaluate = halo_train_evaluates(epoch, a->epochs, a->eval_every);
     halo_watch_where("step", epoch, -1);
     halo_watch_fault_stall(r->rank, epoch);
     HALO_TRY(fatal_if(r, halo_net_step(r->model, epoch, &step)));
-    HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, &eval)));
+    if (evaluate) HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, &eval)));
     HALO_TRY(train_totals_reduce(rep, &step, &eval, &e));
-    if (rep->metric != HALO_TRAIN_METRIC_ACC)
+    e.evaluated = evaluate;
+    if (evaluate && rep->metric != HALO_TRAIN_METRIC_ACC)
       HALO_TRY(
           fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm, e.metric)));
     if (epoch == r->start_epoch + 1) HALO_TRY(fatal_if(r, train_memory_measure(&r->memory, r->be)));
+    e.wall_s = MPI_Wtime() - started;
     /* The epoch's metrics line first, so that the checkpoint's fsync covers it. */
     train_totals_epoch(rep, epoch, &e);
     if (r->rank == 0) failed = r->ops->epoch(r->ctx, rep, epoch, &e);
+    /* Every rank holds the same reduced loss, so every rank stops here;
+     * no checkpoint of these parameters is saved. */
+    if (stop_on_nonfinite(r, epoch, e.loss)) {
+      st = HALO_ERR_RANGE;
+      goto done;
+    }
     const int save = a->checkpoint && (epoch % a->checkpoint_every == 0 || epoch == a->epochs);
     if (save) HALO_TRY(save_checkpoint(r, epoch, NULL));
     last = epoch;
@@ -214,8 +246,11 @@ halo_status train_epochs(train_run *r) {
                       a->checkpoint ? "; continue with --resume" : "");
       break;
     }
-    /* The reports of every rank agree, so every rank stops here alike. */
-    if (a->early_stop && epoch - rep->best_epoch >= a->early_stop && epoch < a->epochs) {
+    /* The reports of every rank agree, so every rank stops here alike.
+     * The patience counts evaluations: those after the best epoch's. */
+    const int64_t every = a->eval_every > 1 ? a->eval_every : 1;
+    if (a->early_stop && evaluate && epoch / every - rep->best_epoch / every >= a->early_stop &&
+        epoch < a->epochs) {
       if (a->checkpoint && !save) HALO_TRY(save_checkpoint(r, epoch, NULL));
       train_totals_stop(rep, epoch, "early_stop");
       if (r->rank == 0) r->ops->early_stop(r->ctx, rep, a->early_stop);

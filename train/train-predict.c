@@ -102,6 +102,7 @@ typedef struct file_meta {
   int64_t epoch;
   const char *model, *params_sha256;
   int32_t layer; /* embeddings: the layer whose input they are (1-based) */
+  int replace;   /* --force: an existing file is replaced */
 } file_meta;
 
 /* Whether dataset d holds one row of b->classes values a node. */
@@ -237,7 +238,8 @@ static halo_status write_file(const rows_block *own, const rows_block *block, MP
   for (int d = 0; d < D_COUNT; d++) dset[d] = H5I_INVALID_HID;
 
   halo_h5_quiet();
-  io = halo_h5_create(path, tmp, sizeof tmp, &file);
+  io = meta->replace ? halo_h5_replace(path, tmp, sizeof tmp, &file)
+               : halo_h5_create(path, tmp, sizeof tmp, &file);
   if (io == HALO_OK) io = create_datasets(file, path, nodes, block, dset);
   const int32_t c32 = classes, multi = block->multi;
   if (io == HALO_OK) io = halo_h5_attr_write(file, path, "epoch", HALO_H5_I64, &meta->epoch);
@@ -337,7 +339,7 @@ done:
 
 halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Comm comm,
                                 const char *path, int64_t epoch, const char *model_name,
-                                const char *params_sha256) {
+                                const char *params_sha256, int replace) {
   halo_status st = HALO_OK;
   halo_net_info info;
   rows_block own = {.n = p->n_owned,
@@ -346,7 +348,8 @@ halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Com
                     .label = p->tasks > 0 ? (void *)p->targets : (void *)p->label,
                     .split = p->split,
                     .orig = p->original_id};
-  const file_meta meta = {.epoch = epoch, .model = model_name, .params_sha256 = params_sha256};
+  const file_meta meta = {
+      .epoch = epoch, .model = model_name, .params_sha256 = params_sha256, .replace = replace};
   halo_net_info_get(model, &info);
   const int32_t classes = info.model.dims[info.model.layers];
   own.classes = classes;
@@ -366,12 +369,13 @@ halo_status train_predict_write(const train_predict *p, halo_net *model, MPI_Com
 
 halo_status train_embeddings_write(const train_predict *p, halo_net *model, MPI_Comm comm,
                                    const char *path, int layer, int64_t epoch,
-                                   const char *model_name, const char *params_sha256) {
+                                   const char *model_name, const char *params_sha256, int replace) {
   halo_status st = HALO_OK;
   halo_net_info info;
   rows_block own = {.n = p->n_owned, .emb = 1, .gid = p->global_id, .orig = p->original_id};
   const file_meta meta = {
-      .epoch = epoch, .model = model_name, .params_sha256 = params_sha256, .layer = layer};
+      .epoch = epoch, .model = model_name, .params_sha256 = params_sha256, .layer = layer,
+      .replace = replace};
   halo_net_info_get(model, &info);
   own.classes = info.model.dims[layer - 1];
   const size_t owned = (size_t)(p->n_owned > 0 ? p->n_owned : 1);

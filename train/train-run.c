@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "halo-atomic.h"
 #include "halo-backend.h"
 #include "halo-checkpoint.h"
 #include "halo-memory.h"
@@ -255,6 +256,26 @@ done:
   return st;
 }
 
+halo_status halo_train_check_outputs(const halo_train_args *a) {
+  halo_status st = HALO_OK;
+  struct stat sb;
+  if (a->predict) HALO_TRY(halo_atomic_check_target(a->predict, a->force, "--predict"));
+  if (a->embeddings)
+    HALO_TRY(halo_atomic_check_target(a->embeddings, a->force, "--embeddings"));
+  /* --eval-only --checkpoint FILE reads FILE: nothing is written there. */
+  if (a->checkpoint && !a->eval_file) {
+    HALO_TRY(halo_atomic_check_folder(a->checkpoint, "--checkpoint"));
+    /* --resume reads the folder, which must be there (--resume auto: or
+     * not yet); a fresh run must not mix its saves with an older run's. */
+    if (a->resume && !a->resume_auto && stat(a->checkpoint, &sb) != 0)
+      HALO_FAIL(HALO_ERR_IO, "--checkpoint %s: cannot open: %s (--resume needs the folder)",
+                a->checkpoint, strerror(errno));
+    if (!a->resume) HALO_TRY(check_fresh(a->checkpoint));
+  }
+done:
+  return st;
+}
+
 /* --resume auto: resume when the folder holds a checkpoint, else start
  * fresh (the first run of a requeued job). Collective. */
 static halo_status resume_auto(train_run *r) {
@@ -372,7 +393,25 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
                                  .stall_epoch = env->stall_epoch};
   halo_watch_init(r->comm, &wo);
 
-  const int threads = r->args.threads > 0 ? r->args.threads : halo_mpi_default_threads(r->comm);
+  /* The outputs first, so that a bad name fails in seconds, before the
+   * shards are read: rank 0 checks, every rank agrees. */
+  HALO_TRY(halo_mpi_agree(r->comm, r->rank == 0 ? halo_train_check_outputs(&r->args) : HALO_OK));
+
+  /* The default leaves out the cores other processes keep busy
+   * (train-cores.c), sampled while every rank sleeps: after an agreement,
+   * before anything is loaded. */
+  int threads = r->args.threads;
+  if (threads <= 0) {
+    threads = halo_mpi_default_threads(r->comm);
+    const int busy = threads > 1 ? halo_train_busy_cores(100) : 0;
+    const int cores = halo_mpi_allowed_cores(), ranks = halo_mpi_local_ranks(r->comm);
+    if (busy > 0) {
+      const int fit = (cores - busy) / (ranks > 0 ? ranks : 1);
+      r->report.busy_cores = busy;
+      r->report.cores = cores;
+      threads = fit > 1 ? (fit < threads ? fit : threads) : 1;
+    }
+  }
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
   warn_binding(r, threads);
@@ -400,25 +439,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   st = load(r);
   HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
   if (r->args.resume_auto) HALO_TRY(resume_auto(r));
-  if (r->args.resume || r->args.eval_file) {
-    HALO_TRY(resume_read(r));
-  } else if (r->args.checkpoint) {
-    st = r->rank == 0 ? check_fresh(r->args.checkpoint) : HALO_OK;
-    HALO_TRY(halo_mpi_agree(r->comm, st));
-  }
-  /* An existing --predict file would only be refused after training. */
-  if (r->rank == 0 && r->args.predict && access(r->args.predict, F_OK) == 0) {
-    halo_log_error("--predict %s: already exists; remove it or give another name", r->args.predict);
-    st = HALO_ERR_EXISTS;
-  }
-  /* MERGE(h36-train): halo_atomic_check_target(r->args.embeddings, 0, "--embeddings"). */
-  if (r->rank == 0 && st == HALO_OK && r->args.embeddings &&
-      access(r->args.embeddings, F_OK) == 0) {
-    halo_log_error("--embeddings %s: already exists; remove it or give another name",
-                   r->args.embeddings);
-    st = HALO_ERR_EXISTS;
-  }
-  HALO_TRY(halo_mpi_agree(r->comm, st));
+  if (r->args.resume || r->args.eval_file) HALO_TRY(resume_read(r));
   st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);
   HALO_TRY(halo_mpi_agree(r->comm, st));
 
@@ -479,6 +500,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   rep->rank = r->rank;
   rep->ranks = r->size;
   rep->threads = threads;
+  rep->wait = env->wait;
   rep->quiet = r->args.quiet;
   rep->manifest = r->manifest;
   rep->info = &r->info;
@@ -488,6 +510,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   rep->setup_bytes = global[1];
   rep->predicted_epoch = halo_predict_epoch_bytes(rep->halo_rows, &exchanges);
   rep->metric = (halo_train_metric)r->args.metric;
+  rep->eval_every = r->args.eval_every;
 
   if (r->rank == 0 && r->args.metrics)
     st = r->ops->open(r->ctx, rep, r->args.eval_only ? -1 : r->start_epoch);
@@ -516,7 +539,7 @@ halo_status halo_train_run(MPI_Comm comm, const halo_train_args *args, const hal
   MPI_Comm_size(comm, &r.size);
 
   const halo_status st = run_all(&r, env);
-  *out = (halo_train_result){.stopped_by = r.stopped_by};
+  *out = (halo_train_result){.stopped_by = r.stopped_by, .nonfinite = r.nonfinite};
   if (st == HALO_ERR_MPI || st == HALO_ERR_TIMEOUT || r.fatal) {
     /* The caller aborts the job; nothing may be freed before (halo-train.h). */
     out->abort = 1;

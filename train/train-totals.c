@@ -31,6 +31,13 @@ void train_totals_begin(halo_train_report *rep, int64_t first_epoch, int64_t las
   rep->final_test = rep->prior.final_test;
   rep->final_acc = rep->prior.final_acc;
   rep->time_sum = 0.0;
+  rep->evaluations = 0;
+  rep->eval_sum = 0.0;
+  rep->wall_s = 0.0;
+}
+
+int halo_train_evaluates(int64_t epoch, int64_t last, int64_t every) {
+  return every <= 1 || epoch % every == 0 || epoch == last;
 }
 
 halo_status train_totals_reduce(const halo_train_report *rep, const halo_net_stats *step,
@@ -104,6 +111,10 @@ void train_totals_epoch(halo_train_report *rep, int64_t epoch, const halo_train_
     rep->time_sum += e->max[HALO_TRAIN_STEP_S];
     rep->timed++;
   }
+  rep->wall_s = e->wall_s;
+  if (!e->evaluated) return; /* --eval-every: no figures this epoch */
+  rep->evaluations++;
+  rep->eval_sum += e->max[HALO_TRAIN_EVAL_S];
   const double val = rep->metric == HALO_TRAIN_METRIC_ACC ? e->acc[1] : e->metric[0],
                test = rep->metric == HALO_TRAIN_METRIC_ACC ? e->acc[2] : e->metric[1];
   if (val > rep->best_val) { /* a NaN (an AUC without both classes) never is */
@@ -136,13 +147,17 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_object_begin(j);
   halo_json_key_int(j, "epoch", epoch);
   halo_json_key_double(j, "loss", e->loss, "%.17g");
+  /* An epoch --eval-every skipped says so and has no figures. */
+  if (!e->evaluated) halo_json_key_bool(j, "evaluated", 0);
   /* 17 digits: a resumed run reads its earlier best back exactly. */
-  halo_json_key_double(j, "train_acc", e->acc[0], "%.17g");
-  halo_json_key_double(j, "val_acc", e->acc[1], "%.17g");
-  halo_json_key_double(j, "test_acc", e->acc[2], "%.17g");
-  halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
-  halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");
-  if (rep->metric != HALO_TRAIN_METRIC_ACC) {
+  if (e->evaluated) {
+    halo_json_key_double(j, "train_acc", e->acc[0], "%.17g");
+    halo_json_key_double(j, "val_acc", e->acc[1], "%.17g");
+    halo_json_key_double(j, "test_acc", e->acc[2], "%.17g");
+    halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
+    halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");
+  }
+  if (e->evaluated && rep->metric != HALO_TRAIN_METRIC_ACC) {
     halo_json_key_double(j, halo_train_metric_key(rep->metric, 0), e->metric[0], "%.17g");
     halo_json_key_double(j, halo_train_metric_key(rep->metric, 1), e->metric[1], "%.17g");
   }
@@ -173,6 +188,7 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_key_double(j, "allreduce_bytes_max", e->max[HALO_TRAIN_ALLREDUCE_B], "%.0f");
   halo_json_key_double(j, "eval_s", e->max[HALO_TRAIN_EVAL_S], "%.9g");
   halo_json_key_double(j, "eval_halo_bytes", e->sum[HALO_TRAIN_EVAL_HALO_B], "%.0f");
+  halo_json_key_double(j, "wall_s", e->wall_s, "%.9g");
   halo_json_key_int(j, "ranks", rep->ranks);
   halo_json_object_end(j);
 }
@@ -228,6 +244,12 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
     halo_json_key_double(j, "final_test_acc", measured ? rep->final_acc : NAN, "%.6f");
   halo_json_key_double(j, "mean_epoch_s", rep->timed > 0 ? mean : NAN, "%.9g");
   halo_json_key_int(j, "warmup_epochs", rep->trained - rep->timed);
+  halo_json_key_int(j, "eval_every", rep->eval_every);
+  halo_json_key_int(j, "evaluations", rep->evaluations);
+  halo_json_key_double(j, "mean_eval_s",
+                       rep->evaluations > 0 ? rep->eval_sum / (double)rep->evaluations : NAN,
+                       "%.9g");
+  halo_json_key_double(j, "wall_s", rep->wall_s, "%.9g");
   halo_json_key_int(j, "total_halo_bytes", rep->total_halo);
   halo_json_key_int(j, "setup_halo_bytes", rep->setup_bytes);
   halo_json_key_int(j, "halo_bytes_predicted_per_epoch", rep->predicted_epoch);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "halo-atomic.h"
+#include "halo-status.h"
 
 /* A fresh scratch folder under the build's temporary space. */
 static void scratch(char *dir, size_t size) {
@@ -86,5 +87,57 @@ Test(atomic, a_user_named_file_replaces_the_old_one_whole) {
   cr_assert_eq(halo_atomic_rename(tmp, out), ENOENT, "a failed rename names its errno");
   cr_assert_eq(halo_atomic_remove(out, 0), 0);
   cr_assert_eq(halo_atomic_remove(out, 0), ENOENT);
+  rmdir(dir);
+}
+
+/* halo_atomic_check_target and _check_folder: each refusal, and that the
+ * probe leaves nothing behind. */
+static int count_entries(const char *dir) {
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+  FILE *p = popen(cmd, "r");
+  int n = -1;
+  cr_assert_not_null(p);
+  cr_assert_eq(fscanf(p, "%d", &n), 1);
+  pclose(p);
+  return n;
+}
+
+Test(atomic, an_output_is_checked_before_the_run) {
+  char dir[256], out[300], file[400], under[400], sub[300];
+  scratch(dir, sizeof dir);
+  halo_log_set_quiet(1);
+  snprintf(out, sizeof out, "%s/p.h5", dir);
+  cr_assert_eq(halo_atomic_check_target(out, 0, "--predict"), HALO_OK);
+  cr_assert_eq(count_entries(dir), 0, "the probe is removed");
+  write_text(out, "old");
+  cr_assert_eq(halo_atomic_check_target(out, 0, "--predict"), HALO_ERR_EXISTS);
+  cr_assert_eq(halo_atomic_check_target(out, 1, "--predict"), HALO_OK, "--force");
+  cr_assert_eq(count_entries(dir), 1);
+  snprintf(under, sizeof under, "%s/nothing/p.h5", dir);
+  cr_assert_eq(halo_atomic_check_target(under, 1, "--predict"), HALO_ERR_ARG, "no folder");
+  /* A path under a regular file: unwritable even for root. */
+  snprintf(under, sizeof under, "%s/p.h5", out);
+  cr_assert_eq(halo_atomic_check_target(under, 1, "--predict"), HALO_ERR_ARG, "a file's child");
+  cr_assert_eq(halo_atomic_check_target("", 1, "--predict"), HALO_ERR_ARG);
+  cr_assert_eq(halo_atomic_check_target("/dev/null", 0, "--metrics"), HALO_OK, "a device");
+  snprintf(sub, sizeof sub, "%s/sub", dir);
+  cr_assert_eq(mkdir(sub, 0777), 0);
+  cr_assert_eq(halo_atomic_check_target(sub, 1, "--predict"), HALO_ERR_ARG, "a folder");
+  /* Folders: an existing one, a new one under an existing parent, a
+   * missing parent, a file. */
+  cr_assert_eq(halo_atomic_check_folder(sub, "--checkpoint"), HALO_OK);
+  snprintf(under, sizeof under, "%s/new/", dir);
+  cr_assert_eq(halo_atomic_check_folder(under, "--checkpoint"), HALO_OK, "a trailing slash");
+  snprintf(under, sizeof under, "%s/no/new", dir);
+  cr_assert_eq(halo_atomic_check_folder(under, "--checkpoint"), HALO_ERR_ARG);
+  cr_assert_eq(halo_atomic_check_folder(out, "--checkpoint"), HALO_ERR_ARG, "a file");
+  snprintf(file, sizeof file, "%s/x", out);
+  cr_assert_eq(halo_atomic_check_folder(file, "--checkpoint"), HALO_ERR_ARG, "under a file");
+  cr_assert_eq(count_entries(dir), 2, "nothing left but p.h5 and sub");
+  cr_assert_eq(count_entries(sub), 0);
+  halo_log_set_quiet(0);
+  unlink(out);
+  rmdir(sub);
   rmdir(dir);
 }

@@ -287,7 +287,7 @@ else
     shift 5
     for device in cpu cuda; do
       timed 120 "$reserve" -- mpirun -np "$np" "$train" "$dir" "$@" --device "$device" \
-        --epochs "$ep" --quiet --metrics "$dir/$tag-$device.jsonl" >"$dir/$tag-$device.txt" 2>&1 ||
+        --epochs "$ep" --quiet --force --metrics "$dir/$tag-$device.jsonl" >"$dir/$tag-$device.txt" 2>&1 ||
         ok=0
       cat "$dir/$tag-$device.txt" >>"$log"
     done
@@ -359,7 +359,7 @@ else
     ok=1
     for device in cpu cuda; do
       timed 120 "$reserve" -- mpirun -np "$p" "$train" "$dir" --device "$device" --epochs "$epochs" \
-        --quiet --metrics "$dir/$device.jsonl" >"$dir/$device.txt" 2>&1 || ok=0
+        --quiet --force --metrics "$dir/$device.jsonl" >"$dir/$device.txt" 2>&1 || ok=0
       cat "$dir/$device.txt" >>"$log"
     done
     if [ "$ok" = 0 ]; then
@@ -371,7 +371,7 @@ else
     runs=cuda
     if [ "$p" = 2 ]; then
       if HALO_CUDA_SPMM=rows timed 120 "$reserve" -- mpirun -np "$p" -x HALO_CUDA_SPMM "$train" \
-        "$dir" --device cuda --epochs "$epochs" --quiet --metrics "$dir/cuda-rows.jsonl" \
+        "$dir" --device cuda --epochs "$epochs" --quiet --force --metrics "$dir/cuda-rows.jsonl" \
         >"$dir/cuda-rows.txt" 2>&1; then
         runs="cuda cuda-rows"
       else
@@ -449,7 +449,7 @@ else
     p=${run%%-*}
     p=${p#p}
     timed 120 "$reserve" -- mpirun -np "$p" "$train" "$cora_dir/p$p" --deterministic \
-      --device "${run#*-}" --epochs "$epochs" --quiet --metrics "$cora_dir/det-$run.jsonl" \
+      --device "${run#*-}" --epochs "$epochs" --quiet --force --metrics "$cora_dir/det-$run.jsonl" \
       >"$cora_dir/det-$run.txt" 2>&1 || ok=0
     cat "$cora_dir/det-$run.txt" >>"$log"
   done

@@ -251,7 +251,7 @@ Test(train_cuda, ranks_share_a_memory_pool_only_on_one_gpu, .timeout = 300) {
     for (int r = 0; r < 2; r++)
       snprintf(rank_cmd[r], sizeof rank_cmd[r],
                "-np 1 -x HALO_CUDA_EMU_DEVICES=2 -x CUDA_VISIBLE_DEVICES=%s %s '%s' --device cuda "
-               "--epochs 1 --quiet --threads 1 --metrics '%s'",
+               "--epochs 1 --quiet --threads 1 --force --metrics '%s'",
                cases[c].visible[r], HALO_BINARY_DIR "/bin/halo-train", shards, path);
     int rc = tr_run(240, log, "mpirun --allow-run-as-root --oversubscribe --bind-to none %s : %s",
                     rank_cmd[0], rank_cmd[1]);

@@ -434,6 +434,7 @@ Test(predictions, snap_ids_come_back_as_original_ids, .timeout = 300) {
   snprintf(json, sizeof json, "%s.json", cora);
   partition(CORA, 1, "metis", "1433,16,7", cora, json);
   snprintf(path, sizeof path, "%s/cora.h5", dir);
+  snprintf(metrics, sizeof metrics, "%s/cora.jsonl", dir); /* a fresh run's own */
   snprintf(flags, sizeof flags, "--epochs 1 --predict '%s'", path);
   train(1, cora, flags, metrics);
   h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);

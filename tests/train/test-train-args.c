@@ -35,7 +35,7 @@ Test(args, defaults_are_the_reference_settings) {
   cr_expect_float_eq(a.gcn.dropout, 0.5f, 1e-9);
   cr_expect_float_eq(a.gcn.input_dropout, 0.5f, 1e-9);
   cr_expect_eq(a.gcn.seed, 0);
-  cr_expect_eq(a.gcn.normalize_features, 1);
+  cr_expect_eq(a.gcn.normalize_features, 0, "features as stored, as PyG without a transform");
   cr_expect_eq(a.threads, 0);
   cr_expect_eq(a.warmup, 5);
   cr_expect_null(a.metrics);
@@ -64,7 +64,7 @@ Test(args, every_flag) {
       parse(&a,
             "--layers 3 --hidden=64 d --epochs 7 --lr 0.5 --weight-decay 0 --weight-decay-all "
             "--dropout 0.25 --seed 99 --device cuda --threads 3 --metrics m.jsonl --quiet "
-            "--no-normalize --warmup 2 --model gcn"),
+            "--normalize-features --warmup 2 --model gcn"),
       HALO_OK);
   cr_expect_str_eq(a.dir, "d");
   cr_expect_eq(a.gcn.layers, 3);
@@ -80,8 +80,14 @@ Test(args, every_flag) {
   cr_expect_eq(a.threads, 3);
   cr_expect_str_eq(a.metrics, "m.jsonl");
   cr_expect_eq(a.quiet, 1);
-  cr_expect_eq(a.gcn.normalize_features, 0);
+  cr_expect_eq(a.gcn.normalize_features, 1);
   cr_expect_eq(a.warmup, 2);
+  /* --no-normalize, the old way to ask for the default, still parses;
+   * the later of the two flags wins. */
+  cr_assert_eq(parse(&a, "d --normalize-features --no-normalize"), HALO_OK);
+  cr_expect_eq(a.gcn.normalize_features, 0);
+  cr_assert_eq(parse(&a, "d --no-normalize --normalize-features"), HALO_OK);
+  cr_expect_eq(a.gcn.normalize_features, 1);
   cr_assert_eq(parse(&a, "d --dropout 0.3 --input-dropout 0"), HALO_OK);
   cr_expect_float_eq(a.gcn.input_dropout, 0.0f, 1e-12);
   cr_assert_eq(parse(&a, "d --epochs 4"), HALO_OK);

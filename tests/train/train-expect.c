@@ -34,6 +34,7 @@ int te_probe_begin(int *argc, char ***argv, int has_mode, te_probe *p) {
 halo_net_options te_probe_options(const te_probe *p) {
   halo_net_options o;
   halo_net_options_default(&o);
+  o.normalize_features = 1; /* as the reference model (fx_case_model) */
   const fx_model m = fx_case_model(&p->c, p->seed, 1);
   o.hidden = p->c.hidden;
   o.dropout = m.dropout;

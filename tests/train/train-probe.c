@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
   const fx_spec spec = fx_spec_parse(argv + 2, size, strtoull(word[GRAPH_SEED], NULL, 10));
   halo_net_options o;
   halo_net_options_default(&o);
+  o.normalize_features = 1; /* the reference model normalises (fx_case_model) */
   o.layers = atoi(word[LAYERS]);
   o.hidden = atoi(word[HIDDEN]);
   o.dropout = (float)atof(word[DROPOUT]);
