@@ -5,6 +5,11 @@
  *   Matrix Market            coordinate pattern|real|integer, general|symmetric
  *   synthetic spec           sbm:nodes=..,classes=..,avg-degree=..,homophily=..,feat=..,seed=..
  *                            rmat:scale=..,edge-factor=..,seed=..
+ *   NumPy edge array         E.npy: E x 2 or 2 x E (edge_index) integer ids in [0, N)
+ *   NumPy archive            G.npz: heterophilous-graphs (node_features, node_labels, edges,
+ *                            *_masks) or gnn-benchmark CSR (adj_*, attr_*, labels)
+ *   OGB binary folder        raw/data.npz (edge_index, node_feat, num_nodes_list, ...),
+ *                            raw/node-label.npz, split/ as in the CSV layout
  *
  * Bad input is reported once, as "FILE:LINE: what is wrong", and returned as a
  * negative status; nothing exits.
@@ -21,6 +26,8 @@ typedef enum {
   HALO_FORMAT_EDGELIST,
   HALO_FORMAT_MTX,
   HALO_FORMAT_SPEC,
+  HALO_FORMAT_NPY,
+  HALO_FORMAT_NPZ,
 } halo_format;
 
 /* Parses "auto", "ogb", "edgelist" (alias "snap"), "mtx", "spec"; anything
@@ -41,9 +48,19 @@ halo_format halo_load_detect_format(const char *input);
 /* What halo_load_opts does beyond halo_load. */
 typedef struct halo_load_options {
   const char *split_name; /* OGB: the folder split/NAME to read (NULL: split/ itself, or its only
-                             folder) */
+                             folder); npz of S splits (train_masks S x N): the 0-based index of
+                             the split (NULL: 0) */
   int skip_split;         /* OGB: read no split (another one replaces it) */
+  int64_t nodes;          /* npy edge list: the node count N (0: inferred, the largest id + 1,
+                             or min_nodes when more) */
+  int64_t min_nodes;      /* npy edge list, N inferred: at least this many (the rows of
+                             --features and --labels: halo_load_npy_rows) */
 } halo_load_options;
+
+/* The rows of a .npy file (its header's first dimension), or 0 when `path`
+ * is NULL or not a .npy file: what --features X.npy and --labels Y.npy add
+ * to an npy edge list's node count. Local. */
+halo_status halo_load_npy_rows(const char *path, int64_t *rows);
 
 /* halo_load with options (opt may be NULL). Local. */
 halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_options *opt,
@@ -339,6 +356,7 @@ typedef enum {
   HALO_SLICING_LINES,
   HALO_SLICING_MTX,    /* Matrix Market: slices checked against the size line over the ranks */
   HALO_SLICING_FOLDER, /* an OGB folder: its edge.csv by lines, its node data to the blocks */
+  HALO_SLICING_NPY,    /* a .npy edge array: each rank preads its rows (halo_load_npy_edge_slice) */
 } halo_format_slicing;
 
 /* One input format: a row of the table in load-formats.c, read by

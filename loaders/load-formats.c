@@ -29,6 +29,15 @@ static int guess_mtx(const char *input) {
   return ends_with(input, ".mtx") || ends_with(input, ".mtx.gz");
 }
 
+/* A .npy file by its magic bytes (or its name, so that a missing one is
+ * named as an array). */
+static int guess_npy(const char *input) {
+  return load_npy_is_npy(input) || ends_with(input, ".npy");
+}
+
+/* An .npz by its name: a zip archive of .npy members. */
+static int guess_npz(const char *input) { return ends_with(input, ".npz"); }
+
 /* In --format's order (its message lists the names so); auto tries the
  * guesses in guess_order, and an edge list is what none of them claims. */
 static const halo_format_row ROWS[] = {
@@ -58,6 +67,18 @@ static const halo_format_row ROWS[] = {
      .guess = guess_spec,
      .load = load_spec,
      .slicing = HALO_SLICING_SPEC},
+    {.format = HALO_FORMAT_NPY,
+     .name = "npy",
+     .guess_order = 4,
+     .guess = guess_npy,
+     .load = load_npy_edgelist,
+     .slicing = HALO_SLICING_NPY},
+    {.format = HALO_FORMAT_NPZ,
+     .name = "npz",
+     .guess_order = 5,
+     .guess = guess_npz,
+     .load = load_npz,
+     .slicing = HALO_SLICING_NONE},
 };
 enum { NROWS = sizeof ROWS / sizeof ROWS[0] };
 
@@ -113,9 +134,10 @@ halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_o
   *out = NULL;
   if (!input || !*input) HALO_FAIL(HALO_ERR_ARG, "no input path or spec given");
   if (fmt == HALO_FORMAT_AUTO) fmt = halo_load_detect_format(input);
-  if (opt->split_name && fmt != HALO_FORMAT_OGB)
+  if (opt->split_name && fmt != HALO_FORMAT_OGB && fmt != HALO_FORMAT_NPZ)
     HALO_FAIL(HALO_ERR_ARG,
-              "--split-name %s: %s is not an OGB folder (--split DIR gives any input a split)",
+              "--split-name %s: %s is not an OGB folder or an .npz of splits (--split DIR gives "
+              "any input a split)",
               opt->split_name, input);
   const halo_format_row *row = halo_format_row_of(fmt);
   if (!row) HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)fmt);

@@ -42,11 +42,24 @@ done:
   return st;
 }
 
+/* A .npy file of node data (load-npy-data.c), its bytes into digest. */
+static halo_status npy_node_file(halo_graph *g, const char *path, halo_digest_chunked *digest,
+                                 int is_labels) {
+  halo_status st = HALO_OK;
+  load_npy a = {.fd = -1};
+  HALO_TRY(load_npy_open(&a, path, digest));
+  HALO_TRY(is_labels ? load_npy_labels(g, &a) : load_npy_features(g, &a));
+done:
+  load_npy_close(&a);
+  return st;
+}
+
 halo_status load_features_file(halo_graph *g, const char *path, halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   float *x = NULL;
   const int64_t n = g->n;
+  if (load_npy_is_npy(path)) return npy_node_file(g, path, digest, 0);
   HALO_TRY(load_reader_open(&r, path, digest));
 
   char *line;
@@ -199,6 +212,7 @@ halo_status load_labels_file(halo_graph *g, const char *path, halo_digest_chunke
   int32_t *labels = NULL;
   int8_t *targets = NULL;
   const int64_t n = g->n;
+  if (load_npy_is_npy(path)) return npy_node_file(g, path, digest, 1);
   HALO_TRY(load_reader_open(&r, path, digest));
 
   char *line;
