@@ -205,6 +205,9 @@ halo_status halo_load_labels_slice(const char *path, int64_t slice, int64_t slic
 /* Frees the rows; accepts a zeroed slice. Local. */
 void halo_node_slice_free(halo_node_slice *s);
 
+/* 1 when `path` starts with the .npy magic bytes. Local. */
+int halo_load_is_npy(const char *path);
+
 /* 1 when `path` starts with gzip's magic bytes. Local. */
 int halo_load_is_gzip(const char *path);
 
@@ -356,7 +359,6 @@ typedef enum {
   HALO_SLICING_LINES,
   HALO_SLICING_MTX,    /* Matrix Market: slices checked against the size line over the ranks */
   HALO_SLICING_FOLDER, /* an OGB folder: its edge.csv by lines, its node data to the blocks */
-  HALO_SLICING_NPY,    /* a .npy edge array: each rank preads its rows (halo_load_npy_edge_slice) */
 } halo_format_slicing;
 
 /* One input format: a row of the table in load-formats.c, read by

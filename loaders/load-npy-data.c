@@ -240,10 +240,9 @@ halo_status load_npy_edges(load_npy *a, int64_t n, load_edges *e, int64_t *max_i
               a->name, a->data_at, a->descr);
   if (!load_npy_edge_count(a, &m))
     HALO_FAIL(HALO_ERR_FORMAT,
-              "%s: byte %" PRId64 ": shape (%" PRId64 "%s%s) is not an edge list: expected "
-              "E x 2 or 2 x E (edge_index)",
-              a->name, a->data_at, a->ndim ? a->shape[0] : 0, a->ndim == 2 ? ", " : ",",
-              a->ndim == 2 ? "C" : "");
+              "%s: byte %" PRId64 ": shape (%" PRId64 ", %" PRId64 ") is not an edge list: "
+              "expected E x 2 or 2 x E (edge_index)",
+              a->name, a->data_at, a->rows, a->ndim == 2 ? a->cols : 0);
   e->narrow = 1; /* ids below 2^32 */
   HALO_TRY(load_edges_reserve(e, m > 0 ? m : 1));
   memset(e->pair, 0, (size_t)(m > 0 ? m : 1) * sizeof *e->pair);

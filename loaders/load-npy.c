@@ -136,6 +136,8 @@ int load_npy_is_npy(const char *path) {
   return got == sizeof head && memcmp(head, MAGIC, sizeof MAGIC) == 0;
 }
 
+int halo_load_is_npy(const char *path) { return load_npy_is_npy(path); }
+
 /* The value after 'key': in the header dict, or NULL. */
 static const char *dict_value(const char *h, const char *key) {
   char quoted[2][32];
@@ -284,11 +286,19 @@ static halo_status read_header(load_npy *a) {
    * here, not after its rows were read. */
   const double want = (double)a->rows * (double)a->cols * (double)a->item;
   const int64_t have = a->src.size - a->data_at;
-  if (want > 9e18 || (int64_t)want != have)
+  if (want > 9e18 || (int64_t)want != have) {
+    char shape[64];
+    if (a->ndim == 2)
+      snprintf(shape, sizeof shape, "(%" PRId64 ", %" PRId64 ")", a->shape[0], a->shape[1]);
+    else if (a->ndim == 1)
+      snprintf(shape, sizeof shape, "(%" PRId64 ",)", a->shape[0]);
+    else
+      snprintf(shape, sizeof shape, "()");
     NPY_FAIL(HALO_ERR_FORMAT, a->data_at,
-             "shape %s of %s (%.0f bytes) disagrees with the %" PRId64
-             " data bytes there are (truncated or not a whole array)",
-             a->ndim == 2 ? "(R, C)" : a->ndim == 1 ? "(N,)" : "()", a->descr, want, have);
+             "shape %s of '%s' (%.0f bytes) disagrees with the %" PRId64
+             " data bytes there are (truncated, or not a whole array)",
+             shape, a->descr, want, have);
+  }
 done:
   free(h);
   return st;

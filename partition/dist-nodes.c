@@ -181,6 +181,14 @@ static halo_status node_file(dist *d, const char *path, int is_labels) {
   int is_gzip = halo_load_is_gzip(path), any = 0;
   void *block = NULL;
   int32_t width = 1, max_label = -1;
+  phase_begin(d);
+  if (halo_load_is_npy(path)) {
+    halo_log_error("%s: .npy node data is not read by slices yet, so --method ptscotch cannot "
+                   "take it (use another --method)",
+                   path);
+    st = HALO_ERR_UNSUPPORTED;
+  }
+  HALO_TRY(phase_end(d, st));
   HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
   if (any)
     HALO_TRY(node_stream(d, path, is_labels, &block, &width, &max_label));
