@@ -48,6 +48,14 @@ static halo_status put_features(void *ctx, int64_t first, int64_t count, const v
   const feat_ctx *f = ctx;
   const load_npy *a = f->a;
   const float *v = vals;
+  if (!a->fortran) { /* the common case: rows as they are, checked in one pass */
+    int finite = 1;
+    for (int64_t k = 0; k < count; k++) finite &= isfinite(v[k]) != 0;
+    if (finite) {
+      memcpy(f->x + first, v, (size_t)count * sizeof *v);
+      return HALO_OK;
+    }
+  }
   for (int64_t k = 0; k < count; k++) {
     int64_t r, c;
     position(a, first + k, &r, &c);
@@ -210,9 +218,16 @@ static halo_status put_edges(void *ctx, int64_t first, int64_t count, const void
   const load_npy *a = e->a;
   const int64_t *v = vals;
   const int64_t limit = e->n >= 0 ? e->n : (int64_t)1 << 32;
+  int64_t r, c;
+  position(a, first, &r, &c);
   for (int64_t k = 0; k < count; k++) {
-    int64_t r, c;
-    position(a, first + k, &r, &c);
+    if (k > 0) { /* the next element's place, without a division */
+      if (a->fortran) {
+        if (++r == a->rows) r = 0, c++;
+      } else if (++c == a->cols) {
+        c = 0, r++;
+      }
+    }
     const int64_t id = v[k];
     if (id < 0 || id >= limit) {
       if (e->n >= 0)

@@ -402,8 +402,35 @@ static void element(const load_npy *a, const unsigned char *p, double *d, int64_
   }
 }
 
+/* The common cases in tight loops: the machine's byte order, float32 or
+ * float64 to float, and int32, int64 or float64 as they are. */
+#define CONVERT_LOOP(FROM, TO)                  \
+  do {                                          \
+    for (int64_t k = 0; k < count; k++) {       \
+      FROM v_;                                  \
+      memcpy(&v_, (const char *)raw + k * (int64_t)sizeof v_, sizeof v_); \
+      ((TO *)out)[k] = (TO)v_;                  \
+    }                                           \
+    return;                                     \
+  } while (0)
+
 void load_npy_convert(const load_npy *a, const void *raw, int64_t count, load_npy_type t,
                       void *out) {
+  if (!a->swap) {
+    if (a->kind == 'f' && a->item == 4 && t == LOAD_NPY_F32) {
+      memcpy(out, raw, (size_t)count * 4);
+      return;
+    }
+    if (a->kind == 'f' && a->item == 8 && t == LOAD_NPY_F32) CONVERT_LOOP(double, float);
+    if (a->kind == 'f' && a->item == 4 && t == LOAD_NPY_F64) CONVERT_LOOP(float, double);
+    if (a->kind == 'f' && a->item == 8 && t == LOAD_NPY_F64) CONVERT_LOOP(double, double);
+    if (a->kind == 'i' && a->item == 8 && t == LOAD_NPY_I64) {
+      memcpy(out, raw, (size_t)count * 8);
+      return;
+    }
+    if (a->kind == 'i' && a->item == 4 && t == LOAD_NPY_I64) CONVERT_LOOP(int32_t, int64_t);
+    if (a->kind == 'i' && a->item == 8 && t == LOAD_NPY_F64) CONVERT_LOOP(int64_t, double);
+  }
   const unsigned char *p = raw;
   for (int64_t k = 0; k < count; k++, p += a->item) {
     double d;

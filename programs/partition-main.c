@@ -126,13 +126,13 @@ done:
 #define C cli
 #define PARTITION_FLAGS(X, M)                                                                      \
   X(INPUT, HALO_FLAG_STRING_ROW("--input", C, rq.input, NULL, "PATH|SPEC",                         \
-                                "OGB raw folder, edge list, .mtx[.gz] or a synthetic spec\n"       \
-                                "(sbm:nodes=..,classes=..,avg-degree=..  rmat:scale=..)"))         \
+                                "OGB folder (CSV or binary), edge list, .mtx[.gz], .npy, .npz,\n" \
+                                "or a spec (sbm:nodes=..,classes=..,avg-degree=..  rmat:scale=..)"))\
   X(FORMAT, HALO_FLAG_CALL_ROW("--format", parse_format, NULL, "F",                                \
-                               "auto (default), ogb, edgelist (or snap), mtx, spec"))              \
+                               "auto (default), ogb, edgelist (or snap), mtx, spec, npy, npz"))    \
   X(FEATURES,                                                                                      \
     HALO_FLAG_STRING_ROW("--features", C, rq.features, NULL, "FILE",                               \
-                         "node features for a structure-only input (CSV, one row per node)"))      \
+                         "node features for a structure-only input (CSV or .npy, a row a node)"))  \
   X(LABELS, HALO_FLAG_STRING_ROW("--labels", C, rq.labels, NULL, "FILE",                           \
                                  "node labels for a structure-only input: one per line, or\n"      \
                                  "several 0/1 columns (multi-label tasks; nan = missing)"))        \
@@ -146,7 +146,7 @@ done:
                          "the split from DIR/{train,valid,test}.csv[.gz] (one node id per\n"       \
                          "line; an edge list's own ids), replacing the input's own"))              \
   X(SPLIT_NAME, HALO_FLAG_STRING_ROW("--split-name", C, rq.split_name, NULL, "NAME",               \
-                                     "an OGB folder's split/NAME, when split/ holds several"))     \
+                                     "an OGB folder's split/NAME, or an .npz's split index"))      \
   X(SYNTH_SPLIT, HALO_FLAG_CALL_ROW("--synthetic-split", parse_fractions, NULL, "T,V,E",           \
                                     "a random split of fractions T, V, E, from --seed"))           \
   X(PARTITION_TEXT, HALO_FLAG_TEXT_ROW("partition\n"))                                             \
