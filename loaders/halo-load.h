@@ -205,6 +205,21 @@ halo_status halo_load_labels_slice(const char *path, int64_t slice, int64_t slic
 /* Frees the rows; accepts a zeroed slice. Local. */
 void halo_node_slice_free(halo_node_slice *s);
 
+/* Slice `slice` of `slices` of a .npy edge array (E x 2 or 2 x E): its
+ * edges [E·slice/slices, E·(slice+1)/slices), read with pread, ids kept
+ * (`renumber` 0, `nodes` -1: the largest id over all slices + 1 gives it);
+ * an id outside [0, 2^32) is refused at its byte; line_base is unused (the
+ * row's `slice` type). source_digest is left 0. Local. */
+halo_status halo_load_npy_edge_slice(const char *path, int64_t slice, int64_t slices,
+                                     int64_t line_base, halo_edge_slice *out);
+
+/* Rows [first, first + rows) of a .npy node-data file of `nodes` rows, read
+ * with pread and checked as halo_load_node_data checks the whole file: x
+ * (features), labels (N or N x 1) or targets (N x T, T > 1), width and
+ * max_label as halo_load_features_slice gives them. Local. */
+halo_status halo_load_npy_node_rows(const char *path, int is_labels, int64_t nodes, int64_t first,
+                                    int64_t rows, halo_node_slice *out);
+
 /* 1 when `path` starts with the .npy magic bytes. Local. */
 int halo_load_is_npy(const char *path);
 
@@ -359,6 +374,7 @@ typedef enum {
   HALO_SLICING_LINES,
   HALO_SLICING_MTX,    /* Matrix Market: slices checked against the size line over the ranks */
   HALO_SLICING_FOLDER, /* an OGB folder: its edge.csv by lines, its node data to the blocks */
+  HALO_SLICING_NPY,    /* a .npy edge array: each rank preads its edges (the row's `slice`) */
 } halo_format_slicing;
 
 /* One input format: a row of the table in load-formats.c, read by

@@ -174,6 +174,28 @@ done:
   return st;
 }
 
+/* A .npy node-data file: each rank preads the rows of its block, and the
+ * ranks digest the file together into d->digest.  Collective (agreed). */
+static halo_status node_npy(dist *d, const char *path, int is_labels, void **block,
+                            int32_t *width, int32_t *max_label) {
+  halo_status st = HALO_OK;
+  halo_node_slice ns = {0};
+  const int64_t begin = d->begins[d->rank], rows = d->begins[d->rank + 1] - begin;
+  phase_begin(d);
+  st = halo_load_npy_node_rows(path, is_labels, d->slice.nodes, begin, rows, &ns);
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(halo__dist_digest_file(d, path, &d->digest));
+  HALO_MPI(MPI_Allreduce(&ns.max_label, max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
+  *width = ns.width;
+  *block = ns.targets ? (void *)ns.targets : ns.labels ? (void *)ns.labels : (void *)ns.x;
+  ns.targets = NULL;
+  ns.labels = NULL;
+  ns.x = NULL;
+done:
+  halo_node_slice_free(&ns);
+  return st;
+}
+
 /* One node-data file (features or labels, plain or gzip) into this rank's
  * block of rows.  Collective (agreed). */
 static halo_status node_file(dist *d, const char *path, int is_labels) {
@@ -181,16 +203,12 @@ static halo_status node_file(dist *d, const char *path, int is_labels) {
   int is_gzip = halo_load_is_gzip(path), any = 0;
   void *block = NULL;
   int32_t width = 1, max_label = -1;
-  phase_begin(d);
-  if (halo_load_is_npy(path)) {
-    halo_log_error("%s: .npy node data is not read by slices yet, so --method ptscotch cannot "
-                   "take it (use another --method)",
-                   path);
-    st = HALO_ERR_UNSUPPORTED;
-  }
-  HALO_TRY(phase_end(d, st));
+  int is_npy = halo_load_is_npy(path), npy = 0;
   HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
-  if (any)
+  HALO_MPI(MPI_Allreduce(&is_npy, &npy, 1, MPI_INT, MPI_MAX, d->comm));
+  if (npy)
+    HALO_TRY(node_npy(d, path, is_labels, &block, &width, &max_label));
+  else if (any)
     HALO_TRY(node_stream(d, path, is_labels, &block, &width, &max_label));
   else
     HALO_TRY(node_slices(d, path, is_labels, &block, &width, &max_label));
