@@ -299,6 +299,10 @@ halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph *
   char npz[OGB_PATH];
   int csv = 0;
   HALO_TRY(find_csv(npz, dir, "edge", &csv));
+  if (!csv) {
+    HALO_TRY(join(npz, dir, "raw"));
+    HALO_TRY(find_csv(npz, npz, "edge", &csv));
+  }
   for (int k = 0; k < 2 && !csv; k++) {
     HALO_TRY(join(npz, dir, k == 0 ? "data.npz" : "raw/data.npz"));
     if (!is_file(npz)) continue;
