@@ -7,6 +7,7 @@ OUT/csv            OGB CSV folder (num-node-list, edge, node-feat, node-label, s
 OUT/ogb-bin        OGB binary folder: raw/data.npz, raw/node-label.npz, split/
 OUT/hetero.npz     heterophilous-graphs layout, deflated, 2 splits (split 1 is the CSV's)
 OUT/hetero-f.npz   the same, stored, every array in Fortran order, big endian
+OUT/hetero-z64.npz the same with ZIP64 records (extra fields, end records)
 OUT/shchur.npz     gnn-benchmark layout, sparse attributes (attr_*), deflated
 OUT/shchur-d.npz   gnn-benchmark layout, dense attr_matrix, stored
 OUT/npy/           edges.npy (2 x E edge_index), edges-e2.npy (E x 2, Fortran, int32),
@@ -137,6 +138,24 @@ def main():
             ("val_masks", npy_bytes(masks(2), (2, n), "b1", fortran)),
             ("test_masks", npy_bytes(masks(3), (2, n), "b1", fortran)),
         ], deflate)
+
+    # ---- ZIP64: zipfile writes ZIP64 extra fields and end records past
+    # ZIP64_LIMIT, here lowered so that a small archive has them
+    limit = zipfile.ZIP64_LIMIT
+    zipfile.ZIP64_LIMIT = 64
+    try:
+        with zipfile.ZipFile(os.path.join(out, "hetero-z64.npz"), "w", zipfile.ZIP_DEFLATED,
+                             allowZip64=True) as z:
+            for name, data in (("node_features", npy_bytes(feat, (n, F), "f4")),
+                               ("node_labels", npy_bytes(nan_labels, (n,), "f8")),
+                               ("edges", npy_bytes(elist, (m, 2), "i8")),
+                               ("train_masks", npy_bytes(masks(1), (2, n), "b1")),
+                               ("val_masks", npy_bytes(masks(2), (2, n), "b1")),
+                               ("test_masks", npy_bytes(masks(3), (2, n), "b1"))):
+                with z.open(name + ".npy", "w", force_zip64=True) as f:
+                    f.write(data)
+    finally:
+        zipfile.ZIP64_LIMIT = limit
 
     # ---- gnn-benchmark CSR: rows by source, the edges' multiset
     order = sorted(range(m), key=lambda j: edges[j])

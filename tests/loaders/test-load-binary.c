@@ -88,6 +88,9 @@ Test(binary, every_layout_loads_the_csv_graph) {
   g = load(at("hetero-f.npz"), "1");
   expect_same(ref, g, SAME_SPLIT, "hetero-f.npz");
   halo_graph_destroy(&g);
+  g = load(at("hetero-z64.npz"), "1");
+  expect_same(ref, g, SAME_SPLIT, "hetero-z64.npz");
+  halo_graph_destroy(&g);
   g = load(at("hetero.npz"), NULL); /* split 0 is another one */
   int differs = 0;
   for (int64_t v = 0; v < ref->n; v++) differs |= g->split[v] != ref->split[v];
