@@ -248,6 +248,15 @@ halo_status halo_load_ogb_files(const char *dir, const halo_load_options *opt,
   if (!found) {
     HALO_TRY(join(data_dir, dir, "raw"));
     HALO_TRY(find_csv(out->edges, data_dir, "edge", &found));
+    char npz[OGB_PATH];
+    HALO_TRY(join(npz, data_dir, "data.npz"));
+    /* halo_load reads the binary layout before it gets here: this is the
+     * distributed partitioner, which does not read it by slices yet. */
+    if (!found && is_file(npz))
+      HALO_FAIL(HALO_ERR_UNSUPPORTED,
+                "%s: OGB's binary layout (raw/data.npz) cannot be read by slices yet, so "
+                "--method ptscotch cannot partition it (use another --method)",
+                dir);
     if (!found)
       HALO_FAIL(HALO_ERR_IO,
                 "%s: no edge.csv[.gz] (nor raw/edge.csv[.gz], nor raw/data.npz); not an OGB "
