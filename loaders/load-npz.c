@@ -259,8 +259,9 @@ static int has_label(const halo_graph *g, int64_t v) {
 
 typedef struct mask_ctx {
   const load_npy *a;
-  halo_graph *g;
-  int64_t pick; /* the split's row (S x N) or column (N x S) */
+  const halo_graph *g;
+  uint8_t *split; /* size g->n: the split being read */
+  int64_t pick;   /* the split's row (S x N) or column (N x S) */
   int by_column;
   uint8_t which;
 } mask_ctx;
@@ -278,27 +279,25 @@ static halo_status put_mask(void *ctx, int64_t first, int64_t count, const void 
     const int64_t c = a->fortran ? e / a->rows : e % a->cols;
     const int64_t node = mc->by_column ? r : c, split = mc->by_column ? c : r;
     if (split != mc->pick || !v[k]) continue;
-    uint8_t *at = &mc->g->split[node];
-    if (!has_label(mc->g, node)) {
-      halo_log_error("%s: byte %" PRId64 ": node %" PRId64
-                     " is in the %s split but has no label (-1 or NaN in the labels)",
-                     a->name, a->data_at + e * a->item, node, SPLIT_WORDS[mc->which]);
-      return HALO_ERR_RANGE;
-    }
-    if (*at != HALO_SPLIT_NONE) {
-      halo_log_error("%s: byte %" PRId64 ": node %" PRId64
-                     " is in the %s split, but already in the %s split",
-                     a->name, a->data_at + e * a->item, node, SPLIT_WORDS[mc->which],
-                     SPLIT_WORDS[*at]);
-      return HALO_ERR_PARSE;
-    }
+    uint8_t *at = &mc->split[node];
+    if (!has_label(mc->g, node))
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: byte %" PRId64 ": node %" PRId64
+                " is in the %s split but has no label (-1 or NaN in the labels)",
+                a->name, a->data_at + e * a->item, node, SPLIT_WORDS[mc->which]);
+    if (*at != HALO_SPLIT_NONE)
+      HALO_FAIL(HALO_ERR_PARSE,
+                "%s: byte %" PRId64 ": node %" PRId64 " is in the %s split, but already in the %s "
+                "split",
+                a->name, a->data_at + e * a->item, node, SPLIT_WORDS[mc->which], SPLIT_WORDS[*at]);
     *at = mc->which;
   }
+done:
   return st;
 }
 
-/* The split `pick` of three masks (train, val, test), each S x N, N x S or
- * N (one split). */
+/* Split `pick` of three masks (train, val, test), each S x N, N x S, or N
+ * (one split), into a new g->split. */
 static halo_status read_masks(const zip_archive *z, halo_graph *g, const char *const keys[3],
                               int64_t pick, const char *layout) {
   halo_status st = HALO_OK;
@@ -307,12 +306,10 @@ static halo_status read_masks(const zip_archive *z, halo_graph *g, const char *c
   int64_t splits = -1;
   HALO_ALLOC(split, g->n > 0 ? g->n : 1, "node split");
   memset(split, HALO_SPLIT_NONE, (size_t)g->n);
-  uint8_t *keep = g->split;
-  g->split = split;
-  for (int s = 0; s < 3 && st == HALO_OK; s++) {
-    st = zip_open_npy(z, keys[s], 1, layout, &a, NULL);
-    if (st != HALO_OK) break;
-    mask_ctx mc = {.a = &a, .g = g, .pick = pick, .which = (uint8_t)(HALO_SPLIT_TRAIN + s)};
+  for (int s = 0; s < 3; s++) {
+    HALO_TRY(zip_open_npy(z, keys[s], 1, layout, &a, NULL));
+    mask_ctx mc = {.a = &a, .g = g, .split = split, .pick = pick,
+                   .which = (uint8_t)(HALO_SPLIT_TRAIN + s)};
     int64_t have = 0;
     if (a.ndim == 1 && a.rows == g->n) {
       have = 1;
@@ -323,38 +320,27 @@ static halo_status read_masks(const zip_archive *z, halo_graph *g, const char *c
       have = a.cols;
       mc.by_column = 1;
     } else {
-      halo_log_error("%s: byte %" PRId64 ": shape (%" PRId64 ", %" PRId64
-                     ") is not masks of the %" PRId64 " nodes (S x N, N x S or N)",
-                     a.name, a.data_at, a.rows, a.cols, g->n);
-      st = HALO_ERR_MISMATCH;
-      break;
+      HALO_FAIL(HALO_ERR_MISMATCH,
+                "%s: byte %" PRId64 ": shape (%" PRId64 ", %" PRId64
+                ") is not masks of the %" PRId64 " nodes (S x N, N x S or N)",
+                a.name, a.data_at, a.rows, a.cols, g->n);
     }
-    if (splits >= 0 && have != splits) {
-      halo_log_error("%s: byte %" PRId64 ": %" PRId64 " splits, but %s has %" PRId64, a.name,
-                     a.data_at, have, keys[0], splits);
-      st = HALO_ERR_MISMATCH;
-      break;
-    }
+    if (splits >= 0 && have != splits)
+      HALO_FAIL(HALO_ERR_MISMATCH, "%s: byte %" PRId64 ": %" PRId64 " splits, but %s has %" PRId64,
+                a.name, a.data_at, have, keys[0], splits);
     splits = have;
-    if (pick >= have) {
-      halo_log_error("--split-name %" PRId64 ": %s holds splits 0 to %" PRId64, pick, z->path,
-                     have - 1);
-      st = HALO_ERR_ARG;
-      break;
-    }
-    st = load_npy_stream(&a, LOAD_NPY_I64, put_mask, &mc);
+    if (pick >= have)
+      HALO_FAIL(HALO_ERR_ARG, "--split-name %" PRId64 ": %s holds splits 0 to %" PRId64, pick,
+                z->path, have - 1);
+    HALO_TRY(load_npy_stream(&a, LOAD_NPY_I64, put_mask, &mc));
     load_npy_close(&a);
   }
-  g->split = keep;
-  if (st == HALO_OK) {
-    free(g->split);
-    g->split = split;
-    split = NULL;
-  }
+  free(g->split);
+  g->split = split;
+  split = NULL;
+done:
   load_npy_close(&a);
   free(split);
-  goto done;
-done:
   return st;
 }
 

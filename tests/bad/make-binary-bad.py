@@ -55,6 +55,15 @@ data = bytearray(open(os.path.join(BAD, "npz-corrupt-deflate.npz"), "rb").read()
 for k in range(60, 90):
     data[k] ^= 0x5a
 put("npz-corrupt-deflate.npz", bytes(data))
+# Node 1 in the train and the valid masks; node 2 masked but unlabelled (NaN).
+two = [m if m[0] != "val_masks" else ("val_masks", gen.npy_bytes([0, 1, 0, 0, 0], (1, 5), "b1"))
+       for m in members]
+two = [m if m[0] != "train_masks" else ("train_masks", gen.npy_bytes([1, 1, 0, 0, 0], (1, 5), "b1"))
+       for m in two]
+gen.npz(os.path.join(BAD, "npz-mask-twice.npz"), two)
+nan = [m if m[0] != "node_labels" else
+       ("node_labels", gen.npy_bytes([0.0, 1.0, float("nan"), 1.0, 0.0], (5,), "f8")) for m in members]
+gen.npz(os.path.join(BAD, "npz-mask-unlabelled.npz"), nan)
 good_npz = open(os.path.join(BAD, "npz-good.npz"), "rb").read()
 put("npz-truncated.npz", good_npz[: len(good_npz) // 2])
 
