@@ -11,7 +11,9 @@
 #     sparse attribute matrix; an OGB binary folder) from gen-binary.py's
 #     CSV folder, and halo-partition reads each as the CSV folder: the same
 #     cleaned graph (--write-metis, byte for byte) and the same summary
-#     line (nodes, edges, features, classes).
+#     line (nodes, edges, features, classes);
+#  3. the shards of gen-binary.py's npy edge list and node data are the CSV
+#     folder's (h5diff: only the run id differs).
 #
 # Exit 77 (skipped) when neither python3 nor /usr/bin/python3 imports numpy.
 set -eu
@@ -104,6 +106,21 @@ for name in npy npy-f hetero shchur ogb; do
   got=$(cat "$tmp/$name.graph")
   if [ "$want" != "$got" ] && [ "$name" != shchur ]; then
     echo "check-numpy: $name: '$got', want '$want'"
+    status=1
+  fi
+done
+# 3. The shards of the generator's npy files (with the CSV folder's split)
+#    are the CSV folder's, attribute for attribute, bar the run id.
+"$partition" --input "$tmp/gen/csv" --parts 3 --out "$tmp/shards-csv" > /dev/null
+g=$tmp/gen/npy
+"$partition" --input "$g/edges.npy" --features "$g/feat.npy" --labels "$g/labels.npy" \
+  --split "$tmp/gen/csv/split" --parts 3 --out "$tmp/shards-npy" > /dev/null
+for p in 0 1 2; do
+  part=part-0000$p-of-00003.h5
+  diffs=$(h5diff -c "$tmp/shards-csv/$part" "$tmp/shards-npy/$part" 2>&1 |
+    grep -v -e 'run_id of' -e 'differences found' -e 'Not comparable' -e '^$' || true)
+  if [ -n "$diffs" ]; then
+    echo "check-numpy: $part of the npy files differs from the CSV folder's: $diffs"
     status=1
   fi
 done
