@@ -137,8 +137,7 @@ halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_o
   if (fmt == HALO_FORMAT_AUTO) fmt = halo_load_detect_format(input);
   if (opt->split_name && fmt != HALO_FORMAT_OGB && fmt != HALO_FORMAT_NPZ)
     HALO_FAIL(HALO_ERR_ARG,
-              "--split-name %s: %s is not an OGB folder or an .npz of splits (--split DIR gives "
-              "any input a split)",
+              "--split-name %s: %s is not an OGB folder (--split DIR gives any input a split)",
               opt->split_name, input);
   const halo_format_row *row = halo_format_row_of(fmt);
   if (!row) HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)fmt);
