@@ -213,6 +213,22 @@ void halo_node_slice_free(halo_node_slice *s);
 halo_status halo_load_npy_edge_slice(const char *path, int64_t slice, int64_t slices,
                                      int64_t line_base, halo_edge_slice *out);
 
+/* The heterophilous-graphs .npz (node_features, node_labels, edges,
+ * *_masks) by slices, its members stored (numpy.savez; a deflated member
+ * is refused by name): the edges as halo_load_npy_edge_slice, `nodes` the
+ * rows of node_features; the rows [first, first + rows) of node_features
+ * or node_labels as halo_load_npy_node_rows; and their split (split_name:
+ * its index, NULL 0) into split[0..rows) (HALO_SPLIT_*), checked against
+ * the rows' labels (-1: none; NULL: all labelled), *has_split 0 when the
+ * archive has no masks. Local. */
+halo_status halo_load_npz_edge_slice(const char *path, int64_t slice, int64_t slices,
+                                     int64_t line_base, halo_edge_slice *out);
+halo_status halo_load_npz_node_rows(const char *path, int is_labels, int64_t first, int64_t rows,
+                                    halo_node_slice *out);
+halo_status halo_load_npz_split_rows(const char *path, const char *split_name, int64_t first,
+                                     int64_t rows, const int32_t *labels, uint8_t *split,
+                                     int *has_split);
+
 /* Rows [first, first + rows) of a .npy node-data file of `nodes` rows, read
  * with pread and checked as halo_load_node_data checks the whole file: x
  * (features), labels (N or N x 1) or targets (N x T, T > 1), width and
@@ -375,6 +391,8 @@ typedef enum {
   HALO_SLICING_MTX,    /* Matrix Market: slices checked against the size line over the ranks */
   HALO_SLICING_FOLDER, /* an OGB folder: its edge.csv by lines, its node data to the blocks */
   HALO_SLICING_NPY,    /* a .npy edge array: each rank preads its edges (the row's `slice`) */
+  HALO_SLICING_NPZ,    /* a heterophilous-graphs .npz of stored members: edges by the row's
+                          `slice`, node data and masks by each block's rows */
 } halo_format_slicing;
 
 /* One input format: a row of the table in load-formats.c, read by

@@ -79,7 +79,8 @@ static const halo_format_row ROWS[] = {
      .guess_order = 5,
      .guess = guess_npz,
      .load = load_npz,
-     .slicing = HALO_SLICING_NONE},
+     .slicing = HALO_SLICING_NPZ,
+     .slice = halo_load_npz_edge_slice},
 };
 enum { NROWS = sizeof ROWS / sizeof ROWS[0] };
 

@@ -306,6 +306,15 @@ halo_status load_npy_labels(halo_graph *g, load_npy *a);
 halo_status load_npy_edges(load_npy *a, int64_t n, load_edges *e, int64_t *max_id);
 /* The rows an edge array holds edges in: E for E x 2, else the columns. */
 int load_npy_edge_count(const load_npy *a, int64_t *edges);
+/* Elements [e0, e0 + count) in the file's order as int64, by pread. */
+halo_status load_npy_read_elements(load_npy *a, int64_t e0, int64_t count, int64_t *out);
+/* halo_load_npy_edge_slice and halo_load_npy_node_rows of an opened array
+ * (a file, or a stored member); edge ids checked against [0, n) (n < 0:
+ * only below 2^32). */
+halo_status load_npy_edge_slice(load_npy *a, int64_t n, int64_t slice, int64_t slices,
+                                halo_edge_slice *out);
+halo_status load_npy_node_rows(load_npy *a, int is_labels, int64_t nodes, int64_t first,
+                               int64_t rows, halo_node_slice *out);
 
 /* ---- Formats ------------------------------------------------------------ */
 

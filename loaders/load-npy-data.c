@@ -322,7 +322,7 @@ done:
 /* ---- Slices (the distributed partitioner) ------------------------------ */
 
 /* Elements [e0, e0 + count) in the file's order, by pread, as int64. */
-static halo_status read_elements(load_npy *a, int64_t e0, int64_t count, int64_t *out) {
+halo_status load_npy_read_elements(load_npy *a, int64_t e0, int64_t count, int64_t *out) {
   halo_status st = HALO_OK;
   unsigned char *raw = NULL;
   enum { BLOCK = 1 << 16 };
@@ -338,24 +338,22 @@ done:
   return st;
 }
 
-halo_status halo_load_npy_edge_slice(const char *path, int64_t slice, int64_t slices,
-                                     int64_t line_base, halo_edge_slice *out) {
+halo_status load_npy_edge_slice(load_npy *ap, int64_t n, int64_t slice, int64_t slices,
+                                halo_edge_slice *out) {
   halo_status st = HALO_OK;
-  load_npy a = {.fd = -1};
   int64_t *run = NULL;
-  (void)line_base;
-  *out = (halo_edge_slice){.nodes = -1};
-  snprintf(out->source, sizeof out->source, "%s", path);
-  HALO_TRY(load_npy_open(&a, path, NULL));
+  load_npy *a = ap;
+  const char *path = a->name;
+  const int64_t limit = n >= 0 ? n : (int64_t)1 << 32;
   int64_t m = 0;
-  if (a.kind == 'f' || a.kind == 'b')
+  if (a->kind == 'f' || a->kind == 'b')
     HALO_FAIL(HALO_ERR_FORMAT, "%s: byte %" PRId64 ": dtype '%s': node ids must be integers",
-              path, a.data_at, a.descr);
-  if (!load_npy_edge_count(&a, &m))
+              path, a->data_at, a->descr);
+  if (!load_npy_edge_count(a, &m))
     HALO_FAIL(HALO_ERR_FORMAT,
               "%s: byte %" PRId64 ": shape (%" PRId64 ", %" PRId64 ") is not an edge list: "
               "expected E x 2 or 2 x E (edge_index)",
-              path, a.data_at, a.rows, a.ndim == 2 ? a.cols : 0);
+              path, a->data_at, a->rows, a->ndim == 2 ? a->cols : 0);
   const int64_t lo = (int64_t)((double)m * (double)slice / (double)slices);
   const int64_t hi = slice + 1 == slices ? m : (int64_t)((double)m * (double)(slice + 1) / (double)slices);
   const int64_t count = hi - lo;
@@ -363,67 +361,85 @@ halo_status halo_load_npy_edge_slice(const char *path, int64_t slice, int64_t sl
   /* E x 2 in C order (or 2 x E in Fortran order) holds each edge's ids
    * side by side; the other two hold a run of sources, then of
    * destinations. */
-  const int pairs = (a.rows == 2) == (a.fortran != 0);
+  const int pairs = (a->rows == 2) == (a->fortran != 0);
   if (pairs) {
-    HALO_TRY(read_elements(&a, 2 * lo, 2 * count, out->pair));
+    HALO_TRY(load_npy_read_elements(a, 2 * lo, 2 * count, out->pair));
   } else {
     HALO_ALLOC(run, (size_t)count + 1, "edge slice");
     for (int end = 0; end < 2; end++) {
-      HALO_TRY(read_elements(&a, end * m + lo, count, run));
+      HALO_TRY(load_npy_read_elements(a, end * m + lo, count, run));
       for (int64_t k = 0; k < count; k++) out->pair[2 * k + end] = run[k];
     }
   }
   for (int64_t k = 0; k < 2 * count; k++) {
     const int64_t id = out->pair[k], edge = lo + k / 2, end = k % 2;
-    if (id >= 0 && id < ((int64_t)1 << 32)) continue;
+    if (id >= 0 && id < limit) continue;
     const int64_t e = pairs ? 2 * edge + end : end * m + edge;
+    if (n >= 0)
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: byte %" PRId64 ": node id %" PRId64 " (edge %" PRId64
+                ") is out of range [0, %" PRId64 ")",
+                path, a->data_at + e * a->item, id, edge, n);
     HALO_FAIL(id < 0 ? HALO_ERR_RANGE : HALO_ERR_LIMIT,
               "%s: byte %" PRId64 ": node id %" PRId64 " (edge %" PRId64 ") is %s", path,
-              a.data_at + e * a.item, id, edge,
+              a->data_at + e * a->item, id, edge,
               id < 0 ? "negative" : "2^32 or more, beyond the loaders' limit");
   }
   out->count = count;
 done:
   free(run);
+  return st;
+}
+
+halo_status halo_load_npy_edge_slice(const char *path, int64_t slice, int64_t slices,
+                                     int64_t line_base, halo_edge_slice *out) {
+  halo_status st = HALO_OK;
+  load_npy a = {.fd = -1};
+  (void)line_base;
+  *out = (halo_edge_slice){.nodes = -1};
+  snprintf(out->source, sizeof out->source, "%s", path);
+  HALO_TRY(load_npy_open(&a, path, NULL));
+  HALO_TRY(load_npy_edge_slice(&a, -1, slice, slices, out));
+done:
   load_npy_close(&a);
   return st;
 }
 
-halo_status halo_load_npy_node_rows(const char *path, int is_labels, int64_t nodes, int64_t first,
-                                    int64_t rows, halo_node_slice *out) {
+halo_status load_npy_node_rows(load_npy *ap, int is_labels, int64_t nodes, int64_t first,
+                               int64_t rows, halo_node_slice *out) {
   halo_status st = HALO_OK;
-  load_npy a = {.fd = -1};
+  load_npy *a = ap;
+  const char *path = a->name;
   double *v = NULL;
   *out = (halo_node_slice){.first = first, .rows = rows, .max_label = -1};
-  HALO_TRY(load_npy_open(&a, path, NULL));
-  if (a.ndim == 0)
+  if (a->ndim == 0)
     HALO_FAIL(HALO_ERR_FORMAT, "%s: byte %" PRId64 ": a scalar, not rows of node data", path,
-              a.data_at);
-  if (a.rows != nodes)
+              a->data_at);
+  if (a->rows != nodes)
     HALO_FAIL(HALO_ERR_MISMATCH,
               "%s: byte %" PRId64 ": %" PRId64 " %s, but the graph has %" PRId64 " nodes", path,
-              a.data_at, a.rows, is_labels ? "labels" : "feature rows", nodes);
-  if (a.cols == 0 || a.cols > INT32_MAX)
-    HALO_FAIL(HALO_ERR_FORMAT, "%s: %" PRId64 " columns", path, a.cols);
-  const int64_t cols = a.cols;
+              a->data_at, a->rows, is_labels ? "labels" : "feature rows", nodes);
+  if (a->cols == 0 || a->cols > INT32_MAX)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: %" PRId64 " columns", path, a->cols);
+  const int64_t cols = a->cols;
   out->width = (int32_t)cols;
   HALO_ALLOC(v, (size_t)(rows * cols + 1), "npy rows");
-  HALO_TRY(load_npy_read_rows(&a, first, first + rows, LOAD_NPY_F64, v));
+  HALO_TRY(load_npy_read_rows(a, first, first + rows, LOAD_NPY_F64, v));
   if (!is_labels) {
     HALO_ALLOC(out->x, (size_t)(rows * cols + 1), "feature rows");
     for (int64_t k = 0; k < rows * cols; k++) {
       const int64_t r = first + k / cols, c = k % cols;
-      const int64_t e = a.fortran ? c * a.rows + r : r * cols + c;
+      const int64_t e = a->fortran ? c * a->rows + r : r * cols + c;
       const float x = (float)v[k];
       if (!isfinite(x))
-        ELEM_FAIL(&a, e, HALO_ERR_RANGE,
+        ELEM_FAIL(a, e, HALO_ERR_RANGE,
                   "feature %" PRId64 " of row %" PRId64 " is %s: NaN and Inf are not allowed", c,
                   r, isnan(x) ? "NaN" : "Inf (or beyond float32)");
       out->x[k] = x;
     }
     goto done;
   }
-  label_ctx l = {.a = &a, .max_label = -1};
+  label_ctx l = {.a = a, .max_label = -1};
   if (cols > 1)
     HALO_ALLOC(l.targets, (size_t)(rows * cols + 1), "node targets");
   else
@@ -432,13 +448,24 @@ halo_status halo_load_npy_node_rows(const char *path, int is_labels, int64_t nod
   out->labels = l.labels;
   for (int64_t k = 0; k < rows * cols; k++) {
     const int64_t r = first + k / cols, c = k % cols;
-    const int64_t e = a.fortran ? c * a.rows + r : r * cols + c;
+    const int64_t e = a->fortran ? c * a->rows + r : r * cols + c;
     HALO_TRY(label_entry(&l, e, k / cols, r, c, v[k]));
   }
   out->max_label = l.max_label;
 done:
   if (st != HALO_OK) halo_node_slice_free(out);
   free(v);
+  return st;
+}
+
+halo_status halo_load_npy_node_rows(const char *path, int is_labels, int64_t nodes, int64_t first,
+                                    int64_t rows, halo_node_slice *out) {
+  halo_status st = HALO_OK;
+  load_npy a = {.fd = -1};
+  *out = (halo_node_slice){.first = first, .rows = rows, .max_label = -1};
+  HALO_TRY(load_npy_open(&a, path, NULL));
+  HALO_TRY(load_npy_node_rows(&a, is_labels, nodes, first, rows, out));
+done:
   load_npy_close(&a);
   return st;
 }

@@ -681,3 +681,146 @@ done:
   halo_graph_destroy(&g);
   return st;
 }
+
+/* ---- The heterophilous-graphs layout by slices (--method ptscotch) ------ */
+
+/* Member KEY of a heterophilous-graphs archive, which must be stored (a
+ * deflated member cannot be read from the middle). */
+static halo_status open_stored(const zip_archive *z, const char *key, load_npy *a) {
+  halo_status st = HALO_OK;
+  if (!zip_find(z, "node_features") || !zip_find(z, "edges"))
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "%s: only the heterophilous-graphs layout (node_features, edges, ...) is read by "
+              "slices, so --method ptscotch cannot partition this archive (use another --method)",
+              z->path);
+  HALO_TRY(zip_open_npy(z, key, 1, HETERO, a, NULL));
+  if (a->src.deflated)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "%s: member is deflated (numpy.savez_compressed), which cannot be read by slices, "
+              "so --method ptscotch cannot partition it (store it with numpy.savez, or use "
+              "another --method)",
+              a->name);
+done:
+  return st;
+}
+
+halo_status halo_load_npz_edge_slice(const char *path, int64_t slice, int64_t slices,
+                                     int64_t line_base, halo_edge_slice *out) {
+  halo_status st = HALO_OK;
+  zip_archive z = {.fd = -1};
+  load_npy a = {.fd = -1};
+  (void)line_base;
+  *out = (halo_edge_slice){.nodes = -1};
+  snprintf(out->source, sizeof out->source, "%s", path);
+  HALO_TRY(zip_open(&z, path));
+  HALO_TRY(open_stored(&z, "node_features", &a));
+  const int64_t n = a.rows;
+  load_npy_close(&a);
+  if (n > ((int64_t)1 << 32))
+    HALO_FAIL(HALO_ERR_LIMIT, "%s: %" PRId64 " nodes exceed the loaders' limit of 2^32", path, n);
+  HALO_TRY(open_stored(&z, "edges", &a));
+  HALO_TRY(load_npy_edge_slice(&a, n, slice, slices, out));
+  out->nodes = n;
+done:
+  load_npy_close(&a);
+  zip_close(&z);
+  return st;
+}
+
+halo_status halo_load_npz_node_rows(const char *path, int is_labels, int64_t first, int64_t rows,
+                                    halo_node_slice *out) {
+  halo_status st = HALO_OK;
+  zip_archive z = {.fd = -1};
+  load_npy a = {.fd = -1};
+  *out = (halo_node_slice){.first = first, .rows = rows, .max_label = -1};
+  HALO_TRY(zip_open(&z, path));
+  HALO_TRY(open_stored(&z, "node_features", &a));
+  const int64_t n = a.rows;
+  if (is_labels) {
+    load_npy_close(&a);
+    HALO_TRY(open_stored(&z, "node_labels", &a));
+  }
+  HALO_TRY(load_npy_node_rows(&a, is_labels, n, first, rows, out));
+done:
+  load_npy_close(&a);
+  zip_close(&z);
+  return st;
+}
+
+halo_status halo_load_npz_split_rows(const char *path, const char *split_name, int64_t first,
+                                     int64_t rows, const int32_t *labels, uint8_t *split,
+                                     int *has_split) {
+  halo_status st = HALO_OK;
+  zip_archive z = {.fd = -1};
+  load_npy a = {.fd = -1};
+  int64_t *v = NULL, pick = 0, splits = -1;
+  static const char *const KEYS[3] = {"train_masks", "val_masks", "test_masks"};
+  *has_split = 0;
+  memset(split, HALO_SPLIT_NONE, (size_t)rows);
+  HALO_TRY(parse_split_index(path, split_name, &pick));
+  HALO_TRY(zip_open(&z, path));
+  HALO_TRY(open_stored(&z, "node_features", &a));
+  const int64_t n = a.rows;
+  load_npy_close(&a);
+  if (!zip_find(&z, KEYS[0]) && !zip_find(&z, KEYS[1]) && !zip_find(&z, KEYS[2])) goto done;
+  *has_split = 1;
+  for (int s = 0; s < 3; s++) {
+    HALO_TRY(open_stored(&z, KEYS[s], &a));
+    /* Node v of split `pick` is element base + v * stride, as read_masks
+     * places it: S x N (or N) C order and N x S Fortran order hold a split
+     * contiguously, the other two every S-th element. */
+    int64_t have = 0, by_column = 0;
+    if (a.ndim == 1 && a.rows == n) {
+      have = 1;
+      by_column = 1;
+    } else if (a.ndim == 2 && a.cols == n) {
+      have = a.rows;
+    } else if (a.ndim == 2 && a.rows == n) {
+      have = a.cols;
+      by_column = 1;
+    } else {
+      HALO_FAIL(HALO_ERR_MISMATCH,
+                "%s: byte %" PRId64 ": shape (%" PRId64 ", %" PRId64
+                ") is not masks of the %" PRId64 " nodes (S x N, N x S or N)",
+                a.name, a.data_at, a.rows, a.cols, n);
+    }
+    if (splits >= 0 && have != splits)
+      HALO_FAIL(HALO_ERR_MISMATCH, "%s: byte %" PRId64 ": %" PRId64 " splits, but %s has %" PRId64,
+                a.name, a.data_at, have, KEYS[0], splits);
+    splits = have;
+    if (pick >= have)
+      HALO_FAIL(HALO_ERR_ARG, "--split-name %" PRId64 ": %s holds splits 0 to %" PRId64, pick,
+                path, have - 1);
+    const int contiguous = a.ndim == 1 || (by_column != 0) == (a.fortran != 0);
+    const int64_t stride = contiguous ? 1 : have;
+    const int64_t base = contiguous ? pick * n : pick;
+    free(v);
+    v = NULL;
+    if (rows > 0) {
+      HALO_ALLOC(v, (size_t)((rows - 1) * stride + 1), "split rows");
+      HALO_TRY(load_npy_read_elements(&a, base + first * stride, (rows - 1) * stride + 1, v));
+    }
+    const uint8_t which = (uint8_t)(HALO_SPLIT_TRAIN + s);
+    for (int64_t r = 0; r < rows; r++) {
+      if (!v[r * stride]) continue;
+      const int64_t node = first + r, at = a.data_at + (base + node * stride) * a.item;
+      if (labels && labels[r] < 0)
+        HALO_FAIL(HALO_ERR_RANGE,
+                  "%s: byte %" PRId64 ": node %" PRId64
+                  " is in the %s split but has no label (-1 or NaN in the labels)",
+                  a.name, at, node, SPLIT_WORDS[which]);
+      if (split[r] != HALO_SPLIT_NONE)
+        HALO_FAIL(HALO_ERR_PARSE,
+                  "%s: byte %" PRId64 ": node %" PRId64 " is in the %s split, but already in the "
+                  "%s split",
+                  a.name, at, node, SPLIT_WORDS[which], SPLIT_WORDS[split[r]]);
+      split[r] = which;
+    }
+    load_npy_close(&a);
+  }
+done:
+  free(v);
+  load_npy_close(&a);
+  zip_close(&z);
+  return st;
+}

@@ -341,6 +341,76 @@ done:
   return st;
 }
 
+/* A heterophilous-graphs .npz of stored members: each rank preads its
+ * slice of the edges, then (once the blocks are cut) the rows of its block
+ * of node_features, node_labels and the masks of the split; the ranks
+ * digest the archive together, as halo_load digests its bytes.
+ * Collective (agreed). */
+halo_status halo__dist_load_npz(dist *d) {
+  halo_status st = HALO_OK;
+  const halo_partition_dist_request *rq = d->rq;
+  const char *path = rq->input;
+  halo_node_slice f = {0}, l = {0};
+  int32_t *owned = NULL;
+  uint64_t digest = 0;
+  halo_digest_chunked own;
+  halo_digest_chunked_init(&own);
+  phase_begin(d);
+  st = d->row->slice(path, d->rank, d->size, 0, &d->slice);
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(halo__dist_digest_file(d, path, &own));
+  digest = halo_digest_chunked_final(&own);
+  HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
+  d->slice.source_digest = digest;
+  d->slice.renumber = 0;
+  HALO_TRY(halo__dist_nodes_limit(path, d->slice.nodes));
+  HALO_TRY(halo__dist_row_blocks(d)); /* before the node data, which goes to the blocks */
+  const int64_t begin = d->begins[d->rank], rows = d->begins[d->rank + 1] - begin;
+  phase_begin(d);
+  st = halo_load_npz_node_rows(path, 0, begin, rows, &f);
+  if (st == HALO_OK) st = halo_load_npz_node_rows(path, 1, begin, rows, &l);
+  HALO_TRY(phase_end(d, st));
+  int32_t max_label = -1;
+  HALO_MPI(MPI_Allreduce(&l.max_label, &max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
+  d->file_features = f.width;
+  d->x = f.x;
+  f.x = NULL;
+  if (l.targets) { /* N x T: T binary tasks */
+    d->file_classes = l.width;
+    d->file_multilabel = 1;
+    d->targets = l.targets;
+    l.targets = NULL;
+  } else {
+    d->file_classes = max_label + 1;
+    d->has_file_labels = d->file_classes > 0;
+    d->labels = l.labels;
+    l.labels = NULL;
+  }
+  if (rq->synth_split || rq->split) goto done; /* another split replaces the masks */
+  int has = 0, any = 0;
+  const int32_t *labelled = NULL;
+  phase_begin(d);
+  st = halo__dist_admit(path, "reading the split", 5.0 * (double)rows);
+  if (st == HALO_OK && !(d->split = malloc((size_t)(rows > 0 ? rows : 1)))) {
+    halo_log_error("%s: out of memory allocating the block's split", path);
+    st = HALO_ERR_NOMEM;
+  }
+  if (st == HALO_OK) st = block_labelled(d, rows, &labelled, &owned);
+  if (st == HALO_OK)
+    st = halo_load_npz_split_rows(path, rq->split_name, begin, rows, labelled, d->split, &has);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Allreduce(&has, &any, 1, MPI_INT, MPI_MAX, d->comm));
+  if (!any) {
+    free(d->split);
+    d->split = NULL;
+  }
+done:
+  free(owned);
+  halo_node_slice_free(&f);
+  halo_node_slice_free(&l);
+  return st;
+}
+
 /* --split DIR: every rank reads the three files whole for the nodes of
  * its block (a renumbered input's files name its input ids: each block
  * answers for those from its first input id to the next block's), and rank

@@ -81,6 +81,7 @@ enum {
   INPUT_OGB = 3,
   INPUT_MTX = 4,
   INPUT_NPY = 5,
+  INPUT_NPZ = 6,
   INPUTS = 8
 };
 
@@ -110,6 +111,9 @@ static halo_status input_kind(dist *d, int *code) {
       break;
     case HALO_SLICING_NPY:
       kind = INPUT_NPY;
+      break;
+    case HALO_SLICING_NPZ:
+      kind = INPUT_NPZ;
       break;
     default:
       HALO_FAIL(HALO_ERR_ARG,
@@ -487,7 +491,7 @@ halo_status halo__dist_load_input(dist *d) {
         d->rq->input);
     st = HALO_ERR_ARG;
   }
-  if (st == HALO_OK && d->rq->split_name && kind != INPUT_OGB) {
+  if (st == HALO_OK && d->rq->split_name && kind != INPUT_OGB && kind != INPUT_NPZ) {
     halo_log_error("--split-name %s: %s is not an OGB folder (--split DIR gives any input a split)",
                    d->rq->split_name, d->rq->input);
     st = HALO_ERR_ARG;
@@ -507,6 +511,8 @@ halo_status halo__dist_load_input(dist *d) {
     HALO_TRY(load_mtx_file(d));
   } else if (kind == INPUT_NPY) {
     HALO_TRY(load_npy_file(d));
+  } else if (kind == INPUT_NPZ) {
+    HALO_TRY(halo__dist_load_npz(d));
   }
   /* renumber and the OGB folder's reader cut them before their node data */
   if (kind == INPUT_SPEC || kind == INPUT_MTX || kind == INPUT_NPY)

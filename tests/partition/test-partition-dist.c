@@ -684,7 +684,7 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
 }
 
 /* .npy edge arrays (2 x E edge_index in C order; E x 2 int32 in Fortran
- * order) with .npy node data (float32 C order, big-endian float64 Fortran
+ * order), and an .npz of stored members, with .npy node data (float32 C order, big-endian float64 Fortran
  * order; float labels with NaN, big-endian int16 labels): each rank preads
  * its edges and its block's rows, and the shards are the sequential
  * reader's, digest included.  The inputs are tests/loaders/gen-binary.py's
@@ -706,6 +706,12 @@ Test(dist, npy_edge_arrays_give_the_sequential_readers_shards, .timeout = 300) {
            "--synthetic-split 0.5,0.2,0.3",
            dir, dir);
   compare_at_k3("dist-npy-e2", in, "metis", 3, flags);
+  /* A heterophilous-graphs .npz of stored members (Fortran order, big
+   * endian): edges, node rows and masks by pread; its split 1, and a drawn
+   * split instead. */
+  snprintf(in, sizeof in, "%s/gen/hetero-f.npz", dir);
+  compare_with_sequential("dist-npz", in, "metis", 3, "--split-name 1");
+  compare_at_k3("dist-npz-drawn", in, "metis", 3, "--synthetic-split 0.5,0.2,0.3");
   pt_remove_tree(dir);
   free(dir);
 }
