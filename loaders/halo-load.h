@@ -5,6 +5,11 @@
  *   Matrix Market            coordinate pattern|real|integer, general|symmetric
  *   synthetic spec           sbm:nodes=..,classes=..,avg-degree=..,homophily=..,feat=..,seed=..
  *                            rmat:scale=..,edge-factor=..,seed=..
+ *   NumPy edge array         E.npy: E x 2 or 2 x E (edge_index) integer ids in [0, N)
+ *   NumPy archive            G.npz: heterophilous-graphs (node_features, node_labels, edges,
+ *                            *_masks) or gnn-benchmark CSR (adj_*, attr_*, labels)
+ *   OGB binary folder        raw/data.npz (edge_index, node_feat, num_nodes_list, ...),
+ *                            raw/node-label.npz, split/ as in the CSV layout
  *
  * Bad input is reported once, as "FILE:LINE: what is wrong", and returned as a
  * negative status; nothing exits.
@@ -21,6 +26,8 @@ typedef enum {
   HALO_FORMAT_EDGELIST,
   HALO_FORMAT_MTX,
   HALO_FORMAT_SPEC,
+  HALO_FORMAT_NPY,
+  HALO_FORMAT_NPZ,
 } halo_format;
 
 /* Parses "auto", "ogb", "edgelist" (alias "snap"), "mtx", "spec"; anything
@@ -50,15 +57,25 @@ typedef enum { HALO_HEADER_AUTO = 0, HALO_HEADER_YES, HALO_HEADER_NO } halo_head
 /* What halo_load_opts does beyond halo_load. */
 typedef struct halo_load_options {
   const char *split_name; /* OGB: the folder split/NAME to read (NULL: split/ itself, or its only
-                             folder) */
+                             folder); npz of S splits (train_masks S x N): the 0-based index of
+                             the split (NULL: 0) */
   int skip_split;         /* OGB: read no split (another one replaces it) */
   halo_header header;     /* text inputs' header row (above) */
   int64_t nodes;          /* an edge list: its ids are the nodes 0..nodes-1, kept as they are
                              (isolated nodes included; an id >= nodes is refused at its line);
-                             0: inferred, the ids renumbered 0..n-1 */
-  int32_t classes;        /* labels: the class count, a label >= classes refused at its line;
-                             0: the largest label + 1, under halo_load_check_classes' rule */
+                             0: inferred, a text edge list's ids renumbered 0..n-1, an npy
+                             edge list's kept (N the largest id + 1, or min_nodes when more) */
+  int64_t min_nodes;      /* npy edge list, N inferred: at least this many (the rows of
+                             --features and --labels: halo_load_npy_rows) */
+  int32_t classes;        /* labels: the class count, a label >= classes refused at its line
+                             (row); 0: the largest label + 1, under halo_load_check_classes'
+                             rule */
 } halo_load_options;
+
+/* The rows of a .npy file (its header's first dimension), or 0 when `path`
+ * is NULL or not a .npy file: what --features X.npy and --labels Y.npy add
+ * to an npy edge list's node count. Local. */
+halo_status halo_load_npy_rows(const char *path, int64_t *rows);
 
 /* halo_load with options (opt may be NULL). Local. */
 halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_options *opt,
@@ -109,6 +126,11 @@ enum { HALO_CLASSES_SPARSE_LABEL = 8, HALO_CLASSES_SPARSE_FACTOR = 2 };
  * label reader calls it, whatever the file's format. Local. */
 halo_status halo_load_check_classes(const char *where, int32_t max_label, int64_t distinct,
                                     int32_t classes, int32_t *out);
+
+/* halo_load_check_classes' `where` for the first of a file's largest
+ * labels: "PATH:AT", AT its line, in a text file; "PATH: row AT", AT its
+ * 0-based row, in a binary one (a .npy file or an archive's member). Local. */
+void halo_load_label_where(char *where, size_t size, const char *path, int binary, int64_t at);
 
 /* The distinct labels >= 0 among labels[0..rows), whose largest is
  * max_label; rows when max_label + 1 > 2 rows, where the rule's verdict is
@@ -231,7 +253,8 @@ typedef struct halo_node_slice {
   int8_t *targets;   /* labels of width > 1 (multi-label): rows x width of 1, 0 or -1
                         (missing); else NULL */
   int32_t max_label; /* labels: the largest label of the slice (-1 when none) */
-  int64_t max_line;  /* labels: the line (in the file) of its first occurrence, 0 when none */
+  int64_t max_line;  /* labels: the line (in the file) of its first occurrence, 0 when none;
+                        of a .npy file's rows, 1 + its row */
   int header;        /* 1: the file's line 1 is a header row, row v is on line v + 2 */
 } halo_node_slice;
 
@@ -255,6 +278,45 @@ halo_status halo_load_labels_slice(const char *path, const halo_load_options *op
 
 /* Frees the rows; accepts a zeroed slice. Local. */
 void halo_node_slice_free(halo_node_slice *s);
+
+/* Slice `slice` of `slices` of a .npy edge array (E x 2 or 2 x E): its
+ * edges [E·slice/slices, E·(slice+1)/slices), read with pread, ids kept
+ * (`renumber` 0); `nodes` is opt->nodes (an id >= it refused at its byte),
+ * else -1 (the largest id over all slices + 1 gives it), and an id
+ * outside [0, 2^32) is refused at its byte; line_base is unused (the
+ * row's `slice` type). source_digest is left 0. Local. */
+halo_status halo_load_npy_edge_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, halo_edge_slice *out);
+
+/* The heterophilous-graphs .npz (node_features, node_labels, edges,
+ * *_masks) by slices, its members stored (numpy.savez; a deflated member
+ * is refused by name): the edges as halo_load_npy_edge_slice, `nodes` the
+ * rows of node_features; the rows [first, first + rows) of node_features
+ * or node_labels as halo_load_npy_node_rows; and their split (split_name:
+ * its index, NULL 0) into split[0..rows) (HALO_SPLIT_*), checked against
+ * the rows' labels (-1: none; NULL: all labelled), *has_split 0 when the
+ * archive has no masks. Local. */
+halo_status halo_load_npz_edge_slice(const char *path, const halo_load_options *opt, int64_t slice,
+                                     int64_t slices, int64_t line_base, halo_edge_slice *out);
+halo_status halo_load_npz_node_rows(const char *path, int is_labels, int64_t first, int64_t rows,
+                                    halo_node_slice *out);
+halo_status halo_load_npz_split_rows(const char *path, const char *split_name, int64_t first,
+                                     int64_t rows, const int32_t *labels, uint8_t *split,
+                                     int *has_split);
+
+/* Rows [first, first + rows) of a .npy node-data file of `nodes` rows, read
+ * with pread and checked as halo_load_node_data_opts checks the whole file
+ * with opt (opt->classes against a multi-label array's columns): x
+ * (features), labels (N or N x 1) or targets (N x T, T > 1), width,
+ * max_label and max_line (1 + its row) as halo_load_labels_slice gives
+ * them; the class count is the caller's, over all rows
+ * (halo_load_check_classes). Local. */
+halo_status halo_load_npy_node_rows(const char *path, const halo_load_options *opt, int is_labels,
+                                    int64_t nodes, int64_t first, int64_t rows,
+                                    halo_node_slice *out);
+
+/* 1 when `path` starts with the .npy magic bytes. Local. */
+int halo_load_is_npy(const char *path);
 
 /* 1 when `path` starts with gzip's magic bytes. Local. */
 int halo_load_is_gzip(const char *path);
@@ -412,6 +474,9 @@ typedef enum {
   HALO_SLICING_LINES,
   HALO_SLICING_MTX,    /* Matrix Market: slices checked against the size line over the ranks */
   HALO_SLICING_FOLDER, /* an OGB folder: its edge.csv by lines, its node data to the blocks */
+  HALO_SLICING_NPY,    /* a .npy edge array: each rank preads its edges (the row's `slice`) */
+  HALO_SLICING_NPZ,    /* a heterophilous-graphs .npz of stored members: edges by the row's
+                          `slice`, node data and masks by each block's rows */
 } halo_format_slicing;
 
 /* One input format: a row of the table in load-formats.c, read by
@@ -427,6 +492,9 @@ typedef struct halo_format_row {
   int (*guess)(const char *input);
   /* The whole input into a new graph (halo_load). Local. */
   halo_status (*load)(const char *input, const halo_load_options *opt, halo_graph **out);
+  /* 1: --nodes N (halo_load_options.nodes) fixes the node count, the ids
+   * kept (an edge list's, a .npy edge array's); 0: the input gives it. */
+  int takes_nodes;
   halo_format_slicing slicing;
   /* HALO_SLICING_LINES: a plain file's slice and a gzip file's stream, as
    * halo_load_edgelist_slice and halo_load_edgelist_stream (NULL otherwise). */
@@ -440,5 +508,9 @@ typedef struct halo_format_row {
 /* The row of `format`, or NULL for HALO_FORMAT_AUTO and unknown values.
  * The table is static: the row is borrowed for the program's life. Local. */
 const halo_format_row *halo_format_row_of(halo_format format);
+
+/* --nodes `nodes` (0: not given) against the input `input` of row `row`:
+ * refused in one line unless the row takes_nodes. Local. */
+halo_status halo_load_check_nodes(const halo_format_row *row, const char *input, int64_t nodes);
 
 #endif /* HALO_LOAD_H */

@@ -29,6 +29,15 @@ static int guess_mtx(const char *input) {
   return ends_with(input, ".mtx") || ends_with(input, ".mtx.gz");
 }
 
+/* A .npy file by its magic bytes (or its name, so that a missing one is
+ * named as an array). */
+static int guess_npy(const char *input) {
+  return load_npy_is_npy(input) || ends_with(input, ".npy");
+}
+
+/* An .npz by its name: a zip archive of .npy members. */
+static int guess_npz(const char *input) { return ends_with(input, ".npz"); }
+
 /* In --format's order (its message lists the names so); auto tries the
  * guesses in guess_order, and an edge list is what none of them claims. */
 static const halo_format_row ROWS[] = {
@@ -43,6 +52,7 @@ static const halo_format_row ROWS[] = {
      .alias = "snap",
      .guess_order = 0,
      .load = load_edgelist,
+     .takes_nodes = 1,
      .slicing = HALO_SLICING_LINES,
      .slice = halo_load_edgelist_slice,
      .stream = halo_load_edgelist_stream},
@@ -58,6 +68,21 @@ static const halo_format_row ROWS[] = {
      .guess = guess_spec,
      .load = load_spec,
      .slicing = HALO_SLICING_SPEC},
+    {.format = HALO_FORMAT_NPY,
+     .name = "npy",
+     .guess_order = 4,
+     .guess = guess_npy,
+     .load = load_npy_edgelist,
+     .takes_nodes = 1,
+     .slicing = HALO_SLICING_NPY,
+     .slice = halo_load_npy_edge_slice},
+    {.format = HALO_FORMAT_NPZ,
+     .name = "npz",
+     .guess_order = 5,
+     .guess = guess_npz,
+     .load = load_npz,
+     .slicing = HALO_SLICING_NPZ,
+     .slice = halo_load_npz_edge_slice},
 };
 enum { NROWS = sizeof ROWS / sizeof ROWS[0] };
 
@@ -100,6 +125,17 @@ halo_format halo_load_detect_format(const char *input) {
   return pick ? pick->format : fallback->format;
 }
 
+halo_status halo_load_check_nodes(const halo_format_row *row, const char *input, int64_t nodes) {
+  halo_status st = HALO_OK;
+  if (nodes > 0 && !row->takes_nodes)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--nodes %lld: %s is not an edge list (an OGB folder, a Matrix Market file, an "
+              ".npz archive and a spec give their node count)",
+              (long long)nodes, input);
+done:
+  return st;
+}
+
 halo_status halo_load(const char *input, halo_format fmt, halo_graph **out) {
   return halo_load_opts(input, fmt, NULL, out);
 }
@@ -113,17 +149,13 @@ halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_o
   *out = NULL;
   if (!input || !*input) HALO_FAIL(HALO_ERR_ARG, "no input path or spec given");
   if (fmt == HALO_FORMAT_AUTO) fmt = halo_load_detect_format(input);
-  if (opt->split_name && fmt != HALO_FORMAT_OGB)
+  if (opt->split_name && fmt != HALO_FORMAT_OGB && fmt != HALO_FORMAT_NPZ)
     HALO_FAIL(HALO_ERR_ARG,
               "--split-name %s: %s is not an OGB folder (--split DIR gives any input a split)",
               opt->split_name, input);
-  if (opt->nodes > 0 && fmt != HALO_FORMAT_EDGELIST)
-    HALO_FAIL(HALO_ERR_ARG,
-              "--nodes %lld: %s is not an edge list (an OGB folder, a Matrix Market file and a "
-              "spec give their node count)",
-              (long long)opt->nodes, input);
   const halo_format_row *row = halo_format_row_of(fmt);
   if (!row) HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)fmt);
+  HALO_TRY(halo_load_check_nodes(row, input, opt->nodes));
   HALO_TRY(row->load(input, opt, out));
 done:
   return st;

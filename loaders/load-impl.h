@@ -281,6 +281,100 @@ halo_status load_graph_create(const char *path, int64_t n, halo_graph **out);
 /* Sorts every row of g's CSR by destination (OpenMP over rows). */
 void load_csr_sort_rows(halo_graph *g);
 
+/* ---- Binary arrays: .npy files and .npz members (load-npy.c, load-npz.c) */
+
+/* Bytes to read: [base, base + size) of fd as they are, or (deflated) the
+ * raw deflate stream of csize bytes at base that inflates to `size` bytes,
+ * as a zip archive stores a member.  load_src_read hands them out in order
+ * (a deflated member can only be read so), load_src_pread anywhere (plain
+ * bytes only). */
+typedef struct load_src {
+  const char *name; /* borrowed: "FILE" or "ARCHIVE:MEMBER", in messages */
+  int fd;           /* borrowed */
+  int64_t base, size;
+  int64_t pos; /* bytes handed out by load_src_read */
+  int deflated;
+  int64_t csize, cpos; /* deflated: compressed bytes, and those consumed */
+  z_stream z;
+  int z_open;
+  unsigned char *in;           /* deflated: compressed bytes not yet consumed */
+  int check_crc;               /* compare the CRC-32 of the bytes with want_crc at the end */
+  uint32_t crc, want_crc;
+  halo_digest_chunked *digest; /* borrowed, may be NULL: gets the bytes handed out */
+} load_src;
+
+/* The next `len` bytes; a source that ends first, corrupt deflate data and
+ * (at the end) a CRC that differs are refused, naming the byte. */
+halo_status load_src_read(load_src *s, void *buf, size_t len);
+/* Bytes [off, off + len) of a plain source. */
+halo_status load_src_pread(const load_src *s, int64_t off, size_t len, void *buf);
+void load_src_close(load_src *s);
+
+/* A NumPy array of at most 2 dimensions (a vector is rows x 1, a scalar
+ * 1 x 1) whose header has been read and checked against the bytes there
+ * are. */
+typedef struct load_npy {
+  load_src src;
+  int fd;               /* owned (load_npy_open), or -1 */
+  char name[HALO_OGB_PATH + 256]; /* for messages */
+  char descr[32];       /* the dtype as the header spells it: '<f4' */
+  char kind;            /* 'b' bool, 'i' int, 'u' uint, 'f' float */
+  int item;             /* bytes an element */
+  int swap;             /* the file's byte order is not this machine's */
+  int fortran;          /* column-major */
+  int ndim;
+  int64_t shape[2];
+  int64_t rows, cols;
+  int64_t data_at; /* offset of the first element in the source */
+} load_npy;
+
+typedef enum { LOAD_NPY_F32, LOAD_NPY_F64, LOAD_NPY_I64 } load_npy_type;
+
+/* 1 when `path` starts with the .npy magic bytes. */
+int load_npy_is_npy(const char *path);
+/* A .npy file (its bytes go into digest when given), or an array at src
+ * (a member of an archive: copied, with `name` for messages). */
+halo_status load_npy_open(load_npy *a, const char *path, halo_digest_chunked *digest);
+halo_status load_npy_open_src(load_npy *a, const load_src *src, const char *name);
+void load_npy_close(load_npy *a);
+
+/* Elements first..first+count-1 in the file's order (C or Fortran), as t. */
+typedef halo_status (*load_npy_emit)(void *ctx, int64_t first, int64_t count, const void *vals);
+/* Every element in the file's order, in blocks, converted to t (bool as
+ * 0/1; a uint64 above INT64_MAX as INT64_MAX; a float as int64 truncates,
+ * and a non-finite one is INT64_MIN), read sequentially. */
+halo_status load_npy_stream(load_npy *a, load_npy_type t, load_npy_emit emit, void *ctx);
+/* The whole array, row-major rows x cols of t, read sequentially. */
+halo_status load_npy_read_all(load_npy *a, load_npy_type t, void *out);
+/* Rows [r0, r1), row-major, read with pread (a plain source only). */
+halo_status load_npy_read_rows(load_npy *a, int64_t r0, int64_t r1, load_npy_type t, void *out);
+void load_npy_convert(const load_npy *a, const void *raw, int64_t count, load_npy_type t,
+                      void *out);
+
+/* Node data and edges from arrays (load-npy-data.c).  Features: n x F
+ * (a vector: F = 1), NaN and Inf refused.  Labels: n or n x 1 (int, or
+ * float with NaN for unlabelled), their class count under
+ * halo_load_check_classes with `classes` (--classes; 0: none), or n x T,
+ * T > 1, of 0/1 (NaN or -1: missing), multi-label.  Each installs its
+ * result in g. */
+halo_status load_npy_features(halo_graph *g, load_npy *a);
+halo_status load_npy_labels(halo_graph *g, load_npy *a, int32_t classes);
+/* An edge array, E x 2 or 2 x E (PyG's edge_index; a 2 x 2 array is read
+ * so), its ids checked against [0, n) (n < 0: only below 2^32), into a
+ * narrow buffer of E edges; *max_id gets the largest id (-1: none). */
+halo_status load_npy_edges(load_npy *a, int64_t n, load_edges *e, int64_t *max_id);
+/* The rows an edge array holds edges in: E for E x 2, else the columns. */
+int load_npy_edge_count(const load_npy *a, int64_t *edges);
+/* Elements [e0, e0 + count) in the file's order as int64, by pread. */
+halo_status load_npy_read_elements(load_npy *a, int64_t e0, int64_t count, int64_t *out);
+/* halo_load_npy_edge_slice and halo_load_npy_node_rows of an opened array
+ * (a file, or a stored member); edge ids checked against [0, n) (n < 0:
+ * only below 2^32). */
+halo_status load_npy_edge_slice(load_npy *a, int64_t n, int64_t slice, int64_t slices,
+                                halo_edge_slice *out);
+halo_status load_npy_node_rows(load_npy *a, int is_labels, int32_t classes, int64_t nodes,
+                               int64_t first, int64_t rows, halo_node_slice *out);
+
 /* ---- Formats ------------------------------------------------------------ */
 
 halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph **out);
@@ -291,6 +385,17 @@ halo_status load_ogb_edge(const load_reader *r, const char *line, int64_t n, int
 halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_graph **out);
 halo_status load_mtx(const char *path, const halo_load_options *opt, halo_graph **out);
 halo_status load_spec(const char *spec, const halo_load_options *opt, halo_graph **out);
+halo_status load_npy_edgelist(const char *path, const halo_load_options *opt, halo_graph **out);
+halo_status load_npz(const char *path, const halo_load_options *opt, halo_graph **out);
+/* The split files of an OGB folder, as halo_load finds them (load-ogb.c):
+ * split/ of data_dir or of top_dir (may be NULL), itself or its folder
+ * `name` (or its only folder); *have 0 when there is no split/. */
+halo_status load_ogb_find_splits(const char *data_dir, const char *top_dir, const char *name,
+                                 char paths[3][HALO_OGB_PATH], int *have);
+/* OGB's binary layout (raw/data.npz, raw/node-label.npz; load-npz.c):
+ * data_dir holds data.npz, top_dir (or NULL) the split/ beside raw/. */
+halo_status load_ogb_binary(const char *dir, const char *data_dir, const char *top_dir,
+                            const halo_load_options *opt, halo_graph **out);
 
 /* True when `input` starts with "NAME:" for a known generator. */
 int load_spec_is_spec(const char *input);
@@ -298,7 +403,9 @@ int load_spec_is_spec(const char *input);
 /* Node data shared by the OGB loader and halo_load_node_data.  Each reads one
  * file for g's n nodes and installs the result in g (replacing what was
  * there); the file's bytes go into `digest` when given.  opt: the user's
- * options (header, classes, nodes), or NULL for an OGB folder's file. */
+ * options (header, classes, nodes), or NULL for an OGB folder's file.  A
+ * .npy file (its magic bytes) is read as an array (load_npy_features,
+ * load_npy_labels), anything else as text. */
 halo_status load_features_file(halo_graph *g, const char *path, const halo_load_options *opt,
                                halo_digest_chunked *digest);
 halo_status load_labels_file(halo_graph *g, const char *path, const halo_load_options *opt,

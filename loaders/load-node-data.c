@@ -170,8 +170,9 @@ done:
 /* Whether a row past the graph's nodes gets too_many_rows' hint. */
 static int rows_hint(const halo_load_options *opt) { return opt && opt->nodes == 0; }
 
-halo_status load_features_file(halo_graph *g, const char *path, const halo_load_options *opt,
-                               halo_digest_chunked *digest) {
+/* A text file of feature rows (CSV, or separated by spaces or tabs). */
+static halo_status text_features_file(halo_graph *g, const char *path, const halo_load_options *opt,
+                                      halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   load_text t;
@@ -337,8 +338,9 @@ done:
   return st;
 }
 
-halo_status load_labels_file(halo_graph *g, const char *path, const halo_load_options *opt,
-                             halo_digest_chunked *digest) {
+/* A text file of labels: one a line, or rows of binary tasks. */
+static halo_status text_labels_file(halo_graph *g, const char *path, const halo_load_options *opt,
+                                    halo_digest_chunked *digest) {
   halo_status st = HALO_OK;
   load_reader r = {0};
   load_text t;
@@ -379,7 +381,7 @@ halo_status load_labels_file(halo_graph *g, const char *path, const halo_load_op
       LOAD_FAIL(&r, HALO_ERR_MISMATCH, "%lld labels, but the graph has %lld nodes", (long long)row,
                 (long long)n);
     char where[HALO_OGB_PATH + 32];
-    snprintf(where, sizeof where, "%s:%lld", path, (long long)max_line);
+    halo_load_label_where(where, sizeof where, path, 0, max_line);
     HALO_TRY(halo_load_label_distinct(labels, n, max_label, &distinct));
     HALO_TRY(halo_load_check_classes(where, max_label, distinct, classes, &width));
   }
@@ -402,6 +404,30 @@ done:
   free(labels);
   free(targets);
   return st;
+}
+
+/* A .npy file of node data (load-npy-data.c), its bytes into digest. */
+static halo_status npy_node_file(halo_graph *g, const char *path, const halo_load_options *opt,
+                                 halo_digest_chunked *digest, int is_labels) {
+  halo_status st = HALO_OK;
+  load_npy a = {.fd = -1};
+  HALO_TRY(load_npy_open(&a, path, digest));
+  HALO_TRY(is_labels ? load_npy_labels(g, &a, opt ? opt->classes : 0) : load_npy_features(g, &a));
+done:
+  load_npy_close(&a);
+  return st;
+}
+
+halo_status load_features_file(halo_graph *g, const char *path, const halo_load_options *opt,
+                               halo_digest_chunked *digest) {
+  return load_npy_is_npy(path) ? npy_node_file(g, path, opt, digest, 0)
+                               : text_features_file(g, path, opt, digest);
+}
+
+halo_status load_labels_file(halo_graph *g, const char *path, const halo_load_options *opt,
+                             halo_digest_chunked *digest) {
+  return load_npy_is_npy(path) ? npy_node_file(g, path, opt, digest, 1)
+                               : text_labels_file(g, path, opt, digest);
 }
 
 /* Whether node v has a label: a class, or at least one task that is not

@@ -151,7 +151,7 @@ done:
 /* Resolves the three split files, or none when there is no split folder:
  * split/ itself, or its folder `name`, or its only folder when `name` is
  * NULL.  Several folders and no name are refused with their names. */
-static halo_status find_splits(const char *data_dir, const char *top_dir, const char *name,
+halo_status load_ogb_find_splits(const char *data_dir, const char *top_dir, const char *name,
                                char paths[3][OGB_PATH], int *have) {
   halo_status st = HALO_OK;
   DIR *d = NULL;
@@ -248,9 +248,20 @@ halo_status halo_load_ogb_files(const char *dir, const halo_load_options *opt,
   if (!found) {
     HALO_TRY(join(data_dir, dir, "raw"));
     HALO_TRY(find_csv(out->edges, data_dir, "edge", &found));
+    char npz[OGB_PATH];
+    HALO_TRY(join(npz, data_dir, "data.npz"));
+    /* halo_load reads the binary layout before it gets here: this is the
+     * distributed partitioner, which does not read it by slices yet. */
+    if (!found && is_file(npz))
+      HALO_FAIL(HALO_ERR_UNSUPPORTED,
+                "%s: OGB's binary layout (raw/data.npz) cannot be read by slices yet, so "
+                "--method ptscotch cannot partition it (use another --method)",
+                dir);
     if (!found)
       HALO_FAIL(HALO_ERR_IO,
-                "%s: no edge.csv[.gz] (nor raw/edge.csv[.gz]); not an OGB dataset folder", dir);
+                "%s: no edge.csv[.gz] (nor raw/edge.csv[.gz], nor raw/data.npz); not an OGB "
+                "dataset folder",
+                dir);
     top_dir = dir;
   } else {
     /* Pointed at DATASET/raw: the split sits in DATASET/split. */
@@ -274,7 +285,7 @@ halo_status halo_load_ogb_files(const char *dir, const halo_load_options *opt,
   HALO_TRY(find_csv(out->labels, data_dir, "node-label", &found));
   if (!found) out->labels[0] = '\0';
   if (!opt->skip_split)
-    HALO_TRY(find_splits(data_dir, top_dir, opt->split_name, out->split, &out->has_split));
+    HALO_TRY(load_ogb_find_splits(data_dir, top_dir, opt->split_name, out->split, &out->has_split));
 done:
   return st;
 }
@@ -292,6 +303,25 @@ halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph *
   halo_digest_chunked_init(&digest);
   *out = NULL;
   HALO_ALLOC(f, 1, "OGB file names");
+  /* OGB's binary layout (ogb's binary=True, as ogbn-papers100M ships):
+   * raw/data.npz where the CSV layout has edge.csv. */
+  char npz[OGB_PATH];
+  int csv = 0;
+  HALO_TRY(find_csv(npz, dir, "edge", &csv));
+  if (!csv) {
+    HALO_TRY(join(npz, dir, "raw"));
+    HALO_TRY(find_csv(npz, npz, "edge", &csv));
+  }
+  for (int k = 0; k < 2 && !csv; k++) {
+    HALO_TRY(join(npz, dir, k == 0 ? "data.npz" : "raw/data.npz"));
+    if (!is_file(npz)) continue;
+    /* Pointed at DATASET/raw: the split sits in DATASET/split. */
+    char data_dir[OGB_PATH], parent[OGB_PATH];
+    HALO_TRY(join(data_dir, dir, k == 0 ? "." : "raw"));
+    HALO_TRY(join(parent, dir, ".."));
+    HALO_TRY(load_ogb_binary(dir, data_dir, k == 0 ? parent : dir, opt, out));
+    goto done;
+  }
   HALO_TRY(halo_load_ogb_files(dir, opt, f));
 
   int64_t n = 0, m_hint = 0;

@@ -96,9 +96,13 @@ const char *load_file_kind_name(load_file_kind kind) {
 static const char *kind_hint(load_file_kind kind) {
   switch (kind) {
     case LOAD_FILE_NPY:
+      return "a .npy array is read as --input (an edge array), --features or --labels; here "
+             "text is expected (a --split folder's train.csv, valid.csv and test.csv hold one "
+             "node id a line: numpy.savetxt('train.csv', ids, fmt='%d'))";
     case LOAD_FILE_NPZ:
-      return "this reader takes text: write the array as text (numpy.savetxt('x.csv', a, "
-             "delimiter=',')), or convert a graph with scripts/halo-import";
+      return "an .npz archive is read as --input (halo-partition --input G.npz); here text is "
+             "expected (a --split folder's files hold one node id a line), and --features and "
+             "--labels take .npy arrays or text";
     case LOAD_FILE_TORCH:
     case LOAD_FILE_DGL:
       return "convert it with scripts/halo-import";

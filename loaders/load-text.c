@@ -131,6 +131,13 @@ done:
   return st;
 }
 
+void halo_load_label_where(char *where, size_t size, const char *path, int binary, int64_t at) {
+  if (binary)
+    snprintf(where, size, "%s: row %" PRId64, path, at);
+  else
+    snprintf(where, size, "%s:%" PRId64, path, at);
+}
+
 halo_status halo_load_check_classes(const char *where, int32_t max_label, int64_t distinct,
                                     int32_t classes, int32_t *out) {
   halo_status st = HALO_OK;

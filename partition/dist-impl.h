@@ -179,6 +179,7 @@ halo_status halo__dist_load_input(dist *d);
 /* dist-nodes.c */
 halo_status halo__dist_node_files(dist *d);
 halo_status halo__dist_load_ogb_folder(dist *d);
+halo_status halo__dist_load_npz(dist *d);
 halo_status halo__dist_split_dir(dist *d);
 
 /* dist-renumber.c */

@@ -138,6 +138,19 @@ done:
   return st;
 }
 
+/* The largest label over the ranks' slices, and where its first
+ * occurrence is: the lowest max_line among the slices that hold it
+ * (INT64_MAX when none does).  Collective. */
+static halo_status agree_max_label(dist *d, const halo_node_slice *ns, int32_t *max_label,
+                                   int64_t *max_line) {
+  halo_status st = HALO_OK;
+  HALO_MPI(MPI_Allreduce(&ns->max_label, max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
+  int64_t line = ns->max_label == *max_label && ns->max_line > 0 ? ns->max_line : INT64_MAX;
+  HALO_MPI(MPI_Allreduce(&line, max_line, 1, MPI_INT64_T, MPI_MIN, d->comm));
+done:
+  return st;
+}
+
 /* A plain-text node-data file: every rank counts its slice's lines, parses
  * them as rows from the lines below it, and the rows go to the ranks of
  * their blocks; the ranks digest the file together into d->digest.
@@ -164,10 +177,7 @@ static halo_status node_slices(dist *d, const char *path, const halo_load_option
     st = HALO_ERR_MISMATCH;
   }
   HALO_TRY(phase_end(d, st));
-  HALO_MPI(MPI_Allreduce(&ns.max_label, max_label, 1, MPI_INT32_T, MPI_MAX, d->comm));
-  /* The largest label's first line: the lowest among the slices that hold it. */
-  int64_t line = ns.max_label == *max_label && ns.max_line > 0 ? ns.max_line : INT64_MAX;
-  HALO_MPI(MPI_Allreduce(&line, max_line, 1, MPI_INT64_T, MPI_MIN, d->comm));
+  HALO_TRY(agree_max_label(d, &ns, max_label, max_line));
   *width = ns.width;
   if (ns.targets)
     HALO_TRY(
@@ -184,17 +194,16 @@ done:
 }
 
 /* The class count of the block's labels, whose largest over all blocks is
- * max_label, first on line max_line of `path`: the labels in use are
- * gathered as a bitmap over the ranks, and halo_load_check_classes rules
- * on them as a sequential read does.  Collective (agreed). */
-static halo_status block_classes(dist *d, const char *path, const halo_load_options *opt,
-                                 const int32_t *labels, int32_t max_label, int64_t max_line,
-                                 int32_t *classes) {
+ * max_label, first at `where` (halo_load_label_where): the labels in use
+ * are gathered as a bitmap over the ranks, and halo_load_check_classes
+ * rules on them with `classes` (--classes; 0: none) as a sequential read
+ * does.  Collective (agreed). */
+static halo_status block_classes(dist *d, const char *path, const char *where, int32_t classes,
+                                 const int32_t *labels, int32_t max_label, int32_t *out) {
   halo_status st = HALO_OK;
   const int64_t n = d->slice.nodes, rows = d->begins[d->rank + 1] - d->begins[d->rank];
   int64_t distinct = n, words = 0;
   uint64_t *seen = NULL;
-  char where[HALO_OGB_PATH + 32];
   /* As halo_load_label_distinct: past 2n the rule's verdict needs no count. */
   const int counted = max_label >= 0 && (int64_t)max_label + 1 <= 2 * n;
   phase_begin(d);
@@ -215,11 +224,33 @@ static halo_status block_classes(dist *d, const char *path, const halo_load_opti
     for (int64_t w = 0; w < words; w++) distinct += __builtin_popcountll(seen[w]);
   }
   phase_begin(d);
-  snprintf(where, sizeof where, "%s:%" PRId64, path, max_line);
-  st = halo_load_check_classes(where, max_label, distinct, opt ? opt->classes : 0, classes);
+  st = halo_load_check_classes(where, max_label, distinct, classes, out);
   HALO_TRY(phase_end(d, st));
 done:
   free(seen);
+  return st;
+}
+
+/* A .npy node-data file: each rank preads the rows of its block, and the
+ * ranks digest the file together into d->digest; *max_line gets 1 + the
+ * row of the largest label's first occurrence.  Collective (agreed). */
+static halo_status node_npy(dist *d, const char *path, const halo_load_options *opt, int is_labels,
+                            void **block, int32_t *width, int32_t *max_label, int64_t *max_line) {
+  halo_status st = HALO_OK;
+  halo_node_slice ns = {0};
+  const int64_t begin = d->begins[d->rank], rows = d->begins[d->rank + 1] - begin;
+  phase_begin(d);
+  st = halo_load_npy_node_rows(path, opt, is_labels, d->slice.nodes, begin, rows, &ns);
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(halo__dist_digest_file(d, path, &d->digest));
+  HALO_TRY(agree_max_label(d, &ns, max_label, max_line));
+  *width = ns.width;
+  *block = ns.targets ? (void *)ns.targets : ns.labels ? (void *)ns.labels : (void *)ns.x;
+  ns.targets = NULL;
+  ns.labels = NULL;
+  ns.x = NULL;
+done:
+  halo_node_slice_free(&ns);
   return st;
 }
 
@@ -233,8 +264,12 @@ static halo_status node_file(dist *d, const char *path, const halo_load_options 
   void *block = NULL;
   int32_t width = 1, max_label = -1;
   int64_t max_line = 0;
+  int is_npy = halo_load_is_npy(path), npy = 0;
   HALO_MPI(MPI_Allreduce(&is_gzip, &any, 1, MPI_INT, MPI_MAX, d->comm));
-  if (any)
+  HALO_MPI(MPI_Allreduce(&is_npy, &npy, 1, MPI_INT, MPI_MAX, d->comm));
+  if (npy)
+    HALO_TRY(node_npy(d, path, opt, is_labels, &block, &width, &max_label, &max_line));
+  else if (any)
     HALO_TRY(node_stream(d, path, opt, is_labels, &block, &width, &max_label, &max_line));
   else
     HALO_TRY(node_slices(d, path, opt, is_labels, &block, &width, &max_label, &max_line));
@@ -243,8 +278,11 @@ static halo_status node_file(dist *d, const char *path, const halo_load_options 
     d->file_multilabel = 1;
     d->targets = block;
   } else if (is_labels) {
+    char where[HALO_OGB_PATH + 32];
+    halo_load_label_where(where, sizeof where, path, npy, npy ? max_line - 1 : max_line);
     d->labels = block;
-    HALO_TRY(block_classes(d, path, opt, d->labels, max_label, max_line, &d->file_classes));
+    HALO_TRY(block_classes(d, path, where, opt ? opt->classes : 0, d->labels, max_label,
+                           &d->file_classes));
     d->has_file_labels = d->file_classes > 0; /* all "nan": no labels, as halo_load has it */
   } else {
     d->file_features = width;
@@ -365,6 +403,81 @@ halo_status halo__dist_load_ogb_folder(dist *d) {
   HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
   d->slice.source_digest = digest;
 done:
+  return st;
+}
+
+/* A heterophilous-graphs .npz of stored members: each rank preads its
+ * slice of the edges, then (once the blocks are cut) the rows of its block
+ * of node_features, node_labels and the masks of the split; the ranks
+ * digest the archive together, as halo_load digests its bytes.
+ * Collective (agreed). */
+halo_status halo__dist_load_npz(dist *d) {
+  halo_status st = HALO_OK;
+  const halo_partition_dist_request *rq = d->rq;
+  const char *path = rq->input;
+  halo_node_slice f = {0}, l = {0};
+  int32_t *owned = NULL;
+  uint64_t digest = 0;
+  halo_digest_chunked own;
+  halo_digest_chunked_init(&own);
+  phase_begin(d);
+  st = d->row->slice(path, NULL, d->rank, d->size, 0, &d->slice);
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(halo__dist_digest_file(d, path, &own));
+  digest = halo_digest_chunked_final(&own);
+  HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
+  d->slice.source_digest = digest;
+  d->slice.renumber = 0;
+  HALO_TRY(halo__dist_nodes_limit(path, d->slice.nodes));
+  HALO_TRY(halo__dist_row_blocks(d)); /* before the node data, which goes to the blocks */
+  const int64_t begin = d->begins[d->rank], rows = d->begins[d->rank + 1] - begin;
+  phase_begin(d);
+  st = halo_load_npz_node_rows(path, 0, begin, rows, &f);
+  if (st == HALO_OK) st = halo_load_npz_node_rows(path, 1, begin, rows, &l);
+  HALO_TRY(phase_end(d, st));
+  int32_t max_label = -1;
+  int64_t max_line = 0;
+  HALO_TRY(agree_max_label(d, &l, &max_label, &max_line));
+  d->file_features = f.width;
+  d->x = f.x;
+  f.x = NULL;
+  if (l.targets) { /* N x T: T binary tasks */
+    d->file_classes = l.width;
+    d->file_multilabel = 1;
+    d->targets = l.targets;
+    l.targets = NULL;
+  } else {
+    /* As the sequential read names the member: "G.npz:node_labels.npy". */
+    char member[HALO_OGB_PATH + 32], where[HALO_OGB_PATH + 64];
+    snprintf(member, sizeof member, "%s:node_labels.npy", path);
+    halo_load_label_where(where, sizeof where, member, 1, max_line - 1);
+    d->labels = l.labels;
+    l.labels = NULL;
+    HALO_TRY(block_classes(d, path, where, 0, d->labels, max_label, &d->file_classes));
+    d->has_file_labels = d->file_classes > 0;
+  }
+  if (rq->synth_split || rq->split) goto done; /* another split replaces the masks */
+  int has = 0, any = 0;
+  const int32_t *labelled = NULL;
+  phase_begin(d);
+  st = halo__dist_admit(path, "reading the split", 5.0 * (double)rows);
+  if (st == HALO_OK && !(d->split = malloc((size_t)(rows > 0 ? rows : 1)))) {
+    halo_log_error("%s: out of memory allocating the block's split", path);
+    st = HALO_ERR_NOMEM;
+  }
+  if (st == HALO_OK) st = block_labelled(d, rows, &labelled, &owned);
+  if (st == HALO_OK)
+    st = halo_load_npz_split_rows(path, rq->split_name, begin, rows, labelled, d->split, &has);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Allreduce(&has, &any, 1, MPI_INT, MPI_MAX, d->comm));
+  if (!any) {
+    free(d->split);
+    d->split = NULL;
+  }
+done:
+  free(owned);
+  halo_node_slice_free(&f);
+  halo_node_slice_free(&l);
   return st;
 }
 

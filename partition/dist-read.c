@@ -74,7 +74,16 @@ done:
  * lines whether it is gzip; a path that names no file goes to the spec
  * reader, which names it.  The ranks must agree on it, since each kind
  * runs other collectives. */
-enum { INPUT_SPEC = 0, INPUT_FILE = 1, INPUT_GZIP = 2, INPUT_OGB = 3, INPUT_MTX = 4, INPUTS = 8 };
+enum {
+  INPUT_SPEC = 0,
+  INPUT_FILE = 1,
+  INPUT_GZIP = 2,
+  INPUT_OGB = 3,
+  INPUT_MTX = 4,
+  INPUT_NPY = 5,
+  INPUT_NPZ = 6,
+  INPUTS = 8
+};
 
 /* The kind of the input (*code: the kind and the format, which the ranks
  * compare): --format's, else what halo_load_detect_format makes of the
@@ -89,12 +98,7 @@ static halo_status input_kind(dist *d, int *code) {
       d->rq->format != HALO_FORMAT_AUTO ? d->rq->format : halo_load_detect_format(in);
   d->row = halo_format_row_of(f);
   if (!d->row) HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)f);
-  if (d->rq->nodes > 0 && d->row->slicing != HALO_SLICING_LINES)
-    HALO_FAIL(HALO_ERR_ARG,
-              "--nodes %" PRId64
-              ": %s is not an edge list (an OGB folder, a Matrix Market file "
-              "and a spec give their node count)",
-              d->rq->nodes, in);
+  HALO_TRY(halo_load_check_nodes(d->row, in, d->rq->nodes));
   if (d->row->slicing == HALO_SLICING_SPEC || stat(in, &sb) != 0) goto done;
   switch (d->row->slicing) {
     case HALO_SLICING_LINES:
@@ -105,6 +109,12 @@ static halo_status input_kind(dist *d, int *code) {
       break;
     case HALO_SLICING_FOLDER:
       kind = INPUT_OGB;
+      break;
+    case HALO_SLICING_NPY:
+      kind = INPUT_NPY;
+      break;
+    case HALO_SLICING_NPZ:
+      kind = INPUT_NPZ;
       break;
     default:
       HALO_FAIL(HALO_ERR_ARG,
@@ -417,6 +427,40 @@ done:
   return st;
 }
 
+/* A .npy edge array: each rank preads its edges, the node count is
+ * --nodes, else the largest id + 1 over the ranks or the rows of .npy
+ * --features and --labels when more (as halo-partition's sequential run
+ * counts them), and the ranks digest the file together.  Collective
+ * (agreed). */
+static halo_status load_npy_file(dist *d) {
+  halo_status st = HALO_OK;
+  const char *path = d->rq->input;
+  const halo_load_options lo = dist_load_options(d);
+  int64_t most[3] = {-1, 0, 0}, all[3] = {0, 0, 0};
+  halo_digest_chunked own;
+  halo_digest_chunked_init(&own);
+  phase_begin(d);
+  st = d->row->slice(path, &lo, d->rank, d->size, 0, &d->slice);
+  for (int64_t k = 0; st == HALO_OK && k < 2 * d->slice.count; k++)
+    if (d->slice.pair[k] > most[0]) most[0] = d->slice.pair[k];
+  if (st == HALO_OK) st = halo_load_npy_rows(d->rq->features, &most[1]);
+  if (st == HALO_OK) st = halo_load_npy_rows(d->rq->labels, &most[2]);
+  HALO_TRY(phase_end(d, st));
+  HALO_MPI(MPI_Allreduce(most, all, 3, MPI_INT64_T, MPI_MAX, d->comm));
+  int64_t n = all[0] + 1;
+  if (all[1] > n) n = all[1];
+  if (all[2] > n) n = all[2];
+  d->slice.nodes = lo.nodes > 0 ? lo.nodes : n;
+  d->slice.renumber = 0;
+  HALO_TRY(halo__dist_digest_file(d, path, &own));
+  uint64_t digest = halo_digest_chunked_final(&own);
+  HALO_MPI(MPI_Bcast(&digest, 1, MPI_UINT64_T, 0, d->comm));
+  snprintf(d->slice.source, sizeof d->slice.source, "%s", path);
+  d->slice.source_digest = digest;
+done:
+  return st;
+}
+
 /* --dims against the input's widths, as a sequential run checks them,
  * before any partitioning. Local. */
 static halo_status check_dims(const dist *d) {
@@ -454,7 +498,7 @@ halo_status halo__dist_load_input(dist *d) {
         d->rq->input);
     st = HALO_ERR_ARG;
   }
-  if (st == HALO_OK && d->rq->split_name && kind != INPUT_OGB) {
+  if (st == HALO_OK && d->rq->split_name && kind != INPUT_OGB && kind != INPUT_NPZ) {
     halo_log_error("--split-name %s: %s is not an OGB folder (--split DIR gives any input a split)",
                    d->rq->split_name, d->rq->input);
     st = HALO_ERR_ARG;
@@ -475,9 +519,14 @@ halo_status halo__dist_load_input(dist *d) {
     HALO_TRY(halo__dist_load_ogb_folder(d));
   } else if (kind == INPUT_MTX) {
     HALO_TRY(load_mtx_file(d));
+  } else if (kind == INPUT_NPY) {
+    HALO_TRY(load_npy_file(d));
+  } else if (kind == INPUT_NPZ) {
+    HALO_TRY(halo__dist_load_npz(d));
   }
   /* renumber and the OGB folder's reader cut them before their node data */
-  if (kind == INPUT_SPEC || kind == INPUT_MTX) HALO_TRY(halo__dist_row_blocks(d));
+  if (kind == INPUT_SPEC || kind == INPUT_MTX || kind == INPUT_NPY)
+    HALO_TRY(halo__dist_row_blocks(d));
   phase_begin(d);
   st = check_input(d);
   HALO_TRY(phase_end(d, st));

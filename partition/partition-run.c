@@ -413,11 +413,16 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
 
   HALO_TRY(outputs_open(c, &out));
   timing_lap(&t, HALO_RUN_LOAD); /* checking the outputs counts as loading */
-  const halo_load_options load_opt = {.split_name = c->split_name,
-                                      .skip_split = c->split || c->synth_split_given,
-                                      .header = c->header,
-                                      .nodes = c->nodes,
-                                      .classes = c->classes};
+  halo_load_options load_opt = {.split_name = c->split_name,
+                                .skip_split = c->split || c->synth_split_given,
+                                .header = c->header,
+                                .nodes = c->nodes,
+                                .classes = c->classes};
+  /* An npy edge list's nodes are at least the rows of its .npy node data. */
+  int64_t rows[2] = {0, 0};
+  HALO_TRY(halo_load_npy_rows(c->features, &rows[0]));
+  HALO_TRY(halo_load_npy_rows(c->labels, &rows[1]));
+  load_opt.min_nodes = rows[0] > rows[1] ? rows[0] : rows[1];
   HALO_TRY(halo_load_opts(c->input, c->format, &load_opt, &g));
   /* Nodes without edges are a graph (docs/partition.md, "Graphs without
    * edges"); no nodes at all is none, whatever the format. */

@@ -136,24 +136,27 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
  * for a choice, the noun its message names. */
 #define C cli
 #define PARTITION_FLAGS(X, M)                                                                      \
-  X(INPUT, HALO_FLAG_STRING_ROW("--input", C, rq.input, NULL, "PATH|SPEC",                         \
-                                "OGB raw folder, edge list, .mtx[.gz] or a synthetic spec\n"       \
-                                "(sbm:nodes=..,classes=..,avg-degree=..  rmat:scale=..)"))         \
+  X(INPUT,                                                                                         \
+    HALO_FLAG_STRING_ROW("--input", C, rq.input, NULL, "PATH|SPEC",                                \
+                         "OGB folder (CSV or binary), edge list, .mtx[.gz], .npy, .npz,\n"         \
+                         "or a spec (sbm:nodes=..,classes=..,avg-degree=..  rmat:scale=..)"))      \
   X(FORMAT, HALO_FLAG_CALL_ROW("--format", parse_format, NULL, "F",                                \
-                               "auto (default), ogb, edgelist (or snap), mtx, spec"))              \
+                               "auto (default), ogb, edgelist (or snap), mtx, spec, npy, npz"))    \
   X(FEATURES,                                                                                      \
     HALO_FLAG_STRING_ROW("--features", C, rq.features, NULL, "FILE",                               \
-                         "node features for a structure-only input (CSV, one row per node)"))      \
+                         "node features for a structure-only input (CSV or .npy, a row a node)"))  \
   X(LABELS, HALO_FLAG_STRING_ROW("--labels", C, rq.labels, NULL, "FILE",                           \
                                  "node labels for a structure-only input: one per line, or\n"      \
-                                 "several 0/1 columns (multi-label tasks; nan = missing)"))        \
+                                 "several 0/1 columns (multi-label tasks; nan = missing),\n"       \
+                                 "or a .npy array"))                                               \
   X(HEADER, HALO_FLAG_CHOICE_ROW("--header", C, rq.header, header_words,                           \
                                  "whether the first line of the edge list, --features and\n"       \
                                  "--labels is a header row (auto, the default: a line with\n"      \
                                  "a name, then a line of numbers)"))                               \
   X(NODES, HALO_FLAG_INT_ROW("--nodes", C, rq.nodes, 1, (int64_t)1 << 32, "N",                     \
-                             "an edge list's ids are the nodes 0..N-1, kept as they are\n"         \
-                             "(isolated nodes stay; an id >= N is refused)"))                      \
+                             "an edge list's (or .npy edge array's) ids are the nodes\n"           \
+                             "0..N-1, kept as they are (isolated nodes stay; an id >= N\n"         \
+                             "is refused)"))                                                       \
   X(CLASSES, HALO_FLAG_INT_ROW("--classes", C, rq.classes, 1, INT32_MAX, "C",                      \
                                "the class count of --labels (a label >= C is refused);\n"          \
                                "without it, labels that leave most classes empty are\n"            \
@@ -168,7 +171,7 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
                          "the split from DIR/{train,valid,test}.csv[.gz] (one node id per\n"       \
                          "line; an edge list's own ids), replacing the input's own"))              \
   X(SPLIT_NAME, HALO_FLAG_STRING_ROW("--split-name", C, rq.split_name, NULL, "NAME",               \
-                                     "an OGB folder's split/NAME, when split/ holds several"))     \
+                                     "an OGB folder's split/NAME, or an .npz's split index"))      \
   X(SYNTH_SPLIT, HALO_FLAG_CALL_ROW("--synthetic-split", parse_fractions, NULL, "T,V,E",           \
                                     "a random split of fractions T, V, E, from --seed"))           \
   X(PARTITION_TEXT, HALO_FLAG_TEXT_ROW("partition\n"))                                             \

@@ -4,7 +4,7 @@
 # leak, sanitizer report, timeout (10 s per input) or broken oracle, and
 # prints the executions each harness reached.
 #
-#   scripts/fuzz.sh [SECONDS] [HARNESS...]     harnesses: snap mtx ogb spec shard shard-bytes
+#   scripts/fuzz.sh [SECONDS] [HARNESS...]     harnesses: snap mtx ogb spec npy shard shard-bytes
 #
 # Inputs found on the way stay in build-fuzz/fuzz-work/NAME/corpus; a failing
 # input is saved as build-fuzz/fuzz-work/NAME/crash-*, leak-* or timeout-* and
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(snap mtx ogb spec shard shard-bytes)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(snap mtx ogb spec npy shard shard-bytes)
 build=${HALO_FUZZ_BUILD:-build-fuzz}
 
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DHALO_FUZZ=ON -DHALO_WITH_CUDA=OFF \

@@ -73,6 +73,7 @@ int fuzz_snap(const uint8_t *data, size_t size);
 int fuzz_mtx(const uint8_t *data, size_t size);
 int fuzz_ogb(const uint8_t *data, size_t size);
 int fuzz_spec(const uint8_t *data, size_t size);
+int fuzz_npy(const uint8_t *data, size_t size);
 int fuzz_shard(const uint8_t *data, size_t size);
 int fuzz_shard_bytes(const uint8_t *data, size_t size);
 

@@ -48,6 +48,7 @@ Test(fuzz_replay, snap) { replay("snap", fuzz_snap); }
 Test(fuzz_replay, mtx) { replay("mtx", fuzz_mtx); }
 Test(fuzz_replay, ogb) { replay("ogb", fuzz_ogb); }
 Test(fuzz_replay, spec) { replay("spec", fuzz_spec); }
+Test(fuzz_replay, npy) { replay("npy", fuzz_npy); }
 Test(fuzz_replay, shard) { replay("shard", fuzz_shard); }
 
 Test(fuzz_replay, shard_bytes) {

@@ -6,12 +6,14 @@ torch.save as a dict of tensors), converted, and every file it wrote read
 back with numpy and compared with the arrays: edge_index, x (as float32),
 y (NaN -> -1; N x T multi-label), the split folders (N x S masks give
 split/0 ..), the printed command; in chunks of a few bytes
-(HALO_IMPORT_CHUNK_BYTES) as in one.  The split and --nodes it prints are
-then read by halo-partition on the same graph written as text.  Bad inputs
+(HALO_IMPORT_CHUNK_BYTES) as in one.  The halo-partition command it
+prints is then run, P and DIR filled in: it reads the imported .npy files
+and split and gives all N nodes, the isolated ones included.  Bad inputs
 give one line and exit status 1.  Exits 1 on the first failure.
 """
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -121,20 +123,22 @@ for chunk in ("", "40"):
     n = check_outputs(g, out, f"one split, chunk {chunk or 'default'}")
     expect_command(so, out, n, f"{out}/split", "one split")
 
-# halo-partition reads the split and --nodes it printed, with the same
-# graph written as text (npy inputs are another reader's): 300 nodes, the
-# isolated ones included.
-out = os.path.join(tmp, "out")
-np.savetxt(os.path.join(tmp, "edges.csv"), g["edge_index"].T, fmt="%d", delimiter=",",
-           header="src,dst", comments="")
-np.savetxt(os.path.join(tmp, "x.txt"), g["x"].astype(np.float32), fmt="%.9g")
-np.savetxt(os.path.join(tmp, "y.csv"), np.load(os.path.join(out, "y.npy")), fmt="%d")
-p = subprocess.run([partition, "--input", os.path.join(tmp, "edges.csv"), "--nodes", "300",
-                    "--features", os.path.join(tmp, "x.txt"), "--labels", os.path.join(tmp, "y.csv"),
-                    "--split", os.path.join(out, "split"), "--parts", "2",
-                    "--out", os.path.join(tmp, "shards")], capture_output=True, text=True)
-if p.returncode != 0 or "300 nodes" not in p.stdout:
-    fail(f"halo-partition on the imported split: rc {p.returncode}: {p.stdout}{p.stderr}")
+# halo-partition runs the command halo-import printed, P and DIR filled
+# in, on the files it wrote: the .npy edge list with --nodes keeps the
+# isolated nodes, so the graph has all n of them.
+def partition_printed(stdout, n, tag):
+    line = next((ln for ln in stdout.splitlines() if ln.startswith("halo-partition ")), None)
+    if line is None:
+        fail(f"{tag}: no halo-partition command in:\n{stdout}")
+        return
+    shards = os.path.join(tmp, "shards-" + tag.replace(" ", "-"))
+    args = [{"P": "2", "DIR": shards}.get(a, a) for a in shlex.split(line)[1:]]
+    p = subprocess.run([partition] + args, capture_output=True, text=True)
+    if p.returncode != 0 or f"{n} nodes" not in p.stdout:
+        fail(f"{tag}: the printed command: rc {p.returncode}: {p.stdout}{p.stderr}")
+
+
+partition_printed(so, 300, "one split")
 
 # N x S masks: split/0 .. split/2, --split-name picks the printed one;
 # multi-label y (N x T) with missing entries.
@@ -148,6 +152,7 @@ if rc != 0:
 else:
     n = check_outputs(g, out, "three splits, multi-label")
     expect_command(so, out, n, f"{out}/split/2", "three splits")
+    partition_printed(so, n, "three splits")
 
 # src/dst and index arrays (an .npz as DGL's names would give it).
 if what == "npz":
@@ -190,6 +195,8 @@ for tag, arrays, words in cases:
 rc, so, se = run([inp, os.path.join(tmp, "outs")])
 if rc != 1 or "already exists (pass --force" not in se:
     fail(f"an earlier import is replaced without --force: rc {rc}: {se}")
+with open(os.path.join(tmp, "edges.csv"), "w") as fh:
+    fh.write("src,dst\n0,1\n1,2\n")
 rc, so, se = run([os.path.join(tmp, "edges.csv"), bad])
 if rc != 1 or "not a torch.save file, a DGL graph file or a NumPy .npz" not in se:
     fail(f"a CSV input: rc {rc}: {se}")

@@ -156,3 +156,19 @@ void expect_csr_valid(const halo_graph *g) {
     }
   }
 }
+
+float *features_dense(const halo_graph *g, int stored_zeros) {
+  const size_t count = (size_t)g->n * (size_t)g->features;
+  float *x = calloc(count > 0 ? count : 1, sizeof *x);
+  cr_assert_not_null(x);
+  cr_assert(!(g->x && g->x_indptr), "one layout, never both");
+  if (g->x) memcpy(x, g->x, count * sizeof *x);
+  for (int64_t v = 0; g->x_indptr && v < g->n; v++)
+    for (int64_t k = g->x_indptr[v]; k < g->x_indptr[v + 1]; k++) {
+      cr_assert(k == g->x_indptr[v] || g->x_indices[k] > g->x_indices[k - 1], "row %lld ascends",
+                (long long)v);
+      cr_assert(stored_zeros || g->x_values[k] != 0.0f, "row %lld: no stored zero", (long long)v);
+      x[v * g->features + g->x_indices[k]] = g->x_values[k];
+    }
+  return x;
+}

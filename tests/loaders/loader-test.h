@@ -43,4 +43,9 @@ void expect_csr(const halo_graph *g, int64_t n, const int64_t *indptr, int64_t m
 /* Checks the CSR invariants: offsets monotone, ids in range, rows sorted. */
 void expect_csr_valid(const halo_graph *g);
 
+/* g's features, whatever their layout, as a new dense n x F matrix (the
+ * caller frees it), for comparing graphs whose storage differs.  CSR rows
+ * must ascend, and hold no zero unless stored_zeros. */
+float *features_dense(const halo_graph *g, int stored_zeros);
+
 #endif /* HALO_LOADER_TEST_H */

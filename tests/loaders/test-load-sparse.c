@@ -61,21 +61,6 @@ static const char *write_csv(const char *name, const float *x, int64_t n, int32_
   return path;
 }
 
-/* g's features, whatever their layout, as a dense matrix. */
-static float *dense_of(const halo_graph *g) {
-  float *x = calloc((size_t)(g->n * g->features), sizeof *x);
-  cr_assert_not_null(x);
-  if (g->x) memcpy(x, g->x, (size_t)(g->n * g->features) * sizeof *x);
-  for (int64_t v = 0; g->x_indptr && v < g->n; v++)
-    for (int64_t k = g->x_indptr[v]; k < g->x_indptr[v + 1]; k++) {
-      cr_assert(k == g->x_indptr[v] || g->x_indices[k] > g->x_indices[k - 1], "row %lld ascends",
-                (long long)v);
-      cr_assert_neq(g->x_values[k], 0.0f, "no stored zero");
-      x[v * g->features + g->x_indices[k]] = g->x_values[k];
-    }
-  return x;
-}
-
 static int64_t nonzeros(const float *x, int64_t count) {
   int64_t nz = 0;
   for (int64_t k = 0; k < count; k++) nz += x[k] != 0.0f;
@@ -95,7 +80,7 @@ Test(sparse_features, csv_read_as_csr_equals_the_dense_rows) {
   cr_assert_not_null(g->x_indptr, "2%% non-zero is kept as CSR");
   cr_assert_null(g->x, "one layout, never both");
   cr_assert_eq(g->x_indptr[n], nonzeros(want, n * F));
-  float *got = dense_of(g);
+  float *got = features_dense(g, 0);
   cr_expect_arr_eq(got, want, (size_t)(n * F) * sizeof *got, "seed %llu", (unsigned long long)seed);
   /* The helpers round-trip: dense and back gives the same CSR. */
   int64_t *indptr = malloc((size_t)(n + 1) * sizeof *indptr);
@@ -194,7 +179,7 @@ Test(sparse_features, sbm_feat_density_is_csr_and_per_node) {
   int32_t labels[3];
   uint8_t split[3];
   cr_assert_eq(halo_node_synth_rows(&s, ids, 3, rows, labels, split), HALO_OK);
-  float *got = dense_of(g);
+  float *got = features_dense(g, 0);
   for (int i = 0; i < 3; i++) {
     cr_expect_arr_eq(got + ids[i] * F, rows + i * F, (size_t)F * sizeof *rows, "node %lld",
                      (long long)ids[i]);

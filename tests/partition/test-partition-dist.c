@@ -759,6 +759,52 @@ Test(dist, ogb_folders_give_the_sequential_readers_shards, .timeout = 300) {
   free(dir);
 }
 
+/* .npy edge arrays (2 x E edge_index in C order; E x 2 int32 in Fortran
+ * order; with --classes, with --nodes), and an .npz of stored members,
+ * with .npy node data (float32 C order, big-endian float64 Fortran order;
+ * float labels with NaN, big-endian int16 labels): each rank preads
+ * its edges and its block's rows, and the shards are the sequential
+ * reader's, digest included.  The inputs are tests/loaders/gen-binary.py's
+ * (standard-library Python). */
+Test(dist, npy_edge_arrays_give_the_sequential_readers_shards, .timeout = 300) {
+  const uint64_t seed = pt_seed("dist.npy", 53);
+  char *dir = pt_temp_dir("dist-npy"), *out = NULL, in[700], flags[2200];
+  cr_assert_eq(pt_run(&out, "python3 %s/tests/loaders/gen-binary.py %s/gen %llu", HALO_SOURCE_DIR,
+                      dir, (unsigned long long)(seed % 100000)),
+               0, "%s", out);
+  free(out);
+  snprintf(in, sizeof in, "%s/gen/npy/edges.npy", dir);
+  snprintf(flags, sizeof flags, "--features %s/gen/npy/feat.npy --labels %s/gen/npy/labels.npy",
+           dir, dir);
+  compare_with_sequential("dist-npy", in, "metis", 3, flags);
+  snprintf(in, sizeof in, "%s/gen/npy/edges-e2.npy", dir);
+  snprintf(flags, sizeof flags,
+           "--features %s/gen/npy/feat-f.npy --labels %s/gen/npy/labels-i.npy "
+           "--synthetic-split 0.5,0.2,0.3",
+           dir, dir);
+  compare_at_k3("dist-npy-e2", in, "metis", 3, flags);
+  /* --classes over the block's rows; --nodes past the largest id: the
+   * last nodes isolated, their data drawn. */
+  int64_t n = 0;
+  snprintf(in, sizeof in, "%s/gen/npy/feat.npy", dir);
+  cr_assert_eq(halo_load_npy_rows(in, &n), HALO_OK);
+  snprintf(in, sizeof in, "%s/gen/npy/edges.npy", dir);
+  snprintf(flags, sizeof flags,
+           "--features %s/gen/npy/feat.npy --labels %s/gen/npy/labels.npy --classes 9", dir, dir);
+  compare_at_k3("dist-npy-classes", in, "metis", 3, flags);
+  snprintf(flags, sizeof flags, "--nodes %" PRId64 " --synthetic-features 3 --synthetic-classes 2",
+           n + 5);
+  compare_at_k3("dist-npy-nodes", in, "metis", 3, flags);
+  /* A heterophilous-graphs .npz of stored members (Fortran order, big
+   * endian): edges, node rows and masks by pread; its split 1, and a drawn
+   * split instead. */
+  snprintf(in, sizeof in, "%s/gen/hetero-f.npz", dir);
+  compare_with_sequential("dist-npz", in, "metis", 3, "--split-name 1");
+  compare_at_k3("dist-npz-drawn", in, "metis", 3, "--synthetic-split 0.5,0.2,0.3");
+  pt_remove_tree(dir);
+  free(dir);
+}
+
 /* Files of many digest chunks: the ranks share the reading of each plain
  * file for the source digest (each digests its run of whole chunks, rank 0
  * the bytes around them), and the digest is still the sequential reader's,
