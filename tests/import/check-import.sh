@@ -9,14 +9,8 @@ set -eu
 src=$1 partition=$2 what=$3
 need=numpy
 [ "$what" = torch ] && need="numpy, torch"
-py=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c "import $need" >/dev/null 2>&1; then
-    py=$candidate
-    break
-  fi
-done
-if [ -z "$py" ]; then
+. "$src/tests/find-python.sh"
+if ! halo_find_python "import $need"; then
   echo "check-import: SKIP: neither python3 nor /usr/bin/python3 imports $need"
   exit 77
 fi

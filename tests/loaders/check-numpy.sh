@@ -18,14 +18,8 @@
 # Exit 77 (skipped) when neither python3 nor /usr/bin/python3 imports numpy.
 set -eu
 src=$1 partition=$2
-py=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c 'import numpy' >/dev/null 2>&1; then
-    py=$candidate
-    break
-  fi
-done
-if [ -z "$py" ]; then
+. "$src/tests/find-python.sh"
+if ! halo_find_python 'import numpy'; then
   echo "check-numpy: SKIP: neither python3 nor /usr/bin/python3 imports numpy" \
        "(install python3-numpy: scripts/install-deps.sh)"
   exit 77

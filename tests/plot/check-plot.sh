@@ -18,14 +18,8 @@ plot=$src/scripts/halo-plot
 
 # The first interpreter that has matplotlib and numpy: the python3 on PATH,
 # else Debian's (a pyenv or venv python3 may lack python3-matplotlib).
-py=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c 'import matplotlib, numpy' >/dev/null 2>&1; then
-    py=$candidate
-    break
-  fi
-done
-if [ -z "$py" ]; then
+. "$src/tests/find-python.sh"
+if ! halo_find_python 'import matplotlib, numpy'; then
   echo "check-plot: SKIP: neither python3 nor /usr/bin/python3 imports matplotlib" \
        "(install python3-matplotlib: scripts/install-deps.sh)"
   exit 77

@@ -9,14 +9,8 @@ set -eu
 mode=$1 src=$2 partition=$3 train=$4
 need='import numpy, h5py'
 [ "$mode" = torch ] && need='import numpy, h5py, torch, torch_geometric'
-py=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c "$need" >/dev/null 2>&1; then
-    py=$candidate
-    break
-  fi
-done
-if [ -z "$py" ]; then
+. "$src/tests/find-python.sh"
+if ! halo_find_python "$need"; then
   echo "check-to-torch: SKIP: neither python3 nor /usr/bin/python3 runs '$need'" \
        "(numpy and h5py: scripts/install-deps.sh; torch and torch_geometric are never required)"
   exit 77
