@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "halo-status.h"
+
 /* A CSR matrix. Arrays are borrowed: whoever fills the struct owns them. */
 typedef struct halo_csr {
   int64_t rows, cols, nnz;
@@ -32,6 +34,16 @@ static inline int halo_csr_is_smaller(int64_t rows, int64_t cols, int64_t nnz) {
   if (rhs < 4e18) return 2 * nnz + 2 * rows < cols * rows;
   return lhs < rhs;
 }
+
+/* The non-zeros of the dense rows x (rows x cols, row-major) as a new CSR
+ * matrix: *out gets malloc'd arrays (halo_csr_free) and its values.  `what`
+ * names the matrix in the one line an allocation failure prints. Local. */
+halo_status halo_csr_from_dense(const float *x, int64_t rows, int64_t cols, const char *what,
+                                halo_csr *out);
+
+/* Writes a's rows into x (a->rows x a->cols, row-major), zeroes included.
+ * Local. */
+void halo_csr_to_dense(const halo_csr *a, float *x);
 
 /* Frees the three arrays of a matrix whose arrays came from malloc (not of a
  * view, nor of borrowed arrays) and zeroes *a; accepts NULL. Local. */

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "halo-csr.h"
+
 halo_status halo_graph_create(int64_t n, int64_t m, halo_graph **out) {
   halo_status st = HALO_OK;
   halo_graph *g = NULL;
@@ -110,9 +112,9 @@ halo_status halo_graph_features_to_dense(halo_graph *g) {
   if (!x)
     HALO_FAIL(HALO_ERR_NOMEM, "out of memory densifying %lld x %lld features", (long long)g->n,
               (long long)F);
-  for (int64_t v = 0; v < g->n; v++)
-    for (int64_t k = g->x_indptr[v]; k < g->x_indptr[v + 1]; k++)
-      x[v * F + g->x_indices[k]] = g->x_values[k];
+  const halo_csr a = {.rows = g->n, .cols = F, .nnz = g->x_indptr[g->n], .indptr = g->x_indptr,
+                      .indices = g->x_indices, .values = g->x_values};
+  halo_csr_to_dense(&a, x);
   const int32_t width = g->features;
   halo_graph_features_free(g);
   g->features = width;
@@ -125,36 +127,17 @@ done:
 
 halo_status halo_graph_features_to_csr(halo_graph *g) {
   halo_status st = HALO_OK;
-  int64_t *indptr = NULL;
-  int32_t *indices = NULL;
-  float *values = NULL;
+  halo_csr a = {0};
   if (!g->x) return HALO_OK;
-  const int64_t F = g->features, nnz = halo_graph_features_nnz(g);
-  HALO_ALLOC(indptr, g->n + 1, "CSR feature offsets");
-  HALO_ALLOC(indices, nnz, "CSR feature columns");
-  HALO_ALLOC(values, nnz, "CSR feature values");
-  int64_t at = 0;
-  indptr[0] = 0;
-  for (int64_t v = 0; v < g->n; v++) {
-    for (int64_t j = 0; j < F; j++)
-      if (g->x[v * F + j] != 0.0f) {
-        indices[at] = (int32_t)j;
-        values[at++] = g->x[v * F + j];
-      }
-    indptr[v + 1] = at;
-  }
+  HALO_TRY(halo_csr_from_dense(g->x, g->n, g->features, "the node features", &a));
   const int32_t width = g->features;
   halo_graph_features_free(g);
   g->features = width;
-  g->x_indptr = indptr;
-  g->x_indices = indices;
-  g->x_values = values;
-  indptr = NULL;
-  indices = NULL;
-  values = NULL;
+  g->x_indptr = a.indptr;
+  g->x_indices = a.indices;
+  g->x_values = a.values;
+  a = (halo_csr){0};
 done:
-  free(indptr);
-  free(indices);
-  free(values);
+  halo_csr_free(&a);
   return st;
 }

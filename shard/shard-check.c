@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "halo-csr.h"
 #include "halo-digest.h"
 #include "halo-search.h"
 #include "shard-impl.h"
@@ -584,46 +585,25 @@ void halo_shard_features_dense(const halo_shard *s, float *x) {
     if (s->x) memcpy(x, s->x, (size_t)(s->n_owned * F) * sizeof *x);
     return;
   }
-  memset(x, 0, (size_t)(s->n_owned * F) * sizeof *x);
-  for (int64_t i = 0; i < s->n_owned; i++)
-    for (int64_t k = s->x_indptr[i]; k < s->x_indptr[i + 1]; k++)
-      x[i * F + s->x_indices[k]] = s->x_values[k];
+  const halo_csr a = {.rows = s->n_owned, .cols = F, .nnz = s->x_nnz, .indptr = s->x_indptr,
+                      .indices = s->x_indices, .values = s->x_values};
+  halo_csr_to_dense(&a, x);
 }
 
 halo_status halo_shard_features_to_csr(halo_shard *s) {
   halo_status st = HALO_OK;
-  int64_t *indptr = NULL;
-  int32_t *indices = NULL;
-  float *values = NULL;
+  halo_csr a = {0};
   if (s->features == 0 || s->x_indptr) return HALO_OK;
-  const int64_t F = s->features, count = s->n_owned * F;
-  int64_t nnz = 0;
-  for (int64_t k = 0; k < count; k++) nnz += s->x[k] != 0.0f;
-  HALO_ALLOC(indptr, s->n_owned + 1, "CSR feature offsets");
-  HALO_ALLOC(indices, nnz, "CSR feature columns");
-  HALO_ALLOC(values, nnz, "CSR feature values");
-  int64_t at = 0;
-  for (int64_t i = 0; i < s->n_owned; i++) {
-    for (int64_t j = 0; j < F; j++)
-      if (s->x[i * F + j] != 0.0f) {
-        indices[at] = (int32_t)j;
-        values[at++] = s->x[i * F + j];
-      }
-    indptr[i + 1] = at;
-  }
+  HALO_TRY(halo_csr_from_dense(s->x, s->n_owned, s->features, "a part's features", &a));
   free(s->x);
   s->x = NULL;
-  s->x_nnz = nnz;
-  s->x_indptr = indptr;
-  s->x_indices = indices;
-  s->x_values = values;
+  s->x_nnz = a.nnz;
+  s->x_indptr = a.indptr;
+  s->x_indices = a.indices;
+  s->x_values = a.values;
   s->format_version = HALO_SHARD_FORMAT_VERSION;
-  indptr = NULL;
-  indices = NULL;
-  values = NULL;
+  a = (halo_csr){0};
 done:
-  free(indptr);
-  free(indices);
-  free(values);
+  halo_csr_free(&a);
   return st;
 }

@@ -76,20 +76,8 @@ done:
  * uploaded; with `dropout`, room for their dropped values too. Local. */
 static halo_status build_sparse_input(halo_net *g, const float *x, int dropout) {
   halo_status st = HALO_OK;
-  const int64_t n = g->n_owned, f = g->layers[0].d_in;
-  halo_csr a = {.rows = n, .cols = f};
-  for (int64_t i = 0; i < n * f; i++) a.nnz += x[i] != 0.0f;
-  HALO_ALLOC(a.indptr, n + 1, "the rows of the sparse input");
-  HALO_ALLOC(a.indices, a.nnz, "the columns of the sparse input");
-  HALO_ALLOC(a.values, a.nnz, "the values of the sparse input");
-  for (int64_t i = 0, k = 0; i < n; i++) {
-    for (int64_t j = 0; j < f; j++) {
-      if (x[i * f + j] == 0.0f) continue;
-      a.indices[k] = (int32_t)j;
-      a.values[k++] = x[i * f + j];
-    }
-    a.indptr[i + 1] = k;
-  }
+  halo_csr a = {0};
+  HALO_TRY(halo_csr_from_dense(x, g->n_owned, g->layers[0].d_in, "the input features", &a));
   HALO_TRY(install_sparse_input(g, &a, dropout));
 done:
   halo_csr_free(&a);
