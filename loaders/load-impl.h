@@ -283,6 +283,19 @@ void load_csr_sort_rows(halo_graph *g);
 
 /* ---- Binary arrays: .npy files and .npz members (load-npy.c, load-npz.c) */
 
+/* Logs "NAME: byte AT: <message>": a binary file's (or an archive
+ * member's, NAME "ARCHIVE:MEMBER") fault at its byte. */
+void load_byte_error(const char *name, int64_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* load_byte_error, store `code` in `st`, goto done. */
+#define LOAD_FAIL_BYTE(name, at, code, ...)              \
+  do {                                                   \
+    load_byte_error((name), (int64_t)(at), __VA_ARGS__); \
+    st = (code);                                         \
+    goto done;                                           \
+  } while (0)
+
 /* Bytes to read: [base, base + size) of fd as they are, or (deflated) the
  * raw deflate stream of csize bytes at base that inflates to `size` bytes,
  * as a zip archive stores a member.  load_src_read hands them out in order

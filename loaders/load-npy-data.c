@@ -14,16 +14,9 @@
 
 #include "load-impl.h"
 
-/* Logs "NAME: byte B: ..." for element `e` (in the file's order). */
-#define ELEM_FAIL(a, e, code, ...)                                                           \
-  do {                                                                                      \
-    char what_[1024];                                                                        \
-    snprintf(what_, sizeof what_, __VA_ARGS__);                                             \
-    halo_log_error("%s: byte %" PRId64 ": %s", (a)->name, (a)->data_at + (e) * (a)->item, \
-                   what_);                                                                  \
-    st = (code);                                                                            \
-    goto done;                                                                              \
-  } while (0)
+/* Fails with "NAME: byte B: ..." for element `e` (in the file's order). */
+#define ELEM_FAIL(a, e, code, ...) \
+  LOAD_FAIL_BYTE((a)->name, (a)->data_at + (e) * (a)->item, (code), __VA_ARGS__)
 
 /* Element e's (row, column). */
 static void position(const load_npy *a, int64_t e, int64_t *r, int64_t *c) {

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,15 +157,17 @@ static const char *dict_value(const char *h, const char *key) {
   return NULL;
 }
 
+void load_byte_error(const char *name, int64_t at, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  halo_log_error("%s: byte %" PRId64 ": %s", name, at, msg);
+}
+
 /* Fails with "NAME: byte OFF: ..." for a header at offset `at`. */
-#define NPY_FAIL(code, at, ...)                                         \
-  do {                                                                  \
-    char what_[1024];                                                    \
-    snprintf(what_, sizeof what_, __VA_ARGS__);                         \
-    halo_log_error("%s: byte %" PRId64 ": %s", a->name, (int64_t)(at), what_); \
-    st = (code);                                                        \
-    goto done;                                                          \
-  } while (0)
+#define NPY_FAIL(code, at, ...) LOAD_FAIL_BYTE(a->name, (at), (code), __VA_ARGS__)
 
 static halo_status parse_descr(load_npy *a, const char *v, int64_t at) {
   halo_status st = HALO_OK;

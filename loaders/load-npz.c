@@ -60,14 +60,8 @@ static halo_status zip_read(const zip_archive *z, int64_t off, size_t len, void 
   return load_src_pread(&s, off, len, buf);
 }
 
-#define ZIP_FAIL(code, at, ...)                                                      \
-  do {                                                                               \
-    char what_[1024];                                                                 \
-    snprintf(what_, sizeof what_, __VA_ARGS__);                                      \
-    halo_log_error("%s: byte %" PRId64 ": %s", z->path, (int64_t)(at), what_);       \
-    st = (code);                                                                     \
-    goto done;                                                                       \
-  } while (0)
+/* Fails with "ARCHIVE: byte OFF: ..." at the archive's byte `at`. */
+#define ZIP_FAIL(code, at, ...) LOAD_FAIL_BYTE(z->path, (at), (code), __VA_ARGS__)
 
 /* The end of central directory record (and ZIP64's): where the directory
  * is and how many entries it has. */
