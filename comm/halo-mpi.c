@@ -191,3 +191,14 @@ void halo_mpi_check_binding(MPI_Comm comm, int threads, halo_mpi_binding *out) {
                             .threads = (int)figures[5],
                             .threads_hint = (int)figures[6]};
 }
+
+halo_status halo_mpi_bcast_floats(float *buf, int64_t count, int root, MPI_Comm comm) {
+  halo_status st = HALO_OK;
+  const int64_t piece = (int64_t)1 << 30;
+  for (int64_t at = 0; at < count; at += piece) {
+    const int n = (int)(count - at < piece ? count - at : piece);
+    HALO_MPI(MPI_Bcast(buf + at, n, MPI_FLOAT, root, comm));
+  }
+done:
+  return st;
+}

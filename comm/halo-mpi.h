@@ -53,6 +53,11 @@ halo_status halo_mpi_agree_first(MPI_Comm comm, halo_status local, const char *l
 halo_status halo_mpi_agree_earliest(MPI_Comm comm, halo_status local, const char *line,
                                     int64_t where);
 
+/* MPI_Bcast of `count` floats from `root`, in pieces of at most 2^30, so
+ * that a count past MPI's int (a checkpoint's parameters, say) crosses
+ * whole. Collective. */
+halo_status halo_mpi_bcast_floats(float *buf, int64_t count, int root, MPI_Comm comm);
+
 /* Number of ranks of `comm` on this rank's node (shared-memory domain).
  * Collective. */
 int halo_mpi_local_ranks(MPI_Comm comm);

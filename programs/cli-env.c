@@ -118,6 +118,11 @@ const char *cli_env_wait_policy(char **argv) {
   const char *spin = getenv("GOMP_SPINCOUNT");
   if (policy && *policy) return strcasecmp(policy, "passive") == 0 ? "passive wait" : "active wait";
   if (spin && *spin) return "GOMP_SPINCOUNT wait";
+  /* Under valgrind (its preload library in LD_PRELOAD) a new image would
+   * run outside the tool, which follows no exec by default: keep this one,
+   * and libgomp's default. */
+  const char *preload = getenv("LD_PRELOAD");
+  if (preload && strstr(preload, "vgpreload")) return "spin wait (under valgrind)";
   /* The runtime read its variables when it loaded: only a new image of
    * the program sees this one.  The process (and so mpirun's view of it)
    * stays the same; MPI has not started yet.  The image is named by its

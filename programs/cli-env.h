@@ -39,9 +39,11 @@ halo_status cli_env_read(cli_env *out, unsigned which);
 /* halo-train's OpenMP wait policy, before MPI_Init: the user's
  * OMP_WAIT_POLICY or GOMP_SPINCOUNT when set; else it sets
  * OMP_WAIT_POLICY=passive and executes the program again with `argv`
- * (execv of /proc/self/exe, which does not return), since the runtime
- * reads the variable only when it loads.  Returns the policy in words for
- * the report ("passive wait"), "spin wait" when the exec failed.  Local. */
+ * (execv of the file /proc/self/exe links to, which does not return),
+ * since the runtime reads the variable only when it loads; not under
+ * valgrind, which would not follow the exec.  Returns the policy in words
+ * for the report ("passive wait"), "spin wait" when the exec failed or was
+ * skipped.  Local. */
 const char *cli_env_wait_policy(char **argv);
 
 #endif /* HALO_CLI_ENV_H */

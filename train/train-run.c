@@ -324,8 +324,7 @@ static halo_status resume_read(train_run *r) {
   }
   HALO_TRY(halo_mpi_agree(r->comm, st));
   float *arrays[3] = {c->params, c->adam_m, c->adam_v};
-  for (int k = 0; k < 3; k++)
-    HALO_MPI(MPI_Bcast(arrays[k], (int)c->nparams, MPI_FLOAT, 0, r->comm));
+  for (int k = 0; k < 3; k++) HALO_TRY(halo_mpi_bcast_floats(arrays[k], c->nparams, 0, r->comm));
 done:
   return st;
 }

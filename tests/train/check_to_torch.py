@@ -223,9 +223,11 @@ def main():
             "gat": ["--heads", "2", "--output-heads", "2", "--hidden", "3"],
             "gin-wide": ["--hidden", "6"],
             "gcn-residual": ["--hidden", "8", "--residual"],
+            "gin-norm": ["--hidden", str(C), "--norm", "layer"],
         }
         refused = {"gin-wide": "PyG's GIN builds its output layer's MLP",
-                   "gcn-residual": "no residual connection"}
+                   "gcn-residual": "no residual connection",
+                   "gin-norm": "PyG's GIN puts the norm inside every layer's MLP"}
         for name, flags in cases.items():
             model = name.split("-")[0]
             out = os.path.join(tmp, name)
