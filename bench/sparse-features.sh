@@ -13,7 +13,10 @@
 #       --synthetic-split 0.1,0.1,0.8 --parts 2 --features-layout L
 #   mpirun -np 2 /usr/bin/time -v halo-train DIR --epochs E --threads 1
 # for L = sparse and dense, and, when HALO_BENCH_MAIN names a folder holding
-# an older build's halo-partition and halo-train (the dense reader), those too.
+# an older build's halo-partition and halo-train (the dense reader), those too;
+# then the distributed partitioner's peak RSS per rank (#36: its rows carried
+# as CSR), and the older build's when HALO_BENCH_MAIN is set:
+#   mpirun -np 2 /usr/bin/time -v halo-partition --method ptscotch (same flags)
 #
 # Environment: HALO_BUILD (build folder, default build), HALO_BENCH_NODES
 # (30000), HALO_BENCH_FEATURES (30000), HALO_BENCH_DENSITY (0.001),
@@ -86,3 +89,17 @@ run() { # name, bin folder, extra partition flags
 run sparse "$build/bin" "--features-layout sparse"
 run dense "$build/bin" "--features-layout dense"
 [ -z "$main" ] || run main "$main" ""
+
+run_dist() { # name, bin folder: the distributed partitioner, 2 ranks
+  local name=$1 bin=$2 out="$dir/d-$1"
+  rm -rf "$out"
+  mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
+    /usr/bin/time -v "$bin/halo-partition" --input "$dir/edges.txt" --features "$dir/feat.csv" \
+    --labels "$dir/labels.csv" --synthetic-split 0.1,0.1,0.8 --parts 2 --method ptscotch \
+    --out "$out" >"$dir/dist-$name.log" 2>"$dir/dist-$name.time"
+  printf "%-8s ptscotch partition, 2 ranks: peak RSS per rank %s MB\n" "$name" \
+    "$(rss_ranks "$dir/dist-$name.time")"
+}
+
+run_dist sparse "$build/bin"
+[ -z "$main" ] || run_dist main "$main"

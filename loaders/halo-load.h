@@ -248,7 +248,12 @@ typedef struct halo_node_slice {
   int64_t rows;      /* rows in the slice */
   int32_t width;     /* the file's width (its line 1): features, or labels' tasks (1: one
                         label a node) */
-  float *x;          /* features: rows x width, row-major; else NULL */
+  float *x;          /* features: rows x width, row-major, when dense; else NULL */
+  int64_t *indptr;   /* features of a plain-text slice, kept as CSR while the density rule
+                        (halo_csr_is_smaller) holds over the slice's lines: size rows+1,
+                        from 0; else NULL (then x holds them) */
+  int32_t *indices;  /* CSR: size indptr[rows], the columns, ascending in each row */
+  float *values;     /* CSR: size indptr[rows], the non-zero values */
   int32_t *labels;   /* labels of width 1: rows, -1 for unlabelled ("nan"); else NULL */
   int8_t *targets;   /* labels of width > 1 (multi-label): rows x width of 1, 0 or -1
                         (missing); else NULL */
@@ -263,7 +268,9 @@ typedef struct halo_node_slice {
  * (halo_load_slice_lines), parsed and refused as halo_load_node_data_opts
  * parses them with opt (NULL: an OGB folder's file), against the width of
  * the file's first row; the slice holding a header row skips it; a row
- * past `nodes` is refused at its line. Local. */
+ * past `nodes` is refused at its line.  The rows come back as CSR
+ * (out->indptr) while the density rule holds over the slice's lines, as
+ * the sequential reader keeps them, else dense (out->x). Local. */
 halo_status halo_load_features_slice(const char *path, const halo_load_options *opt, int64_t slice,
                                      int64_t slices, int64_t line_base, int64_t nodes,
                                      halo_node_slice *out);

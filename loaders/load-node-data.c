@@ -925,6 +925,12 @@ done:
   return st;
 }
 
+static int has_negative_zero(const float *row, int32_t width) {
+  for (int32_t j = 0; j < width; j++)
+    if (row[j] == 0.0f && signbit(row[j])) return 1;
+  return 0;
+}
+
 /* Reads a slice's rows, features (is_labels 0) or labels. */
 static halo_status node_slice(const char *path, const halo_load_options *opt, int64_t slice,
                               int64_t slices, int64_t line_base, int64_t nodes, int is_labels,
@@ -934,6 +940,8 @@ static halo_status node_slice(const char *path, const halo_load_options *opt, in
   load_text t;
   int64_t lines = 0, cap = 0;
   const int32_t classes = opt ? opt->classes : 0;
+  feature_rows fr = {0};
+  float *row_buf = NULL;
   char *line;
   size_t len;
   int got;
@@ -947,13 +955,18 @@ static halo_status node_slice(const char *path, const halo_load_options *opt, in
   HALO_TRY(halo_load_slice_lines(path, slice, slices, &lines));
   cap = lines;
   void *data = NULL;
-  if (is_labels && out->width > 1)
+  if (is_labels && out->width > 1) {
     HALO_ALLOC(out->targets, cap * out->width, "node labels (multi-label)");
-  else if (is_labels)
+  } else if (is_labels) {
     HALO_ALLOC(out->labels, cap, "node labels");
-  else
-    HALO_ALLOC(out->x, cap * out->width, "node features");
-  data = out->targets ? (void *)out->targets : out->labels ? (void *)out->labels : (void *)out->x;
+  } else {
+    /* Features grow as CSR over the slice's lines, as the sequential
+     * reader's over the file's (feature_rows), one row parsed at a time. */
+    fr = (feature_rows){.n = cap, .width = out->width};
+    HALO_ALLOC(fr.indptr, cap + 1, "CSR feature offsets");
+    HALO_ALLOC(row_buf, out->width > 0 ? out->width : 1, "a feature row");
+  }
+  data = out->targets ? (void *)out->targets : (void *)out->labels;
   HALO_TRY(load_reader_open_slice(&r, path, slice, slices));
   r.line_base = line_base;
   while ((got = load_text_next(&r, &t, &line, &len)) > 0) {
@@ -961,13 +974,42 @@ static halo_status node_slice(const char *path, const halo_load_options *opt, in
       HALO_TRY(too_many_rows(&r, halo_load_node_rows_name(is_labels, out->width), nodes,
                              rows_hint(opt)));
     if (out->rows == cap) LOAD_FAIL(&r, HALO_ERR_IO, "the file changed while it was read");
-    HALO_TRY(node_row(&r, &t, line, is_labels, classes, out->width, data, out->rows,
-                      &out->max_label, &out->max_line));
+    if (is_labels) {
+      HALO_TRY(node_row(&r, &t, line, is_labels, classes, out->width, data, out->rows,
+                        &out->max_label, &out->max_line));
+    } else {
+      HALO_TRY(parse_feature_row(&r, line, out->width, &t, row_buf));
+      /* A -0 goes dense from its row on, so that the slice holds it as the
+       * dense reader of a slice did (CSR drops it): the rows before have
+       * none, and a run that routes them dense writes what it wrote. */
+      if (!fr.x && has_negative_zero(row_buf, out->width))
+        HALO_TRY(feature_rows_to_dense(&r, &fr));
+      HALO_TRY(feature_rows_append(&r, &fr, row_buf));
+    }
     out->rows++;
   }
   if (got < 0) HALO_TRY(got);
+  if (!is_labels && fr.x) {
+    out->x = fr.x;
+    fr.x = NULL;
+  } else if (!is_labels) {
+    const int64_t nnz = fr.indptr[out->rows];
+    out->indptr = fr.indptr;
+    out->indices = fr.indices;
+    out->values = fr.values;
+    fr = (feature_rows){0};
+    /* Trimmed to what they hold; a slice without non-zeros gets one item. */
+    int32_t *indices = realloc(out->indices, (size_t)(nnz ? nnz : 1) * sizeof *indices);
+    if (indices) out->indices = indices;
+    float *values = realloc(out->values, (size_t)(nnz ? nnz : 1) * sizeof *values);
+    if (values) out->values = values;
+    if (!out->indices) HALO_ALLOC(out->indices, 1, "CSR feature columns");
+    if (!out->values) HALO_ALLOC(out->values, 1, "CSR feature values");
+  }
 done:
   load_reader_close(&r);
+  feature_rows_free(&fr);
+  free(row_buf);
   if (st != HALO_OK) halo_node_slice_free(out);
   return st;
 }
@@ -987,9 +1029,15 @@ halo_status halo_load_labels_slice(const char *path, const halo_load_options *op
 void halo_node_slice_free(halo_node_slice *s) {
   if (!s) return;
   free(s->x);
+  free(s->indptr);
+  free(s->indices);
+  free(s->values);
   free(s->labels);
   free(s->targets);
   s->x = NULL;
+  s->indptr = NULL;
+  s->indices = NULL;
+  s->values = NULL;
   s->labels = NULL;
   s->targets = NULL;
   s->rows = 0;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "halo-csr.h"
 #include "halo-dpartition.h"
 #include "halo-load.h"
 #include "halo-memory.h"
@@ -42,7 +43,11 @@ typedef struct dist {
                             tasks), 0 without labels */
   int has_file_labels;   /* one label a node, in labels */
   int file_multilabel;   /* rows of file_classes tasks a node, in targets */
-  float *x;              /* block rows x file_features */
+  float *x;              /* block rows x file_features, when dense; NULL when x_sparse */
+  int x_sparse;          /* the rows are carried as CSR in xc, on every rank (a sparse
+                            plain-text file: no rank's slice broke the density rule) */
+  halo_csr xc;           /* x_sparse: the block's feature rows, rows = block rows, indptr
+                            from 0, arrays owned */
   int features_csr;      /* the shards store CSR features (--features-layout, resolved) */
   int32_t *labels;       /* block rows */
   int8_t *targets;       /* block rows x file_classes, multi-label */
@@ -129,8 +134,10 @@ static inline void say(const dist *d, const char *what) {
 /* A row's record, written by pack_rows (dist-route.c) and read by
  * unpack_rows (dist-write.c): its id, its id in the input (or -1), its
  * degree, its label, split, tasks (eight an item) and feature row (two
- * floats an item) when they come from files, then (neighbour, part,
- * degree) for each neighbour. */
+ * floats an item; of CSR rows (x_sparse) one item, the row's non-zeros)
+ * when they come from files, then (neighbour, part, degree) for each
+ * neighbour, then of a CSR row its columns and its values, two an item
+ * each (record_csr_items). */
 static inline int64_t target_items(const dist *d) {
   return d->file_multilabel ? (d->file_classes + 7) / 8 : 0;
 }
@@ -139,12 +146,22 @@ static inline int64_t record_x_at(const dist *d) {
   return 3 + d->has_file_labels + (d->split != NULL) + target_items(d);
 }
 
-static inline int64_t record_head(const dist *d) {
-  return 3 + d->has_file_labels + (d->split != NULL) + target_items(d) + (d->file_features + 1) / 2;
+static inline int64_t record_x_items(const dist *d) {
+  if (d->file_features == 0) return 0;
+  return d->x_sparse ? 1 : (d->file_features + 1) / 2;
 }
 
+static inline int64_t record_head(const dist *d) {
+  return record_x_at(d) + record_x_items(d);
+}
+
+/* The items of a CSR row's nnz columns and values at a record's end. */
+static inline int64_t record_csr_items(int64_t nnz) { return 2 * ((nnz + 1) / 2); }
+
 static inline int64_t record_items(const dist *d, int64_t r) {
-  return record_head(d) + 3 * (d->g.indptr[r + 1] - d->g.indptr[r]);
+  const int64_t tail =
+      d->x_sparse ? record_csr_items(d->xc.indptr[r + 1] - d->xc.indptr[r]) : 0;
+  return record_head(d) + 3 * (d->g.indptr[r + 1] - d->g.indptr[r]) + tail;
 }
 
 /* The records a rank sends a writer are padded with -1 to whole units of
@@ -187,6 +204,7 @@ halo_status halo__dist_row_blocks(dist *d);
 halo_status halo__dist_renumber(dist *d);
 halo_status halo__dist_to_blocks(dist *d, int64_t first, int64_t rows, const void *data, int width,
                                  MPI_Datatype type, size_t item, void **out);
+halo_status halo__dist_csr_to_blocks(dist *d, int64_t first, const halo_csr *a, halo_csr *out);
 
 /* dist-clean.c */
 halo_status halo__dist_clean(dist *d, halo_clean_report *report);

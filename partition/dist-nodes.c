@@ -151,6 +151,44 @@ done:
   return st;
 }
 
+/* A slice's feature rows to the blocks: as CSR (d->xc, d->x_sparse) when
+ * every rank's slice came back CSR, so that a sparse file is never held
+ * dense; else dense into *block, a CSR slice expanded first, as before.
+ * Collective (agreed). */
+static halo_status feature_blocks(dist *d, halo_node_slice *ns, void **block) {
+  halo_status st = HALO_OK;
+  int csr = ns->indptr != NULL, all = 0;
+  HALO_MPI(MPI_Allreduce(&csr, &all, 1, MPI_INT, MPI_MIN, d->comm));
+  const halo_csr a = {.rows = ns->rows,
+                      .cols = ns->width,
+                      .nnz = ns->indptr ? ns->indptr[ns->rows] : 0,
+                      .indptr = ns->indptr,
+                      .indices = ns->indices,
+                      .values = ns->values};
+  if (all) {
+    HALO_TRY(halo__dist_csr_to_blocks(d, ns->first, &a, &d->xc));
+    d->x_sparse = 1;
+    goto done;
+  }
+  phase_begin(d);
+  if (csr) {
+    st = halo__dist_admit(d->slice.source, "expanding its feature rows",
+                          4.0 * (double)ns->rows * (double)ns->width);
+    if (st == HALO_OK &&
+        !(ns->x = calloc((size_t)(ns->rows > 0 ? ns->rows : 1) * (size_t)ns->width,
+                         sizeof *ns->x))) {
+      halo_log_error("out of memory expanding the slice's feature rows");
+      st = HALO_ERR_NOMEM;
+    }
+    if (st == HALO_OK) halo_csr_to_dense(&a, ns->x);
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(halo__dist_to_blocks(d, ns->first, ns->rows, ns->x, ns->width, MPI_FLOAT,
+                                sizeof(float), block));
+done:
+  return st;
+}
+
 /* A plain-text node-data file: every rank counts its slice's lines, parses
  * them as rows from the lines below it, and the rows go to the ranks of
  * their blocks; the ranks digest the file together into d->digest.
@@ -186,8 +224,7 @@ static halo_status node_slices(dist *d, const char *path, const halo_load_option
     HALO_TRY(halo__dist_to_blocks(d, ns.first, ns.rows, ns.labels, 1, MPI_INT32_T, sizeof(int32_t),
                                   block));
   else
-    HALO_TRY(halo__dist_to_blocks(d, ns.first, ns.rows, ns.x, ns.width, MPI_FLOAT, sizeof(float),
-                                  block));
+    HALO_TRY(feature_blocks(d, &ns, block));
 done:
   halo_node_slice_free(&ns);
   return st;

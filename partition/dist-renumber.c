@@ -244,3 +244,71 @@ done:
   free(counts);
   return st;
 }
+
+/* The CSR rows of a (rows [first, first + a->rows), indptr from 0) to the
+ * ranks whose blocks of node ids hold them, into *out (this rank's block,
+ * in order, indptr from 0; arrays malloc'd, halo_csr_free): each row's
+ * non-zero count first, then the columns and the values of the runs, so
+ * that no row is ever held dense.  Collective (agreed). */
+halo_status halo__dist_csr_to_blocks(dist *d, int64_t first, const halo_csr *a, halo_csr *out) {
+  halo_status st = HALO_OK;
+  const int K = d->size;
+  int64_t *counts = calloc((size_t)K, sizeof *counts);
+  int64_t *entries = calloc((size_t)K, sizeof *entries);
+  int64_t *row_nnz = NULL, *got_nnz = NULL;
+  xfer x = {0}, y = {0};
+  *out = (halo_csr){.cols = a->cols};
+  phase_begin(d);
+  if (!counts || !entries) {
+    halo_log_error("out of memory allocating exchange counts");
+    st = HALO_ERR_NOMEM;
+  }
+  for (int r = 0; st == HALO_OK && r < K; r++) {
+    const int64_t lo = d->begins[r], hi = d->begins[r + 1];
+    const int64_t lo_row = lo > first ? lo : first;
+    const int64_t hi_row = hi < first + a->rows ? hi : first + a->rows;
+    counts[r] = hi_row > lo_row ? hi_row - lo_row : 0;
+    entries[r] =
+        hi_row > lo_row ? a->indptr[hi_row - first] - a->indptr[lo_row - first] : 0;
+  }
+  HALO_TRY(phase_end(d, st));
+  HALO_TRY(halo__dist_xfer_plan(d, counts, "routing the node data", &x));
+  HALO_TRY(halo__dist_xfer_plan(d, entries, "routing the node data", &y));
+  phase_begin(d);
+  st = halo__dist_admit(d->slice.source, "receiving its feature rows",
+                        8.0 * (double)(a->rows + 2 * x.received) + 8.0 * (double)y.received);
+  if (st == HALO_OK) {
+    row_nnz = malloc((size_t)(a->rows > 0 ? a->rows : 1) * sizeof *row_nnz);
+    got_nnz = malloc((size_t)(x.received > 0 ? x.received : 1) * sizeof *got_nnz);
+    out->indptr = malloc((size_t)(x.received + 1) * sizeof *out->indptr);
+    out->indices = malloc((size_t)(y.received > 0 ? y.received : 1) * sizeof *out->indices);
+    out->values = malloc((size_t)(y.received > 0 ? y.received : 1) * sizeof *out->values);
+    if (!row_nnz || !got_nnz || !out->indptr || !out->indices || !out->values) {
+      halo_log_error("out of memory allocating the block's feature rows");
+      st = HALO_ERR_NOMEM;
+    }
+  }
+  HALO_TRY(phase_end(d, st));
+  for (int64_t r = 0; r < a->rows; r++) row_nnz[r] = a->indptr[r + 1] - a->indptr[r];
+  /* The overlaps are consecutive runs of the rows, and of their entries,
+   * in rank order. */
+  HALO_MPI(MPI_Alltoallv(row_nnz, x.scount, x.sdispl, MPI_INT64_T, got_nnz, x.rcount, x.rdispl,
+                         MPI_INT64_T, d->comm));
+  HALO_MPI(MPI_Alltoallv(a->indices, y.scount, y.sdispl, MPI_INT32_T, out->indices, y.rcount,
+                         y.rdispl, MPI_INT32_T, d->comm));
+  HALO_MPI(MPI_Alltoallv(a->values, y.scount, y.sdispl, MPI_FLOAT, out->values, y.rcount,
+                         y.rdispl, MPI_FLOAT, d->comm));
+  out->rows = x.received;
+  out->nnz = y.received;
+  out->indptr[0] = 0;
+  for (int64_t r = 0; r < x.received; r++) out->indptr[r + 1] = out->indptr[r] + got_nnz[r];
+done:
+  if (st != HALO_OK) halo_csr_free(out);
+  halo__dist_xfer_free(&y);
+  halo__dist_xfer_free(&x);
+  free(got_nnz);
+  free(row_nnz);
+  free(entries);
+  free(counts);
+  return st;
+}

@@ -194,7 +194,17 @@ static void pack_rows(const dist *d, int32_t first, int64_t *counts, int64_t *ou
       tasks[target_items(d) - 1] = 0; /* the part of a last item no task fills */
       memcpy(tasks, d->targets + r * d->file_classes, (size_t)d->file_classes);
     }
-    if (d->file_features > 0) {
+    if (d->x_sparse) {
+      const int64_t at = d->xc.indptr[r], nz = d->xc.indptr[r + 1] - at, half = (nz + 1) / 2;
+      int64_t *tail = rec + record_head(d) + 3 * (g->indptr[r + 1] - g->indptr[r]);
+      rec[record_x_at(d)] = nz;
+      if (nz > 0) { /* the halves of last items no column or value fills */
+        tail[half - 1] = 0;
+        tail[2 * half - 1] = 0;
+      }
+      memcpy(tail, d->xc.indices + at, (size_t)nz * sizeof *d->xc.indices);
+      memcpy(tail + half, d->xc.values + at, (size_t)nz * sizeof *d->xc.values);
+    } else if (d->file_features > 0) {
       int64_t *row = rec + record_x_at(d);
       row[(d->file_features + 1) / 2 - 1] = 0; /* the half of a last item no float fills */
       memcpy(row, d->x + r * d->file_features, (size_t)d->file_features * sizeof *d->x);

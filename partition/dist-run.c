@@ -95,6 +95,7 @@ static void dist_free(dist *d) {
   free(d->ghost_degree);
   free(d->original);
   free(d->x);
+  halo_csr_free(&d->xc);
   free(d->labels);
   free(d->targets);
   free(d->split);
@@ -153,15 +154,15 @@ halo_status halo_partition_dist_run(MPI_Comm comm, const halo_partition_dist_req
   say(&d, what);
   HALO_TRY(halo__dist_assign_parts(&d));
   HALO_TRY(halo__dist_gather_parts(&d, &all_parts));
-  /* The run's feature layout, from the non-zeros of every rank's rows.
-   * TODO(#36): the distributed reader still holds its rows dense; the parts
-   * are converted to CSR only as they are written (dist-write.c). */
+  /* The run's feature layout, from the non-zeros of every rank's rows. */
   halo_partition_options opt = rq->opt;
   if (g->features > 0 && rq->opt.features_layout != HALO_FEATURES_AUTO) {
     d.features_csr = rq->opt.features_layout == HALO_FEATURES_SPARSE;
   } else if (g->features > 0) {
     int64_t nnz = 0, total = 0;
-    if (d.x) {
+    if (d.x_sparse) {
+      nnz = d.xc.indptr[d.xc.rows];
+    } else if (d.x) {
       const int64_t count = (d.begins[d.rank + 1] - d.begins[d.rank]) * (int64_t)d.file_features;
       for (int64_t k = 0; k < count; k++) nnz += d.x[k] != 0.0f;
     } else { /* synthetic: counted as drawn */

@@ -20,6 +20,9 @@ typedef struct part_rows {
   int32_t *nbr_part, *labels;
   int8_t *targets;
   float *x;
+  int64_t *x_indptr; /* CSR features (carried CSR, written CSR): size rows + 1 */
+  int32_t *x_indices;
+  float *x_values;
   uint8_t *split;
 } part_rows;
 
@@ -33,36 +36,73 @@ static void part_rows_free(part_rows *p) {
   free(p->labels);
   free(p->targets);
   free(p->x);
+  free(p->x_indptr);
+  free(p->x_indices);
+  free(p->x_values);
   free(p->split);
   *p = (part_rows){0};
+}
+
+/* The items of the record at rec, up to the next one's (or padding). */
+static int64_t record_end(const dist *d, const int64_t *rec) {
+  const int64_t tail = d->x_sparse ? record_csr_items(rec[record_x_at(d)]) : 0;
+  return record_head(d) + 3 * rec[2] + tail;
+}
+
+/* Row r's nz carried non-zeros (columns, then values, at tail) into out's
+ * CSR rows, or into its dense row r of F. */
+static void unpack_csr_row(const int64_t *tail, int64_t nz, int64_t F, int64_t r,
+                           part_rows *out) {
+  const char *cols = (const char *)tail, *vals = (const char *)(tail + (nz + 1) / 2);
+  if (out->x_indptr) {
+    const int64_t at = out->x_indptr[r];
+    memcpy(out->x_indices + at, cols, (size_t)nz * sizeof *out->x_indices);
+    memcpy(out->x_values + at, vals, (size_t)nz * sizeof *out->x_values);
+    out->x_indptr[r + 1] = at + nz;
+    return;
+  }
+  for (int64_t k = 0; k < nz; k++) {
+    int32_t col;
+    memcpy(&col, cols + k * (int64_t)sizeof col, sizeof col);
+    memcpy(out->x + r * F + col, vals + k * (int64_t)sizeof(float), sizeof(float));
+  }
 }
 
 /* Unpacks `items` record items of part p and draws the rows' node data. Local. */
 static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int64_t items,
                                part_rows *out) {
   halo_status st = HALO_OK;
-  int64_t rows = 0, nnz = 0;
-  const int64_t head = record_head(d);
+  int64_t rows = 0, nnz = 0, x_nnz = 0;
+  const int64_t head = record_head(d), x_at = record_x_at(d), tasks_at = x_at - target_items(d);
   for (int64_t i = next_record(rec, 0, items); i < items;
-       i = next_record(rec, i + head + 3 * rec[i + 2], items)) {
+       i = next_record(rec, i + record_end(d, rec + i), items)) {
     rows++;
     nnz += rec[i + 2];
+    if (d->x_sparse) x_nnz += rec[i + x_at];
   }
   const int64_t F = d->has_synth ? d->synth.features : d->file_features;
+  /* CSR rows stay CSR when the shard stores CSR: never a dense part. */
+  const int csr = d->x_sparse && d->features_csr;
+  const double x_bytes = csr ? 8.0 * (double)rows + 8.0 * (double)x_nnz : 4.0 * (double)F * rows;
   HALO_TRY(halo__dist_admit(
       d->slice.source, "writing a part",
-      (double)rows * (8.0 * 3 + 4.0 * F + 5.0 + (double)d->file_classes) + 20.0 * (double)nnz));
+      (double)rows * (8.0 * 3 + 5.0 + (double)d->file_classes) + x_bytes + 20.0 * (double)nnz));
   HALO_ALLOC(out->id, rows, "part rows");
   HALO_ALLOC(out->indptr, rows + 1, "part rows");
   HALO_ALLOC(out->nbr, nnz, "part rows");
   HALO_ALLOC(out->nbr_part, nnz, "part rows");
   HALO_ALLOC(out->nbr_degree, nnz, "part rows");
   if (d->original) HALO_ALLOC(out->original_id, rows, "original ids");
-  if (d->file_features > 0) HALO_ALLOC(out->x, rows * F, "node features");
+  if (csr) {
+    HALO_ALLOC(out->x_indptr, rows + 1, "node features (CSR)");
+    HALO_ALLOC(out->x_indices, x_nnz, "node features (CSR)");
+    HALO_ALLOC(out->x_values, x_nnz, "node features (CSR)");
+  } else if (d->file_features > 0) {
+    HALO_ALLOC(out->x, rows * F, "node features");
+  }
   if (d->has_file_labels) HALO_ALLOC(out->labels, rows, "node labels");
   if (d->split) HALO_ALLOC(out->split, rows, "node split");
   if (d->file_multilabel) HALO_ALLOC(out->targets, rows * d->file_classes, "node labels");
-  const int64_t x_at = record_x_at(d), tasks_at = x_at - target_items(d);
   for (int64_t i = next_record(rec, 0, items), r = 0, k = 0; i < items; r++) {
     const int64_t degree = rec[i + 2];
     out->id[r] = rec[i];
@@ -71,7 +111,11 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
     if (out->split) out->split[r] = (uint8_t)rec[i + 3 + d->has_file_labels];
     if (out->targets)
       memcpy(out->targets + r * d->file_classes, rec + i + tasks_at, (size_t)d->file_classes);
-    if (out->x) memcpy(out->x + r * F, rec + i + x_at, (size_t)F * sizeof *out->x);
+    if (d->x_sparse) {
+      unpack_csr_row(rec + i + head + 3 * degree, rec[i + x_at], F, r, out);
+    } else if (out->x) {
+      memcpy(out->x + r * F, rec + i + x_at, (size_t)F * sizeof *out->x);
+    }
     out->indptr[r + 1] = out->indptr[r] + degree;
     for (int64_t j = 0; j < degree; j++, k++) {
       const int64_t *nb = rec + i + head + 3 * j;
@@ -79,7 +123,7 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
       out->nbr_part[k] = (int32_t)nb[1];
       out->nbr_degree[k] = nb[2];
     }
-    i = next_record(rec, i + head + 3 * degree, items);
+    i = next_record(rec, i + record_end(d, rec + i), items);
   }
   if (d->has_synth) {
     /* --split DIR replaces the drawn split, as a sequential run's. */
@@ -123,6 +167,9 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
                                .features = (int32_t)F,
                                .classes = d->has_synth ? d->synth.classes : d->file_classes,
                                .x = out->x,
+                               .x_indptr = out->x_indptr,
+                               .x_indices = out->x_indices,
+                               .x_values = out->x_values,
                                .labels = out->labels,
                                .targets = out->targets,
                                .split = out->split,

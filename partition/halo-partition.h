@@ -266,6 +266,10 @@ typedef struct halo_part_rows {
   const int64_t *nbr_degree;  /* the degree of each neighbour in the clean graph */
   int32_t features, classes;  /* as halo_graph */
   const float *x;             /* n_owned x features, or NULL */
+  const int64_t *x_indptr;    /* the features as CSR instead of x: size n_owned + 1, from 0;
+                               * or NULL.  The shard's features are then CSR (format 3) */
+  const int32_t *x_indices;   /* size x_indptr[n_owned], ascending in each row */
+  const float *x_values;      /* size x_indptr[n_owned] */
   const int32_t *labels;      /* n_owned, or NULL */
   const int8_t *targets;      /* multi-label: n_owned x classes tasks (1, 0, -1 missing), or
                                * NULL */

@@ -34,6 +34,34 @@ done:
   return st;
 }
 
+/* g's CSR features over its n local rows: the owned rows' (part row r is
+ * local row row_of[r], ascending), none for the halo's. */
+static halo_status csr_features(const halo_part_rows *rows, const int64_t *row_of, int64_t n,
+                                halo_graph *g) {
+  halo_status st = HALO_OK;
+  int64_t *indptr = NULL;
+  int32_t *indices = NULL;
+  float *values = NULL;
+  const int64_t nnz = rows->x_indptr[rows->n_owned];
+  HALO_ALLOC(indptr, n + 1, "CSR feature offsets");
+  HALO_ALLOC(indices, nnz, "CSR feature columns");
+  HALO_ALLOC(values, nnz, "CSR feature values");
+  for (int64_t r = 0; r < rows->n_owned; r++)
+    indptr[row_of[r] + 1] = rows->x_indptr[r + 1] - rows->x_indptr[r];
+  for (int64_t j = 0; j < n; j++) indptr[j + 1] += indptr[j];
+  memcpy(indices, rows->x_indices, (size_t)nnz * sizeof *indices);
+  memcpy(values, rows->x_values, (size_t)nnz * sizeof *values);
+  st = halo_graph_set_features_csr(g, rows->features, indptr, indices, values);
+  indptr = NULL; /* taken over, or freed on failure */
+  indices = NULL;
+  values = NULL;
+done:
+  free(values);
+  free(indices);
+  free(indptr);
+  return st;
+}
+
 halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order order,
                                          uint64_t run_id, halo_shard **out) {
   halo_status st = HALO_OK;
@@ -65,7 +93,7 @@ halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order 
     row_of[r] = j;
   }
   for (int64_t j = 0; j < n; j++) g->indptr[j + 1] += g->indptr[j];
-  if (F > 0) HALO_ALLOC(g->x, n * F, "features");
+  if (F > 0 && !rows->x_indptr) HALO_ALLOC(g->x, n * F, "features");
   if (rows->labels) HALO_ALLOC(g->labels, n, "labels");
   if (rows->targets) HALO_ALLOC(g->targets, (size_t)n * (size_t)rows->classes, "targets");
   if (rows->split) HALO_ALLOC(g->split, n, "split");
@@ -75,11 +103,12 @@ halo_status halo_partition_shard_of_rows(const halo_part_rows *rows, halo_order 
   const size_t C = (size_t)rows->classes;
   for (int64_t r = 0; r < n_owned; r++) {
     const int64_t j = row_of[r];
-    if (F > 0) memcpy(g->x + j * F, rows->x + r * F, (size_t)F * sizeof *g->x);
+    if (g->x) memcpy(g->x + j * F, rows->x + r * F, (size_t)F * sizeof *g->x);
     if (rows->labels) g->labels[j] = rows->labels[r];
     if (rows->targets) memcpy(g->targets + (size_t)j * C, rows->targets + (size_t)r * C, C);
     if (rows->split) g->split[j] = rows->split[r];
   }
+  if (F > 0 && rows->x_indptr) HALO_TRY(csr_features(rows, row_of, n, g));
   /* Owned rows ascend in id as their local rows do: the CSR fills in order. */
   for (int64_t r = 0, at = 0; r < n_owned; r++)
     for (int64_t k = rows->indptr[r]; k < rows->indptr[r + 1]; k++)

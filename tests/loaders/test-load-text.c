@@ -292,6 +292,7 @@ Test(text, every_slicing_of_header_files_gives_the_whole_files_rows) {
       cr_assert_eq(halo_load_features_slice(feat, NULL, k, K, base[1], g->n, &ns), HALO_OK);
       cr_expect_eq(ns.first, rows, "K %lld slice %lld: its first row", (long long)K, (long long)k);
       cr_assert_eq(ns.width, 4);
+      cr_assert_not_null(ns.x, "two-decimal rows break the density rule: dense");
       cr_expect_arr_eq(ns.x, g->x + ns.first * 4, sizeof(float) * 4 * (size_t)ns.rows);
       rows += ns.rows;
       halo_node_slice_free(&ns);
@@ -310,6 +311,54 @@ Test(text, every_slicing_of_header_files_gives_the_whole_files_rows) {
   }
   halo_graph_destroy(&g);
   drawn_free(&d);
+}
+
+/* A sparse file's slices come back as CSR (#36: the distributed
+ * partitioner carries them so, never dense), with the file's rows: every
+ * slicing, against the drawn matrix. */
+Test(text, the_slices_of_a_sparse_file_are_csr) {
+  const uint64_t seed = test_seed("text.sparse-slices");
+  enum { N = 97, F = 61 };
+  static float x[N][F];
+  char *text = malloc((size_t)N * F * 8 + 1), *at = text;
+  cr_assert_not_null(text);
+  for (int v = 0; v < N; v++)
+    for (int j = 0; j < F; j++) {
+      const uint64_t bits = halo_rng_bits(seed, (uint64_t)v, (uint64_t)j);
+      x[v][j] = bits % 23 == 0 ? (float)(1 + (bits >> 32) % 7) * 0.5f : 0.0f;
+      at += sprintf(at, j + 1 < F ? "%g," : "%g\n", (double)x[v][j]);
+    }
+  const char *feat = scratch_write("sparse-x.csv", text);
+  free(text);
+  for (int64_t K = 1; K <= 5; K++) {
+    int64_t base = 0, rows = 0;
+    for (int64_t k = 0; k < K; k++) {
+      int64_t lines = 0;
+      halo_node_slice ns;
+      cr_assert_eq(halo_load_slice_lines(feat, k, K, &lines), HALO_OK);
+      cr_assert_eq(halo_load_features_slice(feat, NULL, k, K, base, N, &ns), HALO_OK);
+      cr_assert_eq(ns.width, F);
+      cr_assert_null(ns.x, "K %lld slice %lld: a sparse slice is not held dense", (long long)K,
+                     (long long)k);
+      cr_assert_not_null(ns.indptr);
+      cr_expect_eq(ns.indptr[0], 0);
+      for (int64_t r = 0; r < ns.rows; r++) {
+        float row[F] = {0};
+        for (int64_t e = ns.indptr[r]; e < ns.indptr[r + 1]; e++) {
+          cr_assert(ns.indices[e] >= 0 && ns.indices[e] < F);
+          cr_expect(e == ns.indptr[r] || ns.indices[e] > ns.indices[e - 1], "ascending");
+          cr_expect_neq(ns.values[e], 0.0f);
+          row[ns.indices[e]] = ns.values[e];
+        }
+        cr_expect_arr_eq(row, x[ns.first + r], sizeof row, "K %lld: row %lld", (long long)K,
+                         (long long)(ns.first + r));
+      }
+      rows += ns.rows;
+      base += lines;
+      halo_node_slice_free(&ns);
+    }
+    cr_expect_eq(rows, N, "K %lld: every row once", (long long)K);
+  }
 }
 
 /* ---- the class count ------------------------------------------------------ */
