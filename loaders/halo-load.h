@@ -173,6 +173,13 @@ halo_node_synth halo_node_synth_default(int32_t features, int32_t classes, uint6
 halo_status halo_node_synth_rows(const halo_node_synth *s, const int64_t *ids, int64_t count,
                                  float *x, int32_t *labels, uint8_t *split);
 
+/* The features of nodes ids[0..count) as CSR, the non-zeros of the rows
+ * halo_node_synth_rows draws (counted, then drawn into place, never the
+ * count x features rows): *indptr (size count+1, from 0), *indices and
+ * *values (size (*indptr)[count]) are new malloc'd arrays. Local. */
+halo_status halo_node_synth_rows_csr(const halo_node_synth *s, const int64_t *ids, int64_t count,
+                                     int64_t **indptr, int32_t **indices, float **values);
+
 /* The non-zero features of nodes [first, first + count): what
  * halo_node_synth_rows would draw, counted without holding the rows. Local. */
 halo_status halo_node_synth_nnz(const halo_node_synth *s, int64_t first, int64_t count,

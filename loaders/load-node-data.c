@@ -724,6 +724,49 @@ done:
   return st;
 }
 
+halo_status halo_node_synth_rows_csr(const halo_node_synth *s, const int64_t *ids, int64_t count,
+                                     int64_t **indptr, int32_t **indices, float **values) {
+  halo_status st = HALO_OK;
+  const int64_t F = s->features;
+  const uint64_t noise_key = halo_rng_key(s->seed, HALO_RNG_FEATURES, 3, 0);
+  float *mean = NULL;
+  *indptr = NULL;
+  *indices = NULL;
+  *values = NULL;
+  HALO_TRY(synth_means(s, &mean));
+  HALO_ALLOC(*indptr, count + 1, "CSR feature offsets");
+  int64_t *ptr = *indptr;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < count; i++) ptr[i + 1] = F ? synth_row_nnz(s, mean, ids[i]) : 0;
+  for (int64_t i = 0; i < count; i++) ptr[i + 1] += ptr[i];
+  HALO_ALLOC(*indices, ptr[count], "CSR feature columns");
+  HALO_ALLOC(*values, ptr[count], "CSR feature values");
+  int32_t *col = *indices;
+  float *val = *values;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < count; i++) {
+    const int32_t c = load_synth_class(s->seed, s->classes, ids[i]);
+    int64_t at = ptr[i];
+    for (int64_t f = 0; f < F; f++) {
+      const float v = synth_value(s, mean, c, ids[i], f, noise_key);
+      if (v == 0.0f) continue;
+      col[at] = (int32_t)f;
+      val[at++] = v;
+    }
+  }
+done:
+  if (st != HALO_OK) {
+    free(*indptr);
+    free(*indices);
+    free(*values);
+    *indptr = NULL;
+    *indices = NULL;
+    *values = NULL;
+  }
+  free(mean);
+  return st;
+}
+
 halo_status load_synth_node_data(halo_graph *g, const halo_node_synth *s) {
   halo_status st = HALO_OK;
   const int64_t n = g->n;

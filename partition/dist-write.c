@@ -128,7 +128,14 @@ static halo_status unpack_rows(const dist *d, int32_t p, const int64_t *rec, int
   if (d->has_synth) {
     /* --split DIR replaces the drawn split, as a sequential run's. */
     uint8_t *drawn = NULL;
-    if (F > 0) HALO_ALLOC(out->x, rows * F, "node features");
+    /* CSR parts draw their rows' non-zeros only, as the sequential
+     * generator does (a bag of words: sbm's feat-density). */
+    const int drawn_csr = F > 0 && d->features_csr;
+    if (drawn_csr)
+      HALO_TRY(halo_node_synth_rows_csr(&d->synth, out->id, rows, &out->x_indptr,
+                                        &out->x_indices, &out->x_values));
+    else if (F > 0)
+      HALO_ALLOC(out->x, rows * F, "node features");
     HALO_ALLOC(out->labels, rows, "node labels");
     HALO_ALLOC(drawn, rows, "node split");
     st = halo_node_synth_rows(&d->synth, out->id, rows, out->x, out->labels, drawn);
