@@ -487,8 +487,9 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
     r->start_epoch = r->ckpt.epoch;
   }
   /* The save buffers, allocated before the epoch loop; a resumed run reuses
-   * the ones it read. */
-  if (r->args.checkpoint && r->rank == 0 && !r->args.resume)
+   * the ones it read, and an evaluation of a checkpoint file saves nothing
+   * (its --checkpoint is the file read, whose arrays these would replace). */
+  if (r->args.checkpoint && r->rank == 0 && !r->args.resume && !r->args.eval_file)
     st = halo_checkpoint_alloc(&r->ckpt, r->info.params);
   HALO_TRY(halo_mpi_agree(r->comm, st));
   int64_t local[2] = {r->info.n_halo, r->info.setup_halo_bytes}, global[2];

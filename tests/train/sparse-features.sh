@@ -145,9 +145,15 @@ PY
     --parts 2 --method ptscotch --out p-big >big.log 2>big.time || { cat big.log big.time; exit 1; }
   rss=$(awk -F': ' '/Maximum resident set size/ {printf "%s%.0f", sep, $2 / 1024; sep = " "}' big.time)
   echo "sparse-features: ptscotch on a 3000 x 20000 CSV at 0.1%: peak RSS per rank $rss MB (dense rows: 120 MB a rank)"
-  for m in $rss; do
-    [ "$m" -lt 60 ] || { echo "FAIL: a rank's peak RSS ($m MB) nears its dense rows (120 MB)"; exit 1; }
-  done
+  # AddressSanitizer's shadow memory and quarantine inflate every RSS: the
+  # bound holds for the normal build, which CI runs as well.
+  if ldd "$BIN/halo-partition" 2>/dev/null | grep -q libasan; then
+    echo "sparse-features: a sanitized build: the peak RSS bound is left to the normal build"
+  else
+    for m in $rss; do
+      [ "$m" -lt 60 ] || { echo "FAIL: a rank's peak RSS ($m MB) nears its dense rows (120 MB)"; exit 1; }
+    done
+  fi
   [ "$(h5dump -a format_version p-big/manifest.h5 | awk '/\(0\)/ {print $2}')" = 3 ] ||
     { echo "FAIL: p-big: the parts are not CSR (format 3)"; exit 1; }
 else
