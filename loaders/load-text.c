@@ -36,7 +36,9 @@ static int all_numbers(const char *p, char sep, int32_t *fields) {
     if (load_scan_f32(&p, &f) != LOAD_SCAN_OK) {
       numbers = 0;
       p = at;
-      while (*p && *p != ',' && (sep == ',' || (*p != ' ' && *p != '\t'))) p++;
+      /* The token's end: a comma in a comma file, a blank in a blank one
+       * (where a comma is part of the token, so the scan always moves on). */
+      while (*p && (sep == ',' ? *p != ',' : (*p != ' ' && *p != '\t'))) p++;
     }
     ++*fields;
     p = load_skip_blank(p);
