@@ -31,6 +31,18 @@ static int next_value(const char **pp, char sep) {
   return p > at && *p != ',' ? 1 : -1;
 }
 
+/* The values of a file's first row, `line`: a blank first row (no values)
+ * is refused at its line, since every row must have as many. */
+static halo_status first_row_width(const load_reader *r, const char *line, const load_text *t,
+                                   int32_t *width) {
+  halo_status st = HALO_OK;
+  *width = load_text_fields(line, t->sep);
+  if (*width < 1)
+    LOAD_FAIL(r, HALO_ERR_PARSE, "blank line as the first row: every row needs its values");
+done:
+  return st;
+}
+
 /* "row has N values, expected W as on line L", or what is wrong after
  * value c (0-based) of a row of `width` values whose next_value was `more`. */
 static halo_status row_shape(const load_reader *r, const char *line, const char *p, int more,
@@ -187,7 +199,7 @@ static halo_status text_features_file(halo_graph *g, const char *path, const hal
   int got;
   while ((got = load_text_next(&r, &t, &line, &len)) > 0) {
     if (fr.rows == 0) {
-      fr.width = load_text_fields(line, t.sep);
+      HALO_TRY(first_row_width(&r, line, &t, &fr.width));
       HALO_ALLOC(row_buf, fr.width, "a feature row");
       HALO_ALLOC(fr.indptr, n + 1, "CSR feature offsets");
     }
@@ -876,7 +888,8 @@ halo_status halo_load_node_width(const char *path, const halo_load_options *opt,
   HALO_TRY(load_reader_open(&r, path, NULL));
   int got = load_text_next(&r, &t, &line, &len);
   if (got < 0) HALO_TRY(got);
-  *width = got > 0 ? load_text_fields(line, t.sep) : 1;
+  *width = 1;
+  if (got > 0) HALO_TRY(first_row_width(&r, line, &t, width));
   if (header) *header = t.header_line > 0;
 done:
   load_reader_close(&r);
