@@ -283,6 +283,14 @@ static halo_status read_header(load_npy *a) {
   h[hlen] = '\0';
   if (strlen(h) != hlen || hlen == 0 || h[0] != '{')
     NPY_FAIL(HALO_ERR_FORMAT, at, "header is not a Python dict");
+  /* Whitespace as Python reads it between a dict's tokens, so the parser
+   * skips blanks only; any other control byte cannot be in a valid header
+   * and must not reach an error line (one line, printable). */
+  for (char *c = h; *c; c++)
+    if (*c == '\n' || *c == '\r' || *c == '\t' || *c == '\f' || *c == '\v')
+      *c = ' ';
+    else if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = '?';
   HALO_TRY(parse_header(a, h, at));
   a->data_at = a->src.pos;
   /* The shape against the bytes there are: a truncated file is refused
