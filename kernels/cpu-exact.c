@@ -75,20 +75,84 @@ static void share(int64_t n, int part, int parts, int64_t *lo, int64_t *hi) {
   *hi = n * (part + 1) / parts;
 }
 
-/* Bytes of one thread's accumulators for `cells` sums: its __int128 sums,
- * then its int64 runs, rounded to 16 bytes so that the next thread's
- * __int128 stay aligned. */
-static size_t thread_bytes(int64_t cells) {
-  const size_t bytes = (size_t)cells * (sizeof(i128) + sizeof(int64_t));
+/* The dense kernel works on packed blocks: ROWS rows of A's columns
+ * [p0, p0 + PANEL_P) and of B's columns [q0, q0 + PANEL_Q), converted to
+ * double (B also scaled by 2^-e, exactly) and padded with zeros to whole
+ * tiles.  A register tile is TILE_P columns of A × TILE_Q of B: 8 vectors
+ * of 4 int64 accumulators, the 2 B vectors and a broadcast fit the 16 AVX
+ * registers.  A tile's sums hold at most ROWS terms, far below the 2^11
+ * that an int64 holds. */
+enum { ROWS = 128, PANEL_P = 64, PANEL_Q = 64, VEC = 4, TILE_P = 4, TILE_Q = 2 * VEC };
+
+typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
+typedef uint64_t v4u __attribute__((vector_size(32), aligned(8), may_alias));
+
+/* Bytes of one thread's part of the dense workspace: its __int128 sums,
+ * then its packed A and B blocks (16-byte multiples, so that the next
+ * thread's __int128 stay aligned). */
+static size_t tn_thread_bytes(int64_t cells) {
+  return (size_t)cells * sizeof(i128) + (size_t)ROWS * (PANEL_P + PANEL_Q) * sizeof(double);
+}
+
+/* Bytes of one thread's CSR accumulators: __int128 sums, then int64 runs. */
+static size_t csr_thread_bytes(int64_t cols) {
+  const size_t bytes = (size_t)cols * (sizeof(i128) + sizeof(int64_t));
   return (bytes + 15) / 16 * 16;
 }
 
 size_t halo_cpu_exact_tn_work(int64_t ac, int64_t bc, int threads) {
-  return (size_t)(ac * bc) * sizeof(i128) + (size_t)threads * thread_bytes(ac * bc);
+  return (size_t)(ac * bc) * sizeof(i128) + (size_t)threads * tn_thread_bytes(ac * bc);
 }
 
 size_t halo_cpu_exact_csr_work(int64_t bc, int threads) {
-  return (size_t)threads * thread_bytes(bc);
+  return (size_t)threads * csr_thread_bytes(bc);
+}
+
+/* sum[p · bc + q] += the exact sums over `rows` packed rows of the tiles
+ * of A's packed columns [0, np) and B's [0, nq), which are the panel at
+ * (p0, q0).  lap and lbq are the packed row lengths (tile multiples).
+ *
+ * A term t = a·b (|t| <= 2^51) plus ROUNDER has the bits of ROUNDER plus
+ * round(t).  Summed as uint64 (wrapping), `rows` such bit patterns exceed
+ * the exact sum by rows · ROUNDER's bits modulo 2^64, which is taken off
+ * once per tile instead of once per term; the true sum fits an int64, so
+ * the wrapped difference is exact.  Every clone computes the same
+ * integers: a product of two doubles that came from floats is exact, so a
+ * fused multiply-add and a multiply then an add round alike. */
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+static void tn_panel(int64_t rows, const double *ap, int64_t lap, int64_t np, const double *bp,
+                     int64_t lbq, int64_t nq, int64_t p0, int64_t q0, int64_t bc, i128 *sum) {
+  uint64_t base;
+  memcpy(&base, &ROUNDER, sizeof base);
+  const uint64_t offset = (uint64_t)rows * base;
+  for (int64_t pt = 0; pt < np; pt += TILE_P) {
+    for (int64_t qt = 0; qt < nq; qt += TILE_Q) {
+      v4u acc[TILE_P][2] = {{{0}}};
+      for (int64_t i = 0; i < rows; i++) {
+        const v4d b0 = *(const v4d *)(bp + i * lbq + qt);
+        const v4d b1 = *(const v4d *)(bp + i * lbq + qt + VEC);
+        const double *ai = ap + i * lap + pt;
+#pragma GCC unroll 4
+        for (int k = 0; k < TILE_P; k++) {
+          const v4d a = {ai[k], ai[k], ai[k], ai[k]};
+          const v4d t0 = a * b0 + ROUNDER, t1 = a * b1 + ROUNDER;
+          v4u u0, u1;
+          memcpy(&u0, &t0, sizeof u0);
+          memcpy(&u1, &t1, sizeof u1);
+          acc[k][0] += u0;
+          acc[k][1] += u1;
+        }
+      }
+      for (int k = 0; k < TILE_P && pt + k < np; k++) {
+        for (int j = 0; j < TILE_Q && qt + j < nq; j++) {
+          const int64_t s = (int64_t)(acc[k][j / VEC][j % VEC] - offset);
+          sum[(p0 + pt + k) * bc + q0 + qt + j] += s;
+        }
+      }
+    }
+  }
 }
 
 void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
@@ -100,33 +164,39 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
   memset(total, 0, (size_t)cells * sizeof *total);
 
   /* Row blocks per thread; each thread keeps its sums for every output
-   * cell, in 2^11-row int64 runs flushed into __int128, and adds them to
-   * the shared total at the end (integers: the order does not matter). */
+   * cell and adds them to the shared total at the end (integers: the order
+   * does not matter). */
 #pragma omp parallel num_threads(threads) if (n * cells >= (1 << 16))
   {
     const int parts = omp_get_num_threads(), part = omp_get_thread_num();
-    char *mine = (char *)work + (size_t)cells * sizeof(i128) + (size_t)part * thread_bytes(cells);
+    char *mine = (char *)work + (size_t)cells * sizeof(i128) + (size_t)part * tn_thread_bytes(cells);
     i128 *sum = (i128 *)mine;
-    int64_t *run = (int64_t *)(mine + (size_t)cells * sizeof(i128));
+    double *apack = (double *)(mine + (size_t)cells * sizeof(i128));
+    double *bpack = apack + ROWS * PANEL_P;
     int64_t lo, hi;
     share(n, part, parts, &lo, &hi);
     memset(sum, 0, (size_t)cells * sizeof *sum);
-    memset(run, 0, (size_t)cells * sizeof *run);
-    for (int64_t i0 = lo; i0 < hi; i0 += BLOCK_TERMS) {
-      const int64_t i1 = hi - i0 < BLOCK_TERMS ? hi : i0 + BLOCK_TERMS;
-      for (int64_t i = i0; i < i1; i++) {
-        const float *restrict bi = b + i * ldb;
-        for (int64_t p = 0; p < ac; p++) {
-          const double ap = (a ? (double)a[i * lda + p] : 1.0) * scale;
-          if (ap == 0.0) continue;
-          int64_t *restrict r = run + p * bc;
-#pragma omp simd
-          for (int64_t q = 0; q < bc; q++) r[q] += round_term(ap * (double)bi[q]);
+    for (int64_t i0 = lo; i0 < hi; i0 += ROWS) {
+      const int64_t rows = hi - i0 < ROWS ? hi - i0 : ROWS;
+      for (int64_t p0 = 0; p0 < ac; p0 += PANEL_P) {
+        const int64_t np = ac - p0 < PANEL_P ? ac - p0 : PANEL_P;
+        const int64_t lap = (np + TILE_P - 1) / TILE_P * TILE_P;
+        for (int64_t i = 0; i < rows; i++) {
+          double *dst = apack + i * lap;
+          for (int64_t p = 0; p < np; p++) dst[p] = a ? (double)a[(i0 + i) * lda + p0 + p] : 1.0;
+          for (int64_t p = np; p < lap; p++) dst[p] = 0.0;
         }
-      }
-      for (int64_t c = 0; c < cells; c++) {
-        sum[c] += run[c];
-        run[c] = 0;
+        for (int64_t q0 = 0; q0 < bc; q0 += PANEL_Q) {
+          const int64_t nq = bc - q0 < PANEL_Q ? bc - q0 : PANEL_Q;
+          const int64_t lbq = (nq + TILE_Q - 1) / TILE_Q * TILE_Q;
+          for (int64_t i = 0; i < rows; i++) {
+            const float *src = b + (i0 + i) * ldb + q0;
+            double *dst = bpack + i * lbq;
+            for (int64_t q = 0; q < nq; q++) dst[q] = (double)src[q] * scale;
+            for (int64_t q = nq; q < lbq; q++) dst[q] = 0.0;
+          }
+          tn_panel(rows, apack, lap, np, bpack, lbq, nq, p0, q0, bc, sum);
+        }
       }
     }
 #pragma omp critical(halo_exact_total)
@@ -142,7 +212,7 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
   if (rows == 0 || bc == 0) return;
 #pragma omp parallel num_threads(threads) if (indptr[rows] - indptr[0] >= (1 << 14))
   {
-    char *mine = (char *)work + (size_t)omp_get_thread_num() * thread_bytes(bc);
+    char *mine = (char *)work + (size_t)omp_get_thread_num() * csr_thread_bytes(bc);
     i128 *sum = (i128 *)mine;
     int64_t *run = (int64_t *)(mine + (size_t)bc * sizeof(i128));
 #pragma omp for schedule(dynamic, 64)
