@@ -36,13 +36,20 @@ int halo_exact_exponent(double bound) {
 }
 
 float halo_cpu_max_abs(const float *x, int64_t n) {
-  float m = 0.0f;
-#pragma omp parallel for schedule(static) reduction(max : m) if (n >= (1 << 16))
+  /* |x| as bits (the sign cleared) orders as |x| does, and every NaN's
+   * bits lie above inf's: an integer max that vectorises. */
+  uint32_t m = 0;
+#pragma omp parallel for simd schedule(static) reduction(max : m) if (n >= (1 << 16))
   for (int64_t i = 0; i < n; i++) {
-    const float v = fabsf(x[i]);
-    if (!(v <= m)) m = isnan(v) ? INFINITY : v;
+    uint32_t u;
+    memcpy(&u, &x[i], sizeof u);
+    u &= 0x7fffffffu;
+    m = u > m ? u : m;
   }
-  return m;
+  if (m >= 0x7f800000u) return INFINITY;
+  float f;
+  memcpy(&f, &m, sizeof f);
+  return f;
 }
 
 /* Splits v into limbs (l0, l1 in [0, 2^42), l2 the signed rest). */
@@ -59,13 +66,19 @@ void halo_exact_limbs(int64_t low, int64_t high, int64_t *limb) {
 }
 
 void halo_exact_to_float(const int64_t *acc, int64_t count, int e, float *out) {
+  /* (double)v · 2^e rounds as ldexp does, and is much cheaper, where 2^e
+   * is a normal double (always, for the exponents of float bounds). */
+  const int fast = e >= -1022 && e <= 1023;
+  const double scale = fast ? ldexp(1.0, e) : 0.0;
 #pragma omp parallel for schedule(static) if (count >= (1 << 16))
   for (int64_t j = 0; j < count; j++) {
     const int64_t *l = acc + j * HALO_EXACT_LIMBS;
     i128 v = l[2];
     v = v * ((i128)1 << HALO_EXACT_LIMB_BITS) + l[1];
     v = v * ((i128)1 << HALO_EXACT_LIMB_BITS) + l[0];
-    out[j] = (float)ldexp((double)v, e);
+    /* An int64 converts inline; both conversions round correctly. */
+    const double d = v == (int64_t)v ? (double)(int64_t)v : (double)v;
+    out[j] = (float)(fast ? d * scale : ldexp(d, e));
   }
 }
 
@@ -205,29 +218,71 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
   for (int64_t c = 0; c < cells; c++) to_limbs(total[c], acc + c * HALO_EXACT_LIMBS);
 }
 
+/* run[q] += the bits of v_k · B[indices[k], q] + ROUNDER, as uint64, for
+ * k in [k0, k1) and q in [0, bc): the same sums of bit patterns as
+ * tn_panel's, which the caller takes the rounder's bits off.  Whole chunks
+ * of CSR_CHUNK columns are summed in registers over all k. */
+enum { CSR_CHUNK = 4 * VEC };
+typedef float v4f __attribute__((vector_size(16), aligned(4), may_alias));
+
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+static void csr_run(int64_t k0, int64_t k1, const int32_t *indices, const float *values,
+                    double scale, const float *b, int64_t bc, int64_t ldb, uint64_t *run) {
+  int64_t q0 = 0;
+  for (; q0 + CSR_CHUNK <= bc; q0 += CSR_CHUNK) {
+    v4u acc[CSR_CHUNK / VEC] = {{0}};
+    for (int64_t k = k0; k < k1; k++) {
+      const double v = (values ? (double)values[k] : 1.0) * scale;
+      const v4d vv = {v, v, v, v};
+      const float *bj = b + (int64_t)indices[k] * ldb + q0;
+#pragma GCC unroll 4
+      for (int j = 0; j < CSR_CHUNK / VEC; j++) {
+        const v4d t = vv * __builtin_convertvector(*(const v4f *)(bj + j * VEC), v4d) + ROUNDER;
+        v4u u;
+        memcpy(&u, &t, sizeof u);
+        acc[j] += u;
+      }
+    }
+    for (int j = 0; j < CSR_CHUNK; j++) run[q0 + j] += acc[j / VEC][j % VEC];
+  }
+  if (q0 == bc) return;
+  for (int64_t k = k0; k < k1; k++) {
+    const double v = (values ? (double)values[k] : 1.0) * scale;
+    const float *restrict bj = b + (int64_t)indices[k] * ldb;
+    uint64_t *restrict r = run;
+#pragma omp simd
+    for (int64_t q = q0; q < bc; q++) {
+      const double t = v * (double)bj[q] + ROUNDER;
+      uint64_t u;
+      memcpy(&u, &t, sizeof u);
+      r[q] += u;
+    }
+  }
+}
+
 void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const float *values,
                         int64_t rows, const float *b, int64_t bc, int64_t ldb, int e, int threads,
                         void *work, int64_t *acc) {
   const double scale = ldexp(1.0, -e);
+  uint64_t base;
+  memcpy(&base, &ROUNDER, sizeof base);
   if (rows == 0 || bc == 0) return;
 #pragma omp parallel num_threads(threads) if (indptr[rows] - indptr[0] >= (1 << 14))
   {
     char *mine = (char *)work + (size_t)omp_get_thread_num() * csr_thread_bytes(bc);
     i128 *sum = (i128 *)mine;
-    int64_t *run = (int64_t *)(mine + (size_t)bc * sizeof(i128));
+    uint64_t *run = (uint64_t *)(mine + (size_t)bc * sizeof(i128));
 #pragma omp for schedule(dynamic, 64)
     for (int64_t p = 0; p < rows; p++) {
       memset(sum, 0, (size_t)bc * sizeof *sum);
       for (int64_t k0 = indptr[p]; k0 < indptr[p + 1]; k0 += BLOCK_TERMS) {
         const int64_t k1 = indptr[p + 1] - k0 < BLOCK_TERMS ? indptr[p + 1] : k0 + BLOCK_TERMS;
+        const uint64_t offset = (uint64_t)(k1 - k0) * base;
         memset(run, 0, (size_t)bc * sizeof *run);
-        for (int64_t k = k0; k < k1; k++) {
-          const double v = (values ? (double)values[k] : 1.0) * scale;
-          const float *restrict bj = b + (int64_t)indices[k] * ldb;
-#pragma omp simd
-          for (int64_t q = 0; q < bc; q++) run[q] += round_term(v * (double)bj[q]);
-        }
-        for (int64_t q = 0; q < bc; q++) sum[q] += run[q];
+        csr_run(k0, k1, indices, values, scale, b, bc, ldb, run);
+        for (int64_t q = 0; q < bc; q++) sum[q] += (int64_t)(run[q] - offset);
       }
       for (int64_t q = 0; q < bc; q++) to_limbs(sum[q], acc + (p * bc + q) * HALO_EXACT_LIMBS);
     }
