@@ -127,7 +127,7 @@ Test(exact, column_sums_and_csr_equal_the_dense_sums_bitwise) {
   const uint64_t seed = test_seed("exact/csr");
   /* About 30,000 non-zeros: past the size from which halo_cpu_exact_csr
    * runs on several threads. */
-  const int64_t n = 12000, f = 50, bc = 16;
+  const int64_t n = 12000, f = 50, bc = 21; /* one chunk of 16 columns, then 5 */
   float *x = calloc((size_t)(n * f), sizeof *x), *b = malloc((size_t)(n * bc) * sizeof *b);
   float *ones = malloc((size_t)n * sizeof *ones);
   cr_assert(x && b && ones);
@@ -217,4 +217,33 @@ Test(exact, terms_at_the_bound_and_many_ranks_do_not_overflow) {
   free(w);
   free(a);
   free(b);
+}
+
+/* halo_cpu_max_abs compares bit patterns: against a plain loop over
+ * fabsf, with -0, subnormals and a negative maximum, and inf for a NaN or
+ * an inf anywhere, on the one-thread and the OpenMP sizes. */
+Test(exact, max_abs_matches_a_plain_loop) {
+  const uint64_t seed = test_seed("exact/max_abs");
+  const int64_t sizes[2] = {1000, 1 << 17};
+  cr_expect_eq(halo_cpu_max_abs(NULL, 0), 0.0f);
+  for (int s = 0; s < 2; s++) {
+    const int64_t n = sizes[s];
+    float *x = malloc((size_t)n * sizeof *x);
+    cr_assert(x);
+    test_fill(x, n, test_key(seed, (uint64_t)s), -3.0f, 3.0f);
+    x[n / 3] = -0.0f;
+    x[n / 4] = 0x1p-140f; /* subnormal */
+    x[n / 2] = -7.5f;     /* the maximum is negative */
+    float ref = 0.0f;
+    for (int64_t i = 0; i < n; i++) ref = fabsf(x[i]) > ref ? fabsf(x[i]) : ref;
+    cr_expect_eq(halo_cpu_max_abs(x, n), ref, "n %lld: %g vs %g", (long long)n,
+                 halo_cpu_max_abs(x, n), ref);
+    x[n - 1] = NAN;
+    cr_expect(isinf(halo_cpu_max_abs(x, n)), "a NaN gives inf");
+    x[n - 1] = -INFINITY;
+    cr_expect(isinf(halo_cpu_max_abs(x, n)), "-inf gives inf");
+    for (int64_t i = 0; i < n; i++) x[i] = -0.0f;
+    cr_expect_eq(halo_cpu_max_abs(x, n), 0.0f);
+    free(x);
+  }
 }
