@@ -95,7 +95,7 @@ static void share(int64_t n, int part, int parts, int64_t *lo, int64_t *hi) {
  * of 4 int64 accumulators, the 2 B vectors and a broadcast fit the 16 AVX
  * registers.  A tile's sums hold at most ROWS terms, far below the 2^11
  * that an int64 holds. */
-enum { ROWS = 128, PANEL_P = 64, PANEL_Q = 64, VEC = 4, TILE_P = 4, TILE_Q = 2 * VEC };
+enum { ROWS = 128, PANEL_P = 128, PANEL_Q = 64, VEC = 4, TILE_P = 4, TILE_Q = 2 * VEC };
 
 typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
 typedef uint64_t v4u __attribute__((vector_size(32), aligned(8), may_alias));
@@ -132,10 +132,7 @@ size_t halo_cpu_exact_csr_work(int64_t bc, int threads) {
  * the wrapped difference is exact.  Every clone computes the same
  * integers: a product of two doubles that came from floats is exact, so a
  * fused multiply-add and a multiply then an add round alike. */
-#if defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-static void tn_panel(int64_t rows, const double *ap, int64_t lap, int64_t np, const double *bp,
+static inline __attribute__((always_inline)) void tn_panel(int64_t rows, const double *ap, int64_t lap, int64_t np, const double *bp,
                      int64_t lbq, int64_t nq, int64_t p0, int64_t q0, int64_t bc, i128 *sum) {
   uint64_t base;
   memcpy(&base, &ROUNDER, sizeof base);
@@ -168,6 +165,43 @@ static void tn_panel(int64_t rows, const double *ap, int64_t lap, int64_t np, co
   }
 }
 
+/* sum[p · bc + q] += Σ_i A[i, p] · B[i, q] · scale on the grid, over
+ * `rows` <= ROWS rows (A NULL: A[i, 0] = 1), through the packed blocks
+ * apack and bpack.  Cloned, with tn_panel inlined, so that the packing
+ * converts and the tiles multiply with the widest vectors. */
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+static void tn_block(int64_t rows, const float *a, int64_t lda, int64_t ac, const float *b,
+                     int64_t ldb, int64_t bc, double scale, double *apack, double *bpack,
+                     i128 *sum) {
+  for (int64_t p0 = 0; p0 < ac; p0 += PANEL_P) {
+    const int64_t np = ac - p0 < PANEL_P ? ac - p0 : PANEL_P;
+    const int64_t lap = (np + TILE_P - 1) / TILE_P * TILE_P;
+    for (int64_t i = 0; i < rows; i++) {
+      double *restrict dst = apack + i * lap;
+      if (a) {
+        const float *restrict src = a + i * lda + p0;
+        for (int64_t p = 0; p < np; p++) dst[p] = (double)src[p];
+      } else {
+        dst[0] = 1.0;
+      }
+      for (int64_t p = a ? np : 1; p < lap; p++) dst[p] = 0.0;
+    }
+    for (int64_t q0 = 0; q0 < bc; q0 += PANEL_Q) {
+      const int64_t nq = bc - q0 < PANEL_Q ? bc - q0 : PANEL_Q;
+      const int64_t lbq = (nq + TILE_Q - 1) / TILE_Q * TILE_Q;
+      for (int64_t i = 0; i < rows; i++) {
+        const float *restrict src = b + i * ldb + q0;
+        double *restrict dst = bpack + i * lbq;
+        for (int64_t q = 0; q < nq; q++) dst[q] = (double)src[q] * scale;
+        for (int64_t q = nq; q < lbq; q++) dst[q] = 0.0;
+      }
+      tn_panel(rows, apack, lap, np, bpack, lbq, nq, p0, q0, bc, sum);
+    }
+  }
+}
+
 void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
                        const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc) {
   const int64_t cells = ac * bc;
@@ -191,26 +225,8 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
     memset(sum, 0, (size_t)cells * sizeof *sum);
     for (int64_t i0 = lo; i0 < hi; i0 += ROWS) {
       const int64_t rows = hi - i0 < ROWS ? hi - i0 : ROWS;
-      for (int64_t p0 = 0; p0 < ac; p0 += PANEL_P) {
-        const int64_t np = ac - p0 < PANEL_P ? ac - p0 : PANEL_P;
-        const int64_t lap = (np + TILE_P - 1) / TILE_P * TILE_P;
-        for (int64_t i = 0; i < rows; i++) {
-          double *dst = apack + i * lap;
-          for (int64_t p = 0; p < np; p++) dst[p] = a ? (double)a[(i0 + i) * lda + p0 + p] : 1.0;
-          for (int64_t p = np; p < lap; p++) dst[p] = 0.0;
-        }
-        for (int64_t q0 = 0; q0 < bc; q0 += PANEL_Q) {
-          const int64_t nq = bc - q0 < PANEL_Q ? bc - q0 : PANEL_Q;
-          const int64_t lbq = (nq + TILE_Q - 1) / TILE_Q * TILE_Q;
-          for (int64_t i = 0; i < rows; i++) {
-            const float *src = b + (i0 + i) * ldb + q0;
-            double *dst = bpack + i * lbq;
-            for (int64_t q = 0; q < nq; q++) dst[q] = (double)src[q] * scale;
-            for (int64_t q = nq; q < lbq; q++) dst[q] = 0.0;
-          }
-          tn_panel(rows, apack, lap, np, bpack, lbq, nq, p0, q0, bc, sum);
-        }
-      }
+      tn_block(rows, a ? a + i0 * lda : NULL, lda, ac, b + i0 * ldb, ldb, bc, scale, apack, bpack,
+               sum);
     }
 #pragma omp critical(halo_exact_total)
     for (int64_t c = 0; c < cells; c++) total[c] += sum[c];
