@@ -99,6 +99,7 @@ enum { ROWS = 128, PANEL_P = 128, PANEL_Q = 64, VEC = 4, TILE_P = 4, TILE_Q = 2 
 
 typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
 typedef uint64_t v4u __attribute__((vector_size(32), aligned(8), may_alias));
+typedef float v4f __attribute__((vector_size(16), aligned(4), may_alias));
 
 /* Bytes of one thread's part of the dense workspace: its __int128 sums,
  * then its packed A and B blocks (16-byte multiples, so that the next
@@ -182,7 +183,10 @@ static void tn_block(int64_t rows, const float *a, int64_t lda, int64_t ac, cons
       double *restrict dst = apack + i * lap;
       if (a) {
         const float *restrict src = a + i * lda + p0;
-        for (int64_t p = 0; p < np; p++) dst[p] = (double)src[p];
+        int64_t p = 0;
+        for (; p + VEC <= np; p += VEC)
+          *(v4d *)(dst + p) = __builtin_convertvector(*(const v4f *)(src + p), v4d);
+        for (; p < np; p++) dst[p] = (double)src[p];
       } else {
         dst[0] = 1.0;
       }
@@ -194,8 +198,11 @@ static void tn_block(int64_t rows, const float *a, int64_t lda, int64_t ac, cons
       for (int64_t i = 0; i < rows; i++) {
         const float *restrict src = b + i * ldb + q0;
         double *restrict dst = bpack + i * lbq;
-        for (int64_t q = 0; q < nq; q++) dst[q] = (double)src[q] * scale;
-        for (int64_t q = nq; q < lbq; q++) dst[q] = 0.0;
+        int64_t q = 0;
+        for (; q + VEC <= nq; q += VEC)
+          *(v4d *)(dst + q) = __builtin_convertvector(*(const v4f *)(src + q), v4d) * scale;
+        for (; q < nq; q++) dst[q] = (double)src[q] * scale;
+        for (; q < lbq; q++) dst[q] = 0.0;
       }
       tn_panel(rows, apack, lap, np, bpack, lbq, nq, p0, q0, bc, sum);
     }
@@ -239,7 +246,6 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
  * tn_panel's, which the caller takes the rounder's bits off.  Whole chunks
  * of CSR_CHUNK columns are summed in registers over all k. */
 enum { CSR_CHUNK = 4 * VEC };
-typedef float v4f __attribute__((vector_size(16), aligned(4), may_alias));
 
 #if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
