@@ -35,16 +35,31 @@ int halo_exact_exponent(double bound) {
   return ilogb(bound) + 1 - 51;
 }
 
-float halo_cpu_max_abs(const float *x, int64_t n) {
-  /* |x| as bits (the sign cleared) orders as |x| does, and every NaN's
-   * bits lie above inf's: an integer max that vectorises. */
+/* max over i in [0, n) of |x[i]|'s bits (the sign cleared): they order
+ * as |x| does, and every NaN's lie above inf's.  An integer max, which
+ * needs SSE4.1 to vectorise: hence the clone. */
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+static uint32_t max_abs_bits(const float *x, int64_t n) {
   uint32_t m = 0;
-#pragma omp parallel for simd schedule(static) reduction(max : m) if (n >= (1 << 16))
+#pragma omp simd reduction(max : m)
   for (int64_t i = 0; i < n; i++) {
     uint32_t u;
     memcpy(&u, &x[i], sizeof u);
     u &= 0x7fffffffu;
     m = u > m ? u : m;
+  }
+  return m;
+}
+
+float halo_cpu_max_abs(const float *x, int64_t n) {
+  uint32_t m = 0;
+#pragma omp parallel reduction(max : m) if (n >= (1 << 16))
+  {
+    int64_t lo = n * omp_get_thread_num() / omp_get_num_threads();
+    int64_t hi = n * (omp_get_thread_num() + 1) / omp_get_num_threads();
+    m = max_abs_bits(x + lo, hi - lo);
   }
   if (m >= 0x7f800000u) return INFINITY;
   float f;
