@@ -414,11 +414,14 @@ static void report_summary(void *ctx, const halo_train_report *rep,
   FILE *out = text_out(t);
   const double mean = halo_train_mean_epoch_s(rep);
   const int64_t epochs = rep->prior.epochs + rep->trained;
+  /* The hash of the final parameters, as in the JSON summary: two runs
+   * that print the same one trained the same model bit for bit. */
+  const char *sha_text = rep->params_sha256;
   if (epochs == 0) {
     fprintf(out,
             "summary: no epoch trained, so no accuracy was measured; halo 0.000 MB in all, set-up "
-            "%.4f MB\n",
-            rep->setup_bytes / 1e6);
+            "%.4f MB%s%s\n",
+            rep->setup_bytes / 1e6, sha_text[0] ? ", params_sha256 " : "", sha_text);
   } else {
     char mean_text[32] = "n/a", runs[64] = "", metric_text[16] = ""; /* n/a: all warm-up */
     char eval_text[32] = "n/a";
@@ -433,13 +436,13 @@ static void report_summary(void *ctx, const halo_train_report *rep,
         out,
         "summary: %lld epoch%s%s, best val%s %.4f (test %.4f), final test %.4f, mean epoch %s "
         "(%lld warm-up epoch%s excluded), mean evaluation %s (%lld), wall %.2f s, halo %.3f MB "
-        "in all (%s prediction), set-up %.4f MB\n",
+        "in all (%s prediction), set-up %.4f MB%s%s\n",
         (long long)epochs, plural(epochs), runs, metric_text,
         rep->best_val < 0 ? 0.0 : rep->best_val, rep->test_at_best, rep->final_test, mean_text,
         (long long)(rep->trained - rep->timed), plural(rep->trained - rep->timed), eval_text,
         (long long)rep->evaluations, rep->wall_s,
         rep->total_halo / 1e6, rep->mismatches ? "DIFFERS FROM the" : "equal to the",
-        rep->setup_bytes / 1e6);
+        rep->setup_bytes / 1e6, sha_text[0] ? ", params_sha256 " : "", sha_text);
   }
   if (rep->stopped_by)
     fprintf(out, "stopped: %s after epoch %lld\n", rep->stopped_by,

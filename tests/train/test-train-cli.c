@@ -164,6 +164,11 @@ Test(cli, metrics_dash_is_standard_output, .timeout = 300) {
   cr_expect_eq(tr_count_lines(text, "epoch    3  loss"), 1, "no epoch lines on stderr:\n%s", text);
   read_metrics(path, &got);
   cr_assert_eq(got.epochs, epochs);
+  /* The float path's summary line carries the JSON's params_sha256 too. */
+  char sha[65], summary_sha[96];
+  read_params_sha256(path, sha);
+  snprintf(summary_sha, sizeof summary_sha, "MB, params_sha256 %s\n", sha);
+  cr_expect(strstr(text, summary_sha), "the summary line lacks %s:\n%s", summary_sha, text);
   for (int e = 0; e < epochs; e++)
     cr_expect_eq(got.loss[e], want.loss[e], "epoch %d: loss %.17g on stdout, %.17g in the file",
                  e + 1, got.loss[e], want.loss[e]);
