@@ -25,6 +25,8 @@ namespace {
 constexpr int kTile = 16;     /* the GEMM's tile: kTile × kTile threads */
 constexpr int kCellsX = 32;   /* exact sums: output columns per block */
 constexpr int kCellsY = 8;    /* exact sums: output rows per block */
+constexpr int kTileP = 4;     /* exact_tn: output rows per thread */
+constexpr int kTileQ = 2;     /* exact_tn: output columns per thread, kCellsX apart */
 constexpr int kThreads = 256; /* max_abs */
 constexpr int64_t kMaxBlocks = 65535;
 constexpr int64_t kLowMask = ((int64_t)1 << HALO_EXACT_LIMB_BITS) - 1;
@@ -82,22 +84,46 @@ __device__ __forceinline__ void add_run(long long run, long long *pair) {
   atomicAdd((unsigned long long *)&pair[1], (unsigned long long)(run >> HALO_EXACT_LIMB_BITS));
 }
 
-/* Σ_i A[i, p] · B[i, q]: a thread per cell (p, q) and run of rows; the runs
- * stride over the grid's z.  A NULL: A[i, 0] = 1, ac = 1. */
+/* Σ_i A[i, p] · B[i, q], in the CPU's register tiles (kernels/cpu-exact.c):
+ * a thread owns kTileP × kTileQ cells, rows p0 .. p0 + kTileP of A's
+ * columns and the columns q0 + j · kCellsX of B's (so a warp's B loads stay
+ * coalesced and its A loads are one broadcast), over a run of rows; each
+ * A and B value it loads serves kTileQ or kTileP terms instead of one.  B
+ * is scaled by 2^-e, which is exact and gives the same products as the
+ * scaled A did.  The runs stride over the grid's z.  A NULL: A[i, 0] = 1,
+ * ac = 1. */
 __global__ void exact_tn_kernel(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
                                 const float *b, int64_t ldb, double scale, long long *pairs) {
-  const int64_t q = (int64_t)blockIdx.x * kCellsX + threadIdx.x;
-  const int64_t p = (int64_t)blockIdx.y * kCellsY + threadIdx.y;
-  if (p >= ac || q >= bc) return;
+  const int64_t q0 = (int64_t)blockIdx.x * kCellsX * kTileQ + threadIdx.x;
+  const int64_t p0 = ((int64_t)blockIdx.y * kCellsY + threadIdx.y) * kTileP;
+  if (p0 >= ac || q0 >= bc) return;
   for (int64_t i0 = (int64_t)blockIdx.z * HALO_EXACT_BLOCK_TERMS; i0 < n;
        i0 += (int64_t)gridDim.z * HALO_EXACT_BLOCK_TERMS) {
     const int64_t i1 = n - i0 < HALO_EXACT_BLOCK_TERMS ? n : i0 + HALO_EXACT_BLOCK_TERMS;
-    long long run = 0;
+    long long run[kTileP][kTileQ] = {};
     for (int64_t i = i0; i < i1; i++) {
-      const double ap = __dmul_rn(a ? (double)a[i * lda + p] : 1.0, scale);
-      if (ap != 0.0) run += __double2ll_rn(__dmul_rn(ap, (double)b[i * ldb + q]));
+      double bq[kTileQ];
+#pragma unroll
+      for (int j = 0; j < kTileQ; j++) {
+        const int64_t q = q0 + j * kCellsX;
+        bq[j] = q < bc ? __dmul_rn((double)b[i * ldb + q], scale) : 0.0;
+      }
+#pragma unroll
+      for (int k = 0; k < kTileP; k++) {
+        const int64_t p = p0 + k;
+        const double ap = p < ac ? (a ? (double)a[i * lda + p] : 1.0) : 0.0;
+        if (ap == 0.0) continue;
+#pragma unroll
+        for (int j = 0; j < kTileQ; j++) run[k][j] += __double2ll_rn(__dmul_rn(ap, bq[j]));
+      }
     }
-    if (run != 0) add_run(run, pairs + 2 * (p * bc + q));
+#pragma unroll
+    for (int k = 0; k < kTileP; k++)
+#pragma unroll
+      for (int j = 0; j < kTileQ; j++) {
+        const int64_t p = p0 + k, q = q0 + j * kCellsX;
+        if (p < ac && q < bc && run[k][j] != 0) add_run(run[k][j], pairs + 2 * (p * bc + q));
+      }
   }
 }
 
@@ -160,12 +186,13 @@ extern "C" halo_status halo_cuda_exact_tn(int64_t n, int64_t ac, int64_t bc, con
   halo_status st = HALO_OK;
   cudaStream_t s = (cudaStream_t)stream;
   const int64_t runs = (n + HALO_EXACT_BLOCK_TERMS - 1) / HALO_EXACT_BLOCK_TERMS;
-  const dim3 grid((unsigned)((bc + kCellsX - 1) / kCellsX),
-                  (unsigned)((ac + kCellsY - 1) / kCellsY), capped(runs));
+  const int64_t wide = kCellsX * kTileQ, tall = kCellsY * kTileP; /* cells of a block */
+  const dim3 grid((unsigned)((bc + wide - 1) / wide), (unsigned)((ac + tall - 1) / tall),
+                  capped(runs));
   if (n < 0 || ac < 0 || bc < 0 || (!a && ac != 1))
     return halo_cuda_bad_arg("halo_cuda_exact_tn",
                              "bad sizes (need n, ac, bc >= 0, and ac = 1 without A)");
-  if ((bc + kCellsX - 1) / kCellsX > INT32_MAX || (ac + kCellsY - 1) / kCellsY > kMaxBlocks)
+  if ((bc + wide - 1) / wide > INT32_MAX || (ac + tall - 1) / tall > kMaxBlocks)
     return halo_cuda_bad_arg("halo_cuda_exact_tn", "more cells than one launch covers");
   if (ac == 0 || bc == 0) return HALO_OK;
   HALO_CUDA(cudaMemsetAsync(pairs, 0, (size_t)(2 * ac * bc) * sizeof *pairs, s));
