@@ -139,7 +139,9 @@ size_t halo_cpu_exact_csr_work(int64_t bc, int threads) {
 
 /* sum[p · bc + q] += the exact sums over `rows` packed rows of the tiles
  * of A's packed columns [0, np) and B's [0, nq), which are the panel at
- * (p0, q0).  lap and lbq are the packed row lengths (tile multiples).
+ * (p0, q0), in tiles of tp <= TILE_P of A's columns (a constant at each
+ * call, so the tile stays in registers).  lap and lbq are the packed row
+ * lengths (multiples of TILE_P and TILE_Q).
  *
  * A term t = a·b (|t| <= 2^51) plus ROUNDER has the bits of ROUNDER plus
  * round(t).  Summed as uint64 (wrapping), `rows` such bit patterns exceed
@@ -148,12 +150,15 @@ size_t halo_cpu_exact_csr_work(int64_t bc, int threads) {
  * the wrapped difference is exact.  Every clone computes the same
  * integers: a product of two doubles that came from floats is exact, so a
  * fused multiply-add and a multiply then an add round alike. */
-static inline __attribute__((always_inline)) void tn_panel(int64_t rows, const double *ap, int64_t lap, int64_t np, const double *bp,
-                     int64_t lbq, int64_t nq, int64_t p0, int64_t q0, int64_t bc, i128 *sum) {
+static inline __attribute__((always_inline)) void tn_panel(int tp, int64_t rows, const double *ap,
+                                                           int64_t lap, int64_t np,
+                                                           const double *bp, int64_t lbq,
+                                                           int64_t nq, int64_t p0, int64_t q0,
+                                                           int64_t bc, i128 *sum) {
   uint64_t base;
   memcpy(&base, &ROUNDER, sizeof base);
   const uint64_t offset = (uint64_t)rows * base;
-  for (int64_t pt = 0; pt < np; pt += TILE_P) {
+  for (int64_t pt = 0; pt < np; pt += tp) {
     for (int64_t qt = 0; qt < nq; qt += TILE_Q) {
       v4u acc[TILE_P][2] = {{{0}}};
       for (int64_t i = 0; i < rows; i++) {
@@ -161,7 +166,7 @@ static inline __attribute__((always_inline)) void tn_panel(int64_t rows, const d
         const v4d b1 = *(const v4d *)(bp + i * lbq + qt + VEC);
         const double *ai = ap + i * lap + pt;
 #pragma GCC unroll 4
-        for (int k = 0; k < TILE_P; k++) {
+        for (int k = 0; k < tp; k++) {
           const v4d a = {ai[k], ai[k], ai[k], ai[k]};
           const v4d t0 = a * b0 + ROUNDER, t1 = a * b1 + ROUNDER;
           v4u u0, u1;
@@ -171,7 +176,7 @@ static inline __attribute__((always_inline)) void tn_panel(int64_t rows, const d
           acc[k][1] += u1;
         }
       }
-      for (int k = 0; k < TILE_P && pt + k < np; k++) {
+      for (int k = 0; k < tp && pt + k < np; k++) {
         for (int j = 0; j < TILE_Q && qt + j < nq; j++) {
           const int64_t s = (int64_t)(acc[k][j / VEC][j % VEC] - offset);
           sum[(p0 + pt + k) * bc + q0 + qt + j] += s;
@@ -219,7 +224,10 @@ static void tn_block(int64_t rows, const float *a, int64_t lda, int64_t ac, cons
         for (; q < nq; q++) dst[q] = (double)src[q] * scale;
         for (; q < lbq; q++) dst[q] = 0.0;
       }
-      tn_panel(rows, apack, lap, np, bpack, lbq, nq, p0, q0, bc, sum);
+      if (np == 1) /* a column sum: no tile rows of padding */
+        tn_panel(1, rows, apack, lap, np, bpack, lbq, nq, p0, q0, bc, sum);
+      else
+        tn_panel(TILE_P, rows, apack, lap, np, bpack, lbq, nq, p0, q0, bc, sum);
     }
   }
 }
@@ -313,6 +321,14 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
     uint64_t *run = (uint64_t *)(mine + (size_t)bc * sizeof(i128));
 #pragma omp for schedule(dynamic, 64)
     for (int64_t p = 0; p < rows; p++) {
+      if (indptr[p + 1] - indptr[p] <= BLOCK_TERMS) { /* one run: no __int128 */
+        const uint64_t offset = (uint64_t)(indptr[p + 1] - indptr[p]) * base;
+        memset(run, 0, (size_t)bc * sizeof *run);
+        csr_run(indptr[p], indptr[p + 1], indices, values, scale, b, bc, ldb, run);
+        for (int64_t q = 0; q < bc; q++)
+          to_limbs((int64_t)(run[q] - offset), acc + (p * bc + q) * HALO_EXACT_LIMBS);
+        continue;
+      }
       memset(sum, 0, (size_t)bc * sizeof *sum);
       for (int64_t k0 = indptr[p]; k0 < indptr[p + 1]; k0 += BLOCK_TERMS) {
         const int64_t k1 = indptr[p + 1] - k0 < BLOCK_TERMS ? indptr[p + 1] : k0 + BLOCK_TERMS;
