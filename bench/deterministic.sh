@@ -37,13 +37,17 @@ mpi=(mpirun "${root[@]}" --oversubscribe --bind-to none)
 
 echo "# halo --deterministic cost, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)"
 echo "# machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
-echo "# threads per rank $threads, $reps alternated runs of each mode (the median is shown)"
+echo "# threads per rank $threads, $reps alternated runs of each mode (the median is shown, then the fastest run of each)"
 
 # json KEY FILE: the summary's value of KEY.
 json() { grep '"summary"' "$2" | grep -o "\"$1\": [^,}]*" | cut -d' ' -f2 | tr -d '"'; }
 
 # median of the arguments.
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# minimum of the arguments: the run least disturbed by the neighbours of a
+# shared machine, printed beside the median.
+minimum() { printf '%s\n' "$@" | sort -g | head -1; }
 
 # row NAME INPUT EPOCHS EXTRA: partitions INPUT at P = 1 and 2, then times both modes.
 row() {
@@ -63,11 +67,14 @@ row() {
         if [ "$mode" = det ]; then det+=("$(json mean_epoch_s "$m")"); else plain+=("$(json mean_epoch_s "$m")"); fi
       done
     done
-    local a b
+    local a b a0 b0
     a=$(median "${plain[@]}")
     b=$(median "${det[@]}")
-    awk -v n="$name" -v p="$p" -v a="$a" -v b="$b" -v s="$(json params_sha256 "$out/$name-$p-det-1.jsonl" | cut -c1-16)" \
-      'BEGIN { printf "%-6s P=%d  default %9.2f ms  deterministic %9.2f ms  ratio %.3f  params_sha256 %s\n", n, p, 1e3 * a, 1e3 * b, b / a, s }'
+    a0=$(minimum "${plain[@]}")
+    b0=$(minimum "${det[@]}")
+    awk -v n="$name" -v p="$p" -v a="$a" -v b="$b" -v a0="$a0" -v b0="$b0" \
+      -v s="$(json params_sha256 "$out/$name-$p-det-1.jsonl" | cut -c1-16)" \
+      'BEGIN { printf "%-6s P=%d  default %9.2f ms  deterministic %9.2f ms  ratio %.3f  (fastest runs %9.2f / %9.2f ms: %.3f)  params_sha256 %s\n", n, p, 1e3 * a, 1e3 * b, b / a, 1e3 * a0, 1e3 * b0, b0 / a0, s }'
   done
 }
 
