@@ -246,7 +246,8 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
 #pragma omp parallel num_threads(threads) if (n * cells >= (1 << 16))
   {
     const int parts = omp_get_num_threads(), part = omp_get_thread_num();
-    char *mine = (char *)work + (size_t)cells * sizeof(i128) + (size_t)part * tn_thread_bytes(cells);
+    char *mine =
+        (char *)work + (size_t)cells * sizeof(i128) + (size_t)part * tn_thread_bytes(cells);
     i128 *sum = (i128 *)mine;
     double *apack = (double *)(mine + (size_t)cells * sizeof(i128));
     double *bpack = apack + ROWS * PANEL_P;

@@ -133,10 +133,12 @@ Test(exact, column_sums_and_csr_equal_the_dense_sums_bitwise) {
   cr_assert(x && b && ones);
   test_fill(b, n * bc, test_key(seed, 4), -1.0f, 1.0f);
   for (int64_t i = 0; i < n; i++) ones[i] = 1.0f;
-  /* A sparse X (about 5% non-zero), and its transpose as CSR (rows = features). */
+  /* A sparse X (about 5% non-zero), and its transpose as CSR (rows =
+   * features).  Feature 0 is in every node, so its CSR row of 12,000
+   * terms runs past one int64 run of 2^11; the others' fit in one. */
   int64_t nnz = 0;
   for (int64_t i = 0; i < n * f; i++)
-    if (test_below(test_key(seed, 5), (uint64_t)i, 20) == 0) {
+    if (i % f == 0 || test_below(test_key(seed, 5), (uint64_t)i, 20) == 0) {
       x[i] = halo_rng_uniform(test_key(seed, 6), (uint64_t)i, 0) + 0.25f;
       nnz++;
     }
