@@ -16,19 +16,20 @@
  * is found: its streamed bytes at the STREAM triad rate, plus (SpMM, pack)
  * its gathered rows at the random-row-gather rate of its width, or its
  * flops at sgemm's rate, whichever is larger. */
-#define PROF_OPS(X)                                                                            \
-  X(SPMM, "spmm")                                                                              \
-  X(GEMM, "gemm") X(GEMM_ROWS, "gemm_rows") X(BIAS_ADD, "bias_add") X(COLSUM, "colsum")        \
-      X(RELU, "relu") X(RELU_BACKWARD, "relu_backward") X(ELU, "elu")                          \
-          X(ELU_BACKWARD, "elu_backward") X(DROPOUT, "dropout") X(DROPOUT_TO, "dropout_to")    \
-              X(CSR_DROPOUT, "csr_dropout") X(SOFTMAX_XENT, "loss") X(SIGMOID_BCE, "loss_bce") \
-                  X(ADAM, "adam") X(COPY, "copy") X(PACK, "pack") X(AXPY, "axpy")              \
-                      X(L2, "l2_normalize") X(L2_BACKWARD, "l2_normalize_bwd")                 \
-                          X(LAYERNORM, "layernorm") X(LAYERNORM_BACKWARD, "layernorm_bwd")     \
-                              X(MUL, "mul") X(MAX_ABS, "max_abs") X(EXACT_TN, "exact_tn")      \
-                                  X(EXACT_CSR, "exact_csr") X(GAT_SCORES, "gat_scores")        \
-                                      X(GAT_ATTEND, "gat_attend")                              \
-                                          X(GAT_NODE_TERMS, "gat_node_terms")                  \
+#define PROF_OPS(X)                                                                              \
+  X(SPMM, "spmm")                                                                                \
+  X(GEMM, "gemm")                                                                                \
+  X(GEMM_ROWS, "gemm_rows") X(BIAS_ADD, "bias_add") X(COLSUM, "colsum") X(RELU, "relu")          \
+      X(RELU_BACKWARD, "relu_backward") X(ELU, "elu") X(ELU_BACKWARD, "elu_backward")            \
+          X(DROPOUT, "dropout") X(DROPOUT_TO, "dropout_to") X(CSR_DROPOUT, "csr_dropout")        \
+              X(SOFTMAX_XENT, "loss") X(SIGMOID_BCE, "loss_bce") X(ADAM, "adam") X(COPY, "copy") \
+                  X(PACK, "pack") X(AXPY, "axpy") X(L2, "l2_normalize")                          \
+                      X(L2_BACKWARD, "l2_normalize_bwd") X(LAYERNORM, "layernorm")               \
+                          X(LAYERNORM_BACKWARD, "layernorm_bwd") X(MUL, "mul")                   \
+                              X(MAX_ABS, "max_abs") X(EXACT_TN, "exact_tn")                      \
+                                  X(EXACT_CSR, "exact_csr") X(GAT_SCORES, "gat_scores")          \
+                                      X(GAT_ATTEND, "gat_attend")                                \
+                                          X(GAT_NODE_TERMS, "gat_node_terms")                    \
                                               X(GAT_ATTEND_BACKWARD, "gat_attend_bwd")
 
 enum {
@@ -265,10 +266,41 @@ static void t_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t 
   add_rows(OP_SPMM, t0, 8.0 * nnz + 8.0 * out_rows + F4 * out_rows * ncols * (beta != 0 ? 2 : 1),
            F4 * nnz * ncols, 2.0 * nnz * ncols, (int)ncols, a->cols);
 }
+/* GAT's ops: T's rows of K·F columns gathered once a non-zero (twice
+ * backward: T and dT), the scores and per-node rows streamed. */
 static void t_model_kernel(halo_backend *be, const halo_model_call *call) {
   double t0 = now();
   prof.real->model_kernel(be, call);
-  add(OP_GAT_SCORES + (int)call->op, t0, 0, 0);
+  double stream = 0, gather = 0, flops = 0;
+  int width = 0;
+  int64_t table = 0;
+  if (call->op == HALO_OP_GAT_SCORES) {
+    const halo_op_gat_scores *o = &call->gat_scores;
+    const double kf = (double)o->g->heads * o->g->f;
+    stream = F4 * (double)o->rows * (kf + 2.0 * o->g->heads);
+    flops = 4.0 * (double)o->rows * kf;
+  } else if (call->op == HALO_OP_GAT_ATTEND) {
+    const halo_op_gat_attend *o = &call->gat_attend;
+    const double kf = (double)o->g->heads * o->g->f, nnz = (double)o->adj->nnz;
+    const double rows = (double)o->adj->rows;
+    width = (int)kf;
+    table = o->adj->cols;
+    gather = F4 * nnz * kf;
+    stream = 8.0 * nnz + F4 * rows * (2.0 * kf + 4.0 * o->g->heads);
+    flops = nnz * (2.0 * kf + 8.0 * o->g->heads);
+  } else if (call->op == HALO_OP_GAT_NODE_TERMS) {
+    const halo_op_gat_node_terms *o = &call->gat_node_terms;
+    stream = 3 * F4 * (double)o->rows * halo_gat_out_cols(o->g);
+  } else if (call->op == HALO_OP_GAT_ATTEND_BACKWARD) {
+    const halo_op_gat_attend_backward *o = &call->gat_attend_backward;
+    const double kf = (double)o->g->heads * o->g->f, nnz = (double)o->adj->nnz;
+    width = (int)kf;
+    table = o->adj->cols;
+    gather = 2 * F4 * nnz * kf;
+    stream = 8.0 * nnz + F4 * (double)o->adj->rows * (2.0 * kf + 4.0 * o->g->heads);
+    flops = nnz * (4.0 * kf + 12.0 * o->g->heads);
+  }
+  add_rows(OP_GAT_SCORES + (int)call->op, t0, stream, gather, flops, width, table);
 }
 
 halo_status halo_profile_install(halo_backend *be) {
