@@ -183,6 +183,8 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   for (int i = 0; i < HALO_MOPT_COUNT; i++) a->model_given[i] = given[i];
   if (a->eval_only && a->early_stop)
     HALO_FAIL(HALO_ERR_ARG, "--eval-only trains nothing, so --early-stop has nothing to stop");
+  if (a->eval_only && a->profile)
+    HALO_FAIL(HALO_ERR_ARG, "--eval-only trains nothing, so --profile has no epoch to profile");
   if (a->tf32 && strcmp(a->device, "cuda") != 0)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
   if (a->gcn.deterministic && a->tf32)
