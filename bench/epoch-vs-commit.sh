@@ -55,7 +55,9 @@ fi
 field() { # FILE KEY -> the summary's value
   tail -1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1], "nan"))' "$2"
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+median() { # the middle value; of an even count, the mean of the middle two
+  printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2)}'
+}
 
 echo "# halo epoch vs $base, $(date -u +%Y-%m-%dT%H:%MZ), this build $(git rev-parse --short HEAD)"
 echo "# machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/{print $2}') GiB; load $(cut -d' ' -f1-3 /proc/loadavg)"
