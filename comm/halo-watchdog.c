@@ -45,6 +45,11 @@ void halo_watch_layer(const char *phase, int layer) {
   watch.layer = layer;
 }
 
+void halo_watch_get(const char **phase, int *layer) {
+  *phase = watch.phase;
+  *layer = watch.layer;
+}
+
 /* "ranks 0, 3" from the peers of the requests still pending. */
 static void pending_peers(int n, const MPI_Request *reqs, const int *peers, char *out,
                           size_t size) {

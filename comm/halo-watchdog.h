@@ -50,6 +50,9 @@ void halo_watch_where(const char *phase, int64_t epoch, int layer);
  * loop that does not know it). Local. */
 void halo_watch_layer(const char *phase, int layer);
 
+/* Where halo_watch_layer last said this rank is (--profile's cells). Local. */
+void halo_watch_get(const char **phase, int *layer);
+
 /* Waits for `n` requests.  `peers[i]` is the rank that request i waits on,
  * or NULL for a collective over the whole communicator.  `what` names the
  * wait in the report ("the halo exchange").  Returns HALO_OK, HALO_ERR_MPI

@@ -101,6 +101,10 @@ static const char *const resume_modes[] = {"auto", NULL};
   X(TIMEOUT, HALO_FLAG_REAL_ROW("--timeout", T, timeout, 0.1, 1e6, HALO_FLAG_CLOSED, "SECONDS",    \
                                 "abort the job when an exchange or a collective makes no\n"        \
                                 "progress for this long, naming the ranks waited for (off)"))      \
+  X(PROFILE, HALO_FLAG_SWITCH_ROW("--profile", T, profile, 1,                                      \
+                                  "after the summary, per op of the epoch: time (rank 0, max\n"   \
+                                  "over ranks), bytes, flops, floor at this machine's measured\n" \
+                                  "limits, ratio; and page faults per epoch (docs/train.md)"))     \
   X(QUIET, HALO_FLAG_SWITCH_ROW("--quiet", T, quiet, 1, "print the header and the summary only"))  \
   X(HELP, HALO_FLAG_STOP_ROW("--help", "-h", T, help, "this text"))                                \
   X(VERSION, HALO_FLAG_STOP_ROW("--version", NULL, T, version,                                     \
@@ -179,6 +183,8 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   for (int i = 0; i < HALO_MOPT_COUNT; i++) a->model_given[i] = given[i];
   if (a->eval_only && a->early_stop)
     HALO_FAIL(HALO_ERR_ARG, "--eval-only trains nothing, so --early-stop has nothing to stop");
+  if (a->eval_only && a->profile)
+    HALO_FAIL(HALO_ERR_ARG, "--eval-only trains nothing, so --profile has no epoch to profile");
   if (a->tf32 && strcmp(a->device, "cuda") != 0)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
   if (a->gcn.deterministic && a->tf32)

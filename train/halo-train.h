@@ -56,6 +56,7 @@ typedef struct halo_train_args {
   int metric;               /* --metric: a halo_train_metric (train/halo-train.h) */
   int metric_given;         /* 1 when --metric was given (a multi-label run defaults to auc) */
   double timeout;           /* watchdog seconds; 0: off */
+  int profile;              /* --profile: the per-op table after the summary */
   int quiet;
   int help;
   int version; /* --version: print it and stop */

@@ -15,6 +15,7 @@
 #include "halo-checkpoint.h"
 #include "halo-mpi.h"
 #include "halo-net.h"
+#include "halo-profile.h"
 #include "halo-watchdog.h"
 #include "train-impl.h"
 
@@ -194,6 +195,7 @@ halo_status train_epochs(train_run *r) {
   const halo_train_args *a = &r->args;
   halo_train_report *rep = &r->report;
   halo_train_memory_report mem;
+  halo_profile_totals prof = {0};
 
   int64_t last = r->start_epoch;
   int metrics_failed = 0, failed = 0; /* failed: rank 0's metrics write */
@@ -206,8 +208,23 @@ halo_status train_epochs(train_run *r) {
     const int evaluate = halo_train_evaluates(epoch, a->epochs, a->eval_every);
     halo_watch_where("step", epoch, -1);
     halo_watch_fault_stall(r->rank, epoch);
+    /* --profile counts the epochs the mean epoch time counts. */
+    const int profiled = a->profile && epoch >= rep->first_epoch + rep->warmup;
+    if (profiled && epoch == rep->first_epoch + rep->warmup) halo_profile_reset();
+    const int64_t faults = a->profile ? halo_profile_minflt() : 0;
     HALO_TRY(fatal_if(r, halo_net_step(r->model, epoch, &step)));
     if (evaluate) HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, &eval)));
+    if (a->profile) {
+      const int64_t fault_count = halo_profile_minflt() - faults;
+      if (epoch == r->start_epoch + 1) prof.minflt_first = fault_count;
+      if (profiled) {
+        prof.epochs++;
+        prof.step_s += step.seconds;
+        prof.eval_s += eval.seconds;
+        prof.comm_s += step.comm_seconds + eval.comm_seconds;
+        prof.minflt_profiled += fault_count;
+      }
+    }
     HALO_TRY(train_totals_reduce(rep, &step, &eval, &e));
     e.evaluated = evaluate;
     if (evaluate && rep->metric != HALO_TRAIN_METRIC_ACC)
@@ -264,6 +281,10 @@ halo_status train_epochs(train_run *r) {
   HALO_TRY(fatal_if(r, train_memory_gather(&r->memory, r->comm, &mem)));
   if (r->rank == 0) HALO_TRY(fatal_if(r, train_totals_digest(rep, r->model)));
   if (r->rank == 0) r->ops->summary(r->ctx, rep, &mem);
+  if (a->profile) {
+    FILE *out = a->metrics && strcmp(a->metrics, "-") == 0 ? stderr : stdout;
+    HALO_TRY(fatal_if(r, halo_profile_report(r->be, r->comm, &prof, out)));
+  }
   /* A preempted run is not done: its requeued run predicts. */
   if ((a->predict || a->embeddings) && !r->stopped_by) HALO_TRY(write_predictions(r, last));
   if (rep->mismatches) {

@@ -22,6 +22,7 @@
 #include "halo-mpi.h"
 #include "halo-net.h"
 #include "halo-predict.h"
+#include "halo-profile.h"
 #include "halo-shard.h"
 #include "halo-train.h"
 #include "halo-watchdog.h"
@@ -434,6 +435,9 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   }
   halo_log_hold(NULL, 0);
   HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
+
+  /* --profile times the ops of the table halo_net_create takes. */
+  if (r->args.profile) HALO_TRY(halo_profile_install(r->be));
 
   st = load(r);
   HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));

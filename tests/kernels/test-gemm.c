@@ -67,7 +67,14 @@ static void check_gemm(uint64_t seed, int id, int ta, int tb, int64_t m, int64_t
 
 Test(gemm, all_transposes_match_double_reference) {
   const uint64_t seed = test_seed("gemm.all_transposes_match_double_reference");
-  const int64_t shapes[][3] = {{1, 1, 1}, {5, 3, 7}, {64, 16, 33}, {130, 7, 200}, {3, 40, 1}};
+  const int64_t shapes[][3] = {{1, 1, 1},
+                               {5, 3, 7},
+                               {64, 16, 33},
+                               {130, 7, 200},
+                               {3, 40, 1},
+                               /* Aᵀ·B tall and skinny (halo's own kernel) */
+                               {40, 16, 5001},
+                               {7, 3, 1030}};
   const float betas[] = {0.0f, 1.0f, -0.5f};
   int id = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)

@@ -399,6 +399,8 @@ Test(cli, bad_flags_fail_on_every_rank, .timeout = 300) {
   expect_failure(2, shards, "--device cuda", "(1 other rank failed too)", 1, log);
   unsetenv("CUDA_VISIBLE_DEVICES");
   expect_failure(2, shards, "--tf32", "--tf32 needs --device cuda", 1, log);
+  expect_failure(2, shards, "--eval-only --checkpoint x.h5 --profile", "--profile has no epoch", 1,
+                 log);
   /* A metrics file that cannot be written, refused before the run. */
   char flag[700];
   snprintf(flag, sizeof flag, "--metrics '%s'", dir);
