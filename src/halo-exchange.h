@@ -60,6 +60,18 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols);
  * the neighbours. */
 halo_status halo_exchange_end(halo_exchange *p);
 
+/* Low-bit rows (--halo-precision; core/halo-quant.h).  With lowbit set,
+ * allocates the packed staging that halo_exchange_set_precision needs: on a
+ * host backend only (HALO_ERR_UNSUPPORTED, logged, on a device one), once,
+ * at plan time.  Local. */
+halo_status halo_exchange_precision_reserve(halo_exchange *p, int lowbit);
+
+/* The precision (halo_precision) and rounding key (halo_quant_key) of the
+ * exchanges begun from now on; without a reservation, fp32.  A packed row
+ * crosses as halo_quant_row_bytes(prec, cols) bytes, which is what the
+ * counters count.  Local. */
+void halo_exchange_set_precision(halo_exchange *p, int prec, uint64_t key);
+
 /* Counters, cumulative since creation. Local. */
 typedef struct halo_exchange_stats {
   int64_t exchanges;  /* begin/end pairs completed */

@@ -92,10 +92,10 @@ done:
 }
 
 /* Layer l's predicted bytes per epoch, forward (d = 0) or backward: every
- * halo row crosses once per column of the layer's exchanges. */
+ * halo row crosses once per exchange, at that direction's precision. */
 static int64_t layer_predicted(const halo_train_report *rep, int l, int d) {
-  const halo_layer_comm *c = &rep->info->model.comm[l];
-  return rep->halo_rows * (int64_t)(d ? c->bwd : c->fwd) * (int64_t)sizeof(float);
+  return halo_predict_layer_bytes(rep->halo_rows, &rep->info->model.comm[l], d,
+                                  d ? rep->gcn->halo_precision_bwd : rep->gcn->halo_precision);
 }
 
 /* train_totals_epoch: the halo bytes against the prediction, layer by layer. */
