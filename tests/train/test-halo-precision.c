@@ -98,6 +98,31 @@ Test(halo_precision, bytes_predicted_accuracy_and_repeats, .timeout = 600) {
   tr_rmdir(dir);
 }
 
+/* SAGE and GIN exchange once per direction and layer too: their packed
+ * bytes are predicted exactly (a short run: the bytes are the point). */
+Test(halo_precision, sage_and_gin_bytes_predicted, .timeout = 300) {
+  char *dir = tr_tmpdir("halo-precision-models");
+  char shards[512], json[600], path[700], extra[256];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  partition(CORA, 2, "metis", "1433,32,7", shards, json);
+  const char *models[] = {"--model sage --hidden 32", "--model gin --hidden 32 --layers 3",
+                          "--hidden 32 --layers 3 --residual --norm layer"};
+  for (int k = 0; k < 3; k++) {
+    snprintf(path, sizeof path, "%s/model-%d.jsonl", dir, k);
+    snprintf(extra, sizeof extra, "%s --epochs 4 --halo-precision int4 --halo-precision-bwd fp16",
+             models[k]);
+    train(2, shards, extra, path);
+    char *sum = summary_of(path);
+    cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0, "%s: bytes off the prediction",
+                 models[k]);
+    cr_expect_lt(tr_json_num(sum, "halo_bytes_predicted_per_epoch"),
+                 tr_json_num(sum, "halo_bytes_fp32_per_epoch"), "%s", models[k]);
+    free(sum);
+  }
+  tr_rmdir(dir);
+}
+
 /* Refusals are one line naming the flag; a resume in another precision
  * warns, naming the flag and both values. */
 Test(halo_precision, refusals_and_resume_warning, .timeout = 300) {
