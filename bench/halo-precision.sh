@@ -52,7 +52,8 @@ for g in $graphs; do
         rm -f "$m"
         mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$p" -x OMP_NUM_THREADS=1 \
           "$build/bin/halo-train" "$shards" --threads 1 --quiet --epochs "$epochs" --seed "$seed" \
-          --halo-precision "$fwd" --halo-precision-bwd "$bwd" --metrics "$m" >/dev/null
+          --halo-precision "$fwd" --halo-precision-bwd "$bwd" --metrics "$m" >/dev/null 2>"$m.err" ||
+          { cat "$m.err" >&2; exit 1; }
         off=$(field "$m" epochs_off_prediction)
         [ "$off" = 0 ] || { echo "halo-precision.sh: $m: $off epochs off the prediction" >&2; exit 1; }
         acc_sum=$(awk -v a="$acc_sum" -v b="$(field "$m" final_test_acc)" 'BEGIN{print a+b}')
