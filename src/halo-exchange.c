@@ -185,7 +185,21 @@ void halo_exchange_memory(const halo_shard *s, int32_t max_cols, int staged,
                           int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host) {
   const plan_sizes sz = sizes_of(s->send_ptr[s->parts], s->n_halo, max_cols);
   *backend = page_round((int64_t)sz.idx) + page_round((int64_t)sz.send);
-  *host = staged ? (int64_t)(sz.send + sz.recv) : 0;
+  *host = (staged ? (int64_t)(sz.send + sz.recv) : 0) +
+          (int64_t)sizeof(int64_t) * (s->send_ptr[s->parts] > 0 ? s->send_ptr[s->parts] : 1);
+}
+
+/* The row of any precision is at most this wide (halo_exchange_precision_reserve). */
+static int64_t quant_row_max(int32_t max_cols) {
+  const int64_t i8 = halo_quant_row_bytes(HALO_PREC_INT8, max_cols);
+  const int64_t f32 = halo_quant_row_bytes(HALO_PREC_FP32, max_cols);
+  return i8 > f32 ? i8 : f32;
+}
+
+int64_t halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols) {
+  const int64_t send = s->send_ptr[s->parts] > 0 ? s->send_ptr[s->parts] : 1;
+  const int64_t recv = s->n_halo > 0 ? s->n_halo : 1;
+  return (send + recv) * quant_row_max(max_cols);
 }
 
 static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, int size,
@@ -382,9 +396,7 @@ halo_status halo_exchange_precision_reserve(halo_exchange *p, int lowbit) {
               "--halo-precision: a low-bit exchange packs on the host; it runs with --device cpu "
               "only (no CUDA packing yet)");
   /* The widest row of any precision: fp32's 4c, or int8's 8 + c when c < 3. */
-  p->quant_row_max = halo_quant_row_bytes(HALO_PREC_INT8, p->max_cols);
-  if (p->quant_row_max < halo_quant_row_bytes(HALO_PREC_FP32, p->max_cols))
-    p->quant_row_max = halo_quant_row_bytes(HALO_PREC_FP32, p->max_cols);
+  p->quant_row_max = quant_row_max(p->max_cols);
   for (int i = 0; i < p->npeers; i++) {
     const peer *q = &p->peers[i];
     int64_t rows = q->send_rows > q->recv_rows ? q->send_rows : q->recv_rows;

@@ -42,7 +42,7 @@ void halo_exchange_destroy(halo_exchange **p);
  * of backend buffers (the packed send rows and their indices, each counted
  * as the backend hands it out through `page_round`), and *host bytes of
  * host staging, which a device backend needs unless MPI reads its memory
- * (`staged`). Local. */
+ * (`staged`), and the send rows' global ids. Local. */
 void halo_exchange_memory(const halo_shard *s, int32_t max_cols, int staged,
                           int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host);
 
@@ -65,6 +65,10 @@ halo_status halo_exchange_end(halo_exchange *p);
  * host backend only (HALO_ERR_UNSUPPORTED, logged, on a device one), once,
  * at plan time.  Local. */
 halo_status halo_exchange_precision_reserve(halo_exchange *p, int lowbit);
+
+/* The host bytes halo_exchange_precision_reserve allocates for shard s and
+ * exchanges of up to max_cols columns. Local. */
+int64_t halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols);
 
 /* The precision (halo_precision) and rounding key (halo_quant_key) of the
  * exchanges begun from now on; without a reservation, fp32.  A packed row
