@@ -153,6 +153,16 @@ void halo_cpu_pack(float *dst, const float *src, int64_t cols, const int32_t *id
 /* dst[idx[i], :] = src[i, :] for i in [0, n). */
 void halo_cpu_unpack(float *dst, const float *src, int64_t cols, const int32_t *idx, int64_t n);
 
+/* Low-bit rows (core/halo-quant.h): dst row i (halo_quant_row_bytes(prec,
+ * cols) bytes) = the packed src[idx[i], :], its rounding drawn from (key,
+ * gid[i], column); i in [0, n). */
+void halo_cpu_quant_pack(uint8_t *dst, const float *src, int64_t cols, const int32_t *idx,
+                         const int64_t *gid, int64_t n, int prec, uint64_t key);
+
+/* dst[i, :] = the row packed at src + i · halo_quant_row_bytes(prec, cols),
+ * for i in [0, n). */
+void halo_cpu_quant_unpack(float *dst, const uint8_t *src, int64_t cols, int64_t n, int prec);
+
 /* Divides each row by its sum (rows summing to 0 are left as they are). */
 void halo_cpu_row_normalize(float *x, int64_t rows, int64_t cols);
 

@@ -16,6 +16,7 @@
 #include "halo-flags.h"
 #include "halo-gat.h"
 #include "halo-model.h"
+#include "halo-quant.h"
 
 /* The activation between layers. */
 typedef enum { HALO_ACT_RELU = 0, HALO_ACT_ELU = 1 } halo_activation;
@@ -44,6 +45,8 @@ typedef struct halo_net_options {
   int deterministic;      /* 1: weight and bias gradients are exact sums over the nodes of all
                              ranks (halo-exact.h), so training is bit-identical for any number
                              of ranks, partition and thread count; CPU backend only */
+  int halo_precision;     /* halo_precision of the forward exchanges (features) in training */
+  int halo_precision_bwd; /* and of the backward ones (gradients); evaluation is always fp32 */
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */
@@ -162,7 +165,16 @@ extern const char *const halo_norm_names[];
     HALO_FLAG_SWITCH_ROW("--deterministic", T, P(deterministic), 1,                              \
                          "bit-identical training for any number of ranks, partition and\n"       \
                          "thread count: exact gradient sums (cpu and cuda)"),                    \
-    "deterministic", HALO_OPTION_RUN, HALO_OPTION_NONE, 0, 0, -1, 0)
+    "deterministic", HALO_OPTION_RUN, HALO_OPTION_NONE, 0, 0, -1, 0)                            \
+  X(HALO_PRECISION,                                                                              \
+    HALO_FLAG_CHOICE_ROW("--halo-precision", T, P(halo_precision), halo_precision_names,         \
+                         "training's forward halo rows: fp32 (default), bf16, fp16,\n"           \
+                         "int8, int4, int2, stochastically rounded (docs/train.md)"),            \
+    "halo_precision", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 9, -1, HALO_PREC_FP32)           \
+  X(HALO_PRECISION_BWD,                                                                          \
+    HALO_FLAG_CHOICE_ROW("--halo-precision-bwd", T, P(halo_precision_bwd), halo_precision_names, \
+                         "training's backward halo rows (gradients): the same words"),           \
+    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 10, -1, HALO_PREC_FP32)
 
 /* The member path of an option in halo_net_options itself. */
 #define HALO_MODEL_OPTION_FIELD(x) x

@@ -17,6 +17,19 @@ int64_t halo_predict_epoch_bytes(int64_t halo_rows, const halo_model_comm *m) {
   return halo_rows * halo_predict_epoch_columns(m) * (int64_t)sizeof(float);
 }
 
+int64_t halo_predict_layer_bytes(int64_t halo_rows, const halo_layer_comm *c, int d, int prec) {
+  const int32_t cols = d ? c->bwd : c->fwd;
+  return cols > 0 ? halo_rows * halo_quant_row_bytes(prec, cols) : 0;
+}
+
+int64_t halo_predict_epoch_bytes_at(int64_t halo_rows, const halo_model_comm *m, int fwd, int bwd) {
+  int64_t bytes = 0;
+  for (int l = 0; l < m->layers; l++)
+    bytes += halo_predict_layer_bytes(halo_rows, &m->layer[l], 0, fwd) +
+             halo_predict_layer_bytes(halo_rows, &m->layer[l], 1, bwd);
+  return bytes;
+}
+
 int64_t halo_predict_setup_bytes(int64_t halo_rows, const halo_model_comm *m) {
   int64_t cols = 0;
   for (int l = 0; l < m->layers; l++) cols += m->layer[l].setup;

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "halo-quant.h"
+
 /* What one layer exchanges per halo row, in float32 columns, summed over
  * the layer's exchanges of each kind (0 = none). */
 typedef struct halo_layer_comm {
@@ -39,6 +41,18 @@ int64_t halo_predict_epoch_bytes(int64_t halo_rows, const halo_model_comm *m);
 
 /* Bytes moved once at set-up: halo_rows · Σ_l setup · 4. Local. */
 int64_t halo_predict_setup_bytes(int64_t halo_rows, const halo_model_comm *m);
+
+/* Layer l's bytes per training epoch in direction d (0: forward, 1:
+ * backward) when its rows cross at precision prec (halo-quant.h):
+ * halo_rows · halo_quant_row_bytes(prec, columns), the scale and offset
+ * of an integer row counted.  Exact for a layer whose direction is one
+ * exchange (every model but GAT, which refuses a low-bit exchange); fp32
+ * gives halo_rows · columns · 4 for any layer. Local. */
+int64_t halo_predict_layer_bytes(int64_t halo_rows, const halo_layer_comm *c, int d, int prec);
+
+/* Σ_l of halo_predict_layer_bytes over both directions, the forward
+ * exchanges at fwd and the backward ones at bwd. Local. */
+int64_t halo_predict_epoch_bytes_at(int64_t halo_rows, const halo_model_comm *m, int fwd, int bwd);
 
 /* CAGNET's 1D algorithm as coded (Tripathy et al., SC'20): every layer
  * broadcasts its input forward (d_in) and its output gradient backward

@@ -52,6 +52,10 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
   if (c->model.train_eps && c->model.kind != HALO_MODEL_GIN)
     HALO_FAIL(HALO_ERR_ARG, "--gin-train-eps: the model is %s, not gin",
               halo_model_name(c->model.kind));
+  if ((c->halo_precision || c->halo_precision_bwd) && c->model.kind == HALO_MODEL_GAT)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-precision: gat exchanges several blocks per layer (features and "
+              "attention scores), which the low-bit rows do not cover; use fp32");
   halo_model_config model = c->model;
   model.mlp_hidden = c->ndims >= 3 ? c->dims[1] : 16;
   model.input_dropout = 1;
@@ -60,8 +64,10 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
   HALO_TRY(halo_model_describe(&model, c->dims, c->ndims, &out->no_dropout));
   const halo_model_comm dropout = halo_model_comm_of(&out->dropout);
   const halo_model_comm no_dropout = halo_model_comm_of(&out->no_dropout);
-  out->epoch = halo_predict_epoch_bytes(s->comm_volume, &dropout);
-  out->epoch_static = halo_predict_epoch_bytes(s->comm_volume, &no_dropout);
+  out->epoch = halo_predict_epoch_bytes_at(s->comm_volume, &dropout, c->halo_precision,
+                                           c->halo_precision_bwd);
+  out->epoch_static = halo_predict_epoch_bytes_at(s->comm_volume, &no_dropout, c->halo_precision,
+                                                  c->halo_precision_bwd);
   out->setup = halo_predict_setup_bytes(s->comm_volume, &no_dropout);
   out->cagnet1d = halo_predict_cagnet1d_bytes(s->nodes, s->parts, c->dims, c->ndims);
   out->broadcast1d = halo_predict_broadcast1d_bytes(s->nodes, s->parts, &dropout);

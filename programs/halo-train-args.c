@@ -200,6 +200,10 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       a->gcn.model != HALO_MODEL_GAT)
     HALO_FAIL(HALO_ERR_ARG, "--heads, --output-heads and --attn-dropout are gat's; the model is %s",
               a->model);
+  if ((a->gcn.halo_precision || a->gcn.halo_precision_bwd) && a->gcn.model == HALO_MODEL_GAT)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-precision: gat exchanges several blocks per layer (features and "
+              "attention scores), which the low-bit rows do not cover; use fp32");
   if (a->gcn.model == HALO_MODEL_GAT) {
     /* Veličković et al.'s Cora settings (and PyG's example). */
     if (!given[F_HIDDEN]) a->gcn.hidden = 8;

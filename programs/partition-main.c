@@ -228,6 +228,10 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
   M(RESIDUAL, NULL,                                                                                \
     "predict for halo-train --residual (GCN's first layer is then\n"                               \
     "not cached without input dropout)")                                                           \
+  M(HALO_PRECISION, NULL,                                                                          \
+    "predict for halo-train --halo-precision (fp32): packed rows,\n"                               \
+    "their scales and offsets counted")                                                            \
+  M(HALO_PRECISION_BWD, NULL, "and for its --halo-precision-bwd (fp32)")                          \
   X(JSON, HALO_FLAG_STRING_ROW("--json", C, rq.json, NULL, "FILE",                                 \
                                "write the statistics as JSON (FILE.tmp.XXXXXX, renamed);\n"        \
                                "- writes it to stdout, and the table to stderr"))                  \
@@ -306,9 +310,12 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   if (*stop) goto done;
   rq->synth_split_given = given[F_SYNTH_SPLIT];
   const int heads_given = given[F_HEADS] || given[F_OUTPUT_HEADS];
-  if (rq->ndims == 0 && (given[F_MODEL] || c->net.gin_train_eps || c->net.residual || heads_given))
+  const int prec_given = given[F_HALO_PRECISION] || given[F_HALO_PRECISION_BWD];
+  if (rq->ndims == 0 &&
+      (given[F_MODEL] || c->net.gin_train_eps || c->net.residual || heads_given || prec_given))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says what --dims predicts for; give --dims too",
-              given[F_MODEL]         ? "--model"
+              prec_given             ? "--halo-precision"
+              : given[F_MODEL]       ? "--model"
               : c->net.gin_train_eps ? "--gin-train-eps"
               : c->net.residual      ? "--residual"
               : given[F_HEADS]       ? "--heads"
@@ -317,6 +324,8 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     HALO_FAIL(HALO_ERR_ARG, "%s: the model is %s, not gat",
               given[F_HEADS] ? "--heads" : "--output-heads", halo_model_name(c->net.model));
   rq->model = halo_model_config_of_options(&c->net);
+  rq->halo_precision = c->net.halo_precision;
+  rq->halo_precision_bwd = c->net.halo_precision_bwd;
   if (!rq->input) HALO_FAIL(HALO_ERR_ARG, "--input is required (see --help)");
   if (!*rq->input) HALO_FAIL(HALO_ERR_ARG, "--input: no input path or spec given");
   if (!rq->write_metis) {

@@ -281,6 +281,11 @@ static void report_header(void *ctx, const halo_train_report *rep) {
           "%.3f MB (%s)\n",
           predicted / 1e6, (long long)halo_predict_epoch_columns(&exchanges),
           rep->setup_bytes / 1e6, cagnet / 1e6, vs_cagnet, bcast / 1e6, vs_bcast);
+  if (rep->gcn->halo_precision || rep->gcn->halo_precision_bwd)
+    fprintf(out, "halo rows: forward %s, backward %s (evaluation fp32); fp32 rows would move %.4f MB/epoch\n",
+            halo_precision_names[rep->gcn->halo_precision],
+            halo_precision_names[rep->gcn->halo_precision_bwd],
+            halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
   fflush(out);
 }
 

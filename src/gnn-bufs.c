@@ -126,6 +126,8 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   const halo_model_comm comm = halo_model_comm_of(d);
   halo_exchange_memory(s, halo_predict_widest(&comm), in->device, gnn_bufs_backend_bytes,
                        &p->exchange_backend, &p->exchange_host);
+  if (o->halo_precision || o->halo_precision_bwd)
+    p->exchange_host += halo_exchange_precision_memory(s, halo_predict_widest(&comm));
 }
 
 int64_t gnn_bufs_bytes(const gnn_bufs *p, gnn_buf b, int layer) { return p->buf[b][layer].bytes; }

@@ -69,7 +69,9 @@
 #include <stdlib.h>
 
 #include "halo-backend-impl.h"
+#include "halo-kernels.h"
 #include "halo-mpi.h"
+#include "halo-quant.h"
 #include "halo-route.h"
 #include "halo-watchdog.h"
 
@@ -94,12 +96,19 @@ struct halo_exchange {
   int npeers;
   peer *peers;       /* size npeers */
   int32_t *send_idx; /* backend copy of the shard's send_idx */
+  int64_t *send_gid; /* size send_total: the global id of each send row (the rounding's key) */
   halo_buf send_idx_buf;
   int64_t send_total;
   halo_buf send_buf;     /* send_total × max_cols, backend memory */
   float *host_send;      /* send_total × max_cols host staging (MODE_STAGED) */
   float *host_recv;      /* n_halo × max_cols host staging (MODE_STAGED) */
   int copy_stream;       /* MODE_STAGED through the backend's copy_* slots */
+  /* Low-bit exchange (host backend): rows travel packed (halo-quant.h). */
+  uint8_t *quant_send; /* send_total × quant_row_max bytes, or NULL: not reserved */
+  uint8_t *quant_recv; /* n_halo × quant_row_max bytes */
+  int64_t quant_row_max;
+  int prec;     /* the precision of the next exchanges (halo_precision) */
+  uint64_t key; /* their rounding's key */
   MPI_Request *requests; /* size 2·npeers: receives, then sends */
   int *request_peer;     /* size 2·npeers: the rank of each request, for the watchdog */
   /* the exchange in flight */
@@ -176,7 +185,21 @@ void halo_exchange_memory(const halo_shard *s, int32_t max_cols, int staged,
                           int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host) {
   const plan_sizes sz = sizes_of(s->send_ptr[s->parts], s->n_halo, max_cols);
   *backend = page_round((int64_t)sz.idx) + page_round((int64_t)sz.send);
-  *host = staged ? (int64_t)(sz.send + sz.recv) : 0;
+  *host = (staged ? (int64_t)(sz.send + sz.recv) : 0) +
+          (int64_t)sizeof(int64_t) * (s->send_ptr[s->parts] > 0 ? s->send_ptr[s->parts] : 1);
+}
+
+/* The row of any precision is at most this wide (halo_exchange_precision_reserve). */
+static int64_t quant_row_max(int32_t max_cols) {
+  const int64_t i8 = halo_quant_row_bytes(HALO_PREC_INT8, max_cols);
+  const int64_t f32 = halo_quant_row_bytes(HALO_PREC_FP32, max_cols);
+  return i8 > f32 ? i8 : f32;
+}
+
+int64_t halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols) {
+  const int64_t send = s->send_ptr[s->parts] > 0 ? s->send_ptr[s->parts] : 1;
+  const int64_t recv = s->n_halo > 0 ? s->n_halo : 1;
+  return (send + recv) * quant_row_max(max_cols);
 }
 
 static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, int size,
@@ -224,6 +247,8 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
   HALO_TRY(ops->buf_alloc(be, idx_bytes, &p->send_idx_buf));
   HALO_TRY(ops->buf_alloc(be, send_bytes, &p->send_buf));
   p->send_idx = p->send_idx_buf.data;
+  HALO_ALLOC(p->send_gid, p->send_total > 0 ? (size_t)p->send_total : 1, "the send rows' ids");
+  for (int64_t k = 0; k < p->send_total; k++) p->send_gid[k] = s->global_id[s->send_idx[k]];
   if (p->mode == MODE_HOST) {
     for (int64_t k = 0; k < p->send_total; k++) p->send_idx[k] = s->send_idx[k];
   } else {
@@ -298,6 +323,9 @@ void halo_exchange_destroy(halo_exchange **pp) {
     halo__backend_host_free(p->be, (void **)&p->host_send);
     halo__backend_host_free(p->be, (void **)&p->host_recv);
   }
+  free(p->send_gid);
+  free(p->quant_send);
+  free(p->quant_recv);
   free(p->requests);
   free(p->request_peer);
   free(p->peers);
@@ -336,6 +364,61 @@ done:
   return st;
 }
 
+/* The low-bit exchange: pack with the keyed rounding, send bytes, and
+ * (in halo_exchange_end) unpack into the halo rows.  Only on a host
+ * backend (halo_exchange_precision_reserve refuses the others). */
+static halo_status begin_quant(halo_exchange *p, float *rows, int32_t cols) {
+  halo_status st = HALO_OK;
+  const int64_t rb = halo_quant_row_bytes(p->prec, cols);
+  halo_cpu_quant_pack(p->quant_send, rows, cols, p->send_idx, p->send_gid, p->send_total, p->prec,
+                      p->key);
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    HALO_MPI(MPI_Irecv(p->quant_recv + q->recv_off * rb, (int)(q->recv_rows * rb), MPI_BYTE,
+                       q->rank, EXCHANGE_TAG, p->comm, &p->requests[i]));
+    p->stats.bytes_recv += q->recv_rows * rb;
+  }
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    HALO_MPI(MPI_Isend(p->quant_send + q->send_off * rb, (int)(q->send_rows * rb), MPI_BYTE,
+                       q->rank, EXCHANGE_TAG, p->comm, &p->requests[p->npeers + i]));
+    p->stats.bytes_sent += q->send_rows * rb;
+  }
+done:
+  return st;
+}
+
+halo_status halo_exchange_precision_reserve(halo_exchange *p, int lowbit) {
+  halo_status st = HALO_OK;
+  if (!lowbit || p->quant_send) return HALO_OK;
+  if (p->mode != MODE_HOST)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "--halo-precision: a low-bit exchange packs on the host; it runs with --device cpu "
+              "only (no CUDA packing yet)");
+  /* The widest row of any precision: fp32's 4c, or int8's 8 + c when c < 3. */
+  p->quant_row_max = quant_row_max(p->max_cols);
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    int64_t rows = q->send_rows > q->recv_rows ? q->send_rows : q->recv_rows;
+    if (rows * p->quant_row_max > INT_MAX)
+      HALO_FAIL(HALO_ERR_LIMIT,
+                "--halo-precision: %lld packed rows to part %d exceed one MPI message (INT_MAX "
+                "bytes)",
+                (long long)rows, q->rank);
+  }
+  HALO_ALLOC(p->quant_send, (size_t)(p->send_total > 0 ? p->send_total : 1) * (size_t)p->quant_row_max,
+             "the packed halo send rows");
+  HALO_ALLOC(p->quant_recv, (size_t)(p->n_halo > 0 ? p->n_halo : 1) * (size_t)p->quant_row_max,
+             "the packed halo receive rows");
+done:
+  return st;
+}
+
+void halo_exchange_set_precision(halo_exchange *p, int prec, uint64_t key) {
+  p->prec = p->quant_send ? prec : HALO_PREC_FP32;
+  p->key = key;
+}
+
 halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
@@ -350,6 +433,10 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
    * halo_exchange_end: the messages are posted anyway, so that the peers'
    * exchange completes and the failure is agreed on afterwards instead of
    * leaving them waiting for rows that never come. */
+  if (p->prec != HALO_PREC_FP32) {
+    HALO_TRY(begin_quant(p, rows, cols));
+    goto posted;
+  }
   float *send = p->send_buf.data;
   const size_t send_bytes = (size_t)p->send_total * (size_t)cols * sizeof(float);
   if (p->copy_stream) {
@@ -374,6 +461,7 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
         post_receives(p, p->mode == MODE_STAGED ? p->host_recv : rows + p->n_owned * cols, cols));
     HALO_TRY(post_sends(p, send, cols));
   }
+posted:
   p->rows = rows;
   p->cols = cols;
   p->active = 1;
@@ -399,7 +487,10 @@ halo_status halo_exchange_end(halo_exchange *p) {
     p->failed = HALO_OK;
     goto done;
   }
-  if (p->mode == MODE_STAGED) {
+  if (p->prec != HALO_PREC_FP32) {
+    halo_cpu_quant_unpack(p->rows + p->n_owned * p->cols, p->quant_recv, p->cols, p->n_halo,
+                          p->prec);
+  } else if (p->mode == MODE_STAGED) {
     halo_buf dst = {.data = p->rows,
                     .bytes = (size_t)(p->n_owned + p->n_halo) * p->cols * sizeof(float),
                     .space = HALO_MEM_DEVICE};

@@ -42,7 +42,7 @@ void halo_exchange_destroy(halo_exchange **p);
  * of backend buffers (the packed send rows and their indices, each counted
  * as the backend hands it out through `page_round`), and *host bytes of
  * host staging, which a device backend needs unless MPI reads its memory
- * (`staged`). Local. */
+ * (`staged`), and the send rows' global ids. Local. */
 void halo_exchange_memory(const halo_shard *s, int32_t max_cols, int staged,
                           int64_t (*page_round)(int64_t bytes), int64_t *backend, int64_t *host);
 
@@ -59,6 +59,22 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols);
  * exchange has completed, so that no peer is left waiting. Collective over
  * the neighbours. */
 halo_status halo_exchange_end(halo_exchange *p);
+
+/* Low-bit rows (--halo-precision; core/halo-quant.h).  With lowbit set,
+ * allocates the packed staging that halo_exchange_set_precision needs: on a
+ * host backend only (HALO_ERR_UNSUPPORTED, logged, on a device one), once,
+ * at plan time.  Local. */
+halo_status halo_exchange_precision_reserve(halo_exchange *p, int lowbit);
+
+/* The host bytes halo_exchange_precision_reserve allocates for shard s and
+ * exchanges of up to max_cols columns. Local. */
+int64_t halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols);
+
+/* The precision (halo_precision) and rounding key (halo_quant_key) of the
+ * exchanges begun from now on; without a reservation, fp32.  A packed row
+ * crosses as halo_quant_row_bytes(prec, cols) bytes, which is what the
+ * counters count.  Local. */
+void halo_exchange_set_precision(halo_exchange *p, int prec, uint64_t key);
 
 /* Counters, cumulative since creation. Local. */
 typedef struct halo_exchange_stats {

@@ -365,7 +365,9 @@ halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   const int32_t max_cols = halo_predict_widest(&exchanges);
   HALO_TRY(halo_exchange_create(comm, be, s, max_cols, &g->plan));
 
-  st = setup_buffers(g, s);
+  st = halo_exchange_precision_reserve(g->plan, g->opt.halo_precision != HALO_PREC_FP32 ||
+                                                    g->opt.halo_precision_bwd != HALO_PREC_FP32);
+  if (st == HALO_OK) st = setup_buffers(g, s);
   HALO_TRY(halo_mpi_agree(comm, st));
 
   /* Global split sizes: the loss is a mean over every rank's train nodes

@@ -16,6 +16,7 @@
 
 #include "gnn-impl.h"
 #include "halo-exact.h"
+#include "halo-quant.h"
 #include "halo-rng.h"
 #include "halo-watchdog.h"
 
@@ -139,6 +140,9 @@ static halo_status forward(halo_net *g, int train, int64_t epoch) {
     halo_watch_layer(train ? "forward" : "evaluation", l);
     const layer_input in = input_of(g, l, train, epoch);
     if (l == 0) g->in0 = in; /* the backward's */
+    /* Evaluation always exchanges fresh fp32 rows. */
+    halo_exchange_set_precision(g->plan, train ? g->opt.halo_precision : HALO_PREC_FP32,
+                                halo_quant_key(g->opt.seed, epoch, l, 0));
     const int64_t sent = halo_exchange_stats_get(g->plan).bytes_sent;
     HALO_TRY(ly->kind->forward(g, ly, &in));
     g->layer_bytes[l][0] = halo_exchange_stats_get(g->plan).bytes_sent - sent;
@@ -171,6 +175,8 @@ static halo_status backward(halo_net *g, int64_t epoch) {
     const layer_input in = l > 0 ? (layer_input){.dense = fbuf(&ly->hd)} : g->in0;
     if (ly->desc->norm_tensor >= 0) HALO_TRY(norm_backward(g, ly, dz, tmp));
     HALO_TRY(residual_backward(g, ly, &in, dz, l > 0));
+    halo_exchange_set_precision(g->plan, g->opt.halo_precision_bwd,
+                                halo_quant_key(g->opt.seed, epoch, l, 1));
     const int64_t sent = halo_exchange_stats_get(g->plan).bytes_sent;
     HALO_TRY(ly->kind->backward(g, ly, &in, &dz, &tmp, l > 0));
     g->layer_bytes[l][1] = halo_exchange_stats_get(g->plan).bytes_sent - sent;

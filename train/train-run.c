@@ -512,7 +512,9 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   rep->be = r->be;
   rep->halo_rows = global[0];
   rep->setup_bytes = global[1];
-  rep->predicted_epoch = halo_predict_epoch_bytes(rep->halo_rows, &exchanges);
+  rep->predicted_epoch = halo_predict_epoch_bytes_at(rep->halo_rows, &exchanges,
+                                                     r->args.gcn.halo_precision,
+                                                     r->args.gcn.halo_precision_bwd);
   rep->metric = (halo_train_metric)r->args.metric;
   rep->eval_every = r->args.eval_every;
 

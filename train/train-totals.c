@@ -92,10 +92,10 @@ done:
 }
 
 /* Layer l's predicted bytes per epoch, forward (d = 0) or backward: every
- * halo row crosses once per column of the layer's exchanges. */
+ * halo row crosses once per exchange, at that direction's precision. */
 static int64_t layer_predicted(const halo_train_report *rep, int l, int d) {
-  const halo_layer_comm *c = &rep->info->model.comm[l];
-  return rep->halo_rows * (int64_t)(d ? c->bwd : c->fwd) * (int64_t)sizeof(float);
+  return halo_predict_layer_bytes(rep->halo_rows, &rep->info->model.comm[l], d,
+                                  d ? rep->gcn->halo_precision_bwd : rep->gcn->halo_precision);
 }
 
 /* train_totals_epoch: the halo bytes against the prediction, layer by layer. */
@@ -254,6 +254,15 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
   halo_json_key_int(j, "setup_halo_bytes", rep->setup_bytes);
   halo_json_key_int(j, "halo_bytes_predicted_per_epoch", rep->predicted_epoch);
   halo_json_key_int(j, "epochs_off_prediction", rep->mismatches);
+  /* The exchange's mode, and what fp32 rows would have moved: the saving
+   * is one division. */
+  halo_json_key_string(j, "halo_precision", halo_precision_names[rep->gcn->halo_precision]);
+  halo_json_key_string(j, "halo_precision_bwd", halo_precision_names[rep->gcn->halo_precision_bwd]);
+  {
+    const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
+    halo_json_key_int(j, "halo_bytes_fp32_per_epoch",
+                      halo_predict_epoch_bytes(rep->halo_rows, &exchanges));
+  }
   halo_json_key_int(j, "params", rep->info->params);
   halo_json_key_string(j, "params_sha256", rep->params_sha256);
   halo_json_key_int(j, "threads", rep->threads);
