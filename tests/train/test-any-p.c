@@ -1,7 +1,8 @@
 /* K parts on P <= K ranks (docs/train.md, "Any number of ranks"): Cora
  * partitioned once into 4 parts trains at P = 1, 2, 3 and 4 with
  * --deterministic to the same losses and parameters, bit for bit, as a
- * 1-part partition of it (the oracle: no grouping, no halo at all), and at
+ * 1-part partition of it (the oracle: no grouping, no halo at all), also
+ * across a checkpoint taken on 4 ranks and resumed on 3, and at
  * every P the halo bytes measured equal the prediction for that grouping;
  * a float run at P = 2 from the 4 parts meets its own prediction too.  The
  * grouping itself is checked against hand-worked cases. */
@@ -36,7 +37,7 @@ Test(any_p, cora_4_parts_on_1_to_4_ranks, .timeout = 600) {
                     i ? 4 : 1, outs[i]);
     cr_assert_eq(rc, 0, "halo-partition exited with %d (see %s)", rc, log);
   }
-  char extra[96];
+  char extra[800];
   snprintf(extra, sizeof extra, "--deterministic --epochs %d", EPOCHS);
   run_report oracle, r;
   snprintf(path, sizeof path, "%s/one.jsonl", dir);
@@ -51,6 +52,23 @@ Test(any_p, cora_4_parts_on_1_to_4_ranks, .timeout = 600) {
     expect_bit_identical(&oracle, &r, what);
     expect_bytes_predicted(&r.m, what);
   }
+  /* A checkpoint of 4 ranks resumed on 3, from the same 4 parts. */
+  char ck[600];
+  snprintf(ck, sizeof ck, "%s/ck", dir);
+  snprintf(extra, sizeof extra, "--deterministic --epochs %d --checkpoint '%s'", EPOCHS / 2, ck);
+  snprintf(path, sizeof path, "%s/first-half.jsonl", dir);
+  train(4, four, extra, path);
+  snprintf(extra, sizeof extra, "--deterministic --epochs %d --checkpoint '%s' --resume", EPOCHS,
+           ck);
+  snprintf(path, sizeof path, "%s/second-half.jsonl", dir);
+  train(3, four, extra, path);
+  read_resumed_report(path, &r);
+  cr_assert_eq(r.m.epochs, EPOCHS - EPOCHS / 2);
+  for (int e = 0; e < r.m.epochs; e++)
+    cr_assert_eq(r.m.loss[e], oracle.m.loss[EPOCHS / 2 + e], "resumed on 3 ranks: epoch %d's loss",
+                 EPOCHS / 2 + e + 1);
+  cr_assert_str_eq(r.sha, oracle.sha, "4 parts, resumed from 4 ranks on 3: params_sha256 %s, not %s",
+                   r.sha, oracle.sha);
   /* Float (no --deterministic): its own grouping's prediction still holds,
    * and it moves less than the 4-rank run, rows inside a group no longer
    * crossing. */
