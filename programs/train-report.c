@@ -235,8 +235,8 @@ static void report_header(void *ctx, const halo_train_report *rep) {
   char dims[256] = "";
   for (int i = 0, n = 0; i <= d->layers && n < (int)sizeof dims; i++)
     n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d", i ? "-" : "", d->dims[i]);
-  int64_t cagnet = halo_predict_cagnet1d_bytes(m->nodes, m->parts, d->dims, d->layers + 1);
-  int64_t bcast = halo_predict_broadcast1d_bytes(m->nodes, m->parts, &exchanges);
+  int64_t cagnet = halo_predict_cagnet1d_bytes(m->nodes, rep->ranks, d->dims, d->layers + 1);
+  int64_t bcast = halo_predict_broadcast1d_bytes(m->nodes, rep->ranks, &exchanges);
 
   fprintf(out,
           "halo-train: graph %s: %lld nodes, %lld edges, %d features, %d %s; "
@@ -250,8 +250,11 @@ static void report_header(void *ctx, const halo_train_report *rep) {
              plural(rep->cores));
   if (rep->wait || busy[0])
     snprintf(wait, sizeof wait, " (%s%s)", busy, rep->wait ? rep->wait : "");
-  fprintf(out, "parts: %d (%s), %lld halo row%s in all; %d rank%s x %d thread%s%s, device %s\n",
-          m->parts, m->method, (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
+  fprintf(out,
+          "%d part%s on %d rank%s (%s), %lld halo row%s in all; %d rank%s x %d thread%s%s, "
+          "device %s\n",
+          m->parts, plural(m->parts), rep->ranks, plural(rep->ranks), m->method,
+          (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
           plural(rep->ranks), rep->threads, plural(rep->threads), wait,
           halo_backend_describe(rep->be));
   char heads[96] = "";

@@ -146,6 +146,25 @@ void halo_shard_features_dense(const halo_shard *s, float *x);
  * HALO_SHARD_FORMAT_VERSION; a no-op for CSR features or none. Local. */
 halo_status halo_shard_features_to_csr(halo_shard *s);
 
+/* Any number of ranks from one partition: K parts in P <= K groups.
+ * group_of[p] (size parts) gets the group of part p: contiguous runs of
+ * parts, each group at least one part, the boundaries where the running sum
+ * of owned[] (size parts, the manifest's /parts/owned) comes closest to
+ * g/groups of the nodes.  Integer arithmetic only, so every rank computes the
+ * same grouping. Local. */
+halo_status halo_shard_group(const int64_t *owned, int32_t parts, int32_t groups,
+                             int32_t *group_of);
+
+/* Merges the parts of one group, in[0..count) (ascending part, all of the
+ * same run), into *out: a shard that reads exactly as part `group` of a
+ * `groups`-part run.  Owned rows are the parts' owned rows in turn; halo rows
+ * of a part owned inside the group become owned columns; the remaining halo
+ * rows are kept once each, grouped by owner group, ascending global id; the
+ * send list to group q is every row some part here sends to some part of q,
+ * once, ascending global id.  The inputs are borrowed; *out is new. Local. */
+halo_status halo_shard_merge(const halo_shard *const *in, int32_t count, const int32_t *group_of,
+                             int32_t groups, int32_t group, halo_shard **out);
+
 /* Frees every array; accepts NULL and sets *s = NULL. Local. */
 void halo_shard_destroy(halo_shard **s);
 

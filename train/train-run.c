@@ -94,6 +94,8 @@ done:
 static halo_status load(train_run *r) {
   halo_status st = HALO_OK;
   char path[4096];
+  int32_t *group_of = NULL, count = 0;
+  halo_shard **mine = NULL;
   const char *dir = r->args.dir;
 
   if (snprintf(path, sizeof path, "%s/manifest.h5", dir) >= (int)sizeof path)
@@ -109,11 +111,12 @@ static halo_status load(train_run *r) {
    * shard to the assignment /part records (docs/shard-format.md). */
   if (r->rank != 0) halo_log_set_quiet(1);
   st = halo_manifest_read_opts(path, HALO_MANIFEST_NO_PART, &r->manifest);
-  if (st == HALO_OK && r->manifest->parts != r->size) {
+  if (st == HALO_OK && r->manifest->parts < r->size) {
     halo_log_error(
-        "%s: the run has %d parts but %d ranks started (a %d-part run needs "
-        "mpirun -np %d)",
-        path, r->manifest->parts, r->size, r->manifest->parts, r->manifest->parts);
+        "%s: the run has %d parts but %d ranks started (%d parts train on at most %d ranks: "
+        "mpirun -np 1 to %d)",
+        path, r->manifest->parts, r->size, r->manifest->parts, r->manifest->parts,
+        r->manifest->parts);
     st = HALO_ERR_MISMATCH;
   }
   if (st == HALO_OK && (r->manifest->features < 1 || r->manifest->classes < 1)) {
@@ -136,12 +139,35 @@ static halo_status load(train_run *r) {
    * folder of another partition): the first rank to fail reports it, in
    * run_all's agreement. */
   halo_log_hold(r->held, sizeof r->held);
-  HALO_TRY(halo_shard_path(path, sizeof path, dir, r->rank, r->size));
-  HALO_TRY(halo_shard_read(path, r->manifest, &r->shard));
-  if (r->shard->part != r->rank)
-    HALO_FAIL(HALO_ERR_MISMATCH, "%s: holds part %d, not part %d (part files renamed or swapped?)",
-              path, (int)r->shard->part, r->rank);
+  /* K parts on P <= K ranks: this rank reads its group's parts and merges
+   * them into one shard of a P-part run (halo_shard_merge), so that what
+   * follows (the exchange plan, the prediction, the memory estimate) sees
+   * one part per rank as before. */
+  const int32_t parts = r->manifest->parts;
+  HALO_ALLOC(group_of, parts, "the grouping of parts");
+  HALO_ALLOC(mine, parts, "this rank's parts");
+  HALO_TRY(halo_shard_group(r->manifest->part_owned, parts, r->size, group_of));
+  for (int32_t p = 0; p < parts; p++) {
+    if (group_of[p] != r->rank) continue;
+    HALO_TRY(halo_shard_path(path, sizeof path, dir, p, parts));
+    HALO_TRY(halo_shard_read(path, r->manifest, &mine[count]));
+    if (mine[count]->part != p)
+      HALO_FAIL(HALO_ERR_MISMATCH,
+                "%s: holds part %d, not part %d (part files renamed or swapped?)", path,
+                (int)mine[count]->part, (int)p);
+    count++;
+  }
+  if (count == 1 && parts == r->size) {
+    r->shard = mine[0];
+    mine[0] = NULL;
+  } else {
+    HALO_TRY(halo_shard_merge((const halo_shard *const *)mine, count, group_of, r->size, r->rank,
+                              &r->shard));
+  }
 done:
+  for (int32_t i = 0; mine && i < count; i++) halo_shard_destroy(&mine[i]);
+  free(mine);
+  free(group_of);
   halo_log_hold(NULL, 0);
   halo_log_set_quiet(0);
   return st;

@@ -1,0 +1,268 @@
+/* Many parts on one rank: the grouping of K parts into P groups and the
+ * merge of one group's parts into a single shard that reads as part g of a
+ * P-part run (halo-shard.h has the contracts). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo-shard.h"
+#include "halo-status.h"
+
+halo_status halo_shard_group(const int64_t *owned, int32_t parts, int32_t groups,
+                             int32_t *group_of) {
+  halo_status st = HALO_OK;
+  if (!owned || !group_of || groups < 1 || parts < groups)
+    HALO_FAIL(HALO_ERR_ARG, "halo_shard_group: %d parts cannot make %d groups", parts, groups);
+  int64_t total = 0;
+  for (int32_t p = 0; p < parts; p++) total += owned[p];
+  /* Group g ends at the prefix closest to (g+1)/groups of the nodes, each
+   * group at least one part: integer arithmetic, so every rank agrees. */
+  int32_t start = 0;
+  int64_t prefix = 0;
+  for (int32_t g = 0; g < groups; g++) {
+    const int32_t last_end = parts - (groups - 1 - g); /* leave a part for each later group */
+    int32_t end = start + 1;
+    int64_t sum = prefix + owned[start];
+    if (g == groups - 1) {
+      end = parts;
+    } else {
+      const int64_t goal = total * (g + 1) / groups;
+      while (end < last_end) {
+        const int64_t next = sum + owned[end];
+        if (llabs(next - goal) >= llabs(sum - goal)) break;
+        sum = next;
+        end++;
+      }
+    }
+    for (int32_t p = start; p < end; p++) {
+      group_of[p] = g;
+      prefix += owned[p];
+    }
+    start = end;
+  }
+done:
+  return st;
+}
+
+/* A global id and where it lands: a merged row, or (for halo candidates)
+ * the owner group in `key`. */
+typedef struct id_pair {
+  int64_t key; /* the owner group for halo rows, 0 for owned rows */
+  int64_t gid;
+  int64_t row;
+} id_pair;
+
+static int cmp_pair(const void *a, const void *b) {
+  const id_pair *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  if (x->gid != y->gid) return x->gid < y->gid ? -1 : 1;
+  return 0;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static const id_pair *find(const id_pair *v, int64_t n, int64_t key, int64_t gid) {
+  const id_pair probe = {.key = key, .gid = gid};
+  return bsearch(&probe, v, (size_t)n, sizeof *v, cmp_pair);
+}
+
+halo_status halo_shard_merge(const halo_shard *const *in, int32_t count, const int32_t *group_of,
+                             int32_t groups, int32_t group, halo_shard **out) {
+  halo_status st = HALO_OK;
+  halo_shard *s = NULL;
+  id_pair *owned = NULL, *halo = NULL, *send = NULL;
+  int64_t **map = NULL;
+  if (!in || count < 1 || !group_of || !out || group < 0 || group >= groups)
+    HALO_FAIL(HALO_ERR_ARG, "halo_shard_merge: bad argument");
+  const halo_shard *f = in[0];
+  const int32_t parts = f->parts;
+  HALO_ALLOC(s, 1, "the merged shard");
+  s->format_version = f->format_version;
+  s->part = group;
+  s->parts = groups;
+  s->run_id = f->run_id;
+  s->nodes = f->nodes;
+  s->edges = f->edges;
+  s->features = f->features;
+  s->classes = f->classes;
+  s->multilabel = f->multilabel;
+  int64_t n_owned = 0, nnz = 0, x_nnz = 0, cand = 0, n_send = 0;
+  int has_original = f->original_id != NULL;
+  for (int32_t i = 0; i < count; i++) {
+    const halo_shard *p = in[i];
+    if (group_of[p->part] != group || (i > 0 && in[i - 1]->part >= p->part) ||
+        p->parts != parts || p->run_id != f->run_id ||
+        (p->x_indptr != NULL) != (f->x_indptr != NULL) ||
+        (p->original_id != NULL) != has_original)
+      HALO_FAIL(HALO_ERR_MISMATCH, "part %d does not belong with part %d in group %d", p->part,
+                f->part, group);
+    n_owned += p->n_owned;
+    nnz += p->nnz;
+    x_nnz += p->x_nnz;
+    cand += p->n_halo;
+    n_send += p->send_ptr[parts];
+  }
+  if (n_owned + cand > INT32_MAX)
+    HALO_FAIL(HALO_ERR_ARG, "group %d: %lld rows do not fit 32-bit column ids", group,
+              (long long)(n_owned + cand));
+
+  /* Owned rows: each part's in turn, so row r of part i is off_i + r. */
+  HALO_ALLOC(owned, n_owned, "the merged owned ids");
+  HALO_ALLOC(halo, cand, "the merged halo ids");
+  for (int32_t i = 0, off = 0; i < count; off += (int32_t)in[i]->n_owned, i++)
+    for (int64_t r = 0; r < in[i]->n_owned; r++)
+      owned[off + r] = (id_pair){.gid = in[i]->global_id[r], .row = off + r};
+  qsort(owned, (size_t)n_owned, sizeof *owned, cmp_pair);
+  /* Halo rows: those owned outside the group, once each, by owner group
+   * then global id, the order a P-part shard keeps. */
+  int64_t n_halo = 0;
+  for (int32_t i = 0; i < count; i++)
+    for (int64_t h = 0; h < in[i]->n_halo; h++) {
+      const int32_t q = group_of[in[i]->halo_owner[h]];
+      if (q != group)
+        halo[n_halo++] = (id_pair){.key = q, .gid = in[i]->global_id[in[i]->n_owned + h]};
+    }
+  qsort(halo, (size_t)n_halo, sizeof *halo, cmp_pair);
+  int64_t uniq = 0;
+  for (int64_t k = 0; k < n_halo; k++)
+    if (uniq == 0 || cmp_pair(&halo[uniq - 1], &halo[k]) != 0) halo[uniq++] = halo[k];
+  n_halo = uniq;
+  for (int64_t k = 0; k < n_halo; k++) halo[k].row = n_owned + k;
+  s->n_owned = n_owned;
+  s->n_halo = n_halo;
+  s->nnz = nnz;
+  s->x_nnz = x_nnz;
+
+  HALO_ALLOC(s->global_id, n_owned + n_halo, "the merged global ids");
+  HALO_ALLOC(s->halo_owner, n_halo, "the merged halo owners");
+  HALO_ALLOC(s->degree, n_owned + n_halo, "the merged degrees");
+  HALO_ALLOC(s->recv_ptr, groups + 1, "the merged receive offsets");
+  for (int64_t k = 0; k < n_halo; k++) {
+    s->global_id[n_owned + k] = halo[k].gid;
+    s->halo_owner[k] = (int32_t)halo[k].key;
+    s->recv_ptr[halo[k].key + 1]++;
+  }
+  for (int32_t q = 0; q < groups; q++) s->recv_ptr[q + 1] += s->recv_ptr[q];
+
+  /* Each part's local column to the merged one. */
+  HALO_ALLOC(map, count, "the column maps");
+  for (int32_t i = 0, off = 0; i < count; off += (int32_t)in[i]->n_owned, i++) {
+    const halo_shard *p = in[i];
+    HALO_ALLOC(map[i], p->n_owned + p->n_halo, "a column map");
+    for (int64_t r = 0; r < p->n_owned; r++) {
+      map[i][r] = off + r;
+      s->global_id[off + r] = p->global_id[r];
+      s->degree[off + r] = p->degree[r];
+    }
+    for (int64_t h = 0; h < p->n_halo; h++) {
+      const int64_t gid = p->global_id[p->n_owned + h];
+      const int32_t q = group_of[p->halo_owner[h]];
+      const id_pair *e = q == group ? find(owned, n_owned, 0, gid) : find(halo, n_halo, q, gid);
+      if (!e)
+        HALO_FAIL(HALO_ERR_CORRUPT, "part %d: halo node %lld is not owned by part %d", p->part,
+                  (long long)gid, p->halo_owner[h]);
+      map[i][p->n_owned + h] = e->row;
+      s->degree[e->row] = p->degree[p->n_owned + h];
+    }
+  }
+
+  /* The adjacency, each row's columns ascending as the format wants. */
+  HALO_ALLOC(s->indptr, n_owned + 1, "the merged row offsets");
+  HALO_ALLOC(s->indices, nnz, "the merged column ids");
+  int64_t row = 0, at = 0;
+  for (int32_t i = 0; i < count; i++) {
+    const halo_shard *p = in[i];
+    for (int64_t r = 0; r < p->n_owned; r++, row++) {
+      const int64_t begin = at;
+      for (int64_t e = p->indptr[r]; e < p->indptr[r + 1]; e++)
+        s->indices[at++] = (int32_t)map[i][p->indices[e]];
+      qsort(s->indices + begin, (size_t)(at - begin), sizeof *s->indices, cmp_i32);
+      s->indptr[row + 1] = at;
+    }
+  }
+  /* Rows without a halo column, from the top: a prefix the overlap can use. */
+  for (row = 0; row < n_owned; row++) {
+    const int64_t last = s->indptr[row + 1] - 1;
+    if (last >= s->indptr[row] && s->indices[last] >= n_owned) break;
+  }
+  s->n_interior = row;
+
+  /* Node data, part after part. */
+  const int64_t fc = f->features, cc = f->classes;
+  if (f->x) HALO_ALLOC(s->x, n_owned * fc, "the merged features");
+  if (f->x_indptr) {
+    HALO_ALLOC(s->x_indptr, n_owned + 1, "the merged feature offsets");
+    HALO_ALLOC(s->x_indices, x_nnz, "the merged feature columns");
+    HALO_ALLOC(s->x_values, x_nnz, "the merged feature values");
+  }
+  if (f->labels) HALO_ALLOC(s->labels, n_owned, "the merged labels");
+  if (f->targets) HALO_ALLOC(s->targets, n_owned * cc, "the merged targets");
+  if (has_original) HALO_ALLOC(s->original_id, n_owned, "the merged original ids");
+  int64_t xat = 0;
+  for (int32_t i = 0, off = 0; i < count; off += (int32_t)in[i]->n_owned, i++) {
+    const halo_shard *p = in[i];
+    if (s->x && p->x) memcpy(s->x + off * fc, p->x, (size_t)(p->n_owned * fc) * sizeof *s->x);
+    if (s->x_indptr) {
+      for (int64_t r = 0; r < p->n_owned; r++) s->x_indptr[off + r + 1] = xat + p->x_indptr[r + 1];
+      memcpy(s->x_indices + xat, p->x_indices, (size_t)p->x_nnz * sizeof *s->x_indices);
+      memcpy(s->x_values + xat, p->x_values, (size_t)p->x_nnz * sizeof *s->x_values);
+      xat += p->x_nnz;
+    }
+    if (s->labels && p->labels)
+      memcpy(s->labels + off, p->labels, (size_t)p->n_owned * sizeof *s->labels);
+    if (s->targets && p->targets)
+      memcpy(s->targets + off * cc, p->targets, (size_t)(p->n_owned * cc) * sizeof *s->targets);
+    if (has_original)
+      memcpy(s->original_id + off, p->original_id, (size_t)p->n_owned * sizeof *s->original_id);
+  }
+  /* The splits: owned rows ascending within a part, parts in row order. */
+  for (int32_t i = 0; i < count; i++) {
+    s->n_train += in[i]->n_train;
+    s->n_valid += in[i]->n_valid;
+    s->n_test += in[i]->n_test;
+  }
+  HALO_ALLOC(s->train, s->n_train, "the merged train rows");
+  HALO_ALLOC(s->valid, s->n_valid, "the merged validation rows");
+  HALO_ALLOC(s->test, s->n_test, "the merged test rows");
+  for (int32_t i = 0, off = 0, a = 0, b = 0, c = 0; i < count; off += (int32_t)in[i]->n_owned, i++) {
+    for (int64_t k = 0; k < in[i]->n_train; k++) s->train[a++] = off + in[i]->train[k];
+    for (int64_t k = 0; k < in[i]->n_valid; k++) s->valid[b++] = off + in[i]->valid[k];
+    for (int64_t k = 0; k < in[i]->n_test; k++) s->test[c++] = off + in[i]->test[k];
+  }
+
+  /* Send lists: to group q, the rows any part here sends to any part of q,
+   * once each, ascending global id, as q's halo range from here expects. */
+  HALO_ALLOC(s->send_ptr, groups + 1, "the merged send offsets");
+  HALO_ALLOC(s->send_idx, n_send, "the merged send rows");
+  HALO_ALLOC(send, n_send, "the send candidates");
+  int64_t sent = 0;
+  for (int32_t q = 0; q < groups; q++) {
+    int64_t n = 0;
+    for (int32_t i = 0, off = 0; q != group && i < count; off += (int32_t)in[i]->n_owned, i++)
+      for (int32_t r = 0; r < parts; r++) {
+        if (group_of[r] != q) continue;
+        for (int64_t k = in[i]->send_ptr[r]; k < in[i]->send_ptr[r + 1]; k++) {
+          const int32_t local = in[i]->send_idx[k];
+          send[n++] = (id_pair){.gid = in[i]->global_id[local], .row = off + local};
+        }
+      }
+    qsort(send, (size_t)n, sizeof *send, cmp_pair);
+    for (int64_t k = 0; k < n; k++)
+      if (k == 0 || send[k].gid != send[k - 1].gid) s->send_idx[sent++] = (int32_t)send[k].row;
+    s->send_ptr[q + 1] = sent;
+  }
+  *out = s;
+  s = NULL;
+done:
+  if (map)
+    for (int32_t i = 0; i < count; i++) free(map[i]);
+  free(map);
+  free(send);
+  free(halo);
+  free(owned);
+  halo_shard_destroy(&s);
+  return st;
+}
