@@ -220,7 +220,7 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
   if (total_cost > widest) widest = total_cost;
   int w = digits(widest) + 2;
   if (w < 8) w = 8;
-  int wp = digits(s->parts) > 8 ? digits(s->parts) : 8; /* "max/mean" */
+  int wp = digits(s->parts) > 5 ? digits(s->parts) : 5;
   fprintf(out, "%*s%*s%*s%*s%*s%*s%*s\n", wp, "part", w, "owned", w, "halo", w, "edges", w, "send",
           7, "peers", w, "cost");
   for (int32_t p = 0; p < s->parts; p++)
@@ -228,7 +228,8 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
             s->owned[p], w, s->halo[p], w, s->nnz[p], w, s->send[p], 7, s->peers[p], w, s->cost[p]);
   fprintf(out, "%*s%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "%*s%*" PRId64 "\n", wp, "total",
           w, s->nodes, w, s->comm_volume, w, total_nnz, w, total_send, 7, "", w, total_cost);
-  fprintf(out, "%*s%*.3f%*.3f%*.3f%*.3f%*s%*.3f\n\n", wp, "max/mean", w, s->balance, w,
+  /* ratio: max / mean of each column */
+  fprintf(out, "%*s%*.3f%*.3f%*.3f%*.3f%*s%*.3f\n\n", wp, "ratio", w, s->balance, w,
           s->balance_halo, w, s->balance_nnz, w, s->balance_send, 7, "", w, s->balance_cost);
 
   fprintf(out, "edge cut            %" PRId64 " of %" PRId64 " undirected edges (%.2f%%)\n",
