@@ -29,9 +29,8 @@ halo_status halo_method_parse(const char *name, halo_method *out) {
   return HALO_ERR_ARG;
 }
 
-static const char *const balances[] = {[HALO_BALANCE_NODES] = "nodes",
-                                       [HALO_BALANCE_EDGES] = "edges",
-                                       [HALO_BALANCE_WORK] = "work"};
+static const char *const balances[] = {
+    [HALO_BALANCE_NODES] = "nodes", [HALO_BALANCE_EDGES] = "edges", [HALO_BALANCE_WORK] = "work"};
 
 halo_status halo_balance_parse(const char *name, halo_balance *out) {
   for (size_t i = 0; i < sizeof balances / sizeof balances[0]; i++)

@@ -241,8 +241,7 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
   fprintf(out, "balance             %.4f (max owned / mean owned; --balance %s)\n", s->balance,
           halo_balance_name(c->opt.balance));
   fprintf(out, "edges balance       %.4f (max local edges / mean)\n", s->balance_nnz);
-  fprintf(out,
-          "cost balance        %.4f (max / mean of the step cost: edges + %d per owned row)\n",
+  fprintf(out, "cost balance        %.4f (max / mean of the step cost: edges + %d per owned row)\n",
           s->balance_cost, HALO_PARTITION_WORK_ROW_COST);
   if (pr) {
     fprintf(out, "\npredicted halo traffic for %s, dims ", halo_model_name(c->model.kind));

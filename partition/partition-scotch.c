@@ -294,8 +294,7 @@ halo_status halo_partition_scotch(halo_graph *g, const halo_partition_options *o
   if (nodes.k > 0 && opt->balance != HALO_BALANCE_NODES) {
     HALO_ALLOC(velotab, nodes.k, "Scotch vertex loads");
     for (int64_t i = 0; i < nodes.k; i++)
-      velotab[i] =
-          halo_partition_load(opt->balance, nodes.offsets[i + 1] - nodes.offsets[i], mean);
+      velotab[i] = halo_partition_load(opt->balance, nodes.offsets[i + 1] - nodes.offsets[i], mean);
   }
   /* The parts the large components need: ceil(big / (total / parts)). */
   int32_t targets = (int32_t)((big * opt->parts + total - 1) / total);

@@ -75,7 +75,8 @@ Test(balance, scotch_edges_and_work_beat_nodes_on_clique_and_path) {
    * 6 = 246).  Better than nodes' 171 / 63, not METIS' two constraints. */
   const double combined0 = (double)(edges->nnz[0] + 4 * edges->owned[0]);
   const double combined1 = (double)(edges->nnz[1] + 4 * edges->owned[1]);
-  cr_expect_leq(2 * (combined0 > combined1 ? combined0 : combined1) / (combined0 + combined1), 1.10);
+  cr_expect_leq(2 * (combined0 > combined1 ? combined0 : combined1) / (combined0 + combined1),
+                1.10);
   cr_expect_lt(edges->balance_nnz, nodes->balance_nnz - 0.1);
   cr_expect_leq(edges->balance, 1.5);
   cr_expect_leq(work->balance_cost, 1.10);

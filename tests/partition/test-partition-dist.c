@@ -41,8 +41,9 @@ static void rmat_spec(char *buf, size_t size, uint64_t seed) {
 static int run_dist(char **out, int K, const char *env, const char *input, int parts,
                     const char *dir, const char *extra) {
   return pt_run(out,
-                MPIRUN " -np %d -x HALO_TEST_PTSCOTCH_DIRECT=0 %s %s --method ptscotch --input '%s' "
-                       "--parts %d --out %s %s",
+                MPIRUN
+                " -np %d -x HALO_TEST_PTSCOTCH_DIRECT=0 %s %s --method ptscotch --input '%s' "
+                "--parts %d --out %s %s",
                 K, env, EXE, input, parts, dir, extra);
 }
 
