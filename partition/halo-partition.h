@@ -82,6 +82,47 @@ typedef enum {
   HALO_FEATURES_DENSE
 } halo_features_layout;
 
+/* What the parts balance (--balance).  NODES: owned nodes (the default, and
+ * the parts halo wrote before the flag).  EDGES: owned nodes and the local
+ * CSR's non-zeros together (METIS: two constraints, ncon = 2; Scotch and
+ * PT-Scotch, which balance one load, a combined load per node of
+ * halo_partition_load).  WORK: the predicted step cost of a part, Σ over its
+ * owned nodes of halo_partition_work (its edges plus
+ * HALO_PARTITION_WORK_ROW_COST), one constraint for every method. */
+typedef enum { HALO_BALANCE_NODES = 0, HALO_BALANCE_EDGES, HALO_BALANCE_WORK } halo_balance;
+
+/* The cost of a row in the step model, counted in non-zeros: a node of
+ * degree d costs d + HALO_PARTITION_WORK_ROW_COST.  The sparse products
+ * gather one row of width h per non-zero; the dense work of a row (its
+ * GEMM row, activation, dropout, loss and optimiser) runs at several times
+ * the throughput of a gather, and costs about as much as 4 gathered rows at
+ * the trainer's widths (docs/partition.md, "Balance"). */
+#define HALO_PARTITION_WORK_ROW_COST 4
+
+/* The predicted step cost of a node of `degree` edges. Local. */
+static inline int64_t halo_partition_work(int64_t degree) {
+  return degree + HALO_PARTITION_WORK_ROW_COST;
+}
+
+/* The single load a node of `degree` edges gets under `balance` from a
+ * partitioner that balances one load (Scotch, PT-Scotch): 1 for NODES;
+ * for EDGES degree + mean_degree (a part's load is then its non-zeros plus
+ * its nodes times the mean degree: both constraints at equal weight, in
+ * non-zeros); for WORK halo_partition_work.  mean_degree is
+ * round(edges / nodes), at least 1. Local. */
+static inline int64_t halo_partition_load(halo_balance balance, int64_t degree,
+                                          int64_t mean_degree) {
+  return balance == HALO_BALANCE_NODES   ? 1
+         : balance == HALO_BALANCE_EDGES ? degree + mean_degree
+                                         : halo_partition_work(degree);
+}
+
+/* round(edges / nodes), at least 1: the mean degree halo_partition_load takes. */
+static inline int64_t halo_partition_mean_degree(int64_t nodes, int64_t edges) {
+  int64_t d = nodes > 0 ? (edges + nodes / 2) / nodes : 1;
+  return d > 0 ? d : 1;
+}
+
 typedef struct halo_partition_options {
   int32_t parts; /* P >= 1 */
   halo_method method;
@@ -92,6 +133,7 @@ typedef struct halo_partition_options {
   int32_t levels;           /* ptscotch: at most this many levels of halo's distributed
                                coarsening before PT-Scotch (0: PT-Scotch's own alone) */
   halo_features_layout features_layout; /* the shards' feature layout */
+  halo_balance balance;                 /* what the parts balance (NODES: 0, the default) */
 } halo_partition_options;
 
 /* The most levels of halo's coarsening before PT-Scotch, and the default. */
@@ -154,6 +196,9 @@ halo_partitioner halo_partition_lookup(halo_method method);
 halo_status halo_method_parse(const char *name, halo_method *out);
 halo_status halo_objective_parse(const char *name, halo_objective *out);
 halo_status halo_order_parse(const char *name, halo_order *out);
+/* "nodes" | "edges" | "work"; HALO_ERR_ARG otherwise. */
+halo_status halo_balance_parse(const char *name, halo_balance *out);
+const char *halo_balance_name(halo_balance balance);
 const char *halo_method_name(halo_method method);
 const char *halo_objective_name(halo_objective objective);
 const char *halo_order_name(halo_order order);
@@ -201,12 +246,18 @@ typedef struct halo_partition_stats {
   int64_t *nnz;              /* size parts: local CSR entries (edges leaving p's owned rows) */
   int64_t *send;             /* size parts: rows p sends per exchange (Σ_p send = H) */
   int32_t *peers;            /* size parts: parts p receives from */
+  int64_t *cost;             /* size parts: predicted step cost, Σ halo_partition_work over
+                              * p's owned nodes (= nnz[p] + ROW_COST · owned[p]) */
   int64_t *between;          /* size parts*parts: [q*parts + p] = halo rows of part p owned by
                               * part q, the rows q sends p per exchange (diagonal 0; row q sums
                               * to send[q], column p to halo[p]); NULL when parts >
                               * HALO_PARTITION_MATRIX_MAX_PARTS */
   double replication_factor; /* (n + H) / n: rows stored over all parts per node */
   double balance;            /* max owned / mean owned */
+  double balance_nnz;        /* max / mean of nnz[] (1 when the graph has no edge) */
+  double balance_halo;       /* max / mean of halo[] (1 when there is no halo row) */
+  double balance_send;       /* max / mean of send[] (1 when nothing is sent) */
+  double balance_cost;       /* max / mean of cost[] */
 } halo_partition_stats;
 
 /* One pass over the clean graph g. On success *out owns new statistics. Local. */

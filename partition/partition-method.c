@@ -29,6 +29,22 @@ halo_status halo_method_parse(const char *name, halo_method *out) {
   return HALO_ERR_ARG;
 }
 
+static const char *const balances[] = {
+    [HALO_BALANCE_NODES] = "nodes", [HALO_BALANCE_EDGES] = "edges", [HALO_BALANCE_WORK] = "work"};
+
+halo_status halo_balance_parse(const char *name, halo_balance *out) {
+  for (size_t i = 0; i < sizeof balances / sizeof balances[0]; i++)
+    if (name && strcmp(name, balances[i]) == 0) {
+      *out = (halo_balance)i;
+      return HALO_OK;
+    }
+  return HALO_ERR_ARG;
+}
+
+const char *halo_balance_name(halo_balance balance) {
+  return (unsigned)balance < sizeof balances / sizeof balances[0] ? balances[balance] : "?";
+}
+
 halo_status halo_objective_parse(const char *name, halo_objective *out) {
   for (size_t i = 0; i < sizeof objectives / sizeof objectives[0]; i++)
     if (name && strcmp(name, objectives[i]) == 0) {

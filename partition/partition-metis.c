@@ -60,7 +60,7 @@ int64_t halo_partition_metis_limit(void) {
 
 halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *opt, int32_t *part) {
   halo_status st = HALO_OK;
-  idx_t *xadj = NULL, *adjncy = NULL, *where = NULL;
+  idx_t *xadj = NULL, *adjncy = NULL, *where = NULL, *vwgt = NULL;
   const int64_t n = g->n, m = g->m, limit = halo_partition_metis_limit();
 
   if (opt->parts < 1 || opt->parts > n)
@@ -88,12 +88,33 @@ halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *op
   options[METIS_OPTION_OBJTYPE] =
       opt->objective == HALO_OBJECTIVE_VOL ? METIS_OBJTYPE_VOL : METIS_OBJTYPE_CUT;
 
-  idx_t nvtxs = (idx_t)n, ncon = 1, nparts = (idx_t)opt->parts, objval = 0;
+  /* --balance edges: two constraints a node, 1 (its node) and its degree (its
+   * non-zeros), each held within ufactor; work: one, its step cost. */
+  idx_t nvtxs = (idx_t)n, nparts = (idx_t)opt->parts, objval = 0;
+  idx_t ncon = opt->balance == HALO_BALANCE_EDGES ? 2 : 1;
+  if (opt->balance != HALO_BALANCE_NODES) {
+    const int64_t most = halo_partition_work(m); /* no node weighs more; METIS sums them */
+    if (most > limit || (int64_t)ncon * n > limit || halo_partition_work(0) * n + m > limit)
+      HALO_FAIL(HALO_ERR_LIMIT,
+                "%s: the weights of --balance %s exceed METIS' limit of %lld (its %d-bit idx_t); "
+                "the scotch method has no such limit",
+                g->source, halo_balance_name(opt->balance), (long long)limit, IDXTYPEWIDTH);
+    HALO_ALLOC(vwgt, (int64_t)ncon * n, "METIS vertex weights");
+    for (int64_t v = 0; v < n; v++) {
+      const int64_t degree = g->indptr[v + 1] - g->indptr[v];
+      if (ncon == 2) {
+        vwgt[2 * v] = 1;
+        vwgt[2 * v + 1] = (idx_t)degree;
+      } else {
+        vwgt[v] = (idx_t)halo_partition_work(degree);
+      }
+    }
+  }
   HALO_ALLOC(where, n, "METIS part vector");
   HALO_TRY(narrow(&g->indptr, n + 1, &xadj, "METIS xadj"));
   HALO_TRY(narrow(&g->indices, m, &adjncy, "METIS adjncy"));
 
-  int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj, adjncy, NULL, NULL, NULL, &nparts, NULL, NULL,
+  int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj, adjncy, vwgt, NULL, NULL, &nparts, NULL, NULL,
                                options, &objval, where);
 
   HALO_TRY(widen(&xadj, n + 1, &g->indptr, "graph offsets"));
@@ -111,5 +132,6 @@ done:
   free(adjncy);
   free(xadj);
   free(where);
+  free(vwgt);
   return st;
 }

@@ -101,12 +101,19 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
   json_i64_array(&j, "halo", s->halo, s->parts);
   json_i64_array(&j, "local_edges", s->nnz, s->parts);
   json_i64_array(&j, "send", s->send, s->parts);
+  json_i64_array(&j, "cost", s->cost, s->parts);
   halo_json_key(&j, "peers");
   halo_json_array_begin(&j);
   for (int32_t p = 0; p < s->parts; p++) halo_json_int(&j, s->peers[p]);
   halo_json_array_end(&j);
   halo_json_key_double(&j, "replication_factor", s->replication_factor, "%.6f");
   halo_json_key_double(&j, "balance", s->balance, "%.6f");
+  halo_json_key_string(&j, "balance_by", halo_balance_name(c->opt.balance));
+  halo_json_key_int(&j, "work_row_cost", HALO_PARTITION_WORK_ROW_COST);
+  halo_json_key_double(&j, "balance_local_edges", s->balance_nnz, "%.6f");
+  halo_json_key_double(&j, "balance_halo", s->balance_halo, "%.6f");
+  halo_json_key_double(&j, "balance_send", s->balance_send, "%.6f");
+  halo_json_key_double(&j, "balance_cost", s->balance_cost, "%.6f");
   if (pr) {
     halo_json_key_string(&j, "model", halo_model_name(c->model.kind));
     halo_json_key(&j, "dims");
@@ -204,21 +211,26 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
     fprintf(out, "row order    id: ascending global id\n");
   fprintf(out, "\n");
 
-  int64_t total_nnz = 0, total_send = 0, widest = s->edges;
+  int64_t total_nnz = 0, total_send = 0, total_cost = 0, widest = s->edges;
   for (int32_t p = 0; p < s->parts; p++) {
     total_nnz += s->nnz[p];
     total_send += s->send[p];
+    total_cost += s->cost[p];
   }
+  if (total_cost > widest) widest = total_cost;
   int w = digits(widest) + 2;
   if (w < 8) w = 8;
   int wp = digits(s->parts) > 5 ? digits(s->parts) : 5;
-  fprintf(out, "%*s%*s%*s%*s%*s%*s\n", wp, "part", w, "owned", w, "halo", w, "edges", w, "send", 7,
-          "peers");
+  fprintf(out, "%*s%*s%*s%*s%*s%*s%*s\n", wp, "part", w, "owned", w, "halo", w, "edges", w, "send",
+          7, "peers", w, "cost");
   for (int32_t p = 0; p < s->parts; p++)
-    fprintf(out, "%*d%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "%*d\n", wp, p, w, s->owned[p],
-            w, s->halo[p], w, s->nnz[p], w, s->send[p], 7, s->peers[p]);
-  fprintf(out, "%*s%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "\n\n", wp, "total", w, s->nodes,
-          w, s->comm_volume, w, total_nnz, w, total_send);
+    fprintf(out, "%*d%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "%*d%*" PRId64 "\n", wp, p, w,
+            s->owned[p], w, s->halo[p], w, s->nnz[p], w, s->send[p], 7, s->peers[p], w, s->cost[p]);
+  fprintf(out, "%*s%*" PRId64 "%*" PRId64 "%*" PRId64 "%*" PRId64 "%*s%*" PRId64 "\n", wp, "total",
+          w, s->nodes, w, s->comm_volume, w, total_nnz, w, total_send, 7, "", w, total_cost);
+  /* ratio: max / mean of each column */
+  fprintf(out, "%*s%*.3f%*.3f%*.3f%*.3f%*s%*.3f\n\n", wp, "ratio", w, s->balance, w,
+          s->balance_halo, w, s->balance_nnz, w, s->balance_send, 7, "", w, s->balance_cost);
 
   fprintf(out, "edge cut            %" PRId64 " of %" PRId64 " undirected edges (%.2f%%)\n",
           s->edge_cut, s->edges / 2,
@@ -226,7 +238,11 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
   fprintf(out, "comm volume         %" PRId64 " halo rows per exchange (sum of halo counts)\n",
           s->comm_volume);
   fprintf(out, "replication factor  %.4f ((nodes + halo) / nodes)\n", s->replication_factor);
-  fprintf(out, "balance             %.4f (max owned / mean owned)\n", s->balance);
+  fprintf(out, "balance             %.4f (max owned / mean owned; --balance %s)\n", s->balance,
+          halo_balance_name(c->opt.balance));
+  fprintf(out, "edges balance       %.4f (max local edges / mean)\n", s->balance_nnz);
+  fprintf(out, "cost balance        %.4f (max / mean of the step cost: edges + %d per owned row)\n",
+          s->balance_cost, HALO_PARTITION_WORK_ROW_COST);
   if (pr) {
     fprintf(out, "\npredicted halo traffic for %s, dims ", halo_model_name(c->model.kind));
     for (int i = 0; i < c->ndims; i++) fprintf(out, "%s%d", i ? "," : "", c->dims[i]);

@@ -23,6 +23,7 @@ halo_status halo_partition_stats_alloc(int64_t nodes, int64_t edges, int32_t par
   HALO_ALLOC(s->halo, parts, "statistics");
   HALO_ALLOC(s->nnz, parts, "statistics");
   HALO_ALLOC(s->send, parts, "statistics");
+  HALO_ALLOC(s->cost, parts, "statistics");
   HALO_ALLOC(s->peers, parts, "statistics");
   if (parts <= HALO_PARTITION_MATRIX_MAX_PARTS)
     HALO_ALLOC(s->between, (int64_t)parts * parts, "the matrix of halo rows between parts");
@@ -51,13 +52,28 @@ void halo_partition_stats_add_shard(halo_partition_stats *s, const halo_shard *s
   s->edge_cut += cut;
 }
 
+/* max / mean of v[0..parts); 1 when they sum to 0. */
+static double max_over_mean(const int64_t *v, int32_t parts) {
+  int64_t max = 0, sum = 0;
+  for (int32_t p = 0; p < parts; p++) {
+    sum += v[p];
+    if (v[p] > max) max = v[p];
+  }
+  return sum > 0 ? (double)max * parts / (double)sum : 1.0;
+}
+
 void halo_partition_stats_finish(halo_partition_stats *s) {
   int64_t max_owned = 0;
   s->comm_volume = 0;
   for (int32_t p = 0; p < s->parts; p++) {
     s->comm_volume += s->halo[p];
     if (s->owned[p] > max_owned) max_owned = s->owned[p];
+    s->cost[p] = s->nnz[p] + HALO_PARTITION_WORK_ROW_COST * s->owned[p];
   }
+  s->balance_nnz = max_over_mean(s->nnz, s->parts);
+  s->balance_halo = max_over_mean(s->halo, s->parts);
+  s->balance_send = max_over_mean(s->send, s->parts);
+  s->balance_cost = max_over_mean(s->cost, s->parts);
   s->edge_cut /= 2;
   s->replication_factor = (double)(s->nodes + s->comm_volume) / (double)s->nodes;
   s->balance = (double)max_owned / ((double)s->nodes / s->parts);
@@ -130,6 +146,7 @@ void halo_partition_stats_destroy(halo_partition_stats **s) {
   free((*s)->halo);
   free((*s)->nnz);
   free((*s)->send);
+  free((*s)->cost);
   free((*s)->peers);
   free((*s)->between);
   free(*s);

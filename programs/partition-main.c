@@ -52,6 +52,13 @@ static halo_status parse_objective(const halo_flag *row, const char *text, void 
   return HALO_ERR_ARG;
 }
 
+static halo_status parse_balance(const halo_flag *row, const char *text, void *target) {
+  (void)row;
+  if (halo_balance_parse(text, &((cli *)target)->rq.opt.balance) == HALO_OK) return HALO_OK;
+  halo_log_error("--balance: unknown balance '%s' (nodes, edges, work)", text);
+  return HALO_ERR_ARG;
+}
+
 static halo_status parse_order(const halo_flag *row, const char *text, void *target) {
   (void)row;
   if (halo_order_parse(text, &((cli *)target)->rq.opt.order) == HALO_OK) return HALO_OK;
@@ -195,6 +202,10 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
                       "more memory a rank, on skewed graphs a better cut"))                        \
   X(OBJECTIVE, HALO_FLAG_CALL_ROW("--objective", parse_objective, NULL, "O",                       \
                                   "METIS objective: cut (default) or vol (Scotch: cut only)"))     \
+  X(BALANCE, HALO_FLAG_CALL_ROW("--balance", parse_balance, NULL, "B",                             \
+                                "what the parts balance: nodes (default), edges (nodes and\n"      \
+                                "non-zeros; METIS: 2 constraints, Scotch: one combined load)\n"    \
+                                "or work (each node costs its edges + 4, the step model)"))        \
   X(ORDER, HALO_FLAG_CALL_ROW("--order", parse_order, NULL, "O",                                   \
                               "local numbering of each part's owned rows: community\n"             \
                               "(default: rows without remote neighbours first, then\n"             \
@@ -350,6 +361,11 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
               rq->split ? "--split" : "--synthetic-split");
   if (!rq->synth_features != !rq->synth_classes)
     HALO_FAIL(HALO_ERR_ARG, "--synthetic-features and --synthetic-classes go together");
+  if (opt->balance != HALO_BALANCE_NODES &&
+      (opt->method == HALO_METHOD_RANDOM || opt->method == HALO_METHOD_BLOCK))
+    HALO_FAIL(HALO_ERR_ARG,
+              "--balance %s: the %s method balances nodes only (use metis, scotch or ptscotch)",
+              halo_balance_name(opt->balance), halo_method_name(opt->method));
   if (opt->method == HALO_METHOD_SCOTCH && opt->objective != HALO_OBJECTIVE_CUT)
     HALO_FAIL(HALO_ERR_ARG, "--objective %s: Scotch minimises the edge cut only (drop --objective)",
               halo_objective_name(opt->objective));
