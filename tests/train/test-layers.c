@@ -324,11 +324,8 @@ static const probe_case model_cases[] = {
     /* Residuals alone, with dropout (ELU too: a node whose inputs were all
      * dropped has Z = b = 0 at first, on ReLU's kink). */
     {"gcn-residual", 70, 4, 24, 0.15f, 4, 3, 6, 0.5f, 0.5f, 1, 1, "gcn", "ru"},
-    /* SAGE with LeakyReLU (slope 0.2) over 3 layers.  Dense features and no
-     * dropout: a node whose input is all zeros (an isolated node with its
-     * row dropped) has Z = b = 0 at first, on the kink, where central
-     * differences straddle it (0.6 against the backward's 1). */
-    {"sage-leaky-relu", 60, 4, 10, 1.0f, 3, 3, 7, 0.0f, 0.0f, 0, 0, "sage", "k"},
+    /* SAGE aggregating first with LeakyReLU (slope 0.2), three layers. */
+    {"sage-leaky-relu", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "sage", "k"},
     /* GELU after LayerNorm with residuals (Z is LayerNorm's output, kept). */
     {"gin-residual-norm-gelu", 64, 5, 5, 0.9f, 3, 3, 12, 0.0f, 0.4f, -1, 0, "gin", "rlg"},
 };
