@@ -19,7 +19,7 @@ data.  The models are halo-train's (docs/train.md, src/layer-*.c):
         heads=--output-heads, concat=False) at the top; weight decay on every
         parameter
 
-Between layers ReLU (or --activation elu); dropout --input-dropout (default
+Between layers ReLU (or --activation elu, gelu, or leaky_relu with --negative-slope); dropout --input-dropout (default
 --dropout) on the input features and --dropout on the input of every later
 layer; Adam.  Weights are re-initialised as halo-train's are, Glorot-uniform
 with zero biases (--init pyg keeps PyG's and torch's own initialisers).
@@ -80,7 +80,9 @@ class Net(torch.nn.Module):
                 convs.append(GINConv(mlp, eps=0.0, train_eps=args.gin_train_eps))
         self.convs = torch.nn.ModuleList(convs)
         self.dropout, self.input_dropout = args.dropout, args.input_dropout
-        self.act = F.elu if args.activation == "elu" else F.relu
+        slope = args.negative_slope
+        self.act = {"elu": F.elu, "relu": F.relu, "gelu": F.gelu,
+                    "leaky_relu": lambda v: F.leaky_relu(v, negative_slope=slope)}[args.activation]
         if args.init == "glorot":
             self.glorot_init()
 
@@ -182,7 +184,8 @@ def main():
     p.add_argument("--model", choices=("gcn", "sage", "gin", "gat"), default="gcn")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--hidden", type=int, default=16)
-    p.add_argument("--activation", choices=("relu", "elu"), default="relu")
+    p.add_argument("--activation", choices=("relu", "elu", "leaky_relu", "gelu"), default="relu")
+    p.add_argument("--negative-slope", type=float, default=0.01, help="leaky_relu's slope")
     p.add_argument("--sage-normalize", action="store_true")
     p.add_argument("--gin-train-eps", action="store_true")
     p.add_argument("--heads", type=int, default=8, help="gat: heads of the hidden layers")

@@ -35,7 +35,9 @@
 # Environment: HALO_BENCH_OUT (results; bench/results/models), HALO_BENCH_VENV
 # (a venv with torch, torch_geometric, h5py and numpy; created with pip when
 # missing, default bench/.venv), THREADS (threads for both sides; all cores),
-# MODELS (gcn sage gin gat), SEEDS (seeds per model and side on Cora, 5; seeds
+# MODELS (gcn sage gin gat; a variant MODEL-VARIANT adds its flags to both
+# sides: gcn-leaky and sage-leaky, --activation leaky_relu --negative-slope
+# 0.2; gcn-gelu and sage-gelu, --activation gelu), SEEDS (seeds per model and side on Cora, 5; seeds
 # 0..SEEDS-1), EPOCHS (Cora epochs, 200; the first 5 are warm-up), SBM_EPOCHS
 # (10), SBM_WARMUP (2), SBM_HIDDEN (64), SBM_NODES (1000000), SBM_DEGREE (20),
 # SBM_FEAT (128), PYG_LAYOUT_SEEDS (Cora seeds on which PyG times both
@@ -71,13 +73,25 @@ mkdir -p "$out"
 # The Cora width of each model (its usual setting: Kipf & Welling's 16 for GCN;
 # GAT's is per head), its epochs, and the flags both sides get for it (GAT's
 # paper settings, which halo-train takes as its defaults for --model gat).
-cora_hidden() { case $1 in gcn) echo 16 ;; gat) echo 8 ;; *) echo 64 ;; esac; }
-cora_epochs() { case $1 in gat) echo "$gat_epochs" ;; *) echo "$epochs" ;; esac; }
+# A variant (gcn-leaky) is its model's settings plus its own flags.
+base_model() { echo "${1%%-*}"; }
+cora_hidden() { case $(base_model "$1") in gcn) echo 16 ;; gat) echo 8 ;; *) echo 64 ;; esac; }
+cora_epochs() { case $(base_model "$1") in gat) echo "$gat_epochs" ;; *) echo "$epochs" ;; esac; }
 model_flags() {
-  case $1 in
+  case $(base_model "$1") in
     gat) echo "--heads 8 --output-heads 1 --attn-dropout 0.6 --lr 0.005 --dropout 0.6 --activation elu" ;;
   esac
+  case $1 in
+    *-leaky) echo "--activation leaky_relu --negative-slope 0.2" ;;
+    *-gelu) echo "--activation gelu" ;;
+  esac
 }
+for m in $models; do
+  case $m in
+    gcn | sage | gin | gat | gcn-leaky | sage-leaky | gcn-gelu | sage-gelu) ;;
+    *) echo "models.sh: MODELS: no model or variant '$m'" >&2; exit 1 ;;
+  esac
+done
 
 for bin in "$build/bin/halo-train" "$build/bin/halo-partition"; do
   [ -x "$bin" ] || { echo "models.sh: $bin is missing; build first (cmake --build $build)" >&2; exit 1; }
@@ -171,10 +185,10 @@ for model in $models; do
     fi
     # halo first, PyG right after, seed by seed: a busy machine slows both alike.
     # shellcheck disable=SC2046 # model_flags is a list of words
-    halo_run "$data/cora-1" "$name" --model "$model" --hidden "$hidden" --epochs "$(cora_epochs "$model")" \
+    halo_run "$data/cora-1" "$name" --model "$(base_model "$model")" --hidden "$hidden" --epochs "$(cora_epochs "$model")" \
       --seed "$seed" $(model_flags "$model")
     # shellcheck disable=SC2046
-    pyg_run "$data/cora-1" "$name" --model "$model" --hidden "$hidden" --epochs "$(cora_epochs "$model")" \
+    pyg_run "$data/cora-1" "$name" --model "$(base_model "$model")" --hidden "$hidden" --epochs "$(cora_epochs "$model")" \
       --seeds "$seed" --layouts "$layouts" $(model_flags "$model")
     row "$name" "$model seed $seed:"
   done
@@ -196,10 +210,10 @@ if [ "$sbm_epochs" -gt 0 ]; then
     hidden=$sbm_hidden
     [ "$model" = gat ] && hidden=$((sbm_hidden / 8))
     # shellcheck disable=SC2046
-    halo_run "$data/sbm-1" "$name" --model "$model" --hidden "$hidden" --epochs "$sbm_epochs" \
+    halo_run "$data/sbm-1" "$name" --model "$(base_model "$model")" --hidden "$hidden" --epochs "$sbm_epochs" \
       --warmup "$sbm_warmup" $(model_flags "$model")
     # shellcheck disable=SC2046
-    pyg_run "$data/sbm-1" "$name" --model "$model" --hidden "$hidden" --epochs "$sbm_epochs" \
+    pyg_run "$data/sbm-1" "$name" --model "$(base_model "$model")" --hidden "$hidden" --epochs "$sbm_epochs" \
       --warmup "$sbm_warmup" --no-eval $(model_flags "$model")
     row "$name" "$model:"
   done
@@ -233,7 +247,7 @@ def pyg_times(runs):  # {layout: (mean over runs of mean_epoch_s, of median_epoc
     return t
 
 print("## accuracy on Cora, %d seeds each side (%%, mean ± sample std; PyG: edge_index, csr where it ran alone)" % seeds)
-print("%-5s %6s | %-12s %-12s %6s | %-12s %-12s %6s" % ("model", "hidden", "halo final", "pyg final", "diff",
+print("%-10s %6s | %-12s %-12s %6s | %-12s %-12s %6s" % ("model", "hidden", "halo final", "pyg final", "diff",
       "halo @bestv", "pyg @bestv", "diff"))
 timing = []
 for m in models:
@@ -248,7 +262,7 @@ for m in models:
     hidden = ref[0]["hidden"]
     hf, hb = [x[0] for x in halo], [x[1] for x in halo]
     pf, pb = [r["final_test_acc"] for r in ref], [r["test_acc_at_best_val"] for r in ref]
-    print("%-5s %6d | %-12s %-12s %+6.1f | %-12s %-12s %+6.1f" % (m, hidden, ms(hf), ms(pf),
+    print("%-10s %6d | %-12s %-12s %+6.1f | %-12s %-12s %+6.1f" % (m, hidden, ms(hf), ms(pf),
           100 * (statistics.mean(hf) - statistics.mean(pf)), ms(hb), ms(pb),
           100 * (statistics.mean(hb) - statistics.mean(pb))))
     timing.append(("cora", m, hidden, statistics.mean(x[2] for x in halo), statistics.mean(x[3] for x in halo),
@@ -278,15 +292,15 @@ if mem:
 
 print()
 print("## mean epoch time at P=1, %s threads each side (s; med = median epoch; ratio = halo / PyG's faster layout)" % threads)
-print("%-5s %-5s %6s | %10s %10s | %10s %10s %-10s | %7s %7s | %s" % ("graph", "model", "hidden", "halo", "halo med",
+print("%-5s %-10s %6s | %10s %10s | %10s %10s %-10s | %7s %7s | %s" % ("graph", "model", "hidden", "halo", "halo med",
       "pyg", "pyg med", "layout", "ratio", "med", "pyg layouts (mean s)"))
 for graph, m, hidden, hm, hmed, t in timing:
     if not t:
-        print("%-5s %-5s %6d | %10.5f %10.5f | (no PyG layout ran)" % (graph, m, hidden, hm, hmed))
+        print("%-5s %-10s %6d | %10.5f %10.5f | (no PyG layout ran)" % (graph, m, hidden, hm, hmed))
         continue
     best = min(t, key=lambda k: t[k][0])
     pm, pmed = t[best]
-    print("%-5s %-5s %6d | %10.5f %10.5f | %10.5f %10.5f %-10s | %7.3f %7.3f | %s" % (
+    print("%-5s %-10s %6d | %10.5f %10.5f | %10.5f %10.5f %-10s | %7.3f %7.3f | %s" % (
         graph, m, hidden, hm, hmed, pm, pmed, best, hm / pm, hmed / min(v[1] for v in t.values()),
         " ".join("%s=%.4f" % (k, v[0]) for k, v in t.items())))
 EOF

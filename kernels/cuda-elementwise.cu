@@ -42,6 +42,36 @@ __global__ void elu_backward_kernel(float *g, const float *y, int64_t n) {
     g[e] = __fmul_rn(g[e], y[e] > 0.0f ? 1.0f : __fadd_rn(y[e], 1.0f));
 }
 
+__global__ void leaky_relu_kernel(float *y, int64_t n, float slope) {
+  for (int64_t e = thread_index(); e < n; e += thread_count())
+    if (y[e] < 0.0f) y[e] = __fmul_rn(slope, y[e]);
+}
+
+__global__ void leaky_relu_backward_kernel(float *g, const float *y, int64_t n, float slope) {
+  for (int64_t e = thread_index(); e < n; e += thread_count())
+    if (y[e] < 0.0f) g[e] = __fmul_rn(slope, g[e]);
+}
+
+/* 1/√2 and 1/√(2π), as the CPU spells them. */
+#define HALO_SQRT1_2 0.70710678118654752440
+#define HALO_INV_SQRT_2PI 0.39894228040143267794
+
+__global__ void gelu_to_kernel(float *y, const float *x, int64_t n) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) {
+    const double v = x[e];
+    y[e] = (float)__dmul_rn(__dmul_rn(0.5, v), erfc(__dmul_rn(-v, HALO_SQRT1_2)));
+  }
+}
+
+__global__ void gelu_backward_kernel(float *g, const float *x, int64_t n) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) {
+    const double v = x[e];
+    const double cdf = __dmul_rn(0.5, erfc(__dmul_rn(-v, HALO_SQRT1_2)));
+    const double pdf = __dmul_rn(exp(__dmul_rn(__dmul_rn(-0.5, v), v)), HALO_INV_SQRT_2PI);
+    g[e] = (float)__dmul_rn((double)g[e], __dadd_rn(cdf, __dmul_rn(v, pdf)));
+  }
+}
+
 /* OUT may be A or B: each thread reads its element before writing it. */
 __global__ void mul_kernel(float *out, const float *a, const float *b, int64_t n) {
   for (int64_t e = thread_index(); e < n; e += thread_count()) out[e] = __fmul_rn(a[e], b[e]);
@@ -144,6 +174,24 @@ extern "C" halo_status halo_cuda_elu(float *y, int64_t n, void *stream) {
 
 extern "C" halo_status halo_cuda_elu_backward(float *g, const float *y, int64_t n, void *stream) {
   return launch_n("halo_cuda_elu_backward", elu_backward_kernel, n, stream, g, y, n);
+}
+
+extern "C" halo_status halo_cuda_leaky_relu(float *y, int64_t n, float slope, void *stream) {
+  return launch_n("halo_cuda_leaky_relu", leaky_relu_kernel, n, stream, y, n, slope);
+}
+
+extern "C" halo_status halo_cuda_leaky_relu_backward(float *g, const float *y, int64_t n,
+                                                     float slope, void *stream) {
+  return launch_n("halo_cuda_leaky_relu_backward", leaky_relu_backward_kernel, n, stream, g, y, n,
+                  slope);
+}
+
+extern "C" halo_status halo_cuda_gelu_to(float *y, const float *x, int64_t n, void *stream) {
+  return launch_n("halo_cuda_gelu_to", gelu_to_kernel, n, stream, y, x, n);
+}
+
+extern "C" halo_status halo_cuda_gelu_backward(float *g, const float *x, int64_t n, void *stream) {
+  return launch_n("halo_cuda_gelu_backward", gelu_backward_kernel, n, stream, g, x, n);
 }
 
 extern "C" halo_status halo_cuda_mul(float *out, const float *a, const float *b, int64_t n,

@@ -15,7 +15,8 @@
  * synchronising CUDA call on that stream.
  *
  * Results equal the CPU's within fp32 rounding, per op:
- *   exact       bias_add, relu, relu_backward, axpy, elu_backward, mul,
+ *   exact       bias_add, relu, relu_backward, leaky_relu, leaky_relu_backward,
+ *               axpy, elu_backward, mul,
  *               dropout, dropout_to and csr_dropout (same mask bits), adam,
  *               pack, unpack, gemm_rows, max_abs, exact_tn, exact_csr
  *   rounding    colsum (double sums, as on the CPU), softmax_xent,
@@ -28,7 +29,8 @@
  *               rows of equal values in the forward and rows of one column
  *               in both are exact), gemm (a different summation order), elu
  *               (CUDA's expm1f, within 1 ulp, as glibc's is, but not always
- *               the same float), the GAT kernels (expf, and fused
+ *               the same float), gelu and gelu_backward (erfc and exp in
+ *               double, rounded once to float), the GAT kernels (expf, and fused
  *               multiply-adds)
  * tests/gpu/test-cuda-kernels.c holds the per-op thresholds.
  *
@@ -166,6 +168,18 @@ halo_status halo_cuda_elu(float *y, int64_t n, void *stream);
 
 /* G[i] *= Y[i] > 0 ? 1 : Y[i] + 1, in place (Y is the ELU output). */
 halo_status halo_cuda_elu_backward(float *g, const float *y, int64_t n, void *stream);
+
+/* LeakyReLU and its backward from the output, as halo_cpu_leaky_relu and
+ * halo_cpu_leaky_relu_backward, bit for bit (one rounded product each). */
+halo_status halo_cuda_leaky_relu(float *y, int64_t n, float slope, void *stream);
+halo_status halo_cuda_leaky_relu_backward(float *g, const float *y, int64_t n, float slope,
+                                          void *stream);
+
+/* GELU out of place and its backward from the input, as halo_cpu_gelu_to and
+ * halo_cpu_gelu_backward (in double, rounded once; CUDA's erfc and exp are
+ * within 2 ulp in double, as glibc's, so a float may round apart). */
+halo_status halo_cuda_gelu_to(float *y, const float *x, int64_t n, void *stream);
+halo_status halo_cuda_gelu_backward(float *g, const float *x, int64_t n, void *stream);
 
 /* Inverted dropout with the CPU's mask, bit for bit: element (i, j) is kept
  * iff halo_rng_uniform(key, global_id[i], j) >= p.  global_id is a device

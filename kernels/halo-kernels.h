@@ -56,6 +56,23 @@ void halo_cpu_elu(float *y, int64_t n);
 /* G[i] *= Y[i] > 0 ? 1 : Y[i] + 1, in place (Y is the ELU output). */
 void halo_cpu_elu_backward(float *g, const float *y, int64_t n);
 
+/* LeakyReLU in place: Y = Y < 0 ? slope·Y : Y, 0 < slope <= 1. */
+void halo_cpu_leaky_relu(float *y, int64_t n, float slope);
+
+/* G[i] *= Y[i] < 0 ? slope : 1, in place (Y is the LeakyReLU output: a
+ * positive slope keeps the input's sign, so the output says the branch). */
+void halo_cpu_leaky_relu_backward(float *g, const float *y, int64_t n, float slope);
+
+/* GELU, torch's exact form: Y = X·Φ(X), Φ(X) = 0.5·erfc(-X/√2) (torch's
+ * 0.5·(1 + erf(X/√2)), without its cancellation far below 0), out of place
+ * (GELU is not monotonic, so its backward needs X, which stays).  Each value
+ * is computed in double and rounded once.  Y and X do not overlap. */
+void halo_cpu_gelu_to(float *y, const float *x, int64_t n);
+
+/* G[i] *= Φ(X[i]) + X[i]·φ(X[i]), in place (X is GELU's input); in double,
+ * rounded once. */
+void halo_cpu_gelu_backward(float *g, const float *x, int64_t n);
+
 /* Each row divided by its L2 norm, as torch.nn.functional.normalize:
  *   norm[i] = max(||Y[i, :]||, 1e-12),  Y[i, :] /= norm[i]
  * with the sum of squares in double over ascending columns (a row's result

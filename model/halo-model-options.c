@@ -4,7 +4,8 @@
 #include <string.h>
 
 const char *const halo_activation_names[] = {
-    [HALO_ACT_RELU] = "relu", [HALO_ACT_ELU] = "elu", NULL};
+    [HALO_ACT_RELU] = "relu", [HALO_ACT_ELU] = "elu", [HALO_ACT_LEAKY_RELU] = "leaky_relu",
+    [HALO_ACT_GELU] = "gelu", NULL};
 const char *const halo_norm_names[] = {"none", "layer", NULL};
 
 static const halo_model_option options[] = {

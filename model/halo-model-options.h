@@ -19,13 +19,19 @@
 #include "halo-quant.h"
 
 /* The activation between layers. */
-typedef enum { HALO_ACT_RELU = 0, HALO_ACT_ELU = 1 } halo_activation;
+typedef enum {
+  HALO_ACT_RELU = 0,
+  HALO_ACT_ELU = 1,
+  HALO_ACT_LEAKY_RELU = 2,
+  HALO_ACT_GELU = 3
+} halo_activation;
 
 typedef struct halo_net_options {
   halo_model_kind model; /* gcn (the default), sage, gin, gat */
   int32_t layers;        /* L >= 1 graph convolutions */
   int32_t hidden;        /* width of every hidden layer (and of GIN's MLPs); GAT: per head */
   halo_activation activation;
+  float negative_slope; /* --activation leaky_relu: x < 0 ? slope·x : x, 0 < slope <= 1 */
   int sage_normalize;   /* GraphSAGE: L2-normalise each layer's output rows */
   int gin_train_eps;    /* GIN: learn ε (0: GIN-0) */
   int residual;         /* every layer adds its input (projected by W_res where needed) */
@@ -100,8 +106,12 @@ extern const char *const halo_norm_names[];
     "hidden", HALO_OPTION_MODEL, HALO_OPTION_I32, 0, 2, -1, 16)                                  \
   X(ACTIVATION,                                                                                  \
     HALO_FLAG_CHOICE_ROW("--activation", T, P(activation), halo_activation_names,                \
-                         "between layers (relu; gat: elu)"),                                     \
+                         "between layers: relu, elu, leaky_relu, gelu (relu; gat:\nelu)"),      \
     "activation", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 1, -1, HALO_ACT_RELU)                   \
+  X(NEGATIVE_SLOPE,                                                                              \
+    HALO_FLAG_REAL_ROW("--negative-slope", T, P(negative_slope), 0.0, 1.0, HALO_FLAG_LO_OPEN,    \
+                       "X", "leaky_relu: its slope below 0, in (0, 1] (0.01)"),                  \
+    "negative_slope", HALO_OPTION_MODEL, HALO_OPTION_F32, 1, 9, -1, 0.01)                        \
   X(SAGE_NORMALIZE,                                                                              \
     HALO_FLAG_SWITCH_ROW("--sage-normalize", T, P(sage_normalize), 1,                            \
                          "sage: L2-normalise each layer's output rows"),                         \

@@ -211,6 +211,9 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     if (!given[F_LR]) a->gcn.lr = 0.005f;
     if (!given[F_ACTIVATION]) a->gcn.activation = HALO_ACT_ELU;
   }
+  if (given[F_NEGATIVE_SLOPE] && a->gcn.activation != HALO_ACT_LEAKY_RELU)
+    HALO_FAIL(HALO_ERR_ARG, "--negative-slope is leaky_relu's; the activation is %s",
+              halo_activation_names[a->gcn.activation]);
 model_rules_done:
   if (given[F_EMBEDDINGS_LAYER] && !a->embeddings)
     HALO_FAIL(HALO_ERR_ARG, "--embeddings-layer needs --embeddings FILE.h5");

@@ -157,6 +157,27 @@ static void cpu_elu_backward(halo_backend *be, float *g, const float *y, int64_t
   halo_cpu_elu_backward(g, y, n);
 }
 
+static void cpu_leaky_relu(halo_backend *be, float *y, int64_t n, float slope) {
+  (void)be;
+  halo_cpu_leaky_relu(y, n, slope);
+}
+
+static void cpu_leaky_relu_backward(halo_backend *be, float *g, const float *y, int64_t n,
+                                    float slope) {
+  (void)be;
+  halo_cpu_leaky_relu_backward(g, y, n, slope);
+}
+
+static void cpu_gelu_to(halo_backend *be, float *y, const float *x, int64_t n) {
+  (void)be;
+  halo_cpu_gelu_to(y, x, n);
+}
+
+static void cpu_gelu_backward(halo_backend *be, float *g, const float *x, int64_t n) {
+  (void)be;
+  halo_cpu_gelu_backward(g, x, n);
+}
+
 static void cpu_l2_normalize(halo_backend *be, float *y, int64_t rows, int64_t cols, float *norm) {
   (void)be;
   halo_cpu_l2_normalize(y, rows, cols, norm);
@@ -231,6 +252,10 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .axpy = cpu_axpy,
     .elu = cpu_elu,
     .elu_backward = cpu_elu_backward,
+    .leaky_relu = cpu_leaky_relu,
+    .leaky_relu_backward = cpu_leaky_relu_backward,
+    .gelu_to = cpu_gelu_to,
+    .gelu_backward = cpu_gelu_backward,
     .l2_normalize = cpu_l2_normalize,
     .l2_normalize_backward = cpu_l2_normalize_backward,
     .layernorm = cpu_layernorm,

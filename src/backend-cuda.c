@@ -318,6 +318,23 @@ static void cuda_elu_backward(halo_backend *be, float *g, const float *y, int64_
   note(be, halo_cuda_elu_backward(g, y, n, ctx_of(be)->stream));
 }
 
+static void cuda_leaky_relu(halo_backend *be, float *y, int64_t n, float slope) {
+  note(be, halo_cuda_leaky_relu(y, n, slope, ctx_of(be)->stream));
+}
+
+static void cuda_gelu_to(halo_backend *be, float *y, const float *x, int64_t n) {
+  note(be, halo_cuda_gelu_to(y, x, n, ctx_of(be)->stream));
+}
+
+static void cuda_gelu_backward(halo_backend *be, float *g, const float *x, int64_t n) {
+  note(be, halo_cuda_gelu_backward(g, x, n, ctx_of(be)->stream));
+}
+
+static void cuda_leaky_relu_backward(halo_backend *be, float *g, const float *y, int64_t n,
+                                     float slope) {
+  note(be, halo_cuda_leaky_relu_backward(g, y, n, slope, ctx_of(be)->stream));
+}
+
 static void cuda_l2_normalize(halo_backend *be, float *y, int64_t rows, int64_t cols, float *norm) {
   note(be, halo_cuda_l2_normalize(y, rows, cols, norm, ctx_of(be)->stream));
 }
@@ -635,6 +652,10 @@ static const halo_backend_ops cuda_ops = {
     .axpy = cuda_axpy,
     .elu = cuda_elu,
     .elu_backward = cuda_elu_backward,
+    .leaky_relu = cuda_leaky_relu,
+    .leaky_relu_backward = cuda_leaky_relu_backward,
+    .gelu_to = cuda_gelu_to,
+    .gelu_backward = cuda_gelu_backward,
     .l2_normalize = cuda_l2_normalize,
     .l2_normalize_backward = cuda_l2_normalize_backward,
     .layernorm = cuda_layernorm,

@@ -219,6 +219,12 @@ typedef struct halo_backend_ops {
   void (*axpy)(halo_backend *be, float *y, const float *x, int64_t n, float alpha, const float *p);
   void (*elu)(halo_backend *be, float *y, int64_t n);
   void (*elu_backward)(halo_backend *be, float *g, const float *y, int64_t n);
+  /* LeakyReLU and its backward from the output (halo_cpu_leaky_relu). */
+  void (*leaky_relu)(halo_backend *be, float *y, int64_t n, float slope);
+  void (*leaky_relu_backward)(halo_backend *be, float *g, const float *y, int64_t n, float slope);
+  /* GELU out of place, and its backward from the input (halo_cpu_gelu_to). */
+  void (*gelu_to)(halo_backend *be, float *y, const float *x, int64_t n);
+  void (*gelu_backward)(halo_backend *be, float *g, const float *x, int64_t n);
   void (*l2_normalize)(halo_backend *be, float *y, int64_t rows, int64_t cols, float *norm);
   void (*l2_normalize_backward)(halo_backend *be, float *g, const float *y, const float *norm,
                                 int64_t rows, int64_t cols);

@@ -508,10 +508,17 @@ static void describe_model(const char *model, const halo_net_options *o, char *o
   char heads[48] = "";
   if (strcmp(model, "gat") == 0)
     snprintf(heads, sizeof heads, ", %d heads, %d output heads", o->heads, o->output_heads);
+  char act[48] = "";
+  if (o->activation == HALO_ACT_ELU)
+    snprintf(act, sizeof act, ", elu");
+  else if (o->activation == HALO_ACT_LEAKY_RELU)
+    snprintf(act, sizeof act, ", leaky_relu %g", (double)o->negative_slope);
+  else if (o->activation == HALO_ACT_GELU)
+    snprintf(act, sizeof act, ", gelu");
   snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s", model, o->layers, o->hidden, heads,
-           o->activation == HALO_ACT_ELU ? ", elu" : "",
-           o->sage_normalize ? ", normalised rows" : "", o->gin_train_eps ? ", learned eps" : "",
-           o->residual ? ", residual" : "", o->layer_norm ? ", layer norm" : "",
+           act, o->sage_normalize ? ", normalised rows" : "",
+           o->gin_train_eps ? ", learned eps" : "", o->residual ? ", residual" : "",
+           o->layer_norm ? ", layer norm" : "",
            o->normalize_features ? ", --normalize-features" : "");
 }
 

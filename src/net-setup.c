@@ -94,6 +94,9 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_net_option
   if (o->deterministic && !(ops->gemm_rows && ops->max_abs && ops->exact_tn && ops->exact_csr))
     return "the exact sums";
   if (o->activation == HALO_ACT_ELU && !(ops->elu && ops->elu_backward)) return "ELU";
+  if (o->activation == HALO_ACT_LEAKY_RELU && !(ops->leaky_relu && ops->leaky_relu_backward))
+    return "LeakyReLU";
+  if (o->activation == HALO_ACT_GELU && !(ops->gelu_to && ops->gelu_backward)) return "GELU";
   if (o->model == HALO_MODEL_SAGE && !ops->axpy) return "AXPY";
   if (o->model == HALO_MODEL_SAGE && o->sage_normalize &&
       !(ops->l2_normalize && ops->l2_normalize_backward))

@@ -75,6 +75,8 @@ static layer_input input_of(halo_net *g, int l, int train, int64_t epoch) {
 static void activate(halo_net *g, float *z, int64_t n) {
   if (g->opt.activation == HALO_ACT_ELU)
     g->ops->elu(g->be, z, n);
+  else if (g->opt.activation == HALO_ACT_LEAKY_RELU)
+    g->ops->leaky_relu(g->be, z, n, g->opt.negative_slope);
   else
     g->ops->relu(g->be, z, n);
 }
@@ -82,6 +84,10 @@ static void activate(halo_net *g, float *z, int64_t n) {
 static void activate_backward(halo_net *g, float *dz, const float *z, int64_t n) {
   if (g->opt.activation == HALO_ACT_ELU)
     g->ops->elu_backward(g->be, dz, z, n);
+  else if (g->opt.activation == HALO_ACT_LEAKY_RELU)
+    g->ops->leaky_relu_backward(g->be, dz, z, n, g->opt.negative_slope);
+  else if (g->opt.activation == HALO_ACT_GELU)
+    g->ops->gelu_backward(g->be, dz, z, n); /* z: GELU's input, kept */
   else
     g->ops->relu_backward(g->be, dz, z, n);
 }
@@ -155,8 +161,18 @@ static halo_status forward(halo_net *g, int train, int64_t epoch) {
     if (l + 1 < g->nlayers) {
       layer *next = &g->layers[l + 1];
       float *z = fbuf(&ly->z);
-      activate(g, z, g->n_owned * ly->d_out);
-      dropout_to(g, fbuf(&next->hd), z, ly->d_out, epoch, l + 1, train ? g->opt.dropout : 0.0f);
+      const float p = train ? g->opt.dropout : 0.0f;
+      if (g->opt.activation == HALO_ACT_GELU) {
+        /* GELU's backward needs its input: Z stays, the next layer's input
+         * is GELU(Z) with dropout_to's mask (a copy, then dropout). */
+        g->ops->gelu_to(g->be, fbuf(&next->hd), z, g->n_owned * ly->d_out);
+        if (p > 0.0f)
+          g->ops->dropout(g->be, fbuf(&next->hd), g->n_owned, ly->d_out, gids(g),
+                          dropout_key(g, epoch, l + 1), p);
+      } else {
+        activate(g, z, g->n_owned * ly->d_out);
+        dropout_to(g, fbuf(&next->hd), z, ly->d_out, epoch, l + 1, p);
+      }
     }
   }
 done:

@@ -378,6 +378,7 @@ Test(cuda_backend, elementwise_slots_equal_the_cpu_bit_for_bit) {
 }
 
 /* The optional slots of the models past GCN (axpy, elu, elu_backward,
+ * leaky_relu and gelu_to with their backwards,
  * l2_normalize, l2_normalize_backward, layernorm, layernorm_backward, mul):
  * the CUDA backend fills them all, and each equals the CPU backend's.  Each
  * op gets inputs that are the same on both sides, so an exact op is
@@ -408,7 +409,12 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
        Norm = twin_new(&b, NULL, (size_t)rows * 4), Ln = twin_new(&b, NULL, bytes),
        Gamma = twin_new(&b, hgamma, (size_t)cols * 4), Beta = twin_new(&b, hbeta, (size_t)cols * 4),
        Xhat = twin_new(&b, NULL, bytes), Rstd = twin_new(&b, NULL, (size_t)rows * 4),
-       M = twin_new(&b, NULL, bytes);
+       M = twin_new(&b, NULL, bytes), Lk = twin_new(&b, NULL, bytes), Glk = twin_new(&b, hg, bytes),
+       Gu = twin_new(&b, NULL, bytes), Ggu = twin_new(&b, hg, bytes);
+  for (int side = 0; side < 2; side++)
+    cr_assert(slots[side]->leaky_relu && slots[side]->leaky_relu_backward && slots[side]->gelu_to &&
+                  slots[side]->gelu_backward,
+              "the %s backend fills the LeakyReLU and GELU slots", slots[side]->name);
   for (int side = 0; side < 2; side++) {
     halo_backend *be = side ? b.gpu : b.cpu;
     const halo_backend_ops *o = be->ops;
@@ -418,12 +424,19 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
           *norm = F(side ? Norm.gpu : Norm.cpu), *ln = F(side ? Ln.gpu : Ln.cpu),
           *gamma = F(side ? Gamma.gpu : Gamma.cpu), *beta = F(side ? Beta.gpu : Beta.cpu),
           *xhat = F(side ? Xhat.gpu : Xhat.cpu), *rstd = F(side ? Rstd.gpu : Rstd.cpu),
-          *m = F(side ? M.gpu : M.cpu);
+          *m = F(side ? M.gpu : M.cpu), *lk = F(side ? Lk.gpu : Lk.cpu),
+          *glk = F(side ? Glk.gpu : Glk.cpu), *gu = F(side ? Gu.gpu : Gu.cpu),
+          *ggu = F(side ? Ggu.gpu : Ggu.cpu);
     o->axpy(be, a, x, n, 1.0f, eps); /* GIN: (1 + ε)·h */
     o->axpy(be, a, x, n, -0.5f, NULL);
     o->copy(be, e, a, n);
     o->elu(be, e, n);
     o->elu_backward(be, ge, a, n);
+    o->copy(be, lk, a, n);
+    o->leaky_relu(be, lk, n, 0.2f);
+    o->leaky_relu_backward(be, glk, lk, n, 0.2f);
+    o->gelu_to(be, gu, a, n);
+    o->gelu_backward(be, ggu, a, n);
     o->copy(be, l, a, n);
     o->l2_normalize(be, l, rows, cols, norm);
     o->copy(be, ln, a, n);
@@ -435,6 +448,11 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
   const double ee = twin_err(&b, &E);
   cr_expect_leq(ee, LIBM, "elu rel err %g", ee);
   cr_expect_leq(twin_err(&b, &Ge), EXACT, "elu_backward differs");
+  cr_expect_leq(twin_err(&b, &Lk), EXACT, "leaky_relu differs");
+  cr_expect_leq(twin_err(&b, &Glk), EXACT, "leaky_relu_backward differs");
+  const double egu = twin_err(&b, &Gu), eggu = twin_err(&b, &Ggu);
+  cr_expect_leq(egu, LIBM, "gelu rel err %g", egu);
+  cr_expect_leq(eggu, LIBM, "gelu_backward rel err %g", eggu);
   const double el = twin_err(&b, &L), en = twin_err(&b, &Norm);
   cr_expect_leq(el, SUMS, "l2_normalize rel err %g", el);
   cr_expect_leq(en, SUMS, "l2_normalize's norms: rel err %g", en);
@@ -482,7 +500,8 @@ Test(cuda_backend, model_slots_are_filled_and_equal_the_cpu) {
   cr_expect_eq(sync(b.gpu), HALO_OK, "and only once");
   halo_log_set_quiet(0);
 
-  twin *all[] = {&A, &X, &Eps, &E, &Ge, &L, &Norm, &Gl, &Ln, &Gamma, &Beta, &Xhat, &Rstd, &M, &Gn};
+  twin *all[] = {&A,    &X,    &Eps,  &E, &Ge, &L,  &Norm, &Gl, &Ln, &Gamma,
+                 &Beta, &Xhat, &Rstd, &M, &Gn, &Lk, &Glk,  &Gu, &Ggu};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) twin_free(&b, all[i]);
   free(hy);
   free(hx);

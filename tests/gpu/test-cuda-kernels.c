@@ -2,10 +2,10 @@
  *
  * Thresholds are relative errors ‖cuda − cpu‖₂ / ‖cpu‖₂, one per op:
  *   0     ops that perform the same float operations in the same order
- *         (bias_add, relu, relu_backward, axpy, elu_backward, mul, dropout,
- *         dropout_to, csr_dropout, pack, unpack, adam) and the deterministic
- *         ops (gemm_rows, max_abs, and the exact sums' integers):
- *         any difference at all is a bug;
+ *         (bias_add, relu, relu_backward, leaky_relu and its backward, axpy,
+ *         elu_backward, mul, dropout, dropout_to, csr_dropout, pack, unpack,
+ *         adam) and the deterministic ops (gemm_rows, max_abs, and the exact
+ *         sums' integers): any difference at all is a bug;
  *   1e-9  the softmax loss, a double sum of double terms;
  *   1e-6  ops that sum in double in another order and round to float
  *         (colsum, row_normalize, the softmax gradient; l2_normalize and its
@@ -216,6 +216,65 @@ Test(cuda_kernels, relu_and_its_backward_are_exact) {
   halo_cpu_relu_backward(g, y, n);
   dev_download(got, dg, (size_t)n * 4);
   cr_expect_leq(rel_err(got, g, n), EXACT, "relu_backward differs");
+
+  cudaFree(dy);
+  cudaFree(dg);
+  free(y);
+  free(g);
+  free(got);
+}
+
+/* GELU in double on both sides: erfc and exp within 2 ulp in double, so the
+ * rounded floats almost always agree; 1e-6 relative allows an ulp. */
+Test(cuda_kernels, gelu_and_its_backward_match) {
+  const uint64_t seed = gpu_test_seed("gelu");
+  const int64_t n = 100003;
+  float *x = host_alloc((size_t)n * 4), *y = host_alloc((size_t)n * 4),
+        *g = host_alloc((size_t)n * 4), *got = host_alloc((size_t)n * 4);
+  fill_uniform(x, n, seed, 1, -6.0f, 6.0f);
+  fill_uniform(g, n, seed, 2, -3.0f, 3.0f);
+  memset(y, 0, (size_t)n * 4);
+  float *dx = dev_upload(x, (size_t)n * 4), *dg = dev_upload(g, (size_t)n * 4),
+        *dy = dev_upload(y, (size_t)n * 4);
+
+  expect_ok(halo_cuda_gelu_to(dy, dx, n, NULL), "halo_cuda_gelu_to");
+  halo_cpu_gelu_to(y, x, n);
+  dev_download(got, dy, (size_t)n * 4);
+  cr_expect_leq(rel_err(got, y, n), 1e-6, "gelu differs");
+
+  expect_ok(halo_cuda_gelu_backward(dg, dx, n, NULL), "halo_cuda_gelu_backward");
+  halo_cpu_gelu_backward(g, x, n);
+  dev_download(got, dg, (size_t)n * 4);
+  cr_expect_leq(rel_err(got, g, n), 1e-6, "gelu_backward differs");
+
+  cudaFree(dx);
+  cudaFree(dy);
+  cudaFree(dg);
+  free(x);
+  free(y);
+  free(g);
+  free(got);
+}
+
+Test(cuda_kernels, leaky_relu_and_its_backward_are_exact) {
+  const uint64_t seed = gpu_test_seed("leaky_relu");
+  const int64_t n = 100003;
+  const float slope = 0.2f;
+  float *y = host_alloc((size_t)n * 4), *g = host_alloc((size_t)n * 4),
+        *got = host_alloc((size_t)n * 4);
+  fill_uniform(y, n, seed, 1, -1.0f, 1.0f);
+  fill_uniform(g, n, seed, 2, -3.0f, 3.0f);
+  float *dy = dev_upload(y, (size_t)n * 4), *dg = dev_upload(g, (size_t)n * 4);
+
+  expect_ok(halo_cuda_leaky_relu(dy, n, slope, NULL), "halo_cuda_leaky_relu");
+  halo_cpu_leaky_relu(y, n, slope);
+  dev_download(got, dy, (size_t)n * 4);
+  cr_expect_leq(rel_err(got, y, n), EXACT, "leaky_relu differs");
+
+  expect_ok(halo_cuda_leaky_relu_backward(dg, dy, n, slope, NULL), "halo_cuda_leaky_relu_backward");
+  halo_cpu_leaky_relu_backward(g, y, n, slope);
+  dev_download(got, dg, (size_t)n * 4);
+  cr_expect_leq(rel_err(got, g, n), EXACT, "leaky_relu_backward differs");
 
   cudaFree(dy);
   cudaFree(dg);
@@ -981,9 +1040,9 @@ static void softmax_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmas
    * hold it): the halves' sums lie on the loss grid, so they add exactly. */
   double again = 0.0, halves[2] = {0.0, 0.0};
   dev_poison(dloss, sizeof(double));
-  expect_ok(halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect, work,
-                                   NULL),
-            "halo_cuda_softmax_xent");
+  expect_ok(
+      halo_cuda_softmax_xent(dz, rows, cols, dl, dm, nmask, scale, dg, dloss, dcorrect, work, NULL),
+      "halo_cuda_softmax_xent");
   dev_download(&again, dloss, sizeof again);
   cr_expect(memcmp(&again, &loss, sizeof loss) == 0, "loss %.17g, then %.17g: not the same bits",
             loss, again);
@@ -1054,9 +1113,9 @@ static void bce_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmask, i
   const float scale = 1.0f / (float)(nmask * cols);
   double loss = 0.0, want_loss = 0.0, again = 0.0, halves[2] = {0.0, 0.0};
   int64_t correct = 0, want_correct = 0;
-  expect_ok(halo_cuda_sigmoid_bce(dz, rows, cols, dy, dm, nmask, scale, dg, dloss, dcorrect, work,
-                                  NULL),
-            "halo_cuda_sigmoid_bce");
+  expect_ok(
+      halo_cuda_sigmoid_bce(dz, rows, cols, dy, dm, nmask, scale, dg, dloss, dcorrect, work, NULL),
+      "halo_cuda_sigmoid_bce");
   halo_cpu_sigmoid_bce(z, rows, cols, y, mask, nmask, scale, with_grad ? g : NULL, &want_loss,
                        &want_correct);
   dev_download(&loss, dloss, sizeof loss);
@@ -1067,9 +1126,9 @@ static void bce_case(uint64_t seed, int64_t rows, int64_t cols, int64_t nmask, i
   cr_expect_leq(eloss, LOSS, "BCE loss rel err %g", eloss);
   cr_expect_eq(correct, want_correct, "correct %lld, CPU says %lld", (long long)correct,
                (long long)want_correct);
-  expect_ok(halo_cuda_sigmoid_bce(dz, rows, cols, dy, dm, nmask, scale, dg, dloss, dcorrect, work,
-                                  NULL),
-            "halo_cuda_sigmoid_bce");
+  expect_ok(
+      halo_cuda_sigmoid_bce(dz, rows, cols, dy, dm, nmask, scale, dg, dloss, dcorrect, work, NULL),
+      "halo_cuda_sigmoid_bce");
   dev_download(&again, dloss, sizeof again);
   cr_expect(memcmp(&again, &loss, sizeof loss) == 0, "loss %.17g, then %.17g", loss, again);
   const int64_t cut = nmask / 3;

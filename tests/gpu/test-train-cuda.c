@@ -109,6 +109,13 @@ Test(train_cuda, cora_p2_sage_equals_cpu, .timeout = 300) {
                           EPOCHS < 100 ? 10 : EPOCHS);
 }
 
+/* LeakyReLU and GELU (whose backward reads the kept Z) through their CUDA
+ * twins, on GCN, staged, at P=2, 10 epochs each. */
+Test(train_cuda, cora_p2_gcn_leaky_relu_and_gelu_equal_cpu, .timeout = 300) {
+  check_model_against_cpu(2, "0", "rows", "--activation leaky_relu --negative-slope 0.2", 10);
+  check_model_against_cpu(2, "0", "cusparse", "--activation gelu", 10);
+}
+
 Test(train_cuda, cora_p2_gin_equals_cpu, .timeout = 300) {
   check_model_against_cpu(2, "0", "rows", "--model gin --hidden 32 --gin-train-eps", 10);
 }

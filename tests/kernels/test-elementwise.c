@@ -90,6 +90,66 @@ Test(elementwise, relu_and_backward) {
   free(g0);
 }
 
+/* LeakyReLU against double: the product slope·x rounds once, so the float
+ * result is the double one rounded; the backward multiplies G the same way. */
+Test(elementwise, leaky_relu_and_backward) {
+  const uint64_t seed = test_seed("elementwise.leaky_relu_and_backward");
+  const int64_t n = 100003;
+  const float slopes[] = {0.01f, 0.2f, 1.0f};
+  for (int s = 0; s < 3; s++) {
+    const float slope = slopes[s];
+    float *y = random_matrix(test_key(seed, 1 + 2 * s), n, -1.0f, 1.0f);
+    float *g = random_matrix(test_key(seed, 2 + 2 * s), n, -3.0f, 3.0f);
+    float *x = malloc((size_t)n * sizeof *x), *g0 = malloc((size_t)n * sizeof *g0);
+    y[0] = 0.0f;
+    memcpy(x, y, (size_t)n * sizeof *x);
+    memcpy(g0, g, (size_t)n * sizeof *g0);
+    halo_cpu_leaky_relu(y, n, slope);
+    halo_cpu_leaky_relu_backward(g, y, n, slope);
+    for (int64_t i = 0; i < n; i++) {
+      const float want = x[i] < 0.0f ? (float)((double)slope * x[i]) : x[i];
+      const float dwant = x[i] < 0.0f ? (float)((double)slope * g0[i]) : g0[i];
+      cr_assert_eq(y[i], want, "slope %g: leaky_relu at %lld", (double)slope, (long long)i);
+      cr_assert_eq(g[i], dwant, "slope %g: leaky_relu_backward at %lld", (double)slope,
+                   (long long)i);
+    }
+    free(y);
+    free(x);
+    free(g);
+    free(g0);
+  }
+}
+
+/* GELU against long double, and its backward
+ * against the derivative Φ(x) + x·φ(x) in long double: both within a
+ * float's rounding. */
+Test(elementwise, gelu_and_backward) {
+  const uint64_t seed = test_seed("elementwise.gelu_and_backward");
+  const int64_t n = 100003;
+  float *x = random_matrix(test_key(seed, 1), n, -6.0f, 6.0f);
+  float *g = random_matrix(test_key(seed, 2), n, -3.0f, 3.0f);
+  float *y = malloc((size_t)n * sizeof *y), *g0 = malloc((size_t)n * sizeof *g0);
+  x[0] = 0.0f;
+  x[1] = -30.0f; /* Φ underflows: 0 */
+  memcpy(g0, g, (size_t)n * sizeof *g0);
+  halo_cpu_gelu_to(y, x, n);
+  halo_cpu_gelu_backward(g, x, n);
+  for (int64_t i = 0; i < n; i++) {
+    const long double v = x[i], cdf = 0.5L * erfcl(-v / sqrtl(2.0L));
+    const long double want = v * cdf;
+    const long double d = cdf + v * expl(-0.5L * v * v) / sqrtl(2.0L * 3.14159265358979323846L);
+    const long double dwant = g0[i] * d;
+    cr_assert(fabsl(y[i] - want) <= 1.2e-7L * fabsl(want) + 1e-37L,
+              "gelu(%.9g) = %.9g, reference %.12Lg", (double)x[i], (double)y[i], want);
+    cr_assert(fabsl(g[i] - dwant) <= 1.2e-7L * fabsl(dwant) + 1e-37L,
+              "gelu_backward at %.9g: %.9g, reference %.12Lg", (double)x[i], (double)g[i], dwant);
+  }
+  free(x);
+  free(y);
+  free(g);
+  free(g0);
+}
+
 Test(elementwise, row_normalize) {
   const uint64_t seed = test_seed("elementwise.row_normalize");
   for (int s = 0; s < NSHAPES; s++) {

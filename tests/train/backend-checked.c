@@ -448,6 +448,30 @@ static void ck_model_kernel(halo_backend *be, const halo_model_call *c) {
   cpu->model_kernel(be, c);
 }
 
+static void ck_leaky_relu(halo_backend *be, float *y, int64_t n, float slope) {
+  device(be, "leaky_relu", "Y", y, (size_t)n * 4);
+  cpu->leaky_relu(be, y, n, slope);
+}
+
+static void ck_leaky_relu_backward(halo_backend *be, float *g, const float *y, int64_t n,
+                                   float slope) {
+  device(be, "leaky_relu_backward", "G", g, (size_t)n * 4);
+  device(be, "leaky_relu_backward", "Y", y, (size_t)n * 4);
+  cpu->leaky_relu_backward(be, g, y, n, slope);
+}
+
+static void ck_gelu_to(halo_backend *be, float *y, const float *x, int64_t n) {
+  device(be, "gelu_to", "Y", y, (size_t)n * 4);
+  device(be, "gelu_to", "X", x, (size_t)n * 4);
+  cpu->gelu_to(be, y, x, n);
+}
+
+static void ck_gelu_backward(halo_backend *be, float *g, const float *x, int64_t n) {
+  device(be, "gelu_backward", "G", g, (size_t)n * 4);
+  device(be, "gelu_backward", "X", x, (size_t)n * 4);
+  cpu->gelu_backward(be, g, x, n);
+}
+
 static void ck_relu_backward(halo_backend *be, float *g, const float *y, int64_t n) {
   device(be, "relu_backward", "G", g, (size_t)n * 4);
   device(be, "relu_backward", "Y", y, (size_t)n * 4);
@@ -628,6 +652,10 @@ static const halo_backend_ops checked_ops = {
     .axpy = ck_axpy,
     .elu = ck_elu,
     .elu_backward = ck_elu_backward,
+    .leaky_relu = ck_leaky_relu,
+    .leaky_relu_backward = ck_leaky_relu_backward,
+    .gelu_to = ck_gelu_to,
+    .gelu_backward = ck_gelu_backward,
     .l2_normalize = ck_l2_normalize,
     .l2_normalize_backward = ck_l2_normalize_backward,
     .layernorm = ck_layernorm,

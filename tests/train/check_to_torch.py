@@ -16,6 +16,7 @@ Prints one line per check; exits 1 on any failure.
 """
 import gzip
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -69,9 +70,13 @@ def write_graph(folder, rng):
 # --- PyG's semantics, in numpy (float64) ----------------------------------
 
 
-def act_fn(name):
+def act_fn(name, kwargs=None):
+    slope = (kwargs or {}).get("negative_slope", 0.01)  # torch.nn.LeakyReLU's default
     return {"relu": lambda v: np.maximum(v, 0.0),
-            "elu": lambda v: np.where(v > 0, v, np.expm1(np.minimum(v, 0.0)))}[name]
+            "elu": lambda v: np.where(v > 0, v, np.expm1(np.minimum(v, 0.0))),
+            "leaky_relu": lambda v: np.where(v < 0, slope * v, v),
+            # torch.nn.GELU(): x·Φ(x), Φ through erf
+            "gelu": lambda v: v * 0.5 * (1.0 + np.vectorize(math.erf)(v / math.sqrt(2.0)))}[name]
 
 
 def scatter_sum(values, index, n):
@@ -144,7 +149,7 @@ def pyg_forward(spec, sd, x, ei):
     act; dropout is off."""
     cls = spec["class"].rsplit(".", 1)[1]
     kw = spec["kwargs"]
-    act = act_fn(kw["act"])
+    act = act_fn(kw["act"], kw.get("act_kwargs"))
     sd = {k: v.astype(np.float64) for k, v in sd.items()}
     if kw.get("jk") is not None:
         raise SystemExit("FAIL: the reference implements jk=None only")
@@ -224,10 +229,14 @@ def main():
             "gin-wide": ["--hidden", "6"],
             "gcn-residual": ["--hidden", "8", "--residual"],
             "gin-norm": ["--hidden", str(C), "--norm", "layer"],
+            "gcn-leaky": ["--hidden", "8", "--activation", "leaky_relu", "--negative-slope", "0.2"],
+            "gin-leaky": ["--hidden", str(C), "--activation", "leaky_relu"],
+            "sage-gelu": ["--hidden", "6", "--layers", "3", "--activation", "gelu"],
         }
         refused = {"gin-wide": "PyG's GIN builds its output layer's MLP",
                    "gcn-residual": "no residual connection",
-                   "gin-norm": "PyG's GIN puts the norm inside every layer's MLP"}
+                   "gin-norm": "PyG's GIN puts the norm inside every layer's MLP",
+                   "gin-leaky": "halo's GIN MLP applies ReLU inside"}
         for name, flags in cases.items():
             model = name.split("-")[0]
             out = os.path.join(tmp, name)

@@ -157,6 +157,8 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
                 .train_eps = strchr(flags, 'e') != NULL,
                 .sage_normalize = strchr(flags, 'n') != NULL,
                 .elu = strchr(flags, 'u') != NULL,
+                .negative_slope = strchr(flags, 'k') ? (double)0.2f : 0.0,
+                .gelu = strchr(flags, 'g') != NULL,
                 .residual = strchr(flags, 'r') != NULL,
                 .layer_norm = strchr(flags, 'l') != NULL,
                 .heads = gat ? gat->heads : 0,
@@ -286,6 +288,10 @@ static const probe_case cases[] = {
     {"cached-forced-csr", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, 1, 1, NULL, NULL},
     /* GCN with ELU between its layers. */
     {"gcn-elu", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gcn", "u"},
+    /* GCN with LeakyReLU (slope 0.2) between its layers. */
+    {"gcn-leaky-relu", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gcn", "k"},
+    /* GCN with GELU, whose backward reads the kept Z, transform first. */
+    {"gcn-gelu", 70, 4, 24, 0.15f, 4, 3, 6, 0.5f, 0.5f, 1, 1, "gcn", "g"},
 };
 
 /* GraphSAGE and GIN in both shapes, each option on in some case. */
@@ -318,6 +324,10 @@ static const probe_case model_cases[] = {
     /* Residuals alone, with dropout (ELU too: a node whose inputs were all
      * dropped has Z = b = 0 at first, on ReLU's kink). */
     {"gcn-residual", 70, 4, 24, 0.15f, 4, 3, 6, 0.5f, 0.5f, 1, 1, "gcn", "ru"},
+    /* SAGE aggregating first with LeakyReLU (slope 0.2), three layers. */
+    {"sage-leaky-relu", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "sage", "k"},
+    /* GELU after LayerNorm with residuals (Z is LayerNorm's output, kept). */
+    {"gin-residual-norm-gelu", 64, 5, 5, 0.9f, 3, 3, 12, 0.0f, 0.4f, -1, 0, "gin", "rlg"},
 };
 
 /* GAT: multi-head hidden layers (concatenated) and both output modes

@@ -40,7 +40,7 @@ static int run_made(int i) { return !(TEST_SANITIZED && i == 2); }
  * epochs at P=4.  Its float runs are compared over their first 7 epochs;
  * --deterministic makes every epoch bit-identical
  * (deterministic_bit_identical_for_any_p). */
-static const int compared_epochs[] = {100, 7, 100};
+static const int compared_epochs[] = {100, 7, 100, 100};
 
 static const char *const models[][2] = {
     /* name, halo-train flags */
@@ -48,9 +48,12 @@ static const char *const models[][2] = {
     {"gin", "--model gin --hidden 64"},
     /* The paper's Cora settings: 8 heads of 8, attention dropout 0.6. */
     {"gat", "--model gat"},
+    /* GCN with LeakyReLU: the row's name is its --model for halo-partition. */
+    {"gcn", "--hidden 16 --activation leaky_relu --negative-slope 0.2"},
     {"sage-normalize-elu", "--model sage --hidden 32 --sage-normalize --activation elu"},
     {"gin-eps", "--model gin --hidden 32 --gin-train-eps --layers 3"},
     {"gcn-residual-norm", "--hidden 32 --layers 3 --residual --norm layer"},
+    {"sage-gelu", "--model sage --hidden 32 --activation gelu"},
 };
 
 /* Partitions Cora for each run, predicting for `model` (its --model and
@@ -113,8 +116,8 @@ static void expect_layer_bytes(const char *path, const char *what) {
 Test(models, partition_invariance_and_bytes, .timeout = 900) {
   char *dir = tr_tmpdir("models");
   char shards[512], json[600], path[700], extra[200];
-  const char *dims[] = {"1433,64,7", "1433,64,7", "1433,64,7"};
-  enum { INVARIANCE_MODELS = 3 }; /* sage, gin, gat */
+  const char *dims[] = {"1433,64,7", "1433,64,7", "1433,64,7", "1433,16,7"};
+  enum { INVARIANCE_MODELS = 4 }; /* sage, gin, gat, gcn with LeakyReLU */
   metrics *m = calloc(NRUNS, sizeof *m);
   if (TEST_SANITIZED) test_sanitized_note("models.partition_invariance", "no P=4 on METIS parts");
   for (int k = 0; k < INVARIANCE_MODELS; k++) {

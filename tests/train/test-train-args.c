@@ -112,6 +112,10 @@ Test(args, model_flags) {
   cr_expect_eq(a.gcn.layer_norm, 0);
   cr_expect_eq(a.gcn.activation, HALO_ACT_RELU);
   cr_expect_eq(a.gcn.residual, 0);
+  cr_expect_float_eq(a.gcn.negative_slope, 0.01f, 1e-9); /* torch.nn.LeakyReLU's default */
+  cr_assert_eq(parse(&a, "d --activation leaky_relu --negative-slope 0.2"), HALO_OK);
+  cr_expect_eq(a.gcn.activation, HALO_ACT_LEAKY_RELU);
+  cr_expect_float_eq(a.gcn.negative_slope, 0.2f, 1e-9);
   /* GAT: the paper's defaults where no flag is given, the flags where one is. */
   cr_assert_eq(parse(&a, "d --model gat"), HALO_OK);
   cr_expect_eq(a.gcn.model, HALO_MODEL_GAT);
@@ -165,6 +169,11 @@ Test(args, bad_values_name_the_flag) {
       {"d --model gat --output-heads 65", "--output-heads"},
       {"d --model gat --attn-dropout 1", "--attn-dropout"},
       {"d --activation tanh", "--activation"},
+      {"d --activation leaky_relu --negative-slope 0", "--negative-slope"},
+      {"d --activation leaky_relu --negative-slope 1.5", "--negative-slope"},
+      {"d --negative-slope nan", "--negative-slope"},
+      {"d --negative-slope 0.2", "--negative-slope"},
+      {"d --model gat --negative-slope 0.2", "--negative-slope"},
       {"d --norm batch", "--norm"},
       {"d --sage-normalize", "--sage-normalize"},
       {"d --model sage --gin-train-eps", "--gin-train-eps"},

@@ -558,7 +558,12 @@ static double ref_forward(const fx_model *m, const fx_graph *g, const double *p,
     }
     for (int64_t i = 0; i < n * b; i++) {
       const double v = s[i];
-      h[i] = l + 1 == m->layers ? v : v > 0.0 ? v : m->elu ? expm1(v) : 0.0;
+      h[i] = l + 1 == m->layers      ? v
+             : m->gelu               ? 0.5 * v * erfc(-v / sqrt(2.0))
+             : v > 0.0               ? v
+             : m->elu                ? expm1(v)
+             : m->negative_slope > 0 ? m->negative_slope * v
+                                     : 0.0;
     }
     free(s);
   }

@@ -67,6 +67,8 @@ typedef struct fx_model {
   int train_eps;       /* GIN: ε is a parameter */
   int sage_normalize;  /* SAGE: L2-normalised output rows */
   int elu;             /* ELU between layers instead of ReLU */
+  int gelu;            /* GELU, x·Φ(x), between layers instead */
+  double negative_slope; /* > 0: LeakyReLU of this slope between layers instead */
   int residual;        /* Z += H (later layers of equal widths) or H·W_res */
   int layer_norm;      /* LayerNorm (gamma, beta) after every hidden layer */
   int32_t heads;       /* GAT: heads of the hidden layers (dims[l] = heads × per-head width) */

@@ -15,6 +15,7 @@
  * HALO_PROBE_DETERMINISTIC=1 trains with --deterministic's exact sums.
  * HALO_PROBE_MODEL=gcn|sage|gin|gat picks the model, and HALO_PROBE_FLAGS its
  * options: n (--sage-normalize), e (--gin-train-eps), u (--activation elu),
+ * k (--activation leaky_relu --negative-slope 0.2), g (--activation gelu),
  * r (--residual), l (--norm layer).  HALO_PROBE_GAT="K K_out p" gives GAT's
  * heads, output heads and attention dropout (hidden is then per head).
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
@@ -78,14 +79,19 @@ int main(int argc, char **argv) {
     if (rank == 0) fprintf(stderr, "train-probe: HALO_PROBE_MODEL=%s is not a model\n", model_name);
     goto done;
   }
-  /* "n": normalize, "e": train ε, "u": ELU, "r": residual, "l": layer norm */
+  /* "n": normalize, "e": train ε, "u": ELU, "k": LeakyReLU 0.2, "g": GELU,
+   * "r": residual, "l": layer norm */
   const char *flags = getenv("HALO_PROBE_FLAGS");
   if (flags) {
     o.residual = strchr(flags, 'r') != NULL;
     o.layer_norm = strchr(flags, 'l') != NULL;
     o.sage_normalize = strchr(flags, 'n') != NULL;
     o.gin_train_eps = strchr(flags, 'e') != NULL;
-    o.activation = strchr(flags, 'u') ? HALO_ACT_ELU : HALO_ACT_RELU;
+    o.activation = strchr(flags, 'u')   ? HALO_ACT_ELU
+                   : strchr(flags, 'k') ? HALO_ACT_LEAKY_RELU
+                   : strchr(flags, 'g') ? HALO_ACT_GELU
+                                        : HALO_ACT_RELU;
+    o.negative_slope = 0.2f; /* the fixture's fx_model.negative_slope for 'k' */
   }
   const char *gat = getenv("HALO_PROBE_GAT");
   if (gat && sscanf(gat, "%d %d %f", &o.heads, &o.output_heads, &o.attn_dropout) != 3) {
