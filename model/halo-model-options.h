@@ -180,11 +180,11 @@ extern const char *const halo_norm_names[];
     HALO_FLAG_CHOICE_ROW("--halo-precision", T, P(halo_precision), halo_precision_names,         \
                          "training's forward halo rows: fp32 (default), bf16, fp16,\n"           \
                          "int8, int4, int2, stochastically rounded (docs/train.md)"),            \
-    "halo_precision", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 9, -1, HALO_PREC_FP32)           \
+    "halo_precision", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 10, -1, HALO_PREC_FP32)          \
   X(HALO_PRECISION_BWD,                                                                          \
     HALO_FLAG_CHOICE_ROW("--halo-precision-bwd", T, P(halo_precision_bwd), halo_precision_names, \
                          "training's backward halo rows (gradients): the same words"),           \
-    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 10, -1, HALO_PREC_FP32)
+    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)
 
 /* The member path of an option in halo_net_options itself. */
 #define HALO_MODEL_OPTION_FIELD(x) x
