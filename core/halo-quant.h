@@ -23,6 +23,7 @@
 #ifndef HALO_QUANT_H
 #define HALO_QUANT_H
 
+#include <float.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -154,17 +155,20 @@ HALO_HD void halo_quant_pack_row(uint8_t *out, const float *x, int64_t cols, int
     lo = x[j] < lo ? x[j] : lo;
     hi = x[j] > hi ? x[j] : hi;
   }
-  const float scale = hi > lo ? (hi - lo) / (float)top : 0.0f;
-  const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+  /* The range in double: hi - lo of two finite floats may pass FLT_MAX,
+   * and an infinite scale would decode every column as inf * 0 = NaN. */
+  const double range = (double)hi - (double)lo;
+  const double scale_d = range > 0.0 ? range / (double)top : 0.0;
+  const float scale = scale_d > (double)FLT_MAX ? FLT_MAX : (float)scale_d;
+  const double inv = scale > 0.0f ? 1.0 / (double)scale : 0.0;
   memcpy(out, &scale, sizeof scale);
   memcpy(out + 4, &lo, sizeof lo);
   uint8_t *codes = out + 8;
   memset(codes, 0, (size_t)((cols * bits + 7) / 8));
   for (int64_t j = 0; j < cols; j++) {
     const float u = halo_rng_uniform(key, (uint64_t)gid, (uint64_t)j);
-    const float t = (x[j] - lo) * inv + u;
-    int32_t q = t > 0.0f ? (int32_t)t : 0; /* floor of a non-negative t */
-    q = q > top ? top : q;
+    const double t = ((double)x[j] - (double)lo) * inv + (double)u;
+    int32_t q = t > 0.0 ? (t < (double)top ? (int32_t)t : top) : 0; /* floor, within 0..top */
     const int64_t bit = j * bits;
     codes[bit >> 3] |= (uint8_t)(q << (bit & 7));
   }

@@ -7,6 +7,7 @@
 #include "halo-memory.h"
 #include "halo-partition-run.h"
 #include "halo-predict.h"
+#include "halo-quant.h"
 
 static const char *const phase_names[HALO_RUN_PHASES] = {"load", "clean", "partition", "write",
                                                          "total"};
@@ -30,7 +31,7 @@ static int64_t epoch_columns(const halo_model_desc *d) {
  * the entries sum to), sender by receiver; beyond
  * HALO_PARTITION_MATRIX_MAX_PARTS parts a note says why it is left out. */
 static void json_halo_matrix(halo_json *j, const halo_partition_stats *s,
-                             const halo_partition_prediction *pr) {
+                             const halo_partition_prediction *pr, int prec, int prec_bwd) {
   if (!s->between) {
     char note[160];
     snprintf(note, sizeof note,
@@ -45,7 +46,8 @@ static void json_halo_matrix(halo_json *j, const halo_partition_stats *s,
   for (int32_t q = 0; q < s->parts; q++) {
     halo_json_array_begin(j);
     for (int32_t p = 0; p < s->parts; p++)
-      halo_json_int(j, halo_predict_epoch_bytes(s->between[(int64_t)q * s->parts + p], &dropout));
+      halo_json_int(j, halo_predict_epoch_bytes_at(s->between[(int64_t)q * s->parts + p], &dropout,
+                                                   prec, prec_bwd));
     halo_json_array_end(j);
   }
   halo_json_array_end(j);
@@ -127,7 +129,11 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
     halo_json_key_int(&j, "broadcast1d_bytes_per_epoch", pr->broadcast1d);
     json_ratio(&j, "cagnet1d_ratio", pr->cagnet1d, pr->epoch);
     json_ratio(&j, "broadcast1d_ratio", pr->broadcast1d, pr->epoch);
-    json_halo_matrix(&j, s, pr);
+    /* The predictions above are at these precisions (halo-train's keys);
+     * the CAGNET and 1D ratios compare fp32 baselines with them. */
+    halo_json_key_string(&j, "halo_precision", halo_precision_names[c->halo_precision]);
+    halo_json_key_string(&j, "halo_precision_bwd", halo_precision_names[c->halo_precision_bwd]);
+    json_halo_matrix(&j, s, pr, c->halo_precision, c->halo_precision_bwd);
   }
   halo_json_key_int(&j, "ranks", t->ranks);
   halo_json_key_int(&j, "peak_rss_bytes_max", t->peak_rss_max);

@@ -16,21 +16,24 @@
  * is found: its streamed bytes at the STREAM triad rate, plus (SpMM, pack)
  * its gathered rows at the random-row-gather rate of its width, or its
  * flops at sgemm's rate, whichever is larger. */
-#define PROF_OPS(X)                                                                              \
-  X(SPMM, "spmm")                                                                                \
-  X(GEMM, "gemm")                                                                                \
-  X(GEMM_ROWS, "gemm_rows") X(BIAS_ADD, "bias_add") X(COLSUM, "colsum") X(RELU, "relu")          \
-      X(RELU_BACKWARD, "relu_backward") X(ELU, "elu") X(ELU_BACKWARD, "elu_backward")            \
-          X(DROPOUT, "dropout") X(DROPOUT_TO, "dropout_to") X(CSR_DROPOUT, "csr_dropout")        \
-              X(SOFTMAX_XENT, "loss") X(SIGMOID_BCE, "loss_bce") X(ADAM, "adam") X(COPY, "copy") \
-                  X(PACK, "pack") X(AXPY, "axpy") X(L2, "l2_normalize")                          \
-                      X(L2_BACKWARD, "l2_normalize_bwd") X(LAYERNORM, "layernorm")               \
-                          X(LAYERNORM_BACKWARD, "layernorm_bwd") X(MUL, "mul")                   \
-                              X(MAX_ABS, "max_abs") X(EXACT_TN, "exact_tn")                      \
-                                  X(EXACT_CSR, "exact_csr") X(GAT_SCORES, "gat_scores")          \
-                                      X(GAT_ATTEND, "gat_attend")                                \
-                                          X(GAT_NODE_TERMS, "gat_node_terms")                    \
-                                              X(GAT_ATTEND_BACKWARD, "gat_attend_bwd")
+#define PROF_OPS(X)                                                                             \
+  X(SPMM, "spmm")                                                                               \
+  X(GEMM, "gemm")                                                                               \
+  X(GEMM_ROWS, "gemm_rows")                                                                     \
+  X(BIAS_ADD, "bias_add")                                                                       \
+  X(COLSUM, "colsum") X(RELU, "relu") X(RELU_BACKWARD, "relu_backward") X(ELU, "elu")           \
+      X(ELU_BACKWARD, "elu_backward") X(LEAKY_RELU, "leaky_relu")                               \
+          X(LEAKY_RELU_BACKWARD, "leaky_relu_bwd") X(GELU, "gelu") X(GELU_BACKWARD, "gelu_bwd") \
+              X(DROPOUT, "dropout") X(DROPOUT_TO, "dropout_to") X(CSR_DROPOUT, "csr_dropout")   \
+                  X(SOFTMAX_XENT, "loss") X(SIGMOID_BCE, "loss_bce") X(ADAM, "adam")            \
+                      X(COPY, "copy") X(PACK, "pack") X(AXPY, "axpy") X(L2, "l2_normalize")     \
+                          X(L2_BACKWARD, "l2_normalize_bwd") X(LAYERNORM, "layernorm")          \
+                              X(LAYERNORM_BACKWARD, "layernorm_bwd") X(MUL, "mul")              \
+                                  X(MAX_ABS, "max_abs") X(EXACT_TN, "exact_tn")                 \
+                                      X(EXACT_CSR, "exact_csr") X(GAT_SCORES, "gat_scores")     \
+                                          X(GAT_ATTEND, "gat_attend")                           \
+                                              X(GAT_NODE_TERMS, "gat_node_terms")               \
+                                                  X(GAT_ATTEND_BACKWARD, "gat_attend_bwd")
 
 enum {
 #define PROF_ENUM(id, name) OP_##id,
@@ -148,6 +151,27 @@ static void t_elu_backward(halo_backend *be, float *g, const float *y, int64_t n
   double t0 = now();
   prof.real->elu_backward(be, g, y, n);
   add(OP_ELU_BACKWARD, t0, 3 * F4 * (double)n, 0);
+}
+static void t_leaky_relu(halo_backend *be, float *y, int64_t n, float slope) {
+  double t0 = now();
+  prof.real->leaky_relu(be, y, n, slope);
+  add(OP_LEAKY_RELU, t0, 2 * F4 * (double)n, (double)n);
+}
+static void t_leaky_relu_backward(halo_backend *be, float *g, const float *y, int64_t n,
+                                  float slope) {
+  double t0 = now();
+  prof.real->leaky_relu_backward(be, g, y, n, slope);
+  add(OP_LEAKY_RELU_BACKWARD, t0, 3 * F4 * (double)n, (double)n);
+}
+static void t_gelu_to(halo_backend *be, float *y, const float *x, int64_t n) {
+  double t0 = now();
+  prof.real->gelu_to(be, y, x, n);
+  add(OP_GELU, t0, 2 * F4 * (double)n, 0);
+}
+static void t_gelu_backward(halo_backend *be, float *g, const float *x, int64_t n) {
+  double t0 = now();
+  prof.real->gelu_backward(be, g, x, n);
+  add(OP_GELU_BACKWARD, t0, 3 * F4 * (double)n, 0);
 }
 static void t_dropout(halo_backend *be, float *y, int64_t rows, int64_t cols, const int64_t *gid,
                       uint64_t key, float p) {
@@ -300,6 +324,8 @@ static void t_model_kernel(halo_backend *be, const halo_model_call *call) {
     stream = 8.0 * nnz + F4 * (double)o->adj->rows * (2.0 * kf + 4.0 * o->g->heads);
     flops = nnz * (4.0 * kf + 12.0 * o->g->heads);
   }
+  _Static_assert(OP_GAT_ATTEND_BACKWARD - OP_GAT_SCORES + 1 == HALO_OP_COUNT,
+                 "a profile row for each model op (PROF_OPS' GAT rows)");
   add_rows(OP_GAT_SCORES + (int)call->op, t0, stream, gather, flops, width, table);
 }
 
@@ -320,6 +346,10 @@ halo_status halo_profile_install(halo_backend *be) {
   TIME_SLOT(relu_backward, t_relu_backward);
   TIME_SLOT(elu, t_elu);
   TIME_SLOT(elu_backward, t_elu_backward);
+  TIME_SLOT(leaky_relu, t_leaky_relu);
+  TIME_SLOT(leaky_relu_backward, t_leaky_relu_backward);
+  TIME_SLOT(gelu_to, t_gelu_to);
+  TIME_SLOT(gelu_backward, t_gelu_backward);
   TIME_SLOT(dropout, t_dropout);
   TIME_SLOT(dropout_to, t_dropout_to);
   TIME_SLOT(csr_dropout, t_csr_dropout);
@@ -443,6 +473,9 @@ static halo_status measure_limits(limits *lim) {
   /* sgemm at the largest shape the step ran (its A and B, at most 64 MiB
    * each, out of a, b and c). */
   lim->gemm = 0;
+  /* a held the gather's indices: ordinary values again, since bit patterns
+   * read as floats (NaN, Inf, subnormals) would slow the multiply. */
+  for (int64_t i = 0; i < n; i++) a[i] = 1.0f + (float)(i & 7) * 0.125f;
   int64_t m = prof.gemm_m, nn = prof.gemm_n, k = prof.gemm_k;
   while (m > 1 && (m * k > n || m * nn > n)) m /= 2;
   if (m > 0 && nn > 0 && k > 0 && m * k <= n && k * nn <= n && m * nn <= n) {
@@ -486,6 +519,11 @@ halo_status halo_profile_report(halo_backend *be, MPI_Comm comm, const halo_prof
   double *mine = NULL, *most = NULL;
   (void)be;
   HALO_MPI(MPI_Comm_rank(comm, &rank));
+  if (t->epochs == 0) { /* the same on every rank: epochs are collective */
+    if (rank == 0)
+      fprintf(out, "profile: no epoch was profiled (the run trained no epoch past its warm-up)\n");
+    goto done;
+  }
   HALO_ALLOC(mine, NCELLS + 4, "--profile's table");
   HALO_ALLOC(most, NCELLS + 4, "--profile's table");
   const cell *cells = &prof.cells[0][0][0];

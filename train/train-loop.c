@@ -281,12 +281,14 @@ halo_status train_epochs(train_run *r) {
   HALO_TRY(fatal_if(r, train_memory_gather(&r->memory, r->comm, &mem)));
   if (r->rank == 0) HALO_TRY(fatal_if(r, train_totals_digest(rep, r->model)));
   if (r->rank == 0) r->ops->summary(r->ctx, rep, &mem);
+  /* A preempted run is not done: its requeued run predicts.  Before the
+   * profile, whose measurements allocate: its failure must not cost the
+   * run's outputs. */
+  if ((a->predict || a->embeddings) && !r->stopped_by) HALO_TRY(write_predictions(r, last));
   if (a->profile) {
     FILE *out = a->metrics && strcmp(a->metrics, "-") == 0 ? stderr : stdout;
     HALO_TRY(fatal_if(r, halo_profile_report(r->be, r->comm, &prof, out)));
   }
-  /* A preempted run is not done: its requeued run predicts. */
-  if ((a->predict || a->embeddings) && !r->stopped_by) HALO_TRY(write_predictions(r, last));
   if (rep->mismatches) {
     halo_log_error("measured halo bytes differed from the prediction in %lld epochs",
                    (long long)rep->mismatches);
