@@ -393,9 +393,13 @@ else
     # GraphSAGE, GIN and GAT, CPU against CUDA: every op past GCN's on the
     # GPU.  GIN over its first 10 epochs: its curve on Cora amplifies
     # rounding fast (docs/models.md), on one backend as across two.
-    for model in sage gin gat; do
+    # The activations past relu and elu: leaky_relu's slope and gelu's
+    # erf-form kernels on the GPU against the CPU's.
+    for model in sage gin gat gcn-leaky sage-gelu; do
       model_epochs=$epochs
       case $model in
+        gcn-leaky) flags=(--activation leaky_relu --negative-slope 0.2) ;;
+        sage-gelu) flags=(--model sage --hidden 64 --activation gelu) ;;
         gin)
           model_epochs=$((epochs < 10 ? epochs : 10))
           flags=(--model gin --hidden 64 --gin-train-eps) ;;
