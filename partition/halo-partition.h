@@ -252,6 +252,10 @@ typedef struct halo_partition_stats {
                               * part q, the rows q sends p per exchange (diagonal 0; row q sums
                               * to send[q], column p to halo[p]); NULL when parts >
                               * HALO_PARTITION_MATRIX_MAX_PARTS */
+  int32_t groupings;         /* entries of by_ranks / by_ranks_rows; 0 when not computed */
+  int32_t by_ranks[32];      /* P = parts, then halved (rounding up) down to 1 */
+  int64_t by_ranks_rows[32]; /* halo rows per exchange when the parts train on by_ranks[i]
+                              * ranks, grouped as halo-train groups them (halo_shard_group) */
   double replication_factor; /* (n + H) / n: rows stored over all parts per node */
   double balance;            /* max owned / mean owned */
   double balance_nnz;        /* max / mean of nnz[] (1 when the graph has no edge) */
@@ -264,6 +268,13 @@ typedef struct halo_partition_stats {
 halo_status halo_partition_stats_create(const halo_graph *g, const int32_t *part, int32_t parts,
                                         halo_partition_stats **out);
 void halo_partition_stats_destroy(halo_partition_stats **s);
+
+/* Fills s->by_ranks and s->by_ranks_rows from the clean graph g and its
+ * partition part[] (size g->n), with s->owned and s->between complete: for
+ * each P, the parts grouped as halo-train groups them on P ranks, and the
+ * distinct (row, receiving group) pairs of the grouped exchange. Local. */
+halo_status halo_partition_stats_by_ranks(halo_partition_stats *s, const halo_graph *g,
+                                          const int32_t *part);
 
 /* Statistics read off shards as they are written, part by part: alloc
  * (zeroed per-part arrays), add each part's shard (edge_cut collects the

@@ -53,6 +53,29 @@ static void json_halo_matrix(halo_json *j, const halo_partition_stats *s,
   halo_json_array_end(j);
 }
 
+/* "by_ranks": the parts trained on fewer ranks (halo-train groups them),
+ * for P = parts, halved down to 1: the rows one exchange moves and, with a
+ * prediction, the bytes of a training epoch, as predicted_halo_bytes_per_epoch
+ * is for P = parts.  Absent where the writer did not compute it. */
+static void json_by_ranks(halo_json *j, const halo_partition_stats *s,
+                          const halo_partition_prediction *pr, int prec, int prec_bwd) {
+  if (s->groupings < 1) return;
+  halo_json_key(j, "by_ranks");
+  halo_json_array_begin(j);
+  for (int32_t i = 0; i < s->groupings; i++) {
+    halo_json_object_begin(j);
+    halo_json_key_int(j, "ranks", s->by_ranks[i]);
+    halo_json_key_int(j, "halo_rows", s->by_ranks_rows[i]);
+    if (pr) {
+      const halo_model_comm dropout = halo_model_comm_of(&pr->dropout);
+      halo_json_key_int(j, "predicted_halo_bytes_per_epoch",
+                        halo_predict_epoch_bytes_at(s->by_ranks_rows[i], &dropout, prec, prec_bwd));
+    }
+    halo_json_object_end(j);
+  }
+  halo_json_array_end(j);
+}
+
 /* num / den, or null when there is no denominator. */
 static void json_ratio(halo_json *j, const char *key, int64_t num, int64_t den) {
   if (den > 0)
@@ -135,6 +158,7 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
     halo_json_key_string(&j, "halo_precision_bwd", halo_precision_names[c->halo_precision_bwd]);
     json_halo_matrix(&j, s, pr, c->halo_precision, c->halo_precision_bwd);
   }
+  json_by_ranks(&j, s, pr, c->halo_precision, c->halo_precision_bwd);
   halo_json_key_int(&j, "ranks", t->ranks);
   halo_json_key_int(&j, "peak_rss_bytes_max", t->peak_rss_max);
   halo_json_key_int(&j, "peak_rss_bytes_sum", t->peak_rss_sum);
@@ -275,6 +299,21 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
       fprintf(out, "  %.1fx halo's\n", (double)pr->broadcast1d / (double)pr->epoch);
     else
       fprintf(out, "  -\n");
+  }
+  if (s->groupings > 1) {
+    fprintf(out, "\non fewer ranks      halo-train -np P groups the %d parts (docs/train.md)\n",
+            (int)s->parts);
+    for (int32_t i = 0; i < s->groupings; i++) {
+      fprintf(out, "  P = %-6d %12" PRId64 " halo rows per exchange", s->by_ranks[i],
+              s->by_ranks_rows[i]);
+      if (pr) {
+        const halo_model_comm dropout = halo_model_comm_of(&pr->dropout);
+        const int64_t bytes = halo_predict_epoch_bytes_at(s->by_ranks_rows[i], &dropout,
+                                                          c->halo_precision, c->halo_precision_bwd);
+        fprintf(out, "  %12s per epoch", human_bytes(b1, sizeof b1, bytes));
+      }
+      fprintf(out, "\n");
+    }
   }
   fprintf(out, "\noutput              %s (manifest.h5 + %d part%s), run id %016" PRIx64 "\n",
           c->out, s->parts, s->parts == 1 ? "" : "s", run_id);

@@ -488,6 +488,7 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
   phase(&pg, "writing shards");
   HALO_TRY(halo_partition_write(halo_outdir_tmp(out.dir), g, part, &c->opt, run_id, write_progress,
                                 &pg, &stats));
+  HALO_TRY(halo_partition_stats_by_ranks(stats, g, part));
   timing_lap(&t, HALO_RUN_WRITE);
   t.peak_rss_max = t.peak_rss_sum = halo_memory_peak();
   t.block_edges_max = g->m;

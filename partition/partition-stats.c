@@ -152,3 +152,38 @@ void halo_partition_stats_destroy(halo_partition_stats **s) {
   free(*s);
   *s = NULL;
 }
+
+halo_status halo_partition_stats_by_ranks(halo_partition_stats *s, const halo_graph *g,
+                                          const int32_t *part) {
+  halo_status st = HALO_OK;
+  int32_t *group_of = NULL;
+  int64_t *seen = NULL;
+  const int32_t parts = s->parts;
+  s->groupings = 0;
+  HALO_ALLOC(group_of, parts, "the grouping of parts");
+  HALO_ALLOC(seen, parts, "the grouping of parts");
+  for (int32_t ranks = parts;; ranks = ranks / 2 + ranks % 2) {
+    HALO_TRY(halo_shard_group(s->owned, s->between, parts, ranks, group_of));
+    /* Row u crosses once to each other group that holds a neighbour. */
+    for (int32_t q = 0; q < parts; q++) seen[q] = -1;
+    int64_t rows = 0;
+    for (int64_t u = 0; u < g->n; u++) {
+      const int32_t home = group_of[part[u]];
+      for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) {
+        const int32_t to = group_of[part[g->indices[k]]];
+        if (to != home && seen[to] != u) {
+          seen[to] = u;
+          rows++;
+        }
+      }
+    }
+    s->by_ranks[s->groupings] = ranks;
+    s->by_ranks_rows[s->groupings] = rows;
+    s->groupings++;
+    if (ranks == 1) break;
+  }
+done:
+  free(group_of);
+  free(seen);
+  return st;
+}

@@ -147,13 +147,32 @@ void halo_shard_features_dense(const halo_shard *s, float *x);
 halo_status halo_shard_features_to_csr(halo_shard *s);
 
 /* Any number of ranks from one partition: K parts in P <= K groups.
- * group_of[p] (size parts) gets the group of part p: contiguous runs of
- * parts, each group at least one part, the boundaries where the running sum
- * of owned[] (size parts, the manifest's /parts/owned) comes closest to
- * g/groups of the nodes.  Integer arithmetic only, so every rank computes the
- * same grouping. Local. */
-halo_status halo_shard_group(const int64_t *owned, int32_t parts, int32_t groups,
-                             int32_t *group_of);
+ * group_of[p] (size parts) gets the group of part p, each group at least one
+ * part.  owned[] (size parts) is the manifest's /parts/owned; between[q *
+ * parts + p] (size parts * parts, or NULL) is the halo rows part p receives
+ * from part q (halo_shard_read_halo_counts).
+ *
+ * The baseline is contiguous runs of parts whose boundaries come closest to
+ * g/groups of the nodes.  With `between`, parts are also merged greedily
+ * along the quotient graph (the pair of groups that exchange the most rows
+ * first, among pairs whose union is no larger than the baseline's largest
+ * group; the fewest nodes when no pair fits), and that grouping is taken
+ * when it is as balanced as the baseline and cuts fewer rows.  Groups are
+ * numbered by their lowest part.  Integer arithmetic and fixed tie-breaks
+ * only, so every rank computes the same grouping. Local. */
+#define HALO_SHARD_GROUP_GREEDY_MAX_PARTS 1024
+halo_status halo_shard_group(const int64_t *owned, const int64_t *between, int32_t parts,
+                             int32_t groups, int32_t *group_of);
+
+/* The rows between groups of a grouping: Σ between[q][p] over parts q, p of
+ * different groups (an upper bound on the rows a grouped exchange moves: a
+ * row two parts of one group both need crosses once).  Local. */
+int64_t halo_shard_group_cut(const int64_t *between, int32_t parts, const int32_t *group_of);
+
+/* from[q] (size parts) = the halo rows the part at `path` receives from part
+ * q, read from its /halo/recv_ptr alone (not checked against the manifest:
+ * halo_shard_read does that). Local. */
+halo_status halo_shard_read_halo_counts(const char *path, int32_t parts, int64_t *from);
 
 /* Merges the parts of one group, in[0..count) (ascending part, all of the
  * same run), into *out: a shard that reads exactly as part `group` of a

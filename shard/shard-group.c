@@ -8,15 +8,12 @@
 #include "halo-shard.h"
 #include "halo-status.h"
 
-halo_status halo_shard_group(const int64_t *owned, int32_t parts, int32_t groups,
+/* The baseline: contiguous runs of parts, group g ending at the prefix
+ * closest to (g+1)/groups of the nodes, each group at least one part. */
+static void group_contiguous(const int64_t *owned, int32_t parts, int32_t groups,
                              int32_t *group_of) {
-  halo_status st = HALO_OK;
-  if (!owned || !group_of || groups < 1 || parts < groups)
-    HALO_FAIL(HALO_ERR_ARG, "halo_shard_group: %d parts cannot make %d groups", parts, groups);
   int64_t total = 0;
   for (int32_t p = 0; p < parts; p++) total += owned[p];
-  /* Group g ends at the prefix closest to (g+1)/groups of the nodes, each
-   * group at least one part: integer arithmetic, so every rank agrees. */
   int32_t start = 0;
   int64_t prefix = 0;
   for (int32_t g = 0; g < groups; g++) {
@@ -40,7 +37,118 @@ halo_status halo_shard_group(const int64_t *owned, int32_t parts, int32_t groups
     }
     start = end;
   }
+}
+
+int64_t halo_shard_group_cut(const int64_t *between, int32_t parts, const int32_t *group_of) {
+  int64_t cut = 0;
+  for (int32_t q = 0; q < parts; q++)
+    for (int32_t p = 0; p < parts; p++)
+      if (group_of[q] != group_of[p]) cut += between[(int64_t)q * parts + p];
+  return cut;
+}
+
+/* The nodes of the largest group. */
+static int64_t largest_group(const int64_t *owned, int32_t parts, const int32_t *group_of,
+                             int64_t *size /* scratch, size parts */) {
+  int64_t largest = 0;
+  for (int32_t p = 0; p < parts; p++) size[p] = 0;
+  for (int32_t p = 0; p < parts; p++) size[group_of[p]] += owned[p];
+  for (int32_t p = 0; p < parts; p++)
+    if (size[p] > largest) largest = size[p];
+  return largest;
+}
+
+/* Is merging (a, b) better than merging (c, d)?  Pairs whose union fits
+ * under `cap` come first, and among them the most rows exchanged, then the
+ * fewest nodes; among pairs that do not fit, the fewest nodes, then the most
+ * rows.  Equal pairs keep the first found (lowest a, then lowest b). */
+typedef struct merge_pick {
+  int32_t a, b;
+  int fits;
+  int64_t rows, nodes;
+} merge_pick;
+
+static int better(const merge_pick *x, const merge_pick *y) {
+  if (y->a < 0) return 1;
+  if (x->fits != y->fits) return x->fits;
+  if (x->fits) {
+    if (x->rows != y->rows) return x->rows > y->rows;
+    return x->nodes < y->nodes;
+  }
+  if (x->nodes != y->nodes) return x->nodes < y->nodes;
+  return x->rows > y->rows;
+}
+
+/* Greedy agglomeration on the quotient graph: every part its own group,
+ * then the best pair (better()) merged until `groups` remain.  A group is
+ * known by its lowest part, which is also how groups are numbered. */
+static halo_status group_greedy(const int64_t *owned, const int64_t *between, int32_t parts,
+                                int32_t groups, int64_t cap, int32_t *group_of) {
+  halo_status st = HALO_OK;
+  int64_t *w = NULL, *size = NULL;
+  int32_t *root = NULL;
+  HALO_ALLOC(w, (int64_t)parts * parts, "the quotient graph of the parts");
+  HALO_ALLOC(size, parts, "the grouping");
+  HALO_ALLOC(root, parts, "the grouping");
+  for (int32_t a = 0; a < parts; a++) {
+    root[a] = a;
+    size[a] = owned[a];
+    for (int32_t b = 0; b < parts; b++)
+      w[(int64_t)a * parts + b] =
+          a == b ? 0 : between[(int64_t)a * parts + b] + between[(int64_t)b * parts + a];
+  }
+  for (int32_t left = parts; left > groups; left--) {
+    merge_pick best = {.a = -1};
+    for (int32_t a = 0; a < parts; a++) {
+      if (root[a] != a) continue;
+      for (int32_t b = a + 1; b < parts; b++) {
+        if (root[b] != b) continue;
+        merge_pick m = {
+            .a = a, .b = b, .nodes = size[a] + size[b], .rows = w[(int64_t)a * parts + b]};
+        m.fits = m.nodes <= cap;
+        if (better(&m, &best)) best = m;
+      }
+    }
+    const int32_t a = best.a, b = best.b;
+    size[a] += size[b];
+    for (int32_t c = 0; c < parts; c++) {
+      if (root[c] == b) root[c] = a;
+      w[(int64_t)a * parts + c] += w[(int64_t)b * parts + c];
+      w[(int64_t)c * parts + a] = w[(int64_t)a * parts + c];
+    }
+    w[(int64_t)a * parts + a] = 0;
+  }
+  int32_t next = 0;
+  for (int32_t p = 0; p < parts; p++) {
+    if (root[p] == p) size[p] = next++;
+    group_of[p] = (int32_t)size[root[p]];
+  }
 done:
+  free(w);
+  free(size);
+  free(root);
+  return st;
+}
+
+halo_status halo_shard_group(const int64_t *owned, const int64_t *between, int32_t parts,
+                             int32_t groups, int32_t *group_of) {
+  halo_status st = HALO_OK;
+  int32_t *greedy = NULL;
+  int64_t *scratch = NULL;
+  if (!owned || !group_of || groups < 1 || parts < groups)
+    HALO_FAIL(HALO_ERR_ARG, "halo_shard_group: %d parts cannot make %d groups", parts, groups);
+  group_contiguous(owned, parts, groups, group_of);
+  if (!between || groups == parts || parts > HALO_SHARD_GROUP_GREEDY_MAX_PARTS) goto done;
+  HALO_ALLOC(greedy, parts, "the grouping");
+  HALO_ALLOC(scratch, parts, "the grouping");
+  const int64_t cap = largest_group(owned, parts, group_of, scratch);
+  HALO_TRY(group_greedy(owned, between, parts, groups, cap, greedy));
+  if (largest_group(owned, parts, greedy, scratch) <= cap &&
+      halo_shard_group_cut(between, parts, greedy) < halo_shard_group_cut(between, parts, group_of))
+    memcpy(group_of, greedy, (size_t)parts * sizeof *group_of);
+done:
+  free(greedy);
+  free(scratch);
   return st;
 }
 
@@ -93,9 +201,8 @@ halo_status halo_shard_merge(const halo_shard *const *in, int32_t count, const i
   int has_original = f->original_id != NULL;
   for (int32_t i = 0; i < count; i++) {
     const halo_shard *p = in[i];
-    if (group_of[p->part] != group || (i > 0 && in[i - 1]->part >= p->part) ||
-        p->parts != parts || p->run_id != f->run_id ||
-        (p->x_indptr != NULL) != (f->x_indptr != NULL) ||
+    if (group_of[p->part] != group || (i > 0 && in[i - 1]->part >= p->part) || p->parts != parts ||
+        p->run_id != f->run_id || (p->x_indptr != NULL) != (f->x_indptr != NULL) ||
         (p->original_id != NULL) != has_original)
       HALO_FAIL(HALO_ERR_MISMATCH, "part %d does not belong with part %d in group %d", p->part,
                 f->part, group);
@@ -227,7 +334,8 @@ halo_status halo_shard_merge(const halo_shard *const *in, int32_t count, const i
   HALO_ALLOC(s->train, s->n_train, "the merged train rows");
   HALO_ALLOC(s->valid, s->n_valid, "the merged validation rows");
   HALO_ALLOC(s->test, s->n_test, "the merged test rows");
-  for (int32_t i = 0, off = 0, a = 0, b = 0, c = 0; i < count; off += (int32_t)in[i]->n_owned, i++) {
+  for (int32_t i = 0, off = 0, a = 0, b = 0, c = 0; i < count;
+       off += (int32_t)in[i]->n_owned, i++) {
     for (int64_t k = 0; k < in[i]->n_train; k++) s->train[a++] = off + in[i]->train[k];
     for (int64_t k = 0; k < in[i]->n_valid; k++) s->valid[b++] = off + in[i]->valid[k];
     for (int64_t k = 0; k < in[i]->n_test; k++) s->test[c++] = off + in[i]->test[k];

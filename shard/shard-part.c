@@ -272,3 +272,22 @@ done:
   if (file >= 0) H5Fclose(file);
   return st;
 }
+
+halo_status halo_shard_read_halo_counts(const char *path, int32_t parts, int64_t *from) {
+  halo_status st = HALO_OK;
+  hid_t file = H5I_INVALID_HID;
+  void *buf = NULL;
+  halo_h5_quiet();
+  if (!path || !from || parts < 1)
+    HALO_FAIL(HALO_ERR_ARG, "halo_shard_read_halo_counts: bad argument");
+  HALO_TRY(halo_h5_open(path, &file));
+  HALO_TRY(read_exact(file, path, "/halo/recv_ptr", HALO_H5_I64, (int64_t)parts + 1, &buf));
+  const int64_t *ptr = buf;
+  /* Not yet checked against the part's digest (halo_shard_read does that):
+   * a damaged offset must only make a worse grouping, never a negative count. */
+  for (int32_t q = 0; q < parts; q++) from[q] = ptr[q + 1] > ptr[q] ? ptr[q + 1] - ptr[q] : 0;
+done:
+  free(buf);
+  if (file >= 0) H5Fclose(file);
+  return st;
+}

@@ -91,6 +91,36 @@ done:
   return st;
 }
 
+/* The grouping of K parts on P < K ranks (halo_shard_group): the halo rows
+ * between every pair of parts come from the parts' /halo/recv_ptr, rank r
+ * reading parts r, r + P, ..., and one allreduce gives every rank the same
+ * matrix, so the same grouping.  A part that cannot be read here counts no
+ * rows (a worse grouping at most): halo_shard_read reports it next. */
+static halo_status group_parts(train_run *r, const char *dir, int32_t *group_of) {
+  halo_status st = HALO_OK;
+  const int32_t parts = r->manifest->parts;
+  int64_t *between = NULL, *row = NULL;
+  char path[4096];
+  if (parts == r->size || parts > HALO_SHARD_GROUP_GREEDY_MAX_PARTS)
+    return halo_shard_group(r->manifest->part_owned, NULL, parts, r->size, group_of);
+  HALO_ALLOC(between, (int64_t)parts * parts, "the halo rows between parts");
+  HALO_ALLOC(row, parts, "the halo rows between parts");
+  for (int32_t p = r->rank; p < parts; p += r->size) {
+    halo_log_set_quiet(1);
+    halo_status read = halo_shard_path(path, sizeof path, dir, p, parts);
+    if (read == HALO_OK) read = halo_shard_read_halo_counts(path, parts, row);
+    halo_log_set_quiet(0);
+    for (int32_t q = 0; q < parts; q++)
+      between[(int64_t)q * parts + p] = read == HALO_OK ? row[q] : 0;
+  }
+  HALO_MPI(MPI_Allreduce(MPI_IN_PLACE, between, parts * parts, MPI_INT64_T, MPI_SUM, r->comm));
+  HALO_TRY(halo_shard_group(r->manifest->part_owned, between, parts, r->size, group_of));
+done:
+  free(between);
+  free(row);
+  return st;
+}
+
 static halo_status load(train_run *r) {
   halo_status st = HALO_OK;
   char path[4096];
@@ -146,7 +176,7 @@ static halo_status load(train_run *r) {
   const int32_t parts = r->manifest->parts;
   HALO_ALLOC(group_of, parts, "the grouping of parts");
   HALO_ALLOC(mine, parts, "this rank's parts");
-  HALO_TRY(halo_shard_group(r->manifest->part_owned, parts, r->size, group_of));
+  HALO_TRY(group_parts(r, dir, group_of));
   for (int32_t p = 0; p < parts; p++) {
     if (group_of[p] != r->rank) continue;
     HALO_TRY(halo_shard_path(path, sizeof path, dir, p, parts));
