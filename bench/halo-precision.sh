@@ -7,8 +7,8 @@
 # epoch time, the share of it in communication, and the final test
 # accuracy.  The link is this machine's shared memory, so the times say
 # what packing costs, not what a slow link saves; the bytes and the
-# accuracy are the results.  (An emulated cluster link, bench/comm-netns.sh
-# in issue 38, needs network namespaces this VM does not grant.)
+# accuracy are the results.  bench/comm-netns.sh runs the modes over an
+# emulated cluster link.
 #
 #   bench/halo-precision.sh [BUILD_DIR]          BUILD_DIR defaults to build
 #
