@@ -33,7 +33,15 @@ def load(path, normalize):
             raise SystemExit(f"{path}: needs a 1-part run (has {int(f.attrs['parts'])} parts)")
         indptr = torch.from_numpy(f["/graph/indptr"][:].astype(np.int64))
         indices = torch.from_numpy(f["/graph/indices"][:].astype(np.int64))
-        x = torch.from_numpy(f["/features"][:])
+        if "/features_csr" in f:  # sparse features (bag of words): halo stores them as CSR
+            n_rows, width = indptr.numel() - 1, int(f.attrs["features"])
+            xp = torch.from_numpy(f["/features_csr/indptr"][:].astype(np.int64))
+            cols = torch.from_numpy(f["/features_csr/indices"][:].astype(np.int64))
+            vals = torch.from_numpy(f["/features_csr/values"][:].astype(np.float32))
+            x = torch.zeros(n_rows, width)
+            x[torch.repeat_interleave(torch.arange(n_rows), xp[1:] - xp[:-1]), cols] = vals
+        else:
+            x = torch.from_numpy(f["/features"][:])
         y = torch.from_numpy(f["/labels"][:].astype(np.int64))
         splits = [torch.from_numpy(f[f"/split/{k}"][:].astype(np.int64)) for k in ("train", "valid", "test")]
     if normalize:  # torch_geometric.transforms.NormalizeFeatures
