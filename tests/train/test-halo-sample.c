@@ -8,7 +8,8 @@
  *    node kept at one P is kept at the other.
  *  - End to end on the bundled Cora: the bytes measured equal the bytes
  *    predicted every epoch (they change with the epoch's draw) at P = 2
- *    and 3, also with int8 rows; p = 1 is the plain run bit for bit; a
+ *    and 3, also with int8 rows, and halo-partition predicts the same
+ *    bytes epoch by epoch; p = 1 is the plain run bit for bit; a
  *    --deterministic run repeats bit for bit; the refusals are one line.
  * (Gradients of a sampled epoch against central differences:
  * tests/train/test-layers.c, halo_sample_p3.) */
@@ -162,6 +163,30 @@ Test(halo_sample, cora_bytes_predicted_every_epoch, .timeout = 300) {
       cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0, "P=%d %s: layer bytes off", np,
                    modes[k]);
       plain_bytes = tr_json_num(sum, "halo_bytes_fp32_per_epoch");
+      if (np == 2 && k == 0) {
+        /* halo-partition predicts the same bytes, epoch by epoch. */
+        char pshards[600], pjson[700];
+        snprintf(pshards, sizeof pshards, "%s/predict", dir);
+        snprintf(pjson, sizeof pjson, "%s.json", pshards);
+        char flags[128];
+        snprintf(flags, sizeof flags, "1433,16,7 --halo-sample 0.5 --train-seed 4 --epochs %d",
+                 EPOCHS);
+        partition(CORA, 2, "metis", flags, pshards, pjson);
+        char *text = tr_slurp(pjson);
+        cr_assert(text);
+        const char *at = strstr(text, "\"predicted_halo_bytes_sampled\": [");
+        cr_assert(at, "%s: no predicted_halo_bytes_sampled", pjson);
+        at = strchr(at, '[') + 1;
+        for (int e = 0; e < EPOCHS; e++) {
+          char *end;
+          const double v = strtod(at, &end);
+          cr_assert(end != at, "%s: the array ends at epoch %d", pjson, e + 1);
+          cr_expect_eq(v, m.predicted[e], "epoch %d: halo-partition predicts %.0f, halo-train %.0f",
+                       e + 1, v, m.predicted[e]);
+          at = end + (*end == ',');
+        }
+        free(text);
+      }
       cr_expect_lt(m.halo[0], 0.75 * plain_bytes, "P=%d: %.0f bytes of %.0f plain", np, m.halo[0],
                    plain_bytes);
       free(sum);
