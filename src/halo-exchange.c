@@ -111,16 +111,16 @@ struct halo_exchange {
   int64_t quant_row_max;
   /* Boundary sampling (host backend): the rows this epoch's draw keeps,
    * peer by peer in the order of the send and receive lists. */
-  int sampling;            /* the next forward exchanges send the kept rows only */
-  float sample_scale;      /* 1/p */
-  int64_t *halo_gid;       /* n_halo: the global id of each halo row, or NULL: not reserved */
-  int32_t *kept_send;      /* send_total: the kept send rows' owned rows */
-  int64_t *kept_send_gid;  /* send_total: their global ids */
-  int32_t *kept_halo;      /* n_halo: the kept halo rows, from 0 */
-  int64_t *kept_halo_gid;  /* n_halo: their global ids */
-  int64_t *kept_count;     /* 4·npeers: sent to, received from, their offsets */
-  int64_t kept_total[2];   /* kept rows sent and received in all */
-  float *sample_rows;      /* n_halo × max_cols: kept rows in flight */
+  int sampling;           /* the next forward exchanges send the kept rows only */
+  float sample_scale;     /* 1/p */
+  int64_t *halo_gid;      /* n_halo: the global id of each halo row, or NULL: not reserved */
+  int32_t *kept_send;     /* send_total: the kept send rows' owned rows */
+  int64_t *kept_send_gid; /* send_total: their global ids */
+  int32_t *kept_halo;     /* n_halo: the kept halo rows, from 0 */
+  int64_t *kept_halo_gid; /* n_halo: their global ids */
+  int64_t *kept_count;    /* 4·npeers: sent to, received from, their offsets */
+  int64_t kept_total[2];  /* kept rows sent and received in all */
+  float *sample_rows;     /* n_halo × max_cols: kept rows in flight */
   int prec;     /* the precision of the next exchanges (halo_precision) */
   uint64_t key; /* their rounding's key */
   MPI_Request *requests; /* size 2·npeers: receives, then sends */
@@ -555,7 +555,8 @@ static halo_status begin_sampled(halo_exchange *p, float *rows, int32_t cols) {
 static void end_sampled(halo_exchange *p) {
   const int64_t cols = p->cols, n = kept_recv(p);
   float *halo = p->rows + p->n_owned * cols;
-  if (p->prec != HALO_PREC_FP32) halo_cpu_quant_unpack(p->sample_rows, p->quant_recv, p->cols, n, p->prec);
+  if (p->prec != HALO_PREC_FP32)
+    halo_cpu_quant_unpack(p->sample_rows, p->quant_recv, p->cols, n, p->prec);
   memset(halo, 0, (size_t)(p->n_halo * cols) * sizeof(float));
   for (int64_t k = 0; k < n; k++) {
     float *dst = halo + (int64_t)p->kept_halo[k] * cols;
@@ -583,8 +584,8 @@ halo_status halo_exchange_reverse(halo_exchange *p, const float *halo, float *ow
     HALO_TRY(post_sampled(p, (const uint8_t *)p->sample_rows, (uint8_t *)in,
                           (int64_t)cols * (int64_t)sizeof(float), 1));
   }
-  HALO_TRY(halo_watch_waitall(2 * p->npeers, p->requests, p->request_peer,
-                              "the sampled halo exchange"));
+  HALO_TRY(
+      halo_watch_waitall(2 * p->npeers, p->requests, p->request_peer, "the sampled halo exchange"));
   if (p->prec != HALO_PREC_FP32) halo_cpu_quant_unpack(in, p->quant_send, cols, ns, p->prec);
   /* In peer order, one row after the other: the same sums on every run. */
   for (int64_t k = 0; k < ns; k++) {

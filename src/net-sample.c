@@ -99,8 +99,7 @@ halo_status gnn_aggregate_sampled_t(halo_net *g, const adj_matrix *a, float *x, 
   const int64_t n = g->n_owned;
   memset(x + n * cols, 0, (size_t)((g->n_all - n) * cols) * sizeof(float));
   g->ops->spmm(g->be, &a->dev, x, cols, cols, beta, y, cols, NULL, n);
-  g->ops->spmm(g->be, &g->sample_t, x, cols, cols, 0.0f, g->sample_halo, cols, NULL,
-               g->n_all - n);
+  g->ops->spmm(g->be, &g->sample_t, x, cols, cols, 0.0f, g->sample_halo, cols, NULL, g->n_all - n);
   HALO_TRY(halo_exchange_reverse(g->plan, g->sample_halo, y, cols));
 done:
   return st;

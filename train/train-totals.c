@@ -191,7 +191,8 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_key_int(j, "halo_rows_sent", rep->kept_rows);
   {
     const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
-    halo_json_key_int(j, "halo_bytes_fp32_plain", halo_predict_epoch_bytes(rep->halo_rows, &exchanges));
+    halo_json_key_int(j, "halo_bytes_fp32_plain",
+                      halo_predict_epoch_bytes(rep->halo_rows, &exchanges));
   }
   /* Per layer, [forward, backward], measured and predicted. */
   for (int pred = 0; pred < 2; pred++) {

@@ -82,8 +82,13 @@ Test(halo_sample, senders_and_receivers_agree_at_every_p) {
   uint8_t *kept_at[2] = {0};
   int64_t nodes = 0;
   for (int32_t parts = 2; parts <= 3; parts++) {
-    fx_spec spec = {.nodes = 300, .avg_degree = 4, .features = 2, .density = 1.0f, .classes = 2,
-                    .parts = parts, .seed = seed + (uint64_t)parts};
+    fx_spec spec = {.nodes = 300,
+                    .avg_degree = 4,
+                    .features = 2,
+                    .density = 1.0f,
+                    .classes = 2,
+                    .parts = parts,
+                    .seed = seed + (uint64_t)parts};
     fx_graph *g = fx_graph_new(&spec);
     nodes = g->n;
     uint8_t *kept = calloc((size_t)g->n, 1);
@@ -116,7 +121,8 @@ Test(halo_sample, senders_and_receivers_agree_at_every_p) {
    * in one is never a dropped boundary node in the other, as the draw is
    * the node's. */
   for (int64_t v = 0; v < nodes; v++)
-    if (kept_at[0][v] || kept_at[1][v]) cr_expect(halo_sample_keep(key, v, p), "node %lld", (long long)v);
+    if (kept_at[0][v] || kept_at[1][v])
+      cr_expect(halo_sample_keep(key, v, p), "node %lld", (long long)v);
   free(kept_at[0]);
   free(kept_at[1]);
 }
@@ -202,8 +208,7 @@ Test(halo_sample, p1_is_plain_and_deterministic_repeats, .timeout = 300) {
   snprintf(json, sizeof json, "%s.json", shards);
   partition(CORA, 2, "metis", "1433,16,7", shards, json);
   const char *runs[] = {"--deterministic", "--deterministic --halo-sample 1",
-                        "--deterministic --halo-sample 0.3",
-                        "--deterministic --halo-sample 0.3"};
+                        "--deterministic --halo-sample 0.3", "--deterministic --halo-sample 0.3"};
   run_report r[4];
   for (int k = 0; k < 4; k++) {
     char extra[256];

@@ -148,7 +148,7 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
                 .seed = seed,
                 .normalize = 1,
                 .epoch = epoch,
-                .kind = !pc->model                     ? FX_GCN
+                .kind = !pc->model                       ? FX_GCN
                         : strcmp(pc->model, "sage") == 0 ? FX_SAGE
                         : strcmp(pc->model, "gin") == 0  ? FX_GIN
                         : strcmp(pc->model, "gat") == 0  ? FX_GAT
