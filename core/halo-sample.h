@@ -24,6 +24,10 @@
  * lists go on). */
 enum { HALO_RNG_HALO_SAMPLE = 8 };
 
+/* Whether --halo-sample p samples at all: 0 < p < 1 (p = 1 is the plain
+ * exchange; an options struct left at 0 samples nothing either). */
+HALO_HD int halo_sample_on(float p) { return p > 0.0f && p < 1.0f; }
+
 /* The key of epoch `epoch`'s draw. */
 HALO_HD uint64_t halo_sample_key(uint64_t seed, int64_t epoch) {
   return halo_rng_key(seed, HALO_RNG_HALO_SAMPLE, (uint64_t)epoch, 0);

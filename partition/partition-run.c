@@ -16,6 +16,7 @@
 #include "halo-mpi.h"
 #include "halo-partition-run.h"
 #include "halo-predict.h"
+#include "halo-sample.h"
 
 /* Progress lines appear for inputs of more than this many edges. */
 enum { PROGRESS_EDGES = 1000000 };
@@ -529,7 +530,7 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
   timing_lap(&t, HALO_RUN_WRITE);
   t.peak_rss_max = t.peak_rss_sum = halo_memory_peak();
   t.block_edges_max = g->m;
-  if (c->ndims > 0 && c->halo_sample < 1.0f) {
+  if (c->ndims > 0 && halo_sample_on(c->halo_sample)) {
     HALO_ALLOC(sample_rows, c->sample_epochs, "the sampled prediction");
     HALO_TRY(sampled_rows(c, g, part, sample_rows));
   }

@@ -15,6 +15,7 @@
 #include "halo-mpi.h"
 #include "halo-partition-run.h"
 #include "halo-partition.h"
+#include "halo-sample.h"
 
 #ifndef HALO_VERSION
 #define HALO_VERSION "unknown"
@@ -345,14 +346,14 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   rq->halo_precision = c->net.halo_precision;
   rq->halo_precision_bwd = c->net.halo_precision_bwd;
   rq->halo_sample = c->net.halo_sample;
-  if ((given[F_TRAIN_SEED] || given[F_EPOCHS]) && rq->halo_sample >= 1.0f)
+  if ((given[F_TRAIN_SEED] || given[F_EPOCHS]) && !halo_sample_on(rq->halo_sample))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says which draws --halo-sample predicts; give --halo-sample P < 1",
               given[F_TRAIN_SEED] ? "--train-seed" : "--epochs");
-  if (rq->halo_sample < 1.0f && rq->ndims == 0)
+  if (halo_sample_on(rq->halo_sample) && rq->ndims == 0)
     HALO_FAIL(HALO_ERR_ARG, "--halo-sample: it says what --dims predicts for; give --dims too");
-  if (rq->halo_sample < 1.0f && c->net.model == HALO_MODEL_GAT)
+  if (halo_sample_on(rq->halo_sample) && c->net.model == HALO_MODEL_GAT)
     HALO_FAIL(HALO_ERR_ARG, "--halo-sample: halo-train refuses it with gat");
-  if (rq->halo_sample < 1.0f && opt->method == HALO_METHOD_PTSCOTCH)
+  if (halo_sample_on(rq->halo_sample) && opt->method == HALO_METHOD_PTSCOTCH)
     HALO_FAIL(HALO_ERR_ARG,
               "--halo-sample: the sampled prediction is made by the sequential run (the "
               "distributed run holds no whole graph); use another --method");

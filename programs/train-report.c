@@ -15,6 +15,7 @@
 #include "halo-memory.h"
 #include "halo-model.h"
 #include "halo-predict.h"
+#include "halo-sample.h"
 #include "halo-train.h"
 
 /* Below this much above the prediction, a use more than twice the
@@ -289,7 +290,7 @@ static void report_header(void *ctx, const halo_train_report *rep) {
             halo_precision_names[rep->gcn->halo_precision],
             halo_precision_names[rep->gcn->halo_precision_bwd],
             halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
-  if (o->halo_sample < 1.0f)
+  if (halo_sample_on(o->halo_sample))
     fprintf(out,
             "halo rows: training keeps a keyed %g of the boundary rows each epoch, scaled by 1/%g "
             "(BNS-GCN; evaluation uses them all); each epoch's bytes are predicted from its "
@@ -335,10 +336,10 @@ static int report_epoch(void *ctx, const halo_train_report *rep, int64_t epoch,
     /* A sampled or low-bit exchange: its mode and the fp32 plain bytes. */
     char mode[96] = "";
     const halo_net_options *o = rep->gcn;
-    if (o->halo_sample < 1.0f || o->halo_precision || o->halo_precision_bwd) {
+    if (halo_sample_on(o->halo_sample) || o->halo_precision || o->halo_precision_bwd) {
       const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
       char sample[32] = "";
-      if (o->halo_sample < 1.0f) snprintf(sample, sizeof sample, "sample %g, ", o->halo_sample);
+      if (halo_sample_on(o->halo_sample)) snprintf(sample, sizeof sample, "sample %g, ", o->halo_sample);
       snprintf(mode, sizeof mode, "; %s%s/%s; fp32 plain %.4f", sample,
                halo_precision_names[o->halo_precision], halo_precision_names[o->halo_precision_bwd],
                halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);

@@ -74,7 +74,7 @@ done:
 
 halo_status gnn_sample_setup(halo_net *g, const halo_shard *s, int32_t widest) {
   halo_status st = HALO_OK;
-  if (g->opt.halo_sample >= 1.0f) return HALO_OK;
+  if (!halo_sample_on(g->opt.halo_sample)) return HALO_OK;
   HALO_TRY(halo_exchange_sample_reserve(g->plan, s, 1));
   HALO_TRY(transpose_halo(&g->adj_fwd.host, g->n_owned, g->n_all - g->n_owned, &g->sample_t));
   HALO_ALLOC(g->sample_halo, (g->n_all - g->n_owned) * (int64_t)widest, "the sampled halo rows");
@@ -89,7 +89,7 @@ void gnn_sample_free(halo_net *g) {
 }
 
 void gnn_sample_epoch(halo_net *g, int64_t epoch) {
-  if (g->opt.halo_sample < 1.0f)
+  if (halo_sample_on(g->opt.halo_sample))
     halo_exchange_sample_select(g->plan, halo_sample_key(g->opt.seed, epoch), g->opt.halo_sample);
 }
 

@@ -18,6 +18,7 @@
 #include "halo-exact.h"
 #include "halo-quant.h"
 #include "halo-rng.h"
+#include "halo-sample.h"
 #include "halo-watchdog.h"
 
 static uint64_t dropout_key(const halo_net *g, int64_t epoch, int l) {
@@ -143,7 +144,7 @@ static halo_status forward(halo_net *g, int train, int64_t epoch) {
   g->pass.training = train;
   /* --halo-sample: training's exchanges carry the epoch's kept rows;
    * evaluation uses the full graph. */
-  halo_exchange_sample_use(g->plan, train && g->opt.halo_sample < 1.0f);
+  halo_exchange_sample_use(g->plan, train && halo_sample_on(g->opt.halo_sample));
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
     halo_watch_layer(train ? "forward" : "evaluation", l);
@@ -199,7 +200,7 @@ static halo_status backward(halo_net *g, int64_t epoch) {
     halo_exchange_set_precision(g->plan, g->opt.halo_precision_bwd,
                                 halo_quant_key(g->opt.seed, epoch, l, 1));
     const int64_t sent = halo_exchange_stats_get(g->plan).bytes_sent;
-    g->pass.sampled_back = g->opt.halo_sample < 1.0f;
+    g->pass.sampled_back = halo_sample_on(g->opt.halo_sample);
     st = ly->kind->backward(g, ly, &in, &dz, &tmp, l > 0);
     g->pass.sampled_back = 0;
     g->layer_bytes[l][1] = halo_exchange_stats_get(g->plan).bytes_sent - sent;

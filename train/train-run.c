@@ -23,6 +23,7 @@
 #include "halo-net.h"
 #include "halo-predict.h"
 #include "halo-profile.h"
+#include "halo-sample.h"
 #include "halo-shard.h"
 #include "halo-train.h"
 #include "halo-watchdog.h"
@@ -499,7 +500,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   }
   HALO_TRY(halo_mpi_agree(r->comm, st));
   /* --halo-sample: the prediction draws from the halo rows' ids each epoch. */
-  if (r->args.gcn.halo_sample < 1.0f && !r->args.eval_only) {
+  if (halo_sample_on(r->args.gcn.halo_sample) && !r->args.eval_only) {
     st = HALO_CALLOC(r->halo_gid, r->shard->n_halo) ? HALO_OK : HALO_ERR_NOMEM;
     if (st == HALO_OK)
       memcpy(r->halo_gid, r->shard->global_id + r->shard->n_owned,

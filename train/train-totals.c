@@ -10,6 +10,7 @@
 
 #include "halo-json.h"
 #include "halo-model.h"
+#include "halo-sample.h"
 #include "halo-sha256.h"
 #include "halo-train.h"
 #include "halo-watchdog.h"
@@ -102,7 +103,7 @@ halo_status train_totals_sample(halo_train_report *rep, const int64_t *gid, int6
                                 int64_t epoch) {
   halo_status st = HALO_OK;
   const halo_net_options *o = rep->gcn;
-  if (o->halo_sample >= 1.0f) return HALO_OK;
+  if (!halo_sample_on(o->halo_sample)) return HALO_OK;
   int64_t mine = halo_predict_sample_rows(gid, n, o->seed, epoch, o->halo_sample), all = 0;
   HALO_TRY(halo_watch_allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, rep->comm,
                                 "the sampled rows' prediction"));

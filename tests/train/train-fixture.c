@@ -347,7 +347,7 @@ void fx_model_init(const fx_model *m, double *p) {
  * j's row as i's part reads it: 1 within a part; across parts 1/p when
  * j's keyed draw keeps it, else 0 (the full graph's normalisation stays). */
 static double ref_sample(const fx_model *m, const fx_graph *g, int64_t i, int64_t j) {
-  if (!(m->halo_sample > 0.0f && m->halo_sample < 1.0f) || g->part[i] == g->part[j]) return 1.0;
+  if (!halo_sample_on(m->halo_sample) || g->part[i] == g->part[j]) return 1.0;
   const uint64_t key = halo_sample_key(m->seed, m->epoch);
   return halo_sample_keep(key, j, m->halo_sample) ? 1.0 / (double)m->halo_sample : 0.0;
 }
