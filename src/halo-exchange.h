@@ -11,7 +11,8 @@
  *
  * The forward direction (owner -> holder) is the only one GCN needs: its
  * normalised adjacency is symmetric, so the backward pass applies the same
- * exchange to gradients.
+ * exchange to gradients.  --halo-sample's epoch graph is not symmetric, and
+ * its backward sends the other way (halo_exchange_reverse).
  */
 #ifndef HALO_EXCHANGE_H
 #define HALO_EXCHANGE_H
