@@ -466,6 +466,16 @@ halo_status halo_exchange_sample_reserve(halo_exchange *p, const halo_shard *s, 
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
               "--halo-sample: the sampled exchange gathers its rows on the host; it runs with "
               "--device cpu only (no CUDA twin yet)");
+  /* Sampled rows travel as bytes: fp32's 4c, or a packed row's at most. */
+  const int64_t row_max = quant_row_max(p->max_cols);
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    const int64_t rows = q->send_rows > q->recv_rows ? q->send_rows : q->recv_rows;
+    if (rows * row_max > INT_MAX)
+      HALO_FAIL(HALO_ERR_LIMIT,
+                "--halo-sample: %lld rows to part %d exceed one MPI message (INT_MAX bytes)",
+                (long long)rows, q->rank);
+  }
   const size_t halo = p->n_halo > 0 ? (size_t)p->n_halo : 1;
   const size_t send = p->send_total > 0 ? (size_t)p->send_total : 1;
   HALO_ALLOC(p->halo_gid, halo, "the halo rows' ids");
