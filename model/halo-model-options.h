@@ -53,6 +53,8 @@ typedef struct halo_net_options {
                              of ranks, partition and thread count; CPU backend only */
   int halo_precision;     /* halo_precision of the forward exchanges (features) in training */
   int halo_precision_bwd; /* and of the backward ones (gradients); evaluation is always fp32 */
+  float halo_sample;      /* training keeps this keyed fraction of the boundary rows each epoch,
+                             scaled by 1/p (BNS-GCN; core/halo-sample.h); 1: every row */
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */
@@ -184,7 +186,16 @@ extern const char *const halo_norm_names[];
   X(HALO_PRECISION_BWD,                                                                          \
     HALO_FLAG_CHOICE_ROW("--halo-precision-bwd", T, P(halo_precision_bwd), halo_precision_names, \
                          "training's backward halo rows (gradients): the same words"),           \
-    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)
+    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)    \
+  X(HALO_SAMPLE,                                                                                 \
+    HALO_FLAG_REAL_ROW("--halo-sample", T, P(halo_sample), 0.0, 1.0, HALO_FLAG_LO_OPEN, "P",     \
+                       "training keeps a keyed fraction P of the boundary rows each\n"           \
+                       "epoch, scaled by 1/P (BNS-GCN); 1 (default) keeps all"),                 \
+    "halo_sample", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 33, -1, 1.0)
+
+/* The largest SLOT a row may take: the checkpoint visits 1..this.  Slots
+ * are reserved in ranges by area, so a group may have holes. */
+enum { HALO_MOPT_MAX_SLOT = 64 };
 
 /* The member path of an option in halo_net_options itself. */
 #define HALO_MODEL_OPTION_FIELD(x) x

@@ -1,5 +1,7 @@
 #include "halo-predict.h"
 
+#include "halo-sample.h"
+
 int64_t halo_predict_epoch_columns(const halo_model_comm *m) {
   int64_t cols = 0;
   for (int l = 0; l < m->layers; l++) cols += (int64_t)m->layer[l].fwd + m->layer[l].bwd;
@@ -44,4 +46,13 @@ int64_t halo_predict_cagnet1d_bytes(int64_t nodes, int32_t parts, const int32_t 
 
 int64_t halo_predict_broadcast1d_bytes(int64_t nodes, int32_t parts, const halo_model_comm *m) {
   return (int64_t)(parts - 1) * nodes * halo_predict_epoch_columns(m) * (int64_t)sizeof(float);
+}
+
+int64_t halo_predict_sample_rows(const int64_t *gid, int64_t n, uint64_t seed, int64_t epoch,
+                                 float p) {
+  if (p >= 1.0f) return n;
+  const uint64_t key = halo_sample_key(seed, epoch);
+  int64_t kept = 0;
+  for (int64_t k = 0; k < n; k++) kept += halo_sample_keep(key, gid[k], p);
+  return kept;
 }

@@ -54,6 +54,15 @@ int64_t halo_predict_layer_bytes(int64_t halo_rows, const halo_layer_comm *c, in
  * exchanges at fwd and the backward ones at bwd. Local. */
 int64_t halo_predict_epoch_bytes_at(int64_t halo_rows, const halo_model_comm *m, int fwd, int bwd);
 
+/* --halo-sample p: of the n halo rows whose nodes have global ids gid[],
+ * those that cross in training epoch `epoch` under seed `seed`
+ * (core/halo-sample.h's keyed draw; all n when p >= 1).  Every exchange of
+ * a sampled epoch moves these rows and no others, forward and backward, so
+ * the epoch's bytes are halo_predict_epoch_bytes_at of their sum over the
+ * parts. Local. */
+int64_t halo_predict_sample_rows(const int64_t *gid, int64_t n, uint64_t seed, int64_t epoch,
+                                 float p);
+
 /* CAGNET's 1D algorithm as coded (Tripathy et al., SC'20): every layer
  * broadcasts its input forward (d_in) and its output gradient backward
  * (d_out) to all other ranks: (P-1) · n · Σ_l (d_in + d_out) · 4, for the

@@ -38,6 +38,9 @@ typedef struct halo_partition_run_request {
   int metis_switched;      /* set by the run: metis was asked for, the graph is past its limit */
   const char *parts_file;  /* ptscotch: HALO_TEST_PARTS_FILE, a test hook (cli-env.c) */
   int halo_precision, halo_precision_bwd; /* --dims: the exchange's precisions (halo-quant.h) */
+  float halo_sample;       /* --dims --halo-sample: halo-train's boundary sampling (1: off) */
+  uint64_t sample_seed;    /* --train-seed: halo-train's --seed, which keys the draw */
+  int32_t sample_epochs;   /* --epochs: the epochs 1..N whose sampled bytes are predicted */
   int64_t clean_round;     /* ptscotch: HALO_TEST_CLEAN_ROUND, a test hook; 0: unset */
 } halo_partition_run_request;
 
@@ -65,6 +68,9 @@ typedef struct halo_partition_timing {
 /* Everything --dims derives. */
 typedef struct halo_partition_prediction {
   int64_t epoch, epoch_static, setup, cagnet1d, broadcast1d;
+  /* --halo-sample: epoch e's bytes (input dropout on) at [e - 1], for
+   * rq->sample_epochs epochs; NULL otherwise (owned by the run) */
+  int64_t *sampled;
   halo_model_desc dropout, no_dropout; /* the model with and without input dropout */
 } halo_partition_prediction;
 

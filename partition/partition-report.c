@@ -148,6 +148,15 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
     halo_json_key_int(&j, "predicted_halo_bytes_per_epoch", pr->epoch);
     halo_json_key_int(&j, "predicted_halo_bytes_per_epoch_static", pr->epoch_static);
     halo_json_key_int(&j, "predicted_setup_halo_bytes", pr->setup);
+    if (pr->sampled) {
+      /* halo-train --halo-sample: each epoch's bytes from its keyed draw. */
+      halo_json_key_double(&j, "halo_sample", c->halo_sample, "%.9g");
+      halo_json_key_int(&j, "train_seed", (int64_t)c->sample_seed);
+      halo_json_key(&j, "predicted_halo_bytes_sampled");
+      halo_json_array_begin(&j);
+      for (int32_t e = 0; e < c->sample_epochs; e++) halo_json_int(&j, pr->sampled[e]);
+      halo_json_array_end(&j);
+    }
     halo_json_key_int(&j, "cagnet1d_bytes_per_epoch", pr->cagnet1d);
     halo_json_key_int(&j, "broadcast1d_bytes_per_epoch", pr->broadcast1d);
     json_ratio(&j, "cagnet1d_ratio", pr->cagnet1d, pr->epoch);

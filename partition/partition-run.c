@@ -16,6 +16,7 @@
 #include "halo-mpi.h"
 #include "halo-partition-run.h"
 #include "halo-predict.h"
+#include "halo-sample.h"
 
 /* Progress lines appear for inputs of more than this many edges. */
 enum { PROGRESS_EDGES = 1000000 };
@@ -352,11 +353,40 @@ static void outputs_close(outputs *o) {
  * into place, and the table.  The JSON goes into place before DIR, and is
  * taken back if DIR cannot follow: a failure leaves neither
  * (docs/partition.md, "Errors"). */
+/* --halo-sample: each epoch's halo rows that halo-train's keyed draw keeps,
+ * over all parts: node v is a halo row of every other part it has a
+ * neighbour in, and crosses in epoch e iff halo_sample_keep says so
+ * (halo_predict_sample_rows over the ids of those rows). rows[e - 1] for
+ * e = 1..c->sample_epochs. Local. */
+static halo_status sampled_rows(const halo_partition_run_request *c, const halo_graph *g,
+                                const int32_t *part, int64_t *rows) {
+  halo_status st = HALO_OK;
+  int64_t *seen = NULL, *ids = NULL, n = 0;
+  HALO_ALLOC(seen, c->opt.parts, "the sampled prediction");
+  HALO_ALLOC(ids, g->indptr[g->n] + 1, "the sampled prediction");
+  for (int32_t q = 0; q < c->opt.parts; q++) seen[q] = -1;
+  /* One id per (node, other part it neighbours): the halo rows of all parts. */
+  for (int64_t v = 0; v < g->n; v++)
+    for (int64_t k = g->indptr[v]; k < g->indptr[v + 1]; k++) {
+      const int32_t q = part[g->indices[k]];
+      if (q == part[v] || seen[q] == v) continue;
+      seen[q] = v;
+      ids[n++] = v;
+    }
+  for (int32_t e = 1; e <= c->sample_epochs; e++)
+    rows[e - 1] = halo_predict_sample_rows(ids, n, c->sample_seed, e, c->halo_sample);
+done:
+  free(seen);
+  free(ids);
+  return st;
+}
+
 static halo_status publish(const halo_partition_run_request *c, const halo_graph *g,
                            const halo_clean_report *clean, const halo_partition_stats *stats,
-                           uint64_t run_id, const halo_partition_timing *t, outputs *o) {
+                           const int64_t *sample_rows, uint64_t run_id,
+                           const halo_partition_timing *t, outputs *o) {
   halo_status st = HALO_OK;
-  halo_partition_prediction pred, *pr = NULL;
+  halo_partition_prediction pred = {0}, *pr = NULL;
   int json_placed = 0;
   int32_t empty = 0;
   for (int32_t p = 0; p < stats->parts; p++) empty += stats->owned[p] == 0;
@@ -366,6 +396,13 @@ static halo_status publish(const halo_partition_run_request *c, const halo_graph
   if (c->ndims > 0) {
     HALO_TRY(halo_partition_predict(c, stats, &pred));
     pr = &pred;
+    if (sample_rows) {
+      const halo_model_comm dropout = halo_model_comm_of(&pred.dropout);
+      HALO_ALLOC(pred.sampled, c->sample_epochs, "the sampled prediction");
+      for (int32_t e = 0; e < c->sample_epochs; e++)
+        pred.sampled[e] = halo_predict_epoch_bytes_at(sample_rows[e], &dropout, c->halo_precision,
+                                                      c->halo_precision_bwd);
+    }
   }
   if (o->json) {
     HALO_TRY(halo_partition_report_json(halo_outfile_stream(o->json), c, g, clean, stats, pr,
@@ -402,6 +439,7 @@ done:
     unlink(c->json);
     halo_cleanup_drop(c->json);
   }
+  free(pred.sampled);
   return st;
 }
 
@@ -410,6 +448,7 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
   halo_graph *g = NULL;
   halo_partition_stats *stats = NULL;
   int32_t *part = NULL;
+  int64_t *sample_rows = NULL; /* --halo-sample: each epoch's kept halo rows */
   outputs out = {0};
   halo_clean_report clean = {0};
   halo_partition_timing t;
@@ -492,10 +531,15 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
   timing_lap(&t, HALO_RUN_WRITE);
   t.peak_rss_max = t.peak_rss_sum = halo_memory_peak();
   t.block_edges_max = g->m;
-  HALO_TRY(publish(c, g, &clean, stats, run_id, &t, &out));
+  if (c->ndims > 0 && halo_sample_on(c->halo_sample)) {
+    HALO_ALLOC(sample_rows, c->sample_epochs, "the sampled prediction");
+    HALO_TRY(sampled_rows(c, g, part, sample_rows));
+  }
+  HALO_TRY(publish(c, g, &clean, stats, sample_rows, run_id, &t, &out));
 done:
   outputs_close(&out);
   halo_partition_stats_destroy(&stats);
+  free(sample_rows);
   free(part);
   halo_graph_destroy(&g);
   return st;
@@ -588,7 +632,7 @@ halo_status halo_partition_run_distributed(halo_partition_run_request *c, MPI_Co
     halo_log_hold(NULL, 0); /* warnings are not held */
     warn_untrainable_counts(&dr.summary, dr.has_split, dr.train);
     halo_log_hold(line, sizeof line);
-    st = publish(c, &dr.summary, &dr.clean, dr.stats, dr.run_id, &t, &out);
+    st = publish(c, &dr.summary, &dr.clean, dr.stats, NULL, dr.run_id, &t, &out);
   }
   halo_log_hold(NULL, 0);
   HALO_TRY(halo_mpi_agree_first(comm, st, line));

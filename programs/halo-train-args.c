@@ -10,6 +10,7 @@
 
 #include "halo-flags.h"
 #include "halo-model-options.h"
+#include "halo-sample.h"
 
 static const char *const devices[] = {"cpu", "cuda", NULL};
 /* By value: a train_metric (programs/train-metrics.h). */
@@ -204,6 +205,14 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     HALO_FAIL(HALO_ERR_ARG,
               "--halo-precision: gat exchanges several blocks per layer (features and "
               "attention scores), which the low-bit rows do not cover; use fp32");
+  if (halo_sample_on(a->gcn.halo_sample) && a->gcn.model == HALO_MODEL_GAT)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-sample: gat's attention softmax over a node's edges has no sampled "
+              "backward here (its rows are not one linear aggregation); use 1");
+  if (halo_sample_on(a->gcn.halo_sample) && strcmp(a->device, "cuda") == 0)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-sample: the sampled exchange gathers its rows on the host; it runs with "
+              "--device cpu only (no CUDA twin yet)");
   if (a->gcn.model == HALO_MODEL_GAT) {
     /* Veličković et al.'s Cora settings (and PyG's example). */
     if (!given[F_HIDDEN]) a->gcn.hidden = 8;

@@ -15,6 +15,7 @@
 #include "halo-mpi.h"
 #include "halo-partition-run.h"
 #include "halo-partition.h"
+#include "halo-sample.h"
 
 #ifndef HALO_VERSION
 #define HALO_VERSION "unknown"
@@ -243,6 +244,13 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
     "predict for halo-train --halo-precision (fp32): packed rows,\n"                               \
     "their scales and offsets counted")                                                            \
   M(HALO_PRECISION_BWD, NULL, "and for its --halo-precision-bwd (fp32)")                          \
+  M(HALO_SAMPLE, NULL,                                                                             \
+    "predict each epoch of halo-train --halo-sample P (1): the\n"                                  \
+    "keyed draw's rows of epochs 1..--epochs, in the JSON")                                        \
+  X(TRAIN_SEED, HALO_FLAG_INT_ROW("--train-seed", C, rq.sample_seed, 0, INT64_MAX, "N",            \
+                                  "with --halo-sample: halo-train's --seed (0), which keys it"))  \
+  X(EPOCHS, HALO_FLAG_INT_ROW("--epochs", C, rq.sample_epochs, 1, 1000000, "N",                     \
+                              "with --halo-sample: the epochs predicted (10)"))                    \
   X(JSON, HALO_FLAG_STRING_ROW("--json", C, rq.json, NULL, "FILE",                                 \
                                "write the statistics as JSON (FILE.tmp.XXXXXX, renamed);\n"        \
                                "- writes it to stdout, and the table to stderr"))                  \
@@ -337,6 +345,18 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   rq->model = halo_model_config_of_options(&c->net);
   rq->halo_precision = c->net.halo_precision;
   rq->halo_precision_bwd = c->net.halo_precision_bwd;
+  rq->halo_sample = c->net.halo_sample;
+  if ((given[F_TRAIN_SEED] || given[F_EPOCHS]) && !halo_sample_on(rq->halo_sample))
+    HALO_FAIL(HALO_ERR_ARG, "%s: it says which draws --halo-sample predicts; give --halo-sample P < 1",
+              given[F_TRAIN_SEED] ? "--train-seed" : "--epochs");
+  if (halo_sample_on(rq->halo_sample) && rq->ndims == 0)
+    HALO_FAIL(HALO_ERR_ARG, "--halo-sample: it says what --dims predicts for; give --dims too");
+  if (halo_sample_on(rq->halo_sample) && c->net.model == HALO_MODEL_GAT)
+    HALO_FAIL(HALO_ERR_ARG, "--halo-sample: halo-train refuses it with gat");
+  if (halo_sample_on(rq->halo_sample) && opt->method == HALO_METHOD_PTSCOTCH)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-sample: the sampled prediction is made by the sequential run (the "
+              "distributed run holds no whole graph); use another --method");
   if (!rq->input) HALO_FAIL(HALO_ERR_ARG, "--input is required (see --help)");
   if (!*rq->input) HALO_FAIL(HALO_ERR_ARG, "--input: no input path or spec given");
   if (!rq->write_metis) {
@@ -419,7 +439,7 @@ done:
 
 int main(int argc, char **argv) {
   halo_log_set_prefix("halo-partition");
-  cli c = {.rq = {.format = HALO_FORMAT_AUTO, .opt = HALO_PARTITION_OPTIONS_INIT}};
+  cli c = {.rq = {.format = HALO_FORMAT_AUTO, .opt = HALO_PARTITION_OPTIONS_INIT, .sample_epochs = 10}};
   halo_model_options_default(&c.net);
   int stop = 0;
   cli_env env;

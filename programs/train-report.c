@@ -15,6 +15,7 @@
 #include "halo-memory.h"
 #include "halo-model.h"
 #include "halo-predict.h"
+#include "halo-sample.h"
 #include "halo-train.h"
 
 /* Below this much above the prediction, a use more than twice the
@@ -289,6 +290,12 @@ static void report_header(void *ctx, const halo_train_report *rep) {
             halo_precision_names[rep->gcn->halo_precision],
             halo_precision_names[rep->gcn->halo_precision_bwd],
             halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
+  if (halo_sample_on(o->halo_sample))
+    fprintf(out,
+            "halo rows: training keeps a keyed %g of the boundary rows each epoch, scaled by 1/%g "
+            "(BNS-GCN; evaluation uses them all); each epoch's bytes are predicted from its "
+            "draw\n",
+            o->halo_sample, o->halo_sample);
   fflush(out);
 }
 
@@ -326,13 +333,25 @@ static int report_epoch(void *ctx, const halo_train_report *rep, int64_t epoch,
     if (e->evaluated)
       snprintf(figures, sizeof figures, "  train %.4f  val %.4f  test %.4f%s", e->acc[0], e->acc[1],
                e->acc[2], extra);
+    /* A sampled or low-bit exchange: its mode and the fp32 plain bytes. */
+    char mode[96] = "";
+    const halo_net_options *o = rep->gcn;
+    if (halo_sample_on(o->halo_sample) || o->halo_precision || o->halo_precision_bwd) {
+      const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
+      char sample[32] = "";
+      if (halo_sample_on(o->halo_sample)) snprintf(sample, sizeof sample, "sample %g, ", o->halo_sample);
+      snprintf(mode, sizeof mode, "; %s%s/%s; fp32 plain %.4f", sample,
+               halo_precision_names[o->halo_precision], halo_precision_names[o->halo_precision_bwd],
+               halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
+    }
     fprintf(out,
             "epoch %4lld  loss %.4f%s  time %.2f ms (compute %.2f, comm %.2f)  eval %.2f ms  wall "
-            "%.2f s  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
+            "%.2f s  halo %.4f MB (predicted %.4f%s)  allreduce %.4f MB\n",
             (long long)epoch, e->loss, figures, 1e3 * e->max[HALO_TRAIN_STEP_S],
             1e3 * (e->max[HALO_TRAIN_STEP_S] - e->sum[HALO_TRAIN_COMM_S] / rep->ranks),
             1e3 * e->sum[HALO_TRAIN_COMM_S] / rep->ranks, 1e3 * e->max[HALO_TRAIN_EVAL_S],
-            e->wall_s, halo / 1e6, rep->predicted_epoch / 1e6, e->sum[HALO_TRAIN_ALLREDUCE_B] / 1e6);
+            e->wall_s, halo / 1e6, rep->predicted_epoch / 1e6, mode,
+            e->sum[HALO_TRAIN_ALLREDUCE_B] / 1e6);
     fflush(out);
   }
   if (t->metrics && !t->metrics_failed) {

@@ -10,6 +10,7 @@
 #include "halo-exact.h"
 #include "halo-exchange.h"
 #include "halo-hostmem.h"
+#include "halo-sample.h"
 
 int64_t gnn_bufs_backend_bytes(int64_t bytes) {
   const int64_t page = HALO_HOSTMEM_HUGE;
@@ -128,6 +129,7 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
                        &p->exchange_backend, &p->exchange_host);
   if (o->halo_precision || o->halo_precision_bwd)
     p->exchange_host += halo_exchange_precision_memory(s, halo_predict_widest(&comm));
+  if (halo_sample_on(o->halo_sample)) p->exchange_host += gnn_sample_memory(s, halo_predict_widest(&comm));
 }
 
 int64_t gnn_bufs_bytes(const gnn_bufs *p, gnn_buf b, int layer) { return p->buf[b][layer].bytes; }

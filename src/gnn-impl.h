@@ -131,9 +131,17 @@ struct halo_net {
   int64_t held, held_peak;
   layer_input in0; /* the first layer's input in the last forward pass */
   struct {
-    int64_t epoch; /* keys the dropout masks */
-    int training;  /* dropout is on */
-  } pass;          /* the forward pass running, or the last one run */
+    int64_t epoch;    /* keys the dropout masks */
+    int training;     /* dropout is on */
+    int sampled_back; /* a sampled backward pass: aggregations go through
+                         gnn_aggregate_sampled_t */
+  } pass;             /* the forward pass running, or the last one run */
+
+  /* --halo-sample (net-sample.c): the transpose of adj_fwd's halo columns
+   * (n_halo × n_owned, host), and the gradients of the halo rows it makes
+   * (n_halo × widest). */
+  halo_csr sample_t;
+  float *sample_halo;
 };
 
 /* --- layer kinds ---------------------------------------------------------- */
@@ -228,6 +236,24 @@ static inline grad_term gnn_input_term(int tensor, const layer_input *in, const 
 /* Deterministic mode: sums every rank's limbs and writes the gradients.
  * Collective. */
 halo_status gnn_exact_allreduce(halo_net *g);
+
+/* --- boundary sampling (net-sample.c) -------------------------------------- */
+
+/* With --halo-sample p < 1: reserves the exchange's sampled rows and builds
+ * sample_t and sample_halo for exchanges of up to `widest` columns.
+ * Local. */
+halo_status gnn_sample_setup(halo_net *g, const halo_shard *s, int32_t widest);
+void gnn_sample_free(halo_net *g);
+/* The host bytes gnn_sample_setup allocates. Local. */
+int64_t gnn_sample_memory(const halo_shard *s, int32_t widest);
+/* Draws epoch `epoch`'s kept boundary rows (no-op without sampling). Local. */
+void gnn_sample_epoch(halo_net *g, int64_t epoch);
+/* Y = Aᵀ·X of the epoch's sampled matrix (+ beta·Y), the backward of a
+ * sampled gnn_aggregate with A = a's transpose: the owned rows of X through
+ * `a`, the halo rows' share through sample_t and the reverse exchange.
+ * X's halo rows are overwritten. Collective over the neighbours. */
+halo_status gnn_aggregate_sampled_t(halo_net *g, const adj_matrix *a, float *x, int32_t cols,
+                                    float beta, float *y);
 
 /* --- set-up shared by net-setup.c and net-input.c -------------------------- */
 

@@ -67,12 +67,14 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "halo-backend-impl.h"
 #include "halo-kernels.h"
 #include "halo-mpi.h"
 #include "halo-quant.h"
 #include "halo-route.h"
+#include "halo-sample.h"
 #include "halo-watchdog.h"
 
 /* Every exchange uses one tag: exchanges never overlap, and MPI keeps the
@@ -107,6 +109,18 @@ struct halo_exchange {
   uint8_t *quant_send; /* send_total × quant_row_max bytes, or NULL: not reserved */
   uint8_t *quant_recv; /* n_halo × quant_row_max bytes */
   int64_t quant_row_max;
+  /* Boundary sampling (host backend): the rows this epoch's draw keeps,
+   * peer by peer in the order of the send and receive lists. */
+  int sampling;           /* the next forward exchanges send the kept rows only */
+  float sample_scale;     /* 1/p */
+  int64_t *halo_gid;      /* n_halo: the global id of each halo row, or NULL: not reserved */
+  int32_t *kept_send;     /* send_total: the kept send rows' owned rows */
+  int64_t *kept_send_gid; /* send_total: their global ids */
+  int32_t *kept_halo;     /* n_halo: the kept halo rows, from 0 */
+  int64_t *kept_halo_gid; /* n_halo: their global ids */
+  int64_t *kept_count;    /* 4·npeers: sent to, received from, their offsets */
+  int64_t kept_total[2];  /* kept rows sent and received in all */
+  float *sample_rows;     /* n_halo × max_cols: kept rows in flight */
   int prec;     /* the precision of the next exchanges (halo_precision) */
   uint64_t key; /* their rounding's key */
   MPI_Request *requests; /* size 2·npeers: receives, then sends */
@@ -324,6 +338,13 @@ void halo_exchange_destroy(halo_exchange **pp) {
     halo__backend_host_free(p->be, (void **)&p->host_recv);
   }
   free(p->send_gid);
+  free(p->halo_gid);
+  free(p->kept_send);
+  free(p->kept_send_gid);
+  free(p->kept_halo);
+  free(p->kept_halo_gid);
+  free(p->kept_count);
+  free(p->sample_rows);
   free(p->quant_send);
   free(p->quant_recv);
   free(p->requests);
@@ -419,6 +440,175 @@ void halo_exchange_set_precision(halo_exchange *p, int prec, uint64_t key) {
   p->key = key;
 }
 
+/* --- boundary sampling ---------------------------------------------------- */
+
+/* The sampled exchange's host allocations, in halo_exchange_sample_reserve's
+ * order: the halo ids and kept lists, the per-peer counts, the rows. */
+static int64_t sample_bytes(int64_t send_total, int64_t n_halo, int npeers, int32_t max_cols) {
+  const int64_t send = send_total > 0 ? send_total : 1, halo = n_halo > 0 ? n_halo : 1;
+  return halo * (int64_t)(2 * sizeof(int64_t) + sizeof(int32_t)) +
+         send * (int64_t)(sizeof(int64_t) + sizeof(int32_t)) +
+         4 * (int64_t)(npeers > 0 ? npeers : 1) * (int64_t)sizeof(int64_t) +
+         halo * max_cols * (int64_t)sizeof(float);
+}
+
+int64_t halo_exchange_sample_memory(const halo_shard *s, int32_t max_cols) {
+  int peers = 0;
+  for (int q = 0; q < s->parts; q++)
+    peers += s->send_ptr[q + 1] > s->send_ptr[q] || s->recv_ptr[q + 1] > s->recv_ptr[q];
+  return sample_bytes(s->send_ptr[s->parts], s->n_halo, peers, max_cols);
+}
+
+halo_status halo_exchange_sample_reserve(halo_exchange *p, const halo_shard *s, int on) {
+  halo_status st = HALO_OK;
+  if (!on || p->halo_gid) return HALO_OK;
+  if (p->mode != MODE_HOST)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "--halo-sample: the sampled exchange gathers its rows on the host; it runs with "
+              "--device cpu only (no CUDA twin yet)");
+  /* Sampled rows travel as bytes: fp32's 4c, or a packed row's at most. */
+  const int64_t row_max = quant_row_max(p->max_cols);
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    const int64_t rows = q->send_rows > q->recv_rows ? q->send_rows : q->recv_rows;
+    if (rows * row_max > INT_MAX)
+      HALO_FAIL(HALO_ERR_LIMIT,
+                "--halo-sample: %lld rows to part %d exceed one MPI message (INT_MAX bytes)",
+                (long long)rows, q->rank);
+  }
+  const size_t halo = p->n_halo > 0 ? (size_t)p->n_halo : 1;
+  const size_t send = p->send_total > 0 ? (size_t)p->send_total : 1;
+  HALO_ALLOC(p->halo_gid, halo, "the halo rows' ids");
+  HALO_ALLOC(p->kept_halo_gid, halo, "the sampled halo rows' ids");
+  HALO_ALLOC(p->kept_halo, halo, "the sampled halo rows");
+  HALO_ALLOC(p->kept_send_gid, send, "the sampled send rows' ids");
+  HALO_ALLOC(p->kept_send, send, "the sampled send rows");
+  HALO_ALLOC(p->kept_count, 4 * (size_t)(p->npeers > 0 ? p->npeers : 1), "the sampled counts");
+  HALO_ALLOC(p->sample_rows, halo * (size_t)p->max_cols, "the sampled halo rows");
+  for (int64_t h = 0; h < p->n_halo; h++) p->halo_gid[h] = s->global_id[s->n_owned + h];
+  halo_exchange_sample_select(p, 0, 1.0f);
+done:
+  return st;
+}
+
+void halo_exchange_sample_select(halo_exchange *p, uint64_t key, float prob) {
+  if (!p->halo_gid) return;
+  int64_t *sent = p->kept_count, *recv = sent + p->npeers;
+  int64_t *sent_off = recv + p->npeers, *recv_off = sent_off + p->npeers;
+  int64_t ns = 0, nr = 0;
+  p->sample_scale = halo_sample_scale(prob);
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    sent_off[i] = ns;
+    for (int64_t k = q->send_off; k < q->send_off + q->send_rows; k++)
+      if (halo_sample_keep(key, p->send_gid[k], prob)) {
+        p->kept_send[ns] = p->send_idx[k];
+        p->kept_send_gid[ns++] = p->send_gid[k];
+      }
+    sent[i] = ns - sent_off[i];
+    recv_off[i] = nr;
+    for (int64_t h = q->recv_off; h < q->recv_off + q->recv_rows; h++)
+      if (halo_sample_keep(key, p->halo_gid[h], prob)) {
+        p->kept_halo[nr] = (int32_t)h;
+        p->kept_halo_gid[nr++] = p->halo_gid[h];
+      }
+    recv[i] = nr - recv_off[i];
+  }
+  p->kept_total[0] = ns;
+  p->kept_total[1] = nr;
+}
+
+void halo_exchange_sample_use(halo_exchange *p, int on) { p->sampling = on && p->halo_gid; }
+
+/* Posts the receives and sends of a sampled exchange: forward (owner to
+ * holder, `rev` 0) the kept send rows, packed in `out`, into `in` by kept
+ * halo row; reverse the other way.  Rows of rb bytes. */
+static halo_status post_sampled(halo_exchange *p, const uint8_t *out, uint8_t *in, int64_t rb,
+                                int rev) {
+  halo_status st = HALO_OK;
+  const int64_t *sent = p->kept_count, *recv = sent + p->npeers;
+  const int64_t *sent_off = recv + p->npeers, *recv_off = sent_off + p->npeers;
+  for (int i = 0; i < p->npeers; i++) {
+    const int64_t n = rev ? sent[i] : recv[i], off = rev ? sent_off[i] : recv_off[i];
+    HALO_MPI(MPI_Irecv(in + off * rb, (int)(n * rb), MPI_BYTE, p->peers[i].rank, EXCHANGE_TAG,
+                       p->comm, &p->requests[i]));
+    p->stats.bytes_recv += n * rb;
+  }
+  for (int i = 0; i < p->npeers; i++) {
+    const int64_t n = rev ? recv[i] : sent[i], off = rev ? recv_off[i] : sent_off[i];
+    HALO_MPI(MPI_Isend(out + off * rb, (int)(n * rb), MPI_BYTE, p->peers[i].rank, EXCHANGE_TAG,
+                       p->comm, &p->requests[p->npeers + i]));
+    p->stats.bytes_sent += n * rb;
+  }
+done:
+  return st;
+}
+
+static int64_t kept_sent(const halo_exchange *p) { return p->kept_total[0]; }
+static int64_t kept_recv(const halo_exchange *p) { return p->kept_total[1]; }
+
+/* Forward: only the kept send rows, packed (fp32, or at the set
+ * precision), into sample_rows or quant_recv; end scatters them. */
+static halo_status begin_sampled(halo_exchange *p, float *rows, int32_t cols) {
+  if (p->prec != HALO_PREC_FP32) {
+    halo_cpu_quant_pack(p->quant_send, rows, cols, p->kept_send, p->kept_send_gid, kept_sent(p),
+                        p->prec, p->key);
+    return post_sampled(p, p->quant_send, p->quant_recv, halo_quant_row_bytes(p->prec, cols), 0);
+  }
+  float *send = p->send_buf.data;
+  p->be->ops->pack(p->be, send, rows, cols, p->kept_send, kept_sent(p));
+  return post_sampled(p, (const uint8_t *)send, (uint8_t *)p->sample_rows,
+                      (int64_t)cols * (int64_t)sizeof(float), 0);
+}
+
+/* After the messages: every halo row 0 but the kept ones, scaled by 1/p. */
+static void end_sampled(halo_exchange *p) {
+  const int64_t cols = p->cols, n = kept_recv(p);
+  float *halo = p->rows + p->n_owned * cols;
+  if (p->prec != HALO_PREC_FP32)
+    halo_cpu_quant_unpack(p->sample_rows, p->quant_recv, p->cols, n, p->prec);
+  memset(halo, 0, (size_t)(p->n_halo * cols) * sizeof(float));
+  for (int64_t k = 0; k < n; k++) {
+    float *dst = halo + (int64_t)p->kept_halo[k] * cols;
+    const float *src = p->sample_rows + k * cols;
+    for (int64_t j = 0; j < cols; j++) dst[j] = p->sample_scale * src[j];
+  }
+}
+
+halo_status halo_exchange_reverse(halo_exchange *p, const float *halo, float *owned, int32_t cols) {
+  halo_status st = HALO_OK;
+  double t0 = MPI_Wtime();
+  if (p->active || !p->halo_gid || cols < 1 || cols > p->max_cols)
+    HALO_FAIL(HALO_ERR_ARG, "sampled reverse exchange of %d columns (at most %d, one at a time)",
+              cols, p->max_cols);
+  const int64_t nr = kept_recv(p), ns = kept_sent(p);
+  float *in = p->send_buf.data; /* send_total × max_cols: room for every kept send row */
+  if (p->prec != HALO_PREC_FP32) {
+    halo_cpu_quant_pack(p->quant_recv, halo, cols, p->kept_halo, p->kept_halo_gid, nr, p->prec,
+                        p->key);
+    HALO_TRY(post_sampled(p, p->quant_recv, p->quant_send, halo_quant_row_bytes(p->prec, cols), 1));
+  } else {
+    for (int64_t k = 0; k < nr; k++)
+      memcpy(p->sample_rows + k * cols, halo + (int64_t)p->kept_halo[k] * cols,
+             (size_t)cols * sizeof(float));
+    HALO_TRY(post_sampled(p, (const uint8_t *)p->sample_rows, (uint8_t *)in,
+                          (int64_t)cols * (int64_t)sizeof(float), 1));
+  }
+  HALO_TRY(
+      halo_watch_waitall(2 * p->npeers, p->requests, p->request_peer, "the sampled halo exchange"));
+  if (p->prec != HALO_PREC_FP32) halo_cpu_quant_unpack(in, p->quant_send, cols, ns, p->prec);
+  /* In peer order, one row after the other: the same sums on every run. */
+  for (int64_t k = 0; k < ns; k++) {
+    float *dst = owned + (int64_t)p->kept_send[k] * cols;
+    const float *src = in + k * cols;
+    for (int64_t j = 0; j < cols; j++) dst[j] += p->sample_scale * src[j];
+  }
+  p->stats.exchanges++;
+done:
+  p->stats.seconds += MPI_Wtime() - t0;
+  return st;
+}
+
 halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
@@ -433,6 +623,10 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
    * halo_exchange_end: the messages are posted anyway, so that the peers'
    * exchange completes and the failure is agreed on afterwards instead of
    * leaving them waiting for rows that never come. */
+  if (p->sampling) {
+    HALO_TRY(begin_sampled(p, rows, cols));
+    goto posted;
+  }
   if (p->prec != HALO_PREC_FP32) {
     HALO_TRY(begin_quant(p, rows, cols));
     goto posted;
@@ -487,7 +681,9 @@ halo_status halo_exchange_end(halo_exchange *p) {
     p->failed = HALO_OK;
     goto done;
   }
-  if (p->prec != HALO_PREC_FP32) {
+  if (p->sampling) {
+    end_sampled(p);
+  } else if (p->prec != HALO_PREC_FP32) {
     halo_cpu_quant_unpack(p->rows + p->n_owned * p->cols, p->quant_recv, p->cols, p->n_halo,
                           p->prec);
   } else if (p->mode == MODE_STAGED) {

@@ -11,7 +11,8 @@
  *
  * The forward direction (owner -> holder) is the only one GCN needs: its
  * normalised adjacency is symmetric, so the backward pass applies the same
- * exchange to gradients.
+ * exchange to gradients.  --halo-sample's epoch graph is not symmetric, and
+ * its backward sends the other way (halo_exchange_reverse).
  */
 #ifndef HALO_EXCHANGE_H
 #define HALO_EXCHANGE_H
@@ -75,6 +76,38 @@ int64_t halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols);
  * crosses as halo_quant_row_bytes(prec, cols) bytes, which is what the
  * counters count.  Local. */
 void halo_exchange_set_precision(halo_exchange *p, int prec, uint64_t key);
+
+/* Boundary sampling (--halo-sample p, core/halo-sample.h).  With `on`,
+ * allocates the kept-row lists (with shard s's halo rows' global ids) and
+ * the staging of the sampled exchanges:
+ * on a host backend only (HALO_ERR_UNSUPPORTED, logged, on a device one),
+ * once, at plan time.  Local. */
+halo_status halo_exchange_sample_reserve(halo_exchange *p, const halo_shard *s, int on);
+
+/* The host bytes halo_exchange_sample_reserve allocates for shard s and
+ * exchanges of up to max_cols columns. Local. */
+int64_t halo_exchange_sample_memory(const halo_shard *s, int32_t max_cols);
+
+/* Draws the rows that cross while sampling is on: node v's row crosses iff
+ * halo_sample_keep(key, v, prob), on the sender's side from its send list
+ * and on the receiver's side from its halo rows, so both agree without a
+ * message.  Needs the reservation. Local. */
+void halo_exchange_sample_select(halo_exchange *p, uint64_t key, float prob);
+
+/* Whether the exchanges begun from now on sample (needs the reservation):
+ * only the drawn rows cross, and halo_exchange_end leaves each drawn halo
+ * row scaled by 1/prob and every other halo row 0, the epoch's graph
+ * without the dropped boundary nodes' edges.  Local. */
+void halo_exchange_sample_use(halo_exchange *p, int on);
+
+/* The sampled backward exchange, the transpose of a sampled forward one:
+ * each part sends the drawn rows of `halo` (n_halo × cols, halo rows in
+ * the plan's order: the gradients of its halo rows) back to their owners,
+ * which add 1/prob times each into the node's row of `owned` (n_owned ×
+ * cols), peers in rank order.  Only the drawn rows cross, at the precision
+ * set last.  Needs the reservation and a selection. Collective over the
+ * neighbours. */
+halo_status halo_exchange_reverse(halo_exchange *p, const float *halo, float *owned, int32_t cols);
 
 /* Counters, cumulative since creation. Local. */
 typedef struct halo_exchange_stats {

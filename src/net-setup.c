@@ -371,6 +371,7 @@ halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   st = halo_exchange_precision_reserve(g->plan, g->opt.halo_precision != HALO_PREC_FP32 ||
                                                     g->opt.halo_precision_bwd != HALO_PREC_FP32);
   if (st == HALO_OK) st = setup_buffers(g, s);
+  if (st == HALO_OK) st = gnn_sample_setup(g, s, max_cols); /* after the aggregation */
   HALO_TRY(halo_mpi_agree(comm, st));
 
   /* Global split sizes: the loss is a mean over every rank's train nodes
@@ -436,6 +437,7 @@ void halo_net_destroy(halo_net **gp) {
     csr_release(g, &g->adj_fwd.host, &g->adj_fwd.dev);
     csr_release(g, &g->adj_bwd_own.host, &g->adj_bwd_own.dev);
   }
+  gnn_sample_free(g);
   halo_exchange_destroy(&g->plan);
   if (g->host_grads) halo__backend_host_free(g->be, (void **)&g->host_grads);
   free(g->exact);

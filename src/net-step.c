@@ -18,6 +18,7 @@
 #include "halo-exact.h"
 #include "halo-quant.h"
 #include "halo-rng.h"
+#include "halo-sample.h"
 #include "halo-watchdog.h"
 
 static uint64_t dropout_key(const halo_net *g, int64_t epoch, int l) {
@@ -141,6 +142,9 @@ static halo_status forward(halo_net *g, int train, int64_t epoch) {
   halo_status st = HALO_OK;
   g->pass.epoch = epoch;
   g->pass.training = train;
+  /* --halo-sample: training's exchanges carry the epoch's kept rows;
+   * evaluation uses the full graph. */
+  halo_exchange_sample_use(g->plan, train && halo_sample_on(g->opt.halo_sample));
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
     halo_watch_layer(train ? "forward" : "evaluation", l);
@@ -150,8 +154,9 @@ static halo_status forward(halo_net *g, int train, int64_t epoch) {
     halo_exchange_set_precision(g->plan, train ? g->opt.halo_precision : HALO_PREC_FP32,
                                 halo_quant_key(g->opt.seed, epoch, l, 0));
     const int64_t sent = halo_exchange_stats_get(g->plan).bytes_sent;
-    HALO_TRY(ly->kind->forward(g, ly, &in));
+    st = ly->kind->forward(g, ly, &in);
     g->layer_bytes[l][0] = halo_exchange_stats_get(g->plan).bytes_sent - sent;
+    if (st != HALO_OK) goto done;
     add_residual(g, ly, &in);
     if (ly->desc->norm_tensor >= 0)
       g->ops->layernorm(g->be, fbuf(&ly->z), g->n_owned, ly->d_out,
@@ -176,6 +181,7 @@ static halo_status forward(halo_net *g, int train, int64_t epoch) {
     }
   }
 done:
+  halo_exchange_sample_use(g->plan, 0);
   return st;
 }
 
@@ -194,8 +200,11 @@ static halo_status backward(halo_net *g, int64_t epoch) {
     halo_exchange_set_precision(g->plan, g->opt.halo_precision_bwd,
                                 halo_quant_key(g->opt.seed, epoch, l, 1));
     const int64_t sent = halo_exchange_stats_get(g->plan).bytes_sent;
-    HALO_TRY(ly->kind->backward(g, ly, &in, &dz, &tmp, l > 0));
+    g->pass.sampled_back = halo_sample_on(g->opt.halo_sample);
+    st = ly->kind->backward(g, ly, &in, &dz, &tmp, l > 0);
+    g->pass.sampled_back = 0;
     g->layer_bytes[l][1] = halo_exchange_stats_get(g->plan).bytes_sent - sent;
+    if (st != HALO_OK) goto done;
     if (l > 0 && ly->desc->residual != HALO_RESIDUAL_NONE)
       g->ops->axpy(g->be, dz, fbuf(&g->g2), g->n_owned * ly->d_in, 1.0f, NULL);
     if (l > 0) {
@@ -234,6 +243,7 @@ halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) 
   halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
   int64_t correct = 0;
 
+  gnn_sample_epoch(g, epoch);
   HALO_TRY(forward(g, 1, epoch));
   const int64_t scored = g->info.global_scored[SPLIT_TRAIN];
   const float scale = scored > 0 ? 1.0f / (float)scored : 0.0f;

@@ -141,7 +141,9 @@ typedef struct halo_train_report {
   const halo_net_options *gcn;
   const halo_backend *be;
   int64_t halo_rows;       /* Σ over parts */
-  int64_t predicted_epoch; /* halo bytes per epoch, Σ over ranks */
+  int64_t predicted_epoch; /* halo bytes of this epoch, Σ over ranks */
+  int64_t kept_rows;       /* the rows each exchange of this epoch moves, Σ over parts: halo_rows,
+                              or with --halo-sample the epoch's keyed draw of them */
   int64_t setup_bytes;     /* halo bytes of the set-up, Σ over ranks */
   /* The run's totals, on every rank (halo_train_run keeps them). */
   int64_t first_epoch; /* the first epoch this run trains */

@@ -211,6 +211,12 @@ halo_status train_totals_reduce(const halo_train_report *rep, const halo_net_sta
  * its time after the warm-up, and the best validation figure. Local. */
 void train_totals_epoch(halo_train_report *rep, int64_t epoch, const halo_train_epoch *e);
 
+/* --halo-sample: epoch `epoch`'s predicted bytes, from its keyed draw over
+ * every part's halo rows (this part's are gid[0..n)): sets rep->kept_rows
+ * and rep->predicted_epoch.  Without sampling, nothing. Collective. */
+halo_status train_totals_sample(halo_train_report *rep, const int64_t *gid, int64_t n,
+                                int64_t epoch);
+
 /* The run stops after `epoch` (`why`: a signal's name, or "early_stop"):
  * the summary covers the epochs trained so far and says why. Local. */
 void train_totals_stop(halo_train_report *rep, int64_t epoch, const char *why);
@@ -246,6 +252,9 @@ typedef struct train_run {
   int nonfinite;         /* the loss turned NaN or infinite (not with --allow-nonfinite) */
   train_predict predict; /* --predict: the part's ids, labels and splits */
   float *best;           /* --early-stop: the parameters of the best validation epoch */
+  int64_t *halo_gid;     /* --halo-sample: this part's halo rows' global ids (n_halo), which
+                            the prediction draws from each epoch; NULL without sampling */
+  int64_t n_halo_gid;
   char held[2048];       /* an error line held for halo_mpi_agree_first */
   train_memory memory;
   halo_train_report report;

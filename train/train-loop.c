@@ -226,6 +226,7 @@ halo_status train_epochs(train_run *r) {
       }
     }
     HALO_TRY(train_totals_reduce(rep, &step, &eval, &e));
+    HALO_TRY(fatal_if(r, train_totals_sample(rep, r->halo_gid, r->n_halo_gid, epoch)));
     e.evaluated = evaluate;
     if (evaluate && rep->metric != HALO_TRAIN_METRIC_ACC)
       HALO_TRY(

@@ -23,6 +23,7 @@
 #include "halo-net.h"
 #include "halo-predict.h"
 #include "halo-profile.h"
+#include "halo-sample.h"
 #include "halo-shard.h"
 #include "halo-train.h"
 #include "halo-watchdog.h"
@@ -528,6 +529,17 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
     }
   }
   HALO_TRY(halo_mpi_agree(r->comm, st));
+  /* --halo-sample: the prediction draws from the halo rows' ids each epoch. */
+  if (halo_sample_on(r->args.gcn.halo_sample) && !r->args.eval_only) {
+    st = HALO_CALLOC(r->halo_gid, r->shard->n_halo) ? HALO_OK : HALO_ERR_NOMEM;
+    if (st == HALO_OK)
+      memcpy(r->halo_gid, r->shard->global_id + r->shard->n_owned,
+             (size_t)r->shard->n_halo * sizeof(int64_t));
+    else
+      halo_log_error("out of memory keeping the halo rows' ids");
+    r->n_halo_gid = r->shard->n_halo;
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
   halo_shard_destroy(&r->shard); /* the model holds what it needs */
   if (r->args.resume || r->args.eval_file) {
     /* Every rank knows both counts: rank 0 alone says so. */
@@ -568,6 +580,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   rep->be = r->be;
   rep->halo_rows = global[0];
   rep->setup_bytes = global[1];
+  rep->kept_rows = rep->halo_rows;
   rep->predicted_epoch = halo_predict_epoch_bytes_at(rep->halo_rows, &exchanges,
                                                      r->args.gcn.halo_precision,
                                                      r->args.gcn.halo_precision_bwd);
@@ -614,6 +627,7 @@ halo_status halo_train_run(MPI_Comm comm, const halo_train_args *args, const hal
   halo_checkpoint_clear(&r.ckpt);
   train_predict_free(&r.predict);
   free(r.best);
+  free(r.halo_gid);
   train_memory_free(&r.memory); /* collective: not before an abort */
   return st;
 }

@@ -10,6 +10,7 @@
 
 #include "halo-json.h"
 #include "halo-model.h"
+#include "halo-sample.h"
 #include "halo-sha256.h"
 #include "halo-train.h"
 #include "halo-watchdog.h"
@@ -94,8 +95,24 @@ done:
 /* Layer l's predicted bytes per epoch, forward (d = 0) or backward: every
  * halo row crosses once per exchange, at that direction's precision. */
 static int64_t layer_predicted(const halo_train_report *rep, int l, int d) {
-  return halo_predict_layer_bytes(rep->halo_rows, &rep->info->model.comm[l], d,
+  return halo_predict_layer_bytes(rep->kept_rows, &rep->info->model.comm[l], d,
                                   d ? rep->gcn->halo_precision_bwd : rep->gcn->halo_precision);
+}
+
+halo_status train_totals_sample(halo_train_report *rep, const int64_t *gid, int64_t n,
+                                int64_t epoch) {
+  halo_status st = HALO_OK;
+  const halo_net_options *o = rep->gcn;
+  if (!halo_sample_on(o->halo_sample)) return HALO_OK;
+  int64_t mine = halo_predict_sample_rows(gid, n, o->seed, epoch, o->halo_sample), all = 0;
+  HALO_TRY(halo_watch_allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, rep->comm,
+                                "the sampled rows' prediction"));
+  const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
+  rep->kept_rows = all;
+  rep->predicted_epoch =
+      halo_predict_epoch_bytes_at(all, &exchanges, o->halo_precision, o->halo_precision_bwd);
+done:
+  return st;
 }
 
 /* train_totals_epoch: the halo bytes against the prediction, layer by layer. */
@@ -169,6 +186,15 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_key_double(j, "comm_s_max", e->max[HALO_TRAIN_COMM_S], "%.9g");
   halo_json_key_double(j, "halo_bytes", e->sum[HALO_TRAIN_HALO_B], "%.0f");
   halo_json_key_int(j, "halo_bytes_predicted", rep->predicted_epoch);
+  /* The mode, and what a plain fp32 exchange of every halo row would have
+   * moved: the saving is one division. */
+  halo_json_key_double(j, "halo_sample", rep->gcn->halo_sample, "%.9g");
+  halo_json_key_int(j, "halo_rows_sent", rep->kept_rows);
+  {
+    const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
+    halo_json_key_int(j, "halo_bytes_fp32_plain",
+                      halo_predict_epoch_bytes(rep->halo_rows, &exchanges));
+  }
   /* Per layer, [forward, backward], measured and predicted. */
   for (int pred = 0; pred < 2; pred++) {
     halo_json_key(j, pred ? "layer_halo_bytes_predicted" : "layer_halo_bytes");
@@ -258,6 +284,7 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
    * is one division. */
   halo_json_key_string(j, "halo_precision", halo_precision_names[rep->gcn->halo_precision]);
   halo_json_key_string(j, "halo_precision_bwd", halo_precision_names[rep->gcn->halo_precision_bwd]);
+  halo_json_key_double(j, "halo_sample", rep->gcn->halo_sample, "%.9g");
   {
     const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
     halo_json_key_int(j, "halo_bytes_fp32_per_epoch",

@@ -148,7 +148,7 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
                 .seed = seed,
                 .normalize = 1,
                 .epoch = epoch,
-                .kind = !pc->model                     ? FX_GCN
+                .kind = !pc->model                       ? FX_GCN
                         : strcmp(pc->model, "sage") == 0 ? FX_SAGE
                         : strcmp(pc->model, "gin") == 0  ? FX_GIN
                         : strcmp(pc->model, "gat") == 0  ? FX_GAT
@@ -163,7 +163,8 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
                 .layer_norm = strchr(flags, 'l') != NULL,
                 .heads = gat ? gat->heads : 0,
                 .output_heads = gat ? gat->output_heads : 0,
-                .attn_dropout = gat ? gat->attn_dropout : 0.0f};
+                .attn_dropout = gat ? gat->attn_dropout : 0.0f,
+                .halo_sample = strchr(flags, 's') ? 0.5f : 0.0f};
   m.dims[0] = pc->features;
   for (int l = 1; l < pc->layers; l++) m.dims[l] = pc->hidden * (gat ? gat->heads : 1);
   m.dims[pc->layers] = pc->classes;
@@ -172,6 +173,13 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
   double *z = calloc((size_t)(g->n * pc->classes), sizeof *z);
   fx_model_init(&m, p);
   fx_model_loss(&m, g, p, z);
+  if (m.halo_sample > 0.0f && np > 1) {
+    /* The sampled epoch's graph is not the whole graph's. */
+    fx_model whole = m;
+    whole.halo_sample = 0.0f;
+    cr_expect_neq(fx_model_loss(&whole, g, p, NULL), fx_model_loss(&m, g, p, NULL),
+                  "%s: sampling changed nothing", pc->name);
+  }
 
   /* Forward: every rank's logits, keyed by global id. */
   int64_t seen = 0;
@@ -330,6 +338,20 @@ static const probe_case model_cases[] = {
     {"gin-residual-norm-gelu", 64, 5, 5, 0.9f, 3, 3, 12, 0.0f, 0.4f, -1, 0, "gin", "rlg"},
 };
 
+/* --halo-sample 0.5 (flag s): the epoch's sampled graph (BNS-GCN: kept
+ * boundary rows scaled by 2, dropped ones gone, the full graph's
+ * normalisation) against the reference's, forward and backward, in both
+ * shapes of each model. */
+static const probe_case sample_cases[] = {
+    {"gcn-transform-sampled", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "gcn", "s"},
+    {"gcn-aggregate-sampled", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gcn", "s"},
+    /* ELU: a node whose neighbours were all dropped, and its own row too,
+     * has Z = b = 0 at first, on ReLU's kink (see model_cases). */
+    {"sage-transform-sampled", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "sage", "su"},
+    {"sage-aggregate-sampled", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "sage", "sn"},
+    {"gin-aggregate-sampled", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gin", "se"},
+};
+
 /* GAT: multi-head hidden layers (concatenated) and both output modes
  * (one head; several, averaged), attention dropout on. */
 static const gat_case gat_cases[] = {
@@ -393,6 +415,16 @@ Test(layers, models_deterministic_p1_p3, .timeout = 600) {
     for (int np = 1; np <= 3; np += 2)
       for (size_t i = 0; i < NCASES(model_cases); i++) check_probe(&model_cases[i], np, seed + i);
   }
+  unsetenv("HALO_PROBE_DETERMINISTIC");
+}
+
+/* P=3: the parts exchange, so the draw matters (at P=1 there is no
+ * boundary); float and deterministic. */
+Test(layers, halo_sample_p3, .timeout = 300) {
+  uint64_t seed = tr_seed("layers.halo_sample", 12);
+  for (size_t i = 0; i < NCASES(sample_cases); i++) check_probe(&sample_cases[i], 3, seed + i);
+  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
+  for (size_t i = 0; i < NCASES(sample_cases); i += 3) check_probe(&sample_cases[i], 3, seed + i);
   unsetenv("HALO_PROBE_DETERMINISTIC");
 }
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "halo-rng.h"
+#include "halo-sample.h"
 
 void *fx_xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size);
@@ -342,27 +343,39 @@ void fx_model_init(const fx_model *m, double *p) {
 
 /* Y (n × cols) = A · X with A the adjacency, values 1, no self-loop; with
  * `mean`, each row divided by its degree (an isolated row stays 0). */
-static void ref_neighbours(const fx_graph *g, const double *x, int32_t cols, int mean,
-                           double *y) {
+/* --halo-sample (BNS-GCN): the factor of edge (i, j) in the epoch's graph,
+ * j's row as i's part reads it: 1 within a part; across parts 1/p when
+ * j's keyed draw keeps it, else 0 (the full graph's normalisation stays). */
+static double ref_sample(const fx_model *m, const fx_graph *g, int64_t i, int64_t j) {
+  if (!halo_sample_on(m->halo_sample) || g->part[i] == g->part[j]) return 1.0;
+  const uint64_t key = halo_sample_key(m->seed, m->epoch);
+  return halo_sample_keep(key, j, m->halo_sample) ? 1.0 / (double)m->halo_sample : 0.0;
+}
+
+static void ref_neighbours(const fx_model *m, const fx_graph *g, const double *x, int32_t cols,
+                           int mean, double *y) {
   for (int64_t i = 0; i < g->n; i++) {
     const int64_t deg = g->indptr[i + 1] - g->indptr[i];
     for (int32_t c = 0; c < cols; c++) y[i * cols + c] = 0.0;
-    for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++)
-      for (int32_t c = 0; c < cols; c++) y[i * cols + c] += x[g->indices[k] * cols + c];
+    for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) {
+      const double f = ref_sample(m, g, i, g->indices[k]);
+      for (int32_t c = 0; c < cols; c++) y[i * cols + c] += f * x[g->indices[k] * cols + c];
+    }
     if (mean && deg > 0)
       for (int32_t c = 0; c < cols; c++) y[i * cols + c] /= (double)deg;
   }
 }
 
 /* Y (n × cols) = Â · X, Â from the graph with self-loops, in double. */
-static void ref_aggregate(const fx_graph *g, const double *x, int32_t cols, double *y) {
+static void ref_aggregate(const fx_model *m, const fx_graph *g, const double *x, int32_t cols,
+                          double *y) {
   for (int64_t i = 0; i < g->n; i++) {
     double di = (double)(g->indptr[i + 1] - g->indptr[i]) + 1.0;
     for (int32_t c = 0; c < cols; c++) y[i * cols + c] = x[i * cols + c] / di;
     for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) {
       int64_t j = g->indices[k];
       double dj = (double)(g->indptr[j + 1] - g->indptr[j]) + 1.0;
-      double a = 1.0 / sqrt(di * dj);
+      double a = ref_sample(m, g, i, j) / sqrt(di * dj);
       for (int32_t c = 0; c < cols; c++) y[i * cols + c] += a * x[j * cols + c];
     }
   }
@@ -478,7 +491,7 @@ static double ref_forward(const fx_model *m, const fx_graph *g, const double *p,
     ref_dropout(h, n, a, halo_rng_key(m->seed, HALO_RNG_DROPOUT, (uint64_t)m->epoch, (uint64_t)l), pl);
     double *s = fx_xcalloc((size_t)(n * b), sizeof(double));
     if (m->kind == FX_GCN) {
-      ref_aggregate(g, h, a, ah);
+      ref_aggregate(m, g, h, a, ah);
       const double *w = p + off, *bias = p + off + (int64_t)a * b;
       off += (int64_t)a * b + b;
       for (int64_t i = 0; i < n; i++)
@@ -489,7 +502,7 @@ static double ref_forward(const fx_model *m, const fx_graph *g, const double *p,
         }
     } else if (m->kind == FX_SAGE) {
       /* PyG's SAGEConv: lin_l(mean_j h_j) + lin_r(h_i), then normalize. */
-      ref_neighbours(g, h, a, 1, ah);
+      ref_neighbours(m, g, h, a, 1, ah);
       const double *wl = p + off, *bias = wl + (int64_t)a * b, *wr = bias + b;
       off += 2 * (int64_t)a * b + b;
       for (int64_t i = 0; i < n; i++) {
@@ -513,7 +526,7 @@ static double ref_forward(const fx_model *m, const fx_graph *g, const double *p,
                    *b2 = w2 + (int64_t)hid * b;
       const double eps = m->train_eps ? b2[b] : 0.0;
       off += (int64_t)a * hid + hid + (int64_t)hid * b + b + (m->train_eps ? 1 : 0);
-      ref_neighbours(g, h, a, 0, ah);
+      ref_neighbours(m, g, h, a, 0, ah);
       double *r = fx_xcalloc((size_t)hid, sizeof(double));
       for (int64_t i = 0; i < n; i++) {
         for (int32_t q = 0; q < hid; q++) {

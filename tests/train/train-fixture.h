@@ -74,6 +74,8 @@ typedef struct fx_model {
   int32_t heads;       /* GAT: heads of the hidden layers (dims[l] = heads × per-head width) */
   int32_t output_heads; /* GAT: heads of the output layer, averaged */
   float attn_dropout;  /* GAT: dropout on the attention coefficients */
+  float halo_sample;   /* in (0, 1): BNS-GCN's boundary sampling of epoch `epoch`, the
+                          graph's parts being g->part; otherwise the whole graph */
 } fx_model;
 
 /* Number of parameters, laid out per layer as docs/models.md lists them:

@@ -16,7 +16,7 @@
  * HALO_PROBE_MODEL=gcn|sage|gin|gat picks the model, and HALO_PROBE_FLAGS its
  * options: n (--sage-normalize), e (--gin-train-eps), u (--activation elu),
  * k (--activation leaky_relu --negative-slope 0.2), g (--activation gelu),
- * r (--residual), l (--norm layer).  HALO_PROBE_GAT="K K_out p" gives GAT's
+ * r (--residual), l (--norm layer), s (--halo-sample 0.5).  HALO_PROBE_GAT="K K_out p" gives GAT's
  * heads, output heads and attention dropout (hidden is then per head).
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
  * checked backend of backend-checked.c with the halo exchange staged
@@ -92,6 +92,7 @@ int main(int argc, char **argv) {
                    : strchr(flags, 'g') ? HALO_ACT_GELU
                                         : HALO_ACT_RELU;
     o.negative_slope = 0.2f; /* the fixture's fx_model.negative_slope for 'k' */
+    if (strchr(flags, 's')) o.halo_sample = 0.5f;
   }
   const char *gat = getenv("HALO_PROBE_GAT");
   if (gat && sscanf(gat, "%d %d %f", &o.heads, &o.output_heads, &o.attn_dropout) != 3) {
@@ -148,8 +149,11 @@ int main(int argc, char **argv) {
           (long long)info.backend_bytes_peak);
   fclose(f);
 
-  int64_t local[3] = {stats.halo_bytes, info.setup_halo_bytes, info.n_halo}, sum[3];
-  MPI_Allreduce(local, sum, 3, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  /* The rows each exchange of the epoch moves: all, or --halo-sample's draw. */
+  const int64_t rows = halo_predict_sample_rows(shard->global_id + shard->n_owned, shard->n_halo,
+                                                o.seed, epoch, o.halo_sample);
+  int64_t local[4] = {stats.halo_bytes, info.setup_halo_bytes, info.n_halo, rows}, sum[4];
+  MPI_Allreduce(local, sum, 4, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
     if (halo_net_grads_get(model, buf) != HALO_OK) goto done;
     snprintf(path, sizeof path, "%s/grads.txt", out);
@@ -161,7 +165,7 @@ int main(int argc, char **argv) {
     f = fopen(path, "w");
     if (!f) goto done;
     fprintf(f, "%lld %lld %lld %lld %d\n", (long long)sum[0],
-            (long long)halo_predict_epoch_bytes(sum[2], &exchanges), (long long)sum[1],
+            (long long)halo_predict_epoch_bytes(sum[3], &exchanges), (long long)sum[1],
             (long long)halo_predict_setup_bytes(sum[2], &exchanges), info.sparse_features);
     fclose(f);
   }
