@@ -142,6 +142,10 @@ const char *halo_train_metric_key(halo_train_metric m, int k) {
 }
 
 /* One --metrics line per epoch; docs/train.md lists the keys. */
+const char *halo_train_exchange_mode(const halo_train_report *rep, int64_t epoch) {
+  return rep->gcn->halo_stale && epoch > rep->first_epoch ? "stale" : "fresh";
+}
+
 void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const halo_train_epoch *e,
                            halo_json *j) {
   halo_json_object_begin(j);
@@ -169,6 +173,7 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_key_double(j, "comm_s_max", e->max[HALO_TRAIN_COMM_S], "%.9g");
   halo_json_key_double(j, "halo_bytes", e->sum[HALO_TRAIN_HALO_B], "%.0f");
   halo_json_key_int(j, "halo_bytes_predicted", rep->predicted_epoch);
+  halo_json_key_string(j, "halo_exchange", halo_train_exchange_mode(rep, epoch));
   /* Per layer, [forward, backward], measured and predicted. */
   for (int pred = 0; pred < 2; pred++) {
     halo_json_key(j, pred ? "layer_halo_bytes_predicted" : "layer_halo_bytes");
@@ -258,6 +263,8 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
    * is one division. */
   halo_json_key_string(j, "halo_precision", halo_precision_names[rep->gcn->halo_precision]);
   halo_json_key_string(j, "halo_precision_bwd", halo_precision_names[rep->gcn->halo_precision_bwd]);
+  halo_json_key_bool(j, "halo_stale", rep->gcn->halo_stale);
+  halo_json_key_double(j, "halo_stale_momentum", rep->gcn->halo_stale_momentum, "%.9g");
   {
     const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
     halo_json_key_int(j, "halo_bytes_fp32_per_epoch",
