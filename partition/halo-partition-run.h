@@ -38,6 +38,7 @@ typedef struct halo_partition_run_request {
   int metis_switched;      /* set by the run: metis was asked for, the graph is past its limit */
   const char *parts_file;  /* ptscotch: HALO_TEST_PARTS_FILE, a test hook (cli-env.c) */
   int halo_precision, halo_precision_bwd; /* --dims: the exchange's precisions (halo-quant.h) */
+  int halo_stale;          /* --dims: for --halo-stale (the same bytes; the JSON says the mode) */
   int64_t clean_round;     /* ptscotch: HALO_TEST_CLEAN_ROUND, a test hook; 0: unset */
 } halo_partition_run_request;
 
