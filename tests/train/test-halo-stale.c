@@ -93,7 +93,8 @@ static int64_t exchange_once(halo_exchange *x, const halo_shard *s, float *rows,
                              int64_t t, int slot, int prec, int *bad) {
   const int value_slot = slot >= 0 ? slot : 9;
   for (int64_t i = 0; i < s->n_owned; i++)
-    for (int c = 0; c < COLS; c++) rows[i * COLS + c] = row_value(seed, t, value_slot, s->global_id[i], c);
+    for (int c = 0; c < COLS; c++)
+      rows[i * COLS + c] = row_value(seed, t, value_slot, s->global_id[i], c);
   for (int64_t i = s->n_owned; i < s->n_owned + s->n_halo; i++)
     for (int c = 0; c < COLS; c++) rows[i * COLS + c] = NAN; /* must be overwritten */
   halo_exchange_set_precision(x, prec, halo_quant_key(seed, t, value_slot, 0));
@@ -271,8 +272,8 @@ Test(halo_stale, end_to_end_on_cora, .timeout = 600) {
   for (int e = 0; e < EPOCHS; e++)
     cr_expect_eq(b.m.halo[e], b.m.predicted[e], "epoch %d: %.0f bytes, %.0f predicted", e + 1,
                  b.m.halo[e], b.m.predicted[e]);
-  cr_expect_eq(b.m.halo[0], a.m.halo[0], "stale moves %.0f bytes an epoch, plain %.0f",
-               b.m.halo[0], a.m.halo[0]);
+  cr_expect_eq(b.m.halo[0], a.m.halo[0], "stale moves %.0f bytes an epoch, plain %.0f", b.m.halo[0],
+               a.m.halo[0]);
   expect_bit_identical(&b, &c, "--halo-stale --deterministic twice");
   char *sum = summary_of(stale);
   cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0);
@@ -286,7 +287,8 @@ Test(halo_stale, end_to_end_on_cora, .timeout = 600) {
 
   /* With int8 rows and smoothing: still the predicted bytes every epoch. */
   snprintf(stale, sizeof stale, "%s/p3-int8.jsonl", dir);
-  train(3, shards, "--epochs 4 --halo-stale --halo-stale-momentum 0.5 --halo-precision int8", stale);
+  train(3, shards, "--epochs 4 --halo-stale --halo-stale-momentum 0.5 --halo-precision int8",
+        stale);
   sum = summary_of(stale);
   cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0);
   cr_expect_lt(tr_json_num(sum, "halo_bytes_predicted_per_epoch"),
