@@ -62,7 +62,22 @@
  * copy before the messages is kept, the messages are posted regardless (the
  * peers must not wait for rows that never come), and end reports it after
  * every message completed, as in the other modes; the trainer then agrees
- * on it.  A failed upload, or the fence after it, is returned by end. */
+ * on it.  A failed upload, or the fence after it, is returned by end.
+ *
+ * Stale slots (--halo-stale, host backend).  A slot's exchange k writes the
+ * rows its exchange k-1 received into the halo rows, then posts exchange
+ * k's messages from and into the slot's own buffers, with the slot's own
+ * tag (EXCHANGE_TAG + 1 + slot), and returns; end waits for nothing.
+ * Exchange k+1 of the slot waits for them first.  Why it is safe:
+ *   - the slot's send buffer is rewritten only after its messages completed
+ *     (exchange k+1 waits before it packs), and likewise its receive buffer;
+ *   - messages of different slots, and the fresh exchanges between them
+ *     (evaluation), never match each other: each has its tag, and one slot
+ *     has at most one exchange in flight, so MPI's order on a (pair, tag)
+ *     pairs exchange k with exchange k on every rank;
+ *   - every rank posts a slot's exchange k in the same epoch, before any
+ *     wait of that epoch, so a wait one epoch later never waits for a
+ *     message its peer has not posted. */
 #include "halo-exchange.h"
 
 #include <limits.h>
