@@ -17,7 +17,8 @@
 #   bench/halo-stale.sh [BUILD_DIR]          BUILD_DIR defaults to build
 #
 # Environment: HALO_BENCH_OUT (bench/results/halo-stale), EPOCHS (200),
-# PARTS ("2 4"), SEEDS ("0 1 2 3 4"), SBM_NODES (20000; 0 skips the sbm graph).
+# PARTS ("2 4"), SEEDS ("0 1 2 3 4"), SBM_NODES (20000; 0 skips the sbm graph),
+# GRAPHS ("cora sbm": the graphs to run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,10 +33,12 @@ for bin in "$build/bin/halo-train" "$build/bin/halo-partition"; do
   [ -x "$bin" ] || { echo "halo-stale.sh: $bin is missing; build first" >&2; exit 1; }
 done
 
-graphs="cora:datasets/cora"
+wanted=${GRAPHS:-"cora sbm"}
+graphs=""
+case " $wanted " in *" cora "*) graphs="cora:datasets/cora" ;; esac
 # A heterophilous SBM (homophily 0.3), where boundary rows carry the signal.
-[ "$nodes" -gt 0 ] &&
-  graphs="$graphs sbm:sbm:nodes=$nodes,classes=8,avg-degree=10,homophily=0.3,feat=64,seed=1"
+case " $wanted " in *" sbm "*) [ "$nodes" -gt 0 ] &&
+  graphs="$graphs sbm:sbm:nodes=$nodes,classes=8,avg-degree=10,homophily=0.3,feat=64,seed=1" ;; esac
 
 modes="plain stale stale-m0.5"
 flags_of() {
