@@ -206,14 +206,14 @@ typedef struct halo_train_report_ops {
   void (*sync)(void *ctx);
 } halo_train_report_ops;
 
-/* The JSON objects of the --metrics lines (docs/train.md lists the keys),
- * onto `j`: one epoch's, the --eval-only evaluation's, and the summary's
- * (with the tightest pool `mem`). Local. */
 /* How training epoch `epoch` exchanged its halo rows: "stale" (--halo-stale,
  * after the run's first epoch: the previous epoch's rows), else "fresh".
  * Local. */
 const char *halo_train_exchange_mode(const halo_train_report *rep, int64_t epoch);
 
+/* The JSON objects of the --metrics lines (docs/train.md lists the keys),
+ * onto `j`: one epoch's, the --eval-only evaluation's, and the summary's
+ * (with the tightest pool `mem`). Local. */
 void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const halo_train_epoch *e,
                            halo_json *j);
 void halo_train_evaluation_json(const halo_train_report *rep, int64_t epoch, const char *path,
