@@ -55,6 +55,11 @@ typedef struct halo_net_options {
   int halo_precision_bwd; /* and of the backward ones (gradients); evaluation is always fp32 */
   float halo_sample;      /* training keeps this keyed fraction of the boundary rows each epoch,
                              scaled by 1/p (BNS-GCN; core/halo-sample.h); 1: every row */
+  int halo_stale;         /* PipeGCN: training's layer l of epoch t reads the halo rows (forward)
+                             and halo gradients (backward) of epoch t-1; the first epoch of a
+                             run, and evaluation, exchange fresh rows */
+  float halo_stale_momentum; /* with halo_stale: the rows read are gamma·old + (1-gamma)·new
+                                (PipeGCN-G/F smoothing); 0: plain stale rows */
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */
@@ -186,7 +191,18 @@ extern const char *const halo_norm_names[];
   X(HALO_PRECISION_BWD,                                                                          \
     HALO_FLAG_CHOICE_ROW("--halo-precision-bwd", T, P(halo_precision_bwd), halo_precision_names, \
                          "training's backward halo rows (gradients): the same words"),           \
-    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)    \
+    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)     \
+  X(HALO_STALE,                                                                                  \
+    HALO_FLAG_SWITCH_ROW("--halo-stale", T, P(halo_stale), 1,                                    \
+                         "training reads the previous epoch's halo rows and gradients,\n"        \
+                         "exchanging this epoch's behind the compute (PipeGCN;\n"                \
+                         "docs/train.md)"),                                                      \
+    "halo_stale", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 31, -1, 0)                           \
+  X(HALO_STALE_MOMENTUM,                                                                         \
+    HALO_FLAG_REAL_ROW("--halo-stale-momentum", T, P(halo_stale_momentum), 0.0, 1.0,             \
+                       HALO_FLAG_HI_OPEN, "G",                                                   \
+                       "with --halo-stale: read G*old + (1-G)*new rows (0: plain)"),             \
+    "halo_stale_momentum", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 32, -1, 0)                  \
   X(HALO_SAMPLE,                                                                                 \
     HALO_FLAG_REAL_ROW("--halo-sample", T, P(halo_sample), 0.0, 1.0, HALO_FLAG_LO_OPEN, "P",     \
                        "training keeps a keyed fraction P of the boundary rows each\n"           \

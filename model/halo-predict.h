@@ -50,6 +50,11 @@ int64_t halo_predict_setup_bytes(int64_t halo_rows, const halo_model_comm *m);
  * gives halo_rows · columns · 4 for any layer. Local. */
 int64_t halo_predict_layer_bytes(int64_t halo_rows, const halo_layer_comm *c, int d, int prec);
 
+/* Both exchange modes: a stale exchange (--halo-stale) moves the same rows
+ * as a fresh one, one epoch later, so every prediction here holds for it:
+ * each training epoch posts one exchange per layer and direction, counted
+ * in the epoch that posts it. */
+
 /* Σ_l of halo_predict_layer_bytes over both directions, the forward
  * exchanges at fwd and the backward ones at bwd. Local. */
 int64_t halo_predict_epoch_bytes_at(int64_t halo_rows, const halo_model_comm *m, int fwd, int bwd);

@@ -41,6 +41,7 @@ typedef struct halo_partition_run_request {
   float halo_sample;       /* --dims --halo-sample: halo-train's boundary sampling (1: off) */
   uint64_t sample_seed;    /* --train-seed: halo-train's --seed, which keys the draw */
   int32_t sample_epochs;   /* --epochs: the epochs 1..N whose sampled bytes are predicted */
+  int halo_stale;          /* --dims: for --halo-stale (the same bytes; the JSON says the mode) */
   int64_t clean_round;     /* ptscotch: HALO_TEST_CLEAN_ROUND, a test hook; 0: unset */
 } halo_partition_run_request;
 

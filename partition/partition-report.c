@@ -165,6 +165,8 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
      * the CAGNET and 1D ratios compare fp32 baselines with them. */
     halo_json_key_string(&j, "halo_precision", halo_precision_names[c->halo_precision]);
     halo_json_key_string(&j, "halo_precision_bwd", halo_precision_names[c->halo_precision_bwd]);
+    /* --halo-stale moves the same rows one epoch later: the same bytes. */
+    halo_json_key_string(&j, "halo_exchange", c->halo_stale ? "stale" : "fresh");
     json_halo_matrix(&j, s, pr, c->halo_precision, c->halo_precision_bwd);
   }
   json_by_ranks(&j, s, pr, c->halo_precision, c->halo_precision_bwd);

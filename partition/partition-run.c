@@ -57,6 +57,10 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
     HALO_FAIL(HALO_ERR_ARG,
               "--halo-precision: gat exchanges several blocks per layer (features and "
               "attention scores), which the low-bit rows do not cover; use fp32");
+  if (c->halo_stale && c->model.kind == HALO_MODEL_GAT)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-stale: gat exchanges two blocks per layer (features, then attention "
+              "scores computed from them), which one stale slot per layer does not cover");
   halo_model_config model = c->model;
   model.mlp_hidden = c->ndims >= 3 ? c->dims[1] : 16;
   model.input_dropout = 1;

@@ -213,6 +213,19 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     HALO_FAIL(HALO_ERR_ARG,
               "--halo-sample: the sampled exchange gathers its rows on the host; it runs with "
               "--device cpu only (no CUDA twin yet)");
+  if (a->gcn.halo_stale && a->gcn.model == HALO_MODEL_GAT)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-stale: gat exchanges two blocks per layer (features, then attention "
+              "scores computed from them), which one stale slot per layer does not cover");
+  if (a->gcn.halo_stale && strcmp(a->device, "cuda") == 0)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-stale: the stale rows are kept and exchanged on the host; use --device cpu");
+  if (a->gcn.halo_stale && halo_sample_on(a->gcn.halo_sample))
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-stale with --halo-sample: a stale slot holds every boundary row of the last "
+              "epoch, a sampled epoch keeps only its draw; use one of them");
+  if (given[F_HALO_STALE_MOMENTUM] && !a->gcn.halo_stale)
+    HALO_FAIL(HALO_ERR_ARG, "--halo-stale-momentum smooths the stale rows: give --halo-stale too");
   if (a->gcn.model == HALO_MODEL_GAT) {
     /* Veličković et al.'s Cora settings (and PyG's example). */
     if (!given[F_HIDDEN]) a->gcn.hidden = 8;

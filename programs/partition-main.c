@@ -244,6 +244,9 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
     "predict for halo-train --halo-precision (fp32): packed rows,\n"                               \
     "their scales and offsets counted")                                                            \
   M(HALO_PRECISION_BWD, NULL, "and for its --halo-precision-bwd (fp32)")                          \
+  M(HALO_STALE, NULL,                                                                              \
+    "predict for halo-train --halo-stale: the same bytes (the rows\n"                              \
+    "move one epoch later); the JSON records the mode")                                            \
   M(HALO_SAMPLE, NULL,                                                                             \
     "predict each epoch of halo-train --halo-sample P (1): the\n"                                  \
     "keyed draw's rows of epochs 1..--epochs, in the JSON")                                        \
@@ -329,11 +332,13 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   if (*stop) goto done;
   rq->synth_split_given = given[F_SYNTH_SPLIT];
   const int heads_given = given[F_HEADS] || given[F_OUTPUT_HEADS];
-  const int prec_given = given[F_HALO_PRECISION] || given[F_HALO_PRECISION_BWD];
+  const int prec_given =
+      given[F_HALO_PRECISION] || given[F_HALO_PRECISION_BWD] || given[F_HALO_STALE];
   if (rq->ndims == 0 &&
       (given[F_MODEL] || c->net.gin_train_eps || c->net.residual || heads_given || prec_given))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says what --dims predicts for; give --dims too",
-              prec_given             ? "--halo-precision"
+              given[F_HALO_STALE]    ? "--halo-stale"
+              : prec_given           ? "--halo-precision"
               : given[F_MODEL]       ? "--model"
               : c->net.gin_train_eps ? "--gin-train-eps"
               : c->net.residual      ? "--residual"
@@ -346,11 +351,14 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   rq->halo_precision = c->net.halo_precision;
   rq->halo_precision_bwd = c->net.halo_precision_bwd;
   rq->halo_sample = c->net.halo_sample;
+  rq->halo_stale = c->net.halo_stale;
   if ((given[F_TRAIN_SEED] || given[F_EPOCHS]) && !halo_sample_on(rq->halo_sample))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says which draws --halo-sample predicts; give --halo-sample P < 1",
               given[F_TRAIN_SEED] ? "--train-seed" : "--epochs");
   if (halo_sample_on(rq->halo_sample) && rq->ndims == 0)
     HALO_FAIL(HALO_ERR_ARG, "--halo-sample: it says what --dims predicts for; give --dims too");
+  if (halo_sample_on(rq->halo_sample) && rq->halo_stale)
+    HALO_FAIL(HALO_ERR_ARG, "--halo-stale with --halo-sample: halo-train refuses the pair");
   if (halo_sample_on(rq->halo_sample) && c->net.model == HALO_MODEL_GAT)
     HALO_FAIL(HALO_ERR_ARG, "--halo-sample: halo-train refuses it with gat");
   if (halo_sample_on(rq->halo_sample) && opt->method == HALO_METHOD_PTSCOTCH)

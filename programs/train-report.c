@@ -296,6 +296,11 @@ static void report_header(void *ctx, const halo_train_report *rep) {
             "(BNS-GCN; evaluation uses them all); each epoch's bytes are predicted from its "
             "draw\n",
             o->halo_sample, o->halo_sample);
+  if (rep->gcn->halo_stale)
+    fprintf(out,
+            "halo exchange: stale (PipeGCN), momentum %g: each epoch after the first reads the "
+            "previous epoch's halo rows and gradients; evaluation fresh\n",
+            (double)rep->gcn->halo_stale_momentum);
   fflush(out);
 }
 
@@ -346,12 +351,15 @@ static int report_epoch(void *ctx, const halo_train_report *rep, int64_t epoch,
     }
     fprintf(out,
             "epoch %4lld  loss %.4f%s  time %.2f ms (compute %.2f, comm %.2f)  eval %.2f ms  wall "
-            "%.2f s  halo %.4f MB (predicted %.4f%s)  allreduce %.4f MB\n",
+            "%.2f s  halo %.4f MB (predicted %.4f%s)  allreduce %.4f MB%s%s\n",
             (long long)epoch, e->loss, figures, 1e3 * e->max[HALO_TRAIN_STEP_S],
             1e3 * (e->max[HALO_TRAIN_STEP_S] - e->sum[HALO_TRAIN_COMM_S] / rep->ranks),
             1e3 * e->sum[HALO_TRAIN_COMM_S] / rep->ranks, 1e3 * e->max[HALO_TRAIN_EVAL_S],
             e->wall_s, halo / 1e6, rep->predicted_epoch / 1e6, mode,
-            e->sum[HALO_TRAIN_ALLREDUCE_B] / 1e6);
+            e->sum[HALO_TRAIN_ALLREDUCE_B] / 1e6,
+            /* --halo-stale: whether this epoch read last epoch's rows */
+            rep->gcn->halo_stale ? "  rows " : "",
+            rep->gcn->halo_stale ? halo_train_exchange_mode(rep, epoch) : "");
     fflush(out);
   }
   if (t->metrics && !t->metrics_failed) {

@@ -130,6 +130,8 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   if (o->halo_precision || o->halo_precision_bwd)
     p->exchange_host += halo_exchange_precision_memory(s, halo_predict_widest(&comm));
   if (halo_sample_on(o->halo_sample)) p->exchange_host += gnn_sample_memory(s, halo_predict_widest(&comm));
+  if (o->halo_stale) /* a slot per layer and direction */
+    p->exchange_host += halo_exchange_stale_memory(s, halo_predict_widest(&comm), 2 * o->layers);
 }
 
 int64_t gnn_bufs_bytes(const gnn_bufs *p, gnn_buf b, int layer) { return p->buf[b][layer].bytes; }

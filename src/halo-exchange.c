@@ -62,7 +62,22 @@
  * copy before the messages is kept, the messages are posted regardless (the
  * peers must not wait for rows that never come), and end reports it after
  * every message completed, as in the other modes; the trainer then agrees
- * on it.  A failed upload, or the fence after it, is returned by end. */
+ * on it.  A failed upload, or the fence after it, is returned by end.
+ *
+ * Stale slots (--halo-stale, host backend).  A slot's exchange k writes the
+ * rows its exchange k-1 received into the halo rows, then posts exchange
+ * k's messages from and into the slot's own buffers, with the slot's own
+ * tag (EXCHANGE_TAG + 1 + slot), and returns; end waits for nothing.
+ * Exchange k+1 of the slot waits for them first.  Why it is safe:
+ *   - the slot's send buffer is rewritten only after its messages completed
+ *     (exchange k+1 waits before it packs), and likewise its receive buffer;
+ *   - messages of different slots, and the fresh exchanges between them
+ *     (evaluation), never match each other: each has its tag, and one slot
+ *     has at most one exchange in flight, so MPI's order on a (pair, tag)
+ *     pairs exchange k with exchange k on every rank;
+ *   - every rank posts a slot's exchange k in the same epoch, before any
+ *     wait of that epoch, so a wait one epoch later never waits for a
+ *     message its peer has not posted. */
 #include "halo-exchange.h"
 
 #include <limits.h>
@@ -88,6 +103,19 @@ typedef struct peer {
   int64_t send_off, send_rows; /* into the plan's packed send list */
   int64_t recv_off, recv_rows; /* halo rows, relative to n_owned */
 } peer;
+
+/* A stale slot.  Its messages carry the rows of the epoch that posted
+ * them; the slot's next begin waits for them, and the layer then reads them
+ * (smoothed) while that epoch's rows travel. */
+typedef struct stale_slot {
+  uint8_t *send;         /* send_total × row_max bytes: the packed rows in flight */
+  uint8_t *recv;         /* n_halo × row_max bytes: where the peers' rows land */
+  float *rows;           /* n_halo × max_cols: the rows the layer reads next */
+  MPI_Request *requests; /* size 2·npeers: receives, then sends */
+  int32_t cols;          /* the exchange's width; 0 until a fresh exchange seeds the slot */
+  int prec;              /* the precision of the messages in flight */
+  int pending;           /* messages in flight */
+} stale_slot;
 
 struct halo_exchange {
   MPI_Comm comm;
@@ -123,6 +151,16 @@ struct halo_exchange {
   float *sample_rows;     /* n_halo × max_cols: kept rows in flight */
   int prec;     /* the precision of the next exchanges (halo_precision) */
   uint64_t key; /* their rounding's key */
+  /* Stale exchange (--halo-stale; host backend): one slot per layer and
+   * direction, whose messages stay in flight until the slot's next
+   * exchange, one epoch later. */
+  stale_slot *slots; /* size nslots, or NULL: not reserved */
+  int nslots;
+  float momentum;    /* gamma: the rows read are gamma·old + (1 - gamma)·new */
+  int slot_next;     /* the slot of the next begin, or -1: a fresh exchange */
+  stale_slot *slot;  /* the slot of the exchange in flight: stale (slot->cols
+                        set before the begin) or seeding (set by end) */
+  int slot_stale;    /* the exchange in flight read the slot's rows: end waits for nothing */
   MPI_Request *requests; /* size 2·npeers: receives, then sends */
   int *request_peer;     /* size 2·npeers: the rank of each request, for the watchdog */
   /* the exchange in flight */
@@ -222,6 +260,7 @@ static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, i
   halo_status st = HALO_OK;
   const halo_backend_ops *ops = be->ops;
   p->be = be;
+  p->slot_next = -1;
   p->mode = mode_of(be);
   p->copy_stream = p->mode == MODE_STAGED && has_copy_stream(ops);
   p->n_owned = s->n_owned;
@@ -337,6 +376,23 @@ void halo_exchange_destroy(halo_exchange **pp) {
     halo__backend_host_free(p->be, (void **)&p->host_send);
     halo__backend_host_free(p->be, (void **)&p->host_recv);
   }
+  for (int k = 0; k < p->nslots; k++) {
+    stale_slot *t = &p->slots[k];
+    if (t->pending) {
+      /* Only a failed run gets here with messages in flight (a run drains
+       * its slots): MPI may still write the buffers, so they are left to
+       * the process's exit. */
+      for (int i = 0; i < 2 * p->npeers; i++)
+        if (t->requests[i] != MPI_REQUEST_NULL) MPI_Request_free(&t->requests[i]);
+      free(t->requests);
+      continue;
+    }
+    free(t->send);
+    free(t->recv);
+    free(t->rows);
+    free(t->requests);
+  }
+  free(p->slots);
   free(p->send_gid);
   free(p->halo_gid);
   free(p->kept_send);
@@ -491,6 +547,41 @@ done:
   return st;
 }
 
+halo_status halo_exchange_stale_reserve(halo_exchange *p, int nslots, float momentum) {
+  halo_status st = HALO_OK;
+  if (nslots <= 0 || p->slots) return HALO_OK;
+  if (p->mode != MODE_HOST)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "--halo-stale: the stale exchange keeps its rows on the host; it runs with --device "
+              "cpu only");
+  const int64_t row_max = quant_row_max(p->max_cols);
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    int64_t rows = q->send_rows > q->recv_rows ? q->send_rows : q->recv_rows;
+    if (rows * row_max > INT_MAX)
+      HALO_FAIL(HALO_ERR_LIMIT, "--halo-stale: %lld rows to part %d exceed one MPI message",
+                (long long)rows, q->rank);
+  }
+  /* Every slot's tag must fit below MPI's smallest guaranteed MPI_TAG_UB. */
+  if (EXCHANGE_TAG + nslots >= 32767)
+    HALO_FAIL(HALO_ERR_LIMIT, "--halo-stale: %d exchange slots are too many", nslots);
+  HALO_ALLOC(p->slots, (size_t)nslots, "the stale exchange slots");
+  p->nslots = nslots;
+  p->momentum = momentum;
+  const size_t send = (size_t)(p->send_total > 0 ? p->send_total : 1),
+               halo = (size_t)(p->n_halo > 0 ? p->n_halo : 1);
+  for (int k = 0; k < nslots; k++) {
+    stale_slot *t = &p->slots[k];
+    HALO_ALLOC(t->send, send * (size_t)row_max, "the stale exchange's send rows");
+    HALO_ALLOC(t->recv, halo * (size_t)row_max, "the stale exchange's receive rows");
+    HALO_ALLOC(t->rows, halo * (size_t)p->max_cols, "the stale halo rows");
+    HALO_ALLOC(t->requests, 2 * (size_t)(p->npeers > 0 ? p->npeers : 1), "MPI requests");
+    for (int i = 0; i < 2 * p->npeers; i++) t->requests[i] = MPI_REQUEST_NULL;
+  }
+done:
+  return st;
+}
+
 void halo_exchange_sample_select(halo_exchange *p, uint64_t key, float prob) {
   if (!p->halo_gid) return;
   int64_t *sent = p->kept_count, *recv = sent + p->npeers;
@@ -540,6 +631,94 @@ static halo_status post_sampled(halo_exchange *p, const uint8_t *out, uint8_t *i
                        p->comm, &p->requests[p->npeers + i]));
     p->stats.bytes_sent += n * rb;
   }
+done:
+  return st;
+}
+
+int64_t halo_exchange_stale_memory(const halo_shard *s, int32_t max_cols, int nslots) {
+  const int64_t send = s->send_ptr[s->parts] > 0 ? s->send_ptr[s->parts] : 1;
+  const int64_t halo = s->n_halo > 0 ? s->n_halo : 1;
+  return (int64_t)nslots *
+         ((send + halo) * quant_row_max(max_cols) + halo * max_cols * (int64_t)sizeof(float));
+}
+
+void halo_exchange_set_stale(halo_exchange *p, int slot) {
+  p->slot_next = p->slots && slot >= 0 && slot < p->nslots ? slot : -1;
+}
+
+/* Waits for slot t's messages and folds the rows they carried into the
+ * rows the layer reads: halo (the exchanged matrix's halo rows, free until
+ * the end of this exchange) holds them unpacked, then t->rows the smoothed
+ * rows. */
+static halo_status stale_complete(halo_exchange *p, stale_slot *t, float *halo) {
+  halo_status st = HALO_OK;
+  const int64_t n = p->n_halo * t->cols;
+  HALO_TRY(halo_watch_waitall(2 * p->npeers, t->requests, p->request_peer,
+                              "the stale halo exchange"));
+  t->pending = 0;
+  if (t->prec != HALO_PREC_FP32)
+    halo_cpu_quant_unpack(halo, t->recv, t->cols, p->n_halo, t->prec);
+  else if (n > 0)
+    memcpy(halo, t->recv, (size_t)n * sizeof(float));
+  if (p->momentum > 0.0f) {
+    const float g = p->momentum, h = 1.0f - p->momentum;
+    for (int64_t i = 0; i < n; i++) t->rows[i] = g * t->rows[i] + h * halo[i];
+  } else if (n > 0) {
+    memcpy(t->rows, halo, (size_t)n * sizeof(float));
+  }
+done:
+  return st;
+}
+
+/* A stale exchange: the halo rows of `rows` get the slot's rows (the
+ * previous epoch's), and this epoch's owned rows leave in messages that
+ * the slot's next exchange waits for. */
+static halo_status stale_begin(halo_exchange *p, stale_slot *t, float *rows, int32_t cols) {
+  halo_status st = HALO_OK;
+  const halo_backend_ops *ops = p->be->ops;
+  const int slot = (int)(t - p->slots);
+  if (cols != t->cols)
+    HALO_FAIL(HALO_ERR_ARG, "stale halo slot %d exchanges %d columns, seeded with %d", slot, cols,
+              t->cols);
+  float *halo = rows + p->n_owned * cols;
+  /* Earlier slots' messages move while this one waits (MPI progresses them
+   * only inside MPI calls of this thread). */
+  for (int k = 0; k < p->nslots; k++) {
+    if (!p->slots[k].pending || k == slot) continue;
+    int flag = 0;
+    HALO_MPI(MPI_Testall(2 * p->npeers, p->slots[k].requests, &flag, MPI_STATUSES_IGNORE));
+  }
+  const int completed = t->pending;
+  if (completed) HALO_TRY(stale_complete(p, t, halo));
+  /* With γ = 0 the rows just completed already are t->rows. */
+  if ((!completed || p->momentum > 0.0f) && p->n_halo > 0)
+    memcpy(halo, t->rows, (size_t)(p->n_halo * cols) * sizeof(float));
+
+  /* This epoch's rows, packed into the slot's own buffer: the next
+   * exchange's pack must not overwrite rows still in flight. */
+  const int64_t rb = halo_quant_row_bytes(p->prec, cols);
+  if (p->prec != HALO_PREC_FP32) {
+    halo_cpu_quant_pack(t->send, rows, cols, p->send_idx, p->send_gid, p->send_total, p->prec,
+                        p->key);
+  } else {
+    ops->pack(p->be, (float *)t->send, rows, cols, p->send_idx, p->send_total);
+    if (ops->synchronize) HALO_TRY(ops->synchronize(p->be));
+  }
+  const int tag = EXCHANGE_TAG + 1 + slot;
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    HALO_MPI(MPI_Irecv(t->recv + q->recv_off * rb, (int)(q->recv_rows * rb), MPI_BYTE, q->rank,
+                       tag, p->comm, &t->requests[i]));
+    p->stats.bytes_recv += q->recv_rows * rb;
+  }
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    HALO_MPI(MPI_Isend(t->send + q->send_off * rb, (int)(q->send_rows * rb), MPI_BYTE, q->rank,
+                       tag, p->comm, &t->requests[p->npeers + i]));
+    p->stats.bytes_sent += q->send_rows * rb;
+  }
+  t->prec = p->prec;
+  t->pending = 1;
 done:
   return st;
 }
@@ -609,6 +788,22 @@ done:
   return st;
 }
 
+halo_status halo_exchange_stale_drain(halo_exchange *p) {
+  halo_status st = HALO_OK;
+  double t0 = MPI_Wtime();
+  for (int k = 0; k < p->nslots; k++) {
+    stale_slot *t = &p->slots[k];
+    if (t->pending)
+      HALO_TRY(halo_watch_waitall(2 * p->npeers, t->requests, p->request_peer,
+                                  "the stale halo exchange"));
+    t->pending = 0;
+    t->cols = 0;
+  }
+done:
+  p->stats.seconds += MPI_Wtime() - t0;
+  return st;
+}
+
 halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
@@ -617,6 +812,15 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
   if (p->active || cols < 1 || cols > p->max_cols)
     HALO_FAIL(HALO_ERR_ARG, "halo exchange of %d columns (at most %d, one at a time)", cols,
               p->max_cols);
+  /* A stale slot reads its rows if a fresh exchange seeded it, and is
+   * seeded by this fresh exchange (in end) if not. */
+  p->slot = p->slot_next >= 0 ? &p->slots[p->slot_next] : NULL;
+  p->slot_next = -1;
+  p->slot_stale = p->slot && p->slot->cols > 0;
+  if (p->slot_stale) {
+    HALO_TRY(stale_begin(p, p->slot, rows, cols));
+    goto posted;
+  }
 
   /* The packed rows must be complete before MPI reads them.  A failure here
    * (a device fault reported by the copy or the synchronize) is kept for
@@ -671,6 +875,12 @@ halo_status halo_exchange_end(halo_exchange *p) {
   const halo_backend_ops *ops = be->ops;
   if (!p->active) HALO_FAIL(HALO_ERR_ARG, "halo_exchange_end without a matching begin");
   p->active = 0;
+  if (p->slot_stale) { /* the halo rows were written in begin */
+    p->slot_stale = 0;
+    p->slot = NULL;
+    p->stats.exchanges++;
+    goto done;
+  }
   if (p->copy_stream) {
     keep(p, ops->copy_synchronize(be)); /* host_send holds the packed rows */
     HALO_TRY(post_sends(p, p->host_send, p->cols));
@@ -698,6 +908,13 @@ halo_status halo_exchange_end(halo_exchange *p) {
     } else {
       HALO_TRY(ops->upload(be, &dst, off, p->host_recv, bytes));
     }
+  }
+  if (p->slot) { /* a fresh exchange seeds its stale slot with the rows it received */
+    p->slot->cols = p->cols;
+    if (p->n_halo > 0)
+      memcpy(p->slot->rows, p->rows + p->n_owned * p->cols,
+             (size_t)(p->n_halo * p->cols) * sizeof(float));
+    p->slot = NULL;
   }
   p->stats.exchanges++;
 done:

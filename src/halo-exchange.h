@@ -108,6 +108,32 @@ void halo_exchange_sample_use(halo_exchange *p, int on);
  * set last.  Needs the reservation and a selection. Collective over the
  * neighbours. */
 halo_status halo_exchange_reverse(halo_exchange *p, const float *halo, float *owned, int32_t cols);
+/* Stale exchange (--halo-stale; PipeGCN, Wan et al., ICLR 2022).  Reserves
+ * nslots slots, each for one exchange of up to max_cols columns at any
+ * precision, on a host backend only (HALO_ERR_UNSUPPORTED, logged, on a
+ * device one), once, at plan time.  The trainer gives each layer and
+ * direction its slot.  Local. */
+halo_status halo_exchange_stale_reserve(halo_exchange *p, int nslots, float momentum);
+
+/* The host bytes halo_exchange_stale_reserve allocates for shard s. Local. */
+int64_t halo_exchange_stale_memory(const halo_shard *s, int32_t max_cols, int nslots);
+
+/* The slot of the next halo_exchange_begin (one exchange only; -1 or no
+ * reservation: a fresh exchange).  A slot's first exchange is fresh and
+ * keeps the halo rows it received.  Each later one writes the slot's rows
+ * into the halo rows at once, then sends this call's owned rows (at the
+ * precision set, counted as a fresh exchange counts them) in messages that
+ * stay in flight until the slot's next exchange: that one waits for them
+ * and makes them the slot's rows, smoothed as
+ *   slot rows = γ·slot rows + (1 - γ)·received rows    (γ = momentum; 0: the received rows).
+ * So the k-th exchange of a slot reads the rows sent by its (k-1)-th, and
+ * halo_exchange_end of a stale exchange waits for nothing.  Every rank
+ * must give its slots in the same order.  Local. */
+void halo_exchange_set_stale(halo_exchange *p, int slot);
+
+/* Completes every slot's messages in flight and discards them; each
+ * slot's next exchange is fresh again.  Collective over the neighbours. */
+halo_status halo_exchange_stale_drain(halo_exchange *p);
 
 /* Counters, cumulative since creation. Local. */
 typedef struct halo_exchange_stats {

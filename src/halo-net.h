@@ -88,6 +88,11 @@ halo_status halo_net_update(halo_net *g);
 /* halo_net_gradients then halo_net_update. Collective. */
 halo_status halo_net_step(halo_net *g, int64_t epoch, halo_net_stats *out);
 
+/* Completes the stale exchange's messages still in flight (--halo-stale);
+ * the next training step exchanges fresh rows.  Without --halo-stale,
+ * nothing.  Collective. */
+halo_status halo_net_drain(halo_net *g);
+
 /* Forward pass without dropout; counts correct predictions on this rank's
  * train, valid and test nodes and sums their losses.  Its exchanges are not part of the training
  * step's predicted volume and are reported apart. Collective. */

@@ -370,6 +370,8 @@ halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
 
   st = halo_exchange_precision_reserve(g->plan, g->opt.halo_precision != HALO_PREC_FP32 ||
                                                     g->opt.halo_precision_bwd != HALO_PREC_FP32);
+  if (st == HALO_OK && g->opt.halo_stale)
+    st = halo_exchange_stale_reserve(g->plan, 2 * g->nlayers, g->opt.halo_stale_momentum);
   if (st == HALO_OK) st = setup_buffers(g, s);
   if (st == HALO_OK) st = gnn_sample_setup(g, s, max_cols); /* after the aggregation */
   HALO_TRY(halo_mpi_agree(comm, st));

@@ -153,8 +153,11 @@ static halo_status forward(halo_net *g, int train, int64_t epoch) {
     /* Evaluation always exchanges fresh fp32 rows. */
     halo_exchange_set_precision(g->plan, train ? g->opt.halo_precision : HALO_PREC_FP32,
                                 halo_quant_key(g->opt.seed, epoch, l, 0));
+    /* Training's layer l reads last epoch's halo rows (slot 2l); evaluation fresh ones. */
+    halo_exchange_set_stale(g->plan, train ? 2 * l : -1);
     const int64_t sent = halo_exchange_stats_get(g->plan).bytes_sent;
     st = ly->kind->forward(g, ly, &in);
+    halo_exchange_set_stale(g->plan, -1); /* a layer without an exchange leaves it set */
     g->layer_bytes[l][0] = halo_exchange_stats_get(g->plan).bytes_sent - sent;
     if (st != HALO_OK) goto done;
     add_residual(g, ly, &in);
@@ -199,10 +202,12 @@ static halo_status backward(halo_net *g, int64_t epoch) {
     HALO_TRY(residual_backward(g, ly, &in, dz, l > 0));
     halo_exchange_set_precision(g->plan, g->opt.halo_precision_bwd,
                                 halo_quant_key(g->opt.seed, epoch, l, 1));
+    halo_exchange_set_stale(g->plan, 2 * l + 1); /* last epoch's halo gradients */
     const int64_t sent = halo_exchange_stats_get(g->plan).bytes_sent;
     g->pass.sampled_back = halo_sample_on(g->opt.halo_sample);
     st = ly->kind->backward(g, ly, &in, &dz, &tmp, l > 0);
     g->pass.sampled_back = 0;
+    halo_exchange_set_stale(g->plan, -1);
     g->layer_bytes[l][1] = halo_exchange_stats_get(g->plan).bytes_sent - sent;
     if (st != HALO_OK) goto done;
     if (l > 0 && ly->desc->residual != HALO_RESIDUAL_NONE)
@@ -297,6 +302,8 @@ halo_status halo_net_step(halo_net *g, int64_t epoch, halo_net_stats *out) {
 done:
   return st;
 }
+
+halo_status halo_net_drain(halo_net *g) { return halo_exchange_stale_drain(g->plan); }
 
 halo_status halo_net_evaluate(halo_net *g, halo_net_stats *out) {
   halo_status st = HALO_OK;

@@ -208,6 +208,11 @@ typedef struct halo_train_report_ops {
   void (*sync)(void *ctx);
 } halo_train_report_ops;
 
+/* How training epoch `epoch` exchanged its halo rows: "stale" (--halo-stale,
+ * after the run's first epoch: the previous epoch's rows), else "fresh".
+ * Local. */
+const char *halo_train_exchange_mode(const halo_train_report *rep, int64_t epoch);
+
 /* The JSON objects of the --metrics lines (docs/train.md lists the keys),
  * onto `j`: one epoch's, the --eval-only evaluation's, and the summary's
  * (with the tightest pool `mem`). Local. */

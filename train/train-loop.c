@@ -278,6 +278,8 @@ halo_status train_epochs(train_run *r) {
 
   halo_watch_where("end", -1, -1);
   halo_watch_fault_stall(r->rank, a->epochs + 1);
+  /* The last epoch's stale messages (--halo-stale), counted in its bytes. */
+  HALO_TRY(fatal_if(r, halo_net_drain(r->model)));
   HALO_TRY(fatal_if(r, train_memory_measure(&r->memory, r->be)));
   HALO_TRY(fatal_if(r, train_memory_gather(&r->memory, r->comm, &mem)));
   if (r->rank == 0) HALO_TRY(fatal_if(r, train_totals_digest(rep, r->model)));

@@ -159,6 +159,10 @@ const char *halo_train_metric_key(halo_train_metric m, int k) {
 }
 
 /* One --metrics line per epoch; docs/train.md lists the keys. */
+const char *halo_train_exchange_mode(const halo_train_report *rep, int64_t epoch) {
+  return rep->gcn->halo_stale && epoch > rep->first_epoch ? "stale" : "fresh";
+}
+
 void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const halo_train_epoch *e,
                            halo_json *j) {
   halo_json_object_begin(j);
@@ -195,6 +199,7 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
     halo_json_key_int(j, "halo_bytes_fp32_plain",
                       halo_predict_epoch_bytes(rep->halo_rows, &exchanges));
   }
+  halo_json_key_string(j, "halo_exchange", halo_train_exchange_mode(rep, epoch));
   /* Per layer, [forward, backward], measured and predicted. */
   for (int pred = 0; pred < 2; pred++) {
     halo_json_key(j, pred ? "layer_halo_bytes_predicted" : "layer_halo_bytes");
@@ -285,6 +290,8 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
   halo_json_key_string(j, "halo_precision", halo_precision_names[rep->gcn->halo_precision]);
   halo_json_key_string(j, "halo_precision_bwd", halo_precision_names[rep->gcn->halo_precision_bwd]);
   halo_json_key_double(j, "halo_sample", rep->gcn->halo_sample, "%.9g");
+  halo_json_key_bool(j, "halo_stale", rep->gcn->halo_stale);
+  halo_json_key_double(j, "halo_stale_momentum", rep->gcn->halo_stale_momentum, "%.9g");
   {
     const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
     halo_json_key_int(j, "halo_bytes_fp32_per_epoch",
