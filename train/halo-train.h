@@ -103,6 +103,7 @@ typedef struct halo_train_epoch {
   int evaluated;       /* 0: --eval-every skipped the evaluation, and acc .. metric are unset */
   double wall_s;       /* seconds since the first epoch of this run began (rank 0's clock) */
   double lr;           /* the learning rate of the epoch's update (its schedule's) */
+  double grad_norm;    /* --clip-grad-norm: the gradients' L2 norm before clipping */
   double loss;         /* mean over the train nodes */
   double acc[3];       /* train, valid, test */
   double eval_loss[3]; /* their mean losses without dropout; NaN for an empty split */

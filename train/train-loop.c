@@ -235,6 +235,7 @@ halo_status train_epochs(train_run *r) {
     HALO_TRY(train_totals_reduce(rep, &step, &eval, &e));
     e.evaluated = evaluate;
     e.lr = r->lr;
+    e.grad_norm = halo_net_grad_norm(r->model);
     /* ReduceLROnPlateau steps on the reduced validation loss, the same on
      * every rank, after each evaluation past the warm-up. */
     if (evaluate && halo_schedule_plateau_steps(&a->gcn, epoch))
