@@ -274,7 +274,8 @@ static int tensor_shape(const halo_param_tensor *t, hsize_t dims[2]) {
 
 static void tensor_name(char *out, size_t size, const halo_net_options *o, int array, int l,
                         const halo_param_tensor *t) {
-  const char *root = array == 1 && o->optimizer == HALO_OPTIMIZER_SGD ? sgd_root : array_root[array];
+  const char *root =
+      array == 1 && o->optimizer == HALO_OPTIMIZER_SGD ? sgd_root : array_root[array];
   snprintf(out, size, "%s/layer%d/%s", root, l, t->name);
 }
 

@@ -36,8 +36,9 @@ double halo_schedule_lr(const halo_net_options *o, int64_t epochs, int64_t epoch
   }
   const int64_t j = epoch - 1 - n;
   switch ((halo_lr_schedule)o->lr_schedule) {
-    case HALO_LR_STEP:
-      return lr * pow((double)o->lr_gamma, (double)(j / o->lr_step_size));
+    case HALO_LR_STEP: /* the flag's range is >= 1; a zeroed struct's 0 reads as 1 */
+      return lr *
+             pow((double)o->lr_gamma, (double)(j / (o->lr_step_size > 0 ? o->lr_step_size : 1)));
     case HALO_LR_COSINE: {
       const double t_max = (double)(epochs - n > 0 ? epochs - n : 1);
       const double lo = o->lr_min;

@@ -25,8 +25,8 @@ Test(sgd, hand_computed_steps) {
     float w = 1.0f, buf = 0.0f;
     for (int t = 0; t < 2; t++) {
       halo_cpu_sgd(&w, &grads[t], &buf, 1, 0.1f, 0.9f, 0.01f, nesterov);
-      cr_expect(fabs(w - want[nesterov][t]) < 1e-6, "nesterov %d t %d: w %.9f, want %.9f",
-                nesterov, t + 1, w, want[nesterov][t]);
+      cr_expect(fabs(w - want[nesterov][t]) < 1e-6, "nesterov %d t %d: w %.9f, want %.9f", nesterov,
+                t + 1, w, want[nesterov][t]);
       cr_expect(fabs(buf - want_buf[nesterov][t]) < 1e-6, "nesterov %d t %d: buf %.9f", nesterov,
                 t + 1, buf);
     }

@@ -43,8 +43,8 @@ static void shards_of(const char *dir, int parts, char *out, size_t size) {
   char log[600];
   snprintf(out, size, "%s/cora-%d", dir, parts);
   snprintf(log, sizeof log, "%s.log", out);
-  int rc = tr_run(120, log, "%s --input '%s' --parts %d --out '%s'", PARTITION_BIN, CORA, parts,
-                  out);
+  int rc =
+      tr_run(120, log, "%s --input '%s' --parts %d --out '%s'", PARTITION_BIN, CORA, parts, out);
   cr_assert_eq(rc, 0, "halo-partition exited with %d (see %s)", rc, log);
 }
 
@@ -83,10 +83,12 @@ static void straight_and_resumed(const char *dir, const char *tag, const char *f
     cr_expect_eq(resumed.m.loss[e], straight->m.loss[stop + e],
                  "%s epoch %d: loss %.17g resumed, %.17g straight", tag, stop + e + 1,
                  resumed.m.loss[e], straight->m.loss[stop + e]);
-  cr_expect_str_eq(resumed.sha, straight->sha, "%s: params_sha256 resumed at P=1 after %d epochs "
-                   "at P=3", tag, stop);
-  fprintf(stderr, "[optim.%s] P=1, P=3 and %d+%d resumed: params_sha256 %s, final test %.4f\n",
-          tag, stop, epochs - stop, straight->sha, straight->m.final_test);
+  cr_expect_str_eq(resumed.sha, straight->sha,
+                   "%s: params_sha256 resumed at P=1 after %d epochs "
+                   "at P=3",
+                   tag, stop);
+  fprintf(stderr, "[optim.%s] P=1, P=3 and %d+%d resumed: params_sha256 %s, final test %.4f\n", tag,
+          stop, epochs - stop, straight->sha, straight->m.final_test);
 }
 
 Test(optim, sgd_nesterov_cosine_warmup_clip_is_exact, .timeout = 300) {
@@ -108,8 +110,8 @@ Test(optim, sgd_nesterov_cosine_warmup_clip_is_exact, .timeout = 300) {
   for (int e = 1; e <= EPOCHS; e++) {
     const double want =
         e <= WARM ? base * (1.0 / WARM + (1 - 1.0 / WARM) * (e - 1) / WARM)
-                  : lo + (base - lo) * (1 + cos(3.141592653589793 * (e - 1 - WARM) /
-                                                (EPOCHS - WARM))) / 2;
+                  : lo + (base - lo) *
+                             (1 + cos(3.141592653589793 * (e - 1 - WARM) / (EPOCHS - WARM))) / 2;
     cr_expect(fabs(lr[e - 1] - (float)want) <= 1e-7 * want, "epoch %d: lr %.9g, want %.9g", e,
               lr[e - 1], want);
     clipped += norm[e - 1] > 0.3;
@@ -121,8 +123,9 @@ Test(optim, sgd_nesterov_cosine_warmup_clip_is_exact, .timeout = 300) {
 
 Test(optim, adamw_plateau_is_exact, .timeout = 300) {
   enum { EPOCHS = 40, STOP = 25 };
-  const char *flags = "--optimizer adamw --weight-decay 0.01 --lr 0.05 --lr-schedule plateau "
-                      "--lr-patience 2 --lr-gamma 0.5";
+  const char *flags =
+      "--optimizer adamw --weight-decay 0.01 --lr 0.05 --lr-schedule plateau "
+      "--lr-patience 2 --lr-gamma 0.5";
   run_report straight;
   char *dir = tr_tmpdir("optim-plateau");
   straight_and_resumed(dir, "plateau", flags, EPOCHS, STOP, "", &straight);

@@ -116,10 +116,10 @@ Test(schedule, plateau_is_reducelronplateau) {
    * patience: 0.05 → 0.025, the count restarts.  Three more bad ones:
    * 0.0125, then the floor 0.01; then 0.01·0.5 is below the floor and the
    * rate stays (torch's eps test). */
-  const double losses[] = {1.0, 0.9, 0.89995, 0.95, 0.91, 0.92, 0.93, 0.94,
-                           0.95, 0.96, 0.97, 0.98, 0.99, 1.0, 1.1};
-  const double want[] = {0.05,  0.05,  0.05,   0.05,   0.025, 0.025, 0.025, 0.0125,
-                         0.0125, 0.0125, 0.01, 0.01, 0.01, 0.01, 0.01};
+  const double losses[] = {1.0,  0.9,  0.89995, 0.95, 0.91, 0.92, 0.93, 0.94,
+                           0.95, 0.96, 0.97,    0.98, 0.99, 1.0,  1.1};
+  const double want[] = {0.05,   0.05,   0.05, 0.05, 0.025, 0.025, 0.025, 0.0125,
+                         0.0125, 0.0125, 0.01, 0.01, 0.01,  0.01,  0.01};
   const int changed[] = {0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0};
   for (int i = 0; i < (int)(sizeof losses / sizeof losses[0]); i++) {
     const int c = halo_plateau_step(&p, &o, losses[i]);
