@@ -373,7 +373,7 @@ static halo_status resume_optimizer(train_run *r) {
   const halo_net_options *was = &c->gcn, *now = &r->args.gcn;
   const int was_sgd = was->optimizer == HALO_OPTIMIZER_SGD;
   const int now_sgd = now->optimizer == HALO_OPTIMIZER_SGD;
-  if (was_sgd != now_sgd) {
+  if (was_sgd != now_sgd && !r->args.eval_only) {
     memset(c->adam_m, 0, (size_t)c->nparams * sizeof *c->adam_m);
     memset(c->adam_v, 0, (size_t)c->nparams * sizeof *c->adam_v);
     c->adam_t = 0;
