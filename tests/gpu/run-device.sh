@@ -403,7 +403,7 @@ else
         gcn-leaky) flags=(--activation leaky_relu --negative-slope 0.2) ;;
         gcn-sgd)
           flags=(--optimizer sgd --momentum 0.9 --nesterov --lr 0.2 --lr-schedule cosine
-            --warmup-epochs 3 --clip-grad-norm 0.3) ;;
+            --warmup-epochs 1 --clip-grad-norm 0.3) ;; # the emulator runs 2 epochs
         sage-adamw)
           flags=(--model sage --hidden 64 --optimizer adamw --weight-decay 0.01
             --lr-schedule step --lr-step-size 10 --lr-gamma 0.5) ;;
