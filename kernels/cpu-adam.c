@@ -29,3 +29,12 @@ void halo_cpu_adam(float *w, const float *g, float *m, float *v, int64_t n, floa
     w[i] -= step * m[i] / denom;
   }
 }
+
+/* AdamW: torch's _single_tensor_adam with decoupled decay multiplies the
+ * parameter by the Python float 1 - lr·wd (a double, rounded to the
+ * tensor's float), then takes Adam's step without the L2 term. */
+void halo_cpu_adamw(float *w, const float *g, float *m, float *v, int64_t n, float lr, float b1,
+                    float b2, float eps, float wd, int64_t t) {
+  if (wd != 0.0f) halo_cpu_scale(w, n, (float)(1.0 - (double)lr * (double)wd));
+  halo_cpu_adam(w, g, m, v, n, lr, b1, b2, eps, 0.0f, t);
+}

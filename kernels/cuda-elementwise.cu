@@ -130,6 +130,24 @@ __global__ void adam_kernel(float *w, const float *g, float *m, float *v, int64_
   }
 }
 
+/* The CPU's SGD (kernels/cpu-sgd.c), rounding for rounding as adam_kernel. */
+__global__ void sgd_kernel(float *w, const float *g, float *buf, int64_t n, float lr, float mu,
+                           float wd, int nesterov) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) {
+    float d = wd != 0.0f ? __fadd_rn(g[e], __fmul_rn(wd, w[e])) : g[e];
+    if (mu != 0.0f) {
+      const float b = __fadd_rn(__fmul_rn(mu, buf[e]), d);
+      buf[e] = b;
+      d = nesterov ? __fadd_rn(d, __fmul_rn(mu, b)) : b;
+    }
+    w[e] = __fadd_rn(w[e], __fmul_rn(-lr, d));
+  }
+}
+
+__global__ void scale_kernel(float *x, int64_t n, float s) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) x[e] = __fmul_rn(x[e], s);
+}
+
 __global__ void pack_kernel(float *dst, const float *src, int64_t cols, const int32_t *idx,
                             int64_t n) {
   for (int64_t e = thread_index(); e < n * cols; e += thread_count()) {
@@ -248,6 +266,28 @@ extern "C" halo_status halo_cuda_adam(float *w, const float *g, float *m, float 
   const float bias2_sqrt = (float)sqrt(bias2);
   return launch_n("halo_cuda_adam", adam_kernel, n, stream, w, g, m, v, n, b1, b2, 1.0f - b1,
                   1.0f - b2, eps, wd, step, bias2_sqrt);
+}
+
+extern "C" halo_status halo_cuda_scale(float *x, int64_t n, float s, void *stream) {
+  if (n < 0) return halo_cuda_bad_arg("halo_cuda_scale", "negative size");
+  return launch_n("halo_cuda_scale", scale_kernel, n, stream, x, n, s);
+}
+
+extern "C" halo_status halo_cuda_adamw(float *w, const float *g, float *m, float *v, int64_t n,
+                                       float lr, float b1, float b2, float eps, float wd, int64_t t,
+                                       void *stream) {
+  if (n < 0 || t < 1) return halo_cuda_bad_arg("halo_cuda_adamw", "need n >= 0 and step t >= 1");
+  if (wd != 0.0f) {
+    const halo_status st = halo_cuda_scale(w, n, (float)(1.0 - (double)lr * (double)wd), stream);
+    if (st != HALO_OK) return st;
+  }
+  return halo_cuda_adam(w, g, m, v, n, lr, b1, b2, eps, 0.0f, t, stream);
+}
+
+extern "C" halo_status halo_cuda_sgd(float *w, const float *g, float *buf, int64_t n, float lr,
+                                     float mu, float wd, int nesterov, void *stream) {
+  if (n < 0) return halo_cuda_bad_arg("halo_cuda_sgd", "negative size");
+  return launch_n("halo_cuda_sgd", sgd_kernel, n, stream, w, g, buf, n, lr, mu, wd, nesterov);
 }
 
 extern "C" halo_status halo_cuda_pack(float *dst, const float *src, int64_t cols,

@@ -258,6 +258,17 @@ halo_status halo_cuda_exact_csr(const int64_t *indptr, const int32_t *indices,
 halo_status halo_cuda_adam(float *w, const float *g, float *m, float *v, int64_t n, float lr,
                            float b1, float b2, float eps, float wd, int64_t t, void *stream);
 
+/* One AdamW step, as halo_cpu_adamw (the same bits); t >= 1. */
+halo_status halo_cuda_adamw(float *w, const float *g, float *m, float *v, int64_t n, float lr,
+                            float b1, float b2, float eps, float wd, int64_t t, void *stream);
+
+/* One SGD step, as halo_cpu_sgd (the same bits). */
+halo_status halo_cuda_sgd(float *w, const float *g, float *buf, int64_t n, float lr, float mu,
+                          float wd, int nesterov, void *stream);
+
+/* x = x · s, as halo_cpu_scale. */
+halo_status halo_cuda_scale(float *x, int64_t n, float s, void *stream);
+
 /* dst[i, :] = src[idx[i], :] for i in [0, n). */
 halo_status halo_cuda_pack(float *dst, const float *src, int64_t cols, const int32_t *idx,
                            int64_t n, void *stream);

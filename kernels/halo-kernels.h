@@ -164,6 +164,25 @@ void halo_cpu_sigmoid_bce(const float *z, int64_t rows, int64_t cols, const int8
 void halo_cpu_adam(float *w, const float *g, float *m, float *v, int64_t n, float lr, float b1,
                    float b2, float eps, float wd, int64_t t);
 
+/* One AdamW step (Loshchilov & Hutter), as PyTorch's AdamW: the decay is
+ * decoupled from the gradient,
+ *   w = w · (1 - lr·wd)   (the factor rounded to float once, from double)
+ * then halo_cpu_adam's step with no L2 term. */
+void halo_cpu_adamw(float *w, const float *g, float *m, float *v, int64_t n, float lr, float b1,
+                    float b2, float eps, float wd, int64_t t);
+
+/* One SGD step, as PyTorch's SGD(momentum=mu, dampening=0, nesterov):
+ *   d = g + wd·w
+ *   mu > 0:  buf = mu·buf + d;  d = nesterov ? d + mu·buf : buf
+ *   w = w - lr·d
+ * buf starts at zero, which gives torch's first step (buf = d) exactly;
+ * with mu = 0 buf is not touched (it may be NULL). */
+void halo_cpu_sgd(float *w, const float *g, float *buf, int64_t n, float lr, float mu, float wd,
+                  int nesterov);
+
+/* x = x · s (--clip-grad-norm's scaling, as torch's grads.mul_(coef)). */
+void halo_cpu_scale(float *x, int64_t n, float s);
+
 /* dst[i, :] = src[idx[i], :] for i in [0, n): packs rows to send. */
 void halo_cpu_pack(float *dst, const float *src, int64_t cols, const int32_t *idx, int64_t n);
 

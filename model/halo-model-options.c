@@ -7,6 +7,13 @@ const char *const halo_activation_names[] = {
     [HALO_ACT_RELU] = "relu", [HALO_ACT_ELU] = "elu", [HALO_ACT_LEAKY_RELU] = "leaky_relu",
     [HALO_ACT_GELU] = "gelu", NULL};
 const char *const halo_norm_names[] = {"none", "layer", NULL};
+const char *const halo_optimizer_names[] = {
+    [HALO_OPTIMIZER_ADAM] = "adam", [HALO_OPTIMIZER_ADAMW] = "adamw", [HALO_OPTIMIZER_SGD] = "sgd",
+    NULL};
+const char *const halo_lr_schedule_names[] = {[HALO_LR_CONSTANT] = "constant",
+                                              [HALO_LR_STEP] = "step",
+                                              [HALO_LR_COSINE] = "cosine",
+                                              [HALO_LR_PLATEAU] = "plateau", NULL};
 
 static const halo_model_option options[] = {
 #define HALO__MOPT_ROW(id, row, key, role, store, since, slot, only, def) \

@@ -39,8 +39,18 @@ typedef struct halo_net_options {
   int32_t heads;        /* GAT: heads of every hidden layer, concatenated */
   int32_t output_heads; /* GAT: heads of the output layer, averaged */
   float attn_dropout;   /* GAT: dropout on the attention coefficients */
-  float lr;             /* Adam learning rate */
-  float weight_decay;   /* L2, added to the gradient as in torch.optim.Adam */
+  float lr;             /* the learning rate (the schedule's base) */
+  float weight_decay;   /* adam, sgd: L2, added to the gradient; adamw: decoupled */
+  int optimizer;        /* halo_optimizer */
+  float momentum;       /* sgd: momentum (0: none), dampening 0 */
+  int nesterov;         /* sgd: Nesterov momentum */
+  int lr_schedule;      /* halo_lr_schedule (src/halo-schedule.h) */
+  int32_t lr_step_size; /* step: epochs between decays */
+  float lr_gamma;       /* step: the decay; plateau: the factor */
+  float lr_min;         /* cosine: eta_min; plateau: min_lr */
+  int32_t lr_patience;  /* plateau: evaluations without improvement before a decay */
+  int32_t warmup_epochs; /* linear warm-up over the first N epochs (0: none) */
+  float clip_grad_norm; /* the gradients' global L2 norm is clipped to this (0: off) */
   int weight_decay_all; /* 0: first layer only (the reference); 1: every layer */
   float dropout;        /* on the input of every layer after the first */
   float input_dropout;  /* on the input features; 0 caches Â·X at set-up */
@@ -81,9 +91,22 @@ typedef enum {
   HALO_OPTION_U64
 } halo_option_store;
 
-/* The --activation and --norm words, by value. */
+/* The optimiser (--optimizer), as torch.optim's class of the same name. */
+typedef enum { HALO_OPTIMIZER_ADAM = 0, HALO_OPTIMIZER_ADAMW = 1, HALO_OPTIMIZER_SGD = 2 } halo_optimizer;
+
+/* The learning-rate schedule (--lr-schedule), by epoch. */
+typedef enum {
+  HALO_LR_CONSTANT = 0,
+  HALO_LR_STEP = 1,    /* torch.optim.lr_scheduler.StepLR */
+  HALO_LR_COSINE = 2,  /* CosineAnnealingLR */
+  HALO_LR_PLATEAU = 3  /* ReduceLROnPlateau on the validation loss */
+} halo_lr_schedule;
+
+/* The --activation, --norm, --optimizer and --lr-schedule words, by value. */
 extern const char *const halo_activation_names[];
 extern const char *const halo_norm_names[];
+extern const char *const halo_optimizer_names[];
+extern const char *const halo_lr_schedule_names[];
 
 /* The table, in --help order.  Columns:
  *   ID      the row's name (HALO_MOPT_ID, and the programs' enums);
@@ -145,7 +168,7 @@ extern const char *const halo_norm_names[];
     "layer_norm", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 5, -1, 0)                               \
   X(LR,                                                                                          \
     HALO_FLAG_REAL_ROW("--lr", T, P(lr), 0.0, 1e6, HALO_FLAG_LO_OPEN, "X",                       \
-                       "Adam learning rate (0.01; gat: 0.005)"),                                 \
+                       "learning rate (0.01; gat: 0.005)"),                                     \
     "lr", HALO_OPTION_TRAINING, HALO_OPTION_F32, 0, 4, -1, 0.01)                                 \
   X(WEIGHT_DECAY,                                                                                \
     HALO_FLAG_REAL_ROW("--weight-decay", T, P(weight_decay), 0.0, 1e6, HALO_FLAG_CLOSED, "X",    \
@@ -156,6 +179,54 @@ extern const char *const halo_norm_names[];
     HALO_FLAG_SWITCH_ROW("--weight-decay-all", T, P(weight_decay_all), 1,                        \
                          "gcn: apply the weight decay to every layer"),                          \
     "weight_decay_all", HALO_OPTION_TRAINING, HALO_OPTION_I32, 0, 6, -1, 0)                      \
+  X(OPTIMIZER,                                                                                   \
+    HALO_FLAG_CHOICE_ROW("--optimizer", T, P(optimizer), halo_optimizer_names,                   \
+                         "adam (default), adamw (decoupled weight decay) or sgd, as\n"           \
+                         "torch.optim's Adam, AdamW and SGD"),                                   \
+    "optimizer", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 12, -1, HALO_OPTIMIZER_ADAM)          \
+  X(MOMENTUM,                                                                                    \
+    HALO_FLAG_REAL_ROW("--momentum", T, P(momentum), 0.0, 1.0, HALO_FLAG_HI_OPEN, "X",           \
+                       "sgd: momentum, in [0, 1) (0)"),                                          \
+    "momentum", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 13, -1, 0)                             \
+  X(NESTEROV,                                                                                    \
+    HALO_FLAG_SWITCH_ROW("--nesterov", T, P(nesterov), 1,                                        \
+                         "sgd: Nesterov momentum (needs --momentum)"),                           \
+    "nesterov", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 14, -1, 0)                             \
+  X(LR_SCHEDULE,                                                                                 \
+    HALO_FLAG_CHOICE_ROW("--lr-schedule", T, P(lr_schedule), halo_lr_schedule_names,             \
+                         "the learning rate by epoch: constant (default), step, cosine,\n"       \
+                         "plateau (on the validation loss; docs/train.md)"),                     \
+    "lr_schedule", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 15, -1, HALO_LR_CONSTANT)           \
+  X(LR_STEP_SIZE,                                                                                \
+    HALO_FLAG_INT_ROW("--lr-step-size", T, P(lr_step_size), 1, INT32_MAX, "N",                   \
+                      "step: multiply the learning rate by --lr-gamma every N\n"                 \
+                      "epochs (30)"),                                                            \
+    "lr_step_size", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 16, -1, 30)                        \
+  X(LR_GAMMA,                                                                                    \
+    HALO_FLAG_REAL_ROW("--lr-gamma", T, P(lr_gamma), 0.0, 1.0,                                 \
+                       HALO_FLAG_LO_OPEN | HALO_FLAG_HI_OPEN, "X",                               \
+                       "step: the decay; plateau: the factor, in (0, 1) (0.1)"),                 \
+    "lr_gamma", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 17, -1, 0.1)                           \
+  X(LR_MIN,                                                                                      \
+    HALO_FLAG_REAL_ROW("--lr-min", T, P(lr_min), 0.0, 1e6, HALO_FLAG_CLOSED, "X",                \
+                       "cosine: the final learning rate (eta_min); plateau: the\n"               \
+                       "lowest (min_lr) (0)"),                                                   \
+    "lr_min", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 18, -1, 0)                               \
+  X(LR_PATIENCE,                                                                                 \
+    HALO_FLAG_INT_ROW("--lr-patience", T, P(lr_patience), 0, INT32_MAX, "N",                     \
+                      "plateau: evaluations without a better validation loss\n"                  \
+                      "before a decay (10)"),                                                    \
+    "lr_patience", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 19, -1, 10)                         \
+  X(WARMUP_EPOCHS,                                                                               \
+    HALO_FLAG_INT_ROW("--warmup-epochs", T, P(warmup_epochs), 0, INT32_MAX, "N",                 \
+                      "linear learning-rate warm-up over the first N epochs, from\n"             \
+                      "lr/N, before the schedule (0; not --warmup)"),                            \
+    "warmup_epochs", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 20, -1, 0)                        \
+  X(CLIP_GRAD_NORM,                                                                              \
+    HALO_FLAG_REAL_ROW("--clip-grad-norm", T, P(clip_grad_norm), 0.0, 1e30, HALO_FLAG_LO_OPEN,   \
+                       "X", "scale the gradients down to a global L2 norm of at most X\n"        \
+                       "(off)"),                                                                 \
+    "clip_grad_norm", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 21, -1, 0)                       \
   X(DROPOUT,                                                                                     \
     HALO_FLAG_REAL_ROW("--dropout", T, P(dropout), 0.0, 1.0, HALO_FLAG_HI_OPEN, "X",             \
                        "dropout of the hidden layers (0.5; gat: 0.6)"),                          \

@@ -38,6 +38,10 @@ static const char *const resume_modes[] = {"auto", NULL};
                          "the default since 2026-12-06 (features as stored); kept so\n"           \
                          "that older scripts run"))                                                \
   X(EPOCHS, HALO_FLAG_INT_ROW("--epochs", T, epochs, 0, INT32_MAX, "N", "training epochs (200)"))  \
+  X(LR_EPOCHS,                                                                                     \
+    HALO_FLAG_INT_ROW("--lr-epochs", T, lr_epochs, 1, INT32_MAX, "N",                              \
+                      "cosine: the epochs the schedule spans, warm-up included\n"                  \
+                      "(--epochs); give it to a run that stops early"))                            \
   X(DEVICE, HALO_FLAG_WORD_ROW("--device", T, device, devices,                                     \
                                "compute backend (cpu); cuda takes GPU (local rank mod the\n"       \
                                "node's GPUs), so several ranks may share one"))                    \
@@ -233,6 +237,33 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     if (!given[F_LR]) a->gcn.lr = 0.005f;
     if (!given[F_ACTIVATION]) a->gcn.activation = HALO_ACT_ELU;
   }
+  if (a->gcn.optimizer != HALO_OPTIMIZER_SGD && (given[F_MOMENTUM] || given[F_NESTEROV]))
+    HALO_FAIL(HALO_ERR_ARG, "%s is sgd's; the optimizer is %s",
+              given[F_MOMENTUM] ? "--momentum" : "--nesterov",
+              halo_optimizer_names[a->gcn.optimizer]);
+  if (a->gcn.nesterov && a->gcn.momentum <= 0.0f)
+    HALO_FAIL(HALO_ERR_ARG, "--nesterov needs a --momentum above 0 (as torch.optim.SGD)");
+  {
+    /* Each schedule's flags, named when given to another schedule. */
+    const int sched = a->gcn.lr_schedule;
+    const char *stray = given[F_LR_STEP_SIZE] && sched != HALO_LR_STEP ? "--lr-step-size"
+                        : given[F_LR_GAMMA] && sched != HALO_LR_STEP && sched != HALO_LR_PLATEAU
+                            ? "--lr-gamma"
+                        : given[F_LR_MIN] && sched != HALO_LR_COSINE && sched != HALO_LR_PLATEAU
+                            ? "--lr-min"
+                        : given[F_LR_PATIENCE] && sched != HALO_LR_PLATEAU ? "--lr-patience"
+                        : given[F_LR_EPOCHS] && sched != HALO_LR_COSINE    ? "--lr-epochs"
+                                                                           : NULL;
+    if (stray)
+      HALO_FAIL(HALO_ERR_ARG, "%s does not apply to --lr-schedule %s", stray,
+                halo_lr_schedule_names[sched]);
+  }
+  if (a->gcn.lr_schedule == HALO_LR_COSINE &&
+      (a->lr_epochs ? a->lr_epochs : a->epochs) <= a->gcn.warmup_epochs && a->epochs > 0)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--lr-schedule cosine: --warmup-epochs %d leaves no epoch of the %lld it spans "
+              "(--lr-epochs, or --epochs)",
+              a->gcn.warmup_epochs, (long long)(a->lr_epochs ? a->lr_epochs : a->epochs));
   if (given[F_NEGATIVE_SLOPE] && a->gcn.activation != HALO_ACT_LEAKY_RELU)
     HALO_FAIL(HALO_ERR_ARG, "--negative-slope is leaky_relu's; the activation is %s",
               halo_activation_names[a->gcn.activation]);

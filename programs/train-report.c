@@ -272,6 +272,30 @@ static void report_header(void *ctx, const halo_train_report *rep) {
           o->input_dropout, o->lr, o->weight_decay, decay_all ? "all layers" : "first layer",
           (unsigned long long)o->seed, in->sparse_features ? "sparse" : "dense",
           o->normalize_features ? ", normalised (--normalize-features)" : ", as stored");
+  /* The optimiser and the schedule, when not Adam at a constant rate. */
+  if (o->optimizer != HALO_OPTIMIZER_ADAM || o->lr_schedule != HALO_LR_CONSTANT ||
+      o->warmup_epochs > 0 || o->clip_grad_norm > 0.0f) {
+    char opt[96] = "", sched[128] = "", warm[48] = "", clip[48] = "";
+    if (o->optimizer == HALO_OPTIMIZER_SGD)
+      snprintf(opt, sizeof opt, "sgd (momentum %g%s)", o->momentum,
+               o->nesterov ? ", nesterov" : "");
+    else
+      snprintf(opt, sizeof opt, "%s", halo_optimizer_names[o->optimizer]);
+    if (o->lr_schedule == HALO_LR_STEP)
+      snprintf(sched, sizeof sched, "step (x%g every %d epochs)", o->lr_gamma, o->lr_step_size);
+    else if (o->lr_schedule == HALO_LR_COSINE)
+      snprintf(sched, sizeof sched, "cosine (to %g)", o->lr_min);
+    else if (o->lr_schedule == HALO_LR_PLATEAU)
+      snprintf(sched, sizeof sched, "plateau (x%g after %d evaluations, at least %g)", o->lr_gamma,
+               o->lr_patience, o->lr_min);
+    else
+      snprintf(sched, sizeof sched, "constant");
+    if (o->warmup_epochs > 0)
+      snprintf(warm, sizeof warm, ", linear warm-up over %d epochs", o->warmup_epochs);
+    if (o->clip_grad_norm > 0.0f)
+      snprintf(clip, sizeof clip, ", gradient norm clipped to %g", o->clip_grad_norm);
+    fprintf(out, "optimizer: %s, lr schedule %s%s%s\n", opt, sched, warm, clip);
+  }
   /* The two 1D baselines' ratios to halo's bytes: n/a when nothing
    * crosses (one part), as the JSON's null. */
   char vs_cagnet[32] = "n/a", vs_bcast[32] = "n/a";
@@ -350,9 +374,9 @@ static int report_epoch(void *ctx, const halo_train_report *rep, int64_t epoch,
                halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
     }
     fprintf(out,
-            "epoch %4lld  loss %.4f%s  time %.2f ms (compute %.2f, comm %.2f)  eval %.2f ms  wall "
+            "epoch %4lld  loss %.4f  lr %.4g%s  time %.2f ms (compute %.2f, comm %.2f)  eval %.2f ms  wall "
             "%.2f s  halo %.4f MB (predicted %.4f%s)  allreduce %.4f MB%s%s\n",
-            (long long)epoch, e->loss, figures, 1e3 * e->max[HALO_TRAIN_STEP_S],
+            (long long)epoch, e->loss, e->lr, figures, 1e3 * e->max[HALO_TRAIN_STEP_S],
             1e3 * (e->max[HALO_TRAIN_STEP_S] - e->sum[HALO_TRAIN_COMM_S] / rep->ranks),
             1e3 * e->sum[HALO_TRAIN_COMM_S] / rep->ranks, 1e3 * e->max[HALO_TRAIN_EVAL_S],
             e->wall_s, halo / 1e6, rep->predicted_epoch / 1e6, mode,

@@ -90,6 +90,23 @@ static void cpu_adam(halo_backend *be, float *w, const float *g, float *m, float
   halo_cpu_adam(w, g, m, v, n, lr, b1, b2, eps, wd, t);
 }
 
+static void cpu_adamw(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
+                      float lr, float b1, float b2, float eps, float wd, int64_t t) {
+  (void)be;
+  halo_cpu_adamw(w, g, m, v, n, lr, b1, b2, eps, wd, t);
+}
+
+static void cpu_sgd(halo_backend *be, float *w, const float *g, float *buf, int64_t n, float lr,
+                    float mu, float wd, int nesterov) {
+  (void)be;
+  halo_cpu_sgd(w, g, buf, n, lr, mu, wd, nesterov);
+}
+
+static void cpu_scale(halo_backend *be, float *x, int64_t n, float s) {
+  (void)be;
+  halo_cpu_scale(x, n, s);
+}
+
 static void cpu_copy(halo_backend *be, float *dst, const float *src, int64_t n) {
   (void)be;
   if (n > 0 && dst != src) memcpy(dst, src, (size_t)n * sizeof(float));
@@ -268,6 +285,9 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .softmax_xent = cpu_softmax_xent,
     .sigmoid_bce = cpu_sigmoid_bce,
     .adam = cpu_adam,
+    .adamw = cpu_adamw,
+    .sgd = cpu_sgd,
+    .scale = cpu_scale,
     .copy = cpu_copy,
     .pack = cpu_pack,
     .spmm = cpu_spmm,

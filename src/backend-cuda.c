@@ -448,6 +448,20 @@ static void cuda_adam(halo_backend *be, float *w, const float *g, float *m, floa
   note(be, halo_cuda_adam(w, g, m, v, n, lr, b1, b2, eps, wd, t, ctx_of(be)->stream));
 }
 
+static void cuda_adamw(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
+                       float lr, float b1, float b2, float eps, float wd, int64_t t) {
+  note(be, halo_cuda_adamw(w, g, m, v, n, lr, b1, b2, eps, wd, t, ctx_of(be)->stream));
+}
+
+static void cuda_sgd(halo_backend *be, float *w, const float *g, float *buf, int64_t n, float lr,
+                     float mu, float wd, int nesterov) {
+  note(be, halo_cuda_sgd(w, g, buf, n, lr, mu, wd, nesterov, ctx_of(be)->stream));
+}
+
+static void cuda_scale(halo_backend *be, float *x, int64_t n, float s) {
+  note(be, halo_cuda_scale(x, n, s, ctx_of(be)->stream));
+}
+
 static void cuda_copy(halo_backend *be, float *dst, const float *src, int64_t n) {
   if (n <= 0 || dst == src) return;
   note(be, halo_cuda_memcpy(dst, src, (size_t)n * sizeof(float), ctx_of(be)->stream));
@@ -668,6 +682,9 @@ static const halo_backend_ops cuda_ops = {
     .softmax_xent = cuda_softmax_xent,
     .sigmoid_bce = cuda_sigmoid_bce,
     .adam = cuda_adam,
+    .adamw = cuda_adamw,
+    .sgd = cuda_sgd,
+    .scale = cuda_scale,
     .copy = cuda_copy,
     .pack = cuda_pack,
     .gemm_rows = cuda_gemm_rows,

@@ -118,7 +118,8 @@ struct halo_net {
   int64_t *exact;
   void *exact_work;
   int threads;
-  halo_optim optim; /* Adam, one group per layer */
+  halo_optim optim; /* --optimizer, one group per layer */
+  double grad_norm; /* the last update's gradient norm (with --clip-grad-norm) */
 
   /* Backward ping-pong, n_all × widest; with --residual a third buffer for
    * the residual's share of dH. */

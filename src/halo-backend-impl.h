@@ -206,6 +206,15 @@ typedef struct halo_backend_ops {
                       float *g, double *loss_sum, int64_t *correct);
   void (*adam)(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n, float lr,
                float b1, float b2, float eps, float wd, int64_t t);
+  /* OPTIONAL (NULL: --optimizer adamw, --optimizer sgd and --clip-grad-norm
+   * are refused, with one line, on a backend without them).  AdamW's and
+   * SGD's steps (halo_cpu_adamw, halo_cpu_sgd; buf may be NULL when mu is
+   * 0), and x = x·s, which scales the gradients to their clipped norm. */
+  void (*adamw)(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n, float lr,
+                float b1, float b2, float eps, float wd, int64_t t);
+  void (*sgd)(halo_backend *be, float *w, const float *g, float *buf, int64_t n, float lr, float mu,
+              float wd, int nesterov);
+  void (*scale)(halo_backend *be, float *x, int64_t n, float s);
   void (*copy)(halo_backend *be, float *dst, const float *src, int64_t n);
   /* dst[i, :] = src[idx[i], :]; dst and src are both backend buffers. */
   void (*pack)(halo_backend *be, float *dst, const float *src, int64_t cols, const int32_t *idx,

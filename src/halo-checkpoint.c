@@ -94,7 +94,7 @@ typedef struct ckpt_attr {
   void *value;
 } ckpt_attr;
 
-enum { CKPT_STATE_ATTRS = 2, CKPT_GRAPH_ATTRS = 8 };
+enum { CKPT_STATE_ATTRS = 2, CKPT_GRAPH_ATTRS = 8, CKPT_OPTIM_ATTRS = 4 };
 
 /* The checkpoint's own numeric attributes, pointing into *c: the training
  * state, written before the model's options, and the graph's identity,
@@ -119,6 +119,19 @@ static void own_attrs(halo_checkpoint *c, ckpt_attr state[CKPT_STATE_ATTRS],
   };
   memcpy(state, s, sizeof s);
   memcpy(graph, g, sizeof g);
+}
+
+/* The schedule's state, written last: a file without them (written
+ * before --lr-schedule, or of another schedule) reads the start of the
+ * schedule (halo_plateau_init) and the option's --lr. */
+static void optim_attrs(halo_checkpoint *c, ckpt_attr out[CKPT_OPTIM_ATTRS]) {
+  const ckpt_attr a[CKPT_OPTIM_ATTRS] = {
+      {"optim_lr", HALO_H5_F32, &c->lr},
+      {"optim_plateau_lr", HALO_H5_F64, &c->plateau.lr},
+      {"optim_plateau_best", HALO_H5_F64, &c->plateau.best},
+      {"optim_plateau_bad_epochs", HALO_H5_I64, &c->plateau.bad_epochs},
+  };
+  memcpy(out, a, sizeof a);
 }
 
 /* The model options of one SINCE group (model/halo-model-options.h), in
@@ -204,6 +217,10 @@ static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint 
     HALO_TRY(halo_h5_attr_write(f, path, graph[k].name, graph[k].kind, graph[k].value));
   for (int k = 0, n = stored_options(1, opts); k < n; k++)
     HALO_TRY(write_option(f, path, opts[k], &c->gcn));
+  ckpt_attr optim[CKPT_OPTIM_ATTRS];
+  optim_attrs((halo_checkpoint *)c, optim);
+  for (int k = 0; k < CKPT_OPTIM_ATTRS; k++)
+    HALO_TRY(halo_h5_attr_write(f, path, optim[k].name, optim[k].kind, optim[k].value));
 done:
   return st;
 }
@@ -215,6 +232,14 @@ done:
 enum { CKPT_ARRAYS = 3 };
 static const char *const array_root[CKPT_ARRAYS] = {"/model", "/optimizer/adam_m",
                                                     "/optimizer/adam_v"};
+/* SGD's one array, in adam_m's place. */
+static const char *const sgd_root = "/optimizer/sgd_momentum";
+
+/* Whether array k is in a checkpoint of options *o: SGD has no second
+ * moment. */
+static int array_held(const halo_net_options *o, int k) {
+  return !(k == 2 && o->optimizer == HALO_OPTIMIZER_SGD);
+}
 static const char *const array_flat[CKPT_ARRAYS] = {"/params", "/adam_m", "/adam_v"};
 
 /* The model a checkpoint's settings describe, which must have its
@@ -247,8 +272,11 @@ static int tensor_shape(const halo_param_tensor *t, hsize_t dims[2]) {
   return 1;
 }
 
-static void tensor_name(char *out, size_t size, int array, int l, const halo_param_tensor *t) {
-  snprintf(out, size, "%s/layer%d/%s", array_root[array], l, t->name);
+static void tensor_name(char *out, size_t size, const halo_net_options *o, int array, int l,
+                        const halo_param_tensor *t) {
+  const char *root =
+      array == 1 && o->optimizer == HALO_OPTIMIZER_SGD ? sgd_root : array_root[array];
+  snprintf(out, size, "%s/layer%d/%s", root, l, t->name);
 }
 
 static halo_status write_tensors(hid_t f, const char *path, const halo_checkpoint *c) {
@@ -257,13 +285,13 @@ static halo_status write_tensors(hid_t f, const char *path, const halo_checkpoin
   const float *arrays[CKPT_ARRAYS] = {c->params, c->adam_m, c->adam_v};
   HALO_TRY(describe(c, path, &d));
   for (int k = 0; k < CKPT_ARRAYS; k++)
-    for (int l = 0; l < d.layers; l++)
+    for (int l = 0; l < d.layers && array_held(&c->gcn, k); l++)
       for (int i = 0; i < d.layer[l].ntensors; i++) {
         const halo_param_tensor *t = &d.layer[l].tensor[i];
         char name[128];
         hsize_t dims[2];
         const int rank = tensor_shape(t, dims);
-        tensor_name(name, sizeof name, k, l, t);
+        tensor_name(name, sizeof name, &c->gcn, k, l, t);
         HALO_TRY(halo_h5_write(f, path, name, HALO_H5_F32, rank, dims, arrays[k] + t->offset));
       }
 done:
@@ -279,13 +307,13 @@ static halo_status read_tensors(hid_t f, const char *path, const halo_checkpoint
   HALO_TRY(describe(c, path, &d));
   for (int k = 0; k < CKPT_ARRAYS; k++) {
     HALO_ALLOC(arrays[k], c->nparams, "checkpoint arrays");
-    for (int l = 0; l < d.layers; l++)
+    for (int l = 0; l < d.layers && array_held(&c->gcn, k); l++)
       for (int i = 0; i < d.layer[l].ntensors; i++) {
         const halo_param_tensor *t = &d.layer[l].tensor[i];
         char name[128];
         hsize_t dims[2];
         const int rank = tensor_shape(t, dims);
-        tensor_name(name, sizeof name, k, l, t);
+        tensor_name(name, sizeof name, &c->gcn, k, l, t);
         HALO_TRY(halo_h5_read(f, path, name, HALO_H5_F32, rank, dims, 1, &data));
         const float *v = data;
         for (int64_t j = 0; j < t->rows * t->cols; j++)
@@ -396,6 +424,18 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
     HALO_TRY(halo_h5_attr_read(f, path, graph[k].name, graph[k].kind, graph[k].value));
   for (int k = 0, n = stored_options(1, opts); k < n; k++)
     HALO_TRY(read_option(f, path, opts[k], o));
+  ckpt_attr optim[CKPT_OPTIM_ATTRS];
+  optim_attrs(c, optim);
+  c->lr = o->lr;
+  halo_plateau_init(&c->plateau, o);
+  for (int k = 0; k < CKPT_OPTIM_ATTRS; k++)
+    if (H5Aexists(f, optim[k].name) > 0)
+      HALO_TRY(halo_h5_attr_read(f, path, optim[k].name, optim[k].kind, optim[k].value));
+  if (!(c->plateau.lr > 0.0) || !isfinite(c->plateau.lr) || isnan(c->plateau.best) ||
+      c->plateau.bad_epochs < 0)
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: inconsistent schedule state (plateau rate %g, best %g, %lld bad epochs)", path,
+              c->plateau.lr, c->plateau.best, (long long)c->plateau.bad_epochs);
   /* A choice (the activation) must be one of its words. */
   for (int i = 0; i < HALO_MOPT_COUNT; i++) {
     const halo_model_option *opt = halo_model_option_at(i);

@@ -21,17 +21,21 @@
 #include <stdint.h>
 
 #include "halo-net.h"
+#include "halo-schedule.h"
 #include "halo-shard.h"
 #include "halo-status.h"
 
-/* 2: every tensor named, /model/layerL/NAME (and Adam's moments under
- * /optimizer); 1: flat /params, /adam_m, /adam_v (still read).
+/* 2: every tensor named, /model/layerL/NAME (and the optimiser's state
+ * under /optimizer: Adam's moments adam_m and adam_v, or SGD's
+ * sgd_momentum); 1: flat /params, /adam_m, /adam_v (still read).
  * docs/train.md ("Checkpoints") gives the layout. */
 #define HALO_CHECKPOINT_FORMAT_VERSION 2
 
 typedef struct halo_checkpoint {
   int64_t epoch;        /* training epochs completed */
-  int64_t adam_t;       /* Adam steps taken */
+  int64_t adam_t;       /* optimiser steps taken (Adam's t) */
+  float lr;             /* the learning rate of the last epoch trained (reported) */
+  halo_plateau plateau; /* --lr-schedule plateau's state (absent in a file: its start) */
   char model[8];        /* "gcn" */
   halo_net_options gcn; /* model and optimiser settings, seed included */
   /* The graph. */
@@ -41,7 +45,9 @@ typedef struct halo_checkpoint {
   /* The partition it was written from (reported, never compared). */
   int32_t parts;
   uint64_t run_id;
-  /* Parameters as halo_net_params_get lays them out, and Adam's moments. */
+  /* Parameters as halo_net_params_get lays them out, and the optimiser's
+   * state as halo_net_adam_get's (SGD: its momentum buffer in adam_m, and
+   * adam_v zero, not written). */
   int64_t nparams;
   float *params, *adam_m, *adam_v;
 } halo_checkpoint;

@@ -82,8 +82,20 @@ void halo_net_destroy(halo_net **g);
  * MPI_Abort), not agree on the status. Collective. */
 halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out);
 
-/* One Adam step with the gradients of the last halo_net_gradients. Local. */
+/* One optimiser step (--optimizer, src/halo-optim.h) at the rate of the
+ * last halo_net_set_lr (--lr until then) with the gradients of the last
+ * halo_net_gradients, clipped first to --clip-grad-norm.  The gradients
+ * are the same on every rank after their allreduce, so their norm is too
+ * (summed in double in a fixed order: with --deterministic it does not
+ * depend on P). Local. */
 halo_status halo_net_update(halo_net *g);
+
+/* The learning rate of the next updates (the schedule's). Local. */
+void halo_net_set_lr(halo_net *g, float lr);
+
+/* The L2 norm of the gradients the last update saw, before clipping; 0
+ * before the first, and unless --clip-grad-norm is set. Local. */
+double halo_net_grad_norm(const halo_net *g);
 
 /* halo_net_gradients then halo_net_update. Collective. */
 halo_status halo_net_step(halo_net *g, int64_t epoch, halo_net_stats *out);
@@ -136,8 +148,9 @@ halo_status halo_net_params_get(const halo_net *g, float *out);
 halo_status halo_net_params_set(halo_net *g, const float *in);
 halo_status halo_net_grads_get(const halo_net *g, float *out);
 
-/* Adam's state: the first and second moments m and v (nparams each, laid
- * out as the parameters) and the number of steps taken.  Restoring them
+/* The optimiser's state: Adam's and AdamW's first and second moments m and
+ * v, or SGD's momentum buffer in m (v then stays zero), nparams each, laid
+ * out as the parameters, and the number of steps taken.  Restoring them
  * with the parameters resumes training exactly (checkpoints). Local. */
 halo_status halo_net_adam_get(const halo_net *g, float *m, float *v, int64_t *steps);
 halo_status halo_net_adam_set(halo_net *g, const float *m, const float *v, int64_t steps);

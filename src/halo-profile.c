@@ -25,7 +25,7 @@
       X(ELU_BACKWARD, "elu_backward") X(LEAKY_RELU, "leaky_relu")                               \
           X(LEAKY_RELU_BACKWARD, "leaky_relu_bwd") X(GELU, "gelu") X(GELU_BACKWARD, "gelu_bwd") \
               X(DROPOUT, "dropout") X(DROPOUT_TO, "dropout_to") X(CSR_DROPOUT, "csr_dropout")   \
-                  X(SOFTMAX_XENT, "loss") X(SIGMOID_BCE, "loss_bce") X(ADAM, "adam")            \
+                  X(SOFTMAX_XENT, "loss") X(SIGMOID_BCE, "loss_bce") X(ADAM, "adam") X(ADAMW, "adamw") X(SGD, "sgd") X(SCALE, "scale") \
                       X(COPY, "copy") X(PACK, "pack") X(AXPY, "axpy") X(L2, "l2_normalize")     \
                           X(L2_BACKWARD, "l2_normalize_bwd") X(LAYERNORM, "layernorm")          \
                               X(LAYERNORM_BACKWARD, "layernorm_bwd") X(MUL, "mul")              \
@@ -213,6 +213,23 @@ static void t_adam(halo_backend *be, float *w, const float *g, float *m, float *
   prof.real->adam(be, w, g, m, v, n, lr, b1, b2, eps, wd, t);
   add(OP_ADAM, t0, 7 * F4 * (double)n, 12.0 * (double)n);
 }
+static void t_adamw(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
+                    float lr, float b1, float b2, float eps, float wd, int64_t t) {
+  double t0 = now();
+  prof.real->adamw(be, w, g, m, v, n, lr, b1, b2, eps, wd, t);
+  add(OP_ADAMW, t0, (7 + (wd != 0.0f ? 2 : 0)) * F4 * (double)n, 13.0 * (double)n);
+}
+static void t_sgd(halo_backend *be, float *w, const float *g, float *buf, int64_t n, float lr,
+                  float mu, float wd, int nesterov) {
+  double t0 = now();
+  prof.real->sgd(be, w, g, buf, n, lr, mu, wd, nesterov);
+  add(OP_SGD, t0, (3 + (mu != 0.0f ? 2 : 0)) * F4 * (double)n, 6.0 * (double)n);
+}
+static void t_scale(halo_backend *be, float *x, int64_t n, float s) {
+  double t0 = now();
+  prof.real->scale(be, x, n, s);
+  add(OP_SCALE, t0, 2 * F4 * (double)n, (double)n);
+}
 static void t_copy(halo_backend *be, float *dst, const float *src, int64_t n) {
   double t0 = now();
   prof.real->copy(be, dst, src, n);
@@ -356,6 +373,9 @@ halo_status halo_profile_install(halo_backend *be) {
   TIME_SLOT(softmax_xent, t_softmax_xent);
   TIME_SLOT(sigmoid_bce, t_sigmoid_bce);
   TIME_SLOT(adam, t_adam);
+  TIME_SLOT(adamw, t_adamw);
+  TIME_SLOT(sgd, t_sgd);
+  TIME_SLOT(scale, t_scale);
   TIME_SLOT(copy, t_copy);
   TIME_SLOT(pack, t_pack);
   TIME_SLOT(axpy, t_axpy);

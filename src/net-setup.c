@@ -105,6 +105,9 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_net_option
   if (o->residual && !ops->axpy) return "AXPY";
   if (o->layer_norm && !(ops->layernorm && ops->layernorm_backward && ops->mul)) return "LayerNorm";
   if (multilabel && !ops->sigmoid_bce) return "the multi-label loss";
+  if (o->optimizer == HALO_OPTIMIZER_ADAMW && !ops->adamw) return "AdamW (--optimizer adamw)";
+  if (o->optimizer == HALO_OPTIMIZER_SGD && !ops->sgd) return "SGD (--optimizer sgd)";
+  if (o->clip_grad_norm > 0.0f && !ops->scale) return "the gradient scaling (--clip-grad-norm)";
   const layer_kind *kind = gnn_layer_kind_of(o->model);
   if (!halo__backend_has_ops(ops, kind->model_ops)) return kind->model_ops_what;
   return NULL;
@@ -250,6 +253,10 @@ static halo_status setup_local(halo_net *g, const halo_shard *s) {
    * GraphSAGE's and GIN's (PyG's examples) every parameter, as does
    * --weight-decay-all. */
   halo_optim_init(&g->optim, o->lr);
+  g->optim.kind = (halo_optimizer)o->optimizer;
+  g->optim.momentum = o->momentum;
+  g->optim.nesterov = o->nesterov;
+  g->optim.clip = o->clip_grad_norm;
   for (int l = 0; l < g->nlayers; l++) {
     const halo_layer_desc *d = g->layers[l].desc;
     const int all = o->weight_decay_all || o->model != HALO_MODEL_GCN;

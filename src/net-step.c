@@ -288,10 +288,23 @@ done:
 }
 
 halo_status halo_net_update(halo_net *g) {
+  float scale = 1.0f;
+  if (g->optim.clip > 0.0f) {
+    /* After the allreduce every rank holds the summed gradients on the
+     * host (a device backend staged them through host_grads), so each
+     * computes the same norm with no further message. */
+    const float *host = g->host_grads ? g->host_grads : fbuf(&g->grads);
+    g->grad_norm = halo_optim_grad_norm(host, g->nparams);
+    scale = halo_optim_clip_factor(g->grad_norm, g->optim.clip);
+  }
   halo_optim_step(&g->optim, g->be, fbuf(&g->params), fbuf(&g->grads), fbuf(&g->adam_m),
-                  fbuf(&g->adam_v));
+                  fbuf(&g->adam_v), scale);
   return g->ops->synchronize ? g->ops->synchronize(g->be) : HALO_OK;
 }
+
+void halo_net_set_lr(halo_net *g, float lr) { g->optim.lr = lr; }
+
+double halo_net_grad_norm(const halo_net *g) { return g->grad_norm; }
 
 halo_status halo_net_step(halo_net *g, int64_t epoch, halo_net_stats *out) {
   halo_status st = HALO_OK;

@@ -32,6 +32,7 @@ typedef struct halo_train_args {
   char model[8];   /* "gcn" */
   halo_net_options gcn;
   int64_t epochs;
+  int64_t lr_epochs;        /* --lr-epochs: the epochs a cosine schedule spans; 0: --epochs */
   int64_t warmup;           /* epochs left out of mean_epoch_s */
   char device[16];          /* "cpu" or "cuda" */
   int tf32;                 /* cuda: TF32 GEMM */
@@ -101,6 +102,8 @@ enum {
 typedef struct halo_train_epoch {
   int evaluated;       /* 0: --eval-every skipped the evaluation, and acc .. metric are unset */
   double wall_s;       /* seconds since the first epoch of this run began (rank 0's clock) */
+  double lr;           /* the learning rate of the epoch's update (its schedule's) */
+  double grad_norm;    /* --clip-grad-norm: the gradients' L2 norm before clipping */
   double loss;         /* mean over the train nodes */
   double acc[3];       /* train, valid, test */
   double eval_loss[3]; /* their mean losses without dropout; NaN for an empty split */

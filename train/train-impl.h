@@ -12,6 +12,7 @@
 #include "halo-backend.h"
 #include "halo-checkpoint.h"
 #include "halo-net.h"
+#include "halo-schedule.h"
 #include "halo-shard.h"
 #include "halo-status.h"
 #include "halo-train.h"
@@ -258,6 +259,8 @@ typedef struct train_run {
   char held[2048];       /* an error line held for halo_mpi_agree_first */
   train_memory memory;
   halo_train_report report;
+  halo_plateau plateau; /* --lr-schedule plateau: its state, the checkpoint's on resume */
+  float lr;             /* the learning rate of the last epoch trained */
 } train_run;
 
 /* --eval-only: one evaluation of the resumed parameters. Collective. */

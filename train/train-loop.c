@@ -39,6 +39,8 @@ static halo_status save_checkpoint(train_run *r, int64_t epoch, const char *name
     c->run_id = m->run_id;
     HALO_TRY(halo_net_params_get(r->model, c->params));
     HALO_TRY(halo_net_adam_get(r->model, c->adam_m, c->adam_v, &c->adam_t));
+    c->lr = r->lr;
+    c->plateau = r->plateau;
     halo_log_set_context("--checkpoint ");
     if (name) {
       char path[4200];
@@ -212,6 +214,11 @@ halo_status train_epochs(train_run *r) {
     const int profiled = a->profile && epoch >= rep->first_epoch + rep->warmup;
     if (profiled && epoch == rep->first_epoch + rep->warmup) halo_profile_reset();
     const int64_t faults = a->profile ? halo_profile_minflt() : 0;
+    /* The schedule's rate for this epoch's update (halo-schedule.h); every
+     * rank computes the same from the same state. */
+    const int64_t span = a->lr_epochs > 0 ? a->lr_epochs : a->epochs;
+    r->lr = (float)halo_schedule_lr(&a->gcn, span, epoch, &r->plateau);
+    halo_net_set_lr(r->model, r->lr);
     HALO_TRY(fatal_if(r, halo_net_step(r->model, epoch, &step)));
     if (evaluate) HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, &eval)));
     if (a->profile) {
@@ -228,6 +235,12 @@ halo_status train_epochs(train_run *r) {
     HALO_TRY(train_totals_reduce(rep, &step, &eval, &e));
     HALO_TRY(fatal_if(r, train_totals_sample(rep, r->halo_gid, r->n_halo_gid, epoch)));
     e.evaluated = evaluate;
+    e.lr = r->lr;
+    e.grad_norm = halo_net_grad_norm(r->model);
+    /* ReduceLROnPlateau steps on the reduced validation loss, the same on
+     * every rank, after each evaluation past the warm-up. */
+    if (evaluate && halo_schedule_plateau_steps(&a->gcn, epoch))
+      halo_plateau_step(&r->plateau, &a->gcn, e.eval_loss[1]);
     if (evaluate && rep->metric != HALO_TRAIN_METRIC_ACC)
       HALO_TRY(
           fatal_if(r, train_metric_eval(rep->metric, &r->predict, r->model, r->comm, e.metric)));

@@ -383,8 +383,40 @@ static halo_status resume_read(train_run *r) {
   HALO_TRY(halo_mpi_agree(r->comm, st));
   float *arrays[3] = {c->params, c->adam_m, c->adam_v};
   for (int k = 0; k < 3; k++) HALO_TRY(halo_mpi_bcast_floats(arrays[k], c->nparams, 0, r->comm));
+  /* The checkpoint's settings and schedule state, which the resume reads on
+   * every rank (resume_optimizer). */
+  HALO_MPI(MPI_Bcast(&c->gcn, (int)sizeof c->gcn, MPI_BYTE, 0, r->comm));
+  HALO_MPI(MPI_Bcast(&c->plateau, (int)sizeof c->plateau, MPI_BYTE, 0, r->comm));
+  HALO_MPI(MPI_Bcast(&c->lr, 1, MPI_FLOAT, 0, r->comm));
 done:
   return st;
+}
+
+/* A resumed run's optimiser: the checkpoint's state, unless this run
+ * changes what it means.  Adam and AdamW share their moments; SGD's
+ * momentum buffer is not Adam's first moment, so a change between the two
+ * families starts the optimiser afresh (zero state, step 0), as torch would
+ * with a new optimiser.  The plateau schedule continues from its state
+ * unless this run changes the schedule or the --lr it reduces.  Rank 0
+ * says what started afresh. Local. */
+static halo_status resume_optimizer(train_run *r) {
+  halo_checkpoint *c = &r->ckpt;
+  const halo_net_options *was = &c->gcn, *now = &r->args.gcn;
+  const int was_sgd = was->optimizer == HALO_OPTIMIZER_SGD;
+  const int now_sgd = now->optimizer == HALO_OPTIMIZER_SGD;
+  if (was_sgd != now_sgd && !r->args.eval_only) {
+    memset(c->adam_m, 0, (size_t)c->nparams * sizeof *c->adam_m);
+    memset(c->adam_v, 0, (size_t)c->nparams * sizeof *c->adam_v);
+    c->adam_t = 0;
+    if (r->rank == 0)
+      halo_log_warn("--optimizer %s: %s holds %s's state, so the optimiser starts afresh",
+                    halo_optimizer_names[now->optimizer], r->ckpt_path,
+                    halo_optimizer_names[was->optimizer]);
+  }
+  if (now->lr_schedule == HALO_LR_PLATEAU && was->lr_schedule == HALO_LR_PLATEAU &&
+      was->lr == now->lr)
+    r->plateau = c->plateau;
+  return halo_net_adam_set(r->model, c->adam_m, c->adam_v, c->adam_t);
 }
 
 /* FNV-1a over the arguments after the program name, each with its end. */
@@ -505,6 +537,8 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
 
   HALO_TRY(halo_net_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
   halo_net_info_get(r->model, &r->info);
+  halo_plateau_init(&r->plateau, &r->args.gcn);
+  r->lr = r->args.gcn.lr;
   /* Multi-label runs (ogbn-proteins) are compared by their mean ROC-AUC. */
   if (r->info.multilabel && !r->args.metric_given) r->args.metric = HALO_TRAIN_METRIC_AUC;
   /* --predict, --embeddings and --metric f1|auc need each row's node (and
@@ -553,8 +587,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
       goto done;
     }
     st = halo_net_params_set(r->model, r->ckpt.params);
-    if (st == HALO_OK)
-      st = halo_net_adam_set(r->model, r->ckpt.adam_m, r->ckpt.adam_v, r->ckpt.adam_t);
+    if (st == HALO_OK) st = resume_optimizer(r);
     HALO_TRY(halo_mpi_agree(r->comm, st));
     r->start_epoch = r->ckpt.epoch;
   }

@@ -168,6 +168,8 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_object_begin(j);
   halo_json_key_int(j, "epoch", epoch);
   halo_json_key_double(j, "loss", e->loss, "%.17g");
+  halo_json_key_double(j, "lr", e->lr, "%.9g");
+  if (rep->gcn->clip_grad_norm > 0.0f) halo_json_key_double(j, "grad_norm", e->grad_norm, "%.9g");
   /* An epoch --eval-every skipped says so and has no figures. */
   if (!e->evaluated) halo_json_key_bool(j, "evaluated", 0);
   /* 17 digits: a resumed run reads its earlier best back exactly. */

@@ -394,11 +394,19 @@ else
     # GPU.  GIN over its first 10 epochs: its curve on Cora amplifies
     # rounding fast (docs/models.md), on one backend as across two.
     # The activations past relu and elu: leaky_relu's slope and gelu's
-    # erf-form kernels on the GPU against the CPU's.
-    for model in sage gin gat gcn-leaky sage-gelu; do
+    # erf-form kernels on the GPU against the CPU's.  The optimisers past
+    # Adam (SGD with Nesterov momentum and clipping, AdamW) under schedules,
+    # their CUDA twins against the CPU's kernels.
+    for model in sage gin gat gcn-leaky sage-gelu gcn-sgd sage-adamw; do
       model_epochs=$epochs
       case $model in
         gcn-leaky) flags=(--activation leaky_relu --negative-slope 0.2) ;;
+        gcn-sgd)
+          flags=(--optimizer sgd --momentum 0.9 --nesterov --lr 0.2 --lr-schedule cosine
+            --warmup-epochs 1 --clip-grad-norm 0.3) ;; # the emulator runs 2 epochs
+        sage-adamw)
+          flags=(--model sage --hidden 64 --optimizer adamw --weight-decay 0.01
+            --lr-schedule step --lr-step-size 10 --lr-gamma 0.5) ;;
         sage-gelu) flags=(--model sage --hidden 64 --activation gelu) ;;
         gin)
           model_epochs=$((epochs < 10 ? epochs : 10))

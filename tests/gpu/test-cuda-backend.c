@@ -366,6 +366,20 @@ Test(cuda_backend, elementwise_slots_equal_the_cpu_bit_for_bit) {
                      1e-8f, 5e-4f, t);
   }
   cr_expect_leq(twin_err(&b, &W), EXACT, "adam differs");
+  /* AdamW, SGD (Nesterov) and the clipping's scale, on the same twins. */
+  for (int64_t t = 4; t <= 5; t++) {
+    b.cpu->ops->scale(b.cpu, F(Gr.cpu), n, 0.5f);
+    b.gpu->ops->scale(b.gpu, F(Gr.gpu), n, 0.5f);
+    b.cpu->ops->adamw(b.cpu, F(W.cpu), F(Gr.cpu), F(Mo.cpu), F(Vo.cpu), n, 0.01f, 0.9f, 0.999f,
+                      1e-8f, 0.01f, t);
+    b.gpu->ops->adamw(b.gpu, F(W.gpu), F(Gr.gpu), F(Mo.gpu), F(Vo.gpu), n, 0.01f, 0.9f, 0.999f,
+                      1e-8f, 0.01f, t);
+    /* SGD's buffer in the first moment's place (any sign): v stays >= 0. */
+    b.cpu->ops->sgd(b.cpu, F(W.cpu), F(Gr.cpu), F(Mo.cpu), n, 0.1f, 0.9f, 5e-4f, 1);
+    b.gpu->ops->sgd(b.gpu, F(W.gpu), F(Gr.gpu), F(Mo.gpu), n, 0.1f, 0.9f, 5e-4f, 1);
+  }
+  cr_expect_leq(twin_err(&b, &Gr), EXACT, "scale differs");
+  cr_expect_leq(twin_err(&b, &W), EXACT, "adamw or sgd differs");
   twin *all[] = {&Y, &Bias, &D, &P, &Gid, &Idx, &S, &W, &Gr, &Mo, &Vo};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) twin_free(&b, all[i]);
   free(hy);

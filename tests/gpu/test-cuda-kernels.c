@@ -4,7 +4,7 @@
  *   0     ops that perform the same float operations in the same order
  *         (bias_add, relu, relu_backward, leaky_relu and its backward, axpy,
  *         elu_backward, mul, dropout, dropout_to, csr_dropout, pack, unpack,
- *         adam) and the deterministic ops (gemm_rows, max_abs, and the exact
+ *         adam, adamw, sgd, scale) and the deterministic ops (gemm_rows, max_abs, and the exact
  *         sums' integers): any difference at all is a bug;
  *   1e-9  the softmax loss, a double sum of double terms;
  *   1e-6  ops that sum in double in another order and round to float
@@ -1507,6 +1507,59 @@ Test(cuda_kernels, fresh_memory_is_zero_for_another_stream) {
   halo_cuda_free_host((void **)&pinned);
   halo_cuda_stream_destroy(&stream);
   cudaFree(busy);
+}
+
+/* AdamW (the decoupled decay, then Adam), SGD with and without Nesterov
+ * momentum, and the clipping's scale: the CPU's roundings, bit for bit. */
+Test(cuda_kernels, adamw_sgd_and_scale_match_over_several_steps) {
+  const uint64_t seed = gpu_test_seed("adamw_sgd");
+  const int64_t n = 10007;
+  const size_t sz = (size_t)n * 4;
+  float *w = host_alloc(sz), *m = host_alloc(sz), *v = host_alloc(sz), *g = host_alloc(sz),
+        *got = host_alloc(sz);
+  for (int which = 0; which < 3; which++) {
+    fill_uniform(w, n, seed, 1, -0.5f, 0.5f);
+    fill_uniform(m, n, seed, 2, -0.01f, 0.01f);
+    fill_uniform(v, n, seed, 3, 0.0f, 1e-4f);
+    float *dw = dev_upload(w, sz), *dm = dev_upload(m, sz), *dv = dev_upload(v, sz),
+          *dg = dev_alloc(sz);
+    for (int64_t t = 1; t <= 5; t++) {
+      fill_uniform(g, n, seed, 10 + (uint64_t)t, -1.0f, 1.0f);
+      cr_assert_eq(cudaMemcpy(dg, g, sz, cudaMemcpyHostToDevice), cudaSuccess);
+      expect_ok(halo_cuda_scale(dg, n, 0.37f, NULL), "halo_cuda_scale");
+      halo_cpu_scale(g, n, 0.37f);
+      if (which == 0) {
+        expect_ok(halo_cuda_adamw(dw, dg, dm, dv, n, 0.01f, 0.9f, 0.999f, 1e-8f, 0.01f, t, NULL),
+                  "halo_cuda_adamw");
+        halo_cpu_adamw(w, g, m, v, n, 0.01f, 0.9f, 0.999f, 1e-8f, 0.01f, t);
+      } else {
+        expect_ok(halo_cuda_sgd(dw, dg, dm, n, 0.1f, 0.9f, 5e-4f, which == 2, NULL),
+                  "halo_cuda_sgd");
+        halo_cpu_sgd(w, g, m, n, 0.1f, 0.9f, 5e-4f, which == 2);
+      }
+    }
+    dev_download(got, dw, sz);
+    const double ew = rel_err(got, w, n);
+    dev_download(got, dm, sz);
+    const double em = rel_err(got, m, n);
+    dev_download(got, dg, sz);
+    const double eg = rel_err(got, g, n);
+    static const char *const names[] = {"adamw", "sgd", "sgd nesterov"};
+    fprintf(stderr, "%s after 5 steps: rel err w %.3g, state %.3g, scaled g %.3g\n", names[which],
+            ew, em, eg);
+    cr_expect_leq(ew, EXACT, "%s w rel err %g", names[which], ew);
+    cr_expect_leq(em, EXACT, "%s state rel err %g", names[which], em);
+    cr_expect_leq(eg, EXACT, "scale rel err %g", eg);
+    cudaFree(dw);
+    cudaFree(dm);
+    cudaFree(dv);
+    cudaFree(dg);
+  }
+  free(w);
+  free(m);
+  free(v);
+  free(g);
+  free(got);
 }
 
 /* ---- argument checks ----------------------------------------------------- */

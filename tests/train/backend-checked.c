@@ -529,6 +529,28 @@ static void ck_adam(halo_backend *be, float *w, const float *g, float *m, float 
   cpu->adam(be, w, g, m, v, n, lr, b1, b2, eps, wd, t);
 }
 
+static void ck_adamw(halo_backend *be, float *w, const float *g, float *m, float *v, int64_t n,
+                     float lr, float b1, float b2, float eps, float wd, int64_t t) {
+  device(be, "adamw", "W", w, (size_t)n * 4);
+  device(be, "adamw", "G", g, (size_t)n * 4);
+  device(be, "adamw", "M", m, (size_t)n * 4);
+  device(be, "adamw", "V", v, (size_t)n * 4);
+  cpu->adamw(be, w, g, m, v, n, lr, b1, b2, eps, wd, t);
+}
+
+static void ck_sgd(halo_backend *be, float *w, const float *g, float *buf, int64_t n, float lr,
+                   float mu, float wd, int nesterov) {
+  device(be, "sgd", "W", w, (size_t)n * 4);
+  device(be, "sgd", "G", g, (size_t)n * 4);
+  if (mu != 0.0f) device(be, "sgd", "buf", buf, (size_t)n * 4);
+  cpu->sgd(be, w, g, buf, n, lr, mu, wd, nesterov);
+}
+
+static void ck_scale(halo_backend *be, float *x, int64_t n, float s) {
+  device(be, "scale", "X", x, (size_t)n * 4);
+  cpu->scale(be, x, n, s);
+}
+
 static void ck_copy(halo_backend *be, float *dst, const float *src, int64_t n) {
   device(be, "copy", "dst", dst, (size_t)n * 4);
   device(be, "copy", "src", src, (size_t)n * 4);
@@ -668,6 +690,9 @@ static const halo_backend_ops checked_ops = {
     .softmax_xent = ck_softmax_xent,
     .sigmoid_bce = ck_sigmoid_bce,
     .adam = ck_adam,
+    .adamw = ck_adamw,
+    .sgd = ck_sgd,
+    .scale = ck_scale,
     .copy = ck_copy,
     .pack = ck_pack,
     .gemm_rows = ck_gemm_rows,

@@ -232,6 +232,11 @@ def main():
             "gcn-leaky": ["--hidden", "8", "--activation", "leaky_relu", "--negative-slope", "0.2"],
             "gin-leaky": ["--hidden", str(C), "--activation", "leaky_relu"],
             "sage-gelu": ["--hidden", "6", "--layers", "3", "--activation", "gelu"],
+            # Training options only: a checkpoint with SGD's momentum buffer
+            # and a schedule's attributes exports as any other.
+            "gcn-sgd": ["--hidden", "8", "--optimizer", "sgd", "--momentum", "0.9", "--nesterov",
+                        "--lr-schedule", "cosine", "--warmup-epochs", "2",
+                        "--clip-grad-norm", "1"],
         }
         refused = {"gin-wide": "PyG's GIN builds its output layer's MLP",
                    "gcn-residual": "no residual connection",

@@ -139,6 +139,37 @@ Test(args, model_flags) {
   cr_expect_float_eq(a.gcn.lr, 0.01f, 1e-9);
 }
 
+Test(args, optimizer_and_schedule_flags) {
+  halo_train_args a;
+  cr_assert_eq(parse(&a, "d"), HALO_OK);
+  cr_expect_eq(a.gcn.optimizer, HALO_OPTIMIZER_ADAM, "Adam, as before the flag");
+  cr_expect_eq(a.gcn.lr_schedule, HALO_LR_CONSTANT);
+  cr_expect_eq(a.gcn.warmup_epochs, 0);
+  cr_expect_eq(a.gcn.clip_grad_norm, 0.0f);
+  cr_expect_eq(a.gcn.lr_step_size, 30);
+  cr_expect_float_eq(a.gcn.lr_gamma, 0.1f, 1e-9, "torch's StepLR and ReduceLROnPlateau");
+  cr_expect_eq(a.gcn.lr_patience, 10, "torch's ReduceLROnPlateau");
+  cr_assert_eq(parse(&a, "d --optimizer sgd --momentum 0.9 --nesterov --lr-schedule cosine "
+                         "--lr-min 1e-4 --warmup-epochs 5 --clip-grad-norm 2 --lr-epochs 300"),
+               HALO_OK);
+  cr_expect_eq(a.gcn.optimizer, HALO_OPTIMIZER_SGD);
+  cr_expect_float_eq(a.gcn.momentum, 0.9f, 1e-9);
+  cr_expect_eq(a.gcn.nesterov, 1);
+  cr_expect_eq(a.gcn.lr_schedule, HALO_LR_COSINE);
+  cr_expect_float_eq(a.gcn.lr_min, 1e-4f, 1e-12);
+  cr_expect_eq(a.gcn.warmup_epochs, 5);
+  cr_expect_float_eq(a.gcn.clip_grad_norm, 2.0f, 1e-9);
+  cr_expect_eq(a.lr_epochs, 300);
+  cr_assert_eq(parse(&a, "d --optimizer adamw --lr-schedule plateau --lr-gamma 0.5 "
+                         "--lr-patience 3 --lr-min 1e-5"),
+               HALO_OK);
+  cr_expect_eq(a.gcn.optimizer, HALO_OPTIMIZER_ADAMW);
+  cr_expect_eq(a.gcn.lr_schedule, HALO_LR_PLATEAU);
+  cr_expect_eq(a.gcn.lr_patience, 3);
+  cr_assert_eq(parse(&a, "d --lr-schedule step --lr-step-size 50 --lr-gamma 0.5"), HALO_OK);
+  cr_expect_eq(a.gcn.lr_step_size, 50);
+}
+
 Test(args, bad_values_name_the_flag) {
   static const char *cases[][2] = {
       {"d --hidden 0", "--hidden"},
@@ -192,6 +223,24 @@ Test(args, bad_values_name_the_flag) {
       {"d --timeout 0", "--timeout"},
       {"d --timeout nan", "--timeout"},
       {"d --resume=1", "--resume"},
+      {"d --optimizer lamb", "--optimizer"},
+      {"d --momentum 0.9", "--momentum is sgd's"},
+      {"d --optimizer adamw --nesterov", "--nesterov is sgd's"},
+      {"d --optimizer sgd --momentum 1", "--momentum"},
+      {"d --optimizer sgd --nesterov", "--nesterov needs a --momentum"},
+      {"d --lr-schedule linear", "--lr-schedule"},
+      {"d --lr-step-size 5", "--lr-step-size does not apply to --lr-schedule constant"},
+      {"d --lr-schedule cosine --lr-gamma 0.5", "--lr-gamma does not apply"},
+      {"d --lr-schedule step --lr-min 0.001", "--lr-min does not apply"},
+      {"d --lr-schedule step --lr-patience 3", "--lr-patience does not apply"},
+      {"d --lr-schedule plateau --lr-epochs 30", "--lr-epochs does not apply"},
+      {"d --lr-schedule step --lr-gamma 0", "--lr-gamma"},
+      {"d --lr-schedule step --lr-gamma 1", "--lr-gamma"},
+      {"d --lr-schedule step --lr-step-size 0", "--lr-step-size"},
+      {"d --warmup-epochs -1", "--warmup-epochs"},
+      {"d --lr-schedule cosine --epochs 10 --warmup-epochs 10", "--warmup-epochs 10 leaves no"},
+      {"d --clip-grad-norm 0", "--clip-grad-norm"},
+      {"d --clip-grad-norm nan", "--clip-grad-norm"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     halo_train_args a;
