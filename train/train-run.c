@@ -342,16 +342,17 @@ static halo_status resume_read(train_run *r) {
     HALO_MPI(MPI_Bcast(r->args.model, (int)sizeof r->args.model, MPI_CHAR, 0, r->comm));
     HALO_MPI(MPI_Bcast(&r->args.embeddings_layer, 1, MPI_INT, 0, r->comm));
   }
-  int64_t head[3] = {c->epoch, c->adam_t, c->nparams};
-  HALO_MPI(MPI_Bcast(head, 3, MPI_INT64_T, 0, r->comm));
+  int64_t head[4] = {c->epoch, c->adam_t, c->nparams, c->nrunning};
+  HALO_MPI(MPI_Bcast(head, 4, MPI_INT64_T, 0, r->comm));
   if (r->rank != 0) {
-    st = halo_checkpoint_alloc(c, head[2]);
+    st = halo_checkpoint_alloc(c, head[2], head[3]);
     c->epoch = head[0];
     c->adam_t = head[1];
   }
   HALO_TRY(halo_mpi_agree(r->comm, st));
   float *arrays[3] = {c->params, c->adam_m, c->adam_v};
   for (int k = 0; k < 3; k++) HALO_TRY(halo_mpi_bcast_floats(arrays[k], c->nparams, 0, r->comm));
+  if (c->nrunning > 0) HALO_TRY(halo_mpi_bcast_floats(c->bn_running, c->nrunning, 0, r->comm));
 done:
   return st;
 }
@@ -491,7 +492,8 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
     st = HALO_ERR_ARG;
   }
   if (st == HALO_OK && r->args.early_stop) {
-    r->best = calloc((size_t)r->info.params, sizeof *r->best);
+    /* The parameters, then BatchNorm's running statistics. */
+    r->best = calloc((size_t)(r->info.params + r->info.model.running), sizeof *r->best);
     if (!r->best) {
       halo_log_error("out of memory for the best epoch's parameters");
       st = HALO_ERR_NOMEM;
@@ -510,9 +512,20 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
       st = HALO_ERR_MISMATCH;
       goto done;
     }
+    if (r->ckpt.nrunning != r->info.model.running) {
+      /* The options agree (the description was compared), so only a
+       * damaged file gets here. */
+      if (r->rank == 0)
+        halo_log_error("--resume: %s holds %lld BatchNorm statistics; this model has %lld",
+                       r->ckpt_path, (long long)r->ckpt.nrunning,
+                       (long long)r->info.model.running);
+      st = HALO_ERR_MISMATCH;
+      goto done;
+    }
     st = halo_net_params_set(r->model, r->ckpt.params);
     if (st == HALO_OK)
       st = halo_net_adam_set(r->model, r->ckpt.adam_m, r->ckpt.adam_v, r->ckpt.adam_t);
+    if (st == HALO_OK) halo_net_bn_running_set(r->model, r->ckpt.bn_running);
     HALO_TRY(halo_mpi_agree(r->comm, st));
     r->start_epoch = r->ckpt.epoch;
   }
@@ -520,7 +533,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
    * the ones it read, and an evaluation of a checkpoint file saves nothing
    * (its --checkpoint is the file read, whose arrays these would replace). */
   if (r->args.checkpoint && r->rank == 0 && !r->args.resume && !r->args.eval_file)
-    st = halo_checkpoint_alloc(&r->ckpt, r->info.params);
+    st = halo_checkpoint_alloc(&r->ckpt, r->info.params, r->info.model.running);
   HALO_TRY(halo_mpi_agree(r->comm, st));
   int64_t local[2] = {r->info.n_halo, r->info.setup_halo_bytes}, global[2];
   HALO_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, r->comm));

@@ -105,11 +105,11 @@ Test(args, model_flags) {
   cr_expect_eq(a.gcn.sage_normalize, 1);
   cr_expect_eq(a.gcn.activation, HALO_ACT_ELU);
   cr_expect_eq(a.gcn.residual, 1);
-  cr_expect_eq(a.gcn.layer_norm, 1);
+  cr_expect_eq(a.gcn.norm, 1);
   cr_assert_eq(parse(&a, "d --model=gin --gin-train-eps --norm none"), HALO_OK);
   cr_expect_eq(a.gcn.model, HALO_MODEL_GIN);
   cr_expect_eq(a.gcn.gin_train_eps, 1);
-  cr_expect_eq(a.gcn.layer_norm, 0);
+  cr_expect_eq(a.gcn.norm, 0);
   cr_expect_eq(a.gcn.activation, HALO_ACT_RELU);
   cr_expect_eq(a.gcn.residual, 0);
   cr_expect_float_eq(a.gcn.negative_slope, 0.01f, 1e-9); /* torch.nn.LeakyReLU's default */
