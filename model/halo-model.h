@@ -39,7 +39,7 @@
 
 #define HALO_MAX_LAYERS 16
 /* Parameter tensors of one layer, at most. */
-#define HALO_MAX_TENSORS 8
+#define HALO_MAX_TENSORS 12
 
 /* The model kinds, one row each: X(ENUM, name).  The row makes the enum
  * value, `--model`'s word (halo_model_kind_names) and the list of words
