@@ -211,6 +211,10 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     if (!given[F_LR]) a->gcn.lr = 0.005f;
     if (!given[F_ACTIVATION]) a->gcn.activation = HALO_ACT_ELU;
   }
+  if (a->gcn.norm == HALO_NORM_BATCH && strcmp(a->device, "cuda") == 0)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "--norm batch: the cuda backend has no BatchNorm yet (docs/models.md); use "
+              "--device cpu");
   if ((given[F_BN_MOMENTUM] || given[F_BN_EPS]) && a->gcn.norm != HALO_NORM_BATCH)
     HALO_FAIL(HALO_ERR_ARG, "--%s is --norm batch's; the norm is %s",
               given[F_BN_MOMENTUM] ? "bn-momentum" : "bn-eps", halo_norm_names[a->gcn.norm]);
