@@ -82,7 +82,8 @@ static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int n
   ly->res_tensor = ly->norm_tensor = -1;
   ly->bn_tensor[HALO_BN_MLP] = ly->bn_tensor[HALO_BN_OUT] = -1;
   ly->bn_running[HALO_BN_MLP] = ly->bn_running[HALO_BN_OUT] = -1;
-  if (c->kind == HALO_MODEL_GIN && c->norm == HALO_NORM_BATCH) bn_site(ly, HALO_BN_MLP, d_mid, off, run);
+  if (c->kind == HALO_MODEL_GIN && c->norm == HALO_NORM_BATCH)
+    bn_site(ly, HALO_BN_MLP, d_mid, off, run);
   if (ly->residual == HALO_RESIDUAL_PROJECT) {
     ly->res_tensor = ly->ntensors;
     tensor(ly, off, HALO_TENSOR_WEIGHT, "W_res", d_in, d_out);

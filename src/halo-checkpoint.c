@@ -578,7 +578,9 @@ static void describe_model(const char *model, const halo_net_options *o, char *o
   snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s", model, o->layers, o->hidden, heads,
            act, o->sage_normalize ? ", normalised rows" : "",
            o->gin_train_eps ? ", learned eps" : "", o->residual ? ", residual" : "",
-           o->norm == HALO_NORM_LAYER ? ", layer norm" : o->norm == HALO_NORM_BATCH ? ", batch norm" : "",
+           o->norm == HALO_NORM_LAYER   ? ", layer norm"
+           : o->norm == HALO_NORM_BATCH ? ", batch norm"
+                                        : "",
            o->normalize_features ? ", --normalize-features" : "");
 }
 

@@ -28,7 +28,9 @@
                   X(SOFTMAX_XENT, "loss") X(SIGMOID_BCE, "loss_bce") X(ADAM, "adam")            \
                       X(COPY, "copy") X(PACK, "pack") X(AXPY, "axpy") X(L2, "l2_normalize")     \
                           X(L2_BACKWARD, "l2_normalize_bwd") X(LAYERNORM, "layernorm")          \
-                              X(LAYERNORM_BACKWARD, "layernorm_bwd") X(MUL, "mul") X(BN_SUMS, "bn_sums") X(BATCHNORM, "batchnorm") X(BATCHNORM_BACKWARD, "batchnorm_bwd")              \
+                              X(LAYERNORM_BACKWARD, "layernorm_bwd") X(MUL, "mul")              \
+                              X(BN_SUMS, "bn_sums") X(BATCHNORM, "batchnorm")                   \
+                              X(BATCHNORM_BACKWARD, "batchnorm_bwd")                            \
                                   X(MAX_ABS, "max_abs") X(EXACT_TN, "exact_tn")                 \
                                       X(EXACT_CSR, "exact_csr") X(GAT_SCORES, "gat_scores")     \
                                           X(GAT_ATTEND, "gat_attend")                           \

@@ -105,8 +105,8 @@ Test(batchnorm, cora_p1_p4_float_deterministic_and_resume, .timeout = 900) {
     if (!strstr(line, "\"summary\": true")) test_acc = tr_json_num(line, "test_acc");
   free(text);
   cr_expect_eq(test_acc, whole.m.test_acc,
-               "gin resumed: test accuracy %.4f (running statistics), uninterrupted %.4f",
-               test_acc, whole.m.test_acc);
+               "gin resumed: test accuracy %.4f (running statistics), uninterrupted %.4f", test_acc,
+               whole.m.test_acc);
   free(m);
   tr_rmdir(dir);
 }
