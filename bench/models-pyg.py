@@ -19,6 +19,9 @@ data.  The models are halo-train's (docs/train.md, src/layer-*.c):
         heads=--output-heads, concat=False) at the top; weight decay on every
         parameter
 
+With --norm batch, torch.nn.BatchNorm1d after every hidden layer and, for
+gin, inside its MLP (Linear, BatchNorm1d, ReLU, Linear): PyG's
+GIN(norm="batch_norm"); evaluation in eval mode, with the running statistics.
 Between layers ReLU (or --activation elu, gelu, or leaky_relu with --negative-slope); dropout --input-dropout (default
 --dropout) on the input features and --dropout on the input of every later
 layer; Adam.  Weights are re-initialised as halo-train's are, Glorot-uniform
@@ -75,10 +78,15 @@ class Net(torch.nn.Module):
             elif model == "sage":
                 convs.append(SAGEConv(a, b, aggr="mean", root_weight=True, normalize=args.sage_normalize))
             else:
-                mlp = torch.nn.Sequential(torch.nn.Linear(a, args.hidden), torch.nn.ReLU(),
+                # --norm batch: Linear, BatchNorm, ReLU, Linear (PyG's GIN(norm="batch_norm")).
+                inner = [torch.nn.BatchNorm1d(args.hidden)] if args.norm == "batch" else []
+                mlp = torch.nn.Sequential(torch.nn.Linear(a, args.hidden), *inner, torch.nn.ReLU(),
                                           torch.nn.Linear(args.hidden, b))
                 convs.append(GINConv(mlp, eps=0.0, train_eps=args.gin_train_eps))
         self.convs = torch.nn.ModuleList(convs)
+        # --norm batch: BatchNorm1d after every hidden layer (halo's --norm batch).
+        self.norms = torch.nn.ModuleList(
+            torch.nn.BatchNorm1d(b) for b in dims[1:-1]) if args.norm == "batch" else None
         self.dropout, self.input_dropout = args.dropout, args.input_dropout
         slope = args.negative_slope
         self.act = {"elu": F.elu, "relu": F.relu, "gelu": F.gelu,
@@ -90,7 +98,7 @@ class Net(torch.nn.Module):
         """halo-train's initialisation: Glorot-uniform weights, zero biases."""
         for conv in self.convs:
             for name, p in conv.named_parameters():
-                if name.endswith("weight"):
+                if name.endswith("weight") and p.dim() >= 2:  # not a BatchNorm's scale
                     glorot(p)
                 elif name.endswith("bias"):
                     zeros(p)
@@ -100,14 +108,21 @@ class Net(torch.nn.Module):
             x = F.dropout(x, p=self.input_dropout if i == 0 else self.dropout, training=self.training)
             x = conv(x, adj)
             if i + 1 < len(self.convs):
+                if self.norms is not None:
+                    x = self.norms[i](x)
                 x = self.act(x)
         return x
 
 
 def param_groups(model, net, args):
     if model == "gcn" and not args.weight_decay_all:
-        return [dict(params=net.convs[0].parameters(), weight_decay=args.weight_decay),
-                dict(params=[p for c in net.convs[1:] for p in c.parameters()], weight_decay=0.0)]
+        # halo's first layer holds its BatchNorm's gamma and beta too.
+        norms = list(net.norms) if net.norms is not None else []
+        first = list(net.convs[0].parameters()) + [p for m in norms[:1] for p in m.parameters()]
+        rest = [p for c in net.convs[1:] for p in c.parameters()]
+        rest += [p for m in norms[1:] for p in m.parameters()]
+        return [dict(params=first, weight_decay=args.weight_decay),
+                dict(params=rest, weight_decay=0.0)]
     return [dict(params=net.parameters(), weight_decay=args.weight_decay)]
 
 
@@ -187,6 +202,8 @@ def main():
     p.add_argument("--activation", choices=("relu", "elu", "leaky_relu", "gelu"), default="relu")
     p.add_argument("--negative-slope", type=float, default=0.01, help="leaky_relu's slope")
     p.add_argument("--sage-normalize", action="store_true")
+    p.add_argument("--norm", choices=("none", "batch"), default="none",
+                   help="batch: BatchNorm1d after every hidden layer (and in GIN's MLP)")
     p.add_argument("--gin-train-eps", action="store_true")
     p.add_argument("--heads", type=int, default=8, help="gat: heads of the hidden layers")
     p.add_argument("--output-heads", type=int, default=1, help="gat: heads of the output layer")

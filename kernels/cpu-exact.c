@@ -97,6 +97,16 @@ void halo_exact_to_float(const int64_t *acc, int64_t count, int e, float *out) {
   }
 }
 
+void halo_exact_to_double(const int64_t *acc, int64_t count, int e, double *out) {
+  for (int64_t j = 0; j < count; j++) {
+    const int64_t *l = acc + j * HALO_EXACT_LIMBS;
+    i128 v = l[2];
+    v = v * ((i128)1 << HALO_EXACT_LIMB_BITS) + l[1];
+    v = v * ((i128)1 << HALO_EXACT_LIMB_BITS) + l[0];
+    out[j] = ldexp((double)v, e); /* (double) of an int128 rounds correctly */
+  }
+}
+
 /* The thread's share [lo, hi) of n items, in `parts` equal runs. */
 static void share(int64_t n, int part, int parts, int64_t *lo, int64_t *hi) {
   *lo = n * part / parts;

@@ -77,4 +77,7 @@ void halo_exact_limbs(int64_t low, int64_t high, int64_t *limb);
  * limbs may be the MPI_SUM of several ranks'. Local. */
 void halo_exact_to_float(const int64_t *acc, int64_t count, int e, float *out);
 
+/* The same sums rounded to double once (BatchNorm's statistics). Local. */
+void halo_exact_to_double(const int64_t *acc, int64_t count, int e, double *out);
+
 #endif /* HALO_EXACT_H */

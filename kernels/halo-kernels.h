@@ -100,6 +100,28 @@ void halo_cpu_layernorm(float *y, int64_t rows, int64_t cols, const float *gamma
 void halo_cpu_layernorm_backward(float *g, const float *xhat, const float *rstd,
                                  const float *gamma, int64_t rows, int64_t cols);
 
+/* BatchNorm's column sums over `rows` rows of X and Y (rows × cols), in
+ * double: sx[c] = Σ_i X[i, c] and sxy[c] = Σ_i X[i, c] · Y[i, c] (Y NULL:
+ * Y = X, the sum of squares).  Rows ascending. */
+void halo_cpu_bn_sums(const float *x, const float *y, int64_t rows, int64_t cols, double *sx,
+                      double *sxy);
+
+/* BatchNorm's normalisation with column statistics, in place:
+ *   xhat[i, c] = (Y[i, c] - shift[c]) · scale[c],  Y[i, c] = gamma[c] · xhat[i, c] + beta[c]
+ * in double, each rounded once to float; xhat (rows × cols) is kept when
+ * not NULL.  Training passes the batch's mean and 1/sqrt(var + eps),
+ * evaluation the running ones. */
+void halo_cpu_batchnorm(float *y, int64_t rows, int64_t cols, const double *shift,
+                        const double *scale, const float *gamma, const float *beta, float *xhat);
+
+/* Its backward, in place: G holds dLoss/dY on entry and dLoss/dX on return,
+ *   G[i, c] = gamma[c] · scale[c] · (G[i, c] - a[c] - xhat[i, c] · b[c])
+ * with a = Σ_i G / N and b = Σ_i G ⊙ xhat / N over every rank's N rows,
+ * which the caller reduces (src/gnn-batchnorm.c). */
+void halo_cpu_batchnorm_backward(float *g, const float *xhat, int64_t rows, int64_t cols,
+                                 const float *gamma, const double *scale, const double *a,
+                                 const double *b);
+
 /* OUT[i] = A[i] · B[i] over n floats (OUT may be A or B). */
 void halo_cpu_mul(float *out, const float *a, const float *b, int64_t n);
 

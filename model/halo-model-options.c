@@ -6,7 +6,8 @@
 const char *const halo_activation_names[] = {
     [HALO_ACT_RELU] = "relu", [HALO_ACT_ELU] = "elu", [HALO_ACT_LEAKY_RELU] = "leaky_relu",
     [HALO_ACT_GELU] = "gelu", NULL};
-const char *const halo_norm_names[] = {"none", "layer", NULL};
+const char *const halo_norm_names[] = {
+    [HALO_NORM_NONE] = "none", [HALO_NORM_LAYER] = "layer", [HALO_NORM_BATCH] = "batch", NULL};
 const char *const halo_optimizer_names[] = {
     [HALO_OPTIMIZER_ADAM] = "adam", [HALO_OPTIMIZER_ADAMW] = "adamw", [HALO_OPTIMIZER_SGD] = "sgd",
     NULL};
@@ -140,7 +141,7 @@ halo_model_config halo_model_config_of_options(const halo_net_options *o) {
                              .mlp_hidden = o->hidden,
                              .train_eps = o->gin_train_eps,
                              .residual = o->residual,
-                             .layer_norm = o->layer_norm,
+                             .norm = (int)o->norm,
                              .heads = o->heads,
                              .output_heads = o->output_heads};
 }

@@ -35,7 +35,10 @@ typedef struct halo_net_options {
   int sage_normalize;   /* GraphSAGE: L2-normalise each layer's output rows */
   int gin_train_eps;    /* GIN: learn ε (0: GIN-0) */
   int residual;         /* every layer adds its input (projected by W_res where needed) */
-  int layer_norm;       /* LayerNorm (learned scale and shift) after every hidden layer */
+  halo_norm norm;       /* LayerNorm or BatchNorm after every hidden layer (and BatchNorm
+                           inside GIN's MLP); each with a learned scale and shift */
+  float bn_momentum;    /* BatchNorm: running = (1 - m)·running + m·batch statistic */
+  float bn_eps;         /* BatchNorm: added to the variance */
   int32_t heads;        /* GAT: heads of every hidden layer, concatenated */
   int32_t output_heads; /* GAT: heads of the output layer, averaged */
   float attn_dropout;   /* GAT: dropout on the attention coefficients */
@@ -163,9 +166,18 @@ extern const char *const halo_lr_schedule_names[];
                          "every layer adds its input (projected where the widths differ)"),      \
     "residual", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 4, -1, 0)                                 \
   X(NORM,                                                                                        \
-    HALO_FLAG_CHOICE_ROW("--norm", T, P(layer_norm), halo_norm_names,                            \
-                         "LayerNorm after every hidden layer (none)"),                           \
-    "layer_norm", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 5, -1, 0)                               \
+    HALO_FLAG_CHOICE_ROW("--norm", T, P(norm), halo_norm_names,                                  \
+                         "none, layer (LayerNorm) or batch (BatchNorm, also inside\n"           \
+                         "gin's MLP) after every hidden layer (none)"),                          \
+    "layer_norm", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 5, -1, HALO_NORM_NONE)                  \
+  X(BN_MOMENTUM,                                                                                 \
+    HALO_FLAG_REAL_ROW("--bn-momentum", T, P(bn_momentum), 0.0, 1.0, HALO_FLAG_CLOSED, "X",      \
+                       "--norm batch: the running statistics' momentum (0.1)"),                  \
+    "bn_momentum", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 26, -1, 0.1)                        \
+  X(BN_EPS,                                                                                      \
+    HALO_FLAG_REAL_ROW("--bn-eps", T, P(bn_eps), 0.0, 1.0, HALO_FLAG_LO_OPEN, "X",               \
+                       "--norm batch: added to the variance (1e-5)"),                            \
+    "bn_eps", HALO_OPTION_MODEL, HALO_OPTION_F32, 1, 27, -1, 1e-5)                               \
   X(LR,                                                                                          \
     HALO_FLAG_REAL_ROW("--lr", T, P(lr), 0.0, 1e6, HALO_FLAG_LO_OPEN, "X",                       \
                        "learning rate (0.01; gat: 0.005)"),                                     \

@@ -38,9 +38,21 @@ static void tensor(halo_layer_desc *ly, int64_t *off, halo_tensor_kind kind, con
   *off += rows * cols;
 }
 
+/* A BatchNorm site of `cols` columns: gamma and beta, and its running
+ * statistics at *run. */
+static void bn_site(halo_layer_desc *ly, int site, int64_t cols, int64_t *off, int64_t *run) {
+  ly->bn_tensor[site] = ly->ntensors;
+  ly->bn_running[site] = *run;
+  tensor(ly, off, HALO_TENSOR_SCALE, site == HALO_BN_MLP ? "gamma_1" : "gamma", 1, cols);
+  tensor(ly, off, HALO_TENSOR_BIAS, site == HALO_BN_MLP ? "beta_1" : "beta", 1, cols);
+  *run += 2 * cols;
+}
+
 /* Layer l's parameters, in the order of the flat array (docs/models.md):
- * its kind's, then W_res, then LayerNorm's (`norm`). */
-static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int norm, int64_t *off) {
+ * its kind's (GIN's with BatchNorm: then gamma_1, beta_1), then W_res, then
+ * the norm's (`norm`: a hidden layer's), gamma and beta. */
+static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int norm, int64_t *off,
+                          int64_t *run) {
   const int64_t d_in = ly->d_in, d_mid = ly->d_mid, d_out = ly->d_out;
   ly->offset = *off;
   switch (c->kind) {
@@ -68,11 +80,18 @@ static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int n
       break;
   }
   ly->res_tensor = ly->norm_tensor = -1;
+  ly->bn_tensor[HALO_BN_MLP] = ly->bn_tensor[HALO_BN_OUT] = -1;
+  ly->bn_running[HALO_BN_MLP] = ly->bn_running[HALO_BN_OUT] = -1;
+  if (c->kind == HALO_MODEL_GIN && c->norm == HALO_NORM_BATCH)
+    bn_site(ly, HALO_BN_MLP, d_mid, off, run);
   if (ly->residual == HALO_RESIDUAL_PROJECT) {
     ly->res_tensor = ly->ntensors;
     tensor(ly, off, HALO_TENSOR_WEIGHT, "W_res", d_in, d_out);
   }
-  if (norm) {
+  if (norm == HALO_NORM_BATCH) {
+    ly->norm_tensor = ly->ntensors;
+    bn_site(ly, HALO_BN_OUT, d_out, off, run);
+  } else if (norm) {
     ly->norm_tensor = ly->ntensors;
     tensor(ly, off, HALO_TENSOR_SCALE, "gamma", 1, d_out);
     tensor(ly, off, HALO_TENSOR_BIAS, "beta", 1, d_out);
@@ -127,7 +146,7 @@ halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims,
 
   *out = (halo_model_desc){.config = *c, .kind = c->kind, .layers = ndims - 1};
   memcpy(out->dims, dims, (size_t)ndims * sizeof *dims);
-  int64_t off = 0;
+  int64_t off = 0, run = 0;
   for (int l = 0; l < out->layers; l++) {
     halo_layer_desc *ly = &out->layer[l];
     ly->d_in = dims[l];
@@ -145,11 +164,12 @@ halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims,
     ly->residual = !c->residual                     ? HALO_RESIDUAL_NONE
                    : l > 0 && ly->d_in == ly->d_out ? HALO_RESIDUAL_IDENTITY
                                                     : HALO_RESIDUAL_PROJECT;
-    layer_tensors(c, ly, c->layer_norm && l + 1 < out->layers, &off);
+    layer_tensors(c, ly, l + 1 < out->layers ? c->norm : 0, &off, &run);
     layer_comm(c, l, ly, &out->comm[l]);
     out->shape[l] = ly->shape;
   }
   out->params = off;
+  out->running = run;
 done:
   return st;
 }

@@ -39,7 +39,7 @@
 
 #define HALO_MAX_LAYERS 16
 /* Parameter tensors of one layer, at most. */
-#define HALO_MAX_TENSORS 8
+#define HALO_MAX_TENSORS 12
 
 /* The model kinds, one row each: X(ENUM, name).  The row makes the enum
  * value, `--model`'s word (halo_model_kind_names) and the list of words
@@ -56,6 +56,10 @@ typedef enum {
   HALO_MODEL_KINDS(HALO_MODEL_ENUM_)
 #undef HALO_MODEL_ENUM_
 } halo_model_kind;
+
+/* What normalises each hidden layer's output (--norm; stored in checkpoints
+ * under the key "layer_norm", which older files wrote as 0 or 1). */
+typedef enum { HALO_NORM_NONE = 0, HALO_NORM_LAYER = 1, HALO_NORM_BATCH = 2 } halo_norm;
 
 /* How a layer runs, which fixes what it exchanges. */
 typedef enum {
@@ -88,7 +92,8 @@ typedef struct halo_model_config {
   int32_t mlp_hidden;   /* GIN: the MLP's hidden width (>= 1) */
   int train_eps;        /* GIN: ε is a parameter */
   int residual;         /* every layer adds its input: itself, or projected (W_res) */
-  int layer_norm;       /* every hidden layer's output goes through LayerNorm (gamma, beta) */
+  int norm;             /* a halo_norm: 1 LayerNorm, 2 BatchNorm after every hidden layer
+                           (gamma, beta); 2 also inside each GIN layer's MLP */
   int32_t heads;        /* GAT: attention heads of every hidden layer (>= 1) */
   int32_t output_heads; /* GAT: heads of the output layer, averaged (>= 1) */
 } halo_model_config;
@@ -107,7 +112,15 @@ typedef struct halo_layer_desc {
   int32_t heads;   /* GAT: attention heads (1 for every other model) */
   int concat;      /* GAT: the heads' outputs are concatenated (hidden layers) or averaged */
   int res_tensor;  /* W_res's index in tensor[], or -1 */
-  int norm_tensor; /* LayerNorm's gamma (then beta) in tensor[], or -1 */
+  int norm_tensor; /* LayerNorm's or BatchNorm's gamma (then beta) in tensor[], or -1 */
+  /* BatchNorm sites: HALO_BN_MLP (GIN: inside the MLP, d_mid columns, after
+   * W_1·+b_1, before its ReLU) and HALO_BN_OUT (the layer's output, d_out
+   * columns, where LayerNorm goes).  For each, its gamma's index in
+   * tensor[] (beta follows) and the offset of its running mean (then its
+   * running variance, as many) in the model's running statistics; -1 when
+   * the layer has no such site. */
+  int bn_tensor[2];
+  int64_t bn_running[2];
   int ntensors;
   halo_param_tensor tensor[HALO_MAX_TENSORS];
   int64_t offset, count; /* the layer's parameters: [offset, offset + count) */
@@ -122,7 +135,11 @@ typedef struct halo_model_desc {
   halo_layer_desc layer[HALO_MAX_LAYERS];  /* size layers */
   halo_layer_comm comm[HALO_MAX_LAYERS];   /* size layers */
   int64_t params;                          /* every tensor of every layer */
+  int64_t running; /* BatchNorm's running statistics: 2 × the columns of every site */
 } halo_model_desc;
+
+/* A layer's BatchNorm sites (halo_layer_desc.bn_tensor, bn_running). */
+enum { HALO_BN_MLP = 0, HALO_BN_OUT = 1 };
 
 /* The kinds' names, indexed by halo_model_kind, NULL-terminated (the
  * --model flag's words). */

@@ -218,6 +218,26 @@ static void cpu_layernorm_backward(halo_backend *be, float *g, const float *xhat
   halo_cpu_layernorm_backward(g, xhat, rstd, gamma, rows, cols);
 }
 
+static void cpu_bn_sums(halo_backend *be, const float *x, const float *y, int64_t rows,
+                        int64_t cols, double *sx, double *sxy) {
+  (void)be;
+  halo_cpu_bn_sums(x, y, rows, cols, sx, sxy);
+}
+
+static void cpu_batchnorm(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                          const double *shift, const double *scale, const float *gamma,
+                          const float *beta, float *xhat) {
+  (void)be;
+  halo_cpu_batchnorm(y, rows, cols, shift, scale, gamma, beta, xhat);
+}
+
+static void cpu_batchnorm_backward(halo_backend *be, float *g, const float *xhat, int64_t rows,
+                                   int64_t cols, const float *gamma, const double *scale,
+                                   const double *a, const double *b) {
+  (void)be;
+  halo_cpu_batchnorm_backward(g, xhat, rows, cols, gamma, scale, a, b);
+}
+
 static void cpu_mul(halo_backend *be, float *out, const float *a, const float *b, int64_t n) {
   (void)be;
   halo_cpu_mul(out, a, b, n);
@@ -278,6 +298,9 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .layernorm = cpu_layernorm,
     .layernorm_backward = cpu_layernorm_backward,
     .mul = cpu_mul,
+    .bn_sums = cpu_bn_sums,
+    .batchnorm = cpu_batchnorm,
+    .batchnorm_backward = cpu_batchnorm_backward,
     .model_ops = HALO_MODEL_OPS_ALL,
     .model_kernel = cpu_model_kernel,
     .dropout = cpu_dropout,

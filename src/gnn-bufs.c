@@ -68,8 +68,9 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
     gnn_layer_kind_of(d->kind)->plan(ly, l, n, all, p);
     if (ly->norm_tensor >= 0) {
       gnn_bufs_set(p, GNN_BUF_XHAT, l, n * ly->d_out);
-      gnn_bufs_set(p, GNN_BUF_RSTD, l, n);
+      if (d->config.norm == HALO_NORM_LAYER) gnn_bufs_set(p, GNN_BUF_RSTD, l, n);
     }
+    if (ly->bn_tensor[HALO_BN_MLP] >= 0) gnn_bufs_set(p, GNN_BUF_XHAT1, l, n * ly->d_mid);
     set(p, GNN_BUF_Z, l, n * ly->d_out * fl, GNN_LIFE_ALWAYS);
     if (l > 0 && ly->d_in > widest) widest = ly->d_in;
     if (ly->d_mid > widest) widest = ly->d_mid;

@@ -48,10 +48,11 @@ typedef enum {
   GNN_BUF_Z1,      /* per layer, GIN: the MLP's hidden rows; SAGE normalised: Z's copy;
                       GAT: the heads' outputs before the bias, n_owned × d_mid */
   GNN_BUF_NORM,    /* per layer, SAGE normalised: the rows' norms, n_owned */
-  GNN_BUF_XHAT,    /* per hidden layer, --norm layer: LayerNorm's xhat, n_owned × d_out */
-  GNN_BUF_RSTD,    /* and its 1/σ per row, n_owned */
-  GNN_BUF_SCORE,   /* per layer, GAT: each row's per-head scores a_src·T, a_dst·T, n_all × 2K */
-  GNN_BUF_NODE, /* per layer, GAT: dZ, row max, row sum, dZ·out per row, n_all × (d_out + 3K) */
+  GNN_BUF_XHAT,    /* per hidden layer, --norm layer or batch: xhat, n_owned × d_out */
+  GNN_BUF_RSTD,    /* and its 1/σ per row, n_owned; --norm batch: the output's xhat alone */
+  GNN_BUF_XHAT1, /* per layer, GIN with --norm batch: the MLP's BatchNorm xhat, n_owned × d_mid */
+  GNN_BUF_SCORE, /* per layer, GAT: each row's per-head scores a_src·T, a_dst·T, n_all × 2K */
+  GNN_BUF_NODE,  /* per layer, GAT: dZ, row max, row sum, dZ·out per row, n_all × (d_out + 3K) */
   GNN_BUF_ATT_GRAD, /* per layer, GAT: dscore ⊙ T for a_src and a_dst, n_owned × 2·d_mid */
   GNN_BUF_Z,        /* per layer: n_owned × d_out */
   GNN_BUF_COUNT

@@ -55,7 +55,9 @@ typedef struct layer {
   halo_buf ah;   /* aggregate first: the aggregated H, n_owned × d_in */
   halo_buf z1;   /* GIN: the MLP's hidden activations, n_owned × d_mid; GAT: the heads' outputs */
   halo_buf norm; /* GraphSAGE --sage-normalize: the rows' norms, n_owned */
-  halo_buf xhat, rstd;            /* --norm layer: LayerNorm's normalised rows and 1/σ */
+  halo_buf xhat, rstd;            /* --norm layer: LayerNorm's normalised rows and 1/σ;
+                                     --norm batch: xhat alone (the output site's) */
+  halo_buf xhat1;                 /* --norm batch, GIN: the MLP site's xhat, n_owned × d_mid */
   halo_buf score, node, att_grad; /* GAT: scores, node terms, attention terms (gnn-bufs.h) */
   halo_buf z; /* n_owned × d_out; the activation applied in place below the top */
   int exact_e[HALO_MAX_TENSORS]; /* deterministic: each tensor's grid exponent */
@@ -120,6 +122,18 @@ struct halo_net {
   int threads;
   halo_optim optim; /* --optimizer, one group per layer */
   double grad_norm; /* the last update's gradient norm (with --clip-grad-norm) */
+
+  /* --norm batch (gnn-batchnorm.c), host memory: the running statistics
+   * (info.model.running floats, laid out as halo_layer_desc.bn_running
+   * says), each site's 1/sqrt(var + eps) of the last training forward
+   * (half as many: a site at running offset r keeps its own at r/2), and
+   * the column sums' scratch (4 × the widest site, in double; with
+   * --deterministic their limbs).  bn_rows: the owned rows of every rank,
+   * N of the statistics. */
+  float *bn_running;
+  double *bn_scale, *bn_col;
+  int64_t *bn_limbs;
+  int64_t bn_rows;
 
   /* Backward ping-pong, n_all × widest; with --residual a third buffer for
    * the residual's share of dH. */
@@ -255,6 +269,23 @@ void gnn_sample_epoch(halo_net *g, int64_t epoch);
  * X's halo rows are overwritten. Collective over the neighbours. */
 halo_status gnn_aggregate_sampled_t(halo_net *g, const adj_matrix *a, float *x, int32_t cols,
                                     float beta, float *y);
+/* --- BatchNorm (gnn-batchnorm.c) ------------------------------------------ */
+
+/* Z (n_owned × the site's columns) through BatchNorm site `site`
+ * (HALO_BN_MLP or HALO_BN_OUT) of layer ly, in place.  Training
+ * (g->pass.training): with the mean and biased variance of every rank's
+ * owned rows, their column sums crossing ranks in one allreduce (double;
+ * with --deterministic exact sums, after one allreduce of their bounds),
+ * and the running statistics updated (unbiased variance, as torch);
+ * xhat kept for the backward.  Evaluation: with the running statistics.
+ * Collective in training, local in evaluation. */
+halo_status gnn_bn_forward(halo_net *g, layer *ly, int site, float *z);
+
+/* Back through the site of the last training forward: gamma's and beta's
+ * gradients (tmp, n_owned × the site's columns, is scratch), then
+ * dLoss/dY → dLoss/dZ in place, whose two column sums cross ranks in one
+ * allreduce as the forward's do. Collective. */
+halo_status gnn_bn_backward(halo_net *g, layer *ly, int site, float *dy, float *tmp);
 
 /* --- set-up shared by net-setup.c and net-input.c -------------------------- */
 

@@ -244,6 +244,18 @@ typedef struct halo_backend_ops {
   void (*layernorm_backward)(halo_backend *be, float *g, const float *xhat, const float *rstd,
                              const float *gamma, int64_t rows, int64_t cols);
   void (*mul)(halo_backend *be, float *out, const float *a, const float *b, int64_t n);
+  /* BatchNorm (--norm batch): OPTIONAL, the three together, as
+   * halo_cpu_bn_sums, halo_cpu_batchnorm and halo_cpu_batchnorm_backward.
+   * Their per-column arrays (sx, sxy; shift, scale, a, b) are host memory,
+   * and bn_sums is complete on return.  The CUDA backend has none: the
+   * model is then refused at set-up (net-setup.c). */
+  void (*bn_sums)(halo_backend *be, const float *x, const float *y, int64_t rows, int64_t cols,
+                  double *sx, double *sxy);
+  void (*batchnorm)(halo_backend *be, float *y, int64_t rows, int64_t cols, const double *shift,
+                    const double *scale, const float *gamma, const float *beta, float *xhat);
+  void (*batchnorm_backward)(halo_backend *be, float *g, const float *xhat, int64_t rows,
+                             int64_t cols, const float *gamma, const double *scale,
+                             const double *a, const double *b);
   /* The model ops (halo_model_call, above): OPTIONAL, each by its bit of
    * model_ops (NULL / 0: none).  Runs call->op on its arguments and returns
    * at once, as the other compute slots do. */

@@ -19,13 +19,15 @@
 #define CKPT_ASIDE ".damaged"
 #define CKPT_MAX_LISTED 4096
 
-halo_status halo_checkpoint_alloc(halo_checkpoint *c, int64_t nparams) {
+halo_status halo_checkpoint_alloc(halo_checkpoint *c, int64_t nparams, int64_t nrunning) {
   halo_status st = HALO_OK;
-  c->params = c->adam_m = c->adam_v = NULL;
+  c->params = c->adam_m = c->adam_v = c->bn_running = NULL;
   c->nparams = nparams;
+  c->nrunning = nrunning;
   HALO_ALLOC(c->params, nparams, "checkpoint parameters");
   HALO_ALLOC(c->adam_m, nparams, "checkpoint Adam moments");
   HALO_ALLOC(c->adam_v, nparams, "checkpoint Adam moments");
+  if (nrunning > 0) HALO_ALLOC(c->bn_running, nrunning, "checkpoint BatchNorm statistics");
 done:
   if (st != HALO_OK) halo_checkpoint_clear(c);
   return st;
@@ -35,7 +37,8 @@ void halo_checkpoint_clear(halo_checkpoint *c) {
   free(c->params);
   free(c->adam_m);
   free(c->adam_v);
-  c->params = c->adam_m = c->adam_v = NULL;
+  free(c->bn_running);
+  c->params = c->adam_m = c->adam_v = c->bn_running = NULL;
 }
 
 /* The epoch of a file name "ckpt-EEEEEEEE.h5", or -1 for any other name,
@@ -279,6 +282,44 @@ static void tensor_name(char *out, size_t size, const halo_net_options *o, int a
   snprintf(out, size, "%s/layer%d/%s", root, l, t->name);
 }
 
+/* The BatchNorm sites' running statistics, /bn_running/layerL/NAME: for
+ * each site its mean and its variance, one vector each.  `write`: from
+ * c->bn_running into the file; otherwise from the file into `out`
+ * (d->running floats). */
+static halo_status bn_running_io(hid_t f, const char *path, const halo_model_desc *d, int write,
+                                 const float *in, float *out) {
+  halo_status st = HALO_OK;
+  void *data = NULL;
+  static const char *const names[2][2] = {{"mean_1", "var_1"}, {"mean", "var"}};
+  for (int l = 0; l < d->layers; l++)
+    for (int site = 0; site < 2; site++) {
+      const int64_t at = d->layer[l].bn_running[site];
+      if (at < 0) continue;
+      const int64_t cols = site == HALO_BN_MLP ? d->layer[l].d_mid : d->layer[l].d_out;
+      for (int k = 0; k < 2; k++) {
+        char name[128];
+        hsize_t dims[1] = {(hsize_t)cols};
+        snprintf(name, sizeof name, "/bn_running/layer%d/%s", l, names[site][k]);
+        if (write) {
+          HALO_TRY(halo_h5_write(f, path, name, HALO_H5_F32, 1, dims, in + at + k * cols));
+          continue;
+        }
+        HALO_TRY(halo_h5_read(f, path, name, HALO_H5_F32, 1, dims, 1, &data));
+        const float *v = data;
+        for (int64_t j = 0; j < cols; j++)
+          if (!isfinite(v[j]) || (k == 1 && v[j] < 0.0f))
+            HALO_FAIL(HALO_ERR_FORMAT, "%s: %s[%lld] = %g is not a %s", path, name, (long long)j,
+                      (double)v[j], k == 1 ? "variance" : "finite mean");
+        memcpy(out + at + k * cols, data, (size_t)cols * sizeof(float));
+        free(data);
+        data = NULL;
+      }
+    }
+done:
+  free(data);
+  return st;
+}
+
 static halo_status write_tensors(hid_t f, const char *path, const halo_checkpoint *c) {
   halo_status st = HALO_OK;
   halo_model_desc d;
@@ -294,17 +335,28 @@ static halo_status write_tensors(hid_t f, const char *path, const halo_checkpoin
         tensor_name(name, sizeof name, &c->gcn, k, l, t);
         HALO_TRY(halo_h5_write(f, path, name, HALO_H5_F32, rank, dims, arrays[k] + t->offset));
       }
+  if (d.running > 0) {
+    if (c->nrunning != d.running || !c->bn_running)
+      HALO_FAIL(HALO_ERR_ARG, "%s: %lld BatchNorm statistics given, the model has %lld", path,
+                (long long)c->nrunning, (long long)d.running);
+    HALO_TRY(bn_running_io(f, path, &d, 1, c->bn_running, NULL));
+  }
 done:
   return st;
 }
 
 /* Format 2's tensors into the three flat arrays (nparams each). */
-static halo_status read_tensors(hid_t f, const char *path, const halo_checkpoint *c,
+static halo_status read_tensors(hid_t f, const char *path, halo_checkpoint *c,
                                 float *arrays[CKPT_ARRAYS]) {
   halo_status st = HALO_OK;
   halo_model_desc d;
   void *data = NULL;
   HALO_TRY(describe(c, path, &d));
+  if (d.running > 0) { /* a BatchNorm model's, which came after format 2 */
+    c->nrunning = d.running;
+    HALO_ALLOC(c->bn_running, d.running, "checkpoint BatchNorm statistics");
+    HALO_TRY(bn_running_io(f, path, &d, 0, NULL, c->bn_running));
+  }
   for (int k = 0; k < CKPT_ARRAYS; k++) {
     HALO_ALLOC(arrays[k], c->nparams, "checkpoint arrays");
     for (int l = 0; l < d.layers && array_held(&c->gcn, k); l++)
@@ -480,6 +532,11 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
   arrays[0] = arrays[1] = arrays[2] = NULL;
 done:
   for (int k = 0; k < CKPT_ARRAYS; k++) free(arrays[k]);
+  if (st != HALO_OK) {
+    free(c->bn_running);
+    c->bn_running = NULL;
+    c->nrunning = 0;
+  }
   if (f >= 0) H5Fclose(f);
   return st;
 }
@@ -558,7 +615,9 @@ static void describe_model(const char *model, const halo_net_options *o, char *o
   snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s", model, o->layers, o->hidden, heads,
            act, o->sage_normalize ? ", normalised rows" : "",
            o->gin_train_eps ? ", learned eps" : "", o->residual ? ", residual" : "",
-           o->layer_norm ? ", layer norm" : "",
+           o->norm == HALO_NORM_LAYER   ? ", layer norm"
+           : o->norm == HALO_NORM_BATCH ? ", batch norm"
+                                        : "",
            o->normalize_features ? ", --normalize-features" : "");
 }
 

@@ -50,10 +50,18 @@ typedef struct halo_checkpoint {
    * adam_v zero, not written). */
   int64_t nparams;
   float *params, *adam_m, *adam_v;
+  /* --norm batch: BatchNorm's running statistics, as
+   * halo_net_bn_running_get lays them out (nrunning floats: the model
+   * description's `running`), or nrunning 0 and NULL.  Stored as
+   * /bn_running/layerL/{mean,var} (and {mean_1,var_1} for GIN's MLP); a
+   * checkpoint of a model without BatchNorm has none. */
+  int64_t nrunning;
+  float *bn_running;
 } halo_checkpoint;
 
-/* Allocates the three arrays for `nparams` values (zeroed). Local. */
-halo_status halo_checkpoint_alloc(halo_checkpoint *c, int64_t nparams);
+/* Allocates the arrays for `nparams` parameters and `nrunning` running
+ * statistics (zeroed; none for 0). Local. */
+halo_status halo_checkpoint_alloc(halo_checkpoint *c, int64_t nparams, int64_t nrunning);
 
 /* Frees the arrays; the struct may then be reused. Local. */
 void halo_checkpoint_clear(halo_checkpoint *c);

@@ -155,6 +155,14 @@ halo_status halo_net_grads_get(const halo_net *g, float *out);
 halo_status halo_net_adam_get(const halo_net *g, float *m, float *v, int64_t *steps);
 halo_status halo_net_adam_set(halo_net *g, const float *m, const float *v, int64_t steps);
 
+/* --norm batch: the running statistics (info.model.running floats, laid
+ * out as halo_layer_desc.bn_running says: each site's running mean, then
+ * its running variance), which every rank holds alike.  Saving them with
+ * the parameters and Adam's state resumes training exactly; a model
+ * without BatchNorm has none (copies nothing). Local. */
+void halo_net_bn_running_get(const halo_net *g, float *out);
+void halo_net_bn_running_set(halo_net *g, const float *in);
+
 /* The last layer's output Z (n_owned × classes) of the last forward pass,
  * copied to host memory. Local. */
 halo_status halo_net_logits_get(const halo_net *g, float *out);

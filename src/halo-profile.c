@@ -29,6 +29,8 @@
                       X(COPY, "copy") X(PACK, "pack") X(AXPY, "axpy") X(L2, "l2_normalize")     \
                           X(L2_BACKWARD, "l2_normalize_bwd") X(LAYERNORM, "layernorm")          \
                               X(LAYERNORM_BACKWARD, "layernorm_bwd") X(MUL, "mul")              \
+                              X(BN_SUMS, "bn_sums") X(BATCHNORM, "batchnorm")                   \
+                              X(BATCHNORM_BACKWARD, "batchnorm_bwd")                            \
                                   X(MAX_ABS, "max_abs") X(EXACT_TN, "exact_tn")                 \
                                       X(EXACT_CSR, "exact_csr") X(GAT_SCORES, "gat_scores")     \
                                           X(GAT_ATTEND, "gat_attend")                           \
@@ -275,6 +277,26 @@ static void t_mul(halo_backend *be, float *out, const float *a, const float *b, 
   prof.real->mul(be, out, a, b, n);
   add(OP_MUL, t0, 3 * F4 * (double)n, (double)n);
 }
+static void t_bn_sums(halo_backend *be, const float *x, const float *y, int64_t rows,
+                      int64_t cols, double *sx, double *sxy) {
+  double t0 = now();
+  prof.real->bn_sums(be, x, y, rows, cols, sx, sxy);
+  add(OP_BN_SUMS, t0, (y ? 2 : 1) * F4 * (double)(rows * cols), 2.0 * (double)(rows * cols));
+}
+static void t_batchnorm(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                        const double *shift, const double *scale, const float *gamma,
+                        const float *beta, float *xhat) {
+  double t0 = now();
+  prof.real->batchnorm(be, y, rows, cols, shift, scale, gamma, beta, xhat);
+  add(OP_BATCHNORM, t0, (xhat ? 3 : 2) * F4 * (double)(rows * cols), 4.0 * (double)(rows * cols));
+}
+static void t_batchnorm_backward(halo_backend *be, float *g, const float *xhat, int64_t rows,
+                                 int64_t cols, const float *gamma, const double *scale,
+                                 const double *a, const double *b) {
+  double t0 = now();
+  prof.real->batchnorm_backward(be, g, xhat, rows, cols, gamma, scale, a, b);
+  add(OP_BATCHNORM_BACKWARD, t0, 3 * F4 * (double)(rows * cols), 5.0 * (double)(rows * cols));
+}
 static float t_max_abs(halo_backend *be, const float *x, int64_t n) {
   double t0 = now();
   float r = prof.real->max_abs(be, x, n);
@@ -384,6 +406,9 @@ halo_status halo_profile_install(halo_backend *be) {
   TIME_SLOT(layernorm, t_layernorm);
   TIME_SLOT(layernorm_backward, t_layernorm_backward);
   TIME_SLOT(mul, t_mul);
+  TIME_SLOT(bn_sums, t_bn_sums);
+  TIME_SLOT(batchnorm, t_batchnorm);
+  TIME_SLOT(batchnorm_backward, t_batchnorm_backward);
   TIME_SLOT(max_abs, t_max_abs);
   TIME_SLOT(exact_tn, t_exact_tn);
   TIME_SLOT(exact_csr, t_exact_csr);

@@ -1,5 +1,7 @@
 /* GIN's layer (PyG's GINConv with a 2-layer MLP):
  *   U = (1 + ε)·H + A·H,   Z = ReLU(U·W_1 + b_1)·W_2 + b_2
+ * and with --norm batch, Z = ReLU(BN(U·W_1 + b_1))·W_2 + b_2, the MLP of
+ * Xu et al. and of PyG's GIN(norm="batch_norm") (gnn-batchnorm.c);
  * with A the adjacency (values 1, no self-loop).  ε is 0 (GIN-0), or a
  * parameter with --gin-train-eps: dε = Σ_i <dU_i, H_i>, an exact sum in
  * deterministic mode like every other gradient.
@@ -45,6 +47,7 @@ static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
     gnn_mm(g, n, ly->d_mid, ly->d_in, u, tensor_of(&g->params, ly, W1), z1);
   }
   g->ops->bias_add(g->be, z1, n, ly->d_mid, tensor_of(&g->params, ly, B1));
+  if (ly->desc->bn_tensor[HALO_BN_MLP] >= 0) HALO_TRY(gnn_bn_forward(g, ly, HALO_BN_MLP, z1));
   g->ops->relu(g->be, z1, n * ly->d_mid);
   gnn_mm(g, n, ly->d_out, ly->d_mid, z1, tensor_of(&g->params, ly, W2), fbuf(&ly->z));
   g->ops->bias_add(g->be, fbuf(&ly->z), n, ly->d_out, tensor_of(&g->params, ly, B2));
@@ -68,6 +71,9 @@ static halo_status backward(halo_net *g, layer *ly, const layer_input *in, float
   HALO_TRY(gnn_layer_grads(g, ly, t2, 2));
   gnn_mm_tb(g, n, ly->d_mid, ly->d_out, dz, tensor_of(&g->params, ly, W2), tmp);
   g->ops->relu_backward(g->be, tmp, fbuf(&ly->z1), n * ly->d_mid);
+  /* Back through the MLP's BatchNorm: dZ is spent, so it is the scratch. */
+  if (ly->desc->bn_tensor[HALO_BN_MLP] >= 0)
+    HALO_TRY(gnn_bn_backward(g, ly, HALO_BN_MLP, tmp, dz));
   float *dz1 = tmp;
 
   if (ly->desc->shape == HALO_LAYER_TRANSFORM) {

@@ -103,7 +103,11 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_net_option
     return "the row normalisation";
   if (o->model == HALO_MODEL_GIN && !ops->axpy) return "AXPY";
   if (o->residual && !ops->axpy) return "AXPY";
-  if (o->layer_norm && !(ops->layernorm && ops->layernorm_backward && ops->mul)) return "LayerNorm";
+  if (o->norm == HALO_NORM_LAYER && !(ops->layernorm && ops->layernorm_backward && ops->mul))
+    return "LayerNorm";
+  if (o->norm == HALO_NORM_BATCH && !(ops->bn_sums && ops->batchnorm && ops->batchnorm_backward &&
+                                      ops->mul))
+    return "BatchNorm (--norm batch)";
   if (multilabel && !ops->sigmoid_bce) return "the multi-label loss";
   if (o->optimizer == HALO_OPTIMIZER_ADAMW && !ops->adamw) return "AdamW (--optimizer adamw)";
   if (o->optimizer == HALO_OPTIMIZER_SGD && !ops->sgd) return "SGD (--optimizer sgd)";
@@ -272,7 +276,7 @@ done:
 
 /* A layer's buffers and the plan entries they are sized from: one list for
  * setup_buffers, which allocates them, and halo_net_destroy. */
-enum { LAYER_BUFFERS = 11 };
+enum { LAYER_BUFFERS = 12 };
 typedef struct layer_buffer {
   halo_buf *buf;
   gnn_buf entry;
@@ -285,8 +289,31 @@ static void layer_buffers(layer *ly, layer_buffer out[LAYER_BUFFERS]) {
       {&ly->norm, GNN_BUF_NORM}, {&ly->xhat, GNN_BUF_XHAT},
       {&ly->rstd, GNN_BUF_RSTD}, {&ly->score, GNN_BUF_SCORE},
       {&ly->node, GNN_BUF_NODE}, {&ly->att_grad, GNN_BUF_ATT_GRAD},
-      {&ly->z, GNN_BUF_Z}};
+      {&ly->xhat1, GNN_BUF_XHAT1},     {&ly->z, GNN_BUF_Z}};
   memcpy(out, bufs, sizeof bufs);
+}
+
+/* --norm batch: the running statistics at torch's start (mean 0, variance
+ * 1), and the host arrays of gnn-batchnorm.c (gnn-impl.h). */
+static halo_status setup_batchnorm(halo_net *g) {
+  halo_status st = HALO_OK;
+  const halo_model_desc *d = &g->info.model;
+  int64_t widest = 0;
+  if (d->running == 0) goto done;
+  HALO_ALLOC(g->bn_running, d->running, "BatchNorm's running statistics");
+  HALO_ALLOC(g->bn_scale, d->running / 2, "BatchNorm's scales");
+  for (int l = 0; l < d->layers; l++)
+    for (int site = 0; site < 2; site++) {
+      const int64_t at = d->layer[l].bn_running[site];
+      if (at < 0) continue;
+      const int64_t cols = site == HALO_BN_MLP ? d->layer[l].d_mid : d->layer[l].d_out;
+      for (int64_t c = 0; c < cols; c++) g->bn_running[at + cols + c] = 1.0f;
+      if (cols > widest) widest = cols;
+    }
+  HALO_ALLOC(g->bn_col, 4 * widest, "BatchNorm's column sums");
+  HALO_ALLOC(g->bn_limbs, 2 * widest * HALO_EXACT_LIMBS, "BatchNorm's exact sums");
+done:
+  return st;
 }
 
 static halo_status setup_buffers(halo_net *g, const halo_shard *s) {
@@ -344,6 +371,7 @@ static halo_status setup_buffers(halo_net *g, const halo_shard *s) {
       HALO_FAIL(HALO_ERR_NOMEM, "out of memory allocating the exact sums' workspace (%lld bytes)",
                 (long long)p->host_exact_work);
   }
+  HALO_TRY(setup_batchnorm(g));
 done:
   free(params);
   return st;
@@ -385,11 +413,13 @@ halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
 
   /* Global split sizes: the loss is a mean over every rank's train nodes
    * (multi-label: over their labelled tasks). */
-  int64_t local[6] = {s->n_train, s->n_valid, s->n_test}, global[6];
+  int64_t local[7] = {s->n_train, s->n_valid, s->n_test}, global[7];
   const int32_t *rows[3] = {s->train, s->valid, s->test};
   for (int k = 0; k < 3; k++)
     local[3 + k] = s->multilabel ? labelled_tasks(s, rows[k], local[k]) : local[k];
-  HALO_MPI(MPI_Allreduce(local, global, 6, MPI_INT64_T, MPI_SUM, comm));
+  local[6] = s->n_owned; /* BatchNorm's N */
+  HALO_MPI(MPI_Allreduce(local, global, 7, MPI_INT64_T, MPI_SUM, comm));
+  g->bn_rows = global[6];
   g->info.multilabel = s->multilabel;
   memcpy(g->info.global_count, global, sizeof g->info.global_count);
   memcpy(g->info.global_scored, global + 3, sizeof g->info.global_scored);
@@ -451,6 +481,10 @@ void halo_net_destroy(halo_net **gp) {
   if (g->host_grads) halo__backend_host_free(g->be, (void **)&g->host_grads);
   free(g->exact);
   free(g->exact_work);
+  free(g->bn_running);
+  free(g->bn_scale);
+  free(g->bn_col);
+  free(g->bn_limbs);
   free(g);
   *gp = NULL;
 }

@@ -6,7 +6,7 @@
  * layer-sage.c, layer-gin.c, layer-gat.c), each in the shape its
  * description fixes (halo_model_describe), so that the bytes sent match the
  * prediction exactly.  Between layers the network applies the residual,
- * LayerNorm, the activation and dropout; after the top one, the loss
+ * LayerNorm or BatchNorm, the activation and dropout; after the top one, the loss
  * (softmax cross-entropy, or binary cross-entropy for a multi-label shard).
  * Nothing here allocates: every buffer comes from halo_net_create.
  */
@@ -103,11 +103,13 @@ static void add_residual(halo_net *g, layer *ly, const layer_input *in) {
                      fbuf(&g->g1));
 }
 
-/* Back through LayerNorm at layer ly's output: dgamma = Σ dY ⊙ xhat and
+/* Back through the norm at layer ly's output (BatchNorm: gnn-batchnorm.c).
+ * LayerNorm: dgamma = Σ dY ⊙ xhat and
  * dbeta = Σ dY (tmp holds the products), then dY → dZ in place. */
 static halo_status norm_backward(halo_net *g, layer *ly, float *dz, float *tmp) {
   halo_status st = HALO_OK;
   const int k = ly->desc->norm_tensor;
+  if (g->opt.norm == HALO_NORM_BATCH) return gnn_bn_backward(g, ly, HALO_BN_OUT, dz, tmp);
   const int64_t n = g->n_owned;
   g->ops->mul(g->be, tmp, dz, fbuf(&ly->xhat), n * ly->d_out);
   const grad_term t[2] = {{.tensor = k, .b = tmp}, {.tensor = k + 1, .b = dz}};
@@ -161,7 +163,9 @@ static halo_status forward(halo_net *g, int train, int64_t epoch) {
     g->layer_bytes[l][0] = halo_exchange_stats_get(g->plan).bytes_sent - sent;
     if (st != HALO_OK) goto done;
     add_residual(g, ly, &in);
-    if (ly->desc->norm_tensor >= 0)
+    if (ly->desc->norm_tensor >= 0 && g->opt.norm == HALO_NORM_BATCH)
+      HALO_TRY(gnn_bn_forward(g, ly, HALO_BN_OUT, fbuf(&ly->z)));
+    else if (ly->desc->norm_tensor >= 0)
       g->ops->layernorm(g->be, fbuf(&ly->z), g->n_owned, ly->d_out,
                         tensor_of(&g->params, ly, ly->desc->norm_tensor),
                         tensor_of(&g->params, ly, ly->desc->norm_tensor + 1), fbuf(&ly->xhat),
@@ -379,6 +383,16 @@ halo_status halo_net_adam_set(halo_net *g, const float *m, const float *v, int64
   g->optim.steps = steps;
 done:
   return st;
+}
+
+void halo_net_bn_running_get(const halo_net *g, float *out) {
+  if (g->info.model.running > 0)
+    memcpy(out, g->bn_running, (size_t)g->info.model.running * sizeof *out);
+}
+
+void halo_net_bn_running_set(halo_net *g, const float *in) {
+  if (g->info.model.running > 0)
+    memcpy(g->bn_running, in, (size_t)g->info.model.running * sizeof *in);
 }
 
 halo_status halo_net_layer_input_get(const halo_net *g, int l, float *out) {

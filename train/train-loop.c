@@ -41,6 +41,7 @@ static halo_status save_checkpoint(train_run *r, int64_t epoch, const char *name
     HALO_TRY(halo_net_adam_get(r->model, c->adam_m, c->adam_v, &c->adam_t));
     c->lr = r->lr;
     c->plateau = r->plateau;
+    halo_net_bn_running_get(r->model, c->bn_running);
     halo_log_set_context("--checkpoint ");
     if (name) {
       char path[4200];
@@ -72,6 +73,7 @@ static halo_status fatal_if(train_run *r, halo_status st) {
 static halo_status keep_best(train_run *r, int64_t epoch) {
   halo_status st = halo_net_params_get(r->model, r->best);
   HALO_TRY(fatal_if(r, st));
+  halo_net_bn_running_get(r->model, r->best + r->info.params);
   if (r->args.checkpoint) HALO_TRY(save_checkpoint(r, epoch, "best.h5"));
 done:
   return st;
@@ -92,9 +94,12 @@ static halo_status load_prior_best(train_run *r) {
     snprintf(path, sizeof path, "%s/best.h5", r->args.checkpoint);
     halo_log_set_quiet(1);
     found = access(path, F_OK) == 0 && halo_checkpoint_read(path, &best) == HALO_OK &&
-            best.epoch == rep->best_epoch && best.nparams == r->info.params;
+            best.epoch == rep->best_epoch && best.nparams == r->info.params &&
+            best.nrunning == r->info.model.running;
     halo_log_set_quiet(0);
     if (found) memcpy(r->best, best.params, (size_t)r->info.params * sizeof *r->best);
+    if (found && best.nrunning > 0)
+      memcpy(r->best + r->info.params, best.bn_running, (size_t)best.nrunning * sizeof *r->best);
     if (!found)
       halo_log_warn(
           "--early-stop: the best validation epoch so far, %lld, has no %s of its "
@@ -103,7 +108,8 @@ static halo_status load_prior_best(train_run *r) {
   }
   HALO_MPI(MPI_Bcast(&found, 1, MPI_INT, 0, r->comm));
   if (found) {
-    HALO_MPI(MPI_Bcast(r->best, (int)r->info.params, MPI_FLOAT, 0, r->comm));
+    HALO_MPI(MPI_Bcast(r->best, (int)(r->info.params + r->info.model.running), MPI_FLOAT, 0,
+                       r->comm));
   } else {
     rep->best_epoch = 0;
     rep->best_val = -1.0;
@@ -124,6 +130,7 @@ static halo_status write_predictions(train_run *r, int64_t last_epoch) {
   if (r->best && rep->best_epoch > 0) {
     epoch = rep->best_epoch;
     HALO_TRY(fatal_if(r, halo_net_params_set(r->model, r->best)));
+    halo_net_bn_running_set(r->model, r->best + r->info.params);
     train_params_sha256(r->best, r->info.params, sha);
   } else {
     float *params = NULL;

@@ -373,10 +373,10 @@ static halo_status resume_read(train_run *r) {
     HALO_MPI(MPI_Bcast(r->args.model, (int)sizeof r->args.model, MPI_CHAR, 0, r->comm));
     HALO_MPI(MPI_Bcast(&r->args.embeddings_layer, 1, MPI_INT, 0, r->comm));
   }
-  int64_t head[3] = {c->epoch, c->adam_t, c->nparams};
-  HALO_MPI(MPI_Bcast(head, 3, MPI_INT64_T, 0, r->comm));
+  int64_t head[4] = {c->epoch, c->adam_t, c->nparams, c->nrunning};
+  HALO_MPI(MPI_Bcast(head, 4, MPI_INT64_T, 0, r->comm));
   if (r->rank != 0) {
-    st = halo_checkpoint_alloc(c, head[2]);
+    st = halo_checkpoint_alloc(c, head[2], head[3]);
     c->epoch = head[0];
     c->adam_t = head[1];
   }
@@ -388,6 +388,7 @@ static halo_status resume_read(train_run *r) {
   HALO_MPI(MPI_Bcast(&c->gcn, (int)sizeof c->gcn, MPI_BYTE, 0, r->comm));
   HALO_MPI(MPI_Bcast(&c->plateau, (int)sizeof c->plateau, MPI_BYTE, 0, r->comm));
   HALO_MPI(MPI_Bcast(&c->lr, 1, MPI_FLOAT, 0, r->comm));
+  if (c->nrunning > 0) HALO_TRY(halo_mpi_bcast_floats(c->bn_running, c->nrunning, 0, r->comm));
 done:
   return st;
 }
@@ -556,7 +557,8 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
     st = HALO_ERR_ARG;
   }
   if (st == HALO_OK && r->args.early_stop) {
-    r->best = calloc((size_t)r->info.params, sizeof *r->best);
+    /* The parameters, then BatchNorm's running statistics. */
+    r->best = calloc((size_t)(r->info.params + r->info.model.running), sizeof *r->best);
     if (!r->best) {
       halo_log_error("out of memory for the best epoch's parameters");
       st = HALO_ERR_NOMEM;
@@ -586,8 +588,19 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
       st = HALO_ERR_MISMATCH;
       goto done;
     }
+    if (r->ckpt.nrunning != r->info.model.running) {
+      /* The options agree (the description was compared), so only a
+       * damaged file gets here. */
+      if (r->rank == 0)
+        halo_log_error("--resume: %s holds %lld BatchNorm statistics; this model has %lld",
+                       r->ckpt_path, (long long)r->ckpt.nrunning,
+                       (long long)r->info.model.running);
+      st = HALO_ERR_MISMATCH;
+      goto done;
+    }
     st = halo_net_params_set(r->model, r->ckpt.params);
     if (st == HALO_OK) st = resume_optimizer(r);
+    if (st == HALO_OK) halo_net_bn_running_set(r->model, r->ckpt.bn_running);
     HALO_TRY(halo_mpi_agree(r->comm, st));
     r->start_epoch = r->ckpt.epoch;
   }
@@ -595,7 +608,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
    * the ones it read, and an evaluation of a checkpoint file saves nothing
    * (its --checkpoint is the file read, whose arrays these would replace). */
   if (r->args.checkpoint && r->rank == 0 && !r->args.resume && !r->args.eval_file)
-    st = halo_checkpoint_alloc(&r->ckpt, r->info.params);
+    st = halo_checkpoint_alloc(&r->ckpt, r->info.params, r->info.model.running);
   HALO_TRY(halo_mpi_agree(r->comm, st));
   int64_t local[2] = {r->info.n_halo, r->info.setup_halo_bytes}, global[2];
   HALO_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, r->comm));

@@ -371,7 +371,7 @@ Test(checkpoint, a_save_past_the_disk_space_fails_cleanly, .timeout = 60) {
     snprintf(c.model, sizeof c.model, "gcn");
     halo_net_options_default(&c.gcn);
     c.gcn.layers = 1;
-    if (halo_checkpoint_alloc(&c, 1024 * 1023 + 1023) != HALO_OK) exit(2); /* 4 MiB an array */
+    if (halo_checkpoint_alloc(&c, 1024 * 1023 + 1023, 0) != HALO_OK) exit(2); /* 4 MiB an array */
     for (int64_t i = 0; i < c.nparams; i++)
       c.params[i] = c.adam_m[i] = c.adam_v[i] = (float)((seed + (uint64_t)i) % 1000) / 7.0f;
     const struct rlimit limit = {.rlim_cur = 1 << 20, .rlim_max = RLIM_INFINITY};

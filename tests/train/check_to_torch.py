@@ -7,7 +7,8 @@ usage: check_to_torch.py MODE SOURCE_DIR HALO_PARTITION HALO_TRAIN
               True) and run it in eval mode (needs torch and torch_geometric).
 
 For each model (gcn, sage with --sage-normalize and LayerNorm over 3 layers,
-gin with a learned eps, gat with 2 heads), a seeded random graph (an OGB
+gin with a learned eps, gat with 2 heads, gcn over 3 layers and gin with
+BatchNorm, whose running statistics the export carries), a seeded random graph (an OGB
 folder written here) is partitioned in 2 parts and trained 5 epochs with
 --checkpoint and --predict; the export's logits on PyG's edge_index of the
 same graph must equal --predict's to 1e-4 relative to the largest logit.
@@ -107,11 +108,21 @@ def sage_conv(x, ei, sd, p, normalize):
     return out
 
 
-def gin_conv(x, ei, sd, p, act):
-    """GINConv with BasicGNN's MLP [in, out, out]: lin, act, lin."""
+def batch_norm(x, sd, prefix, eps):
+    """torch.nn.BatchNorm1d in eval mode (PyG's BatchNorm keeps it as
+    .module): the running statistics."""
+    m = prefix + "module."
+    return ((x - sd[m + "running_mean"]) / np.sqrt(sd[m + "running_var"] + eps)
+            * sd[m + "weight"] + sd[m + "bias"])
+
+
+def gin_conv(x, ei, sd, p, act, bn_eps=None):
+    """GINConv with BasicGNN's MLP [in, out, out]: lin, (norm,) act, lin."""
     h = (1.0 + sd[p + "eps"][0]) * x + scatter_sum(x[ei[0]], ei[1], x.shape[0])
-    h = act(h @ sd[p + "nn.lins.0.weight"].T + sd[p + "nn.lins.0.bias"])
-    return h @ sd[p + "nn.lins.1.weight"].T + sd[p + "nn.lins.1.bias"]
+    h = h @ sd[p + "nn.lins.0.weight"].T + sd[p + "nn.lins.0.bias"]
+    if bn_eps is not None:
+        h = batch_norm(h, sd, p + "nn.norms.0.", bn_eps)
+    return act(h) @ sd[p + "nn.lins.1.weight"].T + sd[p + "nn.lins.1.bias"]
 
 
 def gat_conv(x, ei, sd, p, concat):
@@ -151,6 +162,7 @@ def pyg_forward(spec, sd, x, ei):
     kw = spec["kwargs"]
     act = act_fn(kw["act"], kw.get("act_kwargs"))
     sd = {k: v.astype(np.float64) for k, v in sd.items()}
+    bn_eps = kw["norm_kwargs"]["eps"] if kw.get("norm") == "batch_norm" else None
     if kw.get("jk") is not None:
         raise SystemExit("FAIL: the reference implements jk=None only")
     for i in range(kw["num_layers"]):
@@ -161,14 +173,16 @@ def pyg_forward(spec, sd, x, ei):
         elif cls == "GraphSAGE":
             x = sage_conv(x, ei, sd, p, kw.get("normalize", False))
         elif cls == "GIN":
-            x = gin_conv(x, ei, sd, p, act)
+            x = gin_conv(x, ei, sd, p, act, bn_eps)
         elif cls == "GAT":
             x = gat_conv(x, ei, sd, p, concat=not last)
         else:
             raise SystemExit(f"FAIL: no reference for {cls}")
         if last:
             break
-        if kw.get("norm") is not None:
+        if kw.get("norm") == "batch_norm":
+            x = batch_norm(x, sd, f"norms.{i}.", bn_eps)
+        elif kw.get("norm") is not None:
             if kw["norm"] != "layer_norm" or kw.get("norm_kwargs", {}).get("mode") != "node":
                 raise SystemExit(f"FAIL: the reference has no norm {kw['norm']}")
             x = layer_norm(x, sd[f"norms.{i}.weight"], sd[f"norms.{i}.bias"])
@@ -237,6 +251,8 @@ def main():
             "gcn-sgd": ["--hidden", "8", "--optimizer", "sgd", "--momentum", "0.9", "--nesterov",
                         "--lr-schedule", "cosine", "--warmup-epochs", "2",
                         "--clip-grad-norm", "1"],
+            "gcn-batchnorm": ["--hidden", "8", "--layers", "3", "--norm", "batch"],
+            "gin-batchnorm": ["--hidden", str(C), "--norm", "batch", "--bn-momentum", "0.3"],
         }
         refused = {"gin-wide": "PyG's GIN builds its output layer's MLP",
                    "gcn-residual": "no residual connection",

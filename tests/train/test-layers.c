@@ -110,6 +110,95 @@ typedef struct gat_case {
   float attn_dropout;
 } gat_case;
 
+/* Reads every rank's "gid z_0 z_1 ..." lines from DIR/NAME-R.txt and
+ * compares them with the reference's z (n × cols), to 1e-5 of its
+ * largest value and of each value; returns the rows seen. */
+static int64_t check_logits_files(const char *what, const char *dir, const char *name, int np,
+                                  const double *z, int64_t n, int32_t cols) {
+  double zmax = 0.0;
+  int64_t seen = 0;
+  for (int64_t i = 0; i < n * cols; i++) zmax = fmax(zmax, fabs(z[i]));
+  for (int r = 0; r < np; r++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s-%d.txt", dir, name, r);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s: no %s", what, path);
+    long long gid;
+    while (fscanf(f, "%lld", &gid) == 1) {
+      for (int32_t c = 0; c < cols; c++) {
+        double v;
+        cr_assert_eq(fscanf(f, "%lf", &v), 1);
+        const double want = z[gid * cols + c];
+        cr_expect(fabs(v - want) <= 1e-5 * zmax + 1e-5 * fabs(want),
+                  "%s P=%d: %s of node %lld class %d is %.9g, reference %.9g", what, np, name, gid,
+                  c, v, want);
+      }
+      seen++;
+    }
+    fclose(f);
+  }
+  return seen;
+}
+
+/* --norm batch: the running statistics after `epochs` training forwards
+ * (the probe's epoch and the next ones, one set of parameters) against
+ * torch's recurrence (momentum 0.1, from mean 0 and variance 1, the
+ * variance unbiased) over the reference's batch statistics of each epoch;
+ * then the evaluation's logits against the reference in evaluation mode
+ * (no dropout, BatchNorm with the probe's running statistics). */
+static void check_bn_running(const probe_case *pc, const fx_model *m, const fx_graph *g,
+                             const double *p, int np, const char *dir, int epochs) {
+  /* Which entries are variances: each site is its mean, then its variance. */
+  int64_t count = 0;
+  int is_var[4096];
+  for (int l = 0; l < m->layers; l++) {
+    const int32_t sites[2] = {m->kind == FX_GIN ? m->mlp_hidden : 0,
+                              l + 1 < m->layers ? m->dims[l + 1] : 0};
+    for (int k = 0; k < 2; k++)
+      for (int32_t c = 0; c < 2 * sites[k]; c++) {
+        cr_assert_lt(count, 4096);
+        is_var[count++] = c >= sites[k];
+      }
+  }
+  double *want = calloc((size_t)count, sizeof *want), *batch = calloc((size_t)count, sizeof *batch);
+  double *got = calloc((size_t)count, sizeof *got);
+  for (int64_t j = 0; j < count; j++) want[j] = is_var[j] ? 1.0 : 0.0;
+  for (int e = 0; e < epochs; e++) {
+    fx_model t = *m;
+    t.epoch = m->epoch + e;
+    t.bn_batch = batch;
+    fx_model_loss(&t, g, p, NULL);
+    const double n = (double)g->n;
+    for (int64_t j = 0; j < count; j++)
+      want[j] = 0.9 * want[j] + 0.1 * (is_var[j] ? batch[j] * n / (n - 1.0) : batch[j]);
+  }
+  char path[512];
+  snprintf(path, sizeof path, "%s/bn-running.txt", dir);
+  FILE *f = fopen(path, "r");
+  cr_assert(f, "%s: no %s", pc->name, path);
+  double vmax = fx_max_abs(want, count);
+  for (int64_t j = 0; j < count; j++) {
+    cr_assert_eq(fscanf(f, "%lf", &got[j]), 1, "%s: %s ends at %lld", pc->name, path,
+                 (long long)j);
+    cr_expect(fabs(got[j] - want[j]) <= 2e-5 * vmax + 2e-5 * fabs(want[j]),
+              "%s P=%d: running %s [%lld] is %.9g, reference %.9g", pc->name, np,
+              is_var[j] ? "variance" : "mean", (long long)j, got[j], want[j]);
+  }
+  fclose(f);
+
+  fx_model ev = *m;
+  ev.dropout = ev.input_dropout = 0.0f;
+  ev.bn_running = got;
+  const int32_t cls = m->dims[m->layers];
+  double *z = calloc((size_t)(g->n * cls), sizeof *z);
+  fx_model_loss(&ev, g, p, z);
+  cr_expect_eq(check_logits_files(pc->name, dir, "eval-logits", np, z, g->n, cls), g->n);
+  free(z);
+  free(want);
+  free(batch);
+  free(got);
+}
+
 /* Runs train-probe at P ranks and checks logits, gradients and bytes; `gat`
  * gives a GAT case's heads (NULL for the other models). */
 static void check_model_probe(const probe_case *pc, const gat_case *gat, int np, uint64_t seed) {
@@ -119,6 +208,11 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
   const char *flags = pc->flags ? pc->flags : "";
   setenv("HALO_PROBE_MODEL", pc->model ? pc->model : "gcn", 1);
   setenv("HALO_PROBE_FLAGS", flags, 1);
+  const int batch_norm = strchr(flags, 'b') != NULL;
+  if (batch_norm)
+    setenv("HALO_PROBE_BN_EPOCHS", "3", 1);
+  else
+    unsetenv("HALO_PROBE_BN_EPOCHS");
   char heads[64];
   if (gat) {
     snprintf(heads, sizeof heads, "%d %d %g", gat->heads, gat->output_heads,
@@ -161,6 +255,7 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
                 .gelu = strchr(flags, 'g') != NULL,
                 .residual = strchr(flags, 'r') != NULL,
                 .layer_norm = strchr(flags, 'l') != NULL,
+                .batch_norm = batch_norm,
                 .heads = gat ? gat->heads : 0,
                 .output_heads = gat ? gat->output_heads : 0,
                 .attn_dropout = gat ? gat->attn_dropout : 0.0f,
@@ -266,6 +361,7 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
   if (np > 1 && pc->input_dropout > 0.0f)
     cr_expect_gt(sent, 0, "%s: nothing was exchanged", pc->name);
   cr_expect_eq(sparse, pc->expect_sparse, "%s: sparse features %d", pc->name, sparse);
+  if (batch_norm) check_bn_running(pc, &m, g, p, np, dir, 3);
 
   free(fd);
   free(got);
@@ -336,6 +432,18 @@ static const probe_case model_cases[] = {
     {"sage-leaky-relu", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "sage", "k"},
     /* GELU after LayerNorm with residuals (Z is LayerNorm's output, kept). */
     {"gin-residual-norm-gelu", 64, 5, 5, 0.9f, 3, 3, 12, 0.0f, 0.4f, -1, 0, "gin", "rlg"},
+    /* BatchNorm (--norm batch) after the hidden layers, statistics over
+     * every rank's rows (the same code for every layer kind): GCN with
+     * sparse X multiplied first, three layers with dropout; GIN with BatchNorm inside
+     * each layer's MLP too, aggregating first (three layers) and
+     * transforming first with a learned ε and residuals.  Each also checks
+     * the running statistics after 3 epochs and the evaluation's logits.
+     * BatchNorm centres every column on 0, so some of its outputs sit
+     * within a finite difference's reach of ReLU's kink: the three-layer
+     * GIN uses ELU between its layers (its MLP's ReLU stays). */
+    {"gcn-batchnorm", 70, 4, 24, 0.15f, 4, 3, 6, 0.5f, 0.5f, 1, 1, "gcn", "b"},
+    {"gin-batchnorm", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gin", "bu"},
+    {"gin-batchnorm-eps-residual", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "gin", "erb"},
 };
 
 /* --halo-sample 0.5 (flag s): the epoch's sampled graph (BNS-GCN: kept
@@ -392,6 +500,7 @@ static const size_t sanitized_deterministic[] = {
     6, /* gcn-residual-norm */
     7, /* sage-residual-norm */
     8, /* gin-residual-norm-eps */
+    16, /* gin-batchnorm-eps-residual */
 };
 
 Test(layers, models_forward_backward_p1_p3, .timeout = 600) {

@@ -1,6 +1,6 @@
 /* The model's option table (model/halo-model-options.h): its defaults are
- * the runtime's, its keys and flags are unique, its checkpoint slots leave
- * no hole, and every row is a flag of halo-train. */
+ * the runtime's, its keys and flags are unique, its checkpoint slots are
+ * taken once each, and every row is a flag of halo-train. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>

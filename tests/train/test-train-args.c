@@ -105,14 +105,27 @@ Test(args, model_flags) {
   cr_expect_eq(a.gcn.sage_normalize, 1);
   cr_expect_eq(a.gcn.activation, HALO_ACT_ELU);
   cr_expect_eq(a.gcn.residual, 1);
-  cr_expect_eq(a.gcn.layer_norm, 1);
+  cr_expect_eq(a.gcn.norm, 1);
   cr_assert_eq(parse(&a, "d --model=gin --gin-train-eps --norm none"), HALO_OK);
   cr_expect_eq(a.gcn.model, HALO_MODEL_GIN);
   cr_expect_eq(a.gcn.gin_train_eps, 1);
-  cr_expect_eq(a.gcn.layer_norm, 0);
+  cr_expect_eq(a.gcn.norm, 0);
   cr_expect_eq(a.gcn.activation, HALO_ACT_RELU);
   cr_expect_eq(a.gcn.residual, 0);
   cr_expect_float_eq(a.gcn.negative_slope, 0.01f, 1e-9); /* torch.nn.LeakyReLU's default */
+  /* --norm batch and its two settings (torch.nn.BatchNorm1d's defaults). */
+  cr_assert_eq(parse(&a, "d --model gin --norm batch"), HALO_OK);
+  cr_expect_eq(a.gcn.norm, HALO_NORM_BATCH);
+  cr_expect_float_eq(a.gcn.bn_momentum, 0.1f, 1e-9);
+  cr_expect_float_eq(a.gcn.bn_eps, 1e-5f, 1e-12);
+  cr_assert_eq(parse(&a, "d --norm batch --bn-momentum 0.3 --bn-eps 1e-3"), HALO_OK);
+  cr_expect_float_eq(a.gcn.bn_momentum, 0.3f, 1e-9);
+  cr_expect_float_eq(a.gcn.bn_eps, 1e-3f, 1e-9);
+  cr_expect_neq(parse(&a, "d --norm layer --bn-momentum 0.3"), HALO_OK);
+  cr_expect_neq(parse(&a, "d --bn-eps 1e-3"), HALO_OK);
+  cr_expect_neq(parse(&a, "d --norm batch --bn-eps 0"), HALO_OK);
+  cr_expect_neq(parse(&a, "d --norm batch --bn-momentum 1.5"), HALO_OK);
+  cr_expect_neq(parse(&a, "d --norm batch --device cuda"), HALO_OK);
   cr_assert_eq(parse(&a, "d --activation leaky_relu --negative-slope 0.2"), HALO_OK);
   cr_expect_eq(a.gcn.activation, HALO_ACT_LEAKY_RELU);
   cr_expect_float_eq(a.gcn.negative_slope, 0.2f, 1e-9);
@@ -205,7 +218,7 @@ Test(args, bad_values_name_the_flag) {
       {"d --negative-slope nan", "--negative-slope"},
       {"d --negative-slope 0.2", "--negative-slope"},
       {"d --model gat --negative-slope 0.2", "--negative-slope"},
-      {"d --norm batch", "--norm"},
+      {"d --norm group", "--norm"},
       {"d --sage-normalize", "--sage-normalize"},
       {"d --model sage --gin-train-eps", "--gin-train-eps"},
       {"d --model gin --weight-decay-all", "--weight-decay-all"},

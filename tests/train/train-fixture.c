@@ -289,7 +289,7 @@ static void ref_heads(const fx_model *m, int l, int32_t *k, int32_t *f) {
 }
 
 /* Layer l's tensors as (rows, cols, start), in order; returns how many. */
-static int ref_tensors(const fx_model *m, int l, int64_t shape[8][3]) {
+static int ref_tensors(const fx_model *m, int l, int64_t shape[12][3]) {
   const int64_t a = m->dims[l], b = m->dims[l + 1], h = m->mlp_hidden;
   int32_t heads = 1, hf = 1;
   if (m->kind == FX_GAT) ref_heads(m, l, &heads, &hf);
@@ -302,6 +302,7 @@ static int ref_tensors(const fx_model *m, int l, int64_t shape[8][3]) {
     case FX_GIN:
       T(a, h, REF_WEIGHT), T(1, h, REF_ZERO), T(h, b, REF_WEIGHT), T(1, b, REF_ZERO);
       if (m->train_eps) T(1, 1, REF_ZERO);
+      if (m->batch_norm) T(1, h, REF_ONE), T(1, h, REF_ZERO);
       break;
     case FX_GAT: /* PyG's GATConv: lin (no bias), att_src, att_dst, bias */
       T(a, (int64_t)heads * hf, REF_WEIGHT), T(heads, hf, REF_WEIGHT), T(heads, hf, REF_WEIGHT),
@@ -311,20 +312,20 @@ static int ref_tensors(const fx_model *m, int l, int64_t shape[8][3]) {
       T(a, b, REF_WEIGHT), T(1, b, REF_ZERO);
   }
   if (ref_projects(m, l)) T(a, b, REF_WEIGHT);
-  if (m->layer_norm && l + 1 < m->layers) T(1, b, REF_ONE), T(1, b, REF_ZERO);
+  if ((m->layer_norm || m->batch_norm) && l + 1 < m->layers) T(1, b, REF_ONE), T(1, b, REF_ZERO);
 #undef T
   return k;
 }
 
 int64_t fx_model_params(const fx_model *m) {
-  int64_t n = 0, shape[8][3];
+  int64_t n = 0, shape[12][3];
   for (int l = 0; l < m->layers; l++)
     for (int k = 0, nt = ref_tensors(m, l, shape); k < nt; k++) n += shape[k][0] * shape[k][1];
   return n;
 }
 
 void fx_model_init(const fx_model *m, double *p) {
-  int64_t off = 0, shape[8][3];
+  int64_t off = 0, shape[12][3];
   for (int l = 0; l < m->layers; l++)
     for (int k = 0, nt = ref_tensors(m, l, shape); k < nt; k++) {
       const int64_t rows = shape[k][0], cols = shape[k][1];
@@ -460,6 +461,33 @@ static int64_t ref_gat(const fx_model *m, int l, const fx_graph *g, const double
   return (int64_t)a * kf + 2 * (int64_t)kf + b;
 }
 
+/* torch.nn.BatchNorm1d(cols) on S (n × cols): in training (m->bn_running
+ * NULL) with each column's mean and biased variance over all n rows, taken
+ * in two passes, which m->bn_batch receives; in evaluation with the
+ * running ones.  *run is the site's offset in their layout, advanced. */
+static void ref_batchnorm(const fx_model *m, double *s, int64_t n, int32_t cols,
+                          const double *gamma, const double *beta, int64_t *run) {
+  for (int32_t c = 0; c < cols; c++) {
+    double mean = 0.0, var = 0.0;
+    if (m->bn_running) {
+      mean = m->bn_running[*run + c];
+      var = m->bn_running[*run + cols + c];
+    } else {
+      for (int64_t i = 0; i < n; i++) mean += s[i * cols + c];
+      mean /= (double)n;
+      for (int64_t i = 0; i < n; i++) var += (s[i * cols + c] - mean) * (s[i * cols + c] - mean);
+      var /= (double)n;
+      if (m->bn_batch) {
+        m->bn_batch[*run + c] = mean;
+        m->bn_batch[*run + cols + c] = var;
+      }
+    }
+    for (int64_t i = 0; i < n; i++)
+      s[i * cols + c] = (s[i * cols + c] - mean) / sqrt(var + 1e-5) * gamma[c] + beta[c];
+  }
+  *run += 2 * cols;
+}
+
 /* The forward pass; with emb_out, the input of layer `emb_layer` (1-based)
  * before its dropout, n × dims[emb_layer - 1]. */
 static double ref_forward(const fx_model *m, const fx_graph *g, const double *p, double *z_out,
@@ -483,7 +511,7 @@ static double ref_forward(const fx_model *m, const fx_graph *g, const double *p,
       h[i * g->f + j] = m->normalize ? (double)(float)((v - lo) / sum) : v;
     }
   }
-  int64_t off = 0;
+  int64_t off = 0, run = 0;
   for (int l = 0; l < m->layers; l++) {
     int32_t a = m->dims[l], b = m->dims[l + 1];
     float pl = l == 0 ? m->input_dropout : m->dropout;
@@ -527,19 +555,25 @@ static double ref_forward(const fx_model *m, const fx_graph *g, const double *p,
       const double eps = m->train_eps ? b2[b] : 0.0;
       off += (int64_t)a * hid + hid + (int64_t)hid * b + b + (m->train_eps ? 1 : 0);
       ref_neighbours(m, g, h, a, 0, ah);
-      double *r = fx_xcalloc((size_t)hid, sizeof(double));
-      for (int64_t i = 0; i < n; i++) {
+      /* The MLP's first map over all rows (BatchNorm needs them all). */
+      double *r = fx_xcalloc((size_t)(n * hid), sizeof(double));
+      for (int64_t i = 0; i < n; i++)
         for (int32_t q = 0; q < hid; q++) {
           double v = b1[q];
           for (int32_t k = 0; k < a; k++) v += ((1.0 + eps) * h[i * a + k] + ah[i * a + k]) * w1[k * hid + q];
-          r[q] = v > 0.0 ? v : 0.0;
+          r[i * hid + q] = v;
         }
+      if (m->batch_norm) {
+        ref_batchnorm(m, r, n, hid, p + off, p + off + hid, &run);
+        off += 2 * (int64_t)hid;
+      }
+      for (int64_t i = 0; i < n * hid; i++) r[i] = r[i] > 0.0 ? r[i] : 0.0;
+      for (int64_t i = 0; i < n; i++)
         for (int32_t c = 0; c < b; c++) {
           double v = b2[c];
-          for (int32_t q = 0; q < hid; q++) v += r[q] * w2[q * b + c];
+          for (int32_t q = 0; q < hid; q++) v += r[i * hid + q] * w2[q * b + c];
           s[i * b + c] = v;
         }
-      }
       free(r);
     }
     /* The residual: H itself, or H·W_res. */
@@ -556,6 +590,10 @@ static double ref_forward(const fx_model *m, const fx_graph *g, const double *p,
           s[i * b + c] += v;
         }
       if (project) off += (int64_t)a * b;
+    }
+    if (m->batch_norm && l + 1 < m->layers) {
+      ref_batchnorm(m, s, n, b, p + off, p + off + b, &run);
+      off += 2 * (int64_t)b;
     }
     /* torch.nn.LayerNorm(b): biased variance, eps 1e-5. */
     if (m->layer_norm && l + 1 < m->layers) {

@@ -71,6 +71,14 @@ typedef struct fx_model {
   double negative_slope; /* > 0: LeakyReLU of this slope between layers instead */
   int residual;        /* Z += H (later layers of equal widths) or H·W_res */
   int layer_norm;      /* LayerNorm (gamma, beta) after every hidden layer */
+  int batch_norm;      /* BatchNorm (gamma, beta) after every hidden layer, and in every GIN
+                          layer's MLP (gamma_1, beta_1: Linear, BatchNorm, ReLU, Linear) */
+  const double *bn_running; /* NULL: BatchNorm as in training, with the mean and biased
+                               variance of all n nodes; else as in evaluation, with these
+                               (halo's layout: per layer the MLP's site, then the output's;
+                               each site its mean, then its variance) */
+  double *bn_batch;    /* when not NULL: the training statistics (mean, biased variance)
+                          of every site, in that layout */
   int32_t heads;       /* GAT: heads of the hidden layers (dims[l] = heads × per-head width) */
   int32_t output_heads; /* GAT: heads of the output layer, averaged */
   float attn_dropout;  /* GAT: dropout on the attention coefficients */

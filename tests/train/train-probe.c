@@ -16,7 +16,7 @@
  * HALO_PROBE_MODEL=gcn|sage|gin|gat picks the model, and HALO_PROBE_FLAGS its
  * options: n (--sage-normalize), e (--gin-train-eps), u (--activation elu),
  * k (--activation leaky_relu --negative-slope 0.2), g (--activation gelu),
- * r (--residual), l (--norm layer), s (--halo-sample 0.5).  HALO_PROBE_GAT="K K_out p" gives GAT's
+ * r (--residual), l (--norm layer), b (--norm batch), s (--halo-sample 0.5).  HALO_PROBE_GAT="K K_out p" gives GAT's
  * heads, output heads and attention dropout (hidden is then per head).
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
  * checked backend of backend-checked.c with the halo exchange staged
@@ -84,7 +84,9 @@ int main(int argc, char **argv) {
   const char *flags = getenv("HALO_PROBE_FLAGS");
   if (flags) {
     o.residual = strchr(flags, 'r') != NULL;
-    o.layer_norm = strchr(flags, 'l') != NULL;
+    o.norm = strchr(flags, 'b')   ? HALO_NORM_BATCH
+             : strchr(flags, 'l') ? HALO_NORM_LAYER
+                                  : HALO_NORM_NONE;
     o.sage_normalize = strchr(flags, 'n') != NULL;
     o.gin_train_eps = strchr(flags, 'e') != NULL;
     o.activation = strchr(flags, 'u')   ? HALO_ACT_ELU
@@ -167,6 +169,36 @@ int main(int argc, char **argv) {
     fprintf(f, "%lld %lld %lld %lld %d\n", (long long)sum[0],
             (long long)halo_predict_epoch_bytes(sum[3], &exchanges), (long long)sum[1],
             (long long)halo_predict_setup_bytes(sum[2], &exchanges), info.sparse_features);
+    fclose(f);
+  }
+
+  /* HALO_PROBE_BN_EPOCHS=K (--norm batch): K - 1 more training forwards
+   * at epochs epoch+1 .. epoch+K-1 with the same parameters, then (rank 0)
+   * bn-running.txt, the running statistics, one a line; then an
+   * evaluation, whose logits (running statistics, no dropout) go to
+   * eval-logits-R.txt as logits-R.txt's. */
+  const char *bn_epochs = getenv("HALO_PROBE_BN_EPOCHS");
+  if (bn_epochs && info.model.running > 0) {
+    const int k = atoi(bn_epochs);
+    for (int e = 1; e < k; e++)
+      if (halo_net_gradients(model, epoch + e, NULL) != HALO_OK) goto done;
+    float *running = calloc((size_t)info.model.running, sizeof *running);
+    if (!running) goto done;
+    halo_net_bn_running_get(model, running);
+    snprintf(path, sizeof path, "%s/bn-running.txt", out);
+    f = rank == 0 ? fopen(path, "w") : NULL;
+    for (int64_t j = 0; f && j < info.model.running; j++) fprintf(f, "%.9g\n", running[j]);
+    if (f) fclose(f);
+    free(running);
+    if (halo_net_evaluate(model, NULL) != HALO_OK) goto done;
+    snprintf(path, sizeof path, "%s/eval-logits-%d.txt", out, rank);
+    f = fopen(path, "w");
+    if (!f || halo_net_logits_get(model, buf) != HALO_OK) goto done;
+    for (int64_t i = 0; i < info.n_owned; i++) {
+      fprintf(f, "%lld", (long long)shard->global_id[i]);
+      for (int32_t c = 0; c < classes; c++) fprintf(f, " %.9g", buf[i * classes + c]);
+      fprintf(f, "\n");
+    }
     fclose(f);
   }
 
