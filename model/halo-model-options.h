@@ -53,6 +53,8 @@ typedef struct halo_net_options {
                              of ranks, partition and thread count; CPU backend only */
   int halo_precision;     /* halo_precision of the forward exchanges (features) in training */
   int halo_precision_bwd; /* and of the backward ones (gradients); evaluation is always fp32 */
+  int halo_aggregate;     /* halo_aggregate_mode: post (every needed row), or auto (a minimum
+                             vertex cover of each pair's cut: rows or partial sums) */
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */
@@ -74,7 +76,15 @@ typedef enum {
   HALO_OPTION_U64
 } halo_option_store;
 
-/* The --activation and --norm words, by value. */
+/* --halo-aggregate: how a pair of parts' cut crosses.  post: the sender
+ * sends every row the receiver aggregates (post-aggregation); auto: a
+ * minimum vertex cover of the cut (core/halo-cover.h), each covered
+ * sender's node as its row and each covered receiver's node as the
+ * sender's partial sum of its neighbours (pre-aggregation). */
+typedef enum { HALO_AGGREGATE_POST = 0, HALO_AGGREGATE_AUTO = 1 } halo_aggregate_mode;
+
+/* The --activation, --norm and --halo-aggregate words, by value. */
+extern const char *const halo_aggregate_names[];
 extern const char *const halo_activation_names[];
 extern const char *const halo_norm_names[];
 
@@ -184,7 +194,13 @@ extern const char *const halo_norm_names[];
   X(HALO_PRECISION_BWD,                                                                          \
     HALO_FLAG_CHOICE_ROW("--halo-precision-bwd", T, P(halo_precision_bwd), halo_precision_names, \
                          "training's backward halo rows (gradients): the same words"),           \
-    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)
+    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)    \
+  X(HALO_AGGREGATE,                                                                              \
+    HALO_FLAG_CHOICE_ROW("--halo-aggregate", T, P(halo_aggregate), halo_aggregate_names,         \
+                         "post (default): send every halo row; auto: a minimum vertex\n"         \
+                         "cover of each pair's cut, rows or partial sums (gcn, sage,\n"          \
+                         "gin; docs/train.md)"),                                                 \
+    "halo_aggregate", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 35, -1, HALO_AGGREGATE_POST)
 
 /* The member path of an option in halo_net_options itself. */
 #define HALO_MODEL_OPTION_FIELD(x) x
@@ -241,6 +257,11 @@ void halo_model_option_format(const halo_model_option *opt, const halo_net_optio
  * residual, LayerNorm, GAT's heads, and whether the input is dropped out).
  * Local. */
 halo_model_config halo_model_config_of_options(const halo_net_options *o);
+
+/* Why --halo-aggregate auto cannot run with options *o (GAT's attention,
+ * --deterministic, a low-bit exchange), as the rest of one line, or NULL
+ * when it can. Local. */
+const char *halo_aggregate_refusal(const halo_net_options *o);
 
 /* Whether the option applies to model `kind` (its ONLY column). Local. */
 int halo_model_option_applies(const halo_model_option *opt, halo_model_kind kind);

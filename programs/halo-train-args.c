@@ -211,6 +211,14 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     if (!given[F_LR]) a->gcn.lr = 0.005f;
     if (!given[F_ACTIVATION]) a->gcn.activation = HALO_ACT_ELU;
   }
+  if (a->gcn.halo_aggregate == HALO_AGGREGATE_AUTO) {
+    const char *why = halo_aggregate_refusal(&a->gcn);
+    if (why) HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate auto: %s", why);
+    if (strcmp(a->device, "cuda") == 0)
+      HALO_FAIL(HALO_ERR_ARG,
+                "--halo-aggregate auto: the partial sums are made on the host; it runs with "
+                "--device cpu only (no CUDA twin yet)");
+  }
   if (given[F_NEGATIVE_SLOPE] && a->gcn.activation != HALO_ACT_LEAKY_RELU)
     HALO_FAIL(HALO_ERR_ARG, "--negative-slope is leaky_relu's; the activation is %s",
               halo_activation_names[a->gcn.activation]);

@@ -284,6 +284,14 @@ static void report_header(void *ctx, const halo_train_report *rep) {
           "%.3f MB (%s)\n",
           predicted / 1e6, (long long)halo_predict_epoch_columns(&exchanges),
           rep->setup_bytes / 1e6, cagnet / 1e6, vs_cagnet, bcast / 1e6, vs_bcast);
+  if (rep->gcn->halo_aggregate == HALO_AGGREGATE_AUTO)
+    fprintf(out,
+            "halo aggregate auto: %lld rows and partial sums per exchange for %lld halo rows "
+            "(%.1f%%); fp32 plain rows would move %.4f MB/epoch\n",
+            (long long)rep->exchanged_rows, (long long)rep->halo_rows,
+            rep->halo_rows > 0 ? 100.0 * (double)rep->exchanged_rows / (double)rep->halo_rows
+                               : 100.0,
+            halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
   if (rep->gcn->halo_precision || rep->gcn->halo_precision_bwd)
     fprintf(out, "halo rows: forward %s, backward %s (evaluation fp32); fp32 rows would move %.4f MB/epoch\n",
             halo_precision_names[rep->gcn->halo_precision],
@@ -326,13 +334,21 @@ static int report_epoch(void *ctx, const halo_train_report *rep, int64_t epoch,
     if (e->evaluated)
       snprintf(figures, sizeof figures, "  train %.4f  val %.4f  test %.4f%s", e->acc[0], e->acc[1],
                e->acc[2], extra);
+    char mode[96] = ""; /* --halo-aggregate auto: the mode, and the plain fp32 bytes */
+    if (rep->gcn->halo_aggregate != HALO_AGGREGATE_POST) {
+      const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
+      snprintf(mode, sizeof mode, "; aggregate %s, fp32 plain %.4f",
+               halo_aggregate_names[rep->gcn->halo_aggregate],
+               halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
+    }
     fprintf(out,
             "epoch %4lld  loss %.4f%s  time %.2f ms (compute %.2f, comm %.2f)  eval %.2f ms  wall "
-            "%.2f s  halo %.4f MB (predicted %.4f)  allreduce %.4f MB\n",
+            "%.2f s  halo %.4f MB (predicted %.4f%s)  allreduce %.4f MB\n",
             (long long)epoch, e->loss, figures, 1e3 * e->max[HALO_TRAIN_STEP_S],
             1e3 * (e->max[HALO_TRAIN_STEP_S] - e->sum[HALO_TRAIN_COMM_S] / rep->ranks),
             1e3 * e->sum[HALO_TRAIN_COMM_S] / rep->ranks, 1e3 * e->max[HALO_TRAIN_EVAL_S],
-            e->wall_s, halo / 1e6, rep->predicted_epoch / 1e6, e->sum[HALO_TRAIN_ALLREDUCE_B] / 1e6);
+            e->wall_s, halo / 1e6, rep->predicted_epoch / 1e6, mode,
+            e->sum[HALO_TRAIN_ALLREDUCE_B] / 1e6);
     fflush(out);
   }
   if (t->metrics && !t->metrics_failed) {

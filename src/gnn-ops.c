@@ -26,7 +26,10 @@ const layer_kind *gnn_layer_kind_of(halo_model_kind k) {
 halo_status gnn_aggregate(halo_net *g, const adj_matrix *a, float *x, int32_t cols, float beta,
                           float *y) {
   halo_status st = HALO_OK;
-  HALO_TRY(halo_exchange_begin(g->plan, x, cols));
+  if (a->combine.indptr)
+    HALO_TRY(halo_exchange_begin_cover(g->plan, x, cols, &a->combine));
+  else
+    HALO_TRY(halo_exchange_begin(g->plan, x, cols));
   if (g->contiguous) {
     g->ops->spmm(g->be, &a->dev, x, cols, cols, beta, y, cols, NULL, g->n_interior);
     HALO_TRY(halo_exchange_end(g->plan));

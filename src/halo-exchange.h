@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "halo-backend.h"
+#include "halo-csr.h"
 #include "halo-shard.h"
 #include "halo-status.h"
 
@@ -75,6 +76,21 @@ int64_t halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols);
  * crosses as halo_quant_row_bytes(prec, cols) bytes, which is what the
  * counters count.  Local. */
 void halo_exchange_set_precision(halo_exchange *p, int prec, uint64_t key);
+
+/* --halo-aggregate auto (src/gnn-cover.c): the layout of a cover's
+ * exchange, rows[q] rows each way with part q (size: the communicator's),
+ * packed in rank order on both sides; each must be at least 1 and at most
+ * the plain exchange's rows either way.  HALO_ERR_UNSUPPORTED, logged, on
+ * a device backend.  Local. */
+halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows);
+
+/* halo_exchange_begin for a cover: the rows sent are combine · rows (a
+ * host CSR over the owned rows, one row per row sent, in the layout of
+ * halo_exchange_cover_set), and the rows received land at n_owned + the
+ * layout's offsets; end as for halo_exchange_begin.  fp32 rows only.
+ * Collective over the neighbours. */
+halo_status halo_exchange_begin_cover(halo_exchange *p, float *rows, int32_t cols,
+                                      const halo_csr *combine);
 
 /* Counters, cumulative since creation. Local. */
 typedef struct halo_exchange_stats {

@@ -92,9 +92,10 @@ done:
 }
 
 /* Layer l's predicted bytes per epoch, forward (d = 0) or backward: every
- * halo row crosses once per exchange, at that direction's precision. */
+ * exchanged row (a halo row, or a cover's row or partial sum) crosses once
+ * per exchange, at that direction's precision. */
 static int64_t layer_predicted(const halo_train_report *rep, int l, int d) {
-  return halo_predict_layer_bytes(rep->halo_rows, &rep->info->model.comm[l], d,
+  return halo_predict_layer_bytes(rep->exchanged_rows, &rep->info->model.comm[l], d,
                                   d ? rep->gcn->halo_precision_bwd : rep->gcn->halo_precision);
 }
 
@@ -169,6 +170,12 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_key_double(j, "comm_s_max", e->max[HALO_TRAIN_COMM_S], "%.9g");
   halo_json_key_double(j, "halo_bytes", e->sum[HALO_TRAIN_HALO_B], "%.0f");
   halo_json_key_int(j, "halo_bytes_predicted", rep->predicted_epoch);
+  if (rep->gcn->halo_aggregate != HALO_AGGREGATE_POST) {
+    /* The mode, and what the plain fp32 exchange would have moved. */
+    const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
+    halo_json_key_string(j, "halo_aggregate", halo_aggregate_names[rep->gcn->halo_aggregate]);
+    halo_json_key_int(j, "halo_bytes_fp32_plain", halo_predict_epoch_bytes(rep->halo_rows, &exchanges));
+  }
   /* Per layer, [forward, backward], measured and predicted. */
   for (int pred = 0; pred < 2; pred++) {
     halo_json_key(j, pred ? "layer_halo_bytes_predicted" : "layer_halo_bytes");
@@ -258,6 +265,9 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
    * is one division. */
   halo_json_key_string(j, "halo_precision", halo_precision_names[rep->gcn->halo_precision]);
   halo_json_key_string(j, "halo_precision_bwd", halo_precision_names[rep->gcn->halo_precision_bwd]);
+  halo_json_key_string(j, "halo_aggregate", halo_aggregate_names[rep->gcn->halo_aggregate]);
+  halo_json_key_int(j, "halo_rows", rep->halo_rows);
+  halo_json_key_int(j, "halo_rows_exchanged", rep->exchanged_rows);
   {
     const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
     halo_json_key_int(j, "halo_bytes_fp32_per_epoch",
