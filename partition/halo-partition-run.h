@@ -38,6 +38,7 @@ typedef struct halo_partition_run_request {
   int metis_switched;      /* set by the run: metis was asked for, the graph is past its limit */
   const char *parts_file;  /* ptscotch: HALO_TEST_PARTS_FILE, a test hook (cli-env.c) */
   int halo_precision, halo_precision_bwd; /* --dims: the exchange's precisions (halo-quant.h) */
+  int halo_aggregate; /* --dims: halo_aggregate_mode (model/halo-model-options.h) */
   int64_t clean_round;     /* ptscotch: HALO_TEST_CLEAN_ROUND, a test hook; 0: unset */
 } halo_partition_run_request;
 
@@ -65,6 +66,8 @@ typedef struct halo_partition_timing {
 /* Everything --dims derives. */
 typedef struct halo_partition_prediction {
   int64_t epoch, epoch_static, setup, cagnet1d, broadcast1d;
+  int64_t rows;        /* rows one exchange moves: comm_volume, or --halo-aggregate auto's covers */
+  int64_t epoch_plain; /* per epoch with input dropout, every halo row as fp32 */
   halo_model_desc dropout, no_dropout; /* the model with and without input dropout */
 } halo_partition_prediction;
 

@@ -243,6 +243,9 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
     "predict for halo-train --halo-precision (fp32): packed rows,\n"                               \
     "their scales and offsets counted")                                                            \
   M(HALO_PRECISION_BWD, NULL, "and for its --halo-precision-bwd (fp32)")                          \
+  M(HALO_AGGREGATE, NULL,                                                                          \
+    "predict for halo-train --halo-aggregate (post); auto counts\n"                                \
+    "each pair's minimum vertex cover (not with ptscotch)")                                        \
   X(JSON, HALO_FLAG_STRING_ROW("--json", C, rq.json, NULL, "FILE",                                 \
                                "write the statistics as JSON (FILE.tmp.XXXXXX, renamed);\n"        \
                                "- writes it to stdout, and the table to stderr"))                  \
@@ -322,6 +325,8 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   rq->synth_split_given = given[F_SYNTH_SPLIT];
   const int heads_given = given[F_HEADS] || given[F_OUTPUT_HEADS];
   const int prec_given = given[F_HALO_PRECISION] || given[F_HALO_PRECISION_BWD];
+  if (rq->ndims == 0 && given[F_HALO_AGGREGATE])
+    HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate: it says what --dims predicts for; give --dims too");
   if (rq->ndims == 0 &&
       (given[F_MODEL] || c->net.gin_train_eps || c->net.residual || heads_given || prec_given))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says what --dims predicts for; give --dims too",
@@ -337,6 +342,7 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   rq->model = halo_model_config_of_options(&c->net);
   rq->halo_precision = c->net.halo_precision;
   rq->halo_precision_bwd = c->net.halo_precision_bwd;
+  rq->halo_aggregate = c->net.halo_aggregate;
   if (!rq->input) HALO_FAIL(HALO_ERR_ARG, "--input is required (see --help)");
   if (!*rq->input) HALO_FAIL(HALO_ERR_ARG, "--input: no input path or spec given");
   if (!rq->write_metis) {
