@@ -126,8 +126,10 @@ static void own_attrs(halo_checkpoint *c, ckpt_attr state[CKPT_STATE_ATTRS],
  * The options of group 0 are in every checkpoint; those of group 1 came
  * later, and a checkpoint without them reads their defaults. */
 static int stored_options(int since, const halo_model_option *out[HALO_MOPT_COUNT]) {
-  int n = 0;
-  for (int slot = 1; slot <= HALO_MOPT_COUNT; slot++)
+  int n = 0, last = 0; /* the slots are not dense: each area of work holds its own range */
+  for (int i = 0; i < HALO_MOPT_COUNT; i++)
+    if (halo_model_option_at(i)->slot > last) last = halo_model_option_at(i)->slot;
+  for (int slot = 1; slot <= last; slot++)
     for (int i = 0; i < HALO_MOPT_COUNT; i++) {
       const halo_model_option *opt = halo_model_option_at(i);
       if (opt->store != HALO_OPTION_NONE && opt->since == since && opt->slot == slot)

@@ -87,7 +87,7 @@ Test(halo_aggregate, equals_post_with_predicted_bytes_p2, .timeout = 300) { chec
 
 Test(halo_aggregate, equals_post_with_predicted_bytes_p4, .timeout = 300) { check_parts(4, 2); }
 
-/* Each refusal is one line naming the flag. */
+/* Each refusal is one line naming the flag; a resume in another mode warns. */
 Test(halo_aggregate, refusals, .timeout = 300) {
   char *dir = tr_tmpdir("halo-aggregate-refuse");
   char shards[512], json[600], out[700];
@@ -117,6 +117,19 @@ Test(halo_aggregate, refusals, .timeout = 300) {
   cr_assert(text);
   cr_expect_eq(tr_count_lines(text, "--halo-aggregate: it says what --dims predicts for"), 1, "%s",
                text);
+  free(text);
+  /* The checkpoint records the mode; a resume in the other one warns. */
+  char ckpt[700];
+  snprintf(ckpt, sizeof ckpt, "%s/ckpt", dir);
+  rc = tr_mpirun(2, 120, out, "%s %s --epochs 2 --quiet --checkpoint %s --checkpoint-every 2 "
+                 "--halo-aggregate auto", TRAIN_BIN, shards, ckpt);
+  cr_assert_eq(rc, 0);
+  rc = tr_mpirun(2, 120, out, "%s %s --epochs 3 --quiet --checkpoint %s --resume", TRAIN_BIN,
+                 shards, ckpt);
+  cr_assert_eq(rc, 0);
+  text = tr_slurp(out);
+  cr_assert(text);
+  cr_expect_eq(tr_count_lines(text, "--halo-aggregate auto (this run: post)"), 1, "%s", text);
   free(text);
   tr_rmdir(dir);
 }
