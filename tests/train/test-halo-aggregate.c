@@ -87,6 +87,46 @@ Test(halo_aggregate, equals_post_with_predicted_bytes_p2, .timeout = 300) { chec
 
 Test(halo_aggregate, equals_post_with_predicted_bytes_p4, .timeout = 300) { check_parts(4, 2); }
 
+/* A hand-checked cut: nodes 0..5 in blocks {0, 1, 2} and {3, 4, 5}, with
+ * the star 0-3, 0-4, 0-5 across.  Post sends 1 row one way (node 0) and 3
+ * the other (3, 4 and 5); the star's centre covers the cut, so auto sends
+ * node 0's row to part 1 and part 1's partial sum of 3, 4 and 5 for node 0
+ * to part 0: 2 rows for 4. */
+Test(halo_aggregate, star_cut_by_hand, .timeout = 120) {
+  char *dir = tr_tmpdir("halo-aggregate-star");
+  char edges[512], shards[600], json[700], dims[256], path[2][700];
+  snprintf(edges, sizeof edges, "%s/star.txt", dir);
+  FILE *f = fopen(edges, "w");
+  cr_assert(f);
+  fputs("0 3\n0 4\n0 5\n1 2\n3 4\n1 0\n", f);
+  fclose(f);
+  snprintf(shards, sizeof shards, "%s/star-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  snprintf(dims, sizeof dims,
+           "4,3,2 --halo-aggregate auto --synthetic-features 4 --synthetic-classes 2 "
+           "--synthetic-split 0.5,0.25,0.25");
+  partition(edges, 2, "block", dims, shards, json);
+  cr_expect_eq(json_figure(json, "comm_volume"), 4.0);
+  cr_expect_eq(json_figure(json, "predicted_halo_rows_per_exchange"), 2.0);
+  metrics m[2];
+  for (int mode = 0; mode < 2; mode++) {
+    snprintf(path[mode], sizeof path[mode], "%s/%s.jsonl", dir, mode ? "auto" : "post");
+    train(2, shards, mode ? "--epochs 5 --halo-aggregate auto" : "--epochs 5", path[mode]);
+    read_metrics(path[mode], &m[mode]);
+    for (int e = 0; e < m[mode].epochs; e++) cr_expect_eq(m[mode].halo[e], m[mode].predicted[e]);
+  }
+  char *sum = summary_of(path[1]);
+  cr_expect_eq(tr_json_num(sum, "halo_rows"), 4.0);
+  cr_expect_eq(tr_json_num(sum, "halo_rows_exchanged"), 2.0);
+  cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0);
+  free(sum);
+  cr_expect_eq(2.0 * m[1].halo[0], m[0].halo[0], "auto %.0f bytes, post %.0f", m[1].halo[0],
+               m[0].halo[0]);
+  int at = 0;
+  cr_expect_leq(worst_loss_difference(&m[0], &m[1], 5, &at), 1e-5, "epoch %d", at);
+  tr_rmdir(dir);
+}
+
 /* Each refusal is one line naming the flag; a resume in another mode warns. */
 Test(halo_aggregate, refusals, .timeout = 300) {
   char *dir = tr_tmpdir("halo-aggregate-refuse");
