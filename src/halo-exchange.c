@@ -539,6 +539,36 @@ done:
   return st;
 }
 
+halo_status halo_exchange_cover_check(halo_exchange *p) {
+  halo_status st = HALO_OK;
+  int64_t *send = NULL, *recv = NULL;
+  int rank = 0, size = 1;
+  HALO_MPI(MPI_Comm_rank(p->comm, &rank));
+  HALO_MPI(MPI_Comm_size(p->comm, &size));
+  send = calloc((size_t)size, sizeof *send);
+  recv = calloc((size_t)size, sizeof *recv);
+  if (!send || !recv) {
+    halo_log_error("out of memory checking the covers");
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(halo_mpi_agree(p->comm, st));
+  for (int i = 0; i < p->npeers && p->cover; i++) send[p->cover[i].rank] = p->cover[i].send_rows;
+  HALO_TRY(halo_route_swap_counts(p->comm, send, recv));
+  for (int i = 0; i < p->npeers && st == HALO_OK; i++)
+    if (!p->cover || recv[p->cover[i].rank] != p->cover[i].recv_rows) {
+      halo_log_error("part %d expects %lld cover rows from part %d, which sends %lld: the two "
+                     "built different cuts",
+                     rank, (long long)(p->cover ? p->cover[i].recv_rows : 0),
+                     p->peers[i].rank, (long long)recv[p->peers[i].rank]);
+      st = HALO_ERR_MISMATCH;
+    }
+  HALO_TRY(halo_mpi_agree(p->comm, st));
+done:
+  free(send);
+  free(recv);
+  return st;
+}
+
 halo_status halo_exchange_begin_cover(halo_exchange *p, float *rows, int32_t cols,
                                       const halo_csr *combine) {
   halo_status st = HALO_OK;

@@ -84,6 +84,11 @@ void halo_exchange_set_precision(halo_exchange *p, int prec, uint64_t key);
  * a device backend.  Local. */
 halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows);
 
+/* Checks that every peer sends as many cover rows as this part expects
+ * (both built the pair's cut alike); every rank returns the same success
+ * or failure. Collective. */
+halo_status halo_exchange_cover_check(halo_exchange *p);
+
 /* halo_exchange_begin for a cover: the rows sent are combine · rows (a
  * host CSR over the owned rows, one row per row sent, in the layout of
  * halo_exchange_cover_set), and the rows received land at n_owned + the

@@ -381,6 +381,7 @@ halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
                                                     g->opt.halo_precision_bwd != HALO_PREC_FP32);
   if (st == HALO_OK) st = setup_buffers(g, s);
   HALO_TRY(halo_mpi_agree(comm, st));
+  if (g->opt.halo_aggregate == HALO_AGGREGATE_AUTO) HALO_TRY(halo_exchange_cover_check(g->plan));
 
   /* Global split sizes: the loss is a mean over every rank's train nodes
    * (multi-label: over their labelled tasks). */
