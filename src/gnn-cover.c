@@ -58,9 +58,9 @@ void gnn_cover_free(gnn_cover *c) {
 /* The pair (this part, q)'s bipartite graph and its cover: mine and theirs
  * appended for peer q. Local. */
 typedef struct pair_work {
-  int64_t *pos;        /* size n_owned + n_halo: a node's place on its side, or -1 */
-  keyed *v;            /* size n_halo: the peer's nodes by global id */
-  int64_t *ptr, *adj;  /* the left side's CSR */
+  int64_t *pos;       /* size n_owned + n_halo: a node's place on its side, or -1 */
+  keyed *v;           /* size n_halo: the peer's nodes by global id */
+  int64_t *ptr, *adj; /* the left side's CSR */
   int64_t *edge_l, *edge_r;
   uint8_t *in_l, *in_r;
 } pair_work;

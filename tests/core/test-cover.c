@@ -91,8 +91,7 @@ static int brute_force(int nl, int nr, const int *l, const int *r, int m) {
   int best = nl + nr;
   for (unsigned mask = 0; mask < (1u << (nl + nr)); mask++) {
     int ok = 1;
-    for (int k = 0; k < m && ok; k++)
-      ok = ((mask >> l[k]) & 1u) || ((mask >> (nl + r[k])) & 1u);
+    for (int k = 0; k < m && ok; k++) ok = ((mask >> l[k]) & 1u) || ((mask >> (nl + r[k])) & 1u);
     if (ok && __builtin_popcount(mask) < best) best = __builtin_popcount(mask);
   }
   return best;
@@ -108,7 +107,8 @@ Test(cover, random_graphs_match_the_exhaustive_search) {
     int l[MAX_SIDE * MAX_SIDE], r[MAX_SIDE * MAX_SIDE], m = 0;
     for (int i = 0; i < nl; i++)
       for (int j = 0; j < nr; j++)
-        if ((double)(halo_rng_bits(halo_rng_key(seed, 0, t, 1), (uint64_t)i, (uint64_t)j) % 1000) / 1000.0 <
+        if ((double)(halo_rng_bits(halo_rng_key(seed, 0, t, 1), (uint64_t)i, (uint64_t)j) % 1000) /
+                1000.0 <
             density) {
           l[m] = i;
           r[m] = j;

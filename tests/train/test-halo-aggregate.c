@@ -67,8 +67,8 @@ static void check_parts(int parts, int first, int second) {
     cr_expect_leq(m[1].halo[0], m[0].halo[0], "P=%d %s: auto moves %.0f bytes, post %.0f", parts,
                   models[k], m[1].halo[0], m[0].halo[0]);
     char *sum = summary_of(path[1]);
-    cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0, "P=%d %s: layer bytes off",
-                 parts, models[k]);
+    cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0, "P=%d %s: layer bytes off", parts,
+                 models[k]);
     cr_expect_eq(tr_json_num(sum, "halo_bytes_fp32_per_epoch"), m[0].halo[0],
                  "P=%d %s: the plain fp32 bytes are post's", parts, models[k]);
     cr_expect_leq(tr_json_num(sum, "halo_rows_exchanged"), tr_json_num(sum, "halo_rows"));
@@ -138,17 +138,15 @@ Test(halo_aggregate, refusals, .timeout = 300) {
   snprintf(out, sizeof out, "%s/out.txt", dir);
   partition(CORA, 2, "metis", "1433,16,7", shards, json);
   /* Flag rules, checked before the shards are read: one rank is enough. */
-  const char *bad[] = {"--model gat", "--deterministic", "--halo-precision int8",
-                       "--device cuda"};
+  const char *bad[] = {"--model gat", "--deterministic", "--halo-precision int8", "--device cuda"};
   const char *why[] = {"gat's attention", "bit-identical", "fp32 only", "--device cpu only"};
   for (int k = 0; k < 4; k++) {
-    int rc = tr_mpirun(1, 120, out, "%s %s --epochs 2 --halo-aggregate auto %s", TRAIN_BIN,
-                       shards, bad[k]);
+    int rc = tr_mpirun(1, 120, out, "%s %s --epochs 2 --halo-aggregate auto %s", TRAIN_BIN, shards,
+                       bad[k]);
     cr_expect_neq(rc, 0, "%s was accepted", bad[k]);
     char *text = tr_slurp(out);
     cr_assert(text);
-    cr_expect_eq(tr_count_lines(text, "error: --halo-aggregate auto: "), 1, "%s: %s", bad[k],
-                 text);
+    cr_expect_eq(tr_count_lines(text, "error: --halo-aggregate auto: "), 1, "%s: %s", bad[k], text);
     cr_expect_geq(tr_count_lines(text, why[k]), 1, "%s: %s", bad[k], text);
     free(text);
   }
@@ -163,8 +161,10 @@ Test(halo_aggregate, refusals, .timeout = 300) {
   /* The checkpoint records the mode; a resume in the other one warns. */
   char ckpt[700];
   snprintf(ckpt, sizeof ckpt, "%s/ckpt", dir);
-  rc = tr_mpirun(2, 120, out, "%s %s --epochs 2 --quiet --checkpoint %s --checkpoint-every 2 "
-                 "--halo-aggregate auto", TRAIN_BIN, shards, ckpt);
+  rc = tr_mpirun(2, 120, out,
+                 "%s %s --epochs 2 --quiet --checkpoint %s --checkpoint-every 2 "
+                 "--halo-aggregate auto",
+                 TRAIN_BIN, shards, ckpt);
   cr_assert_eq(rc, 0);
   rc = tr_mpirun(2, 120, out, "%s %s --epochs 3 --quiet --checkpoint %s --resume", TRAIN_BIN,
                  shards, ckpt);
