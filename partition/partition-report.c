@@ -49,8 +49,8 @@ static void json_halo_matrix(halo_json *j, const halo_partition_stats *s,
   for (int32_t q = 0; q < s->parts; q++) {
     halo_json_array_begin(j);
     for (int32_t p = 0; p < s->parts; p++)
-      halo_json_int(j, halo_predict_epoch_bytes_at(rows[(int64_t)q * s->parts + p], &dropout,
-                                                   prec, prec_bwd));
+      halo_json_int(j, halo_predict_epoch_bytes_at(rows[(int64_t)q * s->parts + p], &dropout, prec,
+                                                   prec_bwd));
     halo_json_array_end(j);
   }
   halo_json_array_end(j);

@@ -13,9 +13,9 @@
 
 #include "halo-dpartition.h"
 #include "halo-memory.h"
+#include "halo-model-options.h"
 #include "halo-mpi.h"
 #include "halo-partition-run.h"
-#include "halo-model-options.h"
 #include "halo-predict.h"
 
 /* Progress lines appear for inputs of more than this many edges. */
@@ -76,10 +76,10 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
   /* The rows one exchange moves: every halo row, or the cuts' covers. */
   const int64_t rows = c->halo_aggregate == HALO_AGGREGATE_AUTO ? s->cover_volume : s->comm_volume;
   out->rows = rows;
-  out->epoch = halo_predict_epoch_bytes_at(rows, &dropout, c->halo_precision,
-                                           c->halo_precision_bwd);
-  out->epoch_static = halo_predict_epoch_bytes_at(rows, &no_dropout, c->halo_precision,
-                                                  c->halo_precision_bwd);
+  out->epoch =
+      halo_predict_epoch_bytes_at(rows, &dropout, c->halo_precision, c->halo_precision_bwd);
+  out->epoch_static =
+      halo_predict_epoch_bytes_at(rows, &no_dropout, c->halo_precision, c->halo_precision_bwd);
   out->setup = halo_predict_setup_bytes(rows, &no_dropout);
   out->epoch_plain = halo_predict_epoch_bytes(s->comm_volume, &dropout);
   out->cagnet1d = halo_predict_cagnet1d_bytes(s->nodes, s->parts, c->dims, c->ndims);

@@ -242,7 +242,7 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
   M(HALO_PRECISION, NULL,                                                                          \
     "predict for halo-train --halo-precision (fp32): packed rows,\n"                               \
     "their scales and offsets counted")                                                            \
-  M(HALO_PRECISION_BWD, NULL, "and for its --halo-precision-bwd (fp32)")                          \
+  M(HALO_PRECISION_BWD, NULL, "and for its --halo-precision-bwd (fp32)")                           \
   M(HALO_AGGREGATE, NULL,                                                                          \
     "predict for halo-train --halo-aggregate (post); auto counts\n"                                \
     "each pair's minimum vertex cover (not with ptscotch)")                                        \

@@ -285,13 +285,13 @@ static void report_header(void *ctx, const halo_train_report *rep) {
           predicted / 1e6, (long long)halo_predict_epoch_columns(&exchanges),
           rep->setup_bytes / 1e6, cagnet / 1e6, vs_cagnet, bcast / 1e6, vs_bcast);
   if (rep->gcn->halo_aggregate == HALO_AGGREGATE_AUTO)
-    fprintf(out,
-            "halo aggregate auto: %lld rows and partial sums per exchange for %lld halo rows "
-            "(%.1f%%); fp32 plain rows would move %.4f MB/epoch\n",
-            (long long)rep->exchanged_rows, (long long)rep->halo_rows,
-            rep->halo_rows > 0 ? 100.0 * (double)rep->exchanged_rows / (double)rep->halo_rows
-                               : 100.0,
-            halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
+    fprintf(
+        out,
+        "halo aggregate auto: %lld rows and partial sums per exchange for %lld halo rows "
+        "(%.1f%%); fp32 plain rows would move %.4f MB/epoch\n",
+        (long long)rep->exchanged_rows, (long long)rep->halo_rows,
+        rep->halo_rows > 0 ? 100.0 * (double)rep->exchanged_rows / (double)rep->halo_rows : 100.0,
+        halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
   if (rep->gcn->halo_precision || rep->gcn->halo_precision_bwd)
     fprintf(out, "halo rows: forward %s, backward %s (evaluation fp32); fp32 rows would move %.4f MB/epoch\n",
             halo_precision_names[rep->gcn->halo_precision],

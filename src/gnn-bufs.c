@@ -136,7 +136,8 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
      * larger than A. */
     int64_t cut = 0;
     for (int64_t k = 0; k < s->nnz; k++) cut += s->indices[k] >= n;
-    const gnn_bufs_csr combine = {.rows = s->send_ptr[s->parts], .nnz = cut + s->send_ptr[s->parts]};
+    const gnn_bufs_csr combine = {.rows = s->send_ptr[s->parts],
+                                  .nnz = cut + s->send_ptr[s->parts]};
     p->exchange_host += (d->kind == HALO_MODEL_SAGE ? 2 : 1) * csr_host_bytes(&combine);
   }
 }

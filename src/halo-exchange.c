@@ -525,10 +525,11 @@ halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows) {
     const peer *q = &p->peers[i];
     const int64_t r = rows[q->rank];
     if (r < 1 || r > q->send_rows || r > q->recv_rows)
-      HALO_FAIL(HALO_ERR_ARG, "the cover with part %d has %lld rows (plain: %lld sent, %lld received)",
-                q->rank, (long long)r, (long long)q->send_rows, (long long)q->recv_rows);
-    p->cover[i] = (peer){
-        .rank = q->rank, .send_off = off, .send_rows = r, .recv_off = off, .recv_rows = r};
+      HALO_FAIL(HALO_ERR_ARG,
+                "the cover with part %d has %lld rows (plain: %lld sent, %lld received)", q->rank,
+                (long long)r, (long long)q->send_rows, (long long)q->recv_rows);
+    p->cover[i] =
+        (peer){.rank = q->rank, .send_off = off, .send_rows = r, .recv_off = off, .recv_rows = r};
     off += r;
   }
 done:
@@ -556,10 +557,11 @@ halo_status halo_exchange_cover_check(halo_exchange *p) {
   HALO_TRY(halo_route_swap_counts(p->comm, send, recv));
   for (int i = 0; i < p->npeers && st == HALO_OK; i++)
     if (!p->cover || recv[p->cover[i].rank] != p->cover[i].recv_rows) {
-      halo_log_error("part %d expects %lld cover rows from part %d, which sends %lld: the two "
-                     "built different cuts",
-                     rank, (long long)(p->cover ? p->cover[i].recv_rows : 0),
-                     p->peers[i].rank, (long long)recv[p->peers[i].rank]);
+      halo_log_error(
+          "part %d expects %lld cover rows from part %d, which sends %lld: the two "
+          "built different cuts",
+          rank, (long long)(p->cover ? p->cover[i].recv_rows : 0), p->peers[i].rank,
+          (long long)recv[p->peers[i].rank]);
       st = HALO_ERR_MISMATCH;
     }
   HALO_TRY(halo_mpi_agree(p->comm, st));

@@ -174,7 +174,8 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
     /* The mode, and what the plain fp32 exchange would have moved. */
     const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
     halo_json_key_string(j, "halo_aggregate", halo_aggregate_names[rep->gcn->halo_aggregate]);
-    halo_json_key_int(j, "halo_bytes_fp32_plain", halo_predict_epoch_bytes(rep->halo_rows, &exchanges));
+    halo_json_key_int(j, "halo_bytes_fp32_plain",
+                      halo_predict_epoch_bytes(rep->halo_rows, &exchanges));
   }
   /* Per layer, [forward, backward], measured and predicted. */
   for (int pred = 0; pred < 2; pred++) {
