@@ -15,6 +15,8 @@ const char *const halo_lr_schedule_names[] = {[HALO_LR_CONSTANT] = "constant",
                                               [HALO_LR_STEP] = "step",
                                               [HALO_LR_COSINE] = "cosine",
                                               [HALO_LR_PLATEAU] = "plateau", NULL};
+const char *const halo_aggregate_names[] = {[HALO_AGGREGATE_POST] = "post",
+                                            [HALO_AGGREGATE_AUTO] = "auto", NULL};
 
 static const halo_model_option options[] = {
 #define HALO__MOPT_ROW(id, row, key, role, store, since, slot, only, def) \
@@ -144,4 +146,17 @@ halo_model_config halo_model_config_of_options(const halo_net_options *o) {
                              .norm = (int)o->norm,
                              .heads = o->heads,
                              .output_heads = o->output_heads};
+}
+
+const char *halo_aggregate_refusal(const halo_net_options *o) {
+  if (o->model == HALO_MODEL_GAT)
+    return "gat's attention weighs each edge by the receiver's row and the sender's together, "
+           "so no sender can sum for the receiver; use post";
+  if (o->deterministic)
+    return "a partial sum changes the order of each boundary row's sum, so training would not "
+           "be bit-identical to post or across partitions; drop --deterministic";
+  if (o->halo_precision != HALO_PREC_FP32 || o->halo_precision_bwd != HALO_PREC_FP32)
+    return "partial sums cross as fp32 only (low-bit packing of the cover's rows is not done); "
+           "drop --halo-precision";
+  return NULL;
 }

@@ -73,6 +73,8 @@ typedef struct halo_net_options {
                              run, and evaluation, exchange fresh rows */
   float halo_stale_momentum; /* with halo_stale: the rows read are gamma·old + (1-gamma)·new
                                 (PipeGCN-G/F smoothing); 0: plain stale rows */
+  int halo_aggregate;     /* halo_aggregate_mode: post (every needed row), or auto (a minimum
+                             vertex cover of each pair's cut: rows or partial sums) */
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */
@@ -105,7 +107,16 @@ typedef enum {
   HALO_LR_PLATEAU = 3  /* ReduceLROnPlateau on the validation loss */
 } halo_lr_schedule;
 
-/* The --activation, --norm, --optimizer and --lr-schedule words, by value. */
+/* --halo-aggregate: how a pair of parts' cut crosses.  post: the sender
+ * sends every row the receiver aggregates (post-aggregation); auto: a
+ * minimum vertex cover of the cut (core/halo-cover.h), each covered
+ * sender's node as its row and each covered receiver's node as the
+ * sender's partial sum of its neighbours (pre-aggregation). */
+typedef enum { HALO_AGGREGATE_POST = 0, HALO_AGGREGATE_AUTO = 1 } halo_aggregate_mode;
+
+/* The --activation, --norm, --optimizer, --lr-schedule and --halo-aggregate
+ * words, by value. */
+extern const char *const halo_aggregate_names[];
 extern const char *const halo_activation_names[];
 extern const char *const halo_norm_names[];
 extern const char *const halo_optimizer_names[];
@@ -290,7 +301,13 @@ extern const char *const halo_lr_schedule_names[];
     HALO_FLAG_REAL_ROW("--halo-sample", T, P(halo_sample), 0.0, 1.0, HALO_FLAG_LO_OPEN, "P",     \
                        "training keeps a keyed fraction P of the boundary rows each\n"           \
                        "epoch, scaled by 1/P (BNS-GCN); 1 (default) keeps all"),                 \
-    "halo_sample", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 33, -1, 1.0)
+    "halo_sample", HALO_OPTION_TRAINING, HALO_OPTION_F32, 1, 33, -1, 1.0)                        \
+  X(HALO_AGGREGATE,                                                                              \
+    HALO_FLAG_CHOICE_ROW("--halo-aggregate", T, P(halo_aggregate), halo_aggregate_names,         \
+                         "post (default): send every halo row; auto: a minimum vertex\n"         \
+                         "cover of each pair's cut, rows or partial sums (gcn, sage,\n"          \
+                         "gin; docs/train.md)"),                                                 \
+    "halo_aggregate", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 35, -1, HALO_AGGREGATE_POST)
 
 /* The largest SLOT a row may take: the checkpoint visits 1..this.  Slots
  * are reserved in ranges by area, so a group may have holes. */
@@ -351,6 +368,11 @@ void halo_model_option_format(const halo_model_option *opt, const halo_net_optio
  * residual, LayerNorm, GAT's heads, and whether the input is dropped out).
  * Local. */
 halo_model_config halo_model_config_of_options(const halo_net_options *o);
+
+/* Why --halo-aggregate auto cannot run with options *o (GAT's attention,
+ * --deterministic, a low-bit exchange), as the rest of one line, or NULL
+ * when it can. Local. */
+const char *halo_aggregate_refusal(const halo_net_options *o);
 
 /* Whether the option applies to model `kind` (its ONLY column). Local. */
 int halo_model_option_applies(const halo_model_option *opt, halo_model_kind kind);

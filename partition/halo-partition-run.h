@@ -42,6 +42,7 @@ typedef struct halo_partition_run_request {
   uint64_t sample_seed;    /* --train-seed: halo-train's --seed, which keys the draw */
   int32_t sample_epochs;   /* --epochs: the epochs 1..N whose sampled bytes are predicted */
   int halo_stale;          /* --dims: for --halo-stale (the same bytes; the JSON says the mode) */
+  int halo_aggregate; /* --dims: halo_aggregate_mode (model/halo-model-options.h) */
   int64_t clean_round;     /* ptscotch: HALO_TEST_CLEAN_ROUND, a test hook; 0: unset */
 } halo_partition_run_request;
 
@@ -72,6 +73,8 @@ typedef struct halo_partition_prediction {
   /* --halo-sample: epoch e's bytes (input dropout on) at [e - 1], for
    * rq->sample_epochs epochs; NULL otherwise (owned by the run) */
   int64_t *sampled;
+  int64_t rows;        /* rows one exchange moves: comm_volume, or --halo-aggregate auto's covers */
+  int64_t epoch_plain; /* per epoch with input dropout, every halo row as fp32 */
   halo_model_desc dropout, no_dropout; /* the model with and without input dropout */
 } halo_partition_prediction;
 

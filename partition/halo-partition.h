@@ -256,6 +256,12 @@ typedef struct halo_partition_stats {
   int32_t by_ranks[32];      /* P = parts, then halved (rounding up) down to 1 */
   int64_t by_ranks_rows[32]; /* halo rows per exchange when the parts train on by_ranks[i]
                               * ranks, grouped as halo-train groups them (halo_shard_group) */
+  /* halo_partition_stats_cover (halo-train --halo-aggregate auto): the rows
+   * one exchange moves when each pair's cut crosses as a minimum vertex
+   * cover, and its matrix as `between`; cover_volume -1 and cover_between
+   * NULL until computed. */
+  int64_t cover_volume;
+  int64_t *cover_between;
   double replication_factor; /* (n + H) / n: rows stored over all parts per node */
   double balance;            /* max owned / mean owned */
   double balance_nnz;        /* max / mean of nnz[] (1 when the graph has no edge) */
@@ -275,6 +281,14 @@ void halo_partition_stats_destroy(halo_partition_stats **s);
  * distinct (row, receiving group) pairs of the grouped exchange. Local. */
 halo_status halo_partition_stats_by_ranks(halo_partition_stats *s, const halo_graph *g,
                                           const int32_t *part);
+/* Sets s->cover_volume = Σ over ordered pairs (q, p) of the size of a
+ * minimum vertex cover of the bipartite graph of the cut edges between p
+ * and q (core/halo-cover.h), the rows q sends p under --halo-aggregate auto,
+ * and s->cover_between like s->between (when that is kept).  The size is
+ * the maximum matching's, whatever cover halo-train picks, so this is its
+ * byte count exactly. Local. */
+halo_status halo_partition_stats_cover(const halo_graph *g, const int32_t *part,
+                                       halo_partition_stats *s);
 
 /* Statistics read off shards as they are written, part by part: alloc
  * (zeroed per-part arrays), add each part's shard (edge_cut collects the

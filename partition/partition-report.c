@@ -5,6 +5,7 @@
 
 #include "halo-json.h"
 #include "halo-memory.h"
+#include "halo-model-options.h"
 #include "halo-partition-run.h"
 #include "halo-predict.h"
 #include "halo-quant.h"
@@ -41,13 +42,15 @@ static void json_halo_matrix(halo_json *j, const halo_partition_stats *s,
     return;
   }
   const halo_model_comm dropout = halo_model_comm_of(&pr->dropout);
+  /* --halo-aggregate auto: each pair's cover crosses. */
+  const int64_t *rows = s->cover_between ? s->cover_between : s->between;
   halo_json_key(j, "halo_bytes_between_parts");
   halo_json_array_begin(j);
   for (int32_t q = 0; q < s->parts; q++) {
     halo_json_array_begin(j);
     for (int32_t p = 0; p < s->parts; p++)
-      halo_json_int(j, halo_predict_epoch_bytes_at(s->between[(int64_t)q * s->parts + p], &dropout,
-                                                   prec, prec_bwd));
+      halo_json_int(j, halo_predict_epoch_bytes_at(rows[(int64_t)q * s->parts + p], &dropout, prec,
+                                                   prec_bwd));
     halo_json_array_end(j);
   }
   halo_json_array_end(j);
@@ -167,6 +170,11 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
     halo_json_key_string(&j, "halo_precision_bwd", halo_precision_names[c->halo_precision_bwd]);
     /* --halo-stale moves the same rows one epoch later: the same bytes. */
     halo_json_key_string(&j, "halo_exchange", c->halo_stale ? "stale" : "fresh");
+    /* --halo-aggregate: the rows one exchange moves (the covers' under
+     * auto), and what every halo row as fp32 would move per epoch. */
+    halo_json_key_string(&j, "halo_aggregate", halo_aggregate_names[c->halo_aggregate]);
+    halo_json_key_int(&j, "predicted_halo_rows_per_exchange", pr->rows);
+    halo_json_key_int(&j, "predicted_halo_bytes_per_epoch_fp32_plain", pr->epoch_plain);
     json_halo_matrix(&j, s, pr, c->halo_precision, c->halo_precision_bwd);
   }
   json_by_ranks(&j, s, pr, c->halo_precision, c->halo_precision_bwd);
@@ -288,6 +296,13 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
     fprintf(out, "\npredicted halo traffic for %s, dims ", halo_model_name(c->model.kind));
     for (int i = 0; i < c->ndims; i++) fprintf(out, "%s%d", i ? "," : "", c->dims[i]);
     fprintf(out, " (float32)\n");
+    if (c->halo_aggregate == HALO_AGGREGATE_AUTO)
+      fprintf(out,
+              "  --halo-aggregate auto: %" PRId64 " rows and partial sums per exchange for %" PRId64
+              " halo rows (%.1f%%); plain fp32 %s per epoch\n",
+              pr->rows, s->comm_volume,
+              s->comm_volume > 0 ? 100.0 * (double)pr->rows / (double)s->comm_volume : 100.0,
+              human_bytes(b1, sizeof b1, pr->epoch_plain));
     fprintf(out,
             "  per epoch, input dropout (training default)  %14" PRId64 " B  %12s  (%" PRId64
             " columns per halo row)\n",

@@ -13,6 +13,7 @@
 
 #include "halo-dpartition.h"
 #include "halo-memory.h"
+#include "halo-model-options.h"
 #include "halo-mpi.h"
 #include "halo-partition-run.h"
 #include "halo-predict.h"
@@ -61,6 +62,14 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
     HALO_FAIL(HALO_ERR_ARG,
               "--halo-stale: gat exchanges two blocks per layer (features, then attention "
               "scores computed from them), which one stale slot per layer does not cover");
+  if (c->halo_aggregate == HALO_AGGREGATE_AUTO && c->model.kind == HALO_MODEL_GAT)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-aggregate auto: gat's attention weighs each edge by the receiver's row and "
+              "the sender's together, so no sender can sum for the receiver; use post");
+  if (c->halo_aggregate == HALO_AGGREGATE_AUTO && (c->halo_precision || c->halo_precision_bwd))
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-aggregate auto: partial sums cross as fp32 only (low-bit packing of the "
+              "cover's rows is not done); drop --halo-precision");
   halo_model_config model = c->model;
   model.mlp_hidden = c->ndims >= 3 ? c->dims[1] : 16;
   model.input_dropout = 1;
@@ -69,11 +78,15 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
   HALO_TRY(halo_model_describe(&model, c->dims, c->ndims, &out->no_dropout));
   const halo_model_comm dropout = halo_model_comm_of(&out->dropout);
   const halo_model_comm no_dropout = halo_model_comm_of(&out->no_dropout);
-  out->epoch = halo_predict_epoch_bytes_at(s->comm_volume, &dropout, c->halo_precision,
-                                           c->halo_precision_bwd);
-  out->epoch_static = halo_predict_epoch_bytes_at(s->comm_volume, &no_dropout, c->halo_precision,
-                                                  c->halo_precision_bwd);
-  out->setup = halo_predict_setup_bytes(s->comm_volume, &no_dropout);
+  /* The rows one exchange moves: every halo row, or the cuts' covers. */
+  const int64_t rows = c->halo_aggregate == HALO_AGGREGATE_AUTO ? s->cover_volume : s->comm_volume;
+  out->rows = rows;
+  out->epoch =
+      halo_predict_epoch_bytes_at(rows, &dropout, c->halo_precision, c->halo_precision_bwd);
+  out->epoch_static =
+      halo_predict_epoch_bytes_at(rows, &no_dropout, c->halo_precision, c->halo_precision_bwd);
+  out->setup = halo_predict_setup_bytes(rows, &no_dropout);
+  out->epoch_plain = halo_predict_epoch_bytes(s->comm_volume, &dropout);
   out->cagnet1d = halo_predict_cagnet1d_bytes(s->nodes, s->parts, c->dims, c->ndims);
   out->broadcast1d = halo_predict_broadcast1d_bytes(s->nodes, s->parts, &dropout);
 done:
@@ -532,6 +545,8 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
   HALO_TRY(halo_partition_write(halo_outdir_tmp(out.dir), g, part, &c->opt, run_id, write_progress,
                                 &pg, &stats));
   HALO_TRY(halo_partition_stats_by_ranks(stats, g, part));
+  if (c->ndims > 0 && c->halo_aggregate == HALO_AGGREGATE_AUTO)
+    HALO_TRY(halo_partition_stats_cover(g, part, stats));
   timing_lap(&t, HALO_RUN_WRITE);
   t.peak_rss_max = t.peak_rss_sum = halo_memory_peak();
   t.block_edges_max = g->m;
@@ -558,6 +573,10 @@ static halo_status check_distributed(const halo_partition_run_request *c) {
     HALO_FAIL(HALO_ERR_ARG,
               "--objective %s: PT-Scotch minimises the edge cut only (drop --objective)",
               halo_objective_name(c->opt.objective));
+  if (c->halo_aggregate == HALO_AGGREGATE_AUTO)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-aggregate auto: its prediction needs each pair's whole cut, which no rank "
+              "of --method ptscotch holds; predict with another method (halo-train counts it)");
 done:
   return st;
 }

@@ -18,7 +18,7 @@ halo_status halo_partition_stats_alloc(int64_t nodes, int64_t edges, int32_t par
   halo_partition_stats *s = NULL;
   *out = NULL;
   HALO_ALLOC(s, 1, "partition statistics");
-  *s = (halo_partition_stats){.nodes = nodes, .edges = edges, .parts = parts};
+  *s = (halo_partition_stats){.nodes = nodes, .edges = edges, .parts = parts, .cover_volume = -1};
   HALO_ALLOC(s->owned, parts, "statistics");
   HALO_ALLOC(s->halo, parts, "statistics");
   HALO_ALLOC(s->nnz, parts, "statistics");
@@ -142,6 +142,7 @@ done:
 
 void halo_partition_stats_destroy(halo_partition_stats **s) {
   if (!s || !*s) return;
+  free((*s)->cover_between);
   free((*s)->owned);
   free((*s)->halo);
   free((*s)->nnz);

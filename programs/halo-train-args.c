@@ -271,6 +271,19 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   if ((given[F_BN_MOMENTUM] || given[F_BN_EPS]) && a->gcn.norm != HALO_NORM_BATCH)
     HALO_FAIL(HALO_ERR_ARG, "--%s is --norm batch's; the norm is %s",
               given[F_BN_MOMENTUM] ? "bn-momentum" : "bn-eps", halo_norm_names[a->gcn.norm]);
+  if (a->gcn.halo_aggregate == HALO_AGGREGATE_AUTO) {
+    const char *why = halo_aggregate_refusal(&a->gcn);
+    if (why) HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate auto: %s", why);
+    if (strcmp(a->device, "cuda") == 0)
+      HALO_FAIL(HALO_ERR_ARG,
+                "--halo-aggregate auto: the partial sums are made on the host; it runs with "
+                "--device cpu only (no CUDA twin yet)");
+    if (a->gcn.halo_stale || halo_sample_on(a->gcn.halo_sample))
+      HALO_FAIL(HALO_ERR_ARG,
+                "--halo-aggregate auto with %s: the cover's rows and partial sums are fixed at "
+                "set-up, and that mode changes which rows cross; use one of them",
+                a->gcn.halo_stale ? "--halo-stale" : "--halo-sample");
+  }
   if (given[F_NEGATIVE_SLOPE] && a->gcn.activation != HALO_ACT_LEAKY_RELU)
     HALO_FAIL(HALO_ERR_ARG, "--negative-slope is leaky_relu's; the activation is %s",
               halo_activation_names[a->gcn.activation]);

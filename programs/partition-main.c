@@ -247,6 +247,9 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
   M(HALO_STALE, NULL,                                                                              \
     "predict for halo-train --halo-stale: the same bytes (the rows\n"                              \
     "move one epoch later); the JSON records the mode")                                            \
+  M(HALO_AGGREGATE, NULL,                                                                          \
+    "predict for halo-train --halo-aggregate (post); auto counts\n"                                \
+    "each pair's minimum vertex cover (not with ptscotch)")                                        \
   M(HALO_SAMPLE, NULL,                                                                             \
     "predict each epoch of halo-train --halo-sample P (1): the\n"                                  \
     "keyed draw's rows of epochs 1..--epochs, in the JSON")                                        \
@@ -334,6 +337,8 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   const int heads_given = given[F_HEADS] || given[F_OUTPUT_HEADS];
   const int prec_given =
       given[F_HALO_PRECISION] || given[F_HALO_PRECISION_BWD] || given[F_HALO_STALE];
+  if (rq->ndims == 0 && given[F_HALO_AGGREGATE])
+    HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate: it says what --dims predicts for; give --dims too");
   if (rq->ndims == 0 &&
       (given[F_MODEL] || c->net.gin_train_eps || c->net.residual || heads_given || prec_given))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says what --dims predicts for; give --dims too",
@@ -352,6 +357,7 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   rq->halo_precision_bwd = c->net.halo_precision_bwd;
   rq->halo_sample = c->net.halo_sample;
   rq->halo_stale = c->net.halo_stale;
+  rq->halo_aggregate = c->net.halo_aggregate;
   if ((given[F_TRAIN_SEED] || given[F_EPOCHS]) && !halo_sample_on(rq->halo_sample))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says which draws --halo-sample predicts; give --halo-sample P < 1",
               given[F_TRAIN_SEED] ? "--train-seed" : "--epochs");
@@ -359,6 +365,9 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
     HALO_FAIL(HALO_ERR_ARG, "--halo-sample: it says what --dims predicts for; give --dims too");
   if (halo_sample_on(rq->halo_sample) && rq->halo_stale)
     HALO_FAIL(HALO_ERR_ARG, "--halo-stale with --halo-sample: halo-train refuses the pair");
+  if (rq->halo_aggregate == HALO_AGGREGATE_AUTO && (rq->halo_stale || halo_sample_on(rq->halo_sample)))
+    HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate auto with %s: halo-train refuses the pair",
+              rq->halo_stale ? "--halo-stale" : "--halo-sample");
   if (halo_sample_on(rq->halo_sample) && c->net.model == HALO_MODEL_GAT)
     HALO_FAIL(HALO_ERR_ARG, "--halo-sample: halo-train refuses it with gat");
   if (halo_sample_on(rq->halo_sample) && opt->method == HALO_METHOD_PTSCOTCH)

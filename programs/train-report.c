@@ -309,6 +309,14 @@ static void report_header(void *ctx, const halo_train_report *rep) {
           "%.3f MB (%s)\n",
           predicted / 1e6, (long long)halo_predict_epoch_columns(&exchanges),
           rep->setup_bytes / 1e6, cagnet / 1e6, vs_cagnet, bcast / 1e6, vs_bcast);
+  if (rep->gcn->halo_aggregate == HALO_AGGREGATE_AUTO)
+    fprintf(
+        out,
+        "halo aggregate auto: %lld rows and partial sums per exchange for %lld halo rows "
+        "(%.1f%%); fp32 plain rows would move %.4f MB/epoch\n",
+        (long long)rep->exchanged_rows, (long long)rep->halo_rows,
+        rep->halo_rows > 0 ? 100.0 * (double)rep->exchanged_rows / (double)rep->halo_rows : 100.0,
+        halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
   if (rep->gcn->halo_precision || rep->gcn->halo_precision_bwd)
     fprintf(out, "halo rows: forward %s, backward %s (evaluation fp32); fp32 rows would move %.4f MB/epoch\n",
             halo_precision_names[rep->gcn->halo_precision],
@@ -362,14 +370,17 @@ static int report_epoch(void *ctx, const halo_train_report *rep, int64_t epoch,
     if (e->evaluated)
       snprintf(figures, sizeof figures, "  train %.4f  val %.4f  test %.4f%s", e->acc[0], e->acc[1],
                e->acc[2], extra);
-    /* A sampled or low-bit exchange: its mode and the fp32 plain bytes. */
-    char mode[96] = "";
+    /* A sampled, low-bit or covered exchange: its mode and the fp32 plain bytes. */
+    char mode[128] = "";
     const halo_net_options *o = rep->gcn;
-    if (halo_sample_on(o->halo_sample) || o->halo_precision || o->halo_precision_bwd) {
+    if (halo_sample_on(o->halo_sample) || o->halo_precision || o->halo_precision_bwd ||
+        o->halo_aggregate != HALO_AGGREGATE_POST) {
       const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
-      char sample[32] = "";
+      char sample[32] = "", aggregate[32] = "";
       if (halo_sample_on(o->halo_sample)) snprintf(sample, sizeof sample, "sample %g, ", o->halo_sample);
-      snprintf(mode, sizeof mode, "; %s%s/%s; fp32 plain %.4f", sample,
+      if (o->halo_aggregate != HALO_AGGREGATE_POST)
+        snprintf(aggregate, sizeof aggregate, "aggregate %s, ", halo_aggregate_names[o->halo_aggregate]);
+      snprintf(mode, sizeof mode, "; %s%s%s/%s; fp32 plain %.4f", sample, aggregate,
                halo_precision_names[o->halo_precision], halo_precision_names[o->halo_precision_bwd],
                halo_predict_epoch_bytes(rep->halo_rows, &exchanges) / 1e6);
     }

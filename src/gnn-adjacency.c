@@ -10,7 +10,7 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "halo-net.h"
+#include "gnn-impl.h"
 
 typedef struct entry {
   int64_t gid;
@@ -22,8 +22,7 @@ static int entry_cmp(const void *a, const void *b) {
   return (x->gid > y->gid) - (x->gid < y->gid);
 }
 
-/* The value of entry (i, j), i owned, from the global degrees. */
-static float value(halo_aggregation kind, const halo_shard *s, int64_t i, int64_t j) {
+float gnn_aggregation_value(halo_aggregation kind, const halo_shard *s, int64_t i, int64_t j) {
   switch (kind) {
     case HALO_AGG_SYM:
       return (float)(1.0 / sqrt(((double)s->degree[i] + 1.0) * ((double)s->degree[j] + 1.0)));
@@ -79,7 +78,7 @@ halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, hal
     a.indptr[i + 1] = base + len;
     for (int64_t k = 0; k < len; k++) {
       a.indices[base + k] = row[k].col;
-      a.values[base + k] = value(kind, s, i, row[k].col);
+      a.values[base + k] = gnn_aggregation_value(kind, s, i, row[k].col);
     }
   }
   *out = a;

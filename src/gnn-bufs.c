@@ -25,6 +25,8 @@ void gnn_bufs_set(gnn_bufs *p, gnn_buf b, int layer, int64_t floats) {
   set(p, b, layer, floats * (int64_t)sizeof(float), GNN_LIFE_ALWAYS);
 }
 
+static int64_t csr_host_bytes(const gnn_bufs_csr *c);
+
 static void set_csr(gnn_bufs *p, gnn_csr c, int64_t rows, int64_t cols, int64_t nnz, int rows_copy,
                     gnn_life life) {
   p->csr[c] = (gnn_bufs_csr){
@@ -133,6 +135,16 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   if (halo_sample_on(o->halo_sample)) p->exchange_host += gnn_sample_memory(s, halo_predict_widest(&comm));
   if (o->halo_stale) /* a slot per layer and direction */
     p->exchange_host += halo_exchange_stale_memory(s, halo_predict_widest(&comm), 2 * o->layers);
+  if (o->halo_aggregate == HALO_AGGREGATE_AUTO) {
+    /* Each matrix's combine (gnn-cover.c): at most a row per send row and
+     * an entry per cut edge, beside the send rows' own entries; A' is no
+     * larger than A. */
+    int64_t cut = 0;
+    for (int64_t k = 0; k < s->nnz; k++) cut += s->indices[k] >= n;
+    const gnn_bufs_csr combine = {.rows = s->send_ptr[s->parts],
+                                  .nnz = cut + s->send_ptr[s->parts]};
+    p->exchange_host += (d->kind == HALO_MODEL_SAGE ? 2 : 1) * csr_host_bytes(&combine);
+  }
 }
 
 int64_t gnn_bufs_bytes(const gnn_bufs *p, gnn_buf b, int layer) { return p->buf[b][layer].bytes; }

@@ -68,6 +68,11 @@ typedef struct layer {
 typedef struct adj_matrix {
   halo_csr host, dev;
   halo_csr boundary; /* view of dev's rows [n_interior, n_owned); never freed */
+  /* --halo-aggregate auto (gnn-cover.c): the rows this part sends, as
+   * combinations of its owned rows (a host CSR, cover rows × n_all); host
+   * and dev are then the receiver's matrix A'.  Empty (rows 0, no indptr)
+   * under post. */
+  halo_csr combine;
 } adj_matrix;
 
 struct halo_net {
@@ -286,6 +291,36 @@ halo_status gnn_bn_forward(halo_net *g, layer *ly, int site, float *z);
  * dLoss/dY → dLoss/dZ in place, whose two column sums cross ranks in one
  * allreduce as the forward's do. Collective. */
 halo_status gnn_bn_backward(halo_net *g, layer *ly, int site, float *dy, float *tmp);
+/* --- --halo-aggregate auto (gnn-cover.c) ---------------------------------- */
+
+/* This part's minimum vertex covers of its cuts, one per peer q: the owned
+ * rows in q's cover (mine, local ids) and the halo rows in it (theirs),
+ * each in ascending global id; rows[q] = their sum, the rows that cross
+ * each way between this part and q; offset[q] = Σ_{q' < q} rows[q']. */
+typedef struct gnn_cover {
+  int64_t *rows;       /* size parts */
+  int64_t *offset;     /* size parts + 1 */
+  int64_t *mine_ptr;   /* size parts + 1 */
+  int32_t *mine;       /* size mine_ptr[parts] */
+  int64_t *theirs_ptr; /* size parts + 1 */
+  int32_t *theirs;     /* size theirs_ptr[parts] */
+} gnn_cover;
+
+/* The covers of shard s's cuts, each pair's graph in the order both parts
+ * build alike (gnn-cover.c). Local. */
+halo_status gnn_cover_build(const halo_shard *s, gnn_cover *c);
+void gnn_cover_free(gnn_cover *c);
+
+/* Rewrites *a, the host matrix of `kind` on shard s, as the receiver's A'
+ * of cover c, and makes the sender's *combine (cover rows × n_all, over
+ * the owned rows): A'·X' after an exchange of combine·X equals A·X after
+ * the plain exchange, to rounding. Local. */
+halo_status gnn_cover_matrix(const halo_shard *s, const gnn_cover *c, halo_aggregation kind,
+                             halo_csr *a, halo_csr *combine);
+
+/* Entry (i, j) of the aggregation `kind` on shard s, i and j local rows
+ * (owned or halo), from the global degrees (gnn-adjacency.c). Local. */
+float gnn_aggregation_value(halo_aggregation kind, const halo_shard *s, int64_t i, int64_t j);
 
 /* --- set-up shared by net-setup.c and net-input.c -------------------------- */
 

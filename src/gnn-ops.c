@@ -27,7 +27,10 @@ halo_status gnn_aggregate(halo_net *g, const adj_matrix *a, float *x, int32_t co
                           float *y) {
   halo_status st = HALO_OK;
   if (g->pass.sampled_back) return gnn_aggregate_sampled_t(g, a, x, cols, beta, y);
-  HALO_TRY(halo_exchange_begin(g->plan, x, cols));
+  if (a->combine.indptr)
+    HALO_TRY(halo_exchange_begin_cover(g->plan, x, cols, &a->combine));
+  else
+    HALO_TRY(halo_exchange_begin(g->plan, x, cols));
   if (g->contiguous) {
     g->ops->spmm(g->be, &a->dev, x, cols, cols, beta, y, cols, NULL, g->n_interior);
     HALO_TRY(halo_exchange_end(g->plan));

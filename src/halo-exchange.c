@@ -125,6 +125,8 @@ struct halo_exchange {
   int32_t max_cols;
   int npeers;
   peer *peers;       /* size npeers */
+  peer *cover;       /* size npeers: the cover's layout (halo_exchange_cover_set), or NULL */
+  const peer *layout; /* the exchange in flight's: peers or cover */
   int32_t *send_idx; /* backend copy of the shard's send_idx */
   int64_t *send_gid; /* size send_total: the global id of each send row (the rounding's key) */
   halo_buf send_idx_buf;
@@ -405,6 +407,7 @@ void halo_exchange_destroy(halo_exchange **pp) {
   free(p->quant_recv);
   free(p->requests);
   free(p->request_peer);
+  free(p->cover);
   free(p->peers);
   free(p);
   *pp = NULL;
@@ -418,7 +421,7 @@ static void keep(halo_exchange *p, halo_status st) {
 static halo_status post_receives(halo_exchange *p, float *recv, int32_t cols) {
   halo_status st = HALO_OK;
   for (int i = 0; i < p->npeers; i++) {
-    const peer *q = &p->peers[i];
+    const peer *q = &p->layout[i];
     int64_t count = q->recv_rows * cols;
     HALO_MPI(MPI_Irecv(recv + q->recv_off * cols, (int)count, MPI_FLOAT, q->rank, EXCHANGE_TAG,
                        p->comm, &p->requests[i]));
@@ -431,7 +434,7 @@ done:
 static halo_status post_sends(halo_exchange *p, const float *send, int32_t cols) {
   halo_status st = HALO_OK;
   for (int i = 0; i < p->npeers; i++) {
-    const peer *q = &p->peers[i];
+    const peer *q = &p->layout[i];
     int64_t count = q->send_rows * cols;
     HALO_MPI(MPI_Isend(send + q->send_off * cols, (int)count, MPI_FLOAT, q->rank, EXCHANGE_TAG,
                        p->comm, &p->requests[p->npeers + i]));
@@ -812,6 +815,7 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
   if (p->active || cols < 1 || cols > p->max_cols)
     HALO_FAIL(HALO_ERR_ARG, "halo exchange of %d columns (at most %d, one at a time)", cols,
               p->max_cols);
+  p->layout = p->peers;
   /* A stale slot reads its rows if a fresh exchange seeded it, and is
    * seeded by this fresh exchange (in end) if not. */
   p->slot = p->slot_next >= 0 ? &p->slots[p->slot_next] : NULL;
@@ -917,6 +921,86 @@ halo_status halo_exchange_end(halo_exchange *p) {
     p->slot = NULL;
   }
   p->stats.exchanges++;
+done:
+  p->stats.seconds += MPI_Wtime() - t0;
+  return st;
+}
+
+halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows) {
+  halo_status st = HALO_OK;
+  if (p->mode != MODE_HOST)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "--halo-aggregate auto: the partial sums are made on the host; it runs with "
+              "--device cpu only (no CUDA twin yet)");
+  HALO_ALLOC(p->cover, p->npeers > 0 ? p->npeers : 1, "the cover's layout");
+  int64_t off = 0;
+  for (int i = 0; i < p->npeers; i++) {
+    const peer *q = &p->peers[i];
+    const int64_t r = rows[q->rank];
+    if (r < 1 || r > q->send_rows || r > q->recv_rows)
+      HALO_FAIL(HALO_ERR_ARG,
+                "the cover with part %d has %lld rows (plain: %lld sent, %lld received)", q->rank,
+                (long long)r, (long long)q->send_rows, (long long)q->recv_rows);
+    p->cover[i] =
+        (peer){.rank = q->rank, .send_off = off, .send_rows = r, .recv_off = off, .recv_rows = r};
+    off += r;
+  }
+done:
+  if (st != HALO_OK) {
+    free(p->cover);
+    p->cover = NULL;
+  }
+  return st;
+}
+
+halo_status halo_exchange_cover_check(halo_exchange *p) {
+  halo_status st = HALO_OK;
+  int64_t *send = NULL, *recv = NULL;
+  int rank = 0, size = 1;
+  HALO_MPI(MPI_Comm_rank(p->comm, &rank));
+  HALO_MPI(MPI_Comm_size(p->comm, &size));
+  send = calloc((size_t)size, sizeof *send);
+  recv = calloc((size_t)size, sizeof *recv);
+  if (!send || !recv) {
+    halo_log_error("out of memory checking the covers");
+    st = HALO_ERR_NOMEM;
+  }
+  HALO_TRY(halo_mpi_agree(p->comm, st));
+  for (int i = 0; i < p->npeers && p->cover; i++) send[p->cover[i].rank] = p->cover[i].send_rows;
+  HALO_TRY(halo_route_swap_counts(p->comm, send, recv));
+  for (int i = 0; i < p->npeers && st == HALO_OK; i++)
+    if (!p->cover || recv[p->cover[i].rank] != p->cover[i].recv_rows) {
+      halo_log_error(
+          "part %d expects %lld cover rows from part %d, which sends %lld: the two "
+          "built different cuts",
+          rank, (long long)(p->cover ? p->cover[i].recv_rows : 0), p->peers[i].rank,
+          (long long)recv[p->peers[i].rank]);
+      st = HALO_ERR_MISMATCH;
+    }
+  HALO_TRY(halo_mpi_agree(p->comm, st));
+done:
+  free(send);
+  free(recv);
+  return st;
+}
+
+halo_status halo_exchange_begin_cover(halo_exchange *p, float *rows, int32_t cols,
+                                      const halo_csr *combine) {
+  halo_status st = HALO_OK;
+  double t0 = MPI_Wtime();
+  if (p->active || cols < 1 || cols > p->max_cols || !p->cover || p->prec != HALO_PREC_FP32)
+    HALO_FAIL(HALO_ERR_ARG,
+              "cover exchange of %d columns (at most %d, one at a time, fp32, after "
+              "halo_exchange_cover_set)",
+              cols, p->max_cols);
+  p->be->ops->spmm(p->be, combine, rows, cols, cols, 0.0f, p->send_buf.data, cols, NULL,
+                   combine->rows);
+  p->layout = p->cover;
+  HALO_TRY(post_receives(p, rows + p->n_owned * cols, cols));
+  HALO_TRY(post_sends(p, p->send_buf.data, cols));
+  p->rows = rows;
+  p->cols = cols;
+  p->active = 1;
 done:
   p->stats.seconds += MPI_Wtime() - t0;
   return st;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "halo-backend.h"
+#include "halo-csr.h"
 #include "halo-shard.h"
 #include "halo-status.h"
 
@@ -134,6 +135,25 @@ void halo_exchange_set_stale(halo_exchange *p, int slot);
 /* Completes every slot's messages in flight and discards them; each
  * slot's next exchange is fresh again.  Collective over the neighbours. */
 halo_status halo_exchange_stale_drain(halo_exchange *p);
+/* --halo-aggregate auto (src/gnn-cover.c): the layout of a cover's
+ * exchange, rows[q] rows each way with part q (size: the communicator's),
+ * packed in rank order on both sides; each must be at least 1 and at most
+ * the plain exchange's rows either way.  HALO_ERR_UNSUPPORTED, logged, on
+ * a device backend.  Local. */
+halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows);
+
+/* Checks that every peer sends as many cover rows as this part expects
+ * (both built the pair's cut alike); every rank returns the same success
+ * or failure. Collective. */
+halo_status halo_exchange_cover_check(halo_exchange *p);
+
+/* halo_exchange_begin for a cover: the rows sent are combine · rows (a
+ * host CSR over the owned rows, one row per row sent, in the layout of
+ * halo_exchange_cover_set), and the rows received land at n_owned + the
+ * layout's offsets; end as for halo_exchange_begin.  fp32 rows only.
+ * Collective over the neighbours. */
+halo_status halo_exchange_begin_cover(halo_exchange *p, float *rows, int32_t cols,
+                                      const halo_csr *combine);
 
 /* Counters, cumulative since creation. Local. */
 typedef struct halo_exchange_stats {

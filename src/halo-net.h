@@ -115,6 +115,8 @@ typedef struct halo_net_info {
   halo_model_desc model; /* widths, layer shapes and exchanges */
   int64_t params;        /* number of weights and biases */
   int64_t n_owned, n_halo;
+  int64_t n_halo_exchanged; /* rows received per training exchange: n_halo, or with
+                               --halo-aggregate auto the covers' rows (≤ n_halo) */
   int64_t global_count[3];  /* train, valid, test nodes over all parts */
   int multilabel;           /* 1: the shards' C columns are binary tasks (BCE loss) */
   int64_t global_scored[3]; /* what the loss and the accuracy of each split

@@ -194,9 +194,10 @@ gnn_bufs_input gnn_plan_input(const halo_model_desc *d, int device, row_split r,
 /* Matrix m of `kind` on the backend, with its view of the boundary rows
  * when they are contiguous. Local. */
 static halo_status make_matrix(halo_net *g, const halo_shard *s, halo_aggregation kind,
-                               adj_matrix *m) {
+                               const gnn_cover *cover, adj_matrix *m) {
   halo_status st = HALO_OK;
   HALO_TRY(halo_gnn_aggregation(s, kind, &m->host));
+  if (cover) HALO_TRY(gnn_cover_matrix(s, cover, kind, &m->host, &m->combine));
   HALO_TRY(gnn_csr_to_backend(g, &m->host, &m->dev));
   if (g->contiguous) {
     /* nnz stays the matrix's: indices and values are the whole arrays. */
@@ -218,15 +219,24 @@ halo_status gnn_setup_aggregation(halo_net *g, const halo_shard *s, row_split r)
   g->n_boundary = r.n_boundary;
   g->contiguous = r.contiguous;
   const halo_model_kind kind = g->opt.model;
+  gnn_cover cover_of = {0}, *cover = NULL;
+  if (g->opt.halo_aggregate == HALO_AGGREGATE_AUTO) {
+    /* The cuts' covers (gnn-cover.c): the exchange's layout, and each
+     * matrix's receiver and sender sides. */
+    HALO_TRY(gnn_cover_build(s, &cover_of));
+    cover = &cover_of;
+    HALO_TRY(halo_exchange_cover_set(g->plan, cover->rows));
+    g->info.n_halo_exchanged = cover->offset[s->parts];
+  }
   HALO_TRY(make_matrix(g, s,
                        kind == HALO_MODEL_SAGE  ? HALO_AGG_MEAN
                        : kind == HALO_MODEL_GIN ? HALO_AGG_SUM
                        : kind == HALO_MODEL_GAT ? HALO_AGG_SELF
                                                 : HALO_AGG_SYM,
-                       &g->adj_fwd));
+                       cover, &g->adj_fwd));
   g->adj_bwd = &g->adj_fwd; /* symmetric */
   if (kind == HALO_MODEL_SAGE) {
-    HALO_TRY(make_matrix(g, s, HALO_AGG_MEAN_T, &g->adj_bwd_own));
+    HALO_TRY(make_matrix(g, s, HALO_AGG_MEAN_T, cover, &g->adj_bwd_own));
     g->adj_bwd = &g->adj_bwd_own;
   }
   if (g->contiguous) goto done;
@@ -242,6 +252,7 @@ halo_status gnn_setup_aggregation(halo_net *g, const halo_shard *s, row_split r)
   HALO_TRY(gnn_plan_from_host(g, &g->interior, GNN_BUF_INTERIOR, 0, in));
   HALO_TRY(gnn_plan_from_host(g, &g->boundary, GNN_BUF_BOUNDARY, 0, bd));
 done:
+  gnn_cover_free(&cover_of);
   free(in);
   free(bd);
   return st;

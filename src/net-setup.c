@@ -154,6 +154,14 @@ static halo_status check_setup(const halo_shard *s, const halo_net_options *o,
        o->output_heads > HALO_GAT_MAX_HEADS))
     HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; each must be in [1, %d]",
               o->heads, o->output_heads, HALO_GAT_MAX_HEADS);
+  if (o->halo_aggregate == HALO_AGGREGATE_AUTO) {
+    const char *why = halo_aggregate_refusal(o);
+    if (why) HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate auto: %s", why);
+    if (ops->space != HALO_MEM_HOST)
+      HALO_FAIL(HALO_ERR_UNSUPPORTED,
+                "--halo-aggregate auto: the partial sums are made on the host; it runs with "
+                "--device cpu only (no CUDA twin yet)");
+  }
   if (s->features < 1 || (!s->x && !s->x_indptr))
     HALO_FAIL(HALO_ERR_ARG, "part %d has no node features; a %s model needs them", s->part, model);
   if (s->classes < 1 || (s->multilabel ? !s->targets : !s->labels))
@@ -243,6 +251,7 @@ static halo_status setup_local(halo_net *g, const halo_shard *s) {
   g->n_all = s->n_owned + s->n_halo;
   info->n_owned = s->n_owned;
   info->n_halo = s->n_halo;
+  info->n_halo_exchanged = s->n_halo; /* --halo-aggregate auto: the covers' (net-input.c) */
   for (int l = 0; l < g->nlayers; l++) {
     layer *ly = &g->layers[l];
     ly->desc = &info->model.layer[l];
@@ -410,6 +419,7 @@ halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   if (st == HALO_OK) st = setup_buffers(g, s);
   if (st == HALO_OK) st = gnn_sample_setup(g, s, max_cols); /* after the aggregation */
   HALO_TRY(halo_mpi_agree(comm, st));
+  if (g->opt.halo_aggregate == HALO_AGGREGATE_AUTO) HALO_TRY(halo_exchange_cover_check(g->plan));
 
   /* Global split sizes: the loss is a mean over every rank's train nodes
    * (multi-label: over their labelled tasks). */
@@ -475,6 +485,8 @@ void halo_net_destroy(halo_net **gp) {
     csr_release(g, &g->st_host, &g->st_csr);
     csr_release(g, &g->adj_fwd.host, &g->adj_fwd.dev);
     csr_release(g, &g->adj_bwd_own.host, &g->adj_bwd_own.dev);
+    halo_csr_free(&g->adj_fwd.combine);
+    halo_csr_free(&g->adj_bwd_own.combine);
   }
   gnn_sample_free(g);
   halo_exchange_destroy(&g->plan);

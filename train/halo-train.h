@@ -144,6 +144,8 @@ typedef struct halo_train_report {
   const halo_net_options *gcn;
   const halo_backend *be;
   int64_t halo_rows;       /* Σ over parts */
+  int64_t exchanged_rows;  /* rows one training exchange moves, Σ over parts: halo_rows, or
+                              with --halo-aggregate auto the cuts' covers (≤ halo_rows) */
   int64_t predicted_epoch; /* halo bytes of this epoch, Σ over ranks */
   int64_t kept_rows;       /* the rows each exchange of this epoch moves, Σ over parts: halo_rows,
                               or with --halo-sample the epoch's keyed draw of them */

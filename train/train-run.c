@@ -610,8 +610,9 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   if (r->args.checkpoint && r->rank == 0 && !r->args.resume && !r->args.eval_file)
     st = halo_checkpoint_alloc(&r->ckpt, r->info.params, r->info.model.running);
   HALO_TRY(halo_mpi_agree(r->comm, st));
-  int64_t local[2] = {r->info.n_halo, r->info.setup_halo_bytes}, global[2];
-  HALO_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, r->comm));
+  int64_t local[3] = {r->info.n_halo, r->info.setup_halo_bytes, r->info.n_halo_exchanged},
+          global[3];
+  HALO_MPI(MPI_Allreduce(local, global, 3, MPI_INT64_T, MPI_SUM, r->comm));
   const halo_model_comm exchanges = halo_model_comm_of(&r->info.model);
   halo_train_report *rep = &r->report;
   rep->comm = r->comm;
@@ -626,8 +627,9 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   rep->be = r->be;
   rep->halo_rows = global[0];
   rep->setup_bytes = global[1];
-  rep->kept_rows = rep->halo_rows;
-  rep->predicted_epoch = halo_predict_epoch_bytes_at(rep->halo_rows, &exchanges,
+  rep->exchanged_rows = global[2];
+  rep->kept_rows = rep->exchanged_rows;
+  rep->predicted_epoch = halo_predict_epoch_bytes_at(rep->exchanged_rows, &exchanges,
                                                      r->args.gcn.halo_precision,
                                                      r->args.gcn.halo_precision_bwd);
   rep->metric = (halo_train_metric)r->args.metric;

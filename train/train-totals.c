@@ -93,7 +93,8 @@ done:
 }
 
 /* Layer l's predicted bytes per epoch, forward (d = 0) or backward: every
- * halo row crosses once per exchange, at that direction's precision. */
+ * exchanged row (a halo row, or a cover's row or partial sum) crosses once
+ * per exchange, at that direction's precision. */
 static int64_t layer_predicted(const halo_train_report *rep, int l, int d) {
   return halo_predict_layer_bytes(rep->kept_rows, &rep->info->model.comm[l], d,
                                   d ? rep->gcn->halo_precision_bwd : rep->gcn->halo_precision);
@@ -192,9 +193,10 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_key_double(j, "comm_s_max", e->max[HALO_TRAIN_COMM_S], "%.9g");
   halo_json_key_double(j, "halo_bytes", e->sum[HALO_TRAIN_HALO_B], "%.0f");
   halo_json_key_int(j, "halo_bytes_predicted", rep->predicted_epoch);
-  /* The mode, and what a plain fp32 exchange of every halo row would have
+  /* The modes, and what a plain fp32 exchange of every halo row would have
    * moved: the saving is one division. */
   halo_json_key_double(j, "halo_sample", rep->gcn->halo_sample, "%.9g");
+  halo_json_key_string(j, "halo_aggregate", halo_aggregate_names[rep->gcn->halo_aggregate]);
   halo_json_key_int(j, "halo_rows_sent", rep->kept_rows);
   {
     const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
@@ -294,6 +296,9 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
   halo_json_key_double(j, "halo_sample", rep->gcn->halo_sample, "%.9g");
   halo_json_key_bool(j, "halo_stale", rep->gcn->halo_stale);
   halo_json_key_double(j, "halo_stale_momentum", rep->gcn->halo_stale_momentum, "%.9g");
+  halo_json_key_string(j, "halo_aggregate", halo_aggregate_names[rep->gcn->halo_aggregate]);
+  halo_json_key_int(j, "halo_rows", rep->halo_rows);
+  halo_json_key_int(j, "halo_rows_exchanged", rep->exchanged_rows);
   {
     const halo_model_comm exchanges = halo_model_comm_of(&rep->info->model);
     halo_json_key_int(j, "halo_bytes_fp32_per_epoch",

@@ -1,0 +1,177 @@
+/* --halo-aggregate auto end to end (docs/train.md, "Pre- and
+ * post-aggregation"): the real halo-partition and halo-train on the bundled
+ * Cora at P = 2 and P = 4.  Each pair's cut crosses as a minimum vertex
+ * cover, rows and partial sums: the losses equal post's to float rounding
+ * (1e-5 relative), the bytes measured equal the bytes predicted every epoch
+ * and layer, they are never more than post's, the plain fp32 bytes are
+ * reported beside them, and halo-partition predicts the same figure from
+ * the whole graph (its own count of each pair's maximum matching).  The
+ * refusals are one line each.  (The cover itself against an exhaustive
+ * search: tests/core/test-cover.c.) */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train-cli.h"
+#include "train-run.h"
+
+#define CORA HALO_DATASETS_DIR "/cora"
+
+enum { EPOCHS = 10 };
+
+/* The summary line of a --metrics file (malloc'd), or a failed test. */
+static char *summary_of(const char *path) {
+  char *text = tr_slurp(path);
+  cr_assert(text, "no %s", path);
+  char *line = strstr(text, "\"summary\": true");
+  cr_assert(line, "%s has no summary", path);
+  while (line > text && line[-1] != '\n') line--;
+  char *copy = strdup(line);
+  free(text);
+  return copy;
+}
+
+static const char *const models[] = {"", "--model sage", "--model gin --hidden 16"};
+
+/* models[first] at P parts (halo-partition predicts for it), then
+ * models[second] (-1: none). */
+static void check_parts(int parts, int first, int second) {
+  const int which[2] = {first, second};
+  char *dir = tr_tmpdir("halo-aggregate");
+  char shards[512], json[600], path[2][700], extra[256], dims[128];
+  snprintf(shards, sizeof shards, "%s/cora-%d", dir, parts);
+  snprintf(json, sizeof json, "%s.json", shards);
+  snprintf(dims, sizeof dims, "1433,16,7 --halo-aggregate auto %s", models[first]);
+  partition(CORA, parts, "metis", dims, shards, json);
+  for (int w = 0; w < 2 && which[w] >= 0; w++) {
+    const int k = which[w];
+    metrics m[2];
+    for (int mode = 0; mode < 2; mode++) {
+      snprintf(path[mode], sizeof path[mode], "%s/model-%d-%s.jsonl", dir, k,
+               mode ? "auto" : "post");
+      snprintf(extra, sizeof extra, "%s --epochs %d --seed 3 --halo-aggregate %s", models[k],
+               EPOCHS, mode ? "auto" : "post");
+      train(parts, shards, extra, path[mode]);
+      read_metrics(path[mode], &m[mode]);
+      cr_assert_eq(m[mode].epochs, EPOCHS);
+      for (int e = 0; e < EPOCHS; e++)
+        cr_expect_eq(m[mode].halo[e], m[mode].predicted[e],
+                     "P=%d %s %s epoch %d: %.0f bytes, %.0f predicted", parts, models[k],
+                     mode ? "auto" : "post", e + 1, m[mode].halo[e], m[mode].predicted[e]);
+    }
+    int at = 0;
+    const double worst = worst_loss_difference(&m[0], &m[1], EPOCHS, &at);
+    cr_expect(worst <= 1e-5, "P=%d %s: auto's loss is %.3g off post's (relative) at epoch %d",
+              parts, models[k], worst, at);
+    cr_expect_leq(m[1].halo[0], m[0].halo[0], "P=%d %s: auto moves %.0f bytes, post %.0f", parts,
+                  models[k], m[1].halo[0], m[0].halo[0]);
+    char *sum = summary_of(path[1]);
+    cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0, "P=%d %s: layer bytes off", parts,
+                 models[k]);
+    cr_expect_eq(tr_json_num(sum, "halo_bytes_fp32_per_epoch"), m[0].halo[0],
+                 "P=%d %s: the plain fp32 bytes are post's", parts, models[k]);
+    cr_expect_leq(tr_json_num(sum, "halo_rows_exchanged"), tr_json_num(sum, "halo_rows"));
+    free(sum);
+    if (w == 0) /* the prediction halo-partition printed for this model */
+      cr_expect_eq(json_figure(json, "predicted_halo_bytes_per_epoch"), m[1].predicted[0],
+                   "P=%d: halo-partition predicts %.0f, halo-train %.0f", parts,
+                   json_figure(json, "predicted_halo_bytes_per_epoch"), m[1].predicted[0]);
+  }
+  cr_expect_lt(json_figure(json, "predicted_halo_rows_per_exchange"),
+               json_figure(json, "comm_volume"), "Cora at P=%d: the covers save rows", parts);
+  tr_rmdir(dir);
+}
+
+/* SAGE (its backward matrix is the mean's transpose) at P = 2; GCN and
+ * GIN's sum at P = 4. */
+Test(halo_aggregate, equals_post_with_predicted_bytes_p2, .timeout = 300) { check_parts(2, 1, -1); }
+
+Test(halo_aggregate, equals_post_with_predicted_bytes_p4, .timeout = 300) { check_parts(4, 0, 2); }
+
+/* A hand-checked cut: nodes 0..5 in blocks {0, 1, 2} and {3, 4, 5}, with
+ * the star 0-3, 0-4, 0-5 across.  Post sends 1 row one way (node 0) and 3
+ * the other (3, 4 and 5); the star's centre covers the cut, so auto sends
+ * node 0's row to part 1 and part 1's partial sum of 3, 4 and 5 for node 0
+ * to part 0: 2 rows for 4. */
+Test(halo_aggregate, star_cut_by_hand, .timeout = 120) {
+  char *dir = tr_tmpdir("halo-aggregate-star");
+  char edges[512], shards[600], json[700], dims[256], path[2][700];
+  snprintf(edges, sizeof edges, "%s/star.txt", dir);
+  FILE *f = fopen(edges, "w");
+  cr_assert(f);
+  fputs("0 3\n0 4\n0 5\n1 2\n3 4\n1 0\n", f);
+  fclose(f);
+  snprintf(shards, sizeof shards, "%s/star-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  snprintf(dims, sizeof dims,
+           "4,3,2 --halo-aggregate auto --synthetic-features 4 --synthetic-classes 2 "
+           "--synthetic-split 0.5,0.25,0.25");
+  partition(edges, 2, "block", dims, shards, json);
+  cr_expect_eq(json_figure(json, "comm_volume"), 4.0);
+  cr_expect_eq(json_figure(json, "predicted_halo_rows_per_exchange"), 2.0);
+  metrics m[2];
+  for (int mode = 0; mode < 2; mode++) {
+    snprintf(path[mode], sizeof path[mode], "%s/%s.jsonl", dir, mode ? "auto" : "post");
+    train(2, shards, mode ? "--epochs 5 --halo-aggregate auto" : "--epochs 5", path[mode]);
+    read_metrics(path[mode], &m[mode]);
+    for (int e = 0; e < m[mode].epochs; e++) cr_expect_eq(m[mode].halo[e], m[mode].predicted[e]);
+  }
+  char *sum = summary_of(path[1]);
+  cr_expect_eq(tr_json_num(sum, "halo_rows"), 4.0);
+  cr_expect_eq(tr_json_num(sum, "halo_rows_exchanged"), 2.0);
+  cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0);
+  free(sum);
+  cr_expect_eq(2.0 * m[1].halo[0], m[0].halo[0], "auto %.0f bytes, post %.0f", m[1].halo[0],
+               m[0].halo[0]);
+  int at = 0;
+  cr_expect_leq(worst_loss_difference(&m[0], &m[1], 5, &at), 1e-5, "epoch %d", at);
+  tr_rmdir(dir);
+}
+
+/* Each refusal is one line naming the flag; a resume in another mode warns. */
+Test(halo_aggregate, refusals, .timeout = 300) {
+  char *dir = tr_tmpdir("halo-aggregate-refuse");
+  char shards[512], json[600], out[700];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  snprintf(out, sizeof out, "%s/out.txt", dir);
+  partition(CORA, 2, "metis", "1433,16,7", shards, json);
+  /* Flag rules, checked before the shards are read: one rank is enough. */
+  const char *bad[] = {"--model gat", "--deterministic", "--halo-precision int8", "--device cuda"};
+  const char *why[] = {"gat's attention", "bit-identical", "fp32 only", "--device cpu only"};
+  for (int k = 0; k < 4; k++) {
+    int rc = tr_mpirun(1, 120, out, "%s %s --epochs 2 --halo-aggregate auto %s", TRAIN_BIN, shards,
+                       bad[k]);
+    cr_expect_neq(rc, 0, "%s was accepted", bad[k]);
+    char *text = tr_slurp(out);
+    cr_assert(text);
+    cr_expect_eq(tr_count_lines(text, "error: --halo-aggregate auto: "), 1, "%s: %s", bad[k], text);
+    cr_expect_geq(tr_count_lines(text, why[k]), 1, "%s: %s", bad[k], text);
+    free(text);
+  }
+  int rc = tr_run(60, out, "%s --input '%s' --parts 2 --out '%s/x' --halo-aggregate auto",
+                  PARTITION_BIN, CORA, dir);
+  cr_expect_neq(rc, 0);
+  char *text = tr_slurp(out);
+  cr_assert(text);
+  cr_expect_eq(tr_count_lines(text, "--halo-aggregate: it says what --dims predicts for"), 1, "%s",
+               text);
+  free(text);
+  /* The checkpoint records the mode; a resume in the other one warns. */
+  char ckpt[700];
+  snprintf(ckpt, sizeof ckpt, "%s/ckpt", dir);
+  rc = tr_mpirun(2, 120, out,
+                 "%s %s --epochs 2 --quiet --checkpoint %s --checkpoint-every 2 "
+                 "--halo-aggregate auto",
+                 TRAIN_BIN, shards, ckpt);
+  cr_assert_eq(rc, 0);
+  rc = tr_mpirun(2, 120, out, "%s %s --epochs 3 --quiet --checkpoint %s --resume", TRAIN_BIN,
+                 shards, ckpt);
+  cr_assert_eq(rc, 0);
+  text = tr_slurp(out);
+  cr_assert(text);
+  cr_expect_eq(tr_count_lines(text, "--halo-aggregate auto (this run: post)"), 1, "%s", text);
+  free(text);
+  tr_rmdir(dir);
+}
