@@ -7,6 +7,9 @@ const char *const halo_activation_names[] = {
     [HALO_ACT_RELU] = "relu", [HALO_ACT_ELU] = "elu", [HALO_ACT_LEAKY_RELU] = "leaky_relu",
     [HALO_ACT_GELU] = "gelu", NULL};
 const char *const halo_norm_names[] = {"none", "layer", NULL};
+const char *const halo_aggr_names[] = {
+    [HALO_AGGR_MEAN] = "mean", [HALO_AGGR_MAX] = "max", [HALO_AGGR_SUM] = "sum", NULL};
+const char *const halo_bool_names[] = {"false", "true", NULL};
 
 static const halo_model_option options[] = {
 #define HALO__MOPT_ROW(id, row, key, role, store, since, slot, only, def) \
@@ -135,5 +138,6 @@ halo_model_config halo_model_config_of_options(const halo_net_options *o) {
                              .residual = o->residual,
                              .layer_norm = o->layer_norm,
                              .heads = o->heads,
-                             .output_heads = o->output_heads};
+                             .output_heads = o->output_heads,
+                             .sage_max = o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MAX};
 }

@@ -386,6 +386,8 @@ static void cuda_model_kernel(halo_backend *be, const halo_model_call *c) {
                                          a->a_dst, a->dt, a->att_grad, stream);
       break;
     }
+    case HALO_OP_SAGE_MAX: /* not in this table's model_ops: --aggr max is refused */
+    case HALO_OP_SAGE_MAX_BACKWARD:
     case HALO_OP_COUNT:
       break;
   }
@@ -661,7 +663,7 @@ static const halo_backend_ops cuda_ops = {
     .layernorm = cuda_layernorm,
     .layernorm_backward = cuda_layernorm_backward,
     .mul = cuda_mul,
-    .model_ops = HALO_MODEL_OPS_ALL,
+    .model_ops = HALO_MODEL_OPS_ALL & ~(HALO_OP_BIT(SAGE_MAX) | HALO_OP_BIT(SAGE_MAX_BACKWARD)),
     .model_kernel = cuda_model_kernel,
     .dropout = cuda_dropout,
     .dropout_to = cuda_dropout_to,
