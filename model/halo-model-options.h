@@ -131,13 +131,13 @@ extern const char *const halo_bool_names[];
     "aggr", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 22, HALO_MODEL_SAGE, HALO_AGGR_MEAN)          \
   X(GCN_ADD_SELF_LOOPS,                                                                          \
     HALO_FLAG_CHOICE_ROW("--gcn-add-self-loops", T, P(gcn_self_loops), halo_bool_names,          \
-                         "gcn: true or false, PyG's add_self_loops (true; false\n"               \
+                         "gcn: Â includes I, PyG's add_self_loops (true; false\n"                \
                          "with --gcn-normalize false)"),                                         \
     "gcn_add_self_loops", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 23, HALO_MODEL_GCN, 1)          \
   X(GCN_NORMALIZE,                                                                               \
     HALO_FLAG_CHOICE_ROW("--gcn-normalize", T, P(gcn_normalize), halo_bool_names,                \
-                         "gcn: true or false, PyG's normalize: D^-1/2 (A + I) D^-1/2\n"          \
-                         "or A (true)"),                                                         \
+                         "gcn: Â is D^-1/2 (A + I) D^-1/2 (true) or A alone (false),\n"          \
+                         "PyG's normalize"),                                                     \
     "gcn_normalize", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 24, HALO_MODEL_GCN, 1)               \
   X(GIN_TRAIN_EPS,                                                                               \
     HALO_FLAG_SWITCH_ROW("--gin-train-eps", T, P(gin_train_eps), 1,                              \
