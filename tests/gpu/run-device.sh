@@ -394,12 +394,14 @@ else
     # GPU.  GIN over its first 10 epochs: its curve on Cora amplifies
     # rounding fast (docs/models.md), on one backend as across two.
     # The activations past relu and elu: leaky_relu's slope and gelu's
-    # erf-form kernels on the GPU against the CPU's.
-    for model in sage gin gat gcn-leaky sage-gelu; do
+    # erf-form kernels on the GPU against the CPU's.  SAGE's max: the
+    # arg-max and its routed backward (the ids cross ranks) on the GPU.
+    for model in sage gin gat gcn-leaky sage-gelu sage-max; do
       model_epochs=$epochs
       case $model in
         gcn-leaky) flags=(--activation leaky_relu --negative-slope 0.2) ;;
         sage-gelu) flags=(--model sage --hidden 64 --activation gelu) ;;
+        sage-max) flags=(--model sage --hidden 64 --aggr max) ;;
         gin)
           model_epochs=$((epochs < 10 ? epochs : 10))
           flags=(--model gin --hidden 64 --gin-train-eps) ;;
