@@ -56,7 +56,8 @@ done:
 static halo_status max_backward(halo_net *g, layer *ly, float *da, float *dh) {
   halo_status st = HALO_OK;
   /* The ids cross as the bits of floats, at fp32 (a low-bit exchange is
-   * refused with --aggr max). */
+   * refused with --aggr max): the exchange's packs and MPI copy bits and
+   * compute nothing, so an id that reads as a denormal or a NaN is kept. */
   HALO_TRY(halo_exchange_begin(g->plan, (float *)ly->arg.data, ly->d_in));
   HALO_TRY(halo_exchange_end(g->plan));
   HALO_TRY(halo_exchange_begin(g->plan, da, ly->d_in));
