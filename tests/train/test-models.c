@@ -250,16 +250,20 @@ Test(models, checkpoints_resume_at_another_p_and_refuse_another_model, .timeout 
  * (Cora's 1,433 would make max, which aggregates X first, the slowest test
  * here): P=4 trains the function P=1 does (float losses within 1e-5 of
  * each other every epoch), moves the bytes that halo-train and
- * halo-partition --aggr predict, layer by layer, and is bit-identical with
- * --deterministic.  Max's arg-max ids and its routed gradients cross ranks
+ * halo-partition --aggr predict, layer by layer, and (max) is
+ * bit-identical with --deterministic.  Max's arg-max ids and its routed gradients cross ranks
  * (docs/models.md, "the max aggregator"). */
 #define AGGR_GRAPH "sbm:nodes=2000,classes=4,avg-degree=10,homophily=0.4,feat=32,seed=7"
 Test(models, aggregators_p1_against_p4, .timeout = 900) {
+  /* det: also bit-identical with --deterministic (the sum adds in the
+   * mean's order, which models/deterministic_bit_identical_for_any_p
+   * covers; the max's routed sums are its own). */
   static const struct {
     const char *name, *train, *predict;
+    int det;
   } cases[] = {
-      {"sage-max", "--model sage --aggr max", "32,16,4 --model sage --aggr max"},
-      {"sage-sum", "--model sage --aggr sum", "32,16,4 --model sage"},
+      {"sage-max", "--model sage --aggr max", "32,16,4 --model sage --aggr max", 1},
+      {"sage-sum", "--model sage --aggr sum", "32,16,4 --model sage", 0},
   };
   static const int parts[2] = {1, 4};
   const int det_epochs = 20;
@@ -284,6 +288,7 @@ Test(models, aggregators_p1_against_p4, .timeout = 900) {
                    "%s P=%d: halo-train predicts %.0f bytes, halo-partition %.0f", cases[k].name,
                    parts[i], m[i].predicted[0], json_figure(json, "predicted_halo_bytes_per_epoch"));
       expect_layer_bytes(path, cases[k].name);
+      if (!cases[k].det) continue;
 
       snprintf(path, sizeof path, "%s-det.jsonl", shards);
       snprintf(extra, sizeof extra, "%s --epochs %d --deterministic --threads %d", cases[k].train,
@@ -300,6 +305,7 @@ Test(models, aggregators_p1_against_p4, .timeout = 900) {
             cases[k].name, worst, at, m[1].final_test, m[0].final_test);
     cr_expect_leq(worst, 1e-5, "%s P=4: loss at epoch %d is %.9g, P=1 has %.9g", cases[k].name, at,
                   m[1].loss[at - 1], m[0].loss[at - 1]);
+    if (!cases[k].det) continue;
     char what[160];
     snprintf(what, sizeof what, "%s P=4 against P=1, deterministic", cases[k].name);
     expect_bit_identical(&det[0], &det[1], what);
