@@ -9,9 +9,9 @@ data.  The models are halo-train's (docs/train.md, src/layer-*.c):
 
   gcn   GCNConv(cached=True); weight decay on the first layer only (Kipf &
         Welling, PyG's examples/gcn.py), or on all with --weight-decay-all
-  sage  SAGEConv(aggr="mean", root_weight=True, normalize=--sage-normalize):
-        h_i' = W_l·mean_{j∈N(i)} h_j + b + W_r·h_i; weight decay on every
-        parameter
+  sage  SAGEConv(aggr=--aggr (mean), root_weight=True, normalize=--sage-normalize):
+        h_i' = W_l·mean_{j∈N(i)} h_j + b + W_r·h_i (or max, sum); weight decay
+        on every parameter
   gin   GINConv(Sequential(Linear(d_in, hidden), ReLU, Linear(hidden, d_out)),
         eps=0, train_eps=--gin-train-eps); weight decay on every parameter
   gat   GATConv(d_in, hidden, heads=--heads, concat=True, dropout=--attn-dropout)
@@ -74,9 +74,10 @@ class Net(torch.nn.Module):
                 convs.append(GATConv(a, b if top else b // heads, heads=heads, concat=not top,
                                      dropout=args.attn_dropout))
             elif model == "gcn":
-                convs.append(GCNConv(a, b, cached=True))
+                convs.append(GCNConv(a, b, cached=True, add_self_loops=args.gcn_add_self_loops == "true",
+                                     normalize=args.gcn_normalize == "true"))
             elif model == "sage":
-                convs.append(SAGEConv(a, b, aggr="mean", root_weight=True, normalize=args.sage_normalize))
+                convs.append(SAGEConv(a, b, aggr=args.aggr, root_weight=True, normalize=args.sage_normalize))
             else:
                 # --norm batch: Linear, BatchNorm, ReLU, Linear (PyG's GIN(norm="batch_norm")).
                 inner = [torch.nn.BatchNorm1d(args.hidden)] if args.norm == "batch" else []
@@ -204,6 +205,10 @@ def main():
     p.add_argument("--sage-normalize", action="store_true")
     p.add_argument("--norm", choices=("none", "batch"), default="none",
                    help="batch: BatchNorm1d after every hidden layer (and in GIN's MLP)")
+    p.add_argument("--aggr", choices=("mean", "max", "sum"), default="mean", help="sage's aggregator")
+    p.add_argument("--gcn-add-self-loops", choices=("true", "false"), default=None,
+                   help="gcn: GCNConv's add_self_loops (default: --gcn-normalize)")
+    p.add_argument("--gcn-normalize", choices=("true", "false"), default="true")
     p.add_argument("--gin-train-eps", action="store_true")
     p.add_argument("--heads", type=int, default=8, help="gat: heads of the hidden layers")
     p.add_argument("--output-heads", type=int, default=1, help="gat: heads of the output layer")
@@ -225,6 +230,8 @@ def main():
     p.add_argument("--mem-frac", type=float, default=0.8,
                    help="address-space cap, as a fraction of MemAvailable (0: none)")
     args = p.parse_args()
+    if args.gcn_add_self_loops is None:  # PyG's add_self_loops=None: as normalize
+        args.gcn_add_self_loops = args.gcn_normalize
     if args.input_dropout is None:
         args.input_dropout = args.dropout
     if args.threads > 0:

@@ -38,7 +38,8 @@
 # MODELS (gcn sage gin gat; a variant MODEL-VARIANT adds its flags to both
 # sides: gcn-leaky and sage-leaky, --activation leaky_relu --negative-slope
 # 0.2; gcn-gelu and sage-gelu, --activation gelu; gcn-bn and gin-bn, --norm batch:
-# BatchNorm after the hidden layer and, for gin, in its MLP), SEEDS (seeds per model and side on Cora, 5; seeds
+# BatchNorm after the hidden layer and, for gin, in its MLP; sage-max and sage-sum,
+# --aggr max and sum; gcn-noloops, --gcn-add-self-loops false), SEEDS (seeds per model and side on Cora, 5; seeds
 # 0..SEEDS-1), EPOCHS (Cora epochs, 200; the first 5 are warm-up), SBM_EPOCHS
 # (10), SBM_WARMUP (2), SBM_HIDDEN (64), SBM_NODES (1000000), SBM_DEGREE (20),
 # SBM_FEAT (128), PYG_LAYOUT_SEEDS (Cora seeds on which PyG times both
@@ -86,11 +87,15 @@ model_flags() {
     *-leaky) echo "--activation leaky_relu --negative-slope 0.2" ;;
     *-gelu) echo "--activation gelu" ;;
     *-bn) echo "--norm batch" ;;
+    sage-max) echo "--aggr max" ;;
+    sage-sum) echo "--aggr sum" ;;
+    gcn-noloops) echo "--gcn-add-self-loops false" ;;
   esac
 }
 for m in $models; do
   case $m in
     gcn | sage | gin | gat | gcn-leaky | sage-leaky | gcn-gelu | sage-gelu | gcn-bn | gin-bn) ;;
+    sage-max | sage-sum | gcn-noloops) ;;
     *) echo "models.sh: MODELS: no model or variant '$m'" >&2; exit 1 ;;
   esac
 done

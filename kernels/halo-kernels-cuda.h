@@ -335,6 +335,16 @@ halo_status halo_cuda_gat_attend_backward(const halo_gat_layer *g, const halo_cs
                                           const float *node, const float *a_src, const float *a_dst,
                                           float *dt, float *att_grad, void *stream);
 
+/* GraphSAGE's max aggregator and its backward, as halo_cpu_sage_max and
+ * halo_cpu_sage_max_backward, bit for bit: one thread per output element,
+ * its row's columns in the CPU's order.  adj's arrays, like every other
+ * pointer, are device memory; arg may be NULL. */
+halo_status halo_cuda_sage_max(const halo_csr *adj, const int64_t *global_id, const float *x,
+                               int64_t cols, float *out, int32_t *arg, void *stream);
+halo_status halo_cuda_sage_max_backward(const halo_csr *adj, const int64_t *global_id,
+                                        const int32_t *arg, const float *g, int64_t cols,
+                                        float *dx, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -257,4 +257,22 @@ void halo_cpu_gat_attend_backward(const halo_gat_layer *g, const halo_csr *adj,
                                   const float *node, const float *a_src, const float *a_dst,
                                   float *dt, float *att_grad);
 
+/* --- GraphSAGE's max aggregator (cpu-sage-max.c) ---------------------------
+ * `adj` is A over the owned rows with local columns in ascending global id
+ * (its values are not read), the graph symmetric; x, g have a row per
+ * local column (n_owned + n_halo), `cols` floats each; global ids fit in
+ * int32. */
+
+/* out[i, c] = max_j x[j, c] over the columns j of row i (0 for a row
+ * without any), and, unless arg is NULL, arg[i, c] = the global id of the
+ * j it came from, the lowest among equal values (-1 for an empty row);
+ * out and arg are adj->rows × cols. */
+void halo_cpu_sage_max(const halo_csr *adj, const int64_t *global_id, const float *x,
+                       int64_t cols, float *out, int32_t *arg);
+
+/* dx[j, c] (adj->rows × cols) = Σ g[i, c] over the columns i of row j
+ * whose arg[i, c] is j's global id, added in the row's order. */
+void halo_cpu_sage_max_backward(const halo_csr *adj, const int64_t *global_id, const int32_t *arg,
+                                const float *g, int64_t cols, float *dx);
+
 #endif /* HALO_KERNELS_H */

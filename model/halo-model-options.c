@@ -17,6 +17,9 @@ const char *const halo_lr_schedule_names[] = {[HALO_LR_CONSTANT] = "constant",
                                               [HALO_LR_PLATEAU] = "plateau", NULL};
 const char *const halo_aggregate_names[] = {[HALO_AGGREGATE_POST] = "post",
                                             [HALO_AGGREGATE_AUTO] = "auto", NULL};
+const char *const halo_aggr_names[] = {
+    [HALO_AGGR_MEAN] = "mean", [HALO_AGGR_MAX] = "max", [HALO_AGGR_SUM] = "sum", NULL};
+const char *const halo_bool_names[] = {"false", "true", NULL};
 
 static const halo_model_option options[] = {
 #define HALO__MOPT_ROW(id, row, key, role, store, since, slot, only, def) \
@@ -145,7 +148,8 @@ halo_model_config halo_model_config_of_options(const halo_net_options *o) {
                              .residual = o->residual,
                              .norm = (int)o->norm,
                              .heads = o->heads,
-                             .output_heads = o->output_heads};
+                             .output_heads = o->output_heads,
+                             .sage_max = o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MAX};
 }
 
 const char *halo_aggregate_refusal(const halo_net_options *o) {

@@ -26,6 +26,9 @@ typedef enum {
   HALO_ACT_GELU = 3
 } halo_activation;
 
+/* GraphSAGE's neighbourhood aggregation (--aggr), PyG's SAGEConv(aggr=). */
+typedef enum { HALO_AGGR_MEAN = 0, HALO_AGGR_MAX = 1, HALO_AGGR_SUM = 2 } halo_aggr;
+
 typedef struct halo_net_options {
   halo_model_kind model; /* gcn (the default), sage, gin, gat */
   int32_t layers;        /* L >= 1 graph convolutions */
@@ -33,6 +36,9 @@ typedef struct halo_net_options {
   halo_activation activation;
   float negative_slope; /* --activation leaky_relu: x < 0 ? slope·x : x, 0 < slope <= 1 */
   int sage_normalize;   /* GraphSAGE: L2-normalise each layer's output rows */
+  halo_aggr aggr;       /* GraphSAGE: mean (the default), max or sum over the neighbours */
+  int gcn_self_loops;   /* GCN: Â includes I (PyG's add_self_loops; 1) */
+  int gcn_normalize;    /* GCN: Â is D^-1/2 · D^-1/2-scaled (PyG's normalize; 1) */
   int gin_train_eps;    /* GIN: learn ε (0: GIN-0) */
   int residual;         /* every layer adds its input (projected by W_res where needed) */
   halo_norm norm;       /* LayerNorm or BatchNorm after every hidden layer (and BatchNorm
@@ -114,13 +120,16 @@ typedef enum {
  * sender's partial sum of its neighbours (pre-aggregation). */
 typedef enum { HALO_AGGREGATE_POST = 0, HALO_AGGREGATE_AUTO = 1 } halo_aggregate_mode;
 
-/* The --activation, --norm, --optimizer, --lr-schedule and --halo-aggregate
- * words, by value. */
+/* The --activation, --norm, --optimizer, --lr-schedule, --halo-aggregate
+ * and --aggr words, and the words of a boolean that PyG spells as a keyword
+ * argument ("false", "true"), by value. */
 extern const char *const halo_aggregate_names[];
 extern const char *const halo_activation_names[];
 extern const char *const halo_norm_names[];
 extern const char *const halo_optimizer_names[];
 extern const char *const halo_lr_schedule_names[];
+extern const char *const halo_aggr_names[];
+extern const char *const halo_bool_names[];
 
 /* The table, in --help order.  Columns:
  *   ID      the row's name (HALO_MOPT_ID, and the programs' enums);
@@ -160,6 +169,20 @@ extern const char *const halo_lr_schedule_names[];
     HALO_FLAG_SWITCH_ROW("--sage-normalize", T, P(sage_normalize), 1,                            \
                          "sage: L2-normalise each layer's output rows"),                         \
     "sage_normalize", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 2, -1, 0)                           \
+  X(AGGR,                                                                                        \
+    HALO_FLAG_CHOICE_ROW("--aggr", T, P(aggr), halo_aggr_names,                                  \
+                         "sage: the neighbours' mean, element-wise max or sum (mean)"),          \
+    "aggr", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 22, HALO_MODEL_SAGE, HALO_AGGR_MEAN)          \
+  X(GCN_ADD_SELF_LOOPS,                                                                          \
+    HALO_FLAG_CHOICE_ROW("--gcn-add-self-loops", T, P(gcn_self_loops), halo_bool_names,          \
+                         "gcn: Â includes I, PyG's add_self_loops (true; false\n"                \
+                         "with --gcn-normalize false)"),                                         \
+    "gcn_add_self_loops", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 23, HALO_MODEL_GCN, 1)          \
+  X(GCN_NORMALIZE,                                                                               \
+    HALO_FLAG_CHOICE_ROW("--gcn-normalize", T, P(gcn_normalize), halo_bool_names,                \
+                         "gcn: Â is D^-1/2 (A + I) D^-1/2 (true) or A alone (false),\n"          \
+                         "PyG's normalize"),                                                     \
+    "gcn_normalize", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 24, HALO_MODEL_GCN, 1)               \
   X(GIN_TRAIN_EPS,                                                                               \
     HALO_FLAG_SWITCH_ROW("--gin-train-eps", T, P(gin_train_eps), 1,                              \
                          "gin: learn epsilon (default: GIN-0, epsilon = 0)"),                    \

@@ -100,7 +100,7 @@ static void layer_tensors(const halo_model_config *c, halo_layer_desc *ly, int n
 }
 
 /* The narrow side (halo-model.h) and GCN's cached first layer (not with a
- * residual, which adds X itself, projected). */
+ * residual, which adds X itself, projected); SAGE's max aggregates first. */
 static void layer_comm(const halo_model_config *c, int l, halo_layer_desc *ly,
                        halo_layer_comm *comm) {
   if (c->kind == HALO_MODEL_GAT) { /* T forward; dZ and 3 scalars per head backward */
@@ -108,6 +108,12 @@ static void layer_comm(const halo_model_config *c, int l, halo_layer_desc *ly,
     comm->fwd = ly->d_mid;
     comm->bwd = ly->d_out + 3 * ly->heads;
     comm->widest = comm->fwd > comm->bwd ? comm->fwd : comm->bwd;
+    return;
+  }
+  if (c->kind == HALO_MODEL_SAGE && c->sage_max) { /* H forward; ids and dA backward */
+    ly->shape = HALO_LAYER_AGGREGATE;
+    comm->fwd = comm->widest = ly->d_in;
+    comm->bwd = l == 0 ? 0 : 2 * ly->d_in;
     return;
   }
   const int narrow_mid = ly->d_mid < ly->d_in;

@@ -21,6 +21,14 @@
  *    except the first layer when it aggregated first (no gradient with
  *    respect to X is ever computed, and its weight gradients are local).
  *
+ * GraphSAGE's max aggregation (--aggr max) is not linear either, so its
+ * layers always aggregate first (H, d_in columns, forward); backward a
+ * layer after the first exchanges each halo row's arg-max ids (d_in int32
+ * columns, the global id of the neighbour that gave each column's max)
+ * and then the gradient rows dZ·W_lᵀ (d_in columns), so that the owner of
+ * j routes to j exactly the gradients whose max came from j
+ * (docs/models.md, "the max aggregator").
+ *
  * GAT's aggregation is not linear in H (its weights come from W·H), so its
  * layers always transform first: T = H·W, K heads of F' columns (d_mid =
  * K·F'), is exchanged forward; backward each halo row brings dZ (d_out
@@ -96,6 +104,7 @@ typedef struct halo_model_config {
                            (gamma, beta); 2 also inside each GIN layer's MLP */
   int32_t heads;        /* GAT: attention heads of every hidden layer (>= 1) */
   int32_t output_heads; /* GAT: heads of the output layer, averaged (>= 1) */
+  int sage_max;         /* GraphSAGE --aggr max: aggregates first, and sends arg-max ids back */
 } halo_model_config;
 
 /* How a layer adds its input (--residual). */

@@ -70,6 +70,9 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
     HALO_FAIL(HALO_ERR_ARG,
               "--halo-aggregate auto: partial sums cross as fp32 only (low-bit packing of the "
               "cover's rows is not done); drop --halo-precision");
+  if ((c->halo_precision || c->halo_precision_bwd) && c->model.sage_max)
+    HALO_FAIL(HALO_ERR_ARG, "--halo-precision: sage --aggr max exchanges arg-max ids, which the "
+                            "low-bit rows do not carry; use fp32");
   halo_model_config model = c->model;
   model.mlp_hidden = c->ndims >= 3 ? c->dims[1] : 16;
   model.input_dropout = 1;

@@ -197,6 +197,21 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   if (a->eval_file) goto model_rules_done;
   if (a->gcn.sage_normalize && a->gcn.model != HALO_MODEL_SAGE)
     HALO_FAIL(HALO_ERR_ARG, "--sage-normalize: the model is %s, not sage", a->model);
+  if (given[F_AGGR] && a->gcn.model != HALO_MODEL_SAGE)
+    HALO_FAIL(HALO_ERR_ARG, "--aggr: the model is %s, not sage", a->model);
+  if ((given[F_GCN_ADD_SELF_LOOPS] || given[F_GCN_NORMALIZE]) && a->gcn.model != HALO_MODEL_GCN)
+    HALO_FAIL(HALO_ERR_ARG, "%s: the model is %s, not gcn",
+              given[F_GCN_ADD_SELF_LOOPS] ? "--gcn-add-self-loops" : "--gcn-normalize", a->model);
+  /* PyG's GCNConv adds self-loops only while it normalises (add_self_loops
+   * defaults to normalize, and refuses true without it). */
+  if (!a->gcn.gcn_normalize && given[F_GCN_ADD_SELF_LOOPS] && a->gcn.gcn_self_loops)
+    HALO_FAIL(HALO_ERR_ARG, "--gcn-add-self-loops true needs --gcn-normalize true (PyG's GCNConv "
+                            "adds self-loops only while it normalises)");
+  if (!a->gcn.gcn_normalize) a->gcn.gcn_self_loops = 0;
+  if ((a->gcn.halo_precision || a->gcn.halo_precision_bwd) && a->gcn.model == HALO_MODEL_SAGE &&
+      a->gcn.aggr == HALO_AGGR_MAX)
+    HALO_FAIL(HALO_ERR_ARG, "--halo-precision: sage --aggr max exchanges arg-max ids, which the "
+                            "low-bit rows do not carry; use fp32");
   if (a->gcn.gin_train_eps && a->gcn.model != HALO_MODEL_GIN)
     HALO_FAIL(HALO_ERR_ARG, "--gin-train-eps: the model is %s, not gin", a->model);
   if (a->gcn.weight_decay_all && a->gcn.model != HALO_MODEL_GCN)
@@ -284,6 +299,16 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
                 "set-up, and that mode changes which rows cross; use one of them",
                 a->gcn.halo_stale ? "--halo-stale" : "--halo-sample");
   }
+  if (a->gcn.halo_aggregate == HALO_AGGREGATE_AUTO &&
+      (a->gcn.aggr != HALO_AGGR_MEAN || !a->gcn.gcn_self_loops || !a->gcn.gcn_normalize))
+    HALO_FAIL(HALO_ERR_ARG,
+              "--halo-aggregate auto: the covers are built for GCN's normalised adjacency and "
+              "SAGE's mean; drop --aggr or the --gcn-* flags, or use post");
+  if (a->gcn.aggr == HALO_AGGR_MAX && (a->gcn.halo_stale || halo_sample_on(a->gcn.halo_sample)))
+    HALO_FAIL(HALO_ERR_ARG,
+              "--aggr max with %s: max's backward exchanges arg-max ids and then gradients, which "
+              "that mode's rows do not carry; use --aggr mean or sum",
+              a->gcn.halo_stale ? "--halo-stale" : "--halo-sample");
   if (given[F_NEGATIVE_SLOPE] && a->gcn.activation != HALO_ACT_LEAKY_RELU)
     HALO_FAIL(HALO_ERR_ARG, "--negative-slope is leaky_relu's; the activation is %s",
               halo_activation_names[a->gcn.activation]);

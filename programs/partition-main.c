@@ -237,6 +237,9 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
   M(GIN_TRAIN_EPS, NULL,                                                                           \
     "with --model gin: predict for a learned epsilon (no change\n"                                 \
     "in bytes; accepted so the two programs take the same flags)")                                 \
+  M(AGGR, NULL,                                                                                    \
+    "with --model sage: predict for halo-train --aggr (mean); max\n"                                \
+    "aggregates first, and sends ids and gradients backward")                                       \
   M(RESIDUAL, NULL,                                                                                \
     "predict for halo-train --residual (GCN's first layer is then\n"                               \
     "not cached without input dropout)")                                                           \
@@ -340,15 +343,19 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
   if (rq->ndims == 0 && given[F_HALO_AGGREGATE])
     HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate: it says what --dims predicts for; give --dims too");
   if (rq->ndims == 0 &&
-      (given[F_MODEL] || c->net.gin_train_eps || c->net.residual || heads_given || prec_given))
+      (given[F_MODEL] || c->net.gin_train_eps || c->net.residual || heads_given || prec_given ||
+       given[F_AGGR]))
     HALO_FAIL(HALO_ERR_ARG, "%s: it says what --dims predicts for; give --dims too",
               given[F_HALO_STALE]    ? "--halo-stale"
               : prec_given           ? "--halo-precision"
               : given[F_MODEL]       ? "--model"
+              : given[F_AGGR]        ? "--aggr"
               : c->net.gin_train_eps ? "--gin-train-eps"
               : c->net.residual      ? "--residual"
               : given[F_HEADS]       ? "--heads"
                                      : "--output-heads");
+  if (given[F_AGGR] && c->net.model != HALO_MODEL_SAGE)
+    HALO_FAIL(HALO_ERR_ARG, "--aggr: the model is %s, not sage", halo_model_name(c->net.model));
   if (heads_given && c->net.model != HALO_MODEL_GAT)
     HALO_FAIL(HALO_ERR_ARG, "%s: the model is %s, not gat",
               given[F_HEADS] ? "--heads" : "--output-heads", halo_model_name(c->net.model));

@@ -268,6 +268,16 @@ static void cpu_model_kernel(halo_backend *be, const halo_model_call *c) {
                                    a->a_dst, a->dt, a->att_grad);
       break;
     }
+    case HALO_OP_SAGE_MAX: {
+      const halo_op_sage_max *a = &c->sage_max;
+      halo_cpu_sage_max(a->adj, a->global_id, a->x, a->cols, a->out, a->arg);
+      break;
+    }
+    case HALO_OP_SAGE_MAX_BACKWARD: {
+      const halo_op_sage_max_backward *a = &c->sage_max_backward;
+      halo_cpu_sage_max_backward(a->adj, a->global_id, a->arg, a->g, a->cols, a->dx);
+      break;
+    }
     case HALO_OP_COUNT:
       break;
   }

@@ -1,5 +1,5 @@
 /* The aggregation matrices over a part's owned rows: GCN's
- * Â = D^-1/2 (A + I) D^-1/2, GIN's A, GraphSAGE's mean D⁻¹A and its
+ * Â = D^-1/2 (A + I) D^-1/2 (or without I, or unnormalised), GIN's A, GraphSAGE's mean D⁻¹A and its
  * transpose A·D⁻¹, GAT's edges A + I.
  *
  * Rows are summed in ascending GLOBAL id, whatever the local numbering, so
@@ -26,6 +26,8 @@ float gnn_aggregation_value(halo_aggregation kind, const halo_shard *s, int64_t 
   switch (kind) {
     case HALO_AGG_SYM:
       return (float)(1.0 / sqrt(((double)s->degree[i] + 1.0) * ((double)s->degree[j] + 1.0)));
+    case HALO_AGG_SYM_NOLOOP: /* an entry means an edge: both degrees are >= 1 */
+      return (float)(1.0 / sqrt((double)s->degree[i] * (double)s->degree[j]));
     case HALO_AGG_MEAN:
       return (float)(1.0 / (double)s->degree[i]);
     case HALO_AGG_MEAN_T:

@@ -42,16 +42,19 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   p->device = in->device;
 
   p->sage_normalize = o->sage_normalize;
+  p->sage_max = d->config.sage_max;
   /* The aggregation: Â with its self-loops (GCN), A (GIN), the mean M
    * and its transpose (GraphSAGE) or A + I (GAT's edges; halo_net_adjacency).  Interior and
    * boundary rows are multiplied as two blocks, so the device SpMM plans
    * both. */
-  const int self = d->kind == HALO_MODEL_GCN || d->kind == HALO_MODEL_GAT;
+  const int self = (d->kind == HALO_MODEL_GCN && o->gcn_self_loops) || d->kind == HALO_MODEL_GAT;
   const int64_t adj_nnz = s->nnz + (self ? n : 0);
-  /* GAT's kernels read A + I as it is: no SpMM plans a copy of its rows. */
-  set_csr(p, GNN_CSR_ADJ, n, all, adj_nnz, in->contiguous && d->kind != HALO_MODEL_GAT,
+  /* GAT's kernels read A + I as it is, and SAGE's max reads A's columns:
+   * no SpMM plans a copy of their rows. */
+  set_csr(p, GNN_CSR_ADJ, n, all, adj_nnz,
+          in->contiguous && d->kind != HALO_MODEL_GAT && !d->config.sage_max,
           GNN_LIFE_ALWAYS);
-  if (d->kind == HALO_MODEL_SAGE)
+  if (d->kind == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MEAN)
     set_csr(p, GNN_CSR_ADJ_T, n, all, adj_nnz, in->contiguous, GNN_LIFE_ALWAYS);
   set(p, GNN_BUF_GLOBAL_ID, 0, all * (int64_t)sizeof(int64_t), GNN_LIFE_ALWAYS);
   set(p, GNN_BUF_LABELS, 0, s->multilabel ? n * s->classes : n * i32, GNN_LIFE_ALWAYS);

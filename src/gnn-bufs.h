@@ -54,6 +54,8 @@ typedef enum {
   GNN_BUF_SCORE, /* per layer, GAT: each row's per-head scores a_src·T, a_dst·T, n_all × 2K */
   GNN_BUF_NODE,  /* per layer, GAT: dZ, row max, row sum, dZ·out per row, n_all × (d_out + 3K) */
   GNN_BUF_ATT_GRAD, /* per layer, GAT: dscore ⊙ T for a_src and a_dst, n_owned × 2·d_mid */
+  GNN_BUF_ARG,      /* per layer l >= 1, SAGE --aggr max: each column's arg-max global id,
+                       int32, n_all × d_in (the halo rows filled by the backward) */
   GNN_BUF_Z,        /* per layer: n_owned × d_out */
   GNN_BUF_COUNT
 } gnn_buf;
@@ -80,6 +82,7 @@ typedef struct gnn_bufs_csr {
 typedef struct gnn_bufs {
   int device;         /* the backend keeps its own copies and stages halo rows on the host */
   int sage_normalize; /* the options a layer kind's plan reads */
+  int sage_max;
   gnn_bufs_entry buf[GNN_BUF_COUNT][HALO_MAX_LAYERS];
   gnn_bufs_csr csr[GNN_CSR_COUNT];
   /* Host memory besides: the set-up copy of X, the set-up parameter array,

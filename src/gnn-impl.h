@@ -55,6 +55,7 @@ typedef struct layer {
   halo_buf ah;   /* aggregate first: the aggregated H, n_owned × d_in */
   halo_buf z1;   /* GIN: the MLP's hidden activations, n_owned × d_mid; GAT: the heads' outputs */
   halo_buf norm; /* GraphSAGE --sage-normalize: the rows' norms, n_owned */
+  halo_buf arg;  /* GraphSAGE --aggr max, l >= 1: arg-max global ids, int32, n_all × d_in */
   halo_buf xhat, rstd;            /* --norm layer: LayerNorm's normalised rows and 1/σ;
                                      --norm batch: xhat alone (the output site's) */
   halo_buf xhat1;                 /* --norm batch, GIN: the MLP site's xhat, n_owned × d_mid */

@@ -51,7 +51,9 @@ typedef struct halo_buf {
   X(GAT_SCORES, gat_scores)         \
   X(GAT_ATTEND, gat_attend)         \
   X(GAT_NODE_TERMS, gat_node_terms) \
-  X(GAT_ATTEND_BACKWARD, gat_attend_backward)
+  X(GAT_ATTEND_BACKWARD, gat_attend_backward) \
+  X(SAGE_MAX, sage_max)                       \
+  X(SAGE_MAX_BACKWARD, sage_max_backward)
 
 typedef enum {
 #define HALO_MODEL_OP_ENUM(op, member) HALO_OP_##op,
@@ -97,6 +99,26 @@ typedef struct halo_op_gat_attend_backward {
   const float *t, *s, *node, *a_src, *a_dst;
   float *dt, *att_grad;
 } halo_op_gat_attend_backward;
+
+/* GraphSAGE's max aggregator (halo_cpu_sage_max): out and arg from x over
+ * A's rows, and its backward dx from g and the arg-max ids. */
+typedef struct halo_op_sage_max {
+  const halo_csr *adj; /* A over the owned rows */
+  const int64_t *global_id;
+  const float *x; /* n_all × cols */
+  int64_t cols;
+  float *out;   /* n_owned × cols */
+  int32_t *arg; /* n_owned × cols, or NULL */
+} halo_op_sage_max;
+
+typedef struct halo_op_sage_max_backward {
+  const halo_csr *adj;
+  const int64_t *global_id;
+  const int32_t *arg; /* n_all × cols */
+  const float *g;     /* n_all × cols */
+  int64_t cols;
+  float *dx; /* n_owned × cols */
+} halo_op_sage_max_backward;
 
 /* One model op: `op`, and its arguments in the member the row names. */
 typedef struct halo_model_call {

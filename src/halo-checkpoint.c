@@ -612,8 +612,15 @@ static void describe_model(const char *model, const halo_net_options *o, char *o
     snprintf(act, sizeof act, ", leaky_relu %g", (double)o->negative_slope);
   else if (o->activation == HALO_ACT_GELU)
     snprintf(act, sizeof act, ", gelu");
-  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s", model, o->layers, o->hidden, heads,
-           act, o->sage_normalize ? ", normalised rows" : "",
+  char agg[64] = "";
+  if (strcmp(model, "sage") == 0 && o->aggr != HALO_AGGR_MEAN)
+    snprintf(agg, sizeof agg, ", --aggr %s", halo_aggr_names[o->aggr]);
+  if (strcmp(model, "gcn") == 0 && !o->gcn_self_loops)
+    snprintf(agg, sizeof agg, ", no self-loops");
+  if (strcmp(model, "gcn") == 0 && !o->gcn_normalize)
+    snprintf(agg + strlen(agg), sizeof agg - strlen(agg), ", unnormalised");
+  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s%s", model, o->layers, o->hidden,
+           heads, act, agg, o->sage_normalize ? ", normalised rows" : "",
            o->gin_train_eps ? ", learned eps" : "", o->residual ? ", residual" : "",
            o->norm == HALO_NORM_LAYER   ? ", layer norm"
            : o->norm == HALO_NORM_BATCH ? ", batch norm"

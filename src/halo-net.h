@@ -214,17 +214,22 @@ halo_status halo_net_adjacency(const halo_shard *s, halo_csr *out);
 /* The aggregation matrix of each model over the part's owned rows, rows
  * sorted by global id, from the global degrees deg (self-loops excluded):
  *   HALO_AGG_SYM     Â: the self-loop included, 1/sqrt((deg_i+1)(deg_j+1))
- *   HALO_AGG_SUM     A: 1 (GIN)
+ *   HALO_AGG_SYM_NOLOOP  D^-1/2 A D^-1/2: 1/sqrt(deg_i·deg_j), no self-loop
+ *                    (GCN --gcn-add-self-loops false)
+ *   HALO_AGG_SUM     A: 1 (GIN; GraphSAGE --aggr sum and max, which reads
+ *                    only its columns; GCN --gcn-normalize false)
  *   HALO_AGG_MEAN    D⁻¹A: 1/deg_i (GraphSAGE; an isolated row is empty)
  *   HALO_AGG_MEAN_T  its transpose, over the same entries: 1/deg_j
- *   HALO_AGG_SELF    A + I: 1, the self-loop included (GAT's edges)
+ *   HALO_AGG_SELF    A + I: 1, the self-loop included (GAT's edges; GCN
+ *                    unnormalised with self-loops)
  * Local. */
 typedef enum {
   HALO_AGG_SYM,
   HALO_AGG_SUM,
   HALO_AGG_MEAN,
   HALO_AGG_MEAN_T,
-  HALO_AGG_SELF
+  HALO_AGG_SELF,
+  HALO_AGG_SYM_NOLOOP
 } halo_aggregation;
 
 halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, halo_csr *out);

@@ -12,7 +12,7 @@
 #include "halo-mpi-check.h"
 #include "halo-watchdog.h"
 
-/* The timed ops; a model op (GAT's) is a row of its own. How an op's floor
+/* The timed ops; a model op (GAT's, SAGE's max) is a row of its own. How an op's floor
  * is found: its streamed bytes at the STREAM triad rate, plus (SpMM, pack)
  * its gathered rows at the random-row-gather rate of its width, or its
  * flops at sgemm's rate, whichever is larger. */
@@ -35,7 +35,9 @@
                                       X(EXACT_CSR, "exact_csr") X(GAT_SCORES, "gat_scores")     \
                                           X(GAT_ATTEND, "gat_attend")                           \
                                               X(GAT_NODE_TERMS, "gat_node_terms")               \
-                                                  X(GAT_ATTEND_BACKWARD, "gat_attend_bwd")
+                                                  X(GAT_ATTEND_BACKWARD, "gat_attend_bwd") \
+                                                      X(SAGE_MAX, "sage_max")                 \
+                                                          X(SAGE_MAX_BACKWARD, "sage_max_bwd")
 
 enum {
 #define PROF_ENUM(id, name) OP_##id,
@@ -330,7 +332,8 @@ static void t_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t 
            F4 * nnz * ncols, 2.0 * nnz * ncols, (int)ncols, a->cols);
 }
 /* GAT's ops: T's rows of K·F columns gathered once a non-zero (twice
- * backward: T and dT), the scores and per-node rows streamed. */
+ * backward: T and dT), the scores and per-node rows streamed.  SAGE's max:
+ * X's rows gathered once a non-zero (backward: G's and the ids'). */
 static void t_model_kernel(halo_backend *be, const halo_model_call *call) {
   double t0 = now();
   prof.real->model_kernel(be, call);
@@ -362,9 +365,25 @@ static void t_model_kernel(halo_backend *be, const halo_model_call *call) {
     gather = 2 * F4 * nnz * kf;
     stream = 8.0 * nnz + F4 * (double)o->adj->rows * (2.0 * kf + 4.0 * o->g->heads);
     flops = nnz * (4.0 * kf + 12.0 * o->g->heads);
+  } else if (call->op == HALO_OP_SAGE_MAX) {
+    const halo_op_sage_max *o = &call->sage_max;
+    const double nnz = (double)o->adj->nnz, rows = (double)o->adj->rows;
+    width = (int)o->cols;
+    table = o->adj->cols;
+    gather = F4 * nnz * (double)o->cols;
+    stream = 4.0 * nnz + F4 * rows * 2.0 * (double)o->cols;
+    flops = nnz * (double)o->cols;
+  } else if (call->op == HALO_OP_SAGE_MAX_BACKWARD) {
+    const halo_op_sage_max_backward *o = &call->sage_max_backward;
+    const double nnz = (double)o->adj->nnz, rows = (double)o->adj->rows;
+    width = (int)o->cols;
+    table = o->adj->cols;
+    gather = 2 * F4 * nnz * (double)o->cols;
+    stream = 4.0 * nnz + F4 * rows * (double)o->cols;
+    flops = 2.0 * nnz * (double)o->cols;
   }
-  _Static_assert(OP_GAT_ATTEND_BACKWARD - OP_GAT_SCORES + 1 == HALO_OP_COUNT,
-                 "a profile row for each model op (PROF_OPS' GAT rows)");
+  _Static_assert(OP_SAGE_MAX_BACKWARD - OP_GAT_SCORES + 1 == HALO_OP_COUNT,
+                 "a profile row for each model op (PROF_OPS' last rows, in HALO_MODEL_OPS order)");
   add_rows(OP_GAT_SCORES + (int)call->op, t0, stream, gather, flops, width, table);
 }
 

@@ -1,6 +1,7 @@
-/* GraphSAGE's layer (PyG's SAGEConv, mean aggregator, root weight on):
- *   Z = M·H·W_l + b + H·W_r,   M = D⁻¹A (mean over the neighbours; an
- *   isolated node aggregates to zero),
+/* GraphSAGE's layer (PyG's SAGEConv, root weight on):
+ *   Z = agg(H)·W_l + b + H·W_r,   agg(H) = M·H, M = D⁻¹A (--aggr mean, the
+ *   mean over the neighbours) or A (--aggr sum), or the element-wise max
+ *   over the neighbours (--aggr max); an isolated node aggregates to zero,
  * and with --sage-normalize each row of Z divided by its L2 norm.
  *
  * M is not symmetric: the backward aggregates with Mᵀ = A·D⁻¹, whose entry
@@ -12,6 +13,14 @@
  *
  * Narrow side: transform first when d_out < d_in (T = H·W_l, exchange T),
  * else aggregate first (exchange H).  H·W_r is local either way.
+ *
+ * The max is not linear, so it always aggregates first, and keeps each
+ * output element's arg-max as a global id (lowest id among ties).  Its
+ * backward sends dA = dZ·W_lᵀ to the arg-max: the owner of j pulls, for
+ * each halo neighbour i, the arg-max ids of row i and then dA_i through
+ * the forward exchange (A is symmetric, so j's row lists every i that j
+ * belongs to), and adds dA_i[c] where arg_i[c] is j, in ascending global
+ * id of i (docs/models.md, "the max aggregator").
  */
 #include "gnn-impl.h"
 
@@ -20,10 +29,45 @@ enum { W_L = 0, B = 1, W_R = 2 }; /* the layer's tensors (halo-model.c) */
 static void plan(const halo_layer_desc *d, int l, int64_t n, int64_t all, gnn_bufs *p) {
   if (d->shape == HALO_LAYER_TRANSFORM) gnn_bufs_set(p, GNN_BUF_T, l, all * d->d_mid);
   if (d->shape == HALO_LAYER_AGGREGATE) gnn_bufs_set(p, GNN_BUF_AH, l, n * d->d_in);
+  if (p->sage_max && l > 0) gnn_bufs_set(p, GNN_BUF_ARG, l, all * d->d_in); /* int32 */
   if (p->sage_normalize) {
     gnn_bufs_set(p, GNN_BUF_Z1, l, n * d->d_out); /* the normalised rows */
     gnn_bufs_set(p, GNN_BUF_NORM, l, n);
   }
+}
+
+/* ah = max over each owned row's neighbours of H (exchanged), with the
+ * arg-max ids into ly->arg when the layer has them.  Collective. */
+static halo_status max_forward(halo_net *g, layer *ly, float *h) {
+  halo_status st = HALO_OK;
+  HALO_TRY(halo_exchange_begin(g->plan, h, ly->d_in));
+  HALO_TRY(halo_exchange_end(g->plan));
+  const halo_model_call call = {.op = HALO_OP_SAGE_MAX,
+                                .sage_max = {&g->adj_fwd.dev, g->global_id.data, h, ly->d_in,
+                                             fbuf(&ly->ah), ly->arg.data}};
+  g->ops->model_kernel(g->be, &call);
+done:
+  return st;
+}
+
+/* dh (n_owned × d_in) = the max's backward of da (n_all rows, the owned
+ * ones filled): the halo rows' ids, then their da, cross first.
+ * Collective. */
+static halo_status max_backward(halo_net *g, layer *ly, float *da, float *dh) {
+  halo_status st = HALO_OK;
+  /* The ids cross as the bits of floats, at fp32 (a low-bit exchange is
+   * refused with --aggr max): the exchange's packs and MPI copy bits and
+   * compute nothing, so an id that reads as a denormal or a NaN is kept. */
+  HALO_TRY(halo_exchange_begin(g->plan, (float *)ly->arg.data, ly->d_in));
+  HALO_TRY(halo_exchange_end(g->plan));
+  HALO_TRY(halo_exchange_begin(g->plan, da, ly->d_in));
+  HALO_TRY(halo_exchange_end(g->plan));
+  const halo_model_call call = {
+      .op = HALO_OP_SAGE_MAX_BACKWARD,
+      .sage_max_backward = {&g->adj_fwd.dev, g->global_id.data, ly->arg.data, da, ly->d_in, dh}};
+  g->ops->model_kernel(g->be, &call);
+done:
+  return st;
 }
 
 static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
@@ -37,7 +81,10 @@ static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
     gnn_input_mm(g, in, ly->d_in, w_r, ly->d_out, z);
     HALO_TRY(gnn_aggregate(g, &g->adj_fwd, fbuf(&ly->t), ly->d_out, 1.0f, z));
   } else {
-    HALO_TRY(gnn_aggregate(g, &g->adj_fwd, (float *)in->dense, ly->d_in, 0.0f, fbuf(&ly->ah)));
+    if (g->opt.aggr == HALO_AGGR_MAX)
+      HALO_TRY(max_forward(g, ly, (float *)in->dense));
+    else
+      HALO_TRY(gnn_aggregate(g, &g->adj_fwd, (float *)in->dense, ly->d_in, 0.0f, fbuf(&ly->ah)));
     gnn_mm(g, n, ly->d_out, ly->d_in, fbuf(&ly->ah), w_l, z);
     gnn_mm_acc(g, n, ly->d_out, ly->d_in, in->dense, w_r, z, scratch);
   }
@@ -73,13 +120,16 @@ static halo_status backward(halo_net *g, layer *ly, const layer_input *in, float
       g->ops->axpy(g->be, dz, tmp, n * ly->d_in, 1.0f, NULL);
     }
   } else {
-    /* dW_l = (M·H)ᵀ·dZ; dH = Mᵀ·(dZ·W_lᵀ) (into ah, free after the
-     * gradients) + dZ·W_rᵀ. */
+    /* dW_l = agg(H)ᵀ·dZ; dH = Mᵀ·(dZ·W_lᵀ), or the max's routing of it,
+     * (into ah, free after the gradients) + dZ·W_rᵀ. */
     const grad_term t[3] = {{.tensor = W_L, .a_dense = fbuf(&ly->ah), .b = dz}, bias, root};
     HALO_TRY(gnn_layer_grads(g, ly, t, 3));
     if (need_dx) {
       gnn_mm_tb(g, n, ly->d_in, ly->d_out, dz, w_l, tmp);
-      HALO_TRY(gnn_aggregate(g, g->adj_bwd, tmp, ly->d_in, 0.0f, fbuf(&ly->ah)));
+      if (g->opt.aggr == HALO_AGGR_MAX)
+        HALO_TRY(max_backward(g, ly, tmp, fbuf(&ly->ah)));
+      else
+        HALO_TRY(gnn_aggregate(g, g->adj_bwd, tmp, ly->d_in, 0.0f, fbuf(&ly->ah)));
       gnn_mm_tb(g, n, ly->d_in, ly->d_out, dz, w_r, tmp);
       g->ops->axpy(g->be, tmp, fbuf(&ly->ah), n * ly->d_in, 1.0f, NULL);
       *dzp = tmp;

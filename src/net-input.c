@@ -209,6 +209,22 @@ done:
   return st;
 }
 
+/* The matrix a model aggregates with forward. */
+static halo_aggregation aggregation_of(const halo_net_options *o) {
+  switch (o->model) {
+    case HALO_MODEL_SAGE:
+      return o->aggr == HALO_AGGR_MEAN ? HALO_AGG_MEAN : HALO_AGG_SUM;
+    case HALO_MODEL_GIN:
+      return HALO_AGG_SUM;
+    case HALO_MODEL_GAT:
+      return HALO_AGG_SELF;
+    case HALO_MODEL_GCN:
+      break;
+  }
+  if (o->gcn_normalize) return o->gcn_self_loops ? HALO_AGG_SYM : HALO_AGG_SYM_NOLOOP;
+  return o->gcn_self_loops ? HALO_AGG_SELF : HALO_AGG_SUM;
+}
+
 /* The model's aggregation (Â, A, or the mean and its transpose) and its
  * interior and boundary rows (gnn_split_of): views of the trailing rows when
  * contiguous, else two row lists. Local. */
@@ -228,14 +244,10 @@ halo_status gnn_setup_aggregation(halo_net *g, const halo_shard *s, row_split r)
     HALO_TRY(halo_exchange_cover_set(g->plan, cover->rows));
     g->info.n_halo_exchanged = cover->offset[s->parts];
   }
-  HALO_TRY(make_matrix(g, s,
-                       kind == HALO_MODEL_SAGE  ? HALO_AGG_MEAN
-                       : kind == HALO_MODEL_GIN ? HALO_AGG_SUM
-                       : kind == HALO_MODEL_GAT ? HALO_AGG_SELF
-                                                : HALO_AGG_SYM,
-                       cover, &g->adj_fwd));
-  g->adj_bwd = &g->adj_fwd; /* symmetric */
-  if (kind == HALO_MODEL_SAGE) {
+  const int sage_mean = kind == HALO_MODEL_SAGE && g->opt.aggr == HALO_AGGR_MEAN;
+  HALO_TRY(make_matrix(g, s, aggregation_of(&g->opt), cover, &g->adj_fwd));
+  g->adj_bwd = &g->adj_fwd; /* symmetric (max reads its columns alone) */
+  if (sage_mean) {
     HALO_TRY(make_matrix(g, s, HALO_AGG_MEAN_T, cover, &g->adj_bwd_own));
     g->adj_bwd = &g->adj_bwd_own;
   }
@@ -359,8 +371,11 @@ done:
 halo_status gnn_prepare_products(halo_net *g) {
   halo_status st = HALO_OK;
   const halo_model_desc *d = &g->info.model;
-  /* GAT's attention kernels read the adjacency themselves: no SpMM on it. */
-  if (!g->ops->spmm_prepare || d->kind == HALO_MODEL_GAT || g->opt.deterministic) return HALO_OK;
+  /* GAT's attention kernels and SAGE's max read the adjacency themselves:
+   * no SpMM on it. */
+  if (!g->ops->spmm_prepare || d->kind == HALO_MODEL_GAT || d->config.sage_max ||
+      g->opt.deterministic)
+    return HALO_OK;
   for (int l = 0; l < d->layers && g->contiguous; l++) {
     const int32_t widths[2] = {d->comm[l].fwd, d->comm[l].bwd};
     const adj_matrix *m[2] = {&g->adj_fwd, g->adj_bwd};

@@ -101,6 +101,9 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_net_option
   if (o->model == HALO_MODEL_SAGE && o->sage_normalize &&
       !(ops->l2_normalize && ops->l2_normalize_backward))
     return "the row normalisation";
+  if (o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MAX &&
+      !halo__backend_has_ops(ops, HALO_OP_BIT(SAGE_MAX) | HALO_OP_BIT(SAGE_MAX_BACKWARD)))
+    return "the max aggregation (--aggr max)";
   if (o->model == HALO_MODEL_GIN && !ops->axpy) return "AXPY";
   if (o->residual && !ops->axpy) return "AXPY";
   if (o->norm == HALO_NORM_LAYER && !(ops->layernorm && ops->layernorm_backward && ops->mul))
@@ -136,6 +139,15 @@ static halo_status check_setup(const halo_shard *s, const halo_net_options *o,
     HALO_FAIL(HALO_ERR_ARG, "%d layers: a %s model has 1 to %d", o->layers, model, HALO_MAX_LAYERS);
   if ((o->layers > 1 || o->model == HALO_MODEL_GIN) && o->hidden < 1)
     HALO_FAIL(HALO_ERR_ARG, "hidden width %d: must be at least 1", o->hidden);
+  if (o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MAX) {
+    /* The arg-max ids cross ranks as int32, bit for bit. */
+    if (s->nodes > INT32_MAX)
+      HALO_FAIL(HALO_ERR_LIMIT, "--aggr max: %lld nodes, more than its int32 arg-max ids hold",
+                (long long)s->nodes);
+    if (o->halo_precision || o->halo_precision_bwd)
+      HALO_FAIL(HALO_ERR_ARG, "--aggr max exchanges arg-max ids, which low-bit rows do not "
+                              "carry: use --halo-precision fp32");
+  }
   const char *missing = missing_op(ops, o, s->multilabel);
   if (missing && o->deterministic && strcmp(missing, "the exact sums") == 0)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
@@ -285,7 +297,7 @@ done:
 
 /* A layer's buffers and the plan entries they are sized from: one list for
  * setup_buffers, which allocates them, and halo_net_destroy. */
-enum { LAYER_BUFFERS = 12 };
+enum { LAYER_BUFFERS = 13 };
 typedef struct layer_buffer {
   halo_buf *buf;
   gnn_buf entry;
@@ -298,7 +310,8 @@ static void layer_buffers(layer *ly, layer_buffer out[LAYER_BUFFERS]) {
       {&ly->norm, GNN_BUF_NORM}, {&ly->xhat, GNN_BUF_XHAT},
       {&ly->rstd, GNN_BUF_RSTD}, {&ly->score, GNN_BUF_SCORE},
       {&ly->node, GNN_BUF_NODE}, {&ly->att_grad, GNN_BUF_ATT_GRAD},
-      {&ly->xhat1, GNN_BUF_XHAT1},     {&ly->z, GNN_BUF_Z}};
+      {&ly->xhat1, GNN_BUF_XHAT1}, {&ly->arg, GNN_BUF_ARG},
+      {&ly->z, GNN_BUF_Z}};
   memcpy(out, bufs, sizeof bufs);
 }
 

@@ -110,6 +110,28 @@ Test(predict, sage_exchanges_its_narrow_side_and_never_caches) {
   }
 }
 
+Test(predict, sage_max_aggregates_first_and_sends_its_ids_back) {
+  /* 1433 -> 64 -> 7 with --aggr max: both layers aggregate first (the max
+   * is not linear), layer 0 exchanges X (1433) forward and nothing back;
+   * layer 1 exchanges H (64) forward, and its arg-max ids (64) and the
+   * max's output gradient (64) backward; each single exchange is d_in wide. */
+  int32_t dims[] = {1433, 64, 7};
+  halo_model_desc d;
+  halo_model_config c = halo_model_config_of(HALO_MODEL_SAGE);
+  c.sage_max = 1;
+  halo_model_comm m = describe_model(c, dims, 3, &d);
+  cr_expect_eq(d.shape[0], HALO_LAYER_AGGREGATE);
+  cr_expect_eq(d.shape[1], HALO_LAYER_AGGREGATE);
+  cr_expect_eq(d.comm[0].fwd, 1433);
+  cr_expect_eq(d.comm[0].bwd, 0);
+  cr_expect_eq(d.comm[1].fwd, 64);
+  cr_expect_eq(d.comm[1].bwd, 128);
+  cr_expect_eq(d.comm[1].widest, 64);
+  cr_expect_eq(halo_predict_widest(&m), 1433);
+  cr_expect_eq(halo_predict_epoch_bytes(10, &m), 10 * (1433 + 64 + 128) * 4);
+  cr_expect_eq(d.params, 2 * 1433 * 64 + 64 + 2 * 64 * 7 + 7, "the mean's parameters");
+}
+
 Test(predict, gin_aggregates_through_its_mlp_width) {
   /* 1433 -> [64] -> 64 -> [64] -> 7: layer 0 multiplies by W_1 first (64 <
    * 1433), layer 1 aggregates H (64 is not below 64). */

@@ -396,8 +396,9 @@ else
     # The activations past relu and elu: leaky_relu's slope and gelu's
     # erf-form kernels on the GPU against the CPU's.  The optimisers past
     # Adam (SGD with Nesterov momentum and clipping, AdamW) under schedules,
-    # their CUDA twins against the CPU's kernels.
-    for model in sage gin gat gcn-leaky sage-gelu gcn-sgd sage-adamw; do
+    # their CUDA twins against the CPU's kernels.  SAGE's max: the arg-max
+    # and its routed backward (the ids cross ranks) on the GPU.
+    for model in sage gin gat gcn-leaky sage-gelu gcn-sgd sage-adamw sage-max; do
       model_epochs=$epochs
       case $model in
         gcn-leaky) flags=(--activation leaky_relu --negative-slope 0.2) ;;
@@ -408,6 +409,7 @@ else
           flags=(--model sage --hidden 64 --optimizer adamw --weight-decay 0.01
             --lr-schedule step --lr-step-size 10 --lr-gamma 0.5) ;;
         sage-gelu) flags=(--model sage --hidden 64 --activation gelu) ;;
+        sage-max) flags=(--model sage --hidden 64 --aggr max) ;;
         gin)
           model_epochs=$((epochs < 10 ? epochs : 10))
           flags=(--model gin --hidden 64 --gin-train-eps) ;;

@@ -1598,3 +1598,65 @@ Test(cuda_kernels, bad_arguments_fail_with_a_status) {
   cr_expect_eq(halo_cuda_layernorm_backward(NULL, NULL, NULL, NULL, 0, 8, NULL), HALO_OK);
   cr_expect_eq(halo_cuda_mul(NULL, NULL, NULL, 0, NULL), HALO_OK);
 }
+
+/* GraphSAGE's max, CPU against CUDA, bit for bit: the max, its arg-max
+ * and the backward's routed sums, on values drawn from 9 levels so that
+ * ties are common (they go to the lowest global id on both), over rows
+ * whose columns include halo rows and some with no column at all. */
+Test(cuda_kernels, sage_max_matches_the_cpu_bit_for_bit) {
+  const uint64_t seed = gpu_test_seed("sage_max");
+  const int64_t rows = 300, all = 420, cols = 13;
+  int64_t *gid = host_alloc((size_t)all * sizeof(int64_t));
+  for (int64_t r = 0; r < all; r++) gid[r] = (r * 7919) % 1009 + 1009 * (r % 3); /* distinct */
+  halo_csr a = gat_graph(seed, rows, all, gid);
+  /* A without its self-loops (gat_graph's A + I), every 10th row emptied. */
+  int64_t nnz = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    const int64_t lo = a.indptr[i], hi = a.indptr[i + 1];
+    a.indptr[i] = nnz;
+    for (int64_t k = lo; k < hi && i % 10 != 0; k++)
+      if (a.indices[k] != i) a.indices[nnz++] = a.indices[k];
+  }
+  a.indptr[rows] = a.nnz = nnz;
+  const size_t xb = (size_t)(all * cols) * 4, ob = (size_t)(rows * cols) * 4;
+  float *x = host_alloc(xb), *out = host_alloc(ob), *g = host_alloc(xb), *dx = host_alloc(ob),
+        *got = host_alloc(xb);
+  int32_t *arg = host_alloc(xb), *got_arg = host_alloc(xb);
+  fill_uniform(x, all * cols, seed, 1, 0.0f, 1.0f);
+  for (int64_t i = 0; i < all * cols; i++) x[i] = floorf(x[i] * 9.0f) - 4.0f; /* ties */
+  fill_uniform(g, all * cols, seed, 2, -1.0f, 1.0f);
+  halo_csr da = a;
+  da.indptr = dev_upload(a.indptr, (size_t)(rows + 1) * sizeof(int64_t));
+  da.indices = dev_upload(a.indices, (size_t)(a.nnz ? a.nnz : 1) * sizeof(int32_t));
+  int64_t *dgid = dev_upload(gid, (size_t)all * sizeof(int64_t));
+  float *d_x = dev_upload(x, xb), *d_out = dev_alloc(ob), *d_g = dev_upload(g, xb),
+        *d_dx = dev_alloc(ob);
+  int32_t *d_arg = dev_alloc(xb);
+
+  halo_cpu_sage_max(&a, gid, x, cols, out, arg);
+  expect_ok(halo_cuda_sage_max(&da, dgid, d_x, cols, d_out, d_arg, NULL), "halo_cuda_sage_max");
+  dev_download(got, d_out, ob);
+  dev_download(got_arg, d_arg, ob);
+  cr_expect_eq(memcmp(got, out, ob), 0, "sage_max: the max differs from the CPU's");
+  cr_expect_eq(memcmp(got_arg, arg, ob), 0, "sage_max: the arg-max differs from the CPU's");
+  /* The halo rows' ids as another rank would send them: any ids of the
+   * graph, some equal to the owned rows' own. */
+  for (int64_t i = rows * cols; i < all * cols; i++) arg[i] = (int32_t)gid[i % rows];
+  cr_assert_eq(cudaMemcpy(d_arg, arg, xb, cudaMemcpyHostToDevice), cudaSuccess);
+  halo_cpu_sage_max_backward(&a, gid, arg, g, cols, dx);
+  expect_ok(halo_cuda_sage_max_backward(&da, dgid, d_arg, d_g, cols, d_dx, NULL),
+            "halo_cuda_sage_max_backward");
+  dev_download(got, d_dx, ob);
+  cr_expect_eq(memcmp(got, dx, ob), 0, "sage_max_backward differs from the CPU's");
+  double mx = 0.0;
+  for (int64_t i = 0; i < rows * cols; i++) mx = fmax(mx, fabs(dx[i]));
+  cr_expect_gt(mx, 0.0, "sage_max_backward: dX is all zeros");
+
+  cudaFree(da.indptr);
+  cudaFree(da.indices);
+  cudaFree(dgid);
+  void *dev[] = {d_x, d_out, d_g, d_dx, d_arg};
+  for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
+  void *host[] = {a.indptr, a.indices, gid, x, out, g, dx, got, arg, got_arg};
+  for (size_t k = 0; k < sizeof host / sizeof host[0]; k++) free(host[k]);
+}

@@ -116,6 +116,18 @@ Test(train_cuda, cora_p2_gcn_leaky_relu_and_gelu_equal_cpu, .timeout = 300) {
   check_model_against_cpu(2, "0", "cusparse", "--activation gelu", 10);
 }
 
+/* GraphSAGE's max (its two CUDA twins; the arg-max ids cross ranks) and
+ * sum, staged, at P=2, on a 2,000-node SBM graph of 32 features: the max
+ * aggregates X first, which Cora's 1,433 features would make slow on
+ * halo-cuda-emu. */
+Test(train_cuda, sbm_p2_sage_max_and_sum_equal_cpu, .timeout = 300) {
+  static const char *const graph = "sbm:nodes=2000,classes=4,avg-degree=10,homophily=0.4,feat=32,seed=7";
+  check_input_against_cpu(tr_tmpdir("cuda"), graph, "32,16,4 --model sage --aggr max", 2, "0",
+                          "cusparse", "--model sage --aggr max", 5);
+  check_input_against_cpu(tr_tmpdir("cuda"), graph, "32,16,4 --model sage", 2, "0", "rows",
+                          "--model sage --aggr sum", 5);
+}
+
 Test(train_cuda, cora_p2_gin_equals_cpu, .timeout = 300) {
   check_model_against_cpu(2, "0", "rows", "--model gin --hidden 32 --gin-train-eps", 10);
 }

@@ -442,6 +442,26 @@ static void ck_model_kernel(halo_backend *be, const halo_model_call *c) {
       device(be, "gat_attend_backward", "attention terms", a->att_grad, 2 * n * kf * 4);
       break;
     }
+    case HALO_OP_SAGE_MAX: {
+      const halo_op_sage_max *a = &c->sage_max;
+      const size_t n = (size_t)a->adj->rows, all = (size_t)a->adj->cols, w = (size_t)a->cols;
+      device_csr(be, "sage_max", a->adj);
+      device(be, "sage_max", "global_id", a->global_id, all * 8);
+      device(be, "sage_max", "X", a->x, all * w * 4);
+      device(be, "sage_max", "out", a->out, n * w * 4);
+      if (a->arg) device(be, "sage_max", "arg", a->arg, n * w * 4);
+      break;
+    }
+    case HALO_OP_SAGE_MAX_BACKWARD: {
+      const halo_op_sage_max_backward *a = &c->sage_max_backward;
+      const size_t n = (size_t)a->adj->rows, all = (size_t)a->adj->cols, w = (size_t)a->cols;
+      device_csr(be, "sage_max_backward", a->adj);
+      device(be, "sage_max_backward", "global_id", a->global_id, all * 8);
+      device(be, "sage_max_backward", "arg", a->arg, all * w * 4);
+      device(be, "sage_max_backward", "G", a->g, all * w * 4);
+      device(be, "sage_max_backward", "dX", a->dx, n * w * 4);
+      break;
+    }
     case HALO_OP_COUNT:
       fail("model_kernel", "op", "is not one of HALO_MODEL_OPS");
   }

@@ -8,7 +8,8 @@ usage: check_to_torch.py MODE SOURCE_DIR HALO_PARTITION HALO_TRAIN
 
 For each model (gcn, sage with --sage-normalize and LayerNorm over 3 layers,
 gin with a learned eps, gat with 2 heads, gcn over 3 layers and gin with
-BatchNorm, whose running statistics the export carries), a seeded random graph (an OGB
+BatchNorm, whose running statistics the export carries; sage with --aggr
+max and sum, gcn without self-loops and unnormalised), a seeded random graph (an OGB
 folder written here) is partitioned in 2 parts and trained 5 epochs with
 --checkpoint and --predict; the export's logits on PyG's edge_index of the
 same graph must equal --predict's to 1e-4 relative to the largest logit.
@@ -86,23 +87,38 @@ def scatter_sum(values, index, n):
     return out
 
 
-def gcn_conv(x, ei, sd, p):
-    """GCNConv: add_self_loops, symmetric normalisation by in-degree (+1)."""
+def gcn_conv(x, ei, sd, p, add_self_loops=True, normalize=True):
+    """GCNConv: with normalize, gcn_norm: self-loops added (add_self_loops),
+    symmetric normalisation by in-degree (a zero degree's inverse root 0);
+    without, the plain sum over the edges (no self-loops)."""
     n = x.shape[0]
-    loops = np.arange(n)
-    src, dst = np.concatenate([ei[0], loops]), np.concatenate([ei[1], loops])
-    deg = np.bincount(dst, minlength=n).astype(float)
-    norm = deg[src] ** -0.5 * deg[dst] ** -0.5
+    src, dst = ei[0], ei[1]
     h = x @ sd[p + "lin.weight"].T
+    if not normalize:
+        return scatter_sum(h[src], dst, n) + sd[p + "bias"]
+    if add_self_loops:
+        loops = np.arange(n)
+        src, dst = np.concatenate([src, loops]), np.concatenate([dst, loops])
+    deg = np.bincount(dst, minlength=n).astype(float)
+    inv = np.where(deg > 0, np.maximum(deg, 1.0) ** -0.5, 0.0)
+    norm = inv[src] * inv[dst]
     return scatter_sum(h[src] * norm[:, None], dst, n) + sd[p + "bias"]
 
 
-def sage_conv(x, ei, sd, p, normalize):
-    """SAGEConv, mean aggregation: lin_l(mean_j x_j) + lin_r(x_i)."""
+def sage_conv(x, ei, sd, p, normalize, aggr="mean"):
+    """SAGEConv: lin_l(aggr_j x_j) + lin_r(x_i); mean, max or sum over the
+    incoming edges, a node without any aggregating to 0."""
     n = x.shape[0]
-    count = np.bincount(ei[1], minlength=n).astype(float)
-    mean = scatter_sum(x[ei[0]], ei[1], n) / np.maximum(count, 1.0)[:, None]
-    out = mean @ sd[p + "lin_l.weight"].T + sd[p + "lin_l.bias"] + x @ sd[p + "lin_r.weight"].T
+    if aggr == "max":
+        agg = np.full((n,) + x.shape[1:], -np.inf)
+        np.maximum.at(agg, ei[1], x[ei[0]])
+        agg[np.isneginf(agg)] = 0.0
+    else:
+        agg = scatter_sum(x[ei[0]], ei[1], n)
+        if aggr == "mean":
+            count = np.bincount(ei[1], minlength=n).astype(float)
+            agg = agg / np.maximum(count, 1.0)[:, None]
+    out = agg @ sd[p + "lin_l.weight"].T + sd[p + "lin_l.bias"] + x @ sd[p + "lin_r.weight"].T
     if normalize:
         out = out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
     return out
@@ -169,9 +185,9 @@ def pyg_forward(spec, sd, x, ei):
         p = f"convs.{i}."
         last = i == kw["num_layers"] - 1
         if cls == "GCN":
-            x = gcn_conv(x, ei, sd, p)
+            x = gcn_conv(x, ei, sd, p, kw.get("add_self_loops", True), kw.get("normalize", True))
         elif cls == "GraphSAGE":
-            x = sage_conv(x, ei, sd, p, kw.get("normalize", False))
+            x = sage_conv(x, ei, sd, p, kw.get("normalize", False), kw.get("aggr", "mean"))
         elif cls == "GIN":
             x = gin_conv(x, ei, sd, p, act, bn_eps)
         elif cls == "GAT":
@@ -253,6 +269,10 @@ def main():
                         "--clip-grad-norm", "1"],
             "gcn-batchnorm": ["--hidden", "8", "--layers", "3", "--norm", "batch"],
             "gin-batchnorm": ["--hidden", str(C), "--norm", "batch", "--bn-momentum", "0.3"],
+            "sage-max": ["--hidden", "6", "--layers", "3", "--aggr", "max"],
+            "sage-sum": ["--hidden", "6", "--aggr", "sum"],
+            "gcn-noloops": ["--hidden", "8", "--gcn-add-self-loops", "false"],
+            "gcn-plain": ["--hidden", "8", "--gcn-normalize", "false"],
         }
         refused = {"gin-wide": "PyG's GIN builds its output layer's MLP",
                    "gcn-residual": "no residual connection",

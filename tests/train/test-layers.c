@@ -259,7 +259,12 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
                 .heads = gat ? gat->heads : 0,
                 .output_heads = gat ? gat->output_heads : 0,
                 .attn_dropout = gat ? gat->attn_dropout : 0.0f,
-                .halo_sample = strchr(flags, 's') ? 0.5f : 0.0f};
+                .halo_sample = strchr(flags, 's') ? 0.5f : 0.0f,
+                .sage_aggr = strchr(flags, 'M')   ? FX_AGGR_MAX
+                             : strchr(flags, 'S') ? FX_AGGR_SUM
+                                                  : FX_AGGR_MEAN,
+                .gcn_no_self_loops = strchr(flags, 'L') != NULL,
+                .gcn_no_normalize = strchr(flags, 'N') != NULL};
   m.dims[0] = pc->features;
   for (int l = 1; l < pc->layers; l++) m.dims[l] = pc->hidden * (gat ? gat->heads : 1);
   m.dims[pc->layers] = pc->classes;
@@ -473,7 +478,44 @@ static const gat_case gat_cases[] = {
     {{"gat-no-dropout", 50, 4, 8, 0.5f, 3, 2, 4, 0.0f, 0.0f, 0, 0, "gat", NULL}, 3, 1, 0.0f},
 };
 
+/* SAGE's max and sum aggregators and GCN's PyG flags (--aggr,
+ * --gcn-add-self-loops false, --gcn-normalize false), against the dense
+ * double reference with the same aggregation.  Max always aggregates
+ * first, whatever the widths: its backward brings the halo rows' arg-max
+ * ids and gradients, whose bytes the prediction counts. */
+static const probe_case aggr_cases[] = {
+    /* Max over H, three layers (5 -> 12 -> 12 -> 3), ReLU. */
+    {"sage-max", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "sage", "M"},
+    /* Max where the mean would transform first (24 -> 6 -> 4): it still
+     * aggregates first, dense X; rows normalised, ELU. */
+    {"sage-max-narrow-normalize", 70, 4, 24, 0.5f, 4, 3, 6, 0.3f, 0.5f, -1, 0, "sage", "Mnu"},
+    /* Sum, transform first (sparse X) and aggregate first (LeakyReLU). */
+    {"sage-sum-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "sage", "S"},
+    {"sage-sum-aggregate", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "sage", "Sk"},
+    /* GCN without self-loops, aggregate first; and cached (no input dropout). */
+    {"gcn-no-self-loops", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gcn", "L"},
+    {"gcn-no-self-loops-cached", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, -1, 0, "gcn", "L"},
+    /* GCN with A alone (PyG's normalize=False), transform first, sparse X. */
+    {"gcn-unnormalized", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "gcn", "LN"},
+};
+
 #define NCASES(a) (sizeof a / sizeof a[0])
+
+Test(layers, aggr_forward_backward_p1_p3, .timeout = 600) {
+  uint64_t seed = tr_seed("layers.aggr", 12);
+  if (TEST_SANITIZED) test_sanitized_note("layers.aggr", "P=3 alone");
+  for (int np = TEST_SANITIZED ? 3 : 1; np <= 3; np += 2)
+    for (size_t i = 0; i < NCASES(aggr_cases); i++) check_probe(&aggr_cases[i], np, seed + i);
+}
+
+Test(layers, aggr_deterministic_p1_p3, .timeout = 600) {
+  uint64_t seed = tr_seed("layers.aggr_deterministic", 13);
+  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
+  if (TEST_SANITIZED) test_sanitized_note("layers.aggr_deterministic", "P=3 alone");
+  for (int np = TEST_SANITIZED ? 3 : 1; np <= 3; np += 2)
+    for (size_t i = 0; i < NCASES(aggr_cases); i++) check_probe(&aggr_cases[i], np, seed + i);
+  unsetenv("HALO_PROBE_DETERMINISTIC");
+}
 
 Test(layers, gat_forward_backward_p1_p3, .timeout = 600) {
   uint64_t seed = tr_seed("layers.gat", 10);

@@ -68,4 +68,10 @@ Test(model_options, values_as_text) {
   cr_expect_str_eq(text, "0.01");
   halo_model_option_format(halo_model_option_at(HALO_MOPT_MODEL), &o, text, sizeof text);
   cr_expect_str_eq(text, "gcn");
+  o.aggr = HALO_AGGR_MAX;
+  o.gcn_normalize = 0;
+  halo_model_option_format(halo_model_option_at(HALO_MOPT_AGGR), &o, text, sizeof text);
+  cr_expect_str_eq(text, "max");
+  halo_model_option_format(halo_model_option_at(HALO_MOPT_GCN_NORMALIZE), &o, text, sizeof text);
+  cr_expect_str_eq(text, "false");
 }

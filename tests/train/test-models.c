@@ -243,3 +243,72 @@ Test(models, checkpoints_resume_at_another_p_and_refuse_another_model, .timeout 
   }
   tr_rmdir(dir);
 }
+
+/* SAGE's max and sum aggregators (--aggr; GCN's flags change only the
+ * matrix's values, which test-train-layers checks at P=1 and P=3), on a
+ * 2,000-node SBM graph of 32 features
+ * (Cora's 1,433 would make max, which aggregates X first, the slowest test
+ * here): P=4 trains the function P=1 does (float losses within 1e-5 of
+ * each other every epoch), moves the bytes that halo-train and
+ * halo-partition --aggr predict, layer by layer, and (max) is
+ * bit-identical with --deterministic.  Max's arg-max ids and its routed gradients cross ranks
+ * (docs/models.md, "the max aggregator"). */
+#define AGGR_GRAPH "sbm:nodes=2000,classes=4,avg-degree=10,homophily=0.4,feat=32,seed=7"
+Test(models, aggregators_p1_against_p4, .timeout = 900) {
+  /* det: also bit-identical with --deterministic (the sum adds in the
+   * mean's order, which models/deterministic_bit_identical_for_any_p
+   * covers; the max's routed sums are its own). */
+  static const struct {
+    const char *name, *train, *predict;
+    int det;
+  } cases[] = {
+      {"sage-max", "--model sage --aggr max", "32,16,4 --model sage --aggr max", 1},
+      {"sage-sum", "--model sage --aggr sum", "32,16,4 --model sage", 0},
+  };
+  static const int parts[2] = {1, 4};
+  const int det_epochs = 20;
+  char *dir = tr_tmpdir("models-aggr");
+  char shards[512], json[600], path[700], extra[300];
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    metrics m[2];
+    run_report det[2];
+    for (int i = 0; i < 2; i++) {
+      snprintf(shards, sizeof shards, "%s/sbm-%s-%d", dir, cases[k].name, parts[i]);
+      snprintf(json, sizeof json, "%s.json", shards);
+      partition(AGGR_GRAPH, parts[i], "metis", cases[k].predict, shards, json);
+      snprintf(path, sizeof path, "%s.jsonl", shards);
+      snprintf(extra, sizeof extra, "%s --epochs %d --seed 5", cases[k].train, EPOCHS);
+      train(parts[i], shards, extra, path);
+      read_metrics(path, &m[i]);
+      cr_assert_eq(m[i].epochs, EPOCHS);
+      for (int e = 0; e < EPOCHS; e++)
+        cr_expect_eq(m[i].halo[e], m[i].predicted[e], "%s P=%d epoch %d: %.0f bytes, %.0f predicted",
+                     cases[k].name, parts[i], e + 1, m[i].halo[e], m[i].predicted[e]);
+      cr_expect_eq(m[i].predicted[0], json_figure(json, "predicted_halo_bytes_per_epoch"),
+                   "%s P=%d: halo-train predicts %.0f bytes, halo-partition %.0f", cases[k].name,
+                   parts[i], m[i].predicted[0], json_figure(json, "predicted_halo_bytes_per_epoch"));
+      expect_layer_bytes(path, cases[k].name);
+      if (!cases[k].det) continue;
+
+      snprintf(path, sizeof path, "%s-det.jsonl", shards);
+      snprintf(extra, sizeof extra, "%s --epochs %d --deterministic --threads %d", cases[k].train,
+               det_epochs, i == 0 ? 2 : 1);
+      train(parts[i], shards, extra, path);
+      read_report(path, &det[i]);
+    }
+    cr_expect_gt(m[1].halo[0], 0.0, "%s P=4: nothing crossed", cases[k].name);
+    int at = 0;
+    const double worst = worst_loss_difference(&m[0], &m[1], EPOCHS, &at);
+    fprintf(stderr,
+            "[models.aggregators] %s P=4: worst loss difference %.2e (epoch %d); final test %.4f "
+            "vs %.4f\n",
+            cases[k].name, worst, at, m[1].final_test, m[0].final_test);
+    cr_expect_leq(worst, 1e-5, "%s P=4: loss at epoch %d is %.9g, P=1 has %.9g", cases[k].name, at,
+                  m[1].loss[at - 1], m[0].loss[at - 1]);
+    if (!cases[k].det) continue;
+    char what[160];
+    snprintf(what, sizeof what, "%s P=4 against P=1, deterministic", cases[k].name);
+    expect_bit_identical(&det[0], &det[1], what);
+  }
+  tr_rmdir(dir);
+}

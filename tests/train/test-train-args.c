@@ -183,6 +183,30 @@ Test(args, optimizer_and_schedule_flags) {
   cr_expect_eq(a.gcn.lr_step_size, 50);
 }
 
+/* --aggr and GCN's PyG flags: defaults are PyG's (mean; self-loops and
+ * normalisation on), and --gcn-normalize false turns the self-loops off
+ * unless they are given, as PyG's add_self_loops=None does. */
+Test(args, aggregator_and_gcn_flags) {
+  halo_train_args a;
+  cr_assert_eq(parse(&a, "d --model sage"), HALO_OK);
+  cr_expect_eq(a.gcn.aggr, HALO_AGGR_MEAN);
+  cr_expect_eq(a.gcn.gcn_self_loops, 1);
+  cr_expect_eq(a.gcn.gcn_normalize, 1);
+  cr_assert_eq(parse(&a, "d --model sage --aggr max"), HALO_OK);
+  cr_expect_eq(a.gcn.aggr, HALO_AGGR_MAX);
+  cr_assert_eq(parse(&a, "d --model sage --aggr=sum"), HALO_OK);
+  cr_expect_eq(a.gcn.aggr, HALO_AGGR_SUM);
+  cr_assert_eq(parse(&a, "d --gcn-add-self-loops false"), HALO_OK);
+  cr_expect_eq(a.gcn.gcn_self_loops, 0);
+  cr_expect_eq(a.gcn.gcn_normalize, 1);
+  cr_assert_eq(parse(&a, "d --gcn-normalize false"), HALO_OK);
+  cr_expect_eq(a.gcn.gcn_self_loops, 0);
+  cr_expect_eq(a.gcn.gcn_normalize, 0);
+  cr_assert_eq(parse(&a, "d --gcn-normalize true --gcn-add-self-loops true"), HALO_OK);
+  cr_expect_eq(a.gcn.gcn_self_loops, 1);
+  cr_expect_eq(a.gcn.gcn_normalize, 1);
+}
+
 Test(args, bad_values_name_the_flag) {
   static const char *cases[][2] = {
       {"d --hidden 0", "--hidden"},
@@ -219,6 +243,13 @@ Test(args, bad_values_name_the_flag) {
       {"d --negative-slope 0.2", "--negative-slope"},
       {"d --model gat --negative-slope 0.2", "--negative-slope"},
       {"d --norm group", "--norm"},
+      {"d --aggr max", "--aggr: the model is gcn, not sage"},
+      {"d --model sage --aggr lstm", "--aggr"},
+      {"d --model sage --aggr max --halo-precision int8", "--halo-precision"},
+      {"d --model sage --gcn-normalize false", "--gcn-normalize: the model is sage"},
+      {"d --model gin --gcn-add-self-loops false", "--gcn-add-self-loops: the model is gin"},
+      {"d --gcn-normalize 0", "--gcn-normalize"},
+      {"d --gcn-normalize false --gcn-add-self-loops true", "--gcn-add-self-loops true needs"},
       {"d --sage-normalize", "--sage-normalize"},
       {"d --model sage --gin-train-eps", "--gin-train-eps"},
       {"d --model gin --weight-decay-all", "--weight-decay-all"},

@@ -367,16 +367,32 @@ static void ref_neighbours(const fx_model *m, const fx_graph *g, const double *x
   }
 }
 
-/* Y (n × cols) = Â · X, Â from the graph with self-loops, in double. */
+/* Y (n × cols) = the element-wise max over each row's neighbours (0 for
+ * an isolated row), PyG's max aggregation. */
+static void ref_neighbours_max(const fx_graph *g, const double *x, int32_t cols, double *y) {
+  for (int64_t i = 0; i < g->n; i++)
+    for (int32_t c = 0; c < cols; c++) {
+      double v = g->indptr[i + 1] > g->indptr[i] ? -INFINITY : 0.0;
+      for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++)
+        v = fmax(v, x[g->indices[k] * cols + c]);
+      y[i * cols + c] = v;
+    }
+}
+
+/* Y (n × cols) = Â · X, in double: Â = D^-1/2 (A + I) D^-1/2 from the
+ * graph, or (PyG's GCNConv flags) without the I, or A (+ I) unscaled; with
+ * m->halo_sample, each cross-part entry by the epoch's draw (ref_sample). */
 static void ref_aggregate(const fx_model *m, const fx_graph *g, const double *x, int32_t cols,
                           double *y) {
+  const double self = m->gcn_no_self_loops ? 0.0 : 1.0;
   for (int64_t i = 0; i < g->n; i++) {
-    double di = (double)(g->indptr[i + 1] - g->indptr[i]) + 1.0;
-    for (int32_t c = 0; c < cols; c++) y[i * cols + c] = x[i * cols + c] / di;
+    double di = (double)(g->indptr[i + 1] - g->indptr[i]) + self;
+    const double aii = m->gcn_no_normalize || self == 0.0 ? self : self / di;
+    for (int32_t c = 0; c < cols; c++) y[i * cols + c] = aii * x[i * cols + c];
     for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) {
       int64_t j = g->indices[k];
-      double dj = (double)(g->indptr[j + 1] - g->indptr[j]) + 1.0;
-      double a = ref_sample(m, g, i, j) / sqrt(di * dj);
+      double dj = (double)(g->indptr[j + 1] - g->indptr[j]) + self;
+      double a = ref_sample(m, g, i, j) * (m->gcn_no_normalize ? 1.0 : 1.0 / sqrt(di * dj));
       for (int32_t c = 0; c < cols; c++) y[i * cols + c] += a * x[j * cols + c];
     }
   }
@@ -529,8 +545,11 @@ static double ref_forward(const fx_model *m, const fx_graph *g, const double *p,
           s[i * b + c] = v;
         }
     } else if (m->kind == FX_SAGE) {
-      /* PyG's SAGEConv: lin_l(mean_j h_j) + lin_r(h_i), then normalize. */
-      ref_neighbours(m, g, h, a, 1, ah);
+      /* PyG's SAGEConv: lin_l(agg_j h_j) + lin_r(h_i), then normalize. */
+      if (m->sage_aggr == FX_AGGR_MAX)
+        ref_neighbours_max(g, h, a, ah);
+      else
+        ref_neighbours(m, g, h, a, m->sage_aggr == FX_AGGR_MEAN, ah);
       const double *wl = p + off, *bias = wl + (int64_t)a * b, *wr = bias + b;
       off += 2 * (int64_t)a * b + b;
       for (int64_t i = 0; i < n; i++) {

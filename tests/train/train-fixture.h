@@ -84,7 +84,12 @@ typedef struct fx_model {
   float attn_dropout;  /* GAT: dropout on the attention coefficients */
   float halo_sample;   /* in (0, 1): BNS-GCN's boundary sampling of epoch `epoch`, the
                           graph's parts being g->part; otherwise the whole graph */
+  int sage_aggr;       /* SAGE: FX_AGGR_MEAN (0, the default), FX_AGGR_MAX, FX_AGGR_SUM */
+  int gcn_no_self_loops; /* GCN: Â without I (PyG's add_self_loops=False) */
+  int gcn_no_normalize;  /* GCN: Â = A (+ I), not D^-1/2-scaled (PyG's normalize=False) */
 } fx_model;
+
+enum { FX_AGGR_MEAN = 0, FX_AGGR_MAX = 1, FX_AGGR_SUM = 2 };
 
 /* Number of parameters, laid out per layer as docs/models.md lists them:
  * GCN W, b; SAGE W_l, b, W_r; GIN W_1, b_1, W_2, b_2 (, ε); GAT W, a_src,

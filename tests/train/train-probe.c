@@ -80,7 +80,8 @@ int main(int argc, char **argv) {
     goto done;
   }
   /* "n": normalize, "e": train ε, "u": ELU, "k": LeakyReLU 0.2, "g": GELU,
-   * "r": residual, "l": layer norm */
+   * "r": residual, "l": layer norm, "M": SAGE max, "S": SAGE sum, "L": GCN
+   * without self-loops, "N": GCN unnormalised */
   const char *flags = getenv("HALO_PROBE_FLAGS");
   if (flags) {
     o.residual = strchr(flags, 'r') != NULL;
@@ -89,6 +90,11 @@ int main(int argc, char **argv) {
                                   : HALO_NORM_NONE;
     o.sage_normalize = strchr(flags, 'n') != NULL;
     o.gin_train_eps = strchr(flags, 'e') != NULL;
+    o.aggr = strchr(flags, 'M')   ? HALO_AGGR_MAX
+             : strchr(flags, 'S') ? HALO_AGGR_SUM
+                                  : HALO_AGGR_MEAN;
+    o.gcn_self_loops = strchr(flags, 'L') == NULL;
+    o.gcn_normalize = strchr(flags, 'N') == NULL;
     o.activation = strchr(flags, 'u')   ? HALO_ACT_ELU
                    : strchr(flags, 'k') ? HALO_ACT_LEAKY_RELU
                    : strchr(flags, 'g') ? HALO_ACT_GELU
