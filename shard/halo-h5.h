@@ -18,7 +18,14 @@
 #include "halo-shard.h"
 
 /* The element types a shard stores. */
-typedef enum { HALO_H5_I32, HALO_H5_I64, HALO_H5_U64, HALO_H5_F32, HALO_H5_I8 } halo_h5_kind;
+typedef enum {
+  HALO_H5_I32,
+  HALO_H5_I64,
+  HALO_H5_U64,
+  HALO_H5_F32,
+  HALO_H5_I8,
+  HALO_H5_F64
+} halo_h5_kind;
 
 /* HDF5 prints its whole error stack by default; every public shard call
  * turns that off first, so that each failure is one halo_log_error line.  It

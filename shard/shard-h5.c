@@ -112,6 +112,8 @@ static hid_t kind_file_type(halo_h5_kind kind) {
       return H5T_STD_U64LE;
     case HALO_H5_F32:
       return H5T_IEEE_F32LE;
+    case HALO_H5_F64:
+      return H5T_IEEE_F64LE;
     case HALO_H5_I8:
       return H5T_STD_I8LE;
   }
@@ -128,6 +130,8 @@ static hid_t kind_mem_type(halo_h5_kind kind) {
       return H5T_NATIVE_UINT64;
     case HALO_H5_F32:
       return H5T_NATIVE_FLOAT;
+    case HALO_H5_F64:
+      return H5T_NATIVE_DOUBLE;
     case HALO_H5_I8:
       return H5T_NATIVE_INT8;
   }
@@ -148,6 +152,8 @@ static const char *kind_name(halo_h5_kind kind) {
       return "uint64";
     case HALO_H5_F32:
       return "float32";
+    case HALO_H5_F64:
+      return "float64";
     case HALO_H5_I8:
       return "int8";
   }
@@ -181,7 +187,7 @@ static void type_describe(hid_t type, char *buf, size_t size) {
 static int type_is(hid_t type, halo_h5_kind kind) {
   H5T_class_t cls = H5Tget_class(type);
   if (H5Tget_size(type) != kind_size(kind)) return 0;
-  if (kind == HALO_H5_F32) return cls == H5T_FLOAT;
+  if (kind == HALO_H5_F32 || kind == HALO_H5_F64) return cls == H5T_FLOAT;
   if (cls != H5T_INTEGER) return 0;
   H5T_sign_t sign = H5Tget_sign(type);
   return kind == HALO_H5_U64 ? sign == H5T_SGN_NONE : sign == H5T_SGN_2;
