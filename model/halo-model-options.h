@@ -53,6 +53,8 @@ typedef struct halo_net_options {
                              of ranks, partition and thread count; CPU backend only */
   int halo_precision;     /* halo_precision of the forward exchanges (features) in training */
   int halo_precision_bwd; /* and of the backward ones (gradients); evaluation is always fp32 */
+  int no_edge_weights;    /* 1: a weighted graph's parts train as unweighted (every weight 1);
+                             0: GCN and GraphSAGE use the weights the parts hold */
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */
@@ -184,7 +186,13 @@ extern const char *const halo_norm_names[];
   X(HALO_PRECISION_BWD,                                                                          \
     HALO_FLAG_CHOICE_ROW("--halo-precision-bwd", T, P(halo_precision_bwd), halo_precision_names, \
                          "training's backward halo rows (gradients): the same words"),           \
-    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)
+    "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)   \
+  X(NO_EDGE_WEIGHTS,                                                                             \
+    HALO_FLAG_SWITCH_ROW("--no-edge-weights", T, P(no_edge_weights), 1,                          \
+                         "train on the structure alone when the parts hold edge\n"               \
+                         "weights (default: gcn and sage use them; gin and gat refuse\n"         \
+                         "a weighted graph without this flag)"),                                 \
+    "no_edge_weights", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 29, -1, 0)
 
 /* The member path of an option in halo_net_options itself. */
 #define HALO_MODEL_OPTION_FIELD(x) x

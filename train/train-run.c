@@ -330,6 +330,35 @@ done:
   return st;
 }
 
+/* Edge weights (docs/models.md, "Edge weights"): GCN and GraphSAGE use
+ * the weights a weighted graph's parts hold; --no-edge-weights drops them
+ * here, so the model sees the unweighted graph; GIN and GAT refuse a
+ * weighted graph without it.  The manifest is every rank's, so rank 0
+ * alone speaks. Collective. */
+static halo_status edge_weights_apply(train_run *r) {
+  halo_status st = HALO_OK;
+  const halo_net_options *o = &r->args.gcn;
+  const int weighted = r->manifest->part_edge_weight_digest != NULL;
+  if (weighted && !o->no_edge_weights &&
+      (o->model == HALO_MODEL_GIN || o->model == HALO_MODEL_GAT)) {
+    if (r->rank == 0)
+      halo_log_error("--model %s: the graph of %s is weighted, and %s takes no edge weights "
+                     "(PyG's %s has no edge_weight); add --no-edge-weights to train on the "
+                     "structure alone",
+                     halo_model_name(o->model), r->args.dir,
+                     o->model == HALO_MODEL_GIN ? "GIN" : "GAT",
+                     o->model == HALO_MODEL_GIN ? "GINConv" : "GATConv");
+    st = HALO_ERR_UNSUPPORTED;
+  }
+  if (st == HALO_OK && o->no_edge_weights && r->shard) {
+    free(r->shard->edge_weight);
+    free(r->shard->weighted_degree);
+    r->shard->edge_weight = NULL;
+    r->shard->weighted_degree = NULL;
+  }
+  return st;
+}
+
 /* --resume, or --eval-only --checkpoint FILE: rank 0 finds the
  * checkpoint; every rank then receives it (and with FILE its model). */
 static halo_status resume_read(train_run *r) {
@@ -469,6 +498,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
   if (r->args.resume_auto) HALO_TRY(resume_auto(r));
   if (r->args.resume || r->args.eval_file) HALO_TRY(resume_read(r));
+  HALO_TRY(edge_weights_apply(r));
   st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);
   HALO_TRY(halo_mpi_agree(r->comm, st));
 
