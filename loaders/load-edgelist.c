@@ -110,6 +110,11 @@ static halo_status read_edge_weighted(const load_reader *r, const char *line, in
               "(--method ptscotch); use --method metis, or keep the first two columns "
               "(awk '{print $1, $2}') to use the structure alone");
   if (*columns == 0 && (values == 2 || values == 3)) *columns = values;
+  if ((values == 2 || values == 3) && values != *columns)
+    LOAD_FAIL(r, HALO_ERR_PARSE,
+              "%d values, but the first edge line has %d (every line holds 2 node ids, or every "
+              "line 2 ids and a weight)",
+              values, *columns);
   HALO_TRY(parse_edge_line(r, p, nodes, id, *columns == 3 ? weight : NULL));
   *is_edge = 1;
 done:

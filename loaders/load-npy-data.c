@@ -303,11 +303,17 @@ static halo_status read_npy_weights(const char *path, int64_t m, halo_digest_chu
   halo_status st = HALO_OK;
   load_npy a = {.fd = -1};
   HALO_TRY(load_npy_open(&a, path, digest));
-  if ((a.rows != 1 && a.cols != 1) || a.rows * a.cols != m)
+  if ((a.rows != 1 && a.cols != 1) || a.rows * a.cols != m) {
+    char shape[64];
+    if (a.ndim == 2)
+      snprintf(shape, sizeof shape, "(%" PRId64 ", %" PRId64 ")", a.rows, a.cols);
+    else
+      snprintf(shape, sizeof shape, "(%" PRId64 ",)", a.rows * a.cols);
     HALO_FAIL(HALO_ERR_FORMAT,
-              "%s: byte %" PRId64 ": shape (%" PRId64 ", %" PRId64 ") does not hold one weight "
-              "for each of the %" PRId64 " edges (expected a vector of %" PRId64 ")",
-              path, a.data_at, a.rows, a.ndim == 2 ? a.cols : 0, m, m);
+              "%s: byte %" PRId64 ": shape %s does not hold one weight for each of the %" PRId64
+              " edges (expected a vector of %" PRId64 ")",
+              path, a.data_at, shape, m, m);
+  }
   HALO_ALLOC(w->w, m > 0 ? m : 1, "edge weights");
   w->cap = m > 0 ? m : 1;
   HALO_TRY(load_npy_read_all(&a, LOAD_NPY_F32, w->w));

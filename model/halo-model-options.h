@@ -216,6 +216,11 @@ typedef enum {
       HALO_MOPT_COUNT
 } halo_model_option_id;
 
+/* The largest SLOT a row may take: ranges of slots are handed out to
+ * options added side by side (edge weights: 29 and 30), so a group's
+ * slots may have holes until every range is used; each is taken once. */
+enum { HALO_MOPT_SLOT_MAX = 64 };
+
 /* The table's row i (0 <= i < HALO_MOPT_COUNT), for iterating. Local. */
 const halo_model_option *halo_model_option_at(int i);
 

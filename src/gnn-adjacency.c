@@ -69,8 +69,8 @@ static float weighted_value(halo_aggregation kind, const halo_shard *s, int64_t 
 
 /* The weighted mean divides by d_i (M) or d_j (Mᵀ): a node with edges
  * whose weights sum to 0 is refused, naming it (an isolated node aggregates
- * to zero, as unweighted). */
-static halo_status check_weighted_mean(const halo_shard *s) {
+ * to zero, as unweighted).  halo-net.h. */
+halo_status halo_net_check_weighted_mean(const halo_shard *s) {
   halo_status st = HALO_OK;
   for (int64_t i = 0; i < s->n_owned; i++)
     for (int64_t k = s->indptr[i]; k < s->indptr[i + 1]; k++) {
@@ -78,10 +78,13 @@ static halo_status check_weighted_mean(const halo_shard *s) {
       const int64_t bad = !(s->weighted_degree[i] > 0.0) ? i : !(s->weighted_degree[j] > 0.0) ? j : -1;
       if (bad >= 0)
         HALO_FAIL(HALO_ERR_RANGE,
-                  "part %d: node %lld has %lld edges whose weights sum to 0, so GraphSAGE's "
-                  "weighted mean would divide by zero (give one of its edges a weight > 0, or "
-                  "train with --no-edge-weights)",
-                  s->part, (long long)s->global_id[bad], (long long)s->degree[bad]);
+                  "node %lld%s: the weights of its %lld edge%s sum to 0, so GraphSAGE's weighted "
+                  "mean would divide by zero (give one of them a weight > 0, or train with "
+                  "--no-edge-weights)",
+                  (long long)(bad < s->n_owned && s->original_id ? s->original_id[bad]
+                                                                  : s->global_id[bad]),
+                  bad < s->n_owned && s->original_id ? " (the input's id)" : "",
+                  (long long)s->degree[bad], s->degree[bad] == 1 ? "" : "s");
     }
 done:
   return st;
@@ -103,7 +106,7 @@ halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, hal
   const int threads = omp_get_max_threads();
 
   *out = (halo_csr){0};
-  if (weighted && kind != HALO_AGG_SYM) HALO_TRY(check_weighted_mean(s));
+  if (weighted && kind != HALO_AGG_SYM) HALO_TRY(halo_net_check_weighted_mean(s));
   if (cols > INT32_MAX)
     HALO_FAIL(HALO_ERR_LIMIT, "part %d has %lld local columns, more than int32 indices hold",
               s->part, (long long)cols);

@@ -127,7 +127,7 @@ static void own_attrs(halo_checkpoint *c, ckpt_attr state[CKPT_STATE_ATTRS],
  * later, and a checkpoint without them reads their defaults. */
 static int stored_options(int since, const halo_model_option *out[HALO_MOPT_COUNT]) {
   int n = 0;
-  for (int slot = 1; slot <= HALO_MOPT_COUNT; slot++)
+  for (int slot = 1; slot <= HALO_MOPT_SLOT_MAX; slot++)
     for (int i = 0; i < HALO_MOPT_COUNT; i++) {
       const halo_model_option *opt = halo_model_option_at(i);
       if (opt->store != HALO_OPTION_NONE && opt->since == since && opt->slot == slot)
@@ -204,6 +204,8 @@ static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint 
     HALO_TRY(halo_h5_attr_write(f, path, graph[k].name, graph[k].kind, graph[k].value));
   for (int k = 0, n = stored_options(1, opts); k < n; k++)
     HALO_TRY(write_option(f, path, opts[k], &c->gcn));
+  if (c->edge_weighted)
+    HALO_TRY(halo_h5_attr_write(f, path, "edge_weighted", HALO_H5_I32, &c->edge_weighted));
 done:
   return st;
 }
@@ -396,6 +398,8 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
     HALO_TRY(halo_h5_attr_read(f, path, graph[k].name, graph[k].kind, graph[k].value));
   for (int k = 0, n = stored_options(1, opts); k < n; k++)
     HALO_TRY(read_option(f, path, opts[k], o));
+  if (H5Aexists(f, "edge_weighted") > 0)
+    HALO_TRY(halo_h5_attr_read(f, path, "edge_weighted", HALO_H5_I32, &c->edge_weighted));
   /* A choice (the activation) must be one of its words. */
   for (int i = 0; i < HALO_MOPT_COUNT; i++) {
     const halo_model_option *opt = halo_model_option_at(i);

@@ -356,6 +356,19 @@ static halo_status edge_weights_apply(train_run *r) {
     r->shard->edge_weight = NULL;
     r->shard->weighted_degree = NULL;
   }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  /* A node whose weights sum to 0: the first rank that finds one speaks. */
+  if (o->model == HALO_MODEL_SAGE && r->shard->edge_weight) {
+    char where[4200];
+    snprintf(where, sizeof where, "%s: ", r->args.dir);
+    halo_log_hold(r->held, sizeof r->held);
+    halo_log_set_context(where);
+    st = halo_net_check_weighted_mean(r->shard);
+    halo_log_set_context(NULL);
+    halo_log_hold(NULL, 0);
+    HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
+  }
+done:
   return st;
 }
 
