@@ -92,9 +92,10 @@ done:
 
 /* Parses "i j [value]" into 0-based (src, dst) and, unless weight is NULL
  * (the distributed reader, which refuses a value other than 1), the value
- * into *weight (1 for a pattern file). */
+ * into *weight (1 for a pattern file), setting *not_one when it is not
+ * exactly 1. */
 static halo_status parse_entry(const load_reader *r, const char *p, const mtx_header *h,
-                               int64_t id[2], float *weight) {
+                               int64_t id[2], float *weight, int *not_one) {
   halo_status st = HALO_OK;
   int want = h->field == MTX_PATTERN ? 2 : 3;
   int count = 0;
@@ -142,6 +143,7 @@ static halo_status parse_entry(const load_reader *r, const char *p, const mtx_he
           goto done;
         }
         *weight = value;
+        *not_one |= !one;
       }
     } else {
       while (*p && *p != ' ' && *p != '\t') p++;
@@ -199,7 +201,7 @@ static halo_status mtx_line(const load_reader *r, const char *line, const mtx_he
   const char *p = load_skip_blank(line);
   *edges = 0;
   if (r->line_base + r->line <= h->size_line || *p == '\0' || *p == '%') goto done;
-  HALO_TRY(parse_entry(r, p, h, pair, NULL));
+  HALO_TRY(parse_entry(r, p, h, pair, NULL, NULL));
   *edges = 1;
   if (h->symmetric && pair[0] != pair[1]) {
     pair[2] = pair[1];
@@ -320,7 +322,7 @@ halo_status load_mtx(const char *path, const halo_load_options *opt, halo_graph 
     if (*p == '\0' || *p == '%') continue;
     int64_t id[2];
     float w = 1.0f;
-    HALO_TRY(parse_entry(&r, p, &h, id, &w));
+    HALO_TRY(parse_entry(&r, p, &h, id, &w, &weighted));
     if (++entries > h.nnz)
       LOAD_FAIL(&r, HALO_ERR_FORMAT,
                 "more entries than the %lld declared on the size line (line %lld)",
@@ -329,7 +331,6 @@ halo_status load_mtx(const char *path, const halo_load_options *opt, halo_graph 
     if (h.symmetric && id[0] != id[1]) HALO_TRY(load_edges_push(&edges, id[1], id[0]));
     if (h.field != MTX_PATTERN) {
       /* Kept for every entry until the end decides: all ones is unweighted. */
-      weighted |= w != 1.0f;
       HALO_TRY(load_weights_push(&weights, w));
       if (h.symmetric && id[0] != id[1]) HALO_TRY(load_weights_push(&weights, w));
     }
