@@ -223,14 +223,17 @@ static halo_status clean_weighted(halo_graph *g, halo_clean_report *rep) {
       all[k] = (weighted_edge){.v = idx[start + k], .w = wt[start + k]};
     qsort(all, (size_t)len, sizeof *all, weighted_edge_cmp);
     ptr[u] = kept;
+    double sum = 0.0; /* the repeats of idx[kept - 1], in double, rounded once */
     for (int64_t k = 0; k < len; k++) {
       if (all[k].v == u) {
         rep->self_loops++;
       } else if (kept > ptr[u] && idx[kept - 1] == all[k].v) {
         rep->duplicates++;
-        wt[kept - 1] += all[k].w;
+        sum += all[k].w;
+        wt[kept - 1] = (float)sum;
       } else {
         idx[kept] = all[k].v;
+        sum = all[k].w;
         wt[kept++] = all[k].w;
       }
     }
