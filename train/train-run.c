@@ -332,22 +332,20 @@ done:
 
 /* Edge weights (docs/models.md, "Edge weights"): GCN and GraphSAGE use
  * the weights a weighted graph's parts hold; --no-edge-weights drops them
- * here, so the model sees the unweighted graph; GIN and GAT refuse a
+ * here, so the model sees the unweighted graph; the models that take no
+ * weights (halo_model_edge_weights_refusal) refuse a
  * weighted graph without it.  The manifest is every rank's, so rank 0
  * alone speaks. Collective. */
 static halo_status edge_weights_apply(train_run *r) {
   halo_status st = HALO_OK;
   const halo_net_options *o = &r->args.gcn;
   const int weighted = r->manifest->part_edge_weight_digest != NULL;
-  if (weighted && !o->no_edge_weights &&
-      (o->model == HALO_MODEL_GIN || o->model == HALO_MODEL_GAT)) {
+  const char *refusal = halo_model_edge_weights_refusal(o->model);
+  if (weighted && !o->no_edge_weights && refusal) {
     if (r->rank == 0)
-      halo_log_error("--model %s: the graph of %s is weighted, and %s takes no edge weights "
-                     "(PyG's %s has no edge_weight); add --no-edge-weights to train on the "
-                     "structure alone",
-                     halo_model_name(o->model), r->args.dir,
-                     o->model == HALO_MODEL_GIN ? "GIN" : "GAT",
-                     o->model == HALO_MODEL_GIN ? "GINConv" : "GATConv");
+      halo_log_error("--model %s: the graph of %s is weighted, and %s; add --no-edge-weights to "
+                     "train on the structure alone",
+                     halo_model_name(o->model), r->args.dir, refusal);
     st = HALO_ERR_UNSUPPORTED;
   }
   if (st == HALO_OK && o->no_edge_weights && r->shard) {
@@ -357,7 +355,8 @@ static halo_status edge_weights_apply(train_run *r) {
     r->shard->weighted_degree = NULL;
   }
   HALO_TRY(halo_mpi_agree(r->comm, st));
-  /* A node whose weights sum to 0: the first rank that finds one speaks. */
+  /* A node whose weights sum to 0 (the weighted mean divides by the sum):
+   * the first rank that finds one speaks. */
   if (o->model == HALO_MODEL_SAGE && r->shard->edge_weight) {
     char where[4200];
     snprintf(where, sizeof where, "%s: ", r->args.dir);
