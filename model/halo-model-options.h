@@ -194,6 +194,10 @@ extern const char *const halo_norm_names[];
                          "a weighted graph without this flag)"),                                 \
     "no_edge_weights", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 29, -1, 0)
 
+/* The largest SLOT a row may take: the checkpoint visits 1..this.  Slots
+ * are reserved in ranges by area, so a group may have holes. */
+enum { HALO_MOPT_MAX_SLOT = 64 };
+
 /* The member path of an option in halo_net_options itself. */
 #define HALO_MODEL_OPTION_FIELD(x) x
 
@@ -215,11 +219,6 @@ typedef enum {
 #undef HALO__MOPT_ID
       HALO_MOPT_COUNT
 } halo_model_option_id;
-
-/* The largest SLOT a row may take: ranges of slots are handed out to
- * options added side by side (edge weights: 29 and 30), so a group's
- * slots may have holes until every range is used; each is taken once. */
-enum { HALO_MOPT_SLOT_MAX = 64 };
 
 /* The table's row i (0 <= i < HALO_MOPT_COUNT), for iterating. Local. */
 const halo_model_option *halo_model_option_at(int i);

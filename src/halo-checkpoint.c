@@ -127,7 +127,7 @@ static void own_attrs(halo_checkpoint *c, ckpt_attr state[CKPT_STATE_ATTRS],
  * later, and a checkpoint without them reads their defaults. */
 static int stored_options(int since, const halo_model_option *out[HALO_MOPT_COUNT]) {
   int n = 0;
-  for (int slot = 1; slot <= HALO_MOPT_SLOT_MAX; slot++)
+  for (int slot = 1; slot <= HALO_MOPT_MAX_SLOT; slot++)
     for (int i = 0; i < HALO_MOPT_COUNT; i++) {
       const halo_model_option *opt = halo_model_option_at(i);
       if (opt->store != HALO_OPTION_NONE && opt->since == since && opt->slot == slot)
