@@ -519,11 +519,12 @@ static void describe_model(const char *model, const halo_net_options *o, char *o
     snprintf(act, sizeof act, ", leaky_relu %g", (double)o->negative_slope);
   else if (o->activation == HALO_ACT_GELU)
     snprintf(act, sizeof act, ", gelu");
-  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s", model, o->layers, o->hidden, heads,
-           act, o->sage_normalize ? ", normalised rows" : "",
+  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s%s", model, o->layers, o->hidden,
+           heads, act, o->sage_normalize ? ", normalised rows" : "",
            o->gin_train_eps ? ", learned eps" : "", o->residual ? ", residual" : "",
            o->layer_norm ? ", layer norm" : "",
-           o->normalize_features ? ", --normalize-features" : "");
+           o->normalize_features ? ", --normalize-features" : "",
+           o->no_edge_weights ? ", --no-edge-weights" : "");
 }
 
 /* Appends ", " (after the first) and one formatted setting to buf. */
