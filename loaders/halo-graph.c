@@ -29,6 +29,7 @@ void halo_graph_destroy(halo_graph **g) {
   if (!g || !*g) return;
   free((*g)->indptr);
   free((*g)->indices);
+  free((*g)->edge_weight);
   halo_graph_features_free(*g);
   free((*g)->labels);
   free((*g)->targets);

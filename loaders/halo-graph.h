@@ -20,6 +20,10 @@ typedef struct halo_graph {
   int64_t m;              /* stored directed edges, indptr[n] */
   int64_t *indptr;        /* size n+1 */
   int64_t *indices;       /* size m: destination of each edge, in [0, n) */
+  float *edge_weight;     /* size m: the weight of each edge (finite, >= 0), or NULL: an
+                             unweighted graph (every weight 1).  Loaders set it from a
+                             weighted input; partition/'s clean-up keeps it aligned with
+                             indices (docs/partition.md, "Edge weights") */
   int32_t features;       /* feature width F; 0 when the input has no features */
   float *x;               /* size n*F, row-major; NULL when features == 0 or the features are
                              CSR (x_indptr): a graph holds one layout, never both */

@@ -70,6 +70,9 @@ typedef struct halo_load_options {
   int32_t classes;        /* labels: the class count, a label >= classes refused at its line
                              (row); 0: the largest label + 1, under halo_load_check_classes'
                              rule */
+  const char *edge_weights; /* --edge-weights W.npy: E weights for the E edges of an npy edge
+                               array, in its order (another input refuses it: its own format
+                               carries weights); NULL: none */
 } halo_load_options;
 
 /* The rows of a .npy file (its header's first dimension), or 0 when `path`
@@ -396,6 +399,10 @@ typedef struct halo_ogb_files {
   char edges[HALO_OGB_PATH];      /* edge.csv[.gz] */
   char features[HALO_OGB_PATH];   /* node-feat.csv[.gz], or "" */
   char labels[HALO_OGB_PATH];     /* node-label.csv[.gz], or "" */
+  char edge_feat[HALO_OGB_PATH];  /* edge-feat.csv[.gz], or "": of width 1, the edge weights
+                                     (line k weighs edge.csv's line k); wider, not read */
+  int edge_weighted;              /* 1: edge_feat is of width 1, the graph is weighted (the
+                                     distributed partitioner refuses it) */
   char split[3][HALO_OGB_PATH];   /* train, valid, test, when has_split */
   int has_split;
 } halo_ogb_files;

@@ -14,6 +14,7 @@
  * is 32-bit as well); the generators, which build their CSR directly, are not
  * limited.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,5 +277,112 @@ halo_status load_edges_to_csr(load_edges *e, halo_graph *g) {
   if (!indices) HALO_FAIL(HALO_ERR_NOMEM, "out of memory for an empty edge list");
   load_csr_sort_rows(g);
 done:
+  return st;
+}
+
+/* ---- weighted edges ---------------------------------------------------- */
+
+halo_status load_weights_push(load_weights *w, float value) {
+  halo_status st = HALO_OK;
+  if (w->count == w->cap) {
+    int64_t cap = w->cap < 4096 ? 4096 : w->cap + w->cap / 2;
+    float *grown = realloc(w->w, (size_t)cap * sizeof *grown);
+    if (!grown)
+      HALO_FAIL(HALO_ERR_NOMEM, "%s%sout of memory for %lld edge weights", w->path ? w->path : "",
+                w->path ? ": " : "", (long long)cap);
+    w->w = grown;
+    w->cap = cap;
+  }
+  w->w[w->count++] = value;
+done:
+  return st;
+}
+
+void load_weights_free(load_weights *w) {
+  free(w->w);
+  *w = (load_weights){.path = w->path};
+}
+
+halo_status load_check_weight(const char *where, float value, const char *token) {
+  const char *what = NULL;
+  if (isnan(value))
+    what = "NaN";
+  else if (isinf(value))
+    what = "infinite";
+  else if (value < 0.0f)
+    what = "negative";
+  if (!what) return HALO_OK;
+  halo_log_error("%s: edge weight %s is %s (weights must be finite and >= 0)", where, token, what);
+  return HALO_ERR_RANGE;
+}
+
+typedef struct weighted_entry {
+  int64_t dst;
+  float w;
+} weighted_entry;
+
+static int weighted_entry_cmp(const void *a, const void *b) {
+  const weighted_entry *x = a, *y = b;
+  if (x->dst != y->dst) return (x->dst > y->dst) - (x->dst < y->dst);
+  return (x->w > y->w) - (x->w < y->w);
+}
+
+halo_status load_edges_to_csr_weighted(load_edges *e, load_weights *w, halo_graph *g) {
+  halo_status st = HALO_OK;
+  const int64_t n = g->n, m = e->count;
+  int64_t *indptr = g->indptr, *cursor = NULL, *indices = NULL;
+  float *weight = NULL;
+  weighted_entry *row = NULL;
+  int64_t max_len = 0;
+
+  if (w->count != m)
+    HALO_FAIL(HALO_ERR_ARG, "load_edges_to_csr_weighted: %lld weights for %lld edges",
+              (long long)w->count, (long long)m);
+  if (n > NARROW_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT, "%lld nodes exceed the loaders' limit of 2^32 nodes", (long long)n);
+  for (int64_t k = 0; k < m; k++) {
+    int64_t id[2];
+    load_edges_get(e, k, id);
+    indptr[id[0] + 1]++;
+  }
+  for (int64_t v = 0; v < n; v++) {
+    if (indptr[v + 1] > max_len) max_len = indptr[v + 1];
+    indptr[v + 1] += indptr[v];
+  }
+  HALO_ALLOC(cursor, n + 1, "edge cursors");
+  HALO_ALLOC(indices, m > 0 ? m : 1, "edge destinations");
+  HALO_ALLOC(weight, m > 0 ? m : 1, "edge weights");
+  HALO_ALLOC(row, max_len > 0 ? max_len : 1, "a row of weighted edges");
+  memcpy(cursor, indptr, (size_t)(n + 1) * sizeof *cursor);
+  for (int64_t k = 0; k < m; k++) {
+    int64_t id[2];
+    load_edges_get(e, k, id);
+    int64_t at = cursor[id[0]]++;
+    indices[at] = id[1];
+    weight[at] = w->w[k];
+  }
+  for (int64_t v = 0; v < n; v++) {
+    const int64_t b = indptr[v], len = indptr[v + 1] - b;
+    for (int64_t k = 0; k < len; k++) row[k] = (weighted_entry){indices[b + k], weight[b + k]};
+    qsort(row, (size_t)len, sizeof *row, weighted_entry_cmp);
+    for (int64_t k = 0; k < len; k++) {
+      indices[b + k] = row[k].dst;
+      weight[b + k] = row[k].w;
+    }
+  }
+  load_edges_free(e);
+  load_weights_free(w);
+  free(g->indices);
+  free(g->edge_weight);
+  g->indices = indices;
+  g->edge_weight = weight;
+  g->m = m;
+  indices = NULL;
+  weight = NULL;
+done:
+  free(row);
+  free(cursor);
+  free(indices);
+  free(weight);
   return st;
 }

@@ -1,4 +1,6 @@
-/* SNAP edge lists: '#' comments, two whitespace-separated ids per line.
+/* SNAP edge lists: '#' comments, two whitespace-separated ids per line,
+ * or three: the third is the edge's weight (every data line then has
+ * one; docs/partition.md, "Edge weights").
  *
  * Ids are arbitrary non-negative 64-bit values; they are renumbered 0..n-1 in
  * increasing order, so a list whose ids are already 0..n-1 keeps them.  When
@@ -35,14 +37,35 @@ static int count_values(const char *p) {
 
 /* Parses one data line into (src, dst): two ids separated by a comma, by
  * spaces or by tabs ("0,1", "0 1", "0\t1", "0, 1"); with nodes > 0 (--nodes)
- * each id must lie in [0, nodes). */
+ * each id must lie in [0, nodes).  With weight (a weighted list), a third
+ * value is the weight, checked by load_check_weight. */
 static halo_status parse_edge_line(const load_reader *r, const char *p, int64_t nodes,
-                                   int64_t id[2]) {
+                                   int64_t id[2], float *weight) {
   halo_status st = HALO_OK;
   int cols = 0;
+  const int want = weight ? 3 : 2;
   for (;;) {
     p = load_skip_blank(p);
     const char *tok = p;
+    if (weight && cols == 2) {
+      float w = 0.0f;
+      if (load_scan_f32(&p, &w) != LOAD_SCAN_OK) LOAD_FAIL_TOKEN(r, tok, "an edge weight");
+      char where[HALO_OGB_PATH + 32], token[64];
+      snprintf(where, sizeof where, "%s:%lld", r->path, (long long)(r->line_base + r->line));
+      snprintf(token, sizeof token, "%.*s", (int)(p - tok < 60 ? p - tok : 60), tok);
+      if (load_check_weight(where, w, token) < 0) {
+        st = HALO_ERR_RANGE;
+        goto done;
+      }
+      *weight = w;
+      cols++;
+      p = load_skip_blank(p);
+      if (*p == ',')
+        p++;
+      else if (*p == '\0')
+        break;
+      continue;
+    }
     int64_t v = 0;
     int rc = load_scan_i64(&p, &v);
     if (rc == LOAD_SCAN_BAD) LOAD_FAIL_TOKEN(r, tok, "a node id");
@@ -62,31 +85,46 @@ static halo_status parse_edge_line(const load_reader *r, const char *p, int64_t 
     else if (*p == '\0')
       break;
   }
-  if (cols != 2) LOAD_FAIL(r, HALO_ERR_PARSE, "expected 2 node ids, found %d", cols);
+  if (cols != want)
+    LOAD_FAIL(r, HALO_ERR_PARSE, "expected %s, found %d values",
+              weight ? "2 node ids and a weight (as on the first edge line)" : "2 node ids", cols);
 done:
   return st;
 }
 
 /* The edge of one line, or none (*is_edge = 0) for a blank or '#' line;
  * `nodes` > 0 bounds the ids (--nodes), else a SNAP list's ids are its
- * own. */
-static halo_status read_edge(const load_reader *r, const char *line, int64_t nodes, int *is_edge,
-                             int64_t id[2]) {
+ * own.  *columns (0: not known yet) is the first edge line's count, 2 or
+ * 3, which every line keeps; a third column is the weight, into *weight.
+ * weight NULL (the distributed reader) refuses a third column. */
+static halo_status read_edge_weighted(const load_reader *r, const char *line, int64_t nodes,
+                                      int *is_edge, int64_t id[2], int *columns, float *weight) {
   halo_status st = HALO_OK;
   const char *p = load_skip_blank(line);
   *is_edge = 0;
   if (*p == '\0' || *p == '#') goto done;
-  /* A third column is a weight (or a SNAP temporal graph's time): refused
-   * rather than dropped, since halo's graphs are unweighted. */
-  if (count_values(p) == 3)
-    LOAD_FAIL(
-        r, HALO_ERR_UNSUPPORTED,
-        "a third column (edge weights or times) is not supported: halo's graphs are "
-        "unweighted; keep the first two columns (awk '{print $1, $2}') to use the structure alone");
-  HALO_TRY(parse_edge_line(r, p, nodes, id));
+  const int values = count_values(p);
+  if (values == 3 && !weight)
+    LOAD_FAIL(r, HALO_ERR_UNSUPPORTED,
+              "a third column (edge weights) is not supported by the distributed partitioner "
+              "(--method ptscotch); use --method metis, or keep the first two columns "
+              "(awk '{print $1, $2}') to use the structure alone");
+  if (*columns == 0 && (values == 2 || values == 3)) *columns = values;
+  if ((values == 2 || values == 3) && values != *columns)
+    LOAD_FAIL(r, HALO_ERR_PARSE,
+              "%d values, but the first edge line has %d (every line holds 2 node ids, or every "
+              "line 2 ids and a weight)",
+              values, *columns);
+  HALO_TRY(parse_edge_line(r, p, nodes, id, *columns == 3 ? weight : NULL));
   *is_edge = 1;
 done:
   return st;
+}
+
+static halo_status read_edge(const load_reader *r, const char *line, int64_t nodes, int *is_edge,
+                             int64_t id[2]) {
+  int columns = 2;
+  return read_edge_weighted(r, line, nodes, is_edge, id, &columns, NULL);
 }
 
 /* Dense ids: bit x of `bits` says id x occurs; rank[w] counts the ids below
@@ -211,12 +249,18 @@ done:
   return st;
 }
 
+static halo_status to_csr(load_edges *e, load_weights *w, int weighted, halo_graph *g) {
+  return weighted ? load_edges_to_csr_weighted(e, w, g) : load_edges_to_csr(e, g);
+}
+
 halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_graph **out) {
   halo_status st = HALO_OK;
   const int64_t nodes = opt->nodes; /* --nodes: the ids are kept, no renumbering */
   load_text t;
   load_reader r = {0};
   load_edges edges = {.narrow = 1, .path = path}; /* widens itself at the first id >= 2^32 */
+  load_weights weights = {.path = path};
+  int columns = 0; /* 3: a weighted list */
   halo_graph *g = NULL;
   int64_t *original = NULL; /* the input's id of each node, when renumbered */
   halo_digest_chunked digest;
@@ -234,9 +278,11 @@ halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_g
   while ((got = load_text_next(&r, &t, &line, &len)) > 0) {
     int64_t id[2];
     int is_edge = 0;
-    HALO_TRY(read_edge(&r, line, nodes, &is_edge, id));
+    float w = 1.0f;
+    HALO_TRY(read_edge_weighted(&r, line, nodes, &is_edge, id, &columns, &w));
     if (!is_edge) continue;
     HALO_TRY(load_edges_push(&edges, id[0], id[1]));
+    if (columns == 3) HALO_TRY(load_weights_push(&weights, w));
     if (id[0] > max_id) max_id = id[0];
     if (id[1] > max_id) max_id = id[1];
   }
@@ -249,7 +295,7 @@ halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_g
                 (long long)nodes);
     HALO_TRY(load_check_memory(path, 0, nodes, edges.count));
     HALO_TRY(load_graph_create(path, nodes, &g));
-    HALO_TRY(load_edges_to_csr(&edges, g));
+    HALO_TRY(to_csr(&edges, &weights, columns == 3, g));
     goto loaded;
   }
   if (edges.count == 0)
@@ -266,7 +312,7 @@ halo_status load_edgelist(const char *path, const halo_load_options *opt, halo_g
     HALO_FAIL(HALO_ERR_LIMIT, "%s: %lld distinct ids exceed the loaders' limit of 2^32 nodes", path,
               (long long)n);
   HALO_TRY(load_graph_create(path, n, &g));
-  HALO_TRY(load_edges_to_csr(&edges, g));
+  HALO_TRY(to_csr(&edges, &weights, columns == 3, g));
   g->original_id = original;
   original = NULL;
 loaded:
@@ -278,6 +324,7 @@ done:
   free(original);
   load_reader_close(&r);
   load_edges_free(&edges);
+  load_weights_free(&weights);
   halo_graph_destroy(&g);
   return st;
 }

@@ -156,6 +156,11 @@ halo_status halo_load_opts(const char *input, halo_format fmt, const halo_load_o
   const halo_format_row *row = halo_format_row_of(fmt);
   if (!row) HALO_FAIL(HALO_ERR_ARG, "halo_load: invalid format %d", (int)fmt);
   HALO_TRY(halo_load_check_nodes(row, input, opt->nodes));
+  if (opt->edge_weights && row->format != HALO_FORMAT_NPY)
+    HALO_FAIL(HALO_ERR_ARG,
+              "--edge-weights %s: %s is not a .npy edge array (a Matrix Market file's values, an "
+              "edge list's third column and an OGB folder's edge-feat carry their own weights)",
+              opt->edge_weights, input);
   HALO_TRY(row->load(input, opt, out));
 done:
   return st;

@@ -261,6 +261,30 @@ static inline void load_edges_set(load_edges *e, int64_t j, const int64_t id[2])
  * final CSR's 8 m + 8 n bytes; e is left empty. */
 halo_status load_edges_to_csr(load_edges *e, halo_graph *g);
 
+/* Edge weights as they are read, weight j belonging to edge j of a
+ * load_edges buffer (a weighted input pushes both). */
+typedef struct load_weights {
+  float *w;   /* size cap */
+  int64_t count, cap;
+  const char *path; /* borrowed, may be NULL: the file named when memory runs out */
+} load_weights;
+
+halo_status load_weights_push(load_weights *w, float value);
+void load_weights_free(load_weights *w);
+
+/* Refuses a weight that is negative, NaN or infinite: one line "WHERE:
+ * edge weight TOKEN is ..." (WHERE: "PATH:LINE" or "PATH: byte B"), as
+ * every weighted reader checks them (docs/partition.md, "Edge weights").
+ * HALO_OK for a finite weight >= 0. */
+halo_status load_check_weight(const char *where, float value, const char *token);
+
+/* load_edges_to_csr for a weighted input: w (w->count == e->count) goes
+ * into g->edge_weight, aligned with g->indices, each row sorted by
+ * (destination, weight), so that the clean-up's sum of repeated edges is
+ * the same whatever the input's order.  Holds a second copy of the edges
+ * while it sorts. e and w are left empty. */
+halo_status load_edges_to_csr_weighted(load_edges *e, load_weights *w, halo_graph *g);
+
 /* Refuses (HALO_ERR_NOMEM, one line naming `path` and, when positive,
  * `line`) to load a graph of `n` nodes and up to `edges` stored edges whose
  * CSR (8 bytes per row offset, 8 per edge) would not fit in

@@ -1,10 +1,12 @@
 /* Matrix Market coordinate files as graphs: entry (i, j) is the edge
- * i-1 -> j-1.  Graphs are unweighted, so a 'real' or 'integer' file is read
- * only when every value is exactly 1 (an unweighted graph stored with
- * values); any other value is an edge weight, refused rather than dropped
- * (docs/partition.md, "Edge weights").  A symmetric
- * file stores one triangle; both directions of each off-diagonal entry are
- * kept, so the graph is what the matrix means.
+ * i-1 -> j-1.  A 'real' or 'integer' file's values are the edge weights
+ * (halo_graph.edge_weight), each finite and >= 0, refused at its line
+ * otherwise; a file whose every value is exactly 1 is read as an
+ * unweighted graph, as before weights were read (docs/partition.md, "Edge
+ * weights").  The distributed reader (slices, streams) takes no weights: a
+ * value other than 1 there is refused at its line.  A symmetric file
+ * stores one triangle; both directions of each off-diagonal entry are
+ * kept, with the same weight, so the graph is what the matrix means.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,9 +90,12 @@ done:
   return st;
 }
 
-/* Parses "i j [value]" into 0-based (src, dst). */
+/* Parses "i j [value]" into 0-based (src, dst) and, unless weight is NULL
+ * (the distributed reader, which refuses a value other than 1), the value
+ * into *weight (1 for a pattern file), setting *not_one when it is not
+ * exactly 1. */
 static halo_status parse_entry(const load_reader *r, const char *p, const mtx_header *h,
-                               int64_t id[2]) {
+                               int64_t id[2], float *weight, int *not_one) {
   halo_status st = HALO_OK;
   int want = h->field == MTX_PATTERN ? 2 : 3;
   int count = 0;
@@ -109,24 +114,37 @@ static halo_status parse_entry(const load_reader *r, const char *p, const mtx_he
       id[count] = v - 1;
     } else if (count == 2 && want == 3) {
       int one = 0;
+      float value = 1.0f;
       if (h->field == MTX_INTEGER) {
         int64_t v;
         rc = load_scan_i64(&p, &v);
         one = rc == LOAD_SCAN_OK && v == 1;
+        value = (float)v;
       } else {
-        float v;
-        rc = load_scan_f32(&p, &v);
+        rc = load_scan_f32(&p, &value);
         /* Exactly 1, not a float that rounds to it ("1.00000001"). */
-        one = rc == LOAD_SCAN_OK && v == 1.0f && strtod(tok, NULL) == 1.0;
+        one = rc == LOAD_SCAN_OK && value == 1.0f && strtod(tok, NULL) == 1.0;
       }
       if (rc != LOAD_SCAN_OK || *p == ',')
         LOAD_FAIL_WORD(r, tok, h->field == MTX_INTEGER ? "an integer value" : "a real value");
-      if (!one)
+      if (!weight && !one)
         LOAD_FAIL(r, HALO_ERR_UNSUPPORTED,
-                  "value %.*s: edge weights are not supported (halo's graphs are unweighted; "
-                  "a '%s' file is read only when every value is 1); to use the structure alone, "
-                  "drop the values and write 'pattern' in the banner",
+                  "value %.*s: edge weights are not supported by the distributed partitioner "
+                  "(--method ptscotch reads a '%s' file only when every value is 1); use "
+                  "--method metis, or write 'pattern' in the banner to use the structure alone",
                   (int)(p - tok), tok, h->field == MTX_INTEGER ? "integer" : "real");
+      if (weight) {
+        char where[HALO_OGB_PATH + 32];
+        snprintf(where, sizeof where, "%s:%lld", r->path, (long long)(r->line_base + r->line));
+        char token[64];
+        snprintf(token, sizeof token, "%.*s", (int)(p - tok < 60 ? p - tok : 60), tok);
+        if (load_check_weight(where, value, token) < 0) {
+          st = HALO_ERR_RANGE;
+          goto done;
+        }
+        *weight = value;
+        *not_one |= !one;
+      }
     } else {
       while (*p && *p != ' ' && *p != '\t') p++;
     }
@@ -183,7 +201,7 @@ static halo_status mtx_line(const load_reader *r, const char *line, const mtx_he
   const char *p = load_skip_blank(line);
   *edges = 0;
   if (r->line_base + r->line <= h->size_line || *p == '\0' || *p == '%') goto done;
-  HALO_TRY(parse_entry(r, p, h, pair));
+  HALO_TRY(parse_entry(r, p, h, pair, NULL, NULL));
   *edges = 1;
   if (h->symmetric && pair[0] != pair[1]) {
     pair[2] = pair[1];
@@ -278,6 +296,8 @@ halo_status load_mtx(const char *path, const halo_load_options *opt, halo_graph 
   halo_status st = HALO_OK;
   load_reader r = {0};
   load_edges edges = {.path = path};
+  load_weights weights = {.path = path};
+  int weighted = 0; /* a value other than 1 has been read */
   halo_graph *g = NULL;
   halo_digest_chunked digest;
   halo_digest_chunked_init(&digest);
@@ -301,13 +321,19 @@ halo_status load_mtx(const char *path, const halo_load_options *opt, halo_graph 
     const char *p = load_skip_blank(line);
     if (*p == '\0' || *p == '%') continue;
     int64_t id[2];
-    HALO_TRY(parse_entry(&r, p, &h, id));
+    float w = 1.0f;
+    HALO_TRY(parse_entry(&r, p, &h, id, &w, &weighted));
     if (++entries > h.nnz)
       LOAD_FAIL(&r, HALO_ERR_FORMAT,
                 "more entries than the %lld declared on the size line (line %lld)",
                 (long long)h.nnz, (long long)h.size_line);
     HALO_TRY(load_edges_push(&edges, id[0], id[1]));
     if (h.symmetric && id[0] != id[1]) HALO_TRY(load_edges_push(&edges, id[1], id[0]));
+    if (h.field != MTX_PATTERN) {
+      /* Kept for every entry until the end decides: all ones is unweighted. */
+      HALO_TRY(load_weights_push(&weights, w));
+      if (h.symmetric && id[0] != id[1]) HALO_TRY(load_weights_push(&weights, w));
+    }
   }
   if (got < 0) HALO_TRY(got);
   if (entries != h.nnz)
@@ -317,7 +343,10 @@ halo_status load_mtx(const char *path, const halo_load_options *opt, halo_graph 
   HALO_TRY(load_reader_close(&r));
 
   HALO_TRY(load_graph_create(path, h.rows, &g));
-  HALO_TRY(load_edges_to_csr(&edges, g));
+  if (weighted)
+    HALO_TRY(load_edges_to_csr_weighted(&edges, &weights, g));
+  else
+    HALO_TRY(load_edges_to_csr(&edges, g));
   load_set_source(g, path);
   g->source_digest = halo_digest_chunked_final(&digest);
   *out = g;
@@ -325,6 +354,7 @@ halo_status load_mtx(const char *path, const halo_load_options *opt, halo_graph 
 done:
   load_reader_close(&r);
   load_edges_free(&edges);
+  load_weights_free(&weights);
   halo_graph_destroy(&g);
   return st;
 }

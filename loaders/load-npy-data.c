@@ -295,10 +295,48 @@ done:
 
 /* ---- The .npy edge list ------------------------------------------------- */
 
+/* --edge-weights W.npy: E weights (a vector, E x 1 or 1 x E) for the E
+ * edges of the edge array, in its order, each checked by
+ * load_check_weight at its byte; its bytes continue the digest. */
+static halo_status read_npy_weights(const char *path, int64_t m, halo_digest_chunked *digest,
+                                    load_weights *w) {
+  halo_status st = HALO_OK;
+  load_npy a = {.fd = -1};
+  HALO_TRY(load_npy_open(&a, path, digest));
+  if ((a.rows != 1 && a.cols != 1) || a.rows * a.cols != m) {
+    char shape[64];
+    if (a.ndim == 2)
+      snprintf(shape, sizeof shape, "(%" PRId64 ", %" PRId64 ")", a.rows, a.cols);
+    else
+      snprintf(shape, sizeof shape, "(%" PRId64 ",)", a.rows * a.cols);
+    HALO_FAIL(HALO_ERR_FORMAT,
+              "%s: byte %" PRId64 ": shape %s does not hold one weight for each of the %" PRId64
+              " edges (expected a vector of %" PRId64 ")",
+              path, a.data_at, shape, m, m);
+  }
+  HALO_ALLOC(w->w, m > 0 ? m : 1, "edge weights");
+  w->cap = m > 0 ? m : 1;
+  HALO_TRY(load_npy_read_all(&a, LOAD_NPY_F32, w->w));
+  w->count = m;
+  for (int64_t k = 0; k < m; k++) {
+    char where[HALO_OGB_PATH + 64], token[32];
+    snprintf(where, sizeof where, "%s: byte %" PRId64, path, a.data_at + k * a.item);
+    snprintf(token, sizeof token, "%g", (double)w->w[k]);
+    if (load_check_weight(where, w->w[k], token) < 0) {
+      st = HALO_ERR_RANGE;
+      goto done;
+    }
+  }
+done:
+  load_npy_close(&a);
+  return st;
+}
+
 halo_status load_npy_edgelist(const char *path, const halo_load_options *opt, halo_graph **out) {
   halo_status st = HALO_OK;
   load_npy a = {.fd = -1};
   load_edges e = {0};
+  load_weights w = {.path = opt->edge_weights};
   halo_graph *g = NULL;
   halo_digest_chunked digest;
   halo_digest_chunked_init(&digest);
@@ -313,7 +351,12 @@ halo_status load_npy_edgelist(const char *path, const halo_load_options *opt, ha
   if (n > ((int64_t)1 << 32))
     HALO_FAIL(HALO_ERR_LIMIT, "%s: %" PRId64 " nodes exceed the loaders' limit of 2^32", path, n);
   HALO_TRY(load_graph_create(path, n, &g));
-  HALO_TRY(load_edges_to_csr(&e, g));
+  if (opt->edge_weights) {
+    HALO_TRY(read_npy_weights(opt->edge_weights, e.count, &digest, &w));
+    HALO_TRY(load_edges_to_csr_weighted(&e, &w, g));
+  } else {
+    HALO_TRY(load_edges_to_csr(&e, g));
+  }
   load_set_source(g, path);
   g->source_digest = halo_digest_chunked_final(&digest);
   *out = g;
@@ -321,6 +364,7 @@ halo_status load_npy_edgelist(const char *path, const halo_load_options *opt, ha
 done:
   load_npy_close(&a);
   load_edges_free(&e);
+  load_weights_free(&w);
   halo_graph_destroy(&g);
   return st;
 }

@@ -133,6 +133,58 @@ done:
   return st;
 }
 
+/* The width of edge-feat.csv[.gz]: the values on its first line (0 when
+ * the file is empty). */
+static halo_status edge_feat_width(const char *path, int32_t *width) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  char *line;
+  size_t len;
+  *width = 0;
+  HALO_TRY(load_reader_open_maybe_empty(&r, path, NULL));
+  int got = load_reader_next(&r, &line, &len);
+  if (got < 0) HALO_TRY(got);
+  if (got > 0) *width = load_text_fields(line, ',');
+done:
+  load_reader_close(&r);
+  return st;
+}
+
+/* edge-feat.csv[.gz] of width 1: one weight a line, line k for edge k of
+ * edge.csv (m edges), each checked by load_check_weight. */
+static halo_status read_edge_weights(const char *path, int64_t m, halo_digest_chunked *digest,
+                                     load_weights *w) {
+  halo_status st = HALO_OK;
+  load_reader r = {0};
+  char *line;
+  size_t len;
+  int got;
+  HALO_TRY(load_reader_open_maybe_empty(&r, path, digest));
+  while ((got = load_reader_next(&r, &line, &len)) > 0) {
+    const char *p = load_skip_blank(line), *tok = p;
+    float value = 0.0f;
+    if (load_scan_f32(&p, &value) != LOAD_SCAN_OK || *load_skip_blank(p) != '\0')
+      LOAD_FAIL_TOKEN(&r, tok, "an edge weight (edge-feat of width 1)");
+    if (w->count == m)
+      LOAD_FAIL(&r, HALO_ERR_FORMAT, "more edge weights than the %lld edges of edge.csv",
+                (long long)m);
+    char where[OGB_PATH + 32];
+    snprintf(where, sizeof where, "%s:%lld", path, (long long)r.line);
+    if (load_check_weight(where, value, tok) < 0) {
+      st = HALO_ERR_RANGE;
+      goto done;
+    }
+    HALO_TRY(load_weights_push(w, value));
+  }
+  if (got < 0) HALO_TRY(got);
+  if (w->count != m)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: %lld edge weights for the %lld edges of edge.csv", path,
+              (long long)w->count, (long long)m);
+done:
+  load_reader_close(&r);
+  return st;
+}
+
 /* The three split files of folder `dir`; all must exist. */
 static halo_status split_files_in(const char *dir, char paths[3][OGB_PATH]) {
   halo_status st = HALO_OK;
@@ -284,6 +336,13 @@ halo_status halo_load_ogb_files(const char *dir, const halo_load_options *opt,
   if (!found) out->features[0] = '\0';
   HALO_TRY(find_csv(out->labels, data_dir, "node-label", &found));
   if (!found) out->labels[0] = '\0';
+  HALO_TRY(find_csv(out->edge_feat, data_dir, "edge-feat", &found));
+  if (!found) out->edge_feat[0] = '\0';
+  if (found) {
+    int32_t width = 0;
+    HALO_TRY(edge_feat_width(out->edge_feat, &width));
+    out->edge_weighted = width == 1;
+  }
   if (!opt->skip_split)
     HALO_TRY(load_ogb_find_splits(data_dir, top_dir, opt->split_name, out->split, &out->has_split));
 done:
@@ -297,6 +356,7 @@ halo_status halo_load_count(const char *path, halo_digest_chunked *digest, int64
 halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph **out) {
   halo_status st = HALO_OK;
   load_edges edges = {0};
+  load_weights weights = {0};
   halo_graph *g = NULL;
   halo_ogb_files *f = NULL;
   halo_digest_chunked digest;
@@ -337,7 +397,13 @@ halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph *
   edges.path = f->edges;
   HALO_TRY(read_edges(f->edges, n, &digest, &edges));
   HALO_TRY(load_graph_create(f->edges, n, &g));
-  HALO_TRY(load_edges_to_csr(&edges, g));
+  if (f->edge_weighted) { /* wider edge features are not weights: not read */
+    weights.path = f->edge_feat;
+    HALO_TRY(read_edge_weights(f->edge_feat, edges.count, &digest, &weights));
+    HALO_TRY(load_edges_to_csr_weighted(&edges, &weights, g));
+  } else {
+    HALO_TRY(load_edges_to_csr(&edges, g));
+  }
 
   if (f->features[0]) HALO_TRY(load_features_file(g, f->features, NULL, &digest));
   if (f->labels[0]) HALO_TRY(load_labels_file(g, f->labels, NULL, &digest));
@@ -353,6 +419,7 @@ halo_status load_ogb(const char *dir, const halo_load_options *opt, halo_graph *
 done:
   free(f);
   load_edges_free(&edges);
+  load_weights_free(&weights);
   halo_graph_destroy(&g);
   return st;
 }

@@ -81,6 +81,8 @@ typedef struct halo_net_options {
                                 (PipeGCN-G/F smoothing); 0: plain stale rows */
   int halo_aggregate;     /* halo_aggregate_mode: post (every needed row), or auto (a minimum
                              vertex cover of each pair's cut: rows or partial sums) */
+  int no_edge_weights;    /* 1: a weighted graph's parts train as unweighted (every weight 1);
+                             0: GCN and GraphSAGE use the weights the parts hold */
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */
@@ -309,6 +311,12 @@ extern const char *const halo_bool_names[];
     HALO_FLAG_CHOICE_ROW("--halo-precision-bwd", T, P(halo_precision_bwd), halo_precision_names, \
                          "training's backward halo rows (gradients): the same words"),           \
     "halo_precision_bwd", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 11, -1, HALO_PREC_FP32)     \
+  X(NO_EDGE_WEIGHTS,                                                                             \
+    HALO_FLAG_SWITCH_ROW("--no-edge-weights", T, P(no_edge_weights), 1,                          \
+                         "train on the structure alone when the parts hold edge\n"               \
+                         "weights (default: gcn and sage use them; gin and gat refuse\n"         \
+                         "a weighted graph without this flag)"),                                 \
+    "no_edge_weights", HALO_OPTION_MODEL, HALO_OPTION_I32, 1, 29, -1, 0)                         \
   X(HALO_STALE,                                                                                  \
     HALO_FLAG_SWITCH_ROW("--halo-stale", T, P(halo_stale), 1,                                    \
                          "training reads the previous epoch's halo rows and gradients,\n"        \

@@ -183,3 +183,16 @@ done:
 halo_model_comm halo_model_comm_of(const halo_model_desc *d) {
   return (halo_model_comm){.layers = d->layers, .layer = d->comm};
 }
+
+const char *halo_model_edge_weights_refusal(halo_model_kind kind) {
+  switch (kind) {
+    case HALO_MODEL_GCN:
+    case HALO_MODEL_SAGE:
+      return NULL;
+    case HALO_MODEL_GIN:
+      return "GIN takes no edge weights (PyG's GINConv has no edge_weight)";
+    case HALO_MODEL_GAT:
+      return "GAT takes no edge weights (PyG's GATConv learns its own coefficients)";
+  }
+  return "this model takes no edge weights";
+}

@@ -154,6 +154,12 @@ enum { HALO_BN_MLP = 0, HALO_BN_OUT = 1 };
  * --model flag's words). */
 extern const char *const halo_model_kind_names[];
 
+/* NULL when `kind` takes a weighted graph's edge weights (GCN's gcn_norm,
+ * GraphSAGE's weighted mean: docs/models.md, "Edge weights"); else why not,
+ * for halo-train's one line ("GIN takes no edge weights (PyG's GINConv has
+ * no edge_weight)"). Local. */
+const char *halo_model_edge_weights_refusal(halo_model_kind kind);
+
 /* "gcn", "sage", "gin", "gat". Local. */
 const char *halo_model_name(halo_model_kind kind);
 

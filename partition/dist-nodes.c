@@ -388,6 +388,12 @@ halo_status halo__dist_load_ogb_folder(dist *d) {
   if (st == HALO_OK && d->rank == 0) {
     int64_t edges = 0;
     st = halo_load_ogb_files(rq->input, &opt, d->ogb);
+    if (st == HALO_OK && d->ogb->edge_weighted) {
+      halo_log_error("%s: edge weights (an edge-feat of width 1) are not supported by the "
+                     "distributed partitioner (--method ptscotch); use --method metis",
+                     d->ogb->edge_feat);
+      st = HALO_ERR_UNSUPPORTED;
+    }
     if (st == HALO_OK) st = halo_load_count(d->ogb->nodes, &d->digest, &n);
     if (st == HALO_OK && d->ogb->edge_count[0])
       st = halo_load_count(d->ogb->edge_count, NULL, &edges); /* checked, as halo_load does */

@@ -23,6 +23,7 @@
  * borrowed for the call. */
 typedef struct halo_partition_run_request {
   const char *input, *out, *json, *features, *labels, *write_metis, *split, *split_name;
+  const char *edge_weights;   /* --edge-weights W.npy: an npy edge array's weights; NULL: none */
   double synth_split[3]; /* --synthetic-split's fractions, when synth_split_given */
   int synth_split_given;
   halo_format format;

@@ -9,6 +9,16 @@
  *   3. if any: grow the edge array once, move the rows right to open a gap
  *      at the end of each row, append the missing reverses (they arrive in
  *      ascending u, so the gap is sorted) and merge each row's two runs.
+ *
+ * A weighted graph (g->edge_weight) takes its own path, clean_weighted,
+ * with a second copy of the edges: the rule is in docs/partition.md ("Edge
+ * weights"):
+ *   w'(u,v) = w'(v,u) = (s(u,v) + s(v,u)) / 2 when both directions occur,
+ *                     = s(u,v)                when only (u,v) does,
+ * s(u,v) the sum of the weights of the input's (u,v) entries (repeats add,
+ * as torch_geometric.utils.coalesce(reduce='sum')), self-loops dropped.
+ * The sums run in ascending weight, so the result does not depend on the
+ * input's order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +179,126 @@ done:
   return st;
 }
 
+typedef struct weighted_edge {
+  int64_t v;
+  float w;
+  int8_t reversed; /* 1: the reverse of a (v, u) entry */
+} weighted_edge;
+
+static int weighted_edge_cmp(const void *a, const void *b) {
+  const weighted_edge *x = a, *y = b;
+  if (x->v != y->v) return (x->v > y->v) - (x->v < y->v);
+  if (x->reversed != y->reversed) return x->reversed - y->reversed;
+  return (x->w > y->w) - (x->w < y->w);
+}
+
+/* The weighted clean-up (the rule above): step 1 sums each row's repeats
+ * and drops its self-loops; step 2 gives every (u, v) its reverse (v, u),
+ * then each row's two entries of one pair, if there are two, become one of
+ * their mean. */
+static halo_status clean_weighted(halo_graph *g, halo_clean_report *rep) {
+  halo_status st = HALO_OK;
+  const int64_t n = g->n;
+  int64_t *ptr = g->indptr, *idx = g->indices, *count = NULL, *out_idx = NULL;
+  float *wt = g->edge_weight, *out_w = NULL;
+  weighted_edge *all = NULL;
+  int64_t max_len = 0;
+
+  for (int64_t v = 0; v < n; v++) {
+    if (ptr[v + 1] < ptr[v] || ptr[v + 1] > g->m)
+      HALO_FAIL(HALO_ERR_RANGE, "%s: indptr[%lld] = %lld is out of order or beyond %lld edges",
+                g->source, (long long)(v + 1), (long long)ptr[v + 1], (long long)g->m);
+    if (ptr[v + 1] - ptr[v] > max_len) max_len = ptr[v + 1] - ptr[v];
+    for (int64_t k = ptr[v]; k < ptr[v + 1]; k++)
+      if (idx[k] < 0 || idx[k] >= n)
+        HALO_FAIL(HALO_ERR_RANGE, "%s: edge (%lld, %lld) names a node outside [0, %lld)", g->source,
+                  (long long)v, (long long)idx[k], (long long)n);
+  }
+  /* Step 1, in place: rows by (v, w), repeats summed, self-loops dropped. */
+  HALO_ALLOC(all, max_len > 0 ? max_len : 1, "a weighted row");
+  int64_t kept = 0, start = 0;
+  for (int64_t u = 0; u < n; u++) {
+    const int64_t end = ptr[u + 1], len = end - start;
+    for (int64_t k = 0; k < len; k++)
+      all[k] = (weighted_edge){.v = idx[start + k], .w = wt[start + k]};
+    qsort(all, (size_t)len, sizeof *all, weighted_edge_cmp);
+    ptr[u] = kept;
+    double sum = 0.0; /* the repeats of idx[kept - 1], in double, rounded once */
+    for (int64_t k = 0; k < len; k++) {
+      if (all[k].v == u) {
+        rep->self_loops++;
+      } else if (kept > ptr[u] && idx[kept - 1] == all[k].v) {
+        rep->duplicates++;
+        sum += all[k].w;
+        wt[kept - 1] = (float)sum;
+      } else {
+        idx[kept] = all[k].v;
+        sum = all[k].w;
+        wt[kept++] = all[k].w;
+      }
+    }
+    start = end;
+  }
+  ptr[n] = kept;
+  free(all);
+  all = NULL;
+
+  /* Step 2: each row gets its own entries and the reverses of the others'. */
+  const int64_t m1 = kept;
+  HALO_ALLOC(count, n + 1, "clean-up row counts");
+  for (int64_t u = 0; u < n; u++) {
+    count[u + 1] += ptr[u + 1] - ptr[u];
+    for (int64_t k = ptr[u]; k < ptr[u + 1]; k++) count[idx[k] + 1]++;
+  }
+  for (int64_t v = 0; v < n; v++) count[v + 1] += count[v];
+  HALO_ALLOC(all, 2 * m1 > 0 ? 2 * m1 : 1, "the weighted edges and their reverses");
+  {
+    int64_t *fill = NULL;
+    HALO_ALLOC(fill, n, "clean-up fill positions");
+    memcpy(fill, count, (size_t)n * sizeof *fill);
+    for (int64_t u = 0; u < n; u++)
+      for (int64_t k = ptr[u]; k < ptr[u + 1]; k++) {
+        all[fill[u]++] = (weighted_edge){.v = idx[k], .w = wt[k]};
+        all[fill[idx[k]]++] = (weighted_edge){.v = u, .w = wt[k], .reversed = 1};
+      }
+    free(fill);
+  }
+  HALO_ALLOC(out_idx, 2 * m1 > 0 ? 2 * m1 : 1, "the clean edges");
+  HALO_ALLOC(out_w, 2 * m1 > 0 ? 2 * m1 : 1, "the clean edge weights");
+  int64_t m2 = 0;
+  for (int64_t u = 0; u < n; u++) {
+    weighted_edge *row = all + count[u];
+    const int64_t len = count[u + 1] - count[u];
+    qsort(row, (size_t)len, sizeof *row, weighted_edge_cmp);
+    ptr[u] = m2;
+    for (int64_t k = 0; k < len; k++) {
+      if (k + 1 < len && row[k + 1].v == row[k].v) { /* (u, v) and (v, u): their mean */
+        out_idx[m2] = row[k].v;
+        out_w[m2++] = (float)(((double)row[k].w + (double)row[k + 1].w) / 2.0);
+        k++;
+      } else {
+        rep->reverse_added += row[k].reversed;
+        out_idx[m2] = row[k].v;
+        out_w[m2++] = row[k].w;
+      }
+    }
+  }
+  ptr[n] = m2;
+  free(g->indices);
+  free(g->edge_weight);
+  g->indices = out_idx;
+  g->edge_weight = out_w;
+  g->m = m2;
+  out_idx = NULL;
+  out_w = NULL;
+done:
+  free(all);
+  free(count);
+  free(out_idx);
+  free(out_w);
+  return st;
+}
+
 halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report) {
   halo_status st = HALO_OK;
   halo_clean_report rep = {.input_edges = g ? g->m : 0};
@@ -178,6 +308,10 @@ halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report) {
     HALO_FAIL(HALO_ERR_RANGE, "%s: indptr runs from %lld to %lld, expected 0 to %lld edges",
               g->source, (long long)g->indptr[0], (long long)g->indptr[g->n], (long long)g->m);
 
+  if (g->edge_weight) {
+    HALO_TRY(clean_weighted(g, &rep));
+    goto isolated;
+  }
   HALO_TRY(make_simple(g, &rep));
   int symmetric = 0;
   HALO_TRY(check_symmetric(g, &symmetric));
@@ -188,6 +322,7 @@ halo_status halo_partition_clean(halo_graph *g, halo_clean_report *report) {
     int64_t *small = realloc(g->indices, (size_t)g->m * sizeof *small);
     if (small) g->indices = small;
   }
+isolated:
   for (int64_t v = 0; v < g->n; v++) rep.isolated += g->indptr[v + 1] == g->indptr[v];
 done:
   if (report) *report = rep;

@@ -240,6 +240,8 @@ static halo_status write_part(const char *dir, const halo_shard *shard, halo_man
   m->part_halo[shard->part] = shard->n_halo;
   if (m->part_original_id_digest)
     m->part_original_id_digest[shard->part] = halo_shard_digest_original_id(shard);
+  if (m->part_edge_weight_digest)
+    m->part_edge_weight_digest[shard->part] = halo_shard_digest_edge_weight(shard);
   if (figures) halo_partition_stats_add_shard(figures, shard);
 done:
   return st;
@@ -278,6 +280,7 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
   HALO_ALLOC(m.part_owned, parts, "part sizes");
   HALO_ALLOC(m.part_halo, parts, "part sizes");
   if (g->original_id) HALO_ALLOC(m.part_original_id_digest, parts, "original id digests");
+  if (g->edge_weight) HALO_ALLOC(m.part_edge_weight_digest, parts, "edge weight digests");
 
   if (stats) {
     *stats = NULL;
@@ -318,6 +321,7 @@ done:
   halo_shard_destroy(&ready);
   halo_partition_plan_destroy(&plan);
   free(m.part_original_id_digest);
+  free(m.part_edge_weight_digest);
   free(m.part_halo);
   free(m.part_owned);
   free(m.part_digest);

@@ -186,14 +186,60 @@ done:
   return st;
 }
 
-/* Local columns of owned row r (its halo rows numbered already), ascending. */
+typedef struct weighted_col {
+  int32_t col;
+  float w;
+} weighted_col;
+
+static int compare_weighted_col(const void *a, const void *b) {
+  const weighted_col *x = a, *y = b;
+  return (x->col > y->col) - (x->col < y->col);
+}
+
+/* Local columns of owned row r (its halo rows numbered already), ascending,
+ * with their weights when the graph has them (a row's columns are
+ * distinct, so the order is total). */
 static void fill_row(const halo_partition_plan *plan, halo_shard *s, int64_t r) {
   const halo_graph *g = plan->g;
-  const int64_t *row = g->indices + g->indptr[s->global_id[r]];
+  const int64_t at = g->indptr[s->global_id[r]];
+  const int64_t *row = g->indices + at;
   int32_t *out = s->indices + s->indptr[r];
   const int64_t len = s->indptr[r + 1] - s->indptr[r];
-  for (int64_t k = 0; k < len; k++) out[k] = plan->local[row[k]];
-  sort_i32(out, len);
+  if (!g->edge_weight) {
+    for (int64_t k = 0; k < len; k++) out[k] = plan->local[row[k]];
+    sort_i32(out, len);
+    return;
+  }
+  /* The weighted row sorts in place over the part's weight array, as pairs
+   * in a scratch of the row's length held in the weights' slot. */
+  float *w = s->edge_weight + s->indptr[r];
+  weighted_col *pairs = malloc((size_t)(len > 0 ? len : 1) * sizeof *pairs);
+  if (!pairs) { /* rare: fall back to an insertion sort of both arrays */
+    for (int64_t k = 0; k < len; k++) {
+      out[k] = plan->local[row[k]];
+      w[k] = g->edge_weight[at + k];
+    }
+    for (int64_t k = 1; k < len; k++) {
+      int32_t c = out[k];
+      float x = w[k];
+      int64_t j = k;
+      for (; j > 0 && out[j - 1] > c; j--) {
+        out[j] = out[j - 1];
+        w[j] = w[j - 1];
+      }
+      out[j] = c;
+      w[j] = x;
+    }
+    return;
+  }
+  for (int64_t k = 0; k < len; k++)
+    pairs[k] = (weighted_col){.col = plan->local[row[k]], .w = g->edge_weight[at + k]};
+  qsort(pairs, (size_t)len, sizeof *pairs, compare_weighted_col);
+  for (int64_t k = 0; k < len; k++) {
+    out[k] = pairs[k].col;
+    w[k] = pairs[k].w;
+  }
+  free(pairs);
 }
 
 /* Pass 2: places each halo node in its owner's range, in ascending id, and
@@ -223,6 +269,7 @@ static halo_status fill_halo_send_csr(halo_partition_plan *plan, int32_t p, halo
     s->indptr[r + 1] = s->indptr[r] + g->indptr[rows[r] + 1] - g->indptr[rows[r]];
   s->nnz = s->indptr[n_owned];
   HALO_ALLOC(s->indices, s->nnz, "local columns");
+  if (g->edge_weight) HALO_ALLOC(s->edge_weight, s->nnz, "local edge weights");
   memcpy(s->global_id, rows, (size_t)n_owned * sizeof *rows);
   int64_t *halo_id = s->global_id + n_owned;
   for (int32_t q = 0; q < plan->parts; q++) {
@@ -271,6 +318,15 @@ static halo_status fill_halo_send_csr(halo_partition_plan *plan, int32_t p, halo
   for (int64_t r = 0; r < n_owned + n_halo; r++) {
     int64_t v = s->global_id[r];
     s->degree[r] = g->indptr[v + 1] - g->indptr[v];
+  }
+  if (g->edge_weight) {
+    HALO_ALLOC(s->weighted_degree, n_owned + n_halo, "weighted degrees");
+    for (int64_t r = 0; r < n_owned + n_halo; r++) {
+      const int64_t v = s->global_id[r];
+      double sum = 0.0;
+      for (int64_t k = g->indptr[v]; k < g->indptr[v + 1]; k++) sum += g->edge_weight[k];
+      s->weighted_degree[r] = sum;
+    }
   }
 done:
   return st;

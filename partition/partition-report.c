@@ -237,6 +237,17 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
           " duplicates removed, %" PRId64 " reverse edges added, %" PRId64 " isolated nodes\n",
           clean->input_edges, clean->self_loops, clean->duplicates, clean->reverse_added,
           clean->isolated);
+  if (g->edge_weight) { /* the clean graph's, stored in the parts */
+    float lo = g->m > 0 ? g->edge_weight[0] : 0.0f, hi = lo;
+    for (int64_t k = 1; k < g->m; k++) {
+      if (g->edge_weight[k] < lo) lo = g->edge_weight[k];
+      if (g->edge_weight[k] > hi) hi = g->edge_weight[k];
+    }
+    fprintf(out,
+            "edge weights from %g to %g (repeats summed, a pair's two directions averaged), "
+            "stored in the parts\n",
+            (double)lo, (double)hi);
+  }
   if (c->opt.method == HALO_METHOD_METIS)
     fprintf(out, "method       metis k-way, objective %s, ufactor %d, seed %" PRId64 "\n",
             halo_objective_name(c->opt.objective), c->opt.ufactor, c->opt.seed);

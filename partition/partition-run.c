@@ -482,7 +482,8 @@ halo_status halo_partition_run(halo_partition_run_request *c) {
                                 .skip_split = c->split || c->synth_split_given,
                                 .header = c->header,
                                 .nodes = c->nodes,
-                                .classes = c->classes};
+                                .classes = c->classes,
+                                .edge_weights = c->edge_weights};
   /* An npy edge list's nodes are at least the rows of its .npy node data. */
   int64_t rows[2] = {0, 0};
   HALO_TRY(halo_load_npy_rows(c->features, &rows[0]));
@@ -580,6 +581,11 @@ static halo_status check_distributed(const halo_partition_run_request *c) {
     HALO_FAIL(HALO_ERR_ARG,
               "--halo-aggregate auto: its prediction needs each pair's whole cut, which no rank "
               "of --method ptscotch holds; predict with another method (halo-train counts it)");
+  if (c->edge_weights)
+    HALO_FAIL(HALO_ERR_UNSUPPORTED,
+              "--edge-weights %s: the distributed partitioner (--method ptscotch) reads no edge "
+              "weights; use --method metis",
+              c->edge_weights);
 done:
   return st;
 }

@@ -157,6 +157,11 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
                                  "node labels for a structure-only input: one per line, or\n"      \
                                  "several 0/1 columns (multi-label tasks; nan = missing),\n"       \
                                  "or a .npy array"))                                               \
+  X(EDGE_WEIGHTS,                                                                                  \
+    HALO_FLAG_STRING_ROW("--edge-weights", C, rq.edge_weights, NULL, "FILE",                       \
+                         "a .npy vector of E edge weights for a .npy edge array of E\n"          \
+                         "edges, in its order (finite, >= 0; other inputs carry their own:\n"    \
+                         "a real/integer .mtx, a third edge-list column, an OGB edge-feat)"))      \
   X(HEADER, HALO_FLAG_CHOICE_ROW("--header", C, rq.header, header_words,                           \
                                  "whether the first line of the edge list, --features and\n"       \
                                  "--labels is a header row (auto, the default: a line with\n"      \

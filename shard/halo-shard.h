@@ -69,6 +69,8 @@ typedef struct halo_manifest {
   uint64_t *part_original_id_digest; /* size parts: halo_shard_digest_original_id() of each
                                       * part; NULL when the run stores no original ids (the
                                       * input's ids were the node ids) */
+  uint64_t *part_edge_weight_digest; /* size parts: halo_shard_digest_edge_weight() of each
+                                      * part; NULL for an unweighted graph */
 } halo_manifest;
 
 /* One part: DIR/part-00003-of-00008.h5. */
@@ -105,6 +107,15 @@ typedef struct halo_shard {
   int32_t *send_idx; /* size send_ptr[parts]: owned local rows, ascending global id per peer */
   int64_t *recv_ptr; /* size parts+1: halo rows from peer q are n_owned+recv_ptr[q] ..
                         n_owned+recv_ptr[q+1]-1 */
+  float *edge_weight;   /* size nnz: the weight of each local CSR entry (finite, >= 0), the
+                           same for (u, v) and (v, u); NULL: an unweighted graph.  Optional
+                           (/graph/edge_weight): not in halo_shard_digest, covered by
+                           halo_shard_digest_edge_weight instead, so an unweighted part's
+                           bits and digest are what they were before weights */
+  double *weighted_degree; /* size n_owned+n_halo when edge_weight is set: the sum of the
+                              weights of each row's edges in the whole clean graph, in
+                              ascending neighbour id (a halo row's too, which the part cannot
+                              sum itself); else NULL */
   int64_t *original_id; /* size n_owned: the input's id of each owned row (a SNAP list's ids,
                            which halo renumbers to 0..n-1 in ascending order); NULL when the
                            input's ids were the node ids.  Optional: not in halo_shard_digest,
@@ -124,6 +135,13 @@ uint64_t halo_shard_digest(const halo_shard *s);
  * halo_shard_digest so that a reader that predates original ids still finds
  * the digest it knows.  Meaningless when s->original_id is NULL. Local. */
 uint64_t halo_shard_digest_original_id(const halo_shard *s);
+
+/* The digest of s->edge_weight and s->weighted_degree (nnz, n_owned +
+ * n_halo, then the arrays), recorded in the manifest's
+ * /parts/edge_weight_digest; kept apart from halo_shard_digest as
+ * halo_shard_digest_original_id is.  Meaningless when s->edge_weight is
+ * NULL. Local. */
+uint64_t halo_shard_digest_edge_weight(const halo_shard *s);
 
 /* Writes `s` to `path` (which must not exist yet), chunked, Fletcher-32. Local. */
 halo_status halo_shard_write(const char *path, const halo_shard *s);

@@ -49,6 +49,8 @@ void halo_shard_destroy(halo_shard **s) {
   free(p->send_idx);
   free(p->recv_ptr);
   free(p->original_id);
+  free(p->edge_weight);
+  free(p->weighted_degree);
   free(p);
   *s = NULL;
 }
@@ -132,6 +134,17 @@ uint64_t halo_shard_digest_original_id(const halo_shard *s) {
   halo_digest_init(&d);
   digest_count(&d, s->n_owned);
   digest_feed(&d, s->original_id, (size_t)s->n_owned, sizeof *s->original_id);
+  return halo_digest_final(&d);
+}
+
+uint64_t halo_shard_digest_edge_weight(const halo_shard *s) {
+  halo_digest d;
+  halo_digest_init(&d);
+  digest_count(&d, s->nnz);
+  digest_count(&d, s->n_owned + s->n_halo);
+  digest_feed(&d, s->edge_weight, (size_t)s->nnz, sizeof *s->edge_weight);
+  digest_feed(&d, s->weighted_degree, (size_t)(s->n_owned + s->n_halo),
+              sizeof *s->weighted_degree);
   return halo_digest_final(&d);
 }
 
@@ -518,6 +531,22 @@ halo_status halo__shard_check_arrays(const halo_shard *s, const char *path) {
                 "%s: /nodes/original_id[%" PRId64 "] = %" PRId64 " is below its global id %" PRId64
                 " (input ids are renumbered in ascending order)",
                 path, i, s->original_id[i], s->global_id[i]);
+  /* Edge weights: both arrays or neither, each value finite and >= 0
+   * (what the loaders admit), every row's degree at least its own sum's
+   * share of the part's columns. */
+  if (!s->edge_weight != !s->weighted_degree)
+    HALO_FAIL(HALO_ERR_FORMAT, "%s: /graph/edge_weight and /nodes/weighted_degree come together",
+              path);
+  for (int64_t k = 0; s->edge_weight && k < s->nnz; k++)
+    if (!(s->edge_weight[k] >= 0.0f) || isinf(s->edge_weight[k]))
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /graph/edge_weight[%" PRId64 "] = %g is not a finite weight >= 0", path, k,
+                (double)s->edge_weight[k]);
+  for (int64_t r = 0; s->weighted_degree && r < s->n_owned + s->n_halo; r++)
+    if (!(s->weighted_degree[r] >= 0.0) || isinf(s->weighted_degree[r]))
+      HALO_FAIL(HALO_ERR_RANGE,
+                "%s: /nodes/weighted_degree[%" PRId64 "] = %g is not a finite sum >= 0", path, r,
+                s->weighted_degree[r]);
 done:
   return st;
 }

@@ -177,12 +177,23 @@ static const id_pair *find(const id_pair *v, int64_t n, int64_t key, int64_t gid
   return bsearch(&probe, v, (size_t)n, sizeof *v, cmp_pair);
 }
 
+typedef struct weighted_col {
+  int32_t col;
+  float w;
+} weighted_col;
+
+static int cmp_weighted_col(const void *a, const void *b) {
+  const weighted_col *x = a, *y = b;
+  return (x->col > y->col) - (x->col < y->col);
+}
+
 halo_status halo_shard_merge(const halo_shard *const *in, int32_t count, const int32_t *group_of,
                              int32_t groups, int32_t group, halo_shard **out) {
   halo_status st = HALO_OK;
   halo_shard *s = NULL;
   id_pair *owned = NULL, *halo = NULL, *send = NULL;
   int64_t **map = NULL;
+  weighted_col *wrow = NULL; /* a weighted row, sorted by merged column */
   if (!in || count < 1 || !group_of || !out || group < 0 || group >= groups)
     HALO_FAIL(HALO_ERR_ARG, "halo_shard_merge: bad argument");
   const halo_shard *f = in[0];
@@ -199,11 +210,14 @@ halo_status halo_shard_merge(const halo_shard *const *in, int32_t count, const i
   s->multilabel = f->multilabel;
   int64_t n_owned = 0, nnz = 0, x_nnz = 0, cand = 0, n_send = 0;
   int has_original = f->original_id != NULL;
+  const int weighted = f->edge_weight != NULL;
+  int64_t max_len = 0;
   for (int32_t i = 0; i < count; i++) {
     const halo_shard *p = in[i];
-    if (group_of[p->part] != group || (i > 0 && in[i - 1]->part >= p->part) || p->parts != parts ||
-        p->run_id != f->run_id || (p->x_indptr != NULL) != (f->x_indptr != NULL) ||
-        (p->original_id != NULL) != has_original)
+    if (group_of[p->part] != group || (i > 0 && in[i - 1]->part >= p->part) ||
+        p->parts != parts || p->run_id != f->run_id ||
+        (p->x_indptr != NULL) != (f->x_indptr != NULL) ||
+        (p->original_id != NULL) != has_original || (p->edge_weight != NULL) != weighted)
       HALO_FAIL(HALO_ERR_MISMATCH, "part %d does not belong with part %d in group %d", p->part,
                 f->part, group);
     n_owned += p->n_owned;
@@ -246,6 +260,7 @@ halo_status halo_shard_merge(const halo_shard *const *in, int32_t count, const i
   HALO_ALLOC(s->global_id, n_owned + n_halo, "the merged global ids");
   HALO_ALLOC(s->halo_owner, n_halo, "the merged halo owners");
   HALO_ALLOC(s->degree, n_owned + n_halo, "the merged degrees");
+  if (weighted) HALO_ALLOC(s->weighted_degree, n_owned + n_halo, "the merged weighted degrees");
   HALO_ALLOC(s->recv_ptr, groups + 1, "the merged receive offsets");
   for (int64_t k = 0; k < n_halo; k++) {
     s->global_id[n_owned + k] = halo[k].gid;
@@ -263,6 +278,7 @@ halo_status halo_shard_merge(const halo_shard *const *in, int32_t count, const i
       map[i][r] = off + r;
       s->global_id[off + r] = p->global_id[r];
       s->degree[off + r] = p->degree[r];
+      if (weighted) s->weighted_degree[off + r] = p->weighted_degree[r];
     }
     for (int64_t h = 0; h < p->n_halo; h++) {
       const int64_t gid = p->global_id[p->n_owned + h];
@@ -273,20 +289,41 @@ halo_status halo_shard_merge(const halo_shard *const *in, int32_t count, const i
                   (long long)gid, p->halo_owner[h]);
       map[i][p->n_owned + h] = e->row;
       s->degree[e->row] = p->degree[p->n_owned + h];
+      if (weighted) s->weighted_degree[e->row] = p->weighted_degree[p->n_owned + h];
     }
   }
 
   /* The adjacency, each row's columns ascending as the format wants. */
   HALO_ALLOC(s->indptr, n_owned + 1, "the merged row offsets");
   HALO_ALLOC(s->indices, nnz, "the merged column ids");
+  if (weighted) {
+    HALO_ALLOC(s->edge_weight, nnz, "the merged edge weights");
+    for (int32_t i = 0; i < count; i++)
+      for (int64_t r = 0; r < in[i]->n_owned; r++)
+        if (in[i]->indptr[r + 1] - in[i]->indptr[r] > max_len)
+          max_len = in[i]->indptr[r + 1] - in[i]->indptr[r];
+    HALO_ALLOC(wrow, max_len, "a merged weighted row");
+  }
   int64_t row = 0, at = 0;
   for (int32_t i = 0; i < count; i++) {
     const halo_shard *p = in[i];
     for (int64_t r = 0; r < p->n_owned; r++, row++) {
       const int64_t begin = at;
-      for (int64_t e = p->indptr[r]; e < p->indptr[r + 1]; e++)
-        s->indices[at++] = (int32_t)map[i][p->indices[e]];
-      qsort(s->indices + begin, (size_t)(at - begin), sizeof *s->indices, cmp_i32);
+      if (weighted) {
+        /* Columns and weights move together; a row's columns are distinct. */
+        int64_t len = 0;
+        for (int64_t e = p->indptr[r]; e < p->indptr[r + 1]; e++)
+          wrow[len++] = (weighted_col){(int32_t)map[i][p->indices[e]], p->edge_weight[e]};
+        qsort(wrow, (size_t)len, sizeof *wrow, cmp_weighted_col);
+        for (int64_t k = 0; k < len; k++, at++) {
+          s->indices[at] = wrow[k].col;
+          s->edge_weight[at] = wrow[k].w;
+        }
+      } else {
+        for (int64_t e = p->indptr[r]; e < p->indptr[r + 1]; e++)
+          s->indices[at++] = (int32_t)map[i][p->indices[e]];
+        qsort(s->indices + begin, (size_t)(at - begin), sizeof *s->indices, cmp_i32);
+      }
       s->indptr[row + 1] = at;
     }
   }
@@ -368,6 +405,7 @@ done:
   if (map)
     for (int32_t i = 0; i < count; i++) free(map[i]);
   free(map);
+  free(wrow);
   free(send);
   free(halo);
   free(owned);

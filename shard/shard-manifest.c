@@ -13,6 +13,7 @@ void halo_manifest_destroy(halo_manifest **m) {
   free((*m)->part_owned);
   free((*m)->part_halo);
   free((*m)->part_original_id_digest);
+  free((*m)->part_edge_weight_digest);
   free(*m);
   *m = NULL;
 }
@@ -60,6 +61,9 @@ halo_status halo_manifest_write(const char *path, const halo_manifest *m) {
   if (m->part_original_id_digest)
     HALO_TRY(halo_h5_write(file, path, "/parts/original_id_digest", HALO_H5_U64, 1, parts,
                            m->part_original_id_digest));
+  if (m->part_edge_weight_digest)
+    HALO_TRY(halo_h5_write(file, path, "/parts/edge_weight_digest", HALO_H5_U64, 1, parts,
+                           m->part_edge_weight_digest));
 done:
   if (created) st = halo_h5_commit(st, file, tmp, path);
   return st;
@@ -123,6 +127,14 @@ halo_status halo_manifest_read_opts(const char *path, unsigned flags, halo_manif
   if (has_original) {
     HALO_TRY(halo_h5_read(file, path, "/parts/original_id_digest", HALO_H5_U64, 1, parts, 1, &buf));
     m->part_original_id_digest = buf;
+    buf = NULL;
+  }
+  /* Optional: present when the run's graph is weighted. */
+  int has_weights = halo_h5_exists(file, path, "/parts/edge_weight_digest");
+  if (has_weights < 0) HALO_TRY((halo_status)has_weights); /* already logged */
+  if (has_weights) {
+    HALO_TRY(halo_h5_read(file, path, "/parts/edge_weight_digest", HALO_H5_U64, 1, parts, 1, &buf));
+    m->part_edge_weight_digest = buf;
     buf = NULL;
   }
   HALO_TRY(halo__manifest_check(m, path, with_part));

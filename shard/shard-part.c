@@ -75,6 +75,10 @@ halo_status halo_shard_write(const char *path, const halo_shard *s) {
       {"/halo/send_idx", HALO_H5_I32, 1, {(hsize_t)s->send_ptr[s->parts], 0}, s->send_idx, 1},
       {"/halo/recv_ptr", HALO_H5_I64, 1, {peers, 0}, s->recv_ptr, 1},
       {"/nodes/original_id", HALO_H5_I64, 1, {owned, 0}, s->original_id, s->original_id != NULL},
+      {"/graph/edge_weight", HALO_H5_F32, 1, {(hsize_t)s->nnz, 0}, s->edge_weight,
+       s->edge_weight != NULL},
+      {"/nodes/weighted_degree", HALO_H5_F64, 1, {local, 0}, s->weighted_degree,
+       s->edge_weight != NULL},
   };
   for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++)
     if (sets[k].present)
@@ -154,6 +158,21 @@ static halo_status check_manifest(const halo_shard *s, const halo_manifest *m, c
                 "%s: /nodes/original_id digest %016" PRIx64
                 " does not match the manifest's %016" PRIx64,
                 path, digest, m->part_original_id_digest[p]);
+  }
+  /* A weighted run stores weights in every part. */
+  if (!s->edge_weight != !m->part_edge_weight_digest)
+    HALO_FAIL(HALO_ERR_MISMATCH,
+              s->edge_weight ? "%s: has /graph/edge_weight but the manifest lists no edge weights"
+                             : "%s: /graph/edge_weight is missing but the manifest lists edge "
+                               "weights for every part",
+              path);
+  if (s->edge_weight) {
+    digest = halo_shard_digest_edge_weight(s);
+    if (digest != m->part_edge_weight_digest[p])
+      HALO_FAIL(HALO_ERR_CORRUPT,
+                "%s: /graph/edge_weight digest %016" PRIx64
+                " does not match the manifest's %016" PRIx64,
+                path, digest, m->part_edge_weight_digest[p]);
   }
 done:
   return st;
@@ -260,6 +279,18 @@ halo_status halo_shard_read(const char *path, const halo_manifest *m, halo_shard
   if (has_original) {
     HALO_TRY(read_exact(file, path, "/nodes/original_id", HALO_H5_I64, s->n_owned, &buf));
     s->original_id = buf;
+    buf = NULL;
+  }
+  /* Optional too: an unweighted graph's parts have no weights. */
+  int has_weights = halo_h5_exists(file, path, "/graph/edge_weight");
+  if (has_weights < 0) HALO_TRY((halo_status)has_weights); /* already logged */
+  if (has_weights) {
+    HALO_TRY(read_exact(file, path, "/graph/edge_weight", HALO_H5_F32, s->nnz, &buf));
+    s->edge_weight = buf;
+    buf = NULL;
+    HALO_TRY(read_exact(file, path, "/nodes/weighted_degree", HALO_H5_F64,
+                        s->n_owned + s->n_halo, &buf));
+    s->weighted_degree = buf;
     buf = NULL;
   }
 

@@ -224,6 +224,8 @@ static halo_status write_attrs(hid_t f, const char *path, const halo_checkpoint 
   optim_attrs((halo_checkpoint *)c, optim);
   for (int k = 0; k < CKPT_OPTIM_ATTRS; k++)
     HALO_TRY(halo_h5_attr_write(f, path, optim[k].name, optim[k].kind, optim[k].value));
+  if (c->edge_weighted)
+    HALO_TRY(halo_h5_attr_write(f, path, "edge_weighted", HALO_H5_I32, &c->edge_weighted));
 done:
   return st;
 }
@@ -488,6 +490,8 @@ halo_status halo_checkpoint_read(const char *path, halo_checkpoint *c) {
     HALO_FAIL(HALO_ERR_FORMAT,
               "%s: inconsistent schedule state (plateau rate %g, best %g, %lld bad epochs)", path,
               c->plateau.lr, c->plateau.best, (long long)c->plateau.bad_epochs);
+  if (H5Aexists(f, "edge_weighted") > 0)
+    HALO_TRY(halo_h5_attr_read(f, path, "edge_weighted", HALO_H5_I32, &c->edge_weighted));
   /* A choice (the activation) must be one of its words. */
   for (int i = 0; i < HALO_MOPT_COUNT; i++) {
     const halo_model_option *opt = halo_model_option_at(i);
@@ -619,13 +623,14 @@ static void describe_model(const char *model, const halo_net_options *o, char *o
     snprintf(agg, sizeof agg, ", no self-loops");
   if (strcmp(model, "gcn") == 0 && !o->gcn_normalize)
     snprintf(agg + strlen(agg), sizeof agg - strlen(agg), ", unnormalised");
-  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s%s", model, o->layers, o->hidden,
+  snprintf(out, size, "%s, %d layers, hidden %d%s%s%s%s%s%s%s%s%s", model, o->layers, o->hidden,
            heads, act, agg, o->sage_normalize ? ", normalised rows" : "",
            o->gin_train_eps ? ", learned eps" : "", o->residual ? ", residual" : "",
            o->norm == HALO_NORM_LAYER   ? ", layer norm"
            : o->norm == HALO_NORM_BATCH ? ", batch norm"
                                         : "",
-           o->normalize_features ? ", --normalize-features" : "");
+           o->normalize_features ? ", --normalize-features" : "",
+           o->no_edge_weights ? ", --no-edge-weights" : "");
 }
 
 /* Appends ", " (after the first) and one formatted setting to buf. */

@@ -45,6 +45,12 @@ typedef struct halo_checkpoint {
   /* The partition it was written from (reported, never compared). */
   int32_t parts;
   uint64_t run_id;
+  /* 1: trained with the parts' edge weights (a weighted graph without
+   * --no-edge-weights), written as the attribute edge_weighted only then,
+   * so that an unweighted checkpoint is what it was; scripts/halo-to-torch
+   * reads it.  Reported, never compared (the graph's digest covers the
+   * weights). */
+  int32_t edge_weighted;
   /* Parameters as halo_net_params_get lays them out, and the optimiser's
    * state as halo_net_adam_get's (SGD: its momentum buffer in adam_m, and
    * adam_v zero, not written). */

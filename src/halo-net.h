@@ -234,4 +234,12 @@ typedef enum {
 
 halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, halo_csr *out);
 
+/* A weighted part (s->edge_weight) for GraphSAGE's weighted mean: refuses
+ * (HALO_ERR_RANGE, one line naming the node) a node of its rows or
+ * columns that has edges whose weights sum to 0, where the mean or its
+ * transpose would divide by zero.  halo_gnn_aggregation checks it too;
+ * halo-train calls it first, so that one rank's line speaks for all.
+ * Local. */
+halo_status halo_net_check_weighted_mean(const halo_shard *s);
+
 #endif /* HALO_NET_H */

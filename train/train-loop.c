@@ -37,6 +37,7 @@ static halo_status save_checkpoint(train_run *r, int64_t epoch, const char *name
     c->classes = m->classes;
     c->parts = m->parts;
     c->run_id = m->run_id;
+    c->edge_weighted = m->part_edge_weight_digest != NULL && !r->args.gcn.no_edge_weights;
     HALO_TRY(halo_net_params_get(r->model, c->params));
     HALO_TRY(halo_net_adam_get(r->model, c->adam_m, c->adam_v, &c->adam_t));
     c->lr = r->lr;

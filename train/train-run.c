@@ -361,6 +361,54 @@ done:
   return st;
 }
 
+/* Edge weights (docs/models.md, "Edge weights"): GCN and GraphSAGE use
+ * the weights a weighted graph's parts hold; --no-edge-weights drops them
+ * here, so the model sees the unweighted graph; the models that take no
+ * weights (halo_model_edge_weights_refusal) refuse a
+ * weighted graph without it.  The manifest is every rank's, so rank 0
+ * alone speaks. Collective. */
+static halo_status edge_weights_apply(train_run *r) {
+  halo_status st = HALO_OK;
+  const halo_net_options *o = &r->args.gcn;
+  const int weighted = r->manifest->part_edge_weight_digest != NULL;
+  const char *refusal = halo_model_edge_weights_refusal(o->model);
+  /* What else the weights do not reach: max (PyG's max aggregation takes
+   * no weights) and the covers' partial sums (built from the unweighted
+   * coefficients). */
+  if (o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MAX)
+    refusal = "sage's --aggr max takes no edge weights (PyG's max aggregation has no edge_weight)";
+  if (o->halo_aggregate == HALO_AGGREGATE_AUTO)
+    refusal = "--halo-aggregate auto's partial sums are made without the weights; use post";
+  if (weighted && !o->no_edge_weights && refusal) {
+    if (r->rank == 0)
+      halo_log_error("--model %s: the graph of %s is weighted, and %s; add --no-edge-weights to "
+                     "train on the structure alone",
+                     halo_model_name(o->model), r->args.dir, refusal);
+    st = HALO_ERR_UNSUPPORTED;
+  }
+  if (st == HALO_OK && o->no_edge_weights && r->shard) {
+    free(r->shard->edge_weight);
+    free(r->shard->weighted_degree);
+    r->shard->edge_weight = NULL;
+    r->shard->weighted_degree = NULL;
+  }
+  HALO_TRY(halo_mpi_agree(r->comm, st));
+  /* A node whose weights sum to 0 (the weighted mean divides by the sum):
+   * the first rank that finds one speaks. */
+  if (o->model == HALO_MODEL_SAGE && r->shard->edge_weight) {
+    char where[4200];
+    snprintf(where, sizeof where, "%s: ", r->args.dir);
+    halo_log_hold(r->held, sizeof r->held);
+    halo_log_set_context(where);
+    st = halo_net_check_weighted_mean(r->shard);
+    halo_log_set_context(NULL);
+    halo_log_hold(NULL, 0);
+    HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
+  }
+done:
+  return st;
+}
+
 /* --resume, or --eval-only --checkpoint FILE: rank 0 finds the
  * checkpoint; every rank then receives it (and with FILE its model). */
 static halo_status resume_read(train_run *r) {
@@ -533,6 +581,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
   if (r->args.resume_auto) HALO_TRY(resume_auto(r));
   if (r->args.resume || r->args.eval_file) HALO_TRY(resume_read(r));
+  HALO_TRY(edge_weights_apply(r));
   st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);
   HALO_TRY(halo_mpi_agree(r->comm, st));
 

@@ -83,3 +83,10 @@ os.makedirs(split, exist_ok=True)
 put(os.path.join("npy-split", "train.csv"), gen.npy_bytes([0, 1], (2,), "i8"))
 put(os.path.join("npy-split", "valid.csv"), b"2\n")
 put(os.path.join("npy-split", "test.csv"), b"3\n")
+
+# Edge weights for npy-good.npy's 5 edges (--edge-weights): good, NaN at
+# edge 3, negative at edge 1, and one weight short.
+put("npy-weights-good.npy", gen.npy_bytes([0.5, 1.0, 2.0, 1.5, 0.25], (5,), "f4"))
+put("npy-weights-nan.npy", gen.npy_bytes([0.5, 1.0, 2.0, float("nan"), 0.25], (5,), "f4"))
+put("npy-weights-negative.npy", gen.npy_bytes([0.5, -1.0, 2.0, 1.5, 0.25], (5,), "f4"))
+put("npy-weights-short.npy", gen.npy_bytes([0.5, 1.0, 2.0, 1.5], (4,), "f4"))

@@ -163,6 +163,11 @@ void fuzz_check_graph(const halo_graph *g) {
         fuzz_fail("row %lld is not sorted at %lld", (long long)v, (long long)k);
     }
   }
+  /* Edge weights: finite and >= 0, every one the loaders admit. */
+  for (int64_t k = 0; g->edge_weight && k < g->m; k++)
+    if (!isfinite(g->edge_weight[k]) || g->edge_weight[k] < 0.0f)
+      fuzz_fail("edge weight %lld = %g is not finite and >= 0", (long long)k,
+                (double)g->edge_weight[k]);
   if (g->features < 0 || (g->features > 0) != (g->x != NULL || g->x_indptr != NULL) ||
       (g->x && g->x_indptr))
     fuzz_fail("features = %d disagrees with x and x_indptr", g->features);

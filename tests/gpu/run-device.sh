@@ -453,6 +453,23 @@ else
   else
     cpu_vs_cuda "multilabel P=2 cuda" "$ml_dir/p2" 2 "$epochs" multilabel
   fi
+  # Edge weights: Cora with an edge-feat of width 1 (weights 0.25 .. 4), GCN
+  # (gcn_norm with weights) and GraphSAGE (the weighted mean and its
+  # transpose) at P=2, CPU against CUDA: the weights are values of the
+  # aggregation matrices, which the GPU's SpMM multiplies as it does the
+  # unweighted ones.
+  w_dir=$cora_dir/weighted
+  rm -rf "$w_dir"
+  mkdir -p "$w_dir/graph"
+  cp -r datasets/cora/*.csv.gz datasets/cora/split "$w_dir/graph/"
+  gzip -dc datasets/cora/edge.csv.gz | awk '{srand(NR); print (1 + int(rand() * 16)) / 4}' \
+    >"$w_dir/graph/edge-feat.csv"
+  if ! timed 60 "$reserve" -- "$partition" --input "$w_dir/graph" --parts 2 --out "$w_dir/p2" >>"$log" 2>&1; then
+    row "cora weighted P=2 cuda" FAIL "halo-partition failed or ran out of time"
+  else
+    cpu_vs_cuda "cora weighted P=2 gcn cuda" "$w_dir/p2" 2 "$epochs" gcn-weighted
+    cpu_vs_cuda "cora weighted P=2 sage cuda" "$w_dir/p2" 2 "$epochs" sage-weighted --model sage --hidden 64
+  fi
   # --deterministic on the GPU: P=1 and P=2 must end with the same
   # params_sha256 and the same loss bits every epoch; against the CPU's
   # deterministic run the digest is only reported (not promised equal).

@@ -140,6 +140,26 @@ Test(train_cuda, cora_p2_gat_equals_cpu, .timeout = 300) {
                           EPOCHS < 100 ? 10 : EPOCHS);
 }
 
+/* Edge weights (docs/models.md, "Edge weights"): Cora with an edge-feat of
+ * width 1, weights (1 + (line mod 16)) / 4; GCN's gcn_norm and GraphSAGE's
+ * weighted mean are values of the aggregation matrices, which both SpMMs
+ * (cuSPARSE and the row kernel) multiply as they do the unweighted ones. */
+Test(train_cuda, cora_p2_weighted_gcn_and_sage_equal_cpu, .timeout = 300) {
+  static const char *const runs[][2] = {{"cusparse", ""}, {"rows", "--model sage --hidden 32"}};
+  for (int i = 0; i < 2; i++) {
+    char *dir = tr_tmpdir("cuda-weighted");
+    char input[600];
+    snprintf(input, sizeof input, "%s/cora-w", dir);
+    int rc = tr_run(60, NULL,
+                    "mkdir -p '%s' && cp -r " CORA "/*.csv.gz " CORA "/split '%s/' && "
+                    "gzip -dc " CORA "/edge.csv.gz | awk '{print (1 + NR %% 16) / 4}' "
+                    "> '%s/edge-feat.csv'",
+                    input, input, input);
+    cr_assert_eq(rc, 0, "writing the weighted Cora");
+    check_input_against_cpu(dir, input, "1433,16,7", 2, "0", runs[i][0], runs[i][1], 10);
+  }
+}
+
 Test(train_cuda, cora_p1_equals_cpu, .timeout = 300) { check_against_cpu(1, "0", "cusparse"); }
 
 /* Multi-label tasks (the binary cross-entropy over the tasks a node has,

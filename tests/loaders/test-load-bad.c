@@ -355,19 +355,38 @@ Test(bad_edgelist, wrong_column_count) {
                     "w1.txt:2:", "expected 2 node ids, found 1");
 }
 
-/* A third column is a weight (or a time): refused, never dropped, whatever
- * its value, ones included (docs/partition.md, "Edge weights"). */
-Test(bad_edgelist, third_column_is_refused_as_weights) {
-  const char *const lines[] = {"0 1\n1 2 3\n", "0 1\n1\t2\t0.5\n", "0 1\n1 2 1\n",
-                               "# w\n0 1 x\n"};
-  const char *const at[] = {"w3a.txt:2:", "w3b.txt:2:", "w3c.txt:2:", "w3d.txt:2:"};
-  for (int k = 0; k < 4; k++) {
+/* A third column is the weight (docs/partition.md, "Edge weights"): the
+ * first edge line decides, and every line keeps its count; a weight that
+ * is not a finite number >= 0 is refused at its line. */
+Test(bad_edgelist, weights_of_a_third_column) {
+  const char *const lines[] = {"0 1\n1 2 3\n", "0 1 1\n1\t2\n", "# w\n0 1 x\n",
+                               "0 1 2\n1 2 -0.5\n", "0 1 nan\n", "0 1 1\n1 2 -inf\n"};
+  const char *const want[][2] = {{"w3a.txt:2:", "3 values, but the first edge line has 2"},
+                                 {"w3b.txt:2:", "2 values, but the first edge line has 3"},
+                                 {"w3c.txt:2:", "'x' is not an edge weight"},
+                                 {"w3d.txt:2:", "edge weight -0.5 is negative"},
+                                 {"w3e.txt:1:", "edge weight nan is NaN"},
+                                 {"w3f.txt:2:", "edge weight -inf is infinite"}};
+  const halo_status code[] = {HALO_ERR_PARSE, HALO_ERR_PARSE, HALO_ERR_PARSE,
+                              HALO_ERR_RANGE, HALO_ERR_RANGE, HALO_ERR_RANGE};
+  for (int k = 0; k < 6; k++) {
     char name[16];
     snprintf(name, sizeof name, "w3%c.txt", 'a' + k);
-    EXPECT_LOAD_ERROR(scratch_write(name, lines[k]), HALO_FORMAT_EDGELIST, HALO_ERR_UNSUPPORTED,
-                      at[k], "a third column (edge weights or times) is not supported",
-                      "keep the first two columns");
+    EXPECT_LOAD_ERROR(scratch_write(name, lines[k]), HALO_FORMAT_EDGELIST, code[k], want[k][0],
+                      want[k][1]);
   }
+  /* A weighted list: its weights, in the CSR's order (rows by source, each
+   * by destination, then weight), repeats kept for the clean-up to sum. */
+  halo_graph *g = NULL;
+  cr_assert_eq(halo_load(scratch_write("w3g.txt", "# weighted\n2 0 0.5\n0 1 2\n0 1 0.25\n1 2 0\n"),
+                         HALO_FORMAT_EDGELIST, &g),
+               HALO_OK);
+  cr_assert(g->edge_weight);
+  const int64_t indptr[] = {0, 2, 3, 4}, indices[] = {1, 1, 2, 0};
+  const float weight[] = {0.25f, 2.0f, 0.0f, 0.5f};
+  expect_csr(g, 3, indptr, 4, indices);
+  for (int k = 0; k < 4; k++) cr_expect_eq(g->edge_weight[k], weight[k], "weight %d", k);
+  halo_graph_destroy(&g);
 }
 
 /* ---- Matrix Market -------------------------------------------------------- */
@@ -419,22 +438,39 @@ Test(bad_mtx, value_column) {
                     HALO_ERR_PARSE, "q.mtx:3:", "'x' is not a real value");
 }
 
-/* A value other than 1 is an edge weight: refused at its line, naming the
- * value and 'pattern'; "1.00000001" is not 1 even though it is as a float. */
-Test(bad_mtx, weights_other_than_one_are_refused) {
-  EXPECT_LOAD_ERROR(scratch_write("w1.mtx", MM_REAL "3 3 2\n1 2 1\n2 3 0.5\n"), HALO_FORMAT_AUTO,
-                    HALO_ERR_UNSUPPORTED, "w1.mtx:4:", "value 0.5: edge weights are not supported",
-                    "'real' file is read only when every value is 1", "'pattern'");
-  EXPECT_LOAD_ERROR(scratch_write("w2.mtx", MM_REAL "3 3 1\n1 2 1.00000001\n"), HALO_FORMAT_AUTO,
-                    HALO_ERR_UNSUPPORTED, "w2.mtx:3:", "value 1.00000001");
-  EXPECT_LOAD_ERROR(scratch_write("w3.mtx", "%%MatrixMarket matrix coordinate integer symmetric\n"
-                                            "3 3 2\n2 1 1\n3 1 2\n"),
-                    HALO_FORMAT_AUTO, HALO_ERR_UNSUPPORTED, "w3.mtx:4:", "value 2",
-                    "'integer' file is read only when every value is 1");
+/* A value other than 1 makes a weighted graph; a file of ones (even
+ * "1.00000001" is not one) is unweighted; a negative, NaN or infinite
+ * value is refused at its line. */
+Test(bad_mtx, weights) {
+  halo_graph *g = NULL;
+  cr_assert_eq(halo_load(scratch_write("w1.mtx", MM_REAL "3 3 2\n1 2 1\n2 3 0.5\n"),
+                         HALO_FORMAT_AUTO, &g),
+               HALO_OK);
+  cr_assert(g->edge_weight, "a real file with a value other than 1 is weighted");
+  cr_expect_eq(g->edge_weight[0], 1.0f);
+  cr_expect_eq(g->edge_weight[1], 0.5f);
+  halo_graph_destroy(&g);
+  cr_assert_eq(halo_load(scratch_write("w2.mtx", MM_REAL "3 3 1\n1 2 1.00000001\n"),
+                         HALO_FORMAT_AUTO, &g),
+               HALO_OK);
+  cr_expect(g->edge_weight, "1.00000001 is a weight");
+  halo_graph_destroy(&g);
+  cr_assert_eq(halo_load(scratch_write("w3.mtx", "%%MatrixMarket matrix coordinate integer "
+                                                 "symmetric\n3 3 2\n2 1 1\n3 1 2\n"),
+                         HALO_FORMAT_AUTO, &g),
+               HALO_OK);
+  /* Both directions of a symmetric file's entry carry its value. */
+  const int64_t indptr[] = {0, 2, 3, 4}, indices[] = {1, 2, 0, 0};
+  const float weight[] = {1.0f, 2.0f, 1.0f, 2.0f};
+  expect_csr(g, 3, indptr, 4, indices);
+  for (int k = 0; k < 4; k++) cr_expect_eq(g->edge_weight[k], weight[k], "weight %d", k);
+  halo_graph_destroy(&g);
   EXPECT_LOAD_ERROR(scratch_write("w4.mtx", MM_REAL "3 3 1\n1 2 -1\n"), HALO_FORMAT_AUTO,
-                    HALO_ERR_UNSUPPORTED, "w4.mtx:3:", "value -1");
-  EXPECT_LOAD_ERROR(scratch_write("w5.mtx", MM_REAL "3 3 1\n1 2 0\n"), HALO_FORMAT_AUTO,
-                    HALO_ERR_UNSUPPORTED, "w5.mtx:3:", "value 0");
+                    HALO_ERR_RANGE, "w4.mtx:3:", "edge weight -1 is negative");
+  EXPECT_LOAD_ERROR(scratch_write("w5.mtx", MM_REAL "3 3 2\n1 2 0\n2 3 nan\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_RANGE, "w5.mtx:4:", "edge weight nan is NaN");
+  EXPECT_LOAD_ERROR(scratch_write("w6.mtx", MM_REAL "3 3 1\n1 2 1e39\n"), HALO_FORMAT_AUTO,
+                    HALO_ERR_RANGE, "w6.mtx:3:", "edge weight 1e39 is infinite");
 }
 
 Test(bad_mtx, more_rows_than_the_loaders_take) {

@@ -244,7 +244,7 @@ Test(text, one_separator_per_file) {
   halo_graph_destroy(&g);
 }
 
-/* Edge lists separated by commas, and a third column named as such. */
+/* Edge lists separated by commas, and a third column read as the weight. */
 Test(text, edge_list_separators) {
   halo_graph *a = NULL, *b = NULL;
   cr_assert_eq(halo_load(scratch_write("sp.txt", "# x\n0 1\n1 2\n"), HALO_FORMAT_EDGELIST, &a),
@@ -254,8 +254,11 @@ Test(text, edge_list_separators) {
   expect_same_graph(a, b, "commas");
   halo_graph_destroy(&a);
   halo_graph_destroy(&b);
-  EXPECT_LOAD_ERROR(scratch_write("c2.txt", "0 1,2\n"), HALO_FORMAT_EDGELIST, HALO_ERR_UNSUPPORTED,
-                    "c2.txt:1:", "a third column");
+  /* A third value is a weight, whatever the separators. */
+  cr_assert_eq(halo_load(scratch_write("c2.txt", "0 1,2\n"), HALO_FORMAT_EDGELIST, &a), HALO_OK);
+  cr_assert(a->edge_weight);
+  cr_expect_eq(a->edge_weight[0], 2.0f);
+  halo_graph_destroy(&a);
   EXPECT_LOAD_ERROR(scratch_write("c3.txt", "0,,1\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,
                     "c3.txt:1:", "missing value where a node id was expected");
   EXPECT_LOAD_ERROR(scratch_write("c4.txt", "0;1\n"), HALO_FORMAT_EDGELIST, HALO_ERR_PARSE,

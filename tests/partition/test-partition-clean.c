@@ -141,3 +141,55 @@ Test(clean, edge_out_of_range_is_refused) {
   halo_log_set_quiet(0);
   halo_graph_destroy(&g);
 }
+
+/* Weighted clean-up (docs/partition.md, "Edge weights") against a dense
+ * reference in double: S[u][v] sums the input's (u, v) weights, self-loops
+ * dropped; the clean weight of (u, v) is (S[u][v] + S[v][u]) / 2 when both
+ * are given, else the one given.  Weights k/16 keep every sum exact, so the
+ * comparison is exact; a second clean-up changes nothing. */
+Test(clean, weighted_graphs_match_dense_reference) {
+  uint64_t seed = pt_seed("clean.weighted_graphs_match_dense_reference", 20261206);
+  for (int trial = 0; trial < 12; trial++) {
+    const int64_t n = 1 + trial * 5, m = trial * 30;
+    halo_graph *g = pt_graph_random(n, m, seed + (uint64_t)trial);
+    const uint64_t key = halo_rng_key(seed + (uint64_t)trial, HALO_RNG_GRAPH, 3, 0);
+    g->edge_weight = calloc((size_t)(g->m + 1), sizeof *g->edge_weight);
+    double *s = calloc((size_t)(n * n), sizeof *s);
+    char *given = calloc((size_t)(n * n), 1);
+    for (int64_t u = 0; u < n; u++)
+      for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) {
+        const int64_t v = g->indices[k];
+        g->edge_weight[k] = (float)(halo_rng_bits(key, (uint64_t)k, 0) % 64) / 16.0f;
+        if (u == v) continue;
+        s[u * n + v] += g->edge_weight[k];
+        given[u * n + v] = 1;
+      }
+    halo_clean_report rep;
+    cr_assert_eq(halo_partition_clean(g, &rep), HALO_OK, "trial %d", trial);
+    for (int pass = 0; pass < 2; pass++) {
+      int64_t k = 0;
+      for (int64_t u = 0; u < n; u++) {
+        cr_assert_eq(g->indptr[u], k, "trial %d pass %d: row %lld starts at %lld, want %lld",
+                     trial, pass, (long long)u, (long long)g->indptr[u], (long long)k);
+        for (int64_t v = 0; v < n; v++) {
+          const int a = given[u * n + v], b = given[v * n + u];
+          if (!a && !b) continue;
+          const double want = a && b ? (s[u * n + v] + s[v * n + u]) / 2.0
+                                     : a ? s[u * n + v] : s[v * n + u];
+          cr_assert_eq(g->indices[k], v, "trial %d pass %d: row %lld", trial, pass, (long long)u);
+          cr_expect_eq((double)g->edge_weight[k], want, "trial %d pass %d: w(%lld, %lld) = %g, want %g",
+                       trial, pass, (long long)u, (long long)v, (double)g->edge_weight[k], want);
+          k++;
+        }
+      }
+      cr_assert_eq(g->m, k, "trial %d pass %d", trial, pass);
+      if (pass == 0) {
+        cr_assert_eq(halo_partition_clean(g, &rep), HALO_OK);
+        cr_expect_eq(rep.self_loops + rep.duplicates + rep.reverse_added, 0, "trial %d", trial);
+      }
+    }
+    free(given);
+    free(s);
+    halo_graph_destroy(&g);
+  }
+}

@@ -87,21 +87,25 @@ def scatter_sum(values, index, n):
     return out
 
 
-def gcn_conv(x, ei, sd, p, add_self_loops=True, normalize=True):
-    """GCNConv: with normalize, gcn_norm: self-loops added (add_self_loops),
-    symmetric normalisation by in-degree (a zero degree's inverse root 0);
-    without, the plain sum over the edges (no self-loops)."""
+def gcn_conv(x, ei, sd, p, add_self_loops=True, normalize=True, ew=None):
+    """GCNConv: with normalize, gcn_norm: self-loops of weight 1 added
+    (add_self_loops), symmetric normalisation by the in-degree, the sum of the
+    incoming edges' weights (a zero degree's inverse root 0); without, the
+    plain (weighted) sum over the edges, no self-loops."""
     n = x.shape[0]
     src, dst = ei[0], ei[1]
+    w = np.ones(ei.shape[1]) if ew is None else np.asarray(ew, dtype=float)
     h = x @ sd[p + "lin.weight"].T
     if not normalize:
-        return scatter_sum(h[src], dst, n) + sd[p + "bias"]
+        return scatter_sum(h[src] * w[:, None], dst, n) + sd[p + "bias"]
     if add_self_loops:
         loops = np.arange(n)
         src, dst = np.concatenate([src, loops]), np.concatenate([dst, loops])
-    deg = np.bincount(dst, minlength=n).astype(float)
-    inv = np.where(deg > 0, np.maximum(deg, 1.0) ** -0.5, 0.0)
-    norm = inv[src] * inv[dst]
+        w = np.concatenate([w, np.ones(n)])
+    deg = np.bincount(dst, weights=w, minlength=n)
+    inv = np.zeros(n)
+    inv[deg > 0] = deg[deg > 0] ** -0.5
+    norm = w * inv[src] * inv[dst]
     return scatter_sum(h[src] * norm[:, None], dst, n) + sd[p + "bias"]
 
 
@@ -171,7 +175,7 @@ def layer_norm(x, weight, bias):
     return (x - mean) / np.sqrt(var + 1e-5) * weight + bias
 
 
-def pyg_forward(spec, sd, x, ei):
+def pyg_forward(spec, sd, x, ei, ew=None):
     """BasicGNN.forward in eval mode: conv, then (not after the last) norm,
     act; dropout is off."""
     cls = spec["class"].rsplit(".", 1)[1]
@@ -185,7 +189,7 @@ def pyg_forward(spec, sd, x, ei):
         p = f"convs.{i}."
         last = i == kw["num_layers"] - 1
         if cls == "GCN":
-            x = gcn_conv(x, ei, sd, p, kw.get("add_self_loops", True), kw.get("normalize", True))
+            x = gcn_conv(x, ei, sd, p, kw.get("add_self_loops", True), kw.get("normalize", True), ew)
         elif cls == "GraphSAGE":
             x = sage_conv(x, ei, sd, p, kw.get("normalize", False), kw.get("aggr", "mean"))
         elif cls == "GIN":
@@ -216,7 +220,7 @@ def normalized(x, spec):
     return x.astype(np.float32).astype(np.float64)
 
 
-def torch_forward(spec, pt, x, ei):
+def torch_forward(spec, pt, x, ei, ew=None):
     import importlib
 
     import torch
@@ -226,7 +230,11 @@ def torch_forward(spec, pt, x, ei):
     model.load_state_dict(torch.load(pt), strict=True)
     model.eval()
     with torch.no_grad():
-        out = model(torch.tensor(x, dtype=torch.float32), torch.tensor(ei, dtype=torch.long))
+        args = [torch.tensor(x, dtype=torch.float32), torch.tensor(ei, dtype=torch.long)]
+        if ew is not None:  # GCNConv's edge_weight, through BasicGNN's forward
+            out = model(*args, edge_weight=torch.tensor(ew, dtype=torch.float32))
+        else:
+            out = model(*args)
     return out.double().numpy()
 
 
@@ -313,6 +321,56 @@ def main():
             rel = np.abs(z - logits).max() / np.abs(logits).max()
             ok = rel <= 1e-4 and np.abs(logits).max() > 1e-3
             print(f"{'ok  ' if ok else 'FAIL'} {name}: {spec['class']} {spec['kwargs']}: "
+                  f"max |PyG - halo| / max |halo| = {rel:.3g}")
+            failed |= not ok
+        # Edge weights: the graph with an edge-feat of width 1 (one weight a
+        # pair; the clean-up gives the reverse the same).  GCN exports and
+        # takes edge_weight; GraphSAGE trained with weights is refused.
+        pairs = ei.shape[1] // 2
+        w = rng.integers(1, 17, pairs) / 4.0
+        wgraph = os.path.join(tmp, "wgraph")
+        shutil.copytree(os.path.join(tmp, "graph"), wgraph)
+        with open(os.path.join(wgraph, "edge-feat.csv"), "w") as f:
+            f.writelines(f"{v:g}\n" for v in w)
+        ew = np.concatenate([w, w])
+        wshards = os.path.join(tmp, "wshards")
+        run([partition, "--input", wgraph, "--parts", str(P), "--out", wshards])
+        for name in ("gcn", "sage"):
+            out = os.path.join(tmp, "weighted-" + name)
+            os.makedirs(out)
+            ck, pred = os.path.join(out, "ck"), os.path.join(out, "pred.h5")
+            run(mpirun + [train, wshards, "--model", name, "--hidden", "8", "--epochs", "5",
+                          "--seed", str(SEED), "--threads", "1", "--quiet", "--checkpoint", ck,
+                          "--predict", pred])
+            ckpt = os.path.join(ck, "ckpt-00000005.h5")
+            target = os.path.join(out, "model.pt" if mode == "torch" else "model.npz")
+            args = [ckpt, target] if mode == "torch" else [ckpt, "--npz", target]
+            if name == "sage":
+                r = run(tool + args, expect=None)
+                lines = [l for l in r.stdout.splitlines() if l.strip()]
+                ok = (r.returncode == 1 and len(lines) == 1
+                      and "PyG's SAGEConv takes no edge_weight" in lines[0]
+                      and not os.path.exists(target))
+                print(f"{'ok  ' if ok else 'FAIL'} weighted sage: refused in one line: "
+                      f"{r.stdout.strip()}")
+                failed |= not ok
+                continue
+            run(tool + args)
+            with open(os.path.join(out, "model.json")) as f:
+                spec = json.load(f)
+            xin = normalized(x, spec)
+            if mode == "torch":
+                z = torch_forward(spec, target, xin, ei, ew)
+            else:
+                with np.load(target) as d:
+                    z = pyg_forward(spec, dict(d), xin, ei, ew)
+            with h5py.File(pred, "r") as f:
+                ids = f["original_id"][:] if "original_id" in f else f["global_id"][:]
+                logits = np.empty((N, C))
+                logits[ids] = f["logits"][:]
+            rel = np.abs(z - logits).max() / np.abs(logits).max()
+            ok = spec["input"].get("edge_weight") is True and rel <= 1e-5
+            print(f"{'ok  ' if ok else 'FAIL'} weighted gcn: GCNConv(edge_weight=w): "
                   f"max |PyG - halo| / max |halo| = {rel:.3g}")
             failed |= not ok
     finally:

@@ -236,6 +236,7 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
                   .parts = np,
                   .seed = seed};
   fx_graph *g = fx_graph_new(&spec);
+  if (strchr(flags, 'w')) fx_graph_weigh(g, seed);
   fx_model m = {.layers = pc->layers,
                 .dropout = pc->dropout,
                 .input_dropout = pc->input_dropout,
@@ -499,6 +500,20 @@ static const probe_case aggr_cases[] = {
     {"gcn-unnormalized", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "gcn", "LN"},
 };
 
+/* Edge weights (flag w, fx_graph_weigh): GCN's gcn_norm with weights in
+ * each layer shape, and GraphSAGE's weighted mean and its transpose. */
+static const probe_case weighted_cases[] = {
+    /* X (sparse) · W first, then Â_w · T: 24 -> 6 -> 4. */
+    {"gcn-weighted-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "gcn", "w"},
+    /* Â_w · H first (hidden wider than the input), three layers. */
+    {"gcn-weighted-aggregate", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "gcn", "w"},
+    /* No input dropout: Â_w X cached at set-up. */
+    {"gcn-weighted-cached", 60, 4, 10, 0.5f, 3, 2, 7, 0.5f, 0.0f, -1, 0, "gcn", "w"},
+    /* The weighted mean, transform first and aggregate first (ELU). */
+    {"sage-weighted-transform", 70, 4, 24, 0.15f, 4, 2, 6, 0.5f, 0.5f, 1, 1, "sage", "w"},
+    {"sage-weighted-aggregate", 64, 5, 5, 0.9f, 3, 3, 12, 0.3f, 0.4f, -1, 0, "sage", "wu"},
+};
+
 #define NCASES(a) (sizeof a / sizeof a[0])
 
 Test(layers, aggr_forward_backward_p1_p3, .timeout = 600) {
@@ -600,5 +615,24 @@ Test(layers, deterministic_forward_backward_p1_p3, .timeout = 600) {
   if (TEST_SANITIZED) test_sanitized_note("layers.deterministic", "P=3 alone");
   for (int np = TEST_SANITIZED ? 3 : 1; np <= 3; np += 2)
     for (size_t i = 0; i < NCASES(cases); i++) check_probe(&cases[i], np, seed + i);
+  unsetenv("HALO_PROBE_DETERMINISTIC");
+}
+
+/* Weighted GCN and GraphSAGE: logits against the dense double reference,
+ * gradients against central differences, bytes as predicted (the weights
+ * move no byte).  Every case at P=3, the first three at P=1 too, and the
+ * exact sums (--deterministic) on the two transform-first cases at P=3:
+ * about 17 s of probes (test-train-edge-weights checks the bit identity
+ * across P end to end). */
+Test(layers, weighted_forward_backward_p1_p3, .timeout = 600) {
+  uint64_t seed = tr_seed("layers.weighted", 4040);
+  setenv("HALO_PROBE_DETERMINISTIC", "0", 1);
+  for (size_t i = 0; i < NCASES(weighted_cases); i++) {
+    if (i < 3) check_probe(&weighted_cases[i], 1, seed + i);
+    check_probe(&weighted_cases[i], 3, seed + i);
+  }
+  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
+  check_probe(&weighted_cases[0], 3, seed);
+  check_probe(&weighted_cases[3], 3, seed + 3);
   unsetenv("HALO_PROBE_DETERMINISTIC");
 }

@@ -92,8 +92,30 @@ fx_graph *fx_graph_new(const fx_spec *s) {
   return g;
 }
 
+void fx_graph_weigh(fx_graph *g, uint64_t seed) {
+  const uint64_t key = halo_rng_key(seed, HALO_RNG_GRAPH, 7, 0);
+  free(g->w);
+  g->w = fx_xcalloc((size_t)(g->m + 1), sizeof *g->w);
+  for (int64_t u = 0; u < g->n; u++)
+    for (int64_t k = g->indptr[u]; k < g->indptr[u + 1]; k++) {
+      const int64_t v = g->indices[k], lo = u < v ? u : v, hi = u < v ? v : u;
+      g->w[k] = (double)(1 + halo_rng_bits(key, (uint64_t)lo, (uint32_t)hi) % 24) / 8.0;
+    }
+}
+
+/* Σ of node i's edge weights (its degree when unweighted). */
+static double fx_degree(const fx_graph *g, int64_t i) {
+  if (!g->w) return (double)(g->indptr[i + 1] - g->indptr[i]);
+  double d = 0.0;
+  for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) d += g->w[k];
+  return d;
+}
+
+static double fx_weight(const fx_graph *g, int64_t k) { return g->w ? g->w[k] : 1.0; }
+
 void fx_graph_free(fx_graph *g) {
   if (!g) return;
+  free(g->w);
   free(g->indptr);
   free(g->indices);
   free(g->x);
@@ -171,6 +193,10 @@ halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id) {
     if (g->part[i] == p) nnz += g->indptr[i + 1] - g->indptr[i];
   s->nnz = nnz;
   s->indices = fx_xcalloc((size_t)nnz, sizeof(int32_t));
+  if (g->w) {
+    s->edge_weight = fx_xcalloc((size_t)nnz + 1, sizeof(float));
+    s->weighted_degree = fx_xcalloc((size_t)(no + nh), sizeof(double));
+  }
 
   int64_t r = 0, e = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -182,7 +208,22 @@ halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id) {
     int32_t *row = s->indices + e;
     int64_t len = 0;
     for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) row[len++] = (int32_t)local[g->indices[k]];
-    qsort(row, (size_t)len, sizeof *row, i32_cmp);
+    if (g->w) { /* columns and weights together, by insertion */
+      float *wr = s->edge_weight + e;
+      for (int64_t q = 0; q < len; q++) wr[q] = (float)g->w[g->indptr[i] + q];
+      for (int64_t q = 1; q < len; q++)
+        for (int64_t t = q; t > 0 && row[t - 1] > row[t]; t--) {
+          int32_t c = row[t];
+          row[t] = row[t - 1];
+          row[t - 1] = c;
+          float x = wr[t];
+          wr[t] = wr[t - 1];
+          wr[t - 1] = x;
+        }
+      s->weighted_degree[r] = fx_degree(g, i);
+    } else {
+      qsort(row, (size_t)len, sizeof *row, i32_cmp);
+    }
     e += len;
     s->indptr[r + 1] = e;
     if (g->split[i] == 1) s->train[s->n_train++] = (int32_t)r;
@@ -193,6 +234,7 @@ halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id) {
   for (int64_t k = 0; k < nh; k++) {
     s->global_id[no + k] = h[k].gid;
     s->degree[no + k] = g->indptr[h[k].gid + 1] - g->indptr[h[k].gid];
+    if (g->w) s->weighted_degree[no + k] = fx_degree(g, h[k].gid);
     s->halo_owner[k] = h[k].owner;
     s->recv_ptr[h[k].owner + 1]++;
   }
@@ -256,6 +298,11 @@ int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id) {
     m.part_digest[p] = halo_shard_digest(s);
     m.part_owned[p] = s->n_owned;
     m.part_halo[p] = s->n_halo;
+    if (g->w) {
+      if (!m.part_edge_weight_digest)
+        m.part_edge_weight_digest = fx_xcalloc((size_t)g->parts, sizeof(uint64_t));
+      m.part_edge_weight_digest[p] = halo_shard_digest_edge_weight(s);
+    }
     halo_shard_path(path, sizeof path, dir, p, g->parts);
     remove(path);
     if (halo_shard_write(path, s) != HALO_OK) rc = -1;
@@ -267,6 +314,7 @@ int fx_write_shards(const fx_graph *g, const char *dir, uint64_t run_id) {
   free(m.part_digest);
   free(m.part_owned);
   free(m.part_halo);
+  free(m.part_edge_weight_digest);
   return rc;
 }
 
@@ -342,8 +390,6 @@ void fx_model_init(const fx_model *m, double *p) {
     }
 }
 
-/* Y (n × cols) = A · X with A the adjacency, values 1, no self-loop; with
- * `mean`, each row divided by its degree (an isolated row stays 0). */
 /* --halo-sample (BNS-GCN): the factor of edge (i, j) in the epoch's graph,
  * j's row as i's part reads it: 1 within a part; across parts 1/p when
  * j's keyed draw keeps it, else 0 (the full graph's normalisation stays). */
@@ -353,17 +399,21 @@ static double ref_sample(const fx_model *m, const fx_graph *g, int64_t i, int64_
   return halo_sample_keep(key, j, m->halo_sample) ? 1.0 / (double)m->halo_sample : 0.0;
 }
 
+/* Y (n × cols) = A · X with A the adjacency, values 1 (or the edge
+ * weights), no self-loop, each entry by ref_sample's factor; with `mean`,
+ * each row divided by its degree (the sum of its weights: PyG's weighted
+ * mean Σ w x / Σ w; an isolated row stays 0). */
 static void ref_neighbours(const fx_model *m, const fx_graph *g, const double *x, int32_t cols,
                            int mean, double *y) {
   for (int64_t i = 0; i < g->n; i++) {
-    const int64_t deg = g->indptr[i + 1] - g->indptr[i];
+    const double deg = fx_degree(g, i);
     for (int32_t c = 0; c < cols; c++) y[i * cols + c] = 0.0;
     for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) {
-      const double f = ref_sample(m, g, i, g->indices[k]);
+      const double f = ref_sample(m, g, i, g->indices[k]) * fx_weight(g, k);
       for (int32_t c = 0; c < cols; c++) y[i * cols + c] += f * x[g->indices[k] * cols + c];
     }
     if (mean && deg > 0)
-      for (int32_t c = 0; c < cols; c++) y[i * cols + c] /= (double)deg;
+      for (int32_t c = 0; c < cols; c++) y[i * cols + c] /= deg;
   }
 }
 
@@ -380,19 +430,22 @@ static void ref_neighbours_max(const fx_graph *g, const double *x, int32_t cols,
 }
 
 /* Y (n × cols) = Â · X, in double: Â = D^-1/2 (A + I) D^-1/2 from the
- * graph, or (PyG's GCNConv flags) without the I, or A (+ I) unscaled; with
- * m->halo_sample, each cross-part entry by the epoch's draw (ref_sample). */
+ * graph (with weights, PyG's gcn_norm: w_ij / sqrt((d_i + 1)(d_j + 1)), d
+ * the weighted degree and the self-loop of weight 1), or (PyG's GCNConv
+ * flags) without the I, or A (+ I) unscaled; with m->halo_sample, each
+ * cross-part entry by the epoch's draw (ref_sample). */
 static void ref_aggregate(const fx_model *m, const fx_graph *g, const double *x, int32_t cols,
                           double *y) {
   const double self = m->gcn_no_self_loops ? 0.0 : 1.0;
   for (int64_t i = 0; i < g->n; i++) {
-    double di = (double)(g->indptr[i + 1] - g->indptr[i]) + self;
+    double di = fx_degree(g, i) + self;
     const double aii = m->gcn_no_normalize || self == 0.0 ? self : self / di;
     for (int32_t c = 0; c < cols; c++) y[i * cols + c] = aii * x[i * cols + c];
     for (int64_t k = g->indptr[i]; k < g->indptr[i + 1]; k++) {
       int64_t j = g->indices[k];
-      double dj = (double)(g->indptr[j + 1] - g->indptr[j]) + self;
-      double a = ref_sample(m, g, i, j) * (m->gcn_no_normalize ? 1.0 : 1.0 / sqrt(di * dj));
+      double dj = fx_degree(g, j) + self;
+      double a = ref_sample(m, g, i, j) * fx_weight(g, k) *
+                 (m->gcn_no_normalize ? 1.0 : 1.0 / sqrt(di * dj));
       for (int32_t c = 0; c < cols; c++) y[i * cols + c] += a * x[j * cols + c];
     }
   }

@@ -31,6 +31,8 @@ typedef struct fx_graph {
   uint8_t *split;    /* size n: 0 none, 1 train, 2 valid, 3 test */
   int32_t *part;     /* size n: owner part */
   int32_t parts;
+  double *w;         /* size m: edge weights, w(u,v) = w(v,u), each a float exactly; NULL:
+                        unweighted (fx_graph_weigh sets them) */
 } fx_graph;
 
 /* calloc that aborts with a message when memory runs out (tests only). */
@@ -44,6 +46,11 @@ fx_spec fx_spec_parse(char *const *argv, int32_t parts, uint64_t seed);
 /* Builds the graph of `spec`, with a random part for every node. */
 fx_graph *fx_graph_new(const fx_spec *spec);
 void fx_graph_free(fx_graph *g);
+
+/* Gives g symmetric edge weights k/8, k in [1, 24], drawn per unordered
+ * pair from `seed`: the reference uses them as PyG's edge_weight (GCN's
+ * gcn_norm, GraphSAGE's weighted mean), fx_shard_new stores them. */
+void fx_graph_weigh(fx_graph *g, uint64_t seed);
 
 /* The shard of part p, as halo-partition would write it. */
 halo_shard *fx_shard_new(const fx_graph *g, int32_t p, uint64_t run_id);

@@ -16,7 +16,8 @@
  * HALO_PROBE_MODEL=gcn|sage|gin|gat picks the model, and HALO_PROBE_FLAGS its
  * options: n (--sage-normalize), e (--gin-train-eps), u (--activation elu),
  * k (--activation leaky_relu --negative-slope 0.2), g (--activation gelu),
- * r (--residual), l (--norm layer), b (--norm batch), s (--halo-sample 0.5).  HALO_PROBE_GAT="K K_out p" gives GAT's
+ * r (--residual), l (--norm layer), b (--norm batch), s (--halo-sample 0.5), w (a weighted graph:
+ * fx_graph_weigh from the graph seed, the weights used as PyG's edge_weight).  HALO_PROBE_GAT="K K_out p" gives GAT's
  * heads, output heads and attention dropout (hidden is then per head).
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
  * checked backend of backend-checked.c with the halo exchange staged
@@ -109,6 +110,7 @@ int main(int argc, char **argv) {
   }
 
   graph = fx_graph_new(&spec);
+  if (flags && strchr(flags, 'w')) fx_graph_weigh(graph, spec.seed);
   shard = fx_shard_new(graph, rank, 77);
   const char *kind = getenv("HALO_PROBE_BACKEND");
   halo_status made = !kind || strcmp(kind, "cpu") == 0
