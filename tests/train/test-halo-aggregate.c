@@ -20,18 +20,6 @@
 
 enum { EPOCHS = 10 };
 
-/* The summary line of a --metrics file (malloc'd), or a failed test. */
-static char *summary_of(const char *path) {
-  char *text = tr_slurp(path);
-  cr_assert(text, "no %s", path);
-  char *line = strstr(text, "\"summary\": true");
-  cr_assert(line, "%s has no summary", path);
-  while (line > text && line[-1] != '\n') line--;
-  char *copy = strdup(line);
-  free(text);
-  return copy;
-}
-
 static const char *const models[] = {"", "--model sage", "--model gin --hidden 16"};
 
 /* models[first] at P parts (halo-partition predicts for it), then
@@ -66,7 +54,7 @@ static void check_parts(int parts, int first, int second) {
               parts, models[k], worst, at);
     cr_expect_leq(m[1].halo[0], m[0].halo[0], "P=%d %s: auto moves %.0f bytes, post %.0f", parts,
                   models[k], m[1].halo[0], m[0].halo[0]);
-    char *sum = summary_of(path[1]);
+    char *sum = summary_line(path[1]);
     cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0, "P=%d %s: layer bytes off", parts,
                  models[k]);
     cr_expect_eq(tr_json_num(sum, "halo_bytes_fp32_per_epoch"), m[0].halo[0],
@@ -117,7 +105,7 @@ Test(halo_aggregate, star_cut_by_hand, .timeout = 120) {
     read_metrics(path[mode], &m[mode]);
     for (int e = 0; e < m[mode].epochs; e++) cr_expect_eq(m[mode].halo[e], m[mode].predicted[e]);
   }
-  char *sum = summary_of(path[1]);
+  char *sum = summary_line(path[1]);
   cr_expect_eq(tr_json_num(sum, "halo_rows"), 4.0);
   cr_expect_eq(tr_json_num(sum, "halo_rows_exchanged"), 2.0);
   cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0);

@@ -26,18 +26,6 @@ static const char *const modes[][2] = {
 };
 #define NMODES ((int)(sizeof modes / sizeof modes[0]))
 
-/* The summary line of a --metrics file (malloc'd), or a failed test. */
-static char *summary_of(const char *path) {
-  char *text = tr_slurp(path);
-  cr_assert(text, "no %s", path);
-  char *line = strstr(text, "\"summary\": true");
-  cr_assert(line, "%s has no summary", path);
-  while (line > text && line[-1] != '\n') line--;
-  char *copy = strdup(line);
-  free(text);
-  return copy;
-}
-
 Test(halo_precision, bytes_predicted_accuracy_and_repeats, .timeout = 600) {
   char *dir = tr_tmpdir("halo-precision");
   char shards[512], json[600], path[700], extra[256], flags[256];
@@ -56,7 +44,7 @@ Test(halo_precision, bytes_predicted_accuracy_and_repeats, .timeout = 600) {
     for (int e = 0; e < EPOCHS; e++)
       cr_expect_eq(m.halo[e], m.predicted[e], "%s/%s epoch %d: %.0f bytes, %.0f predicted",
                    modes[k][0], modes[k][1], e + 1, m.halo[e], m.predicted[e]);
-    char *sum = summary_of(path);
+    char *sum = summary_line(path);
     cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0,
                  "%s/%s: an epoch's layer bytes are off their prediction", modes[k][0], modes[k][1]);
     if (k == 0) {
@@ -113,7 +101,7 @@ Test(halo_precision, sage_and_gin_bytes_predicted, .timeout = 300) {
     snprintf(extra, sizeof extra, "%s --epochs 4 --halo-precision int4 --halo-precision-bwd fp16",
              models[k]);
     train(2, shards, extra, path);
-    char *sum = summary_of(path);
+    char *sum = summary_line(path);
     cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0, "%s: bytes off the prediction",
                  models[k]);
     cr_expect_lt(tr_json_num(sum, "halo_bytes_predicted_per_epoch"),

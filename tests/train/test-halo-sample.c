@@ -127,18 +127,6 @@ Test(halo_sample, senders_and_receivers_agree_at_every_p) {
   free(kept_at[1]);
 }
 
-/* The summary line of a --metrics file (malloc'd). */
-static char *summary_of(const char *path) {
-  char *text = tr_slurp(path);
-  cr_assert(text, "no %s", path);
-  char *line = strstr(text, "\"summary\": true");
-  cr_assert(line, "%s has no summary", path);
-  while (line > text && line[-1] != '\n') line--;
-  char *copy = strdup(line);
-  free(text);
-  return copy;
-}
-
 enum { EPOCHS = 8 };
 
 Test(halo_sample, cora_bytes_predicted_every_epoch, .timeout = 300) {
@@ -165,7 +153,7 @@ Test(halo_sample, cora_bytes_predicted_every_epoch, .timeout = 300) {
         varied |= m.halo[e] != m.halo[0];
       }
       cr_expect(varied, "P=%d: every epoch moved the same bytes; the draw is the epoch's", np);
-      char *sum = summary_of(path);
+      char *sum = summary_line(path);
       cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0, "P=%d %s: layer bytes off", np,
                    modes[k]);
       plain_bytes = tr_json_num(sum, "halo_bytes_fp32_per_epoch");

@@ -212,18 +212,6 @@ Test(halo_stale, exchange_reads_last_epochs_rows, .timeout = 300) {
   check_probe(2, "0.5/int4", seed + 3);
 }
 
-/* The summary line of a --metrics file (malloc'd). */
-static char *summary_of(const char *path) {
-  char *text = tr_slurp(path);
-  cr_assert(text, "no %s", path);
-  char *line = strstr(text, "\"summary\": true");
-  cr_assert(line, "%s has no summary", path);
-  while (line > text && line[-1] != '\n') line--;
-  char *copy = strdup(line);
-  free(text);
-  return copy;
-}
-
 enum { EPOCHS = 12 };
 
 Test(halo_stale, end_to_end_on_cora, .timeout = 600) {
@@ -275,7 +263,7 @@ Test(halo_stale, end_to_end_on_cora, .timeout = 600) {
   cr_expect_eq(b.m.halo[0], a.m.halo[0], "stale moves %.0f bytes an epoch, plain %.0f", b.m.halo[0],
                a.m.halo[0]);
   expect_bit_identical(&b, &c, "--halo-stale --deterministic twice");
-  char *sum = summary_of(stale);
+  char *sum = summary_line(stale);
   cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0);
   cr_expect(strstr(sum, "\"halo_stale\": true"), "%s", sum);
   free(sum);
@@ -289,7 +277,7 @@ Test(halo_stale, end_to_end_on_cora, .timeout = 600) {
   snprintf(stale, sizeof stale, "%s/p3-int8.jsonl", dir);
   train(3, shards, "--epochs 4 --halo-stale --halo-stale-momentum 0.5 --halo-precision int8",
         stale);
-  sum = summary_of(stale);
+  sum = summary_line(stale);
   cr_expect_eq(tr_json_num(sum, "epochs_off_prediction"), 0.0);
   cr_expect_lt(tr_json_num(sum, "halo_bytes_predicted_per_epoch"),
                tr_json_num(sum, "halo_bytes_fp32_per_epoch"));

@@ -65,6 +65,17 @@ void expect_memory_bounded(const metrics *m, double unmodelled, const char *tag)
             predicted, predicted / used, used);
 }
 
+char *summary_line(const char *path) {
+  char *text = tr_slurp(path);
+  cr_assert(text, "no %s", path);
+  char *line = strstr(text, "\"summary\": true");
+  cr_assert(line, "%s has no summary", path);
+  while (line > text && line[-1] != '\n') line--;
+  char *copy = strdup(line);
+  free(text);
+  return copy;
+}
+
 double json_figure(const char *path, const char *key) {
   char *text = tr_slurp(path);
   cr_assert(text, "no %s", path);

@@ -59,6 +59,9 @@ void read_resumed_report(const char *path, run_report *r);
  * a's, bit for bit; `what` names the comparison in messages. */
 void expect_bit_identical(const run_report *a, const run_report *b, const char *what);
 
+/* The summary line of a --metrics file (malloc'd), or a failed test. */
+char *summary_line(const char *path);
+
 /* A number from halo-partition's --json. */
 double json_figure(const char *path, const char *key);
 
