@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "halo-sample.h"
+
 const char *const halo_activation_names[] = {
     [HALO_ACT_RELU] = "relu", [HALO_ACT_ELU] = "elu", [HALO_ACT_LEAKY_RELU] = "leaky_relu",
     [HALO_ACT_GELU] = "gelu", NULL};
@@ -162,5 +164,30 @@ const char *halo_aggregate_refusal(const halo_net_options *o) {
   if (o->halo_precision != HALO_PREC_FP32 || o->halo_precision_bwd != HALO_PREC_FP32)
     return "partial sums cross as fp32 only (low-bit packing of the cover's rows is not done); "
            "drop --halo-precision";
+  if (o->aggr != HALO_AGGR_MEAN || !o->gcn_self_loops || !o->gcn_normalize)
+    return "the covers are built for GCN's normalised adjacency, SAGE's mean and GIN's sum; "
+           "drop --aggr and the --gcn-* flags, or use post";
+  return NULL;
+}
+
+const char *halo_exchange_modes_refusal(const halo_net_options *o) {
+  const int sample = halo_sample_on(o->halo_sample);
+  const int lowbit = o->halo_precision != HALO_PREC_FP32 || o->halo_precision_bwd != HALO_PREC_FP32;
+  if (o->halo_stale && sample)
+    return "--halo-stale with --halo-sample: a stale slot holds every boundary row of the last "
+           "epoch, a sampled epoch keeps only its draw; use one of them";
+  if (o->halo_aggregate == HALO_AGGREGATE_AUTO && (o->halo_stale || sample))
+    return o->halo_stale
+               ? "--halo-aggregate auto with --halo-stale: the covers are fixed at set-up and the "
+                 "stale slots hold plain rows; use one of them"
+               : "--halo-aggregate auto with --halo-sample: an epoch's draw changes which rows "
+                 "the covers need; use one of them";
+  if (o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MAX && (o->halo_stale || sample || lowbit))
+    return o->halo_stale ? "--aggr max with --halo-stale: max's backward exchanges arg-max ids "
+                           "and then gradients, which stale slots do not carry"
+           : sample      ? "--aggr max with --halo-sample: max's backward exchanges arg-max ids "
+                           "and then gradients, which the sampled exchange does not carry"
+                         : "--halo-precision: sage --aggr max exchanges arg-max ids, which the "
+                           "low-bit rows do not carry; use fp32";
   return NULL;
 }

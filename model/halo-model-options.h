@@ -405,6 +405,14 @@ halo_model_config halo_model_config_of_options(const halo_net_options *o);
  * when it can. Local. */
 const char *halo_aggregate_refusal(const halo_net_options *o);
 
+/* Why this run's exchange modes cannot go together (--halo-stale,
+ * --halo-sample, --halo-aggregate auto, --halo-precision, and sage's
+ * --aggr max, whose backward exchanges arg-max ids), as one line that
+ * names the flags, or NULL.  halo-train checks it when it parses its flags
+ * and again at set-up (an --eval-only checkpoint's model is known only
+ * then); halo-partition before it predicts. */
+const char *halo_exchange_modes_refusal(const halo_net_options *o);
+
 /* Whether the option applies to model `kind` (its ONLY column). Local. */
 int halo_model_option_applies(const halo_model_option *opt, halo_model_kind kind);
 

@@ -9,6 +9,7 @@
 #include "halo-partition-run.h"
 #include "halo-predict.h"
 #include "halo-quant.h"
+#include "halo-sample.h"
 
 static const char *const phase_names[HALO_RUN_PHASES] = {"load", "clean", "partition", "write",
                                                          "total"};
@@ -56,23 +57,33 @@ static void json_halo_matrix(halo_json *j, const halo_partition_stats *s,
   halo_json_array_end(j);
 }
 
+/* Whether by_ranks can give bytes: its rows are the plain exchange's, so
+ * not under --halo-aggregate auto (covers) or --halo-sample (a draw). */
+static int by_ranks_bytes(const halo_partition_run_request *c,
+                          const halo_partition_prediction *pr) {
+  return pr && c->halo_aggregate != HALO_AGGREGATE_AUTO && !halo_sample_on(c->halo_sample);
+}
+
 /* "by_ranks": the parts trained on fewer ranks (halo-train groups them),
- * for P = parts, halved down to 1: the rows one exchange moves and, with a
- * prediction, the bytes of a training epoch, as predicted_halo_bytes_per_epoch
- * is for P = parts.  Absent where the writer did not compute it. */
-static void json_by_ranks(halo_json *j, const halo_partition_stats *s,
-                          const halo_partition_prediction *pr, int prec, int prec_bwd) {
+ * for P = parts, halved down to 1: the rows one plain exchange moves and,
+ * with a prediction of the plain exchange, the bytes of a training epoch,
+ * as predicted_halo_bytes_per_epoch is for P = parts.  Absent where the
+ * writer did not compute it. */
+static void json_by_ranks(halo_json *j, const halo_partition_run_request *c,
+                          const halo_partition_stats *s, const halo_partition_prediction *pr) {
   if (s->groupings < 1) return;
+  const int bytes = by_ranks_bytes(c, pr);
   halo_json_key(j, "by_ranks");
   halo_json_array_begin(j);
   for (int32_t i = 0; i < s->groupings; i++) {
     halo_json_object_begin(j);
     halo_json_key_int(j, "ranks", s->by_ranks[i]);
     halo_json_key_int(j, "halo_rows", s->by_ranks_rows[i]);
-    if (pr) {
+    if (bytes) {
       const halo_model_comm dropout = halo_model_comm_of(&pr->dropout);
       halo_json_key_int(j, "predicted_halo_bytes_per_epoch",
-                        halo_predict_epoch_bytes_at(s->by_ranks_rows[i], &dropout, prec, prec_bwd));
+                        halo_predict_epoch_bytes_at(s->by_ranks_rows[i], &dropout,
+                                                    c->halo_precision, c->halo_precision_bwd));
     }
     halo_json_object_end(j);
   }
@@ -177,7 +188,7 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
     halo_json_key_int(&j, "predicted_halo_bytes_per_epoch_fp32_plain", pr->epoch_plain);
     json_halo_matrix(&j, s, pr, c->halo_precision, c->halo_precision_bwd);
   }
-  json_by_ranks(&j, s, pr, c->halo_precision, c->halo_precision_bwd);
+  json_by_ranks(&j, c, s, pr);
   halo_json_key_int(&j, "ranks", t->ranks);
   halo_json_key_int(&j, "peak_rss_bytes_max", t->peak_rss_max);
   halo_json_key_int(&j, "peak_rss_bytes_sum", t->peak_rss_sum);
@@ -338,12 +349,13 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
       fprintf(out, "  -\n");
   }
   if (s->groupings > 1) {
-    fprintf(out, "\non fewer ranks      halo-train -np P groups the %d parts (docs/train.md)\n",
-            (int)s->parts);
+    fprintf(out, "\non fewer ranks      halo-train -np P groups the %d parts (docs/train.md)%s\n",
+            (int)s->parts,
+            pr && !by_ranks_bytes(c, pr) ? "; rows of the plain exchange, bytes left out" : "");
     for (int32_t i = 0; i < s->groupings; i++) {
       fprintf(out, "  P = %-6d %12" PRId64 " halo rows per exchange", s->by_ranks[i],
               s->by_ranks_rows[i]);
-      if (pr) {
+      if (by_ranks_bytes(c, pr)) {
         const halo_model_comm dropout = halo_model_comm_of(&pr->dropout);
         const int64_t bytes = halo_predict_epoch_bytes_at(s->by_ranks_rows[i], &dropout,
                                                           c->halo_precision, c->halo_precision_bwd);

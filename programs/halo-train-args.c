@@ -208,10 +208,10 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     HALO_FAIL(HALO_ERR_ARG, "--gcn-add-self-loops true needs --gcn-normalize true (PyG's GCNConv "
                             "adds self-loops only while it normalises)");
   if (!a->gcn.gcn_normalize) a->gcn.gcn_self_loops = 0;
-  if ((a->gcn.halo_precision || a->gcn.halo_precision_bwd) && a->gcn.model == HALO_MODEL_SAGE &&
-      a->gcn.aggr == HALO_AGGR_MAX)
-    HALO_FAIL(HALO_ERR_ARG, "--halo-precision: sage --aggr max exchanges arg-max ids, which the "
-                            "low-bit rows do not carry; use fp32");
+  {
+    const char *why = halo_exchange_modes_refusal(&a->gcn);
+    if (why) HALO_FAIL(HALO_ERR_ARG, "%s", why);
+  }
   if (a->gcn.gin_train_eps && a->gcn.model != HALO_MODEL_GIN)
     HALO_FAIL(HALO_ERR_ARG, "--gin-train-eps: the model is %s, not gin", a->model);
   if (a->gcn.weight_decay_all && a->gcn.model != HALO_MODEL_GCN)
@@ -239,10 +239,6 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
   if (a->gcn.halo_stale && strcmp(a->device, "cuda") == 0)
     HALO_FAIL(HALO_ERR_ARG,
               "--halo-stale: the stale rows are kept and exchanged on the host; use --device cpu");
-  if (a->gcn.halo_stale && halo_sample_on(a->gcn.halo_sample))
-    HALO_FAIL(HALO_ERR_ARG,
-              "--halo-stale with --halo-sample: a stale slot holds every boundary row of the last "
-              "epoch, a sampled epoch keeps only its draw; use one of them");
   if (given[F_HALO_STALE_MOMENTUM] && !a->gcn.halo_stale)
     HALO_FAIL(HALO_ERR_ARG, "--halo-stale-momentum smooths the stale rows: give --halo-stale too");
   if (a->gcn.model == HALO_MODEL_GAT) {
@@ -293,22 +289,7 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
       HALO_FAIL(HALO_ERR_ARG,
                 "--halo-aggregate auto: the partial sums are made on the host; it runs with "
                 "--device cpu only (no CUDA twin yet)");
-    if (a->gcn.halo_stale || halo_sample_on(a->gcn.halo_sample))
-      HALO_FAIL(HALO_ERR_ARG,
-                "--halo-aggregate auto with %s: the cover's rows and partial sums are fixed at "
-                "set-up, and that mode changes which rows cross; use one of them",
-                a->gcn.halo_stale ? "--halo-stale" : "--halo-sample");
   }
-  if (a->gcn.halo_aggregate == HALO_AGGREGATE_AUTO &&
-      (a->gcn.aggr != HALO_AGGR_MEAN || !a->gcn.gcn_self_loops || !a->gcn.gcn_normalize))
-    HALO_FAIL(HALO_ERR_ARG,
-              "--halo-aggregate auto: the covers are built for GCN's normalised adjacency and "
-              "SAGE's mean; drop --aggr or the --gcn-* flags, or use post");
-  if (a->gcn.aggr == HALO_AGGR_MAX && (a->gcn.halo_stale || halo_sample_on(a->gcn.halo_sample)))
-    HALO_FAIL(HALO_ERR_ARG,
-              "--aggr max with %s: max's backward exchanges arg-max ids and then gradients, which "
-              "that mode's rows do not carry; use --aggr mean or sum",
-              a->gcn.halo_stale ? "--halo-stale" : "--halo-sample");
   if (given[F_NEGATIVE_SLOPE] && a->gcn.activation != HALO_ACT_LEAKY_RELU)
     HALO_FAIL(HALO_ERR_ARG, "--negative-slope is leaky_relu's; the activation is %s",
               halo_activation_names[a->gcn.activation]);

@@ -375,11 +375,12 @@ static halo_status parse_args(int argc, char **argv, cli *c, int *stop) {
               given[F_TRAIN_SEED] ? "--train-seed" : "--epochs");
   if (halo_sample_on(rq->halo_sample) && rq->ndims == 0)
     HALO_FAIL(HALO_ERR_ARG, "--halo-sample: it says what --dims predicts for; give --dims too");
-  if (halo_sample_on(rq->halo_sample) && rq->halo_stale)
-    HALO_FAIL(HALO_ERR_ARG, "--halo-stale with --halo-sample: halo-train refuses the pair");
-  if (rq->halo_aggregate == HALO_AGGREGATE_AUTO && (rq->halo_stale || halo_sample_on(rq->halo_sample)))
-    HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate auto with %s: halo-train refuses the pair",
-              rq->halo_stale ? "--halo-stale" : "--halo-sample");
+  {
+    const char *why = halo_exchange_modes_refusal(&c->net);
+    if (why) HALO_FAIL(HALO_ERR_ARG, "%s (halo-train refuses it)", why);
+    why = c->net.halo_aggregate == HALO_AGGREGATE_AUTO ? halo_aggregate_refusal(&c->net) : NULL;
+    if (why) HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate auto: %s", why);
+  }
   if (halo_sample_on(rq->halo_sample) && c->net.model == HALO_MODEL_GAT)
     HALO_FAIL(HALO_ERR_ARG, "--halo-sample: halo-train refuses it with gat");
   if (halo_sample_on(rq->halo_sample) && opt->method == HALO_METHOD_PTSCOTCH)

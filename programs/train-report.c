@@ -304,10 +304,12 @@ static void report_header(void *ctx, const halo_train_report *rep) {
     snprintf(vs_bcast, sizeof vs_bcast, "1/%.0f", (double)bcast / (double)predicted);
   }
   fprintf(out,
-          "volume: predicted %.4f MB/epoch halo (%lld floats per halo row), set-up %.4f MB; "
+          "volume: predicted %.4f MB/epoch halo%s (%lld floats per halo row), set-up %.4f MB; "
           "CAGNET-1D %.3f MB/epoch (halo/CAGNET = %s); 1D broadcast of the same widths "
           "%.3f MB (%s)\n",
-          predicted / 1e6, (long long)halo_predict_epoch_columns(&exchanges),
+          predicted / 1e6,
+          halo_sample_on(rep->gcn->halo_sample) ? " before sampling (each epoch's draw below)" : "",
+          (long long)halo_predict_epoch_columns(&exchanges),
           rep->setup_bytes / 1e6, cagnet / 1e6, vs_cagnet, bcast / 1e6, vs_bcast);
   if (rep->gcn->halo_aggregate == HALO_AGGREGATE_AUTO)
     fprintf(

@@ -57,8 +57,9 @@ static float weighted_value(halo_aggregation kind, const halo_shard *s, int64_t 
   switch (kind) {
     case HALO_AGG_SYM:
       return (float)((double)w / sqrt((d[i] + 1.0) * (d[j] + 1.0)));
-    case HALO_AGG_SYM_NOLOOP: /* PyG's gcn_norm without self-loops: w / sqrt(d_i d_j) */
-      return (float)((double)w / sqrt(d[i] * d[j]));
+    case HALO_AGG_SYM_NOLOOP: /* PyG's gcn_norm without self-loops: w / sqrt(d_i d_j), and 0
+                                 where a degree is 0 (its inverse root is 0 there) */
+      return d[i] > 0.0 && d[j] > 0.0 ? (float)((double)w / sqrt(d[i] * d[j])) : 0.0f;
     case HALO_AGG_MEAN:
       return (float)((double)w / d[i]);
     case HALO_AGG_MEAN_T:
@@ -111,7 +112,7 @@ halo_status halo_gnn_aggregation(const halo_shard *s, halo_aggregation kind, hal
   const int threads = omp_get_max_threads();
 
   *out = (halo_csr){0};
-  if (weighted && (kind == HALO_AGG_MEAN || kind == HALO_AGG_MEAN_T || kind == HALO_AGG_SYM_NOLOOP))
+  if (weighted && (kind == HALO_AGG_MEAN || kind == HALO_AGG_MEAN_T))
     HALO_TRY(halo_net_check_weighted_mean(s));
   if (cols > INT32_MAX)
     HALO_FAIL(HALO_ERR_LIMIT, "part %d has %lld local columns, more than int32 indices hold",

@@ -166,6 +166,8 @@ static halo_status check_setup(const halo_shard *s, const halo_net_options *o,
        o->output_heads > HALO_GAT_MAX_HEADS))
     HALO_FAIL(HALO_ERR_ARG, "GAT has %d heads and %d output heads; each must be in [1, %d]",
               o->heads, o->output_heads, HALO_GAT_MAX_HEADS);
+  const char *modes = halo_exchange_modes_refusal(o);
+  if (modes) HALO_FAIL(HALO_ERR_ARG, "%s", modes);
   if (o->halo_aggregate == HALO_AGGREGATE_AUTO) {
     const char *why = halo_aggregate_refusal(o);
     if (why) HALO_FAIL(HALO_ERR_ARG, "--halo-aggregate auto: %s", why);

@@ -104,8 +104,12 @@ static halo_status group_parts(train_run *r, const char *dir, int32_t *group_of)
   char path[4096];
   if (parts == r->size || parts > HALO_SHARD_GROUP_GREEDY_MAX_PARTS)
     return halo_shard_group(r->manifest->part_owned, NULL, parts, r->size, group_of);
-  HALO_ALLOC(between, (int64_t)parts * parts, "the halo rows between parts");
-  HALO_ALLOC(row, parts, "the halo rows between parts");
+  between = calloc((size_t)parts * (size_t)parts, sizeof *between);
+  row = calloc((size_t)parts, sizeof *row);
+  /* Every rank reaches the allreduce below, or none does. */
+  st = between && row ? HALO_OK : HALO_ERR_NOMEM;
+  if (st != HALO_OK) halo_log_error("out of memory for the halo rows between %d parts", parts);
+  HALO_TRY(halo_mpi_agree(r->comm, st));
   for (int32_t p = r->rank; p < parts; p += r->size) {
     halo_log_set_quiet(1);
     halo_status read = halo_shard_path(path, sizeof path, dir, p, parts);
@@ -284,6 +288,10 @@ static halo_status eval_file_find(train_run *r) {
   }
   a->gcn.model = c->gcn.model;
   snprintf(a->model, sizeof a->model, "%s", c->model);
+  /* A model trained without edge weights is evaluated without them, on
+   * any graph (a weighted one included): the weights are the graph's, the
+   * checkpoint says whether the model used them. */
+  if (!c->edge_weighted) a->gcn.no_edge_weights = 1;
   if (a->embeddings && a->embeddings_layer == 0) a->embeddings_layer = a->gcn.layers;
   if (a->embeddings && (a->gcn.layers < 2 || a->embeddings_layer > a->gcn.layers))
     HALO_FAIL(HALO_ERR_ARG,
@@ -395,7 +403,7 @@ static halo_status edge_weights_apply(train_run *r) {
   HALO_TRY(halo_mpi_agree(r->comm, st));
   /* A node whose weights sum to 0 (the weighted mean divides by the sum):
    * the first rank that finds one speaks. */
-  if (o->model == HALO_MODEL_SAGE && r->shard->edge_weight) {
+  if (o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MEAN && r->shard->edge_weight) {
     char where[4200];
     snprintf(where, sizeof where, "%s: ", r->args.dir);
     halo_log_hold(r->held, sizeof r->held);
