@@ -128,6 +128,13 @@ Test(train_cuda, sbm_p2_sage_max_and_sum_equal_cpu, .timeout = 300) {
                           "--model sage --aggr sum", 5);
 }
 
+/* BatchNorm (--norm batch: its column sums, normalisation and backward on
+ * the GPU, the statistics across ranks) after GCN's hidden layer, staged,
+ * at P=2, 10 epochs. */
+Test(train_cuda, cora_p2_gcn_batchnorm_equals_cpu, .timeout = 300) {
+  check_model_against_cpu(2, "0", "rows", "--norm batch --bn-momentum 0.3", 10);
+}
+
 Test(train_cuda, cora_p2_gin_equals_cpu, .timeout = 300) {
   check_model_against_cpu(2, "0", "rows", "--model gin --hidden 32 --gin-train-eps", 10);
 }
