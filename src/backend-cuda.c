@@ -366,9 +366,14 @@ static void cuda_layernorm_backward(halo_backend *be, float *g, const float *xha
  * its arrays at once.  bn_cols grows to the widest call (the first epoch's
  * calls, one per width), after the stream has drained, since queued kernels
  * may still read the old one. */
-static halo_status bn_cols(cuda_ctx *c, int64_t n, double **out) {
+static halo_status bn_cols(cuda_ctx *c, int64_t rows, int64_t cols, int per, double **out) {
   halo_status st = HALO_OK;
-  const size_t bytes = (size_t)n * sizeof(double);
+  if (rows < 0 || cols < 0) {
+    halo_log_error("cuda BatchNorm: a negative size (%lld x %lld)", (long long)rows,
+                   (long long)cols);
+    return HALO_ERR_ARG;
+  }
+  const size_t bytes = (size_t)(per * cols) * sizeof(double);
   if (bytes > c->bn_cols_bytes) {
     HALO_TRY(halo_cuda_stream_synchronize(c->stream));
     halo_cuda_free(&c->bn_cols);
@@ -389,7 +394,7 @@ static void cuda_bn_sums(halo_backend *be, const float *x, const float *y, int64
   halo_status st = HALO_OK;
   double *d = NULL;
   const size_t bytes = (size_t)cols * sizeof(double);
-  HALO_TRY(bn_cols(c, 2 * cols, &d));
+  HALO_TRY(bn_cols(c, rows, cols, 2, &d));
   HALO_TRY(halo_cuda_bn_sums(x, y, rows, cols, d, d + cols, c->colsum_work, c->stream));
   HALO_TRY(halo_cuda_memcpy(sx, d, bytes, c->stream));
   HALO_TRY(halo_cuda_memcpy(sxy, d + cols, bytes, c->stream));
@@ -407,7 +412,7 @@ static void cuda_batchnorm(halo_backend *be, float *y, int64_t rows, int64_t col
   halo_status st = HALO_OK;
   double *d = NULL;
   const size_t bytes = (size_t)cols * sizeof(double);
-  HALO_TRY(bn_cols(c, 2 * cols, &d));
+  HALO_TRY(bn_cols(c, rows, cols, 2, &d));
   HALO_TRY(halo_cuda_memcpy(d, shift, bytes, c->stream));
   HALO_TRY(halo_cuda_memcpy(d + cols, scale, bytes, c->stream));
   HALO_TRY(halo_cuda_batchnorm(y, rows, cols, d, d + cols, gamma, beta, xhat, c->stream));
@@ -422,7 +427,7 @@ static void cuda_batchnorm_backward(halo_backend *be, float *g, const float *xha
   halo_status st = HALO_OK;
   double *d = NULL;
   const size_t bytes = (size_t)cols * sizeof(double);
-  HALO_TRY(bn_cols(c, 3 * cols, &d));
+  HALO_TRY(bn_cols(c, rows, cols, 3, &d));
   HALO_TRY(halo_cuda_memcpy(d, scale, bytes, c->stream));
   HALO_TRY(halo_cuda_memcpy(d + cols, a, bytes, c->stream));
   HALO_TRY(halo_cuda_memcpy(d + 2 * cols, b, bytes, c->stream));
