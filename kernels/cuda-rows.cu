@@ -1,6 +1,6 @@
 /* CUDA twins of the CPU's row and column reductions (kernels/halo-kernels.h):
  * the column sums (a bias's gradient), the row normalisation of features,
- * GraphSAGE's L2 normalisation and LayerNorm, with their backwards.  Rows
+ * GraphSAGE's L2 normalisation, LayerNorm and BatchNorm, with their backwards.  Rows
  * are a layer's width, short: one warp to each (cuda-kernels.cuh).
  */
 #include "cuda-kernels.cuh"
@@ -70,6 +70,82 @@ __global__ void colsum_finish_kernel(const double *work, int64_t chunks, int64_t
   double sum = 0.0;
   for (int64_t c = 0; c < chunks; c++) sum += work[c * width + j];
   out[j] = (float)sum;
+}
+
+/* BatchNorm's column sums (halo_cuda_bn_sums): colsum_part_kernel's
+ * tiling with two sums a column, Σ x and Σ x·y, so a tile is half as wide
+ * (the same workspace holds both).  work[chunk][0, width) holds a run's Σ x,
+ * work[chunk][width, 2·width) its Σ x·y. */
+constexpr int64_t kBnTile = kColsumTile / 2;
+
+__global__ void bn_sums_part_kernel(const float *x, const float *y, int64_t rows, int64_t cols,
+                                    int64_t c0, int64_t width, int64_t chunk_rows, double *work) {
+  __shared__ double part[2][kColsumPartRows][kWarp + 1];
+  const int64_t j = (int64_t)blockIdx.x * kWarp + threadIdx.x; /* column within the tile */
+  const int64_t r0 = (int64_t)blockIdx.y * chunk_rows;
+  const int64_t r1 = r0 + chunk_rows < rows ? r0 + chunk_rows : rows;
+  double sx = 0.0, sxy = 0.0;
+  if (j < width) {
+    const float *xc = x + c0 + j, *yc = (y ? y : x) + c0 + j;
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += kColsumPartRows) {
+      const double v = xc[r * cols];
+      sx += v;
+      /* A product of two floats is exact in double: fused or not, the
+       * same bits. */
+      sxy += v * (double)yc[r * cols];
+    }
+  }
+  part[0][threadIdx.y][threadIdx.x] = sx;
+  part[1][threadIdx.y][threadIdx.x] = sxy;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < width) {
+    double a = 0.0, b = 0.0;
+    for (int k = 0; k < kColsumPartRows; k++) {
+      a += part[0][k][threadIdx.x];
+      b += part[1][k][threadIdx.x];
+    }
+    double *w = work + (int64_t)blockIdx.y * 2 * width;
+    w[j] = a;
+    w[width + j] = b;
+  }
+}
+
+__global__ void bn_sums_finish_kernel(const double *work, int64_t chunks, int64_t width,
+                                      double *sx, double *sxy) {
+  const int64_t j = thread_index();
+  if (j >= width) return;
+  double a = 0.0, b = 0.0;
+  for (int64_t c = 0; c < chunks; c++) {
+    a += work[c * 2 * width + j];
+    b += work[c * 2 * width + width + j];
+  }
+  sx[j] = a;
+  sxy[j] = b;
+}
+
+/* halo_cpu_batchnorm's operations one by one, rounded as the CPU rounds
+ * them (no fused multiply-add). */
+__global__ void batchnorm_kernel(float *y, int64_t rows, int64_t cols, const double *shift,
+                                 const double *scale, const float *gamma, const float *beta,
+                                 float *xhat) {
+  const int64_t n = rows * cols;
+  for (int64_t i = thread_index(); i < n; i += thread_count()) {
+    const int64_t c = i % cols;
+    const double h = __dmul_rn(__dsub_rn((double)y[i], shift[c]), scale[c]);
+    if (xhat) xhat[i] = (float)h;
+    y[i] = (float)__dadd_rn(__dmul_rn((double)gamma[c], h), (double)beta[c]);
+  }
+}
+
+__global__ void batchnorm_backward_kernel(float *g, const float *xhat, int64_t rows, int64_t cols,
+                                          const float *gamma, const double *scale,
+                                          const double *a, const double *b) {
+  const int64_t n = rows * cols;
+  for (int64_t i = thread_index(); i < n; i += thread_count()) {
+    const int64_t c = i % cols;
+    const double d = __dsub_rn(__dsub_rn((double)g[i], a[c]), __dmul_rn((double)xhat[i], b[c]));
+    g[i] = (float)__dmul_rn(__dmul_rn((double)gamma[c], scale[c]), d);
+  }
 }
 
 /* One warp per row: sum in double, then divide when the sum is not zero. */
@@ -219,6 +295,50 @@ extern "C" halo_status halo_cuda_colsum(const float *g, int64_t rows, int64_t co
   }
 done:
   return st;
+}
+
+extern "C" halo_status halo_cuda_bn_sums(const float *x, const float *y, int64_t rows,
+                                         int64_t cols, double *sx, double *sxy, void *work,
+                                         void *stream) {
+  halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  int64_t chunks = 0, chunk_rows = 0;
+  if (rows < 0 || cols < 0) return halo_cuda_bad_arg("halo_cuda_bn_sums", "negative size");
+  if (!work) return halo_cuda_bad_arg("halo_cuda_bn_sums", "no workspace");
+  if (cols == 0) return HALO_OK;
+  /* rows == 0 still runs: the sums are then zero, and must be written. */
+  chunks = (rows + kColsumChunkRows - 1) / kColsumChunkRows;
+  chunks = chunks < 1 ? 1 : chunks > kColsumChunks ? kColsumChunks : chunks;
+  chunk_rows = (rows + chunks - 1) / chunks;
+  for (int64_t c0 = 0; c0 < cols; c0 += kBnTile) {
+    const int64_t width = cols - c0 < kBnTile ? cols - c0 : kBnTile;
+    const dim3 grid((unsigned)((width + kWarp - 1) / kWarp), (unsigned)chunks);
+    HALO_TRY(halo_cuda_launch(bn_sums_part_kernel, grid, dim3(kWarp, kColsumPartRows), s, x, y,
+                              rows, cols, c0, width, chunk_rows, (double *)work));
+    HALO_TRY(halo_cuda_launch(bn_sums_finish_kernel, halo_cuda_blocks(width, kThreads), kThreads,
+                              s, (const double *)work, chunks, width, sx + c0, sxy + c0));
+  }
+done:
+  return st;
+}
+
+extern "C" halo_status halo_cuda_batchnorm(float *y, int64_t rows, int64_t cols,
+                                           const double *shift, const double *scale,
+                                           const float *gamma, const float *beta, float *xhat,
+                                           void *stream) {
+  if (rows < 0 || cols < 0) return halo_cuda_bad_arg("halo_cuda_batchnorm", "negative size");
+  return launch_n("halo_cuda_batchnorm", batchnorm_kernel, rows * cols, stream, y, rows, cols,
+                  shift, scale, gamma, beta, xhat);
+}
+
+extern "C" halo_status halo_cuda_batchnorm_backward(float *g, const float *xhat, int64_t rows,
+                                                    int64_t cols, const float *gamma,
+                                                    const double *scale, const double *a,
+                                                    const double *b, void *stream) {
+  if (rows < 0 || cols < 0)
+    return halo_cuda_bad_arg("halo_cuda_batchnorm_backward", "negative size");
+  return launch_n("halo_cuda_batchnorm_backward", batchnorm_backward_kernel, rows * cols, stream,
+                  g, xhat, rows, cols, gamma, scale, a, b);
 }
 
 extern "C" halo_status halo_cuda_row_normalize(float *x, int64_t rows, int64_t cols, void *stream) {

@@ -16,10 +16,10 @@
  *
  * Results equal the CPU's within fp32 rounding, per op:
  *   exact       bias_add, relu, relu_backward, leaky_relu, leaky_relu_backward,
- *               axpy, elu_backward, mul,
+ *               axpy, elu_backward, mul, batchnorm, batchnorm_backward,
  *               dropout, dropout_to and csr_dropout (same mask bits), adam,
  *               pack, unpack, gemm_rows, max_abs, exact_tn, exact_csr
- *   rounding    colsum (double sums, as on the CPU), softmax_xent,
+ *   rounding    colsum and bn_sums (double sums in another order), softmax_xent,
  *               row_normalize, l2_normalize and l2_normalize_backward (a row's
  *               double sum in another order: a norm or a dot product may
  *               round to the next float; rows clamped to 1e-12 are exact),
@@ -313,6 +313,33 @@ halo_status halo_cuda_layernorm(float *y, int64_t rows, int64_t cols, const floa
 halo_status halo_cuda_layernorm_backward(float *g, const float *xhat, const float *rstd,
                                          const float *gamma, int64_t rows, int64_t cols,
                                          void *stream);
+
+/* BatchNorm's column sums, as halo_cpu_bn_sums: SX[c] = Σ_i X[i, c] and
+ * SXY[c] = Σ_i X[i, c]·Y[i, c] (Y NULL: Y = X), device arrays of `cols`
+ * doubles, overwritten (zeros when rows is 0).  Summed in double in
+ * colsum's fixed order (it depends on the shape alone), not the CPU's
+ * ascending one: a sum may differ from the CPU's in its last bits.  `work`
+ * is a device workspace of HALO_CUDA_COLSUM_WORK_BYTES, not in use by other
+ * work at the same time. */
+halo_status halo_cuda_bn_sums(const float *x, const float *y, int64_t rows, int64_t cols,
+                              double *sx, double *sxy, void *work, void *stream);
+
+/* BatchNorm's normalisation in place, as halo_cpu_batchnorm, bit for bit:
+ *   XHAT[i, c] = (Y[i, c] - shift[c])·scale[c],  Y[i, c] = gamma[c]·XHAT + beta[c]
+ * in double, rounded once to float.  shift and scale are device arrays of
+ * `cols` doubles, gamma and beta of `cols` floats; XHAT may be NULL (the
+ * evaluation's pass keeps none). */
+halo_status halo_cuda_batchnorm(float *y, int64_t rows, int64_t cols, const double *shift,
+                                const double *scale, const float *gamma, const float *beta,
+                                float *xhat, void *stream);
+
+/* Its backward in place, as halo_cpu_batchnorm_backward, bit for bit:
+ *   G[i, c] = gamma[c]·scale[c]·(G[i, c] - a[c] - XHAT[i, c]·b[c])
+ * with a and b the global column means of halo_cpu_bn_sums's sums (device
+ * arrays of `cols` doubles, as scale). */
+halo_status halo_cuda_batchnorm_backward(float *g, const float *xhat, int64_t rows, int64_t cols,
+                                         const float *gamma, const double *scale, const double *a,
+                                         const double *b, void *stream);
 
 /* OUT[i] = A[i] · B[i] over n floats, as halo_cpu_mul, bit for bit (OUT may
  * be A or B). */

@@ -275,10 +275,6 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
               "--lr-schedule cosine: --warmup-epochs %d leaves no epoch of the %lld it spans "
               "(--lr-epochs, or --epochs)",
               a->gcn.warmup_epochs, (long long)(a->lr_epochs ? a->lr_epochs : a->epochs));
-  if (a->gcn.norm == HALO_NORM_BATCH && strcmp(a->device, "cuda") == 0)
-    HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--norm batch: the cuda backend has no BatchNorm yet (docs/models.md); use "
-              "--device cpu");
   if ((given[F_BN_MOMENTUM] || given[F_BN_EPS]) && a->gcn.norm != HALO_NORM_BATCH)
     HALO_FAIL(HALO_ERR_ARG, "--%s is --norm batch's; the norm is %s",
               given[F_BN_MOMENTUM] ? "bn-momentum" : "bn-eps", halo_norm_names[a->gcn.norm]);

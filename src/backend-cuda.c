@@ -82,6 +82,10 @@ typedef struct cuda_ctx {
    * device and their pinned host copy. */
   void *exact;
   void *host_exact;
+  /* BatchNorm's per-column doubles on the device (the host's arrays of
+   * gnn-batchnorm.c, uploaded), grown to the widest call. */
+  void *bn_cols;
+  size_t bn_cols_bytes;
 } cuda_ctx;
 
 /* Cells of one exact-sum launch: its pairs fill 1 MiB. */
@@ -353,6 +357,84 @@ static void cuda_layernorm_backward(halo_backend *be, float *g, const float *xha
                                     const float *rstd, const float *gamma, int64_t rows,
                                     int64_t cols) {
   note(be, halo_cuda_layernorm_backward(g, xhat, rstd, gamma, rows, cols, ctx_of(be)->stream));
+}
+
+/* --- BatchNorm -----------------------------------------------------------
+ * The slots take per-column host arrays (halo-backend-impl.h): they travel
+ * through bn_cols, enqueued on the stream.  An upload from pageable host
+ * memory returns once CUDA has staged the source, so the caller may reuse
+ * its arrays at once.  bn_cols grows to the widest call (the first epoch's
+ * calls, one per width), after the stream has drained, since queued kernels
+ * may still read the old one. */
+static halo_status bn_cols(cuda_ctx *c, int64_t rows, int64_t cols, int per, double **out) {
+  halo_status st = HALO_OK;
+  if (rows < 0 || cols < 0) {
+    halo_log_error("cuda BatchNorm: a negative size (%lld x %lld)", (long long)rows,
+                   (long long)cols);
+    return HALO_ERR_ARG;
+  }
+  const size_t bytes = (size_t)(per * cols) * sizeof(double);
+  if (bytes > c->bn_cols_bytes) {
+    HALO_TRY(halo_cuda_stream_synchronize(c->stream));
+    halo_cuda_free(&c->bn_cols);
+    c->bn_cols_bytes = 0;
+    HALO_TRY(halo_cuda_malloc(&c->bn_cols, bytes, "BatchNorm's column statistics"));
+    c->bn_cols_bytes = bytes;
+  }
+  *out = c->bn_cols;
+done:
+  return st;
+}
+
+/* The sums come back at once (the allreduce needs them), so this slot
+ * waits; a failure gives NaN sums and is kept for synchronize. */
+static void cuda_bn_sums(halo_backend *be, const float *x, const float *y, int64_t rows,
+                         int64_t cols, double *sx, double *sxy) {
+  cuda_ctx *c = ctx_of(be);
+  halo_status st = HALO_OK;
+  double *d = NULL;
+  const size_t bytes = (size_t)cols * sizeof(double);
+  HALO_TRY(bn_cols(c, rows, cols, 2, &d));
+  HALO_TRY(halo_cuda_bn_sums(x, y, rows, cols, d, d + cols, c->colsum_work, c->stream));
+  HALO_TRY(halo_cuda_memcpy(sx, d, bytes, c->stream));
+  HALO_TRY(halo_cuda_memcpy(sxy, d + cols, bytes, c->stream));
+  HALO_TRY(halo_cuda_stream_synchronize(c->stream));
+done:
+  if (st != HALO_OK)
+    for (int64_t k = 0; k < cols; k++) sx[k] = sxy[k] = NAN;
+  note(be, st);
+}
+
+static void cuda_batchnorm(halo_backend *be, float *y, int64_t rows, int64_t cols,
+                           const double *shift, const double *scale, const float *gamma,
+                           const float *beta, float *xhat) {
+  cuda_ctx *c = ctx_of(be);
+  halo_status st = HALO_OK;
+  double *d = NULL;
+  const size_t bytes = (size_t)cols * sizeof(double);
+  HALO_TRY(bn_cols(c, rows, cols, 2, &d));
+  HALO_TRY(halo_cuda_memcpy(d, shift, bytes, c->stream));
+  HALO_TRY(halo_cuda_memcpy(d + cols, scale, bytes, c->stream));
+  HALO_TRY(halo_cuda_batchnorm(y, rows, cols, d, d + cols, gamma, beta, xhat, c->stream));
+done:
+  note(be, st);
+}
+
+static void cuda_batchnorm_backward(halo_backend *be, float *g, const float *xhat, int64_t rows,
+                                    int64_t cols, const float *gamma, const double *scale,
+                                    const double *a, const double *b) {
+  cuda_ctx *c = ctx_of(be);
+  halo_status st = HALO_OK;
+  double *d = NULL;
+  const size_t bytes = (size_t)cols * sizeof(double);
+  HALO_TRY(bn_cols(c, rows, cols, 3, &d));
+  HALO_TRY(halo_cuda_memcpy(d, scale, bytes, c->stream));
+  HALO_TRY(halo_cuda_memcpy(d + cols, a, bytes, c->stream));
+  HALO_TRY(halo_cuda_memcpy(d + 2 * cols, b, bytes, c->stream));
+  HALO_TRY(halo_cuda_batchnorm_backward(g, xhat, rows, cols, gamma, d, d + cols, d + 2 * cols,
+                                        c->stream));
+done:
+  note(be, st);
 }
 
 static void cuda_mul(halo_backend *be, float *out, const float *a, const float *b, int64_t n) {
@@ -637,6 +719,7 @@ static void cuda_destroy(halo_backend *be) {
   halo_cuda_free(&c->exact);
   halo_cuda_free_host(&c->host_exact);
   halo_cuda_free(&c->colsum_work);
+  halo_cuda_free(&c->bn_cols);
   halo_cuda_free(&c->scalars);
   halo_cuda_free_host(&c->host_scalars);
   halo_cuda_blas_destroy(&c->blas);
@@ -685,6 +768,9 @@ static const halo_backend_ops cuda_ops = {
     .layernorm = cuda_layernorm,
     .layernorm_backward = cuda_layernorm_backward,
     .mul = cuda_mul,
+    .bn_sums = cuda_bn_sums,
+    .batchnorm = cuda_batchnorm,
+    .batchnorm_backward = cuda_batchnorm_backward,
     .model_ops = HALO_MODEL_OPS_ALL,
     .model_kernel = cuda_model_kernel,
     .dropout = cuda_dropout,

@@ -269,8 +269,9 @@ typedef struct halo_backend_ops {
   /* BatchNorm (--norm batch): OPTIONAL, the three together, as
    * halo_cpu_bn_sums, halo_cpu_batchnorm and halo_cpu_batchnorm_backward.
    * Their per-column arrays (sx, sxy; shift, scale, a, b) are host memory,
-   * and bn_sums is complete on return.  The CUDA backend has none: the
-   * model is then refused at set-up (net-setup.c). */
+   * bn_sums is complete on return, and the others have read theirs by then
+   * (the caller reuses them at once).  A backend without them has the
+   * model refused at set-up (net-setup.c). */
   void (*bn_sums)(halo_backend *be, const float *x, const float *y, int64_t rows, int64_t cols,
                   double *sx, double *sxy);
   void (*batchnorm)(halo_backend *be, float *y, int64_t rows, int64_t cols, const double *shift,

@@ -397,8 +397,10 @@ else
     # erf-form kernels on the GPU against the CPU's.  The optimisers past
     # Adam (SGD with Nesterov momentum and clipping, AdamW) under schedules,
     # their CUDA twins against the CPU's kernels.  SAGE's max: the arg-max
-    # and its routed backward (the ids cross ranks) on the GPU.
-    for model in sage gin gat gcn-leaky sage-gelu gcn-sgd sage-adamw sage-max; do
+    # and its routed backward (the ids cross ranks) on the GPU.  BatchNorm:
+    # its column sums, normalisation and backward on the GPU (statistics
+    # across ranks), after GCN's hidden layer and inside GIN's MLP.
+    for model in sage gin gat gcn-leaky sage-gelu gcn-sgd sage-adamw sage-max gcn-bn gin-bn; do
       model_epochs=$epochs
       case $model in
         gcn-leaky) flags=(--activation leaky_relu --negative-slope 0.2) ;;
@@ -410,6 +412,10 @@ else
             --lr-schedule step --lr-step-size 10 --lr-gamma 0.5) ;;
         sage-gelu) flags=(--model sage --hidden 64 --activation gelu) ;;
         sage-max) flags=(--model sage --hidden 64 --aggr max) ;;
+        gcn-bn) flags=(--norm batch) ;;
+        gin-bn)
+          model_epochs=$((epochs < 10 ? epochs : 10))
+          flags=(--model gin --hidden 64 --norm batch) ;;
         gin)
           model_epochs=$((epochs < 10 ? epochs : 10))
           flags=(--model gin --hidden 64 --gin-train-eps) ;;

@@ -14,6 +14,7 @@
  * operations, 1e-6 for double sums and for ELU's expm1f, 1e-5 for fp32 GEMM
  * and SpMM.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -388,6 +389,130 @@ Test(cuda_backend, elementwise_slots_equal_the_cpu_bit_for_bit) {
   free(idx);
   free(hw);
   free(hg);
+  close_backends(&b);
+}
+
+/* The largest |got - want| / max(|want|, scale) of n doubles. */
+static double doubles_err(const double *got, const double *want, int64_t n, double scale) {
+  double worst = 0.0;
+  for (int64_t j = 0; j < n; j++) {
+    const double e = fabs(got[j] - want[j]) / fmax(fabs(want[j]), scale);
+    if (!(e <= worst)) worst = e;
+  }
+  return worst;
+}
+
+/* BatchNorm's three slots (--norm batch) as gnn-batchnorm.c calls them: the
+ * column sums come back in HOST arrays, complete on return; the statistics
+ * go in as host arrays that the caller overwrites at once (the next site's
+ * sums reuse them), so the slots must not read them later.  Two widths,
+ * the narrow first, so the device copy of the statistics grows between
+ * calls.  The statistics are the CPU's on both sides, so the normalisation,
+ * its xhat and the backward are compared bit for bit; the sums (another
+ * order) within 1e-11 of max(|sum|, rows): rows terms of at most 6.25 in
+ * double, so n·2⁻⁵²·6.25 bounds it. */
+Test(cuda_backend, batchnorm_slots_equal_the_cpu) {
+  const uint64_t seed = gpu_test_seed("backend batchnorm");
+  backends b = open_backends();
+  for (int side = 0; side < 2; side++) {
+    const halo_backend_ops *o = side ? b.gpu->ops : b.cpu->ops;
+    cr_assert(o->bn_sums && o->batchnorm && o->batchnorm_backward,
+              "the %s backend fills the BatchNorm slots", o->name);
+  }
+  static const int64_t widths[] = {5, 70};
+  const int64_t rows = 1234;
+  for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
+    const int64_t cols = widths[w], n = rows * cols;
+    const size_t bytes = (size_t)n * 4;
+    float *hz = random_floats(seed, 10 * w + 1, n, -1.5f, 2.5f),
+          *hg = random_floats(seed, 10 * w + 2, n, -1, 1),
+          *hgamma = random_floats(seed, 10 * w + 3, cols, 0.5f, 1.5f),
+          *hbeta = random_floats(seed, 10 * w + 4, cols, -0.5f, 0.5f);
+    twin Z = twin_new(&b, hz, bytes), Ze = twin_new(&b, hz, bytes), G = twin_new(&b, hg, bytes),
+         Xhat = twin_new(&b, NULL, bytes), Tmp = twin_new(&b, NULL, bytes),
+         Gamma = twin_new(&b, hgamma, (size_t)cols * 4), Beta = twin_new(&b, hbeta, (size_t)cols * 4);
+    double *sums[2][2], *stat[3];
+    for (int k = 0; k < 4; k++) sums[k / 2][k % 2] = calloc((size_t)cols, sizeof(double));
+    for (int k = 0; k < 3; k++) stat[k] = calloc((size_t)cols, sizeof(double));
+    /* The forward's sums and statistics (as gnn-batchnorm.c makes them,
+     * from the CPU's sums, so both sides normalise with the same). */
+    for (int side = 0; side < 2; side++) {
+      halo_backend *be = side ? b.gpu : b.cpu;
+      be->ops->bn_sums(be, F(side ? Z.gpu : Z.cpu), NULL, rows, cols, sums[side][0],
+                       sums[side][1]);
+    }
+    const double e1 = fmax(doubles_err(sums[1][0], sums[0][0], cols, (double)rows),
+                           doubles_err(sums[1][1], sums[0][1], cols, (double)rows));
+    cr_expect_leq(e1, 1e-11, "width %lld: bn_sums rel err %g", (long long)cols, e1);
+    for (int side = 0; side < 2; side++) {
+      halo_backend *be = side ? b.gpu : b.cpu;
+      for (int64_t c = 0; c < cols; c++) {
+        const double mean = sums[0][0][c] / (double)rows;
+        stat[0][c] = mean;
+        stat[1][c] = 1.0 / sqrt(fmax(sums[0][1][c] / (double)rows - mean * mean, 0.0) + 1e-5);
+      }
+      be->ops->batchnorm(be, F(side ? Z.gpu : Z.cpu), rows, cols, stat[0], stat[1],
+                         F(side ? Gamma.gpu : Gamma.cpu), F(side ? Beta.gpu : Beta.cpu),
+                         F(side ? Xhat.gpu : Xhat.cpu));
+      /* The evaluation's pass: no xhat, the statistics as they are. */
+      be->ops->batchnorm(be, F(side ? Ze.gpu : Ze.cpu), rows, cols, stat[0], stat[1],
+                         F(side ? Gamma.gpu : Gamma.cpu), F(side ? Beta.gpu : Beta.cpu), NULL);
+      for (int64_t c = 0; c < cols; c++) stat[0][c] = stat[1][c] = NAN; /* reused at once */
+    }
+    cr_expect_leq(twin_err(&b, &Z), EXACT, "width %lld: batchnorm differs", (long long)cols);
+    cr_expect_leq(twin_err(&b, &Ze), EXACT, "width %lld: batchnorm without xhat differs",
+                  (long long)cols);
+    cr_expect_leq(twin_err(&b, &Xhat), EXACT, "width %lld: batchnorm's xhat differs",
+                  (long long)cols);
+    /* The backward: dgamma's terms, Σ dY and Σ dY·xhat, then dZ. */
+    for (int side = 0; side < 2; side++) {
+      halo_backend *be = side ? b.gpu : b.cpu;
+      be->ops->mul(be, F(side ? Tmp.gpu : Tmp.cpu), F(side ? G.gpu : G.cpu),
+                   F(side ? Xhat.gpu : Xhat.cpu), n);
+      be->ops->bn_sums(be, F(side ? G.gpu : G.cpu), F(side ? Xhat.gpu : Xhat.cpu), rows, cols,
+                       sums[side][0], sums[side][1]);
+    }
+    const double e2 = fmax(doubles_err(sums[1][0], sums[0][0], cols, (double)rows),
+                           doubles_err(sums[1][1], sums[0][1], cols, (double)rows));
+    cr_expect_leq(e2, 1e-11, "width %lld: bn_sums with y rel err %g", (long long)cols, e2);
+    cr_expect_leq(twin_err(&b, &Tmp), EXACT, "width %lld: mul differs", (long long)cols);
+    for (int side = 0; side < 2; side++) {
+      halo_backend *be = side ? b.gpu : b.cpu;
+      for (int64_t c = 0; c < cols; c++) {
+        const double mean = sums[0][0][c] / (double)rows;
+        stat[0][c] = 1.0 / sqrt(1.0 + 0.1 * (double)(c % 3)); /* a scale */
+        stat[1][c] = mean;
+        stat[2][c] = sums[0][1][c] / (double)rows;
+      }
+      be->ops->batchnorm_backward(be, F(side ? G.gpu : G.cpu), F(side ? Xhat.gpu : Xhat.cpu),
+                                  rows, cols, F(side ? Gamma.gpu : Gamma.cpu), stat[0], stat[1],
+                                  stat[2]);
+      for (int k = 0; k < 3; k++)
+        for (int64_t c = 0; c < cols; c++) stat[k][c] = NAN;
+    }
+    cr_expect_leq(twin_err(&b, &G), EXACT, "width %lld: batchnorm_backward differs",
+                  (long long)cols);
+    fprintf(stderr, "batchnorm slots, width %lld: sums rel err %.3g and %.3g\n", (long long)cols,
+            e1, e2);
+    twin *all[] = {&Z, &Ze, &G, &Xhat, &Tmp, &Gamma, &Beta};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) twin_free(&b, all[i]);
+    for (int k = 0; k < 4; k++) free(sums[k / 2][k % 2]);
+    for (int k = 0; k < 3; k++) free(stat[k]);
+    free(hz);
+    free(hg);
+    free(hgamma);
+    free(hbeta);
+  }
+  /* A bad size is recorded for synchronize, and the sums come back NaN. */
+  halo_log_set_quiet(1);
+  double sx = 0.0, sxy = 0.0;
+  b.gpu->ops->bn_sums(b.gpu, NULL, NULL, -1, 1, &sx, &sxy);
+  cr_expect(isnan(sx) && isnan(sxy), "a failed bn_sums gives NaN sums");
+  cr_expect_eq(sync(b.gpu), HALO_ERR_ARG, "a bad bn_sums is reported by synchronize");
+  b.gpu->ops->batchnorm(b.gpu, NULL, 4, -1, NULL, NULL, NULL, NULL, NULL);
+  cr_expect_eq(sync(b.gpu), HALO_ERR_ARG, "a bad batchnorm is reported by synchronize");
+  cr_expect_eq(sync(b.gpu), HALO_OK, "and only once");
+  halo_log_set_quiet(0);
   close_backends(&b);
 }
 

@@ -4,9 +4,11 @@
  *   0     ops that perform the same float operations in the same order
  *         (bias_add, relu, relu_backward, leaky_relu and its backward, axpy,
  *         elu_backward, mul, dropout, dropout_to, csr_dropout, pack, unpack,
- *         adam, adamw, sgd, scale) and the deterministic ops (gemm_rows, max_abs, and the exact
+ *         adam, adamw, sgd, scale, batchnorm and its backward) and the deterministic ops (gemm_rows, max_abs, and the exact
  *         sums' integers): any difference at all is a bug;
  *   1e-9  the softmax loss, a double sum of double terms;
+ *   n·2⁻⁵² BatchNorm's column sums (double sums of n exact terms in two
+ *         orders), relative to the sum of their terms' magnitudes;
  *   1e-6  ops that sum in double in another order and round to float
  *         (colsum, row_normalize, the softmax gradient; l2_normalize and its
  *         backward, row by row, since a clamped row's 1e12 scale would
@@ -20,6 +22,7 @@
  *         halo-cuda-emu, where neither differs, they are bit-identical);
  *   5e-3  GEMM with TF32 allowed (10-bit mantissas on the inputs).
  */
+#include <float.h>
 #include <string.h>
 
 #include "gpu-test.h"
@@ -1659,4 +1662,142 @@ Test(cuda_kernels, sage_max_matches_the_cpu_bit_for_bit) {
   for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
   void *host[] = {a.indptr, a.indices, gid, x, out, g, dx, got, arg, got_arg};
   for (size_t k = 0; k < sizeof host / sizeof host[0]; k++) free(host[k]);
+}
+
+/* The largest |got - want| of a column's double sum, relative to the sum of
+ * its terms' magnitudes (the scale a summation order's rounding follows). */
+static double bn_sum_err(const double *got, const double *want, const double *mag, int64_t n) {
+  double worst = 0.0;
+  for (int64_t j = 0; j < n; j++) {
+    const double e = fabs(got[j] - want[j]) / (mag[j] > 0.0 ? mag[j] : 1.0);
+    if (!(e <= worst)) worst = e; /* a NaN sticks */
+  }
+  return worst;
+}
+
+/* BatchNorm's three ops against the CPU's: the column sums (with Y and
+ * without) within rounding, in colsum's order, and the same bits twice;
+ * the normalisation (with XHAT and without) and the backward bit for bit,
+ * from the CPU's statistics. */
+static void bn_case(uint64_t seed, int64_t rows, int64_t cols, void *work) {
+  const int64_t n = rows * cols;
+  const size_t fb = (size_t)n * 4, db = (size_t)cols * 8;
+  float *x = host_alloc(fb + 4), *y = host_alloc(fb + 4), *g = host_alloc(fb + 4),
+        *xhat = host_alloc(fb + 4), *got = host_alloc(fb + 4), *gamma = host_alloc(db),
+        *beta = host_alloc(db);
+  double *sx = host_alloc(db + 8), *sxy = host_alloc(db + 8), *gx = host_alloc(db + 8),
+         *gxy = host_alloc(db + 8), *mag = host_alloc(db + 8), *shift = host_alloc(db + 8),
+         *scale = host_alloc(db + 8), *a = host_alloc(db + 8), *b = host_alloc(db + 8);
+  fill_uniform(x, n, seed, 1, -1.0f, 1.5f);
+  fill_uniform(y, n, seed, 2, -2.0f, 1.0f);
+  fill_uniform(g, n, seed, 3, -1.0f, 1.0f);
+  fill_uniform(gamma, cols, seed, 4, 0.5f, 1.5f);
+  fill_uniform(beta, cols, seed, 5, -0.5f, 0.5f);
+  float *dx = dev_upload(x, fb + 4), *dy = dev_upload(y, fb + 4), *dg = dev_upload(g, fb + 4),
+        *dxhat = dev_alloc(fb + 4), *dgamma = dev_upload(gamma, db), *dbeta = dev_upload(beta, db);
+  double *dsums = dev_alloc(2 * db + 8), *dcols = dev_alloc(3 * db + 8);
+
+  for (int with_y = 0; with_y <= 1; with_y++) {
+    const float *yy = with_y ? y : x;
+    halo_cpu_bn_sums(x, with_y ? y : NULL, rows, cols, sx, sxy);
+    for (int pass = 0; pass < 2; pass++) {
+      dev_poison(dsums, 2 * db + 8);
+      expect_ok(halo_cuda_bn_sums(dx, with_y ? dy : NULL, rows, cols, dsums, dsums + cols, work,
+                                  NULL),
+                "halo_cuda_bn_sums");
+      dev_download(pass ? a : gx, dsums, db);
+      dev_download(pass ? b : gxy, dsums + cols, db);
+    }
+    cr_expect(memcmp(gx, a, db) == 0 && memcmp(gxy, b, db) == 0,
+              "bn_sums %lld x %lld: not the same bits twice", (long long)rows, (long long)cols);
+    /* Each sum against the magnitude of its terms, within the bound of
+     * two orders of n terms in double: n·2⁻⁵³ each (CPU: ascending). */
+    const double bound = (double)(rows > 0 ? rows : 1) * DBL_EPSILON;
+    for (int64_t j = 0; j < cols; j++) {
+      mag[j] = 0.0;
+      for (int64_t i = 0; i < rows; i++) mag[j] += fabs((double)x[i * cols + j]);
+    }
+    const double ex = bn_sum_err(gx, sx, mag, cols);
+    for (int64_t j = 0; j < cols; j++) {
+      mag[j] = 0.0;
+      for (int64_t i = 0; i < rows; i++)
+        mag[j] += fabs((double)x[i * cols + j] * (double)yy[i * cols + j]);
+    }
+    const double exy = bn_sum_err(gxy, sxy, mag, cols);
+    fprintf(stderr, "bn_sums %lld x %lld, %s: Σx err %.3g, Σxy err %.3g\n", (long long)rows,
+            (long long)cols, with_y ? "x·y" : "x²", ex, exy);
+    cr_expect_leq(ex, bound, "bn_sums %lld x %lld: Σx err %g", (long long)rows, (long long)cols,
+                  ex);
+    cr_expect_leq(exy, bound, "bn_sums %lld x %lld: Σxy err %g", (long long)rows, (long long)cols,
+                  exy);
+    if (rows == 0)
+      for (int64_t j = 0; j < cols; j++)
+        cr_expect(gx[j] == 0.0 && gxy[j] == 0.0, "no rows: column %lld", (long long)j);
+  }
+
+  /* The statistics as gnn-batchnorm.c makes them, from the CPU's sums. */
+  halo_cpu_bn_sums(x, NULL, rows, cols, sx, sxy);
+  for (int64_t j = 0; j < cols; j++) {
+    const double r = rows > 0 ? (double)rows : 1.0, mean = sx[j] / r;
+    shift[j] = mean;
+    scale[j] = 1.0 / sqrt(fmax(sxy[j] / r - mean * mean, 0.0) + 1e-5);
+    a[j] = 0.01 * (double)(j % 7) - 0.02;
+    b[j] = 0.03 - 0.005 * (double)(j % 5);
+  }
+  expect_ok(halo_cuda_memcpy(dcols, shift, db, NULL), "halo_cuda_memcpy");
+  expect_ok(halo_cuda_memcpy(dcols + cols, scale, db, NULL), "halo_cuda_memcpy");
+  for (int with_xhat = 0; with_xhat <= 1; with_xhat++) {
+    float *want = host_alloc(fb + 4);
+    memcpy(want, x, fb);
+    float *dz = dev_upload(x, fb + 4);
+    dev_poison(dxhat, fb + 4);
+    expect_ok(halo_cuda_batchnorm(dz, rows, cols, dcols, dcols + cols, dgamma, dbeta,
+                                  with_xhat ? dxhat : NULL, NULL),
+              "halo_cuda_batchnorm");
+    halo_cpu_batchnorm(want, rows, cols, shift, scale, gamma, beta, with_xhat ? xhat : NULL);
+    dev_download(got, dz, fb);
+    cr_expect(memcmp(got, want, fb) == 0, "batchnorm %lld x %lld: not bit-identical (rel err %g)",
+              (long long)rows, (long long)cols, rel_err(got, want, n));
+    if (with_xhat) {
+      dev_download(got, dxhat, fb);
+      cr_expect(memcmp(got, xhat, fb) == 0,
+                "batchnorm %lld x %lld: xhat not bit-identical (rel err %g)", (long long)rows,
+                (long long)cols, rel_err(got, xhat, n));
+    }
+    cudaFree(dz);
+    free(want);
+  }
+  /* The backward from that xhat (on the device: the CPU's bits, above). */
+  expect_ok(halo_cuda_memcpy(dcols, scale, db, NULL), "halo_cuda_memcpy");
+  expect_ok(halo_cuda_memcpy(dcols + cols, a, db, NULL), "halo_cuda_memcpy");
+  expect_ok(halo_cuda_memcpy(dcols + 2 * cols, b, db, NULL), "halo_cuda_memcpy");
+  expect_ok(halo_cuda_batchnorm_backward(dg, dxhat, rows, cols, dgamma, dcols, dcols + cols,
+                                         dcols + 2 * cols, NULL),
+            "halo_cuda_batchnorm_backward");
+  halo_cpu_batchnorm_backward(g, xhat, rows, cols, gamma, scale, a, b);
+  dev_download(got, dg, fb);
+  cr_expect(memcmp(got, g, fb) == 0,
+            "batchnorm_backward %lld x %lld: not bit-identical (rel err %g)", (long long)rows,
+            (long long)cols, rel_err(got, g, n));
+
+  cudaFree(dx);
+  cudaFree(dy);
+  cudaFree(dg);
+  cudaFree(dxhat);
+  cudaFree(dgamma);
+  cudaFree(dbeta);
+  cudaFree(dsums);
+  cudaFree(dcols);
+  void *frees[] = {x, y, g, xhat, got, gamma, beta, sx, sxy, gx, gxy, mag, shift, scale, a, b};
+  for (size_t k = 0; k < sizeof frees / sizeof *frees; k++) free(frees[k]);
+}
+
+Test(cuda_kernels, batchnorm_sums_match_and_its_normalisation_is_exact) {
+  const uint64_t seed = gpu_test_seed("batchnorm");
+  void *work = dev_alloc(HALO_CUDA_COLSUM_WORK_BYTES);
+  bn_case(seed, 3001, 70, work);      /* a few chunks, a partial warp of columns */
+  bn_case(seed + 1, 100003, 6, work); /* every chunk, rows not a multiple of anything */
+  bn_case(seed + 2, 700, 1100, work); /* three column tiles of BatchNorm's 512, the last partial */
+  bn_case(seed + 3, 0, 40, work);     /* no rows: zeros */
+  cudaFree(work);
 }

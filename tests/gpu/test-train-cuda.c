@@ -128,6 +128,13 @@ Test(train_cuda, sbm_p2_sage_max_and_sum_equal_cpu, .timeout = 300) {
                           "--model sage --aggr sum", 5);
 }
 
+/* BatchNorm (--norm batch: its column sums, normalisation and backward on
+ * the GPU, the statistics across ranks) after GCN's hidden layer, staged,
+ * at P=2, 10 epochs. */
+Test(train_cuda, cora_p2_gcn_batchnorm_equals_cpu, .timeout = 300) {
+  check_model_against_cpu(2, "0", "rows", "--norm batch --bn-momentum 0.3", 10);
+}
+
 Test(train_cuda, cora_p2_gin_equals_cpu, .timeout = 300) {
   check_model_against_cpu(2, "0", "rows", "--model gin --hidden 32 --gin-train-eps", 10);
 }
@@ -198,18 +205,20 @@ Test(train_cuda, cora_p2_cuda_aware_equals_cpu, .timeout = 300) {
 /* --deterministic on the GPU: P=1 against P=2, bit for bit (every epoch's
  * loss and the params_sha256), for GCN with Cora's sparse input features
  * (the exact sparse sums), a 3-layer GraphSAGE with residuals and
- * LayerNorm, and GAT.  Against the CPU's deterministic run the curve must
+ * LayerNorm, GCN with BatchNorm (its statistics' exact sums across ranks),
+ * and GAT.  Against the CPU's deterministic run the curve must
  * agree within float rounding (CPU against CUDA is not promised bit for
  * bit, docs/reproducibility.md); whether it is bit-identical is printed. */
 Test(train_cuda, deterministic_p1_equals_p2, .timeout = 900) {
   static const char *const models[] = {
       "", "--model sage --hidden 16 --layers 3 --residual --norm layer",
-      "--model gat --heads 2 --hidden 8"};
+      "--norm batch", "--model gat --heads 2 --hidden 8"};
   const int epochs = EPOCHS < 100 ? 4 : 50;
   /* GAT's kernels are those of cora_p2_gat_equals_cpu; only the sums of
    * its gradients are deterministic mode's own. */
-  const size_t nmodels = TEST_SANITIZED ? 2 : sizeof models / sizeof models[0];
-  if (TEST_SANITIZED) test_sanitized_note("train_cuda.deterministic", "GCN and GraphSAGE, not GAT");
+  const size_t nmodels = TEST_SANITIZED ? 3 : sizeof models / sizeof models[0];
+  if (TEST_SANITIZED)
+    test_sanitized_note("train_cuda.deterministic", "GCN, GraphSAGE and GCN+BN, not GAT");
   char *dir = tr_tmpdir("cuda-det");
   char shards[2][512], json[600], path[700], flags[300];
   for (int k = 0; k < 2; k++) {
