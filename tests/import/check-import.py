@@ -1,8 +1,10 @@
-"""check-import.py SOURCE_DIR HALO_PARTITION npz|torch
+"""check-import.py SOURCE_DIR HALO_PARTITION npz|torch|dgl
 
 scripts/halo-import against numpy: a seeded random graph (seed printed,
 HALO_TEST_SEED changes it) saved as an .npz (or, for "torch", with
-torch.save as a dict of tensors), converted, and every file it wrote read
+torch.save as a dict of tensors; for "dgl", with dgl.save_graphs as a
+DGLGraph whose ndata have DGL's names: feat, label, train_mask, ...),
+converted, and every file it wrote read
 back with numpy and compared with the arrays: edge_index, x (as float32),
 y (NaN -> -1; N x T multi-label), the split folders (N x S masks give
 split/0 ..), the printed command; in chunks of a few bytes
@@ -104,11 +106,22 @@ def save(g, path):
     if what == "torch":
         import torch
         torch.save({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in g.items()}, path)
+    elif what == "dgl":
+        import dgl
+        import torch
+        n = g["x"].shape[0]
+        src, dst = (torch.from_numpy(np.ascontiguousarray(a)) for a in g["edge_index"])
+        graph = dgl.graph((src, dst), num_nodes=n)
+        names = {"x": "feat", "y": "label"}
+        for k, v in g.items():
+            if k != "edge_index":
+                graph.ndata[names.get(k, k)] = torch.from_numpy(np.ascontiguousarray(v))
+        dgl.save_graphs(path, [graph])
     else:
         np.savez(path, **g)
 
 
-ext = ".pt" if what == "torch" else ".npz"
+ext = {"torch": ".pt", "dgl": ".bin"}.get(what, ".npz")
 
 # A graph with one split, whole and in chunks of 40 bytes.
 g = draw(300, 2000, 7, 5)
