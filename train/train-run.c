@@ -327,9 +327,45 @@ done:
   return st;
 }
 
+/* Whether paths x and y name one file: the same inode when both exist,
+ * else the same folder (by inode) and the same last name. */
+static int same_file(const char *x, const char *y) {
+  struct stat sx, sy;
+  if (strcmp(x, y) == 0) return 1;
+  const int hx = stat(x, &sx) == 0, hy = stat(y, &sy) == 0;
+  if (hx || hy) return hx && hy && sx.st_dev == sy.st_dev && sx.st_ino == sy.st_ino;
+  const char *bx = strrchr(x, '/'), *by = strrchr(y, '/');
+  if (strcmp(bx ? bx + 1 : x, by ? by + 1 : y) != 0) return 0;
+  char dx[4096], dy[4096];
+  snprintf(dx, sizeof dx, "%.*s", bx ? (int)(bx - x) + 1 : 1, bx ? x : ".");
+  snprintf(dy, sizeof dy, "%.*s", by ? (int)(by - y) + 1 : 1, by ? y : ".");
+  return stat(dx, &sx) == 0 && stat(dy, &sy) == 0 && sx.st_dev == sy.st_dev &&
+         sx.st_ino == sy.st_ino;
+}
+
+/* Two outputs (or an output and the --eval-only checkpoint read) that name
+ * one file: the second write would replace the first, after the epochs. */
+static halo_status check_distinct_outputs(const halo_train_args *a) {
+  halo_status st = HALO_OK;
+  const struct {
+    const char *flag, *path;
+  } files[4] = {{"--checkpoint", a->eval_file ? a->checkpoint : NULL},
+                {"--predict", a->predict},
+                {"--embeddings", a->embeddings},
+                {"--metrics", a->metrics && strcmp(a->metrics, "-") != 0 ? a->metrics : NULL}};
+  for (int j = 1; j < 4; j++)
+    for (int i = 0; i < j && files[j].path; i++)
+      if (files[i].path && same_file(files[i].path, files[j].path))
+        HALO_FAIL(HALO_ERR_ARG, "%s %s: the same file as %s %s; give each its own name",
+                  files[j].flag, files[j].path, files[i].flag, files[i].path);
+done:
+  return st;
+}
+
 halo_status halo_train_check_outputs(const halo_train_args *a) {
   halo_status st = HALO_OK;
   struct stat sb;
+  HALO_TRY(check_distinct_outputs(a));
   if (a->predict) HALO_TRY(halo_atomic_check_target(a->predict, a->force, "--predict"));
   if (a->embeddings)
     HALO_TRY(halo_atomic_check_target(a->embeddings, a->force, "--embeddings"));
