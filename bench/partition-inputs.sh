@@ -58,7 +58,7 @@ run() {
   /usr/bin/time -v "$exe" "$@" --parts 4 --out "$dir/out" >"$dir/log" 2>"$dir/time"
   local wall rss load
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$dir/time")
-  rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$dir/time")
+  rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 * 1024 / 1e6}' "$dir/time")
   load=$(sed -n 's/.*(wall: load \([0-9.]*\),.*/\1/p' "$dir/log")
   printf '| %s | %s | %s | %s | %s |\n' "$name" "$bytes" "$wall" "$load" "$rss"
 }

@@ -68,7 +68,7 @@ wall_s() {
     awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f\n", s }'
 }
 cpu_s() { awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f\n", s }' "$1"; }
-rss_mb() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1" | awk '{ printf "%.1f\n", $1 / 1024 }'; }
+rss_mb() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1" | awk '{ printf "%.1f\n", $1 * 1024 / 1e6 }'; } # KiB -> MB (10^6)
 min() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
 max() { awk 'NR == 1 || $1 > m { m = $1 } END { print m }'; }
 
@@ -106,9 +106,9 @@ run_ptscotch() {
   wall_s "$work/$t.time" >>"$work/$t.wall"
   cpu_s "$work/$t.time" >>"$work/$t.cpu"
   sed -n 's/.*"peak_rss_bytes_max": \([0-9]*\),.*/\1/p' "$work/$t.json" |
-    awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$work/$t.rss"
+    awk '{ printf "%.1f\n", $1 / 1e6 }' >>"$work/$t.rss"
   sed -n 's/.*"peak_rss_bytes_sum": \([0-9]*\),.*/\1/p' "$work/$t.json" |
-    awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$work/$t.sum"
+    awk '{ printf "%.1f\n", $1 / 1e6 }' >>"$work/$t.sum"
 }
 
 for i in $(seq "$repeat"); do

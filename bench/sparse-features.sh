@@ -64,10 +64,11 @@ print(f"sparse-features: wrote feat.csv, {nnz} non-zeros ({nnz / n / F:.4%})")
 PY
 ls -l "$dir/feat.csv" | awk '{printf "sparse-features: feat.csv is %.2f GB\n", $5 / 1e9}'
 
-# peak RSS (MB) and wall seconds from /usr/bin/time -v's log.
-rss() { awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$1"; }
+# peak RSS (MB = 10^6 bytes, docs/architecture.md "Units"; time's figure is in KiB) and
+# wall seconds from /usr/bin/time -v's log.
+rss() { awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 * 1024 / 1e6}' "$1"; }
 wall() { awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; printf "%.1f", s}' "$1"; }
-rss_ranks() { awk -F': ' '/Maximum resident set size/ {printf "%s%.0f", sep, $2 / 1024; sep = " "}' "$1"; }
+rss_ranks() { awk -F': ' '/Maximum resident set size/ {printf "%s%.0f", sep, $2 * 1024 / 1e6; sep = " "}' "$1"; }
 
 run() { # name, bin folder, extra partition flags
   local name=$1 bin=$2 flags=$3 out="$dir/p-$1"
@@ -77,7 +78,7 @@ run() { # name, bin folder, extra partition flags
     >"$dir/part-$name.log" 2>"$dir/part-$name.time"
   local version shard
   version=$(h5dump -a format_version "$out/manifest.h5" | awk '/\(0\)/ {print $2}')
-  shard=$(du -sm "$out" | awk '{print $1}')
+  shard=$(du -sb "$out" | awk '{printf "%.0f", $1 / 1e6}')
   mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
     /usr/bin/time -v "$bin/halo-train" "$out" --epochs "$epochs" --threads 1 --quiet \
     >"$dir/train-$name.log" 2>"$dir/train-$name.time"

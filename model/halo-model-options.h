@@ -86,6 +86,8 @@ typedef struct halo_net_options {
   int row_lists;          /* 0: when Â's interior rows are the prefix [0, n_interior) (format-2
                              shards), multiply them and the boundary rows as two contiguous
                              blocks; 1: always through row-index lists (tests, comparisons) */
+  int eval_only;          /* 1: the net only evaluates (--eval-only): a graph without train
+                             nodes is accepted (new nodes to score); 0: one is refused */
 } halo_net_options;
 
 /* What a resume does with an option. */

@@ -255,13 +255,15 @@ static void warn_untrainable_counts(const halo_graph *g, int has_split, int64_t 
         g->source);
   if (g->classes == 0)
     halo_log_warn(
-        "%s has no labels: halo-train will refuse these shards (give --labels FILE or "
-        "--synthetic-features F --synthetic-classes C)",
+        "%s has no labels: halo-train will refuse to train on these shards (give --labels FILE "
+        "or --synthetic-features F --synthetic-classes C; halo-train --eval-only --checkpoint "
+        "FILE scores them)",
         g->source);
   if (train == 0)
     halo_log_warn(
-        "%s has %s: halo-train will refuse these shards (no part has a train node; "
-        "give --split DIR or --synthetic-split 0.6,0.2,0.2)",
+        "%s has %s: halo-train will refuse to train on these shards (no part has a train "
+        "node; give --split DIR or --synthetic-split 0.6,0.2,0.2; halo-train --eval-only "
+        "--checkpoint FILE scores them)",
         g->source, has_split ? "no node in the train split" : "no split");
 }
 

@@ -74,7 +74,8 @@ static const char *const resume_modes[] = {"auto", NULL};
   X(EVAL_ONLY,                                                                                     \
     HALO_FLAG_SWITCH_ROW("--eval-only", T, eval_only, 1,                                           \
                          "train nothing: evaluate --checkpoint FILE.h5 (its model, on\n"           \
-                         "any graph of its widths), or with --resume DIR's newest"))               \
+                         "any graph of its widths, unlabelled or unsplit too), or\n"              \
+                         "with --resume DIR's newest"))                                            \
   X(EVAL_EVERY, HALO_FLAG_INT_ROW("--eval-every", T, eval_every, 1, INT32_MAX, "N",                \
                                   "evaluate after every N epochs and after the last (1)"))         \
   X(EARLY_STOP, HALO_FLAG_INT_ROW("--early-stop", T, early_stop, 1, INT32_MAX, "N",                \

@@ -417,11 +417,21 @@ static void report_evaluation(void *ctx, const halo_train_report *rep, int64_t e
                               const char *path, const halo_train_epoch *e) {
   train_report *t = ctx;
   FILE *out = text_out(t);
-  fprintf(out,
-          "evaluation of %s (epoch %lld): train %.4f  val %.4f  test %.4f; loss train %.4f  val "
-          "%.4f  test %.4f\n",
-          path, (long long)epoch, e->acc[0], e->acc[1], e->acc[2], e->eval_loss[0], e->eval_loss[1],
-          e->eval_loss[2]);
+  /* A split without a node (new nodes to score, unlabelled or unsplit)
+   * has no figure: "-", not an accuracy of 0. */
+  static const char *const NAMES[3] = {"train", "val", "test"};
+  char acc[3][32], loss[3][32];
+  for (int k = 0; k < 3; k++) {
+    const int none = rep->info->global_scored[k] == 0;
+    snprintf(acc[k], sizeof acc[k], none ? "-" : "%.4f", e->acc[k]);
+    snprintf(loss[k], sizeof loss[k], none ? "-" : "%.4f", e->eval_loss[k]);
+  }
+  fprintf(out, "evaluation of %s (epoch %lld): %s %s  %s %s  %s %s; loss %s %s  %s %s  %s %s",
+          path, (long long)epoch, NAMES[0], acc[0], NAMES[1], acc[1], NAMES[2], acc[2], NAMES[0],
+          loss[0], NAMES[1], loss[1], NAMES[2], loss[2]);
+  if (!rep->info->global_scored[0] && !rep->info->global_scored[1] && !rep->info->global_scored[2])
+    fprintf(out, " (no node of the graph is in a split with a label: outputs only)");
+  fputc('\n', out);
   fflush(out);
   if (!t->metrics) return;
   halo_train_evaluation_json(rep, epoch, path, e, &t->json);

@@ -448,7 +448,7 @@ halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
   g->info.multilabel = s->multilabel;
   memcpy(g->info.global_count, global, sizeof g->info.global_count);
   memcpy(g->info.global_scored, global + 3, sizeof g->info.global_scored);
-  if (g->info.global_count[0] == 0 || g->info.global_scored[0] == 0) {
+  if (!g->opt.eval_only && (g->info.global_count[0] == 0 || g->info.global_scored[0] == 0)) {
     /* Every rank sees the same sum, so every rank fails here together. */
     if (s->part == 0)
       halo_log_error("no part has a train node: the loss would be 0 and nothing would train");

@@ -154,13 +154,18 @@ static halo_status load(train_run *r) {
         r->manifest->parts);
     st = HALO_ERR_MISMATCH;
   }
-  if (st == HALO_OK && (r->manifest->features < 1 || r->manifest->classes < 1)) {
+  /* --eval-only --checkpoint FILE takes a graph without labels (new nodes
+   * to score): the checkpoint gives the class count (unlabelled_as). */
+  if (st == HALO_OK &&
+      (r->manifest->features < 1 || (r->manifest->classes < 1 && !r->args.eval_file))) {
     halo_log_error(
         "%s: the graph has no node %s (a structure-only input); a GCN needs them: partition it "
         "with %s",
         path, r->manifest->features < 1 ? "features" : "labels",
-        r->manifest->features < 1 ? "--features FILE or --synthetic-features F"
-                                  : "--labels FILE or --synthetic-classes C");
+        r->manifest->features < 1
+            ? "--features FILE or --synthetic-features F"
+            : "--labels FILE or --synthetic-classes C to train (--eval-only --checkpoint FILE "
+              "scores an unlabelled graph)");
     st = HALO_ERR_ARG;
   }
   halo_log_set_quiet(0);
@@ -256,7 +261,7 @@ static halo_status eval_file_find(train_run *r) {
   HALO_TRY(halo_checkpoint_read(path, c));
   halo_log_set_context(NULL);
   snprintf(r->ckpt_path, sizeof r->ckpt_path, "%s", path);
-  if (c->features != m->features || c->classes != m->classes)
+  if (c->features != m->features || (c->classes != m->classes && m->classes != 0))
     HALO_FAIL(HALO_ERR_MISMATCH,
               "--eval-only --checkpoint %s: a model of %d features and %d classes, but %s has %d "
               "features and %d classes",
@@ -322,9 +327,45 @@ done:
   return st;
 }
 
+/* Whether paths x and y name one file: the same inode when both exist,
+ * else the same folder (by inode) and the same last name. */
+static int same_file(const char *x, const char *y) {
+  struct stat sx, sy;
+  if (strcmp(x, y) == 0) return 1;
+  const int hx = stat(x, &sx) == 0, hy = stat(y, &sy) == 0;
+  if (hx || hy) return hx && hy && sx.st_dev == sy.st_dev && sx.st_ino == sy.st_ino;
+  const char *bx = strrchr(x, '/'), *by = strrchr(y, '/');
+  if (strcmp(bx ? bx + 1 : x, by ? by + 1 : y) != 0) return 0;
+  char dx[4096], dy[4096];
+  snprintf(dx, sizeof dx, "%.*s", bx ? (int)(bx - x) + 1 : 1, bx ? x : ".");
+  snprintf(dy, sizeof dy, "%.*s", by ? (int)(by - y) + 1 : 1, by ? y : ".");
+  return stat(dx, &sx) == 0 && stat(dy, &sy) == 0 && sx.st_dev == sy.st_dev &&
+         sx.st_ino == sy.st_ino;
+}
+
+/* Two outputs (or an output and the --eval-only checkpoint read) that name
+ * one file: the second write would replace the first, after the epochs. */
+static halo_status check_distinct_outputs(const halo_train_args *a) {
+  halo_status st = HALO_OK;
+  const struct {
+    const char *flag, *path;
+  } files[4] = {{"--checkpoint", a->eval_file ? a->checkpoint : NULL},
+                {"--predict", a->predict},
+                {"--embeddings", a->embeddings},
+                {"--metrics", a->metrics && strcmp(a->metrics, "-") != 0 ? a->metrics : NULL}};
+  for (int j = 1; j < 4; j++)
+    for (int i = 0; i < j && files[j].path; i++)
+      if (files[i].path && same_file(files[i].path, files[j].path))
+        HALO_FAIL(HALO_ERR_ARG, "%s %s: the same file as %s %s; give each its own name",
+                  files[j].flag, files[j].path, files[i].flag, files[i].path);
+done:
+  return st;
+}
+
 halo_status halo_train_check_outputs(const halo_train_args *a) {
   halo_status st = HALO_OK;
   struct stat sb;
+  HALO_TRY(check_distinct_outputs(a));
   if (a->predict) HALO_TRY(halo_atomic_check_target(a->predict, a->force, "--predict"));
   if (a->embeddings)
     HALO_TRY(halo_atomic_check_target(a->embeddings, a->force, "--embeddings"));
@@ -436,6 +477,24 @@ done:
 
 /* --resume, or --eval-only --checkpoint FILE: rank 0 finds the
  * checkpoint; every rank then receives it (and with FILE its model). */
+/* --eval-only --checkpoint FILE on a graph without labels: its nodes are
+ * unlabelled nodes of the checkpoint's `classes` classes (-1 each), in no
+ * split, so the evaluation writes outputs alone. Local. */
+static halo_status unlabelled_as(train_run *r, int32_t classes) {
+  halo_status st = HALO_OK;
+  halo_shard *s = r->shard;
+  int32_t *labels = NULL;
+  HALO_ALLOC(labels, s->n_owned > 0 ? s->n_owned : 1, "the unlabelled nodes' labels");
+  for (int64_t i = 0; i < s->n_owned; i++) labels[i] = -1;
+  free(s->labels);
+  s->labels = labels;
+  s->classes = classes;
+  s->multilabel = 0;
+  r->manifest->classes = classes;
+done:
+  return st;
+}
+
 static halo_status resume_read(train_run *r) {
   halo_status st = HALO_OK;
   halo_checkpoint *c = &r->ckpt;
@@ -445,6 +504,8 @@ static halo_status resume_read(train_run *r) {
     HALO_MPI(MPI_Bcast(&r->args.gcn, (int)sizeof r->args.gcn, MPI_BYTE, 0, r->comm));
     HALO_MPI(MPI_Bcast(r->args.model, (int)sizeof r->args.model, MPI_CHAR, 0, r->comm));
     HALO_MPI(MPI_Bcast(&r->args.embeddings_layer, 1, MPI_INT, 0, r->comm));
+    HALO_MPI(MPI_Bcast(&c->classes, 1, MPI_INT32_T, 0, r->comm));
+    if (r->manifest->classes == 0) HALO_TRY(halo_mpi_agree(r->comm, unlabelled_as(r, c->classes)));
   }
   int64_t head[4] = {c->epoch, c->adam_t, c->nparams, c->nrunning};
   HALO_MPI(MPI_Bcast(head, 4, MPI_INT64_T, 0, r->comm));
@@ -611,6 +672,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);
   HALO_TRY(halo_mpi_agree(r->comm, st));
 
+  r->args.gcn.eval_only = r->args.eval_only; /* new nodes to score need no train node */
   HALO_TRY(halo_net_create(r->comm, r->be, r->shard, &r->args.gcn, &r->model));
   halo_net_info_get(r->model, &r->info);
   halo_plateau_init(&r->plateau, &r->args.gcn);

@@ -240,9 +240,11 @@ void halo_train_evaluation_json(const halo_train_report *rep, int64_t epoch, con
   halo_json_key_bool(j, "evaluation", 1);
   halo_json_key_string(j, "checkpoint", path);
   halo_json_key_int(j, "epoch", epoch);
-  halo_json_key_double(j, "train_acc", e->acc[0], "%.6f");
-  halo_json_key_double(j, "val_acc", e->acc[1], "%.6f");
-  halo_json_key_double(j, "test_acc", e->acc[2], "%.6f");
+  /* A split without a node has no accuracy (null), as its loss. */
+  const int64_t *scored = rep->info->global_scored;
+  halo_json_key_double(j, "train_acc", scored[0] ? e->acc[0] : NAN, "%.6f");
+  halo_json_key_double(j, "val_acc", scored[1] ? e->acc[1] : NAN, "%.6f");
+  halo_json_key_double(j, "test_acc", scored[2] ? e->acc[2] : NAN, "%.6f");
   halo_json_key_double(j, "train_loss", e->eval_loss[0], "%.17g");
   halo_json_key_double(j, "val_loss", e->eval_loss[1], "%.17g");
   halo_json_key_double(j, "test_loss", e->eval_loss[2], "%.17g");

@@ -12,8 +12,9 @@
 #     CSV folder, and halo-partition reads each as the CSV folder: the same
 #     cleaned graph (--write-metis, byte for byte) and the same summary
 #     line (nodes, edges, features, classes);
-#  3. the shards of gen-binary.py's npy edge list and node data are the CSV
-#     folder's (h5diff: only the run id differs).
+#  3. the shards of gen-binary.py's npy edge list and node data, of the
+#     folder's edge.csv as a SNAP list with them, and of header CSVs are
+#     the CSV folder's (h5diff: only the run id differs).
 #
 # Exit 77 (skipped) when neither python3 nor /usr/bin/python3 imports numpy.
 set -eu
@@ -104,19 +105,34 @@ for name in npy npy-f hetero shchur ogb; do
   fi
 done
 # 3. The shards of the generator's npy files (with the CSV folder's split)
-#    are the CSV folder's, attribute for attribute, bar the run id.
+#    are the CSV folder's, attribute for attribute, bar the run id; so are
+#    those of the folder's edge.csv read as a SNAP list (--nodes N) with
+#    the npy node data, and of header CSVs (a 'src,dst' edge list, a
+#    named-column features file, a 'label' file; --header auto finds them).
 "$partition" --input "$tmp/gen/csv" --parts 3 --out "$tmp/shards-csv" > /dev/null
-g=$tmp/gen/npy
+g=$tmp/gen/npy c=$tmp/gen/csv
 "$partition" --input "$g/edges.npy" --features "$g/feat.npy" --labels "$g/labels.npy" \
-  --split "$tmp/gen/csv/split" --parts 3 --out "$tmp/shards-npy" > /dev/null
-for p in 0 1 2; do
-  part=part-0000$p-of-00003.h5
-  diffs=$(h5diff -c "$tmp/shards-csv/$part" "$tmp/shards-npy/$part" 2>&1 |
-    grep -v -e 'run_id of' -e 'differences found' -e 'Not comparable' -e '^$' || true)
-  if [ -n "$diffs" ]; then
-    echo "check-numpy: $part of the npy files differs from the CSV folder's: $diffs"
-    status=1
-  fi
+  --split "$c/split" --parts 3 --out "$tmp/shards-npy" > /dev/null
+n=$(head -1 "$c/num-node-list.csv")
+"$partition" --input "$c/edge.csv" --format edgelist --nodes "$n" --features "$g/feat.npy" \
+  --labels "$g/labels.npy" --split "$c/split" --parts 3 --out "$tmp/shards-snap" > /dev/null
+{ echo src,dst; cat "$c/edge.csv"; } > "$tmp/header-edges.csv"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) printf "%sf%d", (i > 1 ? "," : ""), i; print "" } 1' \
+  "$c/node-feat.csv" > "$tmp/header-feat.csv"
+{ echo label; cat "$c/node-label.csv"; } > "$tmp/header-labels.csv"
+"$partition" --input "$tmp/header-edges.csv" --nodes "$n" --features "$tmp/header-feat.csv" \
+  --labels "$tmp/header-labels.csv" --split "$c/split" --parts 3 --out "$tmp/shards-header" \
+  > /dev/null
+for kind in npy snap header; do
+  for p in 0 1 2; do
+    part=part-0000$p-of-00003.h5
+    diffs=$(h5diff -c "$tmp/shards-csv/$part" "$tmp/shards-$kind/$part" 2>&1 |
+      grep -v -e 'run_id of' -e 'differences found' -e 'Not comparable' -e '^$' || true)
+    if [ -n "$diffs" ]; then
+      echo "check-numpy: $part of the $kind files differs from the CSV folder's: $diffs"
+      status=1
+    fi
+  done
 done
 [ "$status" = 0 ] && echo "check-numpy: numpy reads the generator's arrays; halo reads numpy's as the CSV folder"
 exit $status

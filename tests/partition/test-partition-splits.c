@@ -166,11 +166,13 @@ Test(splits, warnings_for_shards_halo_train_refuses) {
       "/snap-crlf.txt has no node features: halo-train will "
       "refuse these shards (give --features FILE or --synthetic-features F --synthetic-classes C)",
       "halo-partition: warning: " BAD
-      "/snap-crlf.txt has no labels: halo-train will refuse these "
-      "shards (give --labels FILE or --synthetic-features F --synthetic-classes C)",
+      "/snap-crlf.txt has no labels: halo-train will refuse to train on these "
+      "shards (give --labels FILE or --synthetic-features F --synthetic-classes C; halo-train "
+      "--eval-only --checkpoint FILE scores them)",
       "halo-partition: warning: " BAD
-      "/snap-crlf.txt has no split: halo-train will refuse these "
-      "shards (no part has a train node; give --split DIR or --synthetic-split 0.6,0.2,0.2)"};
+      "/snap-crlf.txt has no split: halo-train will refuse to train on these "
+      "shards (no part has a train node; give --split DIR or --synthetic-split 0.6,0.2,0.2; "
+      "halo-train --eval-only --checkpoint FILE scores them)"};
   for (int k = 0; k < 3; k++)
     cr_expect_not_null(strstr(out, want[k]), "no '%s' in:\n%s", want[k], out);
   free(out);

@@ -341,6 +341,60 @@ Test(outputs, eval_only_checkpoint_file_runs_on_a_changed_graph, .timeout = 600)
   tr_rmdir(dir);
 }
 
+/* Inductive scoring: new nodes come without labels and without a split.
+ * --eval-only --checkpoint FILE scores a graph whose labels are all -1
+ * and whose nodes are in no split (it once refused it: "no part has a
+ * train node"), and a structure-only graph without labels at all (classes
+ * 0: the checkpoint gives the count); the logits and embeddings are the
+ * reference forward's on that graph, the accuracies null, and training on
+ * such shards is still refused, naming --eval-only. */
+Test(outputs, eval_only_scores_unlabelled_unsplit_graphs, .timeout = 600) {
+  const uint64_t seed = tr_seed("outputs.eval-unlabelled", 11);
+  char *dir = tr_tmpdir("outputs-unlabelled");
+  char a[600], ck[700], ckpt[800], metrics[700], flags[4096], pred[700], emb[700], log[700];
+  snprintf(a, sizeof a, "%s/a", dir);
+  snprintf(ck, sizeof ck, "%s/ck", dir);
+  fx_graph *ga = write_graph(a, 160, 7, 3, 2, seed);
+  snprintf(metrics, sizeof metrics, "%s/a.jsonl", dir);
+  snprintf(flags, sizeof flags, "--hidden 8 --epochs 4 --seed %llu --checkpoint '%s'",
+           (unsigned long long)seed, ck);
+  train(2, a, flags, metrics);
+  snprintf(ckpt, sizeof ckpt, "%s/ckpt-00000004.h5", ck);
+  /* Graph B, new to the model: its labels dropped, in no split; then its
+   * class count dropped too (a structure-only input). */
+  fx_graph *gb = fx_graph_new(&(fx_spec){.nodes = 230, .avg_degree = 3, .features = 7,
+                                         .density = 0.3f, .classes = 3, .parts = 3,
+                                         .seed = seed + 1});
+  for (int64_t v = 0; v < gb->n; v++) gb->labels[v] = -1, gb->split[v] = 0;
+  static const char *const KIND[2] = {"unsplit", "unlabelled"};
+  for (int k = 0; k < 2; k++) {
+    char b[700];
+    snprintf(b, sizeof b, "%s/b-%s", dir, KIND[k]);
+    gb->c = k == 0 ? 3 : 0;
+    cr_assert_eq(fx_write_shards(gb, b, seed * 7 + 3), 0, "cannot write %s", b);
+    gb->c = 3;
+    snprintf(pred, sizeof pred, "%s/%s-pred.h5", dir, KIND[k]);
+    snprintf(emb, sizeof emb, "%s/%s-emb.h5", dir, KIND[k]);
+    snprintf(metrics, sizeof metrics, "%s/%s.jsonl", dir, KIND[k]);
+    snprintf(flags, sizeof flags, "--eval-only --checkpoint '%s' --predict '%s' --embeddings '%s'",
+             ckpt, pred, emb);
+    train(2, b, flags, metrics);
+    char *text = tr_slurp(metrics);
+    cr_expect(text && strstr(text, "\"train_acc\": null, \"val_acc\": null, \"test_acc\": null"),
+              "%s: accuracies of empty splits are not null:\n%s", KIND[k], text);
+    free(text);
+    expect_reference(gb, ckpt, pred, emb, 0, KIND[k]);
+    if (k == 1) {
+      snprintf(log, sizeof log, "%s/train-unlabelled.log", dir);
+      expect_refusal(2, log, "--eval-only --checkpoint FILE scores an unlabelled graph",
+                     "'%s' --epochs 2", b);
+    }
+  }
+  fx_graph_free(ga);
+  fx_graph_free(gb);
+  tr_rmdir(dir);
+}
+
 /* Rewrites a format-2 checkpoint at `path` as format 1 wrote it: the three
  * arrays flat at /params, /adam_m and /adam_v in the order of the
  * parameters, no /model or /optimizer groups, format_version 1. */

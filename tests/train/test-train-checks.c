@@ -80,6 +80,16 @@ Test(checks, outputs_are_refused_before_the_shards_are_read, .timeout = 300) {
     expect_refused(missing, flags, "cannot write in the folder", log);
     chmod(locked, 0755);
   }
+  /* Two outputs naming one file (by another spelling too), or an output
+   * over the checkpoint --eval-only reads: the second write would replace
+   * the first after the epochs, even with --force. */
+  snprintf(flags, sizeof flags, "--predict '%s/o.h5' --embeddings '%s/./o.h5' --force", dir, dir);
+  snprintf(needle, sizeof needle, "--embeddings %s/./o.h5: the same file as --predict %s/o.h5", dir,
+           dir);
+  expect_refused(missing, flags, needle, log);
+  snprintf(flags, sizeof flags, "--eval-only --checkpoint '%s' --predict '%s' --force", file, file);
+  snprintf(needle, sizeof needle, "--predict %s: the same file as --checkpoint %s", file, file);
+  expect_refused(missing, flags, needle, log);
   /* An existing file, without --force. */
   snprintf(flags, sizeof flags, "--predict '%s'", file);
   snprintf(needle, sizeof needle, "--predict %s: already exists; give --force", file);
