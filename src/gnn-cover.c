@@ -166,7 +166,8 @@ done:
 void gnn_cover_keys(const halo_shard *s, const gnn_cover *c, int64_t *keys) {
   int64_t r = 0;
   for (int32_t q = 0; q < s->parts; q++) {
-    for (int64_t k = c->mine_ptr[q]; k < c->mine_ptr[q + 1]; k++) keys[r++] = s->global_id[c->mine[k]];
+    for (int64_t k = c->mine_ptr[q]; k < c->mine_ptr[q + 1]; k++)
+      keys[r++] = s->global_id[c->mine[k]];
     for (int64_t k = c->theirs_ptr[q]; k < c->theirs_ptr[q + 1]; k++)
       keys[r++] = gnn_cover_sum_key(s->global_id[c->theirs[k]]);
   }

@@ -77,7 +77,13 @@
  *     pairs exchange k with exchange k on every rank;
  *   - every rank posts a slot's exchange k in the same epoch, before any
  *     wait of that epoch, so a wait one epoch later never waits for a
- *     message its peer has not posted. */
+ *     message its peer has not posted.
+ *
+ * Covers (--halo-aggregate auto, halo_exchange_begin_cover).  The combine
+ * product writes the cover's rows and partial sums into send_buf; from
+ * there the exchange takes the plain paths (fp32, low-bit, stale) over the
+ * cover's layout instead of the plain one, each row keyed as cover_set
+ * said.  A stale slot records the rows its layout fills (n_rows). */
 #include "halo-exchange.h"
 
 #include <limits.h>

@@ -155,7 +155,8 @@ static void cover_received(const halo_shard *s, const probe_cover *c, uint64_t s
   const int64_t b = s->recv_ptr[q + 1] - s->recv_ptr[q];
   for (int64_t i = j; i < b; i += c->r[q]) {
     const int64_t gid = s->global_id[s->n_owned + s->recv_ptr[q] + i];
-    for (int col = 0; col < COLS; col++) v[col] += cover_weight(i) * row_value(seed, t, slot, gid, col);
+    for (int col = 0; col < COLS; col++)
+      v[col] += cover_weight(i) * row_value(seed, t, slot, gid, col);
   }
   *step = 0.0f;
   if (prec == HALO_PREC_FP32) {
