@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gnn-impl.h"
+#include "halo-clock.h"
 #include "halo-exact.h"
 #include "halo-quant.h"
 #include "halo-rng.h"
@@ -248,7 +249,7 @@ static void loss_of(halo_net *g, int k, float grad_scale, float *grad, double *l
 halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) {
   halo_status st = HALO_OK;
   halo_net_stats s = {0};
-  double t0 = MPI_Wtime(), ar = 0.0;
+  double t0 = MPI_Wtime(), c0 = halo_cpu_seconds(), ar = 0.0, ar_cpu = 0.0;
   halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
   int64_t correct = 0;
 
@@ -260,7 +261,7 @@ halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) 
   HALO_TRY(backward(g, epoch));
 
   /* One allreduce of one flat buffer sums every weight gradient. */
-  double a0 = MPI_Wtime();
+  double a0 = MPI_Wtime(), ac0 = halo_cpu_seconds();
   float *grads = fbuf(&g->grads);
   size_t bytes = (size_t)g->nparams * sizeof(float);
   if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
@@ -280,11 +281,13 @@ halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) 
   }
   if (g->host_grads) HALO_TRY(g->ops->upload(g->be, &g->grads, 0, g->host_grads, bytes));
   ar = MPI_Wtime() - a0;
+  ar_cpu = halo_cpu_seconds() - ac0;
 
   halo_exchange_stats x1 = halo_exchange_stats_get(g->plan);
   s.halo_bytes = x1.bytes_sent - x0.bytes_sent;
   memcpy(s.layer_bytes, g->layer_bytes, sizeof s.layer_bytes);
   s.comm_seconds = (x1.seconds - x0.seconds) + ar;
+  s.compute_cpu_seconds = (halo_cpu_seconds() - c0) - (x1.cpu_seconds - x0.cpu_seconds) - ar_cpu;
   s.seconds = MPI_Wtime() - t0;
   if (out) *out = s;
 done:
@@ -314,8 +317,12 @@ halo_status halo_net_step(halo_net *g, int64_t epoch, halo_net_stats *out) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
   HALO_TRY(halo_net_gradients(g, epoch, out));
+  const double c1 = halo_cpu_seconds();
   HALO_TRY(halo_net_update(g));
-  if (out) out->seconds = MPI_Wtime() - t0;
+  if (out) {
+    out->seconds = MPI_Wtime() - t0;
+    out->compute_cpu_seconds += halo_cpu_seconds() - c1;
+  }
 done:
   return st;
 }
