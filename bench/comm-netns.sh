@@ -12,10 +12,10 @@
 # communication (comm_s / epoch_s, the ranks' mean), halo bytes per epoch
 # (measured; the run fails if they are off the prediction), the ratio to the
 # plain fp32 exchange's bytes, and the final test accuracy (mean over SEEDS).
-# A mode whose flag this build lacks is skipped, saying so.  (int8 with
-# --halo-aggregate auto is not a mode: halo-train refuses the pair,
-# docs/train.md "Communication modes together".)  Every exit path removes
-# the namespaces.
+# A mode whose flag this build lacks is skipped, saying so; the covers
+# compose with int8 rows and stale slots (docs/train.md "Communication
+# modes together"), so those pairs and the triple are modes too.  Every
+# exit path removes the namespaces.
 #
 #   sudo bench/comm-netns.sh [BUILD_DIR]     BUILD_DIR defaults to build
 #
@@ -82,6 +82,9 @@ int4:--halo-precision int4 --halo-precision-bwd int4
 stale:--halo-stale
 int8+stale:--halo-precision int8 --halo-precision-bwd int8 --halo-stale
 aggregate:--halo-aggregate auto
+int8+aggregate:--halo-precision int8 --halo-precision-bwd int8 --halo-aggregate auto
+stale+aggregate:--halo-stale --halo-aggregate auto
+int8+stale+aggregate:--halo-precision int8 --halo-precision-bwd int8 --halo-stale --halo-aggregate auto
 sample-0.5:--halo-sample 0.5
 sample-0.1:--halo-sample 0.1"
 help=$("$build/bin/halo-train" --help 2>&1 || true)

@@ -161,9 +161,6 @@ const char *halo_aggregate_refusal(const halo_net_options *o) {
   if (o->deterministic)
     return "a partial sum changes the order of each boundary row's sum, so training would not "
            "be bit-identical to post or across partitions; drop --deterministic";
-  if (o->halo_precision != HALO_PREC_FP32 || o->halo_precision_bwd != HALO_PREC_FP32)
-    return "partial sums cross as fp32 only (low-bit packing of the cover's rows is not done); "
-           "drop --halo-precision";
   if (o->aggr != HALO_AGGR_MEAN || !o->gcn_self_loops || !o->gcn_normalize)
     return "the covers are built for GCN's normalised adjacency, SAGE's mean and GIN's sum; "
            "drop --aggr and the --gcn-* flags, or use post";
@@ -176,12 +173,9 @@ const char *halo_exchange_modes_refusal(const halo_net_options *o) {
   if (o->halo_stale && sample)
     return "--halo-stale with --halo-sample: a stale slot holds every boundary row of the last "
            "epoch, a sampled epoch keeps only its draw; use one of them";
-  if (o->halo_aggregate == HALO_AGGREGATE_AUTO && (o->halo_stale || sample))
-    return o->halo_stale
-               ? "--halo-aggregate auto with --halo-stale: the covers are fixed at set-up and the "
-                 "stale slots hold plain rows; use one of them"
-               : "--halo-aggregate auto with --halo-sample: an epoch's draw changes which rows "
-                 "the covers need; use one of them";
+  if (o->halo_aggregate == HALO_AGGREGATE_AUTO && sample)
+    return "--halo-aggregate auto with --halo-sample: an epoch's draw changes which rows the "
+           "covers need; use one of them";
   if (o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MAX && (o->halo_stale || sample || lowbit))
     return o->halo_stale ? "--aggr max with --halo-stale: max's backward exchanges arg-max ids "
                            "and then gradients, which stale slots do not carry"

@@ -403,8 +403,9 @@ void halo_model_option_format(const halo_model_option *opt, const halo_net_optio
 halo_model_config halo_model_config_of_options(const halo_net_options *o);
 
 /* Why --halo-aggregate auto cannot run with options *o (GAT's attention,
- * --deterministic, a low-bit exchange), as the rest of one line, or NULL
- * when it can. Local. */
+ * --deterministic, an aggregation the covers are not built for), as the
+ * rest of one line, or NULL when it can.  Low-bit rows and stale slots
+ * compose with it. Local. */
 const char *halo_aggregate_refusal(const halo_net_options *o);
 
 /* Why this run's exchange modes cannot go together (--halo-stale,

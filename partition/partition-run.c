@@ -66,10 +66,6 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
     HALO_FAIL(HALO_ERR_ARG,
               "--halo-aggregate auto: gat's attention weighs each edge by the receiver's row and "
               "the sender's together, so no sender can sum for the receiver; use post");
-  if (c->halo_aggregate == HALO_AGGREGATE_AUTO && (c->halo_precision || c->halo_precision_bwd))
-    HALO_FAIL(HALO_ERR_ARG,
-              "--halo-aggregate auto: partial sums cross as fp32 only (low-bit packing of the "
-              "cover's rows is not done); drop --halo-precision");
   if ((c->halo_precision || c->halo_precision_bwd) && c->model.sage_max)
     HALO_FAIL(HALO_ERR_ARG, "--halo-precision: sage --aggr max exchanges arg-max ids, which the "
                             "low-bit rows do not carry; use fp32");

@@ -147,6 +147,8 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
     const gnn_bufs_csr combine = {.rows = s->send_ptr[s->parts],
                                   .nnz = cut + s->send_ptr[s->parts]};
     p->exchange_host += (d->kind == HALO_MODEL_SAGE ? 2 : 1) * csr_host_bytes(&combine);
+    /* The exchange's row list and rounding keys: a row and a key per row. */
+    p->exchange_host += s->send_ptr[s->parts] * (int64_t)(sizeof(int32_t) + sizeof(int64_t));
   }
 }
 

@@ -163,6 +163,16 @@ done:
   return st;
 }
 
+void gnn_cover_keys(const halo_shard *s, const gnn_cover *c, int64_t *keys) {
+  int64_t r = 0;
+  for (int32_t q = 0; q < s->parts; q++) {
+    for (int64_t k = c->mine_ptr[q]; k < c->mine_ptr[q + 1]; k++)
+      keys[r++] = s->global_id[c->mine[k]];
+    for (int64_t k = c->theirs_ptr[q]; k < c->theirs_ptr[q + 1]; k++)
+      keys[r++] = gnn_cover_sum_key(s->global_id[c->theirs[k]]);
+  }
+}
+
 /* The place of owned row v in the sorted list mine[lo, hi) by global id, or -1. */
 static int64_t find_mine(const halo_shard *s, const int32_t *mine, int64_t lo, int64_t hi,
                          int64_t v) {

@@ -312,6 +312,18 @@ typedef struct gnn_cover {
 halo_status gnn_cover_build(const halo_shard *s, gnn_cover *c);
 void gnn_cover_free(gnn_cover *c);
 
+/* keys[r] (size c->offset[parts]) = the id that keys the low-bit rounding
+ * of the r-th row this part sends (halo_exchange_cover_set): a covered
+ * owned node's global id, as its plain row is keyed, and for a partial sum
+ * for node v, gnn_cover_sum_key(global id of v), which no row's key equals.
+ * Local. */
+void gnn_cover_keys(const halo_shard *s, const gnn_cover *c, int64_t *keys);
+
+/* The rounding id of a partial sum for global node gid: -1 - gid, negative,
+ * so its draw never repeats the draw of a row (whose ids are ≥ 0), in
+ * particular not that of node gid's own row crossing the other way. */
+static inline int64_t gnn_cover_sum_key(int64_t gid) { return -1 - gid; }
+
 /* Rewrites *a, the host matrix of `kind` on shard s, as the receiver's A'
  * of cover c, and makes the sender's *combine (cover rows × n_all, over
  * the owned rows): A'·X' after an exchange of combine·X equals A·X after

@@ -77,7 +77,13 @@
  *     pairs exchange k with exchange k on every rank;
  *   - every rank posts a slot's exchange k in the same epoch, before any
  *     wait of that epoch, so a wait one epoch later never waits for a
- *     message its peer has not posted. */
+ *     message its peer has not posted.
+ *
+ * Covers (--halo-aggregate auto, halo_exchange_begin_cover).  The combine
+ * product writes the cover's rows and partial sums into send_buf; from
+ * there the exchange takes the plain paths (fp32, low-bit, stale) over the
+ * cover's layout instead of the plain one, each row keyed as cover_set
+ * said.  A stale slot records the rows its layout fills (n_rows). */
 #include "halo-exchange.h"
 
 #include <limits.h>
@@ -114,6 +120,7 @@ typedef struct stale_slot {
   float *rows;           /* n_halo × max_cols: the rows the layer reads next */
   MPI_Request *requests; /* size 2·npeers: receives, then sends */
   int32_t cols;          /* the exchange's width; 0 until a fresh exchange seeds the slot */
+  int64_t n_rows;        /* the halo rows it holds: n_halo, or a cover's rows */
   int prec;              /* the precision of the messages in flight */
   int pending;           /* messages in flight */
 } stale_slot;
@@ -127,7 +134,11 @@ struct halo_exchange {
   int npeers;
   peer *peers;       /* size npeers */
   peer *cover;       /* size npeers: the cover's layout (halo_exchange_cover_set), or NULL */
+  int64_t cover_total; /* its rows each way */
+  int32_t *cover_idx;  /* size cover_total: 0, 1, ...: the combined rows, in order */
+  int64_t *cover_key;  /* size cover_total: each cover row's rounding id */
   const peer *layout; /* the exchange in flight's: peers or cover */
+  int64_t layout_recv; /* its rows received in all: n_halo, or cover_total */
   int32_t *send_idx; /* backend copy of the shard's send_idx */
   int64_t *send_gid; /* size send_total: the global id of each send row (the rounding's key) */
   halo_buf send_idx_buf;
@@ -409,6 +420,8 @@ void halo_exchange_destroy(halo_exchange **pp) {
   free(p->requests);
   free(p->request_peer);
   free(p->cover);
+  free(p->cover_idx);
+  free(p->cover_key);
   free(p->peers);
   free(p);
   *pp = NULL;
@@ -445,22 +458,36 @@ done:
   return st;
 }
 
+/* The rows an exchange sends, in the order of its layout: src[idx[k]],
+ * k < n, the rounding of row k keyed by key[k].  The plain exchange's are
+ * the owned rows of its send list (keyed by global id), a cover's the rows
+ * of its combine product (halo_exchange_cover_set's keys). */
+typedef struct send_list {
+  const float *src;
+  const int32_t *idx;
+  const int64_t *key;
+  int64_t n;
+} send_list;
+
+static send_list plain_list(const halo_exchange *p, const float *rows) {
+  return (send_list){.src = rows, .idx = p->send_idx, .key = p->send_gid, .n = p->send_total};
+}
+
 /* The low-bit exchange: pack with the keyed rounding, send bytes, and
  * (in halo_exchange_end) unpack into the halo rows.  Only on a host
  * backend (halo_exchange_precision_reserve refuses the others). */
-static halo_status begin_quant(halo_exchange *p, float *rows, int32_t cols) {
+static halo_status begin_quant(halo_exchange *p, const send_list *l, int32_t cols) {
   halo_status st = HALO_OK;
   const int64_t rb = halo_quant_row_bytes(p->prec, cols);
-  halo_cpu_quant_pack(p->quant_send, rows, cols, p->send_idx, p->send_gid, p->send_total, p->prec,
-                      p->key);
+  halo_cpu_quant_pack(p->quant_send, l->src, cols, l->idx, l->key, l->n, p->prec, p->key);
   for (int i = 0; i < p->npeers; i++) {
-    const peer *q = &p->peers[i];
+    const peer *q = &p->layout[i];
     HALO_MPI(MPI_Irecv(p->quant_recv + q->recv_off * rb, (int)(q->recv_rows * rb), MPI_BYTE,
                        q->rank, EXCHANGE_TAG, p->comm, &p->requests[i]));
     p->stats.bytes_recv += q->recv_rows * rb;
   }
   for (int i = 0; i < p->npeers; i++) {
-    const peer *q = &p->peers[i];
+    const peer *q = &p->layout[i];
     HALO_MPI(MPI_Isend(p->quant_send + q->send_off * rb, (int)(q->send_rows * rb), MPI_BYTE,
                        q->rank, EXCHANGE_TAG, p->comm, &p->requests[p->npeers + i]));
     p->stats.bytes_sent += q->send_rows * rb;
@@ -656,12 +683,12 @@ void halo_exchange_set_stale(halo_exchange *p, int slot) {
  * rows. */
 static halo_status stale_complete(halo_exchange *p, stale_slot *t, float *halo) {
   halo_status st = HALO_OK;
-  const int64_t n = p->n_halo * t->cols;
+  const int64_t n = t->n_rows * t->cols;
   HALO_TRY(halo_watch_waitall(2 * p->npeers, t->requests, p->request_peer,
                               "the stale halo exchange"));
   t->pending = 0;
   if (t->prec != HALO_PREC_FP32)
-    halo_cpu_quant_unpack(halo, t->recv, t->cols, p->n_halo, t->prec);
+    halo_cpu_quant_unpack(halo, t->recv, t->cols, t->n_rows, t->prec);
   else if (n > 0)
     memcpy(halo, t->recv, (size_t)n * sizeof(float));
   if (p->momentum > 0.0f) {
@@ -675,15 +702,19 @@ done:
 }
 
 /* A stale exchange: the halo rows of `rows` get the slot's rows (the
- * previous epoch's), and this epoch's owned rows leave in messages that
- * the slot's next exchange waits for. */
-static halo_status stale_begin(halo_exchange *p, stale_slot *t, float *rows, int32_t cols) {
+ * previous epoch's), and this epoch's rows to send (l, in the layout of
+ * the exchange: the plain one's or a cover's) leave in messages that the
+ * slot's next exchange waits for.  A slot keeps the layout that seeded it:
+ * each layer and direction exchanges through one matrix, a cover's or not. */
+static halo_status stale_begin(halo_exchange *p, stale_slot *t, float *rows, int32_t cols,
+                               const send_list *l) {
   halo_status st = HALO_OK;
   const halo_backend_ops *ops = p->be->ops;
   const int slot = (int)(t - p->slots);
-  if (cols != t->cols)
-    HALO_FAIL(HALO_ERR_ARG, "stale halo slot %d exchanges %d columns, seeded with %d", slot, cols,
-              t->cols);
+  if (cols != t->cols || p->layout_recv != t->n_rows)
+    HALO_FAIL(HALO_ERR_ARG,
+              "stale halo slot %d exchanges %d columns of %lld rows, seeded with %d of %lld", slot,
+              cols, (long long)p->layout_recv, t->cols, (long long)t->n_rows);
   float *halo = rows + p->n_owned * cols;
   /* Earlier slots' messages move while this one waits (MPI progresses them
    * only inside MPI calls of this thread). */
@@ -695,28 +726,27 @@ static halo_status stale_begin(halo_exchange *p, stale_slot *t, float *rows, int
   const int completed = t->pending;
   if (completed) HALO_TRY(stale_complete(p, t, halo));
   /* With γ = 0 the rows just completed already are t->rows. */
-  if ((!completed || p->momentum > 0.0f) && p->n_halo > 0)
-    memcpy(halo, t->rows, (size_t)(p->n_halo * cols) * sizeof(float));
+  if ((!completed || p->momentum > 0.0f) && t->n_rows > 0)
+    memcpy(halo, t->rows, (size_t)(t->n_rows * cols) * sizeof(float));
 
   /* This epoch's rows, packed into the slot's own buffer: the next
    * exchange's pack must not overwrite rows still in flight. */
   const int64_t rb = halo_quant_row_bytes(p->prec, cols);
   if (p->prec != HALO_PREC_FP32) {
-    halo_cpu_quant_pack(t->send, rows, cols, p->send_idx, p->send_gid, p->send_total, p->prec,
-                        p->key);
+    halo_cpu_quant_pack(t->send, l->src, cols, l->idx, l->key, l->n, p->prec, p->key);
   } else {
-    ops->pack(p->be, (float *)t->send, rows, cols, p->send_idx, p->send_total);
+    ops->pack(p->be, (float *)t->send, l->src, cols, l->idx, l->n);
     if (ops->synchronize) HALO_TRY(ops->synchronize(p->be));
   }
   const int tag = EXCHANGE_TAG + 1 + slot;
   for (int i = 0; i < p->npeers; i++) {
-    const peer *q = &p->peers[i];
+    const peer *q = &p->layout[i];
     HALO_MPI(MPI_Irecv(t->recv + q->recv_off * rb, (int)(q->recv_rows * rb), MPI_BYTE, q->rank,
                        tag, p->comm, &t->requests[i]));
     p->stats.bytes_recv += q->recv_rows * rb;
   }
   for (int i = 0; i < p->npeers; i++) {
-    const peer *q = &p->peers[i];
+    const peer *q = &p->layout[i];
     HALO_MPI(MPI_Isend(t->send + q->send_off * rb, (int)(q->send_rows * rb), MPI_BYTE, q->rank,
                        tag, p->comm, &t->requests[p->npeers + i]));
     p->stats.bytes_sent += q->send_rows * rb;
@@ -725,6 +755,14 @@ static halo_status stale_begin(halo_exchange *p, stale_slot *t, float *rows, int
   t->pending = 1;
 done:
   return st;
+}
+
+/* A stale slot reads its rows if a fresh exchange seeded it, and is
+ * seeded by this fresh exchange (in end) if not. */
+static void take_slot(halo_exchange *p) {
+  p->slot = p->slot_next >= 0 ? &p->slots[p->slot_next] : NULL;
+  p->slot_next = -1;
+  p->slot_stale = p->slot && p->slot->cols > 0;
 }
 
 static int64_t kept_sent(const halo_exchange *p) { return p->kept_total[0]; }
@@ -823,13 +861,11 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
     HALO_FAIL(HALO_ERR_ARG, "halo exchange of %d columns (at most %d, one at a time)", cols,
               p->max_cols);
   p->layout = p->peers;
-  /* A stale slot reads its rows if a fresh exchange seeded it, and is
-   * seeded by this fresh exchange (in end) if not. */
-  p->slot = p->slot_next >= 0 ? &p->slots[p->slot_next] : NULL;
-  p->slot_next = -1;
-  p->slot_stale = p->slot && p->slot->cols > 0;
+  p->layout_recv = p->n_halo;
+  const send_list plain = plain_list(p, rows);
+  take_slot(p);
   if (p->slot_stale) {
-    HALO_TRY(stale_begin(p, p->slot, rows, cols));
+    HALO_TRY(stale_begin(p, p->slot, rows, cols, &plain));
     goto posted;
   }
 
@@ -843,7 +879,7 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
     goto posted;
   }
   if (p->prec != HALO_PREC_FP32) {
-    HALO_TRY(begin_quant(p, rows, cols));
+    HALO_TRY(begin_quant(p, &plain, cols));
     goto posted;
   }
   float *send = p->send_buf.data;
@@ -905,7 +941,7 @@ halo_status halo_exchange_end(halo_exchange *p) {
   if (p->sampling) {
     end_sampled(p);
   } else if (p->prec != HALO_PREC_FP32) {
-    halo_cpu_quant_unpack(p->rows + p->n_owned * p->cols, p->quant_recv, p->cols, p->n_halo,
+    halo_cpu_quant_unpack(p->rows + p->n_owned * p->cols, p->quant_recv, p->cols, p->layout_recv,
                           p->prec);
   } else if (p->mode == MODE_STAGED) {
     halo_buf dst = {.data = p->rows,
@@ -922,9 +958,10 @@ halo_status halo_exchange_end(halo_exchange *p) {
   }
   if (p->slot) { /* a fresh exchange seeds its stale slot with the rows it received */
     p->slot->cols = p->cols;
-    if (p->n_halo > 0)
+    p->slot->n_rows = p->layout_recv;
+    if (p->layout_recv > 0)
       memcpy(p->slot->rows, p->rows + p->n_owned * p->cols,
-             (size_t)(p->n_halo * p->cols) * sizeof(float));
+             (size_t)(p->layout_recv * p->cols) * sizeof(float));
     p->slot = NULL;
   }
   p->stats.exchanges++;
@@ -933,7 +970,7 @@ done:
   return st;
 }
 
-halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows) {
+halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows, const int64_t *keys) {
   halo_status st = HALO_OK;
   if (p->mode != MODE_HOST)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
@@ -952,10 +989,21 @@ halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows) {
         (peer){.rank = q->rank, .send_off = off, .send_rows = r, .recv_off = off, .recv_rows = r};
     off += r;
   }
+  p->cover_total = off;
+  HALO_ALLOC(p->cover_idx, off > 0 ? (size_t)off : 1, "the cover's rows");
+  HALO_ALLOC(p->cover_key, off > 0 ? (size_t)off : 1, "the cover's rows");
+  for (int64_t k = 0; k < off; k++) {
+    p->cover_idx[k] = (int32_t)k;
+    p->cover_key[k] = keys[k];
+  }
 done:
   if (st != HALO_OK) {
     free(p->cover);
+    free(p->cover_idx);
+    free(p->cover_key);
     p->cover = NULL;
+    p->cover_idx = NULL;
+    p->cover_key = NULL;
   }
   return st;
 }
@@ -995,16 +1043,29 @@ halo_status halo_exchange_begin_cover(halo_exchange *p, float *rows, int32_t col
                                       const halo_csr *combine) {
   halo_status st = HALO_OK;
   const double t0 = MPI_Wtime(), c0 = halo_cpu_seconds();
-  if (p->active || cols < 1 || cols > p->max_cols || !p->cover || p->prec != HALO_PREC_FP32)
+  if (p->active || cols < 1 || cols > p->max_cols || !p->cover || p->sampling ||
+      combine->rows != p->cover_total)
     HALO_FAIL(HALO_ERR_ARG,
-              "cover exchange of %d columns (at most %d, one at a time, fp32, after "
-              "halo_exchange_cover_set)",
-              cols, p->max_cols);
+              "cover exchange of %d columns and %lld rows (at most %d columns, %lld rows, one at "
+              "a time, not sampled, after halo_exchange_cover_set)",
+              cols, (long long)combine->rows, p->max_cols, (long long)p->cover_total);
+  /* The rows and partial sums, once, in send_buf; then the plain
+   * exchange's paths over the cover's layout. */
   p->be->ops->spmm(p->be, combine, rows, cols, cols, 0.0f, p->send_buf.data, cols, NULL,
                    combine->rows);
   p->layout = p->cover;
-  HALO_TRY(post_receives(p, rows + p->n_owned * cols, cols));
-  HALO_TRY(post_sends(p, p->send_buf.data, cols));
+  p->layout_recv = p->cover_total;
+  const send_list sums = {
+      .src = p->send_buf.data, .idx = p->cover_idx, .key = p->cover_key, .n = p->cover_total};
+  take_slot(p);
+  if (p->slot_stale) {
+    HALO_TRY(stale_begin(p, p->slot, rows, cols, &sums));
+  } else if (p->prec != HALO_PREC_FP32) {
+    HALO_TRY(begin_quant(p, &sums, cols));
+  } else {
+    HALO_TRY(post_receives(p, rows + p->n_owned * cols, cols));
+    HALO_TRY(post_sends(p, p->send_buf.data, cols));
+  }
   p->rows = rows;
   p->cols = cols;
   p->active = 1;

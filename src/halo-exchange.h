@@ -138,9 +138,11 @@ halo_status halo_exchange_stale_drain(halo_exchange *p);
 /* --halo-aggregate auto (src/gnn-cover.c): the layout of a cover's
  * exchange, rows[q] rows each way with part q (size: the communicator's),
  * packed in rank order on both sides; each must be at least 1 and at most
- * the plain exchange's rows either way.  HALO_ERR_UNSUPPORTED, logged, on
- * a device backend.  Local. */
-halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows);
+ * the plain exchange's rows either way.  keys (size Σ rows, copied): the
+ * id that keys the low-bit rounding of each row sent, in that order (a
+ * row's global id; a partial sum's an id no row has).  HALO_ERR_UNSUPPORTED,
+ * logged, on a device backend.  Local. */
+halo_status halo_exchange_cover_set(halo_exchange *p, const int64_t *rows, const int64_t *keys);
 
 /* Checks that every peer sends as many cover rows as this part expects
  * (both built the pair's cut alike); every rank returns the same success
@@ -150,8 +152,10 @@ halo_status halo_exchange_cover_check(halo_exchange *p);
 /* halo_exchange_begin for a cover: the rows sent are combine · rows (a
  * host CSR over the owned rows, one row per row sent, in the layout of
  * halo_exchange_cover_set), and the rows received land at n_owned + the
- * layout's offsets; end as for halo_exchange_begin.  fp32 rows only.
- * Collective over the neighbours. */
+ * layout's offsets; end as for halo_exchange_begin.  The precision set
+ * packs them as it packs plain rows (each keyed by its cover_set key), and
+ * a stale slot set holds them: its k-th exchange leaves the cover rows its
+ * (k-1)-th sent.  Not while sampling.  Collective over the neighbours. */
 halo_status halo_exchange_begin_cover(halo_exchange *p, float *rows, int32_t cols,
                                       const halo_csr *combine);
 

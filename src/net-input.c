@@ -236,12 +236,16 @@ halo_status gnn_setup_aggregation(halo_net *g, const halo_shard *s, row_split r)
   g->contiguous = r.contiguous;
   const halo_model_kind kind = g->opt.model;
   gnn_cover cover_of = {0}, *cover = NULL;
+  int64_t *keys = NULL;
   if (g->opt.halo_aggregate == HALO_AGGREGATE_AUTO) {
     /* The cuts' covers (gnn-cover.c): the exchange's layout, and each
      * matrix's receiver and sender sides. */
     HALO_TRY(gnn_cover_build(s, &cover_of));
     cover = &cover_of;
-    HALO_TRY(halo_exchange_cover_set(g->plan, cover->rows));
+    const int64_t total = cover->offset[s->parts];
+    HALO_ALLOC(keys, total > 0 ? total : 1, "the cover's rounding keys");
+    gnn_cover_keys(s, cover, keys);
+    HALO_TRY(halo_exchange_cover_set(g->plan, cover->rows, keys));
     g->info.n_halo_exchanged = cover->offset[s->parts];
   }
   const int sage_mean = kind == HALO_MODEL_SAGE && g->opt.aggr == HALO_AGGR_MEAN;
@@ -265,6 +269,7 @@ halo_status gnn_setup_aggregation(halo_net *g, const halo_shard *s, row_split r)
   HALO_TRY(gnn_plan_from_host(g, &g->boundary, GNN_BUF_BOUNDARY, 0, bd));
 done:
   gnn_cover_free(&cover_of);
+  free(keys);
   free(in);
   free(bd);
   return st;

@@ -251,7 +251,7 @@ Test(args, bad_values_name_the_flag) {
       {"d --halo-stale --halo-sample 0.5", "--halo-stale with --halo-sample"},
       {"d --model sage --aggr max --halo-stale", "--aggr max with --halo-stale"},
       {"d --model sage --aggr max --halo-sample 0.5", "--aggr max with --halo-sample"},
-      {"d --halo-aggregate auto --halo-stale", "--halo-aggregate auto with --halo-stale"},
+      {"d --halo-aggregate auto --halo-stale --halo-sample 0.5", "--halo-stale with --halo-sample"},
       {"d --halo-aggregate auto --halo-sample 0.5", "--halo-aggregate auto with --halo-sample"},
       {"d --model sage --aggr sum --halo-aggregate auto", "--halo-aggregate auto: the covers"},
       {"d --model sage --gcn-normalize false", "--gcn-normalize: the model is sage"},
