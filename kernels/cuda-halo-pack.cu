@@ -16,9 +16,9 @@
 
 namespace {
 
-__global__ void quant_pack_kernel(uint8_t *dst, const float *src, int64_t cols,
-                                  const int32_t *idx, const int64_t *gid, int64_t n, int prec,
-                                  uint64_t key, int64_t row_bytes) {
+__global__ void quant_pack_kernel(uint8_t *dst, const float *src, int64_t cols, const int32_t *idx,
+                                  const int64_t *gid, int64_t n, int prec, uint64_t key,
+                                  int64_t row_bytes) {
   for (int64_t i = thread_index(); i < n; i += thread_count())
     halo_quant_pack_row(dst + i * row_bytes, src + (int64_t)idx[i] * cols, cols, prec, key, gid[i]);
 }
@@ -38,14 +38,14 @@ extern "C" halo_status halo_cuda_quant_pack(uint8_t *dst, const float *src, int6
                                             int prec, uint64_t key, void *stream) {
   if (n < 0 || cols < 1 || bad_precision(prec))
     return halo_cuda_bad_arg("halo_cuda_quant_pack", "need n >= 0, cols >= 1 and a precision");
-  return launch_n("halo_cuda_quant_pack", quant_pack_kernel, n, stream, dst, src, cols, idx, gid,
-                  n, prec, key, halo_quant_row_bytes(prec, cols));
+  return launch_n("halo_cuda_quant_pack", quant_pack_kernel, n, stream, dst, src, cols, idx, gid, n,
+                  prec, key, halo_quant_row_bytes(prec, cols));
 }
 
 extern "C" halo_status halo_cuda_quant_unpack(float *dst, const uint8_t *src, int64_t cols,
                                               int64_t n, int prec, void *stream) {
   if (n < 0 || cols < 1 || bad_precision(prec))
     return halo_cuda_bad_arg("halo_cuda_quant_unpack", "need n >= 0, cols >= 1 and a precision");
-  return launch_n("halo_cuda_quant_unpack", quant_unpack_kernel, n, stream, dst, src, cols, n,
-                  prec, halo_quant_row_bytes(prec, cols));
+  return launch_n("halo_cuda_quant_unpack", quant_unpack_kernel, n, stream, dst, src, cols, n, prec,
+                  halo_quant_row_bytes(prec, cols));
 }
