@@ -1,8 +1,9 @@
 /* Low-bit rows for the halo exchange (--halo-precision): the wire format,
  * its size, and the keyed stochastic rounding that packs a row into it and
  * the decoding that unpacks it.  A header of inline functions, like
- * halo-rng.h, so that the CPU packing kernel (kernels/cpu-halo-pack.c) and a
- * CUDA twin perform the same float operations and agree bit for bit.
+ * halo-rng.h, so that the CPU packing kernel (kernels/cpu-halo-pack.c) and its
+ * CUDA twin (kernels/cuda-halo-pack.cu) perform the same float operations
+ * and agree bit for bit.
  *
  * One row of c columns travels as
  *   fp32   c float32                                      4c bytes
@@ -75,6 +76,26 @@ HALO_HD float halo_quant__float_of(uint32_t b) {
   float f;
   memcpy(&f, &b, sizeof f);
   return f;
+}
+
+/* a·b + c rounded twice, as the CPU computes it: nvcc would fuse the two
+ * into one fused multiply-add by default, and a code or a decoded value
+ * would then depend on where the row was packed (kernels/cuda-halo-pack.cu
+ * runs this header on the GPU). */
+HALO_HD double halo_quant__madd(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(__dmul_rn(a, b), c);
+#else
+  return a * b + c;
+#endif
+}
+
+HALO_HD float halo_quant__fmadd(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(__fmul_rn(a, b), c);
+#else
+  return a * b + c;
+#endif
 }
 
 /* bfloat16, stochastically: adding 16 random bits below the kept half and
@@ -167,7 +188,7 @@ HALO_HD void halo_quant_pack_row(uint8_t *out, const float *x, int64_t cols, int
   memset(codes, 0, (size_t)((cols * bits + 7) / 8));
   for (int64_t j = 0; j < cols; j++) {
     const float u = halo_rng_uniform(key, (uint64_t)gid, (uint64_t)j);
-    const double t = ((double)x[j] - (double)lo) * inv + (double)u;
+    const double t = halo_quant__madd((double)x[j] - (double)lo, inv, (double)u);
     int32_t q = t > 0.0 ? (t < (double)top ? (int32_t)t : top) : 0; /* floor, within 0..top */
     const int64_t bit = j * bits;
     codes[bit >> 3] |= (uint8_t)(q << (bit & 7));
@@ -196,7 +217,7 @@ HALO_HD void halo_quant_unpack_row(float *x, const uint8_t *in, int64_t cols, in
   for (int64_t j = 0; j < cols; j++) {
     const int64_t bit = j * bits;
     const uint32_t q = (uint32_t)(codes[bit >> 3] >> (bit & 7)) & mask;
-    x[j] = lo + scale * (float)q;
+    x[j] = halo_quant__fmadd(scale, (float)q, lo);
   }
 }
 

@@ -18,7 +18,8 @@
  *   exact       bias_add, relu, relu_backward, leaky_relu, leaky_relu_backward,
  *               axpy, elu_backward, mul, batchnorm, batchnorm_backward,
  *               dropout, dropout_to and csr_dropout (same mask bits), adam,
- *               pack, unpack, gemm_rows, max_abs, exact_tn, exact_csr
+ *               pack, unpack, quant_pack (the same bytes), quant_unpack,
+ *               gemm_rows, max_abs, exact_tn, exact_csr
  *   rounding    colsum and bn_sums (double sums in another order), softmax_xent,
  *               row_normalize, l2_normalize and l2_normalize_backward (a row's
  *               double sum in another order: a norm or a dot product may
@@ -276,6 +277,16 @@ halo_status halo_cuda_pack(float *dst, const float *src, int64_t cols, const int
 /* dst[idx[i], :] = src[i, :] for i in [0, n); idx holds no duplicates. */
 halo_status halo_cuda_unpack(float *dst, const float *src, int64_t cols, const int32_t *idx,
                              int64_t n, void *stream);
+
+/* Low-bit halo rows, as halo_cpu_quant_pack and halo_cpu_quant_unpack
+ * (core/halo-quant.h): the same bytes and the same floats.  dst (n rows of
+ * halo_quant_row_bytes(prec, cols) bytes), src, idx and gid are device
+ * memory; key and prec are host values. */
+halo_status halo_cuda_quant_pack(uint8_t *dst, const float *src, int64_t cols, const int32_t *idx,
+                                 const int64_t *gid, int64_t n, int prec, uint64_t key,
+                                 void *stream);
+halo_status halo_cuda_quant_unpack(float *dst, const uint8_t *src, int64_t cols, int64_t n,
+                                   int prec, void *stream);
 
 /* Divides each row by its sum (rows summing to 0 are left as they are). */
 halo_status halo_cuda_row_normalize(float *x, int64_t rows, int64_t cols, void *stream);

@@ -118,6 +118,19 @@ static void cpu_pack(halo_backend *be, float *dst, const float *src, int64_t col
   halo_cpu_pack(dst, src, cols, idx, n);
 }
 
+static void cpu_quant_pack(halo_backend *be, uint8_t *dst, const float *src, int64_t cols,
+                           const int32_t *idx, const int64_t *gid, int64_t n, int prec,
+                           uint64_t key) {
+  (void)be;
+  halo_cpu_quant_pack(dst, src, cols, idx, gid, n, prec, key);
+}
+
+static void cpu_quant_unpack(halo_backend *be, float *dst, const uint8_t *src, int64_t cols,
+                             int64_t n, int prec) {
+  (void)be;
+  halo_cpu_quant_unpack(dst, src, cols, n, prec);
+}
+
 static void cpu_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx,
                      int64_t ncols, float beta, float *y, int64_t ldy, const int32_t *rows,
                      int64_t nrows) {
@@ -323,6 +336,8 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .scale = cpu_scale,
     .copy = cpu_copy,
     .pack = cpu_pack,
+    .quant_pack = cpu_quant_pack,
+    .quant_unpack = cpu_quant_unpack,
     .spmm = cpu_spmm,
     .csr_dropout = cpu_csr_dropout,
 };

@@ -564,6 +564,17 @@ static void cuda_pack(halo_backend *be, float *dst, const float *src, int64_t co
   note(be, halo_cuda_pack(dst, src, cols, idx, n, ctx_of(be)->stream));
 }
 
+static void cuda_quant_pack(halo_backend *be, uint8_t *dst, const float *src, int64_t cols,
+                            const int32_t *idx, const int64_t *gid, int64_t n, int prec,
+                            uint64_t key) {
+  note(be, halo_cuda_quant_pack(dst, src, cols, idx, gid, n, prec, key, ctx_of(be)->stream));
+}
+
+static void cuda_quant_unpack(halo_backend *be, float *dst, const uint8_t *src, int64_t cols,
+                              int64_t n, int prec) {
+  note(be, halo_cuda_quant_unpack(dst, src, cols, n, prec, ctx_of(be)->stream));
+}
+
 /* --- deterministic ops ------------------------------------------------------ */
 
 static void cuda_gemm_rows(halo_backend *be, int trans_b, int64_t m, int64_t n, int64_t k,
@@ -783,6 +794,8 @@ static const halo_backend_ops cuda_ops = {
     .scale = cuda_scale,
     .copy = cuda_copy,
     .pack = cuda_pack,
+    .quant_pack = cuda_quant_pack,
+    .quant_unpack = cuda_quant_unpack,
     .gemm_rows = cuda_gemm_rows,
     .max_abs = cuda_max_abs,
     .exact_tn = cuda_exact_tn,

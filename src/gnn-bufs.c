@@ -133,8 +133,13 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   const halo_model_comm comm = halo_model_comm_of(d);
   halo_exchange_memory(s, halo_predict_widest(&comm), in->device, gnn_bufs_backend_bytes,
                        &p->exchange_backend, &p->exchange_host);
-  if (o->halo_precision || o->halo_precision_bwd)
-    p->exchange_host += halo_exchange_precision_memory(s, halo_predict_widest(&comm));
+  if (o->halo_precision || o->halo_precision_bwd) {
+    int64_t backend = 0, host = 0;
+    halo_exchange_precision_memory(s, halo_predict_widest(&comm), in->device,
+                                   gnn_bufs_backend_bytes, &backend, &host);
+    p->exchange_backend += backend;
+    p->exchange_host += host;
+  }
   if (halo_sample_on(o->halo_sample)) p->exchange_host += gnn_sample_memory(s, halo_predict_widest(&comm));
   if (o->halo_stale) /* a slot per layer and direction */
     p->exchange_host += halo_exchange_stale_memory(s, halo_predict_widest(&comm), 2 * o->layers);

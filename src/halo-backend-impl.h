@@ -241,6 +241,14 @@ typedef struct halo_backend_ops {
   /* dst[i, :] = src[idx[i], :]; dst and src are both backend buffers. */
   void (*pack)(halo_backend *be, float *dst, const float *src, int64_t cols, const int32_t *idx,
                int64_t n);
+  /* OPTIONAL (NULL: a low-bit exchange, --halo-precision, is refused with
+   * one line on this backend).  Low-bit halo rows (core/halo-quant.h), the
+   * contracts of halo_cpu_quant_pack and halo_cpu_quant_unpack, the same
+   * bytes on every backend; dst, src, idx and gid are the backend's memory. */
+  void (*quant_pack)(halo_backend *be, uint8_t *dst, const float *src, int64_t cols,
+                     const int32_t *idx, const int64_t *gid, int64_t n, int prec, uint64_t key);
+  void (*quant_unpack)(halo_backend *be, float *dst, const uint8_t *src, int64_t cols, int64_t n,
+                       int prec);
 
   /* --- ops of the models past GCN (OPTIONAL: a model that needs one is
    * refused, with one line, on a backend without it) ---------------------

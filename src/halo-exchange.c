@@ -147,9 +147,15 @@ struct halo_exchange {
   float *host_send;      /* send_total × max_cols host staging (MODE_STAGED) */
   float *host_recv;      /* n_halo × max_cols host staging (MODE_STAGED) */
   int copy_stream;       /* MODE_STAGED through the backend's copy_* slots */
-  /* Low-bit exchange (host backend): rows travel packed (halo-quant.h). */
-  uint8_t *quant_send; /* send_total × quant_row_max bytes, or NULL: not reserved */
-  uint8_t *quant_recv; /* n_halo × quant_row_max bytes */
+  /* Low-bit exchange: rows travel packed (halo-quant.h), packed and
+   * unpacked by the backend (its quant_* slots) in its own memory. */
+  halo_buf quant_sbuf;       /* send_total × quant_row_max bytes; empty: not reserved */
+  halo_buf quant_rbuf;       /* n_halo × quant_row_max bytes */
+  halo_buf quant_gid;        /* a device backend's copy of send_gid */
+  uint8_t *quant_send;       /* quant_sbuf.data, or NULL: not reserved (the sampled and */
+  uint8_t *quant_recv;       /* stale exchanges, host backend only, use them directly) */
+  uint8_t *quant_host_send;  /* MODE_STAGED: send_total × quant_row_max pinned bytes */
+  uint8_t *quant_host_recv;  /* MODE_STAGED: n_halo × quant_row_max pinned bytes */
   int64_t quant_row_max;
   /* Boundary sampling (host backend): the rows this epoch's draw keeps,
    * peer by peer in the order of the send and receive lists. */
@@ -262,10 +268,15 @@ static int64_t quant_row_max(int32_t max_cols) {
   return i8 > f32 ? i8 : f32;
 }
 
-int64_t halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols) {
-  const int64_t send = s->send_ptr[s->parts] > 0 ? s->send_ptr[s->parts] : 1;
-  const int64_t recv = s->n_halo > 0 ? s->n_halo : 1;
-  return (send + recv) * quant_row_max(max_cols);
+void halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols, int device,
+                                    int64_t (*page_round)(int64_t bytes), int64_t *backend,
+                                    int64_t *host) {
+  const int64_t rows = s->send_ptr[s->parts];
+  const int64_t send = (rows > 0 ? rows : 1) * quant_row_max(max_cols);
+  const int64_t recv = (s->n_halo > 0 ? s->n_halo : 1) * quant_row_max(max_cols);
+  *backend = page_round(send) + page_round(recv) +
+             (device ? page_round((rows > 0 ? rows : 1) * (int64_t)sizeof(int64_t)) : 0);
+  *host = device ? send + recv : 0;
 }
 
 static halo_status plan_build(halo_backend *be, const halo_shard *s, int rank, int size,
@@ -389,6 +400,11 @@ void halo_exchange_destroy(halo_exchange **pp) {
     p->be->ops->buf_free(p->be, &p->send_idx_buf);
     halo__backend_host_free(p->be, (void **)&p->host_send);
     halo__backend_host_free(p->be, (void **)&p->host_recv);
+    p->be->ops->buf_free(p->be, &p->quant_sbuf);
+    p->be->ops->buf_free(p->be, &p->quant_rbuf);
+    p->be->ops->buf_free(p->be, &p->quant_gid);
+    halo__backend_host_free(p->be, (void **)&p->quant_host_send);
+    halo__backend_host_free(p->be, (void **)&p->quant_host_recv);
   }
   for (int k = 0; k < p->nslots; k++) {
     stale_slot *t = &p->slots[k];
@@ -415,8 +431,6 @@ void halo_exchange_destroy(halo_exchange **pp) {
   free(p->kept_halo_gid);
   free(p->kept_count);
   free(p->sample_rows);
-  free(p->quant_send);
-  free(p->quant_recv);
   free(p->requests);
   free(p->request_peer);
   free(p->cover);
@@ -473,36 +487,89 @@ static send_list plain_list(const halo_exchange *p, const float *rows) {
   return (send_list){.src = rows, .idx = p->send_idx, .key = p->send_gid, .n = p->send_total};
 }
 
-/* The low-bit exchange: pack with the keyed rounding, send bytes, and
- * (in halo_exchange_end) unpack into the halo rows.  Only on a host
- * backend (halo_exchange_precision_reserve refuses the others). */
-static halo_status begin_quant(halo_exchange *p, const send_list *l, int32_t cols) {
+/* Posts a low-bit exchange's receives into `recv` and its sends from
+ * `send` (either may be NULL: posted elsewhere), rows of rb bytes, over
+ * the layout of the exchange in flight. */
+static halo_status post_quant(halo_exchange *p, uint8_t *recv, const uint8_t *send, int64_t rb) {
   halo_status st = HALO_OK;
-  const int64_t rb = halo_quant_row_bytes(p->prec, cols);
-  halo_cpu_quant_pack(p->quant_send, l->src, cols, l->idx, l->key, l->n, p->prec, p->key);
-  for (int i = 0; i < p->npeers; i++) {
+  for (int i = 0; i < p->npeers && recv; i++) {
     const peer *q = &p->layout[i];
-    HALO_MPI(MPI_Irecv(p->quant_recv + q->recv_off * rb, (int)(q->recv_rows * rb), MPI_BYTE,
-                       q->rank, EXCHANGE_TAG, p->comm, &p->requests[i]));
+    HALO_MPI(MPI_Irecv(recv + q->recv_off * rb, (int)(q->recv_rows * rb), MPI_BYTE, q->rank,
+                       EXCHANGE_TAG, p->comm, &p->requests[i]));
     p->stats.bytes_recv += q->recv_rows * rb;
   }
-  for (int i = 0; i < p->npeers; i++) {
+  for (int i = 0; i < p->npeers && send; i++) {
     const peer *q = &p->layout[i];
-    HALO_MPI(MPI_Isend(p->quant_send + q->send_off * rb, (int)(q->send_rows * rb), MPI_BYTE,
-                       q->rank, EXCHANGE_TAG, p->comm, &p->requests[p->npeers + i]));
+    HALO_MPI(MPI_Isend(send + q->send_off * rb, (int)(q->send_rows * rb), MPI_BYTE, q->rank,
+                       EXCHANGE_TAG, p->comm, &p->requests[p->npeers + i]));
     p->stats.bytes_sent += q->send_rows * rb;
   }
 done:
   return st;
 }
 
+/* The low-bit exchange: the backend packs with the keyed rounding into
+ * quant_sbuf, MPI moves the bytes, and halo_exchange_end has the backend
+ * unpack them into the halo rows.  On a device backend the bytes travel as
+ * the fp32 rows do (the comment at the top): in place with a CUDA-aware
+ * MPI, else through the pinned quant_host_* copies, quant_sbuf, quant_rbuf
+ * and quant_host_* standing for send_buf, the halo rows and host_*, and
+ * the unpack (compute work) after the upload's fence F2.  The unpack reads
+ * quant_rbuf, which the next exchange's upload rewrites only after its F1,
+ * and (CUDA-aware) its receives only after begin's synchronize. */
+static halo_status begin_quant(halo_exchange *p, const send_list *l, int32_t cols) {
+  halo_backend *be = p->be;
+  const halo_backend_ops *ops = be->ops;
+  const int64_t rb = halo_quant_row_bytes(p->prec, cols);
+  const size_t bytes = (size_t)(l->n * rb);
+  /* A device backend keys by its copy of the send rows' ids: only the plain
+   * exchange runs there (covers are refused on a device). */
+  const int64_t *key = p->mode == MODE_HOST ? l->key : p->quant_gid.data;
+  uint8_t *send = p->quant_sbuf.data, *recv = p->quant_rbuf.data;
+  if (p->copy_stream) keep(p, ops->copy_synchronize(be)); /* quant_host_recv is free */
+  ops->quant_pack(be, send, l->src, cols, l->idx, key, l->n, p->prec, p->key);
+  if (p->copy_stream) {
+    keep(p, ops->copy_wait_compute(be));
+    keep(p, ops->copy_download(be, p->quant_host_send, &p->quant_sbuf, 0, bytes));
+    return post_quant(p, p->quant_host_recv, NULL, rb); /* the sends: in end */
+  }
+  if (p->mode == MODE_STAGED) {
+    keep(p, ops->download(be, p->quant_host_send, &p->quant_sbuf, 0, bytes));
+    send = p->quant_host_send;
+    recv = p->quant_host_recv;
+  } else if (ops->synchronize) {
+    keep(p, ops->synchronize(be));
+  }
+  return post_quant(p, recv, send, rb);
+}
+
+/* After the messages: the received bytes (uploaded first when staged)
+ * unpacked into the halo rows, on the backend. */
+static halo_status end_quant(halo_exchange *p) {
+  halo_status st = HALO_OK;
+  halo_backend *be = p->be;
+  const halo_backend_ops *ops = be->ops;
+  const size_t bytes = (size_t)(p->layout_recv * halo_quant_row_bytes(p->prec, p->cols));
+  if (p->mode == MODE_STAGED && p->copy_stream) {
+    HALO_TRY(ops->copy_upload(be, &p->quant_rbuf, 0, p->quant_host_recv, bytes));
+    HALO_TRY(ops->compute_wait_copy(be));
+  } else if (p->mode == MODE_STAGED) {
+    HALO_TRY(ops->upload(be, &p->quant_rbuf, 0, p->quant_host_recv, bytes));
+  }
+  ops->quant_unpack(be, p->rows + p->n_owned * p->cols, p->quant_rbuf.data, p->cols,
+                    p->layout_recv, p->prec);
+done:
+  return st;
+}
+
 halo_status halo_exchange_precision_reserve(halo_exchange *p, int lowbit) {
   halo_status st = HALO_OK;
+  halo_backend *be = p->be;
+  const halo_backend_ops *ops = be->ops;
   if (!lowbit || p->quant_send) return HALO_OK;
-  if (p->mode != MODE_HOST)
+  if (!ops->quant_pack || !ops->quant_unpack)
     HALO_FAIL(HALO_ERR_UNSUPPORTED,
-              "--halo-precision: a low-bit exchange packs on the host; it runs with --device cpu "
-              "only (no CUDA packing yet)");
+              "--halo-precision: the %s backend cannot pack low-bit rows; use fp32", ops->name);
   /* The widest row of any precision: fp32's 4c, or int8's 8 + c when c < 3. */
   p->quant_row_max = quant_row_max(p->max_cols);
   for (int i = 0; i < p->npeers; i++) {
@@ -514,10 +581,23 @@ halo_status halo_exchange_precision_reserve(halo_exchange *p, int lowbit) {
                 "bytes)",
                 (long long)rows, q->rank);
   }
-  HALO_ALLOC(p->quant_send, (size_t)(p->send_total > 0 ? p->send_total : 1) * (size_t)p->quant_row_max,
-             "the packed halo send rows");
-  HALO_ALLOC(p->quant_recv, (size_t)(p->n_halo > 0 ? p->n_halo : 1) * (size_t)p->quant_row_max,
-             "the packed halo receive rows");
+  const size_t send = (size_t)(p->send_total > 0 ? p->send_total : 1) * (size_t)p->quant_row_max;
+  const size_t recv = (size_t)(p->n_halo > 0 ? p->n_halo : 1) * (size_t)p->quant_row_max;
+  HALO_TRY(ops->buf_alloc(be, send, &p->quant_sbuf));
+  HALO_TRY(ops->buf_alloc(be, recv, &p->quant_rbuf));
+  if (p->mode != MODE_HOST) { /* the rounding's keys, where the backend packs */
+    const size_t ids = (size_t)p->send_total * sizeof(int64_t);
+    HALO_TRY(ops->buf_alloc(be, ids > 0 ? ids : sizeof(int64_t), &p->quant_gid));
+    HALO_TRY(ops->upload(be, &p->quant_gid, 0, p->send_gid, ids));
+  }
+  if (p->mode == MODE_STAGED) {
+    HALO_TRY(halo__backend_host_alloc(be, send, "packed halo send staging",
+                                      (void **)&p->quant_host_send));
+    HALO_TRY(halo__backend_host_alloc(be, recv, "packed halo receive staging",
+                                      (void **)&p->quant_host_recv));
+  }
+  p->quant_send = p->quant_sbuf.data;
+  p->quant_recv = p->quant_rbuf.data;
 done:
   return st;
 }
@@ -928,9 +1008,13 @@ halo_status halo_exchange_end(halo_exchange *p) {
     p->stats.exchanges++;
     goto done;
   }
+  const int quant = !p->sampling && p->prec != HALO_PREC_FP32;
   if (p->copy_stream) {
-    keep(p, ops->copy_synchronize(be)); /* host_send holds the packed rows */
-    HALO_TRY(post_sends(p, p->host_send, p->cols));
+    keep(p, ops->copy_synchronize(be)); /* host_send (quant_host_send) holds the packed rows */
+    if (quant)
+      HALO_TRY(post_quant(p, NULL, p->quant_host_send, halo_quant_row_bytes(p->prec, p->cols)));
+    else
+      HALO_TRY(post_sends(p, p->host_send, p->cols));
   }
   HALO_TRY(halo_watch_waitall(2 * p->npeers, p->requests, p->request_peer, "the halo exchange"));
   if (p->failed < 0) {
@@ -940,9 +1024,8 @@ halo_status halo_exchange_end(halo_exchange *p) {
   }
   if (p->sampling) {
     end_sampled(p);
-  } else if (p->prec != HALO_PREC_FP32) {
-    halo_cpu_quant_unpack(p->rows + p->n_owned * p->cols, p->quant_recv, p->cols, p->layout_recv,
-                          p->prec);
+  } else if (quant) {
+    HALO_TRY(end_quant(p));
   } else if (p->mode == MODE_STAGED) {
     halo_buf dst = {.data = p->rows,
                     .bytes = (size_t)(p->n_owned + p->n_halo) * p->cols * sizeof(float),

@@ -63,14 +63,20 @@ halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols);
 halo_status halo_exchange_end(halo_exchange *p);
 
 /* Low-bit rows (--halo-precision; core/halo-quant.h).  With lowbit set,
- * allocates the packed staging that halo_exchange_set_precision needs: on a
- * host backend only (HALO_ERR_UNSUPPORTED, logged, on a device one), once,
- * at plan time.  Local. */
+ * allocates the packed rows that halo_exchange_set_precision needs, once,
+ * at plan time: in the backend's memory, which packs and unpacks them (its
+ * quant_* slots: HALO_ERR_UNSUPPORTED, logged, on a backend without them),
+ * with the send rows' global ids on a device backend and pinned host copies
+ * when MPI does not take its memory.  Local. */
 halo_status halo_exchange_precision_reserve(halo_exchange *p, int lowbit);
 
-/* The host bytes halo_exchange_precision_reserve allocates for shard s and
- * exchanges of up to max_cols columns. Local. */
-int64_t halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols);
+/* What halo_exchange_precision_reserve allocates for shard s and exchanges
+ * of up to max_cols columns, as halo_exchange_memory counts it: *backend
+ * bytes (each buffer through page_round) and, on a device backend
+ * (`device`), *host bytes of staging. Local. */
+void halo_exchange_precision_memory(const halo_shard *s, int32_t max_cols, int device,
+                                    int64_t (*page_round)(int64_t bytes), int64_t *backend,
+                                    int64_t *host);
 
 /* The precision (halo_precision) and rounding key (halo_quant_key) of the
  * exchanges begun from now on; without a reservation, fp32.  A packed row

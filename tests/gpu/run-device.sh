@@ -25,7 +25,9 @@
 #      of cuSPARSE), so the table shows both SpMM paths' epoch times; then
 #      GraphSAGE (--sage-normalize), GIN (--gin-train-eps, 10 epochs:
 #      its curve amplifies rounding fast) and GAT (8 heads of 8, attention
-#      dropout: the paper's settings) the same way, CPU against CUDA; then
+#      dropout: the paper's settings) the same way, CPU against CUDA, and
+#      GCN with low-bit halo rows (--halo-precision int8, then bf16) at
+#      P=2; then
 #      multi-label tasks (6 binary tasks, some missing) at P=2; then
 #      --deterministic on the GPU at P=1 and P=2, which must be bit-identical
 #      (params_sha256 and every loss), and against the CPU's digest.  A
@@ -400,9 +402,18 @@ else
     # and its routed backward (the ids cross ranks) on the GPU.  BatchNorm:
     # its column sums, normalisation and backward on the GPU (statistics
     # across ranks), after GCN's hidden layer and inside GIN's MLP.
-    for model in sage gin gat gcn-leaky sage-gelu gcn-sgd sage-adamw sage-max gcn-bn gin-bn; do
+    # Low-bit halo rows (--halo-precision int8, and bf16), packed and
+    # unpacked on the GPU with the CPU's bytes, at P=2 only (P=1 exchanges
+    # nothing).
+    for model in sage gin gat gcn-leaky sage-gelu gcn-sgd sage-adamw sage-max gcn-bn gin-bn \
+      gcn-int8 gcn-bf16; do
       model_epochs=$epochs
       case $model in
+        gcn-int8 | gcn-bf16) [ "$p" = 1 ] && continue ;;
+      esac
+      case $model in
+        gcn-int8) flags=(--halo-precision int8 --halo-precision-bwd int8) ;;
+        gcn-bf16) flags=(--halo-precision bf16 --halo-precision-bwd bf16) ;;
         gcn-leaky) flags=(--activation leaky_relu --negative-slope 0.2) ;;
         gcn-sgd)
           flags=(--optimizer sgd --momentum 0.9 --nesterov --lr 0.2 --lr-schedule cosine

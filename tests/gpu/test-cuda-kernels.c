@@ -5,7 +5,9 @@
  *         (bias_add, relu, relu_backward, leaky_relu and its backward, axpy,
  *         elu_backward, mul, dropout, dropout_to, csr_dropout, pack, unpack,
  *         adam, adamw, sgd, scale, batchnorm and its backward) and the deterministic ops (gemm_rows, max_abs, and the exact
- *         sums' integers): any difference at all is a bug;
+ *         sums' integers): any difference at all is a bug; so are the
+ *         low-bit halo rows' packed bytes (quant_pack, by memcmp) and their
+ *         unpacked floats;
  *   1e-9  the softmax loss, a double sum of double terms;
  *   n·2⁻⁵² BatchNorm's column sums (double sums of n exact terms in two
  *         orders), relative to the sum of their terms' magnitudes;
@@ -29,6 +31,7 @@
 #include "halo-exact.h"
 #include "halo-kernels-cuda.h"
 #include "halo-kernels.h"
+#include "halo-quant.h"
 
 #define EXACT 0.0
 #define LOSS 1e-9
@@ -595,6 +598,110 @@ Test(cuda_kernels, pack_and_unpack_are_exact) {
   free(packed);
   free(got);
   free(idx);
+}
+
+/* ---- low-bit halo rows ---------------------------------------------------- */
+
+/* Row r of a quantisation case: random values of a kind that stresses the
+ * packing (r % 8): uniform, zeros, a constant, huge magnitudes up to
+ * ±FLT_MAX (a range past FLT_MAX), subnormals, signed zeros among values
+ * (the minimum's ties), an infinity, a NaN. */
+static void quant_row(float *x, int64_t cols, uint64_t seed, int64_t r) {
+  fill_uniform(x, cols, seed, 100 + (uint64_t)r, -1.0f, 1.0f);
+  switch (r % 8) {
+  case 1:
+    for (int64_t j = 0; j < cols; j++) x[j] = 0.0f;
+    break;
+  case 2:
+    for (int64_t j = 0; j < cols; j++) x[j] = -3.25f;
+    break;
+  case 3:
+    for (int64_t j = 0; j < cols; j++) x[j] *= 3.0e38f;
+    x[0] = FLT_MAX;
+    x[cols - 1] = cols > 1 ? -FLT_MAX : x[cols - 1];
+    break;
+  case 4:
+    for (int64_t j = 0; j < cols; j++) x[j] *= 1.0e-39f;
+    break;
+  case 5:
+    for (int64_t j = 0; j < cols; j += 2) x[j] = (j / 2) % 2 ? 0.0f : -0.0f;
+    break;
+  case 6:
+    x[cols / 2] = (r / 8) % 2 ? INFINITY : -INFINITY;
+    break;
+  case 7:
+    x[(r / 8) % cols] = NAN;
+    break;
+  default:
+    break;
+  }
+}
+
+/* Packs n rows of a rows × cols matrix on the GPU and on the CPU at every
+ * precision: the same bytes; unpacked into the halo rows of a device
+ * matrix, the same floats, and the owned rows untouched. */
+static void quant_case(uint64_t seed, int64_t cols) {
+  const int64_t rows = 70, n = 48, owned = rows - n;
+  const size_t mat = (size_t)(rows * cols) * 4;
+  const size_t wire = (size_t)(n * halo_quant_row_bytes(HALO_PREC_INT8, cols) + 4 * n * cols);
+  float *src = host_alloc(mat), *want = host_alloc(mat), *got = host_alloc(mat);
+  uint8_t *packed = host_alloc(wire), *dev_bytes = host_alloc(wire);
+  int32_t *idx = host_alloc((size_t)n * sizeof *idx);
+  int64_t *gid = host_alloc((size_t)n * sizeof *gid);
+  for (int64_t r = 0; r < rows; r++) quant_row(src + r * cols, cols, seed, r);
+  for (int64_t i = 0; i < n; i++) {
+    idx[i] = (int32_t)((i * 7 + 3) % rows); /* 7 is prime to 70: distinct rows */
+    gid[i] = 1000003 * i + 17;
+  }
+  float *dsrc = dev_upload(src, mat), *ddst = dev_upload(src, mat);
+  uint8_t *dpk = dev_alloc(wire);
+  int32_t *didx = dev_upload(idx, (size_t)n * sizeof *idx);
+  int64_t *dgid = dev_upload(gid, (size_t)n * sizeof *gid);
+  for (int prec = 0; prec < HALO_PREC_COUNT; prec++) {
+    const uint64_t key = halo_quant_key(seed, 3, 1, prec % 2);
+    const size_t bytes = (size_t)(n * halo_quant_row_bytes(prec, cols));
+    dev_poison(dpk, wire);
+    expect_ok(halo_cuda_quant_pack(dpk, dsrc, cols, didx, dgid, n, prec, key, NULL),
+              "halo_cuda_quant_pack");
+    halo_cpu_quant_pack(packed, src, cols, idx, gid, n, prec, key);
+    dev_download(dev_bytes, dpk, bytes);
+    int64_t first = -1;
+    for (size_t b = 0; b < bytes && first < 0; b++)
+      if (dev_bytes[b] != packed[b]) first = (int64_t)b;
+    cr_expect_eq(first, -1, "%s, %lld columns: packed byte %lld differs (GPU %u, CPU %u)",
+                 halo_precision_names[prec], (long long)cols, (long long)first,
+                 first >= 0 ? dev_bytes[first] : 0, first >= 0 ? packed[first] : 0);
+    /* Into the halo rows (rows owned..rows) of a matrix, from the CPU's bytes. */
+    memcpy(want, src, mat);
+    halo_cpu_quant_unpack(want + owned * cols, packed, cols, n, prec);
+    uint8_t *dcpu = dev_upload(packed, bytes > 0 ? bytes : 1);
+    expect_ok(halo_cuda_quant_unpack(ddst + owned * cols, dcpu, cols, n, prec, NULL),
+              "halo_cuda_quant_unpack");
+    dev_download(got, ddst, mat);
+    cr_expect(memcmp(got, want, mat) == 0, "%s, %lld columns: unpacked floats differ",
+              halo_precision_names[prec], (long long)cols);
+    cudaFree(dcpu);
+  }
+  cudaFree(dsrc);
+  cudaFree(ddst);
+  cudaFree(dpk);
+  cudaFree(didx);
+  cudaFree(dgid);
+  free(src);
+  free(want);
+  free(got);
+  free(packed);
+  free(dev_bytes);
+  free(idx);
+  free(gid);
+}
+
+Test(cuda_kernels, quant_pack_gives_the_cpus_bytes) {
+  const uint64_t seed = gpu_test_seed("quant_pack");
+  /* Odd widths leave int4's and int2's last byte part full; 1 and 2 make
+   * int8's row wider than fp32's. */
+  const int64_t widths[] = {1, 2, 3, 5, 7, 16, 33};
+  for (size_t k = 0; k < sizeof widths / sizeof *widths; k++) quant_case(seed, widths[k]);
 }
 
 /* ---- row-wise reductions ------------------------------------------------- */

@@ -135,6 +135,25 @@ Test(train_cuda, cora_p2_gcn_batchnorm_equals_cpu, .timeout = 300) {
   check_model_against_cpu(2, "0", "rows", "--norm batch --bn-momentum 0.3", 10);
 }
 
+/* Low-bit halo rows (--halo-precision) packed and unpacked on the GPU
+ * (kernels/cuda-halo-pack.cu, the CPU's bytes for the same rows:
+ * test-cuda-kernels), at P=2: int8 forward and int4 backward staged through
+ * pinned memory on the copy stream, bf16 both ways in place (CUDA-aware, as
+ * every MPI is under halo-cuda-emu).  The rows packed differ from the
+ * CPU's by the other kernels' float rounding alone, so a code flips only
+ * where a value sits within that rounding of a rounding step: the curve is
+ * the CPU's within the usual 1e-4, and the bytes sent are the prediction's. */
+Test(train_cuda, cora_p2_lowbit_equals_cpu, .timeout = 300) {
+  check_model_against_cpu(2, "0", "rows", "--halo-precision int8 --halo-precision-bwd int4", 5);
+#ifndef HALO_CUDA_EMU
+  if (tr_run(30, NULL,
+             "ompi_info --parsable --all 2>/dev/null | "
+             "grep -q 'mpi_built_with_cuda_support:value:true'") != 0)
+    return;
+#endif
+  check_model_against_cpu(2, "1", "cusparse", "--halo-precision bf16 --halo-precision-bwd bf16", 5);
+}
+
 Test(train_cuda, cora_p2_gin_equals_cpu, .timeout = 300) {
   check_model_against_cpu(2, "0", "rows", "--model gin --hidden 32 --gin-train-eps", 10);
 }

@@ -39,6 +39,7 @@
 
 #include "halo-backend-impl.h"
 #include "halo-exact.h"
+#include "halo-quant.h"
 
 typedef struct region {
   const char *base;
@@ -585,6 +586,23 @@ static void ck_pack(halo_backend *be, float *dst, const float *src, int64_t cols
   cpu->pack(be, dst, src, cols, idx, n);
 }
 
+static void ck_quant_pack(halo_backend *be, uint8_t *dst, const float *src, int64_t cols,
+                          const int32_t *idx, const int64_t *gid, int64_t n, int prec,
+                          uint64_t key) {
+  device(be, "quant_pack", "dst", dst, (size_t)(n * halo_quant_row_bytes(prec, cols)));
+  device(be, "quant_pack", "idx", idx, (size_t)n * 4);
+  device(be, "quant_pack", "gid", gid, (size_t)n * 8);
+  if (n > 0) device(be, "quant_pack", "src", src, (size_t)cols * 4);
+  cpu->quant_pack(be, dst, src, cols, idx, gid, n, prec, key);
+}
+
+static void ck_quant_unpack(halo_backend *be, float *dst, const uint8_t *src, int64_t cols,
+                            int64_t n, int prec) {
+  device(be, "quant_unpack", "dst", dst, span(n, cols, cols, 4));
+  device(be, "quant_unpack", "src", src, (size_t)(n * halo_quant_row_bytes(prec, cols)));
+  cpu->quant_unpack(be, dst, src, cols, n, prec);
+}
+
 static void ck_spmm(halo_backend *be, const halo_csr *a, const float *x, int64_t ldx, int64_t ncols,
                     float beta, float *y, int64_t ldy, const int32_t *rows, int64_t nrows) {
   device_csr(be, "spmm", a);
@@ -715,6 +733,8 @@ static const halo_backend_ops checked_ops = {
     .scale = ck_scale,
     .copy = ck_copy,
     .pack = ck_pack,
+    .quant_pack = ck_quant_pack,
+    .quant_unpack = ck_quant_unpack,
     .gemm_rows = ck_gemm_rows,
     .max_abs = ck_max_abs,
     .exact_tn = ck_exact_tn,

@@ -16,7 +16,8 @@
  * HALO_PROBE_MODEL=gcn|sage|gin|gat picks the model, and HALO_PROBE_FLAGS its
  * options: n (--sage-normalize), e (--gin-train-eps), u (--activation elu),
  * k (--activation leaky_relu --negative-slope 0.2), g (--activation gelu),
- * r (--residual), l (--norm layer), b (--norm batch), s (--halo-sample 0.5), w (a weighted graph:
+ * r (--residual), l (--norm layer), b (--norm batch), s (--halo-sample 0.5),
+ * q (--halo-precision int8 --halo-precision-bwd int4), w (a weighted graph:
  * fx_graph_weigh from the graph seed, the weights used as PyG's edge_weight).  HALO_PROBE_GAT="K K_out p" gives GAT's
  * heads, output heads and attention dropout (hidden is then per head).
  * HALO_PROBE_BACKEND picks the backend: cpu (default), or the device-like
@@ -102,6 +103,10 @@ int main(int argc, char **argv) {
                                         : HALO_ACT_RELU;
     o.negative_slope = 0.2f; /* the fixture's fx_model.negative_slope for 'k' */
     if (strchr(flags, 's')) o.halo_sample = 0.5f;
+    if (strchr(flags, 'q')) { /* low-bit halo rows: the backend's quant_* slots */
+      o.halo_precision = HALO_PREC_INT8;
+      o.halo_precision_bwd = HALO_PREC_INT4;
+    }
   }
   const char *gat = getenv("HALO_PROBE_GAT");
   if (gat && sscanf(gat, "%d %d %f", &o.heads, &o.output_heads, &o.attn_dropout) != 3) {
