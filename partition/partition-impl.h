@@ -30,8 +30,8 @@ halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, in
  * move never takes a part q past cap[q] (a part already past it only loses
  * load).  A pass stops after `patience` moves without a new lowest cut.
  * *gained gets the cut edges removed (>= 0).  Deterministic; O(moves ·
- * degree · log) a pass, scratch of 5 words a vertex and the queue.  Fails
- * only on out of memory. Local. */
+ * degree² · log) a pass; scratch of 25 bytes a vertex and a queue of at
+ * most 64.  Fails only on out of memory. Local. */
 halo_status halo__partition_refine(int64_t n, const int64_t *offsets, const int64_t *indices,
                                    const int64_t *vload, int32_t parts, const int64_t *cap,
                                    int64_t patience, int64_t *where, int64_t *gained);

@@ -13,9 +13,10 @@
  * lowers the cut.
  *
  * The queue is a binary max-heap of (gain, push stamp) with lazy deletion:
- * a vertex's entries are stale once its version moves on.  O(moves · degree
- * · log) a pass; sequential and deterministic (no random choice, ties by
- * stamp then vertex).
+ * a vertex's entries are stale once its version moves on, and it never
+ * holds more than 2 entries a vertex.  O(moves · degree² · log) a pass (a
+ * move re-scores its neighbours); sequential and deterministic (no random
+ * choice; the order of the queue is total).
  */
 #include <stdlib.h>
 
@@ -31,17 +32,53 @@ typedef struct entry {
   int64_t version; /* the vertex's version when pushed */
 } entry;
 
+/* The queue: entries of vertices that are locked or whose version moved on
+ * are stale.  A vertex has at most one live entry, so when the array is
+ * full at twice the vertices, dropping the stale ones halves it: the queue
+ * never holds more than 2n entries (64 bytes a vertex). */
 typedef struct heap {
   entry *items;
   int64_t size, capacity, stamps;
+  int64_t n;               /* the vertices */
+  const uint8_t *locked;   /* size n */
+  const int64_t *version;  /* size n */
 } heap;
 
+/* The order is total (stamps are unique), so the entries pop in the same
+ * order whatever the array's layout. */
 static int above(const entry *a, const entry *b) {
   return a->gain > b->gain || (a->gain == b->gain && a->stamp > b->stamp);
 }
 
+/* Moves e down from items[at] to its place below. */
+static void sift_down(heap *h, int64_t at, entry e) {
+  for (;;) {
+    int64_t child = 2 * at + 1;
+    if (child >= h->size) break;
+    if (child + 1 < h->size && above(&h->items[child + 1], &h->items[child])) child++;
+    if (!above(&h->items[child], &e)) break;
+    h->items[at] = h->items[child];
+    at = child;
+  }
+  h->items[at] = e;
+}
+
+static int stale(const heap *h, const entry *e) {
+  return h->locked[e->vertex] || e->version != h->version[e->vertex];
+}
+
+/* Drops the stale entries and restores the heap order. */
+static void heap_compact(heap *h) {
+  int64_t kept = 0;
+  for (int64_t i = 0; i < h->size; i++)
+    if (!stale(h, &h->items[i])) h->items[kept++] = h->items[i];
+  h->size = kept;
+  for (int64_t i = kept / 2 - 1; i >= 0; i--) sift_down(h, i, h->items[i]);
+}
+
 static halo_status heap_push(heap *h, int64_t gain, int64_t vertex, int64_t version) {
   halo_status st = HALO_OK;
+  if (h->size == h->capacity && h->capacity >= 2 * h->n) heap_compact(h);
   if (h->size == h->capacity) {
     const int64_t grown = h->capacity > 0 ? 2 * h->capacity : 1024;
     entry *more = realloc(h->items, (size_t)grown * sizeof *more);
@@ -64,17 +101,8 @@ done:
 
 static entry heap_pop(heap *h) {
   const entry top = h->items[0];
-  const entry last = h->items[--h->size];
-  int64_t at = 0;
-  for (;;) {
-    int64_t child = 2 * at + 1;
-    if (child >= h->size) break;
-    if (child + 1 < h->size && above(&h->items[child + 1], &h->items[child])) child++;
-    if (!above(&h->items[child], &last)) break;
-    h->items[at] = h->items[child];
-    at = child;
-  }
-  if (h->size > 0) h->items[at] = last;
+  h->size--;
+  if (h->size > 0) sift_down(h, 0, h->items[h->size]);
   return top;
 }
 
@@ -135,7 +163,7 @@ static halo_status pass(state *s, heap *h, uint8_t *locked, int64_t *version, in
   while (h->size > 0 && since <= patience) {
     const entry e = heap_pop(h);
     const int64_t v = e.vertex;
-    if (locked[v] || e.version != version[v]) continue;
+    if (stale(h, &e)) continue;
     int32_t to;
     const int64_t g = best_move(s, v, &to);
     if (to < 0) continue;
@@ -183,7 +211,7 @@ halo_status halo__partition_refine(int64_t n, const int64_t *offsets, const int6
                                    const int64_t *vload, int32_t parts, const int64_t *cap,
                                    int64_t patience, int64_t *where, int64_t *gained) {
   halo_status st = HALO_OK;
-  heap h = {0};
+  heap h = {.n = n};
   uint8_t *locked = NULL;
   int64_t *version = NULL, *log = NULL, *from = NULL, *load = NULL, *conn = NULL;
   int32_t *touched = NULL;
@@ -196,6 +224,8 @@ halo_status halo__partition_refine(int64_t n, const int64_t *offsets, const int6
   HALO_ALLOC(load, parts, "refinement part loads");
   HALO_ALLOC(conn, parts, "refinement part edges");
   HALO_ALLOC(touched, parts, "refinement parts");
+  h.locked = locked;
+  h.version = version;
   for (int64_t v = 0; v < n; v++) load[where[v]] += vload ? vload[v] : 1;
   state s = {.n = n, .offsets = offsets, .indices = indices, .vload = vload, .parts = parts,
              .cap = cap, .where = where, .load = load, .conn = conn, .touched = touched};
