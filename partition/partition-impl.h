@@ -28,7 +28,8 @@ halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, in
  * load vload[v] (NULL: 1 each): passes of single-vertex moves, at a loss
  * too, each pass kept up to its lowest cut, while a pass lowers the cut.  A
  * move never takes a part q past cap[q] (a part already past it only loses
- * load).  A pass stops after `patience` moves without a new lowest cut.
+ * load).  A pass stops after `patience` moves without a new lowest cut, or
+ * 1/32 of the cut (at least 100 edges) above it.
  * *gained gets the cut edges removed (>= 0).  Deterministic; O(moves ·
  * degree² · log) a pass; scratch of 25 bytes a vertex and a queue of at
  * most 64.  Fails only on out of memory. Local. */
