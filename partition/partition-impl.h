@@ -23,6 +23,20 @@ halo_status halo__partition_order(const int32_t *part, int64_t n, int32_t parts,
 halo_status halo__partition_blocks(const halo_graph *g, const int64_t *owned, int64_t n_owned,
                                    const int32_t *local, int64_t block_rows, int32_t *block);
 
+/* k-way Fiduccia–Mattheyses refinement (partition-refine.c) of where[0..n)
+ * (parts 0..parts-1) on the symmetric graph (offsets, indices), vertex v of
+ * load vload[v] (NULL: 1 each): passes of single-vertex moves, at a loss
+ * too, each pass kept up to its lowest cut, while a pass lowers the cut.  A
+ * move never takes a part q past cap[q] (a part already past it only loses
+ * load).  A pass stops after `patience` moves without a new lowest cut, or
+ * 1/32 of the cut (at least 100 edges) above it.
+ * *gained gets the cut edges removed (>= 0).  Deterministic; O(moves ·
+ * degree² · log) a pass; scratch of 25 bytes a vertex and a queue of at
+ * most 64.  Fails only on out of memory. Local. */
+halo_status halo__partition_refine(int64_t n, const int64_t *offsets, const int64_t *indices,
+                                   const int64_t *vload, int32_t parts, const int64_t *cap,
+                                   int64_t patience, int64_t *where, int64_t *gained);
+
 /* Scotch's error hooks (partition-scotch-error.c): reset before a run of
  * Scotch calls; after one fails, take copies the first error Scotch reported
  * since the reset into buf ("no reason given" when none) and clears it.

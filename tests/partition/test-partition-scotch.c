@@ -1,7 +1,8 @@
 /* The Scotch partitioner: plan invariants (with the other methods in
  * test-partition-plan.c), determinism and the seed, the graph given back
  * unchanged, isolated nodes on a graph checked by hand, quality against
- * METIS on an SBM and an R-MAT graph of about 1M directed edges, the error
+ * METIS on an SBM and an R-MAT graph of about 1M directed edges and on a
+ * graph of many components, the FM refinement on a ring, the error
  * hooks, and halo-partition's switch past METIS' limit (lowered by the
  * HALO_TEST_METIS_LIMIT hook). */
 #include <criterion/criterion.h>
@@ -121,6 +122,118 @@ Test(scotch, quality_within_1_3x_of_metis_on_sbm, .timeout = 600) {
 
 Test(scotch, quality_within_1_3x_of_metis_on_rmat, .timeout = 600) {
   against_metis("rmat:scale=16,edge-factor=8,seed=3", 1.3);
+}
+
+static uint64_t next_random(uint64_t *state) { /* splitmix64 */
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* bench/partition-quality.sh's components graph, smaller: a ring lattice of
+ * `giant` nodes (3 neighbours a side, a random chord from 1 node in 20) and
+ * `comps` small connected random graphs of 3 to 62 nodes (a random tree and
+ * as many random edges as nodes). */
+static halo_graph *components_graph(int64_t giant, int64_t comps, uint64_t seed) {
+  int64_t cap = 4 * giant + comps * 2 * 62, m = 0, base = giant;
+  int64_t *src = malloc((size_t)cap * sizeof *src), *dst = malloc((size_t)cap * sizeof *dst);
+  cr_assert(src && dst);
+  for (int64_t i = 0; i < giant; i++) {
+    for (int64_t d = 1; d <= 3; d++) src[m] = i, dst[m++] = (i + d) % giant;
+    if (next_random(&seed) % 20 == 0)
+      src[m] = i, dst[m++] = (int64_t)(next_random(&seed) % (uint64_t)giant);
+  }
+  for (int64_t c = 0; c < comps; c++) {
+    const double a = (double)(next_random(&seed) >> 11) / 9007199254740992.0;
+    const double b = (double)(next_random(&seed) >> 11) / 9007199254740992.0;
+    const int64_t size = 3 + (int64_t)(a * b * 60);
+    for (int64_t i = 1; i < size; i++)
+      src[m] = base + i, dst[m++] = base + (int64_t)(next_random(&seed) % (uint64_t)i);
+    for (int64_t j = 0; j < size; j++) {
+      src[m] = base + (int64_t)(next_random(&seed) % (uint64_t)size);
+      dst[m++] = base + (int64_t)(next_random(&seed) % (uint64_t)size);
+    }
+    base += size;
+  }
+  halo_graph *g = pt_graph_from_edges(base, m, src, dst);
+  free(src);
+  free(dst);
+  return g;
+}
+
+/* Issue 39: on a graph of one large small-world component and many small
+ * ones, Scotch cut 1.2x METIS at 8 parts (Scotch's recursive bisection
+ * leaves the lattice in many short runs; halo's FM refinement removes
+ * them).  Each part is counted here from the part vector, not from the
+ * partitioner's report. */
+Test(scotch, components_graph_within_1_1x_of_metis, .timeout = 300) {
+  uint64_t seed = pt_seed("scotch.components", 39);
+  halo_graph *g = components_graph(20000, 3000, seed);
+  cr_assert_eq(halo_partition_clean(g, NULL), HALO_OK);
+  for (int32_t parts = 4; parts <= 8; parts += 4) {
+    int32_t *metis = pt_partition(g, HALO_METHOD_METIS, parts, 1);
+    int32_t *scotch = pt_partition(g, HALO_METHOD_SCOTCH, parts, 1);
+    int32_t *again = pt_partition(g, HALO_METHOD_SCOTCH, parts, 1);
+    cr_expect_eq(memcmp(scotch, again, (size_t)g->n * sizeof *scotch), 0,
+                 "P=%d: the same seed gave another partition", parts);
+    const int64_t cut_metis = pt_edge_cut(g, metis), cut_scotch = pt_edge_cut(g, scotch);
+    fprintf(stderr, "components graph (%lld nodes) P=%d: cut metis %lld scotch %lld (%.3fx)\n",
+            (long long)g->n, parts, (long long)cut_metis, (long long)cut_scotch,
+            (double)cut_scotch / (double)cut_metis);
+    cr_expect_leq((double)cut_scotch, 1.1 * (double)cut_metis,
+                  "P=%d: Scotch's cut %lld is over 1.1x METIS' %lld", parts, (long long)cut_scotch,
+                  (long long)cut_metis);
+    /* ufactor 30: at most 3% over the mean. */
+    const int64_t most = max_owned(scotch, g->n, parts);
+    cr_expect_leq((double)most, 1.03 * (double)g->n / parts, "P=%d: a part of %lld nodes of %lld",
+                  parts, (long long)most, (long long)g->n);
+    free(again);
+    free(scotch);
+    free(metis);
+  }
+  halo_graph_destroy(&g);
+}
+
+/* The refinement alone, checked by hand: a ring of 40 nodes, each joined to
+ * its next neighbour, part 1 the arc 20..39 and the run 8..10, part 0 the
+ * rest (cut 4, loads 17 and 23).  Every boundary move gains 0, so moves
+ * that only gain change nothing; a pass that walks the plateau removes the
+ * run, and the ring is left in two arcs, cut 2, the least a ring of two
+ * non-empty parts can have.  Bounds at the loads leave no move. */
+Test(refine, a_run_on_a_ring_is_removed_across_the_plateau) {
+  enum { N = 40 };
+  int64_t offsets[N + 1], indices[2 * N], where[N], again[N], start[N];
+  for (int64_t v = 0; v < N; v++) {
+    offsets[v] = 2 * v;
+    indices[2 * v] = (v + N - 1) % N;
+    indices[2 * v + 1] = (v + 1) % N;
+    start[v] = v >= 20 || (v >= 8 && v <= 10);
+  }
+  offsets[N] = 2 * N;
+  const int64_t cap[2] = {25, 25};
+  int64_t gained = 0, cut = 0, owned[2] = {0, 0};
+  memcpy(where, start, sizeof where);
+  cr_assert_eq(halo__partition_refine(N, offsets, indices, NULL, 2, cap, 100, where, &gained),
+               HALO_OK);
+  for (int64_t v = 0; v < N; v++) {
+    cut += where[v] != where[(v + 1) % N];
+    owned[where[v]]++;
+  }
+  cr_expect_eq(cut, 2, "cut %lld after refinement", (long long)cut);
+  cr_expect_eq(gained, 2);
+  cr_expect(owned[0] > 0 && owned[0] <= 25 && owned[1] > 0 && owned[1] <= 25,
+            "parts of %lld and %lld nodes", (long long)owned[0], (long long)owned[1]);
+  memcpy(again, start, sizeof again);
+  cr_assert_eq(halo__partition_refine(N, offsets, indices, NULL, 2, cap, 100, again, &gained),
+               HALO_OK);
+  cr_expect_eq(memcmp(where, again, sizeof where), 0, "two runs gave other parts");
+  const int64_t full[2] = {17, 23};
+  memcpy(again, start, sizeof again);
+  cr_assert_eq(halo__partition_refine(N, offsets, indices, NULL, 2, full, 100, again, &gained),
+               HALO_OK);
+  cr_expect_eq(gained, 0);
+  cr_expect_eq(memcmp(start, again, sizeof again), 0, "a move past a bound");
 }
 
 Test(scotch, bad_options_are_refused) {
