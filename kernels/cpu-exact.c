@@ -35,6 +35,14 @@ int halo_exact_exponent(double bound) {
   return ilogb(bound) + 1 - 51;
 }
 
+int halo_exact_exponent_terms(double bound, int64_t terms) {
+  if (!(bound > 0.0) || !isfinite(bound)) return 0;
+  int bits = 0;
+  while (bits < 63 && (terms >> bits) > 0) bits++;
+  const int coarse = bits > 12 ? bits - 12 : 0;
+  return ilogb(bound) + 1 - 51 + coarse;
+}
+
 /* max over i in [0, n) of |x[i]|'s bits (the sign cleared): they order
  * as |x| does, and every NaN's lie above inf's.  An integer max, which
  * needs SSE4.1 to vectorise: hence the clone. */
@@ -76,6 +84,15 @@ static void to_limbs(i128 v, int64_t *limb) {
   limb[2] = (int64_t)(v >> HALO_EXACT_LIMB_BITS);
 }
 
+/* to_limbs of an int64, without __int128 arithmetic: the top limb is its
+ * sign. */
+static inline void to_limbs64(int64_t v, int64_t *limb) {
+  const int64_t mask = ((int64_t)1 << HALO_EXACT_LIMB_BITS) - 1;
+  limb[0] = v & mask;
+  limb[1] = (v >> HALO_EXACT_LIMB_BITS) & mask;
+  limb[2] = v >> 63;
+}
+
 void halo_exact_limbs(int64_t low, int64_t high, int64_t *limb) {
   to_limbs((i128)high * ((i128)1 << HALO_EXACT_LIMB_BITS) + low, limb);
 }
@@ -93,6 +110,27 @@ void halo_exact_to_float(const int64_t *acc, int64_t count, int e, float *out) {
     v = v * ((i128)1 << HALO_EXACT_LIMB_BITS) + l[0];
     /* An int64 converts inline; both conversions round correctly. */
     const double d = v == (int64_t)v ? (double)(int64_t)v : (double)v;
+    out[j] = (float)(fast ? d * scale : ldexp(d, e));
+  }
+}
+
+void halo_exact_pack(const int64_t *acc, int64_t count, int64_t *out) {
+  /* The sum V = l0 + l1·2^42 + l2·2^84 fits an int64, so V mod 2^64, in
+   * which l2's multiple of 2^84 vanishes, is V.  In place, entry j is
+   * written after entries 3j and 3j+1 are read, and 3j >= j: the loop never
+   * reads what it wrote. */
+  for (int64_t j = 0; j < count; j++) {
+    const int64_t *l = acc + j * HALO_EXACT_LIMBS;
+    const uint64_t v = (uint64_t)l[0] + ((uint64_t)l[1] << HALO_EXACT_LIMB_BITS);
+    out[j] = (int64_t)v;
+  }
+}
+
+void halo_exact_packed_to_float(const int64_t *v, int64_t count, int e, float *out) {
+  const int fast = e >= -1022 && e <= 1023;
+  const double scale = fast ? ldexp(1.0, e) : 0.0;
+  for (int64_t j = 0; j < count; j++) {
+    const double d = (double)v[j]; /* rounds correctly */
     out[j] = (float)(fast ? d * scale : ldexp(d, e));
   }
 }
@@ -337,7 +375,7 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
         memset(run, 0, (size_t)bc * sizeof *run);
         csr_run(indptr[p], indptr[p + 1], indices, values, scale, b, bc, ldb, run);
         for (int64_t q = 0; q < bc; q++)
-          to_limbs((int64_t)(run[q] - offset), acc + (p * bc + q) * HALO_EXACT_LIMBS);
+          to_limbs64((int64_t)(run[q] - offset), acc + (p * bc + q) * HALO_EXACT_LIMBS);
         continue;
       }
       memset(sum, 0, (size_t)bc * sizeof *sum);
