@@ -88,7 +88,7 @@ void halo_exact_to_float(const int64_t *acc, int64_t count, int e, float *out);
 
 /* out[j] = the sum that limbs acc[j·HALO_EXACT_LIMBS ..] hold, as one
  * int64, for j in [0, count), which must fit (a grid of
- * halo_exact_exponent_terms); out may be acc itself (packed in place).  The
+ * halo_exact_exponent_terms); out overlaps no limb.  The
  * gradients cross ranks so, as one MPI_SUM of int64: a third of the bytes of
  * the limbs. Local. */
 void halo_exact_pack(const int64_t *acc, int64_t count, int64_t *out);

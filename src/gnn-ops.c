@@ -187,10 +187,11 @@ halo_status gnn_exact_allreduce(halo_net *g) {
     HALO_FAIL(HALO_ERR_LIMIT, "%lld gradient sums are more than one MPI_Allreduce sends",
               (long long)count);
   /* Each sum's limbs as one int64 (its grid leaves room for every rank's
-   * terms), packed in place at the front of the limbs: an exact MPI_SUM of
-   * 8 bytes a parameter, in any order of the ranks. */
-  halo_exact_pack(g->exact, count, g->exact);
-  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, g->exact, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
+   * terms), after the limbs: an exact MPI_SUM of 8 bytes a parameter, in
+   * any order of the ranks. */
+  int64_t *sums = g->exact + count * HALO_EXACT_LIMBS;
+  halo_exact_pack(g->exact, count, sums);
+  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, sums, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
                                 "the gradient allreduce"));
   float *grads = g->host_grads ? g->host_grads : fbuf(&g->grads); /* uploaded by the caller */
   for (int l = 0; l < g->nlayers; l++) {
@@ -204,7 +205,7 @@ halo_status gnn_exact_allreduce(halo_net *g) {
     }
     for (int k = 0; k < d->ntensors; k++) {
       const halo_param_tensor *p = &d->tensor[k];
-      halo_exact_packed_to_float(g->exact + p->offset, p->rows * p->cols, ly->exact_e[k],
+      halo_exact_packed_to_float(sums + p->offset, p->rows * p->cols, ly->exact_e[k],
                                  grads + p->offset);
     }
   }
