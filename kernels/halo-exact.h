@@ -14,7 +14,9 @@
  * A sum travels as HALO_EXACT_LIMBS int64 limbs of HALO_EXACT_LIMB_BITS bits
  * (value = l0 + l1·2^42 + l2·2^84, in units of 2^e): MPI_SUM of the limbs of
  * fewer than 2^21 ranks cannot overflow, and halo_exact_to_float carries
- * them back into one integer.  Each |term| is below 2^51 units of the
+ * them back into one integer.  The gradients use a grid with room for all
+ * their terms (halo_exact_exponent_terms) and cross ranks packed, one int64
+ * a sum (halo_exact_pack).  Each |term| is below 2^51 units of the
  * bound, so the rounding error of a term is at most 2^-51 of the bound
  * (max |a| · max |b| over all ranks); the integer sum is then rounded to
  * double and that to float.
@@ -42,7 +44,7 @@ int halo_exact_exponent(double bound);
  * exponent of halo_exact_exponent, coarsened by s = max(0, bits(terms) -
  * 12) binary places, so that each |term| is at most 2^(51-s) units and
  * terms · 2^(51-s) < 2^63.  Below 4096 terms it is halo_exact_exponent's
- * grid itself.  The rounding of a term is then at most 2^(s-52) of the
+ * grid itself.  The rounding of a term is then at most 2^(s-51) of the
  * bound. Local. */
 int halo_exact_exponent_terms(double bound, int64_t terms);
 
