@@ -12,6 +12,9 @@
 #include <omp.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "halo-exact.h"
 
@@ -33,6 +36,14 @@ static inline int64_t round_term(double x) {
 int halo_exact_exponent(double bound) {
   if (!(bound > 0.0) || !isfinite(bound)) return 0;
   return ilogb(bound) + 1 - 51;
+}
+
+int halo_exact_exponent_terms(double bound, int64_t terms) {
+  if (!(bound > 0.0) || !isfinite(bound)) return 0;
+  int bits = 0;
+  while (bits < 63 && (terms >> bits) > 0) bits++;
+  const int coarse = bits > 12 ? bits - 12 : 0;
+  return ilogb(bound) + 1 - 51 + coarse;
 }
 
 /* max over i in [0, n) of |x[i]|'s bits (the sign cleared): they order
@@ -76,6 +87,15 @@ static void to_limbs(i128 v, int64_t *limb) {
   limb[2] = (int64_t)(v >> HALO_EXACT_LIMB_BITS);
 }
 
+/* to_limbs of an int64, without __int128 arithmetic: the top limb is its
+ * sign. */
+static inline void to_limbs64(int64_t v, int64_t *limb) {
+  const int64_t mask = ((int64_t)1 << HALO_EXACT_LIMB_BITS) - 1;
+  limb[0] = v & mask;
+  limb[1] = (v >> HALO_EXACT_LIMB_BITS) & mask;
+  limb[2] = v >> 63;
+}
+
 void halo_exact_limbs(int64_t low, int64_t high, int64_t *limb) {
   to_limbs((i128)high * ((i128)1 << HALO_EXACT_LIMB_BITS) + low, limb);
 }
@@ -95,6 +115,39 @@ void halo_exact_to_float(const int64_t *acc, int64_t count, int e, float *out) {
     const double d = v == (int64_t)v ? (double)(int64_t)v : (double)v;
     out[j] = (float)(fast ? d * scale : ldexp(d, e));
   }
+}
+
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "default")))
+#endif
+void halo_exact_pack(const int64_t *acc, int64_t count, int64_t *out) {
+  /* The sum V = l0 + l1·2^42 + l2·2^84 fits an int64, so V mod 2^64, in
+   * which l2's multiple of 2^84 vanishes, is V. */
+#pragma omp simd
+  for (int64_t j = 0; j < count; j++) {
+    const int64_t *l = acc + j * HALO_EXACT_LIMBS;
+    const uint64_t v = (uint64_t)l[0] + ((uint64_t)l[1] << HALO_EXACT_LIMB_BITS);
+    out[j] = (int64_t)v;
+  }
+}
+
+/* Cloned: AVX-512DQ converts int64 to double in vectors. */
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "default")))
+#endif
+static void packed_scaled(const int64_t *v, int64_t count, double scale, float *out) {
+#pragma omp simd
+  for (int64_t j = 0; j < count; j++) out[j] = (float)((double)v[j] * scale);
+}
+
+void halo_exact_packed_to_float(const int64_t *v, int64_t count, int e, float *out) {
+  /* (double)v · 2^e rounds as ldexp does where 2^e is a normal double
+   * (always, for the exponents of float bounds). */
+  if (e >= -1022 && e <= 1023) {
+    packed_scaled(v, count, ldexp(1.0, e), out);
+    return;
+  }
+  for (int64_t j = 0; j < count; j++) out[j] = (float)ldexp((double)v[j], e);
 }
 
 void halo_exact_to_double(const int64_t *acc, int64_t count, int e, double *out) {
@@ -318,6 +371,81 @@ static void csr_run(int64_t k0, int64_t k1, const int32_t *indices, const float 
   }
 }
 
+#if defined(__x86_64__)
+/* csr_run with AVX2 and FMA intrinsics: GCC 12 splits the clone's
+ * float-to-double conversion of an unaligned vector into halves and
+ * shuffles, three times the instructions of one vcvtps2pd.  The same
+ * integers as csr_run: one rounding of the exact product plus ROUNDER,
+ * fused or not. */
+__attribute__((target("avx2,fma"))) static void csr_run_avx2(int64_t k0, int64_t k1,
+                                                           const int32_t *indices,
+                                                           const float *values, double scale,
+                                                           const float *b, int64_t bc,
+                                                           int64_t ldb, uint64_t *run) {
+  const __m256d rounder = _mm256_set1_pd(ROUNDER);
+  int64_t q0 = 0;
+  for (; q0 + CSR_CHUNK <= bc; q0 += CSR_CHUNK) {
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+    for (int64_t k = k0; k < k1; k++) {
+      const __m256d v = _mm256_set1_pd((values ? (double)values[k] : 1.0) * scale);
+      const float *bj = b + (int64_t)indices[k] * ldb + q0;
+      const __m256d t0 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(bj)), rounder);
+      const __m256d t1 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(bj + 4)), rounder);
+      const __m256d t2 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(bj + 8)), rounder);
+      const __m256d t3 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(bj + 12)), rounder);
+      acc0 = _mm256_add_epi64(acc0, _mm256_castpd_si256(t0));
+      acc1 = _mm256_add_epi64(acc1, _mm256_castpd_si256(t1));
+      acc2 = _mm256_add_epi64(acc2, _mm256_castpd_si256(t2));
+      acc3 = _mm256_add_epi64(acc3, _mm256_castpd_si256(t3));
+    }
+    __m256i *r = (__m256i *)(run + q0);
+    _mm256_storeu_si256(r, _mm256_add_epi64(_mm256_loadu_si256(r), acc0));
+    _mm256_storeu_si256(r + 1, _mm256_add_epi64(_mm256_loadu_si256(r + 1), acc1));
+    _mm256_storeu_si256(r + 2, _mm256_add_epi64(_mm256_loadu_si256(r + 2), acc2));
+    _mm256_storeu_si256(r + 3, _mm256_add_epi64(_mm256_loadu_si256(r + 3), acc3));
+  }
+  for (; q0 + VEC <= bc; q0 += VEC) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int64_t k = k0; k < k1; k++) {
+      const __m256d v = _mm256_set1_pd((values ? (double)values[k] : 1.0) * scale);
+      const float *bj = b + (int64_t)indices[k] * ldb + q0;
+      const __m256d t = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(bj)), rounder);
+      acc = _mm256_add_epi64(acc, _mm256_castpd_si256(t));
+    }
+    __m256i *r = (__m256i *)(run + q0);
+    _mm256_storeu_si256(r, _mm256_add_epi64(_mm256_loadu_si256(r), acc));
+  }
+  if (q0 == bc) return;
+  /* The last 1 to 3 columns through a masked load (the masked lanes are
+   * not read, and their zeros are not stored). */
+  const __m128i mask = _mm_cmpgt_epi32(_mm_set1_epi32((int)(bc - q0)), _mm_setr_epi32(0, 1, 2, 3));
+  __m256i acc = _mm256_setzero_si256();
+  for (int64_t k = k0; k < k1; k++) {
+    const __m256d v = _mm256_set1_pd((values ? (double)values[k] : 1.0) * scale);
+    const float *bj = b + (int64_t)indices[k] * ldb + q0;
+    const __m256d t = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_maskload_ps(bj, mask)), rounder);
+    acc = _mm256_add_epi64(acc, _mm256_castpd_si256(t));
+  }
+  uint64_t tail[VEC];
+  _mm256_storeu_si256((__m256i *)tail, acc);
+  for (int64_t q = q0; q < bc; q++) run[q] += tail[q - q0];
+}
+#endif
+
+/* The widest csr_run this CPU runs. */
+static void csr_run_any(int64_t k0, int64_t k1, const int32_t *indices, const float *values,
+                        double scale, const float *b, int64_t bc, int64_t ldb, uint64_t *run,
+                        int avx2) {
+#if defined(__x86_64__)
+  if (avx2) {
+    csr_run_avx2(k0, k1, indices, values, scale, b, bc, ldb, run);
+    return;
+  }
+#endif
+  (void)avx2;
+  csr_run(k0, k1, indices, values, scale, b, bc, ldb, run);
+}
+
 void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const float *values,
                         int64_t rows, const float *b, int64_t bc, int64_t ldb, int e, int threads,
                         void *work, int64_t *acc) {
@@ -325,6 +453,11 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
   uint64_t base;
   memcpy(&base, &ROUNDER, sizeof base);
   if (rows == 0 || bc == 0) return;
+#if defined(__x86_64__)
+  const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  const int avx2 = 0;
+#endif
 #pragma omp parallel num_threads(threads) if (indptr[rows] - indptr[0] >= (1 << 14))
   {
     char *mine = (char *)work + (size_t)omp_get_thread_num() * csr_thread_bytes(bc);
@@ -335,9 +468,9 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
       if (indptr[p + 1] - indptr[p] <= BLOCK_TERMS) { /* one run: no __int128 */
         const uint64_t offset = (uint64_t)(indptr[p + 1] - indptr[p]) * base;
         memset(run, 0, (size_t)bc * sizeof *run);
-        csr_run(indptr[p], indptr[p + 1], indices, values, scale, b, bc, ldb, run);
+        csr_run_any(indptr[p], indptr[p + 1], indices, values, scale, b, bc, ldb, run, avx2);
         for (int64_t q = 0; q < bc; q++)
-          to_limbs((int64_t)(run[q] - offset), acc + (p * bc + q) * HALO_EXACT_LIMBS);
+          to_limbs64((int64_t)(run[q] - offset), acc + (p * bc + q) * HALO_EXACT_LIMBS);
         continue;
       }
       memset(sum, 0, (size_t)bc * sizeof *sum);
@@ -345,7 +478,7 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
         const int64_t k1 = indptr[p + 1] - k0 < BLOCK_TERMS ? indptr[p + 1] : k0 + BLOCK_TERMS;
         const uint64_t offset = (uint64_t)(k1 - k0) * base;
         memset(run, 0, (size_t)bc * sizeof *run);
-        csr_run(k0, k1, indices, values, scale, b, bc, ldb, run);
+        csr_run_any(k0, k1, indices, values, scale, b, bc, ldb, run, avx2);
         for (int64_t q = 0; q < bc; q++) sum[q] += (int64_t)(run[q] - offset);
       }
       for (int64_t q = 0; q < bc; q++) to_limbs(sum[q], acc + (p * bc + q) * HALO_EXACT_LIMBS);

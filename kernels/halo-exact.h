@@ -14,7 +14,9 @@
  * A sum travels as HALO_EXACT_LIMBS int64 limbs of HALO_EXACT_LIMB_BITS bits
  * (value = l0 + l1·2^42 + l2·2^84, in units of 2^e): MPI_SUM of the limbs of
  * fewer than 2^21 ranks cannot overflow, and halo_exact_to_float carries
- * them back into one integer.  Each |term| is below 2^51 units of the
+ * them back into one integer.  The gradients use a grid with room for all
+ * their terms (halo_exact_exponent_terms) and cross ranks packed, one int64
+ * a sum (halo_exact_pack).  Each |term| is below 2^51 units of the
  * bound, so the rounding error of a term is at most 2^-51 of the bound
  * (max |a| · max |b| over all ranks); the integer sum is then rounded to
  * double and that to float.
@@ -36,6 +38,15 @@
  * an inf term, which the caller handles apart (src/gnn-ops.c makes the
  * gradient NaN). Local. */
 int halo_exact_exponent(double bound);
+
+/* The grid exponent for sums of at most `terms` terms (over every rank)
+ * bounded by `bound`, whose total must fit ONE int64 (halo_exact_pack): the
+ * exponent of halo_exact_exponent, coarsened by s = max(0, bits(terms) -
+ * 12) binary places, so that each |term| is at most 2^(51-s) units and
+ * terms · 2^(51-s) < 2^63.  Below 4096 terms it is halo_exact_exponent's
+ * grid itself.  The rounding of a term is then at most 2^(s-51) of the
+ * bound. Local. */
+int halo_exact_exponent_terms(double bound, int64_t terms);
 
 /* max |x[i]| over n floats; 0 for n = 0, and +inf when one is not finite.
  * OpenMP over i. Local. */
@@ -76,6 +87,17 @@ void halo_exact_limbs(int64_t low, int64_t high, int64_t *limb);
  * acc[j·HALO_EXACT_LIMBS ..] hold, times 2^e, for j in [0, count): the
  * limbs may be the MPI_SUM of several ranks'. Local. */
 void halo_exact_to_float(const int64_t *acc, int64_t count, int e, float *out);
+
+/* out[j] = the sum that limbs acc[j·HALO_EXACT_LIMBS ..] hold, as one
+ * int64, for j in [0, count), which must fit (a grid of
+ * halo_exact_exponent_terms); out overlaps no limb.  The
+ * gradients cross ranks so, as one MPI_SUM of int64: a third of the bytes of
+ * the limbs. Local. */
+void halo_exact_pack(const int64_t *acc, int64_t count, int64_t *out);
+
+/* out[j] = the float nearest (through double) to v[j] · 2^e: halo_exact_pack's
+ * sums, summed over ranks. Local. */
+void halo_exact_packed_to_float(const int64_t *v, int64_t count, int e, float *out);
 
 /* The same sums rounded to double once (BatchNorm's statistics). Local. */
 void halo_exact_to_double(const int64_t *acc, int64_t count, int e, double *out);

@@ -94,7 +94,8 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   p->host_grad_staging = in->device ? pbytes : 0;
   p->threads = omp_get_max_threads();
   if (o->deterministic) {
-    p->host_exact = d->params * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
+    /* The limbs, then each parameter's sum in one int64 (gnn_exact_allreduce). */
+    p->host_exact = d->params * (HALO_EXACT_LIMBS + 1) * (int64_t)sizeof(int64_t);
     for (int l = 0; l < d->layers && !in->device; l++) /* a GPU has its own */
       for (int k = 0; k < d->layer[l].ntensors; k++) {
         const halo_param_tensor *t = &d->layer[l].tensor[k];

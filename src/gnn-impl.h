@@ -122,7 +122,8 @@ struct halo_net {
 
   /* Deterministic mode: each parameter's gradient as an exact sum
    * (HALO_EXACT_LIMBS int64 limbs per parameter, laid out as the
-   * parameters), and the accumulators' workspace for `threads` threads. */
+   * parameters, then nparams int64: the same sums packed for the
+   * allreduce), and the accumulators' workspace for `threads` threads. */
   int64_t *exact;
   void *exact_work;
   int threads;

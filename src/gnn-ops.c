@@ -116,7 +116,7 @@ static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) 
 halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) {
   halo_status st = HALO_OK;
   enum { MAX_TERMS = HALO_MAX_TENSORS };
-  float local[2 * MAX_TERMS] = {0}, global[2 * MAX_TERMS] = {0};
+  float local[3 * MAX_TERMS] = {0}, global[3 * MAX_TERMS] = {0};
   const halo_backend_ops *ops = g->ops;
   if (!g->opt.deterministic) {
     float_grads(g, ly, t, nterms);
@@ -124,7 +124,14 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
   }
   if (nterms > MAX_TERMS) HALO_FAIL(HALO_ERR_LIMIT, "%d gradient terms in one layer", nterms);
 
-  /* Bounds: max |A| (1 for a column sum) and max |B| of each term. */
+  /* Bounds: max |A| (1 for a column sum) and max |B| of each term, and
+   * its terms per owned row (GIN's ε sums n × d products), which the MAX
+   * gives every rank alike, also a rank without rows (an integer below
+   * 2^24, exact as a float). */
+  for (int k = 0; k < nterms; k++) {
+    const int64_t per_row = t[k].n && g->n_owned > 0 ? (t[k].n + g->n_owned - 1) / g->n_owned : 1;
+    local[2 * nterms + k] = (float)per_row;
+  }
   for (int k = 0; k < nterms; k++) {
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
@@ -136,7 +143,7 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
         k > 0 && t[k].b == t[k - 1].b ? local[2 * k - 1]
                                       : ops->max_abs(g->be, t[k].b, n * b_cols(&t[k], p));
   }
-  HALO_TRY(halo_watch_allreduce(local, global, 2 * nterms, MPI_FLOAT, MPI_MAX, g->comm,
+  HALO_TRY(halo_watch_allreduce(local, global, 3 * nterms, MPI_FLOAT, MPI_MAX, g->comm,
                                 "the gradient bounds"));
   int finite = 1;
   for (int k = 0; k < nterms; k++)
@@ -155,7 +162,11 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
       memset(limbs, 0, (size_t)(p->rows * p->cols * HALO_EXACT_LIMBS) * sizeof(int64_t));
       continue;
     }
-    const int e = halo_exact_exponent((double)global[2 * k] * (double)global[2 * k + 1]);
+    /* Every term of every rank in one int64 (gnn_exact_allreduce): at
+     * most N × per_row terms, N the owned rows of all ranks. */
+    const int64_t terms = g->bn_rows * (int64_t)global[2 * nterms + k];
+    const int e =
+        halo_exact_exponent_terms((double)global[2 * k] * (double)global[2 * k + 1], terms);
     ly->exact_e[t[k].tensor] = e;
     if (t[k].a_sparse_t)
       ops->exact_csr(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, e, g->threads,
@@ -171,11 +182,16 @@ done:
 
 halo_status gnn_exact_allreduce(halo_net *g) {
   halo_status st = HALO_OK;
-  const int64_t count = g->nparams * HALO_EXACT_LIMBS;
+  const int64_t count = g->nparams;
   if (count > INT32_MAX)
-    HALO_FAIL(HALO_ERR_LIMIT, "%lld gradient limbs are more than one MPI_Allreduce sends",
+    HALO_FAIL(HALO_ERR_LIMIT, "%lld gradient sums are more than one MPI_Allreduce sends",
               (long long)count);
-  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, g->exact, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
+  /* Each sum's limbs as one int64 (its grid leaves room for every rank's
+   * terms), after the limbs: an exact MPI_SUM of 8 bytes a parameter, in
+   * any order of the ranks. */
+  int64_t *sums = g->exact + count * HALO_EXACT_LIMBS;
+  halo_exact_pack(g->exact, count, sums);
+  HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, sums, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
                                 "the gradient allreduce"));
   float *grads = g->host_grads ? g->host_grads : fbuf(&g->grads); /* uploaded by the caller */
   for (int l = 0; l < g->nlayers; l++) {
@@ -189,8 +205,8 @@ halo_status gnn_exact_allreduce(halo_net *g) {
     }
     for (int k = 0; k < d->ntensors; k++) {
       const halo_param_tensor *p = &d->tensor[k];
-      halo_exact_to_float(g->exact + p->offset * HALO_EXACT_LIMBS, p->rows * p->cols,
-                          ly->exact_e[k], grads + p->offset);
+      halo_exact_packed_to_float(sums + p->offset, p->rows * p->cols, ly->exact_e[k],
+                                 grads + p->offset);
     }
   }
 done:

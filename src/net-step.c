@@ -273,7 +273,7 @@ halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) 
   halo_watch_layer("gradient allreduce", -1);
   if (g->opt.deterministic) {
     HALO_TRY(gnn_exact_allreduce(g));
-    s.allreduce_bytes = g->nparams * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
+    s.allreduce_bytes = g->nparams * (int64_t)sizeof(int64_t);
   } else {
     HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, grads, (int)g->nparams, MPI_FLOAT, MPI_SUM, g->comm,
                                   "the gradient allreduce"));

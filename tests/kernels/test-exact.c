@@ -221,6 +221,88 @@ Test(exact, terms_at_the_bound_and_many_ranks_do_not_overflow) {
   free(b);
 }
 
+/* The gradients' packed path (src/gnn-ops.c): a grid of
+ * halo_exact_exponent_terms for N terms in all, each rank's limbs packed
+ * into one int64, the int64s summed as MPI_SUM would, then converted:
+ * equal to the limbs' sum converted, with every term at the bound and N
+ * past 2^12 (a coarser grid) and below it (halo_exact_exponent's own). */
+Test(exact, packed_sums_of_all_ranks_equal_the_limbs_sums) {
+  cr_expect_eq(halo_exact_exponent_terms(3.0, 4095), halo_exact_exponent(3.0));
+  cr_expect_eq(halo_exact_exponent_terms(3.0, 4096), halo_exact_exponent(3.0) + 1);
+  cr_expect_eq(halo_exact_exponent_terms(0.0, 1 << 20), 0);
+  const int64_t rows[2] = {4000, 1 << 20}, ranks = 7;
+  for (int c = 0; c < 2; c++) {
+    const int64_t n = rows[c] / ranks, total = n * ranks;
+    float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * 2 * sizeof *b);
+    cr_assert(a && b);
+    for (int64_t i = 0; i < n; i++) {
+      a[i] = -1.5f; /* every term of column 0 at the bound, -1.875 */
+      b[2 * i] = 1.25f;
+      b[2 * i + 1] = i % 2 ? 0.3f : -0.7f;
+    }
+    const int e = halo_exact_exponent_terms(1.5 * 1.25, total);
+    int64_t part[2 * HALO_EXACT_LIMBS], limbs[2 * HALO_EXACT_LIMBS] = {0}, packed[2], sum[2] = {0};
+    void *w = work_for(1, 2, 1);
+    halo_cpu_exact_tn(n, 1, 2, a, 1, b, 2, e, 1, w, part);
+    halo_exact_pack(part, 2, packed);
+    for (int64_t r = 0; r < ranks; r++) {
+      for (int k = 0; k < 2 * HALO_EXACT_LIMBS; k++) limbs[k] += part[k];
+      for (int k = 0; k < 2; k++) sum[k] += packed[k];
+    }
+    float from_limbs[2], from_packed[2];
+    halo_exact_to_float(limbs, 2, e, from_limbs);
+    halo_exact_packed_to_float(sum, 2, e, from_packed);
+    expect_same_bits(from_limbs, from_packed, 2, "packed against limbs");
+    cr_expect_eq(from_packed[0], (float)(-1.875 * (double)total), "%lld terms: %.9g",
+                 (long long)total, from_packed[0]);
+    free(w);
+    free(a);
+    free(b);
+  }
+}
+
+/* The CSR sum's column tails (a vector of 4, then 3 masked columns) equal
+ * the dense sum's bits. */
+Test(exact, csr_tail_columns_equal_the_dense_sums) {
+  const uint64_t seed = test_seed("exact/csr-tail");
+  const int64_t n = 3000, f = 9, bc = 7;
+  float *x = calloc((size_t)(n * f), sizeof *x), *b = malloc((size_t)(n * bc) * sizeof *b);
+  int64_t *indptr = calloc((size_t)f + 1, sizeof *indptr);
+  int32_t *indices = malloc((size_t)(n * f) * sizeof *indices);
+  float *values = malloc((size_t)(n * f) * sizeof *values);
+  cr_assert(x && b && indptr && indices && values);
+  test_fill(b, n * bc, test_key(seed, 1), -2.0f, 2.0f);
+  for (int64_t i = 0; i < n * f; i++)
+    if (test_below(test_key(seed, 2), (uint64_t)i, 4) == 0)
+      x[i] = halo_rng_uniform(test_key(seed, 3), (uint64_t)i, 0) - 0.5f;
+  for (int64_t p = 0, k = 0; p < f; p++) {
+    for (int64_t i = 0; i < n; i++)
+      if (x[i * f + p] != 0.0f) {
+        indices[k] = (int32_t)i;
+        values[k++] = x[i * f + p];
+      }
+    indptr[p + 1] = k;
+  }
+  const int e =
+      halo_exact_exponent((double)halo_cpu_max_abs(x, n * f) * halo_cpu_max_abs(b, n * bc));
+  int64_t *dense = calloc((size_t)(f * bc * HALO_EXACT_LIMBS), sizeof *dense);
+  int64_t *sparse = calloc((size_t)(f * bc * HALO_EXACT_LIMBS), sizeof *sparse);
+  void *w = aligned_alloc(16, (halo_cpu_exact_csr_work(bc, 1) + 15) / 16 * 16);
+  cr_assert(dense && sparse && w);
+  add_rows(x, b, 0, n, f, bc, e, 1, dense);
+  halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 1, w, sparse);
+  cr_expect_arr_eq(dense, sparse, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *dense,
+                   "CSR and dense sums differ");
+  free(w);
+  free(dense);
+  free(sparse);
+  free(indptr);
+  free(indices);
+  free(values);
+  free(x);
+  free(b);
+}
+
 /* halo_cpu_max_abs compares bit patterns: against a plain loop over
  * fabsf, with -0, subnormals and a negative maximum, and inf for a NaN or
  * an inf anywhere, on the one-thread and the OpenMP sizes. */
