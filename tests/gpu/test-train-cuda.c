@@ -199,17 +199,15 @@ Test(train_cuda, multilabel_p2_equals_cpu, .timeout = 300) {
   check_input_against_cpu(dir, input, dims, 2, "0", "cusparse", "", EPOCHS);
 }
 
-
 /* Both exchange modes against one CPU run, staged on both SpMM paths.
  * Staged: the halo copies on the copy stream, overlapping the interior
- * SpMM.  In place, with device
- * pointers handed to MPI: only where MPI takes them (otherwise that run
- * alone is left out, and the case says so).  Under halo-cuda-emu device
- * memory is host memory, which every MPI takes, and since queued work runs
- * only when waited for, a send that does not wait for the kernel that
- * packed its rows sends stale bytes every time.  One case, not two, so the
- * partition and the CPU reference run once (docs/benchmarks.md, "CI
- * time"). */
+ * SpMM.  In place, with device pointers handed to MPI: only where MPI takes
+ * them (otherwise that run alone is left out, and the case says so).
+ * Under halo-cuda-emu device memory is host memory, which every MPI takes,
+ * and since queued work runs only when waited for, a send that does not
+ * wait for the kernel that packed its rows sends stale bytes every time.
+ * One case, not three, so that the partition and the CPU reference run
+ * once (docs/benchmarks.md, "CI time"). */
 Test(train_cuda, cora_p2_staged_rows_and_cuda_aware_equal_cpu, .timeout = 300) {
   static const cuda_mode modes[] = {{"0", "cusparse"}, {"0", "rows"}, {"1", "cusparse"}};
   int nmodes = 3;
