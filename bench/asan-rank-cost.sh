@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# asan-rank-cost.sh: what one mpirun of a sanitized halo program costs before
+# it does any work (docs/benchmarks.md, "CI time"), side by side in one run.
+# train-probe with no arguments starts MPI on every rank, refuses its
+# command line and finalizes: the start-up and exit every integration test
+# of the sanitized build pays per mpirun.  Four ASan settings alternate with
+# the build without sanitizers, REPS times each; the median seconds of each
+# are printed.  The settings of scripts/test.sh's sanitized() are the first
+# row; the others say where their time goes (LeakSanitizer's check at each
+# rank's exit, and the slow unwinder that its suppressions need), not
+# settings to test with.
+#
+#   bench/asan-rank-cost.sh [ASAN_BUILD [BUILD]]   (build-asan, build)
+#
+# Environment: REPS (3), NP (3 ranks).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+asan=${1:-build-asan}
+plain=${2:-build}
+reps=${REPS:-3}
+np=${NP:-3}
+for b in "$asan" "$plain"; do
+  if [ ! -x "$b/tests/train/train-probe" ]; then
+    echo "asan-rank-cost: $b/tests/train/train-probe: not built (cmake --build $b --target train-probe)" >&2
+    exit 2
+  fi
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+base="intercept_tls_get_addr=0"
+names=("asan: CI's settings" "asan: no leak check" "asan: fast unwinder" "asan: neither" "no sanitizers")
+opts=("detect_leaks=1:fast_unwind_on_malloc=0" "detect_leaks=0:fast_unwind_on_malloc=0"
+      "detect_leaks=1:fast_unwind_on_malloc=1" "detect_leaks=0:fast_unwind_on_malloc=1" "")
+declare -A samples
+for ((r = 0; r < reps; r++)); do
+  for i in "${!names[@]}"; do
+    exe=$asan/tests/train/train-probe
+    [ -z "${opts[$i]}" ] && exe=$plain/tests/train/train-probe
+    s=$(date +%s.%N)
+    ASAN_OPTIONS="${opts[$i]}:$base" mpirun --allow-run-as-root --oversubscribe --bind-to none \
+      -np "$np" "$exe" >/dev/null 2>&1
+    e=$(date +%s.%N)
+    samples[$i]+="$(echo "$e - $s" | bc) "
+  done
+done
+echo "asan-rank-cost: mpirun -np $np train-probe (MPI start and exit only), $reps runs each, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+printf '%-22s %9s  %s\n' setting median samples
+for i in "${!names[@]}"; do
+  med=$(tr ' ' '\n' <<<"${samples[$i]}" | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  printf '%-22s %8.2fs  %s\n' "${names[$i]}" "$med" "${samples[$i]}"
+done
+echo "(the fast unwinder's rows report leaks inside Open MPI that the suppressions cannot match: not a setting to test with)"
