@@ -65,10 +65,13 @@ static layer_input input_of(halo_net *g, int l, int train, int64_t epoch) {
     }
     return in;
   }
-  /* Multiplied first, X is read in place; aggregated first, it needs the
-   * halo rows' room of xd. */
+  /* Multiplied first, X is read in place (the fused dropout masks it as
+   * the products read it); aggregated first, it needs the halo rows' room
+   * of xd. */
   if (p <= 0.0f && ly->desc->shape == HALO_LAYER_TRANSFORM)
     return (layer_input){.dense = fbuf(&g->x)};
+  if (g->x_fused)
+    return (layer_input){.dense = fbuf(&g->x), .drop_p = p, .drop_key = dropout_key(g, epoch, 0)};
   dropout_to(g, fbuf(&g->xd), fbuf(&g->x), ly->d_in, epoch, 0, p);
   return (layer_input){.dense = fbuf(&g->xd)};
 }

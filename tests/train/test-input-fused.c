@@ -1,0 +1,70 @@
+/* The fused input dropout (docs/train.md, "Input dropout"): on the float
+ * path a dense X multiplied by W first is masked block by block as the
+ * products read it, its mask recomputed in the backward pass, instead of
+ * being copied whole; --deterministic still makes the dropped copy.  Both
+ * draw the same keyed mask, so on a graph whose rows span several blocks
+ * (512 features: 512 rows a block; 1500 rows at P=1, 750 a rank at P=2)
+ * their losses agree to float rounding every epoch, and so do the
+ * evaluations'.  A mask misplaced by one block (a wrong row offset into
+ * the global ids) would move them by far more. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train-cli.h"
+#include "train-run.h"
+
+/* The float path's flag: --no-deterministic where the float path is not the
+ * default, else none. */
+static const char *float_flag(const char *dir) {
+  char help[600];
+  snprintf(help, sizeof help, "%s/help.txt", dir);
+  cr_assert_eq(tr_run(60, help, "%s --help", TRAIN_BIN), 0, "halo-train --help failed");
+  char *text = tr_slurp(help);
+  cr_assert(text, "no %s", help);
+  const char *flag = strstr(text, "--no-deterministic") ? "--no-deterministic" : "";
+  free(text);
+  return flag;
+}
+
+Test(input_fused, blocks_match_the_dropped_copy, .timeout = 300) {
+  const uint64_t seed = tr_seed("input_fused.blocks", 3);
+  char *dir = tr_tmpdir("input-fused");
+  char spec[256], shards[2][512], json[600], path[3][600], extra[2][160];
+  snprintf(spec, sizeof spec,
+           "sbm:nodes=1500,classes=4,avg-degree=6,homophily=0.7,feat=512,seed=%llu",
+           (unsigned long long)seed);
+  for (int k = 0; k < 2; k++) {
+    snprintf(shards[k], sizeof shards[k], "%s/sbm-%d", dir, k + 1);
+    snprintf(json, sizeof json, "%s.json", shards[k]);
+    partition(spec, k + 1, "metis", "512,16,4", shards[k], json);
+  }
+  const char *common = "--epochs 8 --hidden 16 --dropout 0.5 --input-dropout 0.5 --lr 0.02";
+  snprintf(extra[0], sizeof extra[0], "%s %s", common, float_flag(dir));
+  snprintf(extra[1], sizeof extra[1], "%s --deterministic", common);
+  snprintf(path[0], sizeof path[0], "%s/fused-p1.jsonl", dir);
+  snprintf(path[1], sizeof path[1], "%s/fused-p2.jsonl", dir);
+  snprintf(path[2], sizeof path[2], "%s/copy-p1.jsonl", dir);
+  train(1, shards[0], extra[0], path[0]);
+  train(2, shards[1], extra[0], path[1]);
+  train(1, shards[0], extra[1], path[2]);
+  metrics m[3];
+  for (int k = 0; k < 3; k++) read_metrics(path[k], &m[k]);
+  for (int k = 0; k < 2; k++) {
+    int at = 0;
+    const double worst = worst_loss_difference(&m[2], &m[k], 8, &at);
+    fprintf(stderr,
+            "[input_fused] seed %llu: fused P=%d against the dropped copy: losses within %.2g "
+            "(epoch %d)\n",
+            (unsigned long long)seed, k + 1, worst, at);
+    cr_expect_eq(m[k].epochs, 8);
+    cr_expect_lt(worst, 1e-4, "seed %llu: fused P=%d: epoch %d's loss %.9g, the copy's %.9g",
+                 (unsigned long long)seed, k + 1, at, m[k].loss[at - 1], m[2].loss[at - 1]);
+    cr_expect_lt(fabs(m[k].val_acc - m[2].val_acc), 0.01,
+                 "seed %llu: fused P=%d: validation %.4f, copy %.4f", (unsigned long long)seed,
+                 k + 1, m[k].val_acc, m[2].val_acc);
+  }
+  tr_rmdir(dir);
+}
