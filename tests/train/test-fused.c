@@ -68,3 +68,34 @@ Test(input_fused, blocks_match_the_dropped_copy, .timeout = 300) {
   }
   tr_rmdir(dir);
 }
+
+/* Without dropout or BatchNorm a training step reuses the evaluation's
+ * forward pass (halo_net_share_forward): every epoch evaluated (each step
+ * but the first reuses one) against one evaluation at the end (none
+ * reused), --deterministic at P=2 on Cora, for each model: the same
+ * parameters bit for bit, the same losses every epoch, and every epoch's
+ * halo bytes as predicted (halo-train fails the run otherwise). */
+Test(shared_forward, steps_match_their_own_forward, .timeout = 300) {
+  char *dir = tr_tmpdir("shared-forward");
+  char shards[512], json[600], path[2][600], extra[200];
+  snprintf(shards, sizeof shards, "%s/cora-2", dir);
+  snprintf(json, sizeof json, "%s.json", shards);
+  partition(HALO_DATASETS_DIR "/cora", 2, "metis", "1433,16,7", shards, json);
+  static const char *models[] = {"gcn", "sage", "gin", "gat --attn-dropout 0"};
+  for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+    run_report r[2];
+    for (int e = 0; e < 2; e++) {
+      snprintf(path[e], sizeof path[e], "%s/m%zu-e%d.jsonl", dir, k, e);
+      snprintf(extra, sizeof extra,
+               "--model %s --epochs 12 --dropout 0 --input-dropout 0 --deterministic "
+               "--eval-every %d",
+               models[k], e ? 1000 : 1);
+      train(2, shards, extra, path[e]);
+      read_report(path[e], &r[e]);
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%s: every epoch evaluated against the last alone", models[k]);
+    expect_bit_identical(&r[1], &r[0], what);
+  }
+  tr_rmdir(dir);
+}
