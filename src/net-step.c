@@ -253,7 +253,8 @@ static void loss_of(halo_net *g, int k, float grad_scale, float *grad, double *l
  * statistics, the exchange's precision and staleness, and the sampling). */
 static int forward_shareable(const halo_net *g) {
   const halo_net_options *o = &g->opt;
-  return o->dropout <= 0.0f && o->input_dropout <= 0.0f && o->attn_dropout <= 0.0f &&
+  const int attention = g->info.model.kind == HALO_MODEL_GAT && o->attn_dropout > 0.0f;
+  return o->dropout <= 0.0f && o->input_dropout <= 0.0f && !attention &&
          o->norm != HALO_NORM_BATCH && o->halo_precision == HALO_PREC_FP32 && !o->halo_stale &&
          !halo_sample_on(o->halo_sample);
 }
