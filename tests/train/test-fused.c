@@ -74,7 +74,8 @@ Test(input_fused, blocks_match_the_dropped_copy, .timeout = 300) {
  * but the first reuses one) against one evaluation at the end (none
  * reused), --deterministic at P=2 on Cora, for each model: the same
  * parameters bit for bit, the same losses every epoch, and every epoch's
- * halo bytes as predicted (halo-train fails the run otherwise). */
+ * halo bytes as predicted (halo-train fails the run otherwise); and the
+ * reuse shows in the evaluations' own halo bytes. */
 Test(shared_forward, steps_match_their_own_forward, .timeout = 300) {
   char *dir = tr_tmpdir("shared-forward");
   char shards[512], json[600], path[2][600], extra[200];
@@ -96,6 +97,23 @@ Test(shared_forward, steps_match_their_own_forward, .timeout = 300) {
     char what[96];
     snprintf(what, sizeof what, "%s: every epoch evaluated against the last alone", models[k]);
     expect_bit_identical(&r[1], &r[0], what);
+    /* The reuse happened: an evaluation whose forward pass the next step
+     * took reports no halo bytes of its own; the last one, which no step
+     * follows, its forward's. */
+    char *text = tr_slurp(path[0]);
+    cr_assert(text, "no %s", path[0]);
+    int epoch = 0;
+    for (const char *at = strstr(text, "\"eval_halo_bytes\": "); at;
+         at = strstr(at + 1, "\"eval_halo_bytes\": ")) {
+      const long long bytes = atoll(at + strlen("\"eval_halo_bytes\": "));
+      if (++epoch < 12)
+        cr_expect_eq(bytes, 0, "%s: epoch %d's evaluation sent %lld bytes, its forward unshared",
+                     models[k], epoch, bytes);
+      else
+        cr_expect_gt(bytes, 0, "%s: the last evaluation sent nothing", models[k]);
+    }
+    cr_expect_eq(epoch, 12, "%s: %d evaluations", models[k], epoch);
+    free(text);
   }
   tr_rmdir(dir);
 }
