@@ -41,7 +41,7 @@ int gnn_bufs_input_fused(const halo_model_desc *d, const halo_net_options *o, in
 }
 
 int64_t gnn_bufs_drop_block(int64_t f, int64_t n) {
-  int64_t rows = ((int64_t)1 << 18) / (f > 0 ? f : 1);
+  int64_t rows = ((int64_t)1 << 20) / (f > 0 ? f : 1);
   if (rows < 64) rows = 64;
   return rows < n ? rows : (n > 0 ? n : 1);
 }

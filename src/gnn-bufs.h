@@ -125,8 +125,10 @@ void gnn_bufs_set(gnn_bufs *p, gnn_buf b, int layer, int64_t floats);
 int gnn_bufs_input_fused(const halo_model_desc *d, const halo_net_options *o, int device,
                          int sparse);
 
-/* The rows of one such block for F features and n owned rows: about 1 MiB
- * of floats (a cache's worth), at least 64 rows, at most n. Local. */
+/* The rows of one such block for F features and n owned rows: about 4 MiB
+ * of floats (within the last-level cache; smaller blocks mean more GEMM
+ * calls, each a synchronisation of the BLAS threads, which a loaded node
+ * makes dear), at least 64 rows, at most n. Local. */
 int64_t gnn_bufs_drop_block(int64_t f, int64_t n);
 
 /* Bytes of entry (b, layer); layer is 0 for the model-wide entries. Local. */

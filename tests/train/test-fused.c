@@ -3,7 +3,7 @@
  * products read it, its mask recomputed in the backward pass, instead of
  * being copied whole; --deterministic still makes the dropped copy.  Both
  * draw the same keyed mask, so on a graph whose rows span several blocks
- * (512 features: 512 rows a block; 1500 rows at P=1, 750 a rank at P=2)
+ * (2048 features: 512 rows a block; 1500 rows at P=1, 750 a rank at P=2)
  * their losses agree to float rounding every epoch, and so do the
  * evaluations'.  A mask misplaced by one block (a wrong row offset into
  * the global ids) would move them by far more. */
@@ -34,12 +34,12 @@ Test(input_fused, blocks_match_the_dropped_copy, .timeout = 300) {
   char *dir = tr_tmpdir("input-fused");
   char spec[256], shards[2][512], json[600], path[3][600], extra[2][160];
   snprintf(spec, sizeof spec,
-           "sbm:nodes=1500,classes=4,avg-degree=6,homophily=0.7,feat=512,seed=%llu",
+           "sbm:nodes=1500,classes=4,avg-degree=6,homophily=0.7,feat=2048,seed=%llu",
            (unsigned long long)seed);
   for (int k = 0; k < 2; k++) {
     snprintf(shards[k], sizeof shards[k], "%s/sbm-%d", dir, k + 1);
     snprintf(json, sizeof json, "%s.json", shards[k]);
-    partition(spec, k + 1, "metis", "512,16,4", shards[k], json);
+    partition(spec, k + 1, "metis", "2048,16,4", shards[k], json);
   }
   const char *common = "--epochs 8 --hidden 16 --dropout 0.5 --input-dropout 0.5 --lr 0.02";
   snprintf(extra[0], sizeof extra[0], "%s %s", common, float_flag(dir));
