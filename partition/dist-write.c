@@ -266,6 +266,7 @@ halo_status halo__dist_write_manifest(dist *d, written *w, const int32_t *all_pa
   if (s->between) HALO_MPI(reduce_sum(d, s->between, (int64_t)P * P, MPI_INT64_T, MPI_SUM));
   phase_begin(d);
   if (d->rank == 0) {
+    s->work_row_cost = d->rq->opt.work_row_cost;
     halo_partition_stats_finish(s);
     halo_manifest m = {.format_version = halo_shard_format_for(d->features_csr),
                        .nodes = summary->n,

@@ -87,34 +87,36 @@ typedef enum {
  * CSR's non-zeros together (METIS: two constraints, ncon = 2; Scotch and
  * PT-Scotch, which balance one load, a combined load per node of
  * halo_partition_load).  WORK: the predicted step cost of a part, Σ over its
- * owned nodes of halo_partition_work (its edges plus
- * HALO_PARTITION_WORK_ROW_COST), one constraint for every method. */
+ * owned nodes of halo_partition_work (its edges plus the row cost,
+ * --work-row-cost), one constraint for every method. */
 typedef enum { HALO_BALANCE_NODES = 0, HALO_BALANCE_EDGES, HALO_BALANCE_WORK } halo_balance;
 
-/* The cost of a row in the step model, counted in non-zeros: a node of
- * degree d costs d + HALO_PARTITION_WORK_ROW_COST.  The sparse products
- * gather one row of width h per non-zero; the dense work of a row (its
- * GEMM row, activation, dropout, loss and optimiser) runs at several times
- * the throughput of a gather, and costs about as much as 4 gathered rows at
- * the trainer's widths (docs/partition.md, "Balance"). */
+/* The default cost of a row in the step model, counted in non-zeros: a
+ * node of degree d costs d + row_cost.  The sparse products gather one row
+ * of width h per non-zero; the dense work of a row (its GEMM row,
+ * activation, dropout, loss and optimiser) runs at several times the
+ * throughput of a gather, and was put at about 4 gathered rows at the
+ * trainer's widths.  The model's own widths move it: bench/balance-step.sh
+ * fits it from the ranks' measured work, and --work-row-cost sets it
+ * (docs/partition.md, "Balance"). */
 #define HALO_PARTITION_WORK_ROW_COST 4
 
 /* The predicted step cost of a node of `degree` edges. Local. */
-static inline int64_t halo_partition_work(int64_t degree) {
-  return degree + HALO_PARTITION_WORK_ROW_COST;
+static inline int64_t halo_partition_work(int64_t degree, int64_t row_cost) {
+  return degree + row_cost;
 }
 
 /* The single load a node of `degree` edges gets under `balance` from a
  * partitioner that balances one load (Scotch, PT-Scotch): 1 for NODES;
  * for EDGES degree + mean_degree (a part's load is then its non-zeros plus
  * its nodes times the mean degree: both constraints at equal weight, in
- * non-zeros); for WORK halo_partition_work.  mean_degree is
+ * non-zeros); for WORK halo_partition_work with row_cost.  mean_degree is
  * round(edges / nodes), at least 1. Local. */
-static inline int64_t halo_partition_load(halo_balance balance, int64_t degree,
-                                          int64_t mean_degree) {
+static inline int64_t halo_partition_load(halo_balance balance, int64_t degree, int64_t mean_degree,
+                                          int64_t row_cost) {
   return balance == HALO_BALANCE_NODES   ? 1
          : balance == HALO_BALANCE_EDGES ? degree + mean_degree
-                                         : halo_partition_work(degree);
+                                         : halo_partition_work(degree, row_cost);
 }
 
 /* round(edges / nodes), at least 1: the mean degree halo_partition_load takes. */
@@ -134,6 +136,7 @@ typedef struct halo_partition_options {
                                coarsening before PT-Scotch (0: PT-Scotch's own alone) */
   halo_features_layout features_layout; /* the shards' feature layout */
   halo_balance balance;                 /* what the parts balance (NODES: 0, the default) */
+  int32_t work_row_cost; /* a row's cost in the step model, in non-zeros (--work-row-cost) */
 } halo_partition_options;
 
 /* The most levels of halo's coarsening before PT-Scotch, and the default. */
@@ -142,10 +145,11 @@ typedef struct halo_partition_options {
 
 /* The defaults of halo-partition: METIS k-way, edge cut, seed 1, ufactor 30
  * (METIS' own k-way default), community order. */
-#define HALO_PARTITION_OPTIONS_INIT                                                      \
-  {                                                                                      \
-    .parts = 1, .method = HALO_METHOD_METIS, .objective = HALO_OBJECTIVE_CUT, .seed = 1, \
-    .ufactor = 30, .order = HALO_ORDER_COMMUNITY, .levels = HALO_PTSCOTCH_LEVELS_DEFAULT \
+#define HALO_PARTITION_OPTIONS_INIT                                                       \
+  {                                                                                       \
+    .parts = 1, .method = HALO_METHOD_METIS, .objective = HALO_OBJECTIVE_CUT, .seed = 1,  \
+    .ufactor = 30, .order = HALO_ORDER_COMMUNITY, .levels = HALO_PTSCOTCH_LEVELS_DEFAULT, \
+    .work_row_cost = HALO_PARTITION_WORK_ROW_COST                                         \
   }
 
 /* Fills part[0..g->n) with values in [0, opt->parts).  g must be clean
@@ -247,7 +251,9 @@ typedef struct halo_partition_stats {
   int64_t *send;             /* size parts: rows p sends per exchange (Σ_p send = H) */
   int32_t *peers;            /* size parts: parts p receives from */
   int64_t *cost;             /* size parts: predicted step cost, Σ halo_partition_work over
-                              * p's owned nodes (= nnz[p] + ROW_COST · owned[p]) */
+                              * p's owned nodes (= nnz[p] + work_row_cost · owned[p]) */
+  int64_t work_row_cost;     /* the row cost of cost[] (HALO_PARTITION_WORK_ROW_COST unless
+                              * the caller sets it before halo_partition_stats_finish) */
   int64_t *between;          /* size parts*parts: [q*parts + p] = halo rows of part p owned by
                               * part q, the rows q sends p per exchange (diagonal 0; row q sums
                               * to send[q], column p to halo[p]); NULL when parts >

@@ -93,8 +93,9 @@ halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *op
   idx_t nvtxs = (idx_t)n, nparts = (idx_t)opt->parts, objval = 0;
   idx_t ncon = opt->balance == HALO_BALANCE_EDGES ? 2 : 1;
   if (opt->balance != HALO_BALANCE_NODES) {
-    const int64_t most = halo_partition_work(m); /* no node weighs more; METIS sums them */
-    if (most > limit || (int64_t)ncon * n > limit || halo_partition_work(0) * n + m > limit)
+    const int64_t row = opt->work_row_cost;
+    const int64_t most = halo_partition_work(m, row); /* no node weighs more; METIS sums them */
+    if (most > limit || (int64_t)ncon * n > limit || halo_partition_work(0, row) * n + m > limit)
       HALO_FAIL(HALO_ERR_LIMIT,
                 "%s: the weights of --balance %s exceed METIS' limit of %lld (its %d-bit idx_t); "
                 "the scotch method has no such limit",
@@ -106,7 +107,7 @@ halo_status halo_partition_metis(halo_graph *g, const halo_partition_options *op
         vwgt[2 * v] = 1;
         vwgt[2 * v + 1] = (idx_t)degree;
       } else {
-        vwgt[v] = (idx_t)halo_partition_work(degree);
+        vwgt[v] = (idx_t)halo_partition_work(degree, row);
       }
     }
   }

@@ -312,6 +312,7 @@ halo_status halo_partition_write(const char *dir, const halo_graph *g, const int
     HALO_FAIL(HALO_ERR_ARG, "output path %s/manifest.h5 is too long", dir);
   HALO_TRY(halo_manifest_write(path, &m));
   if (figures) {
+    figures->work_row_cost = opt->work_row_cost;
     halo_partition_stats_finish(figures);
     *stats = figures;
     figures = NULL;

@@ -188,7 +188,8 @@ halo_status halo_partition_ptscotch(MPI_Comm comm, const halo_dgraph *g,
     const int64_t mean = halo_partition_mean_degree(g->nodes, g->edges);
     int64_t here = 0;
     for (int64_t r = 0; r < g->rows; r++) {
-      vwgt0[r] = halo_partition_load(opt->balance, g->indptr[r + 1] - g->indptr[r], mean);
+      vwgt0[r] = halo_partition_load(opt->balance, g->indptr[r + 1] - g->indptr[r], mean,
+                                     opt->work_row_cost);
       here += vwgt0[r];
     }
     MPI_Allreduce(&here, &total, 1, MPI_INT64_T, MPI_SUM, comm);

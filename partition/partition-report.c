@@ -148,7 +148,7 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
   halo_json_key_double(&j, "replication_factor", s->replication_factor, "%.6f");
   halo_json_key_double(&j, "balance", s->balance, "%.6f");
   halo_json_key_string(&j, "balance_by", halo_balance_name(c->opt.balance));
-  halo_json_key_int(&j, "work_row_cost", HALO_PARTITION_WORK_ROW_COST);
+  halo_json_key_int(&j, "work_row_cost", s->work_row_cost);
   halo_json_key_double(&j, "balance_local_edges", s->balance_nnz, "%.6f");
   halo_json_key_double(&j, "balance_halo", s->balance_halo, "%.6f");
   halo_json_key_double(&j, "balance_send", s->balance_send, "%.6f");
@@ -313,7 +313,7 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
           halo_balance_name(c->opt.balance));
   fprintf(out, "edges balance       %.4f (max local edges / mean)\n", s->balance_nnz);
   fprintf(out, "cost balance        %.4f (max / mean of the step cost: edges + %d per owned row)\n",
-          s->balance_cost, HALO_PARTITION_WORK_ROW_COST);
+          s->balance_cost, (int)s->work_row_cost);
   if (pr) {
     fprintf(out, "\npredicted halo traffic for %s, dims ", halo_model_name(c->model.kind));
     for (int i = 0; i < c->ndims; i++) fprintf(out, "%s%d", i ? "," : "", c->dims[i]);

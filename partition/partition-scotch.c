@@ -279,7 +279,8 @@ halo_status halo_partition_scotch(halo_graph *g, const halo_partition_options *o
   HALO_ALLOC(load, opt->parts, "part loads");
   const int64_t mean = halo_partition_mean_degree(n, g->m);
   for (int64_t v = 0; v < n; v++) {
-    const int64_t l = halo_partition_load(opt->balance, g->indptr[v + 1] - g->indptr[v], mean);
+    const int64_t l = halo_partition_load(opt->balance, g->indptr[v + 1] - g->indptr[v], mean,
+                                          opt->work_row_cost);
     cload[comp[v]] += l;
     total += l;
   }
@@ -294,7 +295,8 @@ halo_status halo_partition_scotch(halo_graph *g, const halo_partition_options *o
   if (nodes.k > 0 && opt->balance != HALO_BALANCE_NODES) {
     HALO_ALLOC(velotab, nodes.k, "Scotch vertex loads");
     for (int64_t i = 0; i < nodes.k; i++)
-      velotab[i] = halo_partition_load(opt->balance, nodes.offsets[i + 1] - nodes.offsets[i], mean);
+      velotab[i] = halo_partition_load(opt->balance, nodes.offsets[i + 1] - nodes.offsets[i], mean,
+                                       opt->work_row_cost);
   }
   /* The parts the large components need: ceil(big / (total / parts)). */
   int32_t targets = (int32_t)((big * opt->parts + total - 1) / total);
@@ -321,7 +323,8 @@ halo_status halo_partition_scotch(halo_graph *g, const halo_partition_options *o
                 (long long)where[i], (long long)node_of(&nodes, i), targets);
     const int64_t v = node_of(&nodes, i);
     part[v] = (int32_t)where[i];
-    load[where[i]] += halo_partition_load(opt->balance, g->indptr[v + 1] - g->indptr[v], mean);
+    load[where[i]] += halo_partition_load(opt->balance, g->indptr[v + 1] - g->indptr[v], mean,
+                                          opt->work_row_cost);
   }
   HALO_TRY(place_components(count, cload, small, load, opt->parts, chosen));
   for (int64_t v = 0; v < n; v++)

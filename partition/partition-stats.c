@@ -18,7 +18,11 @@ halo_status halo_partition_stats_alloc(int64_t nodes, int64_t edges, int32_t par
   halo_partition_stats *s = NULL;
   *out = NULL;
   HALO_ALLOC(s, 1, "partition statistics");
-  *s = (halo_partition_stats){.nodes = nodes, .edges = edges, .parts = parts, .cover_volume = -1};
+  *s = (halo_partition_stats){.nodes = nodes,
+                              .edges = edges,
+                              .parts = parts,
+                              .cover_volume = -1,
+                              .work_row_cost = HALO_PARTITION_WORK_ROW_COST};
   HALO_ALLOC(s->owned, parts, "statistics");
   HALO_ALLOC(s->halo, parts, "statistics");
   HALO_ALLOC(s->nnz, parts, "statistics");
@@ -68,7 +72,7 @@ void halo_partition_stats_finish(halo_partition_stats *s) {
   for (int32_t p = 0; p < s->parts; p++) {
     s->comm_volume += s->halo[p];
     if (s->owned[p] > max_owned) max_owned = s->owned[p];
-    s->cost[p] = s->nnz[p] + HALO_PARTITION_WORK_ROW_COST * s->owned[p];
+    s->cost[p] = s->nnz[p] + s->work_row_cost * s->owned[p];
   }
   s->balance_nnz = max_over_mean(s->nnz, s->parts);
   s->balance_halo = max_over_mean(s->halo, s->parts);

@@ -160,11 +160,12 @@ struct halo_net {
   layer_input in0; /* the first layer's input in the last forward pass */
   /* halo_net_share_forward: whether the caller allows it (share_on), and
    * whether the last forward pass (an evaluation's) is the next training
-   * step's (ready), with what it cost: its seconds, halo bytes sent and
-   * exchange seconds, which the step that reuses it counts. */
+   * step's (ready), with what it cost: its seconds, halo bytes sent,
+   * exchange seconds and CPU seconds outside the exchange, which the step
+   * that reuses it counts. */
   struct {
     int share_on, ready;
-    double seconds, comm_seconds;
+    double seconds, comm_seconds, compute_cpu_seconds;
     int64_t halo_bytes;
   } shared;
   struct {

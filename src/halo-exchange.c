@@ -85,6 +85,7 @@
 #include <string.h>
 
 #include "halo-backend-impl.h"
+#include "halo-clock.h"
 #include "halo-kernels.h"
 #include "halo-mpi.h"
 #include "halo-quant.h"
@@ -757,9 +758,15 @@ static void end_sampled(halo_exchange *p) {
   }
 }
 
+/* The wall and CPU seconds since (t0, c0), into the counters. */
+static void stats_add(halo_exchange *p, double t0, double c0) {
+  p->stats.seconds += MPI_Wtime() - t0;
+  p->stats.cpu_seconds += halo_cpu_seconds() - c0;
+}
+
 halo_status halo_exchange_reverse(halo_exchange *p, const float *halo, float *owned, int32_t cols) {
   halo_status st = HALO_OK;
-  double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = halo_cpu_seconds();
   if (p->active || !p->halo_gid || cols < 1 || cols > p->max_cols)
     HALO_FAIL(HALO_ERR_ARG, "sampled reverse exchange of %d columns (at most %d, one at a time)",
               cols, p->max_cols);
@@ -787,13 +794,13 @@ halo_status halo_exchange_reverse(halo_exchange *p, const float *halo, float *ow
   }
   p->stats.exchanges++;
 done:
-  p->stats.seconds += MPI_Wtime() - t0;
+  stats_add(p, t0, c0);
   return st;
 }
 
 halo_status halo_exchange_stale_drain(halo_exchange *p) {
   halo_status st = HALO_OK;
-  double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = halo_cpu_seconds();
   for (int k = 0; k < p->nslots; k++) {
     stale_slot *t = &p->slots[k];
     if (t->pending)
@@ -803,13 +810,13 @@ halo_status halo_exchange_stale_drain(halo_exchange *p) {
     t->cols = 0;
   }
 done:
-  p->stats.seconds += MPI_Wtime() - t0;
+  stats_add(p, t0, c0);
   return st;
 }
 
 halo_status halo_exchange_begin(halo_exchange *p, float *rows, int32_t cols) {
   halo_status st = HALO_OK;
-  double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = halo_cpu_seconds();
   halo_backend *be = p->be;
   const halo_backend_ops *ops = be->ops;
   if (p->active || cols < 1 || cols > p->max_cols)
@@ -868,13 +875,13 @@ posted:
   p->cols = cols;
   p->active = 1;
 done:
-  p->stats.seconds += MPI_Wtime() - t0;
+  stats_add(p, t0, c0);
   return st;
 }
 
 halo_status halo_exchange_end(halo_exchange *p) {
   halo_status st = HALO_OK;
-  double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = halo_cpu_seconds();
   halo_backend *be = p->be;
   const halo_backend_ops *ops = be->ops;
   if (!p->active) HALO_FAIL(HALO_ERR_ARG, "halo_exchange_end without a matching begin");
@@ -922,7 +929,7 @@ halo_status halo_exchange_end(halo_exchange *p) {
   }
   p->stats.exchanges++;
 done:
-  p->stats.seconds += MPI_Wtime() - t0;
+  stats_add(p, t0, c0);
   return st;
 }
 
@@ -987,7 +994,7 @@ done:
 halo_status halo_exchange_begin_cover(halo_exchange *p, float *rows, int32_t cols,
                                       const halo_csr *combine) {
   halo_status st = HALO_OK;
-  double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime(), c0 = halo_cpu_seconds();
   if (p->active || cols < 1 || cols > p->max_cols || !p->cover || p->prec != HALO_PREC_FP32)
     HALO_FAIL(HALO_ERR_ARG,
               "cover exchange of %d columns (at most %d, one at a time, fp32, after "
@@ -1002,7 +1009,7 @@ halo_status halo_exchange_begin_cover(halo_exchange *p, float *rows, int32_t col
   p->cols = cols;
   p->active = 1;
 done:
-  p->stats.seconds += MPI_Wtime() - t0;
+  stats_add(p, t0, c0);
   return st;
 }
 

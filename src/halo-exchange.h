@@ -161,6 +161,7 @@ typedef struct halo_exchange_stats {
   int64_t bytes_sent; /* bytes handed to MPI_Isend */
   int64_t bytes_recv; /* bytes posted with MPI_Irecv */
   double seconds;     /* wall time inside begin and end */
+  double cpu_seconds; /* this process's CPU time there (waits spin) */
 } halo_exchange_stats;
 
 halo_exchange_stats halo_exchange_stats_get(const halo_exchange *p);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gnn-impl.h"
+#include "halo-clock.h"
 #include "halo-exact.h"
 #include "halo-quant.h"
 #include "halo-rng.h"
@@ -264,7 +265,7 @@ void halo_net_share_forward(halo_net *g, int on) { g->shared.share_on = on; }
 halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) {
   halo_status st = HALO_OK;
   halo_net_stats s = {0};
-  double t0 = MPI_Wtime(), ar = 0.0;
+  double t0 = MPI_Wtime(), c0 = halo_cpu_seconds(), ar = 0.0, ar_cpu = 0.0;
   halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
   int64_t correct = 0;
   /* The evaluation's forward pass, when it is this one (halo_net_share_forward):
@@ -285,7 +286,7 @@ halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) 
   HALO_TRY(backward(g, epoch));
 
   /* One allreduce of one flat buffer sums every weight gradient. */
-  double a0 = MPI_Wtime();
+  double a0 = MPI_Wtime(), ac0 = halo_cpu_seconds();
   float *grads = fbuf(&g->grads);
   size_t bytes = (size_t)g->nparams * sizeof(float);
   if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
@@ -305,11 +306,14 @@ halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) 
   }
   if (g->host_grads) HALO_TRY(g->ops->upload(g->be, &g->grads, 0, g->host_grads, bytes));
   ar = MPI_Wtime() - a0;
+  ar_cpu = halo_cpu_seconds() - ac0;
 
   halo_exchange_stats x1 = halo_exchange_stats_get(g->plan);
   s.halo_bytes = x1.bytes_sent - x0.bytes_sent + (reuse ? g->shared.halo_bytes : 0);
   memcpy(s.layer_bytes, g->layer_bytes, sizeof s.layer_bytes);
   s.comm_seconds = (x1.seconds - x0.seconds) + ar + (reuse ? g->shared.comm_seconds : 0.0);
+  s.compute_cpu_seconds = (halo_cpu_seconds() - c0) - (x1.cpu_seconds - x0.cpu_seconds) - ar_cpu +
+                          (reuse ? g->shared.compute_cpu_seconds : 0.0);
   s.seconds = MPI_Wtime() - t0 + (reuse ? g->shared.seconds : 0.0);
   if (out) *out = s;
   if (!reuse) g->shared.seconds = 0.0; /* what halo_net_step adds */
@@ -341,9 +345,13 @@ halo_status halo_net_step(halo_net *g, int64_t epoch, halo_net_stats *out) {
   halo_status st = HALO_OK;
   double t0 = MPI_Wtime();
   HALO_TRY(halo_net_gradients(g, epoch, out));
+  const double c1 = halo_cpu_seconds();
   HALO_TRY(halo_net_update(g));
   /* A reused forward pass ran in the evaluation before: its time is the step's. */
-  if (out) out->seconds = MPI_Wtime() - t0 + g->shared.seconds;
+  if (out) {
+    out->seconds = MPI_Wtime() - t0 + g->shared.seconds;
+    out->compute_cpu_seconds += halo_cpu_seconds() - c1;
+  }
   g->shared.seconds = 0.0;
 done:
   return st;
@@ -357,6 +365,7 @@ halo_status halo_net_evaluate(halo_net *g, halo_net_stats *out) {
   double t0 = MPI_Wtime();
   halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
 
+  const double c0 = halo_cpu_seconds();
   const int share = g->shared.share_on && forward_shareable(g);
   g->shared.share_on = 0; /* a promise for this evaluation alone */
   g->shared.ready = 0;
@@ -369,6 +378,7 @@ halo_status halo_net_evaluate(halo_net *g, halo_net_stats *out) {
     g->shared.seconds = MPI_Wtime() - t0;
     g->shared.halo_bytes = xf.bytes_sent - x0.bytes_sent;
     g->shared.comm_seconds = xf.seconds - x0.seconds;
+    g->shared.compute_cpu_seconds = (halo_cpu_seconds() - c0) - (xf.cpu_seconds - x0.cpu_seconds);
     t0 += g->shared.seconds;
     x0 = xf;
   }

@@ -96,6 +96,7 @@ enum {
   HALO_TRAIN_ALLREDUCE_B, /* gradient allreduce bytes */
   HALO_TRAIN_EVAL_S,      /* seconds of the evaluation */
   HALO_TRAIN_EVAL_HALO_B, /* halo bytes sent by the evaluation */
+  HALO_TRAIN_COMPUTE_CPU, /* CPU seconds of the step outside its MPI waits: the rank's work */
   HALO_TRAIN_FIGURES
 };
 

@@ -369,6 +369,23 @@ done:
   return st;
 }
 
+/* --eval-only evaluates with fresh rows of the whole graph, as every
+ * evaluation does: the training-only exchange modes (given, or recorded in
+ * the checkpoint) reserve nothing, and a flag given for them says so. */
+static void eval_only_drop_training_modes(train_run *r) {
+  static const halo_model_option_id modes[] = {HALO_MOPT_HALO_STALE, HALO_MOPT_HALO_STALE_MOMENTUM,
+                                               HALO_MOPT_HALO_SAMPLE};
+  if (!r->args.eval_only) return;
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    if (r->args.model_given[modes[i]] && r->rank == 0)
+      halo_log_warn("%s: --eval-only evaluates with fresh rows of the whole graph; the flag has "
+                    "no effect",
+                    halo_model_option_at(modes[i])->flag.name);
+  r->args.gcn.halo_stale = 0;
+  r->args.gcn.halo_stale_momentum = 0.0f;
+  r->args.gcn.halo_sample = 1.0f;
+}
+
 /* Edge weights (docs/models.md, "Edge weights"): GCN and GraphSAGE use
  * the weights a weighted graph's parts hold; --no-edge-weights drops them
  * here, so the model sees the unweighted graph; the models that take no
@@ -589,6 +606,7 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
   HALO_TRY(halo_mpi_agree_first(r->comm, st, r->held));
   if (r->args.resume_auto) HALO_TRY(resume_auto(r));
   if (r->args.resume || r->args.eval_file) HALO_TRY(resume_read(r));
+  eval_only_drop_training_modes(r);
   HALO_TRY(edge_weights_apply(r));
   st = train_memory_check(&r->memory, r->comm, r->be, r->shard, &r->args.gcn);
   HALO_TRY(halo_mpi_agree(r->comm, st));

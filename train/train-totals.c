@@ -50,7 +50,8 @@ halo_status train_totals_reduce(const halo_train_report *rep, const halo_net_sta
                     [HALO_TRAIN_HALO_B] = (double)step->halo_bytes,
                     [HALO_TRAIN_ALLREDUCE_B] = (double)step->allreduce_bytes,
                     [HALO_TRAIN_EVAL_S] = eval->seconds,
-                    [HALO_TRAIN_EVAL_HALO_B] = (double)eval->halo_bytes};
+                    [HALO_TRAIN_EVAL_HALO_B] = (double)eval->halo_bytes,
+                    [HALO_TRAIN_COMPUTE_CPU] = step->compute_cpu_seconds};
   /* Sums of the figures, the loss, the three correct counts and the three
    * evaluation losses; maxima of the figures and of their negations (the
    * minima).  Each rank's losses are multiples of 2^-30 (the loss grid), so
@@ -191,6 +192,11 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_key_double(j, "comm_s", e->sum[HALO_TRAIN_COMM_S] / rep->ranks, "%.9g");
   halo_json_key_double(j, "comm_s_min", e->min[HALO_TRAIN_COMM_S], "%.9g");
   halo_json_key_double(j, "comm_s_max", e->max[HALO_TRAIN_COMM_S], "%.9g");
+  /* The ranks' work, in CPU seconds: its max / mean is the step's
+   * imbalance even where ranks share cores (bench/balance-step.sh). */
+  halo_json_key_double(j, "compute_cpu_s", e->sum[HALO_TRAIN_COMPUTE_CPU] / rep->ranks, "%.9g");
+  halo_json_key_double(j, "compute_cpu_s_min", e->min[HALO_TRAIN_COMPUTE_CPU], "%.9g");
+  halo_json_key_double(j, "compute_cpu_s_max", e->max[HALO_TRAIN_COMPUTE_CPU], "%.9g");
   halo_json_key_double(j, "halo_bytes", e->sum[HALO_TRAIN_HALO_B], "%.0f");
   halo_json_key_int(j, "halo_bytes_predicted", rep->predicted_epoch);
   /* The modes, and what a plain fp32 exchange of every halo row would have

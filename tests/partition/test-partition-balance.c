@@ -107,14 +107,24 @@ static int64_t json_sum(const char *json, const char *key, int *count) {
 
 Test(balance, json_sums_are_the_graphs_totals) {
   const char *specs[] = {"rmat:scale=11,edge-factor=8,seed=3"};
-  const char *balances[] = {"nodes", "edges", "work"};
+  /* --balance, --work-row-cost (the default, 4, and a row that weighs
+   * more than the hubs' mean degree: its parts must balance the cost it
+   * names, and so their nodes more closely than at 4). */
+  const struct {
+    const char *balance;
+    int row_cost;
+  } runs[] = {{"nodes", 4}, {"edges", 4}, {"work", 4}, {"work", 64}};
+  double node_balance[4];
   char *dir = pt_temp_dir("balance");
-  for (size_t b = 0; b < 3; b++) {
+  for (size_t b = 0; b < 4; b++) {
     char *out = NULL, path[512];
-    snprintf(path, sizeof path, "%s/%s.json", dir, balances[b]);
-    int rc = pt_run(&out, "%s --input %s --parts 8 --balance %s --out %s/%s --json %s",
-                    HALO_PARTITION_EXE, specs[0], balances[b], dir, balances[b], path);
-    cr_assert_eq(rc, 0, "halo-partition --balance %s failed:\n%s", balances[b], out);
+    snprintf(path, sizeof path, "%s/%s-%d.json", dir, runs[b].balance, runs[b].row_cost);
+    int rc = pt_run(&out,
+                    "%s --input %s --parts 8 --balance %s --work-row-cost %d --out %s/%s-%d "
+                    "--json %s",
+                    HALO_PARTITION_EXE, specs[0], runs[b].balance, runs[b].row_cost, dir,
+                    runs[b].balance, runs[b].row_cost, path);
+    cr_assert_eq(rc, 0, "halo-partition --balance %s failed:\n%s", runs[b].balance, out);
     free(out);
     char *json = pt_read_file(path);
     cr_assert_not_null(json);
@@ -122,17 +132,22 @@ Test(balance, json_sums_are_the_graphs_totals) {
     const int64_t edges = (int64_t)pt_json_number(json, "edges");
     const int64_t volume = (int64_t)pt_json_number(json, "comm_volume");
     const int64_t row_cost = (int64_t)pt_json_number(json, "work_row_cost");
+    cr_expect_eq(row_cost, runs[b].row_cost);
     int k = 0;
-    cr_expect_eq(json_sum(json, "owned", &k), nodes, "%s", balances[b]);
+    cr_expect_eq(json_sum(json, "owned", &k), nodes, "%s", runs[b].balance);
     cr_expect_eq(k, 8);
-    cr_expect_eq(json_sum(json, "local_edges", &k), edges, "%s", balances[b]);
-    cr_expect_eq(json_sum(json, "halo", &k), volume, "%s", balances[b]);
-    cr_expect_eq(json_sum(json, "send", &k), volume, "%s", balances[b]);
-    cr_expect_eq(json_sum(json, "cost", &k), edges + row_cost * nodes, "%s", balances[b]);
+    cr_expect_eq(json_sum(json, "local_edges", &k), edges, "%s", runs[b].balance);
+    cr_expect_eq(json_sum(json, "halo", &k), volume, "%s", runs[b].balance);
+    cr_expect_eq(json_sum(json, "send", &k), volume, "%s", runs[b].balance);
+    cr_expect_eq(json_sum(json, "cost", &k), edges + row_cost * nodes, "%s", runs[b].balance);
     if (b == 1) cr_expect_leq(pt_json_number(json, "balance_local_edges"), 1.10);
-    if (b == 2) cr_expect_leq(pt_json_number(json, "balance_cost"), 1.10);
+    if (b >= 2)
+      cr_expect_leq(pt_json_number(json, "balance_cost"), 1.10, "row cost %d", runs[b].row_cost);
+    node_balance[b] = pt_json_number(json, "balance");
     free(json);
   }
+  cr_expect_lt(node_balance[3], node_balance[2], "--work-row-cost 64: nodes %.3f, at 4 %.3f",
+               node_balance[3], node_balance[2]);
   pt_remove_tree(dir);
   free(dir);
 }

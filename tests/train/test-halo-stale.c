@@ -329,6 +329,16 @@ Test(halo_stale, refusals_and_resume_warning, .timeout = 300) {
   cr_assert(text);
   cr_expect_eq(tr_count_lines(text, "--halo-stale on (this run: off)"), 1, "%s", text);
   free(text);
+  /* An evaluation exchanges fresh rows: --halo-stale given to it is said to
+   * do nothing, once, and the evaluation runs. */
+  rc = tr_mpirun(2, 120, out, "%s %s --eval-only --checkpoint %s --resume --halo-stale", TRAIN_BIN,
+                 shards, ckpt);
+  text = tr_slurp(out);
+  cr_assert(text);
+  cr_expect_eq(rc, 0, "%s", text);
+  cr_expect_eq(tr_count_lines(text, "--halo-stale: --eval-only evaluates with fresh rows"), 1, "%s",
+               text);
+  free(text);
   tr_rmdir(dir);
 }
 

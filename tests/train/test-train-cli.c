@@ -124,6 +124,14 @@ Test(cli, graph_without_edges_trains, .timeout = 300) {
  * lines alone (one per epoch, then the summary, each one object), with the
  * same losses as a run of the same seed with --metrics FILE; the report's
  * text goes to stderr, and no file named "-" appears. */
+/* The number after "KEY": in one JSON line, or -1 when the key is absent. */
+static double line_figure(const char *line, const char *key) {
+  char pattern[80];
+  snprintf(pattern, sizeof pattern, "\"%s\": ", key);
+  const char *at = strstr(line, pattern);
+  return at ? strtod(at + strlen(pattern), NULL) : -1.0;
+}
+
 Test(cli, metrics_dash_is_standard_output, .timeout = 300) {
   char *dir = tr_tmpdir("mstdout");
   char shards[512], json[600], ref[600], path[600], err[600];
@@ -155,6 +163,15 @@ Test(cli, metrics_dash_is_standard_output, .timeout = 300) {
     const size_t len = strlen(line);
     cr_expect(len > 2 && line[0] == '{' && line[len - 1] == '}', "line %d is not a JSON object: %s",
               lines, line);
+    /* Each epoch's work over the ranks, in CPU seconds: min <= mean <=
+     * max, and a step does work. */
+    if (strstr(line, "\"epoch\": ")) {
+      const double lo = line_figure(line, "compute_cpu_s_min"),
+                   mean = line_figure(line, "compute_cpu_s"),
+                   hi = line_figure(line, "compute_cpu_s_max");
+      cr_expect(lo > 0.0 && lo <= mean * (1 + 1e-9) && mean <= hi * (1 + 1e-9),
+                "line %d: compute_cpu_s %g, min %g, max %g", lines, mean, lo, hi);
+    }
     next[-1] = '\n';
   }
   cr_expect_eq(lines, epochs + 1, "%d lines on stdout, expected %d:\n%s", lines, epochs + 1, out);
