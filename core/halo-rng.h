@@ -49,9 +49,13 @@ HALO_HD uint64_t halo_rng_key(uint64_t seed, uint64_t tag, uint64_t a, uint64_t 
   return halo_rng_mix(halo_rng_mix(halo_rng_mix(seed ^ (tag << 56)) ^ a) ^ b);
 }
 
+/* The column's odd multiplier in halo_rng_bits, for the kernels that hoist
+ * the row's half of it out of a loop over columns. */
+#define HALO_RNG_COL_MUL 0xd1b54a32d192ed03ull
+
 /* 64 random bits at position (row, col) of a keyed stream. */
 HALO_HD uint64_t halo_rng_bits(uint64_t key, uint64_t row, uint64_t col) {
-  return halo_rng_mix(halo_rng_mix(key ^ row) ^ (col * 0xd1b54a32d192ed03ull));
+  return halo_rng_mix(halo_rng_mix(key ^ row) ^ (col * HALO_RNG_COL_MUL));
 }
 
 /* Uniform float in [0, 1) with 24 random bits. */

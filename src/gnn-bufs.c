@@ -33,6 +33,19 @@ static void set_csr(gnn_bufs *p, gnn_csr c, int64_t rows, int64_t cols, int64_t 
       .rows = rows, .cols = cols, .nnz = nnz, .prepared_rows_copy = rows_copy, .life = life};
 }
 
+int gnn_bufs_input_fused(const halo_model_desc *d, const halo_net_options *o, int device,
+                         int sparse) {
+  return !sparse && !device && !o->deterministic && o->input_dropout > 0.0f &&
+         d->layer[0].shape == HALO_LAYER_TRANSFORM &&
+         d->layer[0].residual != HALO_RESIDUAL_IDENTITY;
+}
+
+int64_t gnn_bufs_drop_block(int64_t f, int64_t n) {
+  int64_t rows = ((int64_t)1 << 20) / (f > 0 ? f : 1);
+  if (rows < 64) rows = 64;
+  return rows < n ? rows : (n > 0 ? n : 1);
+}
+
 void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bufs_input *in,
                     gnn_bufs *p) {
   const halo_model_desc *d = in->model;
@@ -128,7 +141,10 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
     }
   } else {
     set(p, GNN_BUF_X, 0, n * f * fl, GNN_LIFE_ALWAYS);
-    set(p, GNN_BUF_XD, 0, all * f * fl, GNN_LIFE_ALWAYS);
+    /* A fused input dropout masks one block of rows at a time. */
+    const int64_t xd_rows =
+        gnn_bufs_input_fused(d, o, in->device, 0) ? gnn_bufs_drop_block(f, n) : all;
+    set(p, GNN_BUF_XD, 0, xd_rows * f * fl, GNN_LIFE_ALWAYS);
   }
 
   const halo_model_comm comm = halo_model_comm_of(d);

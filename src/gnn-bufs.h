@@ -37,7 +37,7 @@ typedef enum {
   GNN_BUF_ADAM_M,
   GNN_BUF_ADAM_V,
   GNN_BUF_X,       /* dense X, n_owned × F (transform or aggregate layer 0) */
-  GNN_BUF_XD,      /* dense dropout(X) with halo rows, n_all × F */
+  GNN_BUF_XD,      /* dense dropout(X) with halo rows, n_all × F (fused: a block of rows) */
   GNN_BUF_S_DROP,  /* dropped values of S and Sᵀ (sparse X with input dropout) */
   GNN_BUF_ST_DROP, /* */
   GNN_BUF_AX,      /* the cached ÂX, n_owned × F */
@@ -115,6 +115,21 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
 /* Sets entry (b, layer) to `floats` floats, alive always: how a layer
  * kind plans its buffers. Local. */
 void gnn_bufs_set(gnn_bufs *p, gnn_buf b, int layer, int64_t floats);
+
+/* Whether the first layer applies the input dropout while its products
+ * read X (gnn_input_mm, gnn_input_term): a dense X multiplied by W first
+ * (no identity residual reads it whole), on a host backend, on the float
+ * path, with input dropout.  Then xd is one block of rows, masked from X
+ * just before each product reads it, instead of a dropped copy of X.
+ * Local. */
+int gnn_bufs_input_fused(const halo_model_desc *d, const halo_net_options *o, int device,
+                         int sparse);
+
+/* The rows of one such block for F features and n owned rows: about 4 MiB
+ * of floats (within the last-level cache; smaller blocks mean more GEMM
+ * calls, each a synchronisation of the BLAS threads, which a loaded node
+ * makes dear), at least 64 rows, at most n. Local. */
+int64_t gnn_bufs_drop_block(int64_t f, int64_t n);
 
 /* Bytes of entry (b, layer); layer is 0 for the model-wide entries. Local. */
 int64_t gnn_bufs_bytes(const gnn_bufs *p, gnn_buf b, int layer);

@@ -30,10 +30,16 @@ enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
 /* A layer's input as its kind reads it: dense rows (n_all × d_in with halo
  * room, the owned rows filled; ÂX of a cached layer has n_owned rows), or
  * for the first layer a CSR matrix S (n_owned × d_in) with its transpose,
- * holding this epoch's (dropped) values. */
+ * holding this epoch's (dropped) values.  With drop_p > 0 (the fused input
+ * dropout, gnn_bufs_input_fused) the dense rows are X itself, and the
+ * products that read them (gnn_input_mm, gnn_input_mm_acc, gnn_input_term)
+ * apply the dropout keyed drop_key, one block of rows at a time through xd:
+ * the same values a dropped copy would hold, never written whole. */
 typedef struct layer_input {
   const float *dense; /* NULL when sparse */
   halo_csr sparse, sparse_t;
+  float drop_p;
+  uint64_t drop_key;
 } layer_input;
 
 /* How the rows split into interior rows (no halo column) and boundary
@@ -104,9 +110,10 @@ struct halo_net {
    * or, when sparse_in, as a CSR matrix S (n_owned × F) with its transpose
    * Sᵀ for dW = Sᵀ·dT. */
   int sparse_in;
-  halo_buf x;                              /* dense X, n_owned × F */
-  halo_buf xd;                             /* dense dropout(X) with halo room, n_all × F */
-  halo_buf ax;                             /* dense cached ÂX, n_owned × F */
+  halo_buf x;  /* dense X, n_owned × F */
+  halo_buf xd; /* dense dropout(X) with halo room, n_all × F */
+  int x_fused; /* gnn_bufs_input_fused: xd is one block of rows, masked as read */
+  halo_buf ax; /* dense cached ÂX, n_owned × F */
   halo_csr s_host, st_host, s_csr, st_csr; /* S and Sᵀ: host arrays, backend copies */
   halo_buf s_drop, st_drop; /* dropped values of S and Sᵀ (X with input dropout only) */
 
@@ -152,6 +159,16 @@ struct halo_net {
   row_split rows;
   int64_t held, held_peak;
   layer_input in0; /* the first layer's input in the last forward pass */
+  /* halo_net_share_forward: whether the caller allows it (share_on), and
+   * whether the last forward pass (an evaluation's) is the next training
+   * step's (ready), with what it cost: its seconds, halo bytes sent,
+   * exchange seconds and CPU seconds outside the exchange, which the step
+   * that reuses it counts. */
+  struct {
+    int share_on, ready;
+    double seconds, comm_seconds, compute_cpu_seconds;
+    int64_t halo_bytes;
+  } shared;
   struct {
     int64_t epoch;    /* keys the dropout masks */
     int training;     /* dropout is on */
@@ -239,6 +256,8 @@ typedef struct grad_term {
   const halo_csr *a_sparse_t;
   const float *b;
   int64_t n;
+  float drop_p;      /* a_dense is X under the fused input dropout (layer_input) */
+  uint64_t drop_key; /* (float path only: gnn_bufs_input_fused) */
 } grad_term;
 
 /* Writes every term's gradient: through the backend's products, or,
@@ -252,7 +271,9 @@ static inline grad_term gnn_input_term(int tensor, const layer_input *in, const 
   return (grad_term){.tensor = tensor,
                      .a_dense = in->dense,
                      .a_sparse_t = in->dense ? NULL : &in->sparse_t,
-                     .b = b};
+                     .b = b,
+                     .drop_p = in->drop_p,
+                     .drop_key = in->drop_key};
 }
 
 /* Deterministic mode: sums every rank's limbs and writes the gradients.

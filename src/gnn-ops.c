@@ -1,6 +1,7 @@
 /* The operations every layer kind shares (gnn-impl.h): the split-phase
  * aggregation, the row-invariant products, and the weight gradients, as
  * float products or as exact sums (deterministic mode). */
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -71,20 +72,53 @@ void gnn_mm_acc(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, co
   }
 }
 
+/* The fused input dropout (layer_input): rows [r0, r0 + rows) of dropout(X)
+ * into xd, with the mask of the whole matrix (keyed by global row id). */
+static const float *dropped_rows(halo_net *g, const float *x, int32_t d_in, int64_t r0,
+                                 int64_t rows, float p, uint64_t key) {
+  float *xd = fbuf(&g->xd);
+  const int64_t *gid = (const int64_t *)g->global_id.data + r0;
+  if (g->ops->dropout_to) {
+    g->ops->dropout_to(g->be, xd, x + r0 * d_in, rows, d_in, gid, key, p);
+  } else {
+    g->ops->copy(g->be, xd, x + r0 * d_in, rows * d_in);
+    g->ops->dropout(g->be, xd, rows, d_in, gid, key, p);
+  }
+  return xd;
+}
+
 void gnn_input_mm(halo_net *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
                   float *out) {
-  if (in->dense)
+  if (in->dense && in->drop_p > 0.0f) {
+    const int64_t n = g->n_owned, block = gnn_bufs_drop_block(d_in, n);
+    for (int64_t r0 = 0; r0 < n; r0 += block) {
+      const int64_t rows = n - r0 < block ? n - r0 : block;
+      gnn_mm(g, rows, cols, d_in,
+             dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key), w,
+             out + r0 * cols);
+    }
+  } else if (in->dense) {
     gnn_mm(g, g->n_owned, cols, d_in, in->dense, w, out);
-  else
+  } else {
     g->ops->spmm(g->be, &in->sparse, w, cols, cols, 0.0f, out, cols, NULL, g->n_owned);
+  }
 }
 
 void gnn_input_mm_acc(halo_net *g, const layer_input *in, int32_t d_in, const float *w,
                       int32_t cols, float *out, float *scratch) {
-  if (in->dense)
+  if (in->dense && in->drop_p > 0.0f) {
+    const int64_t n = g->n_owned, block = gnn_bufs_drop_block(d_in, n);
+    for (int64_t r0 = 0; r0 < n; r0 += block) {
+      const int64_t rows = n - r0 < block ? n - r0 : block;
+      gnn_mm_acc(g, rows, cols, d_in,
+                 dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key), w,
+                 out + r0 * cols, scratch + r0 * cols);
+    }
+  } else if (in->dense) {
     gnn_mm_acc(g, g->n_owned, cols, d_in, in->dense, w, out, scratch);
-  else
+  } else {
     g->ops->spmm(g->be, &in->sparse, w, cols, cols, 1.0f, out, cols, NULL, g->n_owned);
+  }
 }
 
 /* exact_e of a tensor whose gradient bounds are not finite. */
@@ -105,6 +139,14 @@ static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) 
     if (t[k].a_sparse_t)
       g->ops->spmm(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, 0.0f, out, p->cols, NULL,
                    p->rows);
+    else if (t[k].a_dense && t[k].drop_p > 0.0f) /* Xᵀ·B summed block by block */
+      for (int64_t r0 = 0, block = gnn_bufs_drop_block(p->rows, n); r0 < n; r0 += block) {
+        const int64_t rows = n - r0 < block ? n - r0 : block;
+        const float *a =
+            dropped_rows(g, t[k].a_dense, p->rows, r0, rows, t[k].drop_p, t[k].drop_key);
+        g->ops->gemm(g->be, 1, 0, p->rows, p->cols, rows, 1.0f, a, p->rows, t[k].b + r0 * p->cols,
+                     p->cols, r0 > 0 ? 1.0f : 0.0f, out, p->cols);
+      }
     else if (t[k].a_dense)
       g->ops->gemm(g->be, 1, 0, p->rows, p->cols, n, 1.0f, t[k].a_dense, p->rows, t[k].b, p->cols,
                    0.0f, out, p->cols);
@@ -123,6 +165,8 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
     goto done;
   }
   if (nterms > MAX_TERMS) HALO_FAIL(HALO_ERR_LIMIT, "%d gradient terms in one layer", nterms);
+  /* The fused input dropout is the float path's (gnn_bufs_input_fused). */
+  for (int k = 0; k < nterms; k++) assert(t[k].drop_p <= 0.0f);
 
   /* Bounds: max |A| (1 for a column sum) and max |B| of each term, and
    * its terms per owned row (GIN's ε sums n × d products), which the MAX

@@ -113,6 +113,18 @@ halo_status halo_net_drain(halo_net *g);
  * step's predicted volume and are reported apart. Collective. */
 halo_status halo_net_evaluate(halo_net *g, halo_net_stats *out);
 
+/* With on, the next halo_net_evaluate promises that halo_net_step follows
+ * it with no other change to the model: when the model's training forward
+ * pass is its evaluation's (no dropout of any kind, no BatchNorm, fp32
+ * fresh exchanges, no --halo-sample), that step reuses the evaluation's
+ * forward pass instead of running its own, the same computation bit for
+ * bit, and the forward's time, halo bytes and communication time are
+ * counted in the step (which the epoch's prediction covers), the
+ * evaluation reporting its own share: the losses.  Off (the default)
+ * every step runs its forward pass; halo_net_evaluate resets it. Local
+ * (every rank must agree). */
+void halo_net_share_forward(halo_net *g, int on);
+
 /* Model facts. Local. */
 typedef struct halo_net_info {
   halo_model_desc model; /* widths, layer shapes and exchanges */

@@ -358,6 +358,7 @@ halo_status gnn_setup_features(halo_net *g, const halo_shard *s) {
   } else if (!cached) {
     HALO_TRY(gnn_plan_from_host(g, &g->x, GNN_BUF_X, 0, x));
     HALO_TRY(gnn_plan_new(g, &g->xd, GNN_BUF_XD, 0));
+    g->x_fused = gnn_bufs_input_fused(&g->info.model, &g->opt, g->ops->download != NULL, 0);
   }
 done:
   gnn_buf_del(g, &xfull);

@@ -66,10 +66,13 @@ static layer_input input_of(halo_net *g, int l, int train, int64_t epoch) {
     }
     return in;
   }
-  /* Multiplied first, X is read in place; aggregated first, it needs the
-   * halo rows' room of xd. */
+  /* Multiplied first, X is read in place (the fused dropout masks it as
+   * the products read it); aggregated first, it needs the halo rows' room
+   * of xd. */
   if (p <= 0.0f && ly->desc->shape == HALO_LAYER_TRANSFORM)
     return (layer_input){.dense = fbuf(&g->x)};
+  if (g->x_fused)
+    return (layer_input){.dense = fbuf(&g->x), .drop_p = p, .drop_key = dropout_key(g, epoch, 0)};
   dropout_to(g, fbuf(&g->xd), fbuf(&g->x), ly->d_in, epoch, 0, p);
   return (layer_input){.dense = fbuf(&g->xd)};
 }
@@ -246,15 +249,37 @@ static void loss_of(halo_net *g, int k, float grad_scale, float *grad, double *l
                          g->split[k].data, g->split_n[k], grad_scale, grad, loss_sum, correct);
 }
 
+/* Whether training's forward pass computes what evaluation's does, bit for
+ * bit (forward: the training flag changes only the dropouts, BatchNorm's
+ * statistics, the exchange's precision and staleness, and the sampling). */
+static int forward_shareable(const halo_net *g) {
+  const halo_net_options *o = &g->opt;
+  const int attention = g->info.model.kind == HALO_MODEL_GAT && o->attn_dropout > 0.0f;
+  return o->dropout <= 0.0f && o->input_dropout <= 0.0f && !attention &&
+         o->norm != HALO_NORM_BATCH && o->halo_precision == HALO_PREC_FP32 && !o->halo_stale &&
+         !halo_sample_on(o->halo_sample);
+}
+
+void halo_net_share_forward(halo_net *g, int on) { g->shared.share_on = on; }
+
 halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) {
   halo_status st = HALO_OK;
   halo_net_stats s = {0};
   double t0 = MPI_Wtime(), c0 = halo_cpu_seconds(), ar = 0.0, ar_cpu = 0.0;
   halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
   int64_t correct = 0;
+  /* The evaluation's forward pass, when it is this one (halo_net_share_forward):
+   * its Z, kept inputs and layer_bytes are those this pass would make. */
+  const int reuse = g->shared.ready;
+  g->shared.ready = 0;
 
   gnn_sample_epoch(g, epoch);
-  HALO_TRY(forward(g, 1, epoch));
+  if (reuse) {
+    g->pass.epoch = epoch;
+    g->pass.training = 1;
+  } else {
+    HALO_TRY(forward(g, 1, epoch));
+  }
   const int64_t scored = g->info.global_scored[SPLIT_TRAIN];
   const float scale = scored > 0 ? 1.0f / (float)scored : 0.0f;
   loss_of(g, SPLIT_TRAIN, scale, fbuf(&g->g0), &s.loss_sum, &correct);
@@ -284,18 +309,21 @@ halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) 
   ar_cpu = halo_cpu_seconds() - ac0;
 
   halo_exchange_stats x1 = halo_exchange_stats_get(g->plan);
-  s.halo_bytes = x1.bytes_sent - x0.bytes_sent;
+  s.halo_bytes = x1.bytes_sent - x0.bytes_sent + (reuse ? g->shared.halo_bytes : 0);
   memcpy(s.layer_bytes, g->layer_bytes, sizeof s.layer_bytes);
-  s.comm_seconds = (x1.seconds - x0.seconds) + ar;
-  s.compute_cpu_seconds = (halo_cpu_seconds() - c0) - (x1.cpu_seconds - x0.cpu_seconds) - ar_cpu;
-  s.seconds = MPI_Wtime() - t0;
+  s.comm_seconds = (x1.seconds - x0.seconds) + ar + (reuse ? g->shared.comm_seconds : 0.0);
+  s.compute_cpu_seconds = (halo_cpu_seconds() - c0) - (x1.cpu_seconds - x0.cpu_seconds) - ar_cpu +
+                          (reuse ? g->shared.compute_cpu_seconds : 0.0);
+  s.seconds = MPI_Wtime() - t0 + (reuse ? g->shared.seconds : 0.0);
   if (out) *out = s;
+  if (!reuse) g->shared.seconds = 0.0; /* what halo_net_step adds */
 done:
   return st;
 }
 
 halo_status halo_net_update(halo_net *g) {
   float scale = 1.0f;
+  g->shared.ready = 0;
   if (g->optim.clip > 0.0f) {
     /* After the allreduce every rank holds the summed gradients on the
      * host (a device backend staged them through host_grads), so each
@@ -319,10 +347,12 @@ halo_status halo_net_step(halo_net *g, int64_t epoch, halo_net_stats *out) {
   HALO_TRY(halo_net_gradients(g, epoch, out));
   const double c1 = halo_cpu_seconds();
   HALO_TRY(halo_net_update(g));
+  /* A reused forward pass ran in the evaluation before: its time is the step's. */
   if (out) {
-    out->seconds = MPI_Wtime() - t0;
+    out->seconds = MPI_Wtime() - t0 + g->shared.seconds;
     out->compute_cpu_seconds += halo_cpu_seconds() - c1;
   }
+  g->shared.seconds = 0.0;
 done:
   return st;
 }
@@ -335,7 +365,23 @@ halo_status halo_net_evaluate(halo_net *g, halo_net_stats *out) {
   double t0 = MPI_Wtime();
   halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
 
+  const double c0 = halo_cpu_seconds();
+  const int share = g->shared.share_on && forward_shareable(g);
+  g->shared.share_on = 0; /* a promise for this evaluation alone */
+  g->shared.ready = 0;
   HALO_TRY(forward(g, 0, 0));
+  if (share) {
+    /* The next step's forward pass: its cost moves there. */
+    if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
+    const halo_exchange_stats xf = halo_exchange_stats_get(g->plan);
+    g->shared.ready = 1;
+    g->shared.seconds = MPI_Wtime() - t0;
+    g->shared.halo_bytes = xf.bytes_sent - x0.bytes_sent;
+    g->shared.comm_seconds = xf.seconds - x0.seconds;
+    g->shared.compute_cpu_seconds = (halo_cpu_seconds() - c0) - (xf.cpu_seconds - x0.cpu_seconds);
+    t0 += g->shared.seconds;
+    x0 = xf;
+  }
   for (int k = 0; k < 3; k++) loss_of(g, k, 0.0f, NULL, &s.eval_loss_sum[k], &s.correct[k]);
   if (g->ops->synchronize) HALO_TRY(g->ops->synchronize(g->be));
   halo_exchange_stats x1 = halo_exchange_stats_get(g->plan);
@@ -361,6 +407,7 @@ halo_status halo_net_grads_get(const halo_net *g, float *out) {
 
 halo_status halo_net_params_set(halo_net *g, const float *in) {
   size_t bytes = (size_t)g->nparams * sizeof(float);
+  g->shared.ready = 0;
   if (g->ops->upload) return g->ops->upload(g->be, &g->params, 0, in, bytes);
   memcpy(g->params.data, in, bytes);
   return HALO_OK;
@@ -398,6 +445,7 @@ void halo_net_bn_running_get(const halo_net *g, float *out) {
 }
 
 void halo_net_bn_running_set(halo_net *g, const float *in) {
+  g->shared.ready = 0;
   if (g->info.model.running > 0)
     memcpy(g->bn_running, in, (size_t)g->info.model.running * sizeof *in);
 }

@@ -228,7 +228,12 @@ halo_status train_epochs(train_run *r) {
     r->lr = (float)halo_schedule_lr(&a->gcn, span, epoch, &r->plateau);
     halo_net_set_lr(r->model, r->lr);
     HALO_TRY(fatal_if(r, halo_net_step(r->model, epoch, &step)));
-    if (evaluate) HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, &eval)));
+    /* The next epoch's step follows with these parameters: it reuses this
+     * evaluation's forward pass where that is its own (halo-net.h). */
+    if (evaluate) {
+      halo_net_share_forward(r->model, epoch < a->epochs);
+      HALO_TRY(fatal_if(r, halo_net_evaluate(r->model, &eval)));
+    }
     if (a->profile) {
       const int64_t fault_count = halo_profile_minflt() - faults;
       if (epoch == r->start_epoch + 1) prof.minflt_first = fault_count;

@@ -266,3 +266,42 @@ Test(dropout, csr_mask_is_the_dense_mask) {
     sparse_free(&s);
   }
 }
+
+/* The kernels' vectorised keep test (an integer threshold on the draw's 24
+ * bits, the row's half of the hash hoisted) is halo_dropout_apply's, bit
+ * for bit: in place and out of place, at rates whose p · 2^24 is and is
+ * not an integer, a rate just below one half, one below a single draw's
+ * step, and on rows of 37 columns (not a multiple of any vector width),
+ * negative values included (a dropped value is +0). */
+Test(dropout, kernels_are_the_formula_bit_for_bit) {
+  const uint64_t seed = test_seed("dropout.kernels_are_the_formula_bit_for_bit");
+  enum { C = 37, R = ROWS };
+  int64_t ids[ROWS];
+  make_ids(ids, test_key(seed, 1));
+  float *x = malloc(R * C * sizeof *x), *in = malloc(R * C * sizeof *in),
+        *out = malloc(R * C * sizeof *out);
+  cr_assert(x && in && out);
+  test_fill(x, R * C, test_key(seed, 2), -1.5f, 1.5f);
+  const float ps[] = {0.1f, 1.0f / 3.0f, 0.5f, 0.49999997f, 0.75f, 0.999999f, 1e-8f, 0.2f};
+  for (size_t t = 0; t < sizeof ps / sizeof ps[0]; t++) {
+    const float p = ps[t], scale = halo_dropout_scale(p);
+    const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, t, 3);
+    memcpy(in, x, R * C * sizeof *in);
+    halo_cpu_dropout(in, R, C, ids, key, p);
+    halo_cpu_dropout_to(out, x, R, C, ids, key, p);
+    for (int64_t i = 0; i < R; i++)
+      for (int64_t j = 0; j < C; j++) {
+        const float want =
+            halo_dropout_apply(x[i * C + j], key, (uint64_t)ids[i], (uint64_t)j, p, scale);
+        cr_assert(memcmp(&in[i * C + j], &want, sizeof want) == 0,
+                  "seed %llu p %g (%lld, %lld): in place %a, want %a", (unsigned long long)seed,
+                  (double)p, (long long)i, (long long)j, (double)in[i * C + j], (double)want);
+        cr_assert(memcmp(&out[i * C + j], &want, sizeof want) == 0,
+                  "seed %llu p %g (%lld, %lld): out of place %a, want %a", (unsigned long long)seed,
+                  (double)p, (long long)i, (long long)j, (double)out[i * C + j], (double)want);
+      }
+  }
+  free(x);
+  free(in);
+  free(out);
+}
