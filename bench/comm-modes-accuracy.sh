@@ -38,10 +38,13 @@ bf16:--halo-precision,bf16,--halo-precision-bwd,bf16
 fp16:--halo-precision,fp16,--halo-precision-bwd,fp16
 int8:--halo-precision,int8,--halo-precision-bwd,int8
 int4:--halo-precision,int4,--halo-precision-bwd,int4
+int2:--halo-precision,int2,--halo-precision-bwd,int2
 stale:--halo-stale
 int8+stale:--halo-precision,int8,--halo-precision-bwd,int8,--halo-stale
 sample-0.5:--halo-sample,0.5
-aggregate-auto:--halo-aggregate,auto"
+sample-0.1:--halo-sample,0.1
+aggregate-auto:--halo-aggregate,auto
+int8+stale+auto:--halo-precision,int8,--halo-precision-bwd,int8,--halo-stale,--halo-aggregate,auto"
 modes=""
 for m in $all_modes; do
   if [ -z "${MODES:-}" ] || [ "${m%%:*}" = plain ] || [[ " $MODES " == *" ${m%%:*} "* ]]; then
