@@ -212,7 +212,7 @@ static const char *const header_words[] = {"auto", "yes", "no", NULL};
                                 "what the parts balance: nodes (default), edges (nodes and\n"      \
                                 "non-zeros; METIS: 2 constraints, Scotch: one combined load)\n"    \
                                 "or work (each node costs its edges + C, the step model)"))        \
-  X(WORK_ROW_COST, HALO_FLAG_INT_ROW("--work-row-cost", C, rq.opt.work_row_cost, 0, 1000000, "C",  \
+  X(WORK_ROW_COST, HALO_FLAG_INT_ROW("--work-row-cost", C, rq.opt.work_row_cost, 1, 1000000, "C",  \
                                      "--balance work: a node's cost beyond its edges, in\n"        \
                                      "non-zeros (default 4; bench/balance-step.sh fits it)"))      \
   X(ORDER, HALO_FLAG_CALL_ROW("--order", parse_order, NULL, "O",                                   \

@@ -169,7 +169,7 @@ void gnn_cover_keys(const halo_shard *s, const gnn_cover *c, int64_t *keys) {
     for (int64_t k = c->mine_ptr[q]; k < c->mine_ptr[q + 1]; k++)
       keys[r++] = s->global_id[c->mine[k]];
     for (int64_t k = c->theirs_ptr[q]; k < c->theirs_ptr[q + 1]; k++)
-      keys[r++] = gnn_cover_sum_key(s->global_id[c->theirs[k]]);
+      keys[r++] = gnn_cover_sum_key(s->global_id[c->theirs[k]], s->part);
   }
 }
 

@@ -337,14 +337,22 @@ void gnn_cover_free(gnn_cover *c);
 /* keys[r] (size c->offset[parts]) = the id that keys the low-bit rounding
  * of the r-th row this part sends (halo_exchange_cover_set): a covered
  * owned node's global id, as its plain row is keyed, and for a partial sum
- * for node v, gnn_cover_sum_key(global id of v), which no row's key equals.
+ * for node v, gnn_cover_sum_key(global id of v, this part), which no row's
+ * key equals.
  * Local. */
 void gnn_cover_keys(const halo_shard *s, const gnn_cover *c, int64_t *keys);
 
-/* The rounding id of a partial sum for global node gid: -1 - gid, negative,
- * so its draw never repeats the draw of a row (whose ids are ≥ 0), in
- * particular not that of node gid's own row crossing the other way. */
-static inline int64_t gnn_cover_sum_key(int64_t gid) { return -1 - gid; }
+/* The rounding id of the partial sum that part `sender` makes for global
+ * node gid: negative (the top bit set), so its draw never repeats the draw
+ * of a row (whose ids are ≥ 0), in particular not that of node gid's own
+ * row crossing the other way; and the sender's part in the low 16 bits, so
+ * that the partial sums several parts send for one node round with draws
+ * of their own, whose errors do not add up in step at that node's row
+ * (global ids below 2^47, parts below 2^16; past that the ids only alias,
+ * which correlates draws and breaks nothing). */
+static inline int64_t gnn_cover_sum_key(int64_t gid, int32_t sender) {
+  return (int64_t)(((uint64_t)gid << 16) ^ (uint64_t)(uint16_t)sender ^ (1ull << 63));
+}
 
 /* Rewrites *a, the host matrix of `kind` on shard s, as the receiver's A'
  * of cover c, and makes the sender's *combine (cover rows × n_all, over

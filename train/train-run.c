@@ -410,21 +410,25 @@ done:
   return st;
 }
 
-/* --eval-only evaluates with fresh rows of the whole graph, as every
- * evaluation does: the training-only exchange modes (given, or recorded in
- * the checkpoint) reserve nothing, and a flag given for them says so. */
+/* --eval-only evaluates with fresh float32 rows of the whole graph, as
+ * every evaluation does: the training-only exchange modes (given, or
+ * recorded in the checkpoint) reserve nothing, and a flag given for them
+ * says so. */
 static void eval_only_drop_training_modes(train_run *r) {
-  static const halo_model_option_id modes[] = {HALO_MOPT_HALO_STALE, HALO_MOPT_HALO_STALE_MOMENTUM,
-                                               HALO_MOPT_HALO_SAMPLE};
+  static const halo_model_option_id modes[] = {
+      HALO_MOPT_HALO_STALE, HALO_MOPT_HALO_STALE_MOMENTUM, HALO_MOPT_HALO_SAMPLE,
+      HALO_MOPT_HALO_PRECISION, HALO_MOPT_HALO_PRECISION_BWD};
   if (!r->args.eval_only) return;
   for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
     if (r->args.model_given[modes[i]] && r->rank == 0)
-      halo_log_warn("%s: --eval-only evaluates with fresh rows of the whole graph; the flag has "
-                    "no effect",
+      halo_log_warn("%s: --eval-only evaluates with fresh float32 rows of the whole graph; "
+                    "the flag has no effect",
                     halo_model_option_at(modes[i])->flag.name);
   r->args.gcn.halo_stale = 0;
   r->args.gcn.halo_stale_momentum = 0.0f;
   r->args.gcn.halo_sample = 1.0f;
+  r->args.gcn.halo_precision = HALO_PREC_FP32;
+  r->args.gcn.halo_precision_bwd = HALO_PREC_FP32;
 }
 
 /* Edge weights (docs/models.md, "Edge weights"): GCN and GraphSAGE use

@@ -464,7 +464,7 @@ Test(halo_stale, refusals_and_resume_warning, .timeout = 300) {
   text = tr_slurp(out);
   cr_assert(text);
   cr_expect_eq(rc, 0, "%s", text);
-  cr_expect_eq(tr_count_lines(text, "--halo-stale: --eval-only evaluates with fresh rows"), 1, "%s",
+  cr_expect_eq(tr_count_lines(text, "--halo-stale: --eval-only evaluates with fresh float32 rows"), 1, "%s",
                text);
   free(text);
   tr_rmdir(dir);
