@@ -152,7 +152,7 @@ static void partition_cora(const char *dir, char *shards, size_t size) {
 TestSuite(cluster, .init = setup, .fini = teardown, .timeout = 600);
 
 Test(cluster, two_hosts_train_as_one) {
-  char *dir = tr_tmpdir("cluster"), shards[300], cmd[4096], log[900], args[1200];
+  char *dir = tr_tmpdir("cluster"), shards[300], cmd[4096], log[900], args[4096];
   partition_cora(dir, shards, sizeof shards);
 
   /* Two ranks on each host. */
@@ -206,7 +206,7 @@ Test(cluster, two_hosts_train_as_one) {
  * into the folder both see: the same parts as on one host with K = 4
  * (equal run ids), and shards that train across the hosts. */
 Test(cluster, two_hosts_partition_as_one) {
-  char *dir = tr_tmpdir("cluster-pt"), cmd[4096], log[900], args[1200], json[2][400], id[2][32];
+  char *dir = tr_tmpdir("cluster-pt"), cmd[4096], log[900], args[4096], json[2][400], id[2][32];
   const char *spec = "sbm:nodes=4000,classes=4,avg-degree=8,feat=8,seed=3";
   for (int i = 0; i < 2; i++) {
     snprintf(json[i], sizeof json[i], "%s/%s.json", dir, i ? "two-hosts" : "one-host");
