@@ -136,7 +136,11 @@ static halo_status zip_open(zip_archive *z, const char *path) {
     m->csize = le32(c + 20);
     m->usize = le32(c + 24);
     m->header = le32(c + 42);
+    /* The name reaches error lines: control bytes (never in a member
+     * numpy writes) become '?', so an error stays one printable line. */
     snprintf(m->name, sizeof m->name, "%.*s", nlen, (const char *)c + 46);
+    for (char *n = m->name; *n; n++)
+      if ((unsigned char)*n < 0x20 || *n == 0x7f) *n = '?';
     /* ZIP64's extra field holds the sizes and offset too large for 32 bits, in this order. */
     for (int64_t x = 0; x + 4 <= xlen;) {
       const unsigned char *f = c + 46 + nlen + x;
