@@ -35,7 +35,7 @@ static void set_csr(gnn_bufs *p, gnn_csr c, int64_t rows, int64_t cols, int64_t 
 
 int gnn_bufs_input_fused(const halo_model_desc *d, const halo_net_options *o, int device,
                          int sparse) {
-  return !sparse && !device && !o->deterministic && o->input_dropout > 0.0f &&
+  return !sparse && !device && o->input_dropout > 0.0f &&
          d->layer[0].shape == HALO_LAYER_TRANSFORM &&
          d->layer[0].residual != HALO_RESIDUAL_IDENTITY;
 }
@@ -109,6 +109,13 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   if (o->deterministic) {
     /* The limbs, then each parameter's sum in one int64 (gnn_exact_allreduce). */
     p->host_exact = d->params * (HALO_EXACT_LIMBS + 1) * (int64_t)sizeof(int64_t);
+    if (gnn_bufs_input_fused(d, o, in->device, in->sparse)) /* one block's limbs */
+      for (int k = 0; k < d->layer[0].ntensors; k++) {
+        const halo_param_tensor *t = &d->layer[0].tensor[k];
+        const int64_t block = t->rows * t->cols * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
+        if (block > p->host_exact_block) p->host_exact_block = block;
+      }
+    p->host_exact += p->host_exact_block;
     for (int l = 0; l < d->layers && !in->device; l++) /* a GPU has its own */
       for (int k = 0; k < d->layer[l].ntensors; k++) {
         const halo_param_tensor *t = &d->layer[l].tensor[k];

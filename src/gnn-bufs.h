@@ -89,9 +89,10 @@ typedef struct gnn_bufs {
    * halo-train's checkpoint buffers (params and Adam's moments), and on a
    * device the pinned gradient staging. */
   int64_t host_features, host_params, host_checkpoint, host_grad_staging;
-  /* Deterministic mode (halo-exact.h): the gradients' limbs and the exact
-   * sums' workspace for `threads` threads. */
-  int64_t host_exact, host_exact_work;
+  /* Deterministic mode (halo-exact.h): the gradients' limbs (host_exact,
+   * which includes host_exact_block: one block's limbs of a fused input
+   * dropout) and the exact sums' workspace for `threads` threads. */
+  int64_t host_exact, host_exact_block, host_exact_work;
   int threads;
   /* The exchange plan's buffers (halo_exchange_memory). */
   int64_t exchange_backend, exchange_host;
@@ -118,8 +119,8 @@ void gnn_bufs_set(gnn_bufs *p, gnn_buf b, int layer, int64_t floats);
 
 /* Whether the first layer applies the input dropout while its products
  * read X (gnn_input_mm, gnn_input_term): a dense X multiplied by W first
- * (no identity residual reads it whole), on a host backend, on the float
- * path, with input dropout.  Then xd is one block of rows, masked from X
+ * (no identity residual reads it whole), on a host backend, with input
+ * dropout (under --deterministic too: the exact sums read the blocks).  Then xd is one block of rows, masked from X
  * just before each product reads it, instead of a dropped copy of X.
  * Local. */
 int gnn_bufs_input_fused(const halo_model_desc *d, const halo_net_options *o, int device,

@@ -130,8 +130,11 @@ struct halo_net {
   /* Deterministic mode: each parameter's gradient as an exact sum
    * (HALO_EXACT_LIMBS int64 limbs per parameter, laid out as the
    * parameters, then nparams int64: the same sums packed for the
-   * allreduce), and the accumulators' workspace for `threads` threads. */
+   * allreduce; with a fused input dropout, then one block's limbs of the
+   * first layer's largest tensor: dropped_exact_tn), and the accumulators'
+   * workspace for `threads` threads. */
   int64_t *exact;
+  int64_t *exact_block; /* inside `exact`, or NULL */
   void *exact_work;
   int threads;
   halo_optim optim; /* --optimizer, one group per layer */
@@ -257,7 +260,7 @@ typedef struct grad_term {
   const float *b;
   int64_t n;
   float drop_p;      /* a_dense is X under the fused input dropout (layer_input) */
-  uint64_t drop_key; /* (float path only: gnn_bufs_input_fused) */
+  uint64_t drop_key; /* (gnn_bufs_input_fused) */
 } grad_term;
 
 /* Writes every term's gradient: through the backend's products, or,

@@ -155,6 +155,49 @@ static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) 
   }
 }
 
+/* The fused input dropout under --deterministic (gnn_bufs_input_fused):
+ * max |dropout(X)| and the exact (dropout(X))ᵀ·B, one block of dropped rows
+ * at a time through xd, never the whole dropped copy.  An exact sum is the
+ * same integer however its terms are split, so the blocks' limbs add up to
+ * the limbs of the whole product, bit for bit. */
+static float dropped_max_abs(halo_net *g, const grad_term *t, int32_t d_in, int64_t n) {
+  float m = 0.0f;
+  for (int64_t r0 = 0, block = gnn_bufs_drop_block(d_in, n); r0 < n; r0 += block) {
+    const int64_t rows = n - r0 < block ? n - r0 : block;
+    const float *a = dropped_rows(g, t->a_dense, d_in, r0, rows, t->drop_p, t->drop_key);
+    const float b = g->ops->max_abs(g->be, a, rows * d_in);
+    if (!(b <= m)) m = b; /* an inf (a NaN is reported as inf) is kept */
+  }
+  return m;
+}
+
+static void dropped_exact_tn(halo_net *g, const grad_term *t, const halo_param_tensor *p,
+                             int64_t n, int e, int64_t *limbs) {
+  const int64_t count = p->rows * p->cols * HALO_EXACT_LIMBS;
+  int64_t *block_limbs = g->exact_block; /* gnn_bufs: sized for the first layer's tensors */
+  memset(limbs, 0, (size_t)count * sizeof(int64_t));
+  for (int64_t r0 = 0, block = gnn_bufs_drop_block(p->rows, n); r0 < n; r0 += block) {
+    const int64_t rows = n - r0 < block ? n - r0 : block;
+    const float *a = dropped_rows(g, t->a_dense, p->rows, r0, rows, t->drop_p, t->drop_key);
+    g->ops->exact_tn(g->be, rows, p->rows, p->cols, a, p->rows, t->b + r0 * p->cols, p->cols, e,
+                     g->threads, g->exact_work, block_limbs);
+    /* Added limb by limb, then carried so that the low limbs stay below
+     * 2^HALO_EXACT_LIMB_BITS however many blocks (and ranks) add up. */
+    for (int64_t j = 0; j < count; j += HALO_EXACT_LIMBS) {
+      int64_t carry = 0;
+      for (int q = 0; q < HALO_EXACT_LIMBS; q++) {
+        const int64_t v = limbs[j + q] + block_limbs[j + q] + carry;
+        if (q == HALO_EXACT_LIMBS - 1) {
+          limbs[j + q] = v;
+        } else {
+          carry = v >> HALO_EXACT_LIMB_BITS; /* floor: the limb below stays in [0, 2^bits) */
+          limbs[j + q] = v - carry * ((int64_t)1 << HALO_EXACT_LIMB_BITS);
+        }
+      }
+    }
+  }
+}
+
 halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) {
   halo_status st = HALO_OK;
   enum { MAX_TERMS = HALO_MAX_TENSORS };
@@ -165,8 +208,6 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
     goto done;
   }
   if (nterms > MAX_TERMS) HALO_FAIL(HALO_ERR_LIMIT, "%d gradient terms in one layer", nterms);
-  /* The fused input dropout is the float path's (gnn_bufs_input_fused). */
-  for (int k = 0; k < nterms; k++) assert(t[k].drop_p <= 0.0f);
 
   /* Bounds: max |A| (1 for a column sum) and max |B| of each term, and
    * its terms per owned row (GIN's ε sums n × d products), which the MAX
@@ -179,10 +220,11 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
   for (int k = 0; k < nterms; k++) {
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
-    local[2 * k] = t[k].a_sparse_t ? ops->max_abs(g->be, t[k].a_sparse_t->values,
-                                                  t[k].a_sparse_t->nnz)
-                   : t[k].a_dense  ? ops->max_abs(g->be, t[k].a_dense, n * p->rows)
-                                   : 1.0f;
+    local[2 * k] = t[k].a_sparse_t       ? ops->max_abs(g->be, t[k].a_sparse_t->values,
+                                                        t[k].a_sparse_t->nnz)
+                   : t[k].drop_p > 0.0f  ? dropped_max_abs(g, &t[k], p->rows, n)
+                   : t[k].a_dense        ? ops->max_abs(g->be, t[k].a_dense, n * p->rows)
+                                         : 1.0f;
     local[2 * k + 1] =
         k > 0 && t[k].b == t[k - 1].b ? local[2 * k - 1]
                                       : ops->max_abs(g->be, t[k].b, n * b_cols(&t[k], p));
@@ -215,6 +257,8 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
     if (t[k].a_sparse_t)
       ops->exact_csr(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, e, g->threads,
                      g->exact_work, limbs);
+    else if (t[k].drop_p > 0.0f)
+      dropped_exact_tn(g, &t[k], p, n, e, limbs);
     else
       ops->exact_tn(g->be, n, t[k].a_dense ? p->rows : 1, b_cols(&t[k], p), t[k].a_dense,
                     t[k].a_dense ? p->rows : 1, t[k].b, b_cols(&t[k], p), e, g->threads,

@@ -49,6 +49,12 @@ static const probe_args cases[] = {
     /* The exact sums (sparse and dense) and the row-invariant products. */
     {"deterministic, sparse X, 3 layers, residual, LayerNorm", "300 6 40 0.1 5 3 16 0.5 0.5 1",
      NULL, "rl", 1},
+    /* The input dropout fused into the first layer's exact sums on the CPU
+     * (gnn_bufs_input_fused: 128 rows a block of 8192 features, 5 blocks at
+     * P=1, 2 at P=3) against the dropped copy the device-like backend
+     * makes: the blocks' limbs must add up to the same bits. */
+    {"deterministic, dense X, fused input dropout", "600 6 8192 0.05 5 2 16 0.5 0.5 0", NULL,
+     NULL, 1},
 };
 
 static const char *const files[] = {"grads.txt",    "bytes.txt",    "after.txt",

@@ -1,12 +1,15 @@
-/* The fused input dropout (docs/train.md, "Input dropout"): on the float
- * path a dense X multiplied by W first is masked block by block as the
- * products read it, its mask recomputed in the backward pass, instead of
- * being copied whole; --deterministic still makes the dropped copy.  Both
- * draw the same keyed mask, so on a graph whose rows span several blocks
- * (2048 features: 512 rows a block; 1500 rows at P=1, 750 a rank at P=2)
- * their losses agree to float rounding every epoch, and so do the
- * evaluations'.  A mask misplaced by one block (a wrong row offset into
- * the global ids) would move them by far more. */
+/* The fused input dropout (docs/train.md, "Input dropout"): a dense X
+ * multiplied by W first is masked block by block as the products read it,
+ * its mask recomputed in the backward pass, instead of being copied whole.
+ * The float path's products and --deterministic's exact sums read the same
+ * keyed blocks, so on a graph whose rows span several blocks (2048
+ * features: 512 rows a block; 1500 rows at P=1, 750 a rank at P=2) the
+ * float path's losses at P=1 and P=2 agree with the exact path's to float
+ * rounding every epoch, and so do the evaluations'.  A mask misplaced by
+ * one block on one path only (a wrong row offset into the global ids)
+ * would move them by far more.  That the fused exact sums equal the
+ * dropped copy's bit for bit is test-backends' "fused input dropout"
+ * case (the device-like backend makes the copy). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,7 +49,7 @@ Test(input_fused, blocks_match_the_dropped_copy, .timeout = 300) {
   snprintf(extra[1], sizeof extra[1], "%s --deterministic", common);
   snprintf(path[0], sizeof path[0], "%s/fused-p1.jsonl", dir);
   snprintf(path[1], sizeof path[1], "%s/fused-p2.jsonl", dir);
-  snprintf(path[2], sizeof path[2], "%s/copy-p1.jsonl", dir);
+  snprintf(path[2], sizeof path[2], "%s/exact-p1.jsonl", dir);
   train(1, shards[0], extra[0], path[0]);
   train(2, shards[1], extra[0], path[1]);
   train(1, shards[0], extra[1], path[2]);
@@ -56,14 +59,14 @@ Test(input_fused, blocks_match_the_dropped_copy, .timeout = 300) {
     int at = 0;
     const double worst = worst_loss_difference(&m[2], &m[k], 8, &at);
     fprintf(stderr,
-            "[input_fused] seed %llu: fused P=%d against the dropped copy: losses within %.2g "
+            "[input_fused] seed %llu: float path P=%d against the exact path: losses within %.2g "
             "(epoch %d)\n",
             (unsigned long long)seed, k + 1, worst, at);
     cr_expect_eq(m[k].epochs, 8);
-    cr_expect_lt(worst, 1e-4, "seed %llu: fused P=%d: epoch %d's loss %.9g, the copy's %.9g",
+    cr_expect_lt(worst, 1e-4, "seed %llu: fused P=%d: epoch %d's loss %.9g, the exact path's %.9g",
                  (unsigned long long)seed, k + 1, at, m[k].loss[at - 1], m[2].loss[at - 1]);
     cr_expect_lt(fabs(m[k].val_acc - m[2].val_acc), 0.01,
-                 "seed %llu: fused P=%d: validation %.4f, copy %.4f", (unsigned long long)seed,
+                 "seed %llu: fused P=%d: validation %.4f, exact path %.4f", (unsigned long long)seed,
                  k + 1, m[k].val_acc, m[2].val_acc);
   }
   tr_rmdir(dir);
