@@ -135,6 +135,13 @@ struct halo_net {
    * workspace for `threads` threads. */
   int64_t *exact;
   int64_t *exact_block; /* inside `exact`, or NULL */
+  /* max |dropout(X)| of the first `rows` rows under the mask `key`, kept by
+   * the forward's fused input dropout for the backward's bound. */
+  struct drop_max {
+    uint64_t key;
+    int64_t rows;
+    float value;
+  } drop_max;
   void *exact_work;
   int threads;
   halo_optim optim; /* --optimizer, one group per layer */

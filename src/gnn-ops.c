@@ -87,14 +87,31 @@ static const float *dropped_rows(halo_net *g, const float *x, int32_t d_in, int6
   return xd;
 }
 
+/* dropped_rows for the forward products; under --deterministic it also
+ * keeps max |dropout(X)| of the rows so far under the mask's key, which the
+ * backward's gradient bound then reads instead of masking X once more
+ * (dropped_max_abs). */
+static const float *forward_dropped_rows(halo_net *g, const layer_input *in, int32_t d_in,
+                                         int64_t r0, int64_t rows) {
+  const float *xd = dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key);
+  if (g->opt.deterministic) {
+    if (r0 == 0) g->drop_max = (struct drop_max){.key = in->drop_key};
+    if (g->drop_max.key == in->drop_key && g->drop_max.rows == r0) {
+      const float m = g->ops->max_abs(g->be, xd, rows * d_in);
+      if (!(m <= g->drop_max.value)) g->drop_max.value = m; /* inf (and NaN, as inf) kept */
+      g->drop_max.rows += rows;
+    }
+  }
+  return xd;
+}
+
 void gnn_input_mm(halo_net *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
                   float *out) {
   if (in->dense && in->drop_p > 0.0f) {
     const int64_t n = g->n_owned, block = gnn_bufs_drop_block(d_in, n);
     for (int64_t r0 = 0; r0 < n; r0 += block) {
       const int64_t rows = n - r0 < block ? n - r0 : block;
-      gnn_mm(g, rows, cols, d_in,
-             dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key), w,
+      gnn_mm(g, rows, cols, d_in, forward_dropped_rows(g, in, d_in, r0, rows), w,
              out + r0 * cols);
     }
   } else if (in->dense) {
@@ -110,8 +127,7 @@ void gnn_input_mm_acc(halo_net *g, const layer_input *in, int32_t d_in, const fl
     const int64_t n = g->n_owned, block = gnn_bufs_drop_block(d_in, n);
     for (int64_t r0 = 0; r0 < n; r0 += block) {
       const int64_t rows = n - r0 < block ? n - r0 : block;
-      gnn_mm_acc(g, rows, cols, d_in,
-                 dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key), w,
+      gnn_mm_acc(g, rows, cols, d_in, forward_dropped_rows(g, in, d_in, r0, rows), w,
                  out + r0 * cols, scratch + r0 * cols);
     }
   } else if (in->dense) {
@@ -161,6 +177,8 @@ static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) 
  * same integer however its terms are split, so the blocks' limbs add up to
  * the limbs of the whole product, bit for bit. */
 static float dropped_max_abs(halo_net *g, const grad_term *t, int32_t d_in, int64_t n) {
+  if (g->drop_max.key == t->drop_key && g->drop_max.rows == n) /* the forward's */
+    return g->drop_max.value;
   float m = 0.0f;
   for (int64_t r0 = 0, block = gnn_bufs_drop_block(d_in, n); r0 < n; r0 += block) {
     const int64_t rows = n - r0 < block ? n - r0 : block;
