@@ -73,6 +73,9 @@ typedef struct halo_load_options {
   const char *edge_weights; /* --edge-weights W.npy: E weights for the E edges of an npy edge
                                array, in its order (another input refuses it: its own format
                                carries weights); NULL: none */
+  int64_t max_nodes;        /* an npy edge array: refuse more nodes than this (an inferred N is
+                               its largest id + 1, so one stray id sizes the graph); 0: the
+                               loaders' limit of 2^32 */
 } halo_load_options;
 
 /* The rows of a .npy file (its header's first dimension), or 0 when `path`
