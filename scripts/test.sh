@@ -42,7 +42,11 @@ build_and_test() {
 # (their own start-up allocations) are suppressed; a leak in halo is not.
 # Open MPI's plugins are built without frame pointers, so the fast unwinder
 # stops at them and the suppressions cannot see the library: malloc stacks
-# are taken with the slow (DWARF) unwinder.  Every UBSan report is fatal.
+# are taken with the slow (DWARF) unwinder.  The build links a no-op
+# dlclose into every executable (tests/lsan-keep-plugins.c), so the plugins
+# stay mapped until exit: with them dlclosed at MPI_Finalize, the leak check
+# spent seconds per rank looking up their frames (docs/benchmarks.md, "CI
+# time").  Every UBSan report is fatal.
 # The sanitized build runs halo's CUDA code on halo-cuda-emu
 # (tests/cuda-emu), not on the CUDA runtime: with cuBLAS and cuSPARSE loaded
 # into an MPI rank, LeakSanitizer's tracer crashes at exit (and CUDA needs

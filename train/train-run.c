@@ -191,11 +191,12 @@ static halo_status load(train_run *r) {
     if (group_of[p] != r->rank) continue;
     HALO_TRY(halo_shard_path(path, sizeof path, dir, p, parts));
     HALO_TRY(halo_shard_read(path, r->manifest, &mine[count]));
-    if (mine[count]->part != p)
+    /* Counted before the check, so that done: destroys it on a mismatch. */
+    const halo_shard *got = mine[count++];
+    if (got->part != p)
       HALO_FAIL(HALO_ERR_MISMATCH,
                 "%s: holds part %d, not part %d (part files renamed or swapped?)", path,
-                (int)mine[count]->part, (int)p);
-    count++;
+                (int)got->part, (int)p);
   }
   if (count == 1 && parts == r->size) {
     r->shard = mine[0];
