@@ -20,11 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dlclose(void *handle)
-{
+int dlclose(void *handle) {
   const char *really = getenv("HALO_LSAN_DLCLOSE");
-  if (really == NULL || strcmp(really, "1") != 0)
-    return 0;
+  if (really == NULL || strcmp(really, "1") != 0) return 0;
   int (*next)(void *) = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
   return next != NULL ? next(handle) : -1;
 }
