@@ -9,9 +9,21 @@
 # kernel has sch_netem, else tbf's rate alone, said in the header).
 #
 # For each graph and mode it prints: the mean epoch time, the share of it in
-# communication (comm_s / epoch_s, the ranks' mean), halo bytes per epoch
-# (measured; the run fails if they are off the prediction), the ratio to the
-# plain fp32 exchange's bytes, and the final test accuracy (mean over SEEDS).
+# communication (comm_s / epoch_s, the ranks' mean), the time that is
+# (comm ms: epoch ms x comm%), its two parts (the ranks' mean per epoch):
+# the gradient allreduce (AR ms, allreduce_s) and the halo exchanges (exch
+# ms, comm_s - allreduce_s), halo bytes per epoch (measured; the run fails
+# if any epoch's are off the prediction: "=pred" counts the epochs that
+# matched), the ratio to the plain fp32 exchange's bytes, and the final
+# test accuracy (mean over SEEDS).  Epoch 1 is not timed.
+#
+# Then, for each stale mode whose stale-less twin ran (stale against fp32,
+# int8+stale against int8, ...), what it hides: "halo exch hidden" is
+# 1 - its exch ms / the twin's, the share of the halo exchange time (the
+# part of comm_s that --halo-stale overlaps with compute) that it hides;
+# "whole comm hidden" is 1 - its comm ms / the twin's, the older figure,
+# which counts the gradient allreduce (overlapped by no mode) as exchange;
+# "AR/comm" is the allreduce's share of the stale mode's comm_s (means).
 # A mode whose flag this build lacks is skipped, saying so; the covers
 # compose with int8 rows and stale slots (docs/train.md "Communication
 # modes together"), so those pairs and the triple are modes too.  Every
@@ -96,12 +108,15 @@ graphs="cora:$root/datasets/cora"
   graphs="$graphs sbm:sbm:nodes=$nodes,classes=8,avg-degree=16,homophily=0.3,feat=64,seed=1"
 
 echo "link: $link each way between 2 hosts of 2 ranks (P = 4), $epochs epochs, seeds: $seeds"
-printf '%-5s %-15s %10s %7s %12s %8s %9s\n' graph mode "epoch ms" "comm%" "bytes/epoch" "vs fp32" "test acc"
+printf '%-5s %-15s %10s %7s %8s %8s %8s %12s %6s %8s %9s\n' graph mode "epoch ms" "comm%" "comm ms" "AR ms" \
+  "exch ms" "bytes/epoch" "=pred" "vs fp32" "test acc"
 for g in $graphs; do
   gname=${g%%:*}
   input=${g#*:}
   shards=$out/$gname-4
   [ -d "$shards" ] || "$build/bin/halo-partition" --input "$input" --parts 4 --out "$shards" >/dev/null
+  sums=$out/$gname.summary
+  : >"$sums"
   while IFS= read -r entry; do
     mode=${entry%%:*}
     flags=${entry#*:}
@@ -122,10 +137,11 @@ for g in $graphs; do
         --metrics "$m" >"$m.log" 2>&1 || { cat "$m.log" >&2; exit 1; }
       files="$files $m"
     done
-    python3 - "$gname" "$mode" $files <<'PY'
+    python3 - "$gname" "$mode" "$sums" $files <<'PY'
 import json, statistics, sys
-gname, mode, files = sys.argv[1], sys.argv[2], sys.argv[3:]
-epoch, share, nbytes, fp32, acc = [], [], [], [], []
+gname, mode, sums, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+epoch, share, nbytes, fp32, acc, ar, exch, comm_s = [], [], [], [], [], [], [], []
+matched = lines = 0
 for path in files:
     for line in open(path):
         d = json.loads(line)
@@ -138,9 +154,45 @@ for path in files:
             epoch.append(d["epoch_s"])
             share.append(d["comm_s"] / d["epoch_s"] if d["epoch_s"] > 0 else 0.0)
             nbytes.append(d["halo_bytes"])
+            if "allreduce_s" not in d:
+                sys.exit(f"comm-netns.sh: {path}: no allreduce_s in the epoch lines (an older build?)")
+            ar.append(d["allreduce_s"])
+            comm_s.append(d["comm_s"])
+            exch.append(d["comm_s"] - d["allreduce_s"])
+        if "epoch" in d and "halo_bytes_predicted" in d:
+            lines += 1
+            matched += d["halo_bytes"] == d["halo_bytes_predicted"]
+if matched != lines:
+    sys.exit(f"comm-netns.sh: {gname} {mode}: {lines - matched} of {lines} epochs' halo bytes off the prediction")
+comm = statistics.mean(epoch) * statistics.mean(share)
 print(f"{gname:<5} {mode:<15} {1e3 * statistics.mean(epoch):10.2f} {100 * statistics.mean(share):6.1f}% "
-      f"{statistics.mean(nbytes):12.0f} {statistics.mean(nbytes) / statistics.mean(fp32):8.3f} "
+      f"{1e3 * comm:8.2f} {1e3 * statistics.mean(ar):8.2f} {1e3 * statistics.mean(exch):8.2f} "
+      f"{statistics.mean(nbytes):12.0f} {matched:>3}/{lines:<2} {statistics.mean(nbytes) / statistics.mean(fp32):8.3f} "
       f"{statistics.mean(acc):9.4f}")
+with open(sums, "a") as f:
+    print(json.dumps({"mode": mode, "comm": comm, "ar": statistics.mean(ar), "comm_s": statistics.mean(comm_s), "exch": statistics.mean(exch)}), file=f)
 PY
   done <<<"$all_modes"
+  python3 - "$gname" "$sums" <<'PY'
+import json, sys
+gname, sums = sys.argv[1], sys.argv[2]
+runs = {d["mode"]: d for d in map(json.loads, open(sums))}
+rows = []
+for mode, d in runs.items():
+    if "stale" not in mode.split("+"):
+        continue
+    twin = "+".join(m for m in mode.split("+") if m != "stale") or "fp32"
+    if twin not in runs:
+        continue
+    t = runs[twin]
+    hide = lambda a, b: f"{100 * (1 - a / b):6.1f}%" if b > 0 else "     -"
+    rows.append(f"{gname:<5} {mode:<15} {twin:<15} {1e3 * t['exch']:8.2f} {1e3 * d['exch']:8.2f} "
+                f"{hide(d['exch'], t['exch']):>16} {hide(d['comm'], t['comm']):>17} {100 * d['ar'] / d['comm_s'] if d['comm_s'] > 0 else 0:8.1f}%")
+if rows:
+    print(f"{gname}: the halo exchange time (comm_s - allreduce_s) a stale mode hides, against its stale-less twin;")
+    print(f"{gname}: whole comm (comm_s, with the gradient allreduce no mode overlaps) as the older figure")
+    print(f"{'graph':<5} {'mode':<15} {'twin':<15} {'twin exch':>8} {'exch ms':>8} {'halo exch hidden':>16} "
+          f"{'whole comm hidden':>17} {'AR/comm':>9}")
+    print("\n".join(rows))
+PY
 done

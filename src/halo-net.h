@@ -60,6 +60,7 @@ typedef struct halo_net_stats {
   int64_t allreduce_bytes; /* bytes this rank handed to MPI_Allreduce (gradients) */
   double seconds;          /* wall time of the call */
   double comm_seconds;     /* part of it spent in exchanges and the allreduce */
+  double allreduce_seconds; /* part of comm_seconds in the gradient allreduce (steps only) */
   /* This process's CPU seconds in the call outside them (steps only): its
    * work, whether or not it had a core to itself (core/halo-clock.h). */
   double compute_cpu_seconds;

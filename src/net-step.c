@@ -315,6 +315,7 @@ halo_status halo_net_gradients(halo_net *g, int64_t epoch, halo_net_stats *out) 
   s.compute_cpu_seconds = (halo_cpu_seconds() - c0) - (x1.cpu_seconds - x0.cpu_seconds) - ar_cpu +
                           (reuse ? g->shared.compute_cpu_seconds : 0.0);
   s.seconds = MPI_Wtime() - t0 + (reuse ? g->shared.seconds : 0.0);
+  s.allreduce_seconds = ar;
   if (out) *out = s;
   if (!reuse) g->shared.seconds = 0.0; /* what halo_net_step adds */
 done:

@@ -97,6 +97,7 @@ enum {
   HALO_TRAIN_EVAL_S,      /* seconds of the evaluation */
   HALO_TRAIN_EVAL_HALO_B, /* halo bytes sent by the evaluation */
   HALO_TRAIN_COMPUTE_CPU, /* CPU seconds of the step outside its MPI waits: the rank's work */
+  HALO_TRAIN_ALLREDUCE_S, /* seconds of COMM_S in the gradient allreduce */
   HALO_TRAIN_FIGURES
 };
 

@@ -51,7 +51,8 @@ halo_status train_totals_reduce(const halo_train_report *rep, const halo_net_sta
                     [HALO_TRAIN_ALLREDUCE_B] = (double)step->allreduce_bytes,
                     [HALO_TRAIN_EVAL_S] = eval->seconds,
                     [HALO_TRAIN_EVAL_HALO_B] = (double)eval->halo_bytes,
-                    [HALO_TRAIN_COMPUTE_CPU] = step->compute_cpu_seconds};
+                    [HALO_TRAIN_COMPUTE_CPU] = step->compute_cpu_seconds,
+                    [HALO_TRAIN_ALLREDUCE_S] = step->allreduce_seconds};
   /* Sums of the figures, the loss, the three correct counts and the three
    * evaluation losses; maxima of the figures and of their negations (the
    * minima).  Each rank's losses are multiples of 2^-30 (the loss grid), so
@@ -192,6 +193,10 @@ void halo_train_epoch_json(const halo_train_report *rep, int64_t epoch, const ha
   halo_json_key_double(j, "comm_s", e->sum[HALO_TRAIN_COMM_S] / rep->ranks, "%.9g");
   halo_json_key_double(j, "comm_s_min", e->min[HALO_TRAIN_COMM_S], "%.9g");
   halo_json_key_double(j, "comm_s_max", e->max[HALO_TRAIN_COMM_S], "%.9g");
+  /* The gradient allreduce's part of comm_s (no mode overlaps it): a rank
+   * that reaches it first waits there for the others, and on a shared link
+   * behind their halo rows.  comm_s - allreduce_s is the exchanges' part. */
+  halo_json_key_double(j, "allreduce_s", e->sum[HALO_TRAIN_ALLREDUCE_S] / rep->ranks, "%.9g");
   /* The ranks' work, in CPU seconds: its max / mean is the step's
    * imbalance even where ranks share cores (bench/balance-step.sh). */
   halo_json_key_double(j, "compute_cpu_s", e->sum[HALO_TRAIN_COMPUTE_CPU] / rep->ranks, "%.9g");

@@ -171,6 +171,11 @@ Test(cli, metrics_dash_is_standard_output, .timeout = 300) {
                    hi = line_figure(line, "compute_cpu_s_max");
       cr_expect(lo > 0.0 && lo <= mean * (1 + 1e-9) && mean <= hi * (1 + 1e-9),
                 "line %d: compute_cpu_s %g, min %g, max %g", lines, mean, lo, hi);
+      /* The gradient allreduce's part of comm_s (the ranks' means): -1,
+       * the key missing, fails too. */
+      const double ar = line_figure(line, "allreduce_s"), comm = line_figure(line, "comm_s");
+      cr_expect(ar >= 0.0 && comm >= 0.0 && ar <= comm * (1 + 1e-9) + 1e-12,
+                "line %d: allreduce_s %g, comm_s %g", lines, ar, comm);
     }
     next[-1] = '\n';
   }
