@@ -9,7 +9,8 @@
  * simulated copy stream, and in place (CUDA-aware MPI), with float32 halo
  * rows and with low-bit ones (--halo-precision).  The arithmetic is
  * the CPU's in every case, so every number the probe writes must be the
- * same text, at P=1 and P=3.
+ * same text, at P=1 and P=3.  The runs of one P go into one mpirun
+ * (train-probe --cases), and so do the set-up failures of one backend.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -60,49 +61,75 @@ static const probe_args cases[] = {
 static const char *const files[] = {"grads.txt",    "bytes.txt",    "after.txt",
                                     "logits-0.txt", "logits-1.txt", "logits-2.txt"};
 
-static void run_probe(const char *backend, int np, const probe_args *pc, uint64_t seed,
-                      const char *dir) {
-  setenv("HALO_PROBE_BACKEND", backend, 1);
-  setenv("HALO_PROBE_MODEL", pc->model ? pc->model : "gcn", 1);
-  setenv("HALO_PROBE_FLAGS", pc->flags ? pc->flags : "", 1);
-  setenv("HALO_PROBE_GAT", "4 2 0.5", 1);
-  setenv("HALO_PROBE_DETERMINISTIC", pc->deterministic ? "1" : "0", 1);
-  int rc = tr_mpirun(np, 120, NULL, "%s %s %s %llu %llu 4", TRAIN_PROBE, dir, pc->args,
-                     (unsigned long long)seed, (unsigned long long)seed);
-  unsetenv("HALO_PROBE_BACKEND");
-  unsetenv("HALO_PROBE_MODEL");
-  unsetenv("HALO_PROBE_FLAGS");
-  unsetenv("HALO_PROBE_GAT");
-  unsetenv("HALO_PROBE_DETERMINISTIC");
-  cr_assert_eq(rc, 0, "%s, %s backend, P=%d: train-probe exited with %d", pc->name, backend, np,
-               rc);
+#define NCASES (sizeof cases / sizeof cases[0])
+
+/* Case `pc` on `backend` with `seed`, appended to the batch; returns its index. */
+static int add_probe(tr_batch *b, const char *backend, const probe_args *pc, uint64_t seed) {
+  char settings[256];
+  snprintf(settings, sizeof settings,
+           "HALO_PROBE_BACKEND=%s HALO_PROBE_MODEL=%s HALO_PROBE_FLAGS=%s "
+           "HALO_PROBE_GAT=\"4 2 0.5\" HALO_PROBE_DETERMINISTIC=%d",
+           backend, pc->model ? pc->model : "gcn", pc->flags ? pc->flags : "", pc->deterministic);
+  const int k = tr_batch_add(b, settings, "%s %llu %llu 4", pc->args, (unsigned long long)seed,
+                             (unsigned long long)seed);
+  cr_assert_geq(k, 0, "%s, %s backend: cannot write the batch's case file", pc->name, backend);
+  return k;
 }
 
+/* Whether run k of the batch succeeded on every rank; if not, the failure
+ * names the case, its seed and the backend, with the ranks' output. */
+static int probe_ran(const tr_batch *b, int k, int np, const probe_args *pc, uint64_t seed,
+                     const char *backend) {
+  const int status = tr_batch_status(b, k);
+  if (status == 0) return 1;
+  char *logs = tr_batch_logs(b, k, np);
+  cr_expect_fail("%s (seed %llu), %s backend, P=%d: train-probe %s; its output:\n%s", pc->name,
+                 (unsigned long long)seed, backend, np,
+                 status < 0 ? "never finished the case" : "failed", logs ? logs : "");
+  free(logs);
+  return 0;
+}
+
+/* Every case on the CPU and on both device paths, all in one mpirun
+ * (train-probe --cases), then each device run's files against the CPU
+ * run's, as text. */
 static void check_same(int np, uint64_t seed) {
-  static const char *const backends[] = {"staged", "device-mpi"};
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+  static const char *const backends[3] = {"cpu", "staged", "device-mpi"};
+  int run[NCASES][3];
+  tr_batch *b = tr_batch_new(np == 1 ? "backends-p1" : "backends-p3");
+  cr_assert(b, "cannot make the P=%d batch's folder", np);
+  for (size_t c = 0; c < NCASES; c++) {
+    run[c][0] = -1;
     if (np == 1 && cases[c].flags && strchr(cases[c].flags, 'q')) continue; /* nothing crosses */
-    char *ref = tr_tmpdir("cpu");
-    run_probe("cpu", np, &cases[c], seed + c, ref);
-    for (size_t b = 0; b < 2; b++) {
-      char *dir = tr_tmpdir(backends[b]);
-      run_probe(backends[b], np, &cases[c], seed + c, dir);
+    for (int k = 0; k < 3; k++) run[c][k] = add_probe(b, backends[k], &cases[c], seed + c);
+  }
+  const int rc = tr_batch_run(b, TRAIN_PROBE, np, 20, 270);
+  cr_expect_eq(rc, 0, "train-probe --cases (%d runs at P=%d) exited with %d", tr_batch_cases(b), np,
+               rc);
+  for (size_t c = 0; c < NCASES; c++) {
+    if (run[c][0] < 0) continue;
+    if (!probe_ran(b, run[c][0], np, &cases[c], seed + c, backends[0])) continue;
+    const char *ref = tr_batch_dir(b, run[c][0]);
+    for (int k = 1; k < 3; k++) {
+      if (!probe_ran(b, run[c][k], np, &cases[c], seed + c, backends[k])) continue;
+      const char *dir = tr_batch_dir(b, run[c][k]);
       for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         if (strncmp(files[f], "logits-", 7) == 0 && files[f][7] - '0' >= np) continue;
         char a[600], d[600];
         snprintf(a, sizeof a, "%s/%s", ref, files[f]);
         snprintf(d, sizeof d, "%s/%s", dir, files[f]);
         char *want = tr_slurp(a), *got = tr_slurp(d);
-        cr_assert(want && got, "%s: %s missing", cases[c].name, files[f]);
-        cr_expect_str_eq(got, want, "%s, P=%d, %s backend: %s differs from the CPU run's",
-                         cases[c].name, np, backends[b], files[f]);
+        cr_assert(want && got, "%s (seed %llu), P=%d, %s backend: %s missing", cases[c].name,
+                  (unsigned long long)(seed + c), np, backends[k], files[f]);
+        cr_expect_str_eq(got, want,
+                         "%s (seed %llu), P=%d, %s backend: %s differs from the CPU run's",
+                         cases[c].name, (unsigned long long)(seed + c), np, backends[k], files[f]);
         free(want);
         free(got);
       }
-      tr_rmdir(dir);
     }
-    tr_rmdir(ref);
   }
+  tr_batch_free(&b);
 }
 
 Test(backends, device_paths_equal_cpu_p1, .timeout = 300) {
@@ -142,6 +169,7 @@ static void fail_each_setup_step(const char *backend) {
   char path[600];
   setenv("HALO_PROBE_BACKEND", backend, 1);
   int rc = tr_mpirun(3, 60, NULL, "%s %s %s 5 5 4", TRAIN_PROBE, dir, args);
+  unsetenv("HALO_PROBE_BACKEND");
   cr_assert_eq(rc, 0, "%s: train-probe without a failure exited with %d", backend, rc);
   snprintf(path, sizeof path, "%s/setup-copies-1.txt", dir);
   char *counts = tr_slurp(path);
@@ -149,32 +177,55 @@ static void fail_each_setup_step(const char *backend) {
   cr_assert(counts && sscanf(counts, "%lld %lld %lld", &made[0], &made[1], &made[2]) == 3, "%s",
             path);
   free(counts);
+  tr_rmdir(dir);
   cr_log_info("%s: rank 1's set-up made %lld uploads, %lld downloads, %lld synchronizes", backend,
               made[0], made[1], made[2]);
   cr_assert_gt(made[0], 3, "%s: rank 1 made only %lld uploads at set-up", backend, made[0]);
   /* The exchange of X: a download (staged) or a synchronize (in place). */
   cr_assert_gt(made[1] + made[2], 1, "%s: rank 1 neither downloaded nor waited", backend);
+
+  /* Every failure in one mpirun (train-probe --cases): each case on its own
+   * communicator, so one that fails leaves the next a clean start.  A case
+   * whose ranks hang stops the batch at its timeout, and that case and the
+   * ones after it never finish. */
+  tr_batch *b = tr_batch_new(backend);
+  cr_assert(b, "%s: cannot make the batch's folder", backend);
+  int first[3];
   for (int k = 0; k < 3; k++) {
+    first[k] = tr_batch_cases(b);
     for (long long nth = 1; nth <= made[k]; nth = next_failure(nth, made[k])) {
-      char spec[64], log[600];
-      snprintf(spec, sizeof spec, "1:%lld", nth);
-      snprintf(log, sizeof log, "%s/%s-%lld.log", dir, step[k], nth);
-      setenv(env[k], spec, 1);
-      rc = tr_mpirun(3, 30, log, "%s %s %s 5 5 4", TRAIN_PROBE, dir, args);
-      unsetenv(env[k]);
-      char *out = tr_slurp(log);
+      char settings[128];
+      snprintf(settings, sizeof settings, "HALO_PROBE_BACKEND=%s %s=1:%lld", backend, env[k], nth);
+      cr_assert_geq(tr_batch_add(b, settings, "%s 5 5 4", args), 0,
+                    "%s: cannot write the batch's case file", backend);
+    }
+  }
+  rc = tr_batch_run(b, TRAIN_PROBE, 3, 15, 220);
+  cr_expect_neq(rc, 124,
+                "%s: the batch of failures timed out (see the first case that never "
+                "finished)",
+                backend);
+  for (int k = 0; k < 3; k++) {
+    int run = first[k];
+    for (long long nth = 1; nth <= made[k]; nth = next_failure(nth, made[k]), run++) {
+      const int status = tr_batch_status(b, run);
+      char *out = tr_batch_logs(b, run, 3);
       cr_assert(out);
-      cr_expect_neq(rc, 124, "%s, %s %lld of %lld: the ranks hung after rank 1 failed:\n%s",
-                    backend, step[k], nth, made[k], out);
-      cr_expect_neq(rc, 0, "%s, %s %lld: train-probe succeeded although rank 1 failed:\n%s",
+      cr_expect_neq(status, -1,
+                    "%s, %s %lld of %lld: never finished: the ranks hung or died after rank 1 "
+                    "failed, or a case before it stopped the batch (mpirun exited with %d):\n%s",
+                    backend, step[k], nth, made[k], rc, out);
+      cr_expect_neq(status, 0, "%s, %s %lld: train-probe succeeded although rank 1 failed:\n%s",
                     backend, step[k], nth, out);
+      char spec[64];
       snprintf(spec, sizeof spec, "%s %lld fails", step[k], nth);
-      cr_expect_eq(tr_count_lines(out, spec), 1, "%s", out);
+      if (status >= 0)
+        cr_expect_eq(tr_count_lines(out, spec), 1, "%s, %s %lld: not one line says \"%s\":\n%s",
+                     backend, step[k], nth, spec, out);
       free(out);
     }
   }
-  unsetenv("HALO_PROBE_BACKEND");
-  tr_rmdir(dir);
+  tr_batch_free(&b);
 }
 
 Test(backends, failed_setup_step_staged_fails_every_rank_without_hang, .timeout = 300) {

@@ -9,6 +9,12 @@
  *    (hidden wider than the input), the cached ÂX (no input dropout) dense
  *    and as CSR, and a hidden-to-hidden layer.
  *  - Volume: the bytes each probe sent equal halo_predict's figure.
+ *
+ * Every probe run at one P goes into one mpirun (train-probe --cases: under
+ * the sanitizers an mpirun costs seconds of start-up and leak check, more
+ * than a case): layers/probes_p1 and layers/probes_p3 gather the runs of
+ * every group (layers.aggr, layers.models, ...; gather_jobs), run them, then
+ * check each.  Every message names the run's group, case and seed.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -127,7 +133,7 @@ static int64_t check_logits_files(const char *what, const char *dir, const char 
     while (fscanf(f, "%lld", &gid) == 1) {
       for (int32_t c = 0; c < cols; c++) {
         double v;
-        cr_assert_eq(fscanf(f, "%lf", &v), 1);
+        cr_assert_eq(fscanf(f, "%lf", &v), 1, "%s: %s ends inside node %lld", what, path, gid);
         const double want = z[gid * cols + c];
         cr_expect(fabs(v - want) <= 1e-5 * zmax + 1e-5 * fabs(want),
                   "%s P=%d: %s of node %lld class %d is %.9g, reference %.9g", what, np, name, gid,
@@ -146,7 +152,7 @@ static int64_t check_logits_files(const char *what, const char *dir, const char 
  * variance unbiased) over the reference's batch statistics of each epoch;
  * then the evaluation's logits against the reference in evaluation mode
  * (no dropout, BatchNorm with the probe's running statistics). */
-static void check_bn_running(const probe_case *pc, const fx_model *m, const fx_graph *g,
+static void check_bn_running(const char *what, const fx_model *m, const fx_graph *g,
                              const double *p, int np, const char *dir, int epochs) {
   /* Which entries are variances: each site is its mean, then its variance. */
   int64_t count = 0;
@@ -156,7 +162,7 @@ static void check_bn_running(const probe_case *pc, const fx_model *m, const fx_g
                               l + 1 < m->layers ? m->dims[l + 1] : 0};
     for (int k = 0; k < 2; k++)
       for (int32_t c = 0; c < 2 * sites[k]; c++) {
-        cr_assert_lt(count, 4096);
+        cr_assert_lt(count, 4096, "%s: more running statistics than 4096", what);
         is_var[count++] = c >= sites[k];
       }
   }
@@ -175,13 +181,12 @@ static void check_bn_running(const probe_case *pc, const fx_model *m, const fx_g
   char path[512];
   snprintf(path, sizeof path, "%s/bn-running.txt", dir);
   FILE *f = fopen(path, "r");
-  cr_assert(f, "%s: no %s", pc->name, path);
+  cr_assert(f, "%s: no %s", what, path);
   double vmax = fx_max_abs(want, count);
   for (int64_t j = 0; j < count; j++) {
-    cr_assert_eq(fscanf(f, "%lf", &got[j]), 1, "%s: %s ends at %lld", pc->name, path,
-                 (long long)j);
+    cr_assert_eq(fscanf(f, "%lf", &got[j]), 1, "%s: %s ends at %lld", what, path, (long long)j);
     cr_expect(fabs(got[j] - want[j]) <= 2e-5 * vmax + 2e-5 * fabs(want[j]),
-              "%s P=%d: running %s [%lld] is %.9g, reference %.9g", pc->name, np,
+              "%s P=%d: running %s [%lld] is %.9g, reference %.9g", what, np,
               is_var[j] ? "variance" : "mean", (long long)j, got[j], want[j]);
   }
   fclose(f);
@@ -192,41 +197,46 @@ static void check_bn_running(const probe_case *pc, const fx_model *m, const fx_g
   const int32_t cls = m->dims[m->layers];
   double *z = calloc((size_t)(g->n * cls), sizeof *z);
   fx_model_loss(&ev, g, p, z);
-  cr_expect_eq(check_logits_files(pc->name, dir, "eval-logits", np, z, g->n, cls), g->n);
+  cr_expect_eq(check_logits_files(what, dir, "eval-logits", np, z, g->n, cls), g->n);
   free(z);
   free(want);
   free(batch);
   free(got);
 }
 
-/* Runs train-probe at P ranks and checks logits, gradients and bytes; `gat`
- * gives a GAT case's heads (NULL for the other models). */
-static void check_model_probe(const probe_case *pc, const gat_case *gat, int np, uint64_t seed) {
-  const int64_t epoch = 3;
-  char *dir = tr_tmpdir("probe");
-  cr_assert(dir);
-  const char *flags = pc->flags ? pc->flags : "";
-  setenv("HALO_PROBE_MODEL", pc->model ? pc->model : "gcn", 1);
-  setenv("HALO_PROBE_FLAGS", flags, 1);
-  const int batch_norm = strchr(flags, 'b') != NULL;
-  if (batch_norm)
-    setenv("HALO_PROBE_BN_EPOCHS", "3", 1);
-  else
-    unsetenv("HALO_PROBE_BN_EPOCHS");
-  char heads[64];
-  if (gat) {
-    snprintf(heads, sizeof heads, "%d %d %g", gat->heads, gat->output_heads,
-             (double)gat->attn_dropout);
-    setenv("HALO_PROBE_GAT", heads, 1);
-  } else {
-    unsetenv("HALO_PROBE_GAT");
+/* One run of a case in a batch (train-probe --cases): the case at the
+ * batch's P with its seed.  `what` names the group, the case and the seed
+ * in every message ("layers.aggr sage-max, seed 15"). */
+typedef struct probe_job {
+  const probe_case *pc;
+  const gat_case *gat; /* a GAT case's heads; NULL for the other models */
+  int deterministic;   /* HALO_PROBE_DETERMINISTIC */
+  uint64_t seed;
+  int index; /* the case's index in the batch */
+  char what[160];
+} probe_job;
+
+enum { PROBE_EPOCH = 3 };
+
+/* Checks what train-probe wrote for `job` at P ranks: logits, gradients,
+ * memory, bytes and (BatchNorm) the running statistics. */
+static void check_model_probe(const probe_job *job, const tr_batch *batch, int np) {
+  const probe_case *pc = job->pc;
+  const gat_case *gat = job->gat;
+  const char *what = job->what;
+  const uint64_t seed = job->seed;
+  const int64_t epoch = PROBE_EPOCH;
+  const char *dir = tr_batch_dir(batch, job->index);
+  const int status = tr_batch_status(batch, job->index);
+  if (status != 0) {
+    char *logs = tr_batch_logs(batch, job->index, np);
+    cr_expect_fail("%s: train-probe at P=%d %s; its output:\n%s", what, np,
+                   status < 0 ? "never finished the case" : "failed", logs ? logs : "");
+    free(logs);
+    return;
   }
-  int rc =
-      tr_mpirun(np, 120, NULL, "%s %s %lld %d %d %g %d %d %d %g %g %d %llu %llu %lld", TRAIN_PROBE,
-                dir, (long long)pc->nodes, pc->degree, pc->features, pc->density, pc->classes,
-                pc->layers, pc->hidden, pc->dropout, pc->input_dropout, pc->sparse,
-                (unsigned long long)seed, (unsigned long long)seed, (long long)epoch);
-  cr_assert_eq(rc, 0, "%s: train-probe at P=%d exited with %d", pc->name, np, rc);
+  const char *flags = pc->flags ? pc->flags : "";
+  const int batch_norm = strchr(flags, 'b') != NULL;
 
   fx_spec spec = {.nodes = pc->nodes,
                   .avg_degree = pc->degree,
@@ -279,7 +289,7 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
     fx_model whole = m;
     whole.halo_sample = 0.0f;
     cr_expect_neq(fx_model_loss(&whole, g, p, NULL), fx_model_loss(&m, g, p, NULL),
-                  "%s: sampling changed nothing", pc->name);
+                  "%s: sampling changed nothing", what);
   }
 
   /* Forward: every rank's logits, keyed by global id. */
@@ -290,33 +300,33 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
     char path[512];
     snprintf(path, sizeof path, "%s/logits-%d.txt", dir, r);
     FILE *f = fopen(path, "r");
-    cr_assert(f, "%s: no %s", pc->name, path);
+    cr_assert(f, "%s: no %s", what, path);
     long long gid;
     while (fscanf(f, "%lld", &gid) == 1) {
       for (int32_t c = 0; c < pc->classes; c++) {
         double v;
-        cr_assert_eq(fscanf(f, "%lf", &v), 1);
+        cr_assert_eq(fscanf(f, "%lf", &v), 1, "%s: %s ends inside node %lld", what, path, gid);
         double want = z[gid * pc->classes + c];
         cr_expect(fabs(v - want) <= 1e-5 * zmax + 1e-5 * fabs(want),
-                  "%s P=%d: logit of node %lld class %d is %.9g, reference %.9g", pc->name, np, gid,
-                  c, v, want);
+                  "%s P=%d: logit of node %lld class %d is %.9g, reference %.9g", what, np, gid, c,
+                  v, want);
       }
       seen++;
     }
     fclose(f);
   }
-  cr_expect_eq(seen, g->n, "%s: the ranks reported %lld of %lld nodes", pc->name, (long long)seen,
+  cr_expect_eq(seen, g->n, "%s: the ranks reported %lld of %lld nodes", what, (long long)seen,
                (long long)g->n);
 
   /* Backward: gradients against central differences of the reference. */
   char path[512];
   snprintf(path, sizeof path, "%s/grads.txt", dir);
   FILE *f = fopen(path, "r");
-  cr_assert(f);
+  cr_assert(f, "%s: no %s", what, path);
   double gmax = 0.0, *fd = calloc((size_t)np_params, sizeof *fd),
          *got = calloc((size_t)np_params, sizeof *got);
   for (int64_t k = 0; k < np_params; k++) {
-    cr_assert_eq(fscanf(f, "%lf", &got[k]), 1);
+    cr_assert_eq(fscanf(f, "%lf", &got[k]), 1, "%s: %s ends at %lld", what, path, (long long)k);
     double keep = p[k], h = 1e-5;
     p[k] = keep + h;
     double up = fx_model_loss(&m, g, p, NULL);
@@ -327,58 +337,52 @@ static void check_model_probe(const probe_case *pc, const gat_case *gat, int np,
     gmax = fmax(gmax, fabs(fd[k]));
   }
   fclose(f);
-  cr_assert_gt(gmax, 0.0, "%s: the reference gradient is zero", pc->name);
+  cr_assert_gt(gmax, 0.0, "%s: the reference gradient is zero", what);
   int bad = 0;
   for (int64_t k = 0; k < np_params; k++) {
     if (fabs(got[k] - fd[k]) > 2e-3 * fabs(fd[k]) + 2e-4 * gmax && bad++ < 5)
-      cr_expect_fail("%s P=%d: dLoss/dparam[%lld] = %.7g, finite differences %.7g", pc->name, np,
+      cr_expect_fail("%s P=%d: dLoss/dparam[%lld] = %.7g, finite differences %.7g", what, np,
                      (long long)k, got[k], fd[k]);
   }
-  cr_expect_eq(bad, 0, "%s P=%d: %d of %lld gradients off", pc->name, np, bad,
-               (long long)np_params);
+  cr_expect_eq(bad, 0, "%s P=%d: %d of %lld gradients off", what, np, bad, (long long)np_params);
 
   /* Memory: every model buffer was sized by the buffer plan that the
    * memory estimate sums, so what it allocated is what the plan says. */
   for (int r = 0; r < np; r++) {
     snprintf(path, sizeof path, "%s/memory-%d.txt", dir, r);
     f = fopen(path, "r");
-    cr_assert(f, "%s: no %s", pc->name, path);
+    cr_assert(f, "%s: no %s", what, path);
     long long planned = -1, held = -2;
-    cr_assert_eq(fscanf(f, "%lld %lld", &planned, &held), 2);
+    cr_assert_eq(fscanf(f, "%lld %lld", &planned, &held), 2, "%s: %s", what, path);
     fclose(f);
-    cr_expect_gt(planned, 0, "%s P=%d rank %d: an empty buffer plan", pc->name, np, r);
-    cr_expect_eq(held, planned, "%s P=%d rank %d: allocated %lld backend bytes, planned %lld",
-                 pc->name, np, r, held, planned);
+    cr_expect_gt(planned, 0, "%s P=%d rank %d: an empty buffer plan", what, np, r);
+    cr_expect_eq(held, planned, "%s P=%d rank %d: allocated %lld backend bytes, planned %lld", what,
+                 np, r, held, planned);
   }
 
   /* Volume: measured == predicted, epoch and set-up. */
   snprintf(path, sizeof path, "%s/bytes.txt", dir);
   f = fopen(path, "r");
-  cr_assert(f);
+  cr_assert(f, "%s: no %s", what, path);
   long long sent, predicted, setup, setup_predicted;
   int sparse = -1;
   cr_assert_eq(
-      fscanf(f, "%lld %lld %lld %lld %d", &sent, &predicted, &setup, &setup_predicted, &sparse), 5);
+      fscanf(f, "%lld %lld %lld %lld %d", &sent, &predicted, &setup, &setup_predicted, &sparse), 5,
+      "%s: %s", what, path);
   fclose(f);
-  cr_expect_eq(sent, predicted, "%s P=%d: sent %lld bytes, predicted %lld", pc->name, np, sent,
+  cr_expect_eq(sent, predicted, "%s P=%d: sent %lld bytes, predicted %lld", what, np, sent,
                predicted);
-  cr_expect_eq(setup, setup_predicted, "%s P=%d: set-up sent %lld, predicted %lld", pc->name, np,
-               setup, setup_predicted);
-  if (np > 1 && pc->input_dropout > 0.0f)
-    cr_expect_gt(sent, 0, "%s: nothing was exchanged", pc->name);
-  cr_expect_eq(sparse, pc->expect_sparse, "%s: sparse features %d", pc->name, sparse);
-  if (batch_norm) check_bn_running(pc, &m, g, p, np, dir, 3);
+  cr_expect_eq(setup, setup_predicted, "%s P=%d: set-up sent %lld, predicted %lld", what, np, setup,
+               setup_predicted);
+  if (np > 1 && pc->input_dropout > 0.0f) cr_expect_gt(sent, 0, "%s: nothing was exchanged", what);
+  cr_expect_eq(sparse, pc->expect_sparse, "%s: sparse features %d", what, sparse);
+  if (batch_norm) check_bn_running(what, &m, g, p, np, dir, 3);
 
   free(fd);
   free(got);
   free(p);
   free(z);
   fx_graph_free(g);
-  tr_rmdir(dir);
-}
-
-static void check_probe(const probe_case *pc, int np, uint64_t seed) {
-  check_model_probe(pc, NULL, np, seed);
 }
 
 static const probe_case cases[] = {
@@ -516,41 +520,38 @@ static const probe_case weighted_cases[] = {
 
 #define NCASES(a) (sizeof a / sizeof a[0])
 
-Test(layers, aggr_forward_backward_p1_p3, .timeout = 600) {
-  uint64_t seed = tr_seed("layers.aggr", 12);
-  if (TEST_SANITIZED) test_sanitized_note("layers.aggr", "P=3 alone");
-  for (int np = TEST_SANITIZED ? 3 : 1; np <= 3; np += 2)
-    for (size_t i = 0; i < NCASES(aggr_cases); i++) check_probe(&aggr_cases[i], np, seed + i);
+enum { MAX_JOBS = 256 };
+
+/* Appends one run of `pc` (`gat`: its heads, NULL but for GAT) to the
+ * batch. */
+static void add_job(tr_batch *batch, probe_job *jobs, int *n, const char *group,
+                    const probe_case *pc, const gat_case *gat, int deterministic, uint64_t seed) {
+  cr_assert_lt(*n, MAX_JOBS);
+  probe_job *job = &jobs[(*n)++];
+  *job = (probe_job){.pc = pc, .gat = gat, .deterministic = deterministic, .seed = seed};
+  snprintf(job->what, sizeof job->what, "%s %s, seed %llu", group, pc->name,
+           (unsigned long long)seed);
+  const char *flags = pc->flags ? pc->flags : "";
+  char settings[256], heads[64] = "";
+  if (gat)
+    snprintf(heads, sizeof heads, " HALO_PROBE_GAT=\"%d %d %g\"", gat->heads, gat->output_heads,
+             (double)gat->attn_dropout);
+  snprintf(settings, sizeof settings,
+           "HALO_PROBE_MODEL=%s HALO_PROBE_FLAGS=%s HALO_PROBE_DETERMINISTIC=%d%s%s",
+           pc->model ? pc->model : "gcn", flags, deterministic,
+           strchr(flags, 'b') ? " HALO_PROBE_BN_EPOCHS=3" : "", heads);
+  job->index =
+      tr_batch_add(batch, settings, "%lld %d %d %g %d %d %d %g %g %d %llu %llu %d",
+                   (long long)pc->nodes, pc->degree, pc->features, pc->density, pc->classes,
+                   pc->layers, pc->hidden, pc->dropout, pc->input_dropout, pc->sparse,
+                   (unsigned long long)seed, (unsigned long long)seed, PROBE_EPOCH);
+  cr_assert_geq(job->index, 0, "%s: cannot write the batch's case file", job->what);
 }
 
-Test(layers, aggr_deterministic_p1_p3, .timeout = 600) {
-  uint64_t seed = tr_seed("layers.aggr_deterministic", 13);
-  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
-  if (TEST_SANITIZED) test_sanitized_note("layers.aggr_deterministic", "P=3 alone");
-  for (int np = TEST_SANITIZED ? 3 : 1; np <= 3; np += 2)
-    for (size_t i = 0; i < NCASES(aggr_cases); i++) check_probe(&aggr_cases[i], np, seed + i);
-  unsetenv("HALO_PROBE_DETERMINISTIC");
-}
-
-Test(layers, gat_forward_backward_p1_p3, .timeout = 600) {
-  uint64_t seed = tr_seed("layers.gat", 10);
-  for (int np = 1; np <= 3; np += 2)
-    for (size_t i = 0; i < NCASES(gat_cases); i++) check_model_probe(&gat_cases[i].c, &gat_cases[i], np, seed + i);
-}
-
-Test(layers, gat_deterministic_p1_p3, .timeout = 600) {
-  uint64_t seed = tr_seed("layers.gat_deterministic", 11);
-  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
-  if (TEST_SANITIZED) test_sanitized_note("layers.gat_deterministic", "P=3 alone");
-  for (int np = TEST_SANITIZED ? 3 : 1; np <= 3; np += 2)
-    for (size_t i = 0; i < NCASES(gat_cases); i++) check_model_probe(&gat_cases[i].c, &gat_cases[i], np, seed + i);
-  unsetenv("HALO_PROBE_DETERMINISTIC");
-}
-
-/* Under the sanitizers a probe costs a few seconds of MPI start-up, and
- * P=3 reaches every line that P=1 does (and the exchanges besides), so the
- * sanitized build runs the model probes at P=3 only, and of the
- * deterministic ones, those that cover every layer kind and option. */
+/* Under the sanitizers a probe costs seconds, and P=3 reaches every line
+ * that P=1 does (and the exchanges besides), so the sanitized build runs
+ * the model probes at P=3 only, and of the deterministic ones, those that
+ * cover every layer kind and option. */
 static const size_t sanitized_deterministic[] = {
     1, /* sage-aggregate-normalize */
     3, /* gin-transform-eps */
@@ -560,79 +561,113 @@ static const size_t sanitized_deterministic[] = {
     16, /* gin-batchnorm-eps-residual */
 };
 
-Test(layers, models_forward_backward_p1_p3, .timeout = 600) {
-  uint64_t seed = tr_seed("layers.models", 8);
-  if (TEST_SANITIZED) test_sanitized_note("layers.models", "P=3 alone");
-  for (int np = TEST_SANITIZED ? 3 : 1; np <= 3; np += 2)
-    for (size_t i = 0; i < NCASES(model_cases); i++) check_probe(&model_cases[i], np, seed + i);
-}
+/* Every probe run at P=np, group by group; each group draws its seeds
+ * (tr_seed, printed) and case i of a group runs with seed + i.  Returns
+ * the number of runs. */
+static int gather_jobs(tr_batch *b, probe_job *jobs, int np) {
+  int n = 0;
+  /* Sanitized, the P=1 batch leaves out what P=3 covers: say so once. */
+  const int note = TEST_SANITIZED && np == 1;
 
-Test(layers, models_deterministic_p1_p3, .timeout = 600) {
-  uint64_t seed = tr_seed("layers.models_deterministic", 9);
-  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
+  /* SAGE's max and sum and GCN's PyG flags, float and deterministic. */
+  uint64_t seed = tr_seed("layers.aggr", 12);
+  if (note) test_sanitized_note("layers.aggr", "P=3 alone");
+  if (!TEST_SANITIZED || np == 3)
+    for (size_t i = 0; i < NCASES(aggr_cases); i++)
+      add_job(b, jobs, &n, "layers.aggr", &aggr_cases[i], NULL, 0, seed + i);
+  seed = tr_seed("layers.aggr_deterministic", 13);
+  if (note) test_sanitized_note("layers.aggr_deterministic", "P=3 alone");
+  if (!TEST_SANITIZED || np == 3)
+    for (size_t i = 0; i < NCASES(aggr_cases); i++)
+      add_job(b, jobs, &n, "layers.aggr_deterministic", &aggr_cases[i], NULL, 1, seed + i);
+
+  /* GAT, float at both P, deterministic (sanitized: P=3 alone). */
+  seed = tr_seed("layers.gat", 10);
+  for (size_t i = 0; i < NCASES(gat_cases); i++)
+    add_job(b, jobs, &n, "layers.gat", &gat_cases[i].c, &gat_cases[i], 0, seed + i);
+  seed = tr_seed("layers.gat_deterministic", 11);
+  if (note) test_sanitized_note("layers.gat_deterministic", "P=3 alone");
+  if (!TEST_SANITIZED || np == 3)
+    for (size_t i = 0; i < NCASES(gat_cases); i++)
+      add_job(b, jobs, &n, "layers.gat_deterministic", &gat_cases[i].c, &gat_cases[i], 1, seed + i);
+
+  /* GraphSAGE, GIN and GCN with every option, float and deterministic. */
+  seed = tr_seed("layers.models", 8);
+  if (note) test_sanitized_note("layers.models", "P=3 alone");
+  if (!TEST_SANITIZED || np == 3)
+    for (size_t i = 0; i < NCASES(model_cases); i++)
+      add_job(b, jobs, &n, "layers.models", &model_cases[i], NULL, 0, seed + i);
+  seed = tr_seed("layers.models_deterministic", 9);
   if (TEST_SANITIZED) {
-    test_sanitized_note("layers.models_deterministic",
-                        "P=3 alone, on the cases that cover every layer kind and option");
-    for (size_t k = 0; k < NCASES(sanitized_deterministic); k++) {
+    if (note)
+      test_sanitized_note("layers.models_deterministic",
+                          "P=3 alone, on the cases that cover every layer kind and option");
+    for (size_t k = 0; np == 3 && k < NCASES(sanitized_deterministic); k++) {
       const size_t i = sanitized_deterministic[k];
-      check_probe(&model_cases[i], 3, seed + i);
+      add_job(b, jobs, &n, "layers.models_deterministic", &model_cases[i], NULL, 1, seed + i);
     }
   } else {
-    for (int np = 1; np <= 3; np += 2)
-      for (size_t i = 0; i < NCASES(model_cases); i++) check_probe(&model_cases[i], np, seed + i);
+    for (size_t i = 0; i < NCASES(model_cases); i++)
+      add_job(b, jobs, &n, "layers.models_deterministic", &model_cases[i], NULL, 1, seed + i);
   }
-  unsetenv("HALO_PROBE_DETERMINISTIC");
-}
 
-/* P=3: the parts exchange, so the draw matters (at P=1 there is no
- * boundary); float and deterministic. */
-Test(layers, halo_sample_p3, .timeout = 300) {
-  uint64_t seed = tr_seed("layers.halo_sample", 12);
-  for (size_t i = 0; i < NCASES(sample_cases); i++) check_probe(&sample_cases[i], 3, seed + i);
-  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
-  for (size_t i = 0; i < NCASES(sample_cases); i += 3) check_probe(&sample_cases[i], 3, seed + i);
-  unsetenv("HALO_PROBE_DETERMINISTIC");
-}
+  /* --halo-sample at P=3 alone: the parts exchange, so the draw matters
+   * (at P=1 there is no boundary); float and deterministic. */
+  seed = tr_seed("layers.halo_sample", 12);
+  for (size_t i = 0; np == 3 && i < NCASES(sample_cases); i++)
+    add_job(b, jobs, &n, "layers.halo_sample", &sample_cases[i], NULL, 0, seed + i);
+  for (size_t i = 0; np == 3 && i < NCASES(sample_cases); i += 3)
+    add_job(b, jobs, &n, "layers.halo_sample", &sample_cases[i], NULL, 1, seed + i);
 
-Test(layers, model_forward_backward_p1, .timeout = 300) {
-  uint64_t seed = tr_seed("layers.model_p1", 5);
-  /* P=3 (the next case) runs every shape under the sanitizers too. */
-  if (TEST_SANITIZED) test_sanitized_note("layers.model_p1", "the first shape alone");
-  const size_t n = TEST_SANITIZED ? 1 : NCASES(cases);
-  for (size_t i = 0; i < n; i++) check_probe(&cases[i], 1, seed + i);
-}
-
-Test(layers, model_forward_backward_p3, .timeout = 300) {
-  uint64_t seed = tr_seed("layers.model_p3", 6);
-  for (size_t i = 0; i < NCASES(cases); i++) check_probe(&cases[i], 3, seed + i);
-}
-
-/* --deterministic's gradients (exact sums, the row-invariant GEMM) against
- * the same dense double reference and finite differences, every shape. */
-Test(layers, deterministic_forward_backward_p1_p3, .timeout = 600) {
-  uint64_t seed = tr_seed("layers.deterministic", 7);
-  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
-  if (TEST_SANITIZED) test_sanitized_note("layers.deterministic", "P=3 alone");
-  for (int np = TEST_SANITIZED ? 3 : 1; np <= 3; np += 2)
-    for (size_t i = 0; i < NCASES(cases); i++) check_probe(&cases[i], np, seed + i);
-  unsetenv("HALO_PROBE_DETERMINISTIC");
-}
-
-/* Weighted GCN and GraphSAGE: logits against the dense double reference,
- * gradients against central differences, bytes as predicted (the weights
- * move no byte).  Every case at P=3, the first three at P=1 too, and the
- * exact sums (--deterministic) on the two transform-first cases at P=3:
- * about 17 s of probes (test-train-edge-weights checks the bit identity
- * across P end to end). */
-Test(layers, weighted_forward_backward_p1_p3, .timeout = 600) {
-  uint64_t seed = tr_seed("layers.weighted", 4040);
-  setenv("HALO_PROBE_DETERMINISTIC", "0", 1);
-  for (size_t i = 0; i < NCASES(weighted_cases); i++) {
-    if (i < 3) check_probe(&weighted_cases[i], 1, seed + i);
-    check_probe(&weighted_cases[i], 3, seed + i);
+  /* GCN's layer shapes: P=1 (sanitized: the first shape alone, P=3 runs
+   * every shape), P=3, and deterministic at both (sanitized: P=3 alone). */
+  if (np == 1) {
+    seed = tr_seed("layers.model_p1", 5);
+    if (note) test_sanitized_note("layers.model_p1", "the first shape alone");
+    const size_t shapes = TEST_SANITIZED ? 1 : NCASES(cases);
+    for (size_t i = 0; i < shapes; i++)
+      add_job(b, jobs, &n, "layers.model_p1", &cases[i], NULL, 0, seed + i);
+  } else {
+    seed = tr_seed("layers.model_p3", 6);
+    for (size_t i = 0; i < NCASES(cases); i++)
+      add_job(b, jobs, &n, "layers.model_p3", &cases[i], NULL, 0, seed + i);
   }
-  setenv("HALO_PROBE_DETERMINISTIC", "1", 1);
-  check_probe(&weighted_cases[0], 3, seed);
-  check_probe(&weighted_cases[3], 3, seed + 3);
-  unsetenv("HALO_PROBE_DETERMINISTIC");
+  seed = tr_seed("layers.deterministic", 7);
+  if (note) test_sanitized_note("layers.deterministic", "P=3 alone");
+  if (!TEST_SANITIZED || np == 3)
+    for (size_t i = 0; i < NCASES(cases); i++)
+      add_job(b, jobs, &n, "layers.deterministic", &cases[i], NULL, 1, seed + i);
+
+  /* Weighted GCN and GraphSAGE (the weights move no byte): every case at
+   * P=3, the first three at P=1 too, and the exact sums on the two
+   * transform-first cases at P=3 (test-train-edge-weights checks the bit
+   * identity across P end to end). */
+  seed = tr_seed("layers.weighted", 4040);
+  for (size_t i = 0; i < NCASES(weighted_cases); i++)
+    if (np == 3 || i < 3)
+      add_job(b, jobs, &n, "layers.weighted", &weighted_cases[i], NULL, 0, seed + i);
+  if (np == 3) {
+    add_job(b, jobs, &n, "layers.weighted", &weighted_cases[0], NULL, 1, seed);
+    add_job(b, jobs, &n, "layers.weighted", &weighted_cases[3], NULL, 1, seed + 3);
+  }
+  return n;
 }
+
+/* Every probe run at P=np in one mpirun (train-probe --cases: under the
+ * sanitizers each mpirun costs seconds of start-up and exit), then each
+ * run's outputs checked against the reference in turn. */
+static void run_and_check(int np) {
+  tr_batch *b = tr_batch_new(np == 1 ? "probes-p1" : "probes-p3");
+  probe_job *jobs = calloc(MAX_JOBS, sizeof *jobs);
+  cr_assert(b && jobs, "cannot make the P=%d batch's folder", np);
+  const int n = gather_jobs(b, jobs, np);
+  const int rc = tr_batch_run(b, TRAIN_PROBE, np, 20, 540);
+  cr_expect_eq(rc, 0, "train-probe --cases (%d runs at P=%d) exited with %d", n, np, rc);
+  for (int k = 0; k < n; k++) check_model_probe(&jobs[k], b, np);
+  free(jobs);
+  tr_batch_free(&b);
+}
+
+Test(layers, probes_p1, .timeout = 600) { run_and_check(1); }
+
+Test(layers, probes_p3, .timeout = 600) { run_and_check(3); }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,4 +136,103 @@ pid_t tr_spawn(const char *cmd, const char *log) {
     _exit(127);
   }
   return pid;
+}
+
+struct tr_batch {
+  char *dir;       /* the batch's folder: cases.txt and case-K/ */
+  FILE *file;      /* cases.txt, open until tr_batch_run */
+  char **case_dir; /* size cases */
+  int cases, cap;
+};
+
+tr_batch *tr_batch_new(const char *tag) {
+  tr_batch *b = calloc(1, sizeof *b);
+  if (!b || !(b->dir = tr_tmpdir(tag))) {
+    free(b);
+    return NULL;
+  }
+  b->file = tr_fopenf("w", "%s/cases.txt", b->dir);
+  if (!b->file) tr_batch_free(&b);
+  return b;
+}
+
+int tr_batch_add(tr_batch *b, const char *settings, const char *fmt, ...) {
+  if (!b->file) return -1;
+  if (b->cases == b->cap) {
+    const int cap = b->cap ? 2 * b->cap : 64;
+    char **grown = realloc(b->case_dir, (size_t)cap * sizeof *grown);
+    if (!grown) return -1;
+    b->case_dir = grown;
+    b->cap = cap;
+  }
+  const size_t len = strlen(b->dir) + 32;
+  char *dir = malloc(len);
+  if (!dir) return -1;
+  snprintf(dir, len, "%s/case-%d", b->dir, b->cases);
+  if (mkdir(dir, 0755) != 0) {
+    free(dir);
+    return -1;
+  }
+  char words[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(words, sizeof words, fmt, ap);
+  va_end(ap);
+  fprintf(b->file, "%s %s %s\n", settings, dir, words);
+  b->case_dir[b->cases] = dir;
+  return b->cases++;
+}
+
+int tr_batch_cases(const tr_batch *b) { return b->cases; }
+
+const char *tr_batch_dir(const tr_batch *b, int k) { return b->case_dir[k]; }
+
+int tr_batch_run(tr_batch *b, const char *probe, int np, int per_case_s, int limit_s) {
+  if (!b->file) return -1;
+  const int closed = fclose(b->file);
+  b->file = NULL;
+  if (closed != 0) return -1;
+  const long timeout = 30 + (long)per_case_s * b->cases;
+  return tr_mpirun(np, timeout < limit_s ? (int)timeout : limit_s, NULL, "%s --cases %s/cases.txt",
+                   probe, b->dir);
+}
+
+int tr_batch_status(const tr_batch *b, int k) {
+  FILE *f = tr_fopenf("r", "%s/status.txt", b->case_dir[k]);
+  int status = -1;
+  if (f && fscanf(f, "%d", &status) != 1) status = -1;
+  if (f) fclose(f);
+  return status;
+}
+
+char *tr_batch_logs(const tr_batch *b, int k, int np) {
+  size_t len = 0;
+  char *all = calloc(1, 1);
+  for (int r = 0; r < np && all; r++) {
+    char path[1024], head[64];
+    snprintf(path, sizeof path, "%s/log-%d.txt", b->case_dir[k], r);
+    char *log = tr_slurp(path);
+    snprintf(head, sizeof head, "--- rank %d\n", r);
+    const size_t add = strlen(head) + (log ? strlen(log) : 0);
+    char *grown = realloc(all, len + add + 1);
+    if (grown) {
+      snprintf(grown + len, add + 1, "%s%s", head, log ? log : "");
+      len += add;
+    } else {
+      free(all);
+    }
+    all = grown;
+    free(log);
+  }
+  return all;
+}
+
+void tr_batch_free(tr_batch **b) {
+  if (!b || !*b) return;
+  if ((*b)->file) fclose((*b)->file);
+  for (int k = 0; k < (*b)->cases; k++) free((*b)->case_dir[k]);
+  free((*b)->case_dir);
+  tr_rmdir((*b)->dir);
+  free(*b);
+  *b = NULL;
 }
