@@ -351,8 +351,8 @@ halo_status load_npy_edgelist(const char *path, const halo_load_options *opt, ha
   if (n > ((int64_t)1 << 32))
     HALO_FAIL(HALO_ERR_LIMIT, "%s: %" PRId64 " nodes exceed the loaders' limit of 2^32", path, n);
   if (opt->max_nodes > 0 && n > opt->max_nodes)
-    HALO_FAIL(HALO_ERR_LIMIT, "%s: %" PRId64 " nodes (the largest id + 1) exceed the limit of %" PRId64,
-              path, n, opt->max_nodes);
+    HALO_FAIL(HALO_ERR_LIMIT, "%s: %" PRId64 " nodes exceed the limit of %" PRId64, path, n,
+              opt->max_nodes);
   /* The row offsets of N nodes, which one large id can make most of the graph. */
   HALO_TRY(load_check_memory(path, 0, n, e.count));
   HALO_TRY(load_graph_create(path, n, &g));

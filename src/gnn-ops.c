@@ -94,7 +94,10 @@ static const float *dropped_rows(halo_net *g, const float *x, int32_t d_in, int6
 static const float *forward_dropped_rows(halo_net *g, const layer_input *in, int32_t d_in,
                                          int64_t r0, int64_t rows) {
   const float *xd = dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key);
-  if (g->opt.deterministic) {
+  /* A second product of the same pass (SAGE's two weights, a residual's
+   * projection) finds the max complete and leaves it. */
+  const int complete = g->drop_max.key == in->drop_key && g->drop_max.rows == g->n_owned;
+  if (g->opt.deterministic && !complete) {
     if (r0 == 0) g->drop_max = (struct drop_max){.key = in->drop_key};
     if (g->drop_max.key == in->drop_key && g->drop_max.rows == r0) {
       const float m = g->ops->max_abs(g->be, xd, rows * d_in);
@@ -155,7 +158,7 @@ static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) 
     if (t[k].a_sparse_t)
       g->ops->spmm(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, 0.0f, out, p->cols, NULL,
                    p->rows);
-    else if (t[k].a_dense && t[k].drop_p > 0.0f) /* Xᵀ·B summed block by block */
+    else if (t[k].a_dense && t[k].drop_p > 0.0f && n > 0) /* Xᵀ·B summed block by block */
       for (int64_t r0 = 0, block = gnn_bufs_drop_block(p->rows, n); r0 < n; r0 += block) {
         const int64_t rows = n - r0 < block ? n - r0 : block;
         const float *a =
@@ -163,7 +166,7 @@ static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) 
         g->ops->gemm(g->be, 1, 0, p->rows, p->cols, rows, 1.0f, a, p->rows, t[k].b + r0 * p->cols,
                      p->cols, r0 > 0 ? 1.0f : 0.0f, out, p->cols);
       }
-    else if (t[k].a_dense)
+    else if (t[k].a_dense) /* also a rank without rows: k = 0 and beta 0 write zeros */
       g->ops->gemm(g->be, 1, 0, p->rows, p->cols, n, 1.0f, t[k].a_dense, p->rows, t[k].b, p->cols,
                    0.0f, out, p->cols);
     else
@@ -193,6 +196,7 @@ static void dropped_exact_tn(halo_net *g, const grad_term *t, const halo_param_t
                              int64_t n, int e, int64_t *limbs) {
   const int64_t count = p->rows * p->cols * HALO_EXACT_LIMBS;
   int64_t *block_limbs = g->exact_block; /* gnn_bufs: sized for the first layer's tensors */
+  assert(block_limbs); /* the plan's gnn_bufs_input_fused is x_fused's */
   memset(limbs, 0, (size_t)count * sizeof(int64_t));
   for (int64_t r0 = 0, block = gnn_bufs_drop_block(p->rows, n); r0 < n; r0 += block) {
     const int64_t rows = n - r0 < block ? n - r0 : block;

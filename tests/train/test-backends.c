@@ -56,6 +56,10 @@ static const probe_args cases[] = {
      * makes: the blocks' limbs must add up to the same bits. */
     {"deterministic, dense X, fused input dropout", "600 6 8192 0.05 5 2 16 0.5 0.5 0", NULL,
      NULL, 1},
+    /* SAGE's two weights and a residual projection read the same dropped
+     * blocks, and share the forward's bound. */
+    {"deterministic, sage, residual, fused input dropout", "600 6 8192 0.05 5 2 16 0.5 0.5 0",
+     "sage", "r", 1},
 };
 
 static const char *const files[] = {"grads.txt",    "bytes.txt",    "after.txt",

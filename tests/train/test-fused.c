@@ -32,7 +32,7 @@ static const char *float_flag(const char *dir) {
   return flag;
 }
 
-Test(input_fused, blocks_match_the_dropped_copy, .timeout = 300) {
+Test(input_fused, float_path_matches_exact_path, .timeout = 300) {
   const uint64_t seed = tr_seed("input_fused.blocks", 3);
   char *dir = tr_tmpdir("input-fused");
   char spec[256], shards[2][512], json[600], path[3][600], extra[2][160];
