@@ -10,6 +10,9 @@
 #include <limits.h>
 #include <omp.h>
 #include <stdint.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "halo-kernels.h"
 
@@ -23,52 +26,166 @@ static void scale_rows(float *c, int64_t mb, int64_t n, int64_t ldc, float beta)
 }
 
 /* The tall-skinny Aᵀ·B of a weight gradient (A: k × m node rows of the
- * input, B: k × n of the output's gradient, k ≫ m·n): OpenBLAS packs both
- * k-long panels for such a product and spends more on the packing than on
- * the flops (a 200000 × 128 by × 16 product ran at 2 GFLOP/s against 40 at
- * square shapes, bench/roofline.sh).  Here each thread sums its contiguous
- * share of the k rows as rank-1 updates into an m × n block of its own
- * (4 rows at a time, so that the block is read and written once per 4
- * rows), and the threads' blocks are added to C in thread order: the same
- * bits on every run with the same thread count. */
-enum { TS_MAX_MN = 8192 }; /* floats of a thread's block: 32 KiB of its stack */
+ * input, B: k × n of the output's gradient, k ≫ m·n).  OpenBLAS packs both
+ * k-long panels for such a product; on some machines it spends more on the
+ * packing than on the flops (a 200000 × 128 by × 16 product ran at 2
+ * GFLOP/s against 40 at square shapes on an AVX2 VM, bench/roofline.sh).
+ * Here each thread sums its contiguous share of the k rows into an m × n
+ * block of its own, and the threads' blocks are added to C in thread
+ * order: the same bits on every run with the same thread count.
+ *
+ * The share is walked in chunks of TS_CHUNK rows, which stay in the cache
+ * while every register tile of the block reads them: a tile is TP
+ * columns of A (rows of the block) × one vector of B's columns, its TP
+ * sums held in registers over the chunk, then added to the block (each
+ * cell sums its chunk's rows in order, then the chunks in order).  Without
+ * AVX2 a plain loop does the same sums 4 rows at a time. */
+enum { TS_MAX_MN = 16384 }; /* floats of a thread's block: 64 KiB of its stack */
+enum { TS_CHUNK = 256 };   /* rows per chunk */
 
 static int tall_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k) {
-  return trans_a && !trans_b && m * n <= TS_MAX_MN && k >= 1024 && k >= 8 * m * n / 16;
+  return trans_a && !trans_b && m * n <= TS_MAX_MN && k >= 1024 && k >= m * n / 16;
+}
+
+/* block (m × n, leading dimension n) += A[0..rows)ᵀ · B[0..rows), 4 rows
+ * at a time: the portable path. */
+static void ts_plain(int64_t rows, int64_t m, int64_t n, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *block) {
+  int64_t p = 0;
+  for (; p + 4 <= rows; p += 4) {
+    const float *a0 = a + p * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+    const float *b0 = b + p * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+    for (int64_t i = 0; i < m; i++) {
+      const float x0 = a0[i], x1 = a1[i], x2 = a2[i], x3 = a3[i];
+      float *row = block + i * n;
+#pragma omp simd
+      for (int64_t j = 0; j < n; j++) row[j] += x0 * b0[j] + x1 * b1[j] + x2 * b2[j] + x3 * b3[j];
+    }
+  }
+  for (; p < rows; p++) {
+    const float *ar = a + p * lda, *br = b + p * ldb;
+    for (int64_t i = 0; i < m; i++) {
+      const float x = ar[i];
+      float *row = block + i * n;
+#pragma omp simd
+      for (int64_t j = 0; j < n; j++) row[j] += x * br[j];
+    }
+  }
+}
+
+#if defined(__x86_64__)
+/* The tile loops below keep their sums in registers only where every
+ * index is a constant: a full tile of TP columns of A, unrolled.  The
+ * columns past the last full tile (m mod TP) take one column at a time. */
+
+/* ts_plain's sums with AVX-512 tiles: 16 columns of A × 16 of B (one
+ * vector, masked at the block's right edge). */
+__attribute__((target("avx512f"))) static void ts_avx512(int64_t rows, int64_t m, int64_t n,
+                                                         const float *a, int64_t lda,
+                                                         const float *b, int64_t ldb,
+                                                         float *block) {
+  enum { TP = 16, VQ = 16 };
+  for (int64_t q = 0; q < n; q += VQ) {
+    const __mmask16 mask = (__mmask16)(n - q >= VQ ? 0xffffu : (1u << (n - q)) - 1u);
+    int64_t p = 0;
+    for (; p + TP <= m; p += TP) {
+      __m512 s[TP];
+#pragma GCC unroll 16
+      for (int t = 0; t < TP; t++) s[t] = _mm512_setzero_ps();
+      for (int64_t r = 0; r < rows; r++) {
+        const __m512 bv = _mm512_maskz_loadu_ps(mask, b + r * ldb + q);
+        const float *ar = a + r * lda + p;
+#pragma GCC unroll 16
+        for (int t = 0; t < TP; t++) s[t] = _mm512_fmadd_ps(_mm512_set1_ps(ar[t]), bv, s[t]);
+      }
+#pragma GCC unroll 16
+      for (int t = 0; t < TP; t++) {
+        float *row = block + (p + t) * n + q;
+        _mm512_mask_storeu_ps(row, mask, _mm512_add_ps(_mm512_maskz_loadu_ps(mask, row), s[t]));
+      }
+    }
+    for (; p < m; p++) {
+      __m512 s = _mm512_setzero_ps();
+      for (int64_t r = 0; r < rows; r++)
+        s = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + p]), _mm512_maskz_loadu_ps(mask, b + r * ldb + q), s);
+      float *row = block + p * n + q;
+      _mm512_mask_storeu_ps(row, mask, _mm512_add_ps(_mm512_maskz_loadu_ps(mask, row), s));
+    }
+  }
+}
+
+/* The same with AVX2: 8 columns of A × 8 of B. */
+__attribute__((target("avx2,fma"))) static void ts_avx2(int64_t rows, int64_t m, int64_t n,
+                                                        const float *a, int64_t lda,
+                                                        const float *b, int64_t ldb,
+                                                        float *block) {
+  enum { TP = 8, VQ = 8 };
+  for (int64_t q = 0; q < n; q += VQ) {
+    const int nq = n - q < VQ ? (int)(n - q) : VQ;
+    const __m256i mask =
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(nq), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    int64_t p = 0;
+    for (; p + TP <= m; p += TP) {
+      __m256 s[TP];
+#pragma GCC unroll 8
+      for (int t = 0; t < TP; t++) s[t] = _mm256_setzero_ps();
+      for (int64_t r = 0; r < rows; r++) {
+        const __m256 bv = _mm256_maskload_ps(b + r * ldb + q, mask);
+        const float *ar = a + r * lda + p;
+#pragma GCC unroll 8
+        for (int t = 0; t < TP; t++) s[t] = _mm256_fmadd_ps(_mm256_set1_ps(ar[t]), bv, s[t]);
+      }
+#pragma GCC unroll 8
+      for (int t = 0; t < TP; t++) {
+        float *row = block + (p + t) * n + q;
+        _mm256_maskstore_ps(row, mask, _mm256_add_ps(_mm256_maskload_ps(row, mask), s[t]));
+      }
+    }
+    for (; p < m; p++) {
+      __m256 s = _mm256_setzero_ps();
+      for (int64_t r = 0; r < rows; r++)
+        s = _mm256_fmadd_ps(_mm256_set1_ps(a[r * lda + p]), _mm256_maskload_ps(b + r * ldb + q, mask), s);
+      float *row = block + p * n + q;
+      _mm256_maskstore_ps(row, mask, _mm256_add_ps(_mm256_maskload_ps(row, mask), s));
+    }
+  }
+}
+#endif
+
+typedef void ts_kernel(int64_t rows, int64_t m, int64_t n, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *block);
+
+static int isa_cap = 2; /* halo_cpu_gemm_isa_cap */
+
+void halo_cpu_gemm_isa_cap(int level) { isa_cap = level; }
+
+/* The widest tile kernel this CPU runs, up to the cap. */
+static ts_kernel *ts_pick(void) {
+#if defined(__x86_64__)
+  if (isa_cap >= 2 && __builtin_cpu_supports("avx512f")) return ts_avx512;
+  if (isa_cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return ts_avx2;
+#endif
+  return ts_plain;
 }
 
 static void gemm_tn_tall(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                          const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   scale_rows(c, m, n, ldc, beta);
+  ts_kernel *kernel = ts_pick();
   const int threads = omp_get_max_threads();
 #pragma omp parallel for ordered schedule(static, 1) num_threads(threads)
   for (int t = 0; t < threads; t++) {
-    float acc[TS_MAX_MN];
-    for (int64_t i = 0; i < m * n; i++) acc[i] = 0.0f;
+    float block[TS_MAX_MN];
+    for (int64_t i = 0; i < m * n; i++) block[i] = 0.0f;
     const int64_t p0 = k * t / threads, p1 = k * (t + 1) / threads;
-    int64_t p = p0;
-    for (; p + 4 <= p1; p += 4) {
-      const float *a0 = a + p * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
-      const float *b0 = b + p * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
-      for (int64_t i = 0; i < m; i++) {
-        const float x0 = a0[i], x1 = a1[i], x2 = a2[i], x3 = a3[i];
-        float *row = acc + i * n;
-#pragma omp simd
-        for (int64_t j = 0; j < n; j++) row[j] += x0 * b0[j] + x1 * b1[j] + x2 * b2[j] + x3 * b3[j];
-      }
-    }
-    for (; p < p1; p++) {
-      const float *ar = a + p * lda, *br = b + p * ldb;
-      for (int64_t i = 0; i < m; i++) {
-        const float x = ar[i];
-        float *row = acc + i * n;
-#pragma omp simd
-        for (int64_t j = 0; j < n; j++) row[j] += x * br[j];
-      }
+    for (int64_t p = p0; p < p1; p += TS_CHUNK) {
+      const int64_t rows = p1 - p < TS_CHUNK ? p1 - p : TS_CHUNK;
+      kernel(rows, m, n, a + p * lda, lda, b + p * ldb, ldb, block);
     }
 #pragma omp ordered
     for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) c[i * ldc + j] += alpha * acc[i * n + j];
+      for (int64_t j = 0; j < n; j++) c[i * ldc + j] += alpha * block[i * n + j];
   }
 }
 

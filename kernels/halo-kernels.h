@@ -13,10 +13,18 @@
 #include "halo-csr.h"
 #include "halo-gat.h"
 
-/* C = alpha · op(A) · op(B) + beta · C, through CBLAS (row-major). */
+/* C = alpha · op(A) · op(B) + beta · C, through CBLAS (row-major), or,
+ * for the tall-skinny Aᵀ·B of a weight gradient, halo's own register-tiled
+ * kernel (kernels/cpu-gemm.c). */
 void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                    int64_t ldc);
+
+/* The widest vectors halo_cpu_gemm's own kernel may use, for tests that
+ * run each of its paths on one machine: 2 AVX-512 (the default: the
+ * widest the CPU has), 1 AVX2, 0 the portable loop.  Not thread-safe
+ * against a running product. */
+void halo_cpu_gemm_isa_cap(int level);
 
 /* C = A · op(B), row by row in a fixed order, so that row i of C depends
  * only on row i of A and on B: not on m, on the other rows or the row's

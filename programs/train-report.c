@@ -251,13 +251,15 @@ static void report_header(void *ctx, const halo_train_report *rep) {
              plural(rep->cores));
   if (rep->wait || busy[0])
     snprintf(wait, sizeof wait, " (%s%s)", busy, rep->wait ? rep->wait : "");
+  /* The sums decide whether the run's bits depend on P: said up front. */
+  const char *sums = o->deterministic ? "exact sums (bit-identical for any P)" : "float sums";
   fprintf(out,
           "%d part%s on %d rank%s (%s), %lld halo row%s in all; %d rank%s x %d thread%s%s, "
-          "device %s\n",
+          "device %s, %s\n",
           m->parts, plural(m->parts), rep->ranks, plural(rep->ranks), m->method,
           (long long)rep->halo_rows, plural(rep->halo_rows), rep->ranks,
           plural(rep->ranks), rep->threads, plural(rep->threads), wait,
-          halo_backend_describe(rep->be));
+          halo_backend_describe(rep->be), sums);
   char heads[96] = "";
   if (o->model == HALO_MODEL_GAT)
     snprintf(heads, sizeof heads, " (%d heads, %d output heads, attention dropout %g)", o->heads,

@@ -319,6 +319,7 @@ void halo_train_summary_json(const halo_train_report *rep, const halo_train_memo
   }
   halo_json_key_int(j, "params", rep->info->params);
   halo_json_key_string(j, "params_sha256", rep->params_sha256);
+  halo_json_key_bool(j, "deterministic", rep->gcn->deterministic);
   halo_json_key_int(j, "threads", rep->threads);
   halo_json_key_int(j, "ranks", rep->ranks);
   halo_json_key_string(j, "device", halo_backend_name(rep->be));

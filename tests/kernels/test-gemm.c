@@ -84,6 +84,21 @@ Test(gemm, all_transposes_match_double_reference) {
                    bi == 2 ? 0.75f : 1.0f, betas[bi]);
 }
 
+Test(gemm, tall_skinny_kernel_at_every_vector_width) {
+  /* The tall-skinny Aᵀ·B on each of its paths this CPU runs (AVX-512,
+   * AVX2, portable; a CPU without one runs the next narrower), each shape
+   * against the double reference. */
+  const uint64_t seed = test_seed("gemm.tall_skinny_kernel_at_every_vector_width");
+  const int64_t shapes[][3] = {{128, 64, 1100}, {33, 37, 1500}, {16, 48, 1030}, {7, 3, 1030}};
+  int id = 1000;
+  for (int level = 0; level <= 2; level++) {
+    halo_cpu_gemm_isa_cap(level);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      check_gemm(seed, id++, 1, 0, shapes[s][0], shapes[s][1], shapes[s][2], 0.75f, -0.5f);
+  }
+  halo_cpu_gemm_isa_cap(2);
+}
+
 Test(gemm, empty_inner_dimension_scales_c) {
   /* k = 0: the product is an empty sum, so C = beta · C. */
   const uint64_t seed = test_seed("gemm.empty_inner_dimension_scales_c");
