@@ -325,7 +325,13 @@ static int run_logged_case(char *const *word, int rank) {
   fflush(stderr);
   const int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   const int keep_out = dup(1), keep_err = dup(2);
-  if (fd >= 0 && keep_out >= 0 && keep_err >= 0 && dup2(fd, 1) >= 0 && dup2(fd, 2) >= 0) {
+  /* The case is collective: every rank runs it or none does (a rank
+   * without its log would leave the others waiting inside the case). */
+  const int ready =
+      fd >= 0 && keep_out >= 0 && keep_err >= 0 && dup2(fd, 1) >= 0 && dup2(fd, 2) >= 0;
+  int all_ready = 0;
+  MPI_Allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (all_ready) {
     MPI_Comm comm;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS) {
       rc = run_case(comm, word);
@@ -333,14 +339,14 @@ static int run_logged_case(char *const *word, int rank) {
     }
     fflush(stdout);
     fflush(stderr);
-  } else {
-    fprintf(stderr, "train-probe: rank %d: %s: cannot write the case's log there\n", rank, log);
   }
   if (keep_out >= 0) dup2(keep_out, 1);
   if (keep_err >= 0) dup2(keep_err, 2);
   if (keep_out >= 0) close(keep_out);
   if (keep_err >= 0) close(keep_err);
   if (fd >= 0) close(fd);
+  if (!ready)
+    fprintf(stderr, "train-probe: rank %d: %s: cannot write the case's log there\n", rank, log);
   int worst = 1;
   MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0) {
