@@ -10,7 +10,7 @@
 #
 # For each graph and mode it prints: the mean epoch time, the share of it in
 # communication (comm_s / epoch_s, the ranks' mean), the time that is
-# (comm ms: epoch ms x comm%), its two parts (the ranks' mean per epoch):
+# (comm ms: the ranks' mean comm_s per epoch), its two parts (the ranks' mean per epoch):
 # the gradient allreduce (AR ms, allreduce_s) and the halo exchanges (exch
 # ms, comm_s - allreduce_s), halo bytes per epoch (measured; the run fails
 # if any epoch's are off the prediction: "=pred" counts the epochs that
@@ -164,7 +164,7 @@ for path in files:
             matched += d["halo_bytes"] == d["halo_bytes_predicted"]
 if matched != lines:
     sys.exit(f"comm-netns.sh: {gname} {mode}: {lines - matched} of {lines} epochs' halo bytes off the prediction")
-comm = statistics.mean(epoch) * statistics.mean(share)
+comm = statistics.mean(comm_s)
 print(f"{gname:<5} {mode:<15} {1e3 * statistics.mean(epoch):10.2f} {100 * statistics.mean(share):6.1f}% "
       f"{1e3 * comm:8.2f} {1e3 * statistics.mean(ar):8.2f} {1e3 * statistics.mean(exch):8.2f} "
       f"{statistics.mean(nbytes):12.0f} {matched:>3}/{lines:<2} {statistics.mean(nbytes) / statistics.mean(fp32):8.3f} "
