@@ -250,6 +250,11 @@ void gnn_mm_acc(halo_net *g, int64_t m, int64_t n, int64_t k, const float *a, co
 void gnn_input_mm(halo_net *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
                   float *out);
 
+/* out[k] = H·w[k] for k < count, as gnn_input_mm does each (the same bits),
+ * with the input dropout's mask drawn once a block for all of them. */
+void gnn_input_mm_each(halo_net *g, const layer_input *in, int32_t d_in, int count,
+                       const float *const *w, int32_t cols, float *const *out);
+
 /* out += H·W, as gnn_input_mm, through `scratch` (n_owned × cols) when
  * deterministic. */
 void gnn_input_mm_acc(halo_net *g, const layer_input *in, int32_t d_in, const float *w,

@@ -108,20 +108,26 @@ static const float *forward_dropped_rows(halo_net *g, const layer_input *in, int
   return xd;
 }
 
-void gnn_input_mm(halo_net *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
-                  float *out) {
+void gnn_input_mm_each(halo_net *g, const layer_input *in, int32_t d_in, int count,
+                       const float *const *w, int32_t cols, float *const *out) {
   if (in->dense && in->drop_p > 0.0f) {
     const int64_t n = g->n_owned, block = gnn_bufs_drop_block(d_in, n);
     for (int64_t r0 = 0; r0 < n; r0 += block) {
       const int64_t rows = n - r0 < block ? n - r0 : block;
-      gnn_mm(g, rows, cols, d_in, forward_dropped_rows(g, in, d_in, r0, rows), w,
-             out + r0 * cols);
+      const float *xd = forward_dropped_rows(g, in, d_in, r0, rows);
+      for (int k = 0; k < count; k++) gnn_mm(g, rows, cols, d_in, xd, w[k], out[k] + r0 * cols);
     }
   } else if (in->dense) {
-    gnn_mm(g, g->n_owned, cols, d_in, in->dense, w, out);
+    for (int k = 0; k < count; k++) gnn_mm(g, g->n_owned, cols, d_in, in->dense, w[k], out[k]);
   } else {
-    g->ops->spmm(g->be, &in->sparse, w, cols, cols, 0.0f, out, cols, NULL, g->n_owned);
+    for (int k = 0; k < count; k++)
+      g->ops->spmm(g->be, &in->sparse, w[k], cols, cols, 0.0f, out[k], cols, NULL, g->n_owned);
   }
+}
+
+void gnn_input_mm(halo_net *g, const layer_input *in, int32_t d_in, const float *w, int32_t cols,
+                  float *out) {
+  gnn_input_mm_each(g, in, d_in, 1, &w, cols, &out);
 }
 
 void gnn_input_mm_acc(halo_net *g, const layer_input *in, int32_t d_in, const float *w,
@@ -149,28 +155,59 @@ static int64_t b_cols(const grad_term *t, const halo_param_tensor *p) {
   return t->a_dense || t->a_sparse_t ? p->cols : p->rows * p->cols;
 }
 
+/* Whether terms a and b read the same dropped rows (SAGE's two weights of
+ * one input): the fused input dropout then draws each block's mask once for
+ * both. */
+static int same_dropped_rows(const grad_term *a, const grad_term *b, int64_t n_owned) {
+  return a->a_dense && a->drop_p > 0.0f && b->a_dense == a->a_dense && b->drop_p == a->drop_p &&
+         b->drop_key == a->drop_key && (a->n ? a->n : n_owned) == (b->n ? b->n : n_owned);
+}
+
+/* The terms of `group` (count of them, the same dropped rows and d_in
+ * columns): each tensor's Xᵀ·B summed block by block, one mask a block. */
+static void float_dropped_grads(halo_net *g, layer *ly, const grad_term *t, const int *group,
+                                int count) {
+  const halo_param_tensor *p0 = &ly->desc->tensor[t[group[0]].tensor];
+  const int64_t n = t[group[0]].n ? t[group[0]].n : g->n_owned;
+  for (int64_t r0 = 0, block = gnn_bufs_drop_block(p0->rows, n); r0 < n; r0 += block) {
+    const int64_t rows = n - r0 < block ? n - r0 : block;
+    const grad_term *first = &t[group[0]];
+    const float *a = dropped_rows(g, first->a_dense, p0->rows, r0, rows, first->drop_p,
+                                  first->drop_key);
+    for (int j = 0; j < count; j++) {
+      const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
+      g->ops->gemm(g->be, 1, 0, p->rows, p->cols, rows, 1.0f, a, p->rows,
+                   t[group[j]].b + r0 * p->cols, p->cols, r0 > 0 ? 1.0f : 0.0f,
+                   tensor_of(&g->grads, ly, t[group[j]].tensor), p->cols);
+    }
+  }
+}
+
 /* The float path: each term through the backend's products. */
 static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) {
+  int done[HALO_MAX_TENSORS] = {0};
   for (int k = 0; k < nterms; k++) {
+    if (done[k]) continue;
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
     float *out = tensor_of(&g->grads, ly, t[k].tensor);
-    if (t[k].a_sparse_t)
+    if (t[k].a_sparse_t) {
       g->ops->spmm(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, 0.0f, out, p->cols, NULL,
                    p->rows);
-    else if (t[k].a_dense && t[k].drop_p > 0.0f && n > 0) /* Xᵀ·B summed block by block */
-      for (int64_t r0 = 0, block = gnn_bufs_drop_block(p->rows, n); r0 < n; r0 += block) {
-        const int64_t rows = n - r0 < block ? n - r0 : block;
-        const float *a =
-            dropped_rows(g, t[k].a_dense, p->rows, r0, rows, t[k].drop_p, t[k].drop_key);
-        g->ops->gemm(g->be, 1, 0, p->rows, p->cols, rows, 1.0f, a, p->rows, t[k].b + r0 * p->cols,
-                     p->cols, r0 > 0 ? 1.0f : 0.0f, out, p->cols);
-      }
-    else if (t[k].a_dense) /* also a rank without rows: k = 0 and beta 0 write zeros */
+    } else if (t[k].a_dense && t[k].drop_p > 0.0f && n > 0) { /* Xᵀ·B block by block */
+      int group[HALO_MAX_TENSORS] = {0}, count = 0;
+      for (int j = k; j < nterms; j++)
+        if (j == k || same_dropped_rows(&t[k], &t[j], g->n_owned)) {
+          group[count++] = j;
+          done[j] = 1;
+        }
+      float_dropped_grads(g, ly, t, group, count);
+    } else if (t[k].a_dense) { /* also a rank without rows: k = 0 and beta 0 write zeros */
       g->ops->gemm(g->be, 1, 0, p->rows, p->cols, n, 1.0f, t[k].a_dense, p->rows, t[k].b, p->cols,
                    0.0f, out, p->cols);
-    else
+    } else {
       g->ops->colsum(g->be, t[k].b, n, b_cols(&t[k], p), out);
+    }
   }
 }
 
@@ -192,32 +229,54 @@ static float dropped_max_abs(halo_net *g, const grad_term *t, int32_t d_in, int6
   return m;
 }
 
-static void dropped_exact_tn(halo_net *g, const grad_term *t, const halo_param_tensor *p,
-                             int64_t n, int e, int64_t *limbs) {
-  const int64_t count = p->rows * p->cols * HALO_EXACT_LIMBS;
+/* The exact (dropout(X))ᵀ·B of each term of `group` (count of them, the
+ * same dropped rows: same_dropped_rows), term group[j] on the grid e[j]
+ * into its limbs limbs[j]: one mask a block for all of them. */
+static void dropped_exact_tn(halo_net *g, layer *ly, const grad_term *t, const int *group,
+                             int count, const int *e, int64_t *const *limbs) {
+  const grad_term *first = &t[group[0]];
+  const int64_t d_in = ly->desc->tensor[first->tensor].rows;
+  const int64_t n = first->n ? first->n : g->n_owned;
   int64_t *block_limbs = g->exact_block; /* gnn_bufs: sized for the first layer's tensors */
   assert(block_limbs); /* the plan's gnn_bufs_input_fused is x_fused's */
-  memset(limbs, 0, (size_t)count * sizeof(int64_t));
-  for (int64_t r0 = 0, block = gnn_bufs_drop_block(p->rows, n); r0 < n; r0 += block) {
+  for (int j = 0; j < count; j++) {
+    const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
+    memset(limbs[j], 0, (size_t)(p->rows * p->cols * HALO_EXACT_LIMBS) * sizeof(int64_t));
+  }
+  for (int64_t r0 = 0, block = gnn_bufs_drop_block(d_in, n); r0 < n; r0 += block) {
     const int64_t rows = n - r0 < block ? n - r0 : block;
-    const float *a = dropped_rows(g, t->a_dense, p->rows, r0, rows, t->drop_p, t->drop_key);
-    g->ops->exact_tn(g->be, rows, p->rows, p->cols, a, p->rows, t->b + r0 * p->cols, p->cols, e,
-                     g->threads, g->exact_work, block_limbs);
-    /* Added limb by limb, then carried so that the low limbs stay below
-     * 2^HALO_EXACT_LIMB_BITS however many blocks (and ranks) add up. */
-    for (int64_t j = 0; j < count; j += HALO_EXACT_LIMBS) {
-      int64_t carry = 0;
-      for (int q = 0; q < HALO_EXACT_LIMBS; q++) {
-        const int64_t v = limbs[j + q] + block_limbs[j + q] + carry;
-        if (q == HALO_EXACT_LIMBS - 1) {
-          limbs[j + q] = v;
-        } else {
-          carry = v >> HALO_EXACT_LIMB_BITS; /* floor: the limb below stays in [0, 2^bits) */
-          limbs[j + q] = v - carry * ((int64_t)1 << HALO_EXACT_LIMB_BITS);
+    const float *a = dropped_rows(g, first->a_dense, d_in, r0, rows, first->drop_p,
+                                  first->drop_key);
+    for (int j = 0; j < count; j++) {
+      const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
+      const int64_t cells = p->rows * p->cols * HALO_EXACT_LIMBS;
+      g->ops->exact_tn(g->be, rows, p->rows, p->cols, a, p->rows, t[group[j]].b + r0 * p->cols,
+                       p->cols, e[j], g->threads, g->exact_work, block_limbs);
+      /* Added limb by limb, then carried so that the low limbs stay below
+       * 2^HALO_EXACT_LIMB_BITS however many blocks (and ranks) add up. */
+      for (int64_t c = 0; c < cells; c += HALO_EXACT_LIMBS) {
+        int64_t carry = 0;
+        for (int q = 0; q < HALO_EXACT_LIMBS; q++) {
+          const int64_t v = limbs[j][c + q] + block_limbs[c + q] + carry;
+          if (q == HALO_EXACT_LIMBS - 1) {
+            limbs[j][c + q] = v;
+          } else {
+            carry = v >> HALO_EXACT_LIMB_BITS; /* floor: the limb below stays in [0, 2^bits) */
+            limbs[j][c + q] = v - carry * ((int64_t)1 << HALO_EXACT_LIMB_BITS);
+          }
         }
       }
     }
   }
+}
+
+/* The grid of term k of nterms from the allreduced bounds `global`
+ * (max |A| and max |B| of each term, then its terms per owned row): room
+ * for every rank's terms in one int64 (gnn_exact_allreduce), at most
+ * N × per_row of them, N the owned rows of all ranks. */
+static int term_exponent(int k, int nterms, const float *global, int64_t all_rows) {
+  const int64_t terms = all_rows * (int64_t)global[2 * nterms + k];
+  return halo_exact_exponent_terms((double)global[2 * k] * (double)global[2 * k + 1], terms);
 }
 
 halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) {
@@ -257,7 +316,9 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
   for (int k = 0; k < nterms; k++)
     finite = finite && isfinite((double)global[2 * k] * (double)global[2 * k + 1]);
 
+  int done[MAX_TERMS] = {0};
   for (int k = 0; k < nterms; k++) {
+    if (done[k]) continue;
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
     int64_t *limbs = g->exact + p->offset * HALO_EXACT_LIMBS;
@@ -270,21 +331,29 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
       memset(limbs, 0, (size_t)(p->rows * p->cols * HALO_EXACT_LIMBS) * sizeof(int64_t));
       continue;
     }
-    /* Every term of every rank in one int64 (gnn_exact_allreduce): at
-     * most N × per_row terms, N the owned rows of all ranks. */
-    const int64_t terms = g->bn_rows * (int64_t)global[2 * nterms + k];
-    const int e =
-        halo_exact_exponent_terms((double)global[2 * k] * (double)global[2 * k + 1], terms);
+    const int e = term_exponent(k, nterms, global, g->bn_rows);
     ly->exact_e[t[k].tensor] = e;
-    if (t[k].a_sparse_t)
+    if (t[k].a_sparse_t) {
       ops->exact_csr(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, e, g->threads,
                      g->exact_work, limbs);
-    else if (t[k].drop_p > 0.0f)
-      dropped_exact_tn(g, &t[k], p, n, e, limbs);
-    else
+    } else if (t[k].drop_p > 0.0f) {
+      /* With the other terms of the same dropped rows (SAGE's two weights). */
+      int group[MAX_TERMS] = {0}, ge[MAX_TERMS] = {0}, count = 0;
+      int64_t *glimbs[MAX_TERMS];
+      for (int j = k; j < nterms; j++) {
+        if (j != k && !same_dropped_rows(&t[k], &t[j], g->n_owned)) continue;
+        group[count] = j;
+        ge[count] = term_exponent(j, nterms, global, g->bn_rows);
+        glimbs[count++] = g->exact + ly->desc->tensor[t[j].tensor].offset * HALO_EXACT_LIMBS;
+        ly->exact_e[t[j].tensor] = ge[count - 1];
+        done[j] = 1;
+      }
+      dropped_exact_tn(g, ly, t, group, count, ge, glimbs);
+    } else {
       ops->exact_tn(g->be, n, t[k].a_dense ? p->rows : 1, b_cols(&t[k], p), t[k].a_dense,
                     t[k].a_dense ? p->rows : 1, t[k].b, b_cols(&t[k], p), e, g->threads,
                     g->exact_work, limbs);
+    }
   }
 done:
   return st;

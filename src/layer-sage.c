@@ -77,8 +77,9 @@ static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
   const float *w_l = tensor_of(&g->params, ly, W_L), *w_r = tensor_of(&g->params, ly, W_R);
   if (ly->desc->shape == HALO_LAYER_TRANSFORM) {
     /* Z = H·W_r, then Z += M·(H·W_l) as the aggregation's beta = 1. */
-    gnn_input_mm(g, in, ly->d_in, w_l, ly->d_out, fbuf(&ly->t));
-    gnn_input_mm(g, in, ly->d_in, w_r, ly->d_out, z);
+    const float *w[2] = {w_l, w_r};
+    float *out[2] = {fbuf(&ly->t), z};
+    gnn_input_mm_each(g, in, ly->d_in, 2, w, ly->d_out, out);
     HALO_TRY(gnn_aggregate(g, &g->adj_fwd, fbuf(&ly->t), ly->d_out, 1.0f, z));
   } else {
     if (g->opt.aggr == HALO_AGGR_MAX)
