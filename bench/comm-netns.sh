@@ -10,7 +10,8 @@
 #
 # For each graph and mode it prints: the mean epoch time, the share of it in
 # communication (comm_s / epoch_s, the ranks' mean), the time that is
-# (comm ms: the ranks' mean comm_s per epoch), its two parts (the ranks' mean per epoch):
+# (comm ms: the ranks' mean comm_s per epoch), its two parts (the ranks'
+# mean per epoch):
 # the gradient allreduce (AR ms, allreduce_s) and the halo exchanges (exch
 # ms, comm_s - allreduce_s), halo bytes per epoch (measured; the run fails
 # if any epoch's are off the prediction: "=pred" counts the epochs that

@@ -6,7 +6,7 @@
  * training's fused input dropout sums them: in blocks of --block rows, beta
  * 1 after the first) it runs OpenBLAS and halo's kernel at each vector
  * width this CPU has (AVX-512, AVX2, the portable loop:
- * halo_cpu_gemm_isa_cap), keeps the best of R runs of each, and prints
+ * halo_cpu_gemm_limit_isa), keeps the best of R runs of each, and prints
  * milliseconds and halo/OpenBLAS.  One thread by default, timed in the
  * thread's CPU seconds so that other work on a shared machine does not
  * count (it can still evict the caches); with --threads T > 1, wall-clock
@@ -51,7 +51,7 @@ static double now(void) {
 static double best_of(int level, shape s, int64_t block, const float *a, const float *b, float *c,
                       int reps) {
   double best = 1e30;
-  if (level >= 0) halo_cpu_gemm_isa_cap(level);
+  if (level >= 0) halo_cpu_gemm_limit_isa((halo_cpu_isa)level);
   for (int r = 0; r < reps; r++) {
     const double t0 = now();
     for (int64_t r0 = 0; r0 < s.k; r0 += block) {
@@ -67,7 +67,7 @@ static double best_of(int level, shape s, int64_t block, const float *a, const f
     const double t = now() - t0;
     if (t < best) best = t;
   }
-  halo_cpu_gemm_isa_cap(2);
+  halo_cpu_gemm_limit_isa(HALO_CPU_ISA_AVX512);
   return best;
 }
 

@@ -1,4 +1,5 @@
-/* C = alpha · op(A) · op(B) + beta · C through CBLAS (row-major).
+/* C = alpha · op(A) · op(B) + beta · C (row-major): through CBLAS, or,
+ * for the tall-skinny Aᵀ·B of a weight gradient, halo's own kernel.
  *
  * CBLAS takes int dimensions.  The two dimensions that count graph nodes (m
  * in H·W, k in Hᵀ·G) may exceed INT_MAX on a large rank, so they are split
@@ -32,19 +33,26 @@ static void scale_rows(float *c, int64_t mb, int64_t n, int64_t ldc, float beta)
  * GFLOP/s against 40 at square shapes on an AVX2 VM, bench/roofline.sh).
  * Here each thread sums its contiguous share of the k rows into an m × n
  * block of its own, and the threads' blocks are added to C in thread
- * order: the same bits on every run with the same thread count.
+ * order: the same bits on every run with the same thread count, and on the
+ * AVX-512 and AVX2 paths alike (each cell adds its rows in order, one
+ * fused multiply-add a row); the portable loop, 4 rows at a time, rounds
+ * otherwise.
  *
  * The share is walked in chunks of TS_CHUNK rows, which stay in the cache
- * while every register tile of the block reads them: a tile is TP
- * columns of A (rows of the block) × one vector of B's columns, its TP
- * sums held in registers over the chunk, then added to the block (each
- * cell sums its chunk's rows in order, then the chunks in order).  Without
- * AVX2 a plain loop does the same sums 4 rows at a time. */
-enum { TS_MAX_MN = 16384 }; /* floats of a thread's block: 64 KiB of its stack */
-enum { TS_CHUNK = 256 };   /* rows per chunk */
+ * while every register tile of the block reads them: a tile is TP columns
+ * of A (rows of the block) × one or two vectors of B's columns, its sums
+ * held in registers over the chunk, then added to the block.  Each thread
+ * takes at least TS_CHUNK rows, so that the ordered adds of the blocks
+ * (m·n each) stay small beside the sums. */
+enum {
+  TS_MAX_MN = 16384, /* floats of a thread's block: 64 KiB of its stack (the
+                        default thread stacks of glibc and libgomp are MiBs) */
+  TS_MIN_K = 1024,   /* fewer rows go to CBLAS */
+  TS_CHUNK = 256     /* rows per chunk */
+};
 
 static int tall_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k) {
-  return trans_a && !trans_b && m * n <= TS_MAX_MN && k >= 1024 && k >= m * n / 16;
+  return trans_a && !trans_b && m * n <= TS_MAX_MN && k >= TS_MIN_K;
 }
 
 /* block (m × n, leading dimension n) += A[0..rows)ᵀ · B[0..rows), 4 rows
@@ -74,91 +82,84 @@ static void ts_plain(int64_t rows, int64_t m, int64_t n, const float *a, int64_t
 }
 
 #if defined(__x86_64__)
-/* The tile loops below keep their sums in registers only where every
- * index is a constant: a full tile of TP columns of A, unrolled.  The
- * columns past the last full tile (m mod TP) take one column at a time. */
+/* The tile loops keep their sums in registers only where every index is a
+ * constant, so each tile height is a function of its own, unrolled: the
+ * full tiles of TP columns of A, then the columns past them (m mod TP) in
+ * tiles of 4 and of 1.  Every cell adds the same terms in the same order
+ * whatever tile holds it. */
 
-/* ts_plain's sums with AVX-512 tiles: 16 columns of A × 16 of B (one
- * vector, masked at the block's right edge). */
+/* AVX-512: tp columns of A from p × 16 columns of B from q (one vector,
+ * `mask` at the block's right edge). */
+static inline __attribute__((always_inline, target("avx512f"))) void tile512(
+    int tp, int64_t rows, int64_t p, int64_t q, __mmask16 mask, int64_t n, const float *a,
+    int64_t lda, const float *b, int64_t ldb, float *block) {
+  __m512 s[16];
+#pragma GCC unroll 16
+  for (int t = 0; t < tp; t++) s[t] = _mm512_setzero_ps();
+  for (int64_t r = 0; r < rows; r++) {
+    const __m512 bv = _mm512_maskz_loadu_ps(mask, b + r * ldb + q);
+    const float *ar = a + r * lda + p;
+#pragma GCC unroll 16
+    for (int t = 0; t < tp; t++) s[t] = _mm512_fmadd_ps(_mm512_set1_ps(ar[t]), bv, s[t]);
+  }
+#pragma GCC unroll 16
+  for (int t = 0; t < tp; t++) {
+    float *row = block + (p + t) * n + q;
+    _mm512_mask_storeu_ps(row, mask, _mm512_add_ps(_mm512_maskz_loadu_ps(mask, row), s[t]));
+  }
+}
+
 __attribute__((target("avx512f"))) static void ts_avx512(int64_t rows, int64_t m, int64_t n,
                                                          const float *a, int64_t lda,
                                                          const float *b, int64_t ldb,
                                                          float *block) {
-  enum { TP = 16, VQ = 16 };
-  for (int64_t q = 0; q < n; q += VQ) {
-    const __mmask16 mask = (__mmask16)(n - q >= VQ ? 0xffffu : (1u << (n - q)) - 1u);
+  for (int64_t q = 0; q < n; q += 16) {
+    const __mmask16 mask = (__mmask16)(n - q >= 16 ? 0xffffu : (1u << (n - q)) - 1u);
     int64_t p = 0;
-    for (; p + TP <= m; p += TP) {
-      __m512 s[TP];
-#pragma GCC unroll 16
-      for (int t = 0; t < TP; t++) s[t] = _mm512_setzero_ps();
-      for (int64_t r = 0; r < rows; r++) {
-        const __m512 bv = _mm512_maskz_loadu_ps(mask, b + r * ldb + q);
-        const float *ar = a + r * lda + p;
-#pragma GCC unroll 16
-        for (int t = 0; t < TP; t++) s[t] = _mm512_fmadd_ps(_mm512_set1_ps(ar[t]), bv, s[t]);
-      }
-#pragma GCC unroll 16
-      for (int t = 0; t < TP; t++) {
-        float *row = block + (p + t) * n + q;
-        _mm512_mask_storeu_ps(row, mask, _mm512_add_ps(_mm512_maskz_loadu_ps(mask, row), s[t]));
-      }
-    }
-    for (; p < m; p++) {
-      __m512 s = _mm512_setzero_ps();
-      for (int64_t r = 0; r < rows; r++)
-        s = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + p]), _mm512_maskz_loadu_ps(mask, b + r * ldb + q), s);
-      float *row = block + p * n + q;
-      _mm512_mask_storeu_ps(row, mask, _mm512_add_ps(_mm512_maskz_loadu_ps(mask, row), s));
-    }
+    for (; p + 16 <= m; p += 16) tile512(16, rows, p, q, mask, n, a, lda, b, ldb, block);
+    for (; p + 4 <= m; p += 4) tile512(4, rows, p, q, mask, n, a, lda, b, ldb, block);
+    for (; p < m; p++) tile512(1, rows, p, q, mask, n, a, lda, b, ldb, block);
   }
 }
 
-/* The same with AVX2: 4 columns of A × 16 of B (two vectors), 8 sums. */
+/* AVX2: tp columns of A from p × 16 columns of B from q (two vectors, m0
+ * and m1 at the block's right edge). */
+static inline __attribute__((always_inline, target("avx2,fma"))) void tile256(
+    int tp, int64_t rows, int64_t p, int64_t q, __m256i m0, __m256i m1, int64_t n, const float *a,
+    int64_t lda, const float *b, int64_t ldb, float *block) {
+  __m256 s0[4], s1[4];
+#pragma GCC unroll 16
+  for (int t = 0; t < tp; t++) s0[t] = s1[t] = _mm256_setzero_ps();
+  for (int64_t r = 0; r < rows; r++) {
+    const __m256 b0 = _mm256_maskload_ps(b + r * ldb + q, m0);
+    const __m256 b1 = _mm256_maskload_ps(b + r * ldb + q + 8, m1);
+    const float *ar = a + r * lda + p;
+#pragma GCC unroll 16
+    for (int t = 0; t < tp; t++) {
+      const __m256 x = _mm256_set1_ps(ar[t]);
+      s0[t] = _mm256_fmadd_ps(x, b0, s0[t]);
+      s1[t] = _mm256_fmadd_ps(x, b1, s1[t]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int t = 0; t < tp; t++) {
+    float *row = block + (p + t) * n + q;
+    _mm256_maskstore_ps(row, m0, _mm256_add_ps(_mm256_maskload_ps(row, m0), s0[t]));
+    _mm256_maskstore_ps(row + 8, m1, _mm256_add_ps(_mm256_maskload_ps(row + 8, m1), s1[t]));
+  }
+}
+
 __attribute__((target("avx2,fma"))) static void ts_avx2(int64_t rows, int64_t m, int64_t n,
-                                                        const float *a, int64_t lda,
-                                                        const float *b, int64_t ldb,
-                                                        float *block) {
-  enum { TP = 4, VQ = 8 };
+                                                        const float *a, int64_t lda, const float *b,
+                                                        int64_t ldb, float *block) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (int64_t q = 0; q < n; q += 2 * VQ) {
-    const int left = n - q < 2 * VQ ? (int)(n - q) : 2 * VQ;
+  for (int64_t q = 0; q < n; q += 16) {
+    const int left = n - q < 16 ? (int)(n - q) : 16;
     const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane);
-    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(left - VQ), lane);
+    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(left - 8), lane);
     int64_t p = 0;
-    for (; p + TP <= m; p += TP) {
-      __m256 s0[TP], s1[TP];
-#pragma GCC unroll 4
-      for (int t = 0; t < TP; t++) s0[t] = s1[t] = _mm256_setzero_ps();
-      for (int64_t r = 0; r < rows; r++) {
-        const __m256 b0 = _mm256_maskload_ps(b + r * ldb + q, m0);
-        const __m256 b1 = _mm256_maskload_ps(b + r * ldb + q + VQ, m1);
-        const float *ar = a + r * lda + p;
-#pragma GCC unroll 4
-        for (int t = 0; t < TP; t++) {
-          const __m256 x = _mm256_set1_ps(ar[t]);
-          s0[t] = _mm256_fmadd_ps(x, b0, s0[t]);
-          s1[t] = _mm256_fmadd_ps(x, b1, s1[t]);
-        }
-      }
-#pragma GCC unroll 4
-      for (int t = 0; t < TP; t++) {
-        float *row = block + (p + t) * n + q;
-        _mm256_maskstore_ps(row, m0, _mm256_add_ps(_mm256_maskload_ps(row, m0), s0[t]));
-        _mm256_maskstore_ps(row + VQ, m1, _mm256_add_ps(_mm256_maskload_ps(row + VQ, m1), s1[t]));
-      }
-    }
-    for (; p < m; p++) {
-      __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-      for (int64_t r = 0; r < rows; r++) {
-        const __m256 x = _mm256_set1_ps(a[r * lda + p]);
-        s0 = _mm256_fmadd_ps(x, _mm256_maskload_ps(b + r * ldb + q, m0), s0);
-        s1 = _mm256_fmadd_ps(x, _mm256_maskload_ps(b + r * ldb + q + VQ, m1), s1);
-      }
-      float *row = block + p * n + q;
-      _mm256_maskstore_ps(row, m0, _mm256_add_ps(_mm256_maskload_ps(row, m0), s0));
-      _mm256_maskstore_ps(row + VQ, m1, _mm256_add_ps(_mm256_maskload_ps(row + VQ, m1), s1));
-    }
+    for (; p + 4 <= m; p += 4) tile256(4, rows, p, q, m0, m1, n, a, lda, b, ldb, block);
+    for (; p < m; p++) tile256(1, rows, p, q, m0, m1, n, a, lda, b, ldb, block);
   }
 }
 #endif
@@ -166,25 +167,39 @@ __attribute__((target("avx2,fma"))) static void ts_avx2(int64_t rows, int64_t m,
 typedef void ts_kernel(int64_t rows, int64_t m, int64_t n, const float *a, int64_t lda,
                        const float *b, int64_t ldb, float *block);
 
-static int isa_cap = 2; /* halo_cpu_gemm_isa_cap */
+static halo_cpu_isa isa_limit = HALO_CPU_ISA_AVX512; /* halo_cpu_gemm_limit_isa */
 
-void halo_cpu_gemm_isa_cap(int level) { isa_cap = level; }
-
-/* The widest tile kernel this CPU runs, up to the cap. */
-static ts_kernel *ts_pick(void) {
+/* The widest tile kernel this CPU runs, up to the limit, and its width. */
+static ts_kernel *ts_pick(halo_cpu_isa *isa) {
 #if defined(__x86_64__)
-  if (isa_cap >= 2 && __builtin_cpu_supports("avx512f")) return ts_avx512;
-  if (isa_cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+  if (isa_limit >= HALO_CPU_ISA_AVX512 && __builtin_cpu_supports("avx512f")) {
+    *isa = HALO_CPU_ISA_AVX512;
+    return ts_avx512;
+  }
+  if (isa_limit >= HALO_CPU_ISA_AVX2 && __builtin_cpu_supports("avx2") &&
+      __builtin_cpu_supports("fma")) {
+    *isa = HALO_CPU_ISA_AVX2;
     return ts_avx2;
+  }
 #endif
+  *isa = HALO_CPU_ISA_PLAIN;
   return ts_plain;
+}
+
+halo_cpu_isa halo_cpu_gemm_limit_isa(halo_cpu_isa limit) {
+  isa_limit = limit;
+  halo_cpu_isa isa;
+  ts_pick(&isa);
+  return isa;
 }
 
 static void gemm_tn_tall(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                          const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   scale_rows(c, m, n, ldc, beta);
-  ts_kernel *kernel = ts_pick();
-  const int threads = omp_get_max_threads();
+  halo_cpu_isa isa;
+  ts_kernel *kernel = ts_pick(&isa);
+  const int64_t most = k / TS_CHUNK; /* k >= TS_MIN_K: at least 4 */
+  const int threads = omp_get_max_threads() < most ? omp_get_max_threads() : (int)most;
 #pragma omp parallel for ordered schedule(static, 1) num_threads(threads)
   for (int t = 0; t < threads; t++) {
     float block[TS_MAX_MN];

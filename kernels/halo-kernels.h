@@ -20,11 +20,14 @@ void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, fl
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                    int64_t ldc);
 
-/* The widest vectors halo_cpu_gemm's own kernel may use, for tests that
- * run each of its paths on one machine: 2 AVX-512 (the default: the
- * widest the CPU has), 1 AVX2, 0 the portable loop.  Not thread-safe
+/* The vector widths of halo_cpu_gemm's own kernel. */
+typedef enum { HALO_CPU_ISA_PLAIN = 0, HALO_CPU_ISA_AVX2 = 1, HALO_CPU_ISA_AVX512 = 2 } halo_cpu_isa;
+
+/* Limits halo_cpu_gemm's own kernel to vectors of at most `limit` (the
+ * default: AVX512, the widest the CPU has), for tests that run each of its
+ * paths on one machine; returns the width it will use.  Not thread-safe
  * against a running product. */
-void halo_cpu_gemm_isa_cap(int level);
+halo_cpu_isa halo_cpu_gemm_limit_isa(halo_cpu_isa limit);
 
 /* C = A · op(B), row by row in a fixed order, so that row i of C depends
  * only on row i of A and on B: not on m, on the other rows or the row's

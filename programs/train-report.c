@@ -251,8 +251,15 @@ static void report_header(void *ctx, const halo_train_report *rep) {
              plural(rep->cores));
   if (rep->wait || busy[0])
     snprintf(wait, sizeof wait, " (%s%s)", busy, rep->wait ? rep->wait : "");
-  /* The sums decide whether the run's bits depend on P: said up front. */
-  const char *sums = o->deterministic ? "exact sums (bit-identical for any P)" : "float sums";
+  /* The sums decide whether the run's bits depend on P: said up front.
+   * The modes that change what crosses between parts keep the bits at
+   * this P only (docs/reproducibility.md). */
+  const int p_bound = o->halo_precision != HALO_PREC_FP32 ||
+                      o->halo_precision_bwd != HALO_PREC_FP32 || halo_sample_on(o->halo_sample) ||
+                      o->halo_stale;
+  const char *sums = !o->deterministic ? "float sums"
+                     : p_bound         ? "exact sums (bit-identical at this P)"
+                                       : "exact sums (bit-identical for any P)";
   fprintf(out,
           "%d part%s on %d rank%s (%s), %lld halo row%s in all; %d rank%s x %d thread%s%s, "
           "device %s, %s\n",

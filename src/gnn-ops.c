@@ -94,8 +94,8 @@ static const float *dropped_rows(halo_net *g, const float *x, int32_t d_in, int6
 static const float *forward_dropped_rows(halo_net *g, const layer_input *in, int32_t d_in,
                                          int64_t r0, int64_t rows) {
   const float *xd = dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key);
-  /* A second product of the same pass (SAGE's two weights, a residual's
-   * projection) finds the max complete and leaves it. */
+  /* A second pass over the same rows (a residual's projection) finds the
+   * max complete and leaves it. */
   const int complete = g->drop_max.key == in->drop_key && g->drop_max.rows == g->n_owned;
   if (g->opt.deterministic && !complete) {
     if (r0 == 0) g->drop_max = (struct drop_max){.key = in->drop_key};
@@ -158,22 +158,24 @@ static int64_t b_cols(const grad_term *t, const halo_param_tensor *p) {
 /* Whether terms a and b read the same dropped rows (SAGE's two weights of
  * one input): the fused input dropout then draws each block's mask once for
  * both. */
-static int same_dropped_rows(const grad_term *a, const grad_term *b, int64_t n_owned) {
+static int same_dropped_rows(const layer *ly, const grad_term *a, const grad_term *b,
+                             int64_t n_owned) {
   return a->a_dense && a->drop_p > 0.0f && b->a_dense == a->a_dense && b->drop_p == a->drop_p &&
-         b->drop_key == a->drop_key && (a->n ? a->n : n_owned) == (b->n ? b->n : n_owned);
+         b->drop_key == a->drop_key && (a->n ? a->n : n_owned) == (b->n ? b->n : n_owned) &&
+         ly->desc->tensor[a->tensor].rows == ly->desc->tensor[b->tensor].rows;
 }
 
 /* The terms of `group` (count of them, the same dropped rows and d_in
  * columns): each tensor's Xᵀ·B summed block by block, one mask a block. */
 static void float_dropped_grads(halo_net *g, layer *ly, const grad_term *t, const int *group,
                                 int count) {
-  const halo_param_tensor *p0 = &ly->desc->tensor[t[group[0]].tensor];
-  const int64_t n = t[group[0]].n ? t[group[0]].n : g->n_owned;
-  for (int64_t r0 = 0, block = gnn_bufs_drop_block(p0->rows, n); r0 < n; r0 += block) {
+  const grad_term *first = &t[group[0]];
+  const int64_t d_in = ly->desc->tensor[first->tensor].rows;
+  const int64_t n = first->n ? first->n : g->n_owned;
+  for (int64_t r0 = 0, block = gnn_bufs_drop_block(d_in, n); r0 < n; r0 += block) {
     const int64_t rows = n - r0 < block ? n - r0 : block;
-    const grad_term *first = &t[group[0]];
-    const float *a = dropped_rows(g, first->a_dense, p0->rows, r0, rows, first->drop_p,
-                                  first->drop_key);
+    const float *a =
+        dropped_rows(g, first->a_dense, d_in, r0, rows, first->drop_p, first->drop_key);
     for (int j = 0; j < count; j++) {
       const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
       g->ops->gemm(g->be, 1, 0, p->rows, p->cols, rows, 1.0f, a, p->rows,
@@ -185,6 +187,7 @@ static void float_dropped_grads(halo_net *g, layer *ly, const grad_term *t, cons
 
 /* The float path: each term through the backend's products. */
 static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) {
+  assert(nterms <= HALO_MAX_TENSORS); /* one term a tensor */
   int done[HALO_MAX_TENSORS] = {0};
   for (int k = 0; k < nterms; k++) {
     if (done[k]) continue;
@@ -197,7 +200,7 @@ static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) 
     } else if (t[k].a_dense && t[k].drop_p > 0.0f && n > 0) { /* Xᵀ·B block by block */
       int group[HALO_MAX_TENSORS] = {0}, count = 0;
       for (int j = k; j < nterms; j++)
-        if (j == k || same_dropped_rows(&t[k], &t[j], g->n_owned)) {
+        if (j == k || same_dropped_rows(ly, &t[k], &t[j], g->n_owned)) {
           group[count++] = j;
           done[j] = 1;
         }
@@ -238,15 +241,15 @@ static void dropped_exact_tn(halo_net *g, layer *ly, const grad_term *t, const i
   const int64_t d_in = ly->desc->tensor[first->tensor].rows;
   const int64_t n = first->n ? first->n : g->n_owned;
   int64_t *block_limbs = g->exact_block; /* gnn_bufs: sized for the first layer's tensors */
-  assert(block_limbs); /* the plan's gnn_bufs_input_fused is x_fused's */
+  assert(block_limbs);                   /* the plan's gnn_bufs_input_fused is x_fused's */
   for (int j = 0; j < count; j++) {
     const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
     memset(limbs[j], 0, (size_t)(p->rows * p->cols * HALO_EXACT_LIMBS) * sizeof(int64_t));
   }
   for (int64_t r0 = 0, block = gnn_bufs_drop_block(d_in, n); r0 < n; r0 += block) {
     const int64_t rows = n - r0 < block ? n - r0 : block;
-    const float *a = dropped_rows(g, first->a_dense, d_in, r0, rows, first->drop_p,
-                                  first->drop_key);
+    const float *a =
+        dropped_rows(g, first->a_dense, d_in, r0, rows, first->drop_p, first->drop_key);
     for (int j = 0; j < count; j++) {
       const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
       const int64_t cells = p->rows * p->cols * HALO_EXACT_LIMBS;
@@ -341,7 +344,7 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
       int group[MAX_TERMS] = {0}, ge[MAX_TERMS] = {0}, count = 0;
       int64_t *glimbs[MAX_TERMS];
       for (int j = k; j < nterms; j++) {
-        if (j != k && !same_dropped_rows(&t[k], &t[j], g->n_owned)) continue;
+        if (j != k && !same_dropped_rows(ly, &t[k], &t[j], g->n_owned)) continue;
         group[count] = j;
         ge[count] = term_exponent(j, nterms, global, g->bn_rows);
         glimbs[count++] = g->exact + ly->desc->tensor[t[j].tensor].offset * HALO_EXACT_LIMBS;

@@ -16,8 +16,10 @@ static double at(const float *m, int64_t ld, int trans, int64_t i, int64_t j) {
   return trans ? m[j * ld + i] : m[i * ld + j];
 }
 
-static void check_gemm(uint64_t seed, int id, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                       float alpha, float beta) {
+/* Returns C (m × (n + 3) floats, its padding included), which the caller
+ * frees, or NULL. */
+static float *check_gemm(uint64_t seed, int id, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                         float alpha, float beta) {
   const uint64_t key = test_key(seed, (uint64_t)id);
   /* Stored shapes: A is m × k (or k × m), B is k × n (or n × k); pad each ld. */
   const int64_t a_rows = ta ? k : m, a_cols = ta ? m : k;
@@ -61,8 +63,8 @@ static void check_gemm(uint64_t seed, int id, int ta, int tb, int64_t m, int64_t
   }
   free(a);
   free(b);
-  free(c);
   free(c0);
+  return c;
 }
 
 Test(gemm, all_transposes_match_double_reference) {
@@ -80,23 +82,39 @@ Test(gemm, all_transposes_match_double_reference) {
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int t = 0; t < 4; t++)
       for (int bi = 0; bi < 3; bi++)
-        check_gemm(seed, id++, t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
-                   bi == 2 ? 0.75f : 1.0f, betas[bi]);
+        free(check_gemm(seed, id++, t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
+                        bi == 2 ? 0.75f : 1.0f, betas[bi]));
 }
 
 Test(gemm, tall_skinny_kernel_at_every_vector_width) {
   /* The tall-skinny Aᵀ·B on each of its paths this CPU runs (AVX-512,
    * AVX2, portable; a CPU without one runs the next narrower), each shape
-   * against the double reference. */
+   * against the double reference: full tiles, the columns of A past them
+   * (tiles of 4 and 1), B's columns past its last vector, and a block of
+   * 16,384 cells.  The AVX-512 and AVX2 paths add each cell's rows in the
+   * same order with the same fused multiply-adds: the same bits. */
   const uint64_t seed = test_seed("gemm.tall_skinny_kernel_at_every_vector_width");
-  const int64_t shapes[][3] = {{128, 64, 1100}, {33, 37, 1500}, {16, 48, 1030}, {7, 3, 1030}};
-  int id = 1000;
-  for (int level = 0; level <= 2; level++) {
-    halo_cpu_gemm_isa_cap(level);
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-      check_gemm(seed, id++, 1, 0, shapes[s][0], shapes[s][1], shapes[s][2], 0.75f, -0.5f);
+  const int64_t shapes[][3] = {
+      {128, 64, 1100}, {33, 37, 1500}, {16, 48, 1030}, {7, 3, 1030}, {128, 128, 1024}};
+  enum { SHAPES = sizeof shapes / sizeof shapes[0] };
+  float *out[3][SHAPES] = {{0}};
+  halo_cpu_isa used[3];
+  for (int level = HALO_CPU_ISA_PLAIN; level <= HALO_CPU_ISA_AVX512; level++) {
+    used[level] = halo_cpu_gemm_limit_isa((halo_cpu_isa)level);
+    cr_assert(used[level] <= (halo_cpu_isa)level, "limit %d ran width %d", level, used[level]);
+    for (int s = 0; s < SHAPES; s++)
+      out[level][s] = check_gemm(seed, 1000 + s, 1, 0, shapes[s][0], shapes[s][1], shapes[s][2],
+                                 0.75f, -0.5f); /* the same inputs at every width */
   }
-  halo_cpu_gemm_isa_cap(2);
+  halo_cpu_gemm_limit_isa(HALO_CPU_ISA_AVX512);
+  cr_assert_eq(used[HALO_CPU_ISA_PLAIN], HALO_CPU_ISA_PLAIN);
+  if (used[HALO_CPU_ISA_AVX512] == HALO_CPU_ISA_AVX512 && used[HALO_CPU_ISA_AVX2] == HALO_CPU_ISA_AVX2)
+    for (int s = 0; s < SHAPES; s++)
+      cr_assert(memcmp(out[1][s], out[2][s], (size_t)(shapes[s][0] * (shapes[s][1] + 3)) *
+                                                  sizeof(float)) == 0,
+                "shape %d: the AVX2 and AVX-512 paths gave other bits", s);
+  for (int level = 0; level < 3; level++)
+    for (int s = 0; s < SHAPES; s++) free(out[level][s]);
 }
 
 Test(gemm, empty_inner_dimension_scales_c) {
