@@ -50,7 +50,7 @@ done
 for f in "$out"/base-*.txt "$out"/this-*.txt; do
   side=$(basename "$f" | cut -d- -f1)
   awk -v s="$side" '$1 ~ /^gat_/ || ($1 == "step" && $2 == "train") {
-    print s, $1 "/" $2 "/" $3, $5, $10 }' "$f"
+    print s, $1 "/" $2 "/" $3, $5, $NF }' "$f"
 done | awk '
   function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
@@ -65,7 +65,7 @@ done | awk '
       "base/floor", "this/floor"
     for (k = 1; k <= nk; k++) {
       key = keys[k]; b = median(ms["base", key]); t = median(ms["this", key])
-      printf "%-28s %10.1f %10.1f %7.3f %12.2f %12.2f\n", key, b, t, b > 0 ? t / b : 0,
+      printf "%-28s %10.1f %10.1f %7.3f %12.2f %12.2f\n", key, b, t, (b > 0 ? t / b : 0),
         median(ratio["base", key]), median(ratio["this", key])
     }
   }'

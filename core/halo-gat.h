@@ -114,25 +114,36 @@ HALO_HD float halo_gat_leaky(float pre, float v, float slope) {
 /* LeakyReLU(pre). */
 HALO_HD float halo_gat_logit(float pre, float slope) { return halo_gat_leaky(pre, pre, slope); }
 
-/* The factors attention dropout puts on the K heads of the edge i ← j:
- * keep[k] = 1/(1-p) (scale) when kept, 0 when dropped, 1 without dropout,
- * for element (gi, gj·K + k) of the keyed stream.  row_key is the row's
- * half of the draw, halo_rng_mix(key ^ gi), and threshold
- * halo_dropout_threshold(p): the draws and the test of halo_dropout_keep,
- * one mix a head. */
-HALO_HD void halo_gat_keep_heads(const halo_gat_layer *g, float scale, uint64_t threshold,
-                                 uint64_t row_key, uint64_t gj, float *keep) {
-  const int32_t K = g->heads;
+/* The factors attention dropout puts on n (edge, head) pairs: keep[q] =
+ * 1/(1-p) (scale) when kept, 0 when dropped, 1 without dropout, for
+ * element (gid_i, gid_j·K + k) = col[q] of the row of the keyed stream
+ * whose half of the draw is row_key[q] = halo_rng_mix(key ^ gid_i)
+ * (hoisted: one mix a row or an edge), with threshold =
+ * halo_dropout_threshold(p): halo_dropout_keep's draws and test, one mix a
+ * pair. */
+HALO_HD void halo_gat_keep_pairs(const halo_gat_layer *g, float scale, uint64_t threshold,
+                                 const uint64_t *row_key, const uint64_t *col, int32_t n,
+                                 float *keep) {
   if (g->p <= 0.0f) {
-    for (int32_t k = 0; k < K; k++) keep[k] = 1.0f;
+    for (int32_t q = 0; q < n; q++) keep[q] = 1.0f;
     return;
   }
-  const uint64_t col = gj * (uint64_t)K;
   HALO_GAT_SIMD
-  for (int32_t k = 0; k < K; k++) {
-    const uint64_t draw = halo_rng_mix(row_key ^ ((col + (uint64_t)k) * HALO_RNG_COL_MUL)) >> 40;
-    keep[k] = draw >= threshold ? scale : 0.0f;
+  for (int32_t q = 0; q < n; q++) {
+    const uint64_t draw = halo_rng_mix(row_key[q] ^ (col[q] * HALO_RNG_COL_MUL)) >> 40;
+    keep[q] = draw >= threshold ? scale : 0.0f;
   }
+}
+
+/* A row's edges are taken a block at a time, HALO_GAT_BLOCK (edge, head)
+ * pairs (or one edge of more heads): its exps and draws are one loop over
+ * the pairs, a vector loop even with one head. */
+#define HALO_GAT_BLOCK 64
+
+/* The edges of a block from e of a row that ends at e1, for K heads. */
+HALO_HD int32_t halo_gat_block_edges(int64_t e, int64_t e1, int32_t K) {
+  const int64_t per = K < HALO_GAT_BLOCK ? HALO_GAT_BLOCK / K : 1;
+  return (int32_t)(e1 - e < per ? e1 - e : per);
 }
 
 /* Asks the CPU's caches for `bytes` from p (a neighbour's row, read a few
@@ -189,10 +200,12 @@ HALO_GAT_ROW void halo_gat_attend_row(const halo_gat_layer *g, const halo_gat_ro
   const int32_t K = g->heads, F = g->f, d_out = halo_gat_out_cols(g);
   const float scale = halo_dropout_scale(g->p), slope = g->slope;
   const uint64_t threshold = halo_dropout_threshold(g->p);
-  float m[HALO_GAT_MAX_HEADS], l[HALO_GAT_MAX_HEADS], wk[HALO_GAT_MAX_HEADS],
-      keep[HALO_GAT_MAX_HEADS];
+  float m[HALO_GAT_MAX_HEADS], l[HALO_GAT_MAX_HEADS];
+  /* A block's pairs: pre-activation, its head's max, weight, dropout. */
+  float pre[HALO_GAT_BLOCK], mx[HALO_GAT_BLOCK], w[HALO_GAT_BLOCK], keep[HALO_GAT_BLOCK];
+  uint64_t row_key[HALO_GAT_BLOCK], col[HALO_GAT_BLOCK];
   const float *dst = a->s + i * 2 * K + K;
-  const uint64_t row_key = halo_rng_mix(g->key ^ (uint64_t)a->global_id[i]);
+  const uint64_t key_i = halo_rng_mix(g->key ^ (uint64_t)a->global_id[i]);
   const int64_t e0 = a->indptr[i], e1 = a->indptr[i + 1];
   for (int32_t k = 0; k < K; k++) {
     m[k] = -INFINITY;
@@ -211,21 +224,34 @@ HALO_GAT_ROW void halo_gat_attend_row(const halo_gat_layer *g, const halo_gat_ro
   }
   float *oi = out + i * K * F;
   for (int32_t c = 0; c < K * F; c++) oi[c] = 0.0f;
-  for (int64_t e = e0; e < e1; e++) {
-    const int64_t j = a->indices[e];
-    const float *src = a->s + j * 2 * K, *tj = a->t + j * K * F;
-    halo_gat_keep_heads(g, scale, threshold, row_key, (uint64_t)a->global_id[j], keep);
-    HALO_GAT_SIMD
-    for (int32_t k = 0; k < K; k++) {
-      const float w = halo_gat_exp(halo_gat_logit(src[k] + dst[k], slope) - m[k]);
-      l[k] += w;
-      wk[k] = w * keep[k];
-    }
-    for (int32_t k = 0; k < K; k++) {
-      const float wkk = wk[k];
+  for (int64_t e = e0; e < e1;) {
+    const int32_t nb = halo_gat_block_edges(e, e1, K), nq = nb * K;
+    for (int32_t b = 0; b < nb; b++) {
+      const int64_t j = a->indices[e + b];
+      const float *src = a->s + j * 2 * K;
+      const uint64_t gj = (uint64_t)a->global_id[j] * (uint64_t)K;
+      const int32_t q0 = b * K;
       HALO_GAT_SIMD
-      for (int32_t f = 0; f < F; f++) oi[k * F + f] += wkk * tj[k * F + f];
+      for (int32_t k = 0; k < K; k++) {
+        pre[q0 + k] = src[k] + dst[k];
+        mx[q0 + k] = m[k];
+        row_key[q0 + k] = key_i;
+        col[q0 + k] = gj + (uint64_t)k;
+      }
     }
+    HALO_GAT_SIMD
+    for (int32_t q = 0; q < nq; q++) w[q] = halo_gat_exp(halo_gat_logit(pre[q], slope) - mx[q]);
+    halo_gat_keep_pairs(g, scale, threshold, row_key, col, nq, keep);
+    for (int32_t b = 0; b < nb; b++) {
+      const float *tj = a->t + (int64_t)a->indices[e + b] * K * F;
+      for (int32_t k = 0; k < K; k++) {
+        const float wk = w[b * K + k] * keep[b * K + k];
+        l[k] += w[b * K + k];
+        HALO_GAT_SIMD
+        for (int32_t f = 0; f < F; f++) oi[k * F + f] += wk * tj[k * F + f];
+      }
+    }
+    e += nb;
   }
   for (int32_t k = 0; k < K; k++) {
     l[k] = 1.0f / l[k]; /* r = 1/l from here on */
@@ -290,60 +316,90 @@ HALO_GAT_ROW void halo_gat_backward_row(const halo_gat_layer *g, const halo_gat_
   const float mul = halo_gat_dout_mul(g), slope = g->slope;
   const float scale = halo_dropout_scale(g->p);
   const uint64_t threshold = halo_dropout_threshold(g->p);
-  /* Per head: the sums of δ·α·c of both directions, this edge's
-   * coefficients of dout_i (into dT_j and into the dsrc sum) and of T_i
-   * (into the ddst sum), and the two directions' dropout factors. */
-  float c_src[HALO_GAT_MAX_HEADS], c_dst[HALO_GAT_MAX_HEADS], kept[HALO_GAT_MAX_HEADS],
-      to_src[HALO_GAT_MAX_HEADS], to_dst[HALO_GAT_MAX_HEADS], keep_in[HALO_GAT_MAX_HEADS],
-      keep_out[HALO_GAT_MAX_HEADS];
+  /* Per head, the sums of δ·α·c of both directions (c_j applied at the
+   * end); per pair of a block, i ← j's inputs (pre-activation, i's max,
+   * 1/l and c, the draw's row half and column), j ← i's, and the outputs:
+   * the coefficients of dout_i into dT_j and into the dsrc sum, of T_i
+   * into the ddst sum, and the two terms of the c sums. */
+  float c_src[HALO_GAT_MAX_HEADS], c_dst[HALO_GAT_MAX_HEADS];
+  float pre_in[HALO_GAT_BLOCK], m_in[HALO_GAT_BLOCK], r_in[HALO_GAT_BLOCK], c_in[HALO_GAT_BLOCK],
+      pre_out[HALO_GAT_BLOCK], m_out[HALO_GAT_BLOCK], r_out[HALO_GAT_BLOCK],
+      keep_in[HALO_GAT_BLOCK], keep_out[HALO_GAT_BLOCK], kept[HALO_GAT_BLOCK],
+      to_src[HALO_GAT_BLOCK], to_dst[HALO_GAT_BLOCK], dc_src[HALO_GAT_BLOCK],
+      dc_dst[HALO_GAT_BLOCK];
+  uint64_t key_in[HALO_GAT_BLOCK], col_in[HALO_GAT_BLOCK], key_out[HALO_GAT_BLOCK],
+      col_out[HALO_GAT_BLOCK];
   const float *s_j = a->s + j * 2 * K, *t_j = a->t + j * K * F, *node_j = node + j * ld;
   const uint64_t gj = (uint64_t)a->global_id[j];
   const uint64_t key_j = halo_rng_mix(g->key ^ gj);
+  const int64_t e1 = a->indptr[j + 1];
   float *dtj = dt + j * K * F, *gs = att_grad + j * K * F, *gd = att_grad + (n + j) * K * F;
   for (int32_t c = 0; c < K * F; c++) dtj[c] = gs[c] = gd[c] = 0.0f;
   for (int32_t k = 0; k < K; k++) c_src[k] = c_dst[k] = 0.0f;
-  for (int64_t e = a->indptr[j]; e < a->indptr[j + 1]; e++) {
-    if (e + 2 < a->indptr[j + 1]) { /* the rows two edges on: their gathers miss cache */
-      const int64_t ahead = a->indices[e + 2];
-      halo_gat_prefetch(node + ahead * ld, (int64_t)ld * 4);
-      halo_gat_prefetch(a->t + ahead * K * F, (int64_t)K * F * 4);
-      halo_gat_prefetch(a->s + ahead * 2 * K, (int64_t)K * 8);
-    }
-    const int64_t i = a->indices[e];
-    const float *s_i = a->s + i * 2 * K, *t_i = a->t + i * K * F, *node_i = node + i * ld;
-    const uint64_t gi = (uint64_t)a->global_id[i];
+  for (int64_t e = a->indptr[j]; e < e1;) {
+    const int32_t nb = halo_gat_block_edges(e, e1, K), nq = nb * K;
     /* i ← j: out_i reads T_j through α_ij, and src_j feeds pre_ij; j ← i:
      * dst_j feeds pre_ji. */
-    halo_gat_keep_heads(g, scale, threshold, g->p > 0.0f ? halo_rng_mix(g->key ^ gi) : 0, gj,
-                        keep_in);
-    halo_gat_keep_heads(g, scale, threshold, key_j, gi, keep_out);
-    HALO_GAT_SIMD
-    for (int32_t k = 0; k < K; k++) {
-      const float pre_in = s_j[k] + s_i[K + k];
-      const float alpha_in = halo_gat_exp(halo_gat_logit(pre_in, slope) - node_i[d_out + k]) *
-                             node_i[d_out + K + k];
-      const float delta_in = halo_gat_leaky(pre_in, alpha_in, slope);
-      kept[k] = alpha_in * keep_in[k];
-      to_src[k] = delta_in * keep_in[k];
-      c_src[k] += delta_in * node_i[d_out + 2 * K + k];
-      const float pre_out = s_i[k] + s_j[K + k];
-      const float alpha_out = halo_gat_exp(halo_gat_logit(pre_out, slope) - node_j[d_out + k]) *
-                              node_j[d_out + K + k];
-      const float delta_out = halo_gat_leaky(pre_out, alpha_out, slope);
-      to_dst[k] = delta_out * keep_out[k];
-      c_dst[k] += delta_out;
-    }
-    for (int32_t k = 0; k < K; k++) {
-      const float *dout_i = node_i + k * stride;
-      const float kk = kept[k], ks = to_src[k], kd = to_dst[k];
+    for (int32_t b = 0; b < nb; b++) {
+      if (e + b + 2 < e1) { /* the rows two edges on: their gathers miss cache */
+        const int64_t ahead = a->indices[e + b + 2];
+        halo_gat_prefetch(node + ahead * ld, (int64_t)ld * 4);
+        halo_gat_prefetch(a->t + ahead * K * F, (int64_t)K * F * 4);
+        halo_gat_prefetch(a->s + ahead * 2 * K, (int64_t)K * 8);
+      }
+      const int64_t i = a->indices[e + b];
+      const float *s_i = a->s + i * 2 * K, *node_i = node + i * ld;
+      const uint64_t gi = (uint64_t)a->global_id[i];
+      const uint64_t key_i = g->p > 0.0f ? halo_rng_mix(g->key ^ gi) : 0;
+      const int32_t q0 = b * K;
       HALO_GAT_SIMD
-      for (int32_t f = 0; f < F; f++) {
-        const float d = dout_i[f] * mul;
-        dtj[k * F + f] += kk * d;
-        gs[k * F + f] += ks * d;
-        gd[k * F + f] += kd * t_i[k * F + f];
+      for (int32_t k = 0; k < K; k++) {
+        pre_in[q0 + k] = s_j[k] + s_i[K + k];
+        m_in[q0 + k] = node_i[d_out + k];
+        r_in[q0 + k] = node_i[d_out + K + k];
+        c_in[q0 + k] = node_i[d_out + 2 * K + k];
+        key_in[q0 + k] = key_i;
+        col_in[q0 + k] = gj * (uint64_t)K + (uint64_t)k;
+        pre_out[q0 + k] = s_i[k] + s_j[K + k];
+        m_out[q0 + k] = node_j[d_out + k];
+        r_out[q0 + k] = node_j[d_out + K + k];
+        key_out[q0 + k] = key_j;
+        col_out[q0 + k] = gi * (uint64_t)K + (uint64_t)k;
       }
     }
+    halo_gat_keep_pairs(g, scale, threshold, key_in, col_in, nq, keep_in);
+    halo_gat_keep_pairs(g, scale, threshold, key_out, col_out, nq, keep_out);
+    HALO_GAT_SIMD
+    for (int32_t q = 0; q < nq; q++) {
+      const float alpha_in = halo_gat_exp(halo_gat_logit(pre_in[q], slope) - m_in[q]) * r_in[q];
+      const float delta_in = halo_gat_leaky(pre_in[q], alpha_in, slope);
+      kept[q] = alpha_in * keep_in[q];
+      to_src[q] = delta_in * keep_in[q];
+      dc_src[q] = delta_in * c_in[q];
+      const float alpha_out = halo_gat_exp(halo_gat_logit(pre_out[q], slope) - m_out[q]) * r_out[q];
+      const float delta_out = halo_gat_leaky(pre_out[q], alpha_out, slope);
+      to_dst[q] = delta_out * keep_out[q];
+      dc_dst[q] = delta_out;
+    }
+    for (int32_t b = 0; b < nb; b++) {
+      const int64_t i = a->indices[e + b];
+      const float *t_i = a->t + i * K * F, *node_i = node + i * ld;
+      for (int32_t k = 0; k < K; k++) {
+        const int32_t q = b * K + k;
+        const float *dout_i = node_i + k * stride;
+        const float kk = kept[q], ks = to_src[q], kd = to_dst[q];
+        c_src[k] += dc_src[q];
+        c_dst[k] += dc_dst[q];
+        HALO_GAT_SIMD
+        for (int32_t f = 0; f < F; f++) {
+          const float d = dout_i[f] * mul;
+          dtj[k * F + f] += kk * d;
+          gs[k * F + f] += ks * d;
+          gd[k * F + f] += kd * t_i[k * F + f];
+        }
+      }
+    }
+    e += nb;
   }
   for (int32_t k = 0; k < K; k++) {
     float dsrc = 0.0f, ddst = 0.0f;

@@ -2,7 +2,7 @@
  * references:
  *  - halo_gat_exp against double exp: within 2 ulps on [-87, 88], 0 below,
  *    exactly 1 at 0, NaN for NaN;
- *  - halo_gat_keep_heads against halo_dropout_keep, element by element;
+ *  - halo_gat_keep_pairs against halo_dropout_keep, element by element;
  *  - the attention forward and backward on random symmetric graphs, with
  *    and without attention dropout, heads concatenated and averaged,
  *    against the layer's math in double, one edge at a time (the softmax
@@ -53,28 +53,33 @@ Test(gat, exp_within_two_ulps) {
   cr_expect(isnan(halo_gat_exp(NAN)));
 }
 
-Test(gat, keep_heads_draw_as_halo_dropout_keep) {
+Test(gat, keep_pairs_draw_as_halo_dropout_keep) {
   const uint64_t seed = test_seed("gat.keep");
   const float rates[] = {0.0f, 1e-8f, 0.1f, 0.5f, 0.6f, 0.999f, 1.0f};
   const int32_t heads[] = {1, 3, 8, 17};
   for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++)
     for (size_t h = 0; h < sizeof heads / sizeof heads[0]; h++) {
-      const halo_gat_layer g = {.heads = heads[h], .f = 1, .key = test_key(seed, 2 + r), .p = rates[r]};
+      const halo_gat_layer g = {
+          .heads = heads[h], .f = 1, .key = test_key(seed, 2 + r), .p = rates[r]};
+      const int32_t K = g.heads, per = HALO_GAT_BLOCK / K, n = per * K;
       const float scale = halo_dropout_scale(g.p);
-      float keep[HALO_GAT_MAX_HEADS];
-      for (uint64_t e = 0; e < 2000; e++) {
-        const uint64_t gi = halo_rng_bits(g.key, e, 7) >> 20, gj = halo_rng_bits(g.key, e, 8) >> 20;
-        halo_gat_keep_heads(&g, scale, halo_dropout_threshold(g.p), halo_rng_mix(g.key ^ gi), gj,
-                            keep);
-        for (int32_t k = 0; k < g.heads; k++) {
+      uint64_t row_key[HALO_GAT_BLOCK], col[HALO_GAT_BLOCK], gi[HALO_GAT_BLOCK];
+      float keep[HALO_GAT_BLOCK];
+      for (uint64_t block = 0; block < 500; block++) {
+        /* `per` edges of K heads, each from a row of its own. */
+        for (int32_t q = 0; q < n; q++) {
+          const uint64_t e = block * (uint64_t)per + (uint64_t)(q / K);
+          gi[q] = halo_rng_bits(g.key, e, 7) >> 20;
+          row_key[q] = halo_rng_mix(g.key ^ gi[q]);
+          col[q] = (halo_rng_bits(g.key, e, 8) >> 20) * (uint64_t)K + (uint64_t)(q % K);
+        }
+        halo_gat_keep_pairs(&g, scale, halo_dropout_threshold(g.p), row_key, col, n, keep);
+        for (int32_t q = 0; q < n; q++) {
           const float want =
-              g.p <= 0.0f ? 1.0f
-                          : (halo_dropout_keep(g.key, gi, gj * (uint64_t)g.heads + (uint64_t)k, g.p)
-                                 ? scale
-                                 : 0.0f);
-          cr_assert_eq(keep[k], want, "p %g, K %d, edge (%llu, %llu), head %d: %g, want %g",
-                       (double)g.p, g.heads, (unsigned long long)gi, (unsigned long long)gj, k,
-                       (double)keep[k], (double)want);
+              g.p <= 0.0f ? 1.0f : (halo_dropout_keep(g.key, gi[q], col[q], g.p) ? scale : 0.0f);
+          cr_assert_eq(keep[q], want, "p %g, K %d, element (%llu, %llu): %g, want %g",
+                       (double)g.p, K, (unsigned long long)gi[q], (unsigned long long)col[q],
+                       (double)keep[q], (double)want);
         }
       }
     }
