@@ -48,17 +48,19 @@ enum { ROW_BLOCK = 128 };
 #if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
-static void attend_rows(const halo_gat_layer *g, const halo_gat_rows *a, int64_t i0, int64_t i1,
-                        float *out, float *z, float *node) {
+static void
+attend_rows(const halo_gat_layer *g, const halo_gat_rows *a, int64_t i0, int64_t i1, float *out,
+            float *z, float *node) {
   for (int64_t i = i0; i < i1; i++) halo_gat_attend_row(g, a, i, out, z, node);
 }
 
 #if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
-static void backward_rows(const halo_gat_layer *g, const halo_gat_rows *a, const float *node,
-                          const float *a_src, const float *a_dst, int64_t n, int64_t j0,
-                          int64_t j1, float *dt, float *att_grad) {
+static void
+backward_rows(const halo_gat_layer *g, const halo_gat_rows *a, const float *node,
+              const float *a_src, const float *a_dst, int64_t n, int64_t j0, int64_t j1, float *dt,
+              float *att_grad) {
   for (int64_t j = j0; j < j1; j++)
     halo_gat_backward_row(g, a, node, a_src, a_dst, n, j, dt, att_grad);
 }

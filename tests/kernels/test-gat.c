@@ -77,9 +77,9 @@ Test(gat, keep_pairs_draw_as_halo_dropout_keep) {
         for (int32_t q = 0; q < n; q++) {
           const float want =
               g.p <= 0.0f ? 1.0f : (halo_dropout_keep(g.key, gi[q], col[q], g.p) ? scale : 0.0f);
-          cr_assert_eq(keep[q], want, "p %g, K %d, element (%llu, %llu): %g, want %g",
-                       (double)g.p, K, (unsigned long long)gi[q], (unsigned long long)col[q],
-                       (double)keep[q], (double)want);
+          cr_assert_eq(keep[q], want, "p %g, K %d, element (%llu, %llu): %g, want %g", (double)g.p,
+                       K, (unsigned long long)gi[q], (unsigned long long)col[q], (double)keep[q],
+                       (double)want);
         }
       }
     }
@@ -238,17 +238,16 @@ static void attention_case(uint64_t seed, int64_t n, int32_t heads, int32_t f, i
   cr_expect_leq(ed, tol, "dT: %g", ed);
   cr_expect_leq(ea, tol, "attention terms: %g", ea);
 
-  void *all[] = {gid,  a.indptr, a.indices, t,     as,   ad,   dz,   s,     out,   z,
-                 node, dt,       att,       src,   dst,  rout, rz,   rdt,   ratt,  dsrc,
-                 ddst, alpha,    keep};
+  void *all[] = {gid, a.indptr, a.indices, t,    as, ad,  dz,   s,    out,  z,     node, dt,
+                 att, src,      dst,       rout, rz, rdt, ratt, dsrc, ddst, alpha, keep};
   for (size_t q = 0; q < sizeof all / sizeof all[0]; q++) free(all[q]);
 }
 
 Test(gat, attention_matches_double_reference) {
   const uint64_t seed = test_seed("gat.attention");
-  attention_case(seed, 300, 4, 3, 1, 0.5f);     /* hidden: concatenated, attention dropout */
-  attention_case(seed + 1, 300, 3, 5, 0, 0.0f); /* output: averaged, no dropout */
-  attention_case(seed + 2, 200, 8, 8, 1, 0.6f); /* the paper's hidden layer */
-  attention_case(seed + 3, 500, 1, 7, 0, 0.6f); /* the paper's output layer */
+  attention_case(seed, 300, 4, 3, 1, 0.5f);       /* hidden: concatenated, attention dropout */
+  attention_case(seed + 1, 300, 3, 5, 0, 0.0f);   /* output: averaged, no dropout */
+  attention_case(seed + 2, 200, 8, 8, 1, 0.6f);   /* the paper's hidden layer */
+  attention_case(seed + 3, 500, 1, 7, 0, 0.6f);   /* the paper's output layer */
   attention_case(seed + 4, 150, 17, 16, 1, 0.3f); /* heads and widths past a vector */
 }
