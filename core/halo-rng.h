@@ -12,6 +12,7 @@
 #ifndef HALO_RNG_H
 #define HALO_RNG_H
 
+#include <math.h> /* ceilf */
 #include <stdint.h>
 #include <string.h> /* memcpy, in device code too */
 
@@ -85,6 +86,14 @@ HALO_HD float halo_dropout_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) 
  * keeps everything and p >= 1 nothing (draws lie in [0, 1)). */
 HALO_HD int halo_dropout_keep(uint64_t key, uint64_t node, uint64_t col, float p) {
   return halo_rng_uniform(key, node, col) >= p;
+}
+
+/* ceil(p · 2^24): the smallest 24-bit draw (halo_rng_bits >> 40) that
+ * dropout with rate p keeps.  draw · 2^-24 and p · 2^24 are exact in
+ * float, so `draw >= threshold` holds exactly when halo_dropout_keep does:
+ * the same test on integers, for loops that vectorise.  0 for p <= 0. */
+HALO_HD uint64_t halo_dropout_threshold(float p) {
+  return p <= 0.0f ? 0 : (uint64_t)ceilf(p * 16777216.0f);
 }
 
 /* The value v after dropout: v · scale when kept, else +0, with scale =

@@ -42,14 +42,10 @@ dropout_row(float *out, const float *in, int64_t cols, uint64_t row_key, uint64_
   }
 }
 
-/* ceil(p · 2^24): the smallest 24-bit draw that dropout with rate p keeps
- * (halo_dropout_keep); p <= 0 keeps every draw. */
-static uint64_t keep_threshold(float p) { return p <= 0.0f ? 0 : (uint64_t)ceilf(p * 16777216.0f); }
-
 static void dropout_rows(float *dst, const float *src, int64_t rows, int64_t cols,
                          const int64_t *global_id, uint64_t key, float p) {
   const float scale = halo_dropout_scale(p);
-  const uint64_t threshold = keep_threshold(p);
+  const uint64_t threshold = halo_dropout_threshold(p);
 #pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
   for (int64_t i = 0; i < rows; i++)
     dropout_row(dst + i * cols, src + i * cols, cols, halo_rng_mix(key ^ (uint64_t)global_id[i]),

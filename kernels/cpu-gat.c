@@ -6,11 +6,14 @@
  * twins run too.
  *
  * Each row is computed by one thread, in its columns' order (ascending
- * global id), with plain loops: no vectorised reduction, whose rounding
- * would depend on the addresses of the rows, and no contraction into fused
- * multiply-adds (-ffp-contract=off), so that a row's result does not depend
- * on the rank, the thread count or the row's place in memory.  Per-edge
- * values are recomputed from per-node terms, never stored.
+ * global id).  The loops over a row's heads and columns run as vectors
+ * (one head or column a lane: elementwise operations, whose bits do not
+ * depend on the vector width), the sums over a row's edges one accumulator
+ * a lane, in edge order, and nothing is contracted into fused
+ * multiply-adds (-ffp-contract=off), so that a row's result does not
+ * depend on the rank, the thread count, the row's place in memory or
+ * which of the clones below runs.  Per-edge values are recomputed from
+ * per-node terms, never stored.
  */
 #include <stdint.h>
 
@@ -34,11 +37,43 @@ void halo_cpu_gat_scores(const halo_gat_layer *g, const float *t, int64_t rows, 
     halo_gat_scores_row(g, t + r * kf, a_src, a_dst, s + r * 2 * g->heads);
 }
 
+/* Rows a task of the attention kernels takes; rows differ in length, so
+ * the tasks are handed out dynamically. */
+enum { ROW_BLOCK = 128 };
+
+/* The attention forward and backward of rows [i0, i1), cloned for the
+ * vector widths of x86-64-v4 (AVX-512, whose 64-bit products vectorise the
+ * dropout's draws) and v3 (AVX2, FMA unused): the row functions are
+ * inlined into each clone. */
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+static void
+attend_rows(const halo_gat_layer *g, const halo_gat_rows *a, int64_t i0, int64_t i1, float *out,
+            float *z, float *node) {
+  for (int64_t i = i0; i < i1; i++) halo_gat_attend_row(g, a, i, out, z, node);
+}
+
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+static void
+backward_rows(const halo_gat_layer *g, const halo_gat_rows *a, const float *node,
+              const float *a_src, const float *a_dst, int64_t n, int64_t j0, int64_t j1, float *dt,
+              float *att_grad) {
+  for (int64_t j = j0; j < j1; j++)
+    halo_gat_backward_row(g, a, node, a_src, a_dst, n, j, dt, att_grad);
+}
+
 void halo_cpu_gat_attend(const halo_gat_layer *g, const halo_csr *adj, const int64_t *global_id,
                          const float *t, const float *s, float *out, float *z, float *node) {
   const halo_gat_rows a = rows_of(adj, global_id, t, s);
-#pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t i = 0; i < adj->rows; i++) halo_gat_attend_row(g, &a, i, out, z, node);
+  const int64_t rows = adj->rows, blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+#pragma omp parallel for schedule(dynamic, 2)
+  for (int64_t b = 0; b < blocks; b++) {
+    const int64_t i0 = b * ROW_BLOCK, i1 = i0 + ROW_BLOCK < rows ? i0 + ROW_BLOCK : rows;
+    attend_rows(g, &a, i0, i1, out, z, node);
+  }
 }
 
 void halo_cpu_gat_node_terms(const halo_gat_layer *g, const float *dz, const float *out,
@@ -52,7 +87,10 @@ void halo_cpu_gat_attend_backward(const halo_gat_layer *g, const halo_csr *adj,
                                   const float *node, const float *a_src, const float *a_dst,
                                   float *dt, float *att_grad) {
   const halo_gat_rows a = rows_of(adj, global_id, t, s);
-#pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t j = 0; j < adj->rows; j++)
-    halo_gat_backward_row(g, &a, node, a_src, a_dst, adj->rows, j, dt, att_grad);
+  const int64_t rows = adj->rows, blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+#pragma omp parallel for schedule(dynamic, 2)
+  for (int64_t b = 0; b < blocks; b++) {
+    const int64_t j0 = b * ROW_BLOCK, j1 = j0 + ROW_BLOCK < rows ? j0 + ROW_BLOCK : rows;
+    backward_rows(g, &a, node, a_src, a_dst, rows, j0, j1, dt, att_grad);
+  }
 }

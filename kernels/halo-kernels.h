@@ -249,8 +249,8 @@ void halo_cpu_gat_scores(const halo_gat_layer *g, const float *t, int64_t rows,
 /* For every owned row i: out[i, k] (n_owned × K·F) = Σ_j α'_ij T[j, k] over
  * row i of adj, α' the dropped softmax coefficients; Z[i] (n_owned ×
  * d_out) = the heads' outputs concatenated, or their mean; and the
- * softmax's max and sum per head into node[i]'s columns d_out.. and
- * d_out+K.. . */
+ * softmax's max and inverse sum (1/l) per head into node[i]'s columns
+ * d_out.. and d_out+K.. . */
 void halo_cpu_gat_attend(const halo_gat_layer *g, const halo_csr *adj, const int64_t *global_id,
                          const float *t, const float *s, float *out, float *z, float *node);
 

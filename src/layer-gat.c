@@ -10,12 +10,12 @@
  * included, from them.  Backward, the gradient reaching T[j] comes from
  * every i that attends to j, some of them on other ranks.  The graph is
  * symmetric, so those i are row j's columns: the owner of j pulls, for its
- * halo rows i, dZ_i and three scalars per head (the softmax's max and sum,
- * and c_i = dout_i·out_i) through the forward exchange, recomputes α_ij from
- * them (kernels/halo-gat.h) and sums in ascending global id, as every other
- * aggregation does.  No per-edge value crosses ranks or is stored: the
- * coefficients are recomputed from per-node terms in each pass
- * (docs/models.md, "GAT").
+ * halo rows i, dZ_i and three scalars per head (the softmax's max and
+ * inverse sum, and c_i = dout_i·out_i) through the forward exchange,
+ * recomputes α_ij from them (core/halo-gat.h) and sums in ascending global
+ * id, as every other aggregation does.  No per-edge value crosses ranks or
+ * is stored: the coefficients are recomputed from per-node terms in each
+ * pass (docs/models.md, "GAT").
  */
 #include "gnn-impl.h"
 

@@ -19,9 +19,9 @@
  *         for bit), and elu, whose expm1f is CUDA's (within 1 ulp
  *         of the true value, as glibc's is: at most 2 ulps apart);
  *   1e-5  fp32 GEMM, whose summation order differs (k <= 300 here); GAT's
- *         kernels, which run the CPU's own row functions (core/halo-gat.h),
- *         with CUDA's expf and nvcc's fused multiply-adds (on
- *         halo-cuda-emu, where neither differs, they are bit-identical);
+ *         kernels, which run the CPU's own row functions (core/halo-gat.h,
+ *         its own exp too) with nvcc's fused multiply-adds (on
+ *         halo-cuda-emu, which does not contract, they are bit-identical);
  *   5e-3  GEMM with TF32 allowed (10-bit mantissas on the inputs).
  */
 #include <float.h>
@@ -1008,8 +1008,8 @@ static void gat_case(uint64_t seed, int32_t heads, int32_t f, int concat, float 
   const double eo = max_row_err(got, out, rows, kf);
   dev_download(got, d_z, zb);
   const double ez = max_row_err(got, z, rows, d_out);
-  /* The node terms of the owned rows over the CPU's max and sum, then the
-   * halo rows' as another rank's (here: the CPU's own numbers). */
+  /* The node terms of the owned rows over the CPU's max and inverse sum,
+   * then the halo rows' as another rank's (here: the CPU's own numbers). */
   halo_cpu_gat_node_terms(&g, dz, out, rows, node);
   float *want_node = host_alloc(nb);
   memcpy(want_node, node, nb);
@@ -1022,7 +1022,7 @@ static void gat_case(uint64_t seed, int32_t heads, int32_t f, int concat, float 
   for (int64_t r = rows; r < all; r++) /* the halo rows' terms: any finite values */
     for (int32_t c = 0; c < ld; c++)
       node[r * ld + c] = c >= d_out && c < d_out + 2 * heads
-                             ? (c < d_out + heads ? 0.5f : 2.0f) /* max, sum */
+                             ? (c < d_out + heads ? 0.5f : 2.0f) /* max, 1/sum */
                              : dz[(r % rows) * d_out + (c % d_out)];
   cr_assert_eq(cudaMemcpy(d_node, node, nb, cudaMemcpyHostToDevice), cudaSuccess);
   expect_ok(
