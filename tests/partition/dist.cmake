@@ -1,7 +1,10 @@
 # The distributed partitioner (partition/dist.cmake), end to end under mpirun:
 # plan invariants, independence of K, the sequential writer's datasets,
 # training, quality against METIS, bad input.
-halo_add_test(test-partition-dist SOURCES test-partition-dist.c LIBS ${util} halo_shard TIMEOUT 900)
+# Three cases at a time: the refusal cases idle about 2 s a run after its
+# non-zero exit (tests/CMakeLists.txt, JOBS), which the others fill.
+halo_add_test(test-partition-dist SOURCES test-partition-dist.c LIBS ${util} halo_shard TIMEOUT 900
+              JOBS 3)
 add_dependencies(test-partition-dist halo-partition halo-train)
 target_compile_definitions(test-partition-dist PRIVATE
   HALO_PARTITION_EXE="$<TARGET_FILE:halo-partition>" HALO_TRAIN_EXE="$<TARGET_FILE:halo-train>"
