@@ -255,7 +255,7 @@ void halo_cpu_gat_attend(const halo_gat_layer *g, const halo_csr *adj, const int
                          const float *t, const float *s, float *out, float *z, float *node);
 
 /* For rows [0, rows): node[i]'s first d_out columns = dZ[i], and its c
- * columns = dout_i,k · out_i,k per head (halo_gat_dout). */
+ * columns = dout_i,k · out_i,k per head (halo_gat_node_terms_row). */
 void halo_cpu_gat_node_terms(const halo_gat_layer *g, const float *dz, const float *out,
                              int64_t rows, float *node);
 
