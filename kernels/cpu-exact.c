@@ -1,13 +1,16 @@
 /* Exact sums over rows on a fixed-point grid (halo-exact.h).
  *
- * A term t = a·b (two floats, exact in double) scaled by 2^-e is at most
- * 2^51 in magnitude, so adding 1.5·2^52 rounds it to an integer (ties to
- * even) in the low bits of the double: one rounding, the same on every
- * thread and rank, with or without FMA contraction (a·b is exact either
- * way).  2^11 such integers fit an int64; blocks of that many are then
- * added into __int128 accumulators, and those into the limbs.  Integer sums
- * do not depend on their order, so neither does the result.
+ * A term t = a·b (two floats, exact in double) scaled by 2^-e is below
+ * 2^45 in magnitude and is rounded once to an integer, the same on every
+ * thread and rank: the dense sums round it down or up as its row draws
+ * (halo_exact_row_up; the tiles below say how), the CSR sums to the
+ * nearest, ties to even, by adding 1.5·2^52 (the low bits of the double
+ * then hold the integer, with or without FMA contraction: a·b is exact
+ * either way).  The integers are summed in int64 runs, the runs in
+ * __int128, and those into the limbs.  Integer sums do not depend on their
+ * order, so neither does the result.
  */
+#include <fenv.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -22,28 +25,23 @@ typedef __int128 i128;
 
 enum { BLOCK_TERMS = HALO_EXACT_BLOCK_TERMS };
 
-/* 1.5·2^52: x + ROUNDER, for |x| <= 2^51, holds round(x) in its low bits. */
+/* 1.5·2^52: the doubles within 2^51 of it are the integers, so x +
+ * ROUNDER, for |x| <= 2^51, holds x rounded to an integer in its low bits. */
 static const double ROUNDER = 6755399441055744.0;
-
-static inline int64_t round_term(double x) {
-  double t = x + ROUNDER;
-  int64_t bits, base;
-  memcpy(&bits, &t, sizeof bits);
-  memcpy(&base, &ROUNDER, sizeof base);
-  return bits - base;
-}
 
 int halo_exact_exponent(double bound) {
   if (!(bound > 0.0) || !isfinite(bound)) return 0;
-  return ilogb(bound) + 1 - 51;
+  return ilogb(bound) + 1 - HALO_EXACT_TERM_BITS;
 }
 
 int halo_exact_exponent_terms(double bound, int64_t terms) {
   if (!(bound > 0.0) || !isfinite(bound)) return 0;
   int bits = 0;
   while (bits < 63 && (terms >> bits) > 0) bits++;
-  const int coarse = bits > 12 ? bits - 12 : 0;
-  return ilogb(bound) + 1 - 51 + coarse;
+  /* terms · 2^(HALO_EXACT_TERM_BITS - coarse) <= 2^(bits + 45 - coarse) <= 2^63 */
+  const int room = 63 - HALO_EXACT_TERM_BITS;
+  const int coarse = bits > room ? bits - room : 0;
+  return ilogb(bound) + 1 - HALO_EXACT_TERM_BITS + coarse;
 }
 
 /* max over i in [0, n) of |x[i]|'s bits (the sign cleared): they order
@@ -166,24 +164,50 @@ static void share(int64_t n, int part, int parts, int64_t *lo, int64_t *hi) {
   *hi = n * (part + 1) / parts;
 }
 
-/* The dense kernel works on packed blocks: ROWS rows of A's columns
- * [p0, p0 + PANEL_P) and of B's columns [q0, q0 + PANEL_Q), converted to
- * double (B also scaled by 2^-e, exactly) and padded with zeros to whole
- * tiles.  A register tile is TILE_P columns of A × TILE_Q of B: 8 vectors
- * of 4 int64 accumulators, the 2 B vectors and a broadcast fit the 16 AVX
- * registers.  A tile's sums hold at most ROWS terms, far below the 2^11
- * that an int64 holds. */
-enum { ROWS = 128, PANEL_P = 128, PANEL_Q = 64, VEC = 4, TILE_P = 4, TILE_Q = 2 * VEC };
+/* The dense sums (halo_cpu_exact_tn) round each term in the direction its
+ * row draws (halo_exact_row_up): down to ⌊t⌋ or up to ⌈t⌉.  A thread sums
+ * its share of the rows in chunks of CHUNK.  A chunk's rows are packed as
+ * doubles, panel by panel of A's and B's columns, A scaled by 2^-e (exact)
+ * and B padded with zero columns to whole vectors, the rows that round down
+ * first.  A register tile sums its cells' terms in double accumulators
+ * that start at ROUNDER = 1.5·2^52, each multiply-add rounding toward −∞
+ * or +∞: the doubles of [2^52, 2^53) are the integers, so acc + t rounds
+ * to acc + ⌊t⌋ (or acc + ⌈t⌉) exactly, in any order (a product of two
+ * doubles that came from floats is exact, so fused or not it rounds once).
+ * A chunk has at most CHUNK terms a cell, each below 2^45 in magnitude
+ * (halo_exact_exponent), so the accumulator stays in that binade, and its
+ * bits less ROUNDER's are the integer, added into the thread's int64 runs,
+ * which take RUN_CHUNKS chunks before they are carried into __int128.
+ * AVX-512 names the direction in each instruction; AVX2 rounds as the mode
+ * says, set toward −∞ while the tiles run, and sums the up rows apart with
+ * B negated (⌈t⌉ = −⌊−t⌋); the portable loop calls floor and ceil.  One
+ * multiply-add a term, against the float GEMM's one a product: half its
+ * terms a vector. */
+enum {
+  CHUNK = 64,       /* rows per chunk: 2^6 terms below 2^45 sum below 2^51 */
+  RUN_CHUNKS = 1024, /* 2^11 sums below 2^51 (AVX2: two a chunk) stay below 2^62 */
+  PANEL_P = 128,    /* A's columns per panel */
+  PANEL_Q = 64,     /* B's columns per panel */
+  VEC = 4,          /* doubles per AVX2 vector (and csr_run's) */
+  QVEC = 8          /* B's panel is padded to whole 8-double vectors */
+};
 
 typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
 typedef uint64_t v4u __attribute__((vector_size(32), aligned(8), may_alias));
 typedef float v4f __attribute__((vector_size(16), aligned(4), may_alias));
 
-/* Bytes of one thread's part of the dense workspace: its __int128 sums,
- * then its packed A and B blocks (16-byte multiples, so that the next
+static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/* Bytes of one thread's part of the dense workspace: its __int128 sums and
+ * int64 runs (ac × bc rounded up to whole vectors), then its packed A and B
+ * panels and its chunk's row order (16-byte multiples, so that the next
  * thread's __int128 stay aligned). */
-static size_t tn_thread_bytes(int64_t cells) {
-  return (size_t)cells * sizeof(i128) + (size_t)ROWS * (PANEL_P + PANEL_Q) * sizeof(double);
+static size_t tn_thread_bytes(int64_t ac, int64_t bc) {
+  const size_t bytes = (size_t)(ac * bc) * sizeof(i128) +
+                       (size_t)(ac * round_up(bc, QVEC)) * sizeof(int64_t) +
+                       (size_t)CHUNK * (PANEL_P + PANEL_Q) * sizeof(double) +
+                       (size_t)CHUNK * sizeof(int32_t);
+  return (bytes + 15) / 16 * 16;
 }
 
 /* Bytes of one thread's CSR accumulators: __int128 sums, then int64 runs. */
@@ -193,112 +217,261 @@ static size_t csr_thread_bytes(int64_t cols) {
 }
 
 size_t halo_cpu_exact_tn_work(int64_t ac, int64_t bc, int threads) {
-  return (size_t)(ac * bc) * sizeof(i128) + (size_t)threads * tn_thread_bytes(ac * bc);
+  return (size_t)(ac * bc) * sizeof(i128) + (size_t)threads * tn_thread_bytes(ac, bc);
 }
 
 size_t halo_cpu_exact_csr_work(int64_t bc, int threads) {
   return (size_t)threads * csr_thread_bytes(bc);
 }
 
-/* sum[p · bc + q] += the exact sums over `rows` packed rows of the tiles
- * of A's packed columns [0, np) and B's [0, nq), which are the panel at
- * (p0, q0), in tiles of tp <= TILE_P of A's columns (a constant at each
- * call, so the tile stays in registers).  lap and lbq are the packed row
- * lengths (multiples of TILE_P and TILE_Q).
- *
- * A term t = a·b (|t| <= 2^51) plus ROUNDER has the bits of ROUNDER plus
- * round(t).  Summed as uint64 (wrapping), `rows` such bit patterns exceed
- * the exact sum by rows · ROUNDER's bits modulo 2^64, which is taken off
- * once per tile instead of once per term; the true sum fits an int64, so
- * the wrapped difference is exact.  Every clone computes the same
- * integers: a product of two doubles that came from floats is exact, so a
- * fused multiply-add and a multiply then an add round alike. */
-static inline __attribute__((always_inline)) void tn_panel(int tp, int64_t rows, const double *ap,
-                                                           int64_t lap, int64_t np,
-                                                           const double *bp, int64_t lbq,
-                                                           int64_t nq, int64_t p0, int64_t q0,
-                                                           int64_t bc, i128 *sum) {
-  uint64_t base;
-  memcpy(&base, &ROUNDER, sizeof base);
-  const uint64_t offset = (uint64_t)rows * base;
-  for (int64_t pt = 0; pt < np; pt += tp) {
-    for (int64_t qt = 0; qt < nq; qt += TILE_Q) {
-      v4u acc[TILE_P][2] = {{{0}}};
-      for (int64_t i = 0; i < rows; i++) {
-        const v4d b0 = *(const v4d *)(bp + i * lbq + qt);
-        const v4d b1 = *(const v4d *)(bp + i * lbq + qt + VEC);
-        const double *ai = ap + i * lap + pt;
-#pragma GCC unroll 4
-        for (int k = 0; k < tp; k++) {
-          const v4d a = {ai[k], ai[k], ai[k], ai[k]};
-          const v4d t0 = a * b0 + ROUNDER, t1 = a * b1 + ROUNDER;
-          v4u u0, u1;
-          memcpy(&u0, &t0, sizeof u0);
-          memcpy(&u1, &t1, sizeof u1);
-          acc[k][0] += u0;
-          acc[k][1] += u1;
-        }
-      }
-      for (int k = 0; k < tp && pt + k < np; k++) {
-        for (int j = 0; j < TILE_Q && qt + j < nq; j++) {
-          const int64_t s = (int64_t)(acc[k][j / VEC][j % VEC] - offset);
-          sum[(p0 + pt + k) * bc + q0 + qt + j] += s;
-        }
+/* One thread's view of a dense sum. */
+typedef struct tn_job {
+  int64_t ac, bc, lda, ldb;
+  const float *a, *b; /* a NULL: A[i, 0] = 1 */
+  double scale;       /* 2^-e */
+  int64_t lrun;       /* run's row length: bc rounded up to QVEC */
+  int64_t *run;       /* ac × lrun int64 */
+  double *apack, *bpack;
+  int32_t *order; /* the chunk's rows: nd rounding down, then the rest */
+} tn_job;
+
+/* The portable path: run += ⌊t⌋ or ⌈t⌉ of every term of rows [i0, i1),
+ * one at a time, in the current rounding mode's indifference (floor and
+ * ceil are exact). */
+static void tn_plain(const tn_job *j, int64_t i0, int64_t i1) {
+  for (int64_t i = i0; i < i1; i++) {
+    const float *bi = j->b + i * j->ldb;
+    const int up = halo_exact_row_up(bi[0]);
+    for (int64_t p = 0; p < j->ac; p++) {
+      const double ap = (j->a ? (double)j->a[i * j->lda + p] : 1.0) * j->scale;
+      int64_t *run = j->run + p * j->lrun;
+      for (int64_t q = 0; q < j->bc; q++) {
+        const double t = ap * (double)bi[q];
+        run[q] += (int64_t)(up ? ceil(t) : floor(t));
       }
     }
   }
 }
 
-/* sum[p · bc + q] += Σ_i A[i, p] · B[i, q] · scale on the grid, over
- * `rows` <= ROWS rows (A NULL: A[i, 0] = 1), through the packed blocks
- * apack and bpack.  Cloned, with tn_panel inlined, so that the packing
- * converts and the tiles multiply with the widest vectors. */
-#if defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-static void tn_block(int64_t rows, const float *a, int64_t lda, int64_t ac, const float *b,
-                     int64_t ldb, int64_t bc, double scale, double *apack, double *bpack,
-                     i128 *sum) {
-  for (int64_t p0 = 0; p0 < ac; p0 += PANEL_P) {
-    const int64_t np = ac - p0 < PANEL_P ? ac - p0 : PANEL_P;
-    const int64_t lap = (np + TILE_P - 1) / TILE_P * TILE_P;
-    for (int64_t i = 0; i < rows; i++) {
-      double *restrict dst = apack + i * lap;
-      if (a) {
-        const float *restrict src = a + i * lda + p0;
-        int64_t p = 0;
-        for (; p + VEC <= np; p += VEC)
-          *(v4d *)(dst + p) = __builtin_convertvector(*(const v4f *)(src + p), v4d);
-        for (; p < np; p++) dst[p] = (double)src[p];
-      } else {
-        dst[0] = 1.0;
-      }
-      for (int64_t p = a ? np : 1; p < lap; p++) dst[p] = 0.0;
+/* Packs rows [i0, i0 + rows)'s columns [p0, p0 + np) of A (scaled) and
+ * [q0, q0 + nq) of B (padded to lbq; the rows from nd on negated where
+ * `negate`) in j->order. */
+static inline __attribute__((always_inline)) void tn_pack_a(const tn_job *j, int64_t i0,
+                                                             int64_t rows, int64_t p0,
+                                                             int64_t np) {
+  const double scale = j->scale;
+  for (int64_t r = 0; r < rows; r++) {
+    double *restrict dst = j->apack + r * np;
+    if (!j->a) {
+      dst[0] = scale;
+      continue;
     }
-    for (int64_t q0 = 0; q0 < bc; q0 += PANEL_Q) {
-      const int64_t nq = bc - q0 < PANEL_Q ? bc - q0 : PANEL_Q;
-      const int64_t lbq = (nq + TILE_Q - 1) / TILE_Q * TILE_Q;
-      for (int64_t i = 0; i < rows; i++) {
-        const float *restrict src = b + i * ldb + q0;
-        double *restrict dst = bpack + i * lbq;
-        int64_t q = 0;
-        for (; q + VEC <= nq; q += VEC)
-          *(v4d *)(dst + q) = __builtin_convertvector(*(const v4f *)(src + q), v4d) * scale;
-        for (; q < nq; q++) dst[q] = (double)src[q] * scale;
-        for (; q < lbq; q++) dst[q] = 0.0;
-      }
-      if (np == 1) /* a column sum: no tile rows of padding */
-        tn_panel(1, rows, apack, lap, np, bpack, lbq, nq, p0, q0, bc, sum);
-      else
-        tn_panel(TILE_P, rows, apack, lap, np, bpack, lbq, nq, p0, q0, bc, sum);
+    const float *restrict src = j->a + (i0 + j->order[r]) * j->lda + p0;
+#pragma omp simd
+    for (int64_t p = 0; p < np; p++) dst[p] = (double)src[p] * scale;
+  }
+}
+
+static inline __attribute__((always_inline)) void tn_pack_b(const tn_job *j, int64_t i0,
+                                                             int64_t rows, int64_t nd, int negate,
+                                                             int64_t q0, int64_t nq, int64_t lbq) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *restrict src = j->b + (i0 + j->order[r]) * j->ldb + q0;
+    double *restrict dst = j->bpack + r * lbq;
+    const double sign = negate && r >= nd ? -1.0 : 1.0;
+#pragma omp simd
+    for (int64_t q = 0; q < nq; q++) dst[q] = (double)src[q] * sign;
+    for (int64_t q = nq; q < lbq; q++) dst[q] = 0.0;
+  }
+}
+
+/* run += the chunk of rows [i0, i0 + rows) through the tiles of `group`:
+ * the rows ordered by direction (nd down, then the rest up), then each
+ * panel packed (the up rows' B negated where `negate`) and summed.
+ * Inlined into each vector width's chunk function, so that the packing
+ * converts with its vectors too. */
+typedef void tn_group(int64_t r0, int64_t rmid, int64_t r1, const double *ap, int64_t np,
+                      const double *bp, int64_t lbq, int64_t *run, int64_t lrun);
+
+static inline __attribute__((always_inline)) void tn_chunk(const tn_job *j, int64_t i0,
+                                                            int64_t rows, tn_group *group,
+                                                            int negate) {
+  int64_t nd = 0, top = rows;
+  for (int64_t r = 0; r < rows; r++) {
+    if (halo_exact_row_up(j->b[(i0 + r) * j->ldb]))
+      j->order[--top] = (int32_t)r;
+    else
+      j->order[nd++] = (int32_t)r;
+  }
+  for (int64_t p0 = 0; p0 < j->ac; p0 += PANEL_P) {
+    const int64_t np = j->ac - p0 < PANEL_P ? j->ac - p0 : PANEL_P;
+    tn_pack_a(j, i0, rows, p0, np);
+    for (int64_t q0 = 0; q0 < j->bc; q0 += PANEL_Q) {
+      const int64_t nq = j->bc - q0 < PANEL_Q ? j->bc - q0 : PANEL_Q;
+      const int64_t lbq = round_up(nq, QVEC);
+      tn_pack_b(j, i0, rows, nd, negate, q0, nq, lbq);
+      group(0, nd, rows, j->apack, np, j->bpack, lbq, j->run + p0 * j->lrun + q0, j->lrun);
     }
   }
+}
+
+#if defined(__x86_64__)
+/* The tiles, as in kernels/cpu-gemm.c: TP columns of A × one B vector (8
+ * doubles: one AVX-512 vector, two AVX2), full tiles first, then the
+ * columns past them in tiles of 4 and 1.  `sign` is +1 for a group that
+ * rounds down, -1 for one that rounds up: the run takes its integers with
+ * that sign. */
+static inline __attribute__((always_inline, target("avx512f"))) void rd_tile512(
+    int tp, int64_t r0, int64_t r1, const double *ap, int64_t lap, const double *bp, int64_t lbq,
+    int64_t p, int64_t q, int sign, int64_t *run, int64_t lrun) {
+  const __m512d base = _mm512_set1_pd(ROUNDER);
+  __m512d s[16];
+#pragma GCC unroll 16
+  for (int t = 0; t < tp; t++) s[t] = base;
+  for (int64_t r = r0; r < r1; r++) {
+    const __m512d bv = _mm512_loadu_pd(bp + r * lbq + q);
+    const double *ar = ap + r * lap + p;
+#pragma GCC unroll 16
+    for (int t = 0; t < tp; t++) s[t] = _mm512_fmadd_pd(_mm512_set1_pd(ar[t]), bv, s[t]);
+  }
+  const __m512i b = _mm512_castpd_si512(base);
+#pragma GCC unroll 16
+  for (int t = 0; t < tp; t++) {
+    int64_t *cell = run + (p + t) * lrun + q;
+    const __m512i v = _mm512_sub_epi64(_mm512_castpd_si512(s[t]), b);
+    const __m512i old = _mm512_loadu_si512(cell);
+    _mm512_storeu_si512(cell, sign > 0 ? _mm512_add_epi64(old, v) : _mm512_sub_epi64(old, v));
+  }
+}
+
+static inline __attribute__((always_inline, target("avx512f"))) void rd_group512(
+    int64_t r0, int64_t rmid, int64_t r1, const double *ap, int64_t np, const double *bp,
+    int64_t lbq, int64_t *run, int64_t lrun) {
+  for (int64_t q = 0; q < lbq; q += QVEC)
+    for (int sign = 1, g = 0; g < 2; g++, sign = -1) {
+      const int64_t lo = g ? rmid : r0, hi = g ? r1 : rmid;
+      if (lo == hi) continue;
+      int64_t p = 0;
+      for (; p + 16 <= np; p += 16) rd_tile512(16, lo, hi, ap, np, bp, lbq, p, q, sign, run, lrun);
+      for (; p + 4 <= np; p += 4) rd_tile512(4, lo, hi, ap, np, bp, lbq, p, q, sign, run, lrun);
+      for (; p < np; p++) rd_tile512(1, lo, hi, ap, np, bp, lbq, p, q, sign, run, lrun);
+    }
+}
+
+static inline __attribute__((always_inline, target("avx2,fma"))) void rd_tile256(
+    int tp, int64_t r0, int64_t r1, const double *ap, int64_t lap, const double *bp, int64_t lbq,
+    int64_t p, int64_t q, int sign, int64_t *run, int64_t lrun) {
+  const __m256d base = _mm256_set1_pd(ROUNDER);
+  __m256d s0[4], s1[4];
+#pragma GCC unroll 4
+  for (int t = 0; t < tp; t++) s0[t] = s1[t] = base;
+  for (int64_t r = r0; r < r1; r++) {
+    const __m256d b0 = _mm256_loadu_pd(bp + r * lbq + q);
+    const __m256d b1 = _mm256_loadu_pd(bp + r * lbq + q + VEC);
+    const double *ar = ap + r * lap + p;
+#pragma GCC unroll 4
+    for (int t = 0; t < tp; t++) {
+      const __m256d x = _mm256_broadcast_sd(ar + t);
+      s0[t] = _mm256_fmadd_pd(x, b0, s0[t]);
+      s1[t] = _mm256_fmadd_pd(x, b1, s1[t]);
+    }
+  }
+  const __m256i b = _mm256_castpd_si256(base);
+#pragma GCC unroll 4
+  for (int t = 0; t < tp; t++) {
+    __m256i *cell = (__m256i *)(run + (p + t) * lrun + q);
+    const __m256i v0 = _mm256_sub_epi64(_mm256_castpd_si256(s0[t]), b);
+    const __m256i v1 = _mm256_sub_epi64(_mm256_castpd_si256(s1[t]), b);
+    const __m256i o0 = _mm256_loadu_si256(cell), o1 = _mm256_loadu_si256(cell + 1);
+    _mm256_storeu_si256(cell, sign > 0 ? _mm256_add_epi64(o0, v0) : _mm256_sub_epi64(o0, v0));
+    _mm256_storeu_si256(cell + 1, sign > 0 ? _mm256_add_epi64(o1, v1) : _mm256_sub_epi64(o1, v1));
+  }
+}
+
+/* AVX2 rounds as the mode says (toward −∞, set by tn_share): the up
+ * group, B negated, is summed apart and subtracted. */
+static inline __attribute__((always_inline, target("avx2,fma"))) void rd_group256(
+    int64_t r0, int64_t rmid, int64_t r1, const double *ap, int64_t np, const double *bp,
+    int64_t lbq, int64_t *run, int64_t lrun) {
+  for (int64_t q = 0; q < lbq; q += QVEC)
+    for (int sign = 1, g = 0; g < 2; g++, sign = -1) {
+      const int64_t lo = g ? rmid : r0, hi = g ? r1 : rmid;
+      if (lo == hi) continue;
+      int64_t p = 0;
+      for (; p + 4 <= np; p += 4) rd_tile256(4, lo, hi, ap, np, bp, lbq, p, q, sign, run, lrun);
+      for (; p < np; p++) rd_tile256(1, lo, hi, ap, np, bp, lbq, p, q, sign, run, lrun);
+    }
+}
+
+/* The chunk at each vector width: not inlined into tn_share, whose call
+ * to fesetround must come first. */
+__attribute__((target("avx512f"), noinline)) static void tn_chunk512(const tn_job *j, int64_t i0,
+                                                                     int64_t rows) {
+  tn_chunk(j, i0, rows, rd_group512, 1);
+}
+
+__attribute__((target("avx2,fma"), noinline)) static void tn_chunk256(const tn_job *j, int64_t i0,
+                                                                      int64_t rows) {
+  tn_chunk(j, i0, rows, rd_group256, 1);
+}
+#endif
+
+typedef void tn_chunk_fn(const tn_job *j, int64_t i0, int64_t rows);
+
+static halo_cpu_isa tn_isa_limit = HALO_CPU_ISA_AVX512; /* halo_cpu_exact_limit_isa */
+
+static tn_chunk_fn *tn_pick(halo_cpu_isa *isa) {
+#if defined(__x86_64__)
+  if (tn_isa_limit >= HALO_CPU_ISA_AVX512 && __builtin_cpu_supports("avx512f")) {
+    *isa = HALO_CPU_ISA_AVX512;
+    return tn_chunk512;
+  }
+  if (tn_isa_limit >= HALO_CPU_ISA_AVX2 && __builtin_cpu_supports("avx2") &&
+      __builtin_cpu_supports("fma")) {
+    *isa = HALO_CPU_ISA_AVX2;
+    return tn_chunk256;
+  }
+#endif
+  *isa = HALO_CPU_ISA_PLAIN;
+  return NULL;
+}
+
+halo_cpu_isa halo_cpu_exact_limit_isa(halo_cpu_isa limit) {
+  tn_isa_limit = limit;
+  halo_cpu_isa isa;
+  tn_pick(&isa);
+  return isa;
+}
+
+/* sum += the exact sums of rows [lo, hi), with the thread rounding toward
+ * −∞ while its tiles run (the portable path rounds by floor and ceil). */
+static void tn_share(const tn_job *j, int64_t lo, int64_t hi, i128 *sum) {
+  halo_cpu_isa isa;
+  tn_chunk_fn *chunk = tn_pick(&isa);
+  const int64_t cells = j->ac * j->lrun;
+  memset(j->run, 0, (size_t)cells * sizeof *j->run);
+  int64_t chunks = 0;
+  const int mode = fegetround();
+  if (chunk) fesetround(FE_DOWNWARD);
+  for (int64_t i0 = lo; i0 < hi; i0 += CHUNK) {
+    const int64_t rows = hi - i0 < CHUNK ? hi - i0 : CHUNK;
+    if (chunk)
+      chunk(j, i0, rows);
+    else
+      tn_plain(j, i0, i0 + rows);
+    if (++chunks == RUN_CHUNKS || i0 + rows >= hi) { /* carry the runs */
+      for (int64_t p = 0; p < j->ac; p++)
+        for (int64_t q = 0; q < j->bc; q++) sum[p * j->bc + q] += j->run[p * j->lrun + q];
+      memset(j->run, 0, (size_t)cells * sizeof *j->run);
+      chunks = 0;
+    }
+  }
+  if (chunk) fesetround(mode);
 }
 
 void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
                        const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc) {
   const int64_t cells = ac * bc;
-  const double scale = ldexp(1.0, -e);
   if (cells == 0) return;
   i128 *total = work;
   memset(total, 0, (size_t)cells * sizeof *total);
@@ -309,19 +482,18 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
 #pragma omp parallel num_threads(threads) if (n * cells >= (1 << 16))
   {
     const int parts = omp_get_num_threads(), part = omp_get_thread_num();
-    char *mine =
-        (char *)work + (size_t)cells * sizeof(i128) + (size_t)part * tn_thread_bytes(cells);
+    char *mine = (char *)work + (size_t)cells * sizeof(i128) + (size_t)part * tn_thread_bytes(ac, bc);
     i128 *sum = (i128 *)mine;
-    double *apack = (double *)(mine + (size_t)cells * sizeof(i128));
-    double *bpack = apack + ROWS * PANEL_P;
+    tn_job j = {.ac = ac, .bc = bc, .lda = lda, .ldb = ldb, .a = a, .b = b,
+                .scale = ldexp(1.0, -e), .lrun = round_up(bc, QVEC)};
+    j.run = (int64_t *)(mine + (size_t)cells * sizeof(i128));
+    j.apack = (double *)(j.run + ac * j.lrun);
+    j.bpack = j.apack + CHUNK * PANEL_P;
+    j.order = (int32_t *)(j.bpack + CHUNK * PANEL_Q);
     int64_t lo, hi;
     share(n, part, parts, &lo, &hi);
     memset(sum, 0, (size_t)cells * sizeof *sum);
-    for (int64_t i0 = lo; i0 < hi; i0 += ROWS) {
-      const int64_t rows = hi - i0 < ROWS ? hi - i0 : ROWS;
-      tn_block(rows, a ? a + i0 * lda : NULL, lda, ac, b + i0 * ldb, ldb, bc, scale, apack, bpack,
-               sum);
-    }
+    tn_share(&j, lo, hi, sum);
 #pragma omp critical(halo_exact_total)
     for (int64_t c = 0; c < cells; c++) total[c] += sum[c];
   }

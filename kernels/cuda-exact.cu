@@ -4,8 +4,10 @@
  * They give the CPU's bits.  The GEMM rounds every product and every sum to
  * float in ascending k, as halo_cpu_gemm_rows does (__fmul_rn and __fadd_rn:
  * nvcc may not fuse them).  The exact sums round each term a·2^-e·b, exact
- * in double, once to an integer with ties to even (__double2ll_rn), as the
- * CPU's rounding trick does, and add integers, whose sum has no order.  A
+ * in double, once to an integer as the CPU does: the dense sums down or up
+ * as the row draws (halo_exact_row_up; __double2ll_rd, __double2ll_ru), the
+ * CSR sums to the nearest, ties to even (__double2ll_rn); and they add
+ * integers, whose sum has no order.  A
  * thread adds at most HALO_EXACT_BLOCK_TERMS terms into one int64 run (each
  * below 2^51, so the run stays below 2^62), then splits the run into its low
  * HALO_EXACT_LIMB_BITS bits and the signed rest and adds each half into the
@@ -102,6 +104,7 @@ __global__ void exact_tn_kernel(int64_t n, int64_t ac, int64_t bc, const float *
     const int64_t i1 = n - i0 < HALO_EXACT_BLOCK_TERMS ? n : i0 + HALO_EXACT_BLOCK_TERMS;
     long long run[kTileP][kTileQ] = {};
     for (int64_t i = i0; i < i1; i++) {
+      const bool up = halo_exact_row_up(b[i * ldb]); /* the same load for the whole warp */
       double bq[kTileQ];
 #pragma unroll
       for (int j = 0; j < kTileQ; j++) {
@@ -114,7 +117,10 @@ __global__ void exact_tn_kernel(int64_t n, int64_t ac, int64_t bc, const float *
         const double ap = p < ac ? (a ? (double)a[i * lda + p] : 1.0) : 0.0;
         if (ap == 0.0) continue;
 #pragma unroll
-        for (int j = 0; j < kTileQ; j++) run[k][j] += __double2ll_rn(__dmul_rn(ap, bq[j]));
+        for (int j = 0; j < kTileQ; j++) {
+          const double t = __dmul_rn(ap, bq[j]);
+          run[k][j] += up ? __double2ll_ru(t) : __double2ll_rd(t);
+        }
       }
     }
 #pragma unroll

@@ -4,7 +4,9 @@
  *
  * A float sum depends on its order; these do not.  Each term, a product of
  * two floats (exact in double), is rounded ONCE to a fixed-point grid of
- * spacing 2^e, and the integers are summed exactly.  The result is the same
+ * spacing 2^e, and the integers are summed exactly: the dense sums round a
+ * term down or up as its row draws (halo_exact_row_up), the CSR sums to the
+ * nearest, ties to even.  The result is the same
  * integer however the terms are split among threads and ranks and in
  * whatever order they come, so every rank ends with the same bits.  The grid
  * exponent e is agreed by all ranks (halo_exact_exponent of a global bound,
@@ -16,10 +18,11 @@
  * fewer than 2^21 ranks cannot overflow, and halo_exact_to_float carries
  * them back into one integer.  The gradients use a grid with room for all
  * their terms (halo_exact_exponent_terms) and cross ranks packed, one int64
- * a sum (halo_exact_pack).  Each |term| is below 2^51 units of the
- * bound, so the rounding error of a term is at most 2^-51 of the bound
- * (max |a| · max |b| over all ranks); the integer sum is then rounded to
- * double and that to float.
+ * a sum (halo_exact_pack).  Each |term| is below 2^45 units of the
+ * bound, so the rounding error of a term is below 2^-45 of the bound
+ * (max |a| · max |b| over all ranks), and the dense sums' errors, as often
+ * up as down, cancel on average; the integer sum is then rounded to double
+ * and that to float.
  */
 #ifndef HALO_EXACT_H
 #define HALO_EXACT_H
@@ -27,13 +30,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "halo-kernels.h" /* halo_cpu_isa */
+#include "halo-rng.h"
+
 #define HALO_EXACT_LIMBS 3
 #define HALO_EXACT_LIMB_BITS 42
+/* A term is below 2^HALO_EXACT_TERM_BITS grid units: the dense sums add 64
+ * of them in a double's integers (below 2^51; kernels/cpu-exact.c). */
+#define HALO_EXACT_TERM_BITS 45
 /* Terms per int64 run: 2^11 terms below 2^51 each stay below 2^62. */
 #define HALO_EXACT_BLOCK_TERMS (1 << 11)
 
+/* Whether the terms of a row of a dense exact sum round up (to the
+ * ceiling) rather than down (to the floor): one bit of a hash of the row's
+ * first value of B.  A function of the row's data alone, so a row rounds
+ * alike on every rank, thread, vector width and device; and as often up
+ * as down, so that the errors of a sum's terms cancel on average instead
+ * of adding up. */
+HALO_HD int halo_exact_row_up(float b0) {
+  uint32_t u;
+  memcpy(&u, &b0, sizeof u);
+  return (int)(halo_rng_mix(u) & 1u);
+}
+
 /* The grid exponent for terms bounded by `bound` (>= |a·b| for every term
- * of every rank): the smallest e with bound < 2^(e+51); 0 for a bound of 0
+ * of every rank): the smallest e with bound < 2^(e+45); 0 for a bound of 0
  * (every term is then 0).  The bound must be finite: no grid holds a NaN or
  * an inf term, which the caller handles apart (src/gnn-ops.c makes the
  * gradient NaN). Local. */
@@ -42,9 +63,9 @@ int halo_exact_exponent(double bound);
 /* The grid exponent for sums of at most `terms` terms (over every rank)
  * bounded by `bound`, whose total must fit ONE int64 (halo_exact_pack): the
  * exponent of halo_exact_exponent, coarsened by s = max(0, bits(terms) -
- * 12) binary places, so that each |term| is at most 2^(51-s) units and
- * terms · 2^(51-s) < 2^63.  Below 4096 terms it is halo_exact_exponent's
- * grid itself.  The rounding of a term is then at most 2^(s-51) of the
+ * 18) binary places, so that each |term| is below 2^(45-s) units and
+ * terms · 2^(45-s) <= 2^63.  Below 2^18 terms it is halo_exact_exponent's
+ * grid itself.  The rounding of a term is then below 2^(s-45) of the
  * bound. Local. */
 int halo_exact_exponent_terms(double bound, int64_t terms);
 
@@ -58,8 +79,15 @@ float halo_cpu_max_abs(const float *x, int64_t n);
 size_t halo_cpu_exact_tn_work(int64_t ac, int64_t bc, int threads);
 size_t halo_cpu_exact_csr_work(int64_t bc, int threads);
 
+/* Limits halo_cpu_exact_tn's tiles to vectors of at most `limit` (the
+ * default: the widest the CPU has; PLAIN is the scalar loop), for tests
+ * that run each path on one machine: every path gives the same integers.
+ * Returns the width it will use.  Not thread-safe against a running sum. */
+halo_cpu_isa halo_cpu_exact_limit_isa(halo_cpu_isa limit);
+
 /* acc[p·bc + q] = Σ_i A[i, p] · B[i, q] over rows i in [0, n), on the grid
- * 2^e: a dense Aᵀ·B.  A is n × ac (leading dimension lda), B n × bc (ldb);
+ * 2^e, each term rounded down, or up where halo_exact_row_up(B[i, 0]): a
+ * dense Aᵀ·B.  A is n × ac (leading dimension lda), B n × bc (ldb);
  * A NULL means A[i, 0] = 1 with ac = 1: the column sums of B.  acc holds
  * ac·bc sums of HALO_EXACT_LIMBS limbs each and is overwritten.  The terms
  * must be bounded as halo_exact_exponent(bound) promised.  At most

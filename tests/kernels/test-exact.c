@@ -1,6 +1,8 @@
-/* The exact sums of kernels/halo-exact.h: close to a long-double reference,
- * and bitwise the same whatever the order of the rows, their split among
- * "ranks" (limbs summed as MPI_SUM would) and the thread count. */
+/* The exact sums of kernels/halo-exact.h: the very integers of a term-by-term
+ * reference (each term rounded as the header says, summed in __int128),
+ * close to a long-double sum, and bitwise the same whatever the order of
+ * the rows, their split among "ranks" (limbs summed as MPI_SUM would), the
+ * thread count and the vector width. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <omp.h>
@@ -34,6 +36,41 @@ static void add_rows(const float *a, const float *b, int64_t lo, int64_t hi, int
   free(w);
 }
 
+typedef __int128 i128;
+
+/* The sum that a cell's limbs hold. */
+static i128 limbs_value(const int64_t *l) {
+  return ((i128)l[2] << (2 * HALO_EXACT_LIMB_BITS)) + ((i128)l[1] << HALO_EXACT_LIMB_BITS) + l[0];
+}
+
+/* The sums the kernels must give, computed term by term: a·b·2^-e is exact
+ * in double, and is rounded down or up as its row draws (the dense sums),
+ * or to the nearest, ties to even (nearest: the CSR sums).  A NULL: ones. */
+static i128 *reference(const float *a, const float *b, int64_t n, int64_t ac, int64_t bc, int e,
+                       int nearest) {
+  i128 *ref = calloc((size_t)(ac * bc), sizeof *ref);
+  cr_assert(ref);
+  const double scale = ldexp(1.0, -e);
+  for (int64_t i = 0; i < n; i++) {
+    const int up = halo_exact_row_up(b[i * bc]);
+    for (int64_t p = 0; p < ac; p++)
+      for (int64_t q = 0; q < bc; q++) {
+        const double t = (a ? (double)a[i * ac + p] : 1.0) * scale * (double)b[i * bc + q];
+        ref[p * bc + q] += (i128)(nearest ? nearbyint(t) : up ? ceil(t) : floor(t));
+      }
+  }
+  return ref;
+}
+
+static void expect_limbs(const int64_t *limbs, const i128 *ref, int64_t count, const char *what) {
+  int64_t bad = 0;
+  for (int64_t c = 0; c < count; c++)
+    if (limbs_value(limbs + c * HALO_EXACT_LIMBS) != ref[c] && bad++ < 3)
+      cr_expect_fail("%s: sum %lld is %.17g units, not %.17g", what, (long long)c,
+                     (double)limbs_value(limbs + c * HALO_EXACT_LIMBS), (double)ref[c]);
+  cr_expect_eq(bad, 0, "%s: %lld of %lld sums differ", what, (long long)bad, (long long)count);
+}
+
 static float *to_float(const int64_t *acc, int64_t count, int e) {
   float *out = malloc((size_t)count * sizeof *out);
   cr_assert(out);
@@ -53,8 +90,8 @@ Test(exact, exponent_bounds_the_terms) {
   const double bounds[] = {1.0, 0.75, 3.0, 1e-30, 7.5e20, 2.0};
   for (size_t k = 0; k < sizeof bounds / sizeof bounds[0]; k++) {
     const int e = halo_exact_exponent(bounds[k]);
-    cr_expect_lt(bounds[k], ldexp(1.0, e + 51), "bound %g, e %d", bounds[k], e);
-    cr_expect_geq(bounds[k], ldexp(1.0, e + 50), "bound %g, e %d: grid finer than it need be",
+    cr_expect_lt(bounds[k], ldexp(1.0, e + 45), "bound %g, e %d", bounds[k], e);
+    cr_expect_geq(bounds[k], ldexp(1.0, e + 44), "bound %g, e %d: grid finer than it need be",
                   bounds[k], e);
   }
   cr_expect_eq(halo_exact_exponent(0.0), 0);
@@ -77,7 +114,21 @@ Test(exact, dense_matches_long_double_and_ignores_order_split_and_threads) {
   int64_t *whole = calloc((size_t)(count * HALO_EXACT_LIMBS), sizeof *whole);
   cr_assert(whole);
   add_rows(a, b, 0, n, ac, bc, e, 1, whole);
+  i128 *exact = reference(a, b, n, ac, bc, e, 0);
+  expect_limbs(whole, exact, count, "against the term-by-term reference");
   float *ref = to_float(whole, count, e);
+
+  /* Each vector width (the scalar loop, AVX2, AVX-512, where the CPU has
+   * them): the same integers. */
+  for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
+    if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
+    int64_t *acc = calloc((size_t)(count * HALO_EXACT_LIMBS), sizeof *acc);
+    cr_assert(acc);
+    add_rows(a, b, 0, n, ac, bc, e, 2, acc);
+    expect_limbs(acc, exact, count, isa == 0 ? "scalar" : isa == 1 ? "AVX2" : "AVX-512");
+    free(acc);
+  }
+  halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
 
   /* Against long double: within the grid's rounding plus the float's. */
   for (int64_t p = 0; p < ac; p++)
@@ -116,6 +167,7 @@ Test(exact, dense_matches_long_double_and_ignores_order_split_and_threads) {
   free(got);
   free(acc);
   free(ref);
+  free(exact);
   free(whole);
   free(a);
   free(b);
@@ -123,7 +175,41 @@ Test(exact, dense_matches_long_double_and_ignores_order_split_and_threads) {
   free(pb);
 }
 
-Test(exact, column_sums_and_csr_equal_the_dense_sums_bitwise) {
+/* The directions balance: rounding every term down would put a sum of n
+ * terms with random fractions about n/2 units low; drawn per row, half up
+ * and half down, the errors cancel to about sqrt(n)/2.  Each term's error
+ * r - t is exact in double, and so is their sum here. */
+Test(exact, row_directions_cancel_the_rounding_errors) {
+  const uint64_t seed = test_seed("exact/balance");
+  const int64_t n = 1 << 16, bc = 4;
+  float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)(n * bc) * sizeof *b);
+  cr_assert(a && b);
+  test_fill(a, n, test_key(seed, 1), 0.5f, 1.0f);
+  test_fill(b, n * bc, test_key(seed, 2), -1.0f, 1.0f);
+  /* A grid of 2^-12: every term has fraction bits to round. */
+  const int e = -12;
+  int64_t limbs[4 * HALO_EXACT_LIMBS];
+  void *w = work_for(1, bc, 1);
+  halo_cpu_exact_tn(n, 1, bc, a, 1, b, bc, e, 1, w, limbs);
+  int64_t ups = 0;
+  for (int64_t i = 0; i < n; i++) ups += halo_exact_row_up(b[i * bc]);
+  cr_expect(llabs(2 * ups - n) < 8 * (int64_t)sqrt((double)n), "%lld of %lld rows round up",
+            (long long)ups, (long long)n);
+  for (int64_t q = 0; q < bc; q++) {
+    /* The terms' sum in units (each below 2^12, with 36 fraction bits):
+     * exact in a long double's 64 bits. */
+    long double sum = 0.0L;
+    for (int64_t i = 0; i < n; i++) sum += (long double)a[i] * b[i * bc + q] * 4096.0L;
+    const double off = (double)((long double)limbs_value(limbs + q * HALO_EXACT_LIMBS) - sum);
+    cr_expect(fabs(off) < 4.0 * sqrt((double)n), "column %lld: the sum is off by %.1f units",
+              (long long)q, off);
+  }
+  free(w);
+  free(a);
+  free(b);
+}
+
+Test(exact, column_sums_csr_and_dense_sums_equal_their_references) {
   const uint64_t seed = test_seed("exact/csr");
   /* About 30,000 non-zeros: past the size from which halo_cpu_exact_csr
    * runs on several threads. */
@@ -164,8 +250,14 @@ Test(exact, column_sums_and_csr_equal_the_dense_sums_bitwise) {
   void *w = aligned_alloc(16, (halo_cpu_exact_csr_work(bc, 3) + 15) / 16 * 16);
   cr_assert(w);
   halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 3, w, sparse);
-  cr_expect_arr_eq(dense, sparse, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *dense,
-                   "CSR and dense sums differ");
+  i128 *dense_ref = reference(x, b, n, f, bc, e, 0), *csr_ref = reference(x, b, n, f, bc, e, 1);
+  expect_limbs(dense, dense_ref, f * bc, "dense");
+  expect_limbs(sparse, csr_ref, f * bc, "CSR");
+  /* The two roundings differ by less than a unit a term. */
+  for (int64_t c = 0; c < f * bc; c++)
+    cr_expect_leq(llabs((long long)(dense_ref[c] - csr_ref[c])), n);
+  free(dense_ref);
+  free(csr_ref);
 
   /* Column sums: A NULL against a column of ones. */
   const int eb = halo_exact_exponent(halo_cpu_max_abs(b, n * bc));
@@ -174,6 +266,9 @@ Test(exact, column_sums_and_csr_equal_the_dense_sums_bitwise) {
   add_rows(NULL, b, 0, n, 1, bc, eb, 2, cs);
   add_rows(ones, b, 0, n, 1, bc, eb, 1, cs1);
   cr_expect_arr_eq(cs, cs1, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *cs);
+  i128 *cs_ref = reference(NULL, b, n, 1, bc, eb, 0);
+  expect_limbs(cs, cs_ref, bc, "column sums");
+  free(cs_ref);
   float *colsum = to_float(cs, bc, eb);
   for (int64_t q = 0; q < bc; q++) {
     long double s = 0.0L;
@@ -198,7 +293,7 @@ Test(exact, column_sums_and_csr_equal_the_dense_sums_bitwise) {
 
 Test(exact, terms_at_the_bound_and_many_ranks_do_not_overflow) {
   /* 3000 "ranks" each adding 5000 terms at the largest magnitude: 1.5e7
-   * terms of 2^51 units, beyond any int64, carried through the limbs. */
+   * terms near 2^45 units, beyond any int64, carried through the limbs. */
   const int64_t n = 5000, ranks = 3000;
   float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
   cr_assert(a && b);
@@ -225,10 +320,10 @@ Test(exact, terms_at_the_bound_and_many_ranks_do_not_overflow) {
  * halo_exact_exponent_terms for N terms in all, each rank's limbs packed
  * into one int64, the int64s summed as MPI_SUM would, then converted:
  * equal to the limbs' sum converted, with every term at the bound and N
- * past 2^12 (a coarser grid) and below it (halo_exact_exponent's own). */
+ * past 2^18 (a coarser grid) and below it (halo_exact_exponent's own). */
 Test(exact, packed_sums_of_all_ranks_equal_the_limbs_sums) {
-  cr_expect_eq(halo_exact_exponent_terms(3.0, 4095), halo_exact_exponent(3.0));
-  cr_expect_eq(halo_exact_exponent_terms(3.0, 4096), halo_exact_exponent(3.0) + 1);
+  cr_expect_eq(halo_exact_exponent_terms(3.0, (1 << 18) - 1), halo_exact_exponent(3.0));
+  cr_expect_eq(halo_exact_exponent_terms(3.0, 1 << 18), halo_exact_exponent(3.0) + 1);
   cr_expect_eq(halo_exact_exponent_terms(0.0, 1 << 20), 0);
   const int64_t rows[2] = {4000, 1 << 20}, ranks = 7;
   for (int c = 0; c < 2; c++) {
@@ -261,9 +356,9 @@ Test(exact, packed_sums_of_all_ranks_equal_the_limbs_sums) {
   }
 }
 
-/* The CSR sum's column tails (a vector of 4, then 3 masked columns) equal
- * the dense sum's bits. */
-Test(exact, csr_tail_columns_equal_the_dense_sums) {
+/* The CSR sum's column tails (a vector of 4, then 3 masked columns) and
+ * the dense sum of 7 columns (one padded vector): their references' bits. */
+Test(exact, csr_and_dense_tail_columns_equal_their_references) {
   const uint64_t seed = test_seed("exact/csr-tail");
   const int64_t n = 3000, f = 9, bc = 7;
   float *x = calloc((size_t)(n * f), sizeof *x), *b = malloc((size_t)(n * bc) * sizeof *b);
@@ -291,8 +386,11 @@ Test(exact, csr_tail_columns_equal_the_dense_sums) {
   cr_assert(dense && sparse && w);
   add_rows(x, b, 0, n, f, bc, e, 1, dense);
   halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 1, w, sparse);
-  cr_expect_arr_eq(dense, sparse, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *dense,
-                   "CSR and dense sums differ");
+  i128 *dense_ref = reference(x, b, n, f, bc, e, 0), *csr_ref = reference(x, b, n, f, bc, e, 1);
+  expect_limbs(dense, dense_ref, f * bc, "dense");
+  expect_limbs(sparse, csr_ref, f * bc, "CSR");
+  free(dense_ref);
+  free(csr_ref);
   free(w);
   free(dense);
   free(sparse);

@@ -174,8 +174,12 @@ inline unsigned __float_as_uint(float x) {
 }
 
 /* Round to nearest, ties to even: the default rounding mode, which halo
- * never changes. */
+ * changes only while the CPU's dense exact sums run (kernels/cpu-exact.c),
+ * on their own threads, and then restores. */
 inline long long __double2ll_rn(double x) { return llrint(x); }
+/* Toward −∞ and +∞: exact for any double, whatever the mode. */
+inline long long __double2ll_rd(double x) { return (long long)floor(x); }
+inline long long __double2ll_ru(double x) { return (long long)ceil(x); }
 
 /* The build compiles emulated kernels with -ffp-contract=off, so these are
  * the single IEEE roundings the intrinsics promise. */
