@@ -1,5 +1,6 @@
-/* gemm-rows: halo_cpu_gemm_rows (row-invariant) against cblas_sgemm
- * (halo_cpu_gemm) on the per-row products of halo's layers.
+/* gemm-rows: halo_cpu_gemm_rows (row-invariant) against cblas_sgemm on the
+ * per-row products of halo's layers (halo_cpu_gemm takes the rows kernel
+ * for those of at most 64 columns: kernels/cpu-gemm.c).
  *
  * For each shape M×K×N and trans_b 0 and 1 (Y = H·W, dH = G·Wᵀ), it runs
  * both on the same random inputs, keeps the best of R runs of each, and
@@ -11,6 +12,7 @@
  *
  *   gemm-rows [--threads T] [--reps R] [MxKxN ...]
  */
+#include <cblas.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,7 +53,9 @@ static double best_of(int rows_kernel, int trans_b, shape s, const float *a, con
     if (rows_kernel)
       halo_cpu_gemm_rows(trans_b, s.m, s.n, s.k, a, s.k, b, trans_b ? s.k : s.n, c, s.n);
     else
-      halo_cpu_gemm(0, trans_b, s.m, s.n, s.k, 1.0f, a, s.k, b, trans_b ? s.k : s.n, 0.0f, c, s.n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, (int)s.m,
+                  (int)s.n, (int)s.k, 1.0f, a, (int)s.k, b, trans_b ? (int)s.k : (int)s.n, 0.0f, c,
+                  (int)s.n);
     const double t = now() - t0;
     if (t < best) best = t;
   }

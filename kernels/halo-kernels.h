@@ -13,9 +13,10 @@
 #include "halo-csr.h"
 #include "halo-gat.h"
 
-/* C = alpha · op(A) · op(B) + beta · C, through CBLAS (row-major), or,
- * for the tall-skinny Aᵀ·B of a weight gradient, halo's own register-tiled
- * kernel (kernels/cpu-gemm.c). */
+/* C = alpha · op(A) · op(B) + beta · C, through CBLAS (row-major), or, for
+ * the tall-skinny Aᵀ·B of a weight gradient, halo's own register-tiled
+ * kernel, and for a narrow A·op(B) of many rows (at most 64 columns, alpha
+ * 1, beta 0), halo_cpu_gemm_rows (kernels/cpu-gemm.c). */
 void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                    int64_t ldc);

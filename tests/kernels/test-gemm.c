@@ -76,7 +76,11 @@ Test(gemm, all_transposes_match_double_reference) {
                                {3, 40, 1},
                                /* Aᵀ·B tall and skinny (halo's own kernel) */
                                {40, 16, 5001},
-                               {7, 3, 1030}};
+                               {7, 3, 1030},
+                               /* A·op(B) of many rows, narrow: halo_cpu_gemm_rows
+                                  where alpha is 1 and beta 0 */
+                               {4100, 64, 3},
+                               {5000, 16, 40}};
   const float betas[] = {0.0f, 1.0f, -0.5f};
   int id = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
