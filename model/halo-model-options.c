@@ -151,7 +151,8 @@ halo_model_config halo_model_config_of_options(const halo_net_options *o) {
                              .norm = (int)o->norm,
                              .heads = o->heads,
                              .output_heads = o->output_heads,
-                             .sage_max = o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MAX};
+                             .sage_max = o->model == HALO_MODEL_SAGE && o->aggr == HALO_AGGR_MAX,
+                             .eval_cache = !o->no_eval_cache};
 }
 
 const char *halo_aggregate_refusal(const halo_net_options *o) {

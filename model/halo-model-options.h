@@ -67,6 +67,7 @@ typedef struct halo_net_options {
   int normalize_features; /* shift by the global minimum, divide each row by its sum (0) */
   int sparse_features;    /* the first layer's input, X or the cached ÂX: -1: CSR when
                              under 10% of it is non-zero over all ranks; 0: dense; 1: CSR */
+  int no_eval_cache;      /* 1: the evaluation does not keep ÂX (halo_model_config.eval_cache) */
   int deterministic;      /* 1: weight and bias gradients are exact sums over the nodes of all
                              ranks (halo-exact.h), so training is bit-identical for any number
                              of ranks, partition and thread count; CPU backend only */
@@ -304,6 +305,11 @@ extern const char *const halo_bool_names[];
                          "bit-identical training for any number of ranks, partition and\n"       \
                          "thread count: exact gradient sums (cpu and cuda)"),                    \
     "deterministic", HALO_OPTION_RUN, HALO_OPTION_NONE, 0, 0, -1, 0)                            \
+  X(NO_EVAL_CACHE,                                                                               \
+    HALO_FLAG_SWITCH_ROW("--no-eval-cache", T, P(no_eval_cache), 1,                              \
+                         "evaluate the first layer as training does, without the ÂX that\n"     \
+                         "gcn and sage keep for it (n x F floats; docs/train.md)"),              \
+    "no_eval_cache", HALO_OPTION_RUN, HALO_OPTION_NONE, 0, 0, -1, 0)                            \
   X(HALO_PRECISION,                                                                              \
     HALO_FLAG_CHOICE_ROW("--halo-precision", T, P(halo_precision), halo_precision_names,         \
                          "training's forward halo rows: fp32 (default), bf16, fp16,\n"           \

@@ -126,6 +126,14 @@ static void layer_comm(const halo_model_config *c, int l, halo_layer_desc *ly,
   ly->shape = narrow_mid ? HALO_LAYER_TRANSFORM : HALO_LAYER_AGGREGATE;
   comm->fwd = comm->widest = w;
   comm->bwd = (l == 0 && !narrow_mid) ? 0 : w;
+  /* ÂX for the evaluation: the aggregation is linear (GCN's Â, SAGE's mean
+   * or sum), so Â·(X·W) = (ÂX)·W, and X is the input itself (no residual). */
+  if (l == 0 && c->eval_cache && c->input_dropout && !c->residual &&
+      (c->kind == HALO_MODEL_GCN || c->kind == HALO_MODEL_SAGE)) {
+    ly->eval_cached = 1;
+    comm->setup = ly->d_in;
+    if (comm->widest < ly->d_in) comm->widest = ly->d_in;
+  }
 }
 
 halo_status halo_model_describe(const halo_model_config *c, const int32_t *dims, int ndims,

@@ -105,6 +105,9 @@ typedef struct halo_model_config {
   int32_t heads;        /* GAT: attention heads of every hidden layer (>= 1) */
   int32_t output_heads; /* GAT: heads of the output layer, averaged (>= 1) */
   int sage_max;         /* GraphSAGE --aggr max: aggregates first, and sends arg-max ids back */
+  int eval_cache;       /* the evaluation's first layer reads ÂX, made at set-up (GCN and
+                           GraphSAGE's mean or sum with input dropout, a dense input, no
+                           residual: halo_layer_desc.eval_cached) */
 } halo_model_config;
 
 /* How a layer adds its input (--residual). */
@@ -116,6 +119,11 @@ typedef enum {
 
 typedef struct halo_layer_desc {
   halo_layer_shape shape;
+  /* Layer 0 of a model with config.eval_cache that can use it: training
+   * runs `shape`, the evaluation multiplies the ÂX made at set-up (one
+   * exchange of X, the set-up traffic of a cached layer) and exchanges
+   * nothing in this layer. */
+  int eval_cached;
   int32_t d_in, d_mid, d_out;
   halo_residual residual;
   int32_t heads;   /* GAT: attention heads (1 for every other model) */

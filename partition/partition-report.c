@@ -162,6 +162,7 @@ halo_status halo_partition_report_json(FILE *f, const halo_partition_run_request
     halo_json_key_int(&j, "predicted_halo_bytes_per_epoch", pr->epoch);
     halo_json_key_int(&j, "predicted_halo_bytes_per_epoch_static", pr->epoch_static);
     halo_json_key_int(&j, "predicted_setup_halo_bytes", pr->setup);
+    halo_json_key_int(&j, "predicted_setup_halo_bytes_dropout", pr->setup_dropout);
     if (pr->sampled) {
       /* halo-train --halo-sample: each epoch's bytes from its keyed draw. */
       halo_json_key_double(&j, "halo_sample", c->halo_sample, "%.9g");
@@ -327,8 +328,12 @@ void halo_partition_report_table(FILE *out, const halo_partition_run_request *c,
               human_bytes(b1, sizeof b1, pr->epoch_plain));
     fprintf(out,
             "  per epoch, input dropout (training default)  %14" PRId64 " B  %12s  (%" PRId64
-            " columns per halo row)\n",
+            " columns per halo row)",
             pr->epoch, human_bytes(b1, sizeof b1, pr->epoch), epoch_columns(&pr->dropout));
+    if (pr->setup_dropout > 0) /* the evaluation's ÂX, of a dense input */
+      fprintf(out, " + %s once at set-up for a dense input's evaluation",
+              human_bytes(b2, sizeof b2, pr->setup_dropout));
+    fprintf(out, "\n");
     fprintf(out,
             "  per epoch, no input dropout (static layer 1) %14" PRId64
             " B  %12s  + %s once at "

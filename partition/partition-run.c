@@ -72,6 +72,7 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
   halo_model_config model = c->model;
   model.mlp_hidden = c->ndims >= 3 ? c->dims[1] : 16;
   model.input_dropout = 1;
+  model.eval_cache = 1; /* halo-train's default */
   HALO_TRY(halo_model_describe(&model, c->dims, c->ndims, &out->dropout));
   model.input_dropout = 0;
   HALO_TRY(halo_model_describe(&model, c->dims, c->ndims, &out->no_dropout));
@@ -85,6 +86,7 @@ halo_status halo_partition_predict(const halo_partition_run_request *c,
   out->epoch_static =
       halo_predict_epoch_bytes_at(rows, &no_dropout, c->halo_precision, c->halo_precision_bwd);
   out->setup = halo_predict_setup_bytes(rows, &no_dropout);
+  out->setup_dropout = halo_predict_setup_bytes(rows, &dropout);
   out->epoch_plain = halo_predict_epoch_bytes(s->comm_volume, &dropout);
   out->cagnet1d = halo_predict_cagnet1d_bytes(s->nodes, s->parts, c->dims, c->ndims);
   out->broadcast1d = halo_predict_broadcast1d_bytes(s->nodes, s->parts, &dropout);

@@ -40,7 +40,7 @@ typedef enum {
   GNN_BUF_XD,      /* dense dropout(X) with halo rows, n_all × F (fused: a block of rows) */
   GNN_BUF_S_DROP,  /* dropped values of S and Sᵀ (sparse X with input dropout) */
   GNN_BUF_ST_DROP, /* */
-  GNN_BUF_AX,      /* the cached ÂX, n_owned × F */
+  GNN_BUF_AX,      /* the cached ÂX (or the evaluation's: eval_cached), n_owned × F */
   GNN_BUF_X_HALO,  /* X with halo rows while ÂX is made (set-up only) */
   GNN_BUF_HD,      /* per layer l >= 1: dropout(act(Z_{l-1})), n_all × d_in */
   GNN_BUF_T,       /* per layer, transform first: H·W, n_all × d_mid */

@@ -40,6 +40,7 @@ typedef struct layer_input {
   halo_csr sparse, sparse_t;
   float drop_p;
   uint64_t drop_key;
+  const float *ax; /* the evaluation's ÂX of layer 0 (halo_layer_desc.eval_cached), or NULL */
 } layer_input;
 
 /* How the rows split into interior rows (no halo column) and boundary
@@ -408,6 +409,10 @@ gnn_bufs_input gnn_plan_input(const halo_model_desc *d, int device, row_split r,
 halo_status gnn_setup_aggregation(halo_net *g, const halo_shard *s, row_split r);
 /* The first layer's input, X or ÂX, dense or sparse. Collective. */
 halo_status gnn_setup_features(halo_net *g, const halo_shard *s);
+/* Turns the evaluation's ÂX (halo_layer_desc.eval_cached) off where the
+ * first layer's input will be sparse (halo_net_input_layout), and describes
+ * the model again: before the plan and the exchange are sized. Collective. */
+halo_status gnn_resolve_eval_cache(halo_net *g, const halo_shard *s);
 /* Declares the epoch loop's sparse products to the backend. Local. */
 halo_status gnn_prepare_products(halo_net *g);
 

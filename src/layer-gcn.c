@@ -4,6 +4,8 @@
  *   cached      (layer 0, no input dropout)  Z = (ÂX)·W, ÂX computed once
  *   transform   (d_out < d_in)               T = H·W, exchange T, Z = Â·T
  *   aggregate   (d_out >= d_in)              exchange H, Z = (Â·H)·W
+ * and layer 0's evaluation, with input dropout, reads the ÂX made at set-up
+ * (eval_cached) as the cached shape does.
  * and the backward pass mirrors it with the same exchange applied to
  * gradients (Âᵀ = Â).  The first layer's input, X or ÂX, may be sparse
  * (layer_input): its products with W and with dZ or dT go through the SpMM.
@@ -21,9 +23,12 @@ static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
   halo_status st = HALO_OK;
   const float *w = tensor_of(&g->params, ly, W);
   float *z = fbuf(&ly->z);
-  switch (ly->desc->shape) {
+  switch (in->ax ? HALO_LAYER_CACHED : ly->desc->shape) {
     case HALO_LAYER_CACHED: /* ÂX holds no halo row: Z is local, with no exchange */
-      gnn_input_mm(g, in, ly->d_in, w, ly->d_out, z);
+      if (in->ax)
+        gnn_mm(g, g->n_owned, ly->d_out, ly->d_in, in->ax, w, z);
+      else
+        gnn_input_mm(g, in, ly->d_in, w, ly->d_out, z);
       break;
     case HALO_LAYER_TRANSFORM:
       gnn_input_mm(g, in, ly->d_in, w, ly->d_out, fbuf(&ly->t));

@@ -12,7 +12,9 @@
  * every other aggregation (docs/models.md, "the backward of the mean").
  *
  * Narrow side: transform first when d_out < d_in (T = H·W_l, exchange T),
- * else aggregate first (exchange H).  H·W_r is local either way.
+ * else aggregate first (exchange H).  H·W_r is local either way.  With
+ * input dropout the evaluation's first layer reads the MX made at set-up
+ * (eval_cached) and exchanges nothing.
  *
  * The max is not linear, so it always aggregates first, and keeps each
  * output element's arg-max as a global id (lowest id among ties).  Its
@@ -75,7 +77,12 @@ static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
   const int64_t n = g->n_owned;
   float *z = fbuf(&ly->z), *scratch = fbuf(&g->g1);
   const float *w_l = tensor_of(&g->params, ly, W_L), *w_r = tensor_of(&g->params, ly, W_R);
-  if (ly->desc->shape == HALO_LAYER_TRANSFORM) {
+  if (in->ax) {
+    /* The evaluation's cached MX (eval_cached): Z = X·W_r + (MX)·W_l, no
+     * exchange. */
+    gnn_input_mm(g, in, ly->d_in, w_r, ly->d_out, z);
+    gnn_mm_acc(g, n, ly->d_out, ly->d_in, in->ax, w_l, z, scratch);
+  } else if (ly->desc->shape == HALO_LAYER_TRANSFORM) {
     /* Z = H·W_r, then Z += M·(H·W_l) as the aggregation's beta = 1. */
     const float *w[2] = {w_l, w_r};
     float *out[2] = {fbuf(&ly->t), z};

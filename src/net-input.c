@@ -275,11 +275,35 @@ done:
   return st;
 }
 
-/* Features: a normalised host copy; ÂX when it is cached (one exchange of
- * X, counted as set-up traffic); then the first layer's input, X or ÂX,
- * dense or sparse.  The allocations come first and are agreed on, so that
- * no rank leaves while the others wait in the collectives that follow.
- * Collective. */
+/* g->ax = ÂX from the normalised host X: X with its halo rows on the
+ * backend for the aggregation's one exchange, counted as set-up traffic,
+ * then freed. Collective. */
+static halo_status aggregate_x(halo_net *g, const float *x, int64_t f, size_t owned_bytes) {
+  halo_status st = HALO_OK;
+  halo_buf xfull = {0};
+  st = gnn_plan_new(g, &xfull, GNN_BUF_X_HALO, 0);
+  if (st == HALO_OK) st = gnn_plan_new(g, &g->ax, GNN_BUF_AX, 0);
+  if (st == HALO_OK && g->ops->upload)
+    st = g->ops->upload(g->be, &xfull, 0, x, owned_bytes);
+  else if (st == HALO_OK)
+    memcpy(xfull.data, x, owned_bytes);
+  /* Agreed before the exchange: a rank that cannot hold or upload X must
+   * not leave its peers waiting for its rows. */
+  HALO_TRY(halo_mpi_agree(g->comm, st));
+  const halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
+  HALO_TRY(gnn_aggregate(g, &g->adj_fwd, fbuf(&xfull), (int32_t)f, 0.0f, fbuf(&g->ax)));
+  g->info.setup_halo_bytes = halo_exchange_stats_get(g->plan).bytes_sent - x0.bytes_sent;
+done:
+  gnn_buf_del(g, &xfull);
+  return st;
+}
+
+/* Features: a normalised host copy; ÂX when it is cached (then its host
+ * copy is the first layer's input); the first layer's input, X or ÂX,
+ * dense or sparse; then the evaluation's ÂX (eval_cached), made while the
+ * training buffers are held, as the plan counts it.  Each allocation is
+ * agreed on, so that no rank leaves while the others wait in the
+ * collectives that follow. Collective. */
 halo_status gnn_setup_features(halo_net *g, const halo_shard *s) {
   halo_status st = HALO_OK;
   const int64_t f = s->features, n = g->n_owned;
@@ -287,7 +311,6 @@ halo_status gnn_setup_features(halo_net *g, const halo_shard *s) {
   const layer *l0 = &g->layers[0];
   const int cached = l0->desc->shape == HALO_LAYER_CACHED;
   float *x = NULL;
-  halo_buf xfull = {0};
 
   if (s->x_indptr && l0->desc->shape == HALO_LAYER_TRANSFORM) {
     int taken = 0;
@@ -302,9 +325,6 @@ halo_status gnn_setup_features(halo_net *g, const halo_shard *s) {
   if (!x) {
     halo_log_error("out of memory copying the features (%zu bytes)", owned_bytes);
     st = HALO_ERR_NOMEM;
-  } else if (cached) {
-    st = gnn_plan_new(g, &xfull, GNN_BUF_X_HALO, 0);
-    if (st == HALO_OK) st = gnn_plan_new(g, &g->ax, GNN_BUF_AX, 0);
   }
   HALO_TRY(halo_mpi_agree(g->comm, st));
 
@@ -326,19 +346,8 @@ halo_status gnn_setup_features(halo_net *g, const halo_shard *s) {
     }
   }
 
-  if (cached) {
-    /* ÂX, then its host copy in x for the density count and the CSR. */
-    halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
-    if (g->ops->upload)
-      st = g->ops->upload(g->be, &xfull, 0, x, owned_bytes);
-    else
-      memcpy(xfull.data, x, owned_bytes);
-    /* Agreed before the exchange: a rank that cannot upload X must not
-     * leave its peers waiting for its rows. */
-    HALO_TRY(halo_mpi_agree(g->comm, st));
-    HALO_TRY(gnn_aggregate(g, &g->adj_fwd, fbuf(&xfull), (int32_t)f, 0.0f, fbuf(&g->ax)));
-    g->info.setup_halo_bytes = halo_exchange_stats_get(g->plan).bytes_sent - x0.bytes_sent;
-    gnn_buf_del(g, &xfull);
+  if (cached) { /* ÂX, and its host copy in x for the density count and the CSR */
+    HALO_TRY(aggregate_x(g, x, f, owned_bytes));
     st = gnn_buf_to_host(g, x, &g->ax, owned_bytes);
     HALO_TRY(halo_mpi_agree(g->comm, st));
   }
@@ -354,14 +363,14 @@ halo_status gnn_setup_features(halo_net *g, const halo_shard *s) {
         gnn_plan_input(&g->info.model, g->ops->download != NULL, g->rows, 1, nonzeros);
     gnn_bufs_build(s, &g->opt, &in, &g->plan_mem);
     HALO_TRY(build_sparse_input(g, x, !cached && g->opt.input_dropout > 0.0f));
-    gnn_buf_del(g, &g->ax);
+    if (cached) gnn_buf_del(g, &g->ax);
   } else if (!cached) {
     HALO_TRY(gnn_plan_from_host(g, &g->x, GNN_BUF_X, 0, x));
     HALO_TRY(gnn_plan_new(g, &g->xd, GNN_BUF_XD, 0));
     g->x_fused = gnn_bufs_input_fused(&g->info.model, &g->opt, g->ops->download != NULL, 0);
   }
+  if (l0->desc->eval_cached) HALO_TRY(aggregate_x(g, x, f, owned_bytes));
 done:
-  gnn_buf_del(g, &xfull);
   free(x);
   return st;
 }
@@ -395,6 +404,28 @@ halo_status gnn_prepare_products(halo_net *g) {
     const layer *l0 = &g->layers[0];
     HALO_TRY(g->ops->spmm_prepare(g->be, &g->s_csr, g->n_owned, l0->d_mid));
     HALO_TRY(g->ops->spmm_prepare(g->be, &g->st_csr, l0->d_in, l0->d_mid));
+  }
+done:
+  return st;
+}
+
+/* The options as a run applies them: the evaluation keeps no ÂX when the
+ * first layer's input is sparse (it would be a dense n × F copy of what is
+ * kept as CSR). */
+static halo_net_options applied(const halo_net_options *o, int sparse) {
+  halo_net_options a = *o;
+  if (sparse) a.no_eval_cache = 1;
+  return a;
+}
+
+halo_status gnn_resolve_eval_cache(halo_net *g, const halo_shard *s) {
+  halo_status st = HALO_OK;
+  if (!g->info.model.layer[0].eval_cached) return HALO_OK;
+  halo_net_input in;
+  HALO_TRY(halo_net_input_layout(g->comm, s, &g->opt, &in));
+  if (in.sparse) {
+    g->opt = applied(&g->opt, 1);
+    HALO_TRY(gnn_describe(s, &g->opt, &g->info.model));
   }
 done:
   return st;
@@ -446,6 +477,8 @@ halo_status halo_net_memory_estimate(const halo_shard *s, const halo_net_options
   halo_model_desc d;
   gnn_bufs plan;
   *out = (halo_net_memory){0};
+  const halo_net_options a = applied(o, in->sparse);
+  o = &a;
   HALO_TRY(gnn_describe(s, o, &d));
   int sparse = in->sparse;
   int64_t nonzeros = in->nonzeros;

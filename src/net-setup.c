@@ -421,6 +421,7 @@ halo_status halo_net_create(MPI_Comm comm, halo_backend *be, const halo_shard *s
     st = setup_local(g, s);
   }
   HALO_TRY(halo_mpi_agree(comm, st));
+  HALO_TRY(gnn_resolve_eval_cache(g, s));
 
   /* The plan's widest exchange, from the same rules as the prediction: the
    * buffers (and the INT_MAX message check) follow what really crosses, not

@@ -55,6 +55,11 @@ static layer_input input_of(halo_net *g, int l, int train, int64_t epoch) {
   if (ly->desc->shape == HALO_LAYER_CACHED)
     return g->sparse_in ? (layer_input){.sparse = g->s_csr, .sparse_t = g->st_csr}
                         : (layer_input){.dense = fbuf(&g->ax)};
+  /* The evaluation's ÂX, made at set-up, beside X itself (SAGE's own term). */
+  if (!train && ly->desc->eval_cached && g->ax.data)
+    return g->sparse_in
+               ? (layer_input){.sparse = g->s_csr, .sparse_t = g->st_csr, .ax = fbuf(&g->ax)}
+               : (layer_input){.dense = fbuf(&g->x), .ax = fbuf(&g->ax)};
   if (g->sparse_in) {
     layer_input in = {.sparse = g->s_csr, .sparse_t = g->st_csr};
     if (p > 0.0f) {

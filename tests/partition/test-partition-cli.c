@@ -86,6 +86,7 @@ Test(cli, cora_four_parts_statistics_and_shards) {
                         "predicted_halo_bytes_per_epoch",
                         "predicted_halo_bytes_per_epoch_static",
                         "predicted_setup_halo_bytes",
+                        "predicted_setup_halo_bytes_dropout",
                         "cagnet1d_bytes_per_epoch",
                         "broadcast1d_bytes_per_epoch"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) pt_json_number(json, keys[i]);
@@ -117,6 +118,8 @@ Test(cli, cora_four_parts_statistics_and_shards) {
   cr_expect_eq((int64_t)pt_json_number(json, "predicted_halo_bytes_per_epoch"), H * 46 * 4);
   cr_expect_eq((int64_t)pt_json_number(json, "predicted_halo_bytes_per_epoch_static"), H * 14 * 4);
   cr_expect_eq((int64_t)pt_json_number(json, "predicted_setup_halo_bytes"), H * 1433 * 4);
+  /* With input dropout, GCN's evaluation keeps ÂX: the same exchange of X. */
+  cr_expect_eq((int64_t)pt_json_number(json, "predicted_setup_halo_bytes_dropout"), H * 1433 * 4);
   cr_expect_eq((int64_t)pt_json_number(json, "cagnet1d_bytes_per_epoch"),
                3LL * 2708 * (1433 + 16 + 16 + 7) * 4);
   cr_expect_eq((int64_t)pt_json_number(json, "broadcast1d_bytes_per_epoch"), 3LL * 2708 * 46 * 4);

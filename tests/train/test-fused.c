@@ -72,6 +72,66 @@ Test(input_fused, float_path_matches_exact_path, .timeout = 300) {
   tr_rmdir(dir);
 }
 
+/* The evaluation's ÂX (docs/train.md, "The evaluation keeps ÂX"): GCN and
+ * GraphSAGE with input dropout on a dense sbm graph, --deterministic.
+ * Cached at P=3 and at P=1: the same bits (training and evaluation).
+ * Cached against --no-eval-cache at P=3: the same training bits, the
+ * evaluation's losses equal to float rounding ((ÂX)·W rounds otherwise
+ * than Â·(X·W)); the set-up exchange of X that halo-partition predicts
+ * against none; and the evaluations' own halo bytes lower.  An evaluation
+ * that multiplied X instead of ÂX, or lost the aggregation's halo rows,
+ * would move its losses by far more than rounding. */
+Test(eval_cache, matches_the_uncached_evaluation, .timeout = 300) {
+  const uint64_t seed = tr_seed("eval_cache.sbm", 7);
+  char *dir = tr_tmpdir("eval-cache");
+  char spec[256], shards[2][512], json[2][600], path[3][600], extra[200];
+  snprintf(spec, sizeof spec,
+           "sbm:nodes=3000,classes=4,avg-degree=8,homophily=0.7,feat=48,seed=%llu",
+           (unsigned long long)seed);
+  const int parts[2] = {1, 3};
+  for (int k = 0; k < 2; k++) {
+    snprintf(shards[k], sizeof shards[k], "%s/sbm-%d", dir, parts[k]);
+    snprintf(json[k], sizeof json[k], "%s/sbm-%d.json", dir, parts[k]);
+    partition(spec, parts[k], "metis", "48,16,4", shards[k], json[k]);
+  }
+  const double want_setup = json_figure(json[1], "predicted_setup_halo_bytes_dropout");
+  cr_assert_gt(want_setup, 0.0);
+  static const char *models[] = {"gcn", "sage"};
+  for (int k = 0; k < 2; k++) {
+    run_report r[3];
+    for (int run = 0; run < 3; run++) {
+      snprintf(path[run], sizeof path[run], "%s/%s-%d.jsonl", dir, models[k], run);
+      snprintf(extra, sizeof extra,
+               "--model %s --epochs 6 --hidden 16 --input-dropout 0.5 --seed %llu "
+               "--deterministic%s",
+               models[k], (unsigned long long)seed, run == 2 ? " --no-eval-cache" : "");
+      train(parts[run == 0 ? 0 : 1], shards[run == 0 ? 0 : 1], extra, path[run]);
+      read_report(path[run], &r[run]);
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%s with the evaluation's ÂX: P=3 against P=1", models[k]);
+    expect_bit_identical(&r[0], &r[1], what);
+    for (int e = 0; e < r[0].m.epochs; e++)
+      cr_expect(memcmp(&r[0].m.val_loss[e], &r[1].m.val_loss[e], sizeof(double)) == 0,
+                "%s: epoch %d's validation loss %.17g at P=3, %.17g at P=1", models[k], e + 1,
+                r[1].m.val_loss[e], r[0].m.val_loss[e]);
+    cr_expect_str_eq(r[2].sha, r[1].sha, "%s: --no-eval-cache changed the training", models[k]);
+    for (int e = 0; e < r[1].m.epochs; e++) {
+      const double a = r[1].m.val_loss[e], b = r[2].m.val_loss[e];
+      cr_expect(fabs(a - b) <= 1e-5 * fabs(b), "%s: epoch %d's validation loss %.9g, uncached %.9g",
+                models[k], e + 1, a, b);
+      cr_expect_lt(r[1].m.eval_halo[e], r[2].m.eval_halo[e],
+                   "%s: epoch %d's evaluation sent %.0f bytes, uncached %.0f", models[k], e + 1,
+                   r[1].m.eval_halo[e], r[2].m.eval_halo[e]);
+    }
+    cr_expect_eq(r[1].m.setup_bytes, want_setup, "%s: set-up bytes %.0f, predicted %.0f",
+                 models[k], r[1].m.setup_bytes, want_setup);
+    cr_expect_eq(r[2].m.setup_bytes, 0.0, "%s --no-eval-cache: set-up bytes %.0f", models[k],
+                 r[2].m.setup_bytes);
+  }
+  tr_rmdir(dir);
+}
+
 /* Without dropout or BatchNorm a training step reuses the evaluation's
  * forward pass (halo_net_share_forward): every epoch evaluated (each step
  * but the first reuses one) against one evaluation at the end (none

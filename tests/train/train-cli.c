@@ -27,6 +27,8 @@ void read_metrics(const char *path, metrics *m) {
     m->loss[m->epochs] = tr_json_num(line, "loss");
     m->halo[m->epochs] = tr_json_num(line, "halo_bytes");
     m->predicted[m->epochs] = tr_json_num(line, "halo_bytes_predicted");
+    m->val_loss[m->epochs] = tr_json_num(line, "val_loss");
+    m->eval_halo[m->epochs] = tr_json_num(line, "eval_halo_bytes");
     m->train_acc = tr_json_num(line, "train_acc");
     m->val_acc = tr_json_num(line, "val_acc");
     m->test_acc = tr_json_num(line, "test_acc");

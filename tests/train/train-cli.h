@@ -17,6 +17,7 @@ typedef struct metrics {
   int epochs;
   double loss[MAX_EPOCHS];
   double halo[MAX_EPOCHS], predicted[MAX_EPOCHS];
+  double val_loss[MAX_EPOCHS], eval_halo[MAX_EPOCHS]; /* each epoch's evaluation */
   double train_acc, val_acc, test_acc; /* of the last epoch */
   double final_test, setup_bytes;
   double memory_used, memory_predicted; /* the summary's memory_*_bytes; -1: not measured */
