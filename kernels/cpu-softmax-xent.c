@@ -5,7 +5,10 @@
  * Each masked row is computed in double with the maximum subtracted first,
  * so exp never overflows:  lse = max + log Σ_j exp(z_j - max),
  * loss_i = lse - z[label],  softmax_j = exp(z_j - lse).
- * argmax ties go to the lowest column, as in PyTorch.
+ * argmax ties go to the lowest column, as in PyTorch.  The softmax's
+ * exponentials are halo's own (row_exp), whose loops vectorise; the sum
+ * over a row's columns runs in 8 partial sums in a fixed order
+ * (row_sum_exp), so that every vector width gives the same bits.
  *
  * The loss is summed on a fixed-point grid (LOSS_GRID_BITS): each row's loss is
  * rounded once to a multiple of 2^-30 and the integers are added, so the sum
@@ -15,6 +18,7 @@
  * (docs/reproducibility.md).
  */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -26,22 +30,80 @@ enum { LOSS_GRID_BITS = 30 };
 /* Fewer floats than this are processed on the calling thread alone. */
 static const int64_t PARALLEL_MIN = 1 << 14;
 
-void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int32_t *labels,
-                           const int32_t *mask, int64_t nmask, float grad_scale, float *g,
-                           double *loss_sum, int64_t *correct) {
-  /* The loss in grid units, split into high and low 31-bit halves so that
-   * neither int64 sum can overflow below 2^32 rows. */
-  int64_t loss_hi = 0, loss_lo = 0, bad = 0, hits = 0;
+/* e^x for x <= 0 in double, branch-free so that a loop of it vectorises:
+ * x = n·ln 2 + r with |r| <= ln 2 / 2 (ln 2 in two parts, fdlibm's, so
+ * that n·ln2_hi and the first subtraction are exact), e^r = 1 + (r + r²·p(r))
+ * with p the Taylor polynomial to r^11 (its remainder below 2^-58), 2^n from
+ * n's bits.  Multiplies and adds only, in a file built without contraction
+ * (kernels/CMakeLists.txt), so that every vector width rounds alike;
+ * within 2.4 ulps of e^x over [-708, 0] (measured against expl at 2·10^7
+ * points).  0 below -708 (e^x <
+ * 2^-1021, lost beside the row maximum's 1 and below any float), NaN for
+ * NaN. */
+static inline double row_exp(double x) {
+  const double lo = -708.0;
+  const double xc = x < lo ? lo : (x > 0.0 ? 0.0 : x);
+  const double shifter = 6755399441055744.0; /* 1.5·2^52: the sum's low bits hold n */
+  const double shifted = xc * 1.4426950408889634 + shifter;
+  const double n = shifted - shifter;
+  const double r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  double p = 1.0 / 479001600.0; /* 1/12! ... 1/2! */
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  const double y = 1.0 + (r + (r * r) * p);
+  int64_t bits, base;
+  memcpy(&bits, &shifted, sizeof bits);
+  memcpy(&base, &shifter, sizeof base);
+  const uint64_t scale_bits = (uint64_t)(bits - base + 1023) << 52; /* 2^n, n in [-1022, 0] */
+  double scale;
+  memcpy(&scale, &scale_bits, sizeof scale);
+  const double e = y * scale;
+  return x < lo ? 0.0 : (x == x ? e : x);
+}
 
-  /* Rows outside the mask get a zero gradient. */
-  if (g) {
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
-    for (int64_t i = 0; i < rows; i++) memset(g + i * cols, 0, (size_t)cols * sizeof *g);
+enum { ROW_CHUNK = 64 }; /* columns whose exponentials are taken together */
+
+/* Σ_j e^(z_j - zmax) over a row: SUMS partial sums, column j in sum
+ * j mod SUMS in column order, then added pairwise, an order written out
+ * so that every vector width (or none) adds alike. */
+enum { SUMS = 8 };
+static inline __attribute__((always_inline)) double row_sum_exp(const float *zr, int64_t cols,
+                                                                double zmax) {
+  double e[ROW_CHUNK], part[SUMS] = {0};
+  for (int64_t j0 = 0; j0 < cols; j0 += ROW_CHUNK) { /* ROW_CHUNK: a multiple of SUMS */
+    const int64_t nc = cols - j0 < ROW_CHUNK ? cols - j0 : ROW_CHUNK;
+#pragma omp simd
+    for (int64_t c = 0; c < nc; c++) e[c] = row_exp((double)zr[j0 + c] - zmax);
+    for (int64_t c = nc; c < ROW_CHUNK; c++) e[c] = 0.0;
+    for (int64_t c = 0; c < nc; c += SUMS)
+      for (int k = 0; k < SUMS; k++) part[k] += e[c + k];
   }
+  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
 
-#pragma omp parallel for schedule(static) reduction(+ : loss_hi, loss_lo, bad, hits) \
-    if (nmask * cols >= PARALLEL_MIN)
-  for (int64_t m = 0; m < nmask; m++) {
+/* The loss's integer sums over some rows. */
+typedef struct xent_sums {
+  int64_t hi, lo, bad, hits;
+} xent_sums;
+
+/* The masked rows mask[m0 .. m1): their losses into *out, their gradients
+ * into g (when not NULL).  Cloned, so that the exponentials use the widest
+ * vectors the CPU has. */
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+static void xent_rows(const float *z, int64_t cols, const int32_t *labels, const int32_t *mask,
+                      int64_t m0, int64_t m1, float grad_scale, float *g, xent_sums *out) {
+  xent_sums s = {0, 0, 0, 0};
+  for (int64_t m = m0; m < m1; m++) {
     const int64_t i = mask[m];
     const float *restrict zr = z + i * cols;
     const int32_t label = labels[i];
@@ -50,14 +112,12 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
     for (int64_t j = 1; j < cols; j++)
       if (zr[j] > zr[argmax]) argmax = j;
     const double zmax = zr[argmax];
-    double sum = 0.0;
-    for (int64_t j = 0; j < cols; j++) sum += exp((double)zr[j] - zmax);
-    const double lse = zmax + log(sum);
+    const double lse = zmax + log(row_sum_exp(zr, cols, zmax));
 
     /* A label outside [0, cols) is a fault of the caller's data: it turns the
      * loss into NaN, so that it cannot pass unnoticed, and adds no gradient. */
     if (label < 0 || label >= cols) {
-      bad++;
+      s.bad++;
       continue;
     }
     /* A loss that is not finite (non-finite logits) or past 2^32 makes the
@@ -65,24 +125,53 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
      * as on the float path). */
     const double row_loss = lse - (double)zr[label];
     if (row_loss < 0x1p32) {
-      const int64_t units = llrint(ldexp(row_loss, LOSS_GRID_BITS)); /* < 2^62 */
-      loss_hi += units >> 31;
-      loss_lo += units & (((int64_t)1 << 31) - 1);
+      const int64_t units = llrint(row_loss * 0x1p30); /* LOSS_GRID_BITS; < 2^62 */
+      s.hi += units >> 31;
+      s.lo += units & (((int64_t)1 << 31) - 1);
     } else {
-      bad++;
+      s.bad++;
     }
-    hits += argmax == label;
-    if (g) {
-      float *restrict gr = g + i * cols;
-      for (int64_t j = 0; j < cols; j++) {
-        const double onehot = j == label ? 1.0 : 0.0;
-        gr[j] = (float)((exp((double)zr[j] - lse) - onehot) * grad_scale);
-      }
+    s.hits += argmax == label;
+    if (!g) continue;
+    float *restrict gr = g + i * cols;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; j++)
+      gr[j] = (float)((row_exp((double)zr[j] - lse) - (double)(j == (int64_t)label)) * grad_scale);
+  }
+  *out = s;
+}
+
+void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int32_t *labels,
+                           const int32_t *mask, int64_t nmask, float grad_scale, float *g,
+                           double *loss_sum, int64_t *correct) {
+  _Static_assert(LOSS_GRID_BITS == 30, "xent_rows scales by 2^30");
+  /* The loss in grid units, split into high and low 31-bit halves so that
+   * neither int64 sum can overflow below 2^32 rows; integer sums, so the
+   * threads' shares add up in any order. */
+  xent_sums total = {0, 0, 0, 0};
+
+  /* Rows outside the mask get a zero gradient. */
+  if (g) {
+#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+    for (int64_t i = 0; i < rows; i++) memset(g + i * cols, 0, (size_t)cols * sizeof *g);
+  }
+
+#pragma omp parallel if (nmask * cols >= PARALLEL_MIN)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    xent_sums mine;
+    xent_rows(z, cols, labels, mask, nmask * t / nt, nmask * (t + 1) / nt, grad_scale, g, &mine);
+#pragma omp critical(halo_xent_sums)
+    {
+      total.hi += mine.hi;
+      total.lo += mine.lo;
+      total.bad += mine.bad;
+      total.hits += mine.hits;
     }
   }
-  const __int128 units = (__int128)loss_hi * ((__int128)1 << 31) + loss_lo;
-  *loss_sum = bad ? NAN : ldexp((double)units, -LOSS_GRID_BITS);
-  *correct = hits;
+  const __int128 units = (__int128)total.hi * ((__int128)1 << 31) + total.lo;
+  *loss_sum = total.bad ? NAN : ldexp((double)units, -LOSS_GRID_BITS);
+  *correct = total.hits;
 }
 
 /* log(1 + exp(-|z|)) + max(z, 0) - z·y, without overflow for any z. */

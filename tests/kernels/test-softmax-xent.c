@@ -74,25 +74,34 @@ Test(softmax_xent, gradient_matches_finite_differences) {
   }
 }
 
+/* ROWS × cols logits against a double reference; cols past the kernel's
+ * chunk of 64 columns too. */
+static void check_reference(int64_t cols);
+
 Test(softmax_xent, matches_double_reference_and_is_stable) {
+  check_reference(7);
+  check_reference(150);
+}
+
+static void check_reference(int64_t cols) {
   const uint64_t seed = test_seed("softmax_xent.matches_double_reference_and_is_stable");
-  enum { ROWS = 4000, COLS = 7 };
-  float *z = malloc(ROWS * COLS * sizeof *z), *g = malloc(ROWS * COLS * sizeof *g);
+  enum { ROWS = 4000 };
+  float *z = malloc(ROWS * cols * sizeof *z), *g = malloc(ROWS * cols * sizeof *g);
   int32_t *labels = malloc(ROWS * sizeof *labels), *mask = malloc(ROWS * sizeof *mask);
   cr_assert(z && g && labels && mask);
   /* Logits up to ±800: exp of them would overflow without the max shift. */
-  test_fill(z, ROWS * COLS, test_key(seed, 1), -800.0f, 800.0f);
-  for (int i = 0; i < ROWS * COLS; i += 3) z[i] *= 1e-3f;
+  test_fill(z, ROWS * cols, test_key(seed, 1), -800.0f, 800.0f);
+  for (int i = 0; i < ROWS * cols; i += 3) z[i] *= 1e-3f;
   int64_t nmask = 0;
   for (int i = 0; i < ROWS; i++) {
-    labels[i] = (int32_t)test_below(test_key(seed, 2), (uint64_t)i, COLS);
+    labels[i] = (int32_t)test_below(test_key(seed, 2), (uint64_t)i, cols);
     if (test_below(test_key(seed, 3), (uint64_t)i, 3) != 0) mask[nmask++] = i;
   }
-  for (int i = 0; i < ROWS * COLS; i++) g[i] = NAN;
+  for (int i = 0; i < ROWS * cols; i++) g[i] = NAN;
   double loss = 0.0;
   int64_t correct = 0;
   const float scale = 1.0f / (float)nmask;
-  halo_cpu_softmax_xent(z, ROWS, COLS, labels, mask, nmask, scale, g, &loss, &correct);
+  halo_cpu_softmax_xent(z, ROWS, cols, labels, mask, nmask, scale, g, &loss, &correct);
 
   char *in_mask = calloc(ROWS, 1);
   double ref_loss = 0.0;
@@ -102,26 +111,26 @@ Test(softmax_xent, matches_double_reference_and_is_stable) {
     in_mask[i] = 1;
     double zmax = -INFINITY;
     int best = 0;
-    for (int j = 0; j < COLS; j++) {
-      if (z[i * COLS + j] > zmax) {
-        zmax = z[i * COLS + j];
+    for (int j = 0; j < cols; j++) {
+      if (z[i * cols + j] > zmax) {
+        zmax = z[i * cols + j];
         best = j;
       }
     }
     double sum = 0.0;
-    for (int j = 0; j < COLS; j++) sum += exp(z[i * COLS + j] - zmax);
-    ref_loss += zmax + log(sum) - z[i * COLS + labels[i]];
+    for (int j = 0; j < cols; j++) sum += exp(z[i * cols + j] - zmax);
+    ref_loss += zmax + log(sum) - z[i * cols + labels[i]];
     ref_correct += best == labels[i];
-    for (int j = 0; j < COLS; j++) {
-      const double p = exp(z[i * COLS + j] - zmax) / sum;
+    for (int j = 0; j < cols; j++) {
+      const double p = exp(z[i * cols + j] - zmax) / sum;
       const double want = (p - (j == labels[i])) * scale;
-      cr_assert(fabs(g[i * COLS + j] - want) <= 1e-6 * scale, "G[%d, %d] = %g, want %g", i, j,
-                g[i * COLS + j], want);
+      cr_assert(fabs(g[i * cols + j] - want) <= 1e-6 * scale, "G[%d, %d] = %g, want %g", i, j,
+                g[i * cols + j], want);
     }
   }
   for (int i = 0; i < ROWS; i++)
-    for (int j = 0; j < COLS && !in_mask[i]; j++)
-      cr_assert_eq(g[i * COLS + j], 0.0f, "unmasked row %d", i);
+    for (int j = 0; j < cols && !in_mask[i]; j++)
+      cr_assert_eq(g[i * cols + j], 0.0f, "unmasked row %d", i);
   cr_assert(isfinite(loss));
   cr_expect(fabs(loss - ref_loss) <= 1e-12 * fabs(ref_loss), "loss %.15g, reference %.15g", loss,
             ref_loss);
@@ -131,7 +140,7 @@ Test(softmax_xent, matches_double_reference_and_is_stable) {
   /* Evaluation only (G NULL) gives the same figures. */
   double loss2 = 0.0;
   int64_t correct2 = 0;
-  halo_cpu_softmax_xent(z, ROWS, COLS, labels, mask, nmask, scale, NULL, &loss2, &correct2);
+  halo_cpu_softmax_xent(z, ROWS, cols, labels, mask, nmask, scale, NULL, &loss2, &correct2);
   cr_expect_eq(loss2, loss);
   cr_expect_eq(correct2, correct);
   free(z);
