@@ -40,6 +40,12 @@ int gnn_bufs_input_fused(const halo_model_desc *d, const halo_net_options *o, in
          d->layer[0].residual != HALO_RESIDUAL_IDENTITY;
 }
 
+int32_t gnn_bufs_ax_slice(const halo_model_desc *d, int64_t f) {
+  const halo_model_comm comm = halo_model_comm_of(d);
+  const int64_t widest = halo_predict_widest(&comm);
+  return (int32_t)(widest < f ? widest : f);
+}
+
 int64_t gnn_bufs_drop_block(int64_t f, int64_t n) {
   int64_t rows = ((int64_t)1 << 20) / (f > 0 ? f : 1);
   if (rows < 64) rows = 64;
@@ -154,9 +160,10 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
     set(p, GNN_BUF_XD, 0, xd_rows * f * fl, GNN_LIFE_ALWAYS);
   }
   if (d->layer[0].eval_cached) {
-    /* The evaluation's ÂX, made at set-up from X with its halo rows. */
+    /* The evaluation's ÂX, made at set-up one slice of X's columns at a
+     * time: the slice with its halo rows, then its aggregate. */
     set(p, GNN_BUF_AX, 0, n * f * fl, GNN_LIFE_ALWAYS);
-    set(p, GNN_BUF_X_HALO, 0, all * f * fl, GNN_LIFE_EARLY);
+    set(p, GNN_BUF_X_HALO, 0, (all + n) * gnn_bufs_ax_slice(d, f) * fl, GNN_LIFE_EARLY);
   }
 
   const halo_model_comm comm = halo_model_comm_of(d);

@@ -132,6 +132,11 @@ int gnn_bufs_input_fused(const halo_model_desc *d, const halo_net_options *o, in
  * makes dear), at least 64 rows, at most n. Local. */
 int64_t gnn_bufs_drop_block(int64_t f, int64_t n);
 
+/* The columns of X per slice while the evaluation's ÂX is made
+ * (halo_layer_desc.eval_cached): the widest exchange the model makes, at
+ * most f, so that the exchange buffers need no room for X's width. */
+int32_t gnn_bufs_ax_slice(const halo_model_desc *d, int64_t f);
+
 /* Bytes of entry (b, layer); layer is 0 for the model-wide entries. Local. */
 int64_t gnn_bufs_bytes(const gnn_bufs *p, gnn_buf b, int layer);
 
