@@ -159,12 +159,9 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
         gnn_bufs_input_fused(d, o, in->device, 0) ? gnn_bufs_drop_block(f, n) : all;
     set(p, GNN_BUF_XD, 0, xd_rows * f * fl, GNN_LIFE_ALWAYS);
   }
-  if (d->layer[0].eval_cached) {
-    /* The evaluation's ÂX, made at set-up one slice of X's columns at a
-     * time: the slice with its halo rows, then its aggregate. */
-    set(p, GNN_BUF_AX, 0, n * f * fl, GNN_LIFE_ALWAYS);
-    set(p, GNN_BUF_X_HALO, 0, (all + n) * gnn_bufs_ax_slice(d, f) * fl, GNN_LIFE_EARLY);
-  }
+  /* The evaluation's ÂX, made at set-up one slice of X's columns at a time
+   * through G0 and G1 (gnn_bufs_ax_slice). */
+  if (d->layer[0].eval_cached) set(p, GNN_BUF_AX, 0, n * f * fl, GNN_LIFE_ALWAYS);
 
   const halo_model_comm comm = halo_model_comm_of(d);
   halo_exchange_memory(s, halo_predict_widest(&comm), in->device, gnn_bufs_backend_bytes,

@@ -134,7 +134,9 @@ int64_t gnn_bufs_drop_block(int64_t f, int64_t n);
 
 /* The columns of X per slice while the evaluation's ÂX is made
  * (halo_layer_desc.eval_cached): the widest exchange the model makes, at
- * most f, so that the exchange buffers need no room for X's width. */
+ * most f, so that the exchange buffers need no room for X's width, and
+ * the backward's G0 (the slice with its halo rows) and G1 (its aggregate),
+ * idle at set-up, hold a slice. */
 int32_t gnn_bufs_ax_slice(const halo_model_desc *d, int64_t f);
 
 /* Bytes of entry (b, layer); layer is 0 for the model-wide entries. Local. */

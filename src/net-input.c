@@ -299,42 +299,39 @@ done:
 }
 
 /* g->ax = ÂX from the normalised host X (n × f), slice by slice of
- * gnn_bufs_ax_slice columns: each slice of X into the first n rows of a
- * backend buffer with room for its halo rows, aggregated (one exchange of
- * the slice's columns) into the rest of the buffer, then into its columns
- * of ÂX: on the CPU in place, on a device through a host copy of ÂX,
- * uploaded at the end.  Together the slices move each halo row's f
- * columns once, counted as set-up traffic. Collective. */
+ * gnn_bufs_ax_slice columns: each slice of X into the first n rows of G0
+ * (which has room for its halo rows), aggregated (one exchange of the
+ * slice's columns) into G1, then into its columns of ÂX: on the CPU in
+ * place, on a device through a host copy of ÂX, uploaded at the end.
+ * Together the slices move each halo row's f columns once, counted as
+ * set-up traffic. Collective. */
 static halo_status aggregate_x_slices(halo_net *g, const float *x, int64_t f) {
   halo_status st = HALO_OK;
-  const int64_t n = g->n_owned, all = g->n_all;
+  const int64_t n = g->n_owned;
   const int64_t w = gnn_bufs_ax_slice(&g->info.model, f);
   const int device = g->ops->upload != NULL;
-  halo_buf slices = {0};
   float *host = NULL; /* a device's host copies: a slice (n × w), then ÂX (n × f) */
-  st = gnn_plan_new(g, &slices, GNN_BUF_X_HALO, 0);
-  if (st == HALO_OK) st = gnn_plan_new(g, &g->ax, GNN_BUF_AX, 0);
+  st = gnn_plan_new(g, &g->ax, GNN_BUF_AX, 0);
   if (st == HALO_OK && device && !(host = malloc((size_t)(n * (w + f)) * sizeof *host + 1))) {
     halo_log_error("out of memory for the evaluation's ÂX on the host (%lld floats)",
                    (long long)(n * (w + f)));
     st = HALO_ERR_NOMEM;
   }
   HALO_TRY(halo_mpi_agree(g->comm, st));
-  float *in = fbuf(&slices), *out = in + all * w; /* out: n × w on the backend */
+  float *in = fbuf(&g->g0), *out = fbuf(&g->g1);
   float *ax = device ? host + n * w : fbuf(&g->ax);
   const halo_exchange_stats x0 = halo_exchange_stats_get(g->plan);
   for (int64_t c0 = 0; c0 < f; c0 += w) {
     const int64_t cw = f - c0 < w ? f - c0 : w;
     float *slice = device ? host : in;
     for (int64_t i = 0; i < n; i++) memcpy(slice + i * cw, x + i * f + c0, (size_t)cw * sizeof *x);
-    if (device) st = g->ops->upload(g->be, &slices, 0, host, (size_t)(n * cw) * sizeof *host);
+    if (device) st = g->ops->upload(g->be, &g->g0, 0, host, (size_t)(n * cw) * sizeof *host);
     /* Agreed before the exchange: a rank that cannot upload its rows must
      * not leave its peers waiting for them. */
     HALO_TRY(halo_mpi_agree(g->comm, st));
     HALO_TRY(gnn_aggregate(g, &g->adj_fwd, in, (int32_t)cw, 0.0f, out));
     if (device)
-      st = g->ops->download(g->be, host, &slices, (size_t)(all * w) * sizeof *host,
-                            (size_t)(n * cw) * sizeof *host);
+      st = g->ops->download(g->be, host, &g->g1, 0, (size_t)(n * cw) * sizeof *host);
     HALO_TRY(halo_mpi_agree(g->comm, st));
     const float *agg = device ? host : out;
     for (int64_t i = 0; i < n; i++) memcpy(ax + i * f + c0, agg + i * cw, (size_t)cw * sizeof *ax);
@@ -343,7 +340,6 @@ static halo_status aggregate_x_slices(halo_net *g, const float *x, int64_t f) {
   if (device) st = g->ops->upload(g->be, &g->ax, 0, ax, (size_t)(n * f) * sizeof *ax);
   HALO_TRY(halo_mpi_agree(g->comm, st));
 done:
-  gnn_buf_del(g, &slices);
   free(host);
   return st;
 }
