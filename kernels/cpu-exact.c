@@ -178,9 +178,9 @@ static void share(int64_t n, int part, int parts, int64_t *lo, int64_t *hi) {
  * (halo_exact_exponent), so the accumulator stays in that binade, and its
  * bits less ROUNDER's are the integer, added into the thread's int64 runs,
  * which take RUN_CHUNKS chunks before they are carried into __int128.
- * AVX-512 names the direction in each instruction; AVX2 rounds as the mode
- * says, set toward −∞ while the tiles run, and sums the up rows apart with
- * B negated (⌈t⌉ = −⌊−t⌋); the portable loop calls floor and ceil.  One
+ * The AVX-512 and AVX2 tiles round as the mode says, set toward −∞ while
+ * they run, and sum the up rows apart with B negated (⌈t⌉ = −⌊−t⌋); the
+ * portable loop calls floor and ceil.  One
  * multiply-add a term, against the float GEMM's one a product: half its
  * terms a vector. */
 enum {
@@ -241,7 +241,7 @@ typedef struct tn_job {
 static void tn_plain(const tn_job *j, int64_t i0, int64_t i1) {
   for (int64_t i = i0; i < i1; i++) {
     const float *bi = j->b + i * j->ldb;
-    const int up = halo_exact_row_up(bi[0]);
+    const int up = halo_exact_row_up(bi, j->bc);
     for (int64_t p = 0; p < j->ac; p++) {
       const double ap = (j->a ? (double)j->a[i * j->lda + p] : 1.0) * j->scale;
       int64_t *run = j->run + p * j->lrun;
@@ -298,7 +298,7 @@ static inline __attribute__((always_inline)) void tn_chunk(const tn_job *j, int6
                                                             int negate) {
   int64_t nd = 0, top = rows;
   for (int64_t r = 0; r < rows; r++) {
-    if (halo_exact_row_up(j->b[(i0 + r) * j->ldb]))
+    if (halo_exact_row_up(j->b + (i0 + r) * j->ldb, j->bc))
       j->order[--top] = (int32_t)r;
     else
       j->order[nd++] = (int32_t)r;

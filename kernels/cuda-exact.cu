@@ -94,8 +94,17 @@ __device__ __forceinline__ void add_run(long long run, long long *pair) {
  * is scaled by 2^-e, which is exact and gives the same products as the
  * scaled A did.  The runs stride over the grid's z.  A NULL: A[i, 0] = 1,
  * ac = 1. */
+/* up[i] = halo_exact_row_up of row i of B (bc values): a thread a row. */
+__global__ void row_dirs_kernel(int64_t n, const float *b, int64_t bc, int64_t ldb,
+                                unsigned char *up) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    up[i] = (unsigned char)halo_exact_row_up(b + i * ldb, bc);
+}
+
 __global__ void exact_tn_kernel(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
-                                const float *b, int64_t ldb, double scale, long long *pairs) {
+                                const float *b, int64_t ldb, const unsigned char *dirs,
+                                double scale, long long *pairs) {
   const int64_t q0 = (int64_t)blockIdx.x * kCellsX * kTileQ + threadIdx.x;
   const int64_t p0 = ((int64_t)blockIdx.y * kCellsY + threadIdx.y) * kTileP;
   if (p0 >= ac || q0 >= bc) return;
@@ -104,7 +113,7 @@ __global__ void exact_tn_kernel(int64_t n, int64_t ac, int64_t bc, const float *
     const int64_t i1 = n - i0 < HALO_EXACT_BLOCK_TERMS ? n : i0 + HALO_EXACT_BLOCK_TERMS;
     long long run[kTileP][kTileQ] = {};
     for (int64_t i = i0; i < i1; i++) {
-      const bool up = halo_exact_row_up(b[i * ldb]); /* the same load for the whole warp */
+      const bool up = dirs[i] != 0; /* the same load for the whole warp */
       double bq[kTileQ];
 #pragma unroll
       for (int j = 0; j < kTileQ; j++) {
@@ -186,9 +195,22 @@ done:
   return st;
 }
 
+extern "C" halo_status halo_cuda_exact_row_dirs(int64_t n, const float *b, int64_t bc,
+                                                int64_t ldb, unsigned char *up, void *stream) {
+  halo_status st = HALO_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (n < 0 || bc < 0) return halo_cuda_bad_arg("halo_cuda_exact_row_dirs", "negative size");
+  if (n == 0) return HALO_OK;
+  HALO_TRY(halo_cuda_launch(row_dirs_kernel, capped((n + kThreads - 1) / kThreads), kThreads, s, n,
+                            b, bc, ldb, up));
+done:
+  return st;
+}
+
 extern "C" halo_status halo_cuda_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a,
-                                          int64_t lda, const float *b, int64_t ldb, int e,
-                                          int64_t *pairs, void *stream) {
+                                          int64_t lda, const float *b, int64_t ldb,
+                                          const unsigned char *up, int e, int64_t *pairs,
+                                          void *stream) {
   halo_status st = HALO_OK;
   cudaStream_t s = (cudaStream_t)stream;
   const int64_t runs = (n + HALO_EXACT_BLOCK_TERMS - 1) / HALO_EXACT_BLOCK_TERMS;
@@ -204,7 +226,7 @@ extern "C" halo_status halo_cuda_exact_tn(int64_t n, int64_t ac, int64_t bc, con
   HALO_CUDA(cudaMemsetAsync(pairs, 0, (size_t)(2 * ac * bc) * sizeof *pairs, s));
   if (n == 0) goto done;
   HALO_TRY(halo_cuda_launch(exact_tn_kernel, grid, dim3(kCellsX, kCellsY), s, n, ac, bc, a, lda, b,
-                            ldb, ldexp(1.0, -e), (long long *)pairs));
+                            ldb, up, ldexp(1.0, -e), (long long *)pairs));
 done:
   return st;
 }

@@ -38,19 +38,24 @@
 /* A term is below 2^HALO_EXACT_TERM_BITS grid units: the dense sums add 64
  * of them in a double's integers (below 2^51; kernels/cpu-exact.c). */
 #define HALO_EXACT_TERM_BITS 45
-/* Terms per int64 run: 2^11 terms below 2^51 each stay below 2^62. */
+/* Terms per int64 run: 2^11 terms below 2^51 (so also 2^45) each stay below 2^62. */
 #define HALO_EXACT_BLOCK_TERMS (1 << 11)
 
 /* Whether the terms of a row of a dense exact sum round up (to the
- * ceiling) rather than down (to the floor): one bit of a hash of the row's
- * first value of B.  A function of the row's data alone, so a row rounds
- * alike on every rank, thread, vector width and device; and as often up
- * as down, so that the errors of a sum's terms cancel on average instead
- * of adding up. */
-HALO_HD int halo_exact_row_up(float b0) {
-  uint32_t u;
-  memcpy(&u, &b0, sizeof u);
-  return (int)(halo_rng_mix(u) & 1u);
+ * ceiling) rather than down (to the floor): one bit of a hash of the XOR
+ * of the bits of the row's bc values of B (all of them, so that rows whose
+ * first values agree, as a ReLU's zeros do, still draw apart).  A function
+ * of the row's data alone, so a row rounds alike on every rank, thread,
+ * vector width and device; and as often up as down, so that the errors of
+ * a sum's terms cancel on average instead of adding up. */
+HALO_HD int halo_exact_row_up(const float *row, int64_t bc) {
+  uint32_t x = 0;
+  for (int64_t q = 0; q < bc; q++) {
+    uint32_t u;
+    memcpy(&u, &row[q], sizeof u);
+    x ^= u;
+  }
+  return (int)(halo_rng_mix(x) & 1u);
 }
 
 /* The grid exponent for terms bounded by `bound` (>= |a·b| for every term
@@ -86,7 +91,7 @@ size_t halo_cpu_exact_csr_work(int64_t bc, int threads);
 halo_cpu_isa halo_cpu_exact_limit_isa(halo_cpu_isa limit);
 
 /* acc[p·bc + q] = Σ_i A[i, p] · B[i, q] over rows i in [0, n), on the grid
- * 2^e, each term rounded down, or up where halo_exact_row_up(B[i, 0]): a
+ * 2^e, each term rounded down, or up where halo_exact_row_up(B[i, ·]): a
  * dense Aᵀ·B.  A is n × ac (leading dimension lda), B n × bc (ldb);
  * A NULL means A[i, 0] = 1 with ac = 1: the column sums of B.  acc holds
  * ac·bc sums of HALO_EXACT_LIMBS limbs each and is overwritten.  The terms

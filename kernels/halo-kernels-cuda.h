@@ -248,9 +248,14 @@ halo_status halo_cuda_max_abs(const float *x, int64_t n, unsigned *out, void *st
  * the low HALO_EXACT_LIMB_BITS bits and the signed rest of each run, summed
  * apart), which halo_exact_limbs turns into the CPU's limbs.  pairs (DEVICE,
  * 2 · cells int64) is overwritten.  exact_tn takes n < 2^32 rows and at most
- * 2^19 rows of cells (ac). */
+ * 2^19 rows of cells (ac), and each row's direction in up (DEVICE, n
+ * bytes: halo_cuda_exact_row_dirs of the whole rows of B, also when this
+ * call sums some of B's columns). */
+halo_status halo_cuda_exact_row_dirs(int64_t n, const float *b, int64_t bc, int64_t ldb,
+                                     unsigned char *up, void *stream);
 halo_status halo_cuda_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
-                               const float *b, int64_t ldb, int e, int64_t *pairs, void *stream);
+                               const float *b, int64_t ldb, const unsigned char *up, int e,
+                               int64_t *pairs, void *stream);
 halo_status halo_cuda_exact_csr(const int64_t *indptr, const int32_t *indices,
                                 const float *values, int64_t rows, const float *b, int64_t bc,
                                 int64_t ldb, int e, int64_t *pairs, void *stream);

@@ -82,6 +82,10 @@ typedef struct cuda_ctx {
    * device and their pinned host copy. */
   void *exact;
   void *host_exact;
+  /* The dense sums' row directions (halo_cuda_exact_row_dirs), a byte a
+   * row, grown to the longest call. */
+  void *exact_dirs;
+  int64_t exact_dirs_rows;
   /* BatchNorm's per-column doubles on the device (the host's arrays of
    * gnn-batchnorm.c, uploaded), grown to the widest call. */
   void *bn_cols;
@@ -630,11 +634,18 @@ static void cuda_exact_tn(halo_backend *be, int64_t n, int64_t ac, int64_t bc, c
   halo_status st = HALO_OK;
   const int64_t qc = bc < EXACT_CELLS ? bc : EXACT_CELLS;
   const int64_t pc = qc > 0 && EXACT_CELLS / qc < ac ? EXACT_CELLS / qc : ac;
+  if (n > c->exact_dirs_rows) { /* the rows' directions, from their whole rows of B */
+    halo_cuda_free(&c->exact_dirs);
+    c->exact_dirs_rows = 0;
+    st = halo_cuda_malloc(&c->exact_dirs, (size_t)n, "the exact sums' row directions");
+    if (st == HALO_OK) c->exact_dirs_rows = n;
+  }
+  if (st == HALO_OK) st = halo_cuda_exact_row_dirs(n, b, bc, ldb, c->exact_dirs, c->stream);
   for (int64_t p0 = 0; p0 < ac && st == HALO_OK; p0 += pc)
     for (int64_t q0 = 0; q0 < bc && st == HALO_OK; q0 += qc) {
       const int64_t rows = ac - p0 < pc ? ac - p0 : pc, cols = bc - q0 < qc ? bc - q0 : qc;
-      st = halo_cuda_exact_tn(n, rows, cols, a ? a + p0 : NULL, lda, b + q0, ldb, e, c->exact,
-                              c->stream);
+      st = halo_cuda_exact_tn(n, rows, cols, a ? a + p0 : NULL, lda, b + q0, ldb, c->exact_dirs, e,
+                              c->exact, c->stream);
       if (st == HALO_OK) st = exact_fetch(c, c->exact, (size_t)(2 * rows * cols) * sizeof(int64_t));
       if (st == HALO_OK) exact_store(c, rows, cols, p0, q0, bc, acc);
     }
@@ -728,6 +739,7 @@ static void cuda_destroy(halo_backend *be) {
   free(c->spmm);
   halo_cuda_free(&c->softmax_work);
   halo_cuda_free(&c->exact);
+  halo_cuda_free(&c->exact_dirs);
   halo_cuda_free_host(&c->host_exact);
   halo_cuda_free(&c->colsum_work);
   halo_cuda_free(&c->bn_cols);

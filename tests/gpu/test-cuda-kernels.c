@@ -1438,8 +1438,11 @@ static void exact_tn_case(uint64_t seed, int64_t n, int64_t ac, int64_t bc, int 
   cr_assert(work);
   halo_cpu_exact_tn(n, ac, bc, with_a ? a : NULL, lda, b, ldb, e, 2, work, want);
   dev_poison(dpairs, (size_t)(2 * cells) * 8);
-  expect_ok(halo_cuda_exact_tn(n, ac, bc, with_a ? da : NULL, lda, db, ldb, e, dpairs, NULL),
+  unsigned char *dirs = dev_alloc((size_t)n + 1);
+  expect_ok(halo_cuda_exact_row_dirs(n, db, bc, ldb, dirs, NULL), "halo_cuda_exact_row_dirs");
+  expect_ok(halo_cuda_exact_tn(n, ac, bc, with_a ? da : NULL, lda, db, ldb, dirs, e, dpairs, NULL),
             "halo_cuda_exact_tn");
+  cudaFree(dirs);
   int64_t *got = limbs_of_pairs(dpairs, cells);
   cr_expect(memcmp(got, want, (size_t)(HALO_EXACT_LIMBS * cells) * 8) == 0,
             "exact_tn n=%lld %lldx%lld%s: the sums differ from the CPU's", (long long)n,
