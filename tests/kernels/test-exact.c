@@ -40,7 +40,8 @@ typedef __int128 i128;
 
 /* The sum that a cell's limbs hold. */
 static i128 limbs_value(const int64_t *l) {
-  return ((i128)l[2] << (2 * HALO_EXACT_LIMB_BITS)) + ((i128)l[1] << HALO_EXACT_LIMB_BITS) + l[0];
+  const i128 limb = (i128)1 << HALO_EXACT_LIMB_BITS; /* multiplied: l[2] may be negative */
+  return ((i128)l[2] * limb + l[1]) * limb + l[0];
 }
 
 /* The sums the kernels must give, computed term by term: a·b·2^-e is exact
