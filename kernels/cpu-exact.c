@@ -195,12 +195,14 @@ enum {
 typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
 typedef uint64_t v4u __attribute__((vector_size(32), aligned(8), may_alias));
 typedef float v4f __attribute__((vector_size(16), aligned(4), may_alias));
+typedef uint32_t u32_alias __attribute__((may_alias)); /* a float's bits */
 
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+
 /* Bytes of one thread's part of the dense workspace: its __int128 sums and
  * int64 runs (ac × bc rounded up to whole vectors), then its packed A and B
- * panels and its chunk's row order (16-byte multiples, so that the next
+ * panels and its chunk's row positions (16-byte multiples, so that the next
  * thread's __int128 stay aligned). */
 static size_t tn_thread_bytes(int64_t ac, int64_t bc) {
   const size_t bytes = (size_t)(ac * bc) * sizeof(i128) +
@@ -232,7 +234,7 @@ typedef struct tn_job {
   int64_t lrun;       /* run's row length: bc rounded up to QVEC */
   int64_t *run;       /* ac × lrun int64 */
   double *apack, *bpack;
-  int32_t *order; /* the chunk's rows: nd rounding down, then the rest */
+  int32_t *pos; /* a chunk row's packed row: the nd rounding down first, then the rest */
 } tn_job;
 
 /* The portable path: run += ⌊t⌋ or ⌈t⌉ of every term of rows [i0, i1),
@@ -254,35 +256,70 @@ static void tn_plain(const tn_job *j, int64_t i0, int64_t i1) {
 }
 
 /* Packs rows [i0, i0 + rows)'s columns [p0, p0 + np) of A (scaled) and
- * [q0, q0 + nq) of B (padded to lbq; the rows from nd on negated where
- * `negate`) in j->order. */
+ * [q0, q0 + nq) of B (padded to lbq; the rows packed from nd on negated
+ * where `negate`), row r into packed row j->pos[r]: read in their order,
+ * which the prefetchers follow. */
 static inline __attribute__((always_inline)) void tn_pack_a(const tn_job *j, int64_t i0,
                                                              int64_t rows, int64_t p0,
                                                              int64_t np) {
   const double scale = j->scale;
   for (int64_t r = 0; r < rows; r++) {
-    double *restrict dst = j->apack + r * np;
+    double *restrict dst = j->apack + j->pos[r] * np;
     if (!j->a) {
       dst[0] = scale;
       continue;
     }
-    const float *restrict src = j->a + (i0 + j->order[r]) * j->lda + p0;
+    const float *restrict src = j->a + (i0 + r) * j->lda + p0;
 #pragma omp simd
     for (int64_t p = 0; p < np; p++) dst[p] = (double)src[p] * scale;
   }
 }
 
+/* dst[0 .. QVEC) = src[0 .. n) · sign as doubles, then zeros (n <= QVEC):
+ * a width's masked load, so that a row of B narrower than a vector (a
+ * layer's classes) packs without a scalar loop. */
+typedef void tn_load8(const float *src, int64_t n, double sign, double *dst);
+
 static inline __attribute__((always_inline)) void tn_pack_b(const tn_job *j, int64_t i0,
                                                              int64_t rows, int64_t nd, int negate,
-                                                             int64_t q0, int64_t nq, int64_t lbq) {
+                                                             int64_t q0, int64_t nq, int64_t lbq,
+                                                             tn_load8 *load8) {
   for (int64_t r = 0; r < rows; r++) {
-    const float *restrict src = j->b + (i0 + j->order[r]) * j->ldb + q0;
-    double *restrict dst = j->bpack + r * lbq;
-    const double sign = negate && r >= nd ? -1.0 : 1.0;
-#pragma omp simd
-    for (int64_t q = 0; q < nq; q++) dst[q] = (double)src[q] * sign;
-    for (int64_t q = nq; q < lbq; q++) dst[q] = 0.0;
+    const float *src = j->b + (i0 + r) * j->ldb + q0;
+    double *dst = j->bpack + j->pos[r] * lbq;
+    const double sign = negate && j->pos[r] >= nd ? -1.0 : 1.0;
+    for (int64_t q = 0; q < lbq; q += QVEC)
+      load8(src + q, nq - q < QVEC ? nq - q : QVEC, sign, dst + q);
   }
+}
+
+/* pos[r] = the packed row of row r of a chunk of B (rows × bc, ldb):
+ * the rows that round down (halo_exact_row_up) from 0 up, the others from
+ * rows - 1 down, without a branch on the direction, which is a coin toss.
+ * Returns the rows that round down.  The direction's XOR over the row
+ * vectorises here, at the chunk function's width, as the header's loop
+ * does not. */
+static inline __attribute__((always_inline)) int64_t chunk_positions(const float *b, int64_t ldb,
+                                                                      int64_t bc, int64_t rows,
+                                                                      int32_t *pos) {
+  int32_t nd = 0, top = (int32_t)rows;
+  for (int64_t r = 0; r < rows; r++) {
+    const u32_alias *restrict u = (const u32_alias *)(const void *)(b + r * ldb);
+    uint32_t x0 = 0, x1 = 0, x2 = 0, x3 = 0; /* four chains, folded at the end */
+    int64_t q = 0;
+    for (; q + 4 <= bc; q += 4) {
+      x0 ^= u[q];
+      x1 ^= u[q + 1];
+      x2 ^= u[q + 2];
+      x3 ^= u[q + 3];
+    }
+    for (; q < bc; q++) x0 ^= u[q];
+    const int32_t up = (int32_t)(halo_rng_mix(x0 ^ x1 ^ x2 ^ x3) & 1u);
+    top -= up;
+    pos[r] = nd ^ ((nd ^ top) & -up); /* up ? top : nd */
+    nd += 1 - up;
+  }
+  return nd;
 }
 
 /* run += the chunk of rows [i0, i0 + rows) through the tiles of `group`:
@@ -293,15 +330,17 @@ static inline __attribute__((always_inline)) void tn_pack_b(const tn_job *j, int
 typedef void tn_group(int64_t r0, int64_t rmid, int64_t r1, const double *ap, int64_t np,
                       const double *bp, int64_t lbq, int64_t *run, int64_t lrun);
 
+/* A width's column sums of a chunk (A NULL), rows at pos, nd down. */
+typedef void tn_colsum(const tn_job *j, int64_t i0, int64_t rows, int64_t nd);
+
 static inline __attribute__((always_inline)) void tn_chunk(const tn_job *j, int64_t i0,
                                                             int64_t rows, tn_group *group,
+                                                            tn_load8 *load8, tn_colsum *colsum,
                                                             int negate) {
-  int64_t nd = 0, top = rows;
-  for (int64_t r = 0; r < rows; r++) {
-    if (halo_exact_row_up(j->b + (i0 + r) * j->ldb, j->bc))
-      j->order[--top] = (int32_t)r;
-    else
-      j->order[nd++] = (int32_t)r;
+  const int64_t nd = chunk_positions(j->b + i0 * j->ldb, j->ldb, j->bc, rows, j->pos);
+  if (!j->a) {
+    colsum(j, i0, rows, nd);
+    return;
   }
   for (int64_t p0 = 0; p0 < j->ac; p0 += PANEL_P) {
     const int64_t np = j->ac - p0 < PANEL_P ? j->ac - p0 : PANEL_P;
@@ -309,7 +348,7 @@ static inline __attribute__((always_inline)) void tn_chunk(const tn_job *j, int6
     for (int64_t q0 = 0; q0 < j->bc; q0 += PANEL_Q) {
       const int64_t nq = j->bc - q0 < PANEL_Q ? j->bc - q0 : PANEL_Q;
       const int64_t lbq = round_up(nq, QVEC);
-      tn_pack_b(j, i0, rows, nd, negate, q0, nq, lbq);
+      tn_pack_b(j, i0, rows, nd, negate, q0, nq, lbq, load8);
       group(0, nd, rows, j->apack, np, j->bpack, lbq, j->run + p0 * j->lrun + q0, j->lrun);
     }
   }
@@ -358,6 +397,43 @@ static inline __attribute__((always_inline, target("avx512f"))) void rd_group512
     }
 }
 
+static inline __attribute__((always_inline, target("avx512f"))) __m512d ld8_512(const float *src,
+                                                                             int64_t n) {
+  const __mmask16 m = (__mmask16)((1u << n) - 1u);
+  return _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps(m, src)));
+}
+
+static inline __attribute__((always_inline, target("avx512f"))) void load8_512(const float *src,
+                                                                             int64_t n,
+                                                                             double sign,
+                                                                             double *dst) {
+  _mm512_storeu_pd(dst, _mm512_mul_pd(ld8_512(src, n), _mm512_set1_pd(sign)));
+}
+
+/* The column sums without packing or tiles: for each vector of columns,
+ * two accumulators from ROUNDER, one a direction; a row's values (scaled
+ * by 2^-e, negated for up) go into the one its direction draws and 0 into
+ * the other, which changes nothing; the up sums are subtracted. */
+static inline __attribute__((always_inline, target("avx512f"))) void colsum512(const tn_job *j,
+                                                                             int64_t i0,
+                                                                             int64_t rows,
+                                                                             int64_t nd) {
+  const __m512d base = _mm512_set1_pd(ROUNDER);
+  for (int64_t q = 0; q < j->bc; q += QVEC) {
+    const int64_t n = j->bc - q < QVEC ? j->bc - q : QVEC;
+    __m512d down = base, up = base;
+    for (int64_t r = 0; r < rows; r++) {
+      const __m512d v = ld8_512(j->b + (i0 + r) * j->ldb + q, n);
+      const int is_up = j->pos[r] >= nd;
+      down = _mm512_fmadd_pd(v, _mm512_set1_pd(is_up ? 0.0 : j->scale), down);
+      up = _mm512_fmadd_pd(v, _mm512_set1_pd(is_up ? -j->scale : 0.0), up);
+    }
+    int64_t *cell = j->run + q;
+    const __m512i sum = _mm512_sub_epi64(_mm512_castpd_si512(down), _mm512_castpd_si512(up));
+    _mm512_storeu_si512(cell, _mm512_add_epi64(_mm512_loadu_si512(cell), sum));
+  }
+}
+
 static inline __attribute__((always_inline, target("avx2,fma"))) void rd_tile256(
     int tp, int64_t r0, int64_t r1, const double *ap, int64_t lap, const double *bp, int64_t lbq,
     int64_t p, int64_t q, int sign, int64_t *run, int64_t lrun) {
@@ -403,16 +479,64 @@ static inline __attribute__((always_inline, target("avx2,fma"))) void rd_group25
     }
 }
 
+static inline __attribute__((always_inline, target("avx2,fma"))) void ld8_256(const float *src,
+                                                                            int64_t n,
+                                                                            __m256d *lo,
+                                                                            __m256d *hi) {
+  static const int32_t ramp[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  const __m256 v = _mm256_maskload_ps(src, _mm256_loadu_si256((const __m256i *)(ramp + 8 - n)));
+  *lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+  *hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+}
+
+static inline __attribute__((always_inline, target("avx2,fma"))) void load8_256(const float *src,
+                                                                              int64_t n,
+                                                                              double sign,
+                                                                              double *dst) {
+  __m256d lo, hi;
+  ld8_256(src, n, &lo, &hi);
+  const __m256d s = _mm256_set1_pd(sign);
+  _mm256_storeu_pd(dst, _mm256_mul_pd(lo, s));
+  _mm256_storeu_pd(dst + VEC, _mm256_mul_pd(hi, s));
+}
+
+static inline __attribute__((always_inline, target("avx2,fma"))) void colsum256(const tn_job *j,
+                                                                              int64_t i0,
+                                                                              int64_t rows,
+                                                                              int64_t nd) {
+  const __m256d base = _mm256_set1_pd(ROUNDER);
+  for (int64_t q = 0; q < j->bc; q += QVEC) {
+    const int64_t n = j->bc - q < QVEC ? j->bc - q : QVEC;
+    __m256d down0 = base, down1 = base, up0 = base, up1 = base;
+    for (int64_t r = 0; r < rows; r++) {
+      __m256d lo, hi;
+      ld8_256(j->b + (i0 + r) * j->ldb + q, n, &lo, &hi);
+      const int is_up = j->pos[r] >= nd;
+      const __m256d sd = _mm256_set1_pd(is_up ? 0.0 : j->scale);
+      const __m256d su = _mm256_set1_pd(is_up ? -j->scale : 0.0);
+      down0 = _mm256_fmadd_pd(lo, sd, down0);
+      down1 = _mm256_fmadd_pd(hi, sd, down1);
+      up0 = _mm256_fmadd_pd(lo, su, up0);
+      up1 = _mm256_fmadd_pd(hi, su, up1);
+    }
+    __m256i *cell = (__m256i *)(j->run + q);
+    const __m256i s0 = _mm256_sub_epi64(_mm256_castpd_si256(down0), _mm256_castpd_si256(up0));
+    const __m256i s1 = _mm256_sub_epi64(_mm256_castpd_si256(down1), _mm256_castpd_si256(up1));
+    _mm256_storeu_si256(cell, _mm256_add_epi64(_mm256_loadu_si256(cell), s0));
+    _mm256_storeu_si256(cell + 1, _mm256_add_epi64(_mm256_loadu_si256(cell + 1), s1));
+  }
+}
+
 /* The chunk at each vector width: not inlined into tn_share, whose call
  * to fesetround must come first. */
 __attribute__((target("avx512f"), noinline)) static void tn_chunk512(const tn_job *j, int64_t i0,
                                                                      int64_t rows) {
-  tn_chunk(j, i0, rows, rd_group512, 1);
+  tn_chunk(j, i0, rows, rd_group512, load8_512, colsum512, 1);
 }
 
 __attribute__((target("avx2,fma"), noinline)) static void tn_chunk256(const tn_job *j, int64_t i0,
                                                                       int64_t rows) {
-  tn_chunk(j, i0, rows, rd_group256, 1);
+  tn_chunk(j, i0, rows, rd_group256, load8_256, colsum256, 1);
 }
 #endif
 
@@ -489,7 +613,7 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
     j.run = (int64_t *)(mine + (size_t)cells * sizeof(i128));
     j.apack = (double *)(j.run + ac * j.lrun);
     j.bpack = j.apack + CHUNK * PANEL_P;
-    j.order = (int32_t *)(j.bpack + CHUNK * PANEL_Q);
+    j.pos = (int32_t *)(j.bpack + CHUNK * PANEL_Q);
     int64_t lo, hi;
     share(n, part, parts, &lo, &hi);
     memset(sum, 0, (size_t)cells * sizeof *sum);
