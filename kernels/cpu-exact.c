@@ -602,8 +602,9 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
 
   /* Row blocks per thread; each thread keeps its sums for every output
    * cell and adds them to the shared total at the end (integers: the order
-   * does not matter). */
-#pragma omp parallel num_threads(threads) if (n * cells >= (1 << 16))
+   * does not matter).  Below 2^20 terms (a few tens of microseconds) one
+   * thread: waking the others would cost as much. */
+#pragma omp parallel num_threads(threads) if (n * cells >= (1 << 20))
   {
     const int parts = omp_get_num_threads(), part = omp_get_thread_num();
     char *mine = (char *)work + (size_t)cells * sizeof(i128) + (size_t)part * tn_thread_bytes(ac, bc);
@@ -726,19 +727,60 @@ __attribute__((target("avx2,fma"))) static void csr_run_avx2(int64_t k0, int64_t
   _mm256_storeu_si256((__m256i *)tail, acc);
   for (int64_t q = q0; q < bc; q++) run[q] += tail[q - q0];
 }
+
+/* csr_run at AVX-512's width: two vectors of 8 columns a non-zero, then
+ * one, then the last 1 to 7 through a masked load; the same integers. */
+__attribute__((target("avx512f"))) static void csr_run_avx512(int64_t k0, int64_t k1,
+                                                            const int32_t *indices,
+                                                            const float *values, double scale,
+                                                            const float *b, int64_t bc,
+                                                            int64_t ldb, uint64_t *run) {
+  const __m512d rounder = _mm512_set1_pd(ROUNDER);
+  int64_t q0 = 0;
+  for (; q0 + 2 * QVEC <= bc; q0 += 2 * QVEC) {
+    __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0;
+    for (int64_t k = k0; k < k1; k++) {
+      const __m512d v = _mm512_set1_pd((values ? (double)values[k] : 1.0) * scale);
+      const float *bj = b + (int64_t)indices[k] * ldb + q0;
+      const __m512d t0 = _mm512_fmadd_pd(v, _mm512_cvtps_pd(_mm256_loadu_ps(bj)), rounder);
+      const __m512d t1 = _mm512_fmadd_pd(v, _mm512_cvtps_pd(_mm256_loadu_ps(bj + QVEC)), rounder);
+      acc0 = _mm512_add_epi64(acc0, _mm512_castpd_si512(t0));
+      acc1 = _mm512_add_epi64(acc1, _mm512_castpd_si512(t1));
+    }
+    uint64_t *r = run + q0;
+    _mm512_storeu_si512(r, _mm512_add_epi64(_mm512_loadu_si512(r), acc0));
+    _mm512_storeu_si512(r + QVEC, _mm512_add_epi64(_mm512_loadu_si512(r + QVEC), acc1));
+  }
+  for (; q0 < bc; q0 += QVEC) {
+    const int64_t n = bc - q0 < QVEC ? bc - q0 : QVEC;
+    __m512i acc = _mm512_setzero_si512();
+    for (int64_t k = k0; k < k1; k++) {
+      const __m512d v = _mm512_set1_pd((values ? (double)values[k] : 1.0) * scale);
+      const __m512d t = _mm512_fmadd_pd(v, ld8_512(b + (int64_t)indices[k] * ldb + q0, n), rounder);
+      acc = _mm512_add_epi64(acc, _mm512_castpd_si512(t));
+    }
+    const __mmask8 m = (__mmask8)((1u << n) - 1u);
+    uint64_t *r = run + q0;
+    _mm512_mask_storeu_epi64(r, m, _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, r), acc));
+  }
+}
 #endif
 
 /* The widest csr_run this CPU runs. */
 static void csr_run_any(int64_t k0, int64_t k1, const int32_t *indices, const float *values,
                         double scale, const float *b, int64_t bc, int64_t ldb, uint64_t *run,
-                        int avx2) {
+                        halo_cpu_isa isa) {
 #if defined(__x86_64__)
-  if (avx2) {
+  if (isa == HALO_CPU_ISA_AVX512) {
+    csr_run_avx512(k0, k1, indices, values, scale, b, bc, ldb, run);
+    return;
+  }
+  if (isa == HALO_CPU_ISA_AVX2) {
     csr_run_avx2(k0, k1, indices, values, scale, b, bc, ldb, run);
     return;
   }
 #endif
-  (void)avx2;
+  (void)isa;
   csr_run(k0, k1, indices, values, scale, b, bc, ldb, run);
 }
 
@@ -749,11 +791,8 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
   uint64_t base;
   memcpy(&base, &ROUNDER, sizeof base);
   if (rows == 0 || bc == 0) return;
-#if defined(__x86_64__)
-  const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  const int avx2 = 0;
-#endif
+  halo_cpu_isa isa;
+  tn_pick(&isa); /* the dense sums' width, halo_cpu_exact_limit_isa's too */
 #pragma omp parallel num_threads(threads) if (indptr[rows] - indptr[0] >= (1 << 14))
   {
     char *mine = (char *)work + (size_t)omp_get_thread_num() * csr_thread_bytes(bc);
@@ -764,7 +803,7 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
       if (indptr[p + 1] - indptr[p] <= BLOCK_TERMS) { /* one run: no __int128 */
         const uint64_t offset = (uint64_t)(indptr[p + 1] - indptr[p]) * base;
         memset(run, 0, (size_t)bc * sizeof *run);
-        csr_run_any(indptr[p], indptr[p + 1], indices, values, scale, b, bc, ldb, run, avx2);
+        csr_run_any(indptr[p], indptr[p + 1], indices, values, scale, b, bc, ldb, run, isa);
         for (int64_t q = 0; q < bc; q++)
           to_limbs64((int64_t)(run[q] - offset), acc + (p * bc + q) * HALO_EXACT_LIMBS);
         continue;
@@ -774,7 +813,7 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
         const int64_t k1 = indptr[p + 1] - k0 < BLOCK_TERMS ? indptr[p + 1] : k0 + BLOCK_TERMS;
         const uint64_t offset = (uint64_t)(k1 - k0) * base;
         memset(run, 0, (size_t)bc * sizeof *run);
-        csr_run_any(k0, k1, indices, values, scale, b, bc, ldb, run, avx2);
+        csr_run_any(k0, k1, indices, values, scale, b, bc, ldb, run, isa);
         for (int64_t q = 0; q < bc; q++) sum[q] += (int64_t)(run[q] - offset);
       }
       for (int64_t q = 0; q < bc; q++) to_limbs(sum[q], acc + (p * bc + q) * HALO_EXACT_LIMBS);

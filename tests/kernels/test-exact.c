@@ -253,10 +253,16 @@ Test(exact, column_sums_csr_and_dense_sums_equal_their_references) {
   add_rows(x, b, 0, n, f, bc, e, 2, dense);
   void *w = aligned_alloc(16, (halo_cpu_exact_csr_work(bc, 3) + 15) / 16 * 16);
   cr_assert(w);
-  halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 3, w, sparse);
   i128 *dense_ref = reference(x, b, n, f, bc, e, 0), *csr_ref = reference(x, b, n, f, bc, e, 1);
   expect_limbs(dense, dense_ref, f * bc, "dense");
-  expect_limbs(sparse, csr_ref, f * bc, "CSR");
+  /* Each vector width of the CSR sums: 16 columns then 5. */
+  for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
+    if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
+    memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
+    halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 3, w, sparse);
+    expect_limbs(sparse, csr_ref, f * bc, isa == 0 ? "CSR, scalar" : isa == 1 ? "CSR, AVX2" : "CSR, AVX-512");
+  }
+  halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
   /* The two roundings differ by less than a unit a term. */
   for (int64_t c = 0; c < f * bc; c++)
     cr_expect_leq(llabs((long long)(dense_ref[c] - csr_ref[c])), n);
@@ -267,11 +273,19 @@ Test(exact, column_sums_csr_and_dense_sums_equal_their_references) {
   const int eb = halo_exact_exponent(halo_cpu_max_abs(b, n * bc));
   int64_t *cs = calloc((size_t)(bc * HALO_EXACT_LIMBS), sizeof *cs);
   int64_t *cs1 = calloc((size_t)(bc * HALO_EXACT_LIMBS), sizeof *cs1);
-  add_rows(NULL, b, 0, n, 1, bc, eb, 2, cs);
   add_rows(ones, b, 0, n, 1, bc, eb, 1, cs1);
-  cr_expect_arr_eq(cs, cs1, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *cs);
   i128 *cs_ref = reference(NULL, b, n, 1, bc, eb, 0);
-  expect_limbs(cs, cs_ref, bc, "column sums");
+  /* Each width's column sums (no packing: two accumulators a column). */
+  for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
+    if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
+    memset(cs, 0, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *cs);
+    add_rows(NULL, b, 0, n, 1, bc, eb, 2, cs);
+    expect_limbs(cs, cs_ref, bc, isa == 0   ? "column sums, scalar"
+                                 : isa == 1 ? "column sums, AVX2"
+                                            : "column sums, AVX-512");
+  }
+  halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
+  cr_expect_arr_eq(cs, cs1, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *cs);
   free(cs_ref);
   float *colsum = to_float(cs, bc, eb);
   for (int64_t q = 0; q < bc; q++) {
@@ -389,10 +403,15 @@ Test(exact, csr_and_dense_tail_columns_equal_their_references) {
   void *w = aligned_alloc(16, (halo_cpu_exact_csr_work(bc, 1) + 15) / 16 * 16);
   cr_assert(dense && sparse && w);
   add_rows(x, b, 0, n, f, bc, e, 1, dense);
-  halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 1, w, sparse);
   i128 *dense_ref = reference(x, b, n, f, bc, e, 0), *csr_ref = reference(x, b, n, f, bc, e, 1);
   expect_limbs(dense, dense_ref, f * bc, "dense");
-  expect_limbs(sparse, csr_ref, f * bc, "CSR");
+  for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
+    if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
+    memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
+    halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 1, w, sparse);
+    expect_limbs(sparse, csr_ref, f * bc, isa == 0 ? "CSR, scalar" : isa == 1 ? "CSR, AVX2" : "CSR, AVX-512");
+  }
+  halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
   free(dense_ref);
   free(csr_ref);
   free(w);
