@@ -33,7 +33,9 @@ Test(cli, partition_invariance, .timeout = 600) {
     snprintf(json, sizeof json, "%s.json", shards);
     snprintf(path, sizeof path, "%s.jsonl", shards);
     partition(CORA, runs[i].parts, runs[i].method, "1433,16,7", shards, json);
-    snprintf(extra, sizeof extra, "--epochs %d --seed 3", epochs);
+    /* The float path: equal up to float rounding (the default exact sums
+     * are bit-identical; test-train-reproducible holds them to that). */
+    snprintf(extra, sizeof extra, "--epochs %d --seed 3 --no-deterministic", epochs);
     train(runs[i].parts, shards, extra, path);
     read_metrics(path, &m[i]);
     cr_assert_eq(m[i].epochs, epochs);
@@ -445,6 +447,8 @@ Test(cli, bad_device_and_output_flags_fail_on_every_rank, .timeout = 300) {
   expect_failure(2, shards, "--device cuda", "(1 other rank failed too)", 1, log);
   unsetenv("CUDA_VISIBLE_DEVICES");
   expect_failure(2, shards, "--tf32", "--tf32 needs --device cuda", 1, log);
+  expect_failure(2, shards, "--deterministic --no-deterministic",
+                 "--deterministic and --no-deterministic: give one of them", 1, log);
   expect_failure(2, shards, "--eval-only --checkpoint x.h5 --profile", "--profile has no epoch", 1,
                  log);
   /* A metrics file that cannot be written, refused before the run. */
@@ -596,11 +600,24 @@ Test(cli, one_part_reads_in_the_singular_and_ratios_are_n_a, .timeout = 300) {
   static const char *const said[] = {"0 halo rows in all; 1 rank x 1 thread (passive wait), device",
                                      "(halo/CAGNET = n/a)", "same widths 0.000 MB (n/a)",
                                      "summary: 2 epochs,", "(1 warm-up epoch excluded)",
-                                     "device cpu, float sums"};
+                                     "device cpu, exact sums (bit-identical for any P)"};
   for (size_t k = 0; k < sizeof said / sizeof said[0]; k++)
     cr_expect_eq(tr_count_lines(text, said[k]), 1, "no line says '%s':\n%s", said[k], text);
   cr_expect_eq(tr_count_lines(text, "1/inf"), 0, "%s", text);
   cr_expect_eq(tr_count_lines(text, "1 ranks"), 0, "%s", text);
+  free(text);
+  /* The float path on request, said in the header and the summary. */
+  snprintf(json, sizeof json, "%s/float.jsonl", dir);
+  cr_assert_eq(tr_mpirun(1, 120, log, "%s '%s' --epochs 2 --threads 1 --no-deterministic --metrics '%s'",
+                         TRAIN_BIN, shards, json),
+               0);
+  text = tr_slurp(log);
+  cr_assert(text);
+  cr_expect_eq(tr_count_lines(text, "device cpu, float sums"), 1, "%s", text);
+  free(text);
+  text = tr_slurp(json);
+  cr_assert(text);
+  cr_expect(strstr(text, "\"deterministic\": false") != NULL, "%s", text);
   free(text);
   /* The exact sums, said in the header and the summary; low-bit rows keep
    * the bits at this P only. */
