@@ -59,8 +59,9 @@ void halo_watch_get(const char **phase, int *layer);
  * (logged) or HALO_ERR_TIMEOUT (logged). Local. */
 halo_status halo_watch_waitall(int n, MPI_Request *reqs, const int *peers, const char *what);
 
-/* MPI_Allreduce through a nonblocking MPI_Iallreduce and the watchdog.
- * Collective. */
+/* MPI_Allreduce through a nonblocking MPI_Iallreduce and the watchdog; on
+ * a communicator of one rank, a copy (the exact path's bounds and sums
+ * cross twice a layer, for nothing at P = 1). Collective. */
 halo_status halo_watch_allreduce(const void *send, void *recv, int count, MPI_Datatype type,
                                  MPI_Op op, MPI_Comm comm, const char *what);
 
