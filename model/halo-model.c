@@ -127,11 +127,14 @@ static void layer_comm(const halo_model_config *c, int l, halo_layer_desc *ly,
   comm->fwd = comm->widest = w;
   comm->bwd = (l == 0 && !narrow_mid) ? 0 : w;
   /* ÂX for the evaluation: the aggregation is linear (GCN's Â, SAGE's mean
-   * or sum), so Â·(X·W) = (ÂX)·W, and X is the input itself (no residual).
-   * X crosses once at set-up, in slices no wider than the widest exchange
+   * or sum, GIN's sum), so Â·(X·W) = (ÂX)·W, and X is the input itself (no
+   * residual); GIN-0 keeps X + AX, its U whole (with a learnt ε the cache
+   * would save nothing: (1 + ε)·X·W_1 needs a product of its own).  X
+   * crosses once at set-up, in slices no wider than the widest exchange
    * (src/net-input.c), so the exchange buffers stay as they are. */
   if (l == 0 && c->eval_cache && c->input_dropout && !c->residual &&
-      (c->kind == HALO_MODEL_GCN || c->kind == HALO_MODEL_SAGE)) {
+      (c->kind == HALO_MODEL_GCN || c->kind == HALO_MODEL_SAGE ||
+       (c->kind == HALO_MODEL_GIN && !c->train_eps))) {
     ly->eval_cached = 1;
     comm->setup = ly->d_in;
   }

@@ -105,9 +105,10 @@ typedef struct halo_model_config {
   int32_t heads;        /* GAT: attention heads of every hidden layer (>= 1) */
   int32_t output_heads; /* GAT: heads of the output layer, averaged (>= 1) */
   int sage_max;         /* GraphSAGE --aggr max: aggregates first, and sends arg-max ids back */
-  int eval_cache;       /* the evaluation's first layer reads ÂX, made at set-up (GCN and
-                           GraphSAGE's mean or sum with input dropout, a dense input, no
-                           residual: halo_layer_desc.eval_cached) */
+  int eval_cache;       /* the evaluation's first layer reads ÂX, made at set-up (GCN,
+                           GraphSAGE's mean or sum, and GIN-0, whose cache is X + AX, with
+                           input dropout, a dense input, no residual:
+                           halo_layer_desc.eval_cached) */
 } halo_model_config;
 
 /* How a layer adds its input (--residual). */

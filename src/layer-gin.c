@@ -10,7 +10,9 @@
  * d_in the first linear map goes first: T = H·W_1, exchange T, and
  * Z_1 = (1 + ε)·T + A·T + b_1 (then dε = Σ_i <dZ_1i, T_i>).  Otherwise H is
  * exchanged and aggregated.  A is symmetric, so the backward aggregates
- * with A through the same exchange.
+ * with A through the same exchange.  With input dropout the evaluation's
+ * first layer of GIN-0 reads U = X + AX, made at set-up (eval_cached), and
+ * exchanges nothing.
  */
 #include "gnn-impl.h"
 
@@ -35,7 +37,9 @@ static halo_status forward(halo_net *g, layer *ly, const layer_input *in) {
   const int64_t n = g->n_owned;
   const float *eps = eps_of(ly, &g->params);
   float *z1 = fbuf(&ly->z1);
-  if (ly->desc->shape == HALO_LAYER_TRANSFORM) {
+  if (in->ax) { /* the evaluation's cached U = X + AX (GIN-0: eval_cached), no exchange */
+    gnn_mm(g, n, ly->d_mid, ly->d_in, in->ax, tensor_of(&g->params, ly, W1), z1);
+  } else if (ly->desc->shape == HALO_LAYER_TRANSFORM) {
     float *t = fbuf(&ly->t);
     gnn_input_mm(g, in, ly->d_in, tensor_of(&g->params, ly, W1), ly->d_mid, t);
     HALO_TRY(gnn_aggregate(g, &g->adj_fwd, t, ly->d_mid, 0.0f, z1));

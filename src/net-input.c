@@ -298,7 +298,7 @@ done:
   return st;
 }
 
-/* g->ax = ÂX from the normalised host X (n × f), slice by slice of
+/* g->ax = ÂX (GIN-0: X + AX) from the normalised host X (n × f), slice by slice of
  * gnn_bufs_ax_slice columns: each slice of X into the first n rows of G0
  * (which has room for its halo rows), aggregated (one exchange of the
  * slice's columns) into G1, then into its columns of ÂX: on the CPU in
@@ -310,6 +310,7 @@ static halo_status aggregate_x_slices(halo_net *g, const float *x, int64_t f) {
   const int64_t n = g->n_owned;
   const int64_t w = gnn_bufs_ax_slice(&g->info.model, f);
   const int device = g->ops->upload != NULL;
+  const int gin = g->info.model.kind == HALO_MODEL_GIN;
   float *host = NULL; /* a device's host copies: a slice (n × w), then ÂX (n × f) */
   st = gnn_plan_new(g, &g->ax, GNN_BUF_AX, 0);
   if (st == HALO_OK && device && !(host = malloc((size_t)(n * (w + f)) * sizeof *host + 1))) {
@@ -334,7 +335,12 @@ static halo_status aggregate_x_slices(halo_net *g, const float *x, int64_t f) {
       st = g->ops->download(g->be, host, &g->g1, 0, (size_t)(n * cw) * sizeof *host);
     HALO_TRY(halo_mpi_agree(g->comm, st));
     const float *agg = device ? host : out;
-    for (int64_t i = 0; i < n; i++) memcpy(ax + i * f + c0, agg + i * cw, (size_t)cw * sizeof *ax);
+    if (gin) /* GIN-0's U = AX + X, added as its forward's axpy adds it */
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < cw; c++) ax[i * f + c0 + c] = agg[i * cw + c] + x[i * f + c0 + c];
+    else
+      for (int64_t i = 0; i < n; i++)
+        memcpy(ax + i * f + c0, agg + i * cw, (size_t)cw * sizeof *ax);
   }
   g->info.setup_halo_bytes = halo_exchange_stats_get(g->plan).bytes_sent - x0.bytes_sent;
   if (device) st = g->ops->upload(g->be, &g->ax, 0, ax, (size_t)(n * f) * sizeof *ax);

@@ -72,8 +72,9 @@ Test(input_fused, float_path_matches_exact_path, .timeout = 300) {
   tr_rmdir(dir);
 }
 
-/* The evaluation's ÂX (docs/train.md, "The evaluation keeps ÂX"): GCN and
- * GraphSAGE with input dropout on a dense sbm graph, --deterministic.
+/* The evaluation's ÂX (docs/train.md, "The evaluation keeps ÂX"): GCN,
+ * GraphSAGE and GIN-0 (X + AX) with input dropout on a dense sbm graph,
+ * --deterministic.
  * Cached at P=3 and at P=1: the same bits (training and evaluation).
  * Cached against --no-eval-cache at P=3: the same training bits, the
  * evaluation's losses equal to float rounding ((ÂX)·W rounds otherwise
@@ -96,8 +97,8 @@ Test(eval_cache, matches_the_uncached_evaluation, .timeout = 300) {
   }
   const double want_setup = json_figure(json[1], "predicted_setup_halo_bytes_dropout");
   cr_assert_gt(want_setup, 0.0);
-  static const char *models[] = {"gcn", "sage"};
-  for (int k = 0; k < 2; k++) {
+  static const char *models[] = {"gcn", "sage", "gin"};
+  for (int k = 0; k < 3; k++) {
     run_report r[3];
     for (int run = 0; run < 3; run++) {
       snprintf(path[run], sizeof path[run], "%s/%s-%d.jsonl", dir, models[k], run);
