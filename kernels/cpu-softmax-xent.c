@@ -82,7 +82,8 @@ static inline __attribute__((always_inline)) double row_sum_exp(const float *zr,
     const int64_t nc = cols - j0 < ROW_CHUNK ? cols - j0 : ROW_CHUNK;
 #pragma omp simd
     for (int64_t c = 0; c < nc; c++) e[c] = row_exp((double)zr[j0 + c] - zmax);
-    for (int64_t c = nc; c < ROW_CHUNK; c++) e[c] = 0.0;
+    const int64_t whole = (nc + SUMS - 1) / SUMS * SUMS; /* the partial sums read this far */
+    for (int64_t c = nc; c < whole; c++) e[c] = 0.0;
     for (int64_t c = 0; c < nc; c += SUMS)
       for (int k = 0; k < SUMS; k++) part[k] += e[c + k];
   }
@@ -108,10 +109,16 @@ static void xent_rows(const float *z, int64_t cols, const int32_t *labels, const
     const float *restrict zr = z + i * cols;
     const int32_t label = labels[i];
 
+    /* Without a branch on the data (a row's order of values is a coin
+     * toss): a select per column. */
     int64_t argmax = 0;
-    for (int64_t j = 1; j < cols; j++)
-      if (zr[j] > zr[argmax]) argmax = j;
-    const double zmax = zr[argmax];
+    float best = zr[0];
+    for (int64_t j = 1; j < cols; j++) {
+      const int more = zr[j] > best;
+      argmax = more ? j : argmax;
+      best = more ? zr[j] : best;
+    }
+    const double zmax = best;
     const double lse = zmax + log(row_sum_exp(zr, cols, zmax));
 
     /* A label outside [0, cols) is a fault of the caller's data: it turns the
