@@ -47,7 +47,11 @@ echo "# threads per rank ${threads:-$(nproc) over P}, $reps alternated runs of e
 # The float path's flag: --no-deterministic where the build has it (where
 # --deterministic is the default), none where it is the default.
 float_flag=""
-if "$build/bin/halo-train" --help 2>&1 | grep -q -- --no-deterministic; then float_flag=--no-deterministic; fi
+# (The help is read whole first: under pipefail, `grep -q` closing the
+# pipe early would fail the test with halo-train's SIGPIPE.)
+help=$("$build/bin/halo-train" --help 2>&1 || true)
+if grep -q -- --no-deterministic <<<"$help"; then float_flag=--no-deterministic; fi
+[ "$float_flag" ] || echo "# this build's default is the float path: no flag for it"
 
 # json KEY FILE: the summary's value of KEY.
 json() { grep '"summary"' "$2" | grep -o "\"$1\": [^,}]*" | cut -d' ' -f2 | tr -d '"'; }
@@ -74,6 +78,12 @@ row() {
         OMP_NUM_THREADS=$t "${mpi[@]}" -np "$p" "$build/bin/halo-train" "$d" \
           --threads "$t" --epochs "$epochs" --quiet --force --metrics "$m" $flag $extra \
           >"$m.log" 2>&1
+        local want=false
+        [ "$mode" = det ] && want=true
+        if [ "$(json deterministic "$m")" != "$want" ]; then
+          echo "deterministic.sh: $m ran with deterministic $(json deterministic "$m"), not $want" >&2
+          exit 1
+        fi
         if [ "$mode" = det ]; then det+=("$(json mean_epoch_s "$m")"); else plain+=("$(json mean_epoch_s "$m")"); fi
       done
     done

@@ -48,7 +48,10 @@ root=()
 if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
 mpi=(mpirun "${root[@]}" --oversubscribe --bind-to none)
 float=()
-if "$build/bin/halo-train" --help 2>&1 | grep -q -- '--no-deterministic'; then
+# The help read whole first: under pipefail, `grep -q` closing the pipe
+# early would fail the test with halo-train's SIGPIPE.
+help=$("$build/bin/halo-train" --help 2>&1 || true)
+if grep -q -- '--no-deterministic' <<<"$help"; then
   float=(--no-deterministic)
 fi
 
@@ -81,6 +84,10 @@ for p in $parts; do
         if [ "$side" = base ]; then
           b+=("$(field "$f" mean_epoch_s)") bm+=("$(field "$f" memory_used_bytes)")
         else
+          if [ "$(field "$f" deterministic)" = True ]; then
+            echo "epoch-vs-commit.sh: $f ran the exact sums, not the float path" >&2
+            exit 1
+          fi
           t+=("$(field "$f" mean_epoch_s)") tm+=("$(field "$f" memory_used_bytes)")
           ev+=("$(python3 -c "print($(field "$f" mean_eval_s) / $(field "$f" mean_epoch_s))")")
         fi

@@ -36,7 +36,10 @@ root=()
 if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
 mpi=(mpirun "${root[@]}" --oversubscribe --bind-to none)
 float=()
-if "$build/bin/halo-train" --help 2>&1 | grep -q -- '--no-deterministic'; then
+# The help read whole first: under pipefail, `grep -q` closing the pipe
+# early would fail the test with halo-train's SIGPIPE.
+help=$("$build/bin/halo-train" --help 2>&1 || true)
+if grep -q -- '--no-deterministic' <<<"$help"; then
   float=(--no-deterministic)
 fi
 

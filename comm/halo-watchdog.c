@@ -126,8 +126,12 @@ halo_status halo_watch_allreduce(const void *send, void *recv, int count, MPI_Da
   HALO_MPI(MPI_Comm_size(comm, &size));
   if (size == 1) { /* nothing to wait for: the reduction of one rank is its own values */
     int bytes = 0;
+    MPI_Aint lb = 0, extent = 0; /* a pair type (MPI_DOUBLE_INT) has holes: extent > size */
     HALO_MPI(MPI_Type_size(type, &bytes));
-    if (send != MPI_IN_PLACE) memmove(recv, send, (size_t)count * (size_t)bytes);
+    HALO_MPI(MPI_Type_get_extent(type, &lb, &extent));
+    if (send != MPI_IN_PLACE && count > 0)
+      memmove((char *)recv + lb, (const char *)send + lb,
+              (size_t)((MPI_Aint)(count - 1) * extent + bytes));
     goto done;
   }
   if (watch.timeout <= 0) {

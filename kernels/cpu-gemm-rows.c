@@ -24,6 +24,7 @@
  * same bits (tests/kernels/test-gemm-rows-baseline.c). */
 #if defined(HALO_GEMM_ROWS_BASELINE)
 #define halo_cpu_gemm_rows halo__cpu_gemm_rows_baseline
+#define halo_cpu_gemm_rows_acc halo__cpu_gemm_rows_acc_baseline
 #define HALO__GEMM_ROWS_CLONES
 #elif defined(__x86_64__)
 #define HALO__GEMM_ROWS_CLONES __attribute__((target_clones("avx", "default")))
@@ -169,12 +170,13 @@ static void pack_panel(int trans_b, const float *b, int64_t ldb, int64_t p0, int
     for (int64_t j = cols; j < ldp; j++) panel[p * ldp + j] = 0.0f;
 }
 
-/* Rows [r0, r1) of C, by one thread.  Every clone does the same arithmetic
- * (no FMA in any). */
+/* Rows [r0, r1) of C, by one thread: C = A·op(B), or C += A·op(B) when
+ * `acc` (the first cache block then reads C as the later ones do).  Every
+ * clone does the same arithmetic (no FMA in any). */
 HALO__GEMM_ROWS_CLONES static void gemm_rows_range(int trans_b, int64_t r0, int64_t r1, int64_t n,
                                                    int64_t k, const float *a, int64_t lda,
                                                    const float *b, int64_t ldb, float *c,
-                                                   int64_t ldc) {
+                                                   int64_t ldc, int acc) {
   float panel[PANEL_FLOATS] __attribute__((aligned(64)));
   for (int64_t j0 = 0; j0 < n; j0 += PANEL_COLS) {
     const int64_t cols = n - j0 < PANEL_COLS ? n - j0 : PANEL_COLS;
@@ -196,18 +198,19 @@ HALO__GEMM_ROWS_CLONES static void gemm_rows_range(int trans_b, int64_t r0, int6
           const int vecs = ldp - jt >= TILE_VECS * VEC ? TILE_VECS : 1;
           const int tile_cols = (int)(cols - jt < VEC * vecs ? cols - jt : VEC * vecs);
           tile_any(rows, vecs, kc, a + i * lda + p0, lda, panel + jt, ldp, c + i * ldc + j0 + jt,
-                   ldc, tile_cols, p0 == 0, jt == 0 ? ahead : NULL);
+                   ldc, tile_cols, p0 == 0 && !acc, jt == 0 ? ahead : NULL);
         }
       }
     }
   }
 }
 
-void halo_cpu_gemm_rows(int trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                        const float *b, int64_t ldb, float *c, int64_t ldc) {
+static void gemm_rows(int trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                      const float *b, int64_t ldb, float *c, int64_t ldc, int acc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
-    for (int64_t i = 0; i < m; i++) memset(c + i * ldc, 0, (size_t)n * sizeof *c);
+    if (!acc)
+      for (int64_t i = 0; i < m; i++) memset(c + i * ldc, 0, (size_t)n * sizeof *c);
     return;
   }
   /* Threads take contiguous runs of whole 6-row tiles, so that most tiles
@@ -224,6 +227,16 @@ void halo_cpu_gemm_rows(int trans_b, int64_t m, int64_t n, int64_t k, const floa
     const int64_t r0 = tiles * t / nt * TILE_ROWS;
     int64_t r1 = tiles * (t + 1) / nt * TILE_ROWS;
     if (r1 > m) r1 = m;
-    if (r0 < r1) gemm_rows_range(trans_b, r0, r1, n, k, a, lda, b, ldb, c, ldc);
+    if (r0 < r1) gemm_rows_range(trans_b, r0, r1, n, k, a, lda, b, ldb, c, ldc, acc);
   }
+}
+
+void halo_cpu_gemm_rows(int trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                        const float *b, int64_t ldb, float *c, int64_t ldc) {
+  gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc, 0);
+}
+
+void halo_cpu_gemm_rows_acc(int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
+                            int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc) {
+  gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc, 1);
 }

@@ -56,7 +56,8 @@ static int tall_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k
   return trans_a && !trans_b && m * n <= TS_MAX_MN && k >= TS_MIN_K;
 }
 
-/* A layer's per-row products H·W and G·Wᵀ (A tall, C narrow), overwritten:
+/* A layer's per-row products H·W and G·Wᵀ (A tall, C narrow), overwritten
+ * or added to (beta 1: halo_cpu_gemm_rows_acc):
  * halo_cpu_gemm_rows streams A's rows once through register tiles, where
  * OpenBLAS packs the tall A first.  It ran 1.1-3.0x OpenBLAS's speed for
  * every width up to 64 columns on the AVX-512 VM (100,000 rows of 16 to
@@ -65,7 +66,8 @@ static int tall_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k
 enum { ROWS_MIN_M = 4096, ROWS_MAX_N = 64 };
 
 static int per_row(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, float beta) {
-  return !trans_a && alpha == 1.0f && beta == 0.0f && m >= ROWS_MIN_M && n <= ROWS_MAX_N && k > 0;
+  return !trans_a && alpha == 1.0f && (beta == 0.0f || beta == 1.0f) && m >= ROWS_MIN_M &&
+         n <= ROWS_MAX_N && k > 0;
 }
 
 /* block (m × n, leading dimension n) += A[0..rows)ᵀ · B[0..rows), 4 rows
@@ -238,7 +240,10 @@ void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, fl
     return;
   }
   if (per_row(trans_a, m, n, k, alpha, beta)) {
-    halo_cpu_gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+    if (beta == 0.0f)
+      halo_cpu_gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+    else
+      halo_cpu_gemm_rows_acc(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
   const enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;

@@ -84,8 +84,9 @@ float halo_cpu_max_abs(const float *x, int64_t n);
 size_t halo_cpu_exact_tn_work(int64_t ac, int64_t bc, int threads);
 size_t halo_cpu_exact_csr_work(int64_t bc, int threads);
 
-/* Limits halo_cpu_exact_tn's tiles to vectors of at most `limit` (the
- * default: the widest the CPU has; PLAIN is the scalar loop), for tests
+/* Limits halo_cpu_exact_tn's tiles and halo_cpu_exact_csr's loop to
+ * vectors of at most `limit` (the default: the widest the CPU has; PLAIN
+ * is the portable loop, which the compiler may still vectorise), for tests
  * that run each path on one machine: every path gives the same integers.
  * Returns the width it will use.  Not thread-safe against a running sum. */
 halo_cpu_isa halo_cpu_exact_limit_isa(halo_cpu_isa limit);

@@ -16,7 +16,7 @@
 /* C = alpha · op(A) · op(B) + beta · C, through CBLAS (row-major), or, for
  * the tall-skinny Aᵀ·B of a weight gradient, halo's own register-tiled
  * kernel, and for a narrow A·op(B) of many rows (at most 64 columns, alpha
- * 1, beta 0), halo_cpu_gemm_rows (kernels/cpu-gemm.c). */
+ * 1, beta 0 or 1), halo_cpu_gemm_rows or _acc (kernels/cpu-gemm.c). */
 void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                    int64_t ldc);
@@ -44,6 +44,14 @@ halo_cpu_isa halo_cpu_gemm_limit_isa(halo_cpu_isa limit);
  * count. */
 void halo_cpu_gemm_rows(int trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                         const float *b, int64_t ldb, float *c, int64_t ldc);
+
+/* C += A · op(B) with halo_cpu_gemm_rows's contract, each element's sum
+ * starting from its C instead of 0:
+ *   C[i, j] = (...((C[i, j] + A[i, 0]·B'[0, j]) + A[i, 1]·B'[1, j]) + ...)
+ * k = 0 leaves C as it is.  halo_cpu_gemm's beta = 1 of such a product
+ * (SAGE's Z += H·W_r), where OpenBLAS ran at 0.4x of it. */
+void halo_cpu_gemm_rows_acc(int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
+                            int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
 
 /* Y[i, :] += bias[:] for every row. */
 void halo_cpu_bias_add(float *y, int64_t rows, int64_t cols, const float *bias);

@@ -98,7 +98,7 @@ typedef enum {
   HALO_OPTION_MODEL,    /* it changes the function: a checkpoint of another value is refused */
   HALO_OPTION_TRAINING, /* it may change on resume: the difference is a warning, and this
                            run's value applies */
-  HALO_OPTION_RUN       /* how this run computes, not in the checkpoint (--deterministic) */
+  HALO_OPTION_RUN       /* how this run computes, not in the checkpoint (--no-eval-cache) */
 } halo_option_role;
 
 /* How the checkpoint stores an option's value. */
@@ -305,9 +305,9 @@ extern const char *const halo_bool_names[];
   X(DETERMINISTIC,                                                                               \
     HALO_FLAG_SWITCH_ROW("--deterministic", T, P(deterministic), 1,                              \
                          "bit-identical training for any number of ranks, partition and\n"       \
-                         "thread count: exact gradient sums (the default with --device cpu;\n"   \
-                         "cuda has them too)"),                                                  \
-    "deterministic", HALO_OPTION_RUN, HALO_OPTION_NONE, 0, 0, -1, 0)                            \
+                         "thread count: exact gradient sums (the default with --device cpu,\n"   \
+                         "but for --halo-aggregate auto; cuda has them too)"),                   \
+    "deterministic", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 36, -1, 0)                       \
   X(NO_DETERMINISTIC,                                                                            \
     HALO_FLAG_SWITCH_ROW("--no-deterministic", T, P(no_deterministic), 1,                        \
                          "float gradient sums, as PyG's: about 5% faster on the CPU, but the\n"  \
@@ -317,7 +317,7 @@ extern const char *const halo_bool_names[];
   X(NO_EVAL_CACHE,                                                                               \
     HALO_FLAG_SWITCH_ROW("--no-eval-cache", T, P(no_eval_cache), 1,                              \
                          "evaluate the first layer as training does, without the ÂX that\n"     \
-                         "gcn and sage keep for it (n x F floats; docs/train.md)"),              \
+                         "gcn, sage and gin-0 keep for it (n x F floats; docs/train.md)"),       \
     "no_eval_cache", HALO_OPTION_RUN, HALO_OPTION_NONE, 0, 0, -1, 0)                            \
   X(HALO_PRECISION,                                                                              \
     HALO_FLAG_CHOICE_ROW("--halo-precision", T, P(halo_precision), halo_precision_names,         \

@@ -71,9 +71,9 @@ typedef struct halo_partition_timing {
 /* Everything --dims derives. */
 typedef struct halo_partition_prediction {
   int64_t epoch, epoch_static, setup, cagnet1d, broadcast1d;
-  /* The set-up exchange with input dropout: GCN's and GraphSAGE's
-   * evaluation ÂX (halo_layer_desc.eval_cached), when halo-train's input
-   * is dense; 0 for the other models. */
+  /* The set-up exchange with input dropout: GCN's, GraphSAGE's and
+   * GIN-0's evaluation ÂX (halo_layer_desc.eval_cached), when halo-train's
+   * input is dense; 0 for GAT. */
   int64_t setup_dropout;
   /* --halo-sample: epoch e's bytes (input dropout on) at [e - 1], for
    * rq->sample_epochs epochs; NULL otherwise (owned by the run) */

@@ -260,7 +260,10 @@ Test(exact, column_sums_csr_and_dense_sums_equal_their_references) {
     if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
     memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
     halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 3, w, sparse);
-    expect_limbs(sparse, csr_ref, f * bc, isa == 0 ? "CSR, scalar" : isa == 1 ? "CSR, AVX2" : "CSR, AVX-512");
+    expect_limbs(sparse, csr_ref, f * bc,
+                 isa == 0   ? "CSR, portable"
+                 : isa == 1 ? "CSR, AVX2"
+                            : "CSR, AVX-512");
   }
   halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
   /* The two roundings differ by less than a unit a term. */
@@ -280,9 +283,10 @@ Test(exact, column_sums_csr_and_dense_sums_equal_their_references) {
     if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
     memset(cs, 0, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *cs);
     add_rows(NULL, b, 0, n, 1, bc, eb, 2, cs);
-    expect_limbs(cs, cs_ref, bc, isa == 0   ? "column sums, scalar"
-                                 : isa == 1 ? "column sums, AVX2"
-                                            : "column sums, AVX-512");
+    expect_limbs(cs, cs_ref, bc,
+                 isa == 0   ? "column sums, scalar"
+                 : isa == 1 ? "column sums, AVX2"
+                            : "column sums, AVX-512");
   }
   halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
   cr_expect_arr_eq(cs, cs1, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *cs);
@@ -409,7 +413,10 @@ Test(exact, csr_and_dense_tail_columns_equal_their_references) {
     if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
     memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
     halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 1, w, sparse);
-    expect_limbs(sparse, csr_ref, f * bc, isa == 0 ? "CSR, scalar" : isa == 1 ? "CSR, AVX2" : "CSR, AVX-512");
+    expect_limbs(sparse, csr_ref, f * bc,
+                 isa == 0   ? "CSR, portable"
+                 : isa == 1 ? "CSR, AVX2"
+                            : "CSR, AVX-512");
   }
   halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
   free(dense_ref);

@@ -233,11 +233,11 @@ Test(gemm_rows, halo_kernel_survey, .timeout = 600) {
   cr_assert_eq(s.bad_configs, 0, "halo_cpu_gemm_rows is not row-invariant: %s", s.first);
 }
 
-/* The definition in halo-kernels.h, one element at a time.  This file is
- * built with -ffp-contract=off, so the product is rounded before the sum. */
+/* The definition in halo-kernels.h, one element at a time, from `acc`
+ * (0, or C's value for halo_cpu_gemm_rows_acc).  This file is built with
+ * -ffp-contract=off, so the product is rounded before the sum. */
 static float reference_element(int trans_b, int64_t k, const float *a_row, const float *b,
-                               int64_t ldb, int64_t j) {
-  float acc = 0.0f;
+                               int64_t ldb, int64_t j, float acc) {
   for (int64_t p = 0; p < k; p++) {
     const float prod = a_row[p] * (trans_b ? b[j * ldb + p] : b[p * ldb + j]);
     acc = acc + prod;
@@ -247,15 +247,16 @@ static float reference_element(int trans_b, int64_t k, const float *a_row, const
 
 /* Every width from 1 to 40 (each edge tile), heights around the register
  * tile, k across the cache blocks, padded leading dimensions, with 1 and 2
- * threads: C equals the definition bit for bit and the padding of C is not
- * touched. */
+ * threads, overwriting C and adding to it (halo_cpu_gemm_rows_acc): C
+ * equals the definition bit for bit and the padding of C is not touched. */
 Test(gemm_rows, matches_definition_bitwise, .timeout = 600) {
   const uint64_t seed = test_seed("gemm_rows.matches_definition_bitwise");
   static const int64_t MS[] = {1, 5, 6, 7, 13, 50};
   static const int64_t KS[] = {0, 1, 3, 64, 257, 2100};
   int id = 0;
-  for (int t = 0; t < 2; t++) {
-    set_threads(THREADS[t]);
+  for (int t = 0; t < 4; t++) {
+    const int add = t >= 2; /* halo_cpu_gemm_rows_acc */
+    set_threads(THREADS[t % 2]);
     for (int trans_b = 0; trans_b < 2; trans_b++)
       for (size_t mi = 0; mi < sizeof MS / sizeof MS[0]; mi++)
         for (size_t ki = 0; ki < sizeof KS / sizeof KS[0]; ki++)
@@ -273,18 +274,24 @@ Test(gemm_rows, matches_definition_bitwise, .timeout = 600) {
             test_fill(b, b_rows * ldb, key ^ 2, -1.0f, 1.0f);
             test_fill(c0, m * ldc, key ^ 3, -1.0f, 1.0f);
             memcpy(c, c0, (size_t)(m * ldc) * sizeof *c);
-            for (int64_t i = 0; i < m; i++)
-              for (int64_t j = 0; j < n; j++) c[i * ldc + j] = NAN;
-            halo_cpu_gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+            if (add) {
+              halo_cpu_gemm_rows_acc(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+            } else {
+              for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) c[i * ldc + j] = NAN;
+              halo_cpu_gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+            }
             for (int64_t i = 0; i < m; i++)
               for (int64_t j = 0; j < ldc; j++) {
-                const float want =
-                    j < n ? reference_element(trans_b, k, a + i * lda, b, ldb, j) : c0[i * ldc + j];
+                const float from = add ? c0[i * ldc + j] : 0.0f;
+                const float want = j < n
+                                       ? reference_element(trans_b, k, a + i * lda, b, ldb, j, from)
+                                       : c0[i * ldc + j];
                 cr_assert(memcmp(&c[i * ldc + j], &want, sizeof want) == 0,
-                          "%d thread(s), trans_b %d, m %lld n %lld k %lld: C[%lld, %lld] = %a, "
-                          "want %a%s",
-                          THREADS[t], trans_b, (long long)m, (long long)n, (long long)k,
-                          (long long)i, (long long)j, c[i * ldc + j], want,
+                          "%d thread(s), %s, trans_b %d, m %lld n %lld k %lld: C[%lld, %lld] = "
+                          "%a, want %a%s",
+                          THREADS[t % 2], add ? "C +=" : "C =", trans_b, (long long)m, (long long)n,
+                          (long long)k, (long long)i, (long long)j, c[i * ldc + j], want,
                           j < n ? "" : " (padding changed)");
               }
             free(a);
