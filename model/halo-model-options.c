@@ -155,10 +155,6 @@ halo_model_config halo_model_config_of_options(const halo_net_options *o) {
                              .eval_cache = !o->no_eval_cache};
 }
 
-int halo_deterministic_default(const halo_net_options *o, int on_cpu) {
-  return on_cpu && o->halo_aggregate != HALO_AGGREGATE_AUTO;
-}
-
 const char *halo_aggregate_refusal(const halo_net_options *o) {
   if (o->model == HALO_MODEL_GAT)
     return "gat's attention weighs each edge by the receiver's row and the sender's together, "

@@ -70,9 +70,9 @@ typedef struct halo_net_options {
   int no_eval_cache;      /* 1: the evaluation does not keep ÂX (halo_model_config.eval_cache) */
   int deterministic;      /* 1: weight and bias gradients are exact sums over the nodes of all
                              ranks (halo-exact.h), so training is bit-identical for any number
-                             of ranks, partition and thread count; 0: float sums.  halo-train
-                             makes 1 its default on the CPU (halo_deterministic_default) */
-  int no_deterministic;   /* 1: --no-deterministic was given (halo-train's float path) */
+                             of ranks, partition and thread count; 0 (the default): float
+                             sums */
+  int no_deterministic;   /* 1: --no-deterministic was given (the float path, spelled out) */
   int halo_precision;     /* halo_precision of the forward exchanges (features) in training */
   int halo_precision_bwd; /* and of the backward ones (gradients); evaluation is always fp32 */
   float halo_sample;      /* training keeps this keyed fraction of the boundary rows each epoch,
@@ -305,14 +305,13 @@ extern const char *const halo_bool_names[];
   X(DETERMINISTIC,                                                                               \
     HALO_FLAG_SWITCH_ROW("--deterministic", T, P(deterministic), 1,                              \
                          "bit-identical training for any number of ranks, partition and\n"       \
-                         "thread count: exact gradient sums (the default with --device cpu,\n"   \
-                         "but for --halo-aggregate auto; cuda has them too)"),                   \
+                         "thread count: exact gradient sums, about 1.1-1.2x an epoch's\n"       \
+                         "time on the CPU (cpu and cuda; docs/reproducibility.md)"),             \
     "deterministic", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 36, -1, 0)                       \
   X(NO_DETERMINISTIC,                                                                            \
     HALO_FLAG_SWITCH_ROW("--no-deterministic", T, P(no_deterministic), 1,                        \
-                         "float gradient sums, as PyG's: about 5% faster on the CPU, but the\n"  \
-                         "bits then depend on P, the partition and the threads\n"                \
-                         "(docs/reproducibility.md)"),                                           \
+                         "float gradient sums, as PyG's (the default, spelled out): the\n"      \
+                         "bits depend on P, the partition and the threads"),                     \
     "no_deterministic", HALO_OPTION_RUN, HALO_OPTION_NONE, 0, 0, -1, 0)                         \
   X(NO_EVAL_CACHE,                                                                               \
     HALO_FLAG_SWITCH_ROW("--no-eval-cache", T, P(no_eval_cache), 1,                              \
@@ -416,13 +415,6 @@ void halo_model_option_format(const halo_model_option *opt, const halo_net_optio
  * residual, LayerNorm, GAT's heads, and whether the input is dropped out).
  * Local. */
 halo_model_config halo_model_config_of_options(const halo_net_options *o);
-
-/* halo-train's --deterministic when neither it nor --no-deterministic is
- * given: 1 (exact sums, bit-identical training) with the CPU backend
- * (on_cpu), unless *o asks for --halo-aggregate auto, whose partial sums
- * reorder a boundary row's sum; 0 with CUDA, whose exact path has not yet
- * been timed on a device (docs/reproducibility.md). Local. */
-int halo_deterministic_default(const halo_net_options *o, int on_cpu);
 
 /* Why --halo-aggregate auto cannot run with options *o (GAT's attention,
  * --deterministic, an aggregation the covers are not built for), as the

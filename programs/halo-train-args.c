@@ -193,10 +193,6 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     HALO_FAIL(HALO_ERR_ARG, "--eval-only trains nothing, so --profile has no epoch to profile");
   if (a->gcn.deterministic && a->gcn.no_deterministic)
     HALO_FAIL(HALO_ERR_ARG, "--deterministic and --no-deterministic: give one of them");
-  if (a->gcn.no_deterministic)
-    a->gcn.deterministic = 0;
-  else if (!given[F_DETERMINISTIC])
-    a->gcn.deterministic = halo_deterministic_default(&a->gcn, strcmp(a->device, "cpu") == 0);
   if (a->tf32 && strcmp(a->device, "cuda") != 0)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
   if (a->gcn.deterministic && a->tf32)
