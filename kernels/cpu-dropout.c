@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "halo-exact.h" /* halo_cpu_max_abs */
 #include "halo-kernels.h"
 #include "halo-rng.h"
 
@@ -24,14 +25,14 @@ static const int64_t PARALLEL_MIN = 1 << 14;
  * float, so `draw >= ceil(p · 2^24)` holds exactly when it does): the same
  * bits, in a loop that vectorises.  The 64-bit products need AVX-512DQ to
  * vectorise in one instruction (AVX2 builds them from 32-bit ones): hence
- * the clones.  in may be out. */
-#if defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-static void
-dropout_row(float *out, const float *in, int64_t cols, uint64_t row_key, uint64_t threshold,
-            float scale) {
-#pragma omp simd
+ * the clones.  in may be out.  With `want_max`, it also returns the
+ * largest of the written values' bits with the sign cleared (they order as
+ * |x| does, and a NaN's lie above inf's: halo_cpu_max_abs's order). */
+static inline __attribute__((always_inline)) uint32_t
+dropout_row_body(float *out, const float *in, int64_t cols, uint64_t row_key, uint64_t threshold,
+                 float scale, int want_max) {
+  uint32_t m = 0;
+#pragma omp simd reduction(max : m)
   for (int64_t j = 0; j < cols; j++) {
     const uint64_t draw = halo_rng_mix(row_key ^ ((uint64_t)j * HALO_RNG_COL_MUL)) >> 40;
     const float kept = in[j] * scale;
@@ -39,7 +40,30 @@ dropout_row(float *out, const float *in, int64_t cols, uint64_t row_key, uint64_
     memcpy(&bits, &kept, sizeof bits);
     bits &= 0u - (uint32_t)(draw >= threshold);
     memcpy(&out[j], &bits, sizeof bits);
+    if (want_max) {
+      const uint32_t a = bits & 0x7fffffffu;
+      m = a > m ? a : m;
+    }
   }
+  return m;
+}
+
+#if defined(__x86_64__)
+#define HALO__DROPOUT_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define HALO__DROPOUT_CLONES
+#endif
+
+HALO__DROPOUT_CLONES static void dropout_row(float *out, const float *in, int64_t cols,
+                                             uint64_t row_key, uint64_t threshold, float scale) {
+  dropout_row_body(out, in, cols, row_key, threshold, scale, 0);
+}
+
+HALO__DROPOUT_CLONES static uint32_t dropout_row_max(float *out, const float *in, int64_t cols,
+                                                     uint64_t row_key, uint64_t threshold,
+                                                     float scale) {
+  return dropout_row_body(out, in, cols, row_key, threshold, scale, 1);
 }
 
 static void dropout_rows(float *dst, const float *src, int64_t rows, int64_t cols,
@@ -50,6 +74,15 @@ static void dropout_rows(float *dst, const float *src, int64_t rows, int64_t col
   for (int64_t i = 0; i < rows; i++)
     dropout_row(dst + i * cols, src + i * cols, cols, halo_rng_mix(key ^ (uint64_t)global_id[i]),
                 threshold, scale);
+}
+
+/* max |x| from the largest of its values' sign-cleared bits, as
+ * halo_cpu_max_abs reports it: +inf for an inf or a NaN. */
+static float max_from_bits(uint32_t m) {
+  if (m >= 0x7f800000u) return INFINITY;
+  float f;
+  memcpy(&f, &m, sizeof f);
+  return f;
 }
 
 void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *global_id, uint64_t key,
@@ -65,6 +98,25 @@ void halo_cpu_dropout_to(float *restrict dst, const float *restrict src, int64_t
     return;
   }
   dropout_rows(dst, src, rows, cols, global_id, key, p);
+}
+
+float halo_cpu_dropout_to_max(float *restrict dst, const float *restrict src, int64_t rows,
+                              int64_t cols, const int64_t *global_id, uint64_t key, float p) {
+  if (p <= 0.0f) {
+    halo_cpu_dropout_to(dst, src, rows, cols, global_id, key, p);
+    return halo_cpu_max_abs(dst, rows * cols);
+  }
+  const float scale = halo_dropout_scale(p);
+  const uint64_t threshold = halo_dropout_threshold(p);
+  uint32_t m = 0;
+#pragma omp parallel for schedule(static) reduction(max : m) if (rows * cols >= PARALLEL_MIN)
+  for (int64_t i = 0; i < rows; i++) {
+    const uint32_t row = dropout_row_max(dst + i * cols, src + i * cols, cols,
+                                         halo_rng_mix(key ^ (uint64_t)global_id[i]), threshold,
+                                         scale);
+    m = row > m ? row : m;
+  }
+  return max_from_bits(m);
 }
 
 void halo_cpu_csr_dropout(const int64_t *indptr, const int32_t *indices, const float *values,

@@ -158,6 +158,12 @@ void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *globa
 void halo_cpu_dropout_to(float *dst, const float *src, int64_t rows, int64_t cols,
                          const int64_t *global_id, uint64_t key, float p);
 
+/* halo_cpu_dropout_to, returning max |DST| as halo_cpu_max_abs reports it
+ * (+inf when a value is not finite), found in the same pass: the exact
+ * sums' bound of a block of the dropped input (--deterministic). */
+float halo_cpu_dropout_to_max(float *dst, const float *src, int64_t rows, int64_t cols,
+                              const int64_t *global_id, uint64_t key, float p);
+
 /* The mask of halo_cpu_dropout seen through the non-zeros of a CSR matrix
  * (indptr size rows+1, indices and values size indptr[rows]; values NULL
  * means every value is 1):

@@ -70,6 +70,12 @@ static void cpu_dropout_to(halo_backend *be, float *dst, const float *src, int64
   halo_cpu_dropout_to(dst, src, rows, cols, global_id, key, p);
 }
 
+static float cpu_dropout_to_max(halo_backend *be, float *dst, const float *src, int64_t rows,
+                                int64_t cols, const int64_t *global_id, uint64_t key, float p) {
+  (void)be;
+  return halo_cpu_dropout_to_max(dst, src, rows, cols, global_id, key, p);
+}
+
 static void cpu_softmax_xent(halo_backend *be, const float *z, int64_t rows, int64_t cols,
                              const int32_t *labels, const int32_t *mask, int64_t nmask,
                              float grad_scale, float *g, double *loss_sum, int64_t *correct) {
@@ -328,6 +334,7 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .model_kernel = cpu_model_kernel,
     .dropout = cpu_dropout,
     .dropout_to = cpu_dropout_to,
+    .dropout_to_max = cpu_dropout_to_max,
     .softmax_xent = cpu_softmax_xent,
     .sigmoid_bce = cpu_sigmoid_bce,
     .adam = cpu_adam,

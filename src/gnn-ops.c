@@ -93,17 +93,26 @@ static const float *dropped_rows(halo_net *g, const float *x, int32_t d_in, int6
  * (dropped_max_abs). */
 static const float *forward_dropped_rows(halo_net *g, const layer_input *in, int32_t d_in,
                                          int64_t r0, int64_t rows) {
-  const float *xd = dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key);
   /* A second pass over the same rows (a residual's projection) finds the
    * max complete and leaves it. */
   const int complete = g->drop_max.key == in->drop_key && g->drop_max.rows == g->n_owned;
-  if (g->opt.deterministic && !complete) {
-    if (r0 == 0) g->drop_max = (struct drop_max){.key = in->drop_key};
-    if (g->drop_max.key == in->drop_key && g->drop_max.rows == r0) {
-      const float m = g->ops->max_abs(g->be, xd, rows * d_in);
-      if (!(m <= g->drop_max.value)) g->drop_max.value = m; /* inf (and NaN, as inf) kept */
-      g->drop_max.rows += rows;
-    }
+  const int track = g->opt.deterministic && !complete;
+  if (track && r0 == 0) g->drop_max = (struct drop_max){.key = in->drop_key};
+  const int measure = track && g->drop_max.key == in->drop_key && g->drop_max.rows == r0;
+  const float *xd;
+  float m = 0.0f;
+  if (measure && g->ops->dropout_to_max) { /* the max from the dropout's own pass */
+    float *buf = fbuf(&g->xd);
+    m = g->ops->dropout_to_max(g->be, buf, in->dense + r0 * d_in, rows, d_in,
+                               (const int64_t *)g->global_id.data + r0, in->drop_key, in->drop_p);
+    xd = buf;
+  } else {
+    xd = dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key);
+    if (measure) m = g->ops->max_abs(g->be, xd, rows * d_in);
+  }
+  if (measure) {
+    if (!(m <= g->drop_max.value)) g->drop_max.value = m; /* inf (and NaN, as inf) kept */
+    g->drop_max.rows += rows;
   }
   return xd;
 }

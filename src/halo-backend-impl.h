@@ -217,6 +217,11 @@ typedef struct halo_backend_ops {
    * `dropout`, in one pass; dst and src do not overlap. */
   void (*dropout_to)(halo_backend *be, float *dst, const float *src, int64_t rows, int64_t cols,
                      const int64_t *global_id, uint64_t key, float p);
+  /* OPTIONAL (NULL: dropout_to, then max_abs). dropout_to, returning
+   * max |dst| as max_abs reports it, from the same pass: --deterministic's
+   * bound of a block of the dropped input. */
+  float (*dropout_to_max)(halo_backend *be, float *dst, const float *src, int64_t rows,
+                          int64_t cols, const int64_t *global_id, uint64_t key, float p);
   /* loss_sum and correct are host scalars; g may be NULL. */
   void (*softmax_xent)(halo_backend *be, const float *z, int64_t rows, int64_t cols,
                        const int32_t *labels, const int32_t *mask, int64_t nmask, float grad_scale,

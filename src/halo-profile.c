@@ -189,6 +189,13 @@ static void t_dropout_to(halo_backend *be, float *dst, const float *src, int64_t
   prof.real->dropout_to(be, dst, src, rows, cols, gid, key, p);
   add(OP_DROPOUT_TO, t0, 2 * F4 * (double)rows * cols + 8.0 * rows, 0);
 }
+static float t_dropout_to_max(halo_backend *be, float *dst, const float *src, int64_t rows,
+                              int64_t cols, const int64_t *gid, uint64_t key, float p) {
+  double t0 = now();
+  const float m = prof.real->dropout_to_max(be, dst, src, rows, cols, gid, key, p);
+  add(OP_DROPOUT_TO, t0, 2 * F4 * (double)rows * cols + 8.0 * rows, 0);
+  return m;
+}
 static void t_csr_dropout(halo_backend *be, const halo_csr *a, int tr, const int64_t *gid,
                           uint64_t key, float p, float *out) {
   double t0 = now();
@@ -410,6 +417,7 @@ halo_status halo_profile_install(halo_backend *be) {
   TIME_SLOT(gelu_backward, t_gelu_backward);
   TIME_SLOT(dropout, t_dropout);
   TIME_SLOT(dropout_to, t_dropout_to);
+  TIME_SLOT(dropout_to_max, t_dropout_to_max);
   TIME_SLOT(csr_dropout, t_csr_dropout);
   TIME_SLOT(softmax_xent, t_softmax_xent);
   TIME_SLOT(sigmoid_bce, t_sigmoid_bce);
