@@ -72,6 +72,21 @@ static void expect_limbs(const int64_t *limbs, const i128 *ref, int64_t count, c
   cr_expect_eq(bad, 0, "%s: %lld of %lld sums differ", what, (long long)bad, (long long)count);
 }
 
+/* halo_cpu_exact_csr at each vector width the CPU has (the portable loop,
+ * AVX2, AVX-512) into `sparse`: the reference's integers at every one. */
+static void expect_csr_every_width(const int64_t *indptr, const int32_t *indices,
+                                   const float *values, int64_t f, const float *b, int64_t bc,
+                                   int e, int threads, void *w, int64_t *sparse, const i128 *ref) {
+  static const char *const what[] = {"CSR, portable", "CSR, AVX2", "CSR, AVX-512"};
+  for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
+    if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
+    memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
+    halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, threads, w, sparse);
+    expect_limbs(sparse, ref, f * bc, what[isa]);
+  }
+  halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
+}
+
 static float *to_float(const int64_t *acc, int64_t count, int e) {
   float *out = malloc((size_t)count * sizeof *out);
   cr_assert(out);
@@ -256,16 +271,7 @@ Test(exact, column_sums_csr_and_dense_sums_equal_their_references) {
   i128 *dense_ref = reference(x, b, n, f, bc, e, 0), *csr_ref = reference(x, b, n, f, bc, e, 1);
   expect_limbs(dense, dense_ref, f * bc, "dense");
   /* Each vector width of the CSR sums: 16 columns then 5. */
-  for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
-    if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
-    memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
-    halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 3, w, sparse);
-    expect_limbs(sparse, csr_ref, f * bc,
-                 isa == 0   ? "CSR, portable"
-                 : isa == 1 ? "CSR, AVX2"
-                            : "CSR, AVX-512");
-  }
-  halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
+  expect_csr_every_width(indptr, indices, values, f, b, bc, e, 3, w, sparse, csr_ref);
   /* The two roundings differ by less than a unit a term. */
   for (int64_t c = 0; c < f * bc; c++)
     cr_expect_leq(llabs((long long)(dense_ref[c] - csr_ref[c])), n);
@@ -409,16 +415,7 @@ Test(exact, csr_and_dense_tail_columns_equal_their_references) {
   add_rows(x, b, 0, n, f, bc, e, 1, dense);
   i128 *dense_ref = reference(x, b, n, f, bc, e, 0), *csr_ref = reference(x, b, n, f, bc, e, 1);
   expect_limbs(dense, dense_ref, f * bc, "dense");
-  for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
-    if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
-    memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
-    halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, 1, w, sparse);
-    expect_limbs(sparse, csr_ref, f * bc,
-                 isa == 0   ? "CSR, portable"
-                 : isa == 1 ? "CSR, AVX2"
-                            : "CSR, AVX-512");
-  }
-  halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
+  expect_csr_every_width(indptr, indices, values, f, b, bc, e, 1, w, sparse, csr_ref);
   free(dense_ref);
   free(csr_ref);
   free(w);
