@@ -6,9 +6,10 @@
  * so exp never overflows:  lse = max + log Σ_j exp(z_j - max),
  * loss_i = lse - z[label],  softmax_j = exp(z_j - lse).
  * argmax ties go to the lowest column, as in PyTorch.  The softmax's
- * exponentials are halo's own (row_exp), whose loops vectorise; the sum
- * over a row's columns runs in 8 partial sums in a fixed order
- * (row_sum_exp), so that every vector width gives the same bits.
+ * exponentials are halo's own (row_exp), taken for a block of rows at once
+ * (xent_rows), whose loop vectorises; the sum over a row's columns runs in
+ * 8 partial sums in a fixed order (sums_add), so that every vector width
+ * and block gives the same bits.
  *
  * The loss is summed on a fixed-point grid (LOSS_GRID_BITS): each row's loss is
  * rounded once to a multiple of 2^-30 and the integers are added, so the sum
@@ -69,24 +70,30 @@ static inline double row_exp(double x) {
   return x < lo ? 0.0 : (x == x ? e : x);
 }
 
-enum { ROW_CHUNK = 64 }; /* columns whose exponentials are taken together */
+/* Exponentials taken together: a block of whole rows, or one row's columns
+ * in pieces of this many.  Elements of different rows are independent, so a
+ * block of short rows keeps the vector unit busy where one row's polynomial,
+ * a chain of dependent multiplies and adds, would leave it waiting. */
+enum { FLAT = 512 };
+
+/* x[k] = e^(x[k]) for k < n. */
+static inline __attribute__((always_inline)) void flat_exp(double *x, int64_t n) {
+#pragma omp simd
+  for (int64_t k = 0; k < n; k++) x[k] = row_exp(x[k]);
+}
 
 /* Σ_j e^(z_j - zmax) over a row: SUMS partial sums, column j in sum
  * j mod SUMS in column order, then added pairwise, an order written out
- * so that every vector width (or none) adds alike. */
+ * so that every vector width, and every block of rows, adds alike. */
 enum { SUMS = 8 };
-static inline __attribute__((always_inline)) double row_sum_exp(const float *zr, int64_t cols,
-                                                                double zmax) {
-  double e[ROW_CHUNK], part[SUMS] = {0};
-  for (int64_t j0 = 0; j0 < cols; j0 += ROW_CHUNK) { /* ROW_CHUNK: a multiple of SUMS */
-    const int64_t nc = cols - j0 < ROW_CHUNK ? cols - j0 : ROW_CHUNK;
-#pragma omp simd
-    for (int64_t c = 0; c < nc; c++) e[c] = row_exp((double)zr[j0 + c] - zmax);
-    const int64_t whole = (nc + SUMS - 1) / SUMS * SUMS; /* the partial sums read this far */
-    for (int64_t c = nc; c < whole; c++) e[c] = 0.0;
-    for (int64_t c = 0; c < nc; c += SUMS)
-      for (int k = 0; k < SUMS; k++) part[k] += e[c + k];
-  }
+static inline __attribute__((always_inline)) void sums_add(double *part, const double *e,
+                                                           int64_t n) {
+  int64_t c = 0;
+  for (; c + SUMS <= n; c += SUMS)
+    for (int k = 0; k < SUMS; k++) part[k] += e[c + k];
+  for (int k = 0; c < n; c++, k++) part[k] += e[c];
+}
+static inline double sums_total(const double *part) {
   return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
 }
 
@@ -95,55 +102,136 @@ typedef struct xent_sums {
   int64_t hi, lo, bad, hits;
 } xent_sums;
 
+/* Row zr's maximum, its first column on ties.  Without a branch on the data
+ * (a row's order of values is a coin toss): a select per column. */
+static inline int64_t row_argmax(const float *restrict zr, int64_t cols, float *best_out) {
+  int64_t argmax = 0;
+  float best = zr[0];
+  for (int64_t j = 1; j < cols; j++) {
+    const int more = zr[j] > best;
+    argmax = more ? j : argmax;
+    best = more ? zr[j] : best;
+  }
+  *best_out = best;
+  return argmax;
+}
+
+/* A row's loss into s, given its log-sum-exp; 0 when its label is outside
+ * [0, cols) (a fault of the caller's data: it turns the loss into NaN, so
+ * that it cannot pass unnoticed, and adds no gradient), else 1. */
+static inline int row_loss_add(xent_sums *s, double lse, const float *zr, int64_t cols,
+                               int32_t label, int64_t argmax) {
+  if (label < 0 || label >= cols) {
+    s->bad++;
+    return 0;
+  }
+  /* A loss that is not finite (non-finite logits) or past 2^32 makes the
+   * sum NaN, while the row's gradient is still written (NaN shows there,
+   * as on the float path). */
+  const double row_loss = lse - (double)zr[label];
+  if (row_loss < 0x1p32) {
+    const int64_t units = llrint(row_loss * 0x1p30); /* LOSS_GRID_BITS; < 2^62 */
+    s->hi += units >> 31;
+    s->lo += units & (((int64_t)1 << 31) - 1);
+  } else {
+    s->bad++;
+  }
+  s->hits += argmax == label;
+  return 1;
+}
+
+/* g's row from its softmax p: p minus the one-hot label, scaled. */
+static inline __attribute__((always_inline)) void row_grad_store(float *restrict gr,
+                                                                 const double *restrict p,
+                                                                 int64_t cols, int64_t label,
+                                                                 float grad_scale) {
+#pragma omp simd
+  for (int64_t j = 0; j < cols; j++) gr[j] = (float)((p[j] - (double)(j == label)) * grad_scale);
+}
+
+/* A row wider than FLAT, alone, FLAT columns at a time: its loss into s,
+ * its gradient into gr (when not NULL); x is scratch. */
+static inline __attribute__((always_inline)) void wide_row(xent_sums *s, const float *restrict zr,
+                                                           int64_t cols, int32_t label,
+                                                           float grad_scale, float *restrict gr,
+                                                           double *x) {
+  float best;
+  const int64_t argmax = row_argmax(zr, cols, &best);
+  const double zmax = best;
+  double part[SUMS] = {0};
+  for (int64_t j0 = 0; j0 < cols; j0 += FLAT) { /* FLAT: a multiple of SUMS */
+    const int64_t nc = cols - j0 < FLAT ? cols - j0 : FLAT;
+#pragma omp simd
+    for (int64_t c = 0; c < nc; c++) x[c] = (double)zr[j0 + c] - zmax;
+    flat_exp(x, nc);
+    sums_add(part, x, nc);
+  }
+  const double lse = zmax + log(sums_total(part));
+  if (!row_loss_add(s, lse, zr, cols, label, argmax) || !gr) return;
+  for (int64_t j0 = 0; j0 < cols; j0 += FLAT) {
+    const int64_t nc = cols - j0 < FLAT ? cols - j0 : FLAT;
+#pragma omp simd
+    for (int64_t c = 0; c < nc; c++) x[c] = (double)zr[j0 + c] - lse;
+    flat_exp(x, nc);
+    row_grad_store(gr + j0, x, nc, (int64_t)label - j0, grad_scale);
+  }
+}
+
 /* The masked rows mask[m0 .. m1): their losses into *out, their gradients
- * into g (when not NULL).  Cloned, so that the exponentials use the widest
- * vectors the CPU has. */
+ * into g (when not NULL).  Rows of at most FLAT columns go in blocks of
+ * FLAT / cols, a wider row alone (wide_row); either way each element sees
+ * the same operations in the same order.  Cloned, so that the exponentials
+ * use the widest vectors the CPU has. */
 #if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 static void xent_rows(const float *z, int64_t cols, const int32_t *labels, const int32_t *mask,
                       int64_t m0, int64_t m1, float grad_scale, float *g, xent_sums *out) {
   xent_sums s = {0, 0, 0, 0};
-  for (int64_t m = m0; m < m1; m++) {
-    const int64_t i = mask[m];
-    const float *restrict zr = z + i * cols;
-    const int32_t label = labels[i];
-
-    /* Without a branch on the data (a row's order of values is a coin
-     * toss): a select per column. */
-    int64_t argmax = 0;
-    float best = zr[0];
-    for (int64_t j = 1; j < cols; j++) {
-      const int more = zr[j] > best;
-      argmax = more ? j : argmax;
-      best = more ? zr[j] : best;
+  double x[FLAT];
+  if (cols > FLAT) {
+    for (int64_t m = m0; m < m1; m++) {
+      const int64_t i = mask[m];
+      wide_row(&s, z + i * cols, cols, labels[i], grad_scale, g ? g + i * cols : NULL, x);
     }
-    const double zmax = best;
-    const double lse = zmax + log(row_sum_exp(zr, cols, zmax));
-
-    /* A label outside [0, cols) is a fault of the caller's data: it turns the
-     * loss into NaN, so that it cannot pass unnoticed, and adds no gradient. */
-    if (label < 0 || label >= cols) {
-      s.bad++;
-      continue;
-    }
-    /* A loss that is not finite (non-finite logits) or past 2^32 makes the
-     * sum NaN, while the row's gradient is still written (NaN shows there,
-     * as on the float path). */
-    const double row_loss = lse - (double)zr[label];
-    if (row_loss < 0x1p32) {
-      const int64_t units = llrint(row_loss * 0x1p30); /* LOSS_GRID_BITS; < 2^62 */
-      s.hi += units >> 31;
-      s.lo += units & (((int64_t)1 << 31) - 1);
-    } else {
-      s.bad++;
-    }
-    s.hits += argmax == label;
-    if (!g) continue;
-    float *restrict gr = g + i * cols;
+    *out = s;
+    return;
+  }
+  const int64_t per = FLAT / cols; /* rows a block */
+  double zmax[FLAT], lse[FLAT];
+  int64_t argmax[FLAT];
+  int written[FLAT]; /* rows whose label is in range */
+  for (int64_t m = m0; m < m1; m += per) {
+    const int64_t nb = m1 - m < per ? m1 - m : per;
+    for (int64_t r = 0; r < nb; r++) {
+      const float *restrict zr = z + mask[m + r] * cols;
+      float best;
+      argmax[r] = row_argmax(zr, cols, &best);
+      zmax[r] = best;
+      double *restrict xr = x + r * cols;
 #pragma omp simd
-    for (int64_t j = 0; j < cols; j++)
-      gr[j] = (float)((row_exp((double)zr[j] - lse) - (double)(j == (int64_t)label)) * grad_scale);
+      for (int64_t j = 0; j < cols; j++) xr[j] = (double)zr[j] - zmax[r];
+    }
+    flat_exp(x, nb * cols);
+    for (int64_t r = 0; r < nb; r++) {
+      const int64_t i = mask[m + r];
+      double part[SUMS] = {0};
+      sums_add(part, x + r * cols, cols);
+      lse[r] = zmax[r] + log(sums_total(part));
+      written[r] = row_loss_add(&s, lse[r], z + i * cols, cols, labels[i], argmax[r]);
+    }
+    if (!g) continue;
+    for (int64_t r = 0; r < nb; r++) {
+      const float *restrict zr = z + mask[m + r] * cols;
+      double *restrict xr = x + r * cols;
+#pragma omp simd
+      for (int64_t j = 0; j < cols; j++) xr[j] = (double)zr[j] - lse[r];
+    }
+    flat_exp(x, nb * cols);
+    for (int64_t r = 0; r < nb; r++) {
+      const int64_t i = mask[m + r];
+      if (written[r]) row_grad_store(g + i * cols, x + r * cols, cols, labels[i], grad_scale);
+    }
   }
   *out = s;
 }
