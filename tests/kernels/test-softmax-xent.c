@@ -74,13 +74,58 @@ Test(softmax_xent, gradient_matches_finite_differences) {
   }
 }
 
-/* ROWS × cols logits against a double reference; cols past the kernel's
- * chunk of 64 columns too. */
+/* ROWS × cols logits against a double reference; rows in blocks (7, 150
+ * columns) and rows wider than the kernel's block of 512 doubles (600). */
 static void check_reference(int64_t cols);
 
 Test(softmax_xent, matches_double_reference_and_is_stable) {
   check_reference(7);
   check_reference(150);
+  check_reference(600);
+}
+
+/* A row's loss and gradient do not depend on the rows beside it: the kernel
+ * takes the exponentials of a block of rows at once, so each row alone (a
+ * mask of one) must give the bits it gets among the others, and the loss
+ * sums, multiples of 2^-30, must add up exactly. */
+Test(softmax_xent, rows_alike_in_any_block) {
+  const uint64_t seed = test_seed("softmax_xent.rows_alike_in_any_block");
+  static const int64_t widths[] = {1, 3, 8, 47, 513};
+  enum { ROWS = 300 };
+  for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
+    const int64_t cols = widths[w];
+    float *z = malloc(ROWS * cols * sizeof *z), *g = calloc(ROWS * cols, sizeof *g);
+    float *g1 = calloc(ROWS * cols, sizeof *g1);
+    int32_t *labels = malloc(ROWS * sizeof *labels), *mask = malloc(ROWS * sizeof *mask);
+    cr_assert(z && g && g1 && labels && mask);
+    test_fill(z, ROWS * cols, test_key(seed, 10 + w), -30.0f, 30.0f);
+    int64_t nmask = 0;
+    for (int i = 0; i < ROWS; i++) {
+      labels[i] = (int32_t)test_below(test_key(seed, 20 + w), (uint64_t)i, cols);
+      if (test_below(test_key(seed, 30 + w), (uint64_t)i, 4) != 0) mask[nmask++] = i;
+    }
+    double loss = 0.0, sum = 0.0;
+    int64_t correct = 0, correct_sum = 0;
+    halo_cpu_softmax_xent(z, ROWS, cols, labels, mask, nmask, 0.25f, g, &loss, &correct);
+    for (int64_t m = 0; m < nmask; m++) {
+      double one = 0.0;
+      int64_t c1 = 0;
+      halo_cpu_softmax_xent(z + mask[m] * cols, 1, cols, labels + mask[m], &(int32_t){0}, 1, 0.25f,
+                            g1 + mask[m] * cols, &one, &c1);
+      sum += one;
+      correct_sum += c1;
+    }
+    cr_expect_eq(loss, sum, "cols %lld: loss %.17g, the rows alone %.17g", (long long)cols, loss,
+                 sum);
+    cr_expect_eq(correct, correct_sum, "cols %lld", (long long)cols);
+    cr_expect_eq(memcmp(g, g1, ROWS * cols * sizeof *g), 0, "cols %lld: gradients differ",
+                 (long long)cols);
+    free(z);
+    free(g);
+    free(g1);
+    free(labels);
+    free(mask);
+  }
 }
 
 static void check_reference(int64_t cols) {
