@@ -1,4 +1,5 @@
-/* Bias, ReLU, ELU, LeakyReLU, GELU, AXPY, column sums and row normalisation on the CPU.
+/* Bias, AXPY, column sums, products and row normalisations on the CPU
+ * (the activations are in cpu-activation.c).
  *
  * Each loop is memory-bound, so it runs in parallel only when the array is
  * large enough to amortise waking the OpenMP team, and vectorises along the
@@ -41,16 +42,6 @@ void halo_cpu_colsum(const float *g, int64_t rows, int64_t cols, float *grad_bia
   }
 }
 
-void halo_cpu_relu(float *y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
-  for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
-}
-
-void halo_cpu_relu_backward(float *g, const float *y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
-  for (int64_t i = 0; i < n; i++) g[i] = y[i] <= 0.0f ? 0.0f : g[i];
-}
-
 void halo_cpu_row_normalize(float *x, int64_t rows, int64_t cols) {
 #pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
   for (int64_t i = 0; i < rows; i++) {
@@ -68,16 +59,6 @@ void halo_cpu_axpy(float *y, const float *x, int64_t n, float alpha, const float
   const float a = alpha + (p ? *p : 0.0f);
 #pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
   for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
-}
-
-void halo_cpu_elu(float *y, int64_t n) {
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN)
-  for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : expm1f(y[i]);
-}
-
-void halo_cpu_elu_backward(float *g, const float *y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
-  for (int64_t i = 0; i < n; i++) g[i] *= y[i] > 0.0f ? 1.0f : y[i] + 1.0f;
 }
 
 /* torch's F.normalize eps: the smallest norm a row is divided by. */
@@ -153,34 +134,4 @@ void halo_cpu_layernorm_backward(float *g, const float *xhat, const float *rstd,
 void halo_cpu_mul(float *out, const float *a, const float *b, int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
   for (int64_t i = 0; i < n; i++) out[i] = a[i] * b[i];
-}
-
-void halo_cpu_leaky_relu(float *y, int64_t n, float slope) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
-  for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? slope * y[i] : y[i];
-}
-
-void halo_cpu_leaky_relu_backward(float *g, const float *y, int64_t n, float slope) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
-  for (int64_t i = 0; i < n; i++) g[i] = y[i] < 0.0f ? slope * g[i] : g[i];
-}
-
-/* 1/√2 and 1/√(2π), as the CUDA twin spells them. */
-static const double SQRT1_2 = 0.70710678118654752440, INV_SQRT_2PI = 0.39894228040143267794;
-
-void halo_cpu_gelu_to(float *y, const float *x, int64_t n) {
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN / 8)
-  for (int64_t i = 0; i < n; i++) {
-    const double v = x[i];
-    y[i] = (float)(0.5 * v * erfc(-v * SQRT1_2));
-  }
-}
-
-void halo_cpu_gelu_backward(float *g, const float *x, int64_t n) {
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN / 8)
-  for (int64_t i = 0; i < n; i++) {
-    const double v = x[i];
-    const double cdf = 0.5 * erfc(-v * SQRT1_2), pdf = exp(-0.5 * v * v) * INV_SQRT_2PI;
-    g[i] = (float)(g[i] * (cdf + v * pdf));
-  }
 }

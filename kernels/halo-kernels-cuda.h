@@ -29,8 +29,8 @@
  *               an rstd, an xhat, a Y or a G may round to the next float;
  *               rows of equal values in the forward and rows of one column
  *               in both are exact), gemm (a different summation order), elu
- *               (CUDA's expm1f, within 1 ulp, as glibc's is, but not always
- *               the same float), gelu and gelu_backward (erfc and exp in
+ *               (CUDA's expm1f, within 1 ulp; the CPU's is correctly
+ *               rounded, kernels/cpu-activation.c), gelu and gelu_backward (erfc and exp in
  *               double, rounded once to float), the GAT kernels (expf, and fused
  *               multiply-adds)
  * tests/gpu/test-cuda-kernels.c holds the per-op thresholds.

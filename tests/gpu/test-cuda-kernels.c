@@ -17,7 +17,8 @@
  *         drown the others; layernorm, its xhat and rstd and its backward,
  *         row by row, with rows of equal values and rows of one column bit
  *         for bit), and elu, whose expm1f is CUDA's (within 1 ulp
- *         of the true value, as glibc's is: at most 2 ulps apart);
+ *         of the true value; the CPU's is correctly rounded: at most 1 ulp
+ *         apart, held to 2);
  *   1e-5  fp32 GEMM, whose summation order differs (k <= 300 here); GAT's
  *         kernels, which run the CPU's own row functions (core/halo-gat.h,
  *         its own exp too) with nvcc's fused multiply-adds (on

@@ -1,4 +1,4 @@
-/* Bias, column sums, ReLU, row normalisation, halo pack/unpack, LayerNorm
+/* Bias, column sums, ReLU, ELU, row normalisation, halo pack/unpack, LayerNorm
  * and the elementwise product against straightforward double (LayerNorm:
  * long double) references, and LayerNorm's backward against central
  * differences of a double forward.  Sizes straddle the kernels' parallel
@@ -88,6 +88,54 @@ Test(elementwise, relu_and_backward) {
   free(x);
   free(g);
   free(g0);
+}
+
+/* ELU against expm1 in long double, rounded once: halo's expm1 (in double)
+ * is the correctly rounded float but within 2^-52 of a midpoint, which
+ * 200,003 draws should not meet (at most one is allowed, within 1 ulp).
+ * Inputs from -40 to 2, tiny and subnormal ones, -0, -inf and NaN; sizes
+ * on both sides of the parallel threshold.  The backward G·(Y + 1) below
+ * 0 rounds once, so it is exact against the same product in float. */
+Test(elementwise, elu_and_backward) {
+  const uint64_t seed = test_seed("elementwise.elu_and_backward");
+  static const int64_t sizes[] = {1000, 200003};
+  for (int s = 0; s < 2; s++) {
+    const int64_t n = sizes[s];
+    float *y = random_matrix(test_key(seed, 1 + 2 * s), n, -40.0f, 2.0f);
+    float *g = random_matrix(test_key(seed, 2 + 2 * s), n, -3.0f, 3.0f);
+    float *x = malloc((size_t)n * sizeof *x), *g0 = malloc((size_t)n * sizeof *g0);
+    cr_assert(x && g0);
+    for (int64_t i = 0; i < n; i += 5) y[i] *= 1e-3f; /* near 0, where e^x - 1 cancels */
+    const float special[] = {-0.0f, 0.0f, -INFINITY, NAN, -1e-30f, -1.4e-45f, -1e-7f, -0.3465f,
+                             -0.3466f, -16.7f, -17.4f, -88.0f, -1e30f, INFINITY};
+    for (int k = 0; k < (int)(sizeof special / sizeof *special); k++) y[7 * k] = special[k];
+    memcpy(x, y, (size_t)n * sizeof *x);
+    memcpy(g0, g, (size_t)n * sizeof *g0);
+    halo_cpu_elu(y, n);
+    halo_cpu_elu_backward(g, y, n);
+    int64_t off = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (isnan(x[i])) {
+        cr_assert(isnan(y[i]), "elu(NaN) = %g", (double)y[i]);
+        continue;
+      }
+      const float want = x[i] < 0.0f ? (float)expm1l((long double)x[i]) : x[i];
+      if (memcmp(&want, &y[i], sizeof want) != 0) {
+        off++;
+        cr_assert(fabsf(y[i] - want) <= fabsf(nextafterf(want, 0.0f) - want),
+                  "elu(%.9g) = %.9g, want %.9g", (double)x[i], (double)y[i], (double)want);
+      }
+      const float dwant = g0[i] * (y[i] > 0.0f ? 1.0f : y[i] + 1.0f);
+      cr_assert_eq(g[i], dwant, "elu_backward at %lld", (long long)i);
+    }
+    cr_expect_leq(off, 1, "%lld of %lld ELU values not correctly rounded", (long long)off,
+                  (long long)n);
+    cr_assert(signbit(y[0]) && y[0] == 0.0f, "elu(-0) keeps its sign");
+    free(y);
+    free(x);
+    free(g);
+    free(g0);
+  }
 }
 
 /* LeakyReLU against double: the product slope·x rounds once, so the float
