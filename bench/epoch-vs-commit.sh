@@ -8,7 +8,8 @@
 # (mean_eval_s / mean_epoch_s), and the model's measured memory
 # (memory_used_bytes) of each.  This build runs the float path
 # (--no-deterministic where it has that flag; BASE's default is the float
-# path).
+# path).  A rank of one thread is bound to a core, Open MPI's default at
+# -np <= 2; a rank of more threads is not bound (docs/train.md, --threads).
 #
 #   bench/epoch-vs-commit.sh [BUILD_DIR]       BUILD_DIR defaults to build
 #
@@ -46,7 +47,14 @@ if [ ! -x "$base_dir/build-cpu/bin/halo-train" ]; then
 fi
 root=()
 if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
-mpi=(mpirun "${root[@]}" --oversubscribe --bind-to none)
+# mpirun's binding: Open MPI's default for -np <= 2 (each rank on its own
+# core) where a rank runs one thread, as users get it; none where a rank
+# runs more threads than one core holds.
+mpi_of() { # THREADS -> the mpirun command line
+  local bind=none
+  if [ "$1" -eq 1 ]; then bind=core; fi
+  echo mpirun "${root[@]}" --oversubscribe --bind-to "$bind"
+}
 float=()
 # The help read whole first: under pipefail, `grep -q` closing the pipe
 # early would fail the test with halo-train's SIGPIPE.
@@ -72,6 +80,8 @@ for p in $parts; do
     "$build/bin/halo-partition" --input "$sbm" --parts "$p" --out "$d" --force > "$d.txt"
   fi
   threads=${THREADS:-$(($(nproc) / p > 0 ? $(nproc) / p : 1))}
+  read -r -a mpi <<<"$(mpi_of "$threads")"
+  echo "# P=$p: $threads threads a rank, ${mpi[*]: -2}"
   for m in $models; do
     b=() t=() ev=() bm=() tm=()
     for r in $(seq "$reps"); do
