@@ -16,7 +16,8 @@
 # (1000000), SBM_DEGREE (24), SBM_FEAT (128), HIDDEN on sbm (the model's
 # default; the sessions of 2026-12-06 and 07 measured 200,000 nodes,
 # degree 20 and HIDDEN=64, a wider first layer whose exact gradient weighs
-# more), MODEL (gcn).
+# more), MODEL (gcn).  Ranks of one thread are bound to a core
+# (bench/mpi-bind.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +39,7 @@ for bin in "$build/bin/halo-train" "$build/bin/halo-partition"; do
 done
 root=()
 if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
-mpi=(mpirun "${root[@]}" --oversubscribe --bind-to none)
+. bench/mpi-bind.sh
 
 echo "# halo --deterministic cost, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)"
 echo "# machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
@@ -70,7 +71,9 @@ row() {
     local d="$out/$name-$p"
     [ -f "$d/manifest.h5" ] || "$build/bin/halo-partition" --input "$input" --parts "$p" \
       --out "$d" --force >"$d.partition.log" 2>&1
-    local plain=() det=() t=${threads:-$(($(nproc) / p > 0 ? $(nproc) / p : 1))}
+    local plain=() det=() t=${threads:-$(($(nproc) / p > 0 ? $(nproc) / p : 1))} bind
+    read -r -a bind <<<"$(mpi_bind "$t")"
+    local mpi=(mpirun "${root[@]}" --oversubscribe "${bind[@]}")
     for r in $(seq "$reps"); do
       for mode in plain det; do
         local flag=$float_flag m="$out/$name-$p-$mode-$r.jsonl"

@@ -47,14 +47,7 @@ if [ ! -x "$base_dir/build-cpu/bin/halo-train" ]; then
 fi
 root=()
 if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
-# mpirun's binding: Open MPI's default for -np <= 2 (each rank on its own
-# core) where a rank runs one thread, as users get it; none where a rank
-# runs more threads than one core holds.
-mpi_of() { # THREADS -> the mpirun command line
-  local bind=none
-  if [ "$1" -eq 1 ]; then bind=core; fi
-  echo mpirun "${root[@]}" --oversubscribe --bind-to "$bind"
-}
+. bench/mpi-bind.sh
 float=()
 # The help read whole first: under pipefail, `grep -q` closing the pipe
 # early would fail the test with halo-train's SIGPIPE.
@@ -80,8 +73,9 @@ for p in $parts; do
     "$build/bin/halo-partition" --input "$sbm" --parts "$p" --out "$d" --force > "$d.txt"
   fi
   threads=${THREADS:-$(($(nproc) / p > 0 ? $(nproc) / p : 1))}
-  read -r -a mpi <<<"$(mpi_of "$threads")"
-  echo "# P=$p: $threads threads a rank, ${mpi[*]: -2}"
+  read -r -a bind <<<"$(mpi_bind "$threads")"
+  mpi=(mpirun "${root[@]}" --oversubscribe "${bind[@]}")
+  echo "# P=$p: $threads threads a rank, ${bind[*]}"
   for m in $models; do
     b=() t=() ev=() bm=() tm=()
     for r in $(seq "$reps"); do
