@@ -69,6 +69,11 @@ typedef struct layer {
   halo_buf score, node, att_grad; /* GAT: scores, node terms, attention terms (gnn-bufs.h) */
   halo_buf z; /* n_owned × d_out; the activation applied in place below the top */
   int exact_e[HALO_MAX_TENSORS]; /* deterministic: each tensor's grid exponent */
+  /* deterministic: max |hd| over the owned rows, from training's dropout
+   * pass (dropout_to_max), when hd_max_valid; the bound of the gradient
+   * terms whose A is hd, without a pass of max_abs. */
+  float hd_max;
+  int hd_max_valid;
 } layer;
 
 /* A matrix the layers aggregate with, and its view for the exchange's

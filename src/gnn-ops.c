@@ -241,6 +241,13 @@ static float dropped_max_abs(halo_net *g, const grad_term *t, int32_t d_in, int6
   return m;
 }
 
+/* max |A| over n rows of `cols`: the training forward's own where A is the
+ * layer's dropped input (layer.hd_max), else a pass of max_abs. */
+static float dense_max_abs(halo_net *g, const layer *ly, const float *a, int64_t n, int64_t cols) {
+  if (ly->hd_max_valid && a == ly->hd.data && n == g->n_owned) return ly->hd_max;
+  return g->ops->max_abs(g->be, a, n * cols);
+}
+
 /* The exact (dropout(X))ᵀ·B of each term of `group` (count of them, the
  * same dropped rows: same_dropped_rows), term group[j] on the grid e[j]
  * into its limbs limbs[j]: one mask a block for all of them. */
@@ -316,7 +323,7 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
     local[2 * k] = t[k].a_sparse_t       ? ops->max_abs(g->be, t[k].a_sparse_t->values,
                                                         t[k].a_sparse_t->nnz)
                    : t[k].drop_p > 0.0f  ? dropped_max_abs(g, &t[k], p->rows, n)
-                   : t[k].a_dense        ? ops->max_abs(g->be, t[k].a_dense, n * p->rows)
+                   : t[k].a_dense        ? dense_max_abs(g, ly, t[k].a_dense, n, p->rows)
                                          : 1.0f;
     local[2 * k + 1] =
         k > 0 && t[k].b == t[k - 1].b ? local[2 * k - 1]

@@ -35,7 +35,15 @@ static const int64_t *gids(const halo_net *g) { return g->global_id.data; }
 static void dropout_to(halo_net *g, float *dst, const float *src, int32_t cols, int64_t epoch,
                        int l, float p) {
   const int64_t n = g->n_owned;
-  if (p <= 0.0f) {
+  layer *to = &g->layers[l];
+  to->hd_max_valid = 0;
+  if (p > 0.0f && g->opt.deterministic && g->pass.training && g->ops->dropout_to_max &&
+      dst == fbuf(&to->hd)) {
+    /* The exact weight gradient's bound of this input, from this pass. */
+    to->hd_max =
+        g->ops->dropout_to_max(g->be, dst, src, n, cols, gids(g), dropout_key(g, epoch, l), p);
+    to->hd_max_valid = 1;
+  } else if (p <= 0.0f) {
     g->ops->copy(g->be, dst, src, n * cols);
   } else if (g->ops->dropout_to) {
     g->ops->dropout_to(g->be, dst, src, n, cols, gids(g), dropout_key(g, epoch, l), p);
@@ -186,6 +194,7 @@ static halo_status forward(halo_net *g, int train, int64_t epoch) {
       if (g->opt.activation == HALO_ACT_GELU) {
         /* GELU's backward needs its input: Z stays, the next layer's input
          * is GELU(Z) with dropout_to's mask (a copy, then dropout). */
+        next->hd_max_valid = 0;
         g->ops->gelu_to(g->be, fbuf(&next->hd), z, g->n_owned * ly->d_out);
         if (p > 0.0f)
           g->ops->dropout(g->be, fbuf(&next->hd), g->n_owned, ly->d_out, gids(g),
