@@ -12,7 +12,8 @@
 # (threads per rank; all cores divided among the ranks), EPOCHS (15; the
 # first 5 are warm-up), MODELS ("gcn sage gin gat"), PARTS ("1 2"),
 # SBM_NODES (200000), SBM_DEGREE (16), SBM_FEAT (128), FLOAT_FLAGS (flags
-# of every run, e.g. --deterministic).
+# of every run, e.g. --deterministic).  Ranks of one thread are bound to a
+# core (bench/mpi-bind.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,7 @@ for bin in "$build/bin/halo-train" "$build/bin/halo-partition"; do
 done
 root=()
 if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
-mpi=(mpirun "${root[@]}" --oversubscribe --bind-to none)
+. bench/mpi-bind.sh
 
 echo "# halo roofline, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)"
 echo "# machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/{print $2}') GiB"
@@ -43,9 +44,11 @@ for p in $parts; do
     "$build/bin/halo-partition" --input "$sbm" --parts "$p" --out "$d" --force > "$d.txt"
   fi
   threads=${THREADS:-$(($(nproc) / p > 0 ? $(nproc) / p : 1))}
+  read -r -a bind <<<"$(mpi_bind "$threads")"
+  mpi=(mpirun "${root[@]}" --oversubscribe "${bind[@]}")
   for m in $models; do
     echo
-    echo "## $m, P=$p, $threads thread(s) a rank"
+    echo "## $m, P=$p, $threads thread(s) a rank, ${bind[*]}"
     OMP_NUM_THREADS=$threads "${mpi[@]}" -np "$p" "$build/bin/halo-train" "$d" --model "$m" \
       --threads "$threads" --epochs "$epochs" --warmup 5 --quiet --profile ${FLOAT_FLAGS:-} \
       > "$out/$m-$p.txt" 2>&1
