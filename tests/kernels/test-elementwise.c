@@ -170,7 +170,7 @@ Test(elementwise, leaky_relu_and_backward) {
 
 /* GELU against long double, and its backward
  * against the derivative Φ(x) + x·φ(x) in long double: both within a
- * float's rounding. */
+ * float's rounding, over [-6, 6] and the tail [-13, -6]. */
 Test(elementwise, gelu_and_backward) {
   const uint64_t seed = test_seed("elementwise.gelu_and_backward");
   const int64_t n = 100003;
@@ -179,9 +179,22 @@ Test(elementwise, gelu_and_backward) {
   float *y = malloc((size_t)n * sizeof *y), *g0 = malloc((size_t)n * sizeof *g0);
   x[0] = 0.0f;
   x[1] = -30.0f; /* Φ underflows: 0 */
+  /* A third in the far tail, down to where v·Φ(v) leaves the floats: the
+   * kernel's erfc is a series times e^(-z²) there (scripts/fit-erfcx.py). */
+  for (int64_t i = 2; i < n; i += 3) x[i] = -6.0f - 7.0f * (x[i] + 6.0f) / 12.0f;
   memcpy(g0, g, (size_t)n * sizeof *g0);
   halo_cpu_gelu_to(y, x, n);
   halo_cpu_gelu_backward(g, x, n);
+  /* inf, -inf and NaN as the formula in double gives them: v, NaN (-inf·0)
+   * and NaN; the backward's 1·g, NaN and NaN. */
+  const float ends[3] = {INFINITY, -INFINITY, NAN};
+  float ye[3], ge[3] = {2.0f, 2.0f, 2.0f};
+  halo_cpu_gelu_to(ye, ends, 3);
+  halo_cpu_gelu_backward(ge, ends, 3);
+  cr_expect(ye[0] == INFINITY && isnan(ye[1]) && isnan(ye[2]), "gelu(inf, -inf, NaN) = %g %g %g",
+            (double)ye[0], (double)ye[1], (double)ye[2]);
+  cr_expect(isnan(ge[0]) && isnan(ge[1]) && isnan(ge[2]), "gelu_backward(inf, -inf, NaN) = %g %g %g",
+            (double)ge[0], (double)ge[1], (double)ge[2]);
   for (int64_t i = 0; i < n; i++) {
     const long double v = x[i], cdf = 0.5L * erfcl(-v / sqrtl(2.0L));
     const long double want = v * cdf;
