@@ -16,8 +16,8 @@
 # (1000000), SBM_DEGREE (24), SBM_FEAT (128), HIDDEN on sbm (the model's
 # default; the sessions of 2026-12-06 and 07 measured 200,000 nodes,
 # degree 20 and HIDDEN=64, a wider first layer whose exact gradient weighs
-# more), MODEL (gcn).  Ranks of one thread are bound to a core
-# (bench/mpi-bind.sh).
+# more), MODEL (gcn).  Ranks of one thread get Open MPI's
+# default binding (bench/mpi-bind.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -8,8 +8,8 @@
 # (mean_eval_s / mean_epoch_s), and the model's measured memory
 # (memory_used_bytes) of each.  This build runs the float path
 # (--no-deterministic where it has that flag; BASE's default is the float
-# path).  A rank of one thread is bound to a core, Open MPI's default at
-# -np <= 2; a rank of more threads is not bound (docs/train.md, --threads).
+# path).  A rank of one thread gets Open MPI's default binding, a rank of
+# more threads none (bench/mpi-bind.sh).
 #
 #   bench/epoch-vs-commit.sh [BUILD_DIR]       BUILD_DIR defaults to build
 #
@@ -75,7 +75,7 @@ for p in $parts; do
   threads=${THREADS:-$(($(nproc) / p > 0 ? $(nproc) / p : 1))}
   read -r -a bind <<<"$(mpi_bind "$threads")"
   mpi=(mpirun "${root[@]}" --oversubscribe "${bind[@]}")
-  echo "# P=$p: $threads threads a rank, ${bind[*]}"
+  echo "# P=$p: $threads threads a rank, binding: ${bind[*]:-the Open MPI default}"
   for m in $models; do
     b=() t=() ev=() bm=() tm=()
     for r in $(seq "$reps"); do

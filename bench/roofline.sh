@@ -12,8 +12,8 @@
 # (threads per rank; all cores divided among the ranks), EPOCHS (15; the
 # first 5 are warm-up), MODELS ("gcn sage gin gat"), PARTS ("1 2"),
 # SBM_NODES (200000), SBM_DEGREE (16), SBM_FEAT (128), FLOAT_FLAGS (flags
-# of every run, e.g. --deterministic).  Ranks of one thread are bound to a
-# core (bench/mpi-bind.sh).
+# of every run, e.g. --deterministic).  Ranks of one thread get Open MPI's
+# default binding (bench/mpi-bind.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +48,7 @@ for p in $parts; do
   mpi=(mpirun "${root[@]}" --oversubscribe "${bind[@]}")
   for m in $models; do
     echo
-    echo "## $m, P=$p, $threads thread(s) a rank, ${bind[*]}"
+    echo "## $m, P=$p, $threads thread(s) a rank, binding: ${bind[*]:-the Open MPI default}"
     OMP_NUM_THREADS=$threads "${mpi[@]}" -np "$p" "$build/bin/halo-train" "$d" --model "$m" \
       --threads "$threads" --epochs "$epochs" --warmup 5 --quiet --profile ${FLOAT_FLAGS:-} \
       > "$out/$m-$p.txt" 2>&1

@@ -189,6 +189,11 @@ static void xent_rows(const float *z, int64_t cols, const int32_t *labels, const
                       int64_t m0, int64_t m1, float grad_scale, float *g, xent_sums *out) {
   xent_sums s = {0, 0, 0, 0};
   double x[FLAT];
+  if (cols <= 0) { /* no label lies in [0, cols): every row is a bad one */
+    s.bad = m1 - m0;
+    *out = s;
+    return;
+  }
   if (cols > FLAT) {
     for (int64_t m = m0; m < m1; m++) {
       const int64_t i = mask[m];

@@ -213,4 +213,13 @@ Test(softmax_xent, empty_mask_and_bad_label) {
   cr_expect(isnan(loss));
   cr_expect_eq(correct, 0);
   for (int j = 0; j < 3; j++) cr_expect_eq(g[j], 0.0f);
+
+  /* No columns: no label fits, so a masked row makes the loss NaN; no mask,
+   * no loss; and nothing is read. */
+  labels[0] = 0;
+  halo_cpu_softmax_xent(z, 1, 0, labels, mask, 1, 1.0f, g, &loss, &correct);
+  cr_expect(isnan(loss));
+  halo_cpu_softmax_xent(z, 1, 0, labels, mask, 0, 1.0f, NULL, &loss, &correct);
+  cr_expect_eq(loss, 0.0);
+  cr_expect_eq(correct, 0);
 }
