@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu-exp.h"
 #include "halo-kernels.h"
 
 /* Fewer floats than this are processed on the calling thread alone. */
@@ -29,54 +30,24 @@ void halo_cpu_relu_backward(float *g, const float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++) g[i] = y[i] <= 0.0f ? 0.0f : g[i];
 }
 
-/* x = n·ln 2 + r for x in [-708, 0], |r| <= ln 2 / 2 (ln 2 in two parts,
- * fdlibm's, so that n·ln2_hi and the first subtraction are exact): 2^n into
- * *scale and e^r - 1 = r + r²·p(r) into *em1, p the Taylor polynomial to
- * r^12/13! (its remainder below 2^-55 of e^r - 1).  Multiplies and adds
- * only, branch-free, so that a loop of it vectorises. */
-static inline __attribute__((always_inline)) void exp_split(double x, double *scale, double *em1) {
-  const double shifter = 6755399441055744.0; /* 1.5·2^52: the sum's low bits hold n */
-  const double shifted = x * 1.4426950408889634 + shifter;
-  const double n = shifted - shifter;
-  const double r = (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
-  double p = 1.0 / 6227020800.0; /* 1/13! ... 1/2! */
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  *em1 = r + (r * r) * p;
-  int64_t bits, base;
-  memcpy(&bits, &shifted, sizeof bits);
-  memcpy(&base, &shifter, sizeof base);
-  const uint64_t scale_bits = (uint64_t)(bits - base + 1023) << 52; /* 2^n, n in [-1022, 0] */
-  memcpy(scale, &scale_bits, sizeof *scale);
-}
-
-/* e^x - 1 for x < 0 in double, within about 1.5 double ulps, so that its
- * float rounding is the correctly rounded expm1 but where the value lies
- * within 2^-52 of a float's midpoint (about one x in 2^28): glibc's expm1f
- * is within 1 float ulp.  e^x - 1 = 2^n·(e^r - 1) + (2^n - 1), where
+/* e^x - 1 for x < 0 in double (cpu-exp.h), within a few double ulps, so
+ * that its float rounding is the correctly rounded expm1 but where the value
+ * lies within about 2^-50 of a float's midpoint (about one x in 2^26):
+ * glibc's expm1f is within 1 float ulp.  e^x - 1 = 2^n·(e^r - 1) + (2^n - 1), where
  * 2^n - 1 is exact and n = 0 (|x| < 0.35) leaves e^r - 1 alone, with no
  * cancellation near 0.  Below -40, e^x is under 2^-57 and the result -1 in
  * float. */
 static inline __attribute__((always_inline)) double neg_expm1(double x) {
   double scale, em1;
-  exp_split(x < -40.0 ? -40.0 : x, &scale, &em1);
+  halo_exp_split(x < -40.0 ? -40.0 : x, &scale, &em1);
   return scale * em1 + (scale - 1.0);
 }
 
-/* e^x for x <= 0 in double, within about 1.5 double ulps; 0 below -708
+/* e^x for x <= 0 in double (cpu-exp.h), within a few double ulps; 0 below -708
  * (e^x < 2^-1021), NaN for NaN. */
 static inline __attribute__((always_inline)) double neg_exp(double x) {
   double scale, em1;
-  exp_split(x < -708.0 ? -708.0 : x, &scale, &em1);
+  halo_exp_split(x < -708.0 ? -708.0 : x, &scale, &em1);
   const double e = scale * em1 + scale;
   return x < -708.0 ? 0.0 : e;
 }

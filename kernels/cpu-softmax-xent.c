@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu-exp.h"
 #include "halo-kernels.h"
 
 /* The loss grid: 2^LOSS_GRID_BITS steps per unit. */
@@ -31,42 +32,16 @@ enum { LOSS_GRID_BITS = 30 };
 /* Fewer floats than this are processed on the calling thread alone. */
 static const int64_t PARALLEL_MIN = 1 << 14;
 
-/* e^x for x <= 0 in double, branch-free so that a loop of it vectorises:
- * x = n·ln 2 + r with |r| <= ln 2 / 2 (ln 2 in two parts, fdlibm's, so
- * that n·ln2_hi and the first subtraction are exact), e^r = 1 + (r + r²·p(r))
- * with p the Taylor polynomial to r^11 (its remainder below 2^-58), 2^n from
- * n's bits.  Multiplies and adds only, in a file built without contraction
- * (kernels/CMakeLists.txt), so that every vector width rounds alike;
- * within 2.4 ulps of e^x over [-708, 0] (measured against expl at 2·10^7
- * points).  0 below -708 (e^x <
+/* e^x for x <= 0 in double (cpu-exp.h), within 2.4 ulps of e^x over
+ * [-708, 0] (measured against expl at 2·10^7 points).  0 below -708 (e^x <
  * 2^-1021, lost beside the row maximum's 1 and below any float), NaN for
  * NaN. */
 static inline double row_exp(double x) {
   const double lo = -708.0;
   const double xc = x < lo ? lo : (x > 0.0 ? 0.0 : x);
-  const double shifter = 6755399441055744.0; /* 1.5·2^52: the sum's low bits hold n */
-  const double shifted = xc * 1.4426950408889634 + shifter;
-  const double n = shifted - shifter;
-  const double r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
-  double p = 1.0 / 479001600.0; /* 1/12! ... 1/2! */
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  const double y = 1.0 + (r + (r * r) * p);
-  int64_t bits, base;
-  memcpy(&bits, &shifted, sizeof bits);
-  memcpy(&base, &shifter, sizeof base);
-  const uint64_t scale_bits = (uint64_t)(bits - base + 1023) << 52; /* 2^n, n in [-1022, 0] */
-  double scale;
-  memcpy(&scale, &scale_bits, sizeof scale);
-  const double e = y * scale;
+  double scale, em1;
+  halo_exp_split(xc, &scale, &em1);
+  const double e = (1.0 + em1) * scale;
   return x < lo ? 0.0 : (x == x ? e : x);
 }
 
@@ -80,6 +55,19 @@ enum { FLAT = 512 };
 static inline __attribute__((always_inline)) void flat_exp(double *x, int64_t n) {
 #pragma omp simd
   for (int64_t k = 0; k < n; k++) x[k] = row_exp(x[k]);
+}
+
+/* x[r·cols + j] = e^(z[rows[r], j] - shift[r]) for the nb rows of a block. */
+static inline __attribute__((always_inline)) void block_exp(double *x, const float *z,
+                                                            const int32_t *rows, int64_t nb,
+                                                            int64_t cols, const double *shift) {
+  for (int64_t r = 0; r < nb; r++) {
+    const float *restrict zr = z + rows[r] * cols;
+    double *restrict xr = x + r * cols;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; j++) xr[j] = (double)zr[j] - shift[r];
+  }
+  flat_exp(x, nb * cols);
 }
 
 /* Σ_j e^(z_j - zmax) over a row: SUMS partial sums, column j in sum
@@ -209,15 +197,11 @@ static void xent_rows(const float *z, int64_t cols, const int32_t *labels, const
   for (int64_t m = m0; m < m1; m += per) {
     const int64_t nb = m1 - m < per ? m1 - m : per;
     for (int64_t r = 0; r < nb; r++) {
-      const float *restrict zr = z + mask[m + r] * cols;
       float best;
-      argmax[r] = row_argmax(zr, cols, &best);
+      argmax[r] = row_argmax(z + mask[m + r] * cols, cols, &best);
       zmax[r] = best;
-      double *restrict xr = x + r * cols;
-#pragma omp simd
-      for (int64_t j = 0; j < cols; j++) xr[j] = (double)zr[j] - zmax[r];
     }
-    flat_exp(x, nb * cols);
+    block_exp(x, z, mask + m, nb, cols, zmax);
     for (int64_t r = 0; r < nb; r++) {
       const int64_t i = mask[m + r];
       double part[SUMS] = {0};
@@ -226,13 +210,7 @@ static void xent_rows(const float *z, int64_t cols, const int32_t *labels, const
       written[r] = row_loss_add(&s, lse[r], z + i * cols, cols, labels[i], argmax[r]);
     }
     if (!g) continue;
-    for (int64_t r = 0; r < nb; r++) {
-      const float *restrict zr = z + mask[m + r] * cols;
-      double *restrict xr = x + r * cols;
-#pragma omp simd
-      for (int64_t j = 0; j < cols; j++) xr[j] = (double)zr[j] - lse[r];
-    }
-    flat_exp(x, nb * cols);
+    block_exp(x, z, mask + m, nb, cols, lse);
     for (int64_t r = 0; r < nb; r++) {
       const int64_t i = mask[m + r];
       if (written[r]) row_grad_store(g + i * cols, x + r * cols, cols, labels[i], grad_scale);
