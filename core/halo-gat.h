@@ -190,14 +190,21 @@ HALO_HD void halo_gat_scores_row(const halo_gat_layer *g, const float *t, const 
   }
 }
 
-/* Owned row i forward: out_i,k = r_i,k · Σ_j w_ij,k keep_ij,k T[j, k]
+/* The two attention rows below take the layer's shape, K = g->heads and F =
+ * g->f, as arguments of their own, so that a caller may give them as
+ * constants: the CPU kernels run the common shapes so (kernels/cpu-gat.c),
+ * and the loops over heads and columns then compile to fixed trips.  The
+ * arithmetic of each value, and so its bits, stays the same.
+ *
+ * Owned row i forward: out_i,k = r_i,k · Σ_j w_ij,k keep_ij,k T[j, k]
  * (K·F), Z_i without its bias (the heads side by side, or their mean), and
  * the softmax's max and inverse sum per head in node_i's columns d_out..
  * and d_out + K.. .  One exp per edge and head: the weights are summed and
  * applied in the same pass, and the row is scaled by 1/l at the end. */
-HALO_GAT_ROW void halo_gat_attend_row(const halo_gat_layer *g, const halo_gat_rows *a, int64_t i,
-                                      float *out, float *z, float *node) {
-  const int32_t K = g->heads, F = g->f, d_out = halo_gat_out_cols(g);
+HALO_GAT_ROW void halo_gat_attend_row(const halo_gat_layer *g, int32_t K, int32_t F,
+                                      const halo_gat_rows *a, int64_t i, float *out, float *z,
+                                      float *node) {
+  const int32_t d_out = g->concat ? K * F : F;
   const float scale = halo_dropout_scale(g->p), slope = g->slope;
   const uint64_t threshold = halo_dropout_threshold(g->p);
   float m[HALO_GAT_MAX_HEADS], l[HALO_GAT_MAX_HEADS];
@@ -269,7 +276,7 @@ HALO_GAT_ROW void halo_gat_attend_row(const halo_gat_layer *g, const halo_gat_ro
       zi[f] = sum * (1.0f / (float)K);
     }
   }
-  float *ni = node + i * halo_gat_node_cols(g) + d_out;
+  float *ni = node + i * (d_out + 3 * K) + d_out;
   for (int32_t k = 0; k < K; k++) {
     ni[k] = m[k];
     ni[K + k] = l[k];
@@ -308,12 +315,13 @@ HALO_HD void halo_gat_node_terms_row(const halo_gat_layer *g, const float *dz, c
  * so each edge adds rows (vector operations) instead of taking two dot
  * products, and the two dot products are taken once a row at the end.
  * att_grad's rows j and n + j hold the two sums of rows until then. */
-HALO_GAT_ROW void halo_gat_backward_row(const halo_gat_layer *g, const halo_gat_rows *a,
-                                        const float *node, const float *a_src, const float *a_dst,
-                                        int64_t n, int64_t j, float *dt, float *att_grad) {
-  const int32_t K = g->heads, F = g->f, ld = halo_gat_node_cols(g), d_out = halo_gat_out_cols(g);
-  const int32_t stride = halo_gat_dout_stride(g);
-  const float mul = halo_gat_dout_mul(g), slope = g->slope;
+HALO_GAT_ROW void halo_gat_backward_row(const halo_gat_layer *g, int32_t K, int32_t F,
+                                        const halo_gat_rows *a, const float *node,
+                                        const float *a_src, const float *a_dst, int64_t n,
+                                        int64_t j, float *dt, float *att_grad) {
+  const int32_t d_out = g->concat ? K * F : F, ld = d_out + 3 * K;
+  const int32_t stride = g->concat ? F : 0;                  /* halo_gat_dout_stride */
+  const float mul = g->concat ? 1.0f : 1.0f / (float)K, slope = g->slope; /* halo_gat_dout_mul */
   const float scale = halo_dropout_scale(g->p);
   const uint64_t threshold = halo_dropout_threshold(g->p);
   /* Per head, the sums of δ·α·c of both directions (c_j applied at the

@@ -44,14 +44,27 @@ enum { ROW_BLOCK = 128 };
 /* The attention forward and backward of rows [i0, i1), cloned for the
  * vector widths of x86-64-v4 (AVX-512, whose 64-bit products vectorise the
  * dropout's draws) and v3 (AVX2, FMA unused): the row functions are
- * inlined into each clone. */
+ * inlined into each clone, and into each clone once for each of the
+ * common shapes, where K or F is a constant: one head (GAT's output
+ * layer), 8 columns a head (PyG's GAT examples' hidden layer, halo's
+ * default), or any.  With a constant, a row's loops over heads and
+ * columns are fixed trips: no loop set-up, remainder or per-head
+ * branches, which at 8 columns cost more than the arithmetic (the output
+ * layer's rows ran 1.4-1.6x faster so on one thread, the hidden layer's
+ * 1.1-1.3x; docs/benchmarks.md).  The same row functions, so the same
+ * bits. */
 #if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 static void
 attend_rows(const halo_gat_layer *g, const halo_gat_rows *a, int64_t i0, int64_t i1, float *out,
             float *z, float *node) {
-  for (int64_t i = i0; i < i1; i++) halo_gat_attend_row(g, a, i, out, z, node);
+  if (g->heads == 1)
+    for (int64_t i = i0; i < i1; i++) halo_gat_attend_row(g, 1, g->f, a, i, out, z, node);
+  else if (g->f == 8)
+    for (int64_t i = i0; i < i1; i++) halo_gat_attend_row(g, g->heads, 8, a, i, out, z, node);
+  else
+    for (int64_t i = i0; i < i1; i++) halo_gat_attend_row(g, g->heads, g->f, a, i, out, z, node);
 }
 
 #if defined(__x86_64__)
@@ -61,8 +74,16 @@ static void
 backward_rows(const halo_gat_layer *g, const halo_gat_rows *a, const float *node,
               const float *a_src, const float *a_dst, int64_t n, int64_t j0, int64_t j1, float *dt,
               float *att_grad) {
-  for (int64_t j = j0; j < j1; j++)
-    halo_gat_backward_row(g, a, node, a_src, a_dst, n, j, dt, att_grad);
+  const int32_t K = g->heads, F = g->f;
+  if (K == 1)
+    for (int64_t j = j0; j < j1; j++)
+      halo_gat_backward_row(g, 1, F, a, node, a_src, a_dst, n, j, dt, att_grad);
+  else if (F == 8)
+    for (int64_t j = j0; j < j1; j++)
+      halo_gat_backward_row(g, K, 8, a, node, a_src, a_dst, n, j, dt, att_grad);
+  else
+    for (int64_t j = j0; j < j1; j++)
+      halo_gat_backward_row(g, K, F, a, node, a_src, a_dst, n, j, dt, att_grad);
 }
 
 void halo_cpu_gat_attend(const halo_gat_layer *g, const halo_csr *adj, const int64_t *global_id,

@@ -19,7 +19,7 @@ __global__ void gat_scores_kernel(halo_gat_layer g, const float *t, int64_t rows
 __global__ void gat_attend_kernel(halo_gat_layer g, halo_gat_rows a, int64_t rows, float *out,
                                   float *z, float *node) {
   for (int64_t i = thread_index(); i < rows; i += thread_count())
-    halo_gat_attend_row(&g, &a, i, out, z, node);
+    halo_gat_attend_row(&g, g.heads, g.f, &a, i, out, z, node);
 }
 
 __global__ void gat_node_terms_kernel(halo_gat_layer g, const float *dz, const float *out,
@@ -32,7 +32,7 @@ __global__ void gat_backward_kernel(halo_gat_layer g, halo_gat_rows a, int64_t r
                                     const float *node, const float *a_src, const float *a_dst,
                                     float *dt, float *att_grad) {
   for (int64_t j = thread_index(); j < rows; j += thread_count())
-    halo_gat_backward_row(&g, &a, node, a_src, a_dst, rows, j, dt, att_grad);
+    halo_gat_backward_row(&g, g.heads, g.f, &a, node, a_src, a_dst, rows, j, dt, att_grad);
 }
 
 /* What every GAT entry point checks first. */

@@ -251,3 +251,66 @@ Test(gat, attention_matches_double_reference) {
   attention_case(seed + 3, 500, 1, 7, 0, 0.6f);   /* the paper's output layer */
   attention_case(seed + 4, 150, 17, 16, 1, 0.3f); /* heads and widths past a vector */
 }
+
+/* The kernels run the common shapes (one head; 8 columns a head) through
+ * the row functions with K or F as constants (kernels/cpu-gat.c): the same
+ * arithmetic, so the same bits as the rows with both taken from the layer,
+ * called here one by one (this file is built without contraction). */
+static void shape_case(uint64_t seed, int64_t n, int32_t heads, int32_t f, int concat, float p) {
+  const int32_t K = heads, F = f, kf = K * F;
+  const halo_gat_layer g = {.heads = K, .f = F, .concat = concat, .slope = 0.2f,
+                            .key = halo_rng_key(seed, HALO_RNG_ATTENTION, 1, 1), .p = p};
+  const int32_t d_out = halo_gat_out_cols(&g), ld = halo_gat_node_cols(&g);
+  int64_t *gid = calloc((size_t)n, sizeof *gid);
+  for (int64_t i = 0; i < n; i++) gid[i] = n - 1 - i; /* a permutation, not the identity */
+  const halo_csr a = sym_graph(test_key(seed, 21), n, 40, gid);
+  const halo_gat_rows rows = {.indptr = a.indptr, .indices = a.indices, .global_id = gid};
+  float *t = calloc((size_t)(n * kf), 4), *as = calloc((size_t)kf, 4), *ad = calloc((size_t)kf, 4);
+  float *dz = calloc((size_t)(n * d_out), 4), *s = calloc((size_t)(n * 2 * K), 4);
+  test_fill(t, n * kf, test_key(seed, 22), -2.0f, 2.0f);
+  test_fill(as, kf, test_key(seed, 23), -1.0f, 1.0f);
+  test_fill(ad, kf, test_key(seed, 24), -1.0f, 1.0f);
+  test_fill(dz, n * d_out, test_key(seed, 25), -1.0f, 1.0f);
+  halo_cpu_gat_scores(&g, t, n, as, ad, s);
+  float *out[2], *z[2], *node[2], *dt[2], *att[2];
+  for (int v = 0; v < 2; v++) {
+    out[v] = calloc((size_t)(n * kf), 4);
+    z[v] = calloc((size_t)(n * d_out), 4);
+    node[v] = calloc((size_t)(n * ld), 4);
+    dt[v] = calloc((size_t)(n * kf), 4);
+    att[v] = calloc((size_t)(2 * n * kf), 4);
+  }
+  halo_gat_rows r = rows;
+  r.t = t;
+  r.s = s;
+  halo_cpu_gat_attend(&g, &a, gid, t, s, out[0], z[0], node[0]);
+  halo_cpu_gat_node_terms(&g, dz, out[0], n, node[0]);
+  halo_cpu_gat_attend_backward(&g, &a, gid, t, s, node[0], as, ad, dt[0], att[0]);
+  for (int64_t i = 0; i < n; i++) halo_gat_attend_row(&g, g.heads, g.f, &r, i, out[1], z[1], node[1]);
+  for (int64_t i = 0; i < n; i++) halo_gat_node_terms_row(&g, dz, out[1], i, node[1]);
+  for (int64_t j = 0; j < n; j++)
+    halo_gat_backward_row(&g, g.heads, g.f, &r, node[1], as, ad, n, j, dt[1], att[1]);
+  fprintf(stderr, "gat.shapes K %d F %d %s p %g, %lld edges: the kernels against the rows\n", K, F,
+          concat ? "concat" : "mean", (double)p, (long long)a.nnz);
+  cr_expect(!memcmp(out[0], out[1], (size_t)(n * kf) * 4), "out differs (K %d F %d)", K, F);
+  cr_expect(!memcmp(z[0], z[1], (size_t)(n * d_out) * 4), "Z differs (K %d F %d)", K, F);
+  cr_expect(!memcmp(node[0], node[1], (size_t)(n * ld) * 4), "node terms differ (K %d F %d)", K, F);
+  cr_expect(!memcmp(dt[0], dt[1], (size_t)(n * kf) * 4), "dT differs (K %d F %d)", K, F);
+  cr_expect(!memcmp(att[0], att[1], (size_t)(2 * n * kf) * 4), "attention terms differ (K %d F %d)",
+            K, F);
+  for (int v = 0; v < 2; v++) {
+    void *mine[] = {out[v], z[v], node[v], dt[v], att[v]};
+    for (size_t q = 0; q < sizeof mine / sizeof mine[0]; q++) free(mine[q]);
+  }
+  void *all[] = {gid, a.indptr, a.indices, t, as, ad, dz, s};
+  for (size_t q = 0; q < sizeof all / sizeof all[0]; q++) free(all[q]);
+}
+
+Test(gat, common_shapes_same_bits_as_the_rows) {
+  const uint64_t seed = test_seed("gat.shapes");
+  shape_case(seed, 400, 1, 7, 0, 0.6f);     /* one head: the output layer, averaged */
+  shape_case(seed + 1, 300, 1, 40, 1, 0.0f); /* one head, wide, concatenated, evaluation */
+  shape_case(seed + 2, 300, 8, 8, 1, 0.6f);  /* 8 columns a head: the hidden layer */
+  shape_case(seed + 3, 200, 3, 8, 0, 0.5f);  /* 8 columns, averaged */
+  shape_case(seed + 4, 200, 4, 5, 1, 0.5f);  /* the general rows */
+}
