@@ -222,6 +222,7 @@ HALO_GAT_ROW void halo_gat_attend_row(const halo_gat_layer *g, int32_t K, int32_
     const int64_t j = a->indices[e];
     const float *src = a->s + j * 2 * K;
     halo_gat_prefetch(a->t + j * K * F, (int64_t)K * F * 4); /* for the second pass */
+    halo_gat_prefetch(a->global_id + j, 8);                  /* its dropout's column */
     if (e + 4 < e1) halo_gat_prefetch(a->s + (int64_t)a->indices[e + 4] * 2 * K, K * 8);
     HALO_GAT_SIMD
     for (int32_t k = 0; k < K; k++) {
@@ -354,6 +355,7 @@ HALO_GAT_ROW void halo_gat_backward_row(const halo_gat_layer *g, int32_t K, int3
         halo_gat_prefetch(node + ahead * ld, (int64_t)ld * 4);
         halo_gat_prefetch(a->t + ahead * K * F, (int64_t)K * F * 4);
         halo_gat_prefetch(a->s + ahead * 2 * K, (int64_t)K * 8);
+        halo_gat_prefetch(a->global_id + ahead, 8);
       }
       const int64_t i = a->indices[e + b];
       const float *s_i = a->s + i * 2 * K, *node_i = node + i * ld;
