@@ -136,9 +136,13 @@ HALO_HD void halo_gat_keep_pairs(const halo_gat_layer *g, float scale, uint64_t 
 }
 
 /* A row's edges are taken a block at a time, HALO_GAT_BLOCK (edge, head)
- * pairs (or one edge of more heads): its exps and draws are one loop over
- * the pairs, a vector loop even with one head. */
+ * pairs, at least one edge: its exps and draws are one loop over the
+ * pairs, a vector loop even with one head.  The block's arrays hold one
+ * edge of the most heads. */
 #define HALO_GAT_BLOCK 64
+#if HALO_GAT_MAX_HEADS > HALO_GAT_BLOCK
+#error "a block of HALO_GAT_BLOCK pairs must hold one edge of HALO_GAT_MAX_HEADS heads"
+#endif
 
 /* The edges of a block from e of a row that ends at e1, for K heads. */
 HALO_HD int32_t halo_gat_block_edges(int64_t e, int64_t e1, int32_t K) {
