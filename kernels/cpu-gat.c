@@ -49,10 +49,10 @@ enum { ROW_BLOCK = 128 };
  * layer), 8 columns a head (PyG's GAT examples' hidden layer, halo's
  * default), or any.  With a constant, a row's loops over heads and
  * columns are fixed trips: no loop set-up, remainder or per-head
- * branches, which at 8 columns cost more than the arithmetic (the output
- * layer's rows ran 1.4-1.6x faster so on one thread, the hidden layer's
- * 1.1-1.3x; docs/benchmarks.md).  The same row functions, so the same
- * bits. */
+ * branches, which at 8 columns cost more than the arithmetic (with the
+ * memcpy calls gone too, the output layer's attention took 0.48-0.55 of
+ * its time in training, the hidden layer's 0.75-0.79; docs/benchmarks.md).
+ * The same row functions, so the same bits. */
 #if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif

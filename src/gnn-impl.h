@@ -141,13 +141,13 @@ struct halo_net {
    * workspace for `threads` threads. */
   int64_t *exact;
   int64_t *exact_block; /* inside `exact`, or NULL */
-  /* max |X| of the input's first `rows` rows, measured once: the fused
-   * input dropout's bound (dropped_max_abs in gnn-ops.c). */
-  struct x_max {
-    const float *x;
+  /* max |dropout(X)| of the first `rows` rows under the mask `key`, kept by
+   * the forward's fused input dropout for the backward's bound. */
+  struct drop_max {
+    uint64_t key;
     int64_t rows;
     float value;
-  } x_max;
+  } drop_max;
   void *exact_work;
   int threads;
   halo_optim optim; /* --optimizer, one group per layer */

@@ -2,7 +2,6 @@
  * aggregation, the row-invariant products, and the weight gradients, as
  * float products or as exact sums (deterministic mode). */
 #include <assert.h>
-#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -88,13 +87,43 @@ static const float *dropped_rows(halo_net *g, const float *x, int32_t d_in, int6
   return xd;
 }
 
+/* dropped_rows for the forward products; under --deterministic it also
+ * keeps max |dropout(X)| of the rows so far under the mask's key, which the
+ * backward's gradient bound then reads instead of masking X once more
+ * (dropped_max_abs). */
+static const float *forward_dropped_rows(halo_net *g, const layer_input *in, int32_t d_in,
+                                         int64_t r0, int64_t rows) {
+  /* A second pass over the same rows (a residual's projection) finds the
+   * max complete and leaves it. */
+  const int complete = g->drop_max.key == in->drop_key && g->drop_max.rows == g->n_owned;
+  const int track = g->opt.deterministic && !complete;
+  if (track && r0 == 0) g->drop_max = (struct drop_max){.key = in->drop_key};
+  const int measure = track && g->drop_max.key == in->drop_key && g->drop_max.rows == r0;
+  const float *xd;
+  float m = 0.0f;
+  if (measure && g->ops->dropout_to_max) { /* the max from the dropout's own pass */
+    float *buf = fbuf(&g->xd);
+    m = g->ops->dropout_to_max(g->be, buf, in->dense + r0 * d_in, rows, d_in,
+                               (const int64_t *)g->global_id.data + r0, in->drop_key, in->drop_p);
+    xd = buf;
+  } else {
+    xd = dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key);
+    if (measure) m = g->ops->max_abs(g->be, xd, rows * d_in);
+  }
+  if (measure) {
+    if (!(m <= g->drop_max.value)) g->drop_max.value = m; /* inf (and NaN, as inf) kept */
+    g->drop_max.rows += rows;
+  }
+  return xd;
+}
+
 void gnn_input_mm_each(halo_net *g, const layer_input *in, int32_t d_in, int count,
                        const float *const *w, int32_t cols, float *const *out) {
   if (in->dense && in->drop_p > 0.0f) {
     const int64_t n = g->n_owned, block = gnn_bufs_drop_block(d_in, n);
     for (int64_t r0 = 0; r0 < n; r0 += block) {
       const int64_t rows = n - r0 < block ? n - r0 : block;
-      const float *xd = dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key);
+      const float *xd = forward_dropped_rows(g, in, d_in, r0, rows);
       for (int k = 0; k < count; k++) gnn_mm(g, rows, cols, d_in, xd, w[k], out[k] + r0 * cols);
     }
   } else if (in->dense) {
@@ -116,7 +145,7 @@ void gnn_input_mm_acc(halo_net *g, const layer_input *in, int32_t d_in, const fl
     const int64_t n = g->n_owned, block = gnn_bufs_drop_block(d_in, n);
     for (int64_t r0 = 0; r0 < n; r0 += block) {
       const int64_t rows = n - r0 < block ? n - r0 : block;
-      gnn_mm_acc(g, rows, cols, d_in, dropped_rows(g, in->dense, d_in, r0, rows, in->drop_p, in->drop_key), w,
+      gnn_mm_acc(g, rows, cols, d_in, forward_dropped_rows(g, in, d_in, r0, rows), w,
                  out + r0 * cols, scratch + r0 * cols);
     }
   } else if (in->dense) {
@@ -194,19 +223,22 @@ static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) 
   }
 }
 
-/* A bound of max |dropout(X)| over n rows of d_in (the fused input
- * dropout under --deterministic, gnn_bufs_input_fused), without a pass
- * over the dropped rows: the input X does not change, so max |X| is
- * measured once, and a kept value is fl(x · scale), whose magnitude
- * rounding keeps below fl(max |X| · scale).  It is a bound, not the max of
- * this epoch's mask, which the grid needs no more than that (halo-exact.h);
- * it is the same on every rank count, as the max the ranks allreduce. */
+/* The fused input dropout under --deterministic (gnn_bufs_input_fused):
+ * max |dropout(X)| and the exact (dropout(X))ᵀ·B, one block of dropped rows
+ * at a time through xd, never the whole dropped copy.  An exact sum is the
+ * same integer however its terms are split, so the blocks' limbs add up to
+ * the limbs of the whole product, bit for bit. */
 static float dropped_max_abs(halo_net *g, const grad_term *t, int32_t d_in, int64_t n) {
-  if (g->x_max.x != t->a_dense || g->x_max.rows != n)
-    g->x_max = (struct x_max){.x = t->a_dense, .rows = n,
-                              .value = g->ops->max_abs(g->be, t->a_dense, n * d_in)};
-  const float m = g->x_max.value * halo_dropout_scale(t->drop_p);
-  return m <= FLT_MAX ? m : INFINITY; /* a NaN, reported as inf, stays inf */
+  if (g->drop_max.key == t->drop_key && g->drop_max.rows == n) /* the forward's */
+    return g->drop_max.value;
+  float m = 0.0f;
+  for (int64_t r0 = 0, block = gnn_bufs_drop_block(d_in, n); r0 < n; r0 += block) {
+    const int64_t rows = n - r0 < block ? n - r0 : block;
+    const float *a = dropped_rows(g, t->a_dense, d_in, r0, rows, t->drop_p, t->drop_key);
+    const float b = g->ops->max_abs(g->be, a, rows * d_in);
+    if (!(b <= m)) m = b; /* an inf (a NaN is reported as inf) is kept */
+  }
+  return m;
 }
 
 /* max |A| over n rows of `cols`: the training forward's own where A is the
@@ -218,10 +250,7 @@ static float dense_max_abs(halo_net *g, const layer *ly, const float *a, int64_t
 
 /* The exact (dropout(X))ᵀ·B of each term of `group` (count of them, the
  * same dropped rows: same_dropped_rows), term group[j] on the grid e[j]
- * into its limbs limbs[j]: one mask a block for all of them, and never the
- * whole dropped copy.  An exact sum is the same integer however its terms
- * are split, so the blocks' limbs add up to the limbs of the whole
- * product, bit for bit. */
+ * into its limbs limbs[j]: one mask a block for all of them. */
 static void dropped_exact_tn(halo_net *g, layer *ly, const grad_term *t, const int *group,
                              int count, const int *e, int64_t *const *limbs) {
   const grad_term *first = &t[group[0]];

@@ -6,7 +6,9 @@
  *  - the attention forward and backward on random symmetric graphs, with
  *    and without attention dropout, heads concatenated and averaged,
  *    against the layer's math in double, one edge at a time (the softmax
- *    and its backward as docs/models.md writes them).
+ *    and its backward as docs/models.md writes them);
+ *  - the kernels' constant shapes (one head; 8 columns a head) against
+ *    the general row functions, bit for bit.
  */
 #include <criterion/criterion.h>
 #include <float.h>
@@ -286,7 +288,8 @@ static void shape_case(uint64_t seed, int64_t n, int32_t heads, int32_t f, int c
   halo_cpu_gat_attend(&g, &a, gid, t, s, out[0], z[0], node[0]);
   halo_cpu_gat_node_terms(&g, dz, out[0], n, node[0]);
   halo_cpu_gat_attend_backward(&g, &a, gid, t, s, node[0], as, ad, dt[0], att[0]);
-  for (int64_t i = 0; i < n; i++) halo_gat_attend_row(&g, g.heads, g.f, &r, i, out[1], z[1], node[1]);
+  for (int64_t i = 0; i < n; i++)
+    halo_gat_attend_row(&g, g.heads, g.f, &r, i, out[1], z[1], node[1]);
   for (int64_t i = 0; i < n; i++) halo_gat_node_terms_row(&g, dz, out[1], i, node[1]);
   for (int64_t j = 0; j < n; j++)
     halo_gat_backward_row(&g, g.heads, g.f, &r, node[1], as, ad, n, j, dt[1], att[1]);
