@@ -65,11 +65,16 @@ typedef struct halo_gat_layer {
  * dZ (d_out), then per head the softmax's max m and inverse sum r = 1/l,
  * then c = dout · out, the row's dot product that the softmax's backward
  * needs. */
+HALO_HD int32_t halo_gat_out_width(int concat, int32_t K, int32_t F) { return concat ? K * F : F; }
+HALO_HD int32_t halo_gat_node_width(int concat, int32_t K, int32_t F) {
+  return halo_gat_out_width(concat, K, F) + 3 * K;
+}
+/* The same for g's K = g->heads and F = g->f. */
 HALO_HD int32_t halo_gat_out_cols(const halo_gat_layer *g) {
-  return g->concat ? g->heads * g->f : g->f;
+  return halo_gat_out_width(g->concat, g->heads, g->f);
 }
 HALO_HD int32_t halo_gat_node_cols(const halo_gat_layer *g) {
-  return halo_gat_out_cols(g) + 3 * g->heads;
+  return halo_gat_node_width(g->concat, g->heads, g->f);
 }
 
 /* e^x in float, branch-free so that a loop of it vectorises: Cephes'
@@ -164,9 +169,15 @@ HALO_HD void halo_gat_prefetch(const void *p, int64_t bytes) {
 /* Head k of dLoss/d(out_i) is dz[k·stride + f] · mul: dZ_i's block of the
  * head (stride F, mul 1), or dZ_i / K when the heads are averaged (stride
  * 0, mul 1/K). */
-HALO_HD int32_t halo_gat_dout_stride(const halo_gat_layer *g) { return g->concat ? g->f : 0; }
+HALO_HD int32_t halo_gat_dout_stride_of(int concat, int32_t F) { return concat ? F : 0; }
+HALO_HD float halo_gat_dout_mul_of(int concat, int32_t K) {
+  return concat ? 1.0f : 1.0f / (float)K;
+}
+HALO_HD int32_t halo_gat_dout_stride(const halo_gat_layer *g) {
+  return halo_gat_dout_stride_of(g->concat, g->f);
+}
 HALO_HD float halo_gat_dout_mul(const halo_gat_layer *g) {
-  return g->concat ? 1.0f : 1.0f / (float)g->heads;
+  return halo_gat_dout_mul_of(g->concat, g->heads);
 }
 
 /* The rows' arrays: A + I over the owned rows (indptr, local columns in
@@ -208,7 +219,7 @@ HALO_HD void halo_gat_scores_row(const halo_gat_layer *g, const float *t, const 
 HALO_GAT_ROW void halo_gat_attend_row(const halo_gat_layer *g, int32_t K, int32_t F,
                                       const halo_gat_rows *a, int64_t i, float *out, float *z,
                                       float *node) {
-  const int32_t d_out = g->concat ? K * F : F;
+  const int32_t d_out = halo_gat_out_width(g->concat, K, F);
   const float scale = halo_dropout_scale(g->p), slope = g->slope;
   const uint64_t threshold = halo_dropout_threshold(g->p);
   float m[HALO_GAT_MAX_HEADS], l[HALO_GAT_MAX_HEADS];
@@ -281,7 +292,7 @@ HALO_GAT_ROW void halo_gat_attend_row(const halo_gat_layer *g, int32_t K, int32_
       zi[f] = sum * (1.0f / (float)K);
     }
   }
-  float *ni = node + i * (d_out + 3 * K) + d_out;
+  float *ni = node + i * halo_gat_node_width(g->concat, K, F) + d_out;
   for (int32_t k = 0; k < K; k++) {
     ni[k] = m[k];
     ni[K + k] = l[k];
@@ -324,9 +335,10 @@ HALO_GAT_ROW void halo_gat_backward_row(const halo_gat_layer *g, int32_t K, int3
                                         const halo_gat_rows *a, const float *node,
                                         const float *a_src, const float *a_dst, int64_t n,
                                         int64_t j, float *dt, float *att_grad) {
-  const int32_t d_out = g->concat ? K * F : F, ld = d_out + 3 * K;
-  const int32_t stride = g->concat ? F : 0;                  /* halo_gat_dout_stride */
-  const float mul = g->concat ? 1.0f : 1.0f / (float)K, slope = g->slope; /* halo_gat_dout_mul */
+  const int32_t d_out = halo_gat_out_width(g->concat, K, F);
+  const int32_t ld = halo_gat_node_width(g->concat, K, F);
+  const int32_t stride = halo_gat_dout_stride_of(g->concat, F);
+  const float mul = halo_gat_dout_mul_of(g->concat, K), slope = g->slope;
   const float scale = halo_dropout_scale(g->p);
   const uint64_t threshold = halo_dropout_threshold(g->p);
   /* Per head, the sums of δ·α·c of both directions (c_j applied at the
