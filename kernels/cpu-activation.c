@@ -15,18 +15,16 @@
 #include <string.h>
 
 #include "cpu-exp.h"
+#include "cpu-parallel.h"
 #include "halo-kernels.h"
 
-/* Fewer floats than this are processed on the calling thread alone. */
-static const int64_t PARALLEL_MIN = 1 << 15;
-
 void halo_cpu_relu(float *y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
 }
 
 void halo_cpu_relu_backward(float *g, const float *y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) g[i] = y[i] <= 0.0f ? 0.0f : g[i];
 }
 
@@ -108,7 +106,7 @@ static void elu_span(float *y, int64_t n) {
 }
 
 void halo_cpu_elu(float *y, int64_t n) {
-#pragma omp parallel if (n >= PARALLEL_MIN)
+#pragma omp parallel if (n >= HALO_PARALLEL_HEAVY)
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
@@ -117,17 +115,17 @@ void halo_cpu_elu(float *y, int64_t n) {
 }
 
 void halo_cpu_elu_backward(float *g, const float *y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) g[i] *= y[i] > 0.0f ? 1.0f : y[i] + 1.0f;
 }
 
 void halo_cpu_leaky_relu(float *y, int64_t n, float slope) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? slope * y[i] : y[i];
 }
 
 void halo_cpu_leaky_relu_backward(float *g, const float *y, int64_t n, float slope) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) g[i] = y[i] < 0.0f ? slope * g[i] : g[i];
 }
 
@@ -163,7 +161,7 @@ static void gelu_backward_span(float *restrict g, const float *restrict x, int64
 }
 
 void halo_cpu_gelu_to(float *y, const float *x, int64_t n) {
-#pragma omp parallel if (n >= PARALLEL_MIN / 8)
+#pragma omp parallel if (n >= HALO_PARALLEL_HEAVY / 4)
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
@@ -172,7 +170,7 @@ void halo_cpu_gelu_to(float *y, const float *x, int64_t n) {
 }
 
 void halo_cpu_gelu_backward(float *g, const float *x, int64_t n) {
-#pragma omp parallel if (n >= PARALLEL_MIN / 8)
+#pragma omp parallel if (n >= HALO_PARALLEL_HEAVY / 4)
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t lo = n * t / nt, hi = n * (t + 1) / nt;

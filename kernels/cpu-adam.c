@@ -6,11 +6,10 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "cpu-parallel.h"
 #include "halo-kernels.h"
 
 /* Fewer parameters than this are updated on the calling thread alone. */
-static const int64_t PARALLEL_MIN = 1 << 15;
-
 void halo_cpu_adam(float *w, const float *g, float *m, float *v, int64_t n, float lr, float b1,
                    float b2, float eps, float wd, int64_t t) {
   const double bias1 = 1.0 - pow((double)b1, (double)t);
@@ -20,7 +19,7 @@ void halo_cpu_adam(float *w, const float *g, float *m, float *v, int64_t n, floa
   const float one_minus_b1 = 1.0f - b1;
   const float one_minus_b2 = 1.0f - b2;
 
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) {
     const float gi = g[i] + wd * w[i];
     m[i] = b1 * m[i] + one_minus_b1 * gi;

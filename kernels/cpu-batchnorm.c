@@ -4,6 +4,7 @@
  * exact, are the caller's (src/gnn-batchnorm.c). */
 #include <string.h>
 
+#include "cpu-parallel.h"
 #include "halo-kernels.h"
 
 void halo_cpu_bn_sums(const float *x, const float *y, int64_t rows, int64_t cols, double *sx,
@@ -21,7 +22,7 @@ void halo_cpu_bn_sums(const float *x, const float *y, int64_t rows, int64_t cols
 
 void halo_cpu_batchnorm(float *y, int64_t rows, int64_t cols, const double *shift,
                         const double *scale, const float *gamma, const float *beta, float *xhat) {
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < rows; i++)
     for (int64_t c = 0; c < cols; c++) {
       const double h = ((double)y[i * cols + c] - shift[c]) * scale[c];
@@ -33,7 +34,7 @@ void halo_cpu_batchnorm(float *y, int64_t rows, int64_t cols, const double *shif
 void halo_cpu_batchnorm_backward(float *g, const float *xhat, int64_t rows, int64_t cols,
                                  const float *gamma, const double *scale, const double *a,
                                  const double *b) {
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < rows; i++)
     for (int64_t c = 0; c < cols; c++) {
       const double d = (double)g[i * cols + c] - a[c] - (double)xhat[i * cols + c] * b[c];

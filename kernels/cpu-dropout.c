@@ -12,11 +12,9 @@
 #include <string.h>
 
 #include "halo-exact.h" /* halo_cpu_max_abs */
+#include "cpu-parallel.h"
 #include "halo-kernels.h"
 #include "halo-rng.h"
-
-/* Fewer floats than this are processed on the calling thread alone. */
-static const int64_t PARALLEL_MIN = 1 << 14;
 
 /* One row of dropout: out[j] = in[j] after halo_dropout_apply's test for
  * (key, node, j), with the row's half of halo_rng_bits (the mix of key ^
@@ -70,7 +68,7 @@ static void dropout_rows(float *dst, const float *src, int64_t rows, int64_t col
                          const int64_t *global_id, uint64_t key, float p) {
   const float scale = halo_dropout_scale(p);
   const uint64_t threshold = halo_dropout_threshold(p);
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_HEAVY)
   for (int64_t i = 0; i < rows; i++)
     dropout_row(dst + i * cols, src + i * cols, cols, halo_rng_mix(key ^ (uint64_t)global_id[i]),
                 threshold, scale);
@@ -109,7 +107,7 @@ float halo_cpu_dropout_to_max(float *restrict dst, const float *restrict src, in
   const float scale = halo_dropout_scale(p);
   const uint64_t threshold = halo_dropout_threshold(p);
   uint32_t m = 0;
-#pragma omp parallel for schedule(static) reduction(max : m) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) reduction(max : m) if (rows * cols >= HALO_PARALLEL_HEAVY)
   for (int64_t i = 0; i < rows; i++) {
     const uint32_t row = dropout_row_max(dst + i * cols, src + i * cols, cols,
                                          halo_rng_mix(key ^ (uint64_t)global_id[i]), threshold,
@@ -124,7 +122,7 @@ void halo_cpu_csr_dropout(const int64_t *indptr, const int32_t *indices, const f
                           float p, float *out) {
   const float scale = halo_dropout_scale(p);
   /* Rows differ in length: hand them out in small dynamic chunks. */
-#pragma omp parallel for schedule(dynamic, 256) if (rows > 0 && indptr[rows] >= PARALLEL_MIN)
+#pragma omp parallel for schedule(dynamic, 256) if (rows > 0 && indptr[rows] >= HALO_PARALLEL_HEAVY)
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t k = indptr[r]; k < indptr[r + 1]; k++) {
       const uint64_t node = transposed ? (uint64_t)global_id[indices[k]] : (uint64_t)global_id[r];

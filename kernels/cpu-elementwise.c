@@ -8,16 +8,14 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "cpu-parallel.h"
 #include "halo-kernels.h"
-
-/* Fewer floats than this are processed on the calling thread alone. */
-static const int64_t PARALLEL_MIN = 1 << 15;
 
 /* Columns summed per pass of halo_cpu_colsum: its double accumulators. */
 enum { COLSUM_TILE = 64 };
 
 void halo_cpu_bias_add(float *y, int64_t rows, int64_t cols, const float *bias) {
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < rows; i++) {
     float *restrict yr = y + i * cols;
 #pragma omp simd
@@ -32,7 +30,7 @@ void halo_cpu_colsum(const float *g, int64_t rows, int64_t cols, float *grad_bia
     const int64_t w = cols - c0 < COLSUM_TILE ? cols - c0 : COLSUM_TILE;
     double sum[COLSUM_TILE] = {0};
 #pragma omp parallel for schedule(static) reduction(+ : sum[:COLSUM_TILE]) \
-    if (rows * w >= PARALLEL_MIN)
+    if (rows * w >= HALO_PARALLEL_STREAM)
     for (int64_t i = 0; i < rows; i++) {
       const float *restrict gr = g + i * cols + c0;
 #pragma omp simd
@@ -43,7 +41,7 @@ void halo_cpu_colsum(const float *g, int64_t rows, int64_t cols, float *grad_bia
 }
 
 void halo_cpu_row_normalize(float *x, int64_t rows, int64_t cols) {
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < rows; i++) {
     float *restrict xr = x + i * cols;
     double sum = 0.0;
@@ -57,7 +55,7 @@ void halo_cpu_row_normalize(float *x, int64_t rows, int64_t cols) {
 
 void halo_cpu_axpy(float *y, const float *x, int64_t n, float alpha, const float *p) {
   const float a = alpha + (p ? *p : 0.0f);
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
 }
 
@@ -65,7 +63,7 @@ void halo_cpu_axpy(float *y, const float *x, int64_t n, float alpha, const float
 static const float L2_EPS = 1e-12f;
 
 void halo_cpu_l2_normalize(float *y, int64_t rows, int64_t cols, float *norm) {
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < rows; i++) {
     float *restrict yr = y + i * cols;
     double sq = 0.0; /* ascending, not vectorised: the same bits on every CPU */
@@ -78,7 +76,7 @@ void halo_cpu_l2_normalize(float *y, int64_t rows, int64_t cols, float *norm) {
 
 void halo_cpu_l2_normalize_backward(float *g, const float *y, const float *norm, int64_t rows,
                                     int64_t cols) {
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < rows; i++) {
     float *restrict gr = g + i * cols;
     const float *restrict yr = y + i * cols;
@@ -95,7 +93,7 @@ static const double LN_EPS = 1e-5;
 
 void halo_cpu_layernorm(float *y, int64_t rows, int64_t cols, const float *gamma,
                         const float *beta, float *xhat, float *rstd) {
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < rows; i++) {
     float *restrict yr = y + i * cols, *restrict xr = xhat + i * cols;
     double sum = 0.0, sq = 0.0;
@@ -113,7 +111,7 @@ void halo_cpu_layernorm(float *y, int64_t rows, int64_t cols, const float *gamma
 
 void halo_cpu_layernorm_backward(float *g, const float *xhat, const float *rstd,
                                  const float *gamma, int64_t rows, int64_t cols) {
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < rows; i++) {
     float *restrict gr = g + i * cols;
     const float *restrict xr = xhat + i * cols;
@@ -132,6 +130,6 @@ void halo_cpu_layernorm_backward(float *g, const float *xhat, const float *rstd,
 }
 
 void halo_cpu_mul(float *out, const float *a, const float *b, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) out[i] = a[i] * b[i];
 }

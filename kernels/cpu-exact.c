@@ -19,6 +19,7 @@
 #include <immintrin.h>
 #endif
 
+#include "cpu-parallel.h"
 #include "halo-exact.h"
 
 typedef __int128 i128;
@@ -64,7 +65,7 @@ static uint32_t max_abs_bits(const float *x, int64_t n) {
 
 float halo_cpu_max_abs(const float *x, int64_t n) {
   uint32_t m = 0;
-#pragma omp parallel reduction(max : m) if (n >= (1 << 16))
+#pragma omp parallel reduction(max : m) if (n >= HALO_PARALLEL_STREAM)
   {
     int64_t lo = n * omp_get_thread_num() / omp_get_num_threads();
     int64_t hi = n * (omp_get_thread_num() + 1) / omp_get_num_threads();

@@ -17,11 +17,9 @@
  */
 #include <stdint.h>
 
+#include "cpu-parallel.h"
 #include "halo-gat.h"
 #include "halo-kernels.h"
-
-/* Rows below this many floats of work run on the calling thread alone. */
-static const int64_t PARALLEL_MIN = 1 << 15;
 
 static halo_gat_rows rows_of(const halo_csr *adj, const int64_t *global_id, const float *t,
                              const float *s) {
@@ -32,7 +30,7 @@ static halo_gat_rows rows_of(const halo_csr *adj, const int64_t *global_id, cons
 void halo_cpu_gat_scores(const halo_gat_layer *g, const float *t, int64_t rows, const float *a_src,
                          const float *a_dst, float *s) {
   const int64_t kf = (int64_t)g->heads * g->f;
-#pragma omp parallel for schedule(static) if (rows * kf >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * kf >= HALO_PARALLEL_HEAVY)
   for (int64_t r = 0; r < rows; r++)
     halo_gat_scores_row(g, t + r * kf, a_src, a_dst, s + r * 2 * g->heads);
 }
@@ -99,7 +97,7 @@ void halo_cpu_gat_attend(const halo_gat_layer *g, const halo_csr *adj, const int
 
 void halo_cpu_gat_node_terms(const halo_gat_layer *g, const float *dz, const float *out,
                              int64_t rows, float *node) {
-#pragma omp parallel for schedule(static) if (rows * g->heads * g->f >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * g->heads * g->f >= HALO_PARALLEL_HEAVY)
   for (int64_t i = 0; i < rows; i++) halo_gat_node_terms_row(g, dz, out, i, node);
 }
 

@@ -2,6 +2,15 @@
  * for the tall-skinny Aᵀ·B of a weight gradient and a layer's narrow
  * per-row products, halo's own kernels.
  *
+ * halo's OpenMP team is the only pool of threads: OpenBLAS runs on one
+ * thread a call (halo-train sets openblas_set_num_threads(1):
+ * train/train-run.c), and a product that CBLAS takes is split here, by
+ * rows of C, over the team.  OpenBLAS's own pool, beside a team that waits
+ * passively, cost 2-5 ms a call on the 2-vCPU VM where the product takes
+ * 20 µs (Cora's G·Wᵀ, 2708 × 7 × 16: docs/benchmarks.md, "Small graphs:
+ * the team's wake and the scalar loops"), and on a shared node its spinning
+ * threads take the cores of the team's.
+ *
  * CBLAS takes int dimensions.  The two dimensions that count graph nodes (m
  * in H·W, k in Hᵀ·G) may exceed INT_MAX on a large rank, so they are split
  * into blocks that fit; the feature widths n and the leading dimensions never
@@ -49,7 +58,8 @@ enum {
   TS_MAX_MN = 16384, /* floats of a thread's block: 64 KiB of its stack (the
                         default thread stacks of glibc and libgomp are MiBs) */
   TS_MIN_K = 1024,   /* fewer rows go to CBLAS */
-  TS_CHUNK = 256     /* rows per chunk */
+  TS_CHUNK = 256,    /* rows per chunk */
+  TS_TILE_N = 128    /* a wider gradient's tiles: 128 columns × 128 rows */
 };
 
 static int tall_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k) {
@@ -62,12 +72,13 @@ static int tall_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k
  * OpenBLAS packs the tall A first.  It ran 1.1-3.0x OpenBLAS's speed for
  * every width up to 64 columns on the AVX-512 VM (100,000 rows of 16 to
  * 512 columns; 2.3x at GIN's 128 → 16; bench/gemm-rows) and 0.9x at 128,
- * so the wider products stay with BLAS. */
-enum { ROWS_MIN_M = 4096, ROWS_MAX_N = 64 };
+ * so the wider products stay with BLAS.  It takes them at any number of
+ * rows: a small graph's products (Cora's 2708 rows) then run on one
+ * thread, or on the team, without CBLAS. */
+enum { ROWS_MAX_N = 64 };
 
-static int per_row(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, float beta) {
-  return !trans_a && alpha == 1.0f && (beta == 0.0f || beta == 1.0f) && m >= ROWS_MIN_M &&
-         n <= ROWS_MAX_N && k > 0;
+static int per_row(int trans_a, int64_t n, int64_t k, float alpha, float beta) {
+  return !trans_a && alpha == 1.0f && (beta == 0.0f || beta == 1.0f) && n <= ROWS_MAX_N && k > 0;
 }
 
 /* block (m × n, leading dimension n) += A[0..rows)ᵀ · B[0..rows), 4 rows
@@ -230,22 +241,11 @@ static void gemm_tn_tall(int64_t m, int64_t n, int64_t k, float alpha, const flo
   }
 }
 
-void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-                   int64_t ldc) {
-  assert(n <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX);
-  if (m <= 0 || n <= 0) return;
-  if (tall_skinny(trans_a, trans_b, m, n, k)) {
-    gemm_tn_tall(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    return;
-  }
-  if (per_row(trans_a, m, n, k, alpha, beta)) {
-    if (beta == 0.0f)
-      halo_cpu_gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-    else
-      halo_cpu_gemm_rows_acc(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-    return;
-  }
+/* C = alpha · op(A) · op(B) + beta · C through CBLAS, on the calling
+ * thread, in blocks of the node dimension that fit CBLAS's ints. */
+static void blas_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                      float *c, int64_t ldc) {
   const enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
   const enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
 
@@ -268,5 +268,53 @@ void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, fl
       cblas_sgemm(CblasRowMajor, ta, tb, (int)mb, (int)n, (int)kb, alpha, a_blk, (int)lda, b_blk,
                   (int)ldb, beta_blk, c_rows, (int)ldc);
     }
+  }
+}
+
+/* Multiply-adds per thread below which a CBLAS product stays on fewer
+ * threads (2^20: about 50 µs of one core, above the team's wake). */
+static const int64_t BLAS_THREAD_WORK = 1 << 20;
+
+void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                   int64_t ldc) {
+  assert(n <= INT_MAX && lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX);
+  if (m <= 0 || n <= 0) return;
+  if (tall_skinny(trans_a, trans_b, m, n, k)) {
+    gemm_tn_tall(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  if (trans_a && !trans_b && k >= TS_MIN_K) {
+    /* A wider weight gradient: C in tiles of at most TS_MAX_MN cells,
+     * each a tall-skinny product (the tile's columns of A and of B). */
+    const int64_t nb = n < TS_TILE_N ? n : TS_TILE_N, mb = TS_MAX_MN / nb;
+    for (int64_t i0 = 0; i0 < m; i0 += mb)
+      for (int64_t j0 = 0; j0 < n; j0 += nb)
+        gemm_tn_tall(m - i0 < mb ? m - i0 : mb, n - j0 < nb ? n - j0 : nb, k, alpha, a + i0, lda,
+                     b + j0, ldb, beta, c + i0 * ldc + j0, ldc);
+    return;
+  }
+  if (per_row(trans_a, n, k, alpha, beta)) {
+    if (beta == 0.0f)
+      halo_cpu_gemm_rows(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+    else
+      halo_cpu_gemm_rows_acc(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+    return;
+  }
+  /* The rest goes to CBLAS: a product of op(A)'s rows (H·W, G·Wᵀ) in
+   * blocks of rows over the team, anything else on the calling thread. */
+  int64_t threads = trans_a ? 1 : omp_get_max_threads();
+  if (threads > m * n * (k > 0 ? k : 1) / BLAS_THREAD_WORK)
+    threads = m * n * (k > 0 ? k : 1) / BLAS_THREAD_WORK;
+  if (threads > m) threads = m;
+  if (threads <= 1) {
+    blas_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+#pragma omp parallel num_threads((int)threads)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t i0 = m * t / nt, i1 = m * (t + 1) / nt;
+    blas_gemm(0, trans_b, i1 - i0, n, k, alpha, a + i0 * lda, lda, b, ldb, beta, c + i0 * ldc, ldc);
   }
 }

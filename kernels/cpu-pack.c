@@ -3,13 +3,12 @@
  * vectorised copy; threads take rows. */
 #include <stdint.h>
 
+#include "cpu-parallel.h"
 #include "halo-kernels.h"
 
 /* Fewer floats than this are copied on the calling thread alone. */
-static const int64_t PARALLEL_MIN = 1 << 15;
-
 void halo_cpu_pack(float *dst, const float *src, int64_t cols, const int32_t *idx, int64_t n) {
-#pragma omp parallel for schedule(static) if (n * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (n * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) {
     const float *restrict from = src + (int64_t)idx[i] * cols;
     float *restrict to = dst + i * cols;
@@ -19,7 +18,7 @@ void halo_cpu_pack(float *dst, const float *src, int64_t cols, const int32_t *id
 }
 
 void halo_cpu_unpack(float *dst, const float *src, int64_t cols, const int32_t *idx, int64_t n) {
-#pragma omp parallel for schedule(static) if (n * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (n * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) {
     const float *restrict from = src + i * cols;
     float *restrict to = dst + (int64_t)idx[i] * cols;

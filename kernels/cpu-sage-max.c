@@ -11,15 +11,14 @@
  */
 #include <stdint.h>
 
+#include "cpu-parallel.h"
 #include "halo-kernels.h"
 
 /* Rows below this many floats of work run on the calling thread alone. */
-static const int64_t PARALLEL_MIN = 1 << 15;
-
 void halo_cpu_sage_max(const halo_csr *adj, const int64_t *global_id, const float *x,
                        int64_t cols, float *out, int32_t *arg) {
   const int64_t n = adj->rows;
-#pragma omp parallel for schedule(dynamic, 256) if (adj->nnz * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(dynamic, 256) if (adj->nnz * cols >= HALO_PARALLEL_HEAVY)
   for (int64_t i = 0; i < n; i++) {
     float *o = out + i * cols;
     int32_t *a = arg ? arg + i * cols : NULL;
@@ -49,7 +48,7 @@ void halo_cpu_sage_max(const halo_csr *adj, const int64_t *global_id, const floa
 void halo_cpu_sage_max_backward(const halo_csr *adj, const int64_t *global_id, const int32_t *arg,
                                 const float *g, int64_t cols, float *dx) {
   const int64_t n = adj->rows;
-#pragma omp parallel for schedule(dynamic, 256) if (adj->nnz * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(dynamic, 256) if (adj->nnz * cols >= HALO_PARALLEL_HEAVY)
   for (int64_t j = 0; j < n; j++) {
     float *d = dx + j * cols;
     const int32_t me = (int32_t)global_id[j];

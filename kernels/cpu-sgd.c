@@ -5,14 +5,13 @@
  * and the scaling that --clip-grad-norm applies to the gradients. */
 #include <stdint.h>
 
+#include "cpu-parallel.h"
 #include "halo-kernels.h"
 
 /* Fewer values than this are updated on the calling thread alone. */
-static const int64_t PARALLEL_MIN = 1 << 15;
-
 void halo_cpu_sgd(float *w, const float *g, float *buf, int64_t n, float lr, float mu, float wd,
                   int nesterov) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) {
     float d = wd != 0.0f ? g[i] + wd * w[i] : g[i];
     if (mu != 0.0f) {
@@ -25,6 +24,6 @@ void halo_cpu_sgd(float *w, const float *g, float *buf, int64_t n, float lr, flo
 }
 
 void halo_cpu_scale(float *x, int64_t n, float s) {
-#pragma omp parallel for simd schedule(static) if (n >= PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) x[i] *= s;
 }

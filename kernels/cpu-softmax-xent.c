@@ -24,13 +24,11 @@
 #include <string.h>
 
 #include "cpu-exp.h"
+#include "cpu-parallel.h"
 #include "halo-kernels.h"
 
 /* The loss grid: 2^LOSS_GRID_BITS steps per unit. */
 enum { LOSS_GRID_BITS = 30 };
-
-/* Fewer floats than this are processed on the calling thread alone. */
-static const int64_t PARALLEL_MIN = 1 << 14;
 
 /* e^x for x <= 0 in double (cpu-exp.h), within 2.4 ulps of e^x over
  * [-708, 0] (measured against expl at 2·10^7 points).  0 below -708 (e^x <
@@ -230,11 +228,11 @@ void halo_cpu_softmax_xent(const float *z, int64_t rows, int64_t cols, const int
 
   /* Rows outside the mask get a zero gradient. */
   if (g) {
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
     for (int64_t i = 0; i < rows; i++) memset(g + i * cols, 0, (size_t)cols * sizeof *g);
   }
 
-#pragma omp parallel if (nmask * cols >= PARALLEL_MIN)
+#pragma omp parallel if (nmask * cols >= HALO_PARALLEL_HEAVY)
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     xent_sums mine;
@@ -269,12 +267,12 @@ void halo_cpu_sigmoid_bce(const float *z, int64_t rows, int64_t cols, const int8
                           double *loss_sum, int64_t *correct) {
   int64_t loss_hi = 0, loss_lo = 0, bad = 0, hits = 0;
   if (g) {
-#pragma omp parallel for schedule(static) if (rows * cols >= PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (rows * cols >= HALO_PARALLEL_STREAM)
     for (int64_t i = 0; i < rows; i++) memset(g + i * cols, 0, (size_t)cols * sizeof *g);
   }
 
 #pragma omp parallel for schedule(static) reduction(+ : loss_hi, loss_lo, bad, hits) \
-    if (nmask * cols >= PARALLEL_MIN)
+    if (nmask * cols >= HALO_PARALLEL_HEAVY)
   for (int64_t m = 0; m < nmask; m++) {
     const int64_t i = mask[m];
     const float *restrict zr = z + i * cols;

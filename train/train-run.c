@@ -642,7 +642,9 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
     }
   }
   omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
+  /* OpenBLAS on one thread a call: halo_cpu_gemm splits CBLAS's products
+   * over the OpenMP team, the only pool (kernels/cpu-gemm.c). */
+  openblas_set_num_threads(1);
   warn_binding(r, threads);
 
   const halo_backend_options bo = {
