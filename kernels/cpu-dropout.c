@@ -16,36 +16,25 @@
 #include "halo-kernels.h"
 #include "halo-rng.h"
 
-/* One row of dropout: out[j] = in[j] after halo_dropout_apply's test for
- * (key, node, j), with the row's half of halo_rng_bits (the mix of key ^
- * node) hoisted, and the keep test `uniform >= p` as the integer test on
- * the draw's 24 bits that it is (draw · 2^-24 and p · 2^24 are exact in
- * float, so `draw >= ceil(p · 2^24)` holds exactly when it does): the same
- * bits, in a loop that vectorises.  The 64-bit products need AVX-512DQ to
- * vectorise in one instruction (AVX2 builds them from 32-bit ones): hence
- * the clones.  in may be out.  With `want_max`, it also returns the
- * largest of the written values' bits with the sign cleared (they order as
- * |x| does, and a NaN's lie above inf's: halo_cpu_max_abs's order). */
-static inline __attribute__((always_inline)) uint32_t
-dropout_row_body(float *out, const float *in, int64_t cols, uint64_t row_key, uint64_t threshold,
-                 float scale, int want_max) {
-  uint32_t m = 0;
-#pragma omp simd reduction(max : m)
-  for (int64_t j = 0; j < cols; j++) {
-    const uint64_t draw = halo_rng_mix(row_key ^ ((uint64_t)j * HALO_RNG_COL_MUL)) >> 40;
-    const float kept = in[j] * scale;
-    uint32_t bits;
-    memcpy(&bits, &kept, sizeof bits);
-    bits &= 0u - (uint32_t)(draw >= threshold);
-    memcpy(&out[j], &bits, sizeof bits);
-    if (want_max) {
-      const uint32_t a = bits & 0x7fffffffu;
-      m = a > m ? a : m;
-    }
-  }
-  return m;
+/* One value of dropout: the bits of in · scale, or of +0 where the draw for
+ * (row, j) falls below the threshold: halo_dropout_apply's test for (key,
+ * node, j), with the row's half of halo_rng_bits (the mix of key ^ node)
+ * hoisted into row_key, and the keep test `uniform >= p` as the integer
+ * test on the draw's 24 bits that it is (draw · 2^-24 and p · 2^24 are
+ * exact in float, so `draw >= ceil(p · 2^24)` holds exactly when it does):
+ * the same bits, in loops that vectorise. */
+static inline __attribute__((always_inline)) uint32_t dropout_bits(float in, uint64_t row_key,
+                                                                    int64_t j, uint64_t threshold,
+                                                                    float scale) {
+  const uint64_t draw = halo_rng_mix(row_key ^ ((uint64_t)j * HALO_RNG_COL_MUL)) >> 40;
+  const float kept = in * scale;
+  uint32_t bits;
+  memcpy(&bits, &kept, sizeof bits);
+  return bits & (0u - (uint32_t)(draw >= threshold));
 }
 
+/* The 64-bit products need AVX-512DQ to vectorise in one instruction (AVX2
+ * builds them from 32-bit ones): hence the clones. */
 #if defined(__x86_64__)
 #define HALO__DROPOUT_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -53,15 +42,47 @@ dropout_row_body(float *out, const float *in, int64_t cols, uint64_t row_key, ui
 #define HALO__DROPOUT_CLONES
 #endif
 
+/* One row of dropout, out[j] for j < cols (in may be out). */
 HALO__DROPOUT_CLONES static void dropout_row(float *out, const float *in, int64_t cols,
                                              uint64_t row_key, uint64_t threshold, float scale) {
-  dropout_row_body(out, in, cols, row_key, threshold, scale, 0);
+#pragma omp simd
+  for (int64_t j = 0; j < cols; j++) {
+    const uint32_t bits = dropout_bits(in[j], row_key, j, threshold, scale);
+    memcpy(&out[j], &bits, sizeof bits);
+  }
 }
 
-HALO__DROPOUT_CLONES static uint32_t dropout_row_max(float *out, const float *in, int64_t cols,
-                                                     uint64_t row_key, uint64_t threshold,
-                                                     float scale) {
-  return dropout_row_body(out, in, cols, row_key, threshold, scale, 1);
+/* Lanes of a running maximum, kept across the rows of a thread. */
+enum { MAX_LANES = 16 };
+
+/* dropout_row, and lanes[l] = the largest of lanes[l] and the written
+ * values' bits with the sign cleared, for the columns j ≡ l (mod
+ * MAX_LANES) (such bits order as |x| does, and a NaN's lie above inf's:
+ * halo_cpu_max_abs's order).  The lanes stay vectors across the row and
+ * across rows: a reduction to one value at each row's end cost a quarter
+ * of the loop at 128 columns. */
+HALO__DROPOUT_CLONES static void dropout_row_max(float *out, const float *in, int64_t cols,
+                                                 uint64_t row_key, uint64_t threshold,
+                                                 float scale, uint32_t *lanes) {
+  uint32_t acc[MAX_LANES];
+  memcpy(acc, lanes, sizeof acc);
+  int64_t j0 = 0;
+  for (; j0 + MAX_LANES <= cols; j0 += MAX_LANES) {
+#pragma omp simd
+    for (int l = 0; l < MAX_LANES; l++) {
+      const uint32_t bits = dropout_bits(in[j0 + l], row_key, j0 + l, threshold, scale);
+      memcpy(&out[j0 + l], &bits, sizeof bits);
+      const uint32_t a = bits & 0x7fffffffu;
+      acc[l] = a > acc[l] ? a : acc[l];
+    }
+  }
+  for (int l = 0; j0 < cols; j0++, l++) {
+    const uint32_t bits = dropout_bits(in[j0], row_key, j0, threshold, scale);
+    memcpy(&out[j0], &bits, sizeof bits);
+    const uint32_t a = bits & 0x7fffffffu;
+    acc[l] = a > acc[l] ? a : acc[l];
+  }
+  memcpy(lanes, acc, sizeof acc);
 }
 
 static void dropout_rows(float *dst, const float *src, int64_t rows, int64_t cols,
@@ -107,12 +128,14 @@ float halo_cpu_dropout_to_max(float *restrict dst, const float *restrict src, in
   const float scale = halo_dropout_scale(p);
   const uint64_t threshold = halo_dropout_threshold(p);
   uint32_t m = 0;
-#pragma omp parallel for schedule(static) reduction(max : m) if (rows * cols >= HALO_PARALLEL_HEAVY)
-  for (int64_t i = 0; i < rows; i++) {
-    const uint32_t row = dropout_row_max(dst + i * cols, src + i * cols, cols,
-                                         halo_rng_mix(key ^ (uint64_t)global_id[i]), threshold,
-                                         scale);
-    m = row > m ? row : m;
+#pragma omp parallel reduction(max : m) if (rows * cols >= HALO_PARALLEL_HEAVY)
+  {
+    uint32_t lanes[MAX_LANES] = {0};
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < rows; i++)
+      dropout_row_max(dst + i * cols, src + i * cols, cols,
+                      halo_rng_mix(key ^ (uint64_t)global_id[i]), threshold, scale, lanes);
+    for (int l = 0; l < MAX_LANES; l++) m = lanes[l] > m ? lanes[l] : m;
   }
   return max_from_bits(m);
 }

@@ -194,31 +194,36 @@ Test(dropout, out_of_place_is_the_in_place_mask) {
 
 /* halo_cpu_dropout_to_max: the same DST as halo_cpu_dropout_to and, from
  * the same pass, the max of |DST| that halo_cpu_max_abs finds on it:
- * signed values, an inf, a NaN (both +inf), every rate. */
+ * signed values, an inf, a NaN (both +inf), every rate, and widths that
+ * fill its 16 lanes of running maxima, and that leave a remainder. */
 Test(dropout, dropout_to_max_is_dropout_then_max_abs) {
   const uint64_t seed = test_seed("dropout.dropout_to_max_is_dropout_then_max_abs");
   int64_t ids[ROWS];
   make_ids(ids, test_key(seed, 1));
   const float ps[] = {0.0f, 0.5f, 0.9f, 1.0f};
-  for (int special = 0; special < 3; special++)
-    for (size_t t = 0; t < sizeof ps / sizeof ps[0]; t++) {
-      const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 5, t);
-      float *src = random_rows(test_key(seed, 2));
-      for (int64_t i = 0; i < ROWS * COLS; i += 3) src[i] = -4.0f * src[i]; /* the max negative */
-      if (special) src[777] = special == 1 ? -INFINITY : NAN;
-      float *want = random_rows(test_key(seed, 3));
-      float *dst = random_rows(test_key(seed, 4));
-      halo_cpu_dropout_to(want, src, ROWS, COLS, ids, key, ps[t]);
-      const float m = halo_cpu_dropout_to_max(dst, src, ROWS, COLS, ids, key, ps[t]);
-      const float want_m = halo_cpu_max_abs(want, ROWS * COLS);
-      cr_expect(memcmp(dst, want, ROWS * COLS * sizeof *dst) == 0, "p %g: the rows differ",
-                (double)ps[t]);
-      cr_expect(memcmp(&m, &want_m, sizeof m) == 0, "p %g, case %d: max %a, max_abs says %a",
-                (double)ps[t], special, (double)m, (double)want_m);
-      free(src);
-      free(want);
-      free(dst);
-    }
+  const int64_t widths[] = {COLS, 37, 7};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+    for (int special = 0; special < 3; special++)
+      for (size_t t = 0; t < sizeof ps / sizeof ps[0]; t++) {
+        const int64_t cols = widths[w];
+        const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 5, t);
+        float *src = random_rows(test_key(seed, 2));
+        for (int64_t i = 0; i < ROWS * cols; i += 3) src[i] = -4.0f * src[i]; /* the max negative */
+        if (special) src[777] = special == 1 ? -INFINITY : NAN;
+        float *want = random_rows(test_key(seed, 3));
+        float *dst = random_rows(test_key(seed, 4));
+        halo_cpu_dropout_to(want, src, ROWS, cols, ids, key, ps[t]);
+        const float m = halo_cpu_dropout_to_max(dst, src, ROWS, cols, ids, key, ps[t]);
+        const float want_m = halo_cpu_max_abs(want, ROWS * cols);
+        cr_expect(memcmp(dst, want, (size_t)(ROWS * cols) * sizeof *dst) == 0,
+                  "%lld columns, p %g: the rows differ", (long long)cols, (double)ps[t]);
+        cr_expect(memcmp(&m, &want_m, sizeof m) == 0,
+                  "%lld columns, p %g, case %d: max %a, max_abs says %a", (long long)cols,
+                  (double)ps[t], special, (double)m, (double)want_m);
+        free(src);
+        free(want);
+        free(dst);
+      }
 }
 
 /* A random sparse matrix, stored dense (S, rows × cols, zeros where empty)
