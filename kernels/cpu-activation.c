@@ -160,6 +160,8 @@ static void gelu_backward_span(float *restrict g, const float *restrict x, int64
   }
 }
 
+/* GELU's erf series costs about four heavy values' work a value: its
+ * threshold is a quarter of HALO_PARALLEL_HEAVY. */
 void halo_cpu_gelu_to(float *y, const float *x, int64_t n) {
 #pragma omp parallel if (n >= HALO_PARALLEL_HEAVY / 4)
   {

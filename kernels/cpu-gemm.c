@@ -5,11 +5,12 @@
  * halo's OpenMP team is the only pool of threads: OpenBLAS runs on one
  * thread a call (halo-train sets openblas_set_num_threads(1):
  * train/train-run.c), and a product that CBLAS takes is split here, by
- * rows of C, over the team.  OpenBLAS's own pool, beside a team that waits
- * passively, cost 2-5 ms a call on the 2-vCPU VM where the product takes
- * 20 µs (Cora's G·Wᵀ, 2708 × 7 × 16: docs/benchmarks.md, "Small graphs:
- * the team's wake and the scalar loops"), and on a shared node its spinning
- * threads take the cores of the team's.
+ * rows of C, over the team.  OpenBLAS's own pool, beside the team, cost
+ * 2-5 ms a call where the product takes 20 µs (Cora's G·Wᵀ, 2708 × 7 × 16)
+ * on the 2-vCPU VM with another process on one core (bench/busy-node.sh's
+ * case): its threads spin and yield on the cores the team's threads sleep
+ * on (docs/benchmarks.md, "Small graphs: the team's wake and the scalar
+ * loops").
  *
  * CBLAS takes int dimensions.  The two dimensions that count graph nodes (m
  * in H·W, k in Hᵀ·G) may exceed INT_MAX on a large rank, so they are split
