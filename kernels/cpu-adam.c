@@ -9,7 +9,6 @@
 #include "cpu-parallel.h"
 #include "halo-kernels.h"
 
-/* Fewer parameters than this are updated on the calling thread alone. */
 void halo_cpu_adam(float *w, const float *g, float *m, float *v, int64_t n, float lr, float b1,
                    float b2, float eps, float wd, int64_t t) {
   const double bias1 = 1.0 - pow((double)b1, (double)t);

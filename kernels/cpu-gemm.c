@@ -60,7 +60,8 @@ enum {
                         default thread stacks of glibc and libgomp are MiBs) */
   TS_MIN_K = 1024,   /* fewer rows go to CBLAS */
   TS_CHUNK = 256,    /* rows per chunk */
-  TS_TILE_N = 128    /* a wider gradient's tiles: 128 columns × 128 rows */
+  TS_TILE_N = 128    /* a wider gradient's tiles: at most 128 columns, and
+                        TS_MAX_MN / 128 = 128 rows at that width */
 };
 
 static int tall_skinny(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k) {
@@ -220,12 +221,20 @@ halo_cpu_isa halo_cpu_gemm_limit_isa(halo_cpu_isa limit) {
   return isa;
 }
 
+/* Multiply-adds per thread below which a product stays on fewer threads
+ * (2^20: about 50 µs of one core, above the team's wake). */
+static const int64_t BLAS_THREAD_WORK = 1 << 20;
+
 static void gemm_tn_tall(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                          const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   scale_rows(c, m, n, ldc, beta);
   halo_cpu_isa isa;
   ts_kernel *kernel = ts_pick(&isa);
-  const int64_t most = k / TS_CHUNK; /* k >= TS_MIN_K: at least 4 */
+  /* At least TS_CHUNK rows (k >= TS_MIN_K: at least 4 threads' worth) and
+   * BLAS_THREAD_WORK multiply-adds a thread. */
+  int64_t most = k / TS_CHUNK;
+  if (most > m * n * k / BLAS_THREAD_WORK) most = m * n * k / BLAS_THREAD_WORK;
+  if (most < 1) most = 1;
   const int threads = omp_get_max_threads() < most ? omp_get_max_threads() : (int)most;
 #pragma omp parallel for ordered schedule(static, 1) num_threads(threads)
   for (int t = 0; t < threads; t++) {
@@ -272,10 +281,6 @@ static void blas_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
   }
 }
 
-/* Multiply-adds per thread below which a CBLAS product stays on fewer
- * threads (2^20: about 50 µs of one core, above the team's wake). */
-static const int64_t BLAS_THREAD_WORK = 1 << 20;
-
 void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                    int64_t ldc) {
@@ -302,11 +307,10 @@ void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, fl
       halo_cpu_gemm_rows_acc(trans_b, m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
-  /* The rest goes to CBLAS: a product of op(A)'s rows (H·W, G·Wᵀ) in
-   * blocks of rows over the team, anything else on the calling thread. */
-  int64_t threads = trans_a ? 1 : omp_get_max_threads();
-  if (threads > m * n * (k > 0 ? k : 1) / BLAS_THREAD_WORK)
-    threads = m * n * (k > 0 ? k : 1) / BLAS_THREAD_WORK;
+  /* The rest goes to CBLAS, in blocks of C's rows (op(A)'s rows: rows of
+   * A, or columns of Aᵀ) over the team. */
+  int64_t threads = k > 0 ? omp_get_max_threads() : 1;
+  if (threads > m * n * k / BLAS_THREAD_WORK) threads = m * n * k / BLAS_THREAD_WORK;
   if (threads > m) threads = m;
   if (threads <= 1) {
     blas_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -316,6 +320,7 @@ void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, fl
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t i0 = m * t / nt, i1 = m * (t + 1) / nt;
-    blas_gemm(0, trans_b, i1 - i0, n, k, alpha, a + i0 * lda, lda, b, ldb, beta, c + i0 * ldc, ldc);
+    blas_gemm(trans_a, trans_b, i1 - i0, n, k, alpha, trans_a ? a + i0 : a + i0 * lda, lda, b, ldb,
+              beta, c + i0 * ldc, ldc);
   }
 }

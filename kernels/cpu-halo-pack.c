@@ -9,11 +9,12 @@
 #include "halo-kernels.h"
 #include "halo-quant.h"
 
-/* Fewer elements than this are packed on the calling thread alone. */
+/* A gathered row and, below 32 bits, a hash a value for the stochastic
+ * rounding: a heavy loop (cpu-parallel.h). */
 void halo_cpu_quant_pack(uint8_t *dst, const float *src, int64_t cols, const int32_t *idx,
                          const int64_t *gid, int64_t n, int prec, uint64_t key) {
   const int64_t row_bytes = halo_quant_row_bytes(prec, cols);
-#pragma omp parallel for schedule(static) if (n * cols >= HALO_PARALLEL_STREAM)
+#pragma omp parallel for schedule(static) if (n * cols >= HALO_PARALLEL_HEAVY)
   for (int64_t i = 0; i < n; i++)
     halo_quant_pack_row(dst + i * row_bytes, src + (int64_t)idx[i] * cols, cols, prec, key, gid[i]);
 }

@@ -6,7 +6,6 @@
 #include "cpu-parallel.h"
 #include "halo-kernels.h"
 
-/* Fewer floats than this are copied on the calling thread alone. */
 void halo_cpu_pack(float *dst, const float *src, int64_t cols, const int32_t *idx, int64_t n) {
 #pragma omp parallel for schedule(static) if (n * cols >= HALO_PARALLEL_STREAM)
   for (int64_t i = 0; i < n; i++) {

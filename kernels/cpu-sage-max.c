@@ -14,7 +14,6 @@
 #include "cpu-parallel.h"
 #include "halo-kernels.h"
 
-/* Rows below this many floats of work run on the calling thread alone. */
 void halo_cpu_sage_max(const halo_csr *adj, const int64_t *global_id, const float *x,
                        int64_t cols, float *out, int32_t *arg) {
   const int64_t n = adj->rows;

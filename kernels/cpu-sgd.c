@@ -8,7 +8,6 @@
 #include "cpu-parallel.h"
 #include "halo-kernels.h"
 
-/* Fewer values than this are updated on the calling thread alone. */
 void halo_cpu_sgd(float *w, const float *g, float *buf, int64_t n, float lr, float mu, float wd,
                   int nesterov) {
 #pragma omp parallel for simd schedule(static) if (parallel : n >= HALO_PARALLEL_STREAM)

@@ -14,9 +14,13 @@
 #include "halo-gat.h"
 
 /* C = alpha · op(A) · op(B) + beta · C, through CBLAS (row-major), or, for
- * the tall-skinny Aᵀ·B of a weight gradient, halo's own register-tiled
- * kernel, and for a narrow A·op(B) of many rows (at most 64 columns, alpha
- * 1, beta 0 or 1), halo_cpu_gemm_rows or _acc (kernels/cpu-gemm.c). */
+ * the tall-skinny Aᵀ·B of a weight gradient (at least 1,024 rows), halo's
+ * own register-tiled kernel (in tiles of 16,384 cells where C is larger),
+ * and for a narrow A·op(B) (at most 64 columns, alpha 1, beta 0 or 1),
+ * halo_cpu_gemm_rows or _acc (kernels/cpu-gemm.c).  What goes to CBLAS is
+ * split by rows of C over the OpenMP team, each block one CBLAS call: the
+ * caller runs OpenBLAS on one thread (openblas_set_num_threads(1), as
+ * halo-train does), or the two pools nest. */
 void halo_cpu_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                    int64_t ldc);

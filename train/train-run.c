@@ -641,10 +641,11 @@ static halo_status run_all(train_run *r, const halo_train_env *env) {
       threads = fit > 1 ? (fit < threads ? fit : threads) : 1;
     }
   }
-  omp_set_num_threads(threads);
   /* OpenBLAS on one thread a call: halo_cpu_gemm splits CBLAS's products
-   * over the OpenMP team, the only pool (kernels/cpu-gemm.c). */
+   * over the OpenMP team, the only pool (kernels/cpu-gemm.c).  First: an
+   * OpenMP build of OpenBLAS sets the team's size with it too. */
   openblas_set_num_threads(1);
+  omp_set_num_threads(threads);
   warn_binding(r, threads);
 
   const halo_backend_options bo = {

@@ -8,13 +8,15 @@
  * many heights (as ranks would split it) and with 1 and 2 threads, and
  * compares every row bitwise.
  *
- * cblas_sgemm (halo_cpu_gemm) is surveyed and its differences printed, but
+ * cblas_sgemm (called directly: halo_cpu_gemm gives these narrow products
+ * to halo_cpu_gemm_rows) is surveyed and its differences printed, but
  * the survey does not fail: OpenBLAS 0.3.21 (core Zen) differs in most
  * shapes, which is why halo_cpu_gemm_rows exists, and whether another
  * OpenBLAS build does is a fact to record, not a fault of halo.  Set
  * HALO_TEST_CBLAS_STRICT=1 to make it fail on any difference.
  * halo_cpu_gemm_rows must pass the same survey, and match bit for bit the
  * plain loop that its header gives as its definition. */
+#include <cblas.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <omp.h>
@@ -41,7 +43,8 @@ typedef void (*gemm_fn)(int trans_b, int64_t m, int64_t n, int64_t k, const floa
 
 static void gemm_cblas(int trans_b, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
                        float *c) {
-  halo_cpu_gemm(0, trans_b, m, n, k, 1.0f, a, k, b, trans_b ? k : n, 0.0f, c, n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+              (int)k, 1.0f, a, (int)k, b, trans_b ? (int)k : (int)n, 0.0f, c, (int)n);
 }
 
 static void gemm_rows(int trans_b, int64_t m, int64_t n, int64_t k, const float *a, const float *b,

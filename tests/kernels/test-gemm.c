@@ -80,7 +80,14 @@ Test(gemm, all_transposes_match_double_reference) {
                                /* A·op(B) of many rows, narrow: halo_cpu_gemm_rows
                                   where alpha is 1 and beta 0 */
                                {4100, 64, 3},
-                               {5000, 16, 40}};
+                               {5000, 16, 40},
+                               /* wider: Aᵀ·B in tiles of 16,384 cells with
+                                  partial edges (3 × 2 of 128 × 128; 3 of
+                                  2340 × 7), and CBLAS split by rows of C over
+                                  the team, A or Aᵀ */
+                               {300, 130, 1100},
+                               {5000, 7, 1030},
+                               {600, 200, 500}};
   const float betas[] = {0.0f, 1.0f, -0.5f};
   int id = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -99,7 +106,8 @@ Test(gemm, tall_skinny_kernel_at_every_vector_width) {
    * same order with the same fused multiply-adds: the same bits. */
   const uint64_t seed = test_seed("gemm.tall_skinny_kernel_at_every_vector_width");
   const int64_t shapes[][3] = {
-      {128, 64, 1100}, {33, 37, 1500}, {16, 48, 1030}, {7, 3, 1030}, {128, 128, 1024}};
+      {128, 64, 1100}, {33, 37, 1500}, {16, 48, 1030}, {7, 3, 1030}, {128, 128, 1024},
+      {300, 130, 1100}};
   enum { SHAPES = sizeof shapes / sizeof shapes[0] };
   float *out[3][SHAPES] = {{0}};
   halo_cpu_isa used[3];
