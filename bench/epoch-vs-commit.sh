@@ -38,13 +38,8 @@ mkdir -p "$out"
 for bin in "$build/bin/halo-train" "$build/bin/halo-partition"; do
   [ -x "$bin" ] || { echo "epoch-vs-commit.sh: $bin is missing; build first" >&2; exit 1; }
 done
-if [ ! -x "$base_dir/build-cpu/bin/halo-train" ]; then
-  echo "# building $base in $base_dir (CPU only, halo-train alone)"
-  [ -d "$base_dir" ] || git worktree add --detach "$base_dir" "$base" > /dev/null
-  cmake -S "$base_dir" -B "$base_dir/build-cpu" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DHALO_WITH_CUDA=OFF -DHALO_TESTS=OFF > /dev/null
-  cmake --build "$base_dir/build-cpu" -j2 --target halo-train > "$out/base-build.log"
-fi
+. bench/base-build.sh
+base_build "$base" "$base_dir" "$out/base-build.log"
 root=()
 if [ "$(id -u)" -eq 0 ]; then root=(--allow-run-as-root); fi
 . bench/mpi-bind.sh

@@ -40,13 +40,8 @@ mkdir -p "$out"
 for bin in "$build/bin/halo-train" "$build/bin/halo-partition"; do
   [ -x "$bin" ] || { echo "small-graphs.sh: $bin is missing; build first" >&2; exit 1; }
 done
-if [ ! -x "$base_dir/build-cpu/bin/halo-train" ]; then
-  echo "# building $base in $base_dir (CPU only, halo-train alone)"
-  [ -d "$base_dir" ] || git worktree add --detach "$base_dir" "$base" >/dev/null
-  cmake -S "$base_dir" -B "$base_dir/build-cpu" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DHALO_WITH_CUDA=OFF -DHALO_TESTS=OFF >/dev/null
-  cmake --build "$base_dir/build-cpu" -j2 --target halo-train >"$out/base-build.log"
-fi
+. bench/base-build.sh
+base_build "$base" "$base_dir" "$out/base-build.log"
 cora="$out/cora-1"
 [ -f "$cora/manifest.h5" ] || "$build/bin/halo-partition" --input datasets/cora --parts 1 \
   --out "$cora" --force >"$out/cora-1.txt"
