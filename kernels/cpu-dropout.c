@@ -140,17 +140,52 @@ float halo_cpu_dropout_to_max(float *restrict dst, const float *restrict src, in
   return max_from_bits(m);
 }
 
+/* The non-zeros [k0, k1) of a row of X (transposed 0: node fixed, its half
+ * of the hash in row_key, the column in indices) or of a row of Xᵀ
+ * (transposed 1: the column fixed, its term col_term = col ·
+ * HALO_RNG_COL_MUL, the node gid[indices[k]]), as dropout_bits does for a
+ * dense row: halo_dropout_apply's bits, in loops that vectorise (AVX-512's
+ * 64-bit products and gathers, as the dense rows' clones). */
+HALO__DROPOUT_CLONES static void csr_drop_row(float *restrict out, const int32_t *restrict indices,
+                                              const float *restrict values, int64_t k0, int64_t k1,
+                                              uint64_t row_key, uint64_t threshold, float scale) {
+#pragma omp simd
+  for (int64_t k = k0; k < k1; k++) {
+    const uint32_t bits =
+        dropout_bits(values ? values[k] : 1.0f, row_key, indices[k], threshold, scale);
+    memcpy(&out[k], &bits, sizeof bits);
+  }
+}
+
+HALO__DROPOUT_CLONES static void csr_drop_col(float *restrict out, const int32_t *restrict indices,
+                                              const float *restrict values, int64_t k0, int64_t k1,
+                                              const int64_t *restrict global_id, uint64_t key,
+                                              uint64_t col_term, uint64_t threshold, float scale) {
+#pragma omp simd
+  for (int64_t k = k0; k < k1; k++) {
+    const uint64_t node_key = halo_rng_mix(key ^ (uint64_t)global_id[indices[k]]);
+    const uint64_t draw = halo_rng_mix(node_key ^ col_term) >> 40;
+    const float kept = (values ? values[k] : 1.0f) * scale;
+    uint32_t bits;
+    memcpy(&bits, &kept, sizeof bits);
+    bits &= 0u - (uint32_t)(draw >= threshold);
+    memcpy(&out[k], &bits, sizeof bits);
+  }
+}
+
 void halo_cpu_csr_dropout(const int64_t *indptr, const int32_t *indices, const float *values,
                           int64_t rows, int transposed, const int64_t *global_id, uint64_t key,
                           float p, float *out) {
   const float scale = halo_dropout_scale(p);
+  const uint64_t threshold = halo_dropout_threshold(p);
   /* Rows differ in length: hand them out in small dynamic chunks. */
 #pragma omp parallel for schedule(dynamic, 256) if (rows > 0 && indptr[rows] >= HALO_PARALLEL_HEAVY)
   for (int64_t r = 0; r < rows; r++) {
-    for (int64_t k = indptr[r]; k < indptr[r + 1]; k++) {
-      const uint64_t node = transposed ? (uint64_t)global_id[indices[k]] : (uint64_t)global_id[r];
-      const uint64_t col = transposed ? (uint64_t)r : (uint64_t)indices[k];
-      out[k] = halo_dropout_apply(values ? values[k] : 1.0f, key, node, col, p, scale);
-    }
+    if (transposed)
+      csr_drop_col(out, indices, values, indptr[r], indptr[r + 1], global_id, key,
+                   (uint64_t)r * HALO_RNG_COL_MUL, threshold, scale);
+    else
+      csr_drop_row(out, indices, values, indptr[r], indptr[r + 1],
+                   halo_rng_mix(key ^ (uint64_t)global_id[r]), threshold, scale);
   }
 }
