@@ -178,7 +178,7 @@ float halo_cpu_dropout_to_max(float *dst, const float *src, int64_t rows, int64_
  *   out[k] = values[k] · keep(node, col) · 1/(1-p)
  * with (node, col) = (global_id[r], indices[k]) for the non-zero k of row r,
  * or (global_id[indices[k]], r) when `transposed` (the matrix holds Xᵀ).
- * out has indptr[rows] floats. */
+ * out has indptr[rows] floats and overlaps neither values nor indices. */
 void halo_cpu_csr_dropout(const int64_t *indptr, const int32_t *indices, const float *values,
                           int64_t rows, int transposed, const int64_t *global_id, uint64_t key,
                           float p, float *out);

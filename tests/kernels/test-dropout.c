@@ -241,7 +241,7 @@ static sparse_case sparse_new(uint64_t key, int64_t rows, int64_t cols, int tran
   c.dense = calloc((size_t)(rows * cols), sizeof *c.dense);
   for (int64_t e = 0; e < rows * cols; e++)
     if (halo_rng_uniform(key, (uint64_t)e, 1) < 0.15f)
-      c.dense[e] = 0.5f + halo_rng_uniform(key, (uint64_t)e, 2);
+      c.dense[e] = (e % 3 == 0 ? -1.0f : 1.0f) * (0.5f + halo_rng_uniform(key, (uint64_t)e, 2));
   for (int64_t e = 0; e < rows * cols; e++) c.nnz += c.dense[e] != 0.0f;
   const int64_t outer = transposed ? cols : rows, inner = transposed ? rows : cols;
   c.indptr = calloc((size_t)outer + 1, sizeof *c.indptr);
@@ -271,9 +271,12 @@ Test(dropout, csr_mask_is_the_dense_mask) {
   int64_t ids[ROWS];
   make_ids(ids, test_key(seed, 1));
   const int64_t rows = ROWS, cols = COLS;
-  for (int c = 0; c < 8; c++) {
+  /* p 0.4, 1 and 0 (everything kept: the threshold 0, which only this
+   * kernel meets); every third value negative, so that a dropped one must
+   * be +0, bit for bit. */
+  for (int c = 0; c < 12; c++) {
     const int transposed = c & 1, ones = (c >> 1) & 1;
-    const float p = c >= 4 ? 1.0f : 0.4f;
+    const float p = c >= 8 ? 0.0f : c >= 4 ? 1.0f : 0.4f;
     const uint64_t key = halo_rng_key(seed, HALO_RNG_DROPOUT, 9, (uint64_t)c);
     sparse_case s = sparse_new(test_key(seed, 10 + (uint64_t)c), rows, cols, transposed);
     cr_assert_gt(s.nnz, 0);
@@ -290,13 +293,16 @@ Test(dropout, csr_mask_is_the_dense_mask) {
       for (int64_t k = s.indptr[o]; k < s.indptr[o + 1]; k++) {
         const int64_t i = transposed ? s.indices[k] : o, j = transposed ? o : s.indices[k];
         kept += out[k] != 0.0f;
-        cr_assert_eq(out[k], s.dense[i * cols + j],
-                     "transposed %d ones %d p %g: entry (%lld, %lld) is %g, dense mask %g",
-                     transposed, ones, (double)p, (long long)i, (long long)j, (double)out[k],
-                     (double)s.dense[i * cols + j]);
+        cr_assert(memcmp(&out[k], &s.dense[i * cols + j], sizeof out[k]) == 0,
+                  "transposed %d ones %d p %g: entry (%lld, %lld) is %a, dense mask %a",
+                  transposed, ones, (double)p, (long long)i, (long long)j, (double)out[k],
+                  (double)s.dense[i * cols + j]);
       }
-    if (p < 1.0f)
+    if (p > 0.0f && p < 1.0f)
       cr_expect(kept > 0 && kept < s.nnz, "kept %lld of %lld", (long long)kept, (long long)s.nnz);
+    else
+      cr_expect_eq(kept, p > 0.0f ? 0 : s.nnz, "p %g: kept %lld of %lld", (double)p,
+                   (long long)kept, (long long)s.nnz);
     free(out);
     sparse_free(&s);
   }
