@@ -51,7 +51,7 @@ int halo_exact_exponent_terms(double bound, int64_t terms) {
 #if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
-static uint32_t max_abs_bits(const float *x, int64_t n) {
+uint32_t halo_cpu_max_abs_bits(const float *x, int64_t n) {
   uint32_t m = 0;
 #pragma omp simd reduction(max : m)
   for (int64_t i = 0; i < n; i++) {
@@ -69,7 +69,7 @@ float halo_cpu_max_abs(const float *x, int64_t n) {
   {
     int64_t lo = n * omp_get_thread_num() / omp_get_num_threads();
     int64_t hi = n * (omp_get_thread_num() + 1) / omp_get_num_threads();
-    m = max_abs_bits(x + lo, hi - lo);
+    m = halo_cpu_max_abs_bits(x + lo, hi - lo);
   }
   if (m >= 0x7f800000u) return INFINITY;
   float f;
@@ -203,13 +203,14 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 
 /* Bytes of one thread's part of the dense workspace: its __int128 sums and
  * int64 runs (ac × bc rounded up to whole vectors), then its packed A and B
- * panels and its chunk's row positions (16-byte multiples, so that the next
- * thread's __int128 stay aligned). */
+ * panels, its chunk's row positions and its chunk of dropped rows of A
+ * (halo_cpu_exact_tn_dropped), in 16-byte multiples, so that the next
+ * thread's __int128 stay aligned. */
 static size_t tn_thread_bytes(int64_t ac, int64_t bc) {
   const size_t bytes = (size_t)(ac * bc) * sizeof(i128) +
                        (size_t)(ac * round_up(bc, QVEC)) * sizeof(int64_t) +
                        (size_t)CHUNK * (PANEL_P + PANEL_Q) * sizeof(double) +
-                       (size_t)CHUNK * sizeof(int32_t);
+                       (size_t)CHUNK * sizeof(int32_t) + (size_t)(CHUNK * ac) * sizeof(float);
   return (bytes + 15) / 16 * 16;
 }
 
@@ -236,6 +237,13 @@ typedef struct tn_job {
   int64_t *run;       /* ac × lrun int64 */
   double *apack, *bpack;
   int32_t *pos; /* a chunk row's packed row: the nd rounding down first, then the rest */
+  /* A = dropout(a) where drop_p > 0 (halo_cpu_exact_tn_dropped): the mask of
+   * the rows' global ids under drop_key, each chunk's rows dropped into adrop. */
+  const int64_t *gid;
+  uint64_t drop_key;
+  float drop_p;
+  float *adrop;
+  const float *achunk; /* the current chunk's first row of A (dropped or not) */
 } tn_job;
 
 /* The portable path: run += ⌊t⌋ or ⌈t⌉ of every term of rows [i0, i1),
@@ -246,7 +254,7 @@ static void tn_plain(const tn_job *j, int64_t i0, int64_t i1) {
     const float *bi = j->b + i * j->ldb;
     const int up = halo_exact_row_up(bi, j->bc);
     for (int64_t p = 0; p < j->ac; p++) {
-      const double ap = (j->a ? (double)j->a[i * j->lda + p] : 1.0) * j->scale;
+      const double ap = (j->a ? (double)j->achunk[(i - i0) * j->lda + p] : 1.0) * j->scale;
       int64_t *run = j->run + p * j->lrun;
       for (int64_t q = 0; q < j->bc; q++) {
         const double t = ap * (double)bi[q];
@@ -260,9 +268,8 @@ static void tn_plain(const tn_job *j, int64_t i0, int64_t i1) {
  * [q0, q0 + nq) of B (padded to lbq; the rows packed from nd on negated
  * where `negate`), row r into packed row j->pos[r]: read in their order,
  * which the prefetchers follow. */
-static inline __attribute__((always_inline)) void tn_pack_a(const tn_job *j, int64_t i0,
-                                                             int64_t rows, int64_t p0,
-                                                             int64_t np) {
+static inline __attribute__((always_inline)) void tn_pack_a(const tn_job *j, int64_t rows,
+                                                             int64_t p0, int64_t np) {
   const double scale = j->scale;
   for (int64_t r = 0; r < rows; r++) {
     double *restrict dst = j->apack + j->pos[r] * np;
@@ -270,7 +277,7 @@ static inline __attribute__((always_inline)) void tn_pack_a(const tn_job *j, int
       dst[0] = scale;
       continue;
     }
-    const float *restrict src = j->a + (i0 + r) * j->lda + p0;
+    const float *restrict src = j->achunk + r * j->lda + p0;
 #pragma omp simd
     for (int64_t p = 0; p < np; p++) dst[p] = (double)src[p] * scale;
   }
@@ -305,6 +312,8 @@ static inline __attribute__((always_inline)) int64_t chunk_positions(const float
                                                                       int32_t *pos) {
   int32_t nd = 0, top = (int32_t)rows;
   for (int64_t r = 0; r < rows; r++) {
+    /* B comes from memory, and the hash leaves few rows in flight: 4 KB ahead. */
+    __builtin_prefetch((const char *)(b + r * ldb) + 4096);
     const u32_alias *restrict u = (const u32_alias *)(const void *)(b + r * ldb);
     uint32_t x0 = 0, x1 = 0, x2 = 0, x3 = 0; /* four chains, folded at the end */
     int64_t q = 0;
@@ -345,7 +354,7 @@ static inline __attribute__((always_inline)) void tn_chunk(const tn_job *j, int6
   }
   for (int64_t p0 = 0; p0 < j->ac; p0 += PANEL_P) {
     const int64_t np = j->ac - p0 < PANEL_P ? j->ac - p0 : PANEL_P;
-    tn_pack_a(j, i0, rows, p0, np);
+    tn_pack_a(j, rows, p0, np);
     for (int64_t q0 = 0; q0 < j->bc; q0 += PANEL_Q) {
       const int64_t nq = j->bc - q0 < PANEL_Q ? j->bc - q0 : PANEL_Q;
       const int64_t lbq = round_up(nq, QVEC);
@@ -570,7 +579,7 @@ halo_cpu_isa halo_cpu_exact_limit_isa(halo_cpu_isa limit) {
 
 /* sum += the exact sums of rows [lo, hi), with the thread rounding toward
  * −∞ while its tiles run (the portable path rounds by floor and ceil). */
-static void tn_share(const tn_job *j, int64_t lo, int64_t hi, i128 *sum) {
+static void tn_share(tn_job *j, int64_t lo, int64_t hi, i128 *sum) {
   halo_cpu_isa isa;
   tn_chunk_fn *chunk = tn_pick(&isa);
   const int64_t cells = j->ac * j->lrun;
@@ -580,6 +589,16 @@ static void tn_share(const tn_job *j, int64_t lo, int64_t hi, i128 *sum) {
   if (chunk) fesetround(FE_DOWNWARD);
   for (int64_t i0 = lo; i0 < hi; i0 += CHUNK) {
     const int64_t rows = hi - i0 < CHUNK ? hi - i0 : CHUNK;
+    if (j->drop_p > 0.0f) { /* this chunk of dropout(A), in the thread's own rows */
+      /* The dropout's x · 1/(1-p) rounds to the nearest, as everywhere. */
+      if (chunk) fesetround(mode);
+      halo_cpu_dropout_block(j->adrop, j->a + i0 * j->lda, rows, j->ac, j->gid + i0, j->drop_key,
+                             j->drop_p);
+      if (chunk) fesetround(FE_DOWNWARD);
+      j->achunk = j->adrop;
+    } else {
+      j->achunk = j->a ? j->a + i0 * j->lda : NULL;
+    }
     if (chunk)
       chunk(j, i0, rows);
     else
@@ -594,8 +613,10 @@ static void tn_share(const tn_job *j, int64_t lo, int64_t hi, i128 *sum) {
   if (chunk) fesetround(mode);
 }
 
-void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
-                       const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc) {
+/* halo_cpu_exact_tn and its dropped twin: `proto` says what to sum. */
+static void exact_tn_run(const tn_job *proto, int64_t n, int e, int threads, void *work,
+                         int64_t *acc) {
+  const int64_t ac = proto->ac, bc = proto->bc;
   const int64_t cells = ac * bc;
   if (cells == 0) return;
   i128 *total = work;
@@ -610,12 +631,14 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
     const int parts = omp_get_num_threads(), part = omp_get_thread_num();
     char *mine = (char *)work + (size_t)cells * sizeof(i128) + (size_t)part * tn_thread_bytes(ac, bc);
     i128 *sum = (i128 *)mine;
-    tn_job j = {.ac = ac, .bc = bc, .lda = lda, .ldb = ldb, .a = a, .b = b,
-                .scale = ldexp(1.0, -e), .lrun = round_up(bc, QVEC)};
+    tn_job j = *proto;
+    j.scale = ldexp(1.0, -e);
+    j.lrun = round_up(bc, QVEC);
     j.run = (int64_t *)(mine + (size_t)cells * sizeof(i128));
     j.apack = (double *)(j.run + ac * j.lrun);
     j.bpack = j.apack + CHUNK * PANEL_P;
     j.pos = (int32_t *)(j.bpack + CHUNK * PANEL_Q);
+    j.adrop = (float *)(j.pos + CHUNK);
     int64_t lo, hi;
     share(n, part, parts, &lo, &hi);
     memset(sum, 0, (size_t)cells * sizeof *sum);
@@ -624,6 +647,20 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
     for (int64_t c = 0; c < cells; c++) total[c] += sum[c];
   }
   for (int64_t c = 0; c < cells; c++) to_limbs(total[c], acc + c * HALO_EXACT_LIMBS);
+}
+
+void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc) {
+  const tn_job j = {.ac = ac, .bc = bc, .lda = lda, .ldb = ldb, .a = a, .b = b};
+  exact_tn_run(&j, n, e, threads, work, acc);
+}
+
+void halo_cpu_exact_tn_dropped(int64_t n, int64_t ac, int64_t bc, const float *x,
+                               const int64_t *global_id, uint64_t key, float p, const float *b,
+                               int64_t ldb, int e, int threads, void *work, int64_t *acc) {
+  const tn_job j = {.ac = ac, .bc = bc, .lda = ac, .ldb = ldb, .a = x, .b = b,
+                    .gid = global_id, .drop_key = key, .drop_p = p};
+  exact_tn_run(&j, n, e, threads, work, acc);
 }
 
 /* run[q] += the bits of v_k · B[indices[k], q] + ROUNDER, as uint64, for

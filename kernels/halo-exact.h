@@ -78,6 +78,11 @@ int halo_exact_exponent_terms(double bound, int64_t terms);
  * OpenMP over i. Local. */
 float halo_cpu_max_abs(const float *x, int64_t n);
 
+/* The largest of x[0 .. n)'s bits with the sign cleared (0 for n = 0): they
+ * order as |x| does, and every NaN's lie above inf's.  One thread, for a
+ * kernel that finds its max as it goes (halo_cpu_dropout_to_max). Local. */
+uint32_t halo_cpu_max_abs_bits(const float *x, int64_t n);
+
 /* Bytes of the workspace (16-byte aligned) of halo_cpu_exact_tn for an
  * ac × bc result on `threads` threads, and of halo_cpu_exact_csr for bc
  * columns. Local. */
@@ -101,6 +106,16 @@ halo_cpu_isa halo_cpu_exact_limit_isa(halo_cpu_isa limit);
  * halo_cpu_exact_tn_work bytes) for their accumulators. Local. */
 void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
                        const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc);
+
+/* halo_cpu_exact_tn of A = dropout(X) (n × ac, X's rows contiguous), the
+ * mask of halo_cpu_dropout_to under `key` and p > 0 for the rows' global
+ * ids, without a dropped copy of X: each thread drops its own chunks of
+ * rows as it packs them.  The same integers as halo_cpu_exact_tn of the
+ * dropped matrix.  `work` as halo_cpu_exact_tn_work(ac, bc, threads).
+ * Local. */
+void halo_cpu_exact_tn_dropped(int64_t n, int64_t ac, int64_t bc, const float *x,
+                               const int64_t *global_id, uint64_t key, float p, const float *b,
+                               int64_t ldb, int e, int threads, void *work, int64_t *acc);
 
 /* acc[p·bc + q] = Σ_{k in row p} values[k] · B[indices[k], q] on the grid
  * 2^e for the rows p in [0, rows) of a CSR matrix (indptr size rows+1,

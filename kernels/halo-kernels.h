@@ -166,6 +166,12 @@ void halo_cpu_dropout(float *y, int64_t rows, int64_t cols, const int64_t *globa
 void halo_cpu_dropout_to(float *dst, const float *src, int64_t rows, int64_t cols,
                          const int64_t *global_id, uint64_t key, float p);
 
+/* halo_cpu_dropout_to's bits for p > 0, on the calling thread alone: for
+ * a kernel that drops its own chunks of rows inside its threads
+ * (halo_cpu_exact_tn_dropped). */
+void halo_cpu_dropout_block(float *dst, const float *src, int64_t rows, int64_t cols,
+                            const int64_t *global_id, uint64_t key, float p);
+
 /* halo_cpu_dropout_to, returning max |DST| as halo_cpu_max_abs reports it
  * (+inf when a value is not finite), found in the same pass: the exact
  * sums' bound of a block of the dropped input (--deterministic). */

@@ -170,6 +170,14 @@ static void cpu_exact_tn(halo_backend *be, int64_t n, int64_t ac, int64_t bc, co
   halo_cpu_exact_tn(n, ac, bc, a, lda, b, ldb, e, threads, work, acc);
 }
 
+static void cpu_exact_tn_dropped(halo_backend *be, int64_t n, int64_t ac, int64_t bc,
+                                 const float *x, const int64_t *global_id, uint64_t key, float p,
+                                 const float *b, int64_t ldb, int e, int threads, void *work,
+                                 int64_t *acc) {
+  (void)be;
+  halo_cpu_exact_tn_dropped(n, ac, bc, x, global_id, key, p, b, ldb, e, threads, work, acc);
+}
+
 static void cpu_exact_csr(halo_backend *be, const halo_csr *at, const float *b, int64_t bc,
                           int64_t ldb, int e, int threads, void *work, int64_t *acc) {
   (void)be;
@@ -311,6 +319,7 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .max_abs = cpu_max_abs,
     .exact_tn = cpu_exact_tn,
     .exact_csr = cpu_exact_csr,
+    .exact_tn_dropped = cpu_exact_tn_dropped,
     .bias_add = cpu_bias_add,
     .colsum = cpu_colsum,
     .relu = cpu_relu,

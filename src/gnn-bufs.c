@@ -115,7 +115,9 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   if (o->deterministic) {
     /* The limbs, then each parameter's sum in one int64 (gnn_exact_allreduce). */
     p->host_exact = d->params * (HALO_EXACT_LIMBS + 1) * (int64_t)sizeof(int64_t);
-    if (gnn_bufs_input_fused(d, o, in->device, in->sparse)) /* one block's limbs */
+    /* A device's dropped blocks are summed one at a time, into one block's
+     * limbs; the CPU's exact_tn_dropped drops inside its own threads. */
+    if (in->device && gnn_bufs_input_fused(d, o, in->device, in->sparse))
       for (int k = 0; k < d->layer[0].ntensors; k++) {
         const halo_param_tensor *t = &d->layer[0].tensor[k];
         const int64_t block = t->rows * t->cols * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);

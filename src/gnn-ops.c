@@ -256,6 +256,15 @@ static void dropped_exact_tn(halo_net *g, layer *ly, const grad_term *t, const i
   const grad_term *first = &t[group[0]];
   const int64_t d_in = ly->desc->tensor[first->tensor].rows;
   const int64_t n = first->n ? first->n : g->n_owned;
+  if (g->ops->exact_tn_dropped) { /* each term in one pass, its threads dropping their own rows */
+    for (int j = 0; j < count; j++) {
+      const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
+      g->ops->exact_tn_dropped(g->be, n, p->rows, p->cols, first->a_dense,
+                               (const int64_t *)g->global_id.data, first->drop_key, first->drop_p,
+                               t[group[j]].b, p->cols, e[j], g->threads, g->exact_work, limbs[j]);
+    }
+    return;
+  }
   int64_t *block_limbs = g->exact_block; /* gnn_bufs: sized for the first layer's tensors */
   assert(block_limbs);                   /* the plan's gnn_bufs_input_fused is x_fused's */
   for (int j = 0; j < count; j++) {

@@ -316,6 +316,12 @@ typedef struct halo_backend_ops {
                    const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc);
   void (*exact_csr)(halo_backend *be, const halo_csr *at, const float *b, int64_t bc, int64_t ldb,
                     int e, int threads, void *work, int64_t *acc);
+  /* OPTIONAL (NULL: exact_tn of each block of dropout_to's rows).
+   * exact_tn of A = dropout(X) (n × ac, lda ac; the mask of dropout_to),
+   * with no dropped copy of X: one pass, the same integers. */
+  void (*exact_tn_dropped)(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *x,
+                           const int64_t *global_id, uint64_t key, float p, const float *b,
+                           int64_t ldb, int e, int threads, void *work, int64_t *acc);
 
   /* --- sparse ops (REQUIRED) -------------------------------------------- */
   /* Y[rows] = A[rows, :] · X (+ beta·Y), as halo_spmm_cpu.  A product that

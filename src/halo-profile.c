@@ -319,6 +319,14 @@ static void t_exact_tn(halo_backend *be, int64_t n, int64_t ac, int64_t bc, cons
   prof.real->exact_tn(be, n, ac, bc, a, lda, b, ldb, e, threads, work, acc);
   add(OP_EXACT_TN, t0, F4 * (double)n * (ac + bc), 2.0 * (double)n * ac * bc);
 }
+static void t_exact_tn_dropped(halo_backend *be, int64_t n, int64_t ac, int64_t bc,
+                               const float *x, const int64_t *gid, uint64_t key, float p,
+                               const float *b, int64_t ldb, int e, int threads, void *work,
+                               int64_t *acc) {
+  double t0 = now();
+  prof.real->exact_tn_dropped(be, n, ac, bc, x, gid, key, p, b, ldb, e, threads, work, acc);
+  add(OP_EXACT_TN, t0, F4 * (double)n * (ac + bc), 2.0 * (double)n * ac * bc);
+}
 static void t_exact_csr(halo_backend *be, const halo_csr *at, const float *b, int64_t bc,
                         int64_t ldb, int e, int threads, void *work, int64_t *acc) {
   double t0 = now();
@@ -439,6 +447,7 @@ halo_status halo_profile_install(halo_backend *be) {
   TIME_SLOT(max_abs, t_max_abs);
   TIME_SLOT(exact_tn, t_exact_tn);
   TIME_SLOT(exact_csr, t_exact_csr);
+  TIME_SLOT(exact_tn_dropped, t_exact_tn_dropped);
   TIME_SLOT(spmm, t_spmm);
   TIME_SLOT(model_kernel, t_model_kernel);
 #undef TIME_SLOT

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "halo-exact.h"
+#include "halo-kernels.h"
 #include "test-random.h"
 
 typedef struct sums {
@@ -189,6 +190,50 @@ Test(exact, dense_matches_long_double_and_ignores_order_split_and_threads) {
   free(b);
   free(pa);
   free(pb);
+}
+
+/* halo_cpu_exact_tn_dropped: the integers of the term-by-term reference of
+ * an explicitly dropped copy (halo_cpu_dropout_to, the dense kernels'
+ * mask), at each vector width and thread count, with A wider than one
+ * packed panel and rows that end inside a chunk. */
+Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
+  const uint64_t seed = test_seed("exact/dropped");
+  const int64_t n = 1000, ac = 131, bc = 7, count = ac * bc;
+  float *x = malloc((size_t)(n * ac) * sizeof *x), *xd = malloc((size_t)(n * ac) * sizeof *xd);
+  float *b = malloc((size_t)(n * bc) * sizeof *b);
+  int64_t *gid = malloc((size_t)n * sizeof *gid);
+  int64_t *acc = malloc((size_t)(count * HALO_EXACT_LIMBS) * sizeof *acc);
+  cr_assert(x && xd && b && gid && acc);
+  test_fill(x, n * ac, test_key(seed, 1), -2.0f, 2.0f);
+  test_fill(b, n * bc, test_key(seed, 2), -1.0f, 1.0f);
+  for (int64_t i = 0; i < n; i++) gid[i] = 3 * i + 17; /* global ids, not local rows */
+  const uint64_t key = test_key(seed, 3);
+  const float ps[] = {0.5f, 0.1f, 0.9f};
+  for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+    halo_cpu_dropout_to(xd, x, n, ac, gid, key, ps[k]);
+    const int e =
+        halo_exact_exponent((double)halo_cpu_max_abs(xd, n * ac) * halo_cpu_max_abs(b, n * bc));
+    i128 *ref = reference(xd, b, n, ac, bc, e, 0);
+    for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
+      if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
+      for (int threads = 1; threads <= 3; threads += 2) {
+        void *w = work_for(ac, bc, threads);
+        memset(acc, 0x5a, (size_t)(count * HALO_EXACT_LIMBS) * sizeof *acc); /* overwritten */
+        halo_cpu_exact_tn_dropped(n, ac, bc, x, gid, key, ps[k], b, bc, e, threads, w, acc);
+        char what[96];
+        snprintf(what, sizeof what, "p %.1f, width %d, %d thread(s)", (double)ps[k], isa, threads);
+        expect_limbs(acc, ref, count, what);
+        free(w);
+      }
+    }
+    halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
+    free(ref);
+  }
+  free(x);
+  free(xd);
+  free(b);
+  free(gid);
+  free(acc);
 }
 
 /* The directions balance: rounding every term down would put a sum of n
