@@ -669,16 +669,23 @@ void halo_cpu_exact_tn_dropped(int64_t n, int64_t ac, int64_t bc, const float *x
  * of CSR_CHUNK columns are summed in registers over all k. */
 enum { CSR_CHUNK = 4 * VEC };
 
+/* The value of non-zero k, read through perm where there is one
+ * (halo_cpu_exact_csr_perm), as a double. */
+static inline __attribute__((always_inline)) double csr_value(const float *values,
+                                                               const int32_t *perm, int64_t k) {
+  return values ? (double)values[perm ? perm[k] : k] : 1.0;
+}
+
 #if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 static void csr_run(int64_t k0, int64_t k1, const int32_t *indices, const float *values,
-                    double scale, const float *b, int64_t bc, int64_t ldb, uint64_t *run) {
+                    const int32_t *perm, double scale, const float *b, int64_t bc, int64_t ldb, uint64_t *run) {
   int64_t q0 = 0;
   for (; q0 + CSR_CHUNK <= bc; q0 += CSR_CHUNK) {
     v4u acc[CSR_CHUNK / VEC] = {{0}};
     for (int64_t k = k0; k < k1; k++) {
-      const double v = (values ? (double)values[k] : 1.0) * scale;
+      const double v = csr_value(values, perm, k) * scale;
       const v4d vv = {v, v, v, v};
       const float *bj = b + (int64_t)indices[k] * ldb + q0;
 #pragma GCC unroll 4
@@ -693,7 +700,7 @@ static void csr_run(int64_t k0, int64_t k1, const int32_t *indices, const float 
   }
   if (q0 == bc) return;
   for (int64_t k = k0; k < k1; k++) {
-    const double v = (values ? (double)values[k] : 1.0) * scale;
+    const double v = csr_value(values, perm, k) * scale;
     const float *restrict bj = b + (int64_t)indices[k] * ldb;
     uint64_t *restrict r = run;
 #pragma omp simd
@@ -714,7 +721,8 @@ static void csr_run(int64_t k0, int64_t k1, const int32_t *indices, const float 
  * fused or not. */
 __attribute__((target("avx2,fma"))) static void csr_run_avx2(int64_t k0, int64_t k1,
                                                            const int32_t *indices,
-                                                           const float *values, double scale,
+                                                           const float *values,
+                                                           const int32_t *perm, double scale,
                                                            const float *b, int64_t bc,
                                                            int64_t ldb, uint64_t *run) {
   const __m256d rounder = _mm256_set1_pd(ROUNDER);
@@ -722,7 +730,7 @@ __attribute__((target("avx2,fma"))) static void csr_run_avx2(int64_t k0, int64_t
   for (; q0 + CSR_CHUNK <= bc; q0 += CSR_CHUNK) {
     __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
     for (int64_t k = k0; k < k1; k++) {
-      const __m256d v = _mm256_set1_pd((values ? (double)values[k] : 1.0) * scale);
+      const __m256d v = _mm256_set1_pd(csr_value(values, perm, k) * scale);
       const float *bj = b + (int64_t)indices[k] * ldb + q0;
       const __m256d t0 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(bj)), rounder);
       const __m256d t1 = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(bj + 4)), rounder);
@@ -742,7 +750,7 @@ __attribute__((target("avx2,fma"))) static void csr_run_avx2(int64_t k0, int64_t
   for (; q0 + VEC <= bc; q0 += VEC) {
     __m256i acc = _mm256_setzero_si256();
     for (int64_t k = k0; k < k1; k++) {
-      const __m256d v = _mm256_set1_pd((values ? (double)values[k] : 1.0) * scale);
+      const __m256d v = _mm256_set1_pd(csr_value(values, perm, k) * scale);
       const float *bj = b + (int64_t)indices[k] * ldb + q0;
       const __m256d t = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(bj)), rounder);
       acc = _mm256_add_epi64(acc, _mm256_castpd_si256(t));
@@ -756,7 +764,7 @@ __attribute__((target("avx2,fma"))) static void csr_run_avx2(int64_t k0, int64_t
   const __m128i mask = _mm_cmpgt_epi32(_mm_set1_epi32((int)(bc - q0)), _mm_setr_epi32(0, 1, 2, 3));
   __m256i acc = _mm256_setzero_si256();
   for (int64_t k = k0; k < k1; k++) {
-    const __m256d v = _mm256_set1_pd((values ? (double)values[k] : 1.0) * scale);
+    const __m256d v = _mm256_set1_pd(csr_value(values, perm, k) * scale);
     const float *bj = b + (int64_t)indices[k] * ldb + q0;
     const __m256d t = _mm256_fmadd_pd(v, _mm256_cvtps_pd(_mm_maskload_ps(bj, mask)), rounder);
     acc = _mm256_add_epi64(acc, _mm256_castpd_si256(t));
@@ -770,7 +778,8 @@ __attribute__((target("avx2,fma"))) static void csr_run_avx2(int64_t k0, int64_t
  * one, then the last 1 to 7 through a masked load; the same integers. */
 __attribute__((target("avx512f"))) static void csr_run_avx512(int64_t k0, int64_t k1,
                                                             const int32_t *indices,
-                                                            const float *values, double scale,
+                                                            const float *values,
+                                                           const int32_t *perm, double scale,
                                                             const float *b, int64_t bc,
                                                             int64_t ldb, uint64_t *run) {
   const __m512d rounder = _mm512_set1_pd(ROUNDER);
@@ -778,7 +787,7 @@ __attribute__((target("avx512f"))) static void csr_run_avx512(int64_t k0, int64_
   for (; q0 + 2 * QVEC <= bc; q0 += 2 * QVEC) {
     __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0;
     for (int64_t k = k0; k < k1; k++) {
-      const __m512d v = _mm512_set1_pd((values ? (double)values[k] : 1.0) * scale);
+      const __m512d v = _mm512_set1_pd(csr_value(values, perm, k) * scale);
       const float *bj = b + (int64_t)indices[k] * ldb + q0;
       const __m512d t0 = _mm512_fmadd_pd(v, _mm512_cvtps_pd(_mm256_loadu_ps(bj)), rounder);
       const __m512d t1 = _mm512_fmadd_pd(v, _mm512_cvtps_pd(_mm256_loadu_ps(bj + QVEC)), rounder);
@@ -793,7 +802,7 @@ __attribute__((target("avx512f"))) static void csr_run_avx512(int64_t k0, int64_
     const int64_t n = bc - q0 < QVEC ? bc - q0 : QVEC;
     __m512i acc = _mm512_setzero_si512();
     for (int64_t k = k0; k < k1; k++) {
-      const __m512d v = _mm512_set1_pd((values ? (double)values[k] : 1.0) * scale);
+      const __m512d v = _mm512_set1_pd(csr_value(values, perm, k) * scale);
       const __m512d t = _mm512_fmadd_pd(v, ld8_512(b + (int64_t)indices[k] * ldb + q0, n), rounder);
       acc = _mm512_add_epi64(acc, _mm512_castpd_si512(t));
     }
@@ -806,25 +815,25 @@ __attribute__((target("avx512f"))) static void csr_run_avx512(int64_t k0, int64_
 
 /* The widest csr_run this CPU runs. */
 static void csr_run_any(int64_t k0, int64_t k1, const int32_t *indices, const float *values,
-                        double scale, const float *b, int64_t bc, int64_t ldb, uint64_t *run,
+                        const int32_t *perm, double scale, const float *b, int64_t bc, int64_t ldb, uint64_t *run,
                         halo_cpu_isa isa) {
 #if defined(__x86_64__)
   if (isa == HALO_CPU_ISA_AVX512) {
-    csr_run_avx512(k0, k1, indices, values, scale, b, bc, ldb, run);
+    csr_run_avx512(k0, k1, indices, values, perm, scale, b, bc, ldb, run);
     return;
   }
   if (isa == HALO_CPU_ISA_AVX2) {
-    csr_run_avx2(k0, k1, indices, values, scale, b, bc, ldb, run);
+    csr_run_avx2(k0, k1, indices, values, perm, scale, b, bc, ldb, run);
     return;
   }
 #endif
   (void)isa;
-  csr_run(k0, k1, indices, values, scale, b, bc, ldb, run);
+  csr_run(k0, k1, indices, values, perm, scale, b, bc, ldb, run);
 }
 
-void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const float *values,
-                        int64_t rows, const float *b, int64_t bc, int64_t ldb, int e, int threads,
-                        void *work, int64_t *acc) {
+void halo_cpu_exact_csr_perm(const int64_t *indptr, const int32_t *indices, const float *values,
+                             const int32_t *perm, int64_t rows, const float *b, int64_t bc,
+                             int64_t ldb, int e, int threads, void *work, int64_t *acc) {
   const double scale = ldexp(1.0, -e);
   uint64_t base;
   memcpy(&base, &ROUNDER, sizeof base);
@@ -841,7 +850,7 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
       if (indptr[p + 1] - indptr[p] <= BLOCK_TERMS) { /* one run: no __int128 */
         const uint64_t offset = (uint64_t)(indptr[p + 1] - indptr[p]) * base;
         memset(run, 0, (size_t)bc * sizeof *run);
-        csr_run_any(indptr[p], indptr[p + 1], indices, values, scale, b, bc, ldb, run, isa);
+        csr_run_any(indptr[p], indptr[p + 1], indices, values, perm, scale, b, bc, ldb, run, isa);
         for (int64_t q = 0; q < bc; q++)
           to_limbs64((int64_t)(run[q] - offset), acc + (p * bc + q) * HALO_EXACT_LIMBS);
         continue;
@@ -851,10 +860,16 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
         const int64_t k1 = indptr[p + 1] - k0 < BLOCK_TERMS ? indptr[p + 1] : k0 + BLOCK_TERMS;
         const uint64_t offset = (uint64_t)(k1 - k0) * base;
         memset(run, 0, (size_t)bc * sizeof *run);
-        csr_run_any(k0, k1, indices, values, scale, b, bc, ldb, run, isa);
+        csr_run_any(k0, k1, indices, values, perm, scale, b, bc, ldb, run, isa);
         for (int64_t q = 0; q < bc; q++) sum[q] += (int64_t)(run[q] - offset);
       }
       for (int64_t q = 0; q < bc; q++) to_limbs(sum[q], acc + (p * bc + q) * HALO_EXACT_LIMBS);
     }
   }
+}
+
+void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const float *values,
+                        int64_t rows, const float *b, int64_t bc, int64_t ldb, int e, int threads,
+                        void *work, int64_t *acc) {
+  halo_cpu_exact_csr_perm(indptr, indices, values, NULL, rows, b, bc, ldb, e, threads, work, acc);
 }

@@ -127,6 +127,15 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
                         int64_t rows, const float *b, int64_t bc, int64_t ldb, int e, int threads,
                         void *work, int64_t *acc);
 
+/* halo_cpu_exact_csr with the value of non-zero k read as
+ * values[perm[k]] (perm NULL: values[k]): the Aᵀ of a sparse A whose
+ * values are A's (halo_csr_transpose_perm), such as A's dropout, which
+ * then needs no pass over Aᵀ.  The same integers as halo_cpu_exact_csr of
+ * the permuted values. Local. */
+void halo_cpu_exact_csr_perm(const int64_t *indptr, const int32_t *indices, const float *values,
+                             const int32_t *perm, int64_t rows, const float *b, int64_t bc,
+                             int64_t ldb, int e, int threads, void *work, int64_t *acc);
+
 /* limb[0 .. HALO_EXACT_LIMBS) = the limbs of low + high · 2^HALO_EXACT_LIMB_BITS
  * (any int64 values): how a device's sums, kept as such pairs, become the
  * limbs the allreduce adds. Local. */

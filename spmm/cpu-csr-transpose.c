@@ -6,6 +6,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "halo-spmm.h"
 #include "halo-status.h"
@@ -49,6 +50,27 @@ static halo_status check_csr(const halo_csr *a) {
     }
   }
   return HALO_OK;
+}
+
+halo_status halo_csr_transpose_perm(const halo_csr *a, int32_t *perm) {
+  halo_status st = HALO_OK;
+  int64_t *next = NULL; /* where the next entry of each row of Aᵀ goes */
+  HALO_TRY(check_csr(a));
+  if (a->nnz > INT32_MAX)
+    HALO_FAIL(HALO_ERR_LIMIT, "halo_csr_transpose_perm: %lld non-zeros do not fit int32 positions",
+              (long long)a->nnz);
+  HALO_ALLOC(next, a->cols + 1, "the transpose's scatter cursors");
+  memset(next, 0, (size_t)(a->cols + 1) * sizeof *next);
+  /* The same counting sort as halo_csr_transpose: rows of Aᵀ by column,
+   * A's rows in order within each. */
+  for (int64_t k = 0; k < a->nnz; k++) next[a->indices[k] + 1]++;
+  for (int64_t c = 0; c < a->cols; c++) next[c + 1] += next[c];
+  for (int64_t r = 0; r < a->rows; r++)
+    for (int64_t k = a->indptr[r]; k < a->indptr[r + 1]; k++)
+      perm[next[a->indices[k]]++] = (int32_t)k;
+done:
+  free(next);
+  return st;
 }
 
 halo_status halo_csr_transpose(const halo_csr *a, halo_csr *out) {

@@ -26,4 +26,10 @@ void halo_spmm_cpu(const halo_csr *a, const float *x, int64_t ldx, int64_t ncols
  * halo_csr_free() (halo-csr.h). Local. */
 halo_status halo_csr_transpose(const halo_csr *a, halo_csr *out);
 
+/* perm[k] = the position in A's arrays of Aᵀ's k-th non-zero, as
+ * halo_csr_transpose orders them (nnz ints; nnz <= INT32_MAX): Aᵀ's values
+ * are then A's read through perm, so that values computed for A (its
+ * dropout) serve Aᵀ without a pass of their own. Local. */
+halo_status halo_csr_transpose_perm(const halo_csr *a, int32_t *perm);
+
 #endif /* HALO_SPMM_H */

@@ -178,6 +178,14 @@ static void cpu_exact_tn_dropped(halo_backend *be, int64_t n, int64_t ac, int64_
   halo_cpu_exact_tn_dropped(n, ac, bc, x, global_id, key, p, b, ldb, e, threads, work, acc);
 }
 
+static void cpu_exact_csr_perm(halo_backend *be, const halo_csr *at, const float *values,
+                               const int32_t *perm, const float *b, int64_t bc, int64_t ldb, int e,
+                               int threads, void *work, int64_t *acc) {
+  (void)be;
+  halo_cpu_exact_csr_perm(at->indptr, at->indices, values, perm, at->rows, b, bc, ldb, e, threads,
+                          work, acc);
+}
+
 static void cpu_exact_csr(halo_backend *be, const halo_csr *at, const float *b, int64_t bc,
                           int64_t ldb, int e, int threads, void *work, int64_t *acc) {
   (void)be;
@@ -320,6 +328,7 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .exact_tn = cpu_exact_tn,
     .exact_csr = cpu_exact_csr,
     .exact_tn_dropped = cpu_exact_tn_dropped,
+    .exact_csr_perm = cpu_exact_csr_perm,
     .bias_add = cpu_bias_add,
     .colsum = cpu_colsum,
     .relu = cpu_relu,

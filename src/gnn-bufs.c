@@ -46,6 +46,10 @@ int32_t gnn_bufs_ax_slice(const halo_model_desc *d, int64_t f) {
   return (int32_t)(widest < f ? widest : f);
 }
 
+int gnn_bufs_st_perm(const halo_net_options *o, int device, int64_t nonzeros) {
+  return o->deterministic && !device && o->input_dropout > 0.0f && nonzeros <= INT32_MAX;
+}
+
 int64_t gnn_bufs_drop_block(int64_t f, int64_t n) {
   int64_t rows = ((int64_t)1 << 20) / (f > 0 ? f : 1);
   if (rows < 64) rows = 64;
@@ -115,15 +119,6 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   if (o->deterministic) {
     /* The limbs, then each parameter's sum in one int64 (gnn_exact_allreduce). */
     p->host_exact = d->params * (HALO_EXACT_LIMBS + 1) * (int64_t)sizeof(int64_t);
-    /* A device's dropped blocks are summed one at a time, into one block's
-     * limbs; the CPU's exact_tn_dropped drops inside its own threads. */
-    if (in->device && gnn_bufs_input_fused(d, o, in->device, in->sparse))
-      for (int k = 0; k < d->layer[0].ntensors; k++) {
-        const halo_param_tensor *t = &d->layer[0].tensor[k];
-        const int64_t block = t->rows * t->cols * HALO_EXACT_LIMBS * (int64_t)sizeof(int64_t);
-        if (block > p->host_exact_block) p->host_exact_block = block;
-      }
-    p->host_exact += p->host_exact_block;
     for (int l = 0; l < d->layers && !in->device; l++) /* a GPU has its own */
       for (int k = 0; k < d->layer[l].ntensors; k++) {
         const halo_param_tensor *t = &d->layer[l].tensor[k];
@@ -152,7 +147,12 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
     set_csr(p, GNN_CSR_ST, f, n, in->nonzeros, 0, GNN_LIFE_ALWAYS);
     if (o->input_dropout > 0.0f) {
       set(p, GNN_BUF_S_DROP, 0, in->nonzeros * fl, GNN_LIFE_ALWAYS);
-      set(p, GNN_BUF_ST_DROP, 0, in->nonzeros * fl, GNN_LIFE_ALWAYS);
+      /* The exact gradient of the CPU reads Sᵀ's values as S's dropped ones,
+       * through a permutation: no dropout of Sᵀ (gnn_bufs_st_perm). */
+      if (gnn_bufs_st_perm(o, in->device, in->nonzeros))
+        set(p, GNN_BUF_ST_PERM, 0, in->nonzeros * i32, GNN_LIFE_ALWAYS);
+      else
+        set(p, GNN_BUF_ST_DROP, 0, in->nonzeros * fl, GNN_LIFE_ALWAYS);
     }
   } else {
     set(p, GNN_BUF_X, 0, n * f * fl, GNN_LIFE_ALWAYS);

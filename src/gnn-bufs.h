@@ -40,6 +40,8 @@ typedef enum {
   GNN_BUF_XD,      /* dense dropout(X) with halo rows, n_all × F (fused: a block of rows) */
   GNN_BUF_S_DROP,  /* dropped values of S and Sᵀ (sparse X with input dropout) */
   GNN_BUF_ST_DROP, /* */
+  GNN_BUF_ST_PERM, /* instead of Sᵀ's, under --deterministic on the CPU: where each
+                      of Sᵀ's non-zeros is in S (halo_csr_transpose_perm), int32 */
   GNN_BUF_AX,      /* the cached ÂX (or the evaluation's: eval_cached), n_owned × F */
   GNN_BUF_X_HALO,  /* X with halo rows while ÂX is made (set-up only) */
   GNN_BUF_HD,      /* per layer l >= 1: dropout(act(Z_{l-1})), n_all × d_in */
@@ -89,10 +91,9 @@ typedef struct gnn_bufs {
    * halo-train's checkpoint buffers (params and Adam's moments), and on a
    * device the pinned gradient staging. */
   int64_t host_features, host_params, host_checkpoint, host_grad_staging;
-  /* Deterministic mode (halo-exact.h): the gradients' limbs (host_exact,
-   * which includes host_exact_block: one block's limbs of a fused input
-   * dropout) and the exact sums' workspace for `threads` threads. */
-  int64_t host_exact, host_exact_block, host_exact_work;
+  /* Deterministic mode (halo-exact.h): the gradients' limbs (host_exact)
+   * and the exact sums' workspace for `threads` threads. */
+  int64_t host_exact, host_exact_work;
   int threads;
   /* The exchange plan's buffers (halo_exchange_memory). */
   int64_t exchange_backend, exchange_host;
@@ -131,6 +132,12 @@ int gnn_bufs_input_fused(const halo_model_desc *d, const halo_net_options *o, in
  * calls, each a synchronisation of the BLAS threads, which a loaded node
  * makes dear), at least 64 rows, at most n. Local. */
 int64_t gnn_bufs_drop_block(int64_t f, int64_t n);
+
+/* Whether a sparse X under input dropout keeps, instead of Sᵀ's dropped
+ * values, the permutation that reads them from S's (GNN_BUF_ST_PERM): the
+ * exact sums of the CPU (--deterministic) read Sᵀ so, and skip its
+ * dropout; the float path's SpMM and a device read Sᵀ's own values. Local. */
+int gnn_bufs_st_perm(const halo_net_options *o, int device, int64_t nonzeros);
 
 /* The columns of X per slice while the evaluation's ÂX is made
  * (halo_layer_desc.eval_cached): the widest exchange the model makes, at

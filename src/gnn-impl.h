@@ -38,6 +38,10 @@ enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
 typedef struct layer_input {
   const float *dense; /* NULL when sparse */
   halo_csr sparse, sparse_t;
+  /* Set when Sᵀ's values were not dropped this epoch (gnn_bufs_st_perm):
+   * its non-zero k's value is then sparse.values[t_perm[k]], which only the
+   * exact gradient reads (grad_term.a_perm). */
+  const int32_t *t_perm;
   float drop_p;
   uint64_t drop_key;
   const float *ax; /* the evaluation's ÂX of layer 0 (halo_layer_desc.eval_cached), or NULL */
@@ -122,6 +126,7 @@ struct halo_net {
   halo_buf ax; /* dense cached ÂX, n_owned × F */
   halo_csr s_host, st_host, s_csr, st_csr; /* S and Sᵀ: host arrays, backend copies */
   halo_buf s_drop, st_drop; /* dropped values of S and Sᵀ (X with input dropout only) */
+  halo_buf st_perm;         /* or, for Sᵀ, where its non-zeros are in S (gnn_bufs_st_perm) */
 
   /* Labels and the three splits. */
   halo_buf labels;
@@ -140,7 +145,6 @@ struct halo_net {
    * first layer's largest tensor: dropped_exact_tn), and the accumulators'
    * workspace for `threads` threads. */
   int64_t *exact;
-  int64_t *exact_block; /* inside `exact`, or NULL */
   /* max |dropout(X)| of the first `rows` rows under the mask `key`, kept by
    * the forward's fused input dropout for the backward's bound. */
   struct drop_max {
@@ -275,6 +279,8 @@ typedef struct grad_term {
   int tensor;
   const float *a_dense;
   const halo_csr *a_sparse_t;
+  const int32_t *a_perm; /* a_sparse_t's values are a_values[a_perm[k]] (layer_input.t_perm) */
+  const float *a_values;
   const float *b;
   int64_t n;
   float drop_p;      /* a_dense is X under the fused input dropout (layer_input) */
@@ -292,6 +298,8 @@ static inline grad_term gnn_input_term(int tensor, const layer_input *in, const 
   return (grad_term){.tensor = tensor,
                      .a_dense = in->dense,
                      .a_sparse_t = in->dense ? NULL : &in->sparse_t,
+                     .a_perm = in->dense ? NULL : in->t_perm,
+                     .a_values = in->dense ? NULL : in->sparse.values,
                      .b = b,
                      .drop_p = in->drop_p,
                      .drop_key = in->drop_key};

@@ -203,6 +203,7 @@ static void float_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) 
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
     float *out = tensor_of(&g->grads, ly, t[k].tensor);
+    assert(!t[k].a_perm); /* only the exact sums read Sᵀ through S (gnn_bufs_st_perm) */
     if (t[k].a_sparse_t) {
       g->ops->spmm(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, 0.0f, out, p->cols, NULL,
                    p->rows);
@@ -250,51 +251,19 @@ static float dense_max_abs(halo_net *g, const layer *ly, const float *a, int64_t
 
 /* The exact (dropout(X))ᵀ·B of each term of `group` (count of them, the
  * same dropped rows: same_dropped_rows), term group[j] on the grid e[j]
- * into its limbs limbs[j]: one mask a block for all of them. */
+ * into its limbs limbs[j]: each in one pass, whose threads drop their own
+ * rows (the backend's exact_tn_dropped: the fused input dropout is the
+ * CPU's, gnn_bufs_input_fused). */
 static void dropped_exact_tn(halo_net *g, layer *ly, const grad_term *t, const int *group,
                              int count, const int *e, int64_t *const *limbs) {
   const grad_term *first = &t[group[0]];
-  const int64_t d_in = ly->desc->tensor[first->tensor].rows;
   const int64_t n = first->n ? first->n : g->n_owned;
-  if (g->ops->exact_tn_dropped) { /* each term in one pass, its threads dropping their own rows */
-    for (int j = 0; j < count; j++) {
-      const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
-      g->ops->exact_tn_dropped(g->be, n, p->rows, p->cols, first->a_dense,
-                               (const int64_t *)g->global_id.data, first->drop_key, first->drop_p,
-                               t[group[j]].b, p->cols, e[j], g->threads, g->exact_work, limbs[j]);
-    }
-    return;
-  }
-  int64_t *block_limbs = g->exact_block; /* gnn_bufs: sized for the first layer's tensors */
-  assert(block_limbs);                   /* the plan's gnn_bufs_input_fused is x_fused's */
+  assert(g->ops->exact_tn_dropped);
   for (int j = 0; j < count; j++) {
     const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
-    memset(limbs[j], 0, (size_t)(p->rows * p->cols * HALO_EXACT_LIMBS) * sizeof(int64_t));
-  }
-  for (int64_t r0 = 0, block = gnn_bufs_drop_block(d_in, n); r0 < n; r0 += block) {
-    const int64_t rows = n - r0 < block ? n - r0 : block;
-    const float *a =
-        dropped_rows(g, first->a_dense, d_in, r0, rows, first->drop_p, first->drop_key);
-    for (int j = 0; j < count; j++) {
-      const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
-      const int64_t cells = p->rows * p->cols * HALO_EXACT_LIMBS;
-      g->ops->exact_tn(g->be, rows, p->rows, p->cols, a, p->rows, t[group[j]].b + r0 * p->cols,
-                       p->cols, e[j], g->threads, g->exact_work, block_limbs);
-      /* Added limb by limb, then carried so that the low limbs stay below
-       * 2^HALO_EXACT_LIMB_BITS however many blocks (and ranks) add up. */
-      for (int64_t c = 0; c < cells; c += HALO_EXACT_LIMBS) {
-        int64_t carry = 0;
-        for (int q = 0; q < HALO_EXACT_LIMBS; q++) {
-          const int64_t v = limbs[j][c + q] + block_limbs[c + q] + carry;
-          if (q == HALO_EXACT_LIMBS - 1) {
-            limbs[j][c + q] = v;
-          } else {
-            carry = v >> HALO_EXACT_LIMB_BITS; /* floor: the limb below stays in [0, 2^bits) */
-            limbs[j][c + q] = v - carry * ((int64_t)1 << HALO_EXACT_LIMB_BITS);
-          }
-        }
-      }
-    }
+    g->ops->exact_tn_dropped(g->be, n, p->rows, p->cols, first->a_dense,
+                             (const int64_t *)g->global_id.data, first->drop_key, first->drop_p,
+                             t[group[j]].b, p->cols, e[j], g->threads, g->exact_work, limbs[j]);
   }
 }
 
@@ -329,7 +298,10 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
   for (int k = 0; k < nterms; k++) {
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
-    local[2 * k] = t[k].a_sparse_t       ? ops->max_abs(g->be, t[k].a_sparse_t->values,
+    /* Sᵀ through the permutation holds S's values: the same max. */
+    local[2 * k] = t[k].a_sparse_t       ? ops->max_abs(g->be,
+                                                        t[k].a_perm ? t[k].a_values
+                                                                    : t[k].a_sparse_t->values,
                                                         t[k].a_sparse_t->nnz)
                    : t[k].drop_p > 0.0f  ? dropped_max_abs(g, &t[k], p->rows, n)
                    : t[k].a_dense        ? dense_max_abs(g, ly, t[k].a_dense, n, p->rows)
@@ -361,7 +333,10 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
     }
     const int e = term_exponent(k, nterms, global, g->bn_rows);
     ly->exact_e[t[k].tensor] = e;
-    if (t[k].a_sparse_t) {
+    if (t[k].a_sparse_t && t[k].a_perm) {
+      ops->exact_csr_perm(g->be, t[k].a_sparse_t, t[k].a_values, t[k].a_perm, t[k].b, p->cols,
+                          p->cols, e, g->threads, g->exact_work, limbs);
+    } else if (t[k].a_sparse_t) {
       ops->exact_csr(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, e, g->threads,
                      g->exact_work, limbs);
     } else if (t[k].drop_p > 0.0f) {

@@ -316,9 +316,16 @@ typedef struct halo_backend_ops {
                    const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc);
   void (*exact_csr)(halo_backend *be, const halo_csr *at, const float *b, int64_t bc, int64_t ldb,
                     int e, int threads, void *work, int64_t *acc);
-  /* OPTIONAL (NULL: exact_tn of each block of dropout_to's rows).
-   * exact_tn of A = dropout(X) (n × ac, lda ac; the mask of dropout_to),
-   * with no dropped copy of X: one pass, the same integers. */
+  /* OPTIONAL (NULL: Sᵀ's own dropped values, exact_csr).  exact_csr of
+   * `at` with the value of non-zero k read as values[perm[k]]
+   * (halo_csr_transpose_perm): Sᵀ's sum from S's dropped values. */
+  void (*exact_csr_perm)(halo_backend *be, const halo_csr *at, const float *values,
+                         const int32_t *perm, const float *b, int64_t bc, int64_t ldb, int e,
+                         int threads, void *work, int64_t *acc);
+  /* exact_tn of A = dropout(X) (n × ac, lda ac; the mask of dropout_to),
+   * with no dropped copy of X: one pass, the same integers.  Needed by a
+   * backend whose input dropout is fused (gnn_bufs_input_fused: the CPU's),
+   * where the layer's terms read X itself. */
   void (*exact_tn_dropped)(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *x,
                            const int64_t *global_id, uint64_t key, float p, const float *b,
                            int64_t ldb, int e, int threads, void *work, int64_t *acc);

@@ -327,6 +327,14 @@ static void t_exact_tn_dropped(halo_backend *be, int64_t n, int64_t ac, int64_t 
   prof.real->exact_tn_dropped(be, n, ac, bc, x, gid, key, p, b, ldb, e, threads, work, acc);
   add(OP_EXACT_TN, t0, F4 * (double)n * (ac + bc), 2.0 * (double)n * ac * bc);
 }
+static void t_exact_csr_perm(halo_backend *be, const halo_csr *at, const float *values,
+                             const int32_t *perm, const float *b, int64_t bc, int64_t ldb, int e,
+                             int threads, void *work, int64_t *acc) {
+  double t0 = now();
+  prof.real->exact_csr_perm(be, at, values, perm, b, bc, ldb, e, threads, work, acc);
+  add_rows(OP_EXACT_CSR, t0, 12.0 * (double)at->nnz, F4 * (double)at->nnz * bc,
+           2.0 * (double)at->nnz * bc, (int)bc, at->cols);
+}
 static void t_exact_csr(halo_backend *be, const halo_csr *at, const float *b, int64_t bc,
                         int64_t ldb, int e, int threads, void *work, int64_t *acc) {
   double t0 = now();
@@ -448,6 +456,7 @@ halo_status halo_profile_install(halo_backend *be) {
   TIME_SLOT(exact_tn, t_exact_tn);
   TIME_SLOT(exact_csr, t_exact_csr);
   TIME_SLOT(exact_tn_dropped, t_exact_tn_dropped);
+  TIME_SLOT(exact_csr_perm, t_exact_csr_perm);
   TIME_SLOT(spmm, t_spmm);
   TIME_SLOT(model_kernel, t_model_kernel);
 #undef TIME_SLOT

@@ -64,7 +64,11 @@ static halo_status install_sparse_input(halo_net *g, halo_csr *a, int dropout) {
   HALO_TRY(halo_csr_transpose(&g->s_host, &g->st_host));
   HALO_TRY(gnn_csr_to_backend(g, &g->s_host, &g->s_csr));
   HALO_TRY(gnn_csr_to_backend(g, &g->st_host, &g->st_csr));
-  if (dropout) {
+  if (dropout && gnn_bufs_st_perm(&g->opt, g->ops->download != NULL, g->s_host.nnz)) {
+    HALO_TRY(gnn_plan_new(g, &g->s_drop, GNN_BUF_S_DROP, 0));
+    HALO_TRY(gnn_plan_new(g, &g->st_perm, GNN_BUF_ST_PERM, 0));
+    HALO_TRY(halo_csr_transpose_perm(&g->s_host, (int32_t *)g->st_perm.data));
+  } else if (dropout) {
     HALO_TRY(gnn_plan_new(g, &g->s_drop, GNN_BUF_S_DROP, 0));
     HALO_TRY(gnn_plan_new(g, &g->st_drop, GNN_BUF_ST_DROP, 0));
   }

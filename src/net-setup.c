@@ -389,8 +389,6 @@ static halo_status setup_buffers(halo_net *g, const halo_shard *s) {
     const gnn_bufs *p = &g->plan_mem;
     g->threads = p->threads;
     HALO_ALLOC(g->exact, p->host_exact / (int64_t)sizeof(int64_t), "the exact gradient sums");
-    if (p->host_exact_block > 0)
-      g->exact_block = g->exact + g->nparams * (HALO_EXACT_LIMBS + 1);
     if (p->host_exact_work > 0) /* none on a GPU */
       g->exact_work = aligned_alloc(16, ((size_t)p->host_exact_work + 15) / 16 * 16);
     if (p->host_exact_work > 0 && !g->exact_work)
@@ -498,6 +496,7 @@ void halo_net_destroy(halo_net **gp) {
     gnn_buf_del(g, &g->xd);
     gnn_buf_del(g, &g->s_drop);
     gnn_buf_del(g, &g->st_drop);
+    gnn_buf_del(g, &g->st_perm);
     gnn_buf_del(g, &g->ax);
     csr_release(g, &g->s_host, &g->s_csr);
     csr_release(g, &g->st_host, &g->st_csr);

@@ -73,9 +73,13 @@ static layer_input input_of(halo_net *g, int l, int train, int64_t epoch) {
     if (p > 0.0f) {
       const uint64_t key = dropout_key(g, epoch, 0);
       g->ops->csr_dropout(g->be, &g->s_csr, 0, gids(g), key, p, fbuf(&g->s_drop));
-      g->ops->csr_dropout(g->be, &g->st_csr, 1, gids(g), key, p, fbuf(&g->st_drop));
       in.sparse.values = fbuf(&g->s_drop);
-      in.sparse_t.values = fbuf(&g->st_drop);
+      if (g->st_perm.data) { /* the exact gradient reads S's through the permutation */
+        in.t_perm = g->st_perm.data;
+      } else {
+        g->ops->csr_dropout(g->be, &g->st_csr, 1, gids(g), key, p, fbuf(&g->st_drop));
+        in.sparse_t.values = fbuf(&g->st_drop);
+      }
     }
     return in;
   }

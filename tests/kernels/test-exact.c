@@ -74,18 +74,40 @@ static void expect_limbs(const int64_t *limbs, const i128 *ref, int64_t count, c
 }
 
 /* halo_cpu_exact_csr at each vector width the CPU has (the portable loop,
- * AVX2, AVX-512) into `sparse`: the reference's integers at every one. */
+ * AVX2, AVX-512) into `sparse`: the reference's integers at every one; and
+ * halo_cpu_exact_csr_perm of the values stored in a shuffled order (a
+ * fixed permutation of the non-zeros, read back through it): the same. */
 static void expect_csr_every_width(const int64_t *indptr, const int32_t *indices,
                                    const float *values, int64_t f, const float *b, int64_t bc,
                                    int e, int threads, void *w, int64_t *sparse, const i128 *ref) {
   static const char *const what[] = {"CSR, portable", "CSR, AVX2", "CSR, AVX-512"};
+  static const char *const what_perm[] = {"CSR through a permutation, portable",
+                                          "CSR through a permutation, AVX2",
+                                          "CSR through a permutation, AVX-512"};
+  const int64_t nnz = indptr[f];
+  int32_t *perm = malloc((size_t)(nnz ? nnz : 1) * sizeof *perm);
+  float *shuffled = malloc((size_t)(nnz ? nnz : 1) * sizeof *shuffled);
+  cr_assert(perm && shuffled);
+  for (int64_t k = 0; k < nnz; k++) perm[k] = (int32_t)k;
+  for (int64_t k = nnz - 1; k > 0; k--) { /* Fisher-Yates, seeded by the shape */
+    const int64_t j = (int64_t)((uint64_t)(k * 2654435761LL + nnz) % (uint64_t)(k + 1));
+    const int32_t t = perm[k];
+    perm[k] = perm[j];
+    perm[j] = t;
+  }
+  for (int64_t k = 0; k < nnz; k++) shuffled[perm[k]] = values ? values[k] : 1.0f;
   for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
     if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
     memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
     halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, threads, w, sparse);
     expect_limbs(sparse, ref, f * bc, what[isa]);
+    memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
+    halo_cpu_exact_csr_perm(indptr, indices, shuffled, perm, f, b, bc, bc, e, threads, w, sparse);
+    expect_limbs(sparse, ref, f * bc, what_perm[isa]);
   }
   halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
+  free(perm);
+  free(shuffled);
 }
 
 static float *to_float(const int64_t *acc, int64_t count, int e) {

@@ -83,6 +83,43 @@ Test(csr_transpose, matches_dense_transpose) {
   }
 }
 
+/* The permutation: Aᵀ's k-th non-zero is A's perm[k]-th (the same row,
+ * column and value), each of A's exactly once; checked against the
+ * transpose itself, whose order it must follow. */
+Test(csr_transpose, permutation_reads_the_transpose_from_a) {
+  const uint64_t seed = test_seed("csr_transpose.permutation");
+  const int64_t shapes[][2] = {{1, 1}, {5, 17}, {40, 3}, {123, 321}};
+  for (size_t s = 0; s < 4; s++) {
+    halo_csr a = random_csr(test_key(seed, s), shapes[s][0], shapes[s][1], 1), t;
+    int32_t *perm = malloc((size_t)(a.nnz ? a.nnz : 1) * sizeof *perm);
+    int32_t *row_of = malloc((size_t)(a.nnz ? a.nnz : 1) * sizeof *row_of);
+    char *seen = calloc((size_t)a.nnz + 1, 1);
+    cr_assert(perm && row_of && seen);
+    for (int64_t r = 0; r < a.rows; r++)
+      for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; k++) row_of[k] = (int32_t)r;
+    cr_assert_eq(halo_csr_transpose(&a, &t), HALO_OK);
+    cr_assert_eq(halo_csr_transpose_perm(&a, perm), HALO_OK);
+    for (int64_t c = 0; c < t.rows; c++)
+      for (int64_t k = t.indptr[c]; k < t.indptr[c + 1]; k++) {
+        const int32_t from = perm[k];
+        cr_assert(from >= 0 && from < a.nnz && !seen[from], "shape %zu: perm[%lld] = %d", s,
+                  (long long)k, from);
+        seen[from] = 1;
+        cr_expect_eq(a.indices[from], c, "shape %zu: entry %lld's column", s, (long long)k);
+        cr_expect_eq(row_of[from], t.indices[k], "shape %zu: entry %lld's row", s, (long long)k);
+        cr_expect(memcmp(&a.values[from], &t.values[k], sizeof *t.values) == 0,
+                  "shape %zu: entry %lld's value", s, (long long)k);
+      }
+    halo_csr_free(&t);
+    free(perm);
+    free(row_of);
+    free(seen);
+    free(a.indptr);
+    free(a.indices);
+    free(a.values);
+  }
+}
+
 Test(csr_transpose, empty_matrix) {
   int64_t indptr[4] = {0, 0, 0, 0};
   halo_csr a = {.rows = 3, .cols = 2, .nnz = 0, .indptr = indptr};
