@@ -202,13 +202,14 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 
 
 /* Bytes of one thread's part of the dense workspace: its __int128 sums and
- * int64 runs (ac × bc rounded up to whole vectors), then its packed A and B
+ * int64 runs ((ac + 1) × bc rounded up to whole vectors: a row for the
+ * column sums that halo_cpu_exact_tn_ones adds), then its packed A and B
  * panels, its chunk's row positions and its chunk of dropped rows of A
  * (halo_cpu_exact_tn_dropped), in 16-byte multiples, so that the next
  * thread's __int128 stay aligned. */
 static size_t tn_thread_bytes(int64_t ac, int64_t bc) {
-  const size_t bytes = (size_t)(ac * bc) * sizeof(i128) +
-                       (size_t)(ac * round_up(bc, QVEC)) * sizeof(int64_t) +
+  const size_t bytes = (size_t)((ac + 1) * bc) * sizeof(i128) +
+                       (size_t)((ac + 1) * round_up(bc, QVEC)) * sizeof(int64_t) +
                        (size_t)CHUNK * (PANEL_P + PANEL_Q) * sizeof(double) +
                        (size_t)CHUNK * sizeof(int32_t) + (size_t)(CHUNK * ac) * sizeof(float);
   return (bytes + 15) / 16 * 16;
@@ -221,7 +222,7 @@ static size_t csr_thread_bytes(int64_t cols) {
 }
 
 size_t halo_cpu_exact_tn_work(int64_t ac, int64_t bc, int threads) {
-  return (size_t)(ac * bc) * sizeof(i128) + (size_t)threads * tn_thread_bytes(ac, bc);
+  return (size_t)((ac + 1) * bc) * sizeof(i128) + (size_t)threads * tn_thread_bytes(ac, bc);
 }
 
 size_t halo_cpu_exact_csr_work(int64_t bc, int threads) {
@@ -244,6 +245,10 @@ typedef struct tn_job {
   float drop_p;
   float *adrop;
   const float *achunk; /* the current chunk's first row of A (dropped or not) */
+  /* With `ones`, the column sums of B too, on their own grid (scale
+   * ones_scale), as a row ac of the runs and sums past A's. */
+  int ones;
+  double ones_scale;
 } tn_job;
 
 /* The portable path: run += ⌊t⌋ or ⌈t⌉ of every term of rows [i0, i1),
@@ -253,8 +258,10 @@ static void tn_plain(const tn_job *j, int64_t i0, int64_t i1) {
   for (int64_t i = i0; i < i1; i++) {
     const float *bi = j->b + i * j->ldb;
     const int up = halo_exact_row_up(bi, j->bc);
-    for (int64_t p = 0; p < j->ac; p++) {
-      const double ap = (j->a ? (double)j->achunk[(i - i0) * j->lda + p] : 1.0) * j->scale;
+    for (int64_t p = 0; p < j->ac + j->ones; p++) {
+      const double ap = p == j->ac ? j->ones_scale
+                        : j->a     ? (double)j->achunk[(i - i0) * j->lda + p] * j->scale
+                                   : j->scale;
       int64_t *run = j->run + p * j->lrun;
       for (int64_t q = 0; q < j->bc; q++) {
         const double t = ap * (double)bi[q];
@@ -340,8 +347,10 @@ static inline __attribute__((always_inline)) int64_t chunk_positions(const float
 typedef void tn_group(int64_t r0, int64_t rmid, int64_t r1, const double *ap, int64_t np,
                       const double *bp, int64_t lbq, int64_t *run, int64_t lrun);
 
-/* A width's column sums of a chunk (A NULL), rows at pos, nd down. */
-typedef void tn_colsum(const tn_job *j, int64_t i0, int64_t rows, int64_t nd);
+/* A width's column sums of a chunk, each value scaled by `scale`, into
+ * `run`, rows at pos, nd down. */
+typedef void tn_colsum(const tn_job *j, int64_t i0, int64_t rows, int64_t nd, int64_t *run,
+                       double scale);
 
 static inline __attribute__((always_inline)) void tn_chunk(const tn_job *j, int64_t i0,
                                                             int64_t rows, tn_group *group,
@@ -349,7 +358,7 @@ static inline __attribute__((always_inline)) void tn_chunk(const tn_job *j, int6
                                                             int negate) {
   const int64_t nd = chunk_positions(j->b + i0 * j->ldb, j->ldb, j->bc, rows, j->pos);
   if (!j->a) {
-    colsum(j, i0, rows, nd);
+    colsum(j, i0, rows, nd, j->run, j->scale);
     return;
   }
   for (int64_t p0 = 0; p0 < j->ac; p0 += PANEL_P) {
@@ -362,6 +371,8 @@ static inline __attribute__((always_inline)) void tn_chunk(const tn_job *j, int6
       group(0, nd, rows, j->apack, np, j->bpack, lbq, j->run + p0 * j->lrun + q0, j->lrun);
     }
   }
+  if (j->ones) /* the rows' directions and B, still in cache, serve the column sums */
+    colsum(j, i0, rows, nd, j->run + j->ac * j->lrun, j->ones_scale);
 }
 
 #if defined(__x86_64__)
@@ -468,10 +479,8 @@ static inline __attribute__((always_inline, target("avx512f"))) void load8_512(c
  * two accumulators from ROUNDER, one a direction; a row's values (scaled
  * by 2^-e, negated for up) go into the one its direction draws and 0 into
  * the other, which changes nothing; the up sums are subtracted. */
-static inline __attribute__((always_inline, target("avx512f"))) void colsum512(const tn_job *j,
-                                                                             int64_t i0,
-                                                                             int64_t rows,
-                                                                             int64_t nd) {
+static inline __attribute__((always_inline, target("avx512f"))) void colsum512(
+    const tn_job *j, int64_t i0, int64_t rows, int64_t nd, int64_t *run, double scale) {
   const __m512d base = _mm512_set1_pd(ROUNDER);
   for (int64_t q = 0; q < j->bc; q += QVEC) {
     const int64_t n = j->bc - q < QVEC ? j->bc - q : QVEC;
@@ -479,10 +488,10 @@ static inline __attribute__((always_inline, target("avx512f"))) void colsum512(c
     for (int64_t r = 0; r < rows; r++) {
       const __m512d v = ld8_512(j->b + (i0 + r) * j->ldb + q, n);
       const int is_up = j->pos[r] >= nd;
-      down = _mm512_fmadd_pd(v, _mm512_set1_pd(is_up ? 0.0 : j->scale), down);
-      up = _mm512_fmadd_pd(v, _mm512_set1_pd(is_up ? -j->scale : 0.0), up);
+      down = _mm512_fmadd_pd(v, _mm512_set1_pd(is_up ? 0.0 : scale), down);
+      up = _mm512_fmadd_pd(v, _mm512_set1_pd(is_up ? -scale : 0.0), up);
     }
-    int64_t *cell = j->run + q;
+    int64_t *cell = run + q;
     const __m512i sum = _mm512_sub_epi64(_mm512_castpd_si512(down), _mm512_castpd_si512(up));
     _mm512_storeu_si512(cell, _mm512_add_epi64(_mm512_loadu_si512(cell), sum));
   }
@@ -554,10 +563,8 @@ static inline __attribute__((always_inline, target("avx2,fma"))) void load8_256(
   _mm256_storeu_pd(dst + VEC, _mm256_mul_pd(hi, s));
 }
 
-static inline __attribute__((always_inline, target("avx2,fma"))) void colsum256(const tn_job *j,
-                                                                              int64_t i0,
-                                                                              int64_t rows,
-                                                                              int64_t nd) {
+static inline __attribute__((always_inline, target("avx2,fma"))) void colsum256(
+    const tn_job *j, int64_t i0, int64_t rows, int64_t nd, int64_t *run, double scale) {
   const __m256d base = _mm256_set1_pd(ROUNDER);
   for (int64_t q = 0; q < j->bc; q += QVEC) {
     const int64_t n = j->bc - q < QVEC ? j->bc - q : QVEC;
@@ -566,14 +573,14 @@ static inline __attribute__((always_inline, target("avx2,fma"))) void colsum256(
       __m256d lo, hi;
       ld8_256(j->b + (i0 + r) * j->ldb + q, n, &lo, &hi);
       const int is_up = j->pos[r] >= nd;
-      const __m256d sd = _mm256_set1_pd(is_up ? 0.0 : j->scale);
-      const __m256d su = _mm256_set1_pd(is_up ? -j->scale : 0.0);
+      const __m256d sd = _mm256_set1_pd(is_up ? 0.0 : scale);
+      const __m256d su = _mm256_set1_pd(is_up ? -scale : 0.0);
       down0 = _mm256_fmadd_pd(lo, sd, down0);
       down1 = _mm256_fmadd_pd(hi, sd, down1);
       up0 = _mm256_fmadd_pd(lo, su, up0);
       up1 = _mm256_fmadd_pd(hi, su, up1);
     }
-    __m256i *cell = (__m256i *)(j->run + q);
+    __m256i *cell = (__m256i *)(run + q);
     const __m256i s0 = _mm256_sub_epi64(_mm256_castpd_si256(down0), _mm256_castpd_si256(up0));
     const __m256i s1 = _mm256_sub_epi64(_mm256_castpd_si256(down1), _mm256_castpd_si256(up1));
     _mm256_storeu_si256(cell, _mm256_add_epi64(_mm256_loadu_si256(cell), s0));
@@ -626,7 +633,7 @@ halo_cpu_isa halo_cpu_exact_limit_isa(halo_cpu_isa limit) {
 static void tn_share(tn_job *j, int64_t lo, int64_t hi, i128 *sum) {
   halo_cpu_isa isa;
   tn_chunk_fn *chunk = tn_pick(&isa);
-  const int64_t cells = j->ac * j->lrun;
+  const int64_t nrows = j->ac + j->ones, cells = nrows * j->lrun;
   memset(j->run, 0, (size_t)cells * sizeof *j->run);
   int64_t chunks = 0;
   const int mode = fegetround();
@@ -648,7 +655,7 @@ static void tn_share(tn_job *j, int64_t lo, int64_t hi, i128 *sum) {
     else
       tn_plain(j, i0, i0 + rows);
     if (++chunks == RUN_CHUNKS || i0 + rows >= hi) { /* carry the runs */
-      for (int64_t p = 0; p < j->ac; p++)
+      for (int64_t p = 0; p < nrows; p++)
         for (int64_t q = 0; q < j->bc; q++) sum[p * j->bc + q] += j->run[p * j->lrun + q];
       memset(j->run, 0, (size_t)cells * sizeof *j->run);
       chunks = 0;
@@ -657,12 +664,13 @@ static void tn_share(tn_job *j, int64_t lo, int64_t hi, i128 *sum) {
   if (chunk) fesetround(mode);
 }
 
-/* halo_cpu_exact_tn and its dropped twin: `proto` says what to sum. */
+/* halo_cpu_exact_tn and its twins: `proto` says what to sum; with acc1,
+ * B's column sums too, on the grid e1. */
 static void exact_tn_run(const tn_job *proto, int64_t n, int e, int threads, void *work,
-                         int64_t *acc) {
-  const int64_t ac = proto->ac, bc = proto->bc;
-  const int64_t cells = ac * bc;
-  if (cells == 0) return;
+                         int64_t *acc, int e1, int64_t *acc1) {
+  const int64_t ac = proto->ac, bc = proto->bc, ones = acc1 != NULL;
+  const int64_t cells = (ac + ones) * bc;
+  if (ac * bc == 0) return;
   i128 *total = work;
   memset(total, 0, (size_t)cells * sizeof *total);
 
@@ -673,13 +681,17 @@ static void exact_tn_run(const tn_job *proto, int64_t n, int e, int threads, voi
 #pragma omp parallel num_threads(threads) if (n * cells >= (1 << 20))
   {
     const int parts = omp_get_num_threads(), part = omp_get_thread_num();
-    char *mine = (char *)work + (size_t)cells * sizeof(i128) + (size_t)part * tn_thread_bytes(ac, bc);
+    /* The layout of halo_cpu_exact_tn_work, which leaves room for B's column sums. */
+    char *mine = (char *)work + (size_t)((ac + 1) * bc) * sizeof(i128) +
+                 (size_t)part * tn_thread_bytes(ac, bc);
     i128 *sum = (i128 *)mine;
     tn_job j = *proto;
     j.scale = ldexp(1.0, -e);
+    j.ones = (int)ones;
+    j.ones_scale = ldexp(1.0, -e1);
     j.lrun = round_up(bc, QVEC);
-    j.run = (int64_t *)(mine + (size_t)cells * sizeof(i128));
-    j.apack = (double *)(j.run + ac * j.lrun);
+    j.run = (int64_t *)(mine + (size_t)((ac + 1) * bc) * sizeof(i128));
+    j.apack = (double *)(j.run + (ac + 1) * j.lrun);
     j.bpack = j.apack + CHUNK * PANEL_P;
     j.pos = (int32_t *)(j.bpack + CHUNK * PANEL_Q);
     j.adrop = (float *)(j.pos + CHUNK);
@@ -690,21 +702,30 @@ static void exact_tn_run(const tn_job *proto, int64_t n, int e, int threads, voi
 #pragma omp critical(halo_exact_total)
     for (int64_t c = 0; c < cells; c++) total[c] += sum[c];
   }
-  for (int64_t c = 0; c < cells; c++) to_limbs(total[c], acc + c * HALO_EXACT_LIMBS);
+  for (int64_t c = 0; c < ac * bc; c++) to_limbs(total[c], acc + c * HALO_EXACT_LIMBS);
+  for (int64_t c = ac * bc; c < cells; c++)
+    to_limbs(total[c], acc1 + (c - ac * bc) * HALO_EXACT_LIMBS);
 }
 
 void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
                        const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc) {
+  halo_cpu_exact_tn_ones(n, ac, bc, a, lda, b, ldb, e, threads, work, acc, 0, NULL);
+}
+
+void halo_cpu_exact_tn_ones(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, int e, int threads, void *work,
+                            int64_t *acc, int e1, int64_t *acc1) {
   const tn_job j = {.ac = ac, .bc = bc, .lda = lda, .ldb = ldb, .a = a, .b = b};
-  exact_tn_run(&j, n, e, threads, work, acc);
+  exact_tn_run(&j, n, e, threads, work, acc, e1, a ? acc1 : NULL);
 }
 
 void halo_cpu_exact_tn_dropped(int64_t n, int64_t ac, int64_t bc, const float *x,
                                const int64_t *global_id, uint64_t key, float p, const float *b,
-                               int64_t ldb, int e, int threads, void *work, int64_t *acc) {
+                               int64_t ldb, int e, int threads, void *work, int64_t *acc, int e1,
+                               int64_t *acc1) {
   const tn_job j = {.ac = ac, .bc = bc, .lda = ac, .ldb = ldb, .a = x, .b = b,
                     .gid = global_id, .drop_key = key, .drop_p = p};
-  exact_tn_run(&j, n, e, threads, work, acc);
+  exact_tn_run(&j, n, e, threads, work, acc, e1, acc1);
 }
 
 /* run[q] += the bits of v_k · B[indices[k], q] + ROUNDER, as uint64, for

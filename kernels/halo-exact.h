@@ -115,7 +115,17 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
  * Local. */
 void halo_cpu_exact_tn_dropped(int64_t n, int64_t ac, int64_t bc, const float *x,
                                const int64_t *global_id, uint64_t key, float p, const float *b,
-                               int64_t ldb, int e, int threads, void *work, int64_t *acc);
+                               int64_t ldb, int e, int threads, void *work, int64_t *acc, int e1,
+                               int64_t *acc1);
+
+/* halo_cpu_exact_tn of A (not NULL) and, with acc1 (NULL: none), the
+ * column sums of B into acc1 (bc sums of limbs) on their own grid 2^e1, as
+ * halo_cpu_exact_tn(n, 1, bc, NULL, ...) would make them, in the same pass:
+ * a layer's weight and bias gradients, whose B is the same.  The dropped
+ * twin takes them too. Local. */
+void halo_cpu_exact_tn_ones(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, int e, int threads, void *work,
+                            int64_t *acc, int e1, int64_t *acc1);
 
 /* acc[p·bc + q] = Σ_{k in row p} values[k] · B[indices[k], q] on the grid
  * 2^e for the rows p in [0, rows) of a CSR matrix (indptr size rows+1,

@@ -173,9 +173,17 @@ static void cpu_exact_tn(halo_backend *be, int64_t n, int64_t ac, int64_t bc, co
 static void cpu_exact_tn_dropped(halo_backend *be, int64_t n, int64_t ac, int64_t bc,
                                  const float *x, const int64_t *global_id, uint64_t key, float p,
                                  const float *b, int64_t ldb, int e, int threads, void *work,
-                                 int64_t *acc) {
+                                 int64_t *acc, int e1, int64_t *acc1) {
   (void)be;
-  halo_cpu_exact_tn_dropped(n, ac, bc, x, global_id, key, p, b, ldb, e, threads, work, acc);
+  halo_cpu_exact_tn_dropped(n, ac, bc, x, global_id, key, p, b, ldb, e, threads, work, acc, e1,
+                            acc1);
+}
+
+static void cpu_exact_tn_ones(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a,
+                              int64_t lda, const float *b, int64_t ldb, int e, int threads,
+                              void *work, int64_t *acc, int e1, int64_t *acc1) {
+  (void)be;
+  halo_cpu_exact_tn_ones(n, ac, bc, a, lda, b, ldb, e, threads, work, acc, e1, acc1);
 }
 
 static void cpu_exact_csr_perm(halo_backend *be, const halo_csr *at, const float *values,
@@ -328,6 +336,7 @@ const halo_backend_ops halo__backend_cpu_ops = {
     .exact_tn = cpu_exact_tn,
     .exact_csr = cpu_exact_csr,
     .exact_tn_dropped = cpu_exact_tn_dropped,
+    .exact_tn_ones = cpu_exact_tn_ones,
     .exact_csr_perm = cpu_exact_csr_perm,
     .bias_add = cpu_bias_add,
     .colsum = cpu_colsum,

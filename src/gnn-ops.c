@@ -249,13 +249,20 @@ static float dense_max_abs(halo_net *g, const layer *ly, const float *a, int64_t
   return g->ops->max_abs(g->be, a, n * cols);
 }
 
+/* A term's exact sum on its grid, into its limbs; with a bias riding along
+ * (ones: B's column sums on their own grid), or none (ones.limbs NULL). */
+typedef struct exact_out {
+  int e;
+  int64_t *limbs;
+} exact_out;
+
 /* The exact (dropout(X))ᵀ·B of each term of `group` (count of them, the
- * same dropped rows: same_dropped_rows), term group[j] on the grid e[j]
- * into its limbs limbs[j]: each in one pass, whose threads drop their own
- * rows (the backend's exact_tn_dropped: the fused input dropout is the
- * CPU's, gnn_bufs_input_fused). */
+ * same dropped rows: same_dropped_rows), term group[j] into out[j] and its
+ * bias into ones[j]: each in one pass, whose threads drop their own rows
+ * (the backend's exact_tn_dropped: the fused input dropout is the CPU's,
+ * gnn_bufs_input_fused). */
 static void dropped_exact_tn(halo_net *g, layer *ly, const grad_term *t, const int *group,
-                             int count, const int *e, int64_t *const *limbs) {
+                             int count, const exact_out *out, const exact_out *ones) {
   const grad_term *first = &t[group[0]];
   const int64_t n = first->n ? first->n : g->n_owned;
   assert(g->ops->exact_tn_dropped);
@@ -263,7 +270,31 @@ static void dropped_exact_tn(halo_net *g, layer *ly, const grad_term *t, const i
     const halo_param_tensor *p = &ly->desc->tensor[t[group[j]].tensor];
     g->ops->exact_tn_dropped(g->be, n, p->rows, p->cols, first->a_dense,
                              (const int64_t *)g->global_id.data, first->drop_key, first->drop_p,
-                             t[group[j]].b, p->cols, e[j], g->threads, g->exact_work, limbs[j]);
+                             t[group[j]].b, p->cols, out[j].e, g->threads, g->exact_work,
+                             out[j].limbs, ones[j].e, ones[j].limbs);
+  }
+}
+
+/* partner[k] = the term that is the column sums of term k's B over the same
+ * rows (its bias, summed in k's pass over B: exact_tn_ones), or -1; such a
+ * term is then no term of its own (riding[j]). */
+static void pair_biases(const halo_net *g, const layer *ly, const grad_term *t, int nterms,
+                        int *partner, int *riding) {
+  for (int k = 0; k < nterms; k++) partner[k] = -1, riding[k] = 0;
+  for (int k = 0; k < nterms; k++) {
+    if (!t[k].a_dense) continue;
+    if (t[k].drop_p <= 0.0f && !g->ops->exact_tn_ones) continue;
+    const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
+    const int64_t n = t[k].n ? t[k].n : g->n_owned;
+    for (int j = 0; j < nterms; j++) {
+      const halo_param_tensor *q = &ly->desc->tensor[t[j].tensor];
+      if (riding[j] || t[j].a_dense || t[j].a_sparse_t || t[j].b != t[k].b ||
+          (t[j].n ? t[j].n : g->n_owned) != n || q->rows * q->cols != p->cols)
+        continue;
+      partner[k] = j;
+      riding[j] = 1;
+      break;
+    }
   }
 }
 
@@ -316,9 +347,10 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
   for (int k = 0; k < nterms; k++)
     finite = finite && isfinite((double)global[2 * k] * (double)global[2 * k + 1]);
 
-  int done[MAX_TERMS] = {0};
+  int done[MAX_TERMS] = {0}, partner[MAX_TERMS], riding[MAX_TERMS];
+  pair_biases(g, ly, t, nterms, partner, riding);
   for (int k = 0; k < nterms; k++) {
-    if (done[k]) continue;
+    if (done[k] || (finite && riding[k])) continue;
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
     int64_t *limbs = g->exact + p->offset * HALO_EXACT_LIMBS;
@@ -333,6 +365,12 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
     }
     const int e = term_exponent(k, nterms, global, g->bn_rows);
     ly->exact_e[t[k].tensor] = e;
+    exact_out ones = {0}; /* term k's bias, when it rides along */
+    if (partner[k] >= 0) {
+      const int j = partner[k];
+      ones.e = ly->exact_e[t[j].tensor] = term_exponent(j, nterms, global, g->bn_rows);
+      ones.limbs = g->exact + ly->desc->tensor[t[j].tensor].offset * HALO_EXACT_LIMBS;
+    }
     if (t[k].a_sparse_t && t[k].a_perm) {
       ops->exact_csr_perm(g->be, t[k].a_sparse_t, t[k].a_values, t[k].a_perm, t[k].b, p->cols,
                           p->cols, e, g->threads, g->exact_work, limbs);
@@ -341,17 +379,26 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
                      g->exact_work, limbs);
     } else if (t[k].drop_p > 0.0f) {
       /* With the other terms of the same dropped rows (SAGE's two weights). */
-      int group[MAX_TERMS] = {0}, ge[MAX_TERMS] = {0}, count = 0;
-      int64_t *glimbs[MAX_TERMS];
+      int group[MAX_TERMS] = {0}, count = 0;
+      exact_out out[MAX_TERMS], bias[MAX_TERMS];
       for (int j = k; j < nterms; j++) {
         if (j != k && !same_dropped_rows(ly, &t[k], &t[j], g->n_owned)) continue;
         group[count] = j;
-        ge[count] = term_exponent(j, nterms, global, g->bn_rows);
-        glimbs[count++] = g->exact + ly->desc->tensor[t[j].tensor].offset * HALO_EXACT_LIMBS;
-        ly->exact_e[t[j].tensor] = ge[count - 1];
+        out[count].e = ly->exact_e[t[j].tensor] = term_exponent(j, nterms, global, g->bn_rows);
+        out[count].limbs = g->exact + ly->desc->tensor[t[j].tensor].offset * HALO_EXACT_LIMBS;
+        bias[count] = (exact_out){0};
+        if (partner[j] >= 0) {
+          const int b = partner[j];
+          bias[count].e = ly->exact_e[t[b].tensor] = term_exponent(b, nterms, global, g->bn_rows);
+          bias[count].limbs = g->exact + ly->desc->tensor[t[b].tensor].offset * HALO_EXACT_LIMBS;
+        }
+        count++;
         done[j] = 1;
       }
-      dropped_exact_tn(g, ly, t, group, count, ge, glimbs);
+      dropped_exact_tn(g, ly, t, group, count, out, bias);
+    } else if (ones.limbs) {
+      ops->exact_tn_ones(g->be, n, p->rows, p->cols, t[k].a_dense, p->rows, t[k].b, p->cols, e,
+                         g->threads, g->exact_work, limbs, ones.e, ones.limbs);
     } else {
       ops->exact_tn(g->be, n, t[k].a_dense ? p->rows : 1, b_cols(&t[k], p), t[k].a_dense,
                     t[k].a_dense ? p->rows : 1, t[k].b, b_cols(&t[k], p), e, g->threads,

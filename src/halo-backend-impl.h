@@ -328,7 +328,15 @@ typedef struct halo_backend_ops {
    * where the layer's terms read X itself. */
   void (*exact_tn_dropped)(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *x,
                            const int64_t *global_id, uint64_t key, float p, const float *b,
-                           int64_t ldb, int e, int threads, void *work, int64_t *acc);
+                           int64_t ldb, int e, int threads, void *work, int64_t *acc, int e1,
+                           int64_t *acc1);
+  /* OPTIONAL (NULL: exact_tn, then exact_tn of the column sums).  exact_tn
+   * of A (not NULL) and, with acc1, the column sums of B on the grid e1
+   * into acc1, in one pass over B: a weight's gradient with its bias's.
+   * exact_tn_dropped takes e1 and acc1 alike (acc1 NULL: none). */
+  void (*exact_tn_ones)(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a,
+                        int64_t lda, const float *b, int64_t ldb, int e, int threads, void *work,
+                        int64_t *acc, int e1, int64_t *acc1);
 
   /* --- sparse ops (REQUIRED) -------------------------------------------- */
   /* Y[rows] = A[rows, :] · X (+ beta·Y), as halo_spmm_cpu.  A product that

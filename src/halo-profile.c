@@ -322,10 +322,18 @@ static void t_exact_tn(halo_backend *be, int64_t n, int64_t ac, int64_t bc, cons
 static void t_exact_tn_dropped(halo_backend *be, int64_t n, int64_t ac, int64_t bc,
                                const float *x, const int64_t *gid, uint64_t key, float p,
                                const float *b, int64_t ldb, int e, int threads, void *work,
-                               int64_t *acc) {
+                               int64_t *acc, int e1, int64_t *acc1) {
   double t0 = now();
-  prof.real->exact_tn_dropped(be, n, ac, bc, x, gid, key, p, b, ldb, e, threads, work, acc);
-  add(OP_EXACT_TN, t0, F4 * (double)n * (ac + bc), 2.0 * (double)n * ac * bc);
+  prof.real->exact_tn_dropped(be, n, ac, bc, x, gid, key, p, b, ldb, e, threads, work, acc, e1,
+                              acc1);
+  add(OP_EXACT_TN, t0, F4 * (double)n * (ac + bc), 2.0 * (double)n * (ac + (acc1 != NULL)) * bc);
+}
+static void t_exact_tn_ones(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a,
+                            int64_t lda, const float *b, int64_t ldb, int e, int threads,
+                            void *work, int64_t *acc, int e1, int64_t *acc1) {
+  double t0 = now();
+  prof.real->exact_tn_ones(be, n, ac, bc, a, lda, b, ldb, e, threads, work, acc, e1, acc1);
+  add(OP_EXACT_TN, t0, F4 * (double)n * (ac + bc), 2.0 * (double)n * (ac + (acc1 != NULL)) * bc);
 }
 static void t_exact_csr_perm(halo_backend *be, const halo_csr *at, const float *values,
                              const int32_t *perm, const float *b, int64_t bc, int64_t ldb, int e,
@@ -456,6 +464,7 @@ halo_status halo_profile_install(halo_backend *be) {
   TIME_SLOT(exact_tn, t_exact_tn);
   TIME_SLOT(exact_csr, t_exact_csr);
   TIME_SLOT(exact_tn_dropped, t_exact_tn_dropped);
+  TIME_SLOT(exact_tn_ones, t_exact_tn_ones);
   TIME_SLOT(exact_csr_perm, t_exact_csr_perm);
   TIME_SLOT(spmm, t_spmm);
   TIME_SLOT(model_kernel, t_model_kernel);

@@ -217,7 +217,9 @@ Test(exact, dense_matches_long_double_and_ignores_order_split_and_threads) {
 /* halo_cpu_exact_tn_dropped: the integers of the term-by-term reference of
  * an explicitly dropped copy (halo_cpu_dropout_to, the dense kernels'
  * mask), at each vector width and thread count, with A wider than one
- * packed panel and rows that end inside a chunk. */
+ * packed panel and rows that end inside a chunk; with B's column sums on
+ * another grid beside it (and halo_cpu_exact_tn_ones of the copy), those
+ * sums' reference integers too. */
 Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
   const uint64_t seed = test_seed("exact/dropped");
   const int64_t n = 1000, ac = 131, bc = 7, count = ac * bc;
@@ -225,7 +227,8 @@ Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
   float *b = malloc((size_t)(n * bc) * sizeof *b);
   int64_t *gid = malloc((size_t)n * sizeof *gid);
   int64_t *acc = malloc((size_t)(count * HALO_EXACT_LIMBS) * sizeof *acc);
-  cr_assert(x && xd && b && gid && acc);
+  int64_t *ones = malloc((size_t)(bc * HALO_EXACT_LIMBS) * sizeof *ones);
+  cr_assert(x && xd && b && gid && acc && ones);
   test_fill(x, n * ac, test_key(seed, 1), -2.0f, 2.0f);
   test_fill(b, n * bc, test_key(seed, 2), -1.0f, 1.0f);
   for (int64_t i = 0; i < n; i++) gid[i] = 3 * i + 17; /* global ids, not local rows */
@@ -236,21 +239,39 @@ Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
     const int e =
         halo_exact_exponent((double)halo_cpu_max_abs(xd, n * ac) * halo_cpu_max_abs(b, n * bc));
     i128 *ref = reference(xd, b, n, ac, bc, e, 0);
+    const int e1 = halo_exact_exponent((double)halo_cpu_max_abs(b, n * bc)); /* not e */
+    i128 *ones_ref = reference(NULL, b, n, 1, bc, e1, 0);
     for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
       if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
       for (int threads = 1; threads <= 3; threads += 2) {
         void *w = work_for(ac, bc, threads);
         memset(acc, 0x5a, (size_t)(count * HALO_EXACT_LIMBS) * sizeof *acc); /* overwritten */
-        halo_cpu_exact_tn_dropped(n, ac, bc, x, gid, key, ps[k], b, bc, e, threads, w, acc);
+        halo_cpu_exact_tn_dropped(n, ac, bc, x, gid, key, ps[k], b, bc, e, threads, w, acc, 0,
+                                  NULL);
         char what[96];
         snprintf(what, sizeof what, "p %.1f, width %d, %d thread(s)", (double)ps[k], isa, threads);
         expect_limbs(acc, ref, count, what);
+        /* With B's column sums riding along, on a grid of their own. */
+        memset(acc, 0x5a, (size_t)(count * HALO_EXACT_LIMBS) * sizeof *acc);
+        memset(ones, 0x5a, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *ones);
+        halo_cpu_exact_tn_dropped(n, ac, bc, x, gid, key, ps[k], b, bc, e, threads, w, acc, e1,
+                                  ones);
+        snprintf(what, sizeof what, "p %.1f, width %d, %d thread(s), with the column sums",
+                 (double)ps[k], isa, threads);
+        expect_limbs(acc, ref, count, what);
+        expect_limbs(ones, ones_ref, bc, "the column sums beside it");
+        memset(ones, 0x5a, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *ones);
+        halo_cpu_exact_tn_ones(n, ac, bc, xd, ac, b, bc, e, threads, w, acc, e1, ones);
+        expect_limbs(acc, ref, count, "the dropped copy, with the column sums");
+        expect_limbs(ones, ones_ref, bc, "the column sums beside the dropped copy");
         free(w);
       }
     }
     halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
     free(ref);
+    free(ones_ref);
   }
+  free(ones);
   free(x);
   free(xd);
   free(b);
