@@ -56,7 +56,7 @@ static double best_of(int level, shape s, int64_t block, const float *a, const f
     const double t0 = now();
     if (drop_p > 0.0f && level >= 0)
       halo_cpu_exact_tn_dropped(s.k, s.m, s.n, a, gid, DROP_KEY, drop_p, b, s.n, e, threads, work,
-                                part, 0, NULL);
+                                part, 0, NULL, 1);
     for (int64_t r0 = 0; r0 < s.k && drop_p > 0.0f && level < 0; r0 += block) {
       const int64_t rows = s.k - r0 < block ? s.k - r0 : block;
       halo_cpu_dropout_to(xd, a + r0 * s.m, rows, s.m, gid + r0, DROP_KEY, drop_p);

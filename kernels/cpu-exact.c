@@ -664,10 +664,19 @@ static void tn_share(tn_job *j, int64_t lo, int64_t hi, i128 *sum) {
   if (chunk) fesetround(mode);
 }
 
+/* Writes sum v as the cell's limbs, or `packed`, as one int64 (which it
+ * fits: halo_exact_exponent_terms's grid). */
+static inline void emit(i128 v, int packed, int64_t *cell) {
+  if (packed)
+    *cell = (int64_t)v;
+  else
+    to_limbs(v, cell);
+}
+
 /* halo_cpu_exact_tn and its twins: `proto` says what to sum; with acc1,
- * B's column sums too, on the grid e1. */
+ * B's column sums too, on the grid e1; `packed`: one int64 a sum. */
 static void exact_tn_run(const tn_job *proto, int64_t n, int e, int threads, void *work,
-                         int64_t *acc, int e1, int64_t *acc1) {
+                         int64_t *acc, int e1, int64_t *acc1, int packed) {
   const int64_t ac = proto->ac, bc = proto->bc, ones = acc1 != NULL;
   const int64_t cells = (ac + ones) * bc;
   if (ac * bc == 0) return;
@@ -702,30 +711,30 @@ static void exact_tn_run(const tn_job *proto, int64_t n, int e, int threads, voi
 #pragma omp critical(halo_exact_total)
     for (int64_t c = 0; c < cells; c++) total[c] += sum[c];
   }
-  for (int64_t c = 0; c < ac * bc; c++) to_limbs(total[c], acc + c * HALO_EXACT_LIMBS);
-  for (int64_t c = ac * bc; c < cells; c++)
-    to_limbs(total[c], acc1 + (c - ac * bc) * HALO_EXACT_LIMBS);
+  const int64_t width = packed ? 1 : HALO_EXACT_LIMBS;
+  for (int64_t c = 0; c < ac * bc; c++) emit(total[c], packed, acc + c * width);
+  for (int64_t c = ac * bc; c < cells; c++) emit(total[c], packed, acc1 + (c - ac * bc) * width);
 }
 
 void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
                        const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc) {
-  halo_cpu_exact_tn_ones(n, ac, bc, a, lda, b, ldb, e, threads, work, acc, 0, NULL);
+  halo_cpu_exact_tn_ones(n, ac, bc, a, lda, b, ldb, e, threads, work, acc, 0, NULL, 0);
 }
 
 void halo_cpu_exact_tn_ones(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
                             const float *b, int64_t ldb, int e, int threads, void *work,
-                            int64_t *acc, int e1, int64_t *acc1) {
+                            int64_t *acc, int e1, int64_t *acc1, int packed) {
   const tn_job j = {.ac = ac, .bc = bc, .lda = lda, .ldb = ldb, .a = a, .b = b};
-  exact_tn_run(&j, n, e, threads, work, acc, e1, a ? acc1 : NULL);
+  exact_tn_run(&j, n, e, threads, work, acc, e1, a ? acc1 : NULL, packed);
 }
 
 void halo_cpu_exact_tn_dropped(int64_t n, int64_t ac, int64_t bc, const float *x,
                                const int64_t *global_id, uint64_t key, float p, const float *b,
                                int64_t ldb, int e, int threads, void *work, int64_t *acc, int e1,
-                               int64_t *acc1) {
+                               int64_t *acc1, int packed) {
   const tn_job j = {.ac = ac, .bc = bc, .lda = ac, .ldb = ldb, .a = x, .b = b,
                     .gid = global_id, .drop_key = key, .drop_p = p};
-  exact_tn_run(&j, n, e, threads, work, acc, e1, acc1);
+  exact_tn_run(&j, n, e, threads, work, acc, e1, acc1, packed);
 }
 
 /* run[q] += the bits of v_k · B[indices[k], q] + ROUNDER, as uint64, for
@@ -898,7 +907,8 @@ static void csr_run_any(int64_t k0, int64_t k1, const int32_t *indices, const fl
 
 void halo_cpu_exact_csr_perm(const int64_t *indptr, const int32_t *indices, const float *values,
                              const int32_t *perm, int64_t rows, const float *b, int64_t bc,
-                             int64_t ldb, int e, int threads, void *work, int64_t *acc) {
+                             int64_t ldb, int e, int threads, void *work, int64_t *acc,
+                             int packed) {
   const double scale = ldexp(1.0, -e);
   uint64_t base;
   memcpy(&base, &ROUNDER, sizeof base);
@@ -916,8 +926,11 @@ void halo_cpu_exact_csr_perm(const int64_t *indptr, const int32_t *indices, cons
         const uint64_t offset = (uint64_t)(indptr[p + 1] - indptr[p]) * base;
         memset(run, 0, (size_t)bc * sizeof *run);
         csr_run_any(indptr[p], indptr[p + 1], indices, values, perm, scale, b, bc, ldb, run, isa);
-        for (int64_t q = 0; q < bc; q++)
-          to_limbs64((int64_t)(run[q] - offset), acc + (p * bc + q) * HALO_EXACT_LIMBS);
+        if (packed)
+          for (int64_t q = 0; q < bc; q++) acc[p * bc + q] = (int64_t)(run[q] - offset);
+        else
+          for (int64_t q = 0; q < bc; q++)
+            to_limbs64((int64_t)(run[q] - offset), acc + (p * bc + q) * HALO_EXACT_LIMBS);
         continue;
       }
       memset(sum, 0, (size_t)bc * sizeof *sum);
@@ -928,7 +941,8 @@ void halo_cpu_exact_csr_perm(const int64_t *indptr, const int32_t *indices, cons
         csr_run_any(k0, k1, indices, values, perm, scale, b, bc, ldb, run, isa);
         for (int64_t q = 0; q < bc; q++) sum[q] += (int64_t)(run[q] - offset);
       }
-      for (int64_t q = 0; q < bc; q++) to_limbs(sum[q], acc + (p * bc + q) * HALO_EXACT_LIMBS);
+      for (int64_t q = 0; q < bc; q++)
+        emit(sum[q], packed, acc + (p * bc + q) * (packed ? 1 : HALO_EXACT_LIMBS));
     }
   }
 }
@@ -936,5 +950,6 @@ void halo_cpu_exact_csr_perm(const int64_t *indptr, const int32_t *indices, cons
 void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const float *values,
                         int64_t rows, const float *b, int64_t bc, int64_t ldb, int e, int threads,
                         void *work, int64_t *acc) {
-  halo_cpu_exact_csr_perm(indptr, indices, values, NULL, rows, b, bc, ldb, e, threads, work, acc);
+  halo_cpu_exact_csr_perm(indptr, indices, values, NULL, rows, b, bc, ldb, e, threads, work, acc,
+                          0);
 }

@@ -116,16 +116,19 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
 void halo_cpu_exact_tn_dropped(int64_t n, int64_t ac, int64_t bc, const float *x,
                                const int64_t *global_id, uint64_t key, float p, const float *b,
                                int64_t ldb, int e, int threads, void *work, int64_t *acc, int e1,
-                               int64_t *acc1);
+                               int64_t *acc1, int packed);
 
-/* halo_cpu_exact_tn of A (not NULL) and, with acc1 (NULL: none), the
- * column sums of B into acc1 (bc sums of limbs) on their own grid 2^e1, as
+/* halo_cpu_exact_tn and, where A is not NULL and acc1 is (NULL: none),
+ * the column sums of B into acc1 (bc sums) on their own grid 2^e1, as
  * halo_cpu_exact_tn(n, 1, bc, NULL, ...) would make them, in the same pass:
  * a layer's weight and bias gradients, whose B is the same.  The dropped
- * twin takes them too. Local. */
+ * twin takes them too.  `packed` (here, in the dropped twin and in
+ * halo_cpu_exact_csr_perm): each sum as one int64, as halo_exact_pack
+ * makes it from the limbs, which the grids of halo_exact_exponent_terms
+ * leave room for (the gradients'); 0: the limbs. Local. */
 void halo_cpu_exact_tn_ones(int64_t n, int64_t ac, int64_t bc, const float *a, int64_t lda,
                             const float *b, int64_t ldb, int e, int threads, void *work,
-                            int64_t *acc, int e1, int64_t *acc1);
+                            int64_t *acc, int e1, int64_t *acc1, int packed);
 
 /* acc[p·bc + q] = Σ_{k in row p} values[k] · B[indices[k], q] on the grid
  * 2^e for the rows p in [0, rows) of a CSR matrix (indptr size rows+1,
@@ -144,7 +147,8 @@ void halo_cpu_exact_csr(const int64_t *indptr, const int32_t *indices, const flo
  * the permuted values. Local. */
 void halo_cpu_exact_csr_perm(const int64_t *indptr, const int32_t *indices, const float *values,
                              const int32_t *perm, int64_t rows, const float *b, int64_t bc,
-                             int64_t ldb, int e, int threads, void *work, int64_t *acc);
+                             int64_t ldb, int e, int threads, void *work, int64_t *acc,
+                             int packed);
 
 /* limb[0 .. HALO_EXACT_LIMBS) = the limbs of low + high · 2^HALO_EXACT_LIMB_BITS
  * (any int64 values): how a device's sums, kept as such pairs, become the

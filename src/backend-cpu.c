@@ -176,14 +176,14 @@ static void cpu_exact_tn_dropped(halo_backend *be, int64_t n, int64_t ac, int64_
                                  int64_t *acc, int e1, int64_t *acc1) {
   (void)be;
   halo_cpu_exact_tn_dropped(n, ac, bc, x, global_id, key, p, b, ldb, e, threads, work, acc, e1,
-                            acc1);
+                            acc1, 1);
 }
 
 static void cpu_exact_tn_ones(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a,
                               int64_t lda, const float *b, int64_t ldb, int e, int threads,
                               void *work, int64_t *acc, int e1, int64_t *acc1) {
   (void)be;
-  halo_cpu_exact_tn_ones(n, ac, bc, a, lda, b, ldb, e, threads, work, acc, e1, acc1);
+  halo_cpu_exact_tn_ones(n, ac, bc, a, lda, b, ldb, e, threads, work, acc, e1, acc1, 1);
 }
 
 static void cpu_exact_csr_perm(halo_backend *be, const halo_csr *at, const float *values,
@@ -191,7 +191,7 @@ static void cpu_exact_csr_perm(halo_backend *be, const halo_csr *at, const float
                                int threads, void *work, int64_t *acc) {
   (void)be;
   halo_cpu_exact_csr_perm(at->indptr, at->indices, values, perm, at->rows, b, bc, ldb, e, threads,
-                          work, acc);
+                          work, acc, 1);
 }
 
 static void cpu_exact_csr(halo_backend *be, const halo_csr *at, const float *b, int64_t bc,

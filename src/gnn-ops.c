@@ -282,8 +282,7 @@ static void pair_biases(const halo_net *g, const layer *ly, const grad_term *t, 
                         int *partner, int *riding) {
   for (int k = 0; k < nterms; k++) partner[k] = -1, riding[k] = 0;
   for (int k = 0; k < nterms; k++) {
-    if (!t[k].a_dense) continue;
-    if (t[k].drop_p <= 0.0f && !g->ops->exact_tn_ones) continue;
+    if (!t[k].a_dense || !g->ops->exact_tn_ones) continue; /* the packed trio's */
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
     for (int j = 0; j < nterms; j++) {
@@ -305,6 +304,19 @@ static void pair_biases(const halo_net *g, const layer *ly, const grad_term *t, 
 static int term_exponent(int k, int nterms, const float *global, int64_t all_rows) {
   const int64_t terms = all_rows * (int64_t)global[2 * nterms + k];
   return halo_exact_exponent_terms((double)global[2 * k] * (double)global[2 * k + 1], terms);
+}
+
+/* Whether the backend writes the gradients' sums packed, one int64 each
+ * (exact_tn_ones and its two companions: the CPU), rather than as limbs
+ * that gnn_exact_allreduce packs. */
+static int exact_packed(const halo_net *g) { return g->ops->exact_tn_ones != NULL; }
+
+/* Where tensor `tensor` of layer ly keeps its exact sums: its packed int64s
+ * (after every parameter's limbs) or its limbs. */
+static int64_t *exact_sums(const halo_net *g, const layer *ly, int tensor) {
+  const int64_t offset = ly->desc->tensor[tensor].offset;
+  return exact_packed(g) ? g->exact + g->nparams * HALO_EXACT_LIMBS + offset
+                         : g->exact + offset * HALO_EXACT_LIMBS;
 }
 
 halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) {
@@ -353,14 +365,16 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
     if (done[k] || (finite && riding[k])) continue;
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
-    int64_t *limbs = g->exact + p->offset * HALO_EXACT_LIMBS;
+    int64_t *limbs = exact_sums(g, ly, t[k].tensor);
+    const int packed = exact_packed(g);
     if (!finite) {
       /* A NaN or inf on some rank (max_abs reports NaN as inf): no grid can
        * hold it, so the layer's gradients become NaN on every rank, as on
        * the float path, instead of a finite garbage step.  The limbs are
        * still allreduced, so the collectives match. */
       ly->exact_e[t[k].tensor] = EXACT_NOT_FINITE;
-      memset(limbs, 0, (size_t)(p->rows * p->cols * HALO_EXACT_LIMBS) * sizeof(int64_t));
+      memset(limbs, 0,
+             (size_t)(p->rows * p->cols * (packed ? 1 : HALO_EXACT_LIMBS)) * sizeof(int64_t));
       continue;
     }
     const int e = term_exponent(k, nterms, global, g->bn_rows);
@@ -369,12 +383,14 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
     if (partner[k] >= 0) {
       const int j = partner[k];
       ones.e = ly->exact_e[t[j].tensor] = term_exponent(j, nterms, global, g->bn_rows);
-      ones.limbs = g->exact + ly->desc->tensor[t[j].tensor].offset * HALO_EXACT_LIMBS;
+      ones.limbs = exact_sums(g, ly, t[j].tensor);
     }
-    if (t[k].a_sparse_t && t[k].a_perm) {
-      ops->exact_csr_perm(g->be, t[k].a_sparse_t, t[k].a_values, t[k].a_perm, t[k].b, p->cols,
-                          p->cols, e, g->threads, g->exact_work, limbs);
+    if (t[k].a_sparse_t && packed) { /* Sᵀ's own values, or S's through the permutation */
+      ops->exact_csr_perm(g->be, t[k].a_sparse_t,
+                          t[k].a_perm ? t[k].a_values : t[k].a_sparse_t->values, t[k].a_perm,
+                          t[k].b, p->cols, p->cols, e, g->threads, g->exact_work, limbs);
     } else if (t[k].a_sparse_t) {
+      assert(!t[k].a_perm); /* gnn_bufs_st_perm: the CPU's */
       ops->exact_csr(g->be, t[k].a_sparse_t, t[k].b, p->cols, p->cols, e, g->threads,
                      g->exact_work, limbs);
     } else if (t[k].drop_p > 0.0f) {
@@ -385,21 +401,23 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
         if (j != k && !same_dropped_rows(ly, &t[k], &t[j], g->n_owned)) continue;
         group[count] = j;
         out[count].e = ly->exact_e[t[j].tensor] = term_exponent(j, nterms, global, g->bn_rows);
-        out[count].limbs = g->exact + ly->desc->tensor[t[j].tensor].offset * HALO_EXACT_LIMBS;
+        out[count].limbs = exact_sums(g, ly, t[j].tensor);
         bias[count] = (exact_out){0};
         if (partner[j] >= 0) {
           const int b = partner[j];
           bias[count].e = ly->exact_e[t[b].tensor] = term_exponent(b, nterms, global, g->bn_rows);
-          bias[count].limbs = g->exact + ly->desc->tensor[t[b].tensor].offset * HALO_EXACT_LIMBS;
+          bias[count].limbs = exact_sums(g, ly, t[b].tensor);
         }
         count++;
         done[j] = 1;
       }
       dropped_exact_tn(g, ly, t, group, count, out, bias);
-    } else if (ones.limbs) {
-      ops->exact_tn_ones(g->be, n, p->rows, p->cols, t[k].a_dense, p->rows, t[k].b, p->cols, e,
-                         g->threads, g->exact_work, limbs, ones.e, ones.limbs);
+    } else if (packed) { /* with term k's bias, if one rides along */
+      ops->exact_tn_ones(g->be, n, t[k].a_dense ? p->rows : 1, b_cols(&t[k], p), t[k].a_dense,
+                         t[k].a_dense ? p->rows : 1, t[k].b, b_cols(&t[k], p), e, g->threads,
+                         g->exact_work, limbs, ones.e, ones.limbs);
     } else {
+      assert(!ones.limbs); /* pair_biases pairs only with exact_tn_ones */
       ops->exact_tn(g->be, n, t[k].a_dense ? p->rows : 1, b_cols(&t[k], p), t[k].a_dense,
                     t[k].a_dense ? p->rows : 1, t[k].b, b_cols(&t[k], p), e, g->threads,
                     g->exact_work, limbs);
@@ -419,7 +437,7 @@ halo_status gnn_exact_allreduce(halo_net *g) {
    * terms), after the limbs: an exact MPI_SUM of 8 bytes a parameter, in
    * any order of the ranks. */
   int64_t *sums = g->exact + count * HALO_EXACT_LIMBS;
-  halo_exact_pack(g->exact, count, sums);
+  if (!exact_packed(g)) halo_exact_pack(g->exact, count, sums);
   HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, sums, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
                                 "the gradient allreduce"));
   float *grads = g->host_grads ? g->host_grads : fbuf(&g->grads); /* uploaded by the caller */

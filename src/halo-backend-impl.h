@@ -316,27 +316,30 @@ typedef struct halo_backend_ops {
                    const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc);
   void (*exact_csr)(halo_backend *be, const halo_csr *at, const float *b, int64_t bc, int64_t ldb,
                     int e, int threads, void *work, int64_t *acc);
-  /* OPTIONAL (NULL: Sᵀ's own dropped values, exact_csr).  exact_csr of
-   * `at` with the value of non-zero k read as values[perm[k]]
-   * (halo_csr_transpose_perm): Sᵀ's sum from S's dropped values. */
-  void (*exact_csr_perm)(halo_backend *be, const halo_csr *at, const float *values,
-                         const int32_t *perm, const float *b, int64_t bc, int64_t ldb, int e,
-                         int threads, void *work, int64_t *acc);
-  /* exact_tn of A = dropout(X) (n × ac, lda ac; the mask of dropout_to),
-   * with no dropped copy of X: one pass, the same integers.  Needed by a
-   * backend whose input dropout is fused (gnn_bufs_input_fused: the CPU's),
-   * where the layer's terms read X itself. */
+  /* OPTIONAL, the three together (a host backend's, the CPU's): the exact
+   * sums of the gradients written PACKED, one int64 a sum (halo_exact_pack's
+   * form, which their grids leave room for), so that the gradients need no
+   * pack before their allreduce.
+   * exact_tn_ones: exact_tn (A may be NULL) and, where A is not NULL and
+   * acc1 is, the column sums of B on the grid e1 into acc1, in one pass
+   * over B: a weight's gradient with its bias's.
+   * exact_tn_dropped: the same of A = dropout(X) (n × ac, lda ac; the mask
+   * of dropout_to) with no dropped copy of X; needed where the input
+   * dropout is fused (gnn_bufs_input_fused: the CPU's), whose terms read X
+   * itself.
+   * exact_csr_perm: exact_csr of `at` with the value of non-zero k read as
+   * values[perm[k]] (perm NULL: values[k]): Sᵀ's sum from S's dropped
+   * values (halo_csr_transpose_perm). */
+  void (*exact_tn_ones)(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a,
+                        int64_t lda, const float *b, int64_t ldb, int e, int threads, void *work,
+                        int64_t *acc, int e1, int64_t *acc1);
   void (*exact_tn_dropped)(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *x,
                            const int64_t *global_id, uint64_t key, float p, const float *b,
                            int64_t ldb, int e, int threads, void *work, int64_t *acc, int e1,
                            int64_t *acc1);
-  /* OPTIONAL (NULL: exact_tn, then exact_tn of the column sums).  exact_tn
-   * of A (not NULL) and, with acc1, the column sums of B on the grid e1
-   * into acc1, in one pass over B: a weight's gradient with its bias's.
-   * exact_tn_dropped takes e1 and acc1 alike (acc1 NULL: none). */
-  void (*exact_tn_ones)(halo_backend *be, int64_t n, int64_t ac, int64_t bc, const float *a,
-                        int64_t lda, const float *b, int64_t ldb, int e, int threads, void *work,
-                        int64_t *acc, int e1, int64_t *acc1);
+  void (*exact_csr_perm)(halo_backend *be, const halo_csr *at, const float *values,
+                         const int32_t *perm, const float *b, int64_t bc, int64_t ldb, int e,
+                         int threads, void *work, int64_t *acc);
 
   /* --- sparse ops (REQUIRED) -------------------------------------------- */
   /* Y[rows] = A[rows, :] · X (+ beta·Y), as halo_spmm_cpu.  A product that

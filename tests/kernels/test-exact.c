@@ -96,18 +96,28 @@ static void expect_csr_every_width(const int64_t *indptr, const int32_t *indices
     perm[j] = t;
   }
   for (int64_t k = 0; k < nnz; k++) shuffled[perm[k]] = values ? values[k] : 1.0f;
+  int64_t *want = malloc((size_t)(f * bc) * sizeof *want), *got = malloc((size_t)(f * bc) * sizeof *got);
+  cr_assert(want && got);
   for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
     if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
     memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
     halo_cpu_exact_csr(indptr, indices, values, f, b, bc, bc, e, threads, w, sparse);
     expect_limbs(sparse, ref, f * bc, what[isa]);
     memset(sparse, 0, (size_t)(f * bc * HALO_EXACT_LIMBS) * sizeof *sparse);
-    halo_cpu_exact_csr_perm(indptr, indices, shuffled, perm, f, b, bc, bc, e, threads, w, sparse);
+    halo_cpu_exact_csr_perm(indptr, indices, shuffled, perm, f, b, bc, bc, e, threads, w, sparse,
+                            0);
     expect_limbs(sparse, ref, f * bc, what_perm[isa]);
+    /* Packed, one int64 a sum: halo_exact_pack of the limbs. */
+    halo_exact_pack(sparse, f * bc, want);
+    halo_cpu_exact_csr_perm(indptr, indices, shuffled, perm, f, b, bc, bc, e, threads, w, got, 1);
+    cr_expect(memcmp(got, want, (size_t)(f * bc) * sizeof *got) == 0,
+              "%s: the packed sums are not the limbs' packs", what_perm[isa]);
   }
   halo_cpu_exact_limit_isa(HALO_CPU_ISA_AVX512);
   free(perm);
   free(shuffled);
+  free(want);
+  free(got);
 }
 
 static float *to_float(const int64_t *acc, int64_t count, int e) {
@@ -228,7 +238,9 @@ Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
   int64_t *gid = malloc((size_t)n * sizeof *gid);
   int64_t *acc = malloc((size_t)(count * HALO_EXACT_LIMBS) * sizeof *acc);
   int64_t *ones = malloc((size_t)(bc * HALO_EXACT_LIMBS) * sizeof *ones);
-  cr_assert(x && xd && b && gid && acc && ones);
+  int64_t *want = malloc((size_t)(count + bc) * sizeof *want);
+  int64_t *got = malloc((size_t)(count + bc) * sizeof *got);
+  cr_assert(x && xd && b && gid && acc && ones && want && got);
   test_fill(x, n * ac, test_key(seed, 1), -2.0f, 2.0f);
   test_fill(b, n * bc, test_key(seed, 2), -1.0f, 1.0f);
   for (int64_t i = 0; i < n; i++) gid[i] = 3 * i + 17; /* global ids, not local rows */
@@ -247,7 +259,7 @@ Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
         void *w = work_for(ac, bc, threads);
         memset(acc, 0x5a, (size_t)(count * HALO_EXACT_LIMBS) * sizeof *acc); /* overwritten */
         halo_cpu_exact_tn_dropped(n, ac, bc, x, gid, key, ps[k], b, bc, e, threads, w, acc, 0,
-                                  NULL);
+                                  NULL, 0);
         char what[96];
         snprintf(what, sizeof what, "p %.1f, width %d, %d thread(s)", (double)ps[k], isa, threads);
         expect_limbs(acc, ref, count, what);
@@ -255,15 +267,26 @@ Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
         memset(acc, 0x5a, (size_t)(count * HALO_EXACT_LIMBS) * sizeof *acc);
         memset(ones, 0x5a, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *ones);
         halo_cpu_exact_tn_dropped(n, ac, bc, x, gid, key, ps[k], b, bc, e, threads, w, acc, e1,
-                                  ones);
+                                  ones, 0);
         snprintf(what, sizeof what, "p %.1f, width %d, %d thread(s), with the column sums",
                  (double)ps[k], isa, threads);
         expect_limbs(acc, ref, count, what);
         expect_limbs(ones, ones_ref, bc, "the column sums beside it");
         memset(ones, 0x5a, (size_t)(bc * HALO_EXACT_LIMBS) * sizeof *ones);
-        halo_cpu_exact_tn_ones(n, ac, bc, xd, ac, b, bc, e, threads, w, acc, e1, ones);
+        halo_cpu_exact_tn_ones(n, ac, bc, xd, ac, b, bc, e, threads, w, acc, e1, ones, 0);
         expect_limbs(acc, ref, count, "the dropped copy, with the column sums");
         expect_limbs(ones, ones_ref, bc, "the column sums beside the dropped copy");
+        /* Packed: halo_exact_pack of those limbs, one int64 a sum. */
+        halo_exact_pack(acc, count, want);
+        halo_exact_pack(ones, bc, want + count);
+        halo_cpu_exact_tn_dropped(n, ac, bc, x, gid, key, ps[k], b, bc, e, threads, w, got, e1,
+                                  got + count, 1);
+        cr_expect(memcmp(got, want, (size_t)(count + bc) * sizeof *got) == 0,
+                  "%s: the packed sums are not the limbs' packs", what);
+        memset(got, 0x5a, (size_t)(count + bc) * sizeof *got);
+        halo_cpu_exact_tn_ones(n, ac, bc, xd, ac, b, bc, e, threads, w, got, e1, got + count, 1);
+        cr_expect(memcmp(got, want, (size_t)(count + bc) * sizeof *got) == 0,
+                  "%s: halo_cpu_exact_tn_ones's packed sums are not the limbs' packs", what);
         free(w);
       }
     }
@@ -272,6 +295,8 @@ Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
     free(ones_ref);
   }
   free(ones);
+  free(want);
+  free(got);
   free(x);
   free(xd);
   free(b);
