@@ -70,8 +70,8 @@ typedef struct halo_net_options {
   int no_eval_cache;      /* 1: the evaluation does not keep ÂX (halo_model_config.eval_cache) */
   int deterministic;      /* 1: weight and bias gradients are exact sums over the nodes of all
                              ranks (halo-exact.h), so training is bit-identical for any number
-                             of ranks, partition and thread count; 0 (the default): float
-                             sums */
+                             of ranks, partition and thread count (halo-train's default); 0
+                             (halo_net_options_default's): float sums */
   int no_deterministic;   /* 1: --no-deterministic was given (the float path, spelled out) */
   int halo_precision;     /* halo_precision of the forward exchanges (features) in training */
   int halo_precision_bwd; /* and of the backward ones (gradients); evaluation is always fp32 */
@@ -305,12 +305,13 @@ extern const char *const halo_bool_names[];
   X(DETERMINISTIC,                                                                               \
     HALO_FLAG_SWITCH_ROW("--deterministic", T, P(deterministic), 1,                              \
                          "bit-identical training for any number of ranks, partition and\n"       \
-                         "thread count: exact gradient sums, about 1.1-1.3x an epoch's\n"       \
-                         "time on the CPU (cpu and cuda; docs/reproducibility.md)"),             \
+                         "thread count: exact gradient sums, about 1.03-1.08x an epoch's\n"     \
+                         "time (the default on cpu; cuda's is float sums for now;\n"            \
+                         "docs/reproducibility.md)"),                                             \
     "deterministic", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 36, -1, 0)                       \
   X(NO_DETERMINISTIC,                                                                            \
     HALO_FLAG_SWITCH_ROW("--no-deterministic", T, P(no_deterministic), 1,                        \
-                         "float gradient sums, as PyG's (the default, spelled out): the\n"      \
+                         "float gradient sums, as PyG's: a few percent faster, and the\n"       \
                          "bits depend on P, the partition and the threads"),                     \
     "no_deterministic", HALO_OPTION_RUN, HALO_OPTION_NONE, 0, 0, -1, 0)                         \
   X(NO_EVAL_CACHE,                                                                               \

@@ -197,6 +197,15 @@ halo_status halo_train_args_parse(int argc, char **argv, halo_train_args *a) {
     HALO_FAIL(HALO_ERR_ARG, "--tf32 needs --device cuda");
   if (a->gcn.deterministic && a->tf32)
     HALO_FAIL(HALO_ERR_ARG, "--tf32 and --deterministic: deterministic products round no input");
+  /* Bit-identical by default on the CPU (docs/reproducibility.md): the
+   * exact sums, unless --no-deterministic, or a flag they cannot run with
+   * (--halo-aggregate auto reorders a boundary row's sum), which keeps the
+   * float path, as the header says; given explicitly, --deterministic
+   * refuses it instead.  On cuda the float path stays the default until a
+   * GPU has measured what the exact one costs there. */
+  if (!a->gcn.deterministic && !a->gcn.no_deterministic)
+    a->gcn.deterministic =
+        strcmp(a->device, "cpu") == 0 && a->gcn.halo_aggregate != HALO_AGGREGATE_AUTO;
   if (a->eval_file) goto model_rules_done;
   if (a->gcn.sage_normalize && a->gcn.model != HALO_MODEL_SAGE)
     HALO_FAIL(HALO_ERR_ARG, "--sage-normalize: the model is %s, not sage", a->model);

@@ -257,9 +257,14 @@ static void report_header(void *ctx, const halo_train_report *rep) {
   const int p_bound = o->halo_precision != HALO_PREC_FP32 ||
                       o->halo_precision_bwd != HALO_PREC_FP32 || halo_sample_on(o->halo_sample) ||
                       o->halo_stale;
-  const char *sums = !o->deterministic ? "float sums"
-                     : p_bound         ? "exact sums (bit-identical at this P)"
-                                       : "exact sums (bit-identical for any P)";
+  /* Float sums: asked for, or kept by a flag the exact ones cannot run
+   * with (halo-train-args.c's default). */
+  const char *sums = o->deterministic      ? p_bound ? "exact sums (bit-identical at this P)"
+                                                     : "exact sums (bit-identical for any P)"
+                     : o->no_deterministic ? "float sums"
+                     : o->halo_aggregate == HALO_AGGREGATE_AUTO
+                         ? "float sums (--halo-aggregate auto reorders them)"
+                         : "float sums (cuda's default)";
   fprintf(out,
           "%d part%s on %d rank%s (%s), %lld halo row%s in all; %d rank%s x %d thread%s%s, "
           "device %s, %s\n",

@@ -93,6 +93,8 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_net_option
                               int multilabel) {
   if (o->deterministic && !(ops->gemm_rows && ops->max_abs && ops->exact_tn && ops->exact_csr))
     return "the exact sums";
+  if (o->deterministic && ops->exact_tn_ones && !(ops->exact_tn_dropped && ops->exact_csr_perm))
+    return "the exact sums"; /* the packed trio comes whole (halo-backend-impl.h) */
   if (o->activation == HALO_ACT_ELU && !(ops->elu && ops->elu_backward)) return "ELU";
   if (o->activation == HALO_ACT_LEAKY_RELU && !(ops->leaky_relu && ops->leaky_relu_backward))
     return "LeakyReLU";

@@ -45,6 +45,40 @@ Test(args, defaults_are_the_reference_settings) {
   cr_expect_eq(a.keep, 2);
   cr_expect_eq(a.resume, 0);
   cr_expect_eq(a.timeout, 0.0, "the watchdog is off by default");
+  cr_expect_eq(a.gcn.deterministic, 1, "the exact sums are the CPU's default");
+}
+
+/* The sums' mode: exact by default on the CPU; the float path with
+ * --no-deterministic, on cuda (until a GPU has timed the exact path), and
+ * with --halo-aggregate auto, which the exact sums cannot run; an explicit
+ * --deterministic refuses that flag and --tf32, and the two modes together. */
+Test(args, the_sums_mode_and_its_defaults) {
+  static const struct {
+    const char *line;
+    int det;
+  } cases[] = {
+      {"shards", 1},
+      {"shards --deterministic", 1},
+      {"shards --no-deterministic", 0},
+      {"shards --device cuda", 0},
+      {"shards --device cuda --deterministic", 1},
+      {"shards --device cuda --tf32", 0},
+      {"shards --halo-aggregate auto", 0},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    halo_train_args a;
+    cr_assert_eq(parse(&a, cases[k].line), HALO_OK, "%s", cases[k].line);
+    cr_expect_eq(a.gcn.deterministic, cases[k].det, "%s", cases[k].line);
+  }
+  static const char *const refused[] = {
+      "shards --deterministic --no-deterministic",
+      "shards --device cuda --tf32 --deterministic",
+      "shards --halo-aggregate auto --deterministic",
+  };
+  for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+    halo_train_args a;
+    cr_expect_eq(parse(&a, refused[k]), HALO_ERR_ARG, "%s", refused[k]);
+  }
 }
 
 Test(args, checkpoint_and_watchdog_flags) {

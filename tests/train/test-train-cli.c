@@ -600,7 +600,7 @@ Test(cli, one_part_reads_in_the_singular_and_ratios_are_n_a, .timeout = 300) {
   static const char *const said[] = {"0 halo rows in all; 1 rank x 1 thread (passive wait), device",
                                      "(halo/CAGNET = n/a)", "same widths 0.000 MB (n/a)",
                                      "summary: 2 epochs,", "(1 warm-up epoch excluded)",
-                                     "device cpu, float sums"};
+                                     "device cpu, exact sums (bit-identical for any P)"};
   for (size_t k = 0; k < sizeof said / sizeof said[0]; k++)
     cr_expect_eq(tr_count_lines(text, said[k]), 1, "no line says '%s':\n%s", said[k], text);
   cr_expect_eq(tr_count_lines(text, "1/inf"), 0, "%s", text);
@@ -615,6 +615,21 @@ Test(cli, one_part_reads_in_the_singular_and_ratios_are_n_a, .timeout = 300) {
   text = tr_slurp(log);
   cr_assert(text);
   cr_expect_eq(tr_count_lines(text, "device cpu, float sums"), 1, "%s", text);
+  free(text);
+  text = tr_slurp(json);
+  cr_assert(text);
+  cr_expect(strstr(text, "\"deterministic\": false") != NULL, "%s", text);
+  free(text);
+  /* A flag the exact sums cannot run with keeps the float path, when no
+   * mode is asked for, and the header says why. */
+  snprintf(json, sizeof json, "%s/aggregate.jsonl", dir);
+  cr_assert_eq(tr_mpirun(1, 120, log, "%s '%s' --epochs 2 --threads 1 --halo-aggregate auto --metrics '%s'",
+                         TRAIN_BIN, shards, json),
+               0);
+  text = tr_slurp(log);
+  cr_assert(text);
+  cr_expect_eq(tr_count_lines(text, "device cpu, float sums (--halo-aggregate auto reorders them)"),
+               1, "%s", text);
   free(text);
   text = tr_slurp(json);
   cr_assert(text);
