@@ -305,7 +305,7 @@ extern const char *const halo_bool_names[];
   X(DETERMINISTIC,                                                                               \
     HALO_FLAG_SWITCH_ROW("--deterministic", T, P(deterministic), 1,                              \
                          "bit-identical training for any number of ranks, partition and\n"       \
-                         "thread count: exact gradient sums, about 1.03-1.08x an epoch's\n"     \
+                         "thread count: exact gradient sums, about 1.02-1.13x an epoch's\n"     \
                          "time (the default on cpu; cuda's is float sums for now;\n"            \
                          "docs/reproducibility.md)"),                                             \
     "deterministic", HALO_OPTION_TRAINING, HALO_OPTION_I32, 1, 36, -1, 0)                       \
