@@ -606,51 +606,32 @@ Test(cli, one_part_reads_in_the_singular_and_ratios_are_n_a, .timeout = 300) {
   cr_expect_eq(tr_count_lines(text, "1/inf"), 0, "%s", text);
   cr_expect_eq(tr_count_lines(text, "1 ranks"), 0, "%s", text);
   free(text);
-  /* The float path spelled out (--no-deterministic), said in the header
-   * and the summary. */
-  snprintf(json, sizeof json, "%s/float.jsonl", dir);
-  cr_assert_eq(tr_mpirun(1, 120, log, "%s '%s' --epochs 2 --threads 1 --no-deterministic --metrics '%s'",
-                         TRAIN_BIN, shards, json),
-               0);
-  text = tr_slurp(log);
-  cr_assert(text);
-  cr_expect_eq(tr_count_lines(text, "device cpu, float sums"), 1, "%s", text);
-  free(text);
-  text = tr_slurp(json);
-  cr_assert(text);
-  cr_expect(strstr(text, "\"deterministic\": false") != NULL, "%s", text);
-  free(text);
-  /* A flag the exact sums cannot run with keeps the float path, when no
-   * mode is asked for, and the header says why. */
-  snprintf(json, sizeof json, "%s/aggregate.jsonl", dir);
-  cr_assert_eq(tr_mpirun(1, 120, log, "%s '%s' --epochs 2 --threads 1 --halo-aggregate auto --metrics '%s'",
-                         TRAIN_BIN, shards, json),
-               0);
-  text = tr_slurp(log);
-  cr_assert(text);
-  cr_expect_eq(tr_count_lines(text, "device cpu, float sums (--halo-aggregate auto reorders them)"),
-               1, "%s", text);
-  free(text);
-  text = tr_slurp(json);
-  cr_assert(text);
-  cr_expect(strstr(text, "\"deterministic\": false") != NULL, "%s", text);
-  free(text);
-  /* The exact sums, said in the header and the summary; low-bit rows keep
-   * the bits at this P only. */
-  snprintf(json, sizeof json, "%s/det.jsonl", dir);
-  cr_assert_eq(tr_mpirun(1, 120, log,
-                         "%s '%s' --epochs 2 --threads 1 --deterministic --halo-precision int8 "
-                         "--metrics '%s'",
-                         TRAIN_BIN, shards, json),
-               0);
-  text = tr_slurp(log);
-  cr_assert(text);
-  cr_expect_eq(tr_count_lines(text, "device cpu, exact sums (bit-identical at this P)"), 1, "%s",
-               text);
-  free(text);
-  text = tr_slurp(json);
-  cr_assert(text);
-  cr_expect(strstr(text, "\"deterministic\": true") != NULL, "%s", text);
-  free(text);
+  /* The sums' mode, said in the header and the summary: the float path
+   * spelled out; kept by a flag the exact sums cannot run with, when no
+   * mode is asked for, with the reason; and the exact sums, whose bits
+   * low-bit rows keep at this P only. */
+  static const struct {
+    const char *flags, *header, *key;
+  } modes[] = {
+      {"--no-deterministic", "device cpu, float sums", "\"deterministic\": false"},
+      {"--halo-aggregate auto", "device cpu, float sums (--halo-aggregate auto reorders them)",
+       "\"deterministic\": false"},
+      {"--deterministic --halo-precision int8", "device cpu, exact sums (bit-identical at this P)",
+       "\"deterministic\": true"},
+  };
+  for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+    snprintf(json, sizeof json, "%s/mode-%zu.jsonl", dir, k);
+    cr_assert_eq(tr_mpirun(1, 120, log, "%s '%s' --epochs 2 --threads 1 %s --metrics '%s'",
+                           TRAIN_BIN, shards, modes[k].flags, json),
+                 0, "%s", modes[k].flags);
+    text = tr_slurp(log);
+    cr_assert(text);
+    cr_expect_eq(tr_count_lines(text, modes[k].header), 1, "%s: %s", modes[k].flags, text);
+    free(text);
+    text = tr_slurp(json);
+    cr_assert(text);
+    cr_expect(strstr(text, modes[k].key) != NULL, "%s: %s", modes[k].flags, text);
+    free(text);
+  }
   tr_rmdir(dir);
 }
