@@ -202,14 +202,14 @@ static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; 
 
 
 /* Bytes of one thread's part of the dense workspace: its __int128 sums and
- * int64 runs ((ac + 1) × bc rounded up to whole vectors: a row for the
- * column sums that halo_cpu_exact_tn_ones adds), then its packed A and B
+ * int64 runs ((ac + ones) × bc rounded up to whole vectors: with `ones`, a
+ * row for the column sums that halo_cpu_exact_tn_ones adds), then its packed A and B
  * panels, its chunk's row positions and its chunk of dropped rows of A
  * (halo_cpu_exact_tn_dropped), in 16-byte multiples, so that the next
  * thread's __int128 stay aligned. */
-static size_t tn_thread_bytes(int64_t ac, int64_t bc) {
-  const size_t bytes = (size_t)((ac + 1) * bc) * sizeof(i128) +
-                       (size_t)((ac + 1) * round_up(bc, QVEC)) * sizeof(int64_t) +
+static size_t tn_thread_bytes(int64_t ac, int64_t bc, int64_t ones) {
+  const size_t bytes = (size_t)((ac + ones) * bc) * sizeof(i128) +
+                       (size_t)((ac + ones) * round_up(bc, QVEC)) * sizeof(int64_t) +
                        (size_t)CHUNK * (PANEL_P + PANEL_Q) * sizeof(double) +
                        (size_t)CHUNK * sizeof(int32_t) + (size_t)(CHUNK * ac) * sizeof(float);
   return (bytes + 15) / 16 * 16;
@@ -221,8 +221,18 @@ static size_t csr_thread_bytes(int64_t cols) {
   return (bytes + 15) / 16 * 16;
 }
 
+/* The dense workspace: the shared __int128 totals, then each thread's part. */
+static size_t tn_work(int64_t ac, int64_t bc, int64_t ones, int threads) {
+  return (size_t)((ac + ones) * bc) * sizeof(i128) +
+         (size_t)threads * tn_thread_bytes(ac, bc, ones);
+}
+
 size_t halo_cpu_exact_tn_work(int64_t ac, int64_t bc, int threads) {
-  return (size_t)((ac + 1) * bc) * sizeof(i128) + (size_t)threads * tn_thread_bytes(ac, bc);
+  return tn_work(ac, bc, 0, threads);
+}
+
+size_t halo_cpu_exact_tn_ones_work(int64_t ac, int64_t bc, int threads) {
+  return tn_work(ac, bc, 1, threads);
 }
 
 size_t halo_cpu_exact_csr_work(int64_t bc, int threads) {
@@ -690,17 +700,17 @@ static void exact_tn_run(const tn_job *proto, int64_t n, int e, int threads, voi
 #pragma omp parallel num_threads(threads) if (n * cells >= (1 << 20))
   {
     const int parts = omp_get_num_threads(), part = omp_get_thread_num();
-    /* The layout of halo_cpu_exact_tn_work, which leaves room for B's column sums. */
-    char *mine = (char *)work + (size_t)((ac + 1) * bc) * sizeof(i128) +
-                 (size_t)part * tn_thread_bytes(ac, bc);
+    /* The layout of tn_work: the totals (cells), then each thread's part. */
+    char *mine = (char *)work + (size_t)cells * sizeof(i128) +
+                 (size_t)part * tn_thread_bytes(ac, bc, ones);
     i128 *sum = (i128 *)mine;
     tn_job j = *proto;
     j.scale = ldexp(1.0, -e);
     j.ones = (int)ones;
     j.ones_scale = ldexp(1.0, -e1);
     j.lrun = round_up(bc, QVEC);
-    j.run = (int64_t *)(mine + (size_t)((ac + 1) * bc) * sizeof(i128));
-    j.apack = (double *)(j.run + (ac + 1) * j.lrun);
+    j.run = (int64_t *)(mine + (size_t)cells * sizeof(i128));
+    j.apack = (double *)(j.run + (ac + ones) * j.lrun);
     j.bpack = j.apack + CHUNK * PANEL_P;
     j.pos = (int32_t *)(j.bpack + CHUNK * PANEL_Q);
     j.adrop = (float *)(j.pos + CHUNK);

@@ -89,6 +89,11 @@ uint32_t halo_cpu_max_abs_bits(const float *x, int64_t n);
 size_t halo_cpu_exact_tn_work(int64_t ac, int64_t bc, int threads);
 size_t halo_cpu_exact_csr_work(int64_t bc, int threads);
 
+/* Bytes of the workspace of halo_cpu_exact_tn_ones and the dropped twin
+ * with B's column sums beside the product (acc1): one more row of
+ * accumulators than halo_cpu_exact_tn_work's. Local. */
+size_t halo_cpu_exact_tn_ones_work(int64_t ac, int64_t bc, int threads);
+
 /* Limits halo_cpu_exact_tn's tiles and halo_cpu_exact_csr's loop to
  * vectors of at most `limit` (the default: the widest the CPU has; PLAIN
  * is the portable loop, which the compiler may still vectorise), for tests
@@ -111,7 +116,8 @@ void halo_cpu_exact_tn(int64_t n, int64_t ac, int64_t bc, const float *a, int64_
  * mask of halo_cpu_dropout_to under `key` and p > 0 for the rows' global
  * ids, without a dropped copy of X: each thread drops its own chunks of
  * rows as it packs them.  The same integers as halo_cpu_exact_tn of the
- * dropped matrix.  `work` as halo_cpu_exact_tn_work(ac, bc, threads).
+ * dropped matrix.  `work` as halo_cpu_exact_tn_work(ac, bc, threads), or
+ * with acc1 halo_cpu_exact_tn_ones_work's.
  * Local. */
 void halo_cpu_exact_tn_dropped(int64_t n, int64_t ac, int64_t bc, const float *x,
                                const int64_t *global_id, uint64_t key, float p, const float *b,

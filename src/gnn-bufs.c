@@ -122,7 +122,9 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
     for (int l = 0; l < d->layers && !in->device; l++) /* a GPU has its own */
       for (int k = 0; k < d->layer[l].ntensors; k++) {
         const halo_param_tensor *t = &d->layer[l].tensor[k];
-        const int64_t need[3] = {(int64_t)halo_cpu_exact_tn_work(t->rows, t->cols, p->threads),
+        /* A weight's sum, with its bias's beside it (gnn_layer_grads pairs
+         * them); a bias or attention vector alone; a sparse input's. */
+        const int64_t need[3] = {(int64_t)halo_cpu_exact_tn_ones_work(t->rows, t->cols, p->threads),
                                  (int64_t)halo_cpu_exact_tn_work(1, t->rows * t->cols, p->threads),
                                  (int64_t)halo_cpu_exact_csr_work(t->cols, p->threads)};
         for (int m = 0; m < 3; m++)

@@ -24,6 +24,13 @@ static void *work_for(int64_t ac, int64_t bc, int threads) {
   return w;
 }
 
+/* The same with room for B's column sums beside the product. */
+static void *ones_work_for(int64_t ac, int64_t bc, int threads) {
+  void *w = aligned_alloc(16, (halo_cpu_exact_tn_ones_work(ac, bc, threads) + 15) / 16 * 16);
+  cr_assert(w);
+  return w;
+}
+
 /* Aᵀ·B of rows [lo, hi) into limbs (added to acc, as MPI_SUM would). */
 static void add_rows(const float *a, const float *b, int64_t lo, int64_t hi, int64_t ac, int64_t bc,
                      int e, int threads, int64_t *acc) {
@@ -232,7 +239,9 @@ Test(exact, dense_matches_long_double_and_ignores_order_split_and_threads) {
  * sums' reference integers too. */
 Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
   const uint64_t seed = test_seed("exact/dropped");
-  const int64_t n = 1000, ac = 131, bc = 7, count = ac * bc;
+  /* 3000 × 131 × 19: past the 2^20 terms that wake a team, B's 19 columns
+   * through the two-vector tile, then one vector, masked. */
+  const int64_t n = 3000, ac = 131, bc = 19, count = ac * bc;
   float *x = malloc((size_t)(n * ac) * sizeof *x), *xd = malloc((size_t)(n * ac) * sizeof *xd);
   float *b = malloc((size_t)(n * bc) * sizeof *b);
   int64_t *gid = malloc((size_t)n * sizeof *gid);
@@ -256,7 +265,7 @@ Test(exact, dropped_sum_equals_the_sum_of_a_dropped_copy) {
     for (int isa = HALO_CPU_ISA_PLAIN; isa <= HALO_CPU_ISA_AVX512; isa++) {
       if (halo_cpu_exact_limit_isa((halo_cpu_isa)isa) != (halo_cpu_isa)isa) continue;
       for (int threads = 1; threads <= 3; threads += 2) {
-        void *w = work_for(ac, bc, threads);
+        void *w = ones_work_for(ac, bc, threads);
         memset(acc, 0x5a, (size_t)(count * HALO_EXACT_LIMBS) * sizeof *acc); /* overwritten */
         halo_cpu_exact_tn_dropped(n, ac, bc, x, gid, key, ps[k], b, bc, e, threads, w, acc, 0,
                                   NULL, 0);
