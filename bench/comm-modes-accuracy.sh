@@ -9,7 +9,9 @@
 # min..max over the seeds), the test accuracy at the best validation epoch
 # (mean), and both means' difference from the plain exchange in points.
 # The seeds are paired: seed s of a mode starts from the same weights and
-# dropout draws as seed s of the plain run.
+# dropout draws as seed s of the plain run.  Every mode runs the float sums
+# (--no-deterministic), which --halo-aggregate auto needs, so that the
+# modes differ in their exchange alone.
 #
 #   bench/comm-modes-accuracy.sh [BUILD_DIR]     BUILD_DIR defaults to build
 #
@@ -79,7 +81,7 @@ for g in $graphs; do
       # shellcheck disable=SC2086 # the mode's flags are words
       mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$p" -x OMP_NUM_THREADS=1 \
         "$build/bin/halo-train" "$shards" --threads 1 --quiet --epochs "$epochs" --seed "$seed" \
-        $flags --metrics "$m" >/dev/null 2>"$m.err" ||
+        $flags --no-deterministic --metrics "$m" >/dev/null 2>"$m.err" ||
         { cat "$m.err" >&2; exit 1; }
       off=$(field "$m" epochs_off_prediction)
       [ "$off" = 0 ] || { echo "comm-modes-accuracy.sh: $m: $off epochs off the prediction" >&2; exit 1; }

@@ -101,6 +101,7 @@ float halo_cpu_dropout_to_max(float *restrict dst, const float *restrict src, in
     halo_cpu_dropout_to(dst, src, rows, cols, global_id, key, p);
     return halo_cpu_max_abs(dst, rows * cols);
   }
+  if (rows <= 0 || cols <= 0) return 0.0f;
   const float scale = halo_dropout_scale(p);
   const uint64_t threshold = halo_dropout_threshold(p);
   /* The max of a few rows just written, while they are in L1: one

@@ -165,8 +165,8 @@ static int64_t b_cols(const grad_term *t, const halo_param_tensor *p) {
 }
 
 /* Whether terms a and b read the same dropped rows (SAGE's two weights of
- * one input): the fused input dropout then draws each block's mask once for
- * both. */
+ * one input): the float path then draws each block's mask once for both
+ * (the exact one drops X inside each term's own pass). */
 static int same_dropped_rows(const layer *ly, const grad_term *a, const grad_term *b,
                              int64_t n_owned) {
   return a->a_dense && a->drop_p > 0.0f && b->a_dense == a->a_dense && b->drop_p == a->drop_p &&
