@@ -117,16 +117,24 @@ void gnn_bufs_build(const halo_shard *s, const halo_net_options *o, const gnn_bu
   p->host_grad_staging = in->device ? pbytes : 0;
   p->threads = omp_get_max_threads();
   if (o->deterministic) {
-    /* The limbs, then each parameter's sum in one int64 (gnn_exact_allreduce). */
-    p->host_exact = d->params * (HALO_EXACT_LIMBS + 1) * (int64_t)sizeof(int64_t);
+    /* Each parameter's sum in one int64 (gnn_exact_allreduce), after its
+     * limbs on a device; the CPU's kernels write the int64s themselves. */
+    p->host_exact =
+        d->params * (in->device ? HALO_EXACT_LIMBS + 1 : 1) * (int64_t)sizeof(int64_t);
     for (int l = 0; l < d->layers && !in->device; l++) /* a GPU has its own */
       for (int k = 0; k < d->layer[l].ntensors; k++) {
         const halo_param_tensor *t = &d->layer[l].tensor[k];
         /* A weight's sum, with its bias's beside it (gnn_layer_grads pairs
-         * them); a bias or attention vector alone; a sparse input's. */
-        const int64_t need[3] = {(int64_t)halo_cpu_exact_tn_ones_work(t->rows, t->cols, p->threads),
-                                 (int64_t)halo_cpu_exact_tn_work(1, t->rows * t->cols, p->threads),
-                                 (int64_t)halo_cpu_exact_csr_work(t->cols, p->threads)};
+         * them), but for a weight that multiplies a sparse input (layer 0's
+         * F rows: the CSR sum's, a few columns a thread, where the dense
+         * kernel's would hold F × cols sums a thread); a bias or attention
+         * vector alone (no weight of the input is one); a sparse input's.
+         * (gnn_layer_grads grows the workspace should a term need more.) */
+        const int input = l == 0 && t->rows == f, csr = input && in->sparse;
+        const int64_t need[3] = {
+            csr ? 0 : (int64_t)halo_cpu_exact_tn_ones_work(t->rows, t->cols, p->threads),
+            input ? 0 : (int64_t)halo_cpu_exact_tn_work(1, t->rows * t->cols, p->threads),
+            (int64_t)halo_cpu_exact_csr_work(t->cols, p->threads)};
         for (int m = 0; m < 3; m++)
           if (need[m] > p->host_exact_work) p->host_exact_work = need[m];
       }

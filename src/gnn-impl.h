@@ -153,6 +153,7 @@ struct halo_net {
     float value;
   } drop_max;
   void *exact_work;
+  size_t exact_work_bytes; /* its size: the plan's, or more (gnn-ops.c, exact_work_for) */
   int threads;
   halo_optim optim; /* --optimizer, one group per layer */
   double grad_norm; /* the last update's gradient norm (with --clip-grad-norm) */

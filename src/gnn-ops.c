@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gnn-impl.h"
@@ -282,7 +283,7 @@ static void pair_biases(const halo_net *g, const layer *ly, const grad_term *t, 
                         int *partner, int *riding) {
   for (int k = 0; k < nterms; k++) partner[k] = -1, riding[k] = 0;
   for (int k = 0; k < nterms; k++) {
-    if (!t[k].a_dense || !g->ops->exact_tn_ones) continue; /* the packed trio's */
+    if (!t[k].a_dense || g->ops->download) continue; /* a host backend's trio (exact_packed) */
     const halo_param_tensor *p = &ly->desc->tensor[t[k].tensor];
     const int64_t n = t[k].n ? t[k].n : g->n_owned;
     for (int j = 0; j < nterms; j++) {
@@ -306,17 +307,34 @@ static int term_exponent(int k, int nterms, const float *global, int64_t all_row
   return halo_exact_exponent_terms((double)global[2 * k] * (double)global[2 * k + 1], terms);
 }
 
-/* Whether the backend writes the gradients' sums packed, one int64 each
- * (exact_tn_ones and its two companions: the CPU), rather than as limbs
- * that gnn_exact_allreduce packs. */
-static int exact_packed(const halo_net *g) { return g->ops->exact_tn_ones != NULL; }
+/* Whether the backend writes the gradients' sums packed, one int64 each: a
+ * host backend's trio (exact_tn_ones, exact_tn_dropped, exact_csr_perm,
+ * which set-up requires of one), where a device's limbs are packed by
+ * gnn_exact_allreduce.  gnn_bufs sizes `exact` so. */
+static int exact_packed(const halo_net *g) { return g->ops->download == NULL; }
 
 /* Where tensor `tensor` of layer ly keeps its exact sums: its packed int64s
- * (after every parameter's limbs) or its limbs. */
+ * or its limbs. */
 static int64_t *exact_sums(const halo_net *g, const layer *ly, int tensor) {
   const int64_t offset = ly->desc->tensor[tensor].offset;
-  return exact_packed(g) ? g->exact + g->nparams * HALO_EXACT_LIMBS + offset
-                         : g->exact + offset * HALO_EXACT_LIMBS;
+  return exact_packed(g) ? g->exact + offset : g->exact + offset * HALO_EXACT_LIMBS;
+}
+
+/* The host workspace of an exact sum that needs `need` bytes: the plan's
+ * (gnn_bufs sizes it for every term it foresees), grown here should a term
+ * ever need more, rather than overrun. */
+static halo_status exact_work_for(halo_net *g, size_t need) {
+  halo_status st = HALO_OK;
+  if (need <= g->exact_work_bytes) goto done;
+  need = (need + 15) / 16 * 16;
+  void *w = aligned_alloc(16, need);
+  if (!w)
+    HALO_FAIL(HALO_ERR_NOMEM, "out of memory growing the exact sums' workspace to %zu bytes", need);
+  free(g->exact_work);
+  g->exact_work = w;
+  g->exact_work_bytes = need;
+done:
+  return st;
 }
 
 halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nterms) {
@@ -385,6 +403,12 @@ halo_status gnn_layer_grads(halo_net *g, layer *ly, const grad_term *t, int nter
       ones.e = ly->exact_e[t[j].tensor] = term_exponent(j, nterms, global, g->bn_rows);
       ones.limbs = exact_sums(g, ly, t[j].tensor);
     }
+    /* The CPU's kernels take a host workspace (a device has its own). */
+    if (packed)
+      HALO_TRY(exact_work_for(
+          g, t[k].a_sparse_t ? halo_cpu_exact_csr_work(p->cols, g->threads)
+                             : halo_cpu_exact_tn_ones_work(t[k].a_dense ? p->rows : 1,
+                                                           b_cols(&t[k], p), g->threads)));
     if (t[k].a_sparse_t && packed) { /* Sᵀ's own values, or S's through the permutation */
       ops->exact_csr_perm(g->be, t[k].a_sparse_t,
                           t[k].a_perm ? t[k].a_values : t[k].a_sparse_t->values, t[k].a_perm,
@@ -433,10 +457,10 @@ halo_status gnn_exact_allreduce(halo_net *g) {
   if (count > INT32_MAX)
     HALO_FAIL(HALO_ERR_LIMIT, "%lld gradient sums are more than one MPI_Allreduce sends",
               (long long)count);
-  /* Each sum's limbs as one int64 (its grid leaves room for every rank's
-   * terms), after the limbs: an exact MPI_SUM of 8 bytes a parameter, in
-   * any order of the ranks. */
-  int64_t *sums = g->exact + count * HALO_EXACT_LIMBS;
+  /* Each sum as one int64 (its grid leaves room for every rank's terms):
+   * written so by the CPU's kernels, packed here from a device's limbs; an
+   * exact MPI_SUM of 8 bytes a parameter, in any order of the ranks. */
+  int64_t *sums = exact_packed(g) ? g->exact : g->exact + count * HALO_EXACT_LIMBS;
   if (!exact_packed(g)) halo_exact_pack(g->exact, count, sums);
   HALO_TRY(halo_watch_allreduce(MPI_IN_PLACE, sums, (int)count, MPI_INT64_T, MPI_SUM, g->comm,
                                 "the gradient allreduce"));

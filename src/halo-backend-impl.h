@@ -316,10 +316,10 @@ typedef struct halo_backend_ops {
                    const float *b, int64_t ldb, int e, int threads, void *work, int64_t *acc);
   void (*exact_csr)(halo_backend *be, const halo_csr *at, const float *b, int64_t bc, int64_t ldb,
                     int e, int threads, void *work, int64_t *acc);
-  /* OPTIONAL, the three together (a host backend's, the CPU's): the exact
-   * sums of the gradients written PACKED, one int64 a sum (halo_exact_pack's
-   * form, which their grids leave room for), so that the gradients need no
-   * pack before their allreduce.
+  /* A host backend's (the CPU's; --deterministic needs all three of one,
+   * and a device backend has none): the exact sums of the gradients written
+   * PACKED, one int64 a sum (halo_exact_pack's form, which their grids leave
+   * room for), so that the gradients need no pack before their allreduce.
    * exact_tn_ones: exact_tn (A may be NULL) and, where A is not NULL and
    * acc1 is, the column sums of B on the grid e1 into acc1, in one pass
    * over B: a weight's gradient with its bias's.

@@ -93,8 +93,9 @@ static const char *missing_op(const halo_backend_ops *ops, const halo_net_option
                               int multilabel) {
   if (o->deterministic && !(ops->gemm_rows && ops->max_abs && ops->exact_tn && ops->exact_csr))
     return "the exact sums";
-  if (o->deterministic && ops->exact_tn_ones && !(ops->exact_tn_dropped && ops->exact_csr_perm))
-    return "the exact sums"; /* the packed trio comes whole (halo-backend-impl.h) */
+  if (o->deterministic && !ops->download &&
+      !(ops->exact_tn_ones && ops->exact_tn_dropped && ops->exact_csr_perm))
+    return "the exact sums"; /* a host backend's packed trio (halo-backend-impl.h) */
   if (o->activation == HALO_ACT_ELU && !(ops->elu && ops->elu_backward)) return "ELU";
   if (o->activation == HALO_ACT_LEAKY_RELU && !(ops->leaky_relu && ops->leaky_relu_backward))
     return "LeakyReLU";
@@ -391,8 +392,10 @@ static halo_status setup_buffers(halo_net *g, const halo_shard *s) {
     const gnn_bufs *p = &g->plan_mem;
     g->threads = p->threads;
     HALO_ALLOC(g->exact, p->host_exact / (int64_t)sizeof(int64_t), "the exact gradient sums");
-    if (p->host_exact_work > 0) /* none on a GPU */
-      g->exact_work = aligned_alloc(16, ((size_t)p->host_exact_work + 15) / 16 * 16);
+    if (p->host_exact_work > 0) { /* none on a GPU */
+      g->exact_work_bytes = ((size_t)p->host_exact_work + 15) / 16 * 16;
+      g->exact_work = aligned_alloc(16, g->exact_work_bytes);
+    }
     if (p->host_exact_work > 0 && !g->exact_work)
       HALO_FAIL(HALO_ERR_NOMEM, "out of memory allocating the exact sums' workspace (%lld bytes)",
                 (long long)p->host_exact_work);
